@@ -1,0 +1,119 @@
+/* cli.c — see cli.h. Options are long-only, as in the design; "--name=value" and
+ * "--name value" are both accepted. Every flag maps to one profile key (sandbox-t.h). */
+#include <stdio.h>
+
+#include "cli.h"
+
+#include <string.h>
+
+enum opt_id {
+    OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
+    OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON,
+};
+
+struct opt_def {
+    const char *name;
+    enum opt_id id;
+    bool takes_value;
+};
+
+static const struct opt_def options[] = {
+    {"profile", OPT_PROFILE, true},
+    {"workspace", OPT_WORKSPACE, true},
+    {"allow-write", OPT_ALLOW_WRITE, true},
+    {"hide", OPT_HIDE, true},
+    {"unrestricted-network", OPT_UNRESTRICTED_NETWORK, false},
+    {"allow-loopback", OPT_ALLOW_LOOPBACK, false},
+    {"allow-docker", OPT_ALLOW_DOCKER, false},
+    {"json", OPT_JSON, false},
+};
+
+void cli_usage(FILE *out)
+{
+    fputs("usage: cordon run [OPTIONS] -- COMMAND [ARG...]\n"
+          "       cordon policy check [DIR]\n"
+          "options for run:\n"
+          "  --profile NAME          profile to use (default: coding)\n"
+          "  --workspace DIR         writable workspace (default: the current directory)\n"
+          "  --allow-write PATH      also make PATH writable (repeatable)\n"
+          "  --hide PATH             make PATH look missing (repeatable)\n"
+          "  --unrestricted-network  keep the host network (filesystem rules still apply)\n"
+          "  --allow-loopback        commands may serve and use TCP on the sandbox loopback\n"
+          "  --allow-docker          bind the Docker socket into the sandbox\n"
+          "  --json                  print one JSON result object after the command's output\n",
+          out);
+}
+
+/* Parses a boolean flag's optional "=true"/"=false"; -1 on anything else. */
+static int parse_bool_value(const char *v)
+{
+    if (!v || strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+        return FLAG_TRUE;
+    if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+        return FLAG_FALSE;
+    return -1;
+}
+
+int cli_parse_run(int argc, char **argv, struct run_flags *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->unrestricted_network = out->allow_loopback = out->allow_docker = out->json = FLAG_UNSET;
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strncmp(arg, "--", 2) != 0) /* the command starts at the first non-option word */
+            break;
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+        const struct opt_def *def = NULL;
+        for (size_t k = 0; k < ARRAY_LEN(options); k++)
+            if (strlen(options[k].name) == name_len && strncmp(options[k].name, name, name_len) == 0)
+                def = &options[k];
+        if (!def) {
+            snprintf(err, errlen, "run: unknown option '--%.*s' (see cordon --help)", (int)name_len, name);
+            return -1;
+        }
+        const char *value = eq ? eq + 1 : NULL;
+        if (def->takes_value && !value) {
+            if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
+                snprintf(err, errlen, "run: option '--%s' needs a value", def->name);
+                return -1;
+            }
+            value = argv[++i];
+        }
+        if (def->takes_value && value[0] == '\0') {
+            snprintf(err, errlen, "run: option '--%s' needs a non-empty value", def->name);
+            return -1;
+        }
+        int b = def->takes_value ? 0 : parse_bool_value(value);
+        if (b < 0) {
+            snprintf(err, errlen, "run: option '--%s' takes no value other than true or false", def->name);
+            return -1;
+        }
+        switch (def->id) {
+        case OPT_PROFILE: out->profile = value; break;
+        case OPT_WORKSPACE: out->workspace = value; break;
+        case OPT_ALLOW_WRITE: str_list_push(&out->writable, value); break;
+        case OPT_HIDE: str_list_push(&out->hidden, value); break;
+        case OPT_UNRESTRICTED_NETWORK: out->unrestricted_network = b; break;
+        case OPT_ALLOW_LOOPBACK: out->allow_loopback = b; break;
+        case OPT_ALLOW_DOCKER: out->allow_docker = b; break;
+        case OPT_JSON: out->json = b; break;
+        }
+    }
+    if (i >= argc) {
+        snprintf(err, errlen, "run: missing command (usage: cordon run [OPTIONS] -- COMMAND [ARG...])");
+        return -1;
+    }
+    if (argv[i][0] == '\0') {
+        snprintf(err, errlen, "run: the command is an empty string");
+        return -1;
+    }
+    out->command = &argv[i];
+    return 0;
+}

@@ -1,0 +1,14 @@
+/* command.h — the last steps in the command's own process, between init's fork and exec:
+ * a new session (no TIOCSTI into any terminal of the caller), the pty as controlling terminal,
+ * only fds 0-2 left, the working directory, rlimits, no capabilities, no_new_privs, the seccomp
+ * filter, then exec. A failed exec exits 127 (not found) or 126 (not runnable), as a shell does. */
+#ifndef CORDON_COMMAND_H
+#define CORDON_COMMAND_H
+#include "attrs.h"
+#include "sandbox-t.h"
+#include "seccomp_filter.h"
+
+/* slave: the pty slave to attach, or -1 to keep the inherited fds 0-2. Never returns. */
+CORDON_NORETURN void command_exec(const struct sandbox_config *cfg, const struct sc_program *seccomp,
+                                  char **argv, int slave);
+#endif

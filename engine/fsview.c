@@ -1,0 +1,140 @@
+/* fsview.c — see fsview.h. The sequence:
+ *   1. make every mount private, so nothing propagates back to the host;
+ *   2. capture (open_tree clones) what must stay writable or be re-attached later: workspace,
+ *      writable paths, host device nodes, sockets re-bound into /run, mounts under hidden dirs;
+ *   3. one recursive mount_setattr: the whole host tree read-only and nosuid;
+ *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc;
+ *   5. overlays with whiteouts for hidden paths;
+ *   6. attach the captured writable trees (outermost first), then read-only binds inside them.
+ * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
+ * depend on which paths steps 4-5 cover. */
+#include "fsview.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "devfs.h"
+#include "hide.h"
+#include "log.h"
+#include "mount_ops.h"
+
+struct capture {
+    char *path;
+    int fd;
+};
+
+static int by_length(const void *a, const void *b)
+{
+    const struct capture *x = a, *y = b;
+    size_t lx = strlen(x->path), ly = strlen(y->path);
+    return lx < ly ? -1 : lx > ly;
+}
+
+/* Keep `.git` a mount point (so it cannot be renamed away and replaced by one with other
+ * hooks) and make each readonly_in_workspace path that exists read-only. */
+static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err *e)
+{
+    struct stat st;
+    char *git = xasprintf("%s/.git", cfg->workspace);
+    int r = 0;
+    if (!cfg->workspace_readonly && lstat(git, &st) == 0 && S_ISDIR(st.st_mode))
+        r = mnt_mount(e, git, git, NULL, MS_BIND | MS_REC, NULL);
+    free(git);
+    for (size_t i = 0; r == 0 && i < cfg->readonly_in_workspace.len; i++) {
+        char *p = xasprintf("%s/%s", cfg->workspace, cfg->readonly_in_workspace.items[i]);
+        if (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode))
+            r = mnt_bind_readonly(e, p);
+        free(p);
+    }
+    return r;
+}
+
+int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    struct mnt_err e = {err, errlen};
+    struct capture *caps = xcalloc(cfg->writable.len + 1, sizeof *caps);
+    size_t n_caps = 0;
+    struct devfs_capture dev = {{-1, -1, -1, -1, -1, -1}};
+    int *run_fds = xcalloc(cfg->run_binds.len + 1, sizeof(int));
+    size_t n_run = 0;
+    struct hide_plan plan;
+    struct str_list visible = {0};
+    int r = -1;
+
+    str_list_push(&visible, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&visible, cfg->writable.items[i]);
+    hide_plan_build(&cfg->hidden, &visible, &plan);
+
+    if (mnt_mount(&e, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        goto out;
+
+    /* 2. captures */
+    for (size_t i = 0; i < visible.len; i++) {
+        if ((caps[n_caps].fd = mnt_capture(&e, visible.items[i])) < 0)
+            goto out;
+        caps[n_caps++].path = visible.items[i];
+    }
+    if (devfs_capture(&dev, &e) < 0)
+        goto out;
+    for (; n_run < cfg->run_binds.len; n_run++)
+        if ((run_fds[n_run] = mnt_capture(&e, cfg->run_binds.items[n_run])) < 0)
+            goto out;
+    if (hide_capture_submounts(&plan, &e) < 0)
+        goto out;
+
+    /* 3. the host read-only */
+    if (mnt_setattr(&e, "/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0)
+        goto out;
+
+    /* 4. fresh file systems */
+    if (mnt_mount(&e, "cordon-tmp", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0 ||
+        mnt_mount(&e, "cordon-run", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+        goto out;
+    struct stat st;
+    if (lstat("/var/run", &st) == 0 && S_ISDIR(st.st_mode) &&
+        mnt_mount(&e, "cordon-run", "/var/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+        goto out;
+    for (size_t i = 0; i < n_run; i++) {
+        if (mnt_attach(&e, run_fds[i], cfg->run_binds.items[i], true) < 0)
+            goto out;
+    }
+    if (devfs_build(&dev, &e) < 0 || procfs_build(&e) < 0)
+        goto out;
+
+    /* 5. hidden paths */
+    if (hide_apply(&plan, &e) < 0)
+        goto out;
+
+    /* 6. writable trees, outermost first so a nested one is not covered by its parent */
+    qsort(caps, n_caps, sizeof *caps, by_length);
+    for (size_t i = 0; i < n_caps; i++) {
+        if (mnt_attach(&e, caps[i].fd, caps[i].path, true) < 0)
+            goto out;
+        close(caps[i].fd);
+        caps[i].fd = -1;
+        if (cfg->workspace_readonly && strcmp(caps[i].path, cfg->workspace) == 0 &&
+            mnt_setattr(&e, caps[i].path, true, MOUNT_ATTR_RDONLY, 0) < 0)
+            goto out;
+    }
+    if (protect_in_workspace(cfg, &e) < 0 || hide_apply_in_writable(&plan, &e) < 0)
+        goto out;
+    r = 0;
+out:
+    for (size_t i = 0; i < n_caps; i++)
+        if (caps[i].fd >= 0)
+            close(caps[i].fd);
+    for (size_t i = 0; i < n_run; i++)
+        if (run_fds[i] >= 0)
+            close(run_fds[i]);
+    free(caps);
+    free(run_fds);
+    str_list_free(&visible);
+    hide_plan_free(&plan);
+    return r;
+}

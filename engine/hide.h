@@ -1,0 +1,33 @@
+/* hide.h — making hidden paths look missing (ENOENT), creating nothing on the host or in the
+ * workspace. A hidden path's parent directory (or the path itself, for a top-level directory
+ * or one that contains a visible path) is covered by a read-only overlayfs whose top layer,
+ * on a detached tmpfs, holds whiteouts for the hidden names. Mounts below a covered directory
+ * are captured first and put back on top. A hidden path inside a writable area cannot be
+ * whited out without making that area read-only: it is covered by an empty mode-000 tmpfs or
+ * file instead (unreadable rather than missing). Runs in init, in the new mount namespace. */
+#ifndef CORDON_HIDE_H
+#define CORDON_HIDE_H
+#include "mount_ops.h"
+#include "util.h"
+
+struct hide_group;
+struct hide_plan {
+    struct hide_group *groups;
+    size_t n_groups;
+    struct str_list in_writable; /* hidden paths inside writable areas (fallback cover) */
+    struct str_list sub_paths;   /* mounts below covered directories, restored after */
+    int *sub_fds;
+};
+
+/* Decide what to cover, from the host's view (before any mount changes). visible: paths that
+ * must stay reachable (workspace, writable paths). */
+void hide_plan_build(const struct str_list *hidden, const struct str_list *visible,
+                     struct hide_plan *plan);
+/* Capture mounts below covered directories. Before the view changes. */
+int hide_capture_submounts(struct hide_plan *plan, struct mnt_err *e);
+/* Mount the overlays and restore the captured submounts. After the root is read-only. */
+int hide_apply(struct hide_plan *plan, struct mnt_err *e);
+/* Cover hidden paths inside writable areas. After the writable binds. */
+int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e);
+void hide_plan_free(struct hide_plan *plan);
+#endif

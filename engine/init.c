@@ -1,0 +1,179 @@
+/* init.c — see init.h. One loop on a signalfd (STYLE 35): each wake-up reaps with WNOHANG
+ * until nothing is left. Everything the loop needs is set up before it starts. */
+#include "init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <linux/filter.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "fdpass.h"
+#include "fsview.h"
+#include "log.h"
+#include "netns.h"
+#include "pty.h"
+#include "userns.h"
+
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static void ignore_signal(int sig) { (void)sig; }
+
+CORDON_NORETURN static void setup_failed(const char *what, int err)
+{
+    fprintf(stderr, "cordon: sandbox set-up: %s%s%s\n", what, err ? ": " : "", err ? strerror(err) : "");
+    _exit(CORDON_EXIT_SETUP);
+}
+
+/* PR_SET_PDEATHSIG fires only if the parent dies after it is set: check it has not already. */
+static void die_with_controller(int alive_fd)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+        setup_failed("PR_SET_PDEATHSIG", errno);
+    struct pollfd pfd = {.fd = alive_fd, .events = POLLIN};
+    if (poll(&pfd, 1, 0) != 0)
+        _exit(CORDON_EXIT_SETUP);
+}
+
+/* Signals from the parent namespace reach PID 1 only if it has a handler: install a no-op one,
+ * block them all, and read them from a signalfd. */
+static int supervisor_signals(sigset_t *old)
+{
+    sigset_t set;
+    struct sigaction sa = {.sa_handler = ignore_signal};
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    for (size_t i = 0; i < ARRAY_LEN(forwarded_signals); i++)
+        sigaddset(&set, forwarded_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigismember(&set, sig))
+            sigaction(sig, &sa, NULL);
+    return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+/* Wait for the controller's filter; any other message or EOF means: do not run the command. */
+static void receive_filter(int sock, struct sc_program *prog)
+{
+    static struct sock_filter insns[BPF_MAXINSNS + 1];
+    static char buf[1 + sizeof insns];
+    ssize_t n;
+    do
+        n = recv(sock, buf, sizeof buf, 0);
+    while (n < 0 && errno == EINTR);
+    size_t body = n > 0 ? (size_t)n - 1 : 0;
+    if (n <= 0 || buf[0] != INIT_MSG_FILTER || body == 0 || body % sizeof(struct sock_filter) != 0 ||
+        body / sizeof(struct sock_filter) > BPF_MAXINSNS)
+        _exit(CORDON_EXIT_SETUP); /* the controller reports why */
+    memcpy(insns, buf + 1, body);
+    prog->insns = insns;
+    prog->len = (unsigned short)(body / sizeof(struct sock_filter));
+}
+
+static void forward_signal(pid_t group, int sig)
+{
+    if (group <= 1)
+        return; /* never signal 0, 1 or -1 */
+    if (kill(-group, sig) < 0 && errno == ESRCH)
+        (void)kill(group, sig); /* the child may not have called setsid() yet */
+}
+
+CORDON_NORETURN void init_main(const struct init_params *p)
+{
+    char err[512];
+    int slave = -1;
+    sigset_t old_mask;
+
+    die_with_controller(p->parent_alive_fd);
+    int r = ns_write_id_maps(p->uid, p->gid);
+    if (r < 0)
+        setup_failed("writing the uid/gid maps", -r);
+    if (fsview_build(p->cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: %s\n", err);
+        _exit(CORDON_EXIT_SETUP);
+    }
+    if (!p->cfg->net_unrestricted && (r = netns_loopback_up()) < 0)
+        setup_failed("bringing up loopback", -r);
+    if (sethostname("cordon", 6) < 0)
+        setup_failed("sethostname", errno);
+    if (p->want_pty) {
+        int master;
+        if ((r = pty_open_pair(&master, &slave)) < 0)
+            setup_failed("opening a pseudo-terminal", -r);
+        if ((r = fdpass_send(p->ctl_sock, master, 'P')) < 0)
+            setup_failed("passing the pseudo-terminal to the controller", -r);
+        close(master);
+    }
+    /* The command (same uid) must not be able to ptrace or read init's memory. */
+    (void)prctl(PR_SET_DUMPABLE, 0);
+
+    struct sc_program filter;
+    receive_filter(p->ctl_sock, &filter);
+
+    int sfd = supervisor_signals(&old_mask);
+    if (sfd < 0)
+        setup_failed("signalfd", errno);
+
+    /* vfork: the child only makes system calls until exec, and copying init's page tables
+     * would cost more than the rest of the start. Caught signals reset to default at exec. */
+    pid_t cmd = vfork();
+    if (cmd < 0)
+        setup_failed("vfork", errno);
+    if (cmd == 0) {
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        command_exec(p->cfg, &filter, p->argv, slave);
+    }
+    if (slave >= 0)
+        close(slave);
+
+    int status = 0;
+    for (;;) {
+        struct signalfd_siginfo si;
+        ssize_t n = read(sfd, &si, sizeof si);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n != (ssize_t)sizeof si)
+            continue; /* cannot happen with a blocking signalfd; keep supervising */
+        if ((int)si.ssi_signo != SIGCHLD) {
+            forward_signal(cmd, (int)si.ssi_signo);
+            continue;
+        }
+        bool command_done = false;
+        for (;;) {
+            int st;
+            pid_t w = waitpid(-1, &st, WNOHANG);
+            if (w <= 0)
+                break;
+            if (w == cmd) {
+                status = st;
+                command_done = true;
+            }
+        }
+        if (command_done)
+            break;
+    }
+
+    struct init_status msg = {.tag = 'S'};
+    if (WIFSIGNALED(status)) {
+        msg.signal = WTERMSIG(status);
+        msg.exit_code = 128 + msg.signal;
+    } else {
+        msg.exit_code = WEXITSTATUS(status);
+    }
+    /* Everything the command left behind (daemons, setsid'd or double-forked children) is
+     * killed and reaped before the status goes out, so none is alive when `cordon` returns. */
+    (void)kill(-1, SIGKILL);
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+        ;
+    (void)write_all(p->ctl_sock, &msg, sizeof msg);
+    _exit(msg.exit_code);
+}

@@ -1,0 +1,43 @@
+/* init.h — cordon's PID 1 inside the sandbox. It finishes the set-up that needs the new
+ * namespaces' privileges (id maps, the filesystem view, loopback, hostname, the pty), starts
+ * the command in its own session and process group with every privilege dropped, then
+ * supervises: reaps every zombie, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 to the
+ * command's group, and when the command ends reports its status and exits — which makes the
+ * kernel kill everything left in the pid namespace. It dies with the controller
+ * (PR_SET_PDEATHSIG), so nothing in the sandbox outlives `cordon`. */
+#ifndef CORDON_INIT_H
+#define CORDON_INIT_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "attrs.h"
+#include "sandbox-t.h"
+#include "seccomp_filter.h"
+
+struct init_params {
+    const struct sandbox_config *cfg;
+    char **argv;             /* the command */
+    int ctl_sock;            /* to the controller: the pty master (fd passing) and the status out,
+                              * the seccomp filter in (built by the controller meanwhile) */
+    int parent_alive_fd;     /* read end of a pipe the controller keeps open: HUP = it is gone */
+    bool want_pty;
+    uid_t uid;
+    gid_t gid;
+};
+
+/* What init reports on ctl_sock when the command has ended (tag 'S'). */
+struct init_status {
+    char tag;
+    int32_t exit_code;       /* the command's, or 128+signal */
+    int32_t signal;          /* the terminating signal, 0 if it exited */
+};
+
+/* The controller compiles the seccomp filter while init builds the view, and sends it as one
+ * message: INIT_MSG_FILTER followed by the BPF instructions, or INIT_MSG_ABORT. */
+#define INIT_MSG_FILTER 'F'
+#define INIT_MSG_ABORT 'A'
+
+/* Runs in the child of ns_clone_sandbox(); never returns. A set-up failure prints one line
+ * and exits CORDON_EXIT_SETUP without running the command. */
+CORDON_NORETURN void init_main(const struct init_params *p);
+#endif

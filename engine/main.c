@@ -1,0 +1,44 @@
+/* main.c — the `cordon` command: dispatches subcommands. Owns nothing else. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "controller_env.h"
+#include "log.h"
+#include "lua_host.h"
+#include "run.h"
+
+static int policy_main(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "check") != 0) {
+        fprintf(stderr, "cordon: policy: unknown or missing subcommand (available: check)\n");
+        return 2;
+    }
+    if (argc > 2) {
+        fprintf(stderr, "cordon: policy check: too many arguments\n");
+        return 2;
+    }
+    struct lh_options opt;
+    controller_lua_options(&opt);
+    int problems = lh_check_all(&opt, argc == 2 ? argv[1] : NULL, stdout);
+    printf("policy check: %d problem%s\n", problems, problems == 1 ? "" : "s");
+    return problems ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cli_usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        cli_usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "run") == 0)
+        return run_main(argc - 2, argv + 2);
+    if (strcmp(argv[1], "policy") == 0)
+        return policy_main(argc - 2, argv + 2);
+    fprintf(stderr, "cordon: unknown command '%s' (try cordon --help)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,34 @@
+/* mount_ops.h — thin, checked wrappers over mount(2) and the new mount API (open_tree,
+ * move_mount, mount_setattr, fsopen/fsmount) used by fsview.c, hide.c and devfs.c.
+ * Each returns 0 (or an fd) on success, -1 with one line in the caller's error buffer. */
+#ifndef CORDON_MOUNT_OPS_H
+#define CORDON_MOUNT_OPS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Where a failing step writes its message. */
+struct mnt_err {
+    char *buf;
+    size_t len;
+};
+
+int mnt_fail(struct mnt_err *e, const char *what, const char *path);
+int mnt_mount(struct mnt_err *e, const char *src, const char *target, const char *fstype,
+              unsigned long flags, const char *data);
+/* A detached recursive copy of the mount tree at path (taken before the view changes). */
+int mnt_capture(struct mnt_err *e, const char *path);
+/* Attach a captured tree at target (creating a missing mount point when create is set). */
+int mnt_attach(struct mnt_err *e, int tree_fd, const char *target, bool create);
+/* Set or clear MOUNT_ATTR_* on the mount at path (recursively when recursive). */
+int mnt_setattr(struct mnt_err *e, const char *path, bool recursive, unsigned long long set,
+                unsigned long long clear);
+/* Bind path onto itself and make that mount read-only. */
+int mnt_bind_readonly(struct mnt_err *e, const char *path);
+/* A fresh tmpfs (root directory mode, octal string) not attached anywhere; returns its mount fd. */
+int mnt_detached_tmpfs(struct mnt_err *e, const char *mode);
+/* mkdir -p for path below an existing directory (mode for the created ones). 0 or -errno. */
+int mkdir_parents(const char *path, mode_t mode);
+/* Create an empty mount point (directory when dir, else file) if missing. 0 or -errno. */
+int ensure_mount_point(const char *path, bool dir);
+#endif

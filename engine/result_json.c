@@ -1,0 +1,42 @@
+/* result_json.c — see result_json.h. */
+#include "result_json.h"
+
+#include <signal.h>
+#include <string.h>
+
+void json_write_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (*p < 0x20)
+                fprintf(out, "\\u%04x", *p);
+            else
+                fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+void result_json_print(FILE *out, const struct run_result *r)
+{
+    fprintf(out, "{\"exit_code\":%d,\"signal\":", r->exit_code);
+    if (r->signal > 0) {
+        const char *abbrev = sigabbrev_np(r->signal);
+        char name[32];
+        snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
+        json_write_string(out, name);
+    } else {
+        fputs("null", out);
+    }
+    fprintf(out, ",\"duration_ms\":%.3f,\"profile\":", r->duration_ms);
+    json_write_string(out, r->profile ? r->profile : "");
+    fputs("}\n", out);
+    fflush(out);
+}

@@ -1,0 +1,257 @@
+/* run.c — see run.h. The controller's loop is a poll over a signalfd, the control socket to
+ * init and, with a pty, the caller's stdin and the pty master. It never exits before init has
+ * been reaped, and it restores the caller's terminal on every path. */
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/filter.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "controller_env.h"
+#include "fdpass.h"
+#include "init.h"
+#include "log.h"
+#include "lua_host.h"
+#include "pty.h"
+#include "result_json.h"
+#include "sandbox_config.h"
+#include "seccomp_filter.h"
+#include "userns.h"
+
+extern char **environ;
+
+static const int controller_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The state of one foreground run, owned by run_main. */
+struct controller {
+    pid_t init_pid;
+    int ctl;                 /* socket to init */
+    int sfd;                 /* signalfd */
+    int master;              /* pty master, or -1 */
+    bool stdin_open;         /* relay stdin -> master while true */
+    bool tty_raw;
+    struct termios saved_tty;
+    bool have_status;
+    struct init_status status;
+    int init_wait_status;
+    bool init_done;
+};
+
+static void handle_signal(struct controller *c, int sig)
+{
+    if (sig == SIGWINCH) {
+        if (c->master >= 0)
+            pty_copy_winsize(STDIN_FILENO, c->master);
+    } else if (sig == SIGCHLD) {
+        int st;
+        if (waitpid(c->init_pid, &st, WNOHANG) == c->init_pid) {
+            c->init_done = true;
+            c->init_wait_status = st;
+        }
+    } else if (c->init_pid > 1) {
+        (void)kill(c->init_pid, sig); /* init forwards it to the command's process group */
+    }
+}
+
+static void read_status(struct controller *c)
+{
+    struct init_status msg;
+    ssize_t n = recv(c->ctl, &msg, sizeof msg, MSG_DONTWAIT);
+    if (n == (ssize_t)sizeof msg && msg.tag == 'S') {
+        c->status = msg;
+        c->have_status = true;
+    }
+}
+
+/* Runs until init has reported the command's status (init has then reaped everything else in
+ * the sandbox; tearing the namespaces down is the kernel's business and need not be waited
+ * for) or until init is gone without a report. */
+static void supervise(struct controller *c)
+{
+    while (!c->init_done && !c->have_status) {
+        struct pollfd pfds[4];
+        int n = 0;
+        pfds[n++] = (struct pollfd){.fd = c->sfd, .events = POLLIN};
+        pfds[n++] = (struct pollfd){.fd = c->have_status ? -1 : c->ctl, .events = POLLIN};
+        pfds[n++] = (struct pollfd){.fd = c->master, .events = POLLIN};
+        pfds[n++] = (struct pollfd){.fd = c->stdin_open ? STDIN_FILENO : -1, .events = POLLIN};
+        if (poll(pfds, (nfds_t)n, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            LOG_E("run", "poll: %s", strerror(errno));
+            break;
+        }
+        if (pfds[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(c->sfd, &si, sizeof si) == (ssize_t)sizeof si)
+                handle_signal(c, (int)si.ssi_signo);
+        }
+        if (pfds[1].revents)
+            read_status(c);
+        if (pfds[2].revents && pty_pump(c->master, STDOUT_FILENO) == 0) {
+            close(c->master); /* every slave closed: the command and its children are done */
+            c->master = -1;
+        }
+        if (pfds[3].revents && pty_pump(STDIN_FILENO, c->master) <= 0)
+            c->stdin_open = false; /* caller's stdin ended; the command sees no EOF on a tty */
+    }
+    if (!c->have_status)
+        read_status(c);
+    /* What the command wrote last may still sit in the master. */
+    while (c->master >= 0 && pty_pump(c->master, STDOUT_FILENO) > 0)
+        ;
+}
+
+/* Exit status for cordon itself, from what init reported (or how init died). */
+static int final_status(const struct controller *c, int *signal_out)
+{
+    *signal_out = 0;
+    if (c->have_status) {
+        *signal_out = c->status.signal;
+        return c->status.exit_code;
+    }
+    if (WIFEXITED(c->init_wait_status))
+        return WEXITSTATUS(c->init_wait_status) ? WEXITSTATUS(c->init_wait_status) : CORDON_EXIT_SETUP;
+    LOG_E("run", "the sandbox's init was killed by signal %d", WTERMSIG(c->init_wait_status));
+    return CORDON_EXIT_SETUP;
+}
+
+/* Compile the seccomp filter while init builds the view, then hand it over. On failure init is
+ * told to stop (it never runs the command) and cordon exits with the reason. */
+static void send_filter(struct controller *c, const struct sandbox_config *cfg, struct sc_program *prog)
+{
+    char err[512];
+    if (sc_build(cfg, prog, err, sizeof err) < 0) {
+        char abort_msg = INIT_MSG_ABORT;
+        (void)send(c->ctl, &abort_msg, 1, MSG_NOSIGNAL);
+        (void)kill(c->init_pid, SIGKILL);
+        (void)waitpid(c->init_pid, NULL, 0);
+        die("%s", err);
+    }
+    size_t len = (size_t)prog->len * sizeof prog->insns[0];
+    char *msg = xmalloc(len + 1);
+    msg[0] = INIT_MSG_FILTER;
+    memcpy(msg + 1, prog->insns, len);
+    if (send(c->ctl, msg, len + 1, MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET)
+        LOG_W("run", "sending the seccomp filter: %s", strerror(errno));
+    free(msg); /* a failed send means init already failed its set-up and said why */
+}
+
+static int block_controller_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < ARRAY_LEN(controller_signals); i++)
+        sigaddset(&set, controller_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+    return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int run_main(int argc, char **argv)
+{
+    char err[1024];
+    struct run_flags flags;
+    struct sandbox_config cfg = {0};
+    struct sc_program prog = {0};
+    struct controller c = {.master = -1, .ctl = -1, .sfd = -1};
+    char cwd[PATH_MAX];
+
+    if (cli_parse_run(argc, argv, &flags, err, sizeof err) < 0)
+        die("%s", err);
+    if (!getcwd(cwd, sizeof cwd))
+        die_errno("cannot read the current directory");
+
+    struct lh_options lopt;
+    controller_lua_options(&lopt);
+    if (lh_open(&lopt, err, sizeof err) < 0)
+        die("%s", err);
+    enum lh_outcome o = lh_resolve_sandbox(&flags, cwd, getenv("HOME"), environ, &cfg, err, sizeof err);
+    switch (o) {
+    case LH_OK:
+        break;
+    case LH_ERROR:
+    case LH_TIMEOUT:
+    case LH_NOMEM:
+    case LH_BAD_RESULT:
+        die("%s", err);
+    }
+    lh_close();
+    if (flags.json != FLAG_UNSET)
+        cfg.json = flags.json == FLAG_TRUE;
+
+    bool want_pty = isatty(STDIN_FILENO);
+    int sp[2], alive[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(alive, O_CLOEXEC) < 0)
+        die_errno("socketpair");
+    sigset_t old_mask;
+    if ((c.sfd = block_controller_signals(&old_mask)) < 0)
+        die_errno("signalfd");
+
+    uid_t uid = getuid(); /* read before the clone: inside, they are unmapped until init maps them */
+    gid_t gid = getgid();
+    double start = now_ms();
+    pid_t pid = ns_clone_sandbox(!cfg.net_unrestricted);
+    if (pid < 0)
+        die("%s", ns_explain_clone_error(-pid));
+    if (pid == 0) {
+        close(sp[0]);
+        close(alive[1]);
+        close(c.sfd);
+        struct init_params ip = {.cfg = &cfg, .argv = flags.command,
+                                 .ctl_sock = sp[1], .parent_alive_fd = alive[0],
+                                 .want_pty = want_pty, .uid = uid, .gid = gid};
+        init_main(&ip);
+    }
+    close(sp[1]);
+    close(alive[0]); /* alive[1] stays open until we exit: init watches for its hang-up */
+    c.init_pid = pid;
+    c.ctl = sp[0];
+    send_filter(&c, &cfg, &prog);
+
+    if (want_pty) {
+        char tag = 0;
+        int m = fdpass_recv(c.ctl, &tag);
+        if (m >= 0 && tag == 'P') {
+            c.master = m;
+            pty_copy_winsize(STDIN_FILENO, c.master);
+            c.tty_raw = pty_raw_mode(STDIN_FILENO, &c.saved_tty) == 0;
+            c.stdin_open = true;
+        }
+        /* no master: init failed its set-up and says why on stderr */
+    }
+    supervise(&c);
+    if (c.tty_raw)
+        pty_restore_mode(STDIN_FILENO, &c.saved_tty);
+
+    int sig;
+    int code = final_status(&c, &sig);
+    if (cfg.json) {
+        struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = now_ms() - start,
+                                 .profile = cfg.profile};
+        result_json_print(stdout, &res);
+    }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    sc_program_free(&prog);
+    sandbox_config_free(&cfg);
+    run_flags_free(&flags);
+    return code;
+}

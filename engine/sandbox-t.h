@@ -1,0 +1,58 @@
+/* sandbox-t.h — types only: what the CLI asked for (struct run_flags) and what the policy
+ * resolved (struct sandbox_config). Shared by cli.c, lua_conv.c, the sandbox units and run.c.
+ * No functions here (STYLE 5). */
+#ifndef CORDON_SANDBOX_T_H
+#define CORDON_SANDBOX_T_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "util.h"
+
+/* A tri-state flag: not given on the command line, or given as false/true. */
+enum flag_state { FLAG_UNSET = -1, FLAG_FALSE = 0, FLAG_TRUE = 1 };
+
+/* Everything `cordon run` was told on its command line. Every field is a profile key of the
+ * same meaning (DESIGN: "Every flag has a profile key"); the profile hook merges these over
+ * the named profile. Strings are borrowed from argv. */
+struct run_flags {
+    const char *profile;            /* --profile NAME; NULL: the default ("coding") */
+    const char *workspace;          /* --workspace DIR; NULL: the current directory */
+    struct str_list writable;       /* --allow-write PATH (repeatable) -> writable */
+    struct str_list hidden;         /* --hide PATH (repeatable) -> hidden */
+    enum flag_state unrestricted_network; /* --unrestricted-network -> network.unrestricted */
+    enum flag_state allow_loopback; /* --allow-loopback -> network.loopback */
+    enum flag_state allow_docker;   /* --allow-docker -> allow_docker */
+    enum flag_state json;           /* --json -> json */
+    char **command;                 /* argv after "--", NULL-terminated, at least one word */
+};
+
+/* One resource limit from the profile's `rlimits` table. */
+struct sandbox_rlimit {
+    int resource;                   /* RLIMIT_* */
+    unsigned long long soft, hard;  /* RLIM_INFINITY allowed */
+};
+
+#define SANDBOX_MAX_RLIMITS 16
+
+/* The resolved profile as the sandbox units consume it. Every path is absolute; writable
+ * paths and the workspace are canonical (realpath) and exist; hidden paths may not exist.
+ * Owned by whoever filled it; freed with sandbox_config_free(). */
+struct sandbox_config {
+    char *profile;                  /* name of the resolved profile */
+    char *workspace;                /* writable unless workspace_readonly */
+    bool workspace_readonly;        /* profile key workspace_readonly (the `readonly` profile) */
+    char *cwd;                      /* directory the command starts in */
+    struct str_list writable;       /* extra writable paths (--allow-write, profile `writable`) */
+    struct str_list hidden;         /* paths that must look missing (ENOENT) */
+    struct str_list readonly_in_workspace; /* relative to workspace: ".git/hooks", ".cordon", ... */
+    struct str_list run_binds;      /* absolute host paths re-bound into the fresh /run */
+    bool net_unrestricted;          /* no network namespace at all */
+    bool net_loopback;              /* commands may serve TCP on the sandbox loopback */
+    bool block_unix_sockets;        /* seccomp refuses socket(AF_UNIX, ...) */
+    struct str_list seccomp_deny;   /* extra syscall names refused with EPERM */
+    struct sandbox_rlimit rlimits[SANDBOX_MAX_RLIMITS];
+    size_t n_rlimits;
+    struct str_list env;            /* the command's whole environment, "NAME=VALUE" */
+    bool json;                      /* print one JSON result object after the command */
+    double grace_seconds;           /* TERM -> KILL grace period (session.grace) */
+};
+#endif
