@@ -46,7 +46,7 @@ static void die_with_controller(int alive_fd)
 
 /* Signals from the parent namespace reach PID 1 only if it has a handler: install a no-op one,
  * block them all, and read them from a signalfd. */
-static int supervisor_signals(sigset_t *old)
+static int supervisor_signals(void)
 {
     sigset_t set;
     struct sigaction sa = {.sa_handler = ignore_signal};
@@ -54,7 +54,7 @@ static int supervisor_signals(sigset_t *old)
     sigaddset(&set, SIGCHLD);
     for (size_t i = 0; i < ARRAY_LEN(forwarded_signals); i++)
         sigaddset(&set, forwarded_signals[i]);
-    sigprocmask(SIG_BLOCK, &set, old);
+    sigprocmask(SIG_BLOCK, &set, NULL);
     for (int sig = 1; sig < NSIG; sig++)
         if (sigismember(&set, sig))
             sigaction(sig, &sa, NULL);
@@ -91,7 +91,6 @@ CORDON_NORETURN void init_main(const struct init_params *p)
 {
     char err[512];
     int slave = -1;
-    sigset_t old_mask;
 
     die_with_controller(p->parent_alive_fd);
     int r = ns_write_id_maps(p->uid, p->gid);
@@ -119,7 +118,7 @@ CORDON_NORETURN void init_main(const struct init_params *p)
     struct sc_program filter;
     receive_filter(p->ctl_sock, &filter);
 
-    int sfd = supervisor_signals(&old_mask);
+    int sfd = supervisor_signals();
     if (sfd < 0)
         setup_failed("signalfd", errno);
 
@@ -129,7 +128,7 @@ CORDON_NORETURN void init_main(const struct init_params *p)
     if (cmd < 0)
         setup_failed("vfork", errno);
     if (cmd == 0) {
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        sigprocmask(SIG_SETMASK, &p->command_mask, NULL);
         command_exec(p->cfg, &filter, p->argv, slave);
     }
     if (slave >= 0)

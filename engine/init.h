@@ -8,6 +8,7 @@
 #ifndef CORDON_INIT_H
 #define CORDON_INIT_H
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "attrs.h"
@@ -21,6 +22,7 @@ struct init_params {
                               * the seccomp filter in (built by the controller meanwhile) */
     int parent_alive_fd;     /* read end of a pipe the controller keeps open: HUP = it is gone */
     bool want_pty;
+    sigset_t command_mask;   /* the caller's signal mask, before cordon blocked its own */
     uid_t uid;
     gid_t gid;
 };

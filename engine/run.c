@@ -218,7 +218,8 @@ int run_main(int argc, char **argv)
         close(c.sfd);
         struct init_params ip = {.cfg = &cfg, .argv = flags.command,
                                  .ctl_sock = sp[1], .parent_alive_fd = alive[0],
-                                 .want_pty = want_pty, .uid = uid, .gid = gid};
+                                 .want_pty = want_pty, .command_mask = old_mask,
+                                 .uid = uid, .gid = gid};
         init_main(&ip);
     }
     close(sp[1]);

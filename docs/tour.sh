@@ -1,0 +1,27 @@
+#!/bin/sh
+# A short tour of cordon, run by `make run`: real commands in the real sandbox.
+# Usage: sh docs/tour.sh path/to/cordon
+set -u
+CORDON=${1:?usage: tour.sh CORDON_BINARY}
+CORDON=$(cd "$(dirname "$CORDON")" && pwd)/$(basename "$CORDON")
+WS=$(mktemp -d /var/tmp/cordon-tour.XXXXXX)
+trap 'rm -rf "$WS"' EXIT
+cd "$WS" || exit 1
+
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; printf '  -> exit %s\n' "$?"; }
+
+echo "cordon tour: workspace $WS"
+step "$CORDON" run -- sh -c 'echo hello from the sandbox; id -u; hostname'
+step "$CORDON" run -- sh -c 'echo note > notes.txt && ls -l notes.txt'
+step "$CORDON" run -- touch /etc/cordon-tour
+step "$CORDON" run -- cat /etc/shadow
+step "$CORDON" run -- sh -c 'ls ~/.ssh'
+step "$CORDON" run -- ps -e
+step "$CORDON" run -- sh -c 'grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status'
+step "$CORDON" run -- sh -c 'ls /sys/class/net; cat /sys/class/net/lo/operstate'
+step "$CORDON" run --json -- sh -c 'echo building...; exit 3'
+step "$CORDON" run --profile strict -- python3 -c 'import socket; socket.socket(socket.AF_UNIX)'
+step "$CORDON" run --profile nosuch -- true
+step "$CORDON" policy check
+echo
+echo "tour done: writes outside the workspace, hidden files and other profiles' refusals are shown above."

@@ -1,0 +1,338 @@
+/* test_seccomp_filter.c — sc_build/sc_load against the real kernel: each test runs in its own
+ * forked child (test.h), loads the filter there and checks what the kernel answers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include "seccomp_filter.h"
+#include "test.h"
+
+/* Build the filter for cfg and load it into this (test) process. */
+static void load(const struct sandbox_config *cfg)
+{
+    struct sc_program prog;
+    char err[256] = "";
+    int r = sc_build(cfg, &prog, err, sizeof err);
+    if (r != 0)
+        fprintf(stderr, "  sc_build: %s\n", err);
+    CHECK_EQ_INT(r, 0);
+    CHECK(prog.len > 0);
+    CHECK_EQ_INT(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+    CHECK_EQ_INT(sc_load(&prog), 0);
+    sc_program_free(&prog);
+    CHECK(prog.insns == NULL);
+}
+
+/* syscall() and return errno on failure, 0 on success. */
+#define ERRNO_OF(...) (syscall(__VA_ARGS__) < 0 ? errno : 0)
+
+static void test_default_refusals(void)
+{
+    struct sandbox_config cfg = {0};
+    load(&cfg);
+    CHECK_EQ_INT(ERRNO_OF(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3, 0), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_add_key, "user", "x", "y", 1, -3), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_bpf, 0, NULL, 0), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_perf_event_open, NULL, 0, -1, -1, 0), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_userfaultfd, 0), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_io_uring_setup, 1, NULL), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_unshare, CLONE_NEWUSER), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_unshare, CLONE_NEWNS), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_setns, -1, 0), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_mount, "none", "/mnt", "tmpfs", 0, NULL), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_chroot, "/"), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_fsopen, "tmpfs", 0), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_syslog, 10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0), EPERM);
+    /* Ordinary calls still work. */
+    CHECK(getpid() > 0);
+    char buf[4096];
+    CHECK(syscall(SYS_getcwd, buf, sizeof buf) > 0);
+}
+
+static void test_clone_newuser_refused_fork_allowed(void)
+{
+    struct sandbox_config cfg = {0};
+    load(&cfg);
+    /* With CLONE_NEWUSER the kernel never sees the call; the flag alone decides. */
+    CHECK_EQ_INT(ERRNO_OF(SYS_clone, (long)(CLONE_NEWUSER | SIGCHLD), 0, 0, 0, 0), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_clone, (long)(CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD), 0, 0, 0, 0),
+                 EPERM);
+    /* clone3 carries its flags in memory: ENOSYS, so libc falls back to clone. */
+    struct clone_args ca = {.flags = 0, .exit_signal = SIGCHLD};
+    CHECK_EQ_INT(ERRNO_OF(SYS_clone3, &ca, sizeof ca), ENOSYS);
+    /* fork() (glibc: clone without CLONE_NEWUSER) still works. */
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        _exit(7);
+    int st = 0;
+    CHECK_EQ_INT(waitpid(pid, &st, 0), pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+}
+
+static void test_tty_injection_refused(void)
+{
+    struct sandbox_config cfg = {0};
+    load(&cfg);
+    char c = 'x';
+    int fd = open("/dev/null", O_RDONLY);
+    CHECK(fd >= 0);
+    CHECK_EQ_INT(ERRNO_OF(SYS_ioctl, fd, (unsigned long)TIOCSTI, &c), EPERM);
+    CHECK_EQ_INT(ERRNO_OF(SYS_ioctl, fd, (unsigned long)TIOCLINUX, &c), EPERM);
+    /* The kernel reads the request as 32 bits: upper garbage must not get past the filter. */
+    CHECK_EQ_INT(ERRNO_OF(SYS_ioctl, fd, (1UL << 32) | (unsigned long)TIOCSTI, &c), EPERM);
+    /* Other ioctls reach the kernel (ENOTTY on /dev/null). */
+    int n = 0;
+    CHECK_EQ_INT(ERRNO_OF(SYS_ioctl, fd, (unsigned long)FIONREAD, &n) == EPERM, 0);
+}
+
+static void test_personality(void)
+{
+    struct sandbox_config cfg = {0};
+    load(&cfg);
+    static const unsigned long allowed[] = {0, 8, 0x20000, 0x20008, 0xffffffff};
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+        CHECK_EQ_INT(ERRNO_OF(SYS_personality, allowed[i]), 0);
+    CHECK_EQ_INT(ERRNO_OF(SYS_personality, 0UL), 0); /* back to PER_LINUX */
+    static const unsigned long refused[] = {ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, 1, 7, 9,
+                                            0x20001, 0x20009, 0xfffffffe, 0x7fffffff,
+                                            0x80000000, 0x40008};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        if (ERRNO_OF(SYS_personality, refused[i]) != EPERM)
+            fprintf(stderr, "  personality(0x%lx) not refused\n", refused[i]);
+        CHECK_EQ_INT(ERRNO_OF(SYS_personality, refused[i]), EPERM);
+    }
+}
+
+static void test_unix_sockets_default_allowed(void)
+{
+    struct sandbox_config cfg = {0};
+    load(&cfg);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    CHECK(fd >= 0);
+    close(fd);
+}
+
+static void test_block_unix_sockets(void)
+{
+    struct sandbox_config cfg = {.block_unix_sockets = true};
+    load(&cfg);
+    errno = 0;
+    CHECK_EQ_INT(socket(AF_UNIX, SOCK_STREAM, 0), -1);
+    CHECK_EQ_INT(errno, EPERM);
+    CHECK_EQ_INT(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), -1);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(fd >= 0);
+    close(fd);
+    int sv[2];
+    CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+}
+
+static void test_deny_list(void)
+{
+    struct sandbox_config cfg = {0};
+    str_list_push(&cfg.seccomp_deny, "getcwd");
+    str_list_push(&cfg.seccomp_deny, "ptrace"); /* already refused: no conflict */
+    str_list_push(&cfg.seccomp_deny, "clone3"); /* already ENOSYS: stays refused */
+    load(&cfg);
+    char buf[256];
+    CHECK_EQ_INT(ERRNO_OF(SYS_getcwd, buf, sizeof buf), EPERM);
+    CHECK(getcwd(buf, sizeof buf) == NULL);
+    CHECK_EQ_INT(errno, EPERM);
+    struct clone_args ca = {.exit_signal = SIGCHLD};
+    CHECK(syscall(SYS_clone3, &ca, sizeof ca) < 0);
+    str_list_free(&cfg.seccomp_deny);
+}
+
+static void test_unknown_name(void)
+{
+    struct sandbox_config cfg = {0};
+    str_list_push(&cfg.seccomp_deny, "getpid");
+    str_list_push(&cfg.seccomp_deny, "no_such_call");
+    struct sc_program prog = {0};
+    char err[256] = "";
+    CHECK_EQ_INT(sc_build(&cfg, &prog, err, sizeof err), -1);
+    CHECK(prog.insns == NULL);
+    CHECK_STR_CONTAINS(err, "seccomp: unknown system call 'no_such_call' in profile key seccomp.deny");
+    str_list_free(&cfg.seccomp_deny);
+}
+
+static void test_build_twice_and_free(void)
+{
+    struct sandbox_config cfg = {.block_unix_sockets = true};
+    struct sc_program a, b;
+    char err[256];
+    CHECK_EQ_INT(sc_build(&cfg, &a, err, sizeof err), 0);
+    CHECK_EQ_INT(sc_build(&cfg, &b, err, sizeof err), 0);
+    CHECK_EQ_INT(a.len, b.len);
+    CHECK(memcmp(a.insns, b.insns, a.len * 8u) == 0);
+    CHECK(a.len <= 4096);
+    sc_program_free(&a);
+    sc_program_free(&b);
+    sc_program_free(&b); /* idempotent */
+    struct sc_program empty = {0};
+    CHECK_EQ_INT(sc_load(&empty), -EINVAL);
+}
+
+
+/* A classic-BPF evaluator for the instructions libseccomp emits, so the rules for the other
+ * ABIs (x86 through int $0x80, x32) can be checked on any kernel, even one that cannot run
+ * them. Returns the filter's SECCOMP_RET_* value for one seccomp_data. */
+static uint32_t bpf_run(const struct sc_program *p, const struct seccomp_data *d)
+{
+    uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {0};
+    for (unsigned pc = 0; pc < p->len; pc++) {
+        const struct sock_filter *f = &p->insns[pc];
+        switch (f->code) {
+        case BPF_LD | BPF_W | BPF_ABS:
+            CHECK(f->k + 4 <= sizeof *d && f->k % 4 == 0);
+            memcpy(&a, (const char *)d + f->k, 4);
+            break;
+        case BPF_LD | BPF_MEM: a = mem[f->k]; break;
+        case BPF_LDX | BPF_MEM: x = mem[f->k]; break;
+        case BPF_LD | BPF_IMM: a = f->k; break;
+        case BPF_ST: mem[f->k] = a; break;
+        case BPF_STX: mem[f->k] = x; break;
+        case BPF_MISC | BPF_TAX: x = a; break;
+        case BPF_MISC | BPF_TXA: a = x; break;
+        case BPF_ALU | BPF_AND | BPF_K: a &= f->k; break;
+        case BPF_ALU | BPF_OR | BPF_K: a |= f->k; break;
+        case BPF_JMP | BPF_JA: pc += f->k; break;
+        case BPF_JMP | BPF_JEQ | BPF_K: pc += a == f->k ? f->jt : f->jf; break;
+        case BPF_JMP | BPF_JGT | BPF_K: pc += a > f->k ? f->jt : f->jf; break;
+        case BPF_JMP | BPF_JGE | BPF_K: pc += a >= f->k ? f->jt : f->jf; break;
+        case BPF_JMP | BPF_JSET | BPF_K: pc += (a & f->k) ? f->jt : f->jf; break;
+        case BPF_RET | BPF_K: return f->k;
+        case BPF_RET | BPF_A: return a;
+        default:
+            fprintf(stderr, "  bpf_run: opcode 0x%x not handled\n", f->code);
+            CHECK(0);
+        }
+    }
+    CHECK(!"fell off the end of the program");
+    return 0;
+}
+
+static uint32_t verdict(const struct sc_program *p, uint32_t arch, int nr, uint64_t a0, uint64_t a1)
+{
+    struct seccomp_data d = {.nr = nr, .arch = arch, .args = {a0, a1}};
+    return bpf_run(p, &d);
+}
+
+#define RET_EPERM (SECCOMP_RET_ERRNO | EPERM)
+#define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
+
+static void test_every_abi_has_the_rules(void)
+{
+    struct sandbox_config cfg = {.block_unix_sockets = true};
+    struct sc_program p;
+    char err[256];
+    CHECK_EQ_INT(sc_build(&cfg, &p, err, sizeof err), 0);
+#if defined(__x86_64__)
+    const uint32_t native = AUDIT_ARCH_X86_64, i386 = AUDIT_ARCH_I386;
+    const int x32 = 0x40000000; /* __X32_SYSCALL_BIT */
+    /* native: keyctl 250, getpid 39, personality 135 */
+    CHECK_EQ_INT(verdict(&p, native, 250, 0, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, native, 39, 0, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, native, 135, 0x100000008ull, 0), SECCOMP_RET_ALLOW); /* kernel sees 8 */
+    CHECK_EQ_INT(verdict(&p, native, 135, 0x100040000ull, 0), RET_EPERM);
+    /* i386: keyctl 288, getpid 20, clone 120, clone3 435, personality 136, ioctl 54,
+     * socket 359, socketcall 102 (SYS_SOCKET = 1: its arguments are out of sight) */
+    CHECK_EQ_INT(verdict(&p, i386, 288, 0, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, i386, 20, 0, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, i386, 120, CLONE_NEWUSER | SIGCHLD, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, i386, 120, SIGCHLD, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, i386, 435, 0, 0), RET_ENOSYS);
+    CHECK_EQ_INT(verdict(&p, i386, 136, 0x20008, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, i386, 136, 0xffffffff, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, i386, 136, 0x0040000, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, i386, 54, 3, TIOCSTI), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, i386, 54, 3, FIONREAD), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, i386, 359, AF_UNIX, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, i386, 359, AF_INET, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, i386, 102, 1, 0), RET_EPERM);
+    /* x32: same numbers as x86_64 with the x32 bit */
+    CHECK_EQ_INT(verdict(&p, native, x32 | 250, 0, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, native, x32 | 39, 0, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, native, x32 | 56, CLONE_NEWUSER, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, native, x32 | 41, AF_UNIX, 0), RET_EPERM);
+    /* an ABI outside the filter kills the process */
+    CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_AARCH64, 0, 0, 0), SECCOMP_RET_KILL_PROCESS);
+#elif defined(__aarch64__)
+    /* aarch64: keyctl 219, getpid 172; arm (AArch32): keyctl 311, getpid 20 */
+    CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_AARCH64, 219, 0, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_AARCH64, 172, 0, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, 311, 0, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, 20, 0, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_X86_64, 0, 0, 0), SECCOMP_RET_KILL_PROCESS);
+#endif
+    sc_program_free(&p);
+}
+
+#if defined(__x86_64__)
+/* The 32-bit x86 ABI, reachable from a 64-bit process through int $0x80, gets the same rules. */
+static long int80(long nr, long a, long b, long c)
+{
+    long ret;
+    __asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(a), "c"(b), "d"(c) : "memory");
+    return ret;
+}
+
+/* Can this kernel take int $0x80 at all? Some (ia32_emulation=0, some VMs) answer -ENOSYS
+ * or a SIGSEGV: probe in a child before relying on it. */
+static int int80_works(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGSEGV, SIG_DFL); /* a sanitizer's handler would report the expected fault */
+        _exit(int80(20 /* getpid */, 0, 0, 0) == getpid() ? 0 : 1);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return 0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void test_x86_32_abi_filtered(void)
+{
+    if (!int80_works()) {
+        printf("# no usable IA32 emulation on this kernel: x86 ABI not exercised\n");
+        return;
+    }
+    struct sandbox_config cfg = {0};
+    str_list_push(&cfg.seccomp_deny, "getcwd");
+    load(&cfg);
+    /* i386 numbers: keyctl 288, unshare 310, getpid 20, getcwd 183. */
+    CHECK_EQ_INT(int80(20, 0, 0, 0), getpid());
+    CHECK_EQ_INT(int80(288, 0, -3, 0), -EPERM);
+    CHECK_EQ_INT(int80(310, CLONE_NEWUSER, 0, 0), -EPERM);
+    CHECK_EQ_INT(int80(183, 0, 0, 0), -EPERM);
+}
+#define ARCH_CASES , {"x86 (int 0x80) ABI filtered too", test_x86_32_abi_filtered}
+#else
+#define ARCH_CASES
+#endif
+
+TEST_MAIN({"default refusals return EPERM", test_default_refusals},
+          {"clone(CLONE_NEWUSER) refused, clone3 ENOSYS, fork works",
+           test_clone_newuser_refused_fork_allowed},
+          {"TIOCSTI/TIOCLINUX refused", test_tty_injection_refused},
+          {"personality: only harmless values", test_personality},
+          {"socket(AF_UNIX) allowed by default", test_unix_sockets_default_allowed},
+          {"block_unix_sockets refuses socket(AF_UNIX) only", test_block_unix_sockets},
+          {"seccomp.deny entries refused", test_deny_list},
+          {"unknown name in seccomp.deny is an error", test_unknown_name},
+          {"build is deterministic; free and empty load", test_build_twice_and_free},
+          {"x86, x32 (or arm) ABIs get the same rules (BPF evaluated)", test_every_abi_has_the_rules}
+          ARCH_CASES)
