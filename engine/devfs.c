@@ -80,3 +80,8 @@ int procfs_build(struct mnt_err *e)
     }
     return 0;
 }
+
+int sysfs_build(struct mnt_err *e)
+{
+    return mnt_mount(e, "sysfs", "/sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+}

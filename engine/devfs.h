@@ -16,4 +16,7 @@ int devfs_capture(struct devfs_capture *cap, struct mnt_err *e);
 int devfs_build(struct devfs_capture *cap, struct mnt_err *e);
 /* Mount the pid namespace's own /proc; kernel knobs stay read-only. */
 int procfs_build(struct mnt_err *e);
+/* Mount a read-only sysfs of the sandbox's own network namespace over /sys, so
+ * /sys/class/net lists only its loopback. */
+int sysfs_build(struct mnt_err *e);
 #endif

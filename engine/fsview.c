@@ -42,8 +42,16 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
     struct stat st;
     char *git = xasprintf("%s/.git", cfg->workspace);
     int r = 0;
-    if (!cfg->workspace_readonly && lstat(git, &st) == 0 && S_ISDIR(st.st_mode))
+    if (!cfg->workspace_readonly && lstat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
         r = mnt_mount(e, git, git, NULL, MS_BIND | MS_REC, NULL);
+        /* A repository without hooks/ would let a command create .git/hooks/pre-commit, which
+         * the caller's next `git commit` runs outside: create the empty directory git itself
+         * would have made, so that it can be held read-only like any other. */
+        char *hooks = xasprintf("%s/hooks", git);
+        if (r == 0 && mkdir(hooks, 0755) < 0 && errno != EEXIST)
+            r = mnt_fail(e, "mkdir", hooks);
+        free(hooks);
+    }
     free(git);
     for (size_t i = 0; r == 0 && i < cfg->readonly_in_workspace.len; i++) {
         char *p = xasprintf("%s/%s", cfg->workspace, cfg->readonly_in_workspace.items[i]);
@@ -105,6 +113,8 @@ int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
             goto out;
     }
     if (devfs_build(&dev, &e) < 0 || procfs_build(&e) < 0)
+        goto out;
+    if (!cfg->net_unrestricted && sysfs_build(&e) < 0)
         goto out;
 
     /* 5. hidden paths */

@@ -191,6 +191,17 @@ static char *escape_overlay_path(const char *p)
     return out;
 }
 
+/* Is some other entry of rel a proper ancestor of path (both relative)? */
+static bool has_hidden_ancestor(const struct str_list *rel, const char *path)
+{
+    for (size_t i = 0; i < rel->len; i++) {
+        size_t n = strlen(rel->items[i]);
+        if (strncmp(path, rel->items[i], n) == 0 && path[n] == '/')
+            return true;
+    }
+    return false;
+}
+
 /* Build the whiteout layer for g under layer_dir (an fd to the detached tmpfs). */
 static int build_layer(struct hide_group *g, int tmpfs_fd, const char *layer, struct mnt_err *e)
 {
@@ -202,6 +213,8 @@ static int build_layer(struct hide_group *g, int tmpfs_fd, const char *layer, st
         return mnt_fail(e, "mkdir whiteout layer for", g->target);
     if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */ }
     for (size_t i = 0; i < g->rel.len; i++) {
+        if (has_hidden_ancestor(&g->rel, g->rel.items[i]))
+            continue; /* already inside a whiteout */
         char *path = xasprintf("%s/%s", layer, g->rel.items[i]);
         /* Intermediate directories mirror the host's, for the same reason. */
         for (char *s = strchr(path + strlen(layer) + 1, '/'); s; s = strchr(s + 1, '/')) {
@@ -259,24 +272,49 @@ out:
     return r;
 }
 
+/* A dangling symlink, mounted over a hidden file inside a writable area: open, stat and writes
+ * through it fail with ENOENT, and it cannot be removed (a mount point). The target can never
+ * exist: no process has a file descriptor -1. */
+#define HIDDEN_FILE_TARGET "/proc/self/fd/-1"
+
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
 {
+    int tmpfs_fd = -1, r = -1;
     for (size_t i = 0; i < plan->in_writable.len; i++) {
         const char *h = plan->in_writable.items[i];
         struct stat st;
         if (lstat(h, &st) < 0)
             continue;
         if (S_ISDIR(st.st_mode)) {
+            /* A directory cannot be covered by a symlink: it becomes empty and unreadable. */
             if (mnt_mount(e, "cordon-hidden", h, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV,
                           "mode=000,size=4k") < 0)
-                return -1;
-        } else {
-            if (mnt_mount(e, "/dev/null", h, NULL, MS_BIND, NULL) < 0 ||
-                mnt_setattr(e, h, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) < 0)
-                return -1;
+                goto out;
+            continue;
         }
+        if (tmpfs_fd < 0) {
+            if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
+                goto out;
+            if (symlinkat(HIDDEN_FILE_TARGET, tmpfs_fd, "hidden") < 0) {
+                mnt_fail(e, "symlink", "hidden");
+                goto out;
+            }
+        }
+        int link = open_tree(tmpfs_fd, "hidden", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+        if (link < 0) {
+            mnt_fail(e, "open_tree", "hidden");
+            goto out;
+        }
+        int m = mnt_attach(e, link, h, false);
+        close(link);
+        if (m < 0)
+            goto out;
     }
-    return 0;
+    r = 0;
+out:
+    if (tmpfs_fd >= 0)
+        close(tmpfs_fd);
+    return r;
 }
 
 void hide_plan_free(struct hide_plan *plan)

@@ -3,8 +3,9 @@
  * or one that contains a visible path) is covered by a read-only overlayfs whose top layer,
  * on a detached tmpfs, holds whiteouts for the hidden names. Mounts below a covered directory
  * are captured first and put back on top. A hidden path inside a writable area cannot be
- * whited out without making that area read-only: it is covered by an empty mode-000 tmpfs or
- * file instead (unreadable rather than missing). Runs in init, in the new mount namespace. */
+ * whited out without making that area read-only: a file there is covered by a dangling symlink
+ * (missing to open and stat; lstat shows the link), a directory by an empty mode-000 tmpfs
+ * (unreadable rather than missing). Runs in init, in the new mount namespace. */
 #ifndef CORDON_HIDE_H
 #define CORDON_HIDE_H
 #include "mount_ops.h"

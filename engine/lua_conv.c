@@ -1,0 +1,366 @@
+/* lua_conv.c — see lua_conv.h. Owns the mapping between profile keys and sandbox_config fields
+ * (including the names of rlimits). Uses lua.h/lauxlib.h and util.h.
+ * Must never: call into Lua code (only raw table access, so no metamethod runs), keep Lua
+ * values, or decide policy (a profile value is taken as given once its type is right). */
+#include "lua_conv.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <lauxlib.h>
+
+#include "util.h"
+
+/* ---- C -> Lua ---------------------------------------------------------------------------- */
+
+static void push_list(lua_State *L, const struct str_list *l)
+{
+    lua_createtable(L, (int)l->len, 0);                 /* [t] */
+    for (size_t i = 0; i < l->len; i++) {
+        lua_pushstring(L, l->items[i]);                 /* [t, s] */
+        lua_rawseti(L, -2, (lua_Integer)i + 1);         /* [t] */
+    }
+}
+
+/* Get or create the sub-table t[name] of the table on top: [t] -> [t, sub]. */
+static void sub_table(lua_State *L, const char *name)
+{
+    if (lua_getfield(L, -1, name) != LUA_TTABLE) {      /* [t, v] */
+        lua_pop(L, 1);
+        lua_newtable(L);                                /* [t, sub] */
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, name);
+    }
+}
+
+static void set_flag(lua_State *L, const char *sub, const char *key, enum flag_state f)
+{
+    if (f == FLAG_UNSET)
+        return;
+    if (sub)
+        sub_table(L, sub);                              /* [t, sub] */
+    lua_pushboolean(L, f == FLAG_TRUE);
+    lua_setfield(L, -2, key);
+    if (sub)
+        lua_pop(L, 1);                                  /* [t] */
+}
+
+void lc_push_flags(lua_State *L, const struct run_flags *flags)
+{
+    lua_newtable(L);                                    /* [t] */
+    if (flags->workspace) {
+        lua_pushstring(L, flags->workspace);
+        lua_setfield(L, -2, "workspace");
+    }
+    if (flags->writable.len) {
+        push_list(L, &flags->writable);
+        lua_setfield(L, -2, "writable");
+    }
+    if (flags->hidden.len) {
+        push_list(L, &flags->hidden);
+        lua_setfield(L, -2, "hidden");
+    }
+    set_flag(L, "network", "unrestricted", flags->unrestricted_network);
+    set_flag(L, "network", "loopback", flags->allow_loopback);
+    set_flag(L, NULL, "allow_docker", flags->allow_docker);
+    set_flag(L, NULL, "json", flags->json);
+}
+
+void lc_push_environ(lua_State *L, char *const *environ_in)
+{
+    lua_newtable(L);                                    /* [t] */
+    for (size_t i = 0; environ_in && environ_in[i]; i++) {
+        const char *eq = strchr(environ_in[i], '=');
+        if (!eq || eq == environ_in[i])
+            continue;
+        lua_pushlstring(L, environ_in[i], (size_t)(eq - environ_in[i])); /* [t, k] */
+        lua_pushstring(L, eq + 1);                      /* [t, k, v] */
+        lua_rawset(L, -3);                              /* [t] */
+    }
+}
+
+/* ---- Lua -> C ---------------------------------------------------------------------------- */
+
+/* Raw field of the table at idx onto the stack; returns its type. [-0, +1] */
+static int raw_field(lua_State *L, int idx, const char *key)
+{
+    idx = lua_absindex(L, idx);
+    lua_pushstring(L, key);
+    return lua_rawget(L, idx);
+}
+
+static CORDON_NORETURN void bad(lua_State *L, const char *key, const char *what)
+{
+    luaL_error(L, "resolved profile: key '%s': expected %s", key, what);
+    abort(); /* not reached: luaL_error does not return */
+}
+
+static bool read_bool(lua_State *L, int idx, const char *key, const char *path, bool dflt)
+{
+    int t = raw_field(L, idx, key);
+    bool v = dflt;
+    if (t == LUA_TBOOLEAN)
+        v = lua_toboolean(L, -1);
+    else if (t != LUA_TNIL)
+        bad(L, path, "a boolean");
+    lua_pop(L, 1);
+    return v;
+}
+
+/* Check that the value on top is a list of strings (or nil); raises before allocating. */
+static void check_list(lua_State *L, const char *path)
+{
+    if (lua_isnil(L, -1))
+        return;
+    if (!lua_istable(L, -1))
+        bad(L, path, "a list of strings");
+    lua_Unsigned n = lua_rawlen(L, -1);
+    for (lua_Unsigned i = 1; i <= n; i++) {
+        if (lua_rawgeti(L, -1, (lua_Integer)i) != LUA_TSTRING)
+            bad(L, path, "a list of strings");
+        lua_pop(L, 1);
+    }
+}
+
+static void read_list(lua_State *L, int idx, const char *key, const char *path, struct str_list *out)
+{
+    raw_field(L, idx, key);                             /* [..., list] */
+    check_list(L, path);
+    if (lua_istable(L, -1)) {
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i);
+            const char *s = lua_tostring(L, -1);
+            if (!str_list_contains(out, s))
+                str_list_push(out, s);
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* Sub-table key of the table at idx onto the stack (nil allowed): [-0, +1]. */
+static bool sub_field(lua_State *L, int idx, const char *key)
+{
+    int t = raw_field(L, idx, key);
+    if (t != LUA_TTABLE && t != LUA_TNIL)
+        bad(L, key, "a table");
+    return t == LUA_TTABLE;
+}
+
+static const struct {
+    const char *name;
+    int resource;
+} rlimit_names[] = {
+    {"core", RLIMIT_CORE},   {"nofile", RLIMIT_NOFILE}, {"fsize", RLIMIT_FSIZE},
+    {"as", RLIMIT_AS},       {"nproc", RLIMIT_NPROC},   {"cpu", RLIMIT_CPU},
+    {"stack", RLIMIT_STACK}, {"memlock", RLIMIT_MEMLOCK},
+};
+
+static unsigned long long rlimit_value(lua_State *L, int idx, const char *name)
+{
+    if (lua_type(L, idx) == LUA_TSTRING && strcmp(lua_tostring(L, idx), "unlimited") == 0)
+        return RLIM_INFINITY;
+    if (!lua_isinteger(L, idx) || lua_tointeger(L, idx) < 0)
+        bad(L, name, "an integer >= 0, \"unlimited\" or { soft, hard }");
+    return (unsigned long long)lua_tointeger(L, idx);
+}
+
+static void read_rlimits(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    if (!sub_field(L, idx, "rlimits")) {                /* [..., rl] */
+        lua_pop(L, 1);
+        return;
+    }
+    for (size_t i = 0; i < ARRAY_LEN(rlimit_names); i++) {
+        int t = raw_field(L, -1, rlimit_names[i].name); /* [..., rl, v] */
+        if (t != LUA_TNIL) {
+            struct sandbox_rlimit r = {.resource = rlimit_names[i].resource};
+            if (t == LUA_TTABLE) {
+                lua_rawgeti(L, -1, 1);
+                lua_rawgeti(L, -2, 2);                  /* [..., rl, v, soft, hard] */
+                r.soft = rlimit_value(L, -2, rlimit_names[i].name);
+                r.hard = rlimit_value(L, -1, rlimit_names[i].name);
+                lua_pop(L, 2);
+            } else {
+                r.soft = r.hard = rlimit_value(L, -1, rlimit_names[i].name);
+            }
+            if (cfg->n_rlimits < SANDBOX_MAX_RLIMITS)
+                cfg->rlimits[cfg->n_rlimits++] = r;
+        }
+        lua_pop(L, 1);                                  /* [..., rl] */
+    }
+    lua_pop(L, 1);
+}
+
+void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct lc_profile_extra *extra)
+{
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "resolved profile: expected a table, got %s", luaL_typename(L, idx));
+
+    int t = raw_field(L, idx, "name");
+    if (t == LUA_TSTRING)
+        cfg->profile = xstrdup(lua_tostring(L, -1));
+    else if (t != LUA_TNIL)
+        bad(L, "name", "a string");
+    lua_pop(L, 1);
+
+    t = raw_field(L, idx, "workspace");
+    if (t == LUA_TSTRING)
+        extra->workspace = xstrdup(lua_tostring(L, -1));
+    else if (t != LUA_TNIL)
+        bad(L, "workspace", "a string");
+    lua_pop(L, 1);
+
+    cfg->workspace_readonly = read_bool(L, idx, "workspace_readonly", "workspace_readonly", false);
+    extra->allow_docker = read_bool(L, idx, "allow_docker", "allow_docker", false);
+    cfg->json = read_bool(L, idx, "json", "json", false);
+    read_list(L, idx, "writable", "writable", &cfg->writable);
+    read_list(L, idx, "hidden", "hidden", &cfg->hidden);
+    read_list(L, idx, "readonly_in_workspace", "readonly_in_workspace", &cfg->readonly_in_workspace);
+    read_list(L, idx, "run_binds", "run_binds", &cfg->run_binds);
+
+    if (sub_field(L, idx, "network")) {                 /* [..., net] */
+        cfg->net_unrestricted = read_bool(L, -1, "unrestricted", "network.unrestricted", false);
+        cfg->net_loopback = read_bool(L, -1, "loopback", "network.loopback", false);
+    }
+    lua_pop(L, 1);
+
+    if (sub_field(L, idx, "seccomp")) {                 /* [..., sc] */
+        cfg->block_unix_sockets = read_bool(L, -1, "block_unix_sockets", "seccomp.block_unix_sockets", false);
+        read_list(L, -1, "deny", "seccomp.deny", &cfg->seccomp_deny);
+    }
+    lua_pop(L, 1);
+
+    read_rlimits(L, idx, cfg);
+
+    cfg->grace_seconds = 3;
+    if (sub_field(L, idx, "session")) {                 /* [..., s] */
+        t = raw_field(L, -1, "grace");
+        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0)
+            cfg->grace_seconds = lua_tonumber(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "session.grace", "a number >= 0");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+/* ---- environment ------------------------------------------------------------------------- */
+
+bool lc_env_pattern_match(const char *p, const char *s)
+{
+    /* Iterative `*` matcher: remember the last star and retry from one character further. */
+    const char *star = NULL, *retry = NULL;
+    while (*s) {
+        if (*p == '*') {
+            star = p++;
+            retry = s;
+        } else if (*p == *s) {
+            p++;
+            s++;
+        } else if (star) {
+            p = star + 1;
+            s = ++retry;
+        } else {
+            return false;
+        }
+    }
+    while (*p == '*')
+        p++;
+    return *p == '\0';
+}
+
+static bool env_name_ok(const char *s, size_t len)
+{
+    return len > 0 && !memchr(s, '=', len) && strlen(s) == len;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct str_list *out)
+{
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "environment result: expected a table { set = {...}, unset = {...} }, got %s",
+                   luaL_typename(L, idx));
+    /* First pass: check every type, so the second pass (which allocates) cannot raise. */
+    int ts = raw_field(L, idx, "set");                  /* [set] */
+    int tu = raw_field(L, idx, "unset");                /* [set, unset] */
+    if (ts != LUA_TNIL && ts != LUA_TTABLE)
+        luaL_error(L, "environment result: set: expected a table");
+    if (tu != LUA_TNIL && tu != LUA_TTABLE)
+        luaL_error(L, "environment result: unset: expected a list");
+    if (ts == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -3)) {                       /* [set, unset, k, v] */
+            size_t kl, vl;
+            if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+                luaL_error(L, "environment result: set: expected NAME = \"value\" strings");
+            const char *k = lua_tolstring(L, -2, &kl);
+            const char *v = lua_tolstring(L, -1, &vl);
+            if (!env_name_ok(k, kl) || strlen(v) != vl)
+                luaL_error(L, "environment result: set: bad variable '%s'", k);
+            lua_pop(L, 1);
+        }
+    }
+    if (tu == LUA_TTABLE) {
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            size_t l;
+            if (lua_rawgeti(L, -1, (lua_Integer)i) != LUA_TSTRING)
+                luaL_error(L, "environment result: unset[%d]: expected a string", (int)i);
+            const char *s = lua_tolstring(L, -1, &l);
+            if (!env_name_ok(s, l))
+                luaL_error(L, "environment result: unset[%d]: bad name or pattern", (int)i);
+            lua_pop(L, 1);
+        }
+    }
+
+    /* Second pass: no Lua errors from here on. */
+    struct str_list unset = {0}, set = {0};
+    if (tu == LUA_TTABLE) {
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i);
+            str_list_push(&unset, lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+    }
+    if (ts == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -3)) {                       /* [set, unset, k, v] */
+            str_list_push_owned(&set, xasprintf("%s=%s", lua_tostring(L, -2), lua_tostring(L, -1)));
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 2);
+    if (set.len)
+        qsort(set.items, set.len, sizeof *set.items, cmp_str);
+
+    for (size_t i = 0; environ_in && environ_in[i]; i++) {
+        const char *e = environ_in[i];
+        const char *eq = strchr(e, '=');
+        if (!eq || eq == e)
+            continue;
+        char *name = xasprintf("%.*s", (int)(eq - e), e);
+        bool drop = false;
+        for (size_t j = 0; j < unset.len && !drop; j++)
+            drop = lc_env_pattern_match(unset.items[j], name);
+        size_t nl = strlen(name);
+        for (size_t j = 0; j < set.len && !drop; j++)
+            drop = strncmp(set.items[j], name, nl) == 0 && set.items[j][nl] == '=';
+        if (!drop)
+            str_list_push(out, e);
+        free(name);
+    }
+    for (size_t j = 0; j < set.len; j++)
+        str_list_push(out, set.items[j]);
+    str_list_free(&unset);
+    str_list_free(&set);
+}

@@ -1,0 +1,944 @@
+/* lua_host.c — the one owner of the lua_State (STYLE 3). See lua_host.h.
+ * Owns: creating and sandboxing the state (base, table, string, math, utf8 only; text chunks
+ * only; require over the embedded lua/ modules), the `host` API, loading policy layers and
+ * profile files, and the single protected-call path every Lua entry goes through (instruction
+ * budget, memory cap, outcome enum, state rebuild after out-of-memory).
+ * Uses: lua_conv.c for values, lua_embedded.c for lua/, util.c for paths, log.c.
+ * Must never: run bytecode, open io/os/debug/package, call Lua outside protected_call(), look
+ * hooks up by global name (registry refs only), or let a hook error pass as "allow". */
+#include "lua_host.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "log.h"
+#include "lua_conv.h"
+#include "lua_embedded.h"
+#include "sandbox_config.h"
+#include "util.h"
+
+#define LH_UNIT "lua"
+#define LH_STEP_INTERVAL 1000                   /* instructions between count-hook calls */
+#define LH_STEP_LIMIT (50000000 / LH_STEP_INTERVAL) /* ~50M instructions per call */
+#define LH_MEM_PER_CALL ((size_t)32 << 20)      /* bytes a call may grow the state by */
+#define LH_DEFAULT_PROFILE "coding"
+#define LH_LOADED_KEY "cordon.loaded"
+
+/* Hooks, in the order of cordon.hooks.names. */
+enum lh_hook { HOOK_PROFILE, HOOK_ENVIRONMENT, HOOK_NETWORK, HOOK_REFUSAL, HOOK_ESCALATE, HOOK_COUNT };
+static const char *const hook_names[HOOK_COUNT] = {"profile", "environment", "network", "refusal",
+                                                   "escalate"};
+
+/* Names a policy may read with host.getenv() (documented in lua/HOOKS.md). */
+static const char *const getenv_allowed[] = {"HOME", "USER", "PATH", "LANG", "TERM"};
+
+static struct {
+    lua_State *L;
+    /* memory accounting (lh_alloc) */
+    size_t mem_used, mem_limit;
+    bool mem_tripped;
+    /* instruction budget (count_hook) */
+    long steps;
+    bool budget_tripped;
+    bool validating;        /* errors now are the result's fault: LH_BAD_RESULT */
+    bool need_rebuild;      /* after LUA_ERRMEM: rebuild before reuse (STYLE 16) */
+    /* options, copied */
+    char *datadir, *user_config_dir, *project_dir;
+    /* lh_check_all: collect layer load errors instead of failing */
+    struct str_list *problems;
+    /* per-call context for the host API, borrowed (STYLE 18 keeps it in C, not in Lua) */
+    const char *home, *workspace;
+    /* registry refs */
+    int ref_api, ref_env_fn, ref_validate;
+    int ref_chain[HOOK_COUNT], ref_top[HOOK_COUNT];
+} H = {.ref_api = LUA_NOREF};
+
+/* ---- allocation and budget -------------------------------------------------------------- */
+
+static void *lh_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        H.mem_used -= old;
+        return NULL;
+    }
+    if (H.mem_limit && nsize > old && H.mem_used - old + nsize > H.mem_limit) {
+        H.mem_tripped = true;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (!p)
+        return NULL;
+    H.mem_used = H.mem_used - old + nsize;
+    return p;
+}
+
+/* Once the budget is spent the hook fires on every instruction, so a pcall in the policy
+ * cannot swallow the error and carry on (STYLE 15). */
+static void count_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    if (!H.budget_tripped && ++H.steps < LH_STEP_LIMIT)
+        return;
+    if (!H.budget_tripped) {
+        H.budget_tripped = true;
+        lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+    }
+    luaL_where(L, 0); /* in a hook, level 0 is the running Lua function */
+    lua_pushstring(L, "instruction budget exhausted");
+    lua_concat(L, 2);
+    lua_error(L);
+}
+
+/* Message handler: the message with a private traceback (the debug library stays closed). */
+static int msgh(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (!msg)
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* The one way into Lua (STYLE 13): run fn(ctx) under a message handler, the instruction budget
+ * and the memory cap. `where` ("file:line" of the code being run) prefixes messages that carry
+ * no position of their own. On a non-OK outcome err holds one line. Stack balanced. */
+static enum lh_outcome protected_call(lua_CFunction fn, void *ctx, const char *where, char *err,
+                                      size_t errlen)
+{
+    lua_State *L = H.L;
+    int top = lua_gettop(L);
+    lua_pushcfunction(L, msgh);                         /* [h] */
+    lua_pushcfunction(L, fn);                           /* [h, fn] */
+    lua_pushlightuserdata(L, ctx);                      /* [h, fn, ctx] */
+    H.steps = 0;
+    H.budget_tripped = H.mem_tripped = H.validating = false;
+    H.mem_limit = H.mem_used + LH_MEM_PER_CALL;
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, LH_STEP_INTERVAL);
+    int st = lua_pcall(L, 1, 0, top + 1);               /* [h] or [h, msg] */
+    lua_sethook(L, NULL, 0, 0);
+    H.mem_limit = 0;
+
+    enum lh_outcome o;
+    if (H.mem_tripped || st == LUA_ERRMEM)
+        o = LH_NOMEM;
+    else if (H.budget_tripped)
+        o = LH_TIMEOUT;
+    else if (st != LUA_OK)
+        o = H.validating ? LH_BAD_RESULT : LH_ERROR;
+    else
+        o = LH_OK;
+
+    if (o == LH_NOMEM) {
+        H.need_rebuild = true;
+        snprintf(err, errlen, "%s: memory cap exceeded (%zu MiB per decision)", where,
+                 LH_MEM_PER_CALL >> 20);
+    } else if (o != LH_OK) {
+        const char *msg = st != LUA_OK ? lua_tostring(L, -1) : NULL;
+        if (!msg)
+            msg = "error";
+        const char *tb = strstr(msg, "\nstack traceback:");
+        int n = tb ? (int)(tb - msg) : (int)strlen(msg);
+        /* A message without a Lua position (a C check, error(msg, 0)) gets the hook's. */
+        bool has_pos = msg[0] == '/' || strncmp(msg, "lua/", 4) == 0 || strstr(msg, ".lua:");
+        if (has_pos)
+            snprintf(err, errlen, "%.*s", n, msg);
+        else
+            snprintf(err, errlen, "%s: %.*s", where, n, msg);
+        LOG_D(LH_UNIT, "%s", msg);
+    }
+    lua_settop(L, top);
+    return o;
+}
+
+/* ---- files ------------------------------------------------------------------------------- */
+
+/* Read path into a new userdata buffer on the stack ([-0, +1] on success). Returns the length,
+ * or -errno with nothing pushed. May raise only before opening the file. */
+static long push_file(lua_State *L, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EISDIR;
+    size_t cap = (size_t)st.st_size;
+    char *buf = lua_newuserdatauv(L, cap + 1, 0);       /* [ud] (may raise; no fd open yet) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        lua_pop(L, 1);
+        return -e;
+    }
+    size_t len = 0;
+    while (len < cap) {
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    return (long)len;
+}
+
+/* Load the text chunk in the userdata on top as path, with a fresh sandbox _ENV:
+ * [ud] -> [ud, fn]. Raises "path:line: message" on a syntax error or a binary chunk. */
+static void load_sandboxed(lua_State *L, const char *path, size_t len)
+{
+    const char *buf = lua_touserdata(L, -1);
+    lua_pushfstring(L, "@%s", path);                    /* [ud, name] */
+    int st = luaL_loadbufferx(L, buf, len, lua_tostring(L, -1), "t"); /* [ud, name, fn|msg] */
+    lua_remove(L, -2);                                  /* [ud, fn|msg] */
+    if (st != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        if (msg && strncmp(msg, path, strlen(path)) != 0)
+            lua_pushfstring(L, "%s: %s", path, msg);
+        lua_error(L);
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_env_fn);    /* [ud, fn, envfn] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_api);       /* [ud, fn, envfn, api] */
+    lua_call(L, 1, 1);                                  /* [ud, fn, env] */
+    if (!lua_setupvalue(L, -2, 1))                      /* [ud, fn] */
+        lua_pop(L, 1);
+}
+
+static bool valid_profile_name(const char *s)
+{
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+            return false;
+    return true;
+}
+
+/* The directories profiles are looked up in, first match wins: the project's (policy check
+ * only), the user's, the built-in one. Returns the count; strings are owned by the caller. */
+static size_t profile_dirs(char *dirs[3])
+{
+    size_t n = 0;
+    if (H.project_dir)
+        dirs[n++] = xasprintf("%s/.cordon/profiles", H.project_dir);
+    if (H.user_config_dir)
+        dirs[n++] = xasprintf("%s/profiles", H.user_config_dir);
+    dirs[n++] = xasprintf("%s/profiles", H.datadir);
+    return n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names of every profile file in the lookup directories, sorted, unique. Only for error
+ * messages and `policy check`: the run path never scans directories. */
+static void list_profile_names(struct str_list *out, struct str_list *bad_files)
+{
+    char *dirs[3];
+    size_t nd = profile_dirs(dirs);
+    for (size_t i = 0; i < nd; i++) {
+        DIR *d = opendir(dirs[i]);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            size_t l = strlen(e->d_name);
+            if (e->d_name[0] == '.' || l < 5 || strcmp(e->d_name + l - 4, ".lua") != 0)
+                continue;
+            char *name = xasprintf("%.*s", (int)(l - 4), e->d_name);
+            if (!valid_profile_name(name)) {
+                if (bad_files)
+                    str_list_push_owned(bad_files, xasprintf("%s/%s", dirs[i], e->d_name));
+                free(name);
+            } else if (str_list_contains(out, name)) {
+                free(name);
+            } else {
+                str_list_push_owned(out, name);
+            }
+        }
+        if (d)
+            closedir(d);
+        free(dirs[i]);
+    }
+    if (out->len)
+        qsort(out->items, out->len, sizeof *out->items, cmp_str);
+}
+
+/* ---- the host API ------------------------------------------------------------------------ */
+
+/* host.profile(name) -> table, path, source: find and run profiles/NAME.lua in its own sandbox. */
+static int host_profile(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    if (!valid_profile_name(name)) {
+        lua_pushfstring(L, "invalid profile name '%s' (must match ^[a-z0-9][a-z0-9_-]*$)", name);
+        return lua_error(L);
+    }
+    char *dirs[3];
+    size_t nd = profile_dirs(dirs);
+    long len = -ENOENT;
+    for (size_t i = 0; i < nd; i++) {
+        if (len == -ENOENT) {
+            lua_pushfstring(L, "%s/%s.lua", dirs[i], name); /* [path] */
+            len = push_file(L, lua_tostring(L, -1));        /* [path, ud] */
+            if (len < 0)
+                lua_pop(L, 1);
+        }
+        free(dirs[i]);
+    }
+    if (len == -ENOENT) {
+        struct str_list names = {0};
+        list_profile_names(&names, NULL);
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        for (size_t i = 0; i < names.len; i++) {
+            if (i)
+                luaL_addstring(&b, ", ");
+            luaL_addstring(&b, names.items[i]);
+        }
+        str_list_free(&names);
+        luaL_pushresult(&b);
+        lua_pushfstring(L, "unknown profile '%s' (known: %s)", name, lua_tostring(L, -1));
+        return lua_error(L);
+    }
+    if (len < 0) {
+        lua_pushfstring(L, "%s: %s", lua_tostring(L, -1), strerror((int)-len));
+        return lua_error(L);
+    }
+    const char *path = lua_tostring(L, -2);
+    load_sandboxed(L, path, (size_t)len);               /* [path, ud, fn] */
+    lua_call(L, 0, 1);                                  /* [path, ud, t] */
+    if (!lua_istable(L, -1)) {
+        lua_pushfstring(L, "%s: a profile must return a table, got %s", path, luaL_typename(L, -1));
+        return lua_error(L);
+    }
+    lua_pushvalue(L, -3);                               /* [path, ud, t, path] */
+    lua_pushlstring(L, lua_touserdata(L, -3), (size_t)len); /* [path, ud, t, path, source] */
+    return 3;
+}
+
+/* Expand ~ and stat; the file type bits, or 0 when the path does not exist. */
+static mode_t host_stat(lua_State *L)
+{
+    const char *p = luaL_checkstring(L, 1);
+    char *path = path_expand_home(p, H.home);
+    struct stat st;
+    int r = stat(path, &st);
+    free(path);
+    return r == 0 ? (st.st_mode & S_IFMT) : 0;
+}
+
+static int host_exists(lua_State *L)
+{
+    lua_pushboolean(L, host_stat(L) != 0);
+    return 1;
+}
+
+static int host_is_dir(lua_State *L)
+{
+    lua_pushboolean(L, host_stat(L) == S_IFDIR);
+    return 1;
+}
+
+static int host_is_socket(lua_State *L)
+{
+    lua_pushboolean(L, host_stat(L) == S_IFSOCK);
+    return 1;
+}
+
+static int host_home(lua_State *L)
+{
+    if (H.home)
+        lua_pushstring(L, H.home);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int host_workspace(lua_State *L)
+{
+    if (H.workspace)
+        lua_pushstring(L, H.workspace);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int host_getenv(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    for (size_t i = 0; i < ARRAY_LEN(getenv_allowed); i++) {
+        if (strcmp(name, getenv_allowed[i]) == 0) {
+            const char *v = getenv(name);
+            if (v)
+                lua_pushstring(L, v);
+            else
+                lua_pushnil(L);
+            return 1;
+        }
+    }
+    lua_pushfstring(L, "host.getenv: '%s' is not available to policies "
+                       "(allowed: HOME, USER, PATH, LANG, TERM)", name);
+    return lua_error(L);
+}
+
+static const luaL_Reg host_api[] = {
+    {"profile", host_profile}, {"exists", host_exists},       {"is_dir", host_is_dir},
+    {"is_socket", host_is_socket}, {"home", host_home},       {"workspace", host_workspace},
+    {"getenv", host_getenv},   {NULL, NULL},
+};
+
+/* ---- globals for the embedded modules ---------------------------------------------------- */
+
+static int lh_print(lua_State *L)
+{
+    int n = lua_gettop(L);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        if (i > 1)
+            luaL_addchar(&b, '\t');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    LOG_I(LH_UNIT, "%s", lua_tostring(L, -1));
+    return 0;
+}
+
+/* load(chunk [, chunkname [, mode [, env]]]): strings only, text only, whatever mode says. */
+static int lh_load(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    const char *name = luaL_optstring(L, 2, "=(load)");
+    if (luaL_loadbufferx(L, s, len, name, "t") != LUA_OK) {
+        luaL_pushfail(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    if (!lua_isnone(L, 4)) {
+        lua_pushvalue(L, 4);
+        if (!lua_setupvalue(L, -2, 1))
+            lua_pop(L, 1);
+    }
+    return 1;
+}
+
+/* require(name): only the embedded lua/ modules, each loaded once, as text. */
+static int lh_require(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, LH_LOADED_KEY);  /* [name, loaded] */
+    if (lua_getfield(L, -1, name) != LUA_TNIL)          /* [name, loaded, mod] */
+        return 1;
+    lua_pop(L, 1);
+    const struct lua_embedded_module *m = lua_embedded_modules;
+    while (m->name && strcmp(m->name, name) != 0)
+        m++;
+    if (!m->name)
+        return luaL_error(L, "module '%s' not found (only the embedded cordon.* modules)", name);
+    if (luaL_loadbufferx(L, m->source, m->len, m->chunkname, "t") != LUA_OK)
+        return lua_error(L);
+    lua_pushstring(L, name);
+    lua_call(L, 1, 1);                                  /* [name, loaded, mod] */
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushboolean(L, 1);
+    }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, name);
+    return 1;
+}
+
+static void open_libs(lua_State *L)
+{
+    static const luaL_Reg libs[] = {
+        {LUA_GNAME, luaopen_base},         {LUA_TABLIBNAME, luaopen_table},
+        {LUA_STRLIBNAME, luaopen_string},  {LUA_MATHLIBNAME, luaopen_math},
+        {LUA_UTF8LIBNAME, luaopen_utf8},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(libs); i++) {
+        luaL_requiref(L, libs[i].name, libs[i].func, 1);
+        lua_pop(L, 1);
+    }
+    static const char *const drop[] = {"dofile", "loadfile", "collectgarbage"};
+    for (size_t i = 0; i < ARRAY_LEN(drop); i++) {
+        lua_pushnil(L);
+        lua_setglobal(L, drop[i]);
+    }
+    lua_register(L, "load", lh_load);
+    lua_register(L, "print", lh_print);
+    lua_register(L, "require", lh_require);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, LH_LOADED_KEY);
+    /* Hide the string metatable: getmetatable("").__index would be the shared string table. */
+    lua_pushliteral(L, "");                             /* [s] */
+    lua_getmetatable(L, -1);                            /* [s, mt] */
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 2);
+}
+
+/* require(name) then name.field: [-0, +1]. */
+static void push_module_field(lua_State *L, const char *mod, const char *field)
+{
+    lua_getglobal(L, "require");
+    lua_pushstring(L, mod);
+    lua_call(L, 1, 1);                                  /* [m] */
+    lua_getfield(L, -1, field);                         /* [m, f] */
+    lua_remove(L, -2);                                  /* [f] */
+}
+
+/* Load one policy file and add it as a layer: [reg] -> [reg]. Raises on any problem. */
+static void add_layer(lua_State *L, const char *path)
+{
+    long len = push_file(L, path);                      /* [reg, ud] */
+    if (len < 0) {
+        lua_pushfstring(L, "%s: %s", path, strerror((int)-len));
+        lua_error(L);
+    }
+    load_sandboxed(L, path, (size_t)len);               /* [reg, ud, fn] */
+    lua_call(L, 0, 1);                                  /* [reg, ud, layer] */
+    push_module_field(L, "cordon.hooks", "add_layer");  /* [reg, ud, layer, add] */
+    lua_pushvalue(L, -4);
+    lua_pushvalue(L, -3);
+    lua_pushstring(L, path);                            /* [reg, ud, layer, add, reg, layer, path] */
+    lua_call(L, 3, 0);                                  /* [reg, ud, layer] */
+    lua_pop(L, 2);                                      /* [reg] */
+}
+
+static int add_layer_protected(lua_State *L)
+{
+    const char *path = lua_tostring(L, 2);              /* [reg, path] */
+    lua_pushvalue(L, 1);                                /* [reg, path, reg] */
+    add_layer(L, path);
+    return 0;
+}
+
+/* Every policy layer, lowest first: policies/NAME.lua in name order, the user's policy.lua, and (policy
+ * check only) the project's .cordon/policy.lua. */
+static void layer_files(lua_State *L, struct str_list *files)
+{
+    char *dir = xasprintf("%s/policies", H.datadir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        lua_pushfstring(L, "%s: %s", dir, strerror(errno));
+        free(dir);
+        lua_error(L);
+    }
+    struct str_list names = {0};
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] != '.' && l > 4 && strcmp(e->d_name + l - 4, ".lua") == 0)
+            str_list_push(&names, e->d_name);
+    }
+    closedir(d);
+    if (names.len)
+        qsort(names.items, names.len, sizeof *names.items, cmp_str);
+    for (size_t i = 0; i < names.len; i++)
+        str_list_push_owned(files, xasprintf("%s/%s", dir, names.items[i]));
+    str_list_free(&names);
+    free(dir);
+    char *user = H.user_config_dir ? xasprintf("%s/policy.lua", H.user_config_dir) : NULL;
+    if (user && access(user, F_OK) == 0)
+        str_list_push(files, user);
+    free(user);
+    char *proj = H.project_dir ? xasprintf("%s/.cordon/policy.lua", H.project_dir) : NULL;
+    if (proj && access(proj, F_OK) == 0)
+        str_list_push(files, proj);
+    free(proj);
+}
+
+/* All start-up Lua work, in one protected function (STYLE 17). */
+static int startup(lua_State *L)
+{
+    open_libs(L);
+
+    lua_newtable(L);                                    /* [host] */
+    luaL_setfuncs(L, host_api, 0);
+    push_module_field(L, "cordon.sandbox", "api");      /* [host, api_fn] */
+    lua_pushglobaltable(L);
+    lua_pushvalue(L, -3);
+    lua_getglobal(L, "require");                        /* [host, api_fn, G, host, require] */
+    lua_call(L, 3, 1);                                  /* [host, api] */
+    H.ref_api = luaL_ref(L, LUA_REGISTRYINDEX);         /* [host] */
+    lua_pop(L, 1);
+    push_module_field(L, "cordon.sandbox", "env");
+    H.ref_env_fn = luaL_ref(L, LUA_REGISTRYINDEX);
+    push_module_field(L, "cordon.profile", "validate");
+    H.ref_validate = luaL_ref(L, LUA_REGISTRYINDEX);
+
+    push_module_field(L, "cordon.hooks", "new_registry");
+    lua_call(L, 0, 1);                                  /* [reg] */
+    struct str_list files = {0};
+    layer_files(L, &files);
+    for (size_t i = 0; i < files.len; i++) {
+        if (!H.problems) {
+            add_layer(L, files.items[i]);
+            continue;
+        }
+        lua_pushcfunction(L, add_layer_protected);      /* [reg, f] */
+        lua_pushvalue(L, -2);
+        lua_pushstring(L, files.items[i]);              /* [reg, f, reg, path] */
+        if (lua_pcall(L, 2, 0, 0) != LUA_OK) {          /* [reg] or [reg, msg] */
+            const char *msg = lua_tostring(L, -1);
+            str_list_push(H.problems, msg ? msg : files.items[i]);
+            lua_pop(L, 1);
+        }
+    }
+    str_list_free(&files);
+
+    for (int h = 0; h < HOOK_COUNT; h++) {
+        lua_getfield(L, -1, hook_names[h]);             /* [reg, layers] */
+        lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+        if (n > 0) {
+            lua_rawgeti(L, -1, n);
+            H.ref_top[h] = luaL_ref(L, LUA_REGISTRYINDEX);
+            push_module_field(L, "cordon.hooks", "chain");
+            lua_pushvalue(L, -2);
+            lua_call(L, 1, 1);                          /* [reg, layers, chain] */
+            H.ref_chain[h] = luaL_ref(L, LUA_REGISTRYINDEX);
+        }
+        lua_pop(L, 1);                                  /* [reg] */
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
+/* ---- state lifetime ---------------------------------------------------------------------- */
+
+static int state_create(char *err, size_t errlen)
+{
+    H.mem_used = H.mem_limit = 0;
+    H.need_rebuild = false;
+    H.ref_api = H.ref_env_fn = H.ref_validate = LUA_NOREF;
+    for (int h = 0; h < HOOK_COUNT; h++)
+        H.ref_chain[h] = H.ref_top[h] = LUA_NOREF;
+    H.L = lua_newstate(lh_alloc, NULL);
+    if (!H.L) {
+        snprintf(err, errlen, "cannot create the Lua state");
+        return -1;
+    }
+    if (protected_call(startup, NULL, "start-up", err, errlen) != LH_OK) {
+        lua_close(H.L);
+        H.L = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void state_destroy(void)
+{
+    if (H.L)
+        lua_close(H.L);
+    H.L = NULL;
+}
+
+int lh_open(const struct lh_options *opt, char *err, size_t errlen)
+{
+    lh_close();
+    H.datadir = xstrdup(opt->datadir ? opt->datadir : CORDON_DATADIR);
+    H.user_config_dir = opt->user_config_dir ? xstrdup(opt->user_config_dir) : NULL;
+    if (state_create(err, errlen) < 0) {
+        lh_close();
+        return -1;
+    }
+    return 0;
+}
+
+void lh_close(void)
+{
+    state_destroy();
+    free(H.datadir);
+    free(H.user_config_dir);
+    H.datadir = H.user_config_dir = NULL;
+}
+
+/* The state is usable: rebuilt if the last call ran out of memory. */
+static bool state_ready(char *err, size_t errlen)
+{
+    if (H.L && !H.need_rebuild)
+        return true;
+    if (!H.datadir) {
+        snprintf(err, errlen, "the Lua host is not open");
+        return false;
+    }
+    LOG_D(LH_UNIT, "rebuilding the Lua state");
+    state_destroy();
+    return state_create(err, errlen) == 0;
+}
+
+/* "file:line" where the top layer of a hook is defined, for messages without a position. */
+static void hook_where(enum lh_hook h, char *buf, size_t n)
+{
+    lua_Debug ar;
+    lua_rawgeti(H.L, LUA_REGISTRYINDEX, H.ref_top[h]);
+    if (lua_isfunction(H.L, -1) && lua_getinfo(H.L, ">S", &ar)) {
+        snprintf(buf, n, "%s:%d", ar.source[0] == '@' ? ar.source + 1 : ar.short_src, ar.linedefined);
+        return;
+    }
+    lua_pop(H.L, 1);
+    snprintf(buf, n, "%s hook", hook_names[h]);
+}
+
+/* ---- profile and environment resolution -------------------------------------------------- */
+
+struct resolve_ctx {
+    const struct run_flags *flags;
+    char *const *environ_in;
+    struct sandbox_config *cfg;
+    struct lc_profile_extra extra;
+    int ref_resolved;
+};
+
+static int call_profile_hook(lua_State *L)
+{
+    struct resolve_ctx *c = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_PROFILE]); /* [ctx, f] */
+    lua_createtable(L, 0, 2);                           /* [ctx, f, in] */
+    lua_pushstring(L, c->flags->profile ? c->flags->profile : LH_DEFAULT_PROFILE);
+    lua_setfield(L, -2, "name");
+    lc_push_flags(L, c->flags);
+    lua_setfield(L, -2, "flags");
+    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    H.validating = true;
+    if (!lua_istable(L, -1))
+        return luaL_error(L, "profile hook returned %s, expected the resolved profile table",
+                          luaL_typename(L, -1));
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_validate);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 2);                                  /* [ctx, res, keypath, msg] */
+    if (!lua_isnil(L, -2))
+        return luaL_error(L, "profile hook result: key '%s': %s", lua_tostring(L, -2),
+                          lua_tostring(L, -1));
+    lua_pop(L, 2);                                      /* [ctx, res] */
+    lc_read_profile(L, -1, c->cfg, &c->extra);
+    c->ref_resolved = luaL_ref(L, LUA_REGISTRYINDEX);   /* [ctx] */
+    return 0;
+}
+
+static int call_environment_hook(lua_State *L)
+{
+    struct resolve_ctx *c = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_ENVIRONMENT]); /* [ctx, f] */
+    lua_createtable(L, 0, 2);                           /* [ctx, f, in] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref_resolved);
+    lua_setfield(L, -2, "profile");
+    lc_push_environ(L, c->environ_in);
+    lua_setfield(L, -2, "env");
+    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    H.validating = true;
+    lc_read_env_result(L, -1, c->environ_in, &c->cfg->env);
+    return 0;
+}
+
+/* Canonical existing path: ~ expanded, made absolute against cwd, symlinks resolved.
+ * NULL with errno set when it does not exist. */
+static char *canonical(const char *p, const char *cwd, const char *home)
+{
+    char *e = path_expand_home(p, home);
+    char *a = path_absolute(e, cwd);
+    char *r = realpath(a, NULL);
+    int saved = errno;
+    free(e);
+    free(a);
+    errno = saved;
+    return r;
+}
+
+/* Turn the profile's paths into what sandbox_config promises. 0, or -1 with err. */
+static int resolve_paths(const struct run_flags *flags, const char *cwd, const char *home,
+                         struct sandbox_config *cfg, struct lc_profile_extra *extra, char *err,
+                         size_t errlen)
+{
+    const char *pname = cfg->profile ? cfg->profile : "?";
+    const char *ws = extra->workspace ? extra->workspace : cwd;
+    char *w = canonical(ws, cwd, home);
+    struct stat st;
+    if (!w || stat(w, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        const char *why = w ? strerror(ENOTDIR) : strerror(errno);
+        if (flags->workspace)
+            snprintf(err, errlen, "--workspace %s: %s", ws, why);
+        else if (extra->workspace)
+            snprintf(err, errlen, "profile '%s': workspace %s: %s", pname, ws, why);
+        else
+            snprintf(err, errlen, "current directory %s: %s", ws, why);
+        free(w);
+        return -1;
+    }
+    cfg->workspace = w;
+
+    struct str_list writable = {0};
+    for (size_t i = 0; i < cfg->writable.len; i++) {
+        const char *p = cfg->writable.items[i];
+        char *r = canonical(p, cwd, home);
+        if (!r) {
+            int e = errno;
+            if (str_list_contains(&flags->writable, p))
+                snprintf(err, errlen, "--allow-write %s: %s", p, strerror(e));
+            else
+                snprintf(err, errlen, "profile '%s': writable %s: %s", pname, p, strerror(e));
+            str_list_free(&writable);
+            return -1;
+        }
+        if (!str_list_contains(&writable, r))
+            str_list_push(&writable, r);
+        free(r);
+    }
+    str_list_free(&cfg->writable);
+    cfg->writable = writable;
+
+    struct str_list hidden = {0};
+    for (size_t i = 0; i < cfg->hidden.len; i++) {
+        char *e = path_expand_home(cfg->hidden.items[i], home);
+        char *a = path_absolute(e, cwd);
+        free(e);
+        bool docker = strcmp(a, "/run/docker.sock") == 0 || strcmp(a, "/var/run/docker.sock") == 0;
+        if ((extra->allow_docker && docker) || str_list_contains(&hidden, a))
+            free(a);
+        else
+            str_list_push_owned(&hidden, a);
+    }
+    str_list_free(&cfg->hidden);
+    cfg->hidden = hidden;
+
+    for (size_t i = 0; i < cfg->run_binds.len; i++) {
+        if (cfg->run_binds.items[i][0] != '/') {
+            snprintf(err, errlen, "profile '%s': run_binds %s: not an absolute path", pname,
+                     cfg->run_binds.items[i]);
+            return -1;
+        }
+    }
+    if (extra->allow_docker && access("/run/docker.sock", F_OK) == 0 &&
+        !str_list_contains(&cfg->run_binds, "/run/docker.sock"))
+        str_list_push(&cfg->run_binds, "/run/docker.sock");
+
+    char *c = realpath(cwd, NULL);
+    bool inside = c && path_is_within(c, cfg->workspace);
+    for (size_t i = 0; c && !inside && i < cfg->writable.len; i++)
+        inside = path_is_within(c, cfg->writable.items[i]);
+    if (inside) {
+        cfg->cwd = c;
+    } else {
+        free(c);
+        cfg->cwd = xstrdup(cfg->workspace);
+    }
+    return 0;
+}
+
+enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cwd, const char *home,
+                                   char *const *environ_in, struct sandbox_config *cfg,
+                                   char *err, size_t errlen)
+{
+    memset(cfg, 0, sizeof *cfg);
+    if (!state_ready(err, errlen))
+        return LH_ERROR;
+    char cwdbuf[PATH_MAX];
+    if (!cwd)
+        cwd = getcwd(cwdbuf, sizeof cwdbuf) ? cwdbuf : "/";
+    if (!home)
+        home = getenv("HOME");
+    if (!home) {
+        snprintf(err, errlen, "no home directory to expand ~ against (HOME is not set)");
+        return LH_ERROR;
+    }
+    for (int h = HOOK_PROFILE; h <= HOOK_ENVIRONMENT; h++) {
+        if (H.ref_chain[h] == LUA_NOREF) {
+            snprintf(err, errlen, "no policy defines the '%s' hook", hook_names[h]);
+            return LH_ERROR;
+        }
+    }
+
+    struct resolve_ctx c = {.flags = flags, .environ_in = environ_in, .cfg = cfg,
+                            .ref_resolved = LUA_NOREF};
+    char where[PATH_MAX + 32];
+    enum lh_outcome o;
+    H.home = home;
+    H.workspace = NULL;
+    hook_where(HOOK_PROFILE, where, sizeof where);
+    o = protected_call(call_profile_hook, &c, where, err, errlen);
+    if (o == LH_OK && resolve_paths(flags, cwd, home, cfg, &c.extra, err, errlen) < 0)
+        o = LH_ERROR;
+    if (o == LH_OK) {
+        H.workspace = cfg->workspace;
+        hook_where(HOOK_ENVIRONMENT, where, sizeof where);
+        o = protected_call(call_environment_hook, &c, where, err, errlen);
+    }
+    if (H.L && !H.need_rebuild)
+        luaL_unref(H.L, LUA_REGISTRYINDEX, c.ref_resolved);
+    H.home = H.workspace = NULL;
+    free(c.extra.workspace);
+    if (o != LH_OK)
+        sandbox_config_free(cfg);
+    return o;
+}
+
+/* ---- policy check ------------------------------------------------------------------------ */
+
+int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out)
+{
+    int problems = 0;
+    char err[1024];
+    struct str_list layer_problems = {0}, names = {0}, bad = {0};
+    char cwdbuf[PATH_MAX];
+    const char *cwd = dir ? dir : (getcwd(cwdbuf, sizeof cwdbuf) ? cwdbuf : "/");
+    extern char **environ;
+
+    H.project_dir = dir ? xstrdup(dir) : NULL;
+    H.problems = &layer_problems;
+    int r = lh_open(opt, err, sizeof err);
+    H.problems = NULL;
+    for (size_t i = 0; i < layer_problems.len; i++, problems++)
+        fprintf(out, "%s\n", layer_problems.items[i]);
+    if (r < 0) {
+        fprintf(out, "%s\n", err);
+        problems++;
+        goto out;
+    }
+    list_profile_names(&names, &bad);
+    for (size_t i = 0; i < bad.len; i++, problems++)
+        fprintf(out, "%s: invalid profile name (must match ^[a-z0-9][a-z0-9_-]*$)\n", bad.items[i]);
+    for (size_t i = 0; i < names.len; i++) {
+        struct run_flags flags = {.profile = names.items[i], .unrestricted_network = FLAG_UNSET,
+                                  .allow_loopback = FLAG_UNSET, .allow_docker = FLAG_UNSET,
+                                  .json = FLAG_UNSET};
+        struct sandbox_config cfg;
+        enum lh_outcome o = lh_resolve_sandbox(&flags, cwd, NULL, environ, &cfg, err, sizeof err);
+        switch (o) {
+        case LH_OK:
+            sandbox_config_free(&cfg);
+            break;
+        case LH_ERROR:
+        case LH_TIMEOUT:
+        case LH_NOMEM:
+        case LH_BAD_RESULT:
+            fprintf(out, "%s\n", err);
+            problems++;
+            break;
+        }
+    }
+out:
+    free(H.project_dir);
+    H.project_dir = NULL;
+    lh_close();
+    str_list_free(&layer_problems);
+    str_list_free(&names);
+    str_list_free(&bad);
+    return problems;
+}

@@ -1,0 +1,526 @@
+/* test_lua_host.c — the Lua host against real files: the built-in policies and profiles, and
+ * fixture layers written to a temp datadir (no mocks). Each test runs in its own child. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lua_host.h"
+#include "sandbox_config.h"
+#include "test.h"
+#include "util.h"
+
+static char tmp[PATH_MAX];   /* scratch root: datadir, home, workspace live under it */
+static char data[PATH_MAX + 16];  /* fixture datadir */
+static char home[PATH_MAX + 16];
+static char err[2048];
+static char e0[] = "PATH=/usr/bin:/bin", e1[] = "OPENAI_API_KEY=sk-1", e2[] = "GITHUB_TOKEN=gh",
+            e3[] = "DB_PASSWORD=pw", e4[] = "SSH_AUTH_SOCK=/tmp/a", e5[] = "LANG=C.UTF-8",
+            e6[] = "TMPDIR=/var/x";
+static char *env_in[] = {e0, e1, e2, e3, e4, e5, e6, NULL};
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char *p = xasprintf("%s/%s", dir, rel);
+    for (char *s = p + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        mkdir(p, 0755);
+        *s = '/';
+    }
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL);
+    fputs(text, f);
+    fclose(f);
+    free(p);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return xstrdup(buf);
+}
+
+/* A temp datadir holding the real default policy and the real profiles. */
+static void setup(void)
+{
+    snprintf(tmp, sizeof tmp, "/tmp/cordon-lh-XXXXXX");
+    CHECK(mkdtemp(tmp) != NULL);
+    char *real = realpath(tmp, NULL);
+    snprintf(tmp, sizeof tmp, "%s", real);
+    free(real);
+    snprintf(data, sizeof data, "%s/data", tmp);
+    snprintf(home, sizeof home, "%s/home", tmp);
+    mkdir(data, 0755);
+    mkdir(home, 0755);
+    static const char *const files[] = {"policies/00-default.lua", "profiles/coding.lua",
+                                        "profiles/strict.lua", "profiles/readonly.lua",
+                                        "profiles/ops.lua"};
+    for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+        char *src = xasprintf("%s/%s", CORDON_DATADIR, files[i]);
+        char *text = slurp(src);
+        put(data, files[i], text);
+        free(text);
+        free(src);
+    }
+}
+
+static void open_ok(void)
+{
+    struct lh_options opt = {.datadir = data};
+    int r = lh_open(&opt, err, sizeof err);
+    if (r != 0)
+        fprintf(stderr, "  lh_open: %s\n", err);
+    CHECK_EQ_INT(r, 0);
+}
+
+static struct run_flags flags_for(const char *profile)
+{
+    struct run_flags f = {.profile = profile, .unrestricted_network = FLAG_UNSET,
+                          .allow_loopback = FLAG_UNSET, .allow_docker = FLAG_UNSET,
+                          .json = FLAG_UNSET};
+    return f;
+}
+
+static enum lh_outcome resolve(struct run_flags *f, struct sandbox_config *cfg)
+{
+    return lh_resolve_sandbox(f, tmp, home, env_in, cfg, err, sizeof err);
+}
+
+static const struct sandbox_rlimit *find_rlimit(const struct sandbox_config *cfg, int res)
+{
+    for (size_t i = 0; i < cfg->n_rlimits; i++)
+        if (cfg->rlimits[i].resource == res)
+            return &cfg->rlimits[i];
+    return NULL;
+}
+
+static void test_coding_default(void)
+{
+    setup();
+    open_ok();
+    struct run_flags f = flags_for(NULL);
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    CHECK(strcmp(cfg.profile, "coding") == 0);
+    CHECK(strcmp(cfg.workspace, tmp) == 0);
+    CHECK(strcmp(cfg.cwd, tmp) == 0);
+    CHECK(!cfg.workspace_readonly);
+    char *ssh = xasprintf("%s/.ssh", home);
+    CHECK(str_list_contains(&cfg.hidden, ssh));
+    free(ssh);
+    CHECK(str_list_contains(&cfg.hidden, "/etc/shadow"));
+    CHECK(str_list_contains(&cfg.hidden, "/root"));
+    CHECK(str_list_contains(&cfg.readonly_in_workspace, ".git/hooks"));
+    CHECK(str_list_contains(&cfg.readonly_in_workspace, ".cordon"));
+    const struct sandbox_rlimit *core = find_rlimit(&cfg, RLIMIT_CORE);
+    CHECK(core && core->soft == 0 && core->hard == 0);
+    CHECK(cfg.grace_seconds == 3);
+    CHECK(str_list_contains(&cfg.env, "CORDON_SANDBOX=1"));
+    CHECK(str_list_contains(&cfg.env, "TMPDIR=/tmp"));
+    CHECK(!str_list_contains(&cfg.env, "TMPDIR=/var/x"));
+    CHECK(str_list_contains(&cfg.env, "PATH=/usr/bin:/bin"));
+    CHECK(str_list_contains(&cfg.env, "LANG=C.UTF-8"));
+    CHECK(!str_list_contains(&cfg.env, "OPENAI_API_KEY=sk-1"));
+    CHECK(!str_list_contains(&cfg.env, "GITHUB_TOKEN=gh"));
+    CHECK(!str_list_contains(&cfg.env, "DB_PASSWORD=pw"));
+    CHECK(!str_list_contains(&cfg.env, "SSH_AUTH_SOCK=/tmp/a"));
+    CHECK(!cfg.block_unix_sockets && !cfg.net_unrestricted && !cfg.json);
+    sandbox_config_free(&cfg);
+    lh_close();
+}
+
+static void test_named_profiles(void)
+{
+    setup();
+    open_ok();
+    struct sandbox_config cfg;
+    struct run_flags f = flags_for("strict");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    CHECK(cfg.block_unix_sockets);
+    CHECK(str_list_contains(&cfg.seccomp_deny, "personality"));
+    const struct sandbox_rlimit *nofile = find_rlimit(&cfg, RLIMIT_NOFILE);
+    CHECK(nofile && nofile->soft == 1024);
+    CHECK(find_rlimit(&cfg, RLIMIT_CORE) != NULL); /* inherited from coding */
+    CHECK(find_rlimit(&cfg, RLIMIT_NPROC) == NULL);
+    char *p = xasprintf("%s/.config", home);
+    CHECK(str_list_contains(&cfg.hidden, p));
+    free(p);
+    p = xasprintf("%s/.ssh", home);
+    CHECK(str_list_contains(&cfg.hidden, p)); /* lists append */
+    free(p);
+    sandbox_config_free(&cfg);
+
+    f = flags_for("readonly");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    CHECK(cfg.workspace_readonly);
+    sandbox_config_free(&cfg);
+    f = flags_for("ops");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    CHECK(strcmp(cfg.profile, "ops") == 0);
+    sandbox_config_free(&cfg);
+    lh_close();
+}
+
+static void test_flags(void)
+{
+    setup();
+    open_ok();
+    char *w = xasprintf("%s/extra", tmp);
+    mkdir(w, 0755);
+    char *sub = xasprintf("%s/sub", w);
+    mkdir(sub, 0755);
+    struct run_flags f = flags_for(NULL);
+    str_list_push(&f.writable, w);
+    str_list_push(&f.hidden, "~/secret");
+    str_list_push(&f.hidden, "rel/dir");
+    f.allow_loopback = FLAG_TRUE;
+    f.json = FLAG_TRUE;
+    f.workspace = home;
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(lh_resolve_sandbox(&f, sub, home, env_in, &cfg, err, sizeof err), LH_OK);
+    CHECK(strcmp(cfg.workspace, home) == 0);
+    CHECK(str_list_contains(&cfg.writable, w));
+    CHECK(strcmp(cfg.cwd, sub) == 0); /* cwd inside a writable path is kept */
+    char *s = xasprintf("%s/secret", home);
+    CHECK(str_list_contains(&cfg.hidden, s));
+    free(s);
+    s = xasprintf("%s/rel/dir", sub);
+    CHECK(str_list_contains(&cfg.hidden, s));
+    free(s);
+    CHECK(cfg.net_loopback && cfg.json);
+    sandbox_config_free(&cfg);
+
+    /* cwd outside workspace and writable paths: start in the workspace */
+    run_flags_free(&f);
+    f = flags_for(NULL);
+    f.workspace = home;
+    CHECK_EQ_INT(lh_resolve_sandbox(&f, sub, home, env_in, &cfg, err, sizeof err), LH_OK);
+    CHECK(strcmp(cfg.cwd, home) == 0);
+    sandbox_config_free(&cfg);
+
+    str_list_push(&f.writable, "/nope/missing");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    CHECK_STR_CONTAINS(err, "--allow-write /nope/missing: No such file or directory");
+    run_flags_free(&f);
+    f = flags_for(NULL);
+    f.workspace = "/nope/ws";
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    CHECK_STR_CONTAINS(err, "--workspace /nope/ws: No such file or directory");
+    free(w);
+    free(sub);
+    lh_close();
+}
+
+static void test_unknown_profile(void)
+{
+    setup();
+    open_ok();
+    struct run_flags f = flags_for("nope");
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    CHECK_STR_CONTAINS(err, "unknown profile 'nope' (known: coding, ops, readonly, strict)");
+    f = flags_for("Bad/Name");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    CHECK_STR_CONTAINS(err, "invalid profile name 'Bad/Name'");
+    lh_close();
+}
+
+static void test_profile_syntax_error(void)
+{
+    setup();
+    put(data, "profiles/broken.lua", "return {\n  hidden = {\n    ,\n  },\n}\n");
+    open_ok();
+    struct run_flags f = flags_for("broken");
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    char *want = xasprintf("%s/profiles/broken.lua:3:", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    lh_close();
+}
+
+static void test_profile_validation(void)
+{
+    setup();
+    put(data, "profiles/typo.lua", "return {\n  extends = \"coding\",\n  hiden = { \"/x\" },\n}\n");
+    put(data, "profiles/wrongtype.lua",
+        "return {\n  network = {\n    loopback = \"yes\",\n  },\n}\n");
+    put(data, "profiles/loop-a.lua", "return {\n  extends = \"loop-b\",\n}\n");
+    put(data, "profiles/loop-b.lua", "return {\n\n  extends = \"loop-a\",\n}\n");
+    put(data, "profiles/usehost.lua",
+        "local h = host.home()\nreturn { extends = \"coding\", writable = { h } }\n");
+    open_ok();
+    struct sandbox_config cfg;
+    struct run_flags f = flags_for("typo");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    char *want = xasprintf("%s/profiles/typo.lua:3: key 'hiden': unknown key", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    f = flags_for("wrongtype");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    want = xasprintf("%s/profiles/wrongtype.lua:3: key 'network.loopback': expected a boolean", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    f = flags_for("loop-a");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    want = xasprintf("%s/profiles/loop-b.lua:3: extends cycle: loop-a -> loop-b -> loop-a", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    f = flags_for("usehost");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    CHECK(str_list_contains(&cfg.writable, home));
+    sandbox_config_free(&cfg);
+    lh_close();
+}
+
+/* A layer over the default policy that misbehaves on request (by profile name). */
+static const char bad_layer[] =
+    "return {\n"
+    "  profile = function(input, next)\n"
+    "    if input.name == \"loop\" then while true do end end\n"
+    "    if input.name == \"loopcatch\" then\n"
+    "      while true do pcall(function() while true do end end) end\n"
+    "    end\n"
+    "    if input.name == \"bomb\" then\n"
+    "      local t = {}\n"
+    "      for i = 1, math.maxinteger do t[i] = string.rep(\"x\", 4096) .. i end\n"
+    "    end\n"
+    "    if input.name == \"bombcatch\" then\n"
+    "      pcall(function() local t = {} for i = 1, math.maxinteger do t[i] = {i} end end)\n"
+    "      return next({ name = \"coding\", flags = input.flags })\n"
+    "    end\n"
+    "    if input.name == \"raise\" then error(\"boom\") end\n"       /* line 15 */
+    "    if input.name == \"bad\" then return 42 end\n"
+    "    if input.name == \"badkey\" then return { colour = \"red\" } end\n"
+    "    if input.name == \"globals\" then\n"
+    "      assert(io == nil and os == nil and debug == nil and package == nil, \"lib visible\")\n"
+    "      assert(dofile == nil and loadfile == nil and load == nil, \"loader visible\")\n"
+    "      assert(collectgarbage == nil, \"collectgarbage visible\")\n"
+    "      assert(not pcall(function() string.upper = nil end), \"string writable\")\n"
+    "      assert(getmetatable(\"\") == false, \"string metatable visible\")\n"
+    "      assert(not pcall(host.getenv, \"OPENAI_API_KEY\"), \"getenv not filtered\")\n"
+    "      assert(not pcall(require, \"io\"), \"require io\")\n"
+    "      return next({ name = \"coding\", flags = input.flags })\n"
+    "    end\n"
+    "    if input.name == \"setglobal\" then leaked = 1 end\n"          /* line 28 */
+    "    return next(input)\n"
+    "  end,\n"
+    "  environment = function(input, next)\n"
+    "    if input.profile.description == \"badenv\" then return { set = { X = 1 } } end\n"
+    "    local r = next(input)\n"
+    "    r.set.FROM_LAYER = host.workspace()\n"
+    "    return r\n"
+    "  end,\n"
+    "}\n";
+
+static void setup_bad_layer(void)
+{
+    setup();
+    put(data, "policies/50-bad.lua", bad_layer);
+    put(data, "profiles/badenv.lua", "return { extends = \"coding\", description = \"badenv\" }\n");
+}
+
+static enum lh_outcome resolve_name(const char *name)
+{
+    struct run_flags f = flags_for(name);
+    struct sandbox_config cfg;
+    enum lh_outcome o = resolve(&f, &cfg);
+    if (o == LH_OK)
+        sandbox_config_free(&cfg);
+    return o;
+}
+
+static void test_hook_timeout(void)
+{
+    setup_bad_layer();
+    open_ok();
+    CHECK_EQ_INT(resolve_name("loop"), LH_TIMEOUT);
+    char *want = xasprintf("%s/policies/50-bad.lua:3: instruction budget exhausted", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    CHECK_EQ_INT(resolve_name("loopcatch"), LH_TIMEOUT);
+    CHECK_EQ_INT(resolve_name("coding"), LH_OK);
+    lh_close();
+}
+
+static void test_hook_nomem(void)
+{
+    setup_bad_layer();
+    open_ok();
+    CHECK_EQ_INT(resolve_name("bomb"), LH_NOMEM);
+    char *want = xasprintf("%s/policies/50-bad.lua:2: memory cap exceeded", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    CHECK_EQ_INT(resolve_name("coding"), LH_OK); /* the state was rebuilt */
+    CHECK_EQ_INT(resolve_name("bombcatch"), LH_NOMEM); /* pcall cannot hide it */
+    CHECK_EQ_INT(resolve_name("strict"), LH_OK);
+    lh_close();
+}
+
+static void test_hook_errors(void)
+{
+    setup_bad_layer();
+    open_ok();
+    CHECK_EQ_INT(resolve_name("raise"), LH_ERROR);
+    char *want = xasprintf("%s/policies/50-bad.lua:15: boom", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    CHECK(strstr(err, "stack traceback") == NULL);
+    CHECK_EQ_INT(resolve_name("bad"), LH_BAD_RESULT);
+    want = xasprintf("%s/policies/50-bad.lua:2: profile hook returned number", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    CHECK_EQ_INT(resolve_name("badkey"), LH_BAD_RESULT);
+    CHECK_STR_CONTAINS(err, "key 'colour': unknown key");
+    CHECK_EQ_INT(resolve_name("badenv"), LH_BAD_RESULT);
+    CHECK_STR_CONTAINS(err, "50-bad.lua:31:");
+    CHECK_EQ_INT(resolve_name("setglobal"), LH_ERROR);
+    want = xasprintf("%s/policies/50-bad.lua:28: assignment to undeclared global 'leaked'", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    lh_close();
+}
+
+static void test_sandboxed_globals(void)
+{
+    setup_bad_layer();
+    open_ok();
+    struct run_flags f = flags_for("globals");
+    struct sandbox_config cfg;
+    enum lh_outcome o = resolve(&f, &cfg);
+    if (o != LH_OK)
+        fprintf(stderr, "  %s\n", err);
+    CHECK_EQ_INT(o, LH_OK);
+    char *want = xasprintf("FROM_LAYER=%s", tmp);
+    CHECK(str_list_contains(&cfg.env, want));
+    free(want);
+    sandbox_config_free(&cfg);
+    lh_close();
+}
+
+static void test_bytecode_refused(void)
+{
+    setup();
+    put(data, "policies/10-bin.lua", "\x1bLuaT\x00\x19\x93\r\n\x1a\n");
+    struct lh_options opt = {.datadir = data};
+    CHECK_EQ_INT(lh_open(&opt, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "10-bin.lua");
+    CHECK_STR_CONTAINS(err, "binary chunk");
+}
+
+static void test_policy_load_errors(void)
+{
+    setup();
+    put(data, "policies/10-global.lua", "\nx = 1\nreturn {}\n");
+    struct lh_options opt = {.datadir = data};
+    CHECK_EQ_INT(lh_open(&opt, err, sizeof err), -1);
+    char *want = xasprintf("%s/policies/10-global.lua:2: assignment to undeclared global 'x'", data);
+    CHECK_STR_CONTAINS(err, want);
+    free(want);
+    put(data, "policies/10-global.lua", "return { netwrok = function() end }\n");
+    CHECK_EQ_INT(lh_open(&opt, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "unknown hook 'netwrok'");
+    put(data, "policies/10-global.lua", "while true do end\n");
+    CHECK_EQ_INT(lh_open(&opt, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "10-global.lua:1: instruction budget exhausted");
+}
+
+static void test_user_layer(void)
+{
+    setup();
+    char *ucfg = xasprintf("%s/.config/cordon", home);
+    put(ucfg, "policy.lua",
+        "return { profile = function(input, next)\n"
+        "  local p = next(input)\n"
+        "  p.hidden[#p.hidden + 1] = \"/srv/secret\"\n"
+        "  return p\n"
+        "end }\n");
+    put(ucfg, "profiles/mine.lua", "return { extends = \"strict\", json = true }\n");
+    struct lh_options opt = {.datadir = data, .user_config_dir = ucfg};
+    CHECK_EQ_INT(lh_open(&opt, err, sizeof err), 0);
+    struct run_flags f = flags_for("mine");
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    CHECK(cfg.json && cfg.block_unix_sockets);
+    CHECK(str_list_contains(&cfg.hidden, "/srv/secret"));
+    sandbox_config_free(&cfg);
+    f = flags_for("nope");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    CHECK_STR_CONTAINS(err, "(known: coding, mine, ops, readonly, strict)");
+    lh_close();
+    free(ucfg);
+}
+
+static void test_check_all(void)
+{
+    setup();
+    struct lh_options opt = {.datadir = CORDON_DATADIR};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    CHECK_EQ_INT(lh_check_all(&opt, NULL, out), 0);
+    fclose(out);
+    free(buf);
+
+    char *proj = xasprintf("%s/proj", tmp);
+    put(proj, ".cordon/profiles/oops.lua", "return {\n  writable = 3,\n}\n");
+    put(proj, ".cordon/profiles/Bad.lua", "return {}\n");
+    put(proj, ".cordon/policy.lua", "return 1\n");
+    put(data, "profiles/syntax.lua", "return {\n  x = = 1 }\n");
+    opt.datadir = data;
+    out = open_memstream(&buf, &len);
+    int n = lh_check_all(&opt, proj, out);
+    fclose(out);
+    fprintf(stderr, "%s", buf);
+    CHECK_EQ_INT(n, 4);
+    char *want = xasprintf("%s/.cordon/profiles/oops.lua:2: key 'writable'", proj);
+    CHECK_STR_CONTAINS(buf, want);
+    free(want);
+    CHECK_STR_CONTAINS(buf, "profiles/syntax.lua:2:");
+    CHECK_STR_CONTAINS(buf, "Bad.lua: invalid profile name");
+    CHECK_STR_CONTAINS(buf, ".cordon/policy.lua: a policy must return a table");
+    free(buf);
+    free(proj);
+}
+
+static void test_speed(void)
+{
+    setup();
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < 50; i++) {
+        struct lh_options opt = {.datadir = data};
+        CHECK_EQ_INT(lh_open(&opt, err, sizeof err), 0);
+        CHECK_EQ_INT(resolve_name("strict"), LH_OK);
+        lh_close();
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double us = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / 1e3 / 50;
+    fprintf(stderr, "  lh_open + lh_resolve_sandbox(strict) + lh_close: %.0f us\n", us);
+    CHECK(us < 5000); /* generous for sanitizer builds; ~0.5 ms in a normal build */
+}
+
+TEST_MAIN({"coding is the default", test_coding_default},
+          {"strict, readonly, ops resolve", test_named_profiles},
+          {"flags merge over the profile", test_flags},
+          {"unknown profile names the known ones", test_unknown_profile},
+          {"profile syntax error has file:line", test_profile_syntax_error},
+          {"profile validation names file:line and key", test_profile_validation},
+          {"endless loop -> LH_TIMEOUT", test_hook_timeout},
+          {"allocation bomb -> LH_NOMEM, state rebuilt", test_hook_nomem},
+          {"raise / bad result -> file:line", test_hook_errors},
+          {"policies see only the sandboxed API", test_sandboxed_globals},
+          {"bytecode is refused", test_bytecode_refused},
+          {"policy load errors stop lh_open", test_policy_load_errors},
+          {"user layer and user profiles", test_user_layer},
+          {"lh_check_all reports every problem", test_check_all},
+          {"open + resolve is fast", test_speed})

@@ -1,0 +1,224 @@
+-- cordon.profile — the profile schema, strict validation, merging and `extends` resolution.
+-- Owns: what a profile key means as data (its type) and how layers combine (lists append, tables
+-- merge, scalars override). Uses nothing but the standard library: file loading is injected as a
+-- function (`load(name) -> table, path, source`), so plain lua5.4 can run it in specs.
+-- Must never: read files, touch globals, or accept a key it does not know.
+local M = {}
+
+-- Kinds: "string", "boolean", "number" (>= 0), "integer" (>= 0), "list" (array of non-empty
+-- strings; merge appends), "abslist" (list of absolute paths), "strmap" (string -> string;
+-- merge by key), "rlimit" (integer >= 0, "unlimited", or { soft, hard }), "duration" (seconds as
+-- a number, or "30s", "5m", "1h"), "name" (a profile name). A nested table is a sub-schema.
+M.schema = {
+    description = "string",
+    extends = "name",
+    name = "name",
+    workspace = "string",
+    workspace_readonly = "boolean",
+    writable = "list",
+    hidden = "list",
+    readonly_in_workspace = "list",
+    network = { allow = "list", deny = "list", loopback = "boolean", unrestricted = "boolean",
+                ask = "boolean" },
+    allow_docker = "boolean",
+    run_binds = "abslist",
+    seccomp = { block_unix_sockets = "boolean", deny = "list" },
+    rlimits = { core = "rlimit", nofile = "rlimit", fsize = "rlimit", as = "rlimit",
+                nproc = "rlimit", cpu = "rlimit", stack = "rlimit", memlock = "rlimit" },
+    escalation = { ask_sandbox_off = "boolean", permission_timeout = "duration", plan = "boolean" },
+    env = { set = "strmap", strip = "list" },
+    session = { exec_per_command = "boolean", grace = "number", max_background = "integer",
+                log_cap = "integer" },
+    capture = { head = "integer", tail = "integer" },
+    json = "boolean",
+}
+
+M.NAME_PATTERN = "^[a-z0-9][a-z0-9_-]*$"
+
+function M.valid_name(s)
+    return type(s) == "string" and s:match(M.NAME_PATTERN) ~= nil
+end
+
+local function is_list(v)
+    if type(v) ~= "table" then return false end
+    local n = 0
+    for k in pairs(v) do
+        if math.type(k) ~= "integer" or k < 1 then return false end
+        n = n + 1
+    end
+    return n == #v
+end
+
+local function sorted_keys(t)
+    local keys = {}
+    for k in pairs(t) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    return keys
+end
+
+-- Check one value against a kind; nil when fine, else the complaint (without the key).
+local checks = {
+    string = function(v) if type(v) ~= "string" then return "expected a string" end end,
+    boolean = function(v) if type(v) ~= "boolean" then return "expected a boolean" end end,
+    number = function(v)
+        if type(v) ~= "number" or v < 0 or v ~= v then return "expected a number >= 0" end
+    end,
+    integer = function(v)
+        if math.type(v) ~= "integer" or v < 0 then return "expected an integer >= 0" end
+    end,
+    name = function(v)
+        if not M.valid_name(v) then return "expected a profile name matching " .. M.NAME_PATTERN end
+    end,
+    list = function(v)
+        if not is_list(v) then return "expected a list of strings" end
+        for i, s in ipairs(v) do
+            if type(s) ~= "string" or s == "" then
+                return ("item %d: expected a non-empty string"):format(i)
+            end
+        end
+    end,
+    strmap = function(v)
+        if type(v) ~= "table" then return "expected a table of NAME = \"value\"" end
+        for k, s in pairs(v) do
+            if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
+                return ("bad name %s: expected [A-Za-z_][A-Za-z0-9_]*"):format(tostring(k))
+            end
+            if type(s) ~= "string" then return ("%s: expected a string value"):format(k) end
+        end
+    end,
+    duration = function(v)
+        if type(v) == "number" and v >= 0 then return end
+        if type(v) == "string" and v:match("^%d+[smh]?$") then return end
+        return "expected seconds (a number) or a duration like \"30s\", \"5m\", \"1h\""
+    end,
+}
+checks.abslist = function(v)
+    local e = checks.list(v)
+    if e then return e end
+    for i, s in ipairs(v) do
+        if s:sub(1, 1) ~= "/" then return ("item %d: expected an absolute path"):format(i) end
+    end
+end
+local function rlimit_value(x)
+    return x == "unlimited" or (math.type(x) == "integer" and x >= 0)
+end
+checks.rlimit = function(v)
+    if rlimit_value(v) then return end
+    if is_list(v) and #v == 2 and rlimit_value(v[1]) and rlimit_value(v[2]) then
+        local s, h = v[1], v[2]
+        if h ~= "unlimited" and (s == "unlimited" or s > h) then return "soft limit above hard limit" end
+        return
+    end
+    return "expected an integer >= 0, \"unlimited\", or { soft, hard }"
+end
+
+local function type_name(v)
+    local t = type(v)
+    if t == "number" then return math.type(v) end
+    return t
+end
+
+-- Validate t against schema (M.schema by default). Returns nil when valid, else
+-- keypath ("network.allow"), message. Checks keys in sorted order so errors are stable.
+function M.validate(t, schema, prefix)
+    schema = schema or M.schema
+    if type(t) ~= "table" then return prefix or "(profile)", "expected a table, got " .. type_name(t) end
+    for _, k in ipairs(sorted_keys(t)) do
+        local v = t[k]
+        local path = prefix and (prefix .. "." .. tostring(k)) or tostring(k)
+        local kind = type(k) == "string" and schema[k] or nil
+        if kind == nil then
+            return path, "unknown key"
+        elseif type(kind) == "table" then
+            if type(v) ~= "table" then return path, "expected a table, got " .. type_name(v) end
+            local kp, msg = M.validate(v, kind, path)
+            if kp then return kp, msg end
+        else
+            local msg = checks[kind](v)
+            if msg then return path, msg .. ", got " .. type_name(v) end
+        end
+    end
+    return nil
+end
+
+-- Line of the first assignment to the last component of keypath in source, for file:line errors
+-- (a table has no line of its own). 1 when it cannot be found.
+function M.locate(source, keypath)
+    if type(source) ~= "string" then return 1 end
+    local comps = {}
+    for c in keypath:gmatch("[^.]+") do comps[#comps + 1] = c end
+    for i = #comps, 1, -1 do
+        local key = comps[i]:gsub("%p", "%%%0")
+        local n = 0
+        for line in (source .. "\n"):gmatch("([^\n]*)\n") do
+            n = n + 1
+            if line:find("%f[%w_]" .. key .. "%f[^%w_]%s*=") then return n end
+        end
+    end
+    return 1
+end
+
+local function copy(v)
+    if type(v) ~= "table" then return v end
+    local out = {}
+    for k, x in pairs(v) do out[k] = copy(x) end
+    return out
+end
+M.copy = copy
+
+-- Merge over onto base (neither modified), guided by the schema: lists append (without
+-- repeating an item), sub-schemas and string maps merge key by key, everything else overrides.
+function M.merge(base, over, schema)
+    schema = schema or M.schema
+    local out = copy(base) or {}
+    for k, v in pairs(over or {}) do
+        local kind = schema[k]
+        if (kind == "list" or kind == "abslist") and type(out[k]) == "table" then
+            local seen = {}
+            for _, s in ipairs(out[k]) do seen[s] = true end
+            for _, s in ipairs(v) do
+                if not seen[s] then out[k][#out[k] + 1] = s; seen[s] = true end
+            end
+        elseif type(kind) == "table" and type(out[k]) == "table" then
+            out[k] = M.merge(out[k], v, kind)
+        elseif kind == "strmap" and type(out[k]) == "table" then
+            for name, s in pairs(v) do out[k][name] = s end
+        else
+            out[k] = copy(v)
+        end
+    end
+    return out
+end
+
+-- Resolve a profile by name through its `extends` chain. load(name) returns the file's table,
+-- its path and its source (and raises for an unknown name). Each file is validated on its own,
+-- so an error names the file that has the bad key. Raises "path:line: message" (level 0).
+function M.resolve(name, load)
+    local chain, seen, order = {}, {}, {}
+    local cur, from = name, nil
+    while cur do
+        if seen[cur] then
+            order[#order + 1] = cur
+            error(("%s:%d: extends cycle: %s"):format(from.path, M.locate(from.source, "extends"),
+                table.concat(order, " -> ")), 0)
+        end
+        seen[cur] = true
+        order[#order + 1] = cur
+        local t, path, source = load(cur)
+        path = path or ("profile '" .. cur .. "'")
+        local kp, msg = M.validate(t)
+        if kp then
+            error(("%s:%d: key '%s': %s"):format(path, M.locate(source, kp), kp, msg), 0)
+        end
+        from = { path = path, source = source }
+        chain[#chain + 1] = t
+        cur = t.extends
+    end
+    local out = {}
+    for i = #chain, 1, -1 do out = M.merge(out, chain[i]) end
+    out.extends = nil
+    out.name = name
+    return out
+end
+
+return M

@@ -1,0 +1,79 @@
+-- profiles/coding.lua — the default profile: an agent edits and builds one workspace.
+-- A profile is a Lua file returning a table; every key is documented in lua/HOOKS.md
+-- ("Profile keys"). Another profile can start from this one with `extends = "coding"`:
+-- its lists are appended to these, its tables merged, its scalars win.
+-- Profiles run sandboxed: no io/os; `host.home()`, `host.exists(path)` etc. are available.
+return {
+    description = "Default: workspace writable, secrets hidden, network through the allowlist",
+
+    -- The workspace is the current directory (or --workspace); it is writable.
+    workspace_readonly = false,
+
+    -- Paths that look missing (ENOENT) inside the sandbox. `~` is the caller's home.
+    hidden = {
+        "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
+        "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
+        "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
+        "/etc/ssh",             -- host keys
+        "/root",                -- root-only secrets: when the caller is root, a uid-0 process
+                                -- could read them (the engine keeps the workspace visible)
+    },
+
+    -- Relative to the workspace: stay read-only although the workspace is writable, so a
+    -- command cannot plant a git hook or rewrite the project's own policy.
+    readonly_in_workspace = { ".git/hooks", ".git/config", ".cordon" },
+
+    -- Extra writable paths (absolute or ~/...; each must exist). None by default.
+    writable = {},
+
+    -- Host paths bound into the sandbox's fresh /run. None by default: host daemons' sockets
+    -- stay out of reach (`allow_docker = true` binds /run/docker.sock).
+    run_binds = {},
+    allow_docker = false,
+
+    network = {
+        allow = {},             -- e.g. { "registry.npmjs.org", "*.pypi.org:443", "tcp://db:5432" }
+        deny = {},              -- same syntax; wins over allow
+        loopback = false,       -- may commands serve TCP on the sandbox's own loopback?
+        unrestricted = false,   -- true: no network namespace at all
+        ask = true,             -- ask an interactive owner about unknown hosts
+    },
+
+    seccomp = {
+        block_unix_sockets = false,
+        deny = {},              -- extra syscall names, beyond the engine's fixed refusals
+    },
+
+    -- Resource limits: an integer (soft = hard), "unlimited", or { soft, hard }.
+    rlimits = {
+        core = 0,               -- no core dumps of processes that may hold secrets
+    },
+
+    escalation = {
+        ask_sandbox_off = false, -- ask before re-running a refused command outside the sandbox?
+        permission_timeout = "5m",
+        plan = false,
+    },
+
+    env = {
+        set = {},
+        -- Removed from the command's environment: names, or patterns where `*` matches anything.
+        strip = {
+            "*_API_KEY", "*_TOKEN", "*_SECRET", "*_PASSWORD",
+            "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+            "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
+        },
+    },
+
+    session = {
+        exec_per_command = false, -- true: every exec gets a fresh sandbox
+        grace = 3,                -- seconds between TERM and KILL
+        max_background = 8,
+        log_cap = 16 * 1024 * 1024,
+    },
+
+    -- How much of each output stream the refusal detector sees.
+    capture = { head = 64 * 1024, tail = 64 * 1024 },
+
+    json = false,
+}

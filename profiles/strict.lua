@@ -1,0 +1,21 @@
+-- profiles/strict.lua — coding, tighter: no Unix sockets, lower resource limits, more hidden.
+-- `extends` starts from coding: the lists below are appended to coding's, the tables merged.
+return {
+    extends = "coding",
+    description = "coding plus: no AF_UNIX sockets, resource limits, ~/.config hidden",
+
+    seccomp = {
+        block_unix_sockets = true,
+        -- ptrace, keyctl, bpf, ... are refused by the engine already; add a few more.
+        deny = { "personality", "acct", "swapon", "swapoff" },
+    },
+
+    rlimits = {
+        nofile = 1024,
+        fsize = 1024 * 1024 * 1024,        -- 1 GiB per file
+        as = 8 * 1024 * 1024 * 1024,       -- 8 GiB address space
+        -- Not nproc: RLIMIT_NPROC counts all of the user's processes on the host.
+    },
+
+    hidden = { "~/.config", "~/.local/share/keyrings", "~/.bash_history" },
+}

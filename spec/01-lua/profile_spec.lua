@@ -1,0 +1,133 @@
+-- Specs for cordon.profile: schema validation, merging, extends resolution and error messages.
+local profile = require("cordon.profile")
+
+-- A loader over an in-memory set of profile files: name -> source.
+local function loader(files)
+    return function(name)
+        local src = files[name]
+        if not src then error("unknown profile '" .. name .. "'", 0) end
+        local path = "/p/" .. name .. ".lua"
+        return assert(load(src, "@" .. path, "t", {}))(), path, src
+    end
+end
+
+describe("cordon.profile.validate", function()
+    local cases = {
+        { {}, nil },
+        { { workspace = "/w", writable = { "~/x" }, json = true }, nil },
+        { { network = { allow = { "a.com" }, loopback = true } }, nil },
+        { { rlimits = { core = 0, nofile = { 1024, 4096 }, as = "unlimited" } }, nil },
+        { { escalation = { permission_timeout = "5m" } }, nil },
+        { { escalation = { permission_timeout = 30 } }, nil },
+        { { env = { set = { A = "1" }, strip = { "*_TOKEN" } } }, nil },
+        { { colour = "red" }, "colour", "unknown key" },
+        { { network = { allow = "a.com" } }, "network.allow", "expected a list of strings, got string" },
+        { { network = { loopback = "yes" } }, "network.loopback", "expected a boolean" },
+        { { network = { speed = 1 } }, "network.speed", "unknown key" },
+        { { network = true }, "network", "expected a table" },
+        { { writable = { "/a", 3 } }, "writable", "item 2" },
+        { { writable = { x = "/a" } }, "writable", "expected a list" },
+        { { run_binds = { "relative" } }, "run_binds", "absolute path" },
+        { { rlimits = { nofile = -1 } }, "rlimits.nofile", "expected an integer" },
+        { { rlimits = { nofile = { 10, 5 } } }, "rlimits.nofile", "soft limit above hard" },
+        { { rlimits = { nofile = 1.5 } }, "rlimits.nofile", "got float" },
+        { { rlimits = { nice = 1 } }, "rlimits.nice", "unknown key" },
+        { { escalation = { permission_timeout = "soon" } }, "escalation.permission_timeout", "duration" },
+        { { extends = "Bad Name" }, "extends", "profile name" },
+        { { session = { grace = -1 } }, "session.grace", ">= 0" },
+        { { session = { max_background = 2.5 } }, "session.max_background", "integer" },
+        { { env = { set = { A = 1 } } }, "env.set", "expected a string value" },
+        { { env = { set = { ["1A"] = "x" } } }, "env.set", "bad name" },
+        { { [1] = "x" }, "1", "unknown key" },
+    }
+    for i, c in ipairs(cases) do
+        it("case " .. i .. (c[2] and (": " .. c[2]) or ": valid"), function()
+            local kp, msg = profile.validate(c[1])
+            assert.are.equal(c[2], kp)
+            if c[3] then assert.matches(c[3], msg, 1, true) end
+        end)
+    end
+    it("rejects a non-table", function()
+        local kp, msg = profile.validate(3)
+        assert.is_not_nil(kp)
+        assert.matches("expected a table", msg)
+    end)
+end)
+
+describe("cordon.profile.merge", function()
+    it("appends lists without repeats, merges tables, overrides scalars", function()
+        local base = { hidden = { "~/.ssh", "/etc/shadow" }, network = { loopback = false, allow = { "a" } },
+                       json = false, env = { set = { A = "1" } }, rlimits = { core = 0 } }
+        local over = { hidden = { "~/.config", "~/.ssh" }, network = { loopback = true },
+                       json = true, env = { set = { B = "2" } }, rlimits = { nofile = { 1, 2 } } }
+        local m = profile.merge(base, over)
+        assert.are.same({ "~/.ssh", "/etc/shadow", "~/.config" }, m.hidden)
+        assert.are.same({ loopback = true, allow = { "a" } }, m.network)
+        assert.is_true(m.json)
+        assert.are.same({ A = "1", B = "2" }, m.env.set)
+        assert.are.same({ core = 0, nofile = { 1, 2 } }, m.rlimits)
+        assert.are.same({ "~/.ssh", "/etc/shadow" }, base.hidden) -- inputs untouched
+    end)
+    it("copies tables it takes over", function()
+        local over = { hidden = { "/x" } }
+        local m = profile.merge({}, over)
+        m.hidden[2] = "/y"
+        assert.are.same({ "/x" }, over.hidden)
+    end)
+end)
+
+describe("cordon.profile.resolve", function()
+    it("follows extends, child over parent", function()
+        local r = profile.resolve("child", loader {
+            base = 'return { hidden = { "/a" }, json = false, description = "base" }',
+            child = 'return { extends = "base", hidden = { "/b" }, json = true }',
+        })
+        assert.are.same({ "/a", "/b" }, r.hidden)
+        assert.is_true(r.json)
+        assert.are.equal("base", r.description)
+        assert.is_nil(r.extends)
+        assert.are.equal("child", r.name)
+    end)
+    it("reports a cycle with file:line and the chain", function()
+        local ok, err = pcall(profile.resolve, "a", loader {
+            a = 'return {\n  extends = "b" }',
+            b = 'return {\n\n  extends = "a" }',
+        })
+        assert.is_false(ok)
+        assert.are.equal("/p/b.lua:3: extends cycle: a -> b -> a", err)
+    end)
+    it("reports a self-extending profile", function()
+        local ok, err = pcall(profile.resolve, "a", loader { a = 'return { extends = "a" }' })
+        assert.is_false(ok)
+        assert.matches("extends cycle: a %-> a", err)
+    end)
+    it("names the file, the line and the key of a bad value", function()
+        local ok, err = pcall(profile.resolve, "x", loader {
+            x = 'return {\n  description = "x",\n  network = {\n    ask = 1,\n  },\n}',
+        })
+        assert.is_false(ok)
+        assert.are.equal("/p/x.lua:4: key 'network.ask': expected a boolean, got integer", err)
+    end)
+    it("validates the parent too, naming the parent's file", function()
+        local ok, err = pcall(profile.resolve, "c", loader {
+            p = 'return { bogus = true }',
+            c = 'return { extends = "p" }',
+        })
+        assert.is_false(ok)
+        assert.matches("^/p/p.lua:1: key 'bogus': unknown key", err)
+    end)
+    it("passes the loader's error through", function()
+        local ok, err = pcall(profile.resolve, "c", loader { c = 'return { extends = "gone" }' })
+        assert.is_false(ok)
+        assert.are.equal("unknown profile 'gone'", err)
+    end)
+end)
+
+describe("cordon.profile.valid_name", function()
+    for _, n in ipairs { "coding", "a", "0x", "my-profile_2" } do
+        it("accepts " .. n, function() assert.is_true(profile.valid_name(n)) end)
+    end
+    for _, n in ipairs { "", "Coding", "-x", "_x", "a/b", "../x", "a.b", "a b" } do
+        it("refuses '" .. n .. "'", function() assert.is_false(profile.valid_name(n)) end)
+    end
+end)
