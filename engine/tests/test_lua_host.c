@@ -492,21 +492,17 @@ static void test_check_all(void)
     free(proj);
 }
 
-static void test_speed(void)
+/* The run path opens, resolves and closes once per command: fifty rounds must keep working
+ * (and, under ASan, leak nothing). Its speed is measured in bench/, never asserted here. */
+static void test_repeated_open_close(void)
 {
     setup();
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
     for (int i = 0; i < 50; i++) {
         struct lh_options opt = {.datadir = data};
         CHECK_EQ_INT(lh_open(&opt, err, sizeof err), 0);
         CHECK_EQ_INT(resolve_name("strict"), LH_OK);
         lh_close();
     }
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    double us = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / 1e3 / 50;
-    fprintf(stderr, "  lh_open + lh_resolve_sandbox(strict) + lh_close: %.0f us\n", us);
-    CHECK(us < 5000); /* generous for sanitizer builds; ~0.5 ms in a normal build */
 }
 
 TEST_MAIN({"coding is the default", test_coding_default},
@@ -523,4 +519,4 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"policy load errors stop lh_open", test_policy_load_errors},
           {"user layer and user profiles", test_user_layer},
           {"lh_check_all reports every problem", test_check_all},
-          {"open + resolve is fast", test_speed})
+          {"open, resolve, close fifty times", test_repeated_open_close})
