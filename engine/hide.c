@@ -272,9 +272,12 @@ out:
     return r;
 }
 
-/* A dangling symlink, mounted over a hidden file inside a writable area: open, stat and writes
- * through it fail with ENOENT, and it cannot be removed (a mount point). The target can never
- * exist: no process has a file descriptor -1. */
+/* Covers for hidden paths inside a writable area, where an overlay would make the area read-only.
+ * A file is covered by a dangling symlink: open, stat and writes through it fail with ENOENT, and
+ * it cannot be removed (a mount point); the target can never exist (no fd is -1). A directory is
+ * covered by a directory removed after it was mounted: looking up or listing anything in it
+ * fails with ENOENT, and nothing can be created in it; only stat of the directory itself
+ * succeeds. */
 #define HIDDEN_FILE_TARGET "/proc/self/fd/-1"
 
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
@@ -285,30 +288,31 @@ int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
         struct stat st;
         if (lstat(h, &st) < 0)
             continue;
-        if (S_ISDIR(st.st_mode)) {
-            /* A directory cannot be covered by a symlink: it becomes empty and unreadable. */
-            if (mnt_mount(e, "cordon-hidden", h, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV,
-                          "mode=000,size=4k") < 0)
-                goto out;
-            continue;
-        }
         if (tmpfs_fd < 0) {
             if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
                 goto out;
-            if (symlinkat(HIDDEN_FILE_TARGET, tmpfs_fd, "hidden") < 0) {
-                mnt_fail(e, "symlink", "hidden");
+            if (symlinkat(HIDDEN_FILE_TARGET, tmpfs_fd, "file") < 0 || mkdirat(tmpfs_fd, "dir", 0555) < 0) {
+                mnt_fail(e, "create cover for", h);
                 goto out;
             }
         }
-        int link = open_tree(tmpfs_fd, "hidden", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
-        if (link < 0) {
-            mnt_fail(e, "open_tree", "hidden");
+        bool dir = S_ISDIR(st.st_mode);
+        int cover = open_tree(tmpfs_fd, dir ? "dir" : "file",
+                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+        if (cover < 0) {
+            mnt_fail(e, "open_tree cover for", h);
             goto out;
         }
-        int m = mnt_attach(e, link, h, false);
-        close(link);
+        int m = mnt_attach(e, cover, h, false);
+        close(cover);
         if (m < 0)
             goto out;
+    }
+    /* Removing the cover directory after it is mounted makes it a dead directory: every name
+     * looked up in it, and reading it, fails with ENOENT. */
+    if (tmpfs_fd >= 0 && unlinkat(tmpfs_fd, "dir", AT_REMOVEDIR) < 0) {
+        mnt_fail(e, "remove the cover directory for", "hidden directories");
+        goto out;
     }
     r = 0;
 out:

@@ -4,8 +4,9 @@
  * on a detached tmpfs, holds whiteouts for the hidden names. Mounts below a covered directory
  * are captured first and put back on top. A hidden path inside a writable area cannot be
  * whited out without making that area read-only: a file there is covered by a dangling symlink
- * (missing to open and stat; lstat shows the link), a directory by an empty mode-000 tmpfs
- * (unreadable rather than missing). Runs in init, in the new mount namespace. */
+ * (missing to open and stat; lstat shows the link), a directory by a removed directory (every
+ * name in it is missing; stat of the directory itself still succeeds). Runs in init, in the new
+ * mount namespace. */
 #ifndef CORDON_HIDE_H
 #define CORDON_HIDE_H
 #include "mount_ops.h"

@@ -96,6 +96,8 @@ CORDON_NORETURN void init_main(const struct init_params *p)
     int r = ns_write_id_maps(p->uid, p->gid);
     if (r < 0)
         setup_failed("writing the uid/gid maps", -r);
+    if (!p->cfg->net_unrestricted && (r = ns_unshare_net()) < 0)
+        setup_failed("creating the network namespace", -r);
     if (fsview_build(p->cfg, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);

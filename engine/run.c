@@ -209,7 +209,7 @@ int run_main(int argc, char **argv)
     uid_t uid = getuid(); /* read before the clone: inside, they are unmapped until init maps them */
     gid_t gid = getgid();
     double start = now_ms();
-    pid_t pid = ns_clone_sandbox(!cfg.net_unrestricted);
+    pid_t pid = ns_clone_sandbox();
     if (pid < 0)
         die("%s", ns_explain_clone_error(-pid));
     if (pid == 0) {

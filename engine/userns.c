@@ -12,16 +12,19 @@
 
 #include "util.h"
 
-pid_t ns_clone_sandbox(bool new_net)
+pid_t ns_clone_sandbox(void)
 {
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-    if (new_net)
-        flags |= CLONE_NEWNET;
     /* Raw clone with a NULL stack behaves like fork(): the child continues here. */
     long pid = syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
     if (pid < 0)
         return -errno;
     return (pid_t)pid;
+}
+
+int ns_unshare_net(void)
+{
+    return unshare(CLONE_NEWNET) < 0 ? -errno : 0;
 }
 
 int ns_write_id_maps(uid_t uid, gid_t gid)

@@ -1,0 +1,203 @@
+-- spec/04-engine/cli_spec.lua — `cordon run` as a caller sees it: bad input, exit codes,
+-- signals, --json, stdin, the environment, `cordon policy check`.
+-- Drives the built binary ($CORDON_BIN); loopback only.
+local h = require("spec.helpers")
+
+local function one_cordon_line(r)
+    local lines = {}
+    for line in r.stderr:gmatch("[^\n]+") do lines[#lines + 1] = line end
+    assert.are.equal(1, #lines, "expected exactly one stderr line\n" .. h.describe(r))
+    assert.truthy(lines[1]:match("^cordon: "), "stderr must start with 'cordon: '\n" .. h.describe(r))
+end
+
+describe("cordon run: bad input exits 125 with one 'cordon:' line", function()
+    lazy_setup(function()
+        assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
+    end)
+    after_each(h.cleanup)
+
+    it("an unknown flag", function()
+        local r = h.cordon({ "run", "--no-such-flag", "--", "true" })
+        assert.are.equal(125, r.code, h.describe(r))
+        one_cordon_line(r)
+    end)
+
+    it("an unknown profile", function()
+        local r = h.cordon({ "run", "--profile", "no-such-profile-xyz", "--", "true" })
+        assert.are.equal(125, r.code, h.describe(r))
+        one_cordon_line(r)
+    end)
+
+    it("no command after --", function()
+        local r = h.cordon({ "run", "--" })
+        assert.are.equal(125, r.code, h.describe(r))
+        one_cordon_line(r)
+    end)
+
+    it("--workspace that does not exist", function()
+        local r = h.cordon({ "run", "--workspace", "/nonexistent/cordon-spec", "--", "true" })
+        assert.are.equal(125, r.code, h.describe(r))
+        one_cordon_line(r)
+    end)
+
+    it("--allow-write that does not exist", function()
+        local r = h.cordon({ "run", "--allow-write", "/nonexistent/cordon-spec", "--", "true" })
+        assert.are.equal(125, r.code, h.describe(r))
+        one_cordon_line(r)
+    end)
+
+    it("does not run the command when it refuses", function()
+        local ws = h.workspace()
+        local r = h.cordon({ "run", "--profile", "no-such-profile-xyz", "--", "touch", ws .. "/ran" },
+            { workspace = ws })
+        assert.are.equal(125, r.code, h.describe(r))
+        assert.is_nil(h.read_file(ws .. "/ran"))
+    end)
+end)
+
+describe("cordon run: exit codes pass through", function()
+    after_each(h.cleanup)
+
+    it("0 for true", function()
+        local r = h.cordon({ "run", "--", "true" })
+        assert.are.equal(0, r.code, h.describe(r))
+    end)
+
+    it("exit 3 -> 3", function()
+        local r = h.run_sh("exit 3")
+        assert.are.equal(3, r.code, h.describe(r))
+    end)
+
+    it("killed by SIGTERM -> 143", function()
+        local r = h.run_sh("kill -TERM $$")
+        assert.are.equal(143, r.code, h.describe(r))
+    end)
+
+    it("killed by SIGKILL -> 137", function()
+        local r = h.run_sh("kill -KILL $$")
+        assert.are.equal(137, r.code, h.describe(r))
+    end)
+
+    it("a missing command -> 127", function()
+        local r = h.cordon({ "run", "--", "cordon-spec-no-such-command" })
+        assert.are.equal(127, r.code, h.describe(r))
+    end)
+
+    it("a file that is not executable -> 126", function()
+        local ws = h.workspace()
+        h.write_file(ws .. "/notexec", "#!/bin/sh\necho ran\n", "644")
+        local r = h.cordon({ "run", "--", "./notexec" }, { workspace = ws })
+        assert.are.equal(126, r.code, h.describe(r))
+        assert.is_nil(r.stdout:match("ran"))
+    end)
+
+    it("stdout and stderr of the command reach the caller separately", function()
+        local r = h.run_sh("echo to-out; echo to-err >&2")
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal("to-out\n", r.stdout)
+        assert.truthy(r.stderr:match("to%-err"), h.describe(r))
+        assert.is_nil(r.stderr:match("to%-out"))
+    end)
+end)
+
+describe("cordon run: --json", function()
+    after_each(h.cleanup)
+
+    it("prints one result object on the last line, after the command's output", function()
+        local r = h.cordon({ "run", "--json", "--", "/bin/bash", "-c", "echo out-line; exit 3" })
+        assert.are.equal(3, r.code, h.describe(r))
+        local v, last = h.last_json(r.stdout)
+        assert.is_table(v, "last line is not JSON: " .. tostring(last) .. "\n" .. h.describe(r))
+        assert.are.equal(3, v.exit_code)
+        assert.are.equal("coding", v.profile)
+        assert.are.equal(require("cjson").null, v.signal)
+        assert.is_number(v.duration_ms)
+        assert.is_true(v.duration_ms >= 0)
+        assert.are.equal(1, select(2, r.stdout:gsub("out%-line", "")), h.describe(r))
+        assert.truthy(r.stdout:find("out%-line\n.*{"), "command output must come first\n" .. h.describe(r))
+    end)
+
+    it("names the profile that ran", function()
+        local r = h.cordon({ "run", "--json", "--profile", "strict", "--", "true" })
+        assert.are.equal(0, r.code, h.describe(r))
+        local v = h.last_json(r.stdout)
+        assert.is_table(v, h.describe(r))
+        assert.are.equal("strict", v.profile)
+        assert.are.equal(0, v.exit_code)
+    end)
+
+    it("reports the signal that killed the command", function()
+        local r = h.cordon({ "run", "--json", "--", "/bin/bash", "-c", "kill -TERM $$" })
+        assert.are.equal(143, r.code, h.describe(r))
+        local v = h.last_json(r.stdout)
+        assert.is_table(v, h.describe(r))
+        assert.truthy(v.signal == 15 or (type(v.signal) == "string" and v.signal:match("TERM")),
+            "signal: " .. tostring(v.signal))
+    end)
+end)
+
+describe("cordon run: stdin and signals", function()
+    after_each(h.cleanup)
+
+    it("passes stdin through", function()
+        local r = h.cordon({ "run", "--", "cat" }, { stdin = "hi\n" })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal("hi\n", r.stdout)
+    end)
+
+    it("passes a large stdin through whole", function()
+        local data = ("0123456789abcdef"):rep(64 * 1024) -- 1 MiB
+        local r = h.cordon({ "run", "--", "wc", "-c" }, { stdin = data })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal(tostring(#data), h.chomp(r.stdout))
+    end)
+
+    for _, sig in ipairs({ { "TERM", 143 }, { "INT", 130 } }) do
+        it("SIG" .. sig[1] .. " sent to cordon reaches the command #slow", function()
+            local ws = h.workspace()
+            local script = ("trap 'echo trapped > %s/trapped; exit %d' %s; touch %s/ready; "
+                .. "for i in $(seq 600); do sleep 0.1; done; exit 9"):format(ws, sig[2], sig[1], ws)
+            local res = h.drive({ "run", "--", "/bin/bash", "-c", script }, { workspace = ws },
+                { ready_file = ws .. "/ready", signal = sig[1], timeout = 30 })
+            assert.is_true(res.ready, "command never started: " .. res.cmd)
+            assert.is_false(res.timed_out, "cordon did not exit after SIG" .. sig[1])
+            assert.are.equal("trapped\n", h.read_file(ws .. "/trapped"), "the trap did not run")
+            assert.are.equal(sig[2], res.returncode)
+        end)
+    end
+end)
+
+describe("cordon run: environment", function()
+    after_each(h.cleanup)
+
+    it("sets CORDON_SANDBOX=1 and TMPDIR=/tmp", function()
+        local r = h.run_sh('printf "%s|%s\\n" "$CORDON_SANDBOX" "$TMPDIR"', { env = { TMPDIR = "/var/tmp" } })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal("1|/tmp\n", r.stdout)
+    end)
+
+    it("strips *_API_KEY and *_TOKEN variables", function()
+        local r = h.run_sh("env", { env = { FOO_API_KEY = "x-secret-key", GITHUB_TOKEN = "x-secret-token",
+            CORDON_SPEC_PLAIN = "kept" } })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.is_nil(r.stdout:match("FOO_API_KEY"), h.describe(r))
+        assert.is_nil(r.stdout:match("x%-secret"), h.describe(r))
+        assert.truthy(r.stdout:match("CORDON_SPEC_PLAIN=kept"), "ordinary variables must pass\n" .. h.describe(r))
+    end)
+
+    it("keeps the caller's other variables and HOME", function()
+        local home = h.home()
+        local r = h.run_sh('printf "%s\\n" "$HOME"')
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal(home .. "\n", r.stdout)
+    end)
+end)
+
+describe("cordon policy check", function()
+    after_each(h.cleanup)
+
+    it("exits 0 with the built-in policies", function()
+        local r = h.cordon({ "policy", "check" })
+        assert.are.equal(0, r.code, h.describe(r))
+    end)
+end)
