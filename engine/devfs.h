@@ -14,7 +14,7 @@ struct devfs_capture {
 int devfs_capture(struct devfs_capture *cap, struct mnt_err *e);
 /* Mount the new /dev; closes the captured fds. */
 int devfs_build(struct devfs_capture *cap, struct mnt_err *e);
-/* Mount the pid namespace's own /proc; kernel knobs stay read-only. */
+/* Mount the pid namespace's own /proc, read-only (kernel knobs included). */
 int procfs_build(struct mnt_err *e);
 /* Mount a read-only sysfs of the sandbox's own network namespace over /sys, so
  * /sys/class/net lists only its loopback. */
