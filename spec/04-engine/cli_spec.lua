@@ -46,6 +46,16 @@ describe("cordon run: bad input exits 125 with one 'cordon:' line", function()
         one_cordon_line(r)
     end)
 
+    it("a kernel that allows no user namespace names the sysctl to change", function()
+        -- A user namespace of our own whose limit for nested ones is 0 stands in for a kernel
+        -- with user namespaces disabled, without touching the host's sysctl.
+        local r = h.sh("unshare -Ur sh -c " .. h.quote("echo 0 > /proc/sys/user/max_user_namespaces && exec "
+            .. h.quote(h.bin) .. " run -- true"))
+        assert.are.equal(125, r.code, h.describe(r))
+        one_cordon_line(r)
+        assert.truthy(r.stderr:match("user%.max_user_namespaces"), h.describe(r))
+    end)
+
     it("does not run the command when it refuses", function()
         local ws = h.workspace()
         local r = h.cordon({ "run", "--profile", "no-such-profile-xyz", "--", "touch", ws .. "/ran" },
