@@ -8,7 +8,7 @@
 
 enum opt_id {
     OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
-    OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON,
+    OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
 };
 
 struct opt_def {
@@ -26,12 +26,16 @@ static const struct opt_def options[] = {
     {"allow-loopback", OPT_ALLOW_LOOPBACK, false},
     {"allow-docker", OPT_ALLOW_DOCKER, false},
     {"json", OPT_JSON, false},
+    {"network-allow", OPT_NETWORK_ALLOW, true},
+    {"network-deny", OPT_NETWORK_DENY, true},
 };
 
 void cli_usage(FILE *out)
 {
     fputs("usage: cordon run [OPTIONS] -- COMMAND [ARG...]\n"
           "       cordon policy check [DIR]\n"
+          "       cordon policy net [--allow RULE]... [--deny RULE]... [--kind http|connect|socks] HOST PORT [--json]\n"
+          "       cordon nc HOST PORT      (inside a sandbox: relay stdin/stdout through the proxy)\n"
           "options for run:\n"
           "  --profile NAME          profile to use (default: coding)\n"
           "  --workspace DIR         writable workspace (default: the current directory)\n"
@@ -40,7 +44,9 @@ void cli_usage(FILE *out)
           "  --unrestricted-network  keep the host network (filesystem rules still apply)\n"
           "  --allow-loopback        commands may serve and use TCP on the sandbox loopback\n"
           "  --allow-docker          bind the Docker socket into the sandbox\n"
-          "  --json                  print one JSON result object after the command's output\n",
+          "  --json                  print one JSON result object after the command's output\n"
+          "  --network-allow RULE    let commands reach RULE through the proxy (repeatable)\n"
+          "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n",
           out);
 }
 
@@ -104,6 +110,8 @@ int cli_parse_run(int argc, char **argv, struct run_flags *out, char *err, size_
         case OPT_ALLOW_LOOPBACK: out->allow_loopback = b; break;
         case OPT_ALLOW_DOCKER: out->allow_docker = b; break;
         case OPT_JSON: out->json = b; break;
+        case OPT_NETWORK_ALLOW: str_list_push(&out->network_allow, value); break;
+        case OPT_NETWORK_DENY: str_list_push(&out->network_deny, value); break;
         }
     }
     if (i >= argc) {

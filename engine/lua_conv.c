@@ -61,6 +61,18 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
         push_list(L, &flags->hidden);
         lua_setfield(L, -2, "hidden");
     }
+    if (flags->network_allow.len || flags->network_deny.len) {
+        sub_table(L, "network");                        /* [t, net] */
+        if (flags->network_allow.len) {
+            push_list(L, &flags->network_allow);
+            lua_setfield(L, -2, "allow");
+        }
+        if (flags->network_deny.len) {
+            push_list(L, &flags->network_deny);
+            lua_setfield(L, -2, "deny");
+        }
+        lua_pop(L, 1);                                  /* [t] */
+    }
     set_flag(L, "network", "unrestricted", flags->unrestricted_network);
     set_flag(L, "network", "loopback", flags->allow_loopback);
     set_flag(L, NULL, "allow_docker", flags->allow_docker);
@@ -246,6 +258,59 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
+}
+
+/* ---- network decision -------------------------------------------------------------------- */
+
+static void copy_clean(char *dst, size_t n, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < n; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        dst[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+    }
+    dst[i] = '\0';
+}
+
+void lc_read_net_decision(lua_State *L, int idx, struct net_decision *out)
+{
+    static const char *const keys[] = {"verdict", "rule", "reason", "suggest"};
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "network result: expected a table { verdict = \"allow\"|\"deny\"|\"ask\", ... }, "
+                      "got %s", luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [k, v] */
+        bool known = false;
+        for (size_t i = 0; lua_type(L, -2) == LUA_TSTRING && i < ARRAY_LEN(keys) && !known; i++)
+            known = strcmp(lua_tostring(L, -2), keys[i]) == 0;
+        if (!known)
+            luaL_error(L, "network result: unknown key '%s'", luaL_tolstring(L, -2, NULL));
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "network result: '%s' must be a string, got %s", lua_tostring(L, -2),
+                       luaL_typename(L, -1));
+        lua_pop(L, 1);                                  /* [k] */
+    }
+    raw_field(L, idx, "verdict");                       /* [verdict] */
+    const char *v = lua_tostring(L, -1);
+    bool allow = v && strcmp(v, "allow") == 0, ask = v && strcmp(v, "ask") == 0;
+    if (!v || !(allow || ask || strcmp(v, "deny") == 0))
+        luaL_error(L, "network result: verdict must be \"allow\", \"deny\" or \"ask\", got %s",
+                   v ? v : "nil");
+    lua_pop(L, 1);
+    struct {
+        const char *key;
+        char *dst;
+        size_t n;
+    } fields[] = {{"rule", out->rule, sizeof out->rule}, {"reason", out->reason, sizeof out->reason},
+                  {"suggest", out->suggest, sizeof out->suggest}};
+    for (size_t i = 0; i < ARRAY_LEN(fields); i++) {
+        if (raw_field(L, idx, fields[i].key) == LUA_TSTRING)
+            copy_clean(fields[i].dst, fields[i].n, lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    out->allow = allow;
+    out->ask = ask;
 }
 
 /* ---- environment ------------------------------------------------------------------------- */

@@ -1,12 +1,13 @@
 /* lua_conv.h — C <-> Lua value conversion for the Lua host (STYLE 3): run_flags and the
  * environment go in as copied tables, the resolved profile and the environment hook's answer
- * come out into struct sandbox_config. Included only by lua_host.c and lua_conv.c.
+ * come out into struct sandbox_config, the network hook's answer into struct net_decision. Included only by lua_host.c and lua_conv.c.
  * Every lc_read_* function may raise a Lua error (bad shape, out of memory): call it only inside
  * a protected call. Must never keep a reference to Lua values after returning. */
 #ifndef CORDON_LUA_CONV_H
 #define CORDON_LUA_CONV_H
 #include <stdbool.h>
 #include <lua.h>
+#include "lua_host.h"
 #include "sandbox-t.h"
 
 /* Profile values that are not sandbox_config fields but that the host still needs. */
@@ -29,6 +30,12 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
  * environ_in minus every name an unset pattern matches (only `*` is special) and minus the names
  * in set, then set's entries in name order. Raises on a wrong shape. Stack balanced. */
 void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct str_list *out);
+
+/* Read a `network` hook result { verdict = "allow"|"deny"|"ask", rule, reason, suggest } at idx
+ * into out (strings truncated to fit, control characters replaced by '?', so they can go into
+ * an HTTP response or a log line). Raises on an unknown key, a missing or unknown verdict, or a
+ * non-string field. Stack balanced. */
+void lc_read_net_decision(lua_State *L, int idx, struct net_decision *out);
 
 /* Does name match pattern, where `*` matches any run of characters (none included)? */
 bool lc_env_pattern_match(const char *pattern, const char *name);

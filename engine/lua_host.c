@@ -2,7 +2,8 @@
  * Owns: creating and sandboxing the state (base, table, string, math, utf8 only; text chunks
  * only; require over the embedded lua/ modules), the `host` API, loading policy layers and
  * profile files, and the single protected-call path every Lua entry goes through (instruction
- * budget, memory cap, outcome enum, state rebuild after out-of-memory).
+ * budget, memory cap, outcome enum, state rebuild after out-of-memory), and the network
+ * decision entry (lh_network_decide).
  * Uses: lua_conv.c for values, lua_embedded.c for lua/, util.c for paths, log.c.
  * Must never: run bytecode, open io/os/debug/package, call Lua outside protected_call(), look
  * hooks up by global name (registry refs only), or let a hook error pass as "allow". */
@@ -60,9 +61,17 @@ static struct {
     /* per-call context for the host API, borrowed (STYLE 18 keeps it in C, not in Lua) */
     const char *home, *workspace;
     /* registry refs */
-    int ref_api, ref_env_fn, ref_validate;
+    int ref_api, ref_env_fn, ref_validate, ref_net_compile;
     int ref_chain[HOOK_COUNT], ref_top[HOOK_COUNT];
-} H = {.ref_api = LUA_NOREF};
+    /* the profile the last lh_resolve_sandbox() resolved, for lh_network_decide(): a registry
+     * ref while the state lives, and its name and network lists copied to C so that a state
+     * rebuilt after LUA_ERRMEM can still decide with the same rules */
+    int ref_profile;
+    bool have_profile;
+    char *net_profile_name;
+    struct str_list net_allow, net_deny;
+    char net_where[PATH_MAX + 32];  /* "file:line" of the top network hook; "" until looked up */
+} H = {.ref_api = LUA_NOREF, .ref_profile = LUA_NOREF};
 
 /* ---- allocation and budget -------------------------------------------------------------- */
 
@@ -115,7 +124,7 @@ static int msgh(lua_State *L)
 
 /* The one way into Lua (STYLE 13): run fn(ctx) under a message handler, the instruction budget
  * and the memory cap. `where` ("file:line" of the code being run) prefixes messages that carry
- * no position of their own. On a non-OK outcome err holds one line. Stack balanced. */
+ * no position of their own; NULL: messages stand as they are (they name their cause). On a non-OK outcome err holds one line. Stack balanced. */
 static enum lh_outcome protected_call(lua_CFunction fn, void *ctx, const char *where, char *err,
                                       size_t errlen)
 {
@@ -154,7 +163,7 @@ static enum lh_outcome protected_call(lua_CFunction fn, void *ctx, const char *w
         int n = tb ? (int)(tb - msg) : (int)strlen(msg);
         /* A message without a Lua position (a C check, error(msg, 0)) gets the hook's. */
         bool has_pos = msg[0] == '/' || strncmp(msg, "lua/", 4) == 0 || strstr(msg, ".lua:");
-        if (has_pos)
+        if (has_pos || !where)
             snprintf(err, errlen, "%.*s", n, msg);
         else
             snprintf(err, errlen, "%s: %.*s", where, n, msg);
@@ -378,6 +387,19 @@ static int host_workspace(lua_State *L)
     return 1;
 }
 
+/* The running cordon binary's absolute path, so the environment can name `cordon nc` for ssh
+ * even when cordon is not on the sandbox's PATH. */
+static int host_cordon_exe(lua_State *L)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0)
+        lua_pushliteral(L, "cordon");
+    else
+        lua_pushlstring(L, path, (size_t)n);
+    return 1;
+}
+
 static int host_getenv(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
@@ -399,7 +421,7 @@ static int host_getenv(lua_State *L)
 static const luaL_Reg host_api[] = {
     {"profile", host_profile}, {"exists", host_exists},       {"is_dir", host_is_dir},
     {"is_socket", host_is_socket}, {"home", host_home},       {"workspace", host_workspace},
-    {"getenv", host_getenv},   {NULL, NULL},
+    {"getenv", host_getenv},   {"cordon_exe", host_cordon_exe}, {NULL, NULL},
 };
 
 /* ---- globals for the embedded modules ---------------------------------------------------- */
@@ -583,6 +605,8 @@ static int startup(lua_State *L)
     H.ref_env_fn = luaL_ref(L, LUA_REGISTRYINDEX);
     push_module_field(L, "cordon.profile", "validate");
     H.ref_validate = luaL_ref(L, LUA_REGISTRYINDEX);
+    push_module_field(L, "cordon.allowlist", "for_profile");
+    H.ref_net_compile = luaL_ref(L, LUA_REGISTRYINDEX);
 
     push_module_field(L, "cordon.hooks", "new_registry");
     lua_call(L, 0, 1);                                  /* [reg] */
@@ -627,7 +651,8 @@ static int state_create(char *err, size_t errlen)
 {
     H.mem_used = H.mem_limit = 0;
     H.need_rebuild = false;
-    H.ref_api = H.ref_env_fn = H.ref_validate = LUA_NOREF;
+    H.net_where[0] = '\0';
+    H.ref_api = H.ref_env_fn = H.ref_validate = H.ref_net_compile = H.ref_profile = LUA_NOREF;
     for (int h = 0; h < HOOK_COUNT; h++)
         H.ref_chain[h] = H.ref_top[h] = LUA_NOREF;
     H.L = lua_newstate(lh_alloc, NULL);
@@ -662,8 +687,21 @@ int lh_open(const struct lh_options *opt, char *err, size_t errlen)
     return 0;
 }
 
+static void forget_profile(void)
+{
+    if (H.L && H.ref_profile != LUA_NOREF)
+        luaL_unref(H.L, LUA_REGISTRYINDEX, H.ref_profile);
+    H.ref_profile = LUA_NOREF;
+    H.have_profile = false;
+    free(H.net_profile_name);
+    H.net_profile_name = NULL;
+    str_list_free(&H.net_allow);
+    str_list_free(&H.net_deny);
+}
+
 void lh_close(void)
 {
+    forget_profile();
     state_destroy();
     free(H.datadir);
     free(H.user_config_dir);
@@ -730,6 +768,44 @@ static int call_profile_hook(lua_State *L)
     lua_pop(L, 2);                                      /* [ctx, res] */
     lc_read_profile(L, -1, c->cfg, &c->extra);
     c->ref_resolved = luaL_ref(L, LUA_REGISTRYINDEX);   /* [ctx] */
+    return 0;
+}
+
+/* Copy the list profile.network[key] (checked to be strings by the profile validation). */
+static void copy_net_list(lua_State *L, int net, const char *key, struct str_list *out)
+{
+    if (lua_getfield(L, net, key) == LUA_TTABLE) {      /* [..., list] */
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            if (lua_rawgeti(L, -1, (lua_Integer)i) == LUA_TSTRING)
+                str_list_push(out, lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* Compile the resolved profile's network rules (cordon.allowlist.for_profile caches the
+ * matcher by the profile table, so the network hook finds it compiled) and keep the profile
+ * for lh_network_decide(). Raises the invalid entry's message. */
+static int compile_network(lua_State *L)
+{
+    struct resolve_ctx *c = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_net_compile); /* [ctx, f] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref_resolved);   /* [ctx, f, profile] */
+    lua_call(L, 1, 0);                                  /* [ctx] */
+    forget_profile();
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref_resolved); /* [ctx, profile] */
+    if (lua_getfield(L, -1, "name") == LUA_TSTRING)     /* [ctx, profile, name] */
+        H.net_profile_name = xstrdup(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "network") == LUA_TTABLE) { /* [ctx, profile, net] */
+        copy_net_list(L, lua_gettop(L), "allow", &H.net_allow);
+        copy_net_list(L, lua_gettop(L), "deny", &H.net_deny);
+    }
+    lua_pop(L, 1);                                      /* [ctx, profile] */
+    H.ref_profile = luaL_ref(L, LUA_REGISTRYINDEX);     /* [ctx] */
+    H.have_profile = true;
     return 0;
 }
 
@@ -873,6 +949,9 @@ enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cw
     H.workspace = NULL;
     hook_where(HOOK_PROFILE, where, sizeof where);
     o = protected_call(call_profile_hook, &c, where, err, errlen);
+    /* An invalid rule's message names the entry; no policy position would help. */
+    if (o == LH_OK)
+        o = protected_call(compile_network, &c, NULL, err, errlen);
     if (o == LH_OK && resolve_paths(flags, cwd, home, cfg, &c.extra, err, errlen) < 0)
         o = LH_ERROR;
     if (o == LH_OK) {
@@ -884,8 +963,113 @@ enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cw
         luaL_unref(H.L, LUA_REGISTRYINDEX, c.ref_resolved);
     H.home = H.workspace = NULL;
     free(c.extra.workspace);
-    if (o != LH_OK)
+    if (o != LH_OK) {
         sandbox_config_free(cfg);
+        forget_profile();
+    }
+    return o;
+}
+
+/* ---- network decisions ------------------------------------------------------------------- */
+
+struct net_ctx {
+    const char *kind, *host, *command;
+    unsigned port;
+    struct net_decision *out;
+};
+
+/* After a rebuild the registry ref is gone: rebuild { name, network = { allow, deny } } from
+ * the copies (a layer that looked at other profile keys sees only these) and compile it. */
+static int restore_profile(lua_State *L)
+{
+    lua_createtable(L, 0, 2);                           /* [ctx, p] */
+    if (H.net_profile_name) {
+        lua_pushstring(L, H.net_profile_name);
+        lua_setfield(L, -2, "name");
+    }
+    lua_createtable(L, 0, 2);                           /* [ctx, p, net] */
+    const struct str_list *lists[2] = {&H.net_allow, &H.net_deny};
+    static const char *const keys[2] = {"allow", "deny"};
+    for (int k = 0; k < 2; k++) {
+        lua_createtable(L, (int)lists[k]->len, 0);      /* [ctx, p, net, list] */
+        for (size_t i = 0; i < lists[k]->len; i++) {
+            lua_pushstring(L, lists[k]->items[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        lua_setfield(L, -2, keys[k]);                   /* [ctx, p, net] */
+    }
+    lua_setfield(L, -2, "network");                     /* [ctx, p] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_net_compile);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);                                  /* [ctx, p] */
+    H.ref_profile = luaL_ref(L, LUA_REGISTRYINDEX);     /* [ctx] */
+    return 0;
+}
+
+static int call_network_hook(lua_State *L)
+{
+    struct net_ctx *c = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_NETWORK]); /* [ctx, f] */
+    lua_createtable(L, 0, 5);                           /* [ctx, f, in] */
+    lua_pushstring(L, c->kind);
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, c->host);
+    lua_setfield(L, -2, "host");
+    lua_pushinteger(L, (lua_Integer)c->port);
+    lua_setfield(L, -2, "port");
+    if (c->command) {
+        lua_pushstring(L, c->command);
+        lua_setfield(L, -2, "command");
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_profile);
+    lua_setfield(L, -2, "profile");
+    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    H.validating = true;
+    lc_read_net_decision(L, -1, c->out);
+    return 0;
+}
+
+enum lh_outcome lh_network_decide(enum net_kind kind, const char *host, unsigned port,
+                                  const char *command, struct net_decision *out)
+{
+    memset(out, 0, sizeof *out);
+    struct net_ctx c = {.host = host, .command = command, .port = port, .out = out};
+    switch (kind) {
+    case NET_KIND_HTTP: c.kind = "http"; break;
+    case NET_KIND_CONNECT: c.kind = "connect"; break;
+    case NET_KIND_SOCKS: c.kind = "socks"; break;
+    }
+    if (!c.kind || !host || port < 1 || port > 65535) {
+        snprintf(out->reason, sizeof out->reason, "invalid request (kind %d, port %u)", (int)kind, port);
+        return LH_ERROR;
+    }
+    char err[1024];
+    if (!state_ready(err, sizeof err)) {
+        snprintf(out->reason, sizeof out->reason, "%.200s", err);
+        return LH_ERROR;
+    }
+    if (H.ref_chain[HOOK_NETWORK] == LUA_NOREF) {
+        snprintf(out->reason, sizeof out->reason, "no policy defines the 'network' hook");
+        return LH_ERROR;
+    }
+    if (!H.have_profile) {
+        snprintf(out->reason, sizeof out->reason, "no profile has been resolved");
+        return LH_ERROR;
+    }
+    enum lh_outcome o = LH_OK;
+    if (H.ref_profile == LUA_NOREF)
+        o = protected_call(restore_profile, NULL, "network rules", err, sizeof err);
+    if (o == LH_OK) {
+        /* where the top network hook is defined, looked up once per state, not per decision */
+        if (!H.net_where[0])
+            hook_where(HOOK_NETWORK, H.net_where, sizeof H.net_where);
+        o = protected_call(call_network_hook, &c, H.net_where, err, sizeof err);
+    }
+    if (o != LH_OK) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->reason, sizeof out->reason, "policy error: %.200s", err);
+        LOG_W(LH_UNIT, "network hook failed for %s %s:%u: %s", c.kind, host, port, err);
+    }
     return o;
 }
 

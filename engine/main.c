@@ -6,12 +6,16 @@
 #include "controller_env.h"
 #include "log.h"
 #include "lua_host.h"
+#include "policy_net.h"
+#include "nc.h"
 #include "run.h"
 
 static int policy_main(int argc, char **argv)
 {
+    if (argc >= 1 && strcmp(argv[0], "net") == 0)
+        return policy_net_main(argc - 1, argv + 1);
     if (argc < 1 || strcmp(argv[0], "check") != 0) {
-        fprintf(stderr, "cordon: policy: unknown or missing subcommand (available: check)\n");
+        fprintf(stderr, "cordon: policy: unknown or missing subcommand (available: check, net)\n");
         return 2;
     }
     if (argc > 2) {
@@ -39,6 +43,8 @@ int main(int argc, char **argv)
         return run_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "policy") == 0)
         return policy_main(argc - 2, argv + 2);
+    if (strcmp(argv[1], "nc") == 0)
+        return nc_main(argc - 2, argv + 2);
     fprintf(stderr, "cordon: unknown command '%s' (try cordon --help)\n", argv[1]);
     return 2;
 }

@@ -22,6 +22,8 @@ struct run_flags {
     enum flag_state allow_loopback; /* --allow-loopback -> network.loopback */
     enum flag_state allow_docker;   /* --allow-docker -> allow_docker */
     enum flag_state json;           /* --json -> json */
+    struct str_list network_allow;  /* --network-allow RULE (repeatable) -> network.allow */
+    struct str_list network_deny;   /* --network-deny RULE (repeatable) -> network.deny */
     char **command;                 /* argv after "--", NULL-terminated, at least one word */
 };
 

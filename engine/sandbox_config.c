@@ -22,4 +22,6 @@ void run_flags_free(struct run_flags *flags)
 {
     str_list_free(&flags->writable);
     str_list_free(&flags->hidden);
+    str_list_free(&flags->network_allow);
+    str_list_free(&flags->network_deny);
 }

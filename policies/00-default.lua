@@ -1,11 +1,23 @@
 -- policies/00-default.lua — the built-in bottom layer: how a profile name and the command-line
--- flags become the resolved profile, and what environment a sandboxed command gets.
+-- flags become the resolved profile, what environment a sandboxed command gets, and whether
+-- a network destination is allowed (the profile's allowlist).
 -- A policy file returns a table of hooks; each hook is function(input, next). This is the lowest
 -- layer, so `next` here returns nil and is not called. Layers above (the user's
 -- ~/.config/cordon/policy.lua, later a trusted project's .cordon/policy.lua) wrap these.
 -- Contracts: lua/HOOKS.md.
 local profile = require("cordon.profile")
 local env = require("cordon.env")
+local allowlist = require("cordon.allowlist")
+
+-- What a sandboxed command reaches the egress proxy through (DESIGN "Processes"): the HTTP
+-- proxy and the SOCKS5 proxy listen on the sandbox's own loopback.
+local HTTP_PROXY = "http://127.0.0.1:18080"
+local SOCKS_PROXY = "socks5h://127.0.0.1:18081"
+-- ssh runs ProxyCommand through a shell: the binary is named by its absolute path (quoted).
+local function nc_command()
+    local exe = host.cordon_exe and host.cordon_exe() or "cordon"
+    return "'" .. exe:gsub("'", "'\\''") .. "' nc %h %p"
+end
 
 return {
     -- input:  { name = "coding", flags = { <partial profile from CLI flags> } }
@@ -24,7 +36,36 @@ return {
 
     -- input:  { profile = <resolved>, env = { NAME = "value", ... } }
     -- result: { set = { NAME = "value" }, unset = { "NAME", "PATTERN_*" } }
+    -- Unless the network is unrestricted, every proxy variable points at the sandbox proxy
+    -- (HTTP clients, SOCKS-capable tools, ssh and git over ssh, Node's fetch); with
+    -- `network.loopback` the sandbox's own loopback bypasses it. Unrestricted: the caller's
+    -- proxy variables stay as they were.
     environment = function(input, _next)
-        return env.default(input.profile)
+        local r = env.default(input.profile)
+        local net = input.profile.network or {}
+        if not net.unrestricted then
+            for _, name in ipairs({ "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
+                                    "https_proxy", "all_proxy" }) do
+                r.set[name] = HTTP_PROXY
+            end
+            local no_proxy = net.loopback and "localhost,127.0.0.1,::1" or ""
+            r.set.NO_PROXY, r.set.no_proxy = no_proxy, no_proxy
+            r.set.CORDON_SOCKS_PROXY = SOCKS_PROXY
+            local nc = nc_command()
+            r.set.CORDON_SSH_PROXY_COMMAND = nc
+            r.set.GIT_SSH_COMMAND = 'ssh -o "ProxyCommand=' .. nc .. '"'
+            r.set.NODE_USE_ENV_PROXY = "1"
+        end
+        return r
+    end,
+
+    -- input:  { kind = "http"|"connect"|"socks", host = "api.example.com", port = 443,
+    --           command = "npm ci" or nil, profile = <the resolved profile> }
+    -- result: { verdict = "allow"|"deny"|"ask", rule = "...", reason = "...", suggest = "..." }
+    -- The profile's network.allow / network.deny (command-line rules already appended) are
+    -- compiled once per resolved profile and cached; a decision is a few hash lookups.
+    network = function(input, _next)
+        local m = allowlist.for_profile(input.profile)
+        return m:decide(input.kind, input.host, input.port)
     end,
 }

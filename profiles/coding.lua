@@ -32,9 +32,13 @@ return {
     allow_docker = false,
 
     network = {
+        -- Rules (DESIGN "Network policy"): "HOST", "HOST:PORT", "*.NAME[:PORT]", "*:PORT",
+        -- "[::1]:443", "https://HOST" for HTTP and CONNECT; "tcp://HOST:PORT" for SOCKS.
         allow = {},             -- e.g. { "registry.npmjs.org", "*.pypi.org:443", "tcp://db:5432" }
-        deny = {},              -- same syntax; wins over allow
-        loopback = false,       -- may commands serve TCP on the sandbox's own loopback?
+        -- Same syntax; wins over allow; a rule without a port denies every port and kind.
+        -- Cloud metadata endpoints hand out credentials: never reachable by default.
+        deny = { "169.254.169.254", "metadata.google.internal" },
+        loopback = true,        -- may commands serve and use TCP on the sandbox's own loopback?
         unrestricted = false,   -- true: no network namespace at all
         ask = true,             -- ask an interactive owner about unknown hosts
     },

@@ -505,6 +505,206 @@ static void test_repeated_open_close(void)
     }
 }
 
+/* ---- network decisions ------------------------------------------------------------------- */
+
+static enum lh_outcome decide(enum net_kind kind, const char *host, unsigned port,
+                              struct net_decision *d)
+{
+    return lh_network_decide(kind, host, port, "curl x", d);
+}
+
+static void test_network_decide(void)
+{
+    setup();
+    open_ok();
+    struct net_decision d;
+    /* no profile resolved yet: fail closed */
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "example.com", 443, &d), LH_ERROR);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.reason, "no profile");
+
+    struct run_flags f = flags_for(NULL);
+    str_list_push(&f.network_allow, "*.example.com:443");
+    str_list_push(&f.network_allow, "tcp://git.example.com:22");
+    str_list_push(&f.network_deny, "secret.example.com");
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "API.example.com.", 443, &d), LH_OK);
+    CHECK(d.allow && !d.ask);
+    CHECK_STR_CONTAINS(d.rule, "*.example.com:443");
+    CHECK_EQ_INT(decide(NET_KIND_HTTP, "api.example.com", 80, &d), LH_OK);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.reason, "not in the allowlist");
+    CHECK_STR_CONTAINS(d.suggest, "--network-allow api.example.com:80");
+    CHECK_EQ_INT(decide(NET_KIND_SOCKS, "git.example.com", 22, &d), LH_OK);
+    CHECK(d.allow);
+    CHECK_EQ_INT(decide(NET_KIND_SOCKS, "git.example.com", 443, &d), LH_OK);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.suggest, "--network-allow tcp://git.example.com:443");
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "secret.example.com", 443, &d), LH_OK);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.rule, "secret.example.com");
+    CHECK(d.suggest[0] == '\0');
+    /* the coding profile denies cloud metadata, in every spelling */
+    CHECK_EQ_INT(decide(NET_KIND_HTTP, "0xa9fea9fe", 80, &d), LH_OK);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.rule, "169.254.169.254");
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "a\r\nb", 443, &d), LH_OK);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.reason, "refused host");
+    /* bad input from C never reaches Lua */
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "example.com", 0, &d), LH_ERROR);
+    CHECK(!d.allow);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, NULL, 443, &d), LH_ERROR);
+    CHECK(!d.allow);
+
+    /* a later resolution replaces the rules */
+    sandbox_config_free(&cfg);
+    struct run_flags g = flags_for("strict");
+    CHECK_EQ_INT(resolve(&g, &cfg), LH_OK);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "api.example.com", 443, &d), LH_OK);
+    CHECK(!d.allow);
+    /* a failed resolution leaves no profile to decide with */
+    struct run_flags bad = flags_for("nope");
+    sandbox_config_free(&cfg);
+    CHECK_EQ_INT(resolve(&bad, &cfg), LH_ERROR);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "api.example.com", 443, &d), LH_ERROR);
+    CHECK(!d.allow);
+    str_list_free(&f.network_allow);
+    str_list_free(&f.network_deny);
+    lh_close();
+}
+
+static void test_network_invalid_rule(void)
+{
+    setup();
+    open_ok();
+    struct run_flags f = flags_for(NULL);
+    str_list_push(&f.network_allow, "*");
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    CHECK_EQ_INT(strcmp(err, "invalid network rule '*': a bare '*' would allow every host; "
+                             "write '*:443' or a domain"), 0);
+    str_list_free(&f.network_allow);
+    str_list_push(&f.network_deny, "tcp://db");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    CHECK_STR_CONTAINS(err, "invalid network rule 'tcp://db': a tcp:// rule needs a port");
+    str_list_free(&f.network_deny);
+    /* a profile's own bad entry fails the same way */
+    put(data, "profiles/badnet.lua", "return { extends = \"coding\", network = { allow = { \"a.*.b\" } } }\n");
+    f = flags_for("badnet");
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
+    CHECK_STR_CONTAINS(err, "invalid network rule 'a.*.b'");
+    lh_close();
+}
+
+/* A user layer over the network hook: its answers are validated strictly; a raise, a bad
+ * result, a budget overrun or a memory bomb all deny. */
+static void test_network_hook_errors(void)
+{
+    setup();
+    char *ucfg = xasprintf("%s/.config/cordon", home);
+    put(ucfg, "policy.lua",
+        "return { network = function(input, next)\n"
+        "  local h = input.host\n"
+        "  if h == \"raise.test\" then error(\"nope\") end\n"
+        "  if h == \"verdict.test\" then return { verdict = \"maybe\" } end\n"
+        "  if h == \"key.test\" then return { verdict = \"allow\", colour = \"red\" } end\n"
+        "  if h == \"type.test\" then return \"allow\" end\n"
+        "  if h == \"field.test\" then return { verdict = \"allow\", rule = 3 } end\n"
+        "  if h == \"ask.test\" then return { verdict = \"ask\", reason = \"line1\\nline2\" } end\n"
+        "  if h == \"loop.test\" then while true do end end\n"
+        "  if h == \"bomb.test\" then local t = {} for i = 1, 1e9 do t[i] = i end end\n"
+        "  if h == \"cmd.test\" then\n"
+        "    return { verdict = input.command == \"curl x\" and \"allow\" or \"deny\" }\n"
+        "  end\n"
+        "  return next(input)\n"
+        "end }\n");
+    struct lh_options opt = {.datadir = data, .user_config_dir = ucfg};
+    CHECK_EQ_INT(lh_open(&opt, err, sizeof err), 0);
+    struct run_flags f = flags_for(NULL);
+    str_list_push(&f.network_allow, "*:443");
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    struct net_decision d;
+
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "ok.test", 443, &d), LH_OK);
+    CHECK(d.allow);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "cmd.test", 1, &d), LH_OK);
+    CHECK(d.allow);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "raise.test", 443, &d), LH_ERROR);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.reason, "policy.lua:3: nope");
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "verdict.test", 443, &d), LH_BAD_RESULT);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.reason, "policy.lua:1: network result: verdict must be");
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "key.test", 443, &d), LH_BAD_RESULT);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.reason, "unknown key 'colour'");
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "type.test", 443, &d), LH_BAD_RESULT);
+    CHECK(!d.allow);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "field.test", 443, &d), LH_BAD_RESULT);
+    CHECK(!d.allow);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "ask.test", 443, &d), LH_OK);
+    CHECK(!d.allow && d.ask);
+    CHECK_EQ_INT(strcmp(d.reason, "line1?line2"), 0);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "loop.test", 443, &d), LH_TIMEOUT);
+    CHECK(!d.allow);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "bomb.test", 443, &d), LH_NOMEM);
+    CHECK(!d.allow);
+    CHECK_STR_CONTAINS(d.reason, "memory cap exceeded");
+    /* the state is rebuilt and the rules of the resolved profile still apply */
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "ok.test", 443, &d), LH_OK);
+    CHECK(d.allow);
+    CHECK_STR_CONTAINS(d.rule, "*:443");
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "ok.test", 80, &d), LH_OK);
+    CHECK(!d.allow);
+    CHECK_EQ_INT(decide(NET_KIND_HTTP, "169.254.169.254", 443, &d), LH_OK);
+    CHECK(!d.allow);
+    sandbox_config_free(&cfg);
+    str_list_free(&f.network_allow);
+    lh_close();
+    free(ucfg);
+}
+
+/* The environment a sandboxed command gets points every client at the proxy, unless the
+ * network is unrestricted. */
+static void test_network_environment(void)
+{
+    setup();
+    open_ok();
+    struct run_flags f = flags_for(NULL);
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    CHECK(str_list_contains(&cfg.env, "HTTPS_PROXY=http://127.0.0.1:18080"));
+    CHECK(str_list_contains(&cfg.env, "all_proxy=http://127.0.0.1:18080"));
+    CHECK(str_list_contains(&cfg.env, "NO_PROXY=localhost,127.0.0.1,::1"));
+    CHECK(str_list_contains(&cfg.env, "CORDON_SOCKS_PROXY=socks5h://127.0.0.1:18081"));
+    /* ssh's ProxyCommand names this very binary by its absolute path. */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CHECK(n > 0);
+    exe[n] = '\0';
+    char *git_ssh = xasprintf("GIT_SSH_COMMAND=ssh -o \"ProxyCommand='%s' nc %%h %%p\"", exe);
+    CHECK(str_list_contains(&cfg.env, git_ssh));
+    free(git_ssh);
+    CHECK(str_list_contains(&cfg.env, "NODE_USE_ENV_PROXY=1"));
+    CHECK(cfg.net_loopback);
+    sandbox_config_free(&cfg);
+    f.allow_loopback = FLAG_FALSE;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    CHECK(str_list_contains(&cfg.env, "NO_PROXY="));
+    sandbox_config_free(&cfg);
+    f.unrestricted_network = FLAG_TRUE;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    for (size_t i = 0; i < cfg.env.len; i++)
+        CHECK(strncmp(cfg.env.items[i], "HTTP_PROXY=", 11) != 0 &&
+              strncmp(cfg.env.items[i], "CORDON_SOCKS_PROXY=", 19) != 0);
+    sandbox_config_free(&cfg);
+    lh_close();
+}
+
 TEST_MAIN({"coding is the default", test_coding_default},
           {"strict, readonly, ops resolve", test_named_profiles},
           {"flags merge over the profile", test_flags},
@@ -519,4 +719,8 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"policy load errors stop lh_open", test_policy_load_errors},
           {"user layer and user profiles", test_user_layer},
           {"lh_check_all reports every problem", test_check_all},
-          {"open, resolve, close fifty times", test_repeated_open_close})
+          {"open, resolve, close fifty times", test_repeated_open_close},
+          {"lh_network_decide: allow, deny, suggest, fail closed", test_network_decide},
+          {"an invalid network rule fails resolution naming it", test_network_invalid_rule},
+          {"network hook errors and bad results deny", test_network_hook_errors},
+          {"the environment points clients at the proxy", test_network_environment})

@@ -84,7 +84,15 @@ describe("policies/00-default.lua environment hook", function()
         local out = cenv.apply({ PATH = "/bin", OPENAI_API_KEY = "k", AWS_SESSION_TOKEN = "t",
                                  DB_PASSWORD = "p", SSH_AUTH_SOCK = "/s", HOME = "/home/u" },
                                r.set, r.unset)
-        assert.are.same({ PATH = "/bin", HOME = "/home/u", CORDON_SANDBOX = "1", TMPDIR = "/tmp" }, out)
+        local proxy = "http://127.0.0.1:18080"
+        assert.are.same({ PATH = "/bin", HOME = "/home/u", CORDON_SANDBOX = "1", TMPDIR = "/tmp",
+                          HTTP_PROXY = proxy, HTTPS_PROXY = proxy, ALL_PROXY = proxy,
+                          http_proxy = proxy, https_proxy = proxy, all_proxy = proxy,
+                          NO_PROXY = out.NO_PROXY, no_proxy = out.no_proxy,
+                          CORDON_SOCKS_PROXY = "socks5h://127.0.0.1:18081",
+                          CORDON_SSH_PROXY_COMMAND = out.CORDON_SSH_PROXY_COMMAND,
+                          GIT_SSH_COMMAND = out.GIT_SSH_COMMAND, NODE_USE_ENV_PROXY = "1" }, out)
+        assert.truthy(out.CORDON_SSH_PROXY_COMMAND:match("nc %%h %%p$"))
     end)
 end)
 

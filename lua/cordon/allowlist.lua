@@ -1,0 +1,301 @@
+-- cordon.allowlist — the network rule language: parse entries, compile them once into hash
+-- tables, decide one destination. The syntax is DESIGN.md "Network policy"; lua/HOOKS.md
+-- (`network` hook) restates it with every detail this module decides.
+-- Owns: what a rule means, host normalisation (case, trailing dot, refused characters and
+-- lengths, IP literals through cordon.ip), and the verdict for (kind, host, port).
+-- Uses cordon.ip and the standard library only, so plain lua5.4 runs it in specs.
+-- Must never: resolve names, match by scanning every rule (a decision costs a few hash
+-- lookups whatever the number of rules), or answer "allow" for a host it refused.
+local ip = require("cordon.ip")
+
+local M = {}
+
+local HTTP_KINDS = { http = true, connect = true }
+local TCP_KINDS = { socks = true }
+M.KINDS = { http = true, connect = true, socks = true }
+
+-- Characters a host may never contain, with the reason given; checked before anything else.
+local refused_chars = {
+    ["\0"] = "contains NUL", ["\r"] = "contains CR", ["\n"] = "contains LF",
+    ["%"] = "contains '%' (percent-encoding or an IPv6 zone)", [" "] = "contains a space",
+    ["/"] = "contains '/'", ["@"] = "contains '@'", ["\\"] = "contains '\\'",
+}
+
+-- Normalise a host: lower case, one trailing dot stripped, IP literals canonical. Returns
+-- host, "name"|"v4"|"v6"; or nil, reason. Used for rule hosts (after any "*." is taken off)
+-- and request hosts alike, so both sides compare in one spelling.
+local function normalize_host(s)
+    if type(s) ~= "string" then return nil, "not a string" end
+    if s:find("[^%w.%-_]") then -- the slow path: anything but a plain name or IPv4 form
+        local bad = s:find("[%z\r\n%% /@\\]")
+        if bad then return nil, refused_chars[s:sub(bad, bad)] end
+        if s:find("[%c\127]") then return nil, "contains a control character" end
+        if s:sub(1, 1) == "[" or s:find(":.*:") then
+            local c, fam = ip.canonical(s:lower())
+            if not c then return nil, "not a valid IPv6 literal" end
+            return c, fam
+        end
+        local c = s:match("[^%w.%-_]")
+        if c:byte() >= 128 then return nil, "non-ASCII byte (use the punycode xn-- form)" end
+        return nil, ("contains the character '%s'"):format(c)
+    end
+    if s == "" then return nil, "empty host" end
+    s = s:lower()
+    if s:byte(-1) == 46 then s = s:sub(1, -2) end -- one trailing dot names the same host
+    if s == "" then return nil, "empty host" end
+    local b = s:byte(1)
+    if b >= 48 and b <= 57 then
+        local v4 = ip.ipv4(s)
+        if v4 then return v4, "v4" end
+    end
+    local n = #s
+    if n > 253 then return nil, ("name longer than 253 bytes (%d)"):format(n) end
+    if b == 46 or s:byte(-1) == 46 or s:find("..", 1, true) then return nil, "empty label" end
+    if n > 63 then
+        local from = 1
+        while from <= n do
+            local dot = s:find(".", from, true) or n + 1
+            if dot - from > 63 then
+                return nil, ("label longer than 63 bytes (%d)"):format(dot - from)
+            end
+            from = dot + 1
+        end
+    end
+    return s, "name"
+end
+M.normalize_host = normalize_host
+
+-- The host as written in a rule or a flag: IPv6 in brackets.
+local function host_text(host)
+    if host:find(":", 1, true) then return "[" .. host .. "]" end
+    return host
+end
+M.host_text = host_text
+
+local function rule_error(entry, why)
+    return ("invalid network rule '%s': %s"):format(tostring(entry), why)
+end
+
+-- Parse one entry. Returns { text, tcp = bool, host = canonical|nil (nil: any host),
+-- wild = bool (host is a "*." suffix), port = n|nil (nil: any port), kinds }; or nil, message.
+function M.parse(entry)
+    if type(entry) ~= "string" then return nil, rule_error(entry, "expected a string") end
+    if entry == "" then return nil, "invalid network rule '': empty rule" end
+    local rest, tcp, default_port = entry, false, nil
+    local scheme, after = entry:match("^(%a[%w+.-]*)://(.*)$")
+    if scheme then
+        scheme = scheme:lower()
+        if scheme == "tcp" then
+            tcp = true
+        elseif scheme == "http" then
+            default_port = 80
+        elseif scheme == "https" then
+            default_port = 443
+        else
+            return nil, rule_error(entry, ("unsupported scheme '%s://' (use tcp://HOST:PORT, or HOST[:PORT] "
+                .. "for HTTP and CONNECT)"):format(scheme))
+        end
+        rest = after
+        if default_port then rest = rest:gsub("/$", "", 1) end -- a pasted "https://host/"
+    elseif entry:find("://", 1, true) then
+        return nil, rule_error(entry, "malformed scheme (use tcp://HOST:PORT, or HOST[:PORT])")
+    end
+    local bad = rest:find("[%z\r\n%% /@\\]")
+    if bad then
+        local why = refused_chars[rest:sub(bad, bad)]
+        if rest:sub(bad, bad) == "/" then why = "a rule names a host, not a path" end
+        return nil, rule_error(entry, why)
+    end
+    local host, port_s
+    if rest:sub(1, 1) == "[" then
+        local inner, tail = rest:match("^(%[[^%]]*%])(.*)$")
+        if not inner then return nil, rule_error(entry, "unclosed '[' in an IPv6 literal") end
+        host = inner
+        if tail ~= "" then
+            port_s = tail:match("^:(.*)$")
+            if not port_s then return nil, rule_error(entry, "unexpected text after ']'") end
+        end
+    else
+        local colons = select(2, rest:gsub(":", ""))
+        if colons > 1 then
+            return nil, rule_error(entry, "an IPv6 address must be written in brackets, e.g. '[::1]:443'")
+        end
+        host, port_s = rest:match("^([^:]*):(.*)$")
+        if not host then host = rest end
+    end
+    local port
+    if port_s then
+        if not port_s:match("^%d+$") then
+            return nil, rule_error(entry, ("port '%s' is not a number"):format(port_s))
+        end
+        port = tonumber(port_s)
+        if #port_s > 5 or port < 1 or port > 65535 then
+            return nil, rule_error(entry, ("port %s is outside 1..65535"):format(port_s))
+        end
+    end
+    port = port or default_port
+    if tcp and not port then
+        return nil, rule_error(entry, "a tcp:// rule needs a port (tcp://HOST:PORT)")
+    end
+    local r = { text = entry, tcp = tcp, port = port, kinds = tcp and TCP_KINDS or HTTP_KINDS }
+    if host == "" then return nil, rule_error(entry, "empty host") end
+    if host == "*" then
+        if not port then
+            return nil, rule_error(entry, "a bare '*' would allow every host; write '*:443' or a domain")
+        end
+        return r
+    end
+    local wild = false
+    if host:sub(1, 2) == "*." then
+        wild, host = true, host:sub(3)
+    end
+    if host:find("*", 1, true) then
+        return nil, rule_error(entry, "a wildcard is only allowed as a leading '*.' (e.g. '*.example.com')")
+    end
+    local h, fam = normalize_host(host)
+    if not h then return nil, rule_error(entry, fam) end
+    if wild and fam ~= "name" then
+        return nil, rule_error(entry, "'*.' applies to names, not to an IP address")
+    end
+    r.host, r.wild = h, wild
+    return r
+end
+
+-- Does rule r (already found by host) apply to this port and kind? Deny rules apply to every
+-- kind: a denied destination stays denied whatever protocol reaches it.
+local function applies(r, kind, port, any_kind)
+    return (r.port == nil or r.port == port) and (any_kind or r.kinds[kind])
+end
+
+local function add(tbl, key, r)
+    local l = tbl[key]
+    if not l then l = {}; tbl[key] = l end
+    l[#l + 1] = r
+end
+
+local function new_set()
+    return { exact = {}, suffix = {}, port = {}, any_host_any_port = {} }
+end
+
+local function set_add(set, r, verb)
+    r.reason = ("%s by rule '%s'"):format(verb, r.text) -- made once, not per decision
+    if r.host == nil then
+        add(set.port, r.port, r)
+    elseif r.wild then
+        add(set.suffix, r.host, r)
+    else
+        add(set.exact, r.host, r)
+    end
+end
+
+local function first_in(list, kind, port, any_kind)
+    if not list then return nil end
+    for i = 1, #list do
+        if applies(list[i], kind, port, any_kind) then return list[i] end
+    end
+    return nil
+end
+
+-- First rule of set matching; near receives a rule that matched host and port but not kind.
+local function lookup(set, kind, host, fam, port, any_kind)
+    local exact = set.exact[host]
+    local r = first_in(exact, kind, port, any_kind)
+    if r then return r end
+    local near = exact and first_in(exact, kind, port, true)
+    if fam == "name" then
+        -- parent suffixes: a.b.example.com -> b.example.com, example.com, com
+        local pos = host:find(".", 1, true)
+        while pos do
+            local list = set.suffix[host:sub(pos + 1)]
+            if list then
+                r = first_in(list, kind, port, any_kind)
+                if r then return r end
+                near = near or first_in(list, kind, port, true)
+            end
+            pos = host:find(".", pos + 1, true)
+        end
+    end
+    local list = set.port[port]
+    r = first_in(list, kind, port, any_kind)
+    if r then return r end
+    return nil, near or first_in(list, kind, port, true)
+end
+
+local Matcher = {}
+Matcher.__index = Matcher
+
+-- Compile allow and deny entry lists (lists of strings, nil = empty). Returns the matcher, or
+-- nil and the message naming the first invalid entry.
+function M.compile(allow, deny)
+    local m = setmetatable({ allow = new_set(), deny = new_set(), count = 0 }, Matcher)
+    for _, pair in ipairs({ { allow or {}, m.allow, "allowed" }, { deny or {}, m.deny, "denied" } }) do
+        for _, entry in ipairs(pair[1]) do
+            local r, err = M.parse(entry)
+            if not r then return nil, err end
+            set_add(pair[2], r, pair[3])
+            m.count = m.count + 1
+        end
+    end
+    return m
+end
+
+-- The flag that would allow this destination.
+function M.suggest(kind, host, port)
+    if kind == "socks" then
+        return ("--network-allow tcp://%s:%d"):format(host_text(host), port)
+    end
+    return ("--network-allow %s:%d"):format(host_text(host), port)
+end
+
+-- Decide one destination. kind: "http" | "connect" | "socks"; host as the client sent it
+-- (brackets around IPv6 allowed); port 1..65535 (the proxy passes 80 for a port-less http URL).
+-- Returns { verdict = "allow"|"deny", rule = entry as written | nil, reason = "...",
+-- suggest = "--network-allow ..." (only for an unlisted destination) }.
+function Matcher:decide(kind, host, port)
+    if not M.KINDS[kind] then
+        return { verdict = "deny", reason = ("unknown request kind '%s'"):format(tostring(kind)) }
+    end
+    if math.type(port) ~= "integer" or port < 1 or port > 65535 then
+        return { verdict = "deny", reason = ("port %s is outside 1..65535"):format(tostring(port)) }
+    end
+    local h, fam = normalize_host(host)
+    if not h then
+        return { verdict = "deny", reason = "refused host: " .. fam }
+    end
+    local d = lookup(self.deny, kind, h, fam, port, true)
+    if d then
+        return { verdict = "deny", rule = d.text, reason = d.reason }
+    end
+    local a, near = lookup(self.allow, kind, h, fam, port, false)
+    if a then
+        return { verdict = "allow", rule = a.text, reason = a.reason }
+    end
+    local reason = "not in the allowlist"
+    if near then
+        if near.tcp then
+            reason = reason .. (" (rule '%s' allows only SOCKS; HTTP and CONNECT need an entry without tcp://)")
+                :format(near.text)
+        else
+            reason = reason .. (" (rule '%s' allows only HTTP and CONNECT; SOCKS needs a tcp:// entry)")
+                :format(near.text)
+        end
+    end
+    return { verdict = "deny", reason = reason, suggest = M.suggest(kind, h, port) }
+end
+
+-- The matcher for a resolved profile's network.allow / network.deny, compiled on first use and
+-- cached by the profile table's identity (weak keys: it goes when the profile goes). Raises
+-- the invalid entry's message (level 0).
+local cache = setmetatable({}, { __mode = "k" })
+function M.for_profile(profile)
+    local m = cache[profile]
+    if m then return m end
+    local net = type(profile) == "table" and profile.network or nil
+    local err
+    m, err = M.compile(net and net.allow, net and net.deny)
+    if not m then error(err, 0) end
+    cache[profile] = m
+    return m
+end
+
+return M

@@ -1,0 +1,293 @@
+-- Specs for lua/cordon/allowlist.lua: the network rule language of DESIGN "Network policy",
+-- as tables of rule sets x requests -> verdict and deciding rule (STYLE 41).
+local allowlist = require("cordon.allowlist")
+
+-- allow, deny, { kind, host, port, verdict, rule (nil: no rule), reason pattern (optional) }...
+local function decide(allow, deny, kind, host, port)
+    local m = assert(allowlist.compile(allow, deny))
+    return m:decide(kind, host, port)
+end
+
+local groups = {
+    { "names: case-insensitive, trailing dot, exact excludes subdomains",
+      { "example.com" }, {}, {
+        { "connect", "example.com", 443, "allow", "example.com" },
+        { "connect", "EXAMPLE.com", 443, "allow", "example.com" },
+        { "http", "Example.COM.", 80, "allow", "example.com" },
+        { "connect", "example.com.", 8443, "allow", "example.com" },   -- no port = any port
+        { "connect", "api.example.com", 443, "deny", nil, "not in the allowlist" },
+        { "connect", "example.com.evil.com", 443, "deny", nil, "not in the allowlist" },
+        { "connect", "evilexample.com", 443, "deny" },
+        { "connect", "example.co", 443, "deny" },
+        { "socks", "example.com", 443, "deny", nil, "allows only HTTP and CONNECT" },
+      } },
+    { "rules are case-insensitive and take a trailing dot",
+      { "EXAMPLE.Org.:443" }, {}, {
+        { "connect", "example.org", 443, "allow", "EXAMPLE.Org.:443" },
+        { "connect", "example.org", 444, "deny" },
+      } },
+    { "*.NAME: subdomains at any depth, not NAME",
+      { "*.example.com" }, {}, {
+        { "connect", "api.example.com", 443, "allow", "*.example.com" },
+        { "connect", "a.b.c.example.com", 1, "allow", "*.example.com" },
+        { "connect", "A.Example.Com.", 80, "allow", "*.example.com" },
+        { "connect", "example.com", 443, "deny" },
+        { "connect", "xexample.com", 443, "deny" },
+        { "connect", "example.com.evil.com", 443, "deny" },
+        { "connect", "api.example.com.evil", 443, "deny" },
+      } },
+    { "*.NAME:PORT and exact HOST:PORT",
+      { "*.example.com:443", "example.com:8080" }, {}, {
+        { "connect", "api.example.com", 443, "allow", "*.example.com:443" },
+        { "connect", "api.example.com", 80, "deny" },
+        { "connect", "example.com", 8080, "allow", "example.com:8080" },
+        { "connect", "example.com", 443, "deny" },
+      } },
+    { "*:PORT allows any host on that port",
+      { "*:443" }, {}, {
+        { "connect", "anything.test", 443, "allow", "*:443" },
+        { "http", "10.0.0.1", 443, "allow", "*:443" },
+        { "connect", "anything.test", 80, "deny" },
+        { "socks", "anything.test", 443, "deny" },
+      } },
+    { "HTTP entries: http and connect, not socks; tcp entries: socks only",
+      { "web.test:8080", "tcp://db.test:5432", "tcp://*:22" }, {}, {
+        { "http", "web.test", 8080, "allow", "web.test:8080" },
+        { "connect", "web.test", 8080, "allow", "web.test:8080" },
+        { "socks", "web.test", 8080, "deny", nil, "SOCKS needs a tcp:// entry" },
+        { "socks", "db.test", 5432, "allow", "tcp://db.test:5432" },
+        { "connect", "db.test", 5432, "deny", nil, "allows only SOCKS" },
+        { "http", "db.test", 5432, "deny" },
+        { "socks", "git.example.com", 22, "allow", "tcp://*:22" },
+        { "connect", "git.example.com", 22, "deny" },
+        { "socks", "db.test", 5433, "deny" },
+      } },
+    { "URL entries: http:// is port 80, https:// port 443 unless given",
+      { "http://plain.test", "https://secure.test/", "https://alt.test:8443", "HTTPS://Up.Test" }, {}, {
+        { "http", "plain.test", 80, "allow", "http://plain.test" },
+        { "http", "plain.test", 443, "deny" },
+        { "connect", "secure.test", 443, "allow", "https://secure.test/" },
+        { "connect", "secure.test", 80, "deny" },
+        { "connect", "alt.test", 8443, "allow", "https://alt.test:8443" },
+        { "connect", "alt.test", 443, "deny" },
+        { "connect", "up.test", 443, "allow", "HTTPS://Up.Test" },
+        { "socks", "secure.test", 443, "deny" },
+      } },
+    { "deny wins over allow; a port-less deny covers every port and kind",
+      { "*.example.com", "*:443", "tcp://*:22" },
+      { "secret.example.com", "169.254.169.254", "*.internal.example.com:443" }, {
+        { "connect", "secret.example.com", 443, "deny", "secret.example.com", "denied by rule" },
+        { "http", "secret.example.com", 80, "deny", "secret.example.com" },
+        { "socks", "secret.example.com", 22, "deny", "secret.example.com" },
+        { "connect", "other.example.com", 443, "allow", "*.example.com" },
+        { "http", "169.254.169.254", 443, "deny", "169.254.169.254" },
+        { "http", "169.254.43518", 443, "deny", "169.254.169.254" },
+        { "http", "0xa9fea9fe", 443, "deny", "169.254.169.254" },
+        { "connect", "[::ffff:169.254.169.254]", 443, "deny", "169.254.169.254" },
+        { "connect", "[::ffff:a9fe:a9fe]", 443, "deny", "169.254.169.254" },
+        { "connect", "a.internal.example.com", 443, "deny", "*.internal.example.com:443" },
+        { "connect", "a.internal.example.com", 8443, "allow", "*.example.com" },
+        { "socks", "x.test", 22, "allow", "tcp://*:22" },
+      } },
+    { "a deny with a port and a kind denies that port for every kind",
+      { "*:22", "tcp://*:22" }, { "tcp://bastion.test:22" }, {
+        { "connect", "bastion.test", 22, "deny", "tcp://bastion.test:22" },
+        { "socks", "bastion.test", 22, "deny", "tcp://bastion.test:22" },
+        { "socks", "other.test", 22, "allow", "tcp://*:22" },
+      } },
+    { "IPv4 literals are canonicalized on both sides",
+      { "127.0.0.1:8080", "0x0a.1:80" }, {}, {
+        { "http", "127.0.0.1", 8080, "allow", "127.0.0.1:8080" },
+        { "http", "127.1", 8080, "allow", "127.0.0.1:8080" },
+        { "http", "2130706433", 8080, "allow", "127.0.0.1:8080" },
+        { "http", "0x7f.0.0.1", 8080, "allow", "127.0.0.1:8080" },
+        { "http", "0177.0.0.1", 8080, "allow", "127.0.0.1:8080" },
+        { "http", "127.0.1", 8080, "allow", "127.0.0.1:8080" },
+        { "http", "127.0.0.1.", 8080, "allow", "127.0.0.1:8080" },
+        { "http", "[::ffff:127.0.0.1]", 8080, "allow", "127.0.0.1:8080" },
+        { "http", "::ffff:7f00:1", 8080, "allow", "127.0.0.1:8080" },
+        { "http", "127.0.0.2", 8080, "deny" },
+        { "http", "10.0.0.1", 80, "allow", "0x0a.1:80" },
+        { "http", "1.2.3.4.5", 80, "deny", nil, "not in the allowlist" }, -- a name, not an address
+      } },
+    { "IPv6 literals: bracketed in rules, canonical RFC 5952",
+      { "[::1]:443", "[2001:DB8:0:0:0:0:0:1]", "[::ffff:10.0.0.9]:80" }, {}, {
+        { "connect", "[::1]", 443, "allow", "[::1]:443" },
+        { "connect", "::1", 443, "allow", "[::1]:443" },
+        { "connect", "[0:0:0:0:0:0:0:1]", 443, "allow", "[::1]:443" },
+        { "connect", "[::1]", 80, "deny" },
+        { "connect", "[2001:db8::1]", 9, "allow", "[2001:DB8:0:0:0:0:0:1]" },
+        { "connect", "2001:0db8::0001", 9, "allow", "[2001:DB8:0:0:0:0:0:1]" },
+        { "http", "10.0.0.9", 80, "allow", "[::ffff:10.0.0.9]:80" },
+        { "connect", "[::2]", 443, "deny" },
+      } },
+    { "refused hosts are denied before matching, even with *:PORT",
+      { "*:443", "*.example.com", "example.com" }, {}, {
+        { "connect", "example.com\0.evil.com", 443, "deny", nil, "NUL" },
+        { "connect", "example.com\r\nX: y", 443, "deny", nil, "CR" },
+        { "connect", "example.com\n", 443, "deny", nil, "LF" },
+        { "connect", "example%2ecom", 443, "deny", nil, "'%%'" },
+        { "connect", "a%2e.example.com", 443, "deny", nil, "'%%'" },
+        { "connect", "example .com", 443, "deny", nil, "space" },
+        { "connect", "example.com/x", 443, "deny", nil, "'/'" },
+        { "connect", "example.com:443@evil", 443, "deny", nil, "'@'" },
+        { "connect", "evil.com\\@example.com", 443, "deny", nil, "'\\'" },
+        { "connect", "evil.com?example.com", 443, "deny", nil, "'%?'" },
+        { "connect", "evil.com#.example.com", 443, "deny", nil, "'#'" },
+        { "connect", "a..example.com", 443, "deny", nil, "empty label" },
+        { "connect", ".example.com", 443, "deny", nil, "empty label" },
+        { "connect", "example.com..", 443, "deny", nil, "empty label" },
+        { "connect", "", 443, "deny", nil, "empty host" },
+        { "connect", ".", 443, "deny", nil, "empty host" },
+        { "connect", ("a"):rep(64) .. ".example.com", 443, "deny", nil, "label longer than 63" },
+        { "connect", ("a"):rep(63) .. ".example.com", 443, "allow", "*.example.com" },
+        { "connect", (("a"):rep(60) .. "."):rep(4) .. "example.com", 443, "deny", nil, "longer than 253" },
+        { "connect", "exämple.com", 443, "deny", nil, "non%-ASCII" },
+        { "connect", "example.com\t", 443, "deny", nil, "control character" },
+        { "connect", "*.example.com", 443, "deny", nil, "'%*'" },
+        { "connect", "example.com:443", 443, "deny", nil, "':'" },
+        { "connect", "[::1", 443, "deny" },
+        { "connect", "[fe80::1%eth0]", 443, "deny", nil, "'%%'" },
+      } },
+    { "bad request ports and kinds deny",
+      { "*:443" }, {}, {
+        { "connect", "a.test", 0, "deny", nil, "outside 1..65535" },
+        { "connect", "a.test", 65536, "deny", nil, "outside 1..65535" },
+        { "udp", "a.test", 443, "deny", nil, "unknown request kind" },
+      } },
+}
+
+for _, g in ipairs(groups) do
+    describe("allowlist: " .. g[1], function()
+        for _, c in ipairs(g[4]) do
+            local kind, host, port, verdict, rule, reason = table.unpack(c)
+            it(("%s %q:%s -> %s"):format(kind, host, tostring(port), verdict), function()
+                local r = decide(g[2], g[3], kind, host, port)
+                assert.are.equal(verdict, r.verdict, r.reason)
+                assert.are.equal(rule, r.rule)
+                if reason then
+                    assert.truthy(r.reason:find(reason), ("reason %q lacks %q"):format(r.reason, reason))
+                end
+            end)
+        end
+    end)
+end
+
+describe("allowlist: an unlisted destination suggests the exact flag", function()
+    local m = assert(allowlist.compile({}, {}))
+    local cases = {
+        { "connect", "API.Example.com.", 443, "--network-allow api.example.com:443" },
+        { "http", "example.com", 80, "--network-allow example.com:80" },
+        { "socks", "git.example.com", 22, "--network-allow tcp://git.example.com:22" },
+        { "connect", "[0::1]", 8443, "--network-allow [::1]:8443" },
+        { "socks", "127.1", 5432, "--network-allow tcp://127.0.0.1:5432" },
+    }
+    for _, c in ipairs(cases) do
+        it(c[4], function()
+            local r = m:decide(c[1], c[2], c[3])
+            assert.are.equal("deny", r.verdict)
+            assert.are.equal("not in the allowlist", r.reason)
+            assert.are.equal(c[4], r.suggest)
+            -- the suggestion, used as a rule, allows exactly that destination
+            local rule = c[4]:match("^%-%-network%-allow (.*)$")
+            assert.are.equal("allow", decide({ rule }, {}, c[1], c[2], c[3]).verdict)
+        end)
+    end
+    it("a denied destination gets no suggestion", function()
+        local r = decide({}, { "x.test" }, "connect", "x.test", 443)
+        assert.is_nil(r.suggest)
+    end)
+end)
+
+describe("allowlist: invalid entries are errors naming the entry", function()
+    local cases = {
+        { "*", "invalid network rule '*': a bare '*' would allow every host; write '*:443' or a domain" },
+        { "", "invalid network rule '': empty rule" },
+        { "*.*.example.com", "invalid network rule '*.*.example.com': a wildcard is only allowed as a leading '*.'" },
+        { "api.*.example.com", "invalid network rule 'api.*.example.com': a wildcard" },
+        { "*example.com", "invalid network rule '*example.com': a wildcard" },
+        { "example.*", "invalid network rule 'example.*': a wildcard" },
+        { "*.", "invalid network rule '*.': empty host" },
+        { "example.com:0", "invalid network rule 'example.com:0': port 0 is outside 1..65535" },
+        { "example.com:65536", "port 65536 is outside 1..65535" },
+        { "example.com:99999999999", "outside 1..65535" },
+        { "example.com:", "invalid network rule 'example.com:': port '' is not a number" },
+        { "example.com:https", "port 'https' is not a number" },
+        { "example.com:-1", "port '-1' is not a number" },
+        { ":443", "invalid network rule ':443': empty host" },
+        { "ftp://example.com", "invalid network rule 'ftp://example.com': unsupported scheme 'ftp://'" },
+        { "ssh://example.com:22", "unsupported scheme 'ssh://'" },
+        { "tcp://example.com", "invalid network rule 'tcp://example.com': a tcp:// rule needs a port" },
+        { "tcp://*", "a tcp:// rule needs a port" },
+        { "tcp://*:0", "outside 1..65535" },
+        { "https://example.com/path", "a rule names a host, not a path" },
+        { "https://user@example.com", "'@'" },
+        { "::1", "must be written in brackets" },
+        { "::1:443", "must be written in brackets" },
+        { "[::1", "unclosed '['" },
+        { "[::1]x", "unexpected text after ']'" },
+        { "[::g]:443", "not a valid IPv6 literal" },
+        { "[fe80::1%eth0]:443", "'%%'" },
+        { "*.127.0.0.1", "applies to names, not to an IP address" },
+        { "a..b", "empty label" },
+        { "exa mple.com", "space" },
+        { "exa%2ecom", "'%%'" },
+        { "ex\0ample.com", "NUL" },
+        { "bad_char!.com", "'!'" },
+        { ("a"):rep(64) .. ".com", "label longer than 63" },
+    }
+    for _, c in ipairs(cases) do
+        it(("%q"):format(c[1]), function()
+            local r, err = allowlist.parse(c[1])
+            assert.is_nil(r)
+            assert.truthy(err:find(c[2], 1, c[2]:find("%%") == nil),
+                ("message %q lacks %q"):format(err, c[2]))
+            local m, err2 = allowlist.compile({ "ok.test" }, { c[1] })
+            assert.is_nil(m)
+            assert.are.equal(err, err2)
+        end)
+    end
+    it("a non-string entry", function()
+        local m, err = allowlist.compile({ 42 })
+        assert.is_nil(m)
+        assert.truthy(err:find("expected a string", 1, true))
+    end)
+    it("for_profile raises the message", function()
+        assert.has_error(function() allowlist.for_profile({ network = { allow = { "*" } } }) end,
+            "invalid network rule '*': a bare '*' would allow every host; write '*:443' or a domain")
+    end)
+    it("for_profile compiles once per profile table", function()
+        local p = { network = { allow = { "a.test" } } }
+        assert.are.equal(allowlist.for_profile(p), allowlist.for_profile(p))
+        assert.are.equal("allow", allowlist.for_profile(p):decide("connect", "a.test", 1).verdict)
+        assert.are.equal("deny", allowlist.for_profile({}):decide("connect", "a.test", 1).verdict)
+    end)
+end)
+
+describe("allowlist: 10,000 rules", function()
+    it("compiles and decides by lookup", function()
+        local allow, deny = {}, {}
+        for i = 1, 10000 do
+            local k = i % 4
+            if k == 0 then allow[#allow + 1] = ("host%d.example.com"):format(i)
+            elseif k == 1 then allow[#allow + 1] = ("*.zone%d.test:443"):format(i)
+            elseif k == 2 then allow[#allow + 1] = ("tcp://db%d.internal:%d"):format(i, 1000 + i)
+            else deny[#deny + 1] = ("bad%d.example.com"):format(i) end
+        end
+        local m = assert(allowlist.compile(allow, deny))
+        assert.are.equal(10000, m.count)
+        assert.are.equal("allow", m:decide("connect", "host9996.example.com", 1).verdict)
+        assert.are.equal("host9996.example.com", m:decide("connect", "host9996.example.com", 1).rule)
+        assert.are.equal("*.zone9997.test:443", m:decide("connect", "a.b.zone9997.test", 443).rule)
+        assert.are.equal("deny", m:decide("connect", "a.b.zone9997.test", 80).verdict)
+        assert.are.equal("deny", m:decide("connect", "zone9997.test", 443).verdict)
+        assert.are.equal("tcp://db9998.internal:10998", m:decide("socks", "db9998.internal", 10998).rule)
+        assert.are.equal("deny", m:decide("socks", "db9998.internal", 10997).verdict)
+        assert.are.equal("bad9999.example.com", m:decide("connect", "bad9999.example.com", 1).rule)
+        assert.are.equal("deny", m:decide("connect", "host9999.example.com", 1).verdict)
+        -- every allow rule is reachable through the lookup tables
+        for i = 4, 10000, 4 do
+            assert(m:decide("http", ("host%d.example.com"):format(i), 80).verdict == "allow")
+        end
+    end)
+end)
