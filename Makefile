@@ -42,3 +42,36 @@ bench: build
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
+
+# libFuzzer targets for the proxy's parsers (engine/fuzz/README.md), each run for a bounded
+# time from the seed corpus in engine/fuzz/corpus/<target>/; new inputs go to $(FUZZ_BUILD).
+# Kept out of the CMake build: they need clang's libFuzzer, the product does not.
+FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
+FUZZ_BUILD    ?= build-fuzz
+FUZZ_CC       ?= clang-14
+FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -Iengine
+FUZZ_TARGETS  := http_request:engine/http_parse.c socks5:engine/socks5.c
+
+.PHONY: fuzz
+fuzz:
+	@missing=$$(for p in $(FUZZ_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+	    | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make: run as root to install: $$missing" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@mkdir -p $(FUZZ_BUILD)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  name=$${t%%:*}; src=$${t#*:}; \
+	  echo "fuzz: building fuzz_$$name"; \
+	  $(FUZZ_CC) $(FUZZ_CFLAGS) -o $(FUZZ_BUILD)/fuzz_$$name engine/fuzz/fuzz_$$name.c $$src; \
+	done
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  name=$${t%%:*}; mkdir -p $(FUZZ_BUILD)/corpus-$$name; \
+	  echo "fuzz: running fuzz_$$name for $${FUZZ_SECONDS:-30}s"; \
+	  ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_$$name -max_total_time=$${FUZZ_SECONDS:-30} \
+	    -max_len=65536 -timeout=10 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
+	    $$([ -f engine/fuzz/$$name.dict ] && echo -dict=engine/fuzz/$$name.dict) \
+	    $(FUZZ_BUILD)/corpus-$$name engine/fuzz/corpus/$$name; \
+	done

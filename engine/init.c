@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <linux/filter.h>
 #include <sys/signalfd.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +60,29 @@ static int supervisor_signals(void)
         if (sigismember(&set, sig))
             sigaction(sig, &sa, NULL);
     return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+/* The proxy's listening sockets are created here, inside the sandbox's network namespace, and
+ * handed to the controller, which accepts on them and connects out from the host's namespace:
+ * no relay process, no socket a command could reach other than these two. */
+static void hand_over_proxy_listeners(int ctl)
+{
+    static const struct { uint16_t port; char tag; } listeners[] = {
+        {PROXY_HTTP_PORT, INIT_MSG_HTTP_LISTENER},
+        {PROXY_SOCKS_PORT, INIT_MSG_SOCKS_LISTENER},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(listeners); i++) {
+        int one = 1, r;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(listeners[i].port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1024) < 0)
+            setup_failed("creating the proxy listeners", errno);
+        if ((r = fdpass_send(ctl, fd, listeners[i].tag)) < 0)
+            setup_failed("passing the proxy listeners to the controller", -r);
+        close(fd);
+    }
 }
 
 /* Wait for the controller's filter; any other message or EOF means: do not run the command. */
@@ -110,10 +134,12 @@ CORDON_NORETURN void init_main(const struct init_params *p)
         int master;
         if ((r = pty_open_pair(&master, &slave)) < 0)
             setup_failed("opening a pseudo-terminal", -r);
-        if ((r = fdpass_send(p->ctl_sock, master, 'P')) < 0)
+        if ((r = fdpass_send(p->ctl_sock, master, INIT_MSG_PTY)) < 0)
             setup_failed("passing the pseudo-terminal to the controller", -r);
         close(master);
     }
+    if (!p->cfg->net_unrestricted)
+        hand_over_proxy_listeners(p->ctl_sock);
     /* The command (same uid) must not be able to ptrace or read init's memory. */
     (void)prctl(PR_SET_DUMPABLE, 0);
 

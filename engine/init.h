@@ -38,6 +38,15 @@ struct init_status {
  * message: INIT_MSG_FILTER followed by the BPF instructions, or INIT_MSG_ABORT. */
 #define INIT_MSG_FILTER 'F'
 #define INIT_MSG_ABORT 'A'
+/* Messages from init, each carrying one fd: the pty master, the proxy's two listeners (in this
+ * order, those that apply), then the status (struct init_status, no fd). */
+#define INIT_MSG_PTY 'P'
+#define INIT_MSG_HTTP_LISTENER 'H'
+#define INIT_MSG_SOCKS_LISTENER 'S'
+
+/* Where the proxy listens inside every sandbox with a network namespace. */
+#define PROXY_HTTP_PORT 18080
+#define PROXY_SOCKS_PORT 18081
 
 /* Runs in the child of ns_clone_sandbox(); never returns. A set-up failure prints one line
  * and exits CORDON_EXIT_SETUP without running the command. */

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +19,12 @@
 
 #include "cli.h"
 #include "controller_env.h"
+#include "evloop.h"
 #include "fdpass.h"
 #include "init.h"
 #include "log.h"
 #include "lua_host.h"
+#include "proxy.h"
 #include "pty.h"
 #include "result_json.h"
 #include "sandbox_config.h"
@@ -43,17 +44,19 @@ static double now_ms(void)
 
 /* The state of one foreground run, owned by run_main. */
 struct controller {
+    struct ev_loop loop;
     pid_t init_pid;
     int ctl;                 /* socket to init */
     int sfd;                 /* signalfd */
     int master;              /* pty master, or -1 */
-    bool stdin_open;         /* relay stdin -> master while true */
     bool tty_raw;
     struct termios saved_tty;
     bool have_status;
     struct init_status status;
     int init_wait_status;
     bool init_done;
+    struct ev_io sig_w, ctl_w, master_w, stdin_w;
+    struct proxy *proxy;     /* NULL without a network namespace */
 };
 
 static void handle_signal(struct controller *c, int sig)
@@ -72,6 +75,16 @@ static void handle_signal(struct controller *c, int sig)
     }
 }
 
+static void on_signal(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct controller *c = w->data;
+    struct signalfd_siginfo si;
+    while (read(c->sfd, &si, sizeof si) == (ssize_t)sizeof si)
+        handle_signal(c, (int)si.ssi_signo);
+}
+
 static void read_status(struct controller *c)
 {
     struct init_status msg;
@@ -82,43 +95,82 @@ static void read_status(struct controller *c)
     }
 }
 
+static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    struct controller *c = w->data;
+    read_status(c);
+    if (c->have_status || (events & (EPOLLHUP | EPOLLERR)))
+        ev_io_stop(loop, w);
+}
+
+static void on_master(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)events;
+    struct controller *c = w->data;
+    if (pty_pump(c->master, STDOUT_FILENO) == 0) {
+        ev_io_stop(loop, w); /* every slave closed: the command and its children are done */
+        ev_io_stop(loop, &c->stdin_w);
+        close(c->master);
+        c->master = -1;
+    }
+}
+
+static void on_stdin(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)events;
+    struct controller *c = w->data;
+    if (pty_pump(STDIN_FILENO, c->master) <= 0)
+        ev_io_stop(loop, w); /* caller's stdin ended; the command sees no EOF on a tty */
+}
+
 /* Runs until init has reported the command's status (init has then reaped everything else in
  * the sandbox; tearing the namespaces down is the kernel's business and need not be waited
- * for) or until init is gone without a report. */
+ * for) or until init is gone without a report. Meanwhile the proxy serves the sandbox. */
 static void supervise(struct controller *c)
 {
+    ev_io_start(&c->loop, &c->sig_w, c->sfd, EPOLLIN, on_signal, c);
+    ev_io_start(&c->loop, &c->ctl_w, c->ctl, EPOLLIN, on_ctl, c);
+    if (c->master >= 0) {
+        ev_io_start(&c->loop, &c->master_w, c->master, EPOLLIN, on_master, c);
+        ev_io_start(&c->loop, &c->stdin_w, STDIN_FILENO, EPOLLIN, on_stdin, c);
+    }
     while (!c->init_done && !c->have_status) {
-        struct pollfd pfds[4];
-        int n = 0;
-        pfds[n++] = (struct pollfd){.fd = c->sfd, .events = POLLIN};
-        pfds[n++] = (struct pollfd){.fd = c->have_status ? -1 : c->ctl, .events = POLLIN};
-        pfds[n++] = (struct pollfd){.fd = c->master, .events = POLLIN};
-        pfds[n++] = (struct pollfd){.fd = c->stdin_open ? STDIN_FILENO : -1, .events = POLLIN};
-        if (poll(pfds, (nfds_t)n, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            LOG_E("run", "poll: %s", strerror(errno));
+        int r = ev_run_once(&c->loop, -1);
+        if (c->proxy)
+            proxy_after_round(c->proxy);
+        if (r < 0) {
+            LOG_E("run", "event loop: %s", strerror(-r));
             break;
         }
-        if (pfds[0].revents & POLLIN) {
-            struct signalfd_siginfo si;
-            if (read(c->sfd, &si, sizeof si) == (ssize_t)sizeof si)
-                handle_signal(c, (int)si.ssi_signo);
-        }
-        if (pfds[1].revents)
-            read_status(c);
-        if (pfds[2].revents && pty_pump(c->master, STDOUT_FILENO) == 0) {
-            close(c->master); /* every slave closed: the command and its children are done */
-            c->master = -1;
-        }
-        if (pfds[3].revents && pty_pump(STDIN_FILENO, c->master) <= 0)
-            c->stdin_open = false; /* caller's stdin ended; the command sees no EOF on a tty */
     }
     if (!c->have_status)
         read_status(c);
     /* What the command wrote last may still sit in the master. */
     while (c->master >= 0 && pty_pump(c->master, STDOUT_FILENO) > 0)
         ;
+}
+
+/* Take the fds init hands over (pty master, proxy listeners) until each expected one came.
+ * EOF means init failed its set-up; it said why on stderr, and supervise() sees it exit. */
+static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, int *http_fd, int *socks_fd)
+{
+    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 : 0);
+    while (expected-- > 0) {
+        char tag = 0;
+        int fd = fdpass_recv(c->ctl, &tag);
+        if (fd < 0)
+            return;
+        switch (tag) {
+        case INIT_MSG_PTY:
+            c->master = fd;
+            pty_copy_winsize(STDIN_FILENO, c->master);
+            c->tty_raw = pty_raw_mode(STDIN_FILENO, &c->saved_tty) == 0;
+            break;
+        case INIT_MSG_HTTP_LISTENER: *http_fd = fd; break;
+        case INIT_MSG_SOCKS_LISTENER: *socks_fd = fd; break;
+        default: close(fd); break;
+        }
+    }
 }
 
 /* Exit status for cordon itself, from what init reported (or how init died). */
@@ -173,6 +225,8 @@ int run_main(int argc, char **argv)
     struct sandbox_config cfg = {0};
     struct sc_program prog = {0};
     struct controller c = {.master = -1, .ctl = -1, .sfd = -1};
+    if (ev_loop_init(&c.loop) < 0)
+        die_errno("epoll");
     char cwd[PATH_MAX];
 
     if (cli_parse_run(argc, argv, &flags, err, sizeof err) < 0)
@@ -194,7 +248,6 @@ int run_main(int argc, char **argv)
     case LH_BAD_RESULT:
         die("%s", err);
     }
-    lh_close();
     if (flags.json != FLAG_UNSET)
         cfg.json = flags.json == FLAG_TRUE;
 
@@ -228,18 +281,15 @@ int run_main(int argc, char **argv)
     c.ctl = sp[0];
     send_filter(&c, &cfg, &prog);
 
-    if (want_pty) {
-        char tag = 0;
-        int m = fdpass_recv(c.ctl, &tag);
-        if (m >= 0 && tag == 'P') {
-            c.master = m;
-            pty_copy_winsize(STDIN_FILENO, c.master);
-            c.tty_raw = pty_raw_mode(STDIN_FILENO, &c.saved_tty) == 0;
-            c.stdin_open = true;
-        }
-        /* no master: init failed its set-up and says why on stderr */
+    int http_fd = -1, socks_fd = -1;
+    receive_fds(&c, want_pty, !cfg.net_unrestricted, &http_fd, &socks_fd);
+    if (http_fd >= 0 && socks_fd >= 0) {
+        c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
+        if (!c.proxy)
+            LOG_E("run", "the proxy could not start: commands get no network");
     }
     supervise(&c);
+    proxy_free(c.proxy);
     if (c.tty_raw)
         pty_restore_mode(STDIN_FILENO, &c.saved_tty);
 
@@ -251,6 +301,7 @@ int run_main(int argc, char **argv)
         result_json_print(stdout, &res);
     }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    lh_close();
     sc_program_free(&prog);
     sandbox_config_free(&cfg);
     run_flags_free(&flags);

@@ -1,0 +1,704 @@
+/* proxy.c — see proxy.h. One struct conn per client connection, moved through:
+ *   HEAD       reading the HTTP request head or the SOCKS handshake (bounded, timed)
+ *   RESOLVING  the destination was allowed; waiting for resolver.c
+ *   CONNECTING a non-blocking connect to the next address
+ *   RELAY      bytes both ways through two bounded buffers (allocated on first use)
+ *   CLOSING    a last reply (403, 502, a SOCKS error) is flushed, then the connection closes
+ * A connection is never freed inside a callback: it goes on the closed list and is freed by
+ * proxy_after_round(), so later events of the same round never touch freed memory. */
+#include "proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit_log.h"
+#include "http_parse.h"
+#include "log.h"
+#include "lua_host.h"
+#include "resolver.h"
+#include "socks5.h"
+#include "util.h"
+
+#define RELAY_BUF (128 * 1024)     /* per direction; large buffers are most of relay speed */
+#define HEAD_MAX (48 * 1024)       /* request line + headers, above the parser's own limits */
+#define HEAD_TIMEOUT_MS 30000      /* a client must finish its request head in this time (408) */
+#define CONNECT_TIMEOUT_MS 15000
+#define MAX_CONNS 1024             /* per sandbox; more are refused at once */
+#define SWEEP_MS 1000
+
+enum conn_kind { CONN_HTTP, CONN_SOCKS };
+enum conn_state { ST_HEAD, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_CLOSING };
+
+struct relay_buf {
+    char *data;
+    size_t off, len; /* pending bytes are data[off, off+len) */
+};
+
+struct conn {
+    struct proxy *px;
+    enum conn_kind kind;
+    enum conn_state state;
+    int cfd, ufd;
+    struct ev_io cw, uw;
+    char *head;               /* HEAD state: bytes read so far */
+    size_t head_len;
+    struct socks5_parser socks;
+    char host[256];
+    uint16_t port;
+    bool is_connect;          /* HTTP CONNECT */
+    enum net_kind net_kind;
+    struct resolve_job *job;
+    struct addrinfo *addrs, *next_addr;
+    struct relay_buf c2u, u2c;
+    bool c_eof, u_eof;        /* read side ended */
+    bool c_shut, u_shut;      /* write side shut after the peer's EOF was flushed */
+    uint64_t started_ms;
+    bool closed;
+    struct conn *prev, *next; /* all open connections */
+    struct conn *next_closed;
+};
+
+struct proxy {
+    struct ev_loop *loop;
+    int http_fd, socks_fd;
+    struct ev_io http_w, socks_w, resolver_w;
+    struct ev_timer sweep;
+    struct resolver *resolver;
+    char *command;
+    struct conn *conns, *closed;
+    size_t n_conns;
+    struct audit_log *audit;
+};
+
+static void conn_update(struct conn *c);
+static void conn_close(struct conn *c);
+
+/* ---- buffers ---- */
+
+static size_t buf_space(const struct relay_buf *b) { return b->data ? RELAY_BUF - b->off - b->len : RELAY_BUF; }
+
+static int buf_append(struct relay_buf *b, const char *p, size_t n)
+{
+    if (!b->data)
+        b->data = xmalloc(RELAY_BUF);
+    if (b->off && b->off + b->len + n > RELAY_BUF) {
+        memmove(b->data, b->data + b->off, b->len);
+        b->off = 0;
+    }
+    if (b->off + b->len + n > RELAY_BUF)
+        return -1;
+    memcpy(b->data + b->off + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+/* Read what fd has into b. >0 read, 0 EOF, -EAGAIN, or -errno. */
+static ssize_t buf_fill(struct relay_buf *b, int fd)
+{
+    if (!b->data)
+        b->data = xmalloc(RELAY_BUF);
+    if (b->len == 0)
+        b->off = 0;
+    size_t room = RELAY_BUF - b->off - b->len;
+    if (room == 0)
+        return -EAGAIN;
+    ssize_t n = read(fd, b->data + b->off + b->len, room);
+    if (n < 0)
+        return errno == EINTR ? -EAGAIN : -errno;
+    b->len += (size_t)n;
+    return n;
+}
+
+static ssize_t buf_flush(struct relay_buf *b, int fd)
+{
+    if (b->len == 0)
+        return 0;
+    ssize_t n = send(fd, b->data + b->off, b->len, MSG_NOSIGNAL);
+    if (n < 0)
+        return errno == EAGAIN || errno == EINTR ? -EAGAIN : -errno;
+    b->off += (size_t)n;
+    b->len -= (size_t)n;
+    if (b->len == 0)
+        b->off = 0;
+    return n;
+}
+
+static void buf_release(struct relay_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->off = b->len = 0;
+}
+
+/* ---- replies ---- */
+
+static void reply_and_close(struct conn *c, const char *bytes, size_t n)
+{
+    (void)buf_append(&c->u2c, bytes, n);
+    c->state = ST_CLOSING;
+    if (c->job) {
+        resolver_cancel(c->px->resolver, c->job);
+        c->job = NULL;
+    }
+    if (c->ufd >= 0) {
+        ev_io_stop(c->px->loop, &c->uw);
+        close(c->ufd);
+        c->ufd = -1;
+    }
+    conn_update(c);
+}
+
+static void http_error(struct conn *c, int status, const char *extra_headers, const char *body)
+{
+    char out[4096];
+    size_t n = http_error_response(status, extra_headers, body, out, sizeof out);
+    reply_and_close(c, out, n);
+}
+
+static void socks_error(struct conn *c, unsigned char code)
+{
+    unsigned char out[10];
+    socks5_reply(code, out);
+    reply_and_close(c, (const char *)out, sizeof out);
+}
+
+static void refuse(struct conn *c, const struct net_decision *d)
+{
+    if (c->kind == CONN_SOCKS) {
+        socks_error(c, 0x02);
+        return;
+    }
+    char body[1024];
+    snprintf(body, sizeof body,
+             "cordon: the sandbox's network policy does not allow %s:%u (%s).\n"
+             "To allow it, run the command again with %s\n",
+             c->host, (unsigned)c->port, d->reason[0] ? d->reason : "not in the allowlist",
+             d->suggest[0] ? d->suggest : "a matching --network-allow rule");
+    http_error(c, 403, "X-Cordon-Error: blocked-by-policy\r\n", body);
+}
+
+/* ---- connecting out ---- */
+
+static void start_connect(struct conn *c);
+
+static void connect_failed(struct conn *c, int err)
+{
+    if (c->ufd >= 0) {
+        ev_io_stop(c->px->loop, &c->uw);
+        close(c->ufd);
+        c->ufd = -1;
+    }
+    if (c->next_addr) {
+        start_connect(c);
+        return;
+    }
+    if (c->kind == CONN_SOCKS) {
+        socks_error(c, err == ECONNREFUSED ? 0x05 : err == ENETUNREACH ? 0x03 : 0x04);
+        return;
+    }
+    char body[512];
+    snprintf(body, sizeof body, "cordon: cannot connect to %s:%u: %s\n", c->host, (unsigned)c->port,
+             strerror(err));
+    http_error(c, 502, NULL, body);
+}
+
+static void on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events);
+
+static void start_connect(struct conn *c)
+{
+    struct addrinfo *ai = c->next_addr;
+    c->next_addr = ai->ai_next;
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        connect_failed(c, errno);
+        return;
+    }
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->ufd = fd;
+    c->state = ST_CONNECTING;
+    if (ev_io_start(c->px->loop, &c->uw, fd, EPOLLOUT, on_upstream, c) < 0) {
+        connect_failed(c, errno);
+        return;
+    }
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+        connect_failed(c, errno);
+        return;
+    }
+}
+
+/* The upstream connection is up: greet the client the way its protocol expects and relay. */
+static void connected(struct conn *c)
+{
+    c->state = ST_RELAY;
+    freeaddrinfo(c->addrs);
+    c->addrs = c->next_addr = NULL;
+    if (c->kind == CONN_SOCKS) {
+        unsigned char ok[10];
+        socks5_reply(0x00, ok);
+        (void)buf_append(&c->u2c, (const char *)ok, sizeof ok);
+    } else if (c->is_connect) {
+        static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+        (void)buf_append(&c->u2c, established, sizeof established - 1);
+    }
+    conn_update(c);
+}
+
+static void on_resolved(void *data, struct addrinfo *res, int gai_err)
+{
+    struct conn *c = data;
+    c->job = NULL;
+    if (!res) {
+        if (c->kind == CONN_SOCKS) {
+            socks_error(c, 0x04);
+            return;
+        }
+        char body[512];
+        snprintf(body, sizeof body, "cordon: cannot resolve %s: %s\n", c->host, gai_strerror(gai_err));
+        http_error(c, 502, NULL, body);
+        return;
+    }
+    c->addrs = c->next_addr = res;
+    start_connect(c);
+}
+
+/* ---- deciding ---- */
+
+static void decide_and_go(struct conn *c)
+{
+    struct net_decision d;
+    enum lh_outcome o = lh_network_decide(c->net_kind, c->host, c->port, c->px->command, &d);
+    audit_log_decision(c->px->audit, c->net_kind, c->host, c->port, &d, o, c->px->command);
+    if (o != LH_OK || !d.allow) {
+        refuse(c, &d);
+        return;
+    }
+    c->state = ST_RESOLVING;
+    c->job = resolver_lookup(c->px->resolver, c->host, c->port, on_resolved, c);
+    conn_update(c);
+}
+
+/* The HTTP request head is complete in c->head: check it, queue what goes upstream. */
+static void http_head_done(struct conn *c, const struct http_request *req)
+{
+    snprintf(c->host, sizeof c->host, "%s", req->host);
+    c->port = req->port;
+    c->is_connect = req->is_connect;
+    c->net_kind = req->is_connect ? NET_KIND_CONNECT : NET_KIND_HTTP;
+    if (!req->is_connect) {
+        char up[HEAD_MAX + 256];
+        size_t n = http_build_upstream(req, c->head, up, sizeof up);
+        if (n == 0) {
+            http_error(c, 431, NULL, "cordon: request head too large\n");
+            return;
+        }
+        /* One request per client connection for now: ask the origin to close after its
+         * response, so the relay ends with it (keep-alive across requests comes with response
+         * framing). */
+        static const char ka[] = "Connection: keep-alive\r\n\r\n";
+        static const char cl[] = "Connection: close\r\n\r\n";
+        if (n >= sizeof ka - 1 && memcmp(up + n - (sizeof ka - 1), ka, sizeof ka - 1) == 0) {
+            n -= sizeof ka - 1;
+            memcpy(up + n, cl, sizeof cl - 1);
+            n += sizeof cl - 1;
+        }
+        (void)buf_append(&c->c2u, up, n);
+    }
+    /* Bytes after the head (a request body, or a TLS ClientHello sent early) go upstream. */
+    if (c->head_len > req->head_len)
+        (void)buf_append(&c->c2u, c->head + req->head_len, c->head_len - req->head_len);
+    free(c->head);
+    c->head = NULL;
+    decide_and_go(c);
+}
+
+static void read_http_head(struct conn *c)
+{
+    ssize_t n = read(c->cfd, c->head + c->head_len, HEAD_MAX - c->head_len);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            conn_close(c);
+        return;
+    }
+    c->head_len += (size_t)n;
+    struct http_request req;
+    struct http_limits lim = http_limits_default();
+    switch (http_parse_request(c->head, c->head_len, &lim, &req)) {
+    case HTTP_PARSE_INCOMPLETE:
+        if (c->head_len >= HEAD_MAX)
+            http_error(c, 431, NULL, "cordon: request header fields too large\n");
+        return;
+    case HTTP_PARSE_ERROR:
+        http_error(c, req.status, NULL, req.error);
+        return;
+    case HTTP_PARSE_OK:
+        http_head_done(c, &req);
+        return;
+    }
+}
+
+static void read_socks_head(struct conn *c)
+{
+    ssize_t n = read(c->cfd, c->head + c->head_len, HEAD_MAX - c->head_len);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            conn_close(c);
+        return;
+    }
+    c->head_len += (size_t)n;
+    size_t used = 0;
+    for (;;) {
+        size_t consumed = 0;
+        enum socks5_result st = socks5_feed(&c->socks, (const unsigned char *)c->head + used,
+                                            c->head_len - used, &consumed);
+        used += consumed;
+        switch (st) {
+        case SOCKS5_NEED_MORE:
+            memmove(c->head, c->head + used, c->head_len - used);
+            c->head_len -= used;
+            return;
+        case SOCKS5_GREETING_REPLY: {
+            unsigned char out[2];
+            socks5_greeting_reply(&c->socks, out);
+            if (out[1] == 0xFF) {
+                reply_and_close(c, (const char *)out, 2);
+                return;
+            }
+            (void)buf_append(&c->u2c, (const char *)out, 2);
+            conn_update(c);
+            continue;
+        }
+        case SOCKS5_REQUEST:
+            snprintf(c->host, sizeof c->host, "%s", c->socks.host);
+            c->port = c->socks.port;
+            c->net_kind = NET_KIND_SOCKS;
+            if (c->head_len > used)
+                (void)buf_append(&c->c2u, c->head + used, c->head_len - used);
+            free(c->head);
+            c->head = NULL;
+            decide_and_go(c);
+            return;
+        case SOCKS5_ERROR:
+            socks_error(c, c->socks.reply_code);
+            return;
+        }
+    }
+}
+
+/* ---- relaying ---- */
+
+/* Move bytes src -> buffer -> dst as far as they go without blocking. */
+static int pump(struct relay_buf *b, int src, bool *src_eof, int dst)
+{
+    if (!*src_eof && buf_space(b) > 0) {
+        ssize_t n = buf_fill(b, src);
+        if (n == 0)
+            *src_eof = true;
+        else if (n < 0 && n != -EAGAIN)
+            return (int)n;
+    }
+    ssize_t w = buf_flush(b, dst);
+    if (w < 0 && w != -EAGAIN)
+        return (int)w;
+    return 0;
+}
+
+static void relay(struct conn *c)
+{
+    if (pump(&c->c2u, c->cfd, &c->c_eof, c->ufd) < 0 || pump(&c->u2c, c->ufd, &c->u_eof, c->cfd) < 0) {
+        conn_close(c);
+        return;
+    }
+    /* Half-close: once one side ended and its bytes are through, tell the other. */
+    if (c->c_eof && c->c2u.len == 0 && !c->u_shut) {
+        shutdown(c->ufd, SHUT_WR);
+        c->u_shut = true;
+    }
+    if (c->u_eof && c->u2c.len == 0 && !c->c_shut) {
+        shutdown(c->cfd, SHUT_WR);
+        c->c_shut = true;
+    }
+    if (c->u_shut && c->c_shut) {
+        conn_close(c);
+        return;
+    }
+    /* An idle tunnel keeps no buffer. */
+    if (c->c2u.len == 0 && c->c2u.data)
+        buf_release(&c->c2u);
+    if (c->u2c.len == 0 && c->u2c.data)
+        buf_release(&c->u2c);
+    conn_update(c);
+}
+
+/* ---- events ---- */
+
+static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    struct conn *c = w->data;
+    if (c->closed)
+        return;
+    switch (c->state) {
+    case ST_HEAD:
+        if (events & EPOLLOUT) { /* a SOCKS greeting reply waits */
+            if (buf_flush(&c->u2c, c->cfd) < -EAGAIN) {
+                conn_close(c);
+                return;
+            }
+        }
+        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+            if (c->kind == CONN_HTTP)
+                read_http_head(c);
+            else
+                read_socks_head(c);
+        }
+        if (!c->closed)
+            conn_update(c);
+        return;
+    case ST_RESOLVING:
+    case ST_CONNECTING:
+        if (events & (EPOLLHUP | EPOLLERR))
+            conn_close(c); /* the client gave up */
+        return;
+    case ST_RELAY:
+        relay(c);
+        return;
+    case ST_CLOSING:
+        if (buf_flush(&c->u2c, c->cfd) == -EAGAIN && c->u2c.len > 0)
+            return;
+        conn_close(c);
+        return;
+    }
+}
+
+static void on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    struct conn *c = w->data;
+    if (c->closed)
+        return;
+    if (c->state == ST_CONNECTING) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+            err = errno;
+        if (err) {
+            connect_failed(c, err);
+            return;
+        }
+        if (!(events & EPOLLOUT))
+            return;
+        connected(c);
+        return;
+    }
+    if (c->state == ST_RELAY)
+        relay(c);
+}
+
+/* Register the events each side needs now. */
+static void conn_update(struct conn *c)
+{
+    if (c->closed)
+        return;
+    struct ev_loop *loop = c->px->loop;
+    uint32_t cev = 0, uev = 0;
+    switch (c->state) {
+    case ST_HEAD:
+        cev = EPOLLIN | (c->u2c.len ? EPOLLOUT : 0);
+        break;
+    case ST_RESOLVING:
+    case ST_CONNECTING:
+        cev = EPOLLRDHUP;
+        uev = EPOLLOUT;
+        break;
+    case ST_RELAY:
+        cev = (!c->c_eof && buf_space(&c->c2u) ? EPOLLIN : 0) | (c->u2c.len ? EPOLLOUT : 0);
+        uev = (!c->u_eof && buf_space(&c->u2c) ? EPOLLIN : 0) | (c->c2u.len ? EPOLLOUT : 0);
+        break;
+    case ST_CLOSING:
+        cev = EPOLLOUT;
+        break;
+    }
+    ev_io_set(loop, &c->cw, cev);
+    if (c->ufd >= 0 && c->uw.active)
+        ev_io_set(loop, &c->uw, uev);
+    else if (c->ufd >= 0 && uev)
+        ev_io_start(loop, &c->uw, c->ufd, uev, on_upstream, c);
+}
+
+static void conn_close(struct conn *c)
+{
+    if (c->closed)
+        return;
+    struct proxy *px = c->px;
+    c->closed = true;
+    ev_io_stop(px->loop, &c->cw);
+    ev_io_stop(px->loop, &c->uw);
+    close(c->cfd);
+    if (c->ufd >= 0)
+        close(c->ufd);
+    if (c->job)
+        resolver_cancel(px->resolver, c->job);
+    if (c->addrs)
+        freeaddrinfo(c->addrs);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        px->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    px->n_conns--;
+    c->next_closed = px->closed;
+    px->closed = c;
+}
+
+static void accept_on(struct proxy *px, int lfd, enum conn_kind kind)
+{
+    for (int i = 0; i < 64; i++) { /* bounded per wake-up, so one listener cannot starve the loop */
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (px->n_conns >= MAX_CONNS) {
+            LOG_W("proxy", "connection limit (%d) reached: refusing a new connection", MAX_CONNS);
+            close(fd);
+            continue;
+        }
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        struct conn *c = xcalloc(1, sizeof *c);
+        c->px = px;
+        c->kind = kind;
+        c->state = ST_HEAD;
+        c->cfd = fd;
+        c->ufd = -1;
+        c->head = xmalloc(HEAD_MAX);
+        c->started_ms = ev_now_ms();
+        socks5_init(&c->socks);
+        c->next = px->conns;
+        if (px->conns)
+            px->conns->prev = c;
+        px->conns = c;
+        px->n_conns++;
+        if (ev_io_start(px->loop, &c->cw, fd, EPOLLIN, on_client, c) < 0)
+            conn_close(c);
+    }
+}
+
+static void on_http_listener(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct proxy *px = w->data;
+    accept_on(px, px->http_fd, CONN_HTTP);
+}
+
+static void on_socks_listener(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct proxy *px = w->data;
+    accept_on(px, px->socks_fd, CONN_SOCKS);
+}
+
+static void on_resolver(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    resolver_dispatch(((struct proxy *)w->data)->resolver);
+}
+
+/* Slow or silent clients cannot hold a connection slot for ever while sending their head. */
+static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
+{
+    struct proxy *px = t->data;
+    uint64_t now = ev_now_ms();
+    for (struct conn *c = px->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->state == ST_HEAD && now - c->started_ms > HEAD_TIMEOUT_MS) {
+            if (c->kind == CONN_HTTP)
+                http_error(c, 408, NULL, "cordon: request head not received in time\n");
+            else
+                conn_close(c);
+        } else if (c->state == ST_CONNECTING && now - c->started_ms > HEAD_TIMEOUT_MS + CONNECT_TIMEOUT_MS) {
+            connect_failed(c, ETIMEDOUT);
+        }
+    }
+    ev_timer_start(loop, t, SWEEP_MS, on_sweep, px);
+}
+
+static char *join_command(char **argv)
+{
+    size_t n = 1;
+    for (char **a = argv; a && *a; a++)
+        n += strlen(*a) + 1;
+    char *s = xmalloc(n), *p = s;
+    *p = '\0';
+    for (char **a = argv; a && *a; a++)
+        p += sprintf(p, "%s%s", p == s ? "" : " ", *a);
+    return s;
+}
+
+struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd, char **command)
+{
+    struct proxy *px = xcalloc(1, sizeof *px);
+    px->loop = loop;
+    px->http_fd = http_listen_fd;
+    px->socks_fd = socks_listen_fd;
+    px->command = join_command(command);
+    px->resolver = resolver_new(2);
+    px->audit = audit_log_open();
+    if (!px->resolver)
+        goto fail;
+    fcntl(http_listen_fd, F_SETFL, O_NONBLOCK);
+    fcntl(socks_listen_fd, F_SETFL, O_NONBLOCK);
+    if (ev_io_start(loop, &px->http_w, http_listen_fd, EPOLLIN, on_http_listener, px) < 0 ||
+        ev_io_start(loop, &px->socks_w, socks_listen_fd, EPOLLIN, on_socks_listener, px) < 0 ||
+        ev_io_start(loop, &px->resolver_w, resolver_fd(px->resolver), EPOLLIN, on_resolver, px) < 0)
+        goto fail;
+    ev_timer_start(loop, &px->sweep, SWEEP_MS, on_sweep, px);
+    return px;
+fail:
+    LOG_E("proxy", "cannot start: %s", strerror(errno));
+    proxy_free(px);
+    return NULL;
+}
+
+void proxy_after_round(struct proxy *px)
+{
+    while (px->closed) {
+        struct conn *c = px->closed;
+        px->closed = c->next_closed;
+        free(c->head);
+        buf_release(&c->c2u);
+        buf_release(&c->u2c);
+        free(c);
+    }
+}
+
+void proxy_free(struct proxy *px)
+{
+    if (!px)
+        return;
+    while (px->conns)
+        conn_close(px->conns);
+    proxy_after_round(px);
+    ev_io_stop(px->loop, &px->http_w);
+    ev_io_stop(px->loop, &px->socks_w);
+    ev_io_stop(px->loop, &px->resolver_w);
+    ev_timer_stop(px->loop, &px->sweep);
+    close(px->http_fd);
+    close(px->socks_fd);
+    resolver_free(px->resolver);
+    audit_log_close(px->audit);
+    free(px->command);
+    free(px);
+}

@@ -1,0 +1,20 @@
+/* proxy.h — the egress proxy: HTTP (absolute-form requests and CONNECT) on one listener, SOCKS5
+ * (CONNECT) on the other, both listening inside the sandbox's network namespace and served here,
+ * on the controller's event loop, connecting out from the host's namespace. Every new
+ * destination is decided by the `network` hook (lh_network_decide); a refusal is a 403 with
+ * X-Cordon-Error: blocked-by-policy or SOCKS reply 0x02, and every decision is one JSON line in
+ * the audit log. Names are resolved by resolver.c's threads. Never blocks the loop. */
+#ifndef CORDON_PROXY_H
+#define CORDON_PROXY_H
+#include "evloop.h"
+
+struct proxy;
+
+/* Takes ownership of the two listening fds. command: the sandboxed command's argv (for the
+ * decisions and the audit log). NULL on failure (logged). */
+struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd, char **command);
+/* Free what closed during the last loop round; call after each ev_run_once(). */
+void proxy_after_round(struct proxy *px);
+/* Close every connection and the listeners. NULL is fine. */
+void proxy_free(struct proxy *px);
+#endif
