@@ -2,7 +2,11 @@
  *   HEAD       reading the HTTP request head or the SOCKS handshake (bounded, timed)
  *   RESOLVING  the destination was allowed; waiting for resolver.c
  *   CONNECTING a non-blocking connect to the next address
- *   RELAY      bytes both ways through two bounded buffers (allocated on first use)
+ *   RELAY      bytes both ways through two bounded buffers (allocated on first use): CONNECT and
+ *              SOCKS tunnels
+ *   HTTP       one absolute-form request and its response (http_exchange.c); when both ends
+ *              allow it, the client connection returns to HEAD for its next request, which is
+ *              decided anew (a new upstream connection per request)
  *   CLOSING    a last reply (403, 502, a SOCKS error) is flushed, then the connection closes
  * A connection is never freed inside a callback: it goes on the closed list and is freed by
  * proxy_after_round(), so later events of the same round never touch freed memory. */
@@ -10,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -21,6 +26,7 @@
 #include <unistd.h>
 
 #include "audit_log.h"
+#include "http_exchange.h"
 #include "http_parse.h"
 #include "log.h"
 #include "lua_host.h"
@@ -36,7 +42,7 @@
 #define SWEEP_MS 1000
 
 enum conn_kind { CONN_HTTP, CONN_SOCKS };
-enum conn_state { ST_HEAD, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_CLOSING };
+enum conn_state { ST_HEAD, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING };
 
 struct relay_buf {
     char *data;
@@ -59,6 +65,7 @@ struct conn {
     struct resolve_job *job;
     struct addrinfo *addrs, *next_addr;
     struct relay_buf c2u, u2c;
+    struct http_exchange hx;  /* HTTP state */
     bool c_eof, u_eof;        /* read side ended */
     bool c_shut, u_shut;      /* write side shut after the peer's EOF was flushed */
     uint64_t started_ms;
@@ -213,9 +220,74 @@ static void connect_failed(struct conn *c, int err)
 
 static void on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events);
 
+/* Is addr one a name must not lead to unless that address itself is allowed: loopback (the
+ * host's own services), link-local (cloud metadata), unspecified, multicast? Otherwise a rule
+ * such as '*.example.com' plus a DNS answer of 127.0.0.1 would reach the host's loopback. */
+static bool is_special_address(const struct sockaddr *sa)
+{
+    const unsigned char *b;
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_UNSPECIFIED(a6) || IN6_IS_ADDR_LINKLOCAL(a6) ||
+            IN6_IS_ADDR_MULTICAST(a6))
+            return true;
+        if (!IN6_IS_ADDR_V4MAPPED(a6))
+            return false;
+        b = a6->s6_addr + 12;
+    } else if (sa->sa_family == AF_INET) {
+        b = (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr;
+    } else {
+        return true;
+    }
+    return b[0] == 127 || b[0] == 0 || (b[0] == 169 && b[1] == 254) || b[0] >= 224;
+}
+
+static bool host_is_ip_literal(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
+/* May the connection go to this resolved address? A name's special addresses need a rule of
+ * their own (decided, and audited, like any destination). */
+static bool address_permitted(struct conn *c, const struct addrinfo *ai, struct net_decision *d)
+{
+    if (host_is_ip_literal(c->host) || !is_special_address(ai->ai_addr))
+        return true;
+    char ip[INET6_ADDRSTRLEN] = "";
+    const void *src = ai->ai_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr
+                                                : (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+    inet_ntop(ai->ai_family, src, ip, sizeof ip);
+    enum lh_outcome o = lh_network_decide(c->net_kind, ip, c->port, c->px->command, d);
+    audit_log_decision(c->px->audit, c->net_kind, ip, c->port, d, o, c->px->command);
+    if (o == LH_OK && d->allow)
+        return true;
+    snprintf(d->reason, sizeof d->reason, "%.120s resolves to %s, a loopback, link-local or multicast "
+             "address, which needs a rule of its own", c->host, ip);
+    bool v6 = ai->ai_family == AF_INET6;
+    snprintf(d->suggest, sizeof d->suggest, "--network-allow %s%s%s%s:%u",
+             c->net_kind == NET_KIND_SOCKS ? "tcp://" : "", v6 ? "[" : "", ip, v6 ? "]" : "",
+             (unsigned)c->port);
+    return false;
+}
+
 static void start_connect(struct conn *c)
 {
     struct addrinfo *ai = c->next_addr;
+    struct net_decision refused;
+    bool any_refused = false;
+    while (ai && !address_permitted(c, ai, &refused)) {
+        any_refused = true;
+        ai = ai->ai_next;
+    }
+    if (!ai) {
+        c->next_addr = NULL;
+        if (any_refused)
+            refuse(c, &refused);
+        else
+            connect_failed(c, EHOSTUNREACH);
+        return;
+    }
     c->next_addr = ai->ai_next;
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -249,6 +321,8 @@ static void connected(struct conn *c)
     } else if (c->is_connect) {
         static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
         (void)buf_append(&c->u2c, established, sizeof established - 1);
+    } else {
+        c->state = ST_HTTP;
     }
     conn_update(c);
 }
@@ -301,9 +375,8 @@ static void http_head_done(struct conn *c, const struct http_request *req)
             http_error(c, 431, NULL, "cordon: request head too large\n");
             return;
         }
-        /* One request per client connection for now: ask the origin to close after its
-         * response, so the relay ends with it (keep-alive across requests comes with response
-         * framing). */
+        /* Each request gets its own upstream connection (decided anew): ask the origin to close
+         * after its response; the client's connection stays open when both ends allow it. */
         static const char ka[] = "Connection: keep-alive\r\n\r\n";
         static const char cl[] = "Connection: close\r\n\r\n";
         if (n >= sizeof ka - 1 && memcmp(up + n - (sizeof ka - 1), ka, sizeof ka - 1) == 0) {
@@ -312,8 +385,21 @@ static void http_head_done(struct conn *c, const struct http_request *req)
             n += sizeof cl - 1;
         }
         (void)buf_append(&c->c2u, up, n);
+        /* Of the bytes after the head, the body goes upstream; the rest is the next request. */
+        hx_start(&c->hx, req, c->head);
+        size_t extra = c->head_len - req->head_len;
+        size_t body = hx_request_body(&c->hx, c->head + req->head_len, extra);
+        if (c->hx.error) {
+            http_error(c, 400, NULL, "cordon: malformed chunked request body\n");
+            return;
+        }
+        (void)buf_append(&c->c2u, c->head + req->head_len, body);
+        memmove(c->head, c->head + req->head_len + body, extra - body);
+        c->head_len = extra - body;
+        decide_and_go(c);
+        return;
     }
-    /* Bytes after the head (a request body, or a TLS ClientHello sent early) go upstream. */
+    /* Bytes after a CONNECT head (a TLS ClientHello sent early) go through the tunnel. */
     if (c->head_len > req->head_len)
         (void)buf_append(&c->c2u, c->head + req->head_len, c->head_len - req->head_len);
     free(c->head);
@@ -321,15 +407,10 @@ static void http_head_done(struct conn *c, const struct http_request *req)
     decide_and_go(c);
 }
 
-static void read_http_head(struct conn *c)
+static void parse_http_head(struct conn *c)
 {
-    ssize_t n = read(c->cfd, c->head + c->head_len, HEAD_MAX - c->head_len);
-    if (n <= 0) {
-        if (n == 0 || (errno != EAGAIN && errno != EINTR))
-            conn_close(c);
+    if (c->head_len == 0)
         return;
-    }
-    c->head_len += (size_t)n;
     struct http_request req;
     struct http_limits lim = http_limits_default();
     switch (http_parse_request(c->head, c->head_len, &lim, &req)) {
@@ -344,6 +425,18 @@ static void read_http_head(struct conn *c)
         http_head_done(c, &req);
         return;
     }
+}
+
+static void read_http_head(struct conn *c)
+{
+    ssize_t n = read(c->cfd, c->head + c->head_len, HEAD_MAX - c->head_len);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            conn_close(c);
+        return;
+    }
+    c->head_len += (size_t)n;
+    parse_http_head(c);
 }
 
 static void read_socks_head(struct conn *c)
@@ -439,6 +532,97 @@ static void relay(struct conn *c)
     conn_update(c);
 }
 
+/* ---- one HTTP exchange ---- */
+
+static int emit_to_client(void *ctx, const char *p, size_t n)
+{
+    return buf_append(&((struct conn *)ctx)->u2c, p, n);
+}
+
+/* The response is through: back to HEAD for the client's next request, or close. */
+static void exchange_finished(struct conn *c)
+{
+    ev_io_stop(c->px->loop, &c->uw);
+    close(c->ufd);
+    c->ufd = -1;
+    if (!hx_keep_alive(&c->hx)) {
+        shutdown(c->cfd, SHUT_WR);
+        conn_close(c);
+        return;
+    }
+    hx_free(&c->hx);
+    c->state = ST_HEAD;
+    c->started_ms = ev_now_ms();
+    c->c_eof = c->u_eof = false;
+    conn_update(c);
+    parse_http_head(c); /* a pipelined request may be waiting already */
+}
+
+static void http_exchange(struct conn *c)
+{
+    /* client -> upstream: this request's body only; what follows is the next request */
+    if (!c->hx.req_done && !c->c_eof && buf_space(&c->c2u) > 0) {
+        char tmp[16384];
+        size_t room = buf_space(&c->c2u) < sizeof tmp ? buf_space(&c->c2u) : sizeof tmp;
+        if (HEAD_MAX - c->head_len < room)
+            room = HEAD_MAX - c->head_len;
+        ssize_t n = room ? read(c->cfd, tmp, room) : -1;
+        if (n == 0) {
+            c->c_eof = true;
+        } else if (n > 0) {
+            size_t body = hx_request_body(&c->hx, tmp, (size_t)n);
+            if (c->hx.error) {
+                conn_close(c);
+                return;
+            }
+            (void)buf_append(&c->c2u, tmp, body);
+            memcpy(c->head + c->head_len, tmp + body, (size_t)n - body);
+            c->head_len += (size_t)n - body;
+        } else if (n < 0 && room && errno != EAGAIN && errno != EINTR) {
+            conn_close(c);
+            return;
+        }
+    }
+    if (buf_flush(&c->c2u, c->ufd) < -EAGAIN) {
+        conn_close(c);
+        return;
+    }
+    /* upstream -> client: the response, its head rewritten, its end found */
+    if (!c->hx.resp_done && buf_space(&c->u2c) >= HX_HEAD_MAX + 128) {
+        char tmp[32768];
+        ssize_t n = read(c->ufd, tmp, sizeof tmp);
+        if (n == 0) {
+            if (!hx_upstream_eof(&c->hx))
+                c->hx.client_keep_alive = false; /* truncated: the client must see the close */
+            c->hx.resp_done = true;
+        } else if (n > 0) {
+            if (hx_response_bytes(&c->hx, tmp, (size_t)n, emit_to_client, c) < 0) {
+                if (!c->hx.head_done) {
+                    char body[256];
+                    snprintf(body, sizeof body, "cordon: bad response from %.120s: %s\n", c->host,
+                             c->hx.error ? c->hx.error : "malformed");
+                    http_error(c, 502, NULL, body);
+                } else {
+                    conn_close(c);
+                }
+                return;
+            }
+        } else if (errno != EAGAIN && errno != EINTR) {
+            c->hx.client_keep_alive = false;
+            c->hx.resp_done = true;
+        }
+    }
+    if (buf_flush(&c->u2c, c->cfd) < -EAGAIN) {
+        conn_close(c);
+        return;
+    }
+    if (c->hx.resp_done && c->u2c.len == 0) {
+        exchange_finished(c);
+        return;
+    }
+    conn_update(c);
+}
+
 /* ---- events ---- */
 
 static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
@@ -472,6 +656,13 @@ static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     case ST_RELAY:
         relay(c);
         return;
+    case ST_HTTP:
+        if ((events & (EPOLLHUP | EPOLLERR)) && c->u2c.len == 0 && !c->hx.resp_done) {
+            conn_close(c); /* the client is gone */
+            return;
+        }
+        http_exchange(c);
+        return;
     case ST_CLOSING:
         if (buf_flush(&c->u2c, c->cfd) == -EAGAIN && c->u2c.len > 0)
             return;
@@ -502,6 +693,8 @@ static void on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     }
     if (c->state == ST_RELAY)
         relay(c);
+    else if (c->state == ST_HTTP)
+        http_exchange(c);
 }
 
 /* Register the events each side needs now. */
@@ -523,6 +716,12 @@ static void conn_update(struct conn *c)
     case ST_RELAY:
         cev = (!c->c_eof && buf_space(&c->c2u) ? EPOLLIN : 0) | (c->u2c.len ? EPOLLOUT : 0);
         uev = (!c->u_eof && buf_space(&c->u2c) ? EPOLLIN : 0) | (c->c2u.len ? EPOLLOUT : 0);
+        break;
+    case ST_HTTP:
+        cev = (!c->hx.req_done && !c->c_eof && buf_space(&c->c2u) && c->head_len < HEAD_MAX ? EPOLLIN : 0) |
+              (c->u2c.len ? EPOLLOUT : 0);
+        uev = (!c->hx.resp_done && buf_space(&c->u2c) >= HX_HEAD_MAX + 128 ? EPOLLIN : 0) |
+              (c->c2u.len ? EPOLLOUT : 0);
         break;
     case ST_CLOSING:
         cev = EPOLLOUT;
@@ -678,6 +877,7 @@ void proxy_after_round(struct proxy *px)
         struct conn *c = px->closed;
         px->closed = c->next_closed;
         free(c->head);
+        hx_free(&c->hx);
         buf_release(&c->c2u);
         buf_release(&c->u2c);
         free(c);
