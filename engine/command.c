@@ -27,13 +27,15 @@ CORDON_NORETURN static void fail(const char *what, const char *arg, int err, int
 }
 
 void command_exec(const struct sandbox_config *cfg, const struct sc_program *seccomp, char **argv,
-                  int slave)
+                  int slave, int out_fd, int err_fd)
 {
     int r;
     if (setsid() < 0)
         fail("setsid", NULL, errno, CORDON_EXIT_SETUP);
     if (slave >= 0 && (r = pty_attach_slave(slave)) < 0)
         fail("attaching the pseudo-terminal", NULL, -r, CORDON_EXIT_SETUP);
+    if ((out_fd >= 0 && dup2(out_fd, 1) < 0) || (err_fd >= 0 && dup2(err_fd, 2) < 0))
+        fail("redirecting the output", NULL, errno, CORDON_EXIT_SETUP);
     if (close_range(3, ~0U, 0) < 0)
         fail("close_range", NULL, errno, CORDON_EXIT_SETUP);
     if (chdir(cfg->cwd) < 0)

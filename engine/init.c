@@ -157,10 +157,15 @@ CORDON_NORETURN void init_main(const struct init_params *p)
         setup_failed("vfork", errno);
     if (cmd == 0) {
         sigprocmask(SIG_SETMASK, &p->command_mask, NULL);
-        command_exec(p->cfg, &filter, p->argv, slave);
+        command_exec(p->cfg, &filter, p->argv, slave, p->out_pipe, p->err_pipe);
     }
     if (slave >= 0)
         close(slave);
+    /* Only the command holds the output pipes: their end of file is its (and its children's). */
+    if (p->out_pipe >= 0)
+        close(p->out_pipe);
+    if (p->err_pipe >= 0)
+        close(p->err_pipe);
 
     int status = 0;
     for (;;) {

@@ -22,6 +22,7 @@ struct init_params {
                               * the seccomp filter in (built by the controller meanwhile) */
     int parent_alive_fd;     /* read end of a pipe the controller keeps open: HUP = it is gone */
     bool want_pty;
+    int out_pipe, err_pipe;  /* write ends for the command's stdout and stderr, or -1: keep 1, 2 */
     sigset_t command_mask;   /* the caller's signal mask, before cordon blocked its own */
     uid_t uid;
     gid_t gid;

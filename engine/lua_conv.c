@@ -258,6 +258,22 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
+
+    /* capture = { head = bytes, tail = bytes }: what refusal detection sees of each stream. */
+    cfg->capture_head = cfg->capture_tail = SANDBOX_CAPTURE_DEFAULT;
+    if (sub_field(L, idx, "capture")) {                 /* [..., cap] */
+        static const char *const keys[] = {"head", "tail"};
+        size_t *dst[] = {&cfg->capture_head, &cfg->capture_tail};
+        for (int i = 0; i < 2; i++) {
+            t = raw_field(L, -1, keys[i]);
+            if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 && lua_tonumber(L, -1) <= SANDBOX_CAPTURE_MAX)
+                *dst[i] = (size_t)lua_tonumber(L, -1);
+            else if (t != LUA_TNIL)
+                bad(L, i == 0 ? "capture.head" : "capture.tail", "a number of bytes, 0 to 64 MiB");
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
 }
 
 /* ---- network decision -------------------------------------------------------------------- */
@@ -428,4 +444,204 @@ void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct s
         str_list_push(out, set.items[j]);
     str_list_free(&unset);
     str_list_free(&set);
+}
+
+/* ---- refusal detection and escalation ------------------------------------------------------ */
+
+/* Copy src into dst (size n) like copy_clean, but never cut a UTF-8 sequence in half (the
+ * strings end up in JSON and on terminals). */
+static void copy_clean_utf8(char *dst, size_t n, const char *src)
+{
+    size_t len = strlen(src);
+    if (len >= n) {
+        len = n - 1;
+        while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+            len--; /* src[len] would start the cut: back up to a lead byte */
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        dst[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+    }
+    dst[len] = '\0';
+}
+
+static void push_list_or_empty(lua_State *L, const struct str_list *l)
+{
+    if (l)
+        push_list(L, l);
+    else
+        lua_newtable(L);
+}
+
+void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
+{
+    lua_createtable(L, 0, 10);                          /* [t] */
+    lua_pushstring(L, in->command ? in->command : "");
+    lua_setfield(L, -2, "command");
+    lua_pushinteger(L, in->exit_code);
+    lua_setfield(L, -2, "exit_code");
+    if (in->signal) {
+        lua_pushinteger(L, in->signal);
+        lua_setfield(L, -2, "signal");
+    }
+    lua_pushlstring(L, in->stdout_text ? in->stdout_text : "", in->stdout_text ? in->stdout_len : 0);
+    lua_setfield(L, -2, "stdout");
+    lua_pushlstring(L, in->stderr_text ? in->stderr_text : "", in->stderr_text ? in->stderr_len : 0);
+    lua_setfield(L, -2, "stderr");
+    lua_pushboolean(L, in->truncated);
+    lua_setfield(L, -2, "truncated");
+    lua_pushstring(L, in->cwd ? in->cwd : "/");
+    lua_setfield(L, -2, "cwd");
+    push_list_or_empty(L, in->writable);
+    lua_setfield(L, -2, "writable");
+    push_list_or_empty(L, in->hidden);
+    lua_setfield(L, -2, "hidden");
+    push_list_or_empty(L, in->network_denied);
+    lua_setfield(L, -2, "network_denied");
+}
+
+void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
+{
+    lua_createtable(L, 0, 4);                           /* [t] */
+    lua_pushstring(L, r->kind);
+    lua_setfield(L, -2, "kind");
+    if (r->path[0]) {
+        lua_pushstring(L, r->path);
+        lua_setfield(L, -2, "path");
+    }
+    lua_pushstring(L, r->line);
+    lua_setfield(L, -2, "line");
+    lua_pushstring(L, r->reason);
+    lua_setfield(L, -2, "reason");
+}
+
+static const char *const refusal_kinds[] = {"write", "hidden", "sudo", "docker", "dbus", "network"};
+
+/* Check one refusal table at idx (raises naming the index i). */
+static void check_refusal(lua_State *L, int idx, lua_Integer i)
+{
+    static const char *const keys[] = {"kind", "path", "line", "reason"};
+    if (!lua_istable(L, idx))
+        luaL_error(L, "refusal result[%d]: expected a table, got %s", (int)i, luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [k, v] */
+        bool known = false;
+        for (size_t k = 0; lua_type(L, -2) == LUA_TSTRING && k < ARRAY_LEN(keys) && !known; k++)
+            known = strcmp(lua_tostring(L, -2), keys[k]) == 0;
+        if (!known)
+            luaL_error(L, "refusal result[%d]: unknown key '%s'", (int)i, luaL_tolstring(L, -2, NULL));
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "refusal result[%d]: '%s' must be a string, got %s", (int)i,
+                       lua_tostring(L, -2), luaL_typename(L, -1));
+        lua_pop(L, 1);                                  /* [k] */
+    }
+    raw_field(L, idx, "kind");
+    const char *kind = lua_tostring(L, -1);
+    bool ok = false;
+    for (size_t k = 0; kind && k < ARRAY_LEN(refusal_kinds) && !ok; k++)
+        ok = strcmp(kind, refusal_kinds[k]) == 0;
+    if (!ok)
+        luaL_error(L, "refusal result[%d]: kind must be write, hidden, sudo, docker, dbus or "
+                      "network, got %s", (int)i, kind ? kind : "nil");
+    lua_pop(L, 1);
+    if (raw_field(L, idx, "reason") != LUA_TSTRING)
+        luaL_error(L, "refusal result[%d]: 'reason' is required", (int)i);
+    if (raw_field(L, idx, "line") != LUA_TSTRING)
+        luaL_error(L, "refusal result[%d]: 'line' is required", (int)i);
+    lua_pop(L, 2);
+}
+
+size_t lc_read_refusals(lua_State *L, int idx, struct lh_refusal *out, size_t max)
+{
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "refusal result: expected a list of refusals { { kind = ..., line = ..., "
+                      "reason = ... }, ... } ({} for none), got %s", luaL_typename(L, idx));
+    lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
+    /* A list only: every key is 1..len. Checked fully before anything is copied. */
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [k, v] */
+        if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > len)
+            luaL_error(L, "refusal result: expected a list, found key '%s'", luaL_tolstring(L, -2, NULL));
+        lua_pop(L, 1);
+    }
+    for (lua_Integer i = 1; i <= len; i++) {
+        lua_rawgeti(L, idx, i);                         /* [r] */
+        check_refusal(L, lua_gettop(L), i);
+        lua_pop(L, 1);
+    }
+    size_t n = 0;
+    for (lua_Integer i = 1; i <= len && n < max; i++, n++) {
+        lua_rawgeti(L, idx, i);                         /* [r] */
+        struct {
+            const char *key;
+            char *dst;
+            size_t size;
+        } f[] = {{"kind", out[n].kind, sizeof out[n].kind}, {"path", out[n].path, sizeof out[n].path},
+                 {"line", out[n].line, sizeof out[n].line},
+                 {"reason", out[n].reason, sizeof out[n].reason}};
+        for (size_t k = 0; k < ARRAY_LEN(f); k++) {
+            f[k].dst[0] = '\0';
+            if (raw_field(L, -1, f[k].key) == LUA_TSTRING)
+                copy_clean_utf8(f[k].dst, f[k].size, lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    return n;
+}
+
+void lc_read_escalation(lua_State *L, int idx, struct lh_escalation *out)
+{
+    static const char *const keys[] = {"action", "offer", "reason"};
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "escalate result: expected a table { action = \"ask\"|\"deny\", ... }, got %s",
+                   luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [k, v] */
+        bool known = false;
+        for (size_t k = 0; lua_type(L, -2) == LUA_TSTRING && k < ARRAY_LEN(keys) && !known; k++)
+            known = strcmp(lua_tostring(L, -2), keys[k]) == 0;
+        if (!known)
+            luaL_error(L, "escalate result: unknown key '%s'", luaL_tolstring(L, -2, NULL));
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "escalate result: '%s' must be a string, got %s", lua_tostring(L, -2),
+                       luaL_typename(L, -1));
+        lua_pop(L, 1);
+    }
+    raw_field(L, idx, "action");
+    raw_field(L, idx, "offer");                         /* [action, offer] */
+    const char *a = lua_tostring(L, -2), *o = lua_tostring(L, -1);
+    bool ask = a && strcmp(a, "ask") == 0;
+    if (!a || !(ask || strcmp(a, "deny") == 0))
+        luaL_error(L, "escalate result: action must be \"ask\" or \"deny\", got %s", a ? a : "nil");
+    if (o && strcmp(o, "rerun") != 0 && strcmp(o, "network") != 0)
+        luaL_error(L, "escalate result: offer must be \"rerun\" or \"network\", got %s", o);
+    if (ask && !o)
+        luaL_error(L, "escalate result: action \"ask\" needs an offer (\"rerun\" or \"network\")");
+    out->ask = ask;
+    copy_clean_utf8(out->offer, sizeof out->offer, ask ? o : "");
+    lua_pop(L, 2);
+    out->reason[0] = '\0';
+    if (raw_field(L, idx, "reason") == LUA_TSTRING)
+        copy_clean_utf8(out->reason, sizeof out->reason, lua_tostring(L, -1));
+    lua_pop(L, 1);
+}
+
+void lc_read_escalation_settings(lua_State *L, int idx, bool *ask_sandbox_off, bool *plan)
+{
+    *ask_sandbox_off = *plan = false;
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        return;
+    if (raw_field(L, idx, "escalation") == LUA_TTABLE) {  /* [esc] */
+        if (raw_field(L, -1, "ask_sandbox_off") == LUA_TBOOLEAN)
+            *ask_sandbox_off = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        if (raw_field(L, -1, "plan") == LUA_TBOOLEAN)
+            *plan = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
 }

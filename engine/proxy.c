@@ -32,10 +32,13 @@
 #include "lua_host.h"
 #include "resolver.h"
 #include "socks5.h"
+#include "splice_pipe.h"
 #include "util.h"
 
 #define RELAY_BUF (128 * 1024)     /* per direction; large buffers are most of relay speed */
 #define HEAD_MAX (48 * 1024)       /* request line + headers, above the parser's own limits */
+#define HEAD_INITIAL 4096          /* most heads fit; the buffer grows up to HEAD_MAX */
+#define IDLE_RELEASE_MS 2000       /* a tunnel idle this long gives its buffers back */
 #define HEAD_TIMEOUT_MS 30000      /* a client must finish its request head in this time (408) */
 #define CONNECT_TIMEOUT_MS 15000
 #define MAX_CONNS 1024             /* per sandbox; more are refused at once */
@@ -55,8 +58,8 @@ struct conn {
     enum conn_state state;
     int cfd, ufd;
     struct ev_io cw, uw;
-    char *head;               /* HEAD state: bytes read so far */
-    size_t head_len;
+    char *head;               /* HEAD state: bytes read so far (and, for HTTP, the next request) */
+    size_t head_len, head_cap;
     struct socks5_parser socks;
     char host[256];
     uint16_t port;
@@ -65,10 +68,12 @@ struct conn {
     struct resolve_job *job;
     struct addrinfo *addrs, *next_addr;
     struct relay_buf c2u, u2c;
+    struct splice_pipe c2u_pipe, u2c_pipe; /* RELAY: the bytes after the buffered ones */
     struct http_exchange hx;  /* HTTP state */
     bool c_eof, u_eof;        /* read side ended */
     bool c_shut, u_shut;      /* write side shut after the peer's EOF was flushed */
     uint64_t started_ms;
+    uint64_t active_ms;       /* last relayed byte */
     bool closed;
     struct conn *prev, *next; /* all open connections */
     struct conn *next_closed;
@@ -108,23 +113,6 @@ static int buf_append(struct relay_buf *b, const char *p, size_t n)
     return 0;
 }
 
-/* Read what fd has into b. >0 read, 0 EOF, -EAGAIN, or -errno. */
-static ssize_t buf_fill(struct relay_buf *b, int fd)
-{
-    if (!b->data)
-        b->data = xmalloc(RELAY_BUF);
-    if (b->len == 0)
-        b->off = 0;
-    size_t room = RELAY_BUF - b->off - b->len;
-    if (room == 0)
-        return -EAGAIN;
-    ssize_t n = read(fd, b->data + b->off + b->len, room);
-    if (n < 0)
-        return errno == EINTR ? -EAGAIN : -errno;
-    b->len += (size_t)n;
-    return n;
-}
-
 static ssize_t buf_flush(struct relay_buf *b, int fd)
 {
     if (b->len == 0)
@@ -144,6 +132,24 @@ static void buf_release(struct relay_buf *b)
     free(b->data);
     b->data = NULL;
     b->off = b->len = 0;
+}
+
+/* Room for at least one more byte of head (up to HEAD_MAX): the number of bytes free. */
+static size_t head_room(struct conn *c, size_t want)
+{
+    size_t need = c->head_len + (want ? want : 1);
+    if (need > HEAD_MAX)
+        need = HEAD_MAX;
+    if (c->head_cap < need) {
+        size_t cap = c->head_cap ? c->head_cap : HEAD_INITIAL;
+        while (cap < need)
+            cap *= 2;
+        if (cap > HEAD_MAX)
+            cap = HEAD_MAX;
+        c->head = xrealloc(c->head, cap);
+        c->head_cap = cap;
+    }
+    return c->head_cap - c->head_len;
 }
 
 /* ---- replies ---- */
@@ -404,6 +410,7 @@ static void http_head_done(struct conn *c, const struct http_request *req)
         (void)buf_append(&c->c2u, c->head + req->head_len, c->head_len - req->head_len);
     free(c->head);
     c->head = NULL;
+    c->head_cap = c->head_len = 0;
     decide_and_go(c);
 }
 
@@ -429,19 +436,34 @@ static void parse_http_head(struct conn *c)
 
 static void read_http_head(struct conn *c)
 {
-    ssize_t n = read(c->cfd, c->head + c->head_len, HEAD_MAX - c->head_len);
+    size_t room = head_room(c, HEAD_INITIAL);
+    if (room == 0) {
+        parse_http_head(c);
+        return;
+    }
+    ssize_t n = read(c->cfd, c->head + c->head_len, room);
     if (n <= 0) {
         if (n == 0 || (errno != EAGAIN && errno != EINTR))
             conn_close(c);
         return;
     }
     c->head_len += (size_t)n;
-    parse_http_head(c);
+    /* The parser re-reads the whole head: run it only when a line may have ended (or on the
+     * first bytes, where it refuses binary at once), so a client sending one byte at a time
+     * cannot make the head cost quadratic time. */
+    if ((size_t)n == c->head_len || memchr(c->head + c->head_len - (size_t)n, '\n', (size_t)n) ||
+        c->head_len >= HEAD_MAX)
+        parse_http_head(c);
 }
 
 static void read_socks_head(struct conn *c)
 {
-    ssize_t n = read(c->cfd, c->head + c->head_len, HEAD_MAX - c->head_len);
+    size_t room = head_room(c, HEAD_INITIAL);
+    if (room == 0) {
+        socks_error(c, SOCKS5_REP_GENERAL_FAILURE);
+        return;
+    }
+    ssize_t n = read(c->cfd, c->head + c->head_len, room);
     if (n <= 0) {
         if (n == 0 || (errno != EAGAIN && errno != EINTR))
             conn_close(c);
@@ -478,6 +500,7 @@ static void read_socks_head(struct conn *c)
                 (void)buf_append(&c->c2u, c->head + used, c->head_len - used);
             free(c->head);
             c->head = NULL;
+            c->head_cap = c->head_len = 0;
             decide_and_go(c);
             return;
         case SOCKS5_ERROR:
@@ -489,34 +512,38 @@ static void read_socks_head(struct conn *c)
 
 /* ---- relaying ---- */
 
-/* Move bytes src -> buffer -> dst as far as they go without blocking. */
-static int pump(struct relay_buf *b, int src, bool *src_eof, int dst)
+/* One tunnel direction: first what is buffered (a greeting, bytes sent with the head), then
+ * src -> pipe -> dst with splice. */
+static int pump(struct relay_buf *b, struct splice_pipe *p, int src, bool *src_eof, int dst)
 {
-    if (!*src_eof && buf_space(b) > 0) {
-        ssize_t n = buf_fill(b, src);
-        if (n == 0)
-            *src_eof = true;
-        else if (n < 0 && n != -EAGAIN)
-            return (int)n;
+    if (b->len > 0) {
+        ssize_t w = buf_flush(b, dst);
+        if (w < 0 && w != -EAGAIN)
+            return (int)w;
+        if (b->len > 0)
+            return 0;
     }
-    ssize_t w = buf_flush(b, dst);
-    if (w < 0 && w != -EAGAIN)
-        return (int)w;
-    return 0;
+    return splice_pump(p, src, src_eof, dst);
+}
+
+static bool direction_drained(const struct relay_buf *b, const struct splice_pipe *p)
+{
+    return b->len == 0 && p->len == 0;
 }
 
 static void relay(struct conn *c)
 {
-    if (pump(&c->c2u, c->cfd, &c->c_eof, c->ufd) < 0 || pump(&c->u2c, c->ufd, &c->u_eof, c->cfd) < 0) {
+    if (pump(&c->c2u, &c->c2u_pipe, c->cfd, &c->c_eof, c->ufd) < 0 ||
+        pump(&c->u2c, &c->u2c_pipe, c->ufd, &c->u_eof, c->cfd) < 0) {
         conn_close(c);
         return;
     }
     /* Half-close: once one side ended and its bytes are through, tell the other. */
-    if (c->c_eof && c->c2u.len == 0 && !c->u_shut) {
+    if (c->c_eof && direction_drained(&c->c2u, &c->c2u_pipe) && !c->u_shut) {
         shutdown(c->ufd, SHUT_WR);
         c->u_shut = true;
     }
-    if (c->u_eof && c->u2c.len == 0 && !c->c_shut) {
+    if (c->u_eof && direction_drained(&c->u2c, &c->u2c_pipe) && !c->c_shut) {
         shutdown(c->cfd, SHUT_WR);
         c->c_shut = true;
     }
@@ -524,11 +551,7 @@ static void relay(struct conn *c)
         conn_close(c);
         return;
     }
-    /* An idle tunnel keeps no buffer. */
-    if (c->c2u.len == 0 && c->c2u.data)
-        buf_release(&c->c2u);
-    if (c->u2c.len == 0 && c->u2c.data)
-        buf_release(&c->u2c);
+    c->active_ms = ev_now_ms(); /* buffers stay while bytes flow; the sweep frees idle ones */
     conn_update(c);
 }
 
@@ -551,6 +574,8 @@ static void exchange_finished(struct conn *c)
         return;
     }
     hx_free(&c->hx);
+    buf_release(&c->c2u);
+    buf_release(&c->u2c);
     c->state = ST_HEAD;
     c->started_ms = ev_now_ms();
     c->c_eof = c->u_eof = false;
@@ -576,6 +601,7 @@ static void http_exchange(struct conn *c)
                 return;
             }
             (void)buf_append(&c->c2u, tmp, body);
+            (void)head_room(c, (size_t)n - body); /* room was bounded by HEAD_MAX above */
             memcpy(c->head + c->head_len, tmp + body, (size_t)n - body);
             c->head_len += (size_t)n - body;
         } else if (n < 0 && room && errno != EAGAIN && errno != EINTR) {
@@ -714,8 +740,10 @@ static void conn_update(struct conn *c)
         uev = EPOLLOUT;
         break;
     case ST_RELAY:
-        cev = (!c->c_eof && buf_space(&c->c2u) ? EPOLLIN : 0) | (c->u2c.len ? EPOLLOUT : 0);
-        uev = (!c->u_eof && buf_space(&c->u2c) ? EPOLLIN : 0) | (c->c2u.len ? EPOLLOUT : 0);
+        cev = (!c->c_eof && c->c2u.len == 0 && !splice_pipe_full(&c->c2u_pipe) ? EPOLLIN : 0) |
+              (direction_drained(&c->u2c, &c->u2c_pipe) ? 0 : EPOLLOUT);
+        uev = (!c->u_eof && c->u2c.len == 0 && !splice_pipe_full(&c->u2c_pipe) ? EPOLLIN : 0) |
+              (direction_drained(&c->c2u, &c->c2u_pipe) ? 0 : EPOLLOUT);
         break;
     case ST_HTTP:
         cev = (!c->hx.req_done && !c->c_eof && buf_space(&c->c2u) && c->head_len < HEAD_MAX ? EPOLLIN : 0) |
@@ -749,6 +777,9 @@ static void conn_close(struct conn *c)
         resolver_cancel(px->resolver, c->job);
     if (c->addrs)
         freeaddrinfo(c->addrs);
+    c->c2u_pipe.len = c->u2c_pipe.len = 0; /* what is in them is dropped with the connection */
+    splice_pipe_release(&c->c2u_pipe);
+    splice_pipe_release(&c->u2c_pipe);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -779,7 +810,9 @@ static void accept_on(struct proxy *px, int lfd, enum conn_kind kind)
         c->state = ST_HEAD;
         c->cfd = fd;
         c->ufd = -1;
-        c->head = xmalloc(HEAD_MAX);
+        c->head = NULL; /* allocated at the first read (head_room) */
+        splice_pipe_init(&c->c2u_pipe);
+        splice_pipe_init(&c->u2c_pipe);
         c->started_ms = ev_now_ms();
         socks5_init(&c->socks);
         c->next = px->conns;
@@ -829,6 +862,14 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
                 conn_close(c);
         } else if (c->state == ST_CONNECTING && now - c->started_ms > HEAD_TIMEOUT_MS + CONNECT_TIMEOUT_MS) {
             connect_failed(c, ETIMEDOUT);
+        } else if (c->state == ST_RELAY && now - c->active_ms > IDLE_RELEASE_MS) {
+            /* An idle tunnel keeps no buffer: 1,000 held tunnels cost a few MiB. */
+            if (c->c2u.len == 0 && c->c2u.data)
+                buf_release(&c->c2u);
+            if (c->u2c.len == 0 && c->u2c.data)
+                buf_release(&c->u2c);
+            splice_pipe_release(&c->c2u_pipe);
+            splice_pipe_release(&c->u2c_pipe);
         }
     }
     ev_timer_start(loop, t, SWEEP_MS, on_sweep, px);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "cli.h"
 #include "controller_env.h"
 #include "evloop.h"
@@ -42,6 +43,23 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* One output stream of the command (no pty): its pipe, where its bytes go, what is kept. */
+struct output_stream {
+    int fd;                  /* read end, -1 when closed or unused */
+    int dest;                /* cordon's own stdout or stderr */
+    bool dest_broken;
+    struct capture cap;
+    struct ev_io w;
+};
+
+static void output_stream_init(struct output_stream *s, int fd, int dest, const struct sandbox_config *cfg)
+{
+    s->fd = fd;
+    s->dest = dest;
+    s->dest_broken = false;
+    capture_init(&s->cap, cfg->capture_head, cfg->capture_tail);
+}
+
 /* The state of one foreground run, owned by run_main. */
 struct controller {
     struct ev_loop loop;
@@ -57,6 +75,7 @@ struct controller {
     bool init_done;
     struct ev_io sig_w, ctl_w, master_w, stdin_w;
     struct proxy *proxy;     /* NULL without a network namespace */
+    struct output_stream out, err; /* the command's stdout and stderr without a pty */
 };
 
 static void handle_signal(struct controller *c, int sig)
@@ -103,6 +122,27 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         ev_io_stop(loop, w);
 }
 
+/* Without a pty the command writes to pipes: the bytes go on to cordon's own stdout and stderr
+ * unchanged, and a bounded head and tail of each is kept for refusal detection. */
+static void on_output(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)events;
+    struct output_stream *s = w->data;
+    char buf[65536];
+    ssize_t n = read(s->fd, buf, sizeof buf);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        ev_io_stop(loop, w);
+        close(s->fd);
+        s->fd = -1;
+        return;
+    }
+    capture_feed(&s->cap, buf, (size_t)n);
+    if (!s->dest_broken && write_all(s->dest, buf, (size_t)n) < 0)
+        s->dest_broken = true; /* the reader went away: keep draining so the command is not stuck */
+}
+
 static void on_master(struct ev_loop *loop, struct ev_io *w, uint32_t events)
 {
     (void)events;
@@ -134,7 +174,12 @@ static void supervise(struct controller *c)
         ev_io_start(&c->loop, &c->master_w, c->master, EPOLLIN, on_master, c);
         ev_io_start(&c->loop, &c->stdin_w, STDIN_FILENO, EPOLLIN, on_stdin, c);
     }
-    while (!c->init_done && !c->have_status) {
+    struct output_stream *streams[] = {&c->out, &c->err};
+    for (int i = 0; i < 2; i++)
+        if (streams[i]->fd >= 0)
+            ev_io_start(&c->loop, &streams[i]->w, streams[i]->fd, EPOLLIN, on_output, streams[i]);
+    /* Until the status is in and the output pipes ended (init reaped every writer first). */
+    while ((!c->init_done && !c->have_status) || (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
         int r = ev_run_once(&c->loop, -1);
         if (c->proxy)
             proxy_after_round(c->proxy);
@@ -252,6 +297,11 @@ int run_main(int argc, char **argv)
         cfg.json = flags.json == FLAG_TRUE;
 
     bool want_pty = isatty(STDIN_FILENO);
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+    if (!want_pty && (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0))
+        die_errno("pipe");
+    output_stream_init(&c.out, out_pipe[0], STDOUT_FILENO, &cfg);
+    output_stream_init(&c.err, err_pipe[0], STDERR_FILENO, &cfg);
     int sp[2], alive[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(alive, O_CLOEXEC) < 0)
         die_errno("socketpair");
@@ -272,11 +322,16 @@ int run_main(int argc, char **argv)
         struct init_params ip = {.cfg = &cfg, .argv = flags.command,
                                  .ctl_sock = sp[1], .parent_alive_fd = alive[0],
                                  .want_pty = want_pty, .command_mask = old_mask,
+                                 .out_pipe = out_pipe[1], .err_pipe = err_pipe[1],
                                  .uid = uid, .gid = gid};
         init_main(&ip);
     }
     close(sp[1]);
-    close(alive[0]); /* alive[1] stays open until we exit: init watches for its hang-up */
+    close(alive[0]);
+    if (out_pipe[1] >= 0) {
+        close(out_pipe[1]);
+        close(err_pipe[1]);
+    } /* alive[1] stays open until we exit: init watches for its hang-up */
     c.init_pid = pid;
     c.ctl = sp[0];
     send_filter(&c, &cfg, &prog);
@@ -303,6 +358,8 @@ int run_main(int argc, char **argv)
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     lh_close();
     sc_program_free(&prog);
+    capture_free(&c.out.cap);
+    capture_free(&c.err.cap);
     sandbox_config_free(&cfg);
     run_flags_free(&flags);
     return code;

@@ -56,5 +56,9 @@ struct sandbox_config {
     struct str_list env;            /* the command's whole environment, "NAME=VALUE" */
     bool json;                      /* print one JSON result object after the command */
     double grace_seconds;           /* TERM -> KILL grace period (session.grace) */
+    size_t capture_head, capture_tail; /* bytes of each output stream kept for refusal detection */
 };
+
+#define SANDBOX_CAPTURE_DEFAULT (256 * 1024)
+#define SANDBOX_CAPTURE_MAX (64 * 1024 * 1024)
 #endif

@@ -1,0 +1,290 @@
+#!/bin/bash
+# bench/proxy.sh — cordon's egress proxy against direct loopback and tinyproxy, in one run so all
+# three see the same machine state and the same origin.
+#
+#   bench/proxy.sh CORDON_BIN     (RUNS=5, MIB=256, REQUESTS=2000, TUNNELS=1000 by default)
+#
+# One origin on the host's 127.0.0.1: a small threaded C server compiled here from a heredoc
+# (GET /bytes/N answers N bytes, anything else 2 bytes, then closes). Against it:
+#   throughput   single-stream download of MIB MiB through a CONNECT tunnel (curl -p), RUNS runs,
+#                median of curl's %{speed_download}: direct (no proxy), cordon (curl inside
+#                `cordon run --network-allow`), tinyproxy (started here, allow-all config)
+#   request rate REQUESTS sequential requests, each on a new connection, by a python client:
+#                absolute-form GET through the proxy, and CONNECT + GET (a new tunnel each)
+#   idle tunnels TUNNELS CONNECT tunnels held open at once by a python asyncio client; the RSS
+#                of the cordon controller (the `cordon run` process) and of tinyproxy
+# then prints the figures, the ratios and the issue's goals as met / NOT met.
+# Reports only; it asserts nothing (the figures depend on the machine). Needs curl, python3,
+# gcc and tinyproxy (Debian: apt-get install tinyproxy).
+set -euo pipefail
+
+die() { printf 'proxy.sh: %s\n' "$*" >&2; exit 2; }
+
+[ $# -eq 1 ] || die "usage: $0 CORDON_BIN"
+cordon=$1
+case $cordon in /*) ;; *) cordon=$PWD/$cordon ;; esac
+[ -x "$cordon" ] || die "$cordon is not an executable file"
+for p in curl gcc tinyproxy; do
+    command -v $p >/dev/null || die "$p is not installed (Debian: apt-get install $p)"
+done
+py=/usr/bin/python3
+[ -x $py ] || die "$py is not installed"
+runs=${RUNS:-5} mib=${MIB:-256} requests=${REQUESTS:-2000} tunnels=${TUNNELS:-1000}
+for v in "$runs" "$mib" "$requests" "$tunnels"; do
+    case $v in '' | *[!0-9]*) die "RUNS, MIB, REQUESTS and TUNNELS must be positive numbers" ;; esac
+done
+bytes=$((mib * 1024 * 1024))
+
+# Under /var/tmp: the sandbox replaces /tmp, and the workspace (cwd) must hold the clients.
+work=$(mktemp -d /var/tmp/cordon-bench-proxy.XXXXXX)
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf -- "$work"
+}
+trap cleanup EXIT
+cd "$work"
+ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+export CORDON_AUDIT_LOG=$work/audit.jsonl
+
+free_port() { $py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { # PORT: bounded wait until something listens
+    local i
+    for i in $(seq 100); do
+        (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    die "nothing listens on 127.0.0.1:$1"
+}
+
+# ---- the origin ----
+cat >origin.c <<'EOF'
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+static char zeros[1 << 20];
+static void *serve(void *arg)
+{
+    int fd = (int)(long)arg;
+    char head[8192];
+    size_t n = 0;
+    while (n < sizeof head - 1) {
+        ssize_t r = read(fd, head + n, sizeof head - 1 - n);
+        if (r <= 0) goto out;
+        n += (size_t)r;
+        head[n] = 0;
+        if (strstr(head, "\r\n\r\n")) break;
+    }
+    unsigned long long len = 2;
+    char *p = strstr(head, "/bytes/");
+    if (p) len = strtoull(p + 7, NULL, 10);
+    char hdr[256];
+    int h = snprintf(hdr, sizeof hdr, "HTTP/1.1 200 OK\r\nContent-Length: %llu\r\nConnection: close\r\n\r\n", len);
+    if (write(fd, hdr, (size_t)h) != h) goto out;
+    while (len) {
+        size_t chunk = len < sizeof zeros ? (size_t)len : sizeof zeros;
+        ssize_t w = write(fd, zeros, chunk);
+        if (w <= 0) goto out;
+        len -= (unsigned long long)w;
+    }
+out:
+    close(fd);
+    return NULL;
+}
+int main(int argc, char **argv)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(argv[1])),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 4096) < 0) { perror("origin"); return 1; }
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, 64 * 1024);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    for (;;) {
+        int c = accept(s, NULL, NULL);
+        if (c < 0) continue;
+        pthread_t t;
+        if (pthread_create(&t, &at, serve, (void *)(long)c) != 0) close(c);
+    }
+}
+EOF
+gcc -O2 -pthread -o origin origin.c || die "cannot compile the origin"
+oport=$(free_port)
+./origin "$oport" & pids+=($!)
+wait_port "$oport"
+
+# ---- tinyproxy, allow-all, in the foreground of its own process ----
+tport=$(free_port)
+cat >tinyproxy.conf <<EOF
+Port $tport
+Listen 127.0.0.1
+Timeout 600
+MaxClients $((tunnels + 100))
+LogFile "$work/tinyproxy.log"
+LogLevel Critical
+PidFile "$work/tinyproxy.pid"
+Allow 127.0.0.1
+EOF
+tinyproxy -d -c tinyproxy.conf >/dev/null 2>&1 & tpid=$!; pids+=($tpid)
+wait_port "$tport"
+
+# ---- clients ----
+cat >rate.py <<'EOF'
+# rate.py MODE PROXY_PORT ORIGIN_PORT N: N sequential requests, each on a new connection.
+# MODE direct | get (absolute-form through the proxy) | connect (a new tunnel, GET inside).
+import socket, sys, time
+mode, pport, oport, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+target = "127.0.0.1:%d" % oport
+def read_all(s):
+    out = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            return out
+        out += b
+def one():
+    if mode == "direct":
+        s = socket.create_connection(("127.0.0.1", oport))
+        s.sendall(("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % target).encode())
+    elif mode == "get":
+        s = socket.create_connection(("127.0.0.1", pport))
+        s.sendall(("GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (target, target)).encode())
+    else:
+        s = socket.create_connection(("127.0.0.1", pport))
+        s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            b = s.recv(4096)
+            if not b:
+                raise SystemExit("tunnel refused")
+            head += b
+        if b" 200 " not in head.split(b"\r\n")[0]:
+            raise SystemExit("tunnel refused: %r" % head[:60])
+        s.sendall(("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % target).encode())
+    r = read_all(s)
+    s.close()
+    if not r.startswith(b"HTTP/1.1 200"):
+        raise SystemExit("bad reply: %r" % r[:60])
+one()  # warm-up
+t = time.perf_counter()
+for _ in range(n):
+    one()
+print("%.0f" % (n / (time.perf_counter() - t)))
+EOF
+cat >idle.py <<'EOF'
+# idle.py PROXY_PORT ORIGIN_PORT N READY DONE: opens N CONNECT tunnels at once (50 in flight),
+# writes READY (the count opened) once all are up, holds them until DONE exists (at most 120 s).
+import asyncio, os, sys
+pport, oport, n, ready, done = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+async def tunnel(sem, held):
+    async with sem:
+        r, w = await asyncio.open_connection("127.0.0.1", pport)
+        w.write(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (oport, oport))
+        head = await asyncio.wait_for(r.readuntil(b"\r\n\r\n"), 30)
+        if b" 200 " in head.split(b"\r\n")[0]:
+            held.append(w)
+async def main():
+    sem, held = asyncio.Semaphore(50), []
+    res = await asyncio.gather(*(tunnel(sem, held) for _ in range(n)), return_exceptions=True)
+    errors = [r for r in res if isinstance(r, BaseException)]
+    with open(ready + ".tmp", "w") as f:
+        f.write("%d %s\n" % (len(held), repr(errors[0])[:80] if errors else ""))
+    os.rename(ready + ".tmp", ready)
+    for _ in range(1200):
+        if os.path.exists(done):
+            break
+        await asyncio.sleep(0.1)
+    for w in held:
+        w.close()
+asyncio.run(main())
+EOF
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+curl_dl="curl -s --noproxy '' -o /dev/null -w '%{speed_download}\n' --max-time 120"
+dl_url="http://127.0.0.1:$oport/bytes/$bytes"
+allow=(--network-allow "127.0.0.1:$oport")
+
+echo "origin 127.0.0.1:$oport, tinyproxy 127.0.0.1:$tport ($(tinyproxy -v 2>&1 | head -1)); $runs x $mib MiB, $requests requests, $tunnels tunnels" >&2
+
+# ---- throughput: each line of the loop is one run, in bytes/s ----
+loop() { printf 'for i in $(seq %d); do %s; echo; done' "$runs" "$1"; }
+echo "throughput ..." >&2
+tp_direct=$(bash -c "$(loop "$curl_dl $dl_url")" | grep . | median)
+tp_cordon=$("$cordon" run "${allow[@]}" -- bash -c "$(loop "$curl_dl -p -x http://127.0.0.1:18080 $dl_url")" | grep . | median)
+tp_tiny=$(bash -c "$(loop "$curl_dl -p -x http://127.0.0.1:$tport $dl_url")" | grep . | median)
+
+# ---- request rate ----
+echo "request rate ..." >&2
+rq_direct=$($py rate.py direct 0 "$oport" "$requests")
+rq_cordon_get=$("$cordon" run "${allow[@]}" -- $py "$work/rate.py" get 18080 "$oport" "$requests")
+rq_cordon_con=$("$cordon" run "${allow[@]}" -- $py "$work/rate.py" connect 18080 "$oport" "$requests")
+rq_tiny_get=$($py rate.py get "$tport" "$oport" "$requests")
+rq_tiny_con=$($py rate.py connect "$tport" "$oport" "$requests")
+
+# ---- idle tunnels: RSS (KiB) before and with them ----
+echo "idle tunnels ..." >&2
+hold() { # PID-OF-PROXY COMMAND...: runs the idle client, prints "RSS_BEFORE RSS_HELD OPENED"
+    local ppid=$1; shift
+    rm -f ready done
+    local before
+    before=$(ps -o rss= -p "$ppid" | tr -d ' ')
+    "$@" & local cpid=$!
+    local i
+    for i in $(seq 1200); do [ -e ready ] && break; sleep 0.1; done
+    local held=0
+    if [ -e ready ]; then held=$(cut -d' ' -f1 ready); fi
+    local rss
+    rss=$(ps -o rss= -p "$ppid" | tr -d ' ')
+    touch done
+    wait "$cpid" 2>/dev/null || true
+    echo "$before $rss $held"
+}
+# The controller is the `cordon run` process itself: start it in the background, measure it.
+"$cordon" run "${allow[@]}" -- bash -c "while [ ! -e '$work/go' ]; do sleep 0.1; done; $py '$work/idle.py' 18080 $oport $tunnels '$work/ready' '$work/done'" &
+cpid_run=$!; pids+=($cpid_run)
+sleep 1
+rss_c0=$(ps -o rss= -p "$cpid_run" | tr -d ' ')
+rm -f ready done
+touch go
+for i in $(seq 1200); do [ -e ready ] && break; sleep 0.1; done
+held_c=$( [ -e ready ] && cut -d' ' -f1 ready || echo 0)
+rss_c=$(ps -o rss= -p "$cpid_run" | tr -d ' ')
+touch done
+wait "$cpid_run" 2>/dev/null || true
+read -r rss_t0 rss_t held_t < <(hold "$tpid" $py idle.py "$tport" "$oport" "$tunnels" "$work/ready" "$work/done")
+
+# ---- report ----
+$py - "$tp_direct" "$tp_cordon" "$tp_tiny" "$rq_direct" "$rq_cordon_get" "$rq_cordon_con" "$rq_tiny_get" \
+    "$rq_tiny_con" "$rss_c0" "$rss_c" "$held_c" "$rss_t0" "$rss_t" "$held_t" "$tunnels" <<'EOF'
+import sys
+a = [float(x) for x in sys.argv[1:]]
+tpd, tpc, tpt, rqd, rqcg, rqcc, rqtg, rqtc, rc0, rc, hc, rt0, rt, ht, n = a
+mb = lambda v: "%8.0f MB/s" % (v / 1e6)
+print("%-28s %14s %14s %14s" % ("", "direct", "cordon", "tinyproxy"))
+print("%-28s %14s %14s %14s" % ("CONNECT download (median)", mb(tpd), mb(tpc), mb(tpt)))
+print("%-28s %14s %14s %14s" % ("GET, new connection", "%.0f req/s" % rqd, "%.0f req/s" % rqcg, "%.0f req/s" % rqtg))
+print("%-28s %14s %14s %14s" % ("CONNECT+GET, new tunnel", "-", "%.0f req/s" % rqcc, "%.0f req/s" % rqtc))
+print("%-28s %14s %14s %14s" % ("RSS idle", "-", "%.1f MiB" % (rc0 / 1024), "%.1f MiB" % (rt0 / 1024)))
+print("%-28s %14s %14s %14s" % ("RSS with %d tunnels" % n, "-", "%.1f MiB" % (rc / 1024), "%.1f MiB" % (rt / 1024)))
+print("%-28s %14s %14d %14d" % ("tunnels actually open", "-", hc, ht))
+print()
+r = lambda x, y: x / y if y else float("inf")
+print("cordon/direct throughput  %.2f" % r(tpc, tpd))
+print("cordon/tinyproxy throughput  %.2f" % r(tpc, tpt))
+print("cordon/tinyproxy new tunnels/s  %.2f   (GET: %.2f)" % (r(rqcc, rqtc), r(rqcg, rqtg)))
+print()
+goal = lambda ok, text: print("%-8s %s" % ("met" if ok else "NOT met", text))
+goal(tpc >= 0.8 * tpd, "tunnel throughput >= 80% of direct loopback")
+goal(tpc >= 3 * tpt, "tunnel throughput >= 3x tinyproxy's")
+goal(rqcc >= 1.5 * rqtc, "new tunnels/s >= 1.5x tinyproxy's")
+goal(hc >= n and rc <= 32 * 1024, "%d idle tunnels within 32 MiB controller RSS" % n)
+EOF

@@ -1,0 +1,23 @@
+/* splice_pipe.h — one direction of a tunnel moved socket -> pipe -> socket with splice(2), so
+ * the bytes never pass through the controller's memory (the copies, not the policy, are what
+ * limits a relay's throughput). The pipe is created at the first byte and may be closed again
+ * when the tunnel idles with nothing in it. */
+#ifndef CORDON_SPLICE_PIPE_H
+#define CORDON_SPLICE_PIPE_H
+#include <stdbool.h>
+#include <stddef.h>
+
+struct splice_pipe {
+    int r, w;       /* -1 until the first byte */
+    size_t len;     /* bytes in the pipe, not yet written to dst */
+    size_t cap;     /* the pipe's capacity */
+};
+
+void splice_pipe_init(struct splice_pipe *p);
+/* Move what src has into the pipe (unless *src_eof) and what the pipe holds into dst, without
+ * blocking. Sets *src_eof at src's end of file. 0, or -errno when a side is broken. */
+int splice_pump(struct splice_pipe *p, int src, bool *src_eof, int dst);
+bool splice_pipe_full(const struct splice_pipe *p);
+/* Close an empty pipe (an idle tunnel keeps no pipe). */
+void splice_pipe_release(struct splice_pipe *p);
+#endif
