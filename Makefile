@@ -6,7 +6,7 @@ JOBS       ?= 2
 # Debian 12 packages the build and the tests need (third_party/README.md says why).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             libcurl4-openssl-dev lua-cjson lua-busted git curl python3 procps iproute2 \
-            bubblewrap hyperfine util-linux sudo openssh-client
+            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy
 
 .PHONY: all deps build run test test-asan bench clean
 
@@ -38,7 +38,8 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j1
 
 bench: build
-	sh bench/startup.sh $(BUILD)/cordon
+	bash bench/startup.sh $(BUILD)/cordon
+	bash bench/proxy.sh $(BUILD)/cordon
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
