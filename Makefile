@@ -51,7 +51,9 @@ FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 FUZZ_BUILD    ?= build-fuzz
 FUZZ_CC       ?= clang-14
 FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -Iengine
-FUZZ_TARGETS  := http_request:engine/http_parse.c socks5:engine/socks5.c
+FUZZ_TARGETS  := http_request:engine/http_parse.c socks5:engine/socks5.c rules:
+# The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state.
+FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -llua5.4
 
 .PHONY: fuzz
 fuzz:
@@ -66,7 +68,8 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; src=$${t#*:}; \
 	  echo "fuzz: building fuzz_$$name"; \
-	  $(FUZZ_CC) $(FUZZ_CFLAGS) -o $(FUZZ_BUILD)/fuzz_$$name engine/fuzz/fuzz_$$name.c $$src; \
+	  extra=; [ "$$name" = rules ] && extra='$(FUZZ_RULES_FLAGS)'; \
+	  eval $(FUZZ_CC) $(FUZZ_CFLAGS) -o $(FUZZ_BUILD)/fuzz_$$name engine/fuzz/fuzz_$$name.c $$src $$extra; \
 	done
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; mkdir -p $(FUZZ_BUILD)/corpus-$$name; \
