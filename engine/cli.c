@@ -9,6 +9,7 @@
 enum opt_id {
     OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
     OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
+    OPT_POLICY,
 };
 
 struct opt_def {
@@ -28,6 +29,7 @@ static const struct opt_def options[] = {
     {"json", OPT_JSON, false},
     {"network-allow", OPT_NETWORK_ALLOW, true},
     {"network-deny", OPT_NETWORK_DENY, true},
+    {"policy", OPT_POLICY, true},
 };
 
 void cli_usage(FILE *out)
@@ -46,7 +48,9 @@ void cli_usage(FILE *out)
           "  --allow-docker          bind the Docker socket into the sandbox\n"
           "  --json                  print one JSON result object after the command's output\n"
           "  --network-allow RULE    let commands reach RULE through the proxy (repeatable)\n"
-          "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n",
+          "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n"
+          "  --policy FILE           one more policy layer on top, for this run (not trust-checked:\n"
+          "                          you named the file yourself)\n",
           out);
 }
 
@@ -112,6 +116,7 @@ int cli_parse_run(int argc, char **argv, struct run_flags *out, char *err, size_
         case OPT_JSON: out->json = b; break;
         case OPT_NETWORK_ALLOW: str_list_push(&out->network_allow, value); break;
         case OPT_NETWORK_DENY: str_list_push(&out->network_deny, value); break;
+        case OPT_POLICY: out->policy_file = value; break;
         }
     }
     if (i >= argc) {

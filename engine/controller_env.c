@@ -1,8 +1,11 @@
 /* controller_env.c — see controller_env.h. */
 #include "controller_env.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "trust.h"
 
 void controller_lua_options(struct lh_options *opt)
 {
@@ -12,6 +15,8 @@ void controller_lua_options(struct lh_options *opt)
     const char *home = getenv("HOME");
     opt->datadir = datadir && *datadir ? datadir : CORDON_DATADIR;
     opt->user_config_dir = NULL;
+    opt->project_dir = NULL;
+    opt->extra_policy = NULL;
     if (xdg && *xdg)
         snprintf(user_dir, sizeof user_dir, "%s/cordon", xdg);
     else if (home && *home)
@@ -19,4 +24,23 @@ void controller_lua_options(struct lh_options *opt)
     else
         return;
     opt->user_config_dir = user_dir;
+}
+
+void controller_project_options(struct lh_options *opt, const char *workspace)
+{
+    static char project[PATH_MAX + 16];
+    char root[PATH_MAX], why[1024];
+    opt->project_dir = NULL;
+    switch (trust_check(opt->user_config_dir, workspace, root, why, sizeof why)) {
+    case TRUST_NO_PROJECT:
+        break;
+    case TRUST_TRUSTED:
+        snprintf(project, sizeof project, "%s/.cordon", root);
+        opt->project_dir = project;
+        break;
+    case TRUST_UNTRUSTED:
+        fprintf(stderr, "cordon: project policy in %s/.cordon is not trusted (%s); review it and "
+                        "run: cordon trust %s\n", root, why, root);
+        break;
+    }
 }

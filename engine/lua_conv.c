@@ -259,6 +259,26 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     }
     lua_pop(L, 1);
 
+    /* escalation.permission_timeout: a number of seconds or "30s" / "5m" / "1h". */
+    cfg->permission_timeout = 300;
+    if (sub_field(L, idx, "escalation")) {              /* [..., esc] */
+        t = raw_field(L, -1, "permission_timeout");
+        if (t == LUA_TNUMBER) {
+            cfg->permission_timeout = lua_tonumber(L, -1);
+        } else if (t == LUA_TSTRING) {
+            char *end;
+            double v = strtod(lua_tostring(L, -1), &end);
+            double unit = *end == 'h' ? 3600 : *end == 'm' ? 60 : 1;
+            cfg->permission_timeout = v * unit;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (sub_field(L, idx, "network")) {                 /* [..., net] */
+        cfg->network_ask = read_bool(L, -1, "ask", "network.ask", false);
+    }
+    lua_pop(L, 1);
+
     /* capture = { head = bytes, tail = bytes }: what refusal detection sees of each stream. */
     cfg->capture_head = cfg->capture_tail = SANDBOX_CAPTURE_DEFAULT;
     if (sub_field(L, idx, "capture")) {                 /* [..., cap] */

@@ -39,4 +39,20 @@ void lc_read_net_decision(lua_State *L, int idx, struct net_decision *out);
 
 /* Does name match pattern, where `*` matches any run of characters (none included)? */
 bool lc_env_pattern_match(const char *pattern, const char *name);
+/* ---- refusal detection and escalation ---- */
+/* Push the refusal hook's input table for in (see lua/HOOKS.md "refusal"): [-0, +1]. */
+void lc_push_command_result(lua_State *L, const struct lh_command_result *in);
+/* Push { kind, path (absent when ""), line, reason }: [-0, +1]. */
+void lc_push_refusal(lua_State *L, const struct lh_refusal *r);
+/* Read the refusal hook's result (a list of { kind, path?, line, reason }) at idx: the whole list
+ * is checked first (a list, known keys, string values, a known kind, line and reason present),
+ * raising on the first problem; then up to max entries are copied. Returns the count copied.
+ * Stack balanced. */
+size_t lc_read_refusals(lua_State *L, int idx, struct lh_refusal *out, size_t max);
+/* Read an escalate result { action = "ask"|"deny", offer = "rerun"|"network", reason } at idx
+ * (offer required with ask, ignored with deny). Raises on a bad shape. Stack balanced. */
+void lc_read_escalation(lua_State *L, int idx, struct lh_escalation *out);
+/* Read profile.escalation.ask_sandbox_off / .plan of the profile table at idx (false when
+ * absent or not booleans; the profile was validated at resolution). Stack balanced. */
+void lc_read_escalation_settings(lua_State *L, int idx, bool *ask_sandbox_off, bool *plan);
 #endif

@@ -55,13 +55,14 @@ static struct {
     bool validating;        /* errors now are the result's fault: LH_BAD_RESULT */
     bool need_rebuild;      /* after LUA_ERRMEM: rebuild before reuse (STYLE 16) */
     /* options, copied */
-    char *datadir, *user_config_dir, *project_dir;
+    char *datadir, *user_config_dir, *project_dir, *extra_policy;
     /* lh_check_all: collect layer load errors instead of failing */
     struct str_list *problems;
     /* per-call context for the host API, borrowed (STYLE 18 keeps it in C, not in Lua) */
     const char *home, *workspace;
     /* registry refs */
     int ref_api, ref_env_fn, ref_validate, ref_net_compile;
+    int ref_layers;         /* the hooks registry { hook = { fn, ... } }, for explain */
     int ref_chain[HOOK_COUNT], ref_top[HOOK_COUNT];
     /* the profile the last lh_resolve_sandbox() resolved, for lh_network_decide(): a registry
      * ref while the state lives, and its name and network lists copied to C so that a state
@@ -237,13 +238,14 @@ static bool valid_profile_name(const char *s)
     return true;
 }
 
-/* The directories profiles are looked up in, first match wins: the project's (policy check
- * only), the user's, the built-in one. Returns the count; strings are owned by the caller. */
+/* The directories profiles are looked up in, first match wins: the project's (a trusted
+ * .cordon, or the one policy check/test name), the user's, the built-in one. Returns the
+ * count; strings are owned by the caller. */
 static size_t profile_dirs(char *dirs[3])
 {
     size_t n = 0;
     if (H.project_dir)
-        dirs[n++] = xasprintf("%s/.cordon/profiles", H.project_dir);
+        dirs[n++] = xasprintf("%s/profiles", H.project_dir);
     if (H.user_config_dir)
         dirs[n++] = xasprintf("%s/profiles", H.user_config_dir);
     dirs[n++] = xasprintf("%s/profiles", H.datadir);
@@ -552,8 +554,9 @@ static int add_layer_protected(lua_State *L)
     return 0;
 }
 
-/* Every policy layer, lowest first: policies/NAME.lua in name order, the user's policy.lua, and (policy
- * check only) the project's .cordon/policy.lua. */
+/* Every policy layer, lowest first: policies/NAME.lua in name order, the user's policy.lua,
+ * the project's .cordon/policy.lua (when lh_options named one), then --policy FILE (which
+ * must exist: the user named it). */
 static void layer_files(lua_State *L, struct str_list *files)
 {
     char *dir = xasprintf("%s/policies", H.datadir);
@@ -581,10 +584,12 @@ static void layer_files(lua_State *L, struct str_list *files)
     if (user && access(user, F_OK) == 0)
         str_list_push(files, user);
     free(user);
-    char *proj = H.project_dir ? xasprintf("%s/.cordon/policy.lua", H.project_dir) : NULL;
+    char *proj = H.project_dir ? xasprintf("%s/policy.lua", H.project_dir) : NULL;
     if (proj && access(proj, F_OK) == 0)
         str_list_push(files, proj);
     free(proj);
+    if (H.extra_policy)
+        str_list_push(files, H.extra_policy);
 }
 
 /* All start-up Lua work, in one protected function (STYLE 17). */
@@ -641,7 +646,7 @@ static int startup(lua_State *L)
         }
         lua_pop(L, 1);                                  /* [reg] */
     }
-    lua_pop(L, 1);
+    H.ref_layers = luaL_ref(L, LUA_REGISTRYINDEX);      /* [] */
     return 0;
 }
 
@@ -653,6 +658,7 @@ static int state_create(char *err, size_t errlen)
     H.need_rebuild = false;
     H.net_where[0] = '\0';
     H.ref_api = H.ref_env_fn = H.ref_validate = H.ref_net_compile = H.ref_profile = LUA_NOREF;
+    H.ref_layers = LUA_NOREF;
     for (int h = 0; h < HOOK_COUNT; h++)
         H.ref_chain[h] = H.ref_top[h] = LUA_NOREF;
     H.L = lua_newstate(lh_alloc, NULL);
@@ -680,6 +686,8 @@ int lh_open(const struct lh_options *opt, char *err, size_t errlen)
     lh_close();
     H.datadir = xstrdup(opt->datadir ? opt->datadir : CORDON_DATADIR);
     H.user_config_dir = opt->user_config_dir ? xstrdup(opt->user_config_dir) : NULL;
+    H.project_dir = opt->project_dir ? xstrdup(opt->project_dir) : NULL;
+    H.extra_policy = opt->extra_policy ? xstrdup(opt->extra_policy) : NULL;
     if (state_create(err, errlen) < 0) {
         lh_close();
         return -1;
@@ -705,7 +713,9 @@ void lh_close(void)
     state_destroy();
     free(H.datadir);
     free(H.user_config_dir);
-    H.datadir = H.user_config_dir = NULL;
+    free(H.project_dir);
+    free(H.extra_policy);
+    H.datadir = H.user_config_dir = H.project_dir = H.extra_policy = NULL;
 }
 
 /* The state is usable: rebuilt if the last call ran out of memory. */
@@ -1073,6 +1083,484 @@ enum lh_outcome lh_network_decide(enum net_kind kind, const char *host, unsigned
     return o;
 }
 
+/* ---- explain (policy explain, policy test, trust) ------------------------------------------
+ * A layer's own answer is the chain of layers 1..i (lowest first) called with the input: what
+ * the decision would be if no layer above i existed. Values are compared as compact JSON
+ * (json_repr) so that two layers' profiles can be diffed key by key, and a recorded expected
+ * value (`policy test`) can be compared with the resolved profile's. */
+
+#define LH_EXPLAIN_MAX_LAYERS 32
+#define LH_REPR_MAX_DEPTH 16
+
+struct repr_buf {
+    char *s;
+    size_t len, cap;
+};
+
+static void rb_add(struct repr_buf *b, const char *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->s = xrealloc(b->s, b->cap);
+    }
+    memcpy(b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void rb_str(struct repr_buf *b, const char *p)
+{
+    rb_add(b, p, strlen(p));
+}
+
+static void rb_json_string(struct repr_buf *b, const char *p, size_t n)
+{
+    rb_add(b, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        char esc[8];
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            rb_add(b, esc, 2);
+        } else if (c < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            rb_add(b, esc, 6);
+        } else {
+            rb_add(b, (const char *)&c, 1);
+        }
+    }
+    rb_add(b, "\"", 1);
+}
+
+/* A table whose keys are exactly 1..n (n >= 0): written as a JSON array. */
+static bool is_sequence(lua_State *L, int idx)
+{
+    lua_Unsigned n = lua_rawlen(L, idx), count = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [..., k, v] */
+        lua_pop(L, 1);
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+            (lua_Unsigned)lua_tointeger(L, -1) > n) {
+            lua_pop(L, 1);
+            return false;
+        }
+        count++;
+    }
+    return count == n;
+}
+
+/* Append the value at idx as compact JSON: objects with sorted string keys (other keys are
+ * written with tostring), numbers with integral values as integers. Raises only on memory. */
+static void json_repr(lua_State *L, int idx, struct repr_buf *b, int depth)
+{
+    idx = lua_absindex(L, idx);
+    switch (lua_type(L, idx)) {
+    case LUA_TNIL: rb_str(b, "null"); return;
+    case LUA_TBOOLEAN: rb_str(b, lua_toboolean(L, idx) ? "true" : "false"); return;
+    case LUA_TNUMBER: {
+        char num[64];
+        double d = lua_tonumber(L, idx);
+        if (lua_isinteger(L, idx))
+            snprintf(num, sizeof num, "%lld", (long long)lua_tointeger(L, idx));
+        else if (d == (double)(long long)d && d < 1e15 && d > -1e15)
+            snprintf(num, sizeof num, "%lld", (long long)d);
+        else
+            snprintf(num, sizeof num, "%.17g", d);
+        rb_str(b, num);
+        return;
+    }
+    case LUA_TSTRING: {
+        size_t n;
+        const char *s = lua_tolstring(L, idx, &n);
+        rb_json_string(b, s, n);
+        return;
+    }
+    case LUA_TTABLE:
+        break;
+    default:
+        rb_json_string(b, luaL_typename(L, idx), strlen(luaL_typename(L, idx)));
+        return;
+    }
+    if (depth >= LH_REPR_MAX_DEPTH) {
+        rb_str(b, "\"...\"");
+        return;
+    }
+    if (is_sequence(L, idx)) {
+        lua_Unsigned n = lua_rawlen(L, idx);
+        rb_str(b, "[");
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            if (i > 1)
+                rb_str(b, ",");
+            lua_rawgeti(L, idx, (lua_Integer)i);
+            json_repr(L, -1, b, depth + 1);
+            lua_pop(L, 1);
+        }
+        rb_str(b, "]");
+        return;
+    }
+    struct str_list keys = {0};
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [..., k, v] */
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        str_list_push(&keys, luaL_tolstring(L, -1, NULL)); /* [..., k, k, s] */
+        lua_pop(L, 2);
+    }
+    if (keys.len)
+        qsort(keys.items, keys.len, sizeof *keys.items, cmp_str);
+    rb_str(b, "{");
+    for (size_t i = 0; i < keys.len; i++) {
+        if (i)
+            rb_str(b, ",");
+        rb_json_string(b, keys.items[i], strlen(keys.items[i]));
+        rb_str(b, ":");
+        lua_getfield(L, idx, keys.items[i]);
+        json_repr(L, -1, b, depth + 1);
+        lua_pop(L, 1);
+    }
+    rb_str(b, "}");
+    str_list_free(&keys);
+}
+
+/* Flatten the table at idx into "key.path=json" items: a non-empty table that is not a
+ * sequence is walked into, anything else is a leaf. */
+static void flatten(lua_State *L, int idx, const char *prefix, struct str_list *out, int depth)
+{
+    idx = lua_absindex(L, idx);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [..., k, v] */
+        lua_pushvalue(L, -2);
+        char *path = xasprintf("%s%s%s", prefix, *prefix ? "." : "", luaL_tolstring(L, -1, NULL));
+        lua_pop(L, 2);                                  /* [..., k, v] */
+        if (lua_istable(L, -1) && depth < LH_REPR_MAX_DEPTH && !is_sequence(L, lua_gettop(L))) {
+            flatten(L, -1, path, out, depth + 1);
+        } else {
+            struct repr_buf b = {0};
+            json_repr(L, -1, &b, depth);
+            str_list_push_owned(out, xasprintf("%s=%s", path, b.s));
+            free(b.s);
+        }
+        free(path);
+        lua_pop(L, 1);                                  /* [..., k] */
+    }
+}
+
+/* The layers of one hook: count and "file:line" of each. */
+struct layer_info {
+    enum lh_hook hook;
+    int n;
+    char where[LH_EXPLAIN_MAX_LAYERS][PATH_MAX + 32];
+};
+
+static int read_layer_info(lua_State *L)
+{
+    struct layer_info *li = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_layers);    /* [ctx, reg] */
+    lua_getfield(L, -1, hook_names[li->hook]);          /* [ctx, reg, layers] */
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    li->n = n > LH_EXPLAIN_MAX_LAYERS ? LH_EXPLAIN_MAX_LAYERS : (int)n;
+    for (int i = 0; i < li->n; i++) {
+        lua_Debug ar;
+        lua_rawgeti(L, -1, i + 1);                      /* [ctx, reg, layers, fn] */
+        if (lua_getinfo(L, ">S", &ar))
+            snprintf(li->where[i], sizeof li->where[i], "%s:%d",
+                     ar.source[0] == '@' ? ar.source + 1 : ar.short_src, ar.linedefined);
+    }
+    return 0;
+}
+
+/* [...] -> [..., chain of layers 1..i of hook h] */
+static void push_truncated_chain(lua_State *L, enum lh_hook h, int i)
+{
+    push_module_field(L, "cordon.hooks", "chain");      /* [chainf] */
+    lua_createtable(L, i, 0);                           /* [chainf, sub] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_layers);    /* [chainf, sub, reg] */
+    lua_getfield(L, -1, hook_names[h]);                 /* [chainf, sub, reg, layers] */
+    for (int k = 1; k <= i; k++) {
+        lua_rawgeti(L, -1, k);
+        lua_rawseti(L, -4, k);
+    }
+    lua_pop(L, 2);                                      /* [chainf, sub] */
+    lua_call(L, 1, 1);                                  /* [chain] */
+}
+
+struct explain_net_ctx {
+    struct net_ctx net;
+    int layer;
+};
+
+static int call_network_layer(lua_State *L)
+{
+    struct explain_net_ctx *c = lua_touserdata(L, 1);
+    if (H.ref_profile == LUA_NOREF)
+        restore_profile(L);
+    push_truncated_chain(L, HOOK_NETWORK, c->layer);    /* [ctx, f] */
+    lua_createtable(L, 0, 5);                           /* [ctx, f, in] */
+    lua_pushstring(L, c->net.kind);
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, c->net.host);
+    lua_setfield(L, -2, "host");
+    lua_pushinteger(L, (lua_Integer)c->net.port);
+    lua_setfield(L, -2, "port");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_profile);
+    lua_setfield(L, -2, "profile");
+    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    H.validating = true;
+    lc_read_net_decision(L, -1, c->net.out);
+    return 0;
+}
+
+static const char *outcome_name(enum lh_outcome o)
+{
+    switch (o) {
+    case LH_OK: return "ok";
+    case LH_ERROR: return "error";
+    case LH_TIMEOUT: return "instruction budget exhausted";
+    case LH_NOMEM: return "memory cap exceeded";
+    case LH_BAD_RESULT: return "bad result";
+    }
+    return "?";
+}
+
+/* "file" of a "file:line" (for the decided-by line). */
+static int where_file_len(const char *w)
+{
+    const char *c = strrchr(w, ':');
+    return c ? (int)(c - w) : (int)strlen(w);
+}
+
+enum lh_outcome lh_explain_network(enum net_kind kind, const char *host, unsigned port,
+                                   FILE *out, bool *allow)
+{
+    static const char *const kinds[] = {"http", "connect", "socks"};
+    char err[1024];
+    *allow = false;
+    if (!state_ready(err, sizeof err) || !H.have_profile) {
+        fprintf(out, "cannot explain: %s\n", H.have_profile ? err : "no profile resolved");
+        return LH_ERROR;
+    }
+    struct layer_info li = {.hook = HOOK_NETWORK};
+    if (protected_call(read_layer_info, &li, "layers", err, sizeof err) != LH_OK || li.n == 0) {
+        fprintf(out, "no layer defines the 'network' hook: deny\n");
+        return LH_ERROR;
+    }
+    struct net_decision d[LH_EXPLAIN_MAX_LAYERS];
+    enum lh_outcome o[LH_EXPLAIN_MAX_LAYERS] = {LH_OK};
+    for (int i = 0; i < li.n; i++) {
+        memset(&d[i], 0, sizeof d[i]);
+        struct explain_net_ctx c = {.net = {.kind = kinds[kind], .host = host, .port = port,
+                                            .out = &d[i]},
+                                    .layer = i + 1};
+        o[i] = protected_call(call_network_layer, &c, li.where[i], err, sizeof err);
+        if (o[i] == LH_OK) {
+            const char *v = d[i].allow ? "allow" : d[i].ask ? "ask" : "deny";
+            fprintf(out, "%d. %s  %s", i + 1, li.where[i], v);
+            if (d[i].rule[0])
+                fprintf(out, "  rule: %s", d[i].rule);
+            if (d[i].reason[0])
+                fprintf(out, "  reason: %s", d[i].reason);
+            fputc('\n', out);
+        } else {
+            memset(&d[i], 0, sizeof d[i]);
+            fprintf(out, "%d. %s  deny  policy error (%s): %s\n", i + 1, li.where[i],
+                    outcome_name(o[i]), err);
+        }
+        if (H.need_rebuild && !state_ready(err, sizeof err)) {
+            li.n = i + 1;
+            break;
+        }
+    }
+    int top = li.n - 1, k = top;
+    while (k > 0 && o[k - 1] == o[top] && d[k - 1].allow == d[top].allow &&
+           d[k - 1].ask == d[top].ask && strcmp(d[k - 1].rule, d[top].rule) == 0)
+        k--;
+    const char *verdict = o[top] != LH_OK ? "deny" : d[top].allow ? "allow" : d[top].ask ? "ask" : "deny";
+    fprintf(out, "decision: %s\ndecided by: %.*s (layer %d)\n", verdict,
+            where_file_len(li.where[k]), li.where[k], k + 1);
+    *allow = o[top] == LH_OK && d[top].allow;
+    return o[top];
+}
+
+struct explain_profile_ctx {
+    const struct run_flags *flags;
+    int layer;
+    struct str_list flat;
+};
+
+static int call_profile_layer(lua_State *L)
+{
+    struct explain_profile_ctx *c = lua_touserdata(L, 1);
+    push_truncated_chain(L, HOOK_PROFILE, c->layer);    /* [ctx, f] */
+    lua_createtable(L, 0, 2);                           /* [ctx, f, in] */
+    lua_pushstring(L, c->flags->profile ? c->flags->profile : LH_DEFAULT_PROFILE);
+    lua_setfield(L, -2, "name");
+    lc_push_flags(L, c->flags);
+    lua_setfield(L, -2, "flags");
+    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    H.validating = true;
+    if (!lua_istable(L, -1))
+        return luaL_error(L, "profile hook returned %s, expected the resolved profile table",
+                          luaL_typename(L, -1));
+    flatten(L, -1, "", &c->flat, 0);
+    if (c->flat.len)
+        qsort(c->flat.items, c->flat.len, sizeof *c->flat.items, cmp_str);
+    return 0;
+}
+
+/* Keys (the part before '=') whose item differs between two sorted flat lists. */
+static void diff_keys(const struct str_list *a, const struct str_list *b, struct str_list *out)
+{
+    size_t i = 0, j = 0;
+    while (i < a->len || j < b->len) {
+        const char *x = i < a->len ? a->items[i] : NULL, *y = j < b->len ? b->items[j] : NULL;
+        size_t xl = x ? strcspn(x, "=") : 0, yl = y ? strcspn(y, "=") : 0;
+        int c = !x ? 1 : !y ? -1 : strncmp(x, y, xl < yl ? xl + 1 : yl + 1);
+        if (c == 0) {
+            if (strcmp(x, y) != 0)
+                str_list_push_owned(out, xasprintf("%.*s", (int)xl, x));
+            i++, j++;
+        } else if (c < 0) {
+            str_list_push_owned(out, xasprintf("%.*s", (int)xl, x));
+            i++;
+        } else {
+            str_list_push_owned(out, xasprintf("%.*s", (int)yl, y));
+            j++;
+        }
+    }
+}
+
+enum lh_outcome lh_explain_profile(const struct run_flags *flags, FILE *out)
+{
+    char err[1024];
+    if (!state_ready(err, sizeof err)) {
+        fprintf(out, "cannot explain: %s\n", err);
+        return LH_ERROR;
+    }
+    struct layer_info li = {.hook = HOOK_PROFILE};
+    if (protected_call(read_layer_info, &li, "layers", err, sizeof err) != LH_OK || li.n == 0) {
+        fprintf(out, "no layer defines the 'profile' hook\n");
+        return LH_ERROR;
+    }
+    struct str_list prev = {0};
+    enum lh_outcome result = LH_OK;
+    int decided = 1;
+    fprintf(out, "profile %s\n", flags->profile ? flags->profile : LH_DEFAULT_PROFILE);
+    for (int i = 0; i < li.n; i++) {
+        struct explain_profile_ctx c = {.flags = flags, .layer = i + 1};
+        enum lh_outcome o = protected_call(call_profile_layer, &c, li.where[i], err, sizeof err);
+        if (o != LH_OK) {
+            fprintf(out, "%d. %s  policy error (%s): %s\n", i + 1, li.where[i], outcome_name(o), err);
+            str_list_free(&c.flat);
+            if (result == LH_OK)
+                result = o;
+            decided = i + 1;
+            if (H.need_rebuild && !state_ready(err, sizeof err))
+                break;
+            continue;
+        }
+        struct str_list changed = {0};
+        diff_keys(&prev, &c.flat, &changed);
+        fprintf(out, "%d. %s  %s", i + 1, li.where[i], i == 0 ? "sets:" : "changed:");
+        for (size_t k = 0; k < changed.len; k++)
+            fprintf(out, "%s %s", k ? "," : "", changed.items[k]);
+        if (!changed.len)
+            fputs(" nothing", out);
+        fputc('\n', out);
+        if (changed.len || i == 0)
+            decided = i + 1;
+        str_list_free(&changed);
+        str_list_free(&prev);
+        prev = c.flat;
+    }
+    str_list_free(&prev);
+    fprintf(out, "decided by: %.*s (layer %d: the last layer that changed the profile)\n",
+            where_file_len(li.where[decided - 1]), li.where[decided - 1], decided);
+    return result;
+}
+
+struct value_ctx {
+    const char *keypath;
+    struct repr_buf b;
+};
+
+static int read_profile_value(lua_State *L)
+{
+    struct value_ctx *c = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_profile);   /* [ctx, v] */
+    const char *p = c->keypath;
+    while (*p) {
+        size_t n = strcspn(p, ".");
+        if (!lua_istable(L, -1)) {
+            lua_pop(L, 1);
+            lua_pushnil(L);
+            break;
+        }
+        lua_pushlstring(L, p, n);                       /* [ctx, t, k] */
+        lua_rawget(L, -2);                              /* [ctx, t, v] */
+        lua_remove(L, -2);                              /* [ctx, v] */
+        p += n;
+        if (*p == '.')
+            p++;
+    }
+    json_repr(L, -1, &c->b, 0);
+    return 0;
+}
+
+bool lh_profile_value(const char *keypath, char *out, size_t outlen)
+{
+    char err[256];
+    if (!H.L || H.need_rebuild || H.ref_profile == LUA_NOREF)
+        return false;
+    struct value_ctx c = {.keypath = keypath};
+    bool ok = protected_call(read_profile_value, &c, "profile value", err, sizeof err) == LH_OK &&
+              c.b.s && c.b.len < outlen;
+    if (ok)
+        memcpy(out, c.b.s, c.b.len + 1);
+    free(c.b.s);
+    return ok;
+}
+
+struct layer_hooks_ctx {
+    const char *path;
+    char *out;
+    size_t outlen;
+};
+
+static int read_layer_hooks(lua_State *L)
+{
+    struct layer_hooks_ctx *c = lua_touserdata(L, 1);
+    push_module_field(L, "cordon.hooks", "new_registry");
+    lua_call(L, 0, 1);                                  /* [ctx, reg] */
+    add_layer(L, c->path);                              /* [ctx, reg] */
+    size_t used = 0;
+    c->out[0] = '\0';
+    for (int h = 0; h < HOOK_COUNT; h++) {
+        lua_getfield(L, -1, hook_names[h]);             /* [ctx, reg, list] */
+        if (lua_rawlen(L, -1) > 0 && used < c->outlen) {
+            int w = snprintf(c->out + used, c->outlen - used, "%s%s", used ? ", " : "", hook_names[h]);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+int lh_layer_hooks(const char *path, char *out, size_t outlen)
+{
+    char err[1024];
+    if (!state_ready(err, sizeof err)) {
+        snprintf(out, outlen, "%s", err);
+        return -1;
+    }
+    struct layer_hooks_ctx c = {.path = path, .out = out, .outlen = outlen};
+    if (protected_call(read_layer_hooks, &c, path, err, sizeof err) != LH_OK) {
+        snprintf(out, outlen, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- policy check ------------------------------------------------------------------------ */
 
 int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out)
@@ -1084,9 +1572,15 @@ int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out)
     const char *cwd = dir ? dir : (getcwd(cwdbuf, sizeof cwdbuf) ? cwdbuf : "/");
     extern char **environ;
 
-    H.project_dir = dir ? xstrdup(dir) : NULL;
+    /* DIR names the project: its .cordon is checked whether trusted or not (a lint the user
+     * asks for, like `policy test`); without DIR the caller's options decide. */
+    struct lh_options copt = *opt;
+    char *projdir = dir ? xasprintf("%s/.cordon", dir) : NULL;
+    if (projdir)
+        copt.project_dir = projdir;
     H.problems = &layer_problems;
-    int r = lh_open(opt, err, sizeof err);
+    int r = lh_open(&copt, err, sizeof err);
+    free(projdir);
     H.problems = NULL;
     for (size_t i = 0; i < layer_problems.len; i++, problems++)
         fprintf(out, "%s\n", layer_problems.items[i]);
@@ -1118,11 +1612,250 @@ int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out)
         }
     }
 out:
-    free(H.project_dir);
-    H.project_dir = NULL;
     lh_close();
     str_list_free(&layer_problems);
     str_list_free(&names);
     str_list_free(&bad);
     return problems;
+}
+
+/* ---- refusal detection and escalation ------------------------------------------------------
+ * lh_detect_refusals / lh_escalate run the `refusal` and `escalate` hooks through
+ * protected_call like every other entry. The host override for recorded cases is installed by
+ * wrapping the raw host table's `exists` and `is_socket` (reached through the read-only views'
+ * metatables, which C can read even though Lua cannot): the wrappers answer from the override
+ * lists while one is set and call the real function otherwise. They are (re)installed at each
+ * call, so a state rebuilt after out-of-memory gets them too. */
+
+static struct {
+    bool active;
+    struct str_list exists, sockets;
+} OV;
+
+static bool ov_listed(const struct str_list *l, const char *p)
+{
+    for (size_t i = 0; i < l->len; i++)
+        if (strcmp(l->items[i], p) == 0)
+            return true;
+    return false;
+}
+
+/* A listed path, or a directory above one (its parents exist too). */
+static bool ov_exists_path(const char *p)
+{
+    const struct str_list *lists[2] = {&OV.exists, &OV.sockets};
+    size_t pl = strlen(p);
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < lists[k]->len; i++) {
+            const char *e = lists[k]->items[i];
+            if (strcmp(e, p) == 0 || (strcmp(p, "/") == 0 && e[0] == '/') ||
+                (strncmp(e, p, pl) == 0 && e[pl] == '/'))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Wrapper for host.exists / host.is_socket; upvalue 1 is the real function. */
+static int ov_host_check(lua_State *L, bool socket)
+{
+    if (!OV.active) {
+        lua_pushvalue(L, lua_upvalueindex(1));
+        lua_insert(L, 1);
+        lua_call(L, lua_gettop(L) - 1, 1);
+        return 1;
+    }
+    const char *p = luaL_checkstring(L, 1);
+    char *e = path_expand_home(p, getenv("HOME"));
+    lua_pushboolean(L, socket ? ov_listed(&OV.sockets, e) : ov_exists_path(e));
+    free(e);
+    return 1;
+}
+
+static int ov_exists(lua_State *L)
+{
+    return ov_host_check(L, false);
+}
+
+static int ov_is_socket(lua_State *L)
+{
+    return ov_host_check(L, true);
+}
+
+/* The table behind a read-only view (cordon.sandbox.readonly): [v] -> [v, t]. */
+static void push_behind_view(lua_State *L)
+{
+    if (!lua_getmetatable(L, -1)) {                     /* [v, mt] */
+        lua_pushnil(L);
+        return;
+    }
+    lua_pushliteral(L, "__index");
+    lua_rawget(L, -2);                                  /* [v, mt, t] */
+    lua_remove(L, -2);                                  /* [v, t] */
+}
+
+/* Wrap host.exists and host.is_socket once per state. [-0, +0]; may raise (memory). */
+static void ov_install(lua_State *L)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_api);       /* [apiv] */
+    push_behind_view(L);                                /* [apiv, api] */
+    lua_pushliteral(L, "host");
+    lua_rawget(L, -2);                                  /* [apiv, api, hostv] */
+    push_behind_view(L);                                /* [apiv, api, hostv, host] */
+    if (lua_istable(L, -1)) {
+        static const struct {
+            const char *name;
+            lua_CFunction fn;
+        } w[] = {{"exists", ov_exists}, {"is_socket", ov_is_socket}};
+        for (size_t i = 0; i < ARRAY_LEN(w); i++) {
+            lua_pushstring(L, w[i].name);
+            lua_rawget(L, -2);                          /* [..., host, f] */
+            if (lua_tocfunction(L, -1) == w[i].fn) {
+                lua_pop(L, 1);
+                continue;
+            }
+            lua_pushcclosure(L, w[i].fn, 1);            /* [..., host, wrapper] */
+            lua_pushstring(L, w[i].name);
+            lua_insert(L, -2);                          /* [..., host, name, wrapper] */
+            lua_rawset(L, -3);                          /* [..., host] */
+        }
+    }
+    lua_pop(L, 4);
+}
+
+void lh_set_host_override(const struct str_list *exists, const struct str_list *sockets)
+{
+    lh_clear_host_override();
+    for (size_t i = 0; exists && i < exists->len; i++)
+        str_list_push(&OV.exists, exists->items[i]);
+    for (size_t i = 0; sockets && i < sockets->len; i++)
+        str_list_push(&OV.sockets, sockets->items[i]);
+    OV.active = true;
+}
+
+void lh_clear_host_override(void)
+{
+    OV.active = false;
+    str_list_free(&OV.exists);
+    str_list_free(&OV.sockets);
+}
+
+struct detect_ctx {
+    const struct lh_command_result *in;
+    struct lh_refusal *out;
+    size_t max, n;
+};
+
+static int call_refusal_hook(lua_State *L)
+{
+    struct detect_ctx *c = lua_touserdata(L, 1);
+    ov_install(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_REFUSAL]); /* [ctx, f] */
+    lc_push_command_result(L, c->in);                   /* [ctx, f, in] */
+    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    H.validating = true;
+    c->n = lc_read_refusals(L, -1, c->out, c->max);
+    return 0;
+}
+
+enum lh_outcome lh_detect_refusals(const struct lh_command_result *in, struct lh_refusal *out,
+                                   size_t max, size_t *n, char *err, size_t errlen)
+{
+    *n = 0;
+    if (errlen)
+        err[0] = '\0';
+    if (!state_ready(err, errlen))
+        return LH_ERROR;
+    if (H.ref_chain[HOOK_REFUSAL] == LUA_NOREF)
+        return LH_OK; /* nobody asked for detection: nothing to report */
+    struct detect_ctx c = {.in = in, .out = out, .max = max};
+    char where[PATH_MAX + 32];
+    hook_where(HOOK_REFUSAL, where, sizeof where);
+    enum lh_outcome o = protected_call(call_refusal_hook, &c, where, err, errlen);
+    if (o == LH_OK) {
+        *n = c.n;
+    } else {
+        LOG_W(LH_UNIT, "refusal hook failed (no refusal reported): %s", err);
+    }
+    return o;
+}
+
+struct escalate_ctx {
+    const struct lh_refusal *r;
+    const char *command;
+    bool ask_sandbox_off, plan, background, interactive;
+    struct lh_escalation *out;
+};
+
+static int call_escalate_hook(lua_State *L)
+{
+    struct escalate_ctx *c = lua_touserdata(L, 1);
+    ov_install(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_ESCALATE]); /* [ctx, f] */
+    lua_createtable(L, 0, 6);                           /* [ctx, f, in] */
+    lc_push_refusal(L, c->r);
+    lua_setfield(L, -2, "refusal");
+    lua_pushstring(L, c->command ? c->command : "");
+    lua_setfield(L, -2, "command");
+    static const char *const names[] = {"ask_sandbox_off", "plan", "background", "interactive"};
+    const bool vals[] = {c->ask_sandbox_off, c->plan, c->background, c->interactive};
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        lua_pushboolean(L, vals[i]);
+        lua_setfield(L, -2, names[i]);
+    }
+    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    H.validating = true;
+    lc_read_escalation(L, -1, c->out);
+    return 0;
+}
+
+enum lh_outcome lh_escalate(const struct lh_refusal *r, const char *command, bool ask_sandbox_off,
+                            bool plan, bool background, bool interactive,
+                            struct lh_escalation *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (errlen)
+        err[0] = '\0';
+    enum lh_outcome o = LH_ERROR;
+    if (!state_ready(err, errlen)) {
+        /* err says why */
+    } else if (H.ref_chain[HOOK_ESCALATE] == LUA_NOREF) {
+        snprintf(err, errlen, "no policy defines the 'escalate' hook");
+    } else {
+        struct escalate_ctx c = {.r = r, .command = command, .ask_sandbox_off = ask_sandbox_off,
+                                 .plan = plan, .background = background,
+                                 .interactive = interactive, .out = out};
+        char where[PATH_MAX + 32];
+        hook_where(HOOK_ESCALATE, where, sizeof where);
+        o = protected_call(call_escalate_hook, &c, where, err, errlen);
+    }
+    if (o != LH_OK) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->reason, sizeof out->reason, "policy error: %.480s", err);
+        LOG_W(LH_UNIT, "escalate hook failed (denied): %s", err);
+    }
+    return o;
+}
+
+struct esc_settings_ctx {
+    bool ask_sandbox_off, plan;
+};
+
+static int read_escalation_settings(lua_State *L)
+{
+    struct esc_settings_ctx *c = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_profile);   /* [ctx, profile] */
+    lc_read_escalation_settings(L, -1, &c->ask_sandbox_off, &c->plan);
+    return 0;
+}
+
+void lh_profile_escalation(bool *ask_sandbox_off, bool *plan)
+{
+    struct esc_settings_ctx c = {false, false};
+    char err[256];
+    if (H.L && !H.need_rebuild && H.ref_profile != LUA_NOREF &&
+        protected_call(read_escalation_settings, &c, "escalation settings", err, sizeof err) != LH_OK)
+        c.ask_sandbox_off = c.plan = false;
+    *ask_sandbox_off = c.ask_sandbox_off;
+    *plan = c.plan;
 }

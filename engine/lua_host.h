@@ -18,9 +18,15 @@ enum lh_outcome {
     LH_BAD_RESULT,  /* result of the wrong shape */
 };
 
+/* The layers lh_open() loads, lowest first: datadir's policies/NAME.lua, user_config_dir's
+ * policy.lua, project_dir's policy.lua, extra_policy. Profiles are looked up in project_dir's
+ * profiles/, then user_config_dir's, then datadir's. Whether a project is trusted is the
+ * caller's business (trust.h): lh_open loads whatever it is given. */
 struct lh_options {
     const char *datadir;          /* holds policies/ and profiles/ (CORDON_DATADIR by default) */
     const char *user_config_dir;  /* ~/.config/cordon, or NULL: no user layer */
+    const char *project_dir;      /* a trusted project's .cordon directory, or NULL */
+    const char *extra_policy;     /* --policy FILE: one more layer on top, or NULL */
 };
 
 /* Create the state and load every policy layer. 0, or -1 with "file:line: message" in err. */
@@ -67,4 +73,90 @@ enum lh_outcome lh_network_decide(enum net_kind kind, const char *host, unsigned
  * .cordon/profiles/ when given), validate each; print "file:line: message" per problem to out.
  * Returns the number of problems. */
 int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out);
+
+/* ---- explain (cordon policy explain / policy test) ------------------------------------------
+ * Each layer's own answer: the hook chain truncated at that layer (layers 1..i, lowest first)
+ * is called with the same input, so layer i's answer is what the decision would be if no
+ * layer above it existed. Layers that do not define the hook are not listed. */
+
+/* Print, for the profile the last lh_resolve_sandbox() resolved, one line per layer defining
+ * `network`: "N. file:line  verdict  rule: ...  reason: ..." (or the layer's error), then
+ * "decided by: file (layer N)": the lowest layer from which the verdict and rule no longer
+ * change. Returns the final outcome; *allow is the top layer's verdict (false on error). */
+enum lh_outcome lh_explain_network(enum net_kind kind, const char *host, unsigned port,
+                                   FILE *out, bool *allow);
+/* Print, for profile `flags->profile` (with flags), one line per layer defining `profile`:
+ * "N. file:line  changed: key.path, ..." (keys whose value differs from the layer below's
+ * result), then "decided by: ...". Returns LH_OK or the first failing layer's outcome. */
+enum lh_outcome lh_explain_profile(const struct run_flags *flags, FILE *out);
+/* The value at dotted `keypath` of the profile the last lh_resolve_sandbox() resolved, as
+ * compact JSON (objects with sorted keys; a Lua sequence as an array; absent = null) in out.
+ * false when no profile is resolved or the value does not fit. */
+bool lh_profile_value(const char *keypath, char *out, size_t outlen);
+/* The hooks the policy file at path defines, comma-separated in out ("" when none). Loads
+ * the file in a fresh sandboxed environment of the open state. 0, or -1 with
+ * "file:line: message" in out. */
+int lh_layer_hooks(const char *path, char *out, size_t outlen);
+/* ---- refusal detection and escalation (lua/HOOKS.md "refusal", "escalate") ------------------ */
+
+/* One refusal the `refusal` hook reported, copied out of Lua (strings truncated to fit at a
+ * UTF-8 boundary, control characters replaced by '?', always NUL-terminated; path "" when the
+ * policy gave none). kind is one of write, hidden, sudo, docker, dbus, network. */
+struct lh_refusal {
+    char kind[16];
+    char path[1024];
+    char line[512];
+    char reason[512];
+};
+
+/* A finished foreground command, as the refusal hook sees it. Everything is borrowed for the
+ * call. stdout_text/stderr_text are the captured head and tail (may hold NUL bytes; NULL = "");
+ * signal 0 = the command exited (the hook sees signal = nil); cwd absolute; the lists may be
+ * NULL (empty): writable roots, hidden paths, and "host:port" destinations the proxy refused. */
+struct lh_command_result {
+    const char *command;
+    int exit_code;
+    int signal;
+    const char *stdout_text;
+    size_t stdout_len;
+    const char *stderr_text;
+    size_t stderr_len;
+    bool truncated;
+    const char *cwd;
+    const struct str_list *writable;
+    const struct str_list *hidden;
+    const struct str_list *network_denied;
+};
+
+/* Run the `refusal` hook on one result; copy up to max refusals into out and set *n (refusals
+ * past max are dropped). No layer defining the hook: LH_OK with *n = 0. Any other outcome but
+ * LH_OK sets *n = 0 ("no refusal reported": a broken detector must not invent refusals nor
+ * block the command's result) and puts "file:line: message" in err. Loop thread only. */
+enum lh_outcome lh_detect_refusals(const struct lh_command_result *in, struct lh_refusal *out,
+                                   size_t max, size_t *n, char *err, size_t errlen);
+
+/* The `escalate` hook's answer. ask false = deny. offer is "rerun" or "network" when ask,
+ * else "". reason is one line for the user. */
+struct lh_escalation {
+    bool ask;
+    char offer[16];
+    char reason[512];
+};
+
+/* Ask the `escalate` hook about one refusal of `command`. Any outcome but LH_OK (no layer
+ * defines the hook, a raise, a bad result, budget, memory) leaves out->ask false with
+ * "policy error: file:line: message" in out->reason and the message in err (fail closed). */
+enum lh_outcome lh_escalate(const struct lh_refusal *r, const char *command, bool ask_sandbox_off,
+                            bool plan, bool background, bool interactive,
+                            struct lh_escalation *out, char *err, size_t errlen);
+
+/* The `escalation.ask_sandbox_off` and `escalation.plan` keys of the profile the last
+ * lh_resolve_sandbox() resolved (false when absent, or when no profile is resolved). */
+void lh_profile_escalation(bool *ask_sandbox_off, bool *plan);
+
+/* Recorded cases: from now until lh_clear_host_override(), host.exists(path) answers true
+ * exactly for the listed paths (exists or sockets), their parent directories, and nothing
+ * else; host.is_socket(path) for the listed sockets only. The lists are copied. */
+void lh_set_host_override(const struct str_list *exists, const struct str_list *sockets);
+void lh_clear_host_override(void);
 #endif

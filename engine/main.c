@@ -1,21 +1,32 @@
 /* main.c — the `cordon` command: dispatches subcommands. Owns nothing else. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "controller_env.h"
 #include "log.h"
 #include "lua_host.h"
+#include "policy_detect.h"
+#include "policy_explain.h"
+#include "policy_test.h"
 #include "policy_net.h"
 #include "nc.h"
 #include "run.h"
+#include "trust.h"
 
 static int policy_main(int argc, char **argv)
 {
     if (argc >= 1 && strcmp(argv[0], "net") == 0)
         return policy_net_main(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "detect") == 0)
+        return policy_detect_main(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "explain") == 0)
+        return policy_explain_main(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "test") == 0)
+        return policy_test_main(argc - 1, argv + 1);
     if (argc < 1 || strcmp(argv[0], "check") != 0) {
-        fprintf(stderr, "cordon: policy: unknown or missing subcommand (available: check, net)\n");
+        fprintf(stderr, "cordon: policy: unknown or missing subcommand (available: check, net, detect, explain, test)\n");
         return 2;
     }
     if (argc > 2) {
@@ -24,6 +35,11 @@ static int policy_main(int argc, char **argv)
     }
     struct lh_options opt;
     controller_lua_options(&opt);
+    if (argc < 2) { /* no DIR: the current directory's project, when trusted */
+        char cwd[4096];
+        if (getcwd(cwd, sizeof cwd))
+            controller_project_options(&opt, cwd);
+    }
     int problems = lh_check_all(&opt, argc == 2 ? argv[1] : NULL, stdout);
     printf("policy check: %d problem%s\n", problems, problems == 1 ? "" : "s");
     return problems ? 1 : 0;
@@ -43,6 +59,8 @@ int main(int argc, char **argv)
         return run_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "policy") == 0)
         return policy_main(argc - 2, argv + 2);
+    if (strcmp(argv[1], "trust") == 0)
+        return trust_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "nc") == 0)
         return nc_main(argc - 2, argv + 2);
     fprintf(stderr, "cordon: unknown command '%s' (try cordon --help)\n", argv[1]);

@@ -1,5 +1,6 @@
 /* proxy.c — see proxy.h. One struct conn per client connection, moved through:
  *   HEAD       reading the HTTP request head or the SOCKS handshake (bounded, timed)
+ *   ASKING     the policy said "ask": waiting for the owner's answer (or the timeout)
  *   RESOLVING  the destination was allowed; waiting for resolver.c
  *   CONNECTING a non-blocking connect to the next address
  *   RELAY      bytes both ways through two bounded buffers (allocated on first use): CONNECT and
@@ -31,6 +32,7 @@
 #include "log.h"
 #include "lua_host.h"
 #include "resolver.h"
+#include "shell_quote.h"
 #include "socks5.h"
 #include "splice_pipe.h"
 #include "util.h"
@@ -45,7 +47,7 @@
 #define SWEEP_MS 1000
 
 enum conn_kind { CONN_HTTP, CONN_SOCKS };
-enum conn_state { ST_HEAD, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING };
+enum conn_state { ST_HEAD, ST_ASKING, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING };
 
 struct relay_buf {
     char *data;
@@ -74,9 +76,27 @@ struct conn {
     bool c_shut, u_shut;      /* write side shut after the peer's EOF was flushed */
     uint64_t started_ms;
     uint64_t active_ms;       /* last relayed byte */
+    unsigned question;        /* ASKING: the question it waits for */
     bool closed;
     struct conn *prev, *next; /* all open connections */
     struct conn *next_closed;
+};
+
+/* One question to the owner about host:port, shared by every connection that waits for it. */
+struct question {
+    unsigned id;
+    char host[256];
+    uint16_t port;
+    uint64_t deadline_ms;
+    struct question *next;
+};
+
+/* An answer, kept for the rest of the run. */
+struct grant {
+    char host[256];
+    uint16_t port;
+    bool allow;
+    struct grant *next;
 };
 
 struct proxy {
@@ -89,6 +109,12 @@ struct proxy {
     struct conn *conns, *closed;
     size_t n_conns;
     struct audit_log *audit;
+    struct proxy_owner owner;   /* ask == NULL: nobody to ask */
+    uint64_t ask_timeout_ms;
+    struct question *questions;
+    unsigned next_question;
+    struct grant *grants;
+    struct str_list denied;     /* "host:port" refused, for refusal detection */
 };
 
 static void conn_update(struct conn *c);
@@ -186,6 +212,10 @@ static void socks_error(struct conn *c, unsigned char code)
 
 static void refuse(struct conn *c, const struct net_decision *d)
 {
+    char where[300];
+    snprintf(where, sizeof where, "%s:%u", c->host, (unsigned)c->port);
+    if (c->px->denied.len < 64 && !str_list_contains(&c->px->denied, where))
+        str_list_push(&c->px->denied, where);
     if (c->kind == CONN_SOCKS) {
         socks_error(c, 0x02);
         return;
@@ -353,18 +383,117 @@ static void on_resolved(void *data, struct addrinfo *res, int gai_err)
 
 /* ---- deciding ---- */
 
+static void go_resolve(struct conn *c)
+{
+    c->state = ST_RESOLVING;
+    c->job = resolver_lookup(c->px->resolver, c->host, c->port, on_resolved, c);
+    conn_update(c);
+}
+
+static struct grant *find_grant(struct proxy *px, const char *host, uint16_t port)
+{
+    for (struct grant *g = px->grants; g; g = g->next)
+        if (g->port == port && strcmp(g->host, host) == 0)
+            return g;
+    return NULL;
+}
+
+/* The question about host:port, asked now if nobody asked yet. */
+static struct question *question_for(struct proxy *px, const struct conn *c)
+{
+    for (struct question *q = px->questions; q; q = q->next)
+        if (q->port == c->port && strcmp(q->host, c->host) == 0)
+            return q;
+    struct question *q = xcalloc(1, sizeof *q);
+    q->id = ++px->next_question;
+    snprintf(q->host, sizeof q->host, "%s", c->host);
+    q->port = c->port;
+    q->deadline_ms = ev_now_ms() + px->ask_timeout_ms;
+    q->next = px->questions;
+    px->questions = q;
+    char text[512];
+    snprintf(text, sizeof text, "the command wants to reach %.255s:%u (%s), which no rule allows",
+             c->host, (unsigned)c->port, net_kind_name(c->net_kind));
+    px->owner.ask(px->owner.ctx, q->id, text);
+    return q;
+}
+
 static void decide_and_go(struct conn *c)
 {
     struct net_decision d;
     enum lh_outcome o = lh_network_decide(c->net_kind, c->host, c->port, c->px->command, &d);
+    if (o == LH_OK && d.ask) {
+        struct grant *g = find_grant(c->px, c->host, c->port);
+        if (g) {
+            d.allow = g->allow;
+            snprintf(d.reason, sizeof d.reason, "%s earlier in this run", g->allow ? "allowed" : "denied");
+        } else if (c->px->owner.ask) {
+            c->question = question_for(c->px, c)->id;
+            c->state = ST_ASKING;
+            conn_update(c);
+            return;
+        } else {
+            snprintf(d.reason + strlen(d.reason), sizeof d.reason - strlen(d.reason),
+                     "; nobody can be asked (no terminal)");
+        }
+    }
     audit_log_decision(c->px->audit, c->net_kind, c->host, c->port, &d, o, c->px->command);
     if (o != LH_OK || !d.allow) {
         refuse(c, &d);
         return;
     }
-    c->state = ST_RESOLVING;
-    c->job = resolver_lookup(c->px->resolver, c->host, c->port, on_resolved, c);
-    conn_update(c);
+    go_resolve(c);
+}
+
+void proxy_set_owner(struct proxy *px, const struct proxy_owner *owner, double timeout_s)
+{
+    px->owner = *owner;
+    px->ask_timeout_ms = timeout_s > 0 ? (uint64_t)(timeout_s * 1000) : 0;
+}
+
+/* Settle question id: remember the answer and let every waiting connection go on. */
+static void settle(struct proxy *px, struct question *q, bool allow, const char *how)
+{
+    for (struct question **p = &px->questions; *p; p = &(*p)->next) {
+        if (*p == q) {
+            *p = q->next;
+            break;
+        }
+    }
+    struct grant *g = xcalloc(1, sizeof *g);
+    snprintf(g->host, sizeof g->host, "%s", q->host);
+    g->port = q->port;
+    g->allow = allow;
+    g->next = px->grants;
+    px->grants = g;
+    for (struct conn *c = px->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->state != ST_ASKING || c->question != q->id)
+            continue;
+        struct net_decision d = {.allow = allow};
+        snprintf(d.reason, sizeof d.reason, "%s", how);
+        snprintf(d.suggest, sizeof d.suggest, "--network-allow %s%s:%u",
+                 c->net_kind == NET_KIND_SOCKS ? "tcp://" : "", c->host, (unsigned)c->port);
+        audit_log_decision(px->audit, c->net_kind, c->host, c->port, &d, LH_OK, px->command);
+        if (allow)
+            go_resolve(c);
+        else
+            refuse(c, &d);
+    }
+    free(q);
+}
+
+void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer)
+{
+    for (struct question *q = px->questions; q; q = q->next) {
+        if (q->id == id) {
+            switch (answer) {
+            case PROXY_ALLOW_COMMAND: settle(px, q, true, "allowed for this command by the owner"); return;
+            case PROXY_ALLOW_SESSION: settle(px, q, true, "allowed for the session by the owner"); return;
+            case PROXY_DENY: settle(px, q, false, "denied by the owner"); return;
+            }
+        }
+    }
 }
 
 /* The HTTP request head is complete in c->head: check it, queue what goes upstream. */
@@ -674,6 +803,7 @@ static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         if (!c->closed)
             conn_update(c);
         return;
+    case ST_ASKING:
     case ST_RESOLVING:
     case ST_CONNECTING:
         if (events & (EPOLLHUP | EPOLLERR))
@@ -734,6 +864,7 @@ static void conn_update(struct conn *c)
     case ST_HEAD:
         cev = EPOLLIN | (c->u2c.len ? EPOLLOUT : 0);
         break;
+    case ST_ASKING:
     case ST_RESOLVING:
     case ST_CONNECTING:
         cev = EPOLLRDHUP;
@@ -853,6 +984,16 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
 {
     struct proxy *px = t->data;
     uint64_t now = ev_now_ms();
+    /* No answer in time means deny. */
+    for (struct question *q = px->questions, *next; q; q = next) {
+        next = q->next;
+        if (now >= q->deadline_ms) {
+            unsigned id = q->id;
+            settle(px, q, false, "no answer within the permission timeout");
+            if (px->owner.closed)
+                px->owner.closed(px->owner.ctx, id, "no answer in time: denied");
+        }
+    }
     for (struct conn *c = px->conns, *next; c; c = next) {
         next = c->next;
         if (c->state == ST_HEAD && now - c->started_ms > HEAD_TIMEOUT_MS) {
@@ -875,25 +1016,13 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
     ev_timer_start(loop, t, SWEEP_MS, on_sweep, px);
 }
 
-static char *join_command(char **argv)
-{
-    size_t n = 1;
-    for (char **a = argv; a && *a; a++)
-        n += strlen(*a) + 1;
-    char *s = xmalloc(n), *p = s;
-    *p = '\0';
-    for (char **a = argv; a && *a; a++)
-        p += sprintf(p, "%s%s", p == s ? "" : " ", *a);
-    return s;
-}
-
 struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd, char **command)
 {
     struct proxy *px = xcalloc(1, sizeof *px);
     px->loop = loop;
     px->http_fd = http_listen_fd;
     px->socks_fd = socks_listen_fd;
-    px->command = join_command(command);
+    px->command = shell_join(command);
     px->resolver = resolver_new(2);
     px->audit = audit_log_open();
     if (!px->resolver)
@@ -911,6 +1040,8 @@ fail:
     proxy_free(px);
     return NULL;
 }
+
+const struct str_list *proxy_denied(const struct proxy *px) { return &px->denied; }
 
 void proxy_after_round(struct proxy *px)
 {
@@ -940,6 +1071,17 @@ void proxy_free(struct proxy *px)
     close(px->socks_fd);
     resolver_free(px->resolver);
     audit_log_close(px->audit);
+    while (px->questions) {
+        struct question *q = px->questions;
+        px->questions = q->next;
+        free(q);
+    }
+    while (px->grants) {
+        struct grant *g = px->grants;
+        px->grants = g->next;
+        free(g);
+    }
+    str_list_free(&px->denied);
     free(px->command);
     free(px);
 }

@@ -7,12 +7,32 @@
 #ifndef CORDON_PROXY_H
 #define CORDON_PROXY_H
 #include "evloop.h"
+#include "util.h"
 
 struct proxy;
 
 /* Takes ownership of the two listening fds. command: the sandboxed command's argv (for the
  * decisions and the audit log). NULL on failure (logged). */
 struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd, char **command);
+/* Someone who can answer questions about unlisted destinations (the terminal of `cordon run`).
+ * ask: show question id; answer later with proxy_answer(). closed: question id was settled
+ * without the owner (it timed out): stop showing it. */
+struct proxy_owner {
+    void *ctx;
+    void (*ask)(void *ctx, unsigned id, const char *text);
+    void (*closed)(void *ctx, unsigned id, const char *why);
+};
+enum proxy_answer { PROXY_ALLOW_COMMAND, PROXY_ALLOW_SESSION, PROXY_DENY };
+
+/* With an owner, a destination the policy answers "ask" for waits for the owner's answer (all
+ * connections to one host:port share one question; the answer is kept for the rest of the
+ * run); without one, or after timeout_s seconds, it is denied. */
+void proxy_set_owner(struct proxy *px, const struct proxy_owner *owner, double timeout_s);
+void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer);
+
+/* The destinations refused so far ("host:port", each once), for refusal detection. */
+const struct str_list *proxy_denied(const struct proxy *px);
+
 /* Free what closed during the last loop round; call after each ev_run_once(). */
 void proxy_after_round(struct proxy *px);
 /* Close every connection and the listeners. NULL is fine. */

@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <string.h>
 
+#include "lua_host.h"
+
 void json_write_string(FILE *out, const char *s)
 {
     fputc('"', out);
@@ -37,6 +39,22 @@ void result_json_print(FILE *out, const struct run_result *r)
     }
     fprintf(out, ",\"duration_ms\":%.3f,\"profile\":", r->duration_ms);
     json_write_string(out, r->profile ? r->profile : "");
-    fputs("}\n", out);
+    fputs(",\"refusals\":[", out);
+    for (size_t i = 0; i < r->n_refusals; i++) {
+        const struct lh_refusal *f = &r->refusals[i];
+        fputs(i ? ",{\"kind\":" : "{\"kind\":", out);
+        json_write_string(out, f->kind);
+        fputs(",\"path\":", out);
+        if (f->path[0])
+            json_write_string(out, f->path);
+        else
+            fputs("null", out);
+        fputs(",\"line\":", out);
+        json_write_string(out, f->line);
+        fputs(",\"reason\":", out);
+        json_write_string(out, f->reason);
+        fputc('}', out);
+    }
+    fputs("]}\n", out);
     fflush(out);
 }

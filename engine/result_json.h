@@ -1,16 +1,22 @@
 /* result_json.h — the one JSON object `cordon run --json` prints after the command's output. */
 #ifndef CORDON_RESULT_JSON_H
 #define CORDON_RESULT_JSON_H
+#include <stddef.h>
 #include <stdio.h>
+
+struct lh_refusal;
 
 struct run_result {
     int exit_code;
     int signal;          /* 0 when the command exited */
     double duration_ms;
     const char *profile;
+    const struct lh_refusal *refusals; /* what the refusal hook found */
+    size_t n_refusals;
 };
 
-/* One line: {"exit_code":N,"signal":null|"SIGTERM","duration_ms":F,"profile":"coding"} */
+/* One line: {"exit_code":N,"signal":null|"SIGTERM","duration_ms":F,"profile":"coding",
+ * "refusals":[{"kind":"write","path":"/etc/x","line":"...","reason":"..."}]} */
 void result_json_print(FILE *out, const struct run_result *r);
 /* Append s to out as a JSON string (quoted, escaped). */
 void json_write_string(FILE *out, const char *s);

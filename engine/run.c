@@ -27,7 +27,9 @@
 #include "lua_host.h"
 #include "proxy.h"
 #include "pty.h"
+#include "refusal_report.h"
 #include "result_json.h"
+#include "shell_quote.h"
 #include "sandbox_config.h"
 #include "seccomp_filter.h"
 #include "userns.h"
@@ -60,6 +62,68 @@ static void output_stream_init(struct output_stream *s, int fd, int dest, const 
     capture_init(&s->cap, cfg->capture_head, cfg->capture_tail);
 }
 
+/* The caller's terminal as the proxy's owner: one question shown at a time, answered with one
+ * key while the relay of stdin to the command is held back. */
+struct pending_question {
+    unsigned id;
+    char text[512];
+};
+
+struct terminal_owner {
+    int fd;                          /* where questions are written (a terminal) */
+    struct pending_question queue[16];
+    size_t n;                        /* queue[0] is the one shown, when n > 0 */
+};
+
+static void owner_show(struct terminal_owner *o)
+{
+    if (o->n == 0)
+        return;
+    char line[768];
+    int len = snprintf(line, sizeof line,
+                       "\r\n\033[1mcordon:\033[0m %s.\r\n"
+                       "        [c] allow for this command  [s] allow for the session  [D] deny: ",
+                       o->queue[0].text);
+    (void)write_all(o->fd, line, (size_t)len);
+}
+
+static void owner_pop(struct terminal_owner *o)
+{
+    memmove(&o->queue[0], &o->queue[1], (o->n - 1) * sizeof o->queue[0]);
+    o->n--;
+    owner_show(o);
+}
+
+static void owner_ask(void *ctx, unsigned id, const char *text)
+{
+    struct terminal_owner *o = ctx;
+    if (o->n == ARRAY_LEN(o->queue))
+        return; /* too many at once: the rest time out (deny) */
+    o->queue[o->n].id = id;
+    snprintf(o->queue[o->n].text, sizeof o->queue[o->n].text, "%s", text);
+    if (++o->n == 1)
+        owner_show(o);
+}
+
+static void owner_closed(void *ctx, unsigned id, const char *why)
+{
+    struct terminal_owner *o = ctx;
+    for (size_t i = 0; i < o->n; i++) {
+        if (o->queue[i].id != id)
+            continue;
+        if (i == 0) {
+            char line[256];
+            int len = snprintf(line, sizeof line, "%s\r\n", why);
+            (void)write_all(o->fd, line, (size_t)len);
+            owner_pop(o);
+        } else {
+            memmove(&o->queue[i], &o->queue[i + 1], (o->n - i - 1) * sizeof o->queue[0]);
+            o->n--;
+        }
+        return;
+    }
+}
+
 /* The state of one foreground run, owned by run_main. */
 struct controller {
     struct ev_loop loop;
@@ -76,6 +140,7 @@ struct controller {
     struct ev_io sig_w, ctl_w, master_w, stdin_w;
     struct proxy *proxy;     /* NULL without a network namespace */
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
+    struct terminal_owner owner;   /* questions about network destinations, with a pty */
 };
 
 static void handle_signal(struct controller *c, int sig)
@@ -143,12 +208,27 @@ static void on_output(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         s->dest_broken = true; /* the reader went away: keep draining so the command is not stuck */
 }
 
+/* Move what the pty master holds to cordon's stdout (also kept for refusal detection).
+ * false once every slave is closed: the command and its children are done. */
+static bool pump_master(struct controller *c)
+{
+    char buf[16384];
+    ssize_t n = read(c->master, buf, sizeof buf);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return true;
+    if (n <= 0)
+        return false; /* EIO on a master whose slaves are all closed */
+    capture_feed(&c->out.cap, buf, (size_t)n);
+    if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0) { /* the caller's terminal went away */ }
+    return true;
+}
+
 static void on_master(struct ev_loop *loop, struct ev_io *w, uint32_t events)
 {
     (void)events;
     struct controller *c = w->data;
-    if (pty_pump(c->master, STDOUT_FILENO) == 0) {
-        ev_io_stop(loop, w); /* every slave closed: the command and its children are done */
+    if (!pump_master(c)) {
+        ev_io_stop(loop, w);
         ev_io_stop(loop, &c->stdin_w);
         close(c->master);
         c->master = -1;
@@ -159,6 +239,20 @@ static void on_stdin(struct ev_loop *loop, struct ev_io *w, uint32_t events)
 {
     (void)events;
     struct controller *c = w->data;
+    if (c->owner.n > 0) { /* a question is shown: this key answers it */
+        char key;
+        if (read(STDIN_FILENO, &key, 1) != 1)
+            return;
+        enum proxy_answer a = key == 'c' || key == 'C' || key == 'o' ? PROXY_ALLOW_COMMAND
+                              : key == 's' || key == 'S'             ? PROXY_ALLOW_SESSION
+                                                                     : PROXY_DENY;
+        const char *said = a == PROXY_DENY ? "denied\r\n" : "allowed\r\n";
+        (void)write_all(c->owner.fd, said, strlen(said));
+        unsigned id = c->owner.queue[0].id;
+        owner_pop(&c->owner);
+        proxy_answer(c->proxy, id, a);
+        return;
+    }
     if (pty_pump(STDIN_FILENO, c->master) <= 0)
         ev_io_stop(loop, w); /* caller's stdin ended; the command sees no EOF on a tty */
 }
@@ -191,7 +285,7 @@ static void supervise(struct controller *c)
     if (!c->have_status)
         read_status(c);
     /* What the command wrote last may still sit in the master. */
-    while (c->master >= 0 && pty_pump(c->master, STDOUT_FILENO) > 0)
+    while (c->master >= 0 && pump_master(c))
         ;
 }
 
@@ -281,6 +375,10 @@ int run_main(int argc, char **argv)
 
     struct lh_options lopt;
     controller_lua_options(&lopt);
+    /* The project layer: the workspace's .cordon, only when the user trusts it (else one line
+     * says why and the lower layers apply). --policy FILE is the user's own choice: no check. */
+    controller_project_options(&lopt, flags.workspace ? flags.workspace : cwd);
+    lopt.extra_policy = flags.policy_file;
     if (lh_open(&lopt, err, sizeof err) < 0)
         die("%s", err);
     enum lh_outcome o = lh_resolve_sandbox(&flags, cwd, getenv("HOME"), environ, &cfg, err, sizeof err);
@@ -342,17 +440,33 @@ int run_main(int argc, char **argv)
         c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
         if (!c.proxy)
             LOG_E("run", "the proxy could not start: commands get no network");
+        /* The terminal of cordon run can answer questions (a pty relay holds its input). */
+        c.owner.fd = isatty(STDERR_FILENO) ? STDERR_FILENO : isatty(STDOUT_FILENO) ? STDOUT_FILENO : -1;
+        if (c.proxy && c.master >= 0 && c.owner.fd >= 0 && cfg.network_ask) {
+            struct proxy_owner po = {.ctx = &c.owner, .ask = owner_ask, .closed = owner_closed};
+            proxy_set_owner(c.proxy, &po, cfg.permission_timeout);
+        }
     }
     supervise(&c);
-    proxy_free(c.proxy);
     if (c.tty_raw)
         pty_restore_mode(STDIN_FILENO, &c.saved_tty);
 
     int sig;
     int code = final_status(&c, &sig);
+    struct lh_refusal refusals[8];
+    size_t n_refusals = 0;
+    if (c.have_status) { /* the command ran: judge what it printed */
+        char *line = shell_join(flags.command);
+        static const struct str_list none = {0};
+        n_refusals = refusal_report(&cfg, line, code, sig, &c.out.cap, &c.err.cap,
+                                    c.proxy ? proxy_denied(c.proxy) : &none, refusals, ARRAY_LEN(refusals));
+        free(line);
+    }
+    proxy_free(c.proxy);
+    c.proxy = NULL;
     if (cfg.json) {
         struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = now_ms() - start,
-                                 .profile = cfg.profile};
+                                 .profile = cfg.profile, .refusals = refusals, .n_refusals = n_refusals};
         result_json_print(stdout, &res);
     }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);

@@ -25,6 +25,7 @@ struct run_flags {
     struct str_list network_allow;  /* --network-allow RULE (repeatable) -> network.allow */
     struct str_list network_deny;   /* --network-deny RULE (repeatable) -> network.deny */
     char **command;                 /* argv after "--", NULL-terminated, at least one word */
+    const char *policy_file;        /* --policy FILE: one more policy layer on top, this run only */
 };
 
 /* One resource limit from the profile's `rlimits` table. */
@@ -57,6 +58,8 @@ struct sandbox_config {
     bool json;                      /* print one JSON result object after the command */
     double grace_seconds;           /* TERM -> KILL grace period (session.grace) */
     size_t capture_head, capture_tail; /* bytes of each output stream kept for refusal detection */
+    double permission_timeout;      /* seconds a question may wait for its answer (then: deny) */
+    bool network_ask;               /* network.ask: unlisted destinations may be asked about */
 };
 
 #define SANDBOX_CAPTURE_DEFAULT (256 * 1024)

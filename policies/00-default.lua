@@ -64,8 +64,14 @@ return {
     -- result: { verdict = "allow"|"deny"|"ask", rule = "...", reason = "...", suggest = "..." }
     -- The profile's network.allow / network.deny (command-line rules already appended) are
     -- compiled once per resolved profile and cached; a decision is a few hash lookups.
+    -- An unlisted destination (no rule matched, none denied it) is "ask" when the profile's
+    -- network.ask is on: the engine asks an interactive owner and denies at once without one.
     network = function(input, _next)
         local m = allowlist.for_profile(input.profile)
-        return m:decide(input.kind, input.host, input.port)
+        local d = m:decide(input.kind, input.host, input.port)
+        if d.verdict == "deny" and d.suggest and (input.profile.network or {}).ask then
+            d.verdict = "ask"
+        end
+        return d
     end,
 }

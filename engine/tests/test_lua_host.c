@@ -705,6 +705,214 @@ static void test_network_environment(void)
     lh_close();
 }
 
+/* ---- refusal detection and escalation ---------------------------------------------------- */
+
+/* The temp datadir plus the real policies/10-refusal.lua, and optionally a user layer. */
+static void open_refusal(const char *user_layer)
+{
+    setup();
+    char *src = xasprintf("%s/policies/10-refusal.lua", CORDON_DATADIR);
+    char *text = slurp(src);
+    put(data, "policies/10-refusal.lua", text);
+    free(text);
+    free(src);
+    char *ucfg = NULL;
+    if (user_layer) {
+        ucfg = xasprintf("%s/.config/cordon", home);
+        put(ucfg, "policy.lua", user_layer);
+    }
+    struct lh_options opt = {.datadir = data, .user_config_dir = ucfg};
+    int r = lh_open(&opt, err, sizeof err);
+    if (r != 0)
+        fprintf(stderr, "  lh_open: %s\n", err);
+    CHECK_EQ_INT(r, 0);
+    free(ucfg);
+}
+
+static struct lh_command_result cmd_result(const char *command, int exit_code, const char *stderr_text)
+{
+    static struct str_list writable, hidden;
+    if (!writable.len) {
+        str_list_push(&writable, "/home/dev/app");
+        str_list_push(&hidden, "/etc/shadow");
+    }
+    struct lh_command_result in = {.command = command, .exit_code = exit_code,
+                                   .stderr_text = stderr_text, .stderr_len = strlen(stderr_text),
+                                   .cwd = "/home/dev/app", .writable = &writable, .hidden = &hidden};
+    return in;
+}
+
+static void test_refusal_detect(void)
+{
+    open_refusal(NULL);
+    struct lh_refusal r[4];
+    size_t n = 99;
+    struct lh_command_result in = cmd_result("touch /etc/motd", 1,
+        "touch: cannot touch '/etc/motd': Read-only file system\n");
+    CHECK_EQ_INT(lh_detect_refusals(&in, r, 4, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(n, 1);
+    CHECK(strcmp(r[0].kind, "write") == 0);
+    CHECK(strcmp(r[0].path, "/etc/motd") == 0);
+    CHECK(strcmp(r[0].line, "touch: cannot touch '/etc/motd': Read-only file system") == 0);
+    CHECK_STR_CONTAINS(r[0].reason, "refused a write to /etc/motd");
+
+    /* the same output of a command that succeeded, and a grep through a log: no refusal */
+    in.exit_code = 0;
+    CHECK_EQ_INT(lh_detect_refusals(&in, r, 4, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(n, 0);
+    struct lh_command_result g = cmd_result("grep -r denied log; false", 1, "");
+    g.stdout_text = "log: touch: cannot touch '/etc/motd': Read-only file system\n";
+    g.stdout_len = strlen(g.stdout_text);
+    CHECK_EQ_INT(lh_detect_refusals(&g, r, 4, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(n, 0);
+
+    /* escalation: deny without --ask-sandbox-off, ask (rerun) with it when interactive */
+    struct lh_escalation e;
+    CHECK_EQ_INT(lh_escalate(&r[0], "touch /etc/motd", false, false, false, true, &e, err, sizeof err), LH_OK);
+    CHECK(!e.ask);
+    CHECK_STR_CONTAINS(e.reason, "--ask-sandbox-off");
+    in.exit_code = 1;
+    CHECK_EQ_INT(lh_detect_refusals(&in, r, 4, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(lh_escalate(&r[0], "touch /etc/motd", true, false, false, true, &e, err, sizeof err), LH_OK);
+    CHECK(e.ask);
+    CHECK(strcmp(e.offer, "rerun") == 0);
+    CHECK_EQ_INT(lh_escalate(&r[0], "touch /etc/motd", true, true, false, true, &e, err, sizeof err), LH_OK);
+    CHECK(!e.ask);
+    CHECK_EQ_INT(lh_escalate(&r[0], "touch /etc/motd", true, false, true, true, &e, err, sizeof err), LH_OK);
+    CHECK(!e.ask);
+    lh_close();
+}
+
+static void test_refusal_host_override(void)
+{
+    open_refusal(NULL);
+    struct lh_refusal r[4];
+    size_t n;
+    struct lh_command_result in = cmd_result("cat /etc/shadow", 1,
+        "cat: /etc/shadow: No such file or directory\n");
+    struct str_list exists = {0}, sockets = {0}, none = {0};
+    str_list_push(&exists, "/etc/shadow");
+    lh_set_host_override(&exists, &sockets);
+    CHECK_EQ_INT(lh_detect_refusals(&in, r, 4, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(n, 1);
+    CHECK(strcmp(r[0].kind, "hidden") == 0);
+    lh_set_host_override(&none, &none);
+    CHECK_EQ_INT(lh_detect_refusals(&in, r, 4, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(n, 0);
+    /* a socket: the Docker client, and its parent directories exist */
+    str_list_push(&sockets, "/run/docker.sock");
+    lh_set_host_override(&none, &sockets);
+    struct lh_command_result d = cmd_result("docker ps", 1,
+        "Cannot connect to the Docker daemon at unix:///run/docker.sock. Is the docker daemon running?\n");
+    CHECK_EQ_INT(lh_detect_refusals(&d, r, 4, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(n, 1);
+    CHECK(strcmp(r[0].kind, "docker") == 0);
+    CHECK(strcmp(r[0].path, "/run/docker.sock") == 0);
+    lh_clear_host_override();
+    /* the live host: this path does not exist */
+    struct lh_command_result m = cmd_result("cat /etc/cordon-no-such", 1,
+        "cat: /etc/cordon-no-such: No such file or directory\n");
+    CHECK_EQ_INT(lh_detect_refusals(&m, r, 4, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(n, 0);
+    str_list_free(&exists);
+    str_list_free(&sockets);
+    lh_close();
+}
+
+/* A user layer over refusal/escalate that misbehaves by command: each failure reports no
+ * refusal (detection) or denies (escalation), with the policy's file:line. */
+static void test_refusal_hook_errors(void)
+{
+    open_refusal(
+        "return {\n"
+        "  refusal = function(input, next)\n"
+        "    local c = input.command\n"
+        "    if c == \"raise\" then error(\"detector broke\") end\n"          /* line 4 */
+        "    if c == \"kind\" then return { { kind = \"bogus\", line = \"l\", reason = \"r\" } } end\n"
+        "    if c == \"key\" then return { { kind = \"write\", line = \"l\", reason = \"r\", x = 1 } } end\n"
+        "    if c == \"type\" then return \"write\" end\n"
+        "    if c == \"sparse\" then return { [2] = { kind = \"write\", line = \"l\", reason = \"r\" } } end\n"
+        "    if c == \"noreason\" then return { { kind = \"write\", line = \"l\" } } end\n"
+        "    if c == \"loop\" then while true do end end\n"
+        "    if c == \"bomb\" then local t = {} for i = 1, 1e9 do t[i] = i end end\n"
+        "    if c == \"many\" then local t = {} for i = 1, 5 do\n"
+        "      t[i] = { kind = \"sudo\", line = \"l\\tx\" .. i, reason = (\"\\u{e9}\"):rep(400) } end return t end\n"
+        "    return next(input)\n"
+        "  end,\n"
+        "  escalate = function(input, next)\n"
+        "    if input.command == \"maybe\" then return { action = \"maybe\" } end\n"
+        "    if input.command == \"nooffer\" then return { action = \"ask\" } end\n"
+        "    if input.command == \"raise\" then error(\"no\") end\n"
+        "    return next(input)\n"
+        "  end,\n"
+        "}\n");
+    struct lh_refusal r[4];
+    size_t n;
+    static const struct {
+        const char *command;
+        enum lh_outcome o;
+        const char *msg;
+    } cases[] = {
+        {"raise", LH_ERROR, "policy.lua:4: detector broke"},
+        {"kind", LH_BAD_RESULT, "kind must be"},
+        {"key", LH_BAD_RESULT, "unknown key 'x'"},
+        {"type", LH_BAD_RESULT, "expected a list"},
+        {"sparse", LH_BAD_RESULT, "expected a list"},
+        {"noreason", LH_BAD_RESULT, "'reason' is required"},
+        {"loop", LH_TIMEOUT, "instruction budget"},
+        {"bomb", LH_NOMEM, "memory cap"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct lh_command_result in = cmd_result(cases[i].command, 1, "x\n");
+        n = 99;
+        CHECK_EQ_INT(lh_detect_refusals(&in, r, 4, &n, err, sizeof err), cases[i].o);
+        CHECK_EQ_INT(n, 0);
+        CHECK_STR_CONTAINS(err, cases[i].msg);
+        CHECK_STR_CONTAINS(err, "policy.lua:");
+    }
+    /* more than max: the first max, strings cleaned and cut at a UTF-8 boundary */
+    struct lh_command_result many = cmd_result("many", 0, "");
+    CHECK_EQ_INT(lh_detect_refusals(&many, r, 2, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(n, 2);
+    CHECK(strcmp(r[1].line, "l?x2") == 0);
+    CHECK(strlen(r[0].reason) == 510); /* 255 two-byte characters fit in 511 bytes */
+
+    struct lh_escalation e;
+    CHECK_EQ_INT(lh_escalate(&r[0], "maybe", true, false, false, true, &e, err, sizeof err), LH_BAD_RESULT);
+    CHECK(!e.ask);
+    CHECK_STR_CONTAINS(e.reason, "policy error: ");
+    CHECK_EQ_INT(lh_escalate(&r[0], "nooffer", true, false, false, true, &e, err, sizeof err), LH_BAD_RESULT);
+    CHECK(!e.ask);
+    CHECK_EQ_INT(lh_escalate(&r[0], "raise", true, false, false, true, &e, err, sizeof err), LH_ERROR);
+    CHECK(!e.ask);
+    CHECK_STR_CONTAINS(err, "policy.lua:");
+    /* after the memory bomb the state was rebuilt and works */
+    struct lh_command_result ok = cmd_result("touch /etc/x", 1, "touch: cannot touch '/etc/x': Read-only file system\n");
+    CHECK_EQ_INT(lh_detect_refusals(&ok, r, 4, &n, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(n, 1);
+    lh_close();
+}
+
+static void test_profile_escalation(void)
+{
+    open_refusal(NULL);
+    bool ask, plan;
+    lh_profile_escalation(&ask, &plan);
+    CHECK(!ask && !plan); /* nothing resolved yet */
+    struct run_flags f = flags_for("ops");
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    sandbox_config_free(&cfg);
+    lh_profile_escalation(&ask, &plan);
+    CHECK(ask);
+    f = flags_for(NULL);
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    sandbox_config_free(&cfg);
+    lh_profile_escalation(&ask, &plan);
+    CHECK(!ask);
+    lh_close();
+}
+
 TEST_MAIN({"coding is the default", test_coding_default},
           {"strict, readonly, ops resolve", test_named_profiles},
           {"flags merge over the profile", test_flags},
@@ -723,4 +931,8 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"lh_network_decide: allow, deny, suggest, fail closed", test_network_decide},
           {"an invalid network rule fails resolution naming it", test_network_invalid_rule},
           {"network hook errors and bad results deny", test_network_hook_errors},
-          {"the environment points clients at the proxy", test_network_environment})
+          {"the environment points clients at the proxy", test_network_environment},
+          {"refusal hook: detect, traps, escalate", test_refusal_detect},
+          {"refusal hook: host override for recorded cases", test_refusal_host_override},
+          {"refusal/escalate hook errors: no refusal, deny, file:line", test_refusal_hook_errors},
+          {"escalation settings of the resolved profile", test_profile_escalation})

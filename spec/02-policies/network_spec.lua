@@ -38,14 +38,14 @@ describe("policies/00-default.lua network hook", function()
                                                      deny = { "secret.example.com" } } })
     -- profile, kind, host, port -> verdict, rule
     local cases = {
-        { coding, "connect", "example.com", 443, "deny", nil },
+        { coding, "connect", "example.com", 443, "ask", nil },  -- unlisted: ask an owner (network.ask)
         { coding, "http", "169.254.169.254", 80, "deny", "169.254.169.254" },
         { coding, "connect", "169.254.43518", 443, "deny", "169.254.169.254" },
         { coding, "http", "[::ffff:169.254.169.254]", 80, "deny", "169.254.169.254" },
         { coding, "http", "Metadata.Google.Internal.", 80, "deny", "metadata.google.internal" },
         { coding, "socks", "metadata.google.internal", 22, "deny", "metadata.google.internal" },
         { flagged, "connect", "api.example.com", 443, "allow", "*.example.com:443" },
-        { flagged, "connect", "api.example.com", 80, "deny", nil },
+        { flagged, "connect", "api.example.com", 80, "ask", nil },
         { flagged, "socks", "git.example.com", 22, "allow", "tcp://git.example.com:22" },
         { flagged, "connect", "secret.example.com", 443, "deny", "secret.example.com" },
         { flagged, "http", "169.254.169.254", 443, "deny", "169.254.169.254" },
@@ -64,8 +64,15 @@ describe("policies/00-default.lua network hook", function()
         assert.are.same({ "*.example.com:443", "tcp://git.example.com:22" }, flagged.network.allow)
     end)
 
-    it("an unlisted host is denied with the flag that would allow it", function()
+    it("an unlisted host is asked about (network.ask), with the flag that would allow it", function()
         local r = net(coding, "connect", "pypi.org", 443)
+        assert.are.same({ verdict = "ask", reason = "not in the allowlist",
+                          suggest = "--network-allow pypi.org:443" }, r)
+    end)
+
+    it("an unlisted host is denied when the profile does not ask", function()
+        local quiet = resolved("coding", { network = { ask = false } })
+        local r = net(quiet, "connect", "pypi.org", 443)
         assert.are.same({ verdict = "deny", reason = "not in the allowlist",
                           suggest = "--network-allow pypi.org:443" }, r)
     end)

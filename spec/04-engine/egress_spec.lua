@@ -356,7 +356,8 @@ describe("egress: audit log", function()
         ok(r)
         local got = {}
         for _, d in ipairs(decisions(audit)) do
-            assert.are.equal("/bin/bash -c " .. script, d.command)
+            -- the command as one shell line, each word quoted where it must be
+            assert.are.equal("/bin/bash -c " .. h.quote(script), d.command)
             got[#got + 1] = { d.kind, d.host, d.port, d.verdict, d.rule }
         end
         local rule = allow(o)

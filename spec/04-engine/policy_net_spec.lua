@@ -28,11 +28,11 @@ describe("cordon policy net", function()
         { { "--allow", "*.example.com:443", "--kind", "connect", "API.Example.com.", "443" }, 0,
           { "allow", "rule: *.example.com:443", "reason: allowed by rule '*.example.com:443'" } },
         { { "--allow", "*.example.com:443", "example.com", "443" }, 1,
-          { "deny", "reason: not in the allowlist", "suggest: --network-allow example.com:443" } },
+          { "ask", "reason: not in the allowlist", "suggest: --network-allow example.com:443" } },
         { { "--allow", "example.com", "--kind", "http", "example.com", "80" }, 0,
           { "allow", "rule: example.com", "reason: allowed by rule 'example.com'" } },
         { { "--allow", "example.com", "--kind", "socks", "example.com", "22" }, 1,
-          { "deny",
+          { "ask",
             "reason: not in the allowlist (rule 'example.com' allows only HTTP and CONNECT; SOCKS needs a tcp:// entry)",
             "suggest: --network-allow tcp://example.com:22" } },
         { { "--allow", "tcp://git.example.com:22", "--kind=socks", "git.example.com", "22" }, 0,
@@ -49,8 +49,9 @@ describe("cordon policy net", function()
         { { "--allow", "*:443", "example.com%2e.evil", "443" }, 1,
           { "deny", "reason: refused host: contains '%' (percent-encoding or an IPv6 zone)" } },
         { { "--allow", "*:443", "a..b", "443" }, 1, { "deny", "reason: refused host: empty label" } },
+        -- unlisted: the coding profile asks an owner (network.ask); policy net has none: exit 1
         { { "--", "example.com", "443" }, 1,
-          { "deny", "reason: not in the allowlist", "suggest: --network-allow example.com:443" } },
+          { "ask", "reason: not in the allowlist", "suggest: --network-allow example.com:443" } },
     }
     for i, c in ipairs(cases) do
         it(("case %d: %s -> %d"):format(i, table.concat(c[1], " "), c[2]), function()
@@ -96,7 +97,7 @@ describe("cordon policy net", function()
         local r = net({ "--json", "--allow", "*.example.com:443", "--kind", "http", "api.example.com", "80" })
         assert.are.equal(1, r.code, h.describe(r))
         local v = assert(h.last_json(r.stdout))
-        assert.are.equal("deny", v.verdict)
+        assert.are.equal("ask", v.verdict)
         assert.are.equal("http", v.kind)
         assert.are.equal("api.example.com", v.host)
         assert.are.equal(80, v.port)

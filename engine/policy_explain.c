@@ -1,0 +1,145 @@
+/* policy_explain.c — see policy_explain.h.
+ * cordon policy explain [--kind http|connect|socks] HOST PORT [--allow R]... [--deny R]...
+ *                       [--profile NAME] [--policy FILE]
+ * cordon policy explain --profile NAME [--policy FILE]
+ * Layers are those `cordon run` would load in the current directory (a project's .cordon only
+ * when trusted, with the same one-line notice otherwise). */
+#include "policy_explain.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "controller_env.h"
+#include "lua_host.h"
+#include "sandbox_config.h"
+#include "util.h"
+
+extern char **environ;
+
+#define USAGE "usage: cordon policy explain [--kind http|connect|socks] HOST PORT [--allow RULE]... " \
+              "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE]"
+
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0)
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int policy_explain_main(int argc, char **argv)
+{
+    struct run_flags flags = {.unrestricted_network = FLAG_UNSET, .allow_loopback = FLAG_UNSET,
+                              .allow_docker = FLAG_UNSET, .json = FLAG_UNSET};
+    const char *kind_s = "connect", *pos[2] = {NULL, NULL};
+    int npos = 0, rc = 2;
+    bool opened = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        bool missing = false;
+        if (a[0] == '-' && a[1] == '-') {
+            if ((v = opt_value(argc, argv, &i, "--allow", &missing)))
+                str_list_push(&flags.network_allow, v);
+            else if ((v = opt_value(argc, argv, &i, "--deny", &missing)))
+                str_list_push(&flags.network_deny, v);
+            else if ((v = opt_value(argc, argv, &i, "--kind", &missing)))
+                kind_s = v;
+            else if ((v = opt_value(argc, argv, &i, "--profile", &missing)))
+                flags.profile = v;
+            else if ((v = opt_value(argc, argv, &i, "--policy", &missing)))
+                flags.policy_file = v;
+            else {
+                fprintf(stderr, "cordon: policy explain: %s '%s' (" USAGE ")\n",
+                        missing ? "missing value for" : "unknown option", a);
+                goto out;
+            }
+        } else if (npos < 2) {
+            pos[npos++] = a;
+        } else {
+            fprintf(stderr, "cordon: policy explain: too many arguments (" USAGE ")\n");
+            goto out;
+        }
+    }
+    if (npos == 1 || (npos == 0 && !flags.profile)) {
+        fprintf(stderr, "cordon: policy explain: expected HOST PORT or --profile NAME (" USAGE ")\n");
+        goto out;
+    }
+    enum net_kind kind = NET_KIND_CONNECT;
+    long port = 0;
+    if (npos == 2) {
+        if (strcmp(kind_s, "http") == 0)
+            kind = NET_KIND_HTTP;
+        else if (strcmp(kind_s, "connect") == 0)
+            kind = NET_KIND_CONNECT;
+        else if (strcmp(kind_s, "socks") == 0)
+            kind = NET_KIND_SOCKS;
+        else {
+            fprintf(stderr, "cordon: policy explain: invalid --kind '%s' (http, connect or socks)\n", kind_s);
+            goto out;
+        }
+        char *end = NULL;
+        port = strtol(pos[1], &end, 10);
+        if (!*pos[1] || *end || pos[1][0] < '0' || pos[1][0] > '9' || port < 1 || port > 65535) {
+            fprintf(stderr, "cordon: policy explain: invalid port '%s' (1..65535)\n", pos[1]);
+            goto out;
+        }
+    }
+
+    char cwd[PATH_MAX], err[1024];
+    if (!getcwd(cwd, sizeof cwd))
+        snprintf(cwd, sizeof cwd, "/");
+    struct lh_options opt;
+    controller_lua_options(&opt);
+    controller_project_options(&opt, cwd);
+    opt.extra_policy = flags.policy_file;
+    if (lh_open(&opt, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: policy explain: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    opened = true;
+    if (npos == 0) {
+        rc = lh_explain_profile(&flags, stdout) == LH_OK ? 0 : 1;
+        goto out;
+    }
+    struct sandbox_config cfg;
+    if (lh_resolve_sandbox(&flags, "/", NULL, environ, &cfg, err, sizeof err) != LH_OK) {
+        fprintf(stderr, "cordon: policy explain: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    sandbox_config_free(&cfg);
+    printf("network %s %s:%ld (profile %s)\n", kind_s, pos[0], port,
+           flags.profile ? flags.profile : "coding");
+    bool allow = false;
+    enum lh_outcome o = lh_explain_network(kind, pos[0], (unsigned)port, stdout, &allow);
+    switch (o) {
+    case LH_OK:
+        break;
+    case LH_ERROR:
+    case LH_TIMEOUT:
+    case LH_NOMEM:
+    case LH_BAD_RESULT:
+        allow = false; /* fail closed, as the proxy does */
+        break;
+    }
+    rc = allow ? 0 : 1;
+out:
+    if (opened)
+        lh_close();
+    str_list_free(&flags.network_allow);
+    str_list_free(&flags.network_deny);
+    return rc;
+}

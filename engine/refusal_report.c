@@ -1,0 +1,55 @@
+/* refusal_report.c — see refusal_report.h. */
+#include "refusal_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "log.h"
+
+size_t refusal_report(const struct sandbox_config *cfg, const char *command, int exit_code, int sig,
+                      const struct capture *out, const struct capture *err,
+                      const struct str_list *network_denied, struct lh_refusal *found, size_t max)
+{
+    size_t out_len, err_len, n = 0;
+    bool out_cut, err_cut;
+    char *out_text = capture_text(out, &out_len, &out_cut);
+    char *err_text = capture_text(err, &err_len, &err_cut);
+    struct str_list writable = {0};
+    str_list_push(&writable, cfg->workspace_readonly ? "/tmp" : cfg->workspace);
+    str_list_push(&writable, "/tmp");
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&writable, cfg->writable.items[i]);
+    struct lh_command_result in = {
+        .command = command, .exit_code = exit_code, .signal = sig,
+        .stdout_text = out_text, .stdout_len = out_len, .stderr_text = err_text, .stderr_len = err_len,
+        .truncated = out_cut || err_cut, .cwd = cfg->cwd, .writable = &writable, .hidden = &cfg->hidden,
+        .network_denied = network_denied,
+    };
+    char msg[1024];
+    enum lh_outcome o = lh_detect_refusals(&in, found, max, &n, msg, sizeof msg);
+    switch (o) {
+    case LH_OK:
+        break;
+    case LH_ERROR:
+    case LH_TIMEOUT:
+    case LH_NOMEM:
+    case LH_BAD_RESULT:
+        LOG_E("refusal", "refusal detection failed, no refusal reported: %s", msg);
+        n = 0;
+        break;
+    }
+    bool ask_sandbox_off = false, plan = false;
+    lh_profile_escalation(&ask_sandbox_off, &plan);
+    for (size_t i = 0; i < n; i++) {
+        /* The profile may ask for a re-run outside the sandbox; that flow is not built yet, and
+         * nothing is ever run less sandboxed without a person's answer: say so. */
+        const char *hint = ask_sandbox_off && found[i].kind[0] != 'n'
+                               ? " (asking to re-run it outside the sandbox is not available yet; nothing was re-run)"
+                               : "";
+        fprintf(stderr, "cordon: %s%s\n", found[i].reason, hint);
+    }
+    str_list_free(&writable);
+    free(out_text);
+    free(err_text);
+    return n;
+}

@@ -1,0 +1,400 @@
+-- cordon.refusal — building blocks of the refusal detectors (policies/10-refusal.lua).
+-- Owns: reading output lines, telling a program's own diagnostic from content it printed,
+-- pulling the path out of the error formats of coreutils, bash, git, Python, Node, Go, Rust and
+-- Java, path arithmetic (absolute, normalised, "at or under"), which words of a command are
+-- write targets, and recognising the lines of sudo, the Docker client, D-Bus clients and the
+-- egress proxy's 403.
+-- Uses cordon.shell and nothing else, so plain lua5.4 runs it; host checks are the caller's
+-- (the policy passes `host` functions in). Must never decide on its own whether something is a
+-- refusal: it answers small questions, the policy combines them.
+local shell = require("cordon.shell")
+
+local M = {}
+
+M.MAX_LINES = 4000      -- lines examined per stream (the capture is bounded anyway)
+M.MAX_LINE = 4096       -- a longer line is cut before matching
+
+-- ---- lines -------------------------------------------------------------------------------
+
+--- Lines of text (without "\r\n"/"\n"), at most M.MAX_LINES, each at most M.MAX_LINE bytes.
+function M.lines(text)
+    local out = {}
+    if type(text) ~= "string" or text == "" then return out end
+    for l in (text:sub(-1) == "\n" and text or text .. "\n"):gmatch("([^\n]*)\n") do
+        if #out >= M.MAX_LINES then break end
+        l = l:gsub("\r$", "")
+        if #l > M.MAX_LINE then l = l:sub(1, M.MAX_LINE) end
+        out[#out + 1] = l
+    end
+    return out
+end
+
+-- ---- paths -------------------------------------------------------------------------------
+
+--- path made absolute against cwd, with ".", ".." and repeated slashes resolved lexically.
+function M.absolute(path, cwd)
+    if type(path) ~= "string" or path == "" then return nil end
+    if path:sub(1, 1) ~= "/" then path = (cwd or "/") .. "/" .. path end
+    local parts = {}
+    for p in path:gmatch("[^/]+") do
+        if p == ".." then parts[#parts] = nil
+        elseif p ~= "." then parts[#parts + 1] = p end
+    end
+    return "/" .. table.concat(parts, "/")
+end
+
+--- Is path equal to root or under it?
+function M.within(path, root)
+    if root == "/" then return true end
+    root = root:gsub("/+$", "")
+    return path == root or path:sub(1, #root + 1) == root .. "/"
+end
+
+--- The first root of roots that path is at or under, or nil.
+function M.under_any(path, roots)
+    for _, r in ipairs(roots or {}) do
+        if type(r) == "string" and M.within(path, r) then return r end
+    end
+    return nil
+end
+
+-- ---- which programs print content --------------------------------------------------------
+
+-- Programs whose stdout is the content of files or logs: a refusal-like line there is data.
+M.content_programs = {
+    grep = true, egrep = true, fgrep = true, rg = true, ag = true, ack = true, zgrep = true,
+    cat = true, tac = true, zcat = true, bat = true, batcat = true, tail = true, head = true,
+    less = true, more = true, journalctl = true, awk = true, gawk = true, mawk = true,
+    strings = true, diff = true, git_log = true, echo = true, printf = true, jq = true,
+    sort = true, uniq = true, cut = true, tr = true, nl = true, column = true, xxd = true,
+    od = true, hexdump = true, dmesg = true, find = true, ls = true, wc = true,
+}
+
+--- Does the command print file or log content on stdout (so stdout lines are data)?
+-- `sed -i` edits files and prints nothing; any other sed prints content.
+function M.prints_content(segments)
+    for _, seg in ipairs(segments) do
+        local n = seg.name
+        if n and M.content_programs[n] then return true end
+        if n == "sed" then
+            local inplace = false
+            for _, a in ipairs(seg.args) do
+                if a:match("^%-i") or a == "--in-place" or a:match("^%-%-in%-place=") or
+                   (a:match("^%-[^-]") and a:find("i", 2, true)) then inplace = true end
+            end
+            if not inplace then return true end
+        end
+        if n == "git" and (seg.args[1] == "log" or seg.args[1] == "show" or seg.args[1] == "grep"
+                           or seg.args[1] == "diff") then
+            return true
+        end
+    end
+    return false
+end
+
+-- ---- diagnostics -------------------------------------------------------------------------
+
+-- Language-specific error formats: a line in one of these is a diagnostic whatever program
+-- printed it.
+local language_formats = {
+    "%[Errno %d+%]",                                   -- Python OSError and subclasses
+    "^%s*%w*Error: E%u+: ",                            -- Node: Error: ENOENT: no such file ...
+    "^%s*E%u+: [%l%- ]+, %l+ '",                       -- Node without the Error: prefix
+    "%f[%w]open /.-: ", "%f[%w]stat /.-: ", "%f[%w]lstat /.-: ", "%f[%w]mkdir /.-: ",
+    "%f[%w]remove /.-: ", "%f[%w]rename /.-: ", "%f[%w]chmod /.-: ", "%f[%w]unlinkat /.-: ",
+    "%f[%w]mkdirat /.-: ", "%f[%w]openat /.-: ", "%f[%w]readlink /.-: ",           -- Go *PathError
+    "%(os error %d+%)",                                -- Rust std::io::Error
+    "java%.nio%.file%.%a+Exception",                   -- Java NIO
+    "java%.io%.FileNotFoundException",                 -- Java IO
+    "^%s*%a*Error: %[Errno",                           -- Python, again for clarity
+}
+
+-- Prefixes many tools (git, cargo, make, npm, pip, apt) start their own diagnostics with.
+local generic_prefixes = { "error:", "fatal:", "Error:", "ERROR:", "E:", "warning:", "npm ERR!",
+                           "npm error", "make:", "make%[%d+%]:" }
+
+--- Is line a diagnostic of a program of the command (not content it printed)? True when the
+-- line starts with `PROG:` (or `/path/PROG:`) for a program in the segments, with one of the
+-- usual tool prefixes, or matches a language's error format. On stderr (stream "stderr"),
+-- where programs run by a build tool or a script print their own diagnostics, any
+-- `name: ` at the very start of the line counts too.
+function M.is_diagnostic(line, programs, stream)
+    if stream == "stderr" and line:match("^[%w/][%w._+/-]*: ") then return true end
+    local first = line:match("^%s*([^%s:]+):")
+    if first then
+        local b = shell.basename(first)
+        if programs[b] or b == "bash" or b == "sh" or b == "dash" or b == "zsh" then
+            return true
+        end
+        -- python3.11: / node: / java: — versioned interpreter names
+        local stem = b:match("^(%a+)[%d%.]*$")
+        if stem and programs[stem] then return true end
+    end
+    for _, p in ipairs(generic_prefixes) do
+        if line:match("^%s*" .. p) then return true end
+    end
+    for _, f in ipairs(language_formats) do
+        if line:find(f) then return true end
+    end
+    return false
+end
+
+-- ---- errno messages ----------------------------------------------------------------------
+
+-- Each class: the patterns that show it (plain-text, case as the tools print it).
+M.erofs_patterns = { "Read%-only file system", "read%-only file system", "EROFS", "%(os error 30%)",
+                     "%[Errno 30%]" }
+M.eacces_patterns = { "Permission denied", "permission denied", "EACCES", "%(os error 13%)",
+                      "%[Errno 13%]", "Operation not permitted", "EPERM" }
+M.enoent_patterns = { "No such file or directory", "no such file or directory", "ENOENT",
+                      "%(os error 2%)", "%[Errno 2%]", "NoSuchFileException" }
+
+local function find_any(line, patterns)
+    for _, p in ipairs(patterns) do
+        local s = line:find(p)
+        if s then return s end
+    end
+    return nil
+end
+
+--- Which errno class the line shows: "erofs", "eacces", "enoent" or nil; and where it starts.
+function M.errno_class(line)
+    local s = find_any(line, M.erofs_patterns)
+    if s then return "erofs", s end
+    s = find_any(line, M.eacces_patterns)
+    if s then return "eacces", s end
+    s = find_any(line, M.enoent_patterns)
+    if s then return "enoent", s end
+    return nil
+end
+
+local function looks_like_path(p)
+    return p and p ~= "" and #p < 4096 and not p:find("[\n%z]") and
+           (p:sub(1, 1) == "/" or p:sub(1, 2) == "./" or p:sub(1, 3) == "../" or
+            p:sub(1, 2) == "~/" or not p:find("%s"))
+end
+
+--- The path a diagnostic line names (as written, not yet resolved), or nil. `at` is where
+-- the errno message starts (from errno_class): the path is looked for before it.
+function M.path_in_line(line, at)
+    local head = at and line:sub(1, at - 1) or line
+    local p
+    -- Python: PermissionError: [Errno 13] Permission denied: '/etc/x'  (path after the message)
+    p = line:match("%[Errno %d+%][^:]*: '(.-)'") or line:match('%[Errno %d+%][^:]*: "(.-)"')
+    if p then return p end
+    -- Node: EACCES: permission denied, open '/etc/x'
+    p = line:match("E%u+: [%l%- ]+, %l+ '(.-)'")
+    if p then return p end
+    -- Java: java.nio.file.NoSuchFileException: /x  /  java.io.FileNotFoundException: /x (No such ...)
+    p = line:match("java%.nio%.file%.%a+Exception: (%S+)") or
+        line:match("java%.io%.FileNotFoundException: (.-) %(")
+    if p then return p end
+    -- Go: open /etc/x: read-only file system
+    p = head:match("%f[%w]%l+ (/[^:]*): $") or head:match("%f[%w]%l+ (/[^:]*): %s*$")
+    if p then return p end
+    -- quoted before the message: 'x', ‘x’, "x", `x`, `x' ; the last one is the object
+    local last
+    for q in head:gmatch("'([^']+)'") do last = q end
+    for q in head:gmatch("\226\128\152(.-)\226\128\153") do last = q end
+    for q in head:gmatch('"([^"]+)"') do last = q end
+    for q in head:gmatch("`([^`']+)[`']") do last = q end
+    if last and looks_like_path(last) then return last end
+    -- PROG: [line N: ][builtin: ]PATH: message  — the part right before the message
+    local parts = {}
+    for part in (head:gsub(":%s*$", "")):gmatch("[^:]+") do parts[#parts + 1] = part end
+    local cand = parts[#parts]
+    if cand and #parts >= 2 then
+        cand = cand:gsub("^%s+", ""):gsub("%s+$", "")
+        if looks_like_path(cand) and cand ~= "" then return cand end
+        -- "could not lock config file /x/.git/config": the last word, when it is absolute
+        local w = cand:match("(/%S+)$")
+        if w then return w end
+    end
+    -- Rust-style tools: "... /path: No such file or directory (os error 2)" handled above;
+    -- any absolute word before the message
+    local w
+    for x in head:gmatch("(/[^%s:'\"]+)") do w = x end
+    return w
+end
+
+-- Words with write intent in a tool's own message.
+M.write_wording = {
+    "cannot touch", "cannot create", "cannot remove", "cannot make directory", "cannot move",
+    "cannot overwrite", "cannot unlink", "cannot link", "failed to create", "failed to remove",
+    "cannot open .- for writing", "Unable to create", "unable to create", "could not lock",
+    "unable to write", "could not write", "cannot write", "failed to write", "cannot set",
+    "changing permissions of", "changing ownership of", "cannot change", "couldn't open temporary",
+    "couldn't edit", "cannot rename", "failed to rename", "setting times of",
+    "EACCES: permission denied, mkdir", "EACCES: permission denied, unlink",
+    "EACCES: permission denied, rename", "EACCES: permission denied, rmdir",
+    "EACCES: permission denied, symlink", "EACCES: permission denied, copyfile",
+    "EACCES: permission denied, mkdtemp", "EACCES: permission denied, utime",
+}
+
+function M.has_write_wording(line)
+    for _, p in ipairs(M.write_wording) do
+        if line:find(p) then return true end
+    end
+    return false
+end
+
+-- ---- write targets -----------------------------------------------------------------------
+
+-- Per program: which short options take a value, and which arguments are written:
+-- "all" (every operand), "last" (the last operand, when there are two or more, else all).
+local writers = {
+    touch = { vals = "drt", which = "all" }, mkdir = { vals = "m", which = "all" },
+    rm = { vals = "", which = "all" }, rmdir = { vals = "", which = "all" },
+    cp = { vals = "tS", which = "last" }, mv = { vals = "tS", which = "last" },
+    ln = { vals = "tS", which = "last" }, install = { vals = "mogtS", which = "last" },
+    tee = { vals = "", which = "all" }, truncate = { vals = "sr", which = "all" },
+    chmod = { vals = "", which = "all_but_first" }, chown = { vals = "", which = "all_but_first" },
+    chgrp = { vals = "", which = "all_but_first" }, mkfifo = { vals = "m", which = "all" },
+    mknod = { vals = "m", which = "first" }, unlink = { vals = "", which = "all" },
+    shred = { vals = "nsx", which = "all" }, sed = { vals = "ef", which = "sed" },
+    dd = { vals = "", which = "dd" },
+}
+
+--- Paths (as written) the segment writes: output redirection targets and the operands of
+-- known writing programs (touch, mkdir, cp, mv, rm, ln, tee, install, sed -i, truncate, ...).
+function M.write_targets(seg)
+    local out = shell.write_redirects(seg)
+    local w = seg.name and writers[seg.name]
+    if not w then return out end
+    local ops, target_dir = {}, nil
+    local i, args, only_ops, inplace = 1, seg.args, false, false
+    local sed_script_given = false
+    while i <= #args do
+        local a = args[i]
+        if not only_ops and a == "--" then
+            only_ops = true
+        elseif not only_ops and a:sub(1, 2) == "--" then
+            local name, val = a:match("^%-%-([^=]+)=?(.*)$")
+            if name == "target-directory" then target_dir = val ~= "" and val or args[i + 1] end
+            if name == "in-place" then inplace = true end
+            if name == "expression" or name == "file" then sed_script_given = true end
+        elseif not only_ops and a:sub(1, 1) == "-" and #a > 1 and not a:match("^%-%d") then
+            local j = 2
+            while j <= #a do
+                local ch = a:sub(j, j)
+                if seg.name == "sed" and ch == "i" then inplace = true; break end
+                if w.vals:find(ch, 1, true) then
+                    local v = a:sub(j + 1)
+                    if v == "" then v = args[i + 1]; i = i + 1 end
+                    if ch == "t" then target_dir = v end
+                    if seg.name == "sed" then sed_script_given = true end
+                    break
+                end
+                j = j + 1
+            end
+        else
+            ops[#ops + 1] = a
+        end
+        i = i + 1
+    end
+    local pick = {}
+    if w.which == "all" then pick = ops
+    elseif w.which == "last" then
+        if target_dir then pick = { target_dir }
+        elseif #ops >= 2 then pick = { ops[#ops] } else pick = ops end
+    elseif w.which == "all_but_first" then pick = { table.unpack(ops, 2) }
+    elseif w.which == "first" then pick = { ops[1] }
+    elseif w.which == "sed" then
+        if inplace then pick = { table.unpack(ops, sed_script_given and 1 or 2) } end
+    elseif w.which == "dd" then
+        for _, a in ipairs(ops) do
+            local f = a:match("^of=(.+)$")
+            if f then pick[#pick + 1] = f end
+        end
+    end
+    for _, p in ipairs(pick) do out[#out + 1] = p end
+    return out
+end
+
+--- Every write target of the command, made absolute against cwd: a set { [abs] = true }.
+function M.all_write_targets(segments, cwd)
+    local set = {}
+    for _, seg in ipairs(segments) do
+        for _, p in ipairs(M.write_targets(seg)) do
+            local a = M.absolute(p, cwd)
+            if a then set[a] = true end
+        end
+    end
+    return set
+end
+
+-- ---- sudo, docker, dbus, network ---------------------------------------------------------
+
+-- sudo's own lines that a sandbox causes (no_new_privs, no setuid, unmapped root, hidden
+-- sudoers). "a terminal is required" or "incorrect password" are not the sandbox's doing.
+M.sudo_patterns = {
+    { "no new privileges", 'the "no new privileges" flag' },
+    { "effective uid is not 0", "its effective uid is not 0 (nosuid or no setuid root)" },
+    { "must be owned by uid 0 and have the setuid bit set", "it is not setuid root here" },
+    { "is owned by uid %d+, should be 0", "its files are not owned by root here" },
+    { "unable to %a+ /etc/sudoers", "/etc/sudoers is hidden" },
+    { "no valid sudoers sources found", "/etc/sudoers is hidden" },
+    { "PERM_%u+: setres[ug]id", "it cannot switch user ids here" },
+    { "unable to change to root gid", "it cannot switch group ids here" },
+    { "setresuid%(.-%): Invalid argument", "it cannot switch user ids here" },
+    { "unable to set runas group vector", "it cannot switch group ids here" },
+}
+
+--- If line is one of sudo's sandbox-caused refusals: a short cause, else nil.
+function M.sudo_refusal(line)
+    if not line:match("^%s*sudo: ") then return nil end
+    for _, p in ipairs(M.sudo_patterns) do
+        if line:find(p[1]) then return p[2] end
+    end
+    return nil
+end
+
+M.docker_default_socket = "/var/run/docker.sock"
+
+--- If line is the Docker client failing to reach its daemon: the socket path (or the default).
+function M.docker_unreachable(line)
+    local p = line:match("Cannot connect to the Docker daemon at unix://(/[^%s]-)%.? Is the docker daemon running")
+    if p then return p end
+    p = line:match("permission denied while trying to connect to the Docker daemon socket at unix://(/[^%s:]+)")
+    if p then return p end
+    p = line:match("dial unix (/[^%s:]*docker[^%s:]*%.sock): connect:")
+    if p then return p end
+    if line:find("Cannot connect to the Docker daemon") or
+       line:find("error during connect: .-docker") then
+        return M.docker_default_socket
+    end
+    return nil
+end
+
+M.system_bus = "/run/dbus/system_bus_socket"
+
+--- If line is a D-Bus client failing to reach a bus: the socket path it names, or the system
+-- bus (`session` true: the client asked for the user/session bus, path unknown unless named).
+function M.dbus_unreachable(line, session)
+    local p = line:match("Failed to connect to socket (/%S-): ") or
+              line:match("unix:path=(/[^,%s;'\"]+)")
+    if p then return p end
+    if line:find("Failed to connect to bus") or line:find("Failed to connect to user bus") or
+       line:find("^%s*Could not connect: ") or line:find("Failed to open connection to") or
+       line:find("Error connecting: Could not connect") or
+       line:find("Cannot autolaunch D%-Bus") then
+        if session then return nil, true end
+        return M.system_bus
+    end
+    return nil
+end
+
+-- The egress proxy's refusal as clients print it.
+M.network_patterns = { "blocked%-by%-policy", "403 Forbidden", "CONNECT tunnel failed, response 403",
+                       "Received HTTP code 403 from proxy", "Tunnel connection failed: 403",
+                       "network policy does not allow", "HTTP Error 403", "status code 403",
+                       "returned error: 403" }
+
+function M.network_blocked(line)
+    for _, p in ipairs(M.network_patterns) do
+        if line:find(p) then return true end
+    end
+    return false
+end
+
+return M

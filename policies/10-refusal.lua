@@ -1,0 +1,183 @@
+-- policies/10-refusal.lua — the built-in refusal detector and escalation decision.
+--
+-- After a foreground command ends, the controller asks the `refusal` hook whether the output
+-- shows that the *sandbox* refused something (as opposed to the command failing on its own),
+-- and for each refusal asks the `escalate` hook whether a person should be asked to let it run
+-- outside the sandbox (or, for a blocked destination, to grant the network access).
+--
+-- The judgement here is deliberately conservative: a false "the sandbox refused this" trains
+-- people to click Allow, so a line counts only when
+--   * it is a program's own diagnostic, not content the command printed (a grep through a log
+--     that contains "Read-only file system" is data, not a refusal), and
+--   * for writes and hidden paths, the command failed, and
+--   * for hidden paths, the path really exists on the host (a file missing there too is the
+--     command's own problem), and
+--   * for Docker and D-Bus, the socket the client wanted exists on the host.
+-- Contracts: lua/HOOKS.md ("refusal", "escalate"). Helpers: lua/cordon/refusal.lua and
+-- lua/cordon/shell.lua. A layer above may wrap these (`function(input, next)`), e.g. to drop a
+-- kind of refusal or to never ask for a given command.
+local shell = require("cordon.shell")
+local refusal = require("cordon.refusal")
+
+local function detect(input)
+    local segments = shell.split(input.command or "")
+    local programs = shell.programs(segments)
+    -- stdout of grep/cat/tail/journalctl/... is file content: refusal-like text there is data
+    local stdout_is_data = refusal.prints_content(segments)
+    local failed = input.exit_code ~= 0 or input.signal ~= nil
+    -- relative paths in diagnostics are relative to where the program ran: follow plain
+    -- `cd DIR` segments of the line (not `cd`, `cd -` or a cd inside a substitution)
+    local cwd = input.cwd or "/"
+    for _, seg in ipairs(segments) do
+        if seg.name == "cd" and not seg.substitution and #seg.wrappers == 0 then
+            local dir = seg.args[#seg.args]
+            if dir and dir ~= "-" and not dir:find("[$`~*?]") then
+                cwd = refusal.absolute(dir, cwd)
+            end
+        end
+    end
+    local writable, hidden = input.writable or {}, input.hidden or {}
+    local targets = refusal.all_write_targets(segments, cwd)
+    local session_bus = false
+    for _, seg in ipairs(segments) do
+        for _, a in ipairs(seg.args) do
+            if a == "--user" or a == "--session" then session_bus = true end
+        end
+    end
+
+    local found, seen = {}, {}
+    local function add(kind, path, line, reason)
+        -- one sudo refusal per command however many of sudo's lines show it
+        local key = kind == "sudo" and kind or (kind .. "\0" .. (path or line))
+        if seen[key] then return end
+        seen[key] = true
+        found[#found + 1] = { kind = kind, path = path, line = line, reason = reason }
+    end
+
+    local function look(line, is_data, stream)
+        -- sudo's own refusal, whatever the exit code, when the command runs sudo at all
+        if programs.sudo then
+            local cause = refusal.sudo_refusal(line)
+            if cause then
+                add("sudo", nil, line, ("the sandbox refused sudo (%s)"):format(cause))
+                return
+            end
+        end
+        -- an unreachable Docker daemon whose socket exists on the host, whatever the exit code
+        if not is_data or programs.docker then
+            local sock = refusal.docker_unreachable(line)
+            if sock then
+                if host.is_socket(sock) then
+                    add("docker", sock, line, ("the sandbox hides the Docker daemon's socket %s "
+                        .. "(it exists on the host; --allow-docker binds it in)"):format(sock))
+                end
+                return
+            end
+        end
+        -- an unreachable D-Bus bus whose socket exists on the host, whatever the exit code
+        if not is_data then
+            local sock, unknown_session = refusal.dbus_unreachable(line, session_bus)
+            if sock then
+                if host.is_socket(sock) then
+                    add("dbus", sock, line, ("the sandbox hides the D-Bus socket %s (it exists "
+                        .. "on the host)"):format(sock))
+                end
+                return
+            elseif unknown_session then
+                return
+            end
+        end
+        -- writes and hidden paths: only when the command failed, only its own diagnostics
+        if not failed or is_data or not refusal.is_diagnostic(line, programs, stream) then return end
+        local class, at = refusal.errno_class(line)
+        if not class then return end
+        local p = refusal.path_in_line(line, at)
+        local abs = p and refusal.absolute(p, cwd)
+        if class == "erofs" then
+            -- EROFS is the read-only bind itself: outside the workspace, or a protected path
+            -- inside it (.git/hooks, .cordon/)
+            if abs then
+                add("write", abs, line, ("the sandbox refused a write to %s (read-only outside "
+                    .. "the workspace)"):format(abs))
+            else
+                add("write", nil, line, "the sandbox refused a write (read-only file system)")
+            end
+        elseif class == "eacces" then
+            -- inside a writable root, EACCES is the file's own permissions: not the sandbox
+            if abs and not refusal.under_any(abs, writable)
+               and (targets[abs] or refusal.has_write_wording(line)) then
+                add("write", abs, line, ("the sandbox refused a write to %s (outside the "
+                    .. "writable set)"):format(abs))
+            end
+        elseif class == "enoent" then
+            if abs and host.exists(abs) and (#hidden == 0 or refusal.under_any(abs, hidden)) then
+                add("hidden", abs, line, ("%s is hidden by the sandbox (it exists on the host)")
+                    :format(abs))
+            end
+        end
+    end
+
+    for _, line in ipairs(refusal.lines(input.stderr)) do look(line, false, "stderr") end
+    for _, line in ipairs(refusal.lines(input.stdout)) do look(line, stdout_is_data, "stdout") end
+
+    -- a destination the egress proxy refused, when a client shows the 403
+    local denied = input.network_denied or {}
+    if #denied > 0 then
+        local lines = {}
+        for _, l in ipairs(refusal.lines(input.stderr)) do lines[#lines + 1] = l end
+        for _, l in ipairs(refusal.lines(input.stdout)) do lines[#lines + 1] = l end
+        local first
+        for _, l in ipairs(lines) do
+            if refusal.network_blocked(l) then first = l; break end
+        end
+        if first then
+            for _, dest in ipairs(denied) do
+                local hostname = dest:match("^%[?(.-)%]?:%d+$") or dest
+                local shown = first
+                for _, l in ipairs(lines) do
+                    if refusal.network_blocked(l) and l:find(hostname, 1, true) then shown = l; break end
+                end
+                add("network", dest, shown, ("the sandbox's network policy blocked %s "
+                    .. "(--network-allow %s would allow it)"):format(dest, dest))
+            end
+        end
+    end
+    return found
+end
+
+return {
+    -- input:  { command = "touch /etc/x", exit_code = 1, signal = nil|N, stdout = "...",
+    --           stderr = "...", truncated = false, cwd = "/abs", writable = { abs... },
+    --           hidden = { abs... }, network_denied = { "host:port", ... } }
+    -- result: { { kind = "write"|"hidden"|"sudo"|"docker"|"dbus"|"network", path = "..."|nil,
+    --             line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
+    refusal = function(input, _next)
+        return detect(input)
+    end,
+
+    -- input:  { refusal = <one refusal>, command = "...", ask_sandbox_off = bool, plan = bool,
+    --           background = bool, interactive = bool }
+    -- result: { action = "ask"|"deny", offer = "rerun"|"network"|nil, reason = "..." }
+    escalate = function(input, _next)
+        local r = input.refusal
+        if input.plan then
+            return { action = "deny", reason = "plan mode never runs anything outside the sandbox" }
+        end
+        if input.background then
+            return { action = "deny", reason = "background commands are never escalated" }
+        end
+        if not input.ask_sandbox_off then
+            return { action = "deny", reason = "run with --ask-sandbox-off to be asked next time" }
+        end
+        if r.kind == "network" then
+            -- a blocked destination is offered as a grant for that host:port, not as an escape
+            return { action = "ask", offer = "network",
+                     reason = ("allow %s for this session?"):format(r.path or "the destination") }
+        end
+        if input.interactive then
+            return { action = "ask", offer = "rerun",
+                     reason = ("%s. Run `%s` outside the sandbox?"):format(r.reason, input.command) }
+        end
+        return { action = "deny", reason = "nobody can be asked (not interactive)" }
+    end,
+}

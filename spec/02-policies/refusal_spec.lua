@@ -1,0 +1,269 @@
+-- Specs for policies/10-refusal.lua (the `refusal` and `escalate` hooks), run under plain
+-- lua5.4 in the same sandbox the engine uses (cordon.sandbox), with a `host` whose exists() and
+-- is_socket() answer from a table, as `cordon policy detect` does for a recorded case.
+-- 1. The corpus: every spec/fixtures/refusal/*.json (recorded by make-corpus.sh from real
+--    programs in the real sandbox) must give exactly its expected kinds.
+-- 2. Table-driven unit cases: formats the corpus machine cannot produce (Go, Rust, other
+--    locales), wrappers, and the traps.
+-- 3. The escalate decision table.
+local sandbox = require("cordon.sandbox")
+local cjson = require("cjson")
+
+local root = os.getenv("CORDON_SOURCE_DIR") or "."
+
+-- host.exists / host.is_socket from lists (a listed path's parents exist too)
+local fake = { exists = {}, sockets = {} }
+local function listed_or_parent(list, p)
+    for _, e in ipairs(list) do
+        if e == p or e:sub(1, #p + 1) == p .. "/" then return true end
+    end
+    return false
+end
+local host = {
+    exists = function(p) return listed_or_parent(fake.exists, p) or listed_or_parent(fake.sockets, p) end,
+    is_socket = function(p)
+        for _, e in ipairs(fake.sockets) do if e == p then return true end end
+        return false
+    end,
+    home = function() return "/home/dev" end,
+}
+local api = sandbox.api(_G, host, require)
+local chunk = assert(loadfile(root .. "/policies/10-refusal.lua", "t", sandbox.env(api)))
+local policy = chunk()
+
+local function detect(input, host_state)
+    fake.exists = host_state and host_state.exists or {}
+    fake.sockets = host_state and host_state.sockets or {}
+    return policy.refusal(input, function() return nil end)
+end
+
+local function kinds(list)
+    local out = {}
+    for _, r in ipairs(list) do out[#out + 1] = r.kind end
+    table.sort(out)
+    return out
+end
+
+local function sorted(t)
+    local c = {}
+    for i, v in ipairs(t) do c[i] = v end
+    table.sort(c)
+    return c
+end
+
+describe("refusal corpus (spec/fixtures/refusal)", function()
+    local dir = root .. "/spec/fixtures/refusal"
+    local p = io.popen("ls " .. dir .. "/*.json 2>/dev/null")
+    local files = {}
+    for f in p:lines() do files[#files + 1] = f end
+    p:close()
+
+    it("has recorded cases", function()
+        assert.is_true(#files >= 30, "expected the recorded corpus, found " .. #files .. " files")
+    end)
+
+    for _, file in ipairs(files) do
+        it(file:match("([^/]+)%.json$"), function()
+            local f = assert(io.open(file))
+            local case = cjson.decode(f:read("a"))
+            f:close()
+            local input = {
+                command = case.command, exit_code = case.exit_code, stdout = case.stdout,
+                stderr = case.stderr, cwd = case.cwd, writable = case.writable,
+                hidden = case.hidden, network_denied = case.network_denied, truncated = false,
+            }
+            local got = detect(input, case.host)
+            local msg = ("command: %s\nexit: %d\nstderr: %s\nstdout: %s\ngot: %s"):format(
+                case.command, case.exit_code, case.stderr, case.stdout, cjson.encode(got))
+            assert.are.same(sorted(case.expect.kinds), kinds(got), msg)
+            for _, r in ipairs(got) do
+                assert.is_string(r.line, msg)
+                assert.is_string(r.reason, msg)
+                assert.is_truthy(case.stdout:find(r.line, 1, true) or case.stderr:find(r.line, 1, true)
+                    or r.kind == "network", "the line must be an output line: " .. r.line)
+            end
+        end)
+    end
+end)
+
+describe("refusal hook, unit cases", function()
+    local W = { "/home/dev/app", "/tmp" }
+    local H = { "/home/dev/.ssh", "/etc/shadow", "/run/docker.sock", "/run/dbus/system_bus_socket" }
+    -- { name, input (cwd/writable/hidden defaulted), host, expected { {kind, path}, ... } }
+    local cases = {
+        { "coreutils touch, EROFS", { command = "touch /etc/motd", exit_code = 1,
+          stderr = "touch: cannot touch '/etc/motd': Read-only file system\n" }, nil,
+          { { "write", "/etc/motd" } } },
+        { "UTF-8 quotes", { command = "mkdir /opt/x", exit_code = 1,
+          stderr = "mkdir: cannot create directory \226\128\152/opt/x\226\128\153: Read-only file system\n" }, nil,
+          { { "write", "/opt/x" } } },
+        { "EROFS but the command succeeded", { command = "touch /etc/motd || true", exit_code = 0,
+          stderr = "touch: cannot touch '/etc/motd': Read-only file system\n" }, nil, {} },
+        { "EACCES outside the writable set, a touch target", { command = "touch /srv/data/x", exit_code = 1,
+          stderr = "touch: cannot touch '/srv/data/x': Permission denied\n" }, nil,
+          { { "write", "/srv/data/x" } } },
+        { "EACCES on a redirection target", { command = "echo x > /srv/out", exit_code = 1,
+          stderr = "bash: line 1: /srv/out: Permission denied\n" }, nil, { { "write", "/srv/out" } } },
+        { "EACCES inside the workspace is the command's own", { command = "touch sub/x", exit_code = 1,
+          stderr = "touch: cannot touch 'sub/x': Permission denied\n" }, nil, {} },
+        { "EACCES on a read is not a write", { command = "cat /srv/secret", exit_code = 1,
+          stderr = "cat: /srv/secret: Permission denied\n" }, nil, {} },
+        { "relative path resolved against the cd target", { command = "cd .. && touch ../x", exit_code = 1,
+          stderr = "touch: cannot touch '../x': Read-only file system\n" }, nil, { { "write", "/home/x" } } },
+        { "Go EROFS", { command = "./tool", exit_code = 1,
+          stderr = "Error: open /etc/tool.conf: read-only file system\n" }, nil, { { "write", "/etc/tool.conf" } } },
+        { "Rust EROFS", { command = "cargo run", exit_code = 101,
+          stderr = "Error: failed to write `/etc/x.toml`: Read-only file system (os error 30)\n" }, nil,
+          { { "write", "/etc/x.toml" } } },
+        { "Python ENOENT of a hidden path", { command = "python3 deploy.py", exit_code = 1,
+          stderr = "Traceback (most recent call last):\nFileNotFoundError: [Errno 2] No such file or directory: '/home/dev/.ssh/id_rsa'\n" },
+          { exists = { "/home/dev/.ssh/id_rsa" } }, { { "hidden", "/home/dev/.ssh/id_rsa" } } },
+        { "Node ENOENT", { command = "node a.js", exit_code = 1,
+          stderr = "Error: ENOENT: no such file or directory, open '/etc/shadow'\n" },
+          { exists = { "/etc/shadow" } }, { { "hidden", "/etc/shadow" } } },
+        { "Go ENOENT", { command = "./tool", exit_code = 1,
+          stderr = "open /home/dev/.ssh/config: no such file or directory\n" },
+          { exists = { "/home/dev/.ssh/config" } }, { { "hidden", "/home/dev/.ssh/config" } } },
+        { "Rust ENOENT with the path in the line", { command = "./r", exit_code = 1,
+          stderr = "Error: could not read \"/home/dev/.ssh/id_ed25519\": No such file or directory (os error 2)\n" },
+          { exists = { "/home/dev/.ssh/id_ed25519" } }, { { "hidden", "/home/dev/.ssh/id_ed25519" } } },
+        { "Java NoSuchFileException", { command = "java Main", exit_code = 1,
+          stderr = "Exception in thread \"main\" java.nio.file.NoSuchFileException: /etc/shadow\n" },
+          { exists = { "/etc/shadow" } }, { { "hidden", "/etc/shadow" } } },
+        { "Java FileNotFoundException", { command = "java Main", exit_code = 1,
+          stderr = "java.io.FileNotFoundException: /etc/shadow (No such file or directory)\n" },
+          { exists = { "/etc/shadow" } }, { { "hidden", "/etc/shadow" } } },
+        { "ENOENT of a path missing on the host too", { command = "cat /etc/nope", exit_code = 1,
+          stderr = "cat: /etc/nope: No such file or directory\n" }, nil, {} },
+        { "ENOENT of a host path that is not hidden", { command = "cat /etc/hosts.x", exit_code = 1,
+          stderr = "cat: /etc/hosts.x: No such file or directory\n" }, { exists = { "/etc/hosts.x" } }, {} },
+        { "ENOENT, command succeeded", { command = "cat /etc/shadow; true", exit_code = 0,
+          stderr = "cat: /etc/shadow: No such file or directory\n" }, { exists = { "/etc/shadow" } }, {} },
+        { "grep output is data, even on failure", { command = "grep -r denied /var/log/app; exit 1", exit_code = 1,
+          stdout = "/var/log/app/x.log: touch: cannot touch '/etc/motd': Read-only file system\n" }, nil, {} },
+        { "journalctl output is data", { command = "journalctl -u app | tail", exit_code = 1,
+          stdout = "May 01 app[1]: open /etc/app.conf: read-only file system\n" }, nil, {} },
+        { "sed without -i prints content", { command = "sed -n 1,5p log.txt; false", exit_code = 1,
+          stdout = "cp: cannot create regular file '/etc/x': Read-only file system\n" }, nil, {} },
+        { "make install: stdout of a program the line does not name is not a diagnostic", { command = "make install", exit_code = 2,
+          stdout = "install: cannot create regular file '/usr/local/bin/app': Read-only file system\n" }, nil, {} },
+        { "make install: a child's diagnostic on stderr counts", { command = "make install", exit_code = 2,
+          stderr = "install: cannot create regular file '/usr/local/bin/app': Read-only file system\n" }, nil,
+          { { "write", "/usr/local/bin/app" } } },
+        { "a non-diagnostic line does not count", { command = "./build.sh", exit_code = 1,
+          stderr = "  the build cache (Read-only file system?) could not be used\n" }, nil, {} },
+        { "sudo no_new_privs behind timeout", { command = "timeout 10 sudo -n apt-get update", exit_code = 1,
+          stderr = 'sudo: The "no new privileges" flag is set, which prevents sudo from running as root.\n' }, nil,
+          { { "sudo" } } },
+        { "sudo effective uid, exit 0 after ||", { command = "sudo id || echo fine", exit_code = 0,
+          stderr = "sudo: effective uid is not 0, is /usr/bin/sudo on a file system with the 'nosuid' option set or an NFS file system without root privileges?\n" },
+          nil, { { "sudo" } } },
+        { "sudo line without sudo in the command", { command = "cat notes.txt", exit_code = 0,
+          stdout = 'sudo: The "no new privileges" flag is set, which prevents sudo from running as root.\n' },
+          nil, {} },
+        { "sudo asking for a terminal is not the sandbox", { command = "sudo ls", exit_code = 1,
+          stderr = "sudo: a terminal is required to read the password; either use the -S option to read from standard input or configure an askpass helper\n" },
+          nil, {} },
+        { "docker with the socket on the host", { command = "docker rmi x; echo done", exit_code = 0,
+          stdout = "done\n",
+          stderr = "Cannot connect to the Docker daemon at unix:///run/docker.sock. Is the docker daemon running?\n" },
+          { sockets = { "/run/docker.sock" } }, { { "docker", "/run/docker.sock" } } },
+        { "docker permission denied form", { command = "docker ps", exit_code = 1,
+          stderr = "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: Get \"http://%2Fvar%2Frun%2Fdocker.sock/v1.24/containers/json\": dial unix /var/run/docker.sock: connect: permission denied\n" },
+          { sockets = { "/var/run/docker.sock" } }, { { "docker", "/var/run/docker.sock" } } },
+        { "docker without a host socket", { command = "docker ps", exit_code = 1,
+          stderr = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n" },
+          nil, {} },
+        { "busctl with the system bus on the host", { command = "busctl list", exit_code = 1,
+          stderr = "Failed to connect to bus: No such file or directory\n" },
+          { sockets = { "/run/dbus/system_bus_socket" } }, { { "dbus", "/run/dbus/system_bus_socket" } } },
+        { "gdbus with the system bus on the host", { command = "gdbus introspect --system --dest org.freedesktop.DBus --object-path /", exit_code = 1,
+          stderr = "Error connecting: Could not connect: No such file or directory\n" },
+          { sockets = { "/run/dbus/system_bus_socket" } }, { { "dbus", "/run/dbus/system_bus_socket" } } },
+        { "systemctl --user: session bus unknown", { command = "systemctl --user status", exit_code = 1,
+          stderr = "Failed to connect to bus: No such file or directory\n" },
+          { sockets = { "/run/dbus/system_bus_socket" } }, {} },
+        { "network 403 through CONNECT", { command = "curl https://pypi.org/simple/", exit_code = 56,
+          stderr = "curl: (56) CONNECT tunnel failed, response 403\n", network_denied = { "pypi.org:443" } },
+          nil, { { "network", "pypi.org:443" } } },
+        { "a 403 without a denied destination is the server's", { command = "curl -f https://x.test/", exit_code = 22,
+          stderr = "curl: (22) The requested URL returned error: 403\n" }, nil, {} },
+        { "several refusals in one command", { command = "touch /etc/a; cat /etc/shadow", exit_code = 1,
+          stderr = "touch: cannot touch '/etc/a': Read-only file system\ncat: /etc/shadow: No such file or directory\n" },
+          { exists = { "/etc/shadow" } }, { { "hidden", "/etc/shadow" }, { "write", "/etc/a" } } },
+        { "the same refusal twice is reported once", { command = "touch /etc/a /etc/a", exit_code = 1,
+          stderr = "touch: cannot touch '/etc/a': Read-only file system\ntouch: cannot touch '/etc/a': Read-only file system\n" },
+          nil, { { "write", "/etc/a" } } },
+        { "killed by a signal counts as failed", { command = "cp big /etc/", exit_code = 0, signal = 15,
+          stderr = "cp: cannot create regular file '/etc/big': Read-only file system\n" }, nil,
+          { { "write", "/etc/big" } } },
+        { "empty input", { command = "", exit_code = 0 }, nil, {} },
+    }
+    for _, c in ipairs(cases) do
+        it(c[1], function()
+            local input = c[2]
+            input.cwd = input.cwd or "/home/dev/app"
+            input.writable = input.writable or W
+            input.hidden = input.hidden or H
+            input.stdout = input.stdout or ""
+            input.stderr = input.stderr or ""
+            local got = detect(input, c[3])
+            local pairs_got = {}
+            for _, r in ipairs(got) do
+                pairs_got[#pairs_got + 1] = r.kind .. " " .. tostring(r.path)
+                assert.is_string(r.reason)
+                assert.is_string(r.line)
+            end
+            local want = {}
+            for _, w in ipairs(c[4]) do want[#want + 1] = w[1] .. " " .. tostring(w[2]) end
+            table.sort(pairs_got)
+            table.sort(want)
+            assert.are.same(want, pairs_got, cjson.encode(got))
+        end)
+    end
+
+    it("a write reason names the path for people", function()
+        local got = detect({ command = "touch /etc/motd", exit_code = 1, cwd = "/w", stdout = "",
+            stderr = "touch: cannot touch '/etc/motd': Read-only file system\n" })
+        assert.are.equal("the sandbox refused a write to /etc/motd (read-only outside the workspace)",
+            got[1].reason)
+        assert.are.equal("touch: cannot touch '/etc/motd': Read-only file system", got[1].line)
+    end)
+
+    it("a very long output costs bounded work", function()
+        local big = string.rep("x", 100) .. "\n"
+        local input = { command = "yes", exit_code = 1, cwd = "/w", stdout = big:rep(50000),
+                        stderr = big:rep(50000) }
+        local t = os.clock()
+        local got = detect(input)
+        assert.are.same({}, got)
+        assert.is_true(os.clock() - t < 5)
+    end)
+end)
+
+describe("escalate hook", function()
+    local write = { kind = "write", path = "/etc/motd", line = "touch: ...", reason = "the sandbox refused a write to /etc/motd" }
+    local net = { kind = "network", path = "pypi.org:443", line = "curl: (56) ...", reason = "blocked" }
+    -- refusal, flags -> action, offer, reason pattern
+    local cases = {
+        { write, { ask_sandbox_off = true, interactive = true }, "ask", "rerun", "Run `touch /etc/motd` outside" },
+        { write, { ask_sandbox_off = true, interactive = false }, "deny", nil, "not interactive" },
+        { write, { ask_sandbox_off = false, interactive = true }, "deny", nil, "%-%-ask%-sandbox%-off" },
+        { write, { ask_sandbox_off = true, interactive = true, plan = true }, "deny", nil, "plan mode" },
+        { write, { ask_sandbox_off = true, interactive = true, background = true }, "deny", nil, "background" },
+        { net, { ask_sandbox_off = true, interactive = true }, "ask", "network", "pypi.org:443" },
+        { net, { ask_sandbox_off = true, interactive = false }, "ask", "network", "pypi.org:443" },
+        { net, { ask_sandbox_off = false, interactive = true }, "deny", nil, "%-%-ask%-sandbox%-off" },
+        { net, { ask_sandbox_off = true, plan = true }, "deny", nil, "plan" },
+    }
+    for i, c in ipairs(cases) do
+        it(("case %d: %s %s -> %s"):format(i, c[1].kind, cjson.encode(c[2]), c[3]), function()
+            local input = { refusal = c[1], command = "touch /etc/motd", plan = false, background = false }
+            for k, v in pairs(c[2]) do input[k] = v end
+            local r = policy.escalate(input, function() return nil end)
+            assert.are.equal(c[3], r.action)
+            assert.are.equal(c[4], r.offer)
+            assert.is_truthy(r.reason:find(c[5]), r.reason)
+        end)
+    end
+end)
