@@ -51,7 +51,8 @@ char *capture_text(const struct capture *c, size_t *len, bool *truncated)
         snprintf(marker, sizeof marker, "\n[cordon: %" PRIu64 " bytes not kept]\n", dropped);
     size_t mlen = strlen(marker);
     char *out = xmalloc(c->head_len + mlen + c->tail_len + 1);
-    memcpy(out, c->head, c->head_len);
+    if (c->head_len)
+        memcpy(out, c->head, c->head_len);
     memcpy(out + c->head_len, marker, mlen);
     size_t o = c->head_len + mlen;
     size_t start = (c->tail_pos + c->tail_cap - c->tail_len) % (c->tail_cap ? c->tail_cap : 1);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -170,9 +171,36 @@ void resolver_free(struct resolver *r)
     r->quit = true;
     pthread_cond_broadcast(&r->wake);
     pthread_mutex_unlock(&r->lock);
-    /* A worker stuck in getaddrinfo would delay exit: detach instead of joining. */
-    for (int i = 0; i < r->n_threads; i++)
-        pthread_detach(r->threads[i]);
+    /* Idle workers end at once. One stuck in getaddrinfo must not delay cordon's exit: after a
+     * short wait it is detached, and the struct it may still touch stays allocated. */
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += 200 * 1000 * 1000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    bool all_joined = true;
+    for (int i = 0; i < r->n_threads; i++) {
+        if (pthread_timedjoin_np(r->threads[i], NULL, &deadline) != 0) {
+            pthread_detach(r->threads[i]);
+            all_joined = false;
+        }
+    }
     close(r->efd);
-    /* The struct stays allocated: a detached worker may still touch it. */
+    if (!all_joined)
+        return;
+    for (struct resolve_job *j = r->pending, *next; j; j = next) {
+        next = j->next;
+        free(j);
+    }
+    for (struct resolve_job *j = r->done, *next; j; j = next) {
+        next = j->next;
+        if (j->res)
+            freeaddrinfo(j->res);
+        free(j);
+    }
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->wake);
+    free(r);
 }
