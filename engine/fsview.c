@@ -62,6 +62,27 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
     return r;
 }
 
+/* A detached, read-only bind of the running binary, opened by its path in this namespace
+ * (/proc/self/exe itself refers to the host's mount, which open_tree refuses). -1 when it cannot
+ * be had (e.g. the binary was replaced since it started): then `cordon nc` is not inside. */
+static int capture_self(void)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0)
+        return -1;
+    path[n] = '\0';
+    int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+    if (mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
 {
     struct mnt_err e = {err, errlen};
@@ -69,6 +90,7 @@ int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
     size_t n_caps = 0;
     struct devfs_capture dev = {{-1, -1, -1, -1, -1, -1}};
     int *run_fds = xcalloc(cfg->run_binds.len + 1, sizeof(int));
+    int self_fd = -1;
     size_t n_run = 0;
     struct hide_plan plan;
     struct str_list visible = {0};
@@ -90,6 +112,9 @@ int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
     }
     if (devfs_capture(&dev, &e) < 0)
         goto out;
+    /* This very binary (init has not exec'd), for `cordon nc` inside. */
+    if (!cfg->net_unrestricted && (self_fd = capture_self()) < 0)
+        LOG_W("fsview", "cordon's own binary cannot be bound into the sandbox: no `cordon nc` inside");
     for (; n_run < cfg->run_binds.len; n_run++)
         if ((run_fds[n_run] = mnt_capture(&e, cfg->run_binds.items[n_run])) < 0)
             goto out;
@@ -112,6 +137,8 @@ int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
         if (mnt_attach(&e, run_fds[i], cfg->run_binds.items[i], true) < 0)
             goto out;
     }
+    if (self_fd >= 0 && mnt_attach(&e, self_fd, FSVIEW_CORDON_EXE, true) < 0)
+        goto out;
     if (devfs_build(&dev, &e) < 0 || procfs_build(&e) < 0)
         goto out;
     if (!cfg->net_unrestricted && sysfs_build(&e) < 0)
@@ -142,6 +169,8 @@ out:
     for (size_t i = 0; i < n_run; i++)
         if (run_fds[i] >= 0)
             close(run_fds[i]);
+    if (self_fd >= 0)
+        close(self_fd);
     free(caps);
     free(run_fds);
     str_list_free(&visible);

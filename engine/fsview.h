@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include "sandbox-t.h"
 
+/* Where cordon's own binary is inside a sandbox with a network namespace, for `cordon nc` as
+ * ssh's ProxyCommand: the binary's host path may be hidden or under the host's /tmp. */
+#define FSVIEW_CORDON_EXE "/run/cordon/cordon"
+
 /* 0, or -1 with one line in err. */
 int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen);
 #endif

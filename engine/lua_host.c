@@ -8,6 +8,7 @@
  * Must never: run bytecode, open io/os/debug/package, call Lua outside protected_call(), look
  * hooks up by global name (registry refs only), or let a hook error pass as "allow". */
 #include "lua_host.h"
+#include "fsview.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -389,16 +390,11 @@ static int host_workspace(lua_State *L)
     return 1;
 }
 
-/* The running cordon binary's absolute path, so the environment can name `cordon nc` for ssh
- * even when cordon is not on the sandbox's PATH. */
+/* Where this cordon binary is inside the sandbox (fsview.c binds it there, read-only), so the
+ * environment can name `cordon nc` for ssh wherever cordon lives on the host. */
 static int host_cordon_exe(lua_State *L)
 {
-    char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0)
-        lua_pushliteral(L, "cordon");
-    else
-        lua_pushlstring(L, path, (size_t)n);
+    lua_pushliteral(L, FSVIEW_CORDON_EXE);
     return 1;
 }
 

@@ -16,8 +16,26 @@
 -- Contracts: lua/HOOKS.md ("refusal", "escalate"). Helpers: lua/cordon/refusal.lua and
 -- lua/cordon/shell.lua. A layer above may wrap these (`function(input, next)`), e.g. to drop a
 -- kind of refusal or to never ask for a given command.
-local shell = require("cordon.shell")
-local refusal = require("cordon.refusal")
+-- The helpers are compiled at the first command whose output could show a refusal, not at every
+-- start: most commands print nothing of the kind, and every start pays for what it loads.
+local shell, refusal
+
+-- Plain fragments at least one of which every detector below needs to see in the output (errno
+-- texts of every language, sudo's, Docker's and D-Bus's lines, the proxy's 403). Output with
+-- none of them shows no refusal, and the full detection is skipped.
+local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied", "EACCES", "rror 13",
+                  "rrno 13", "not permitted", "EPERM", "o such file", "ENOENT", "rror 2)", "rrno 2]",
+                  "NoSuchFile", "FileNotFound", "sudo", "ocker", "bus", "Bus", "onnect", "403",
+                  "blocked-by-policy", "does not allow" }
+
+local function might_show_refusal(input)
+    for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
+        for _, m in ipairs(MARKERS) do
+            if text:find(m, 1, true) then return true end
+        end
+    end
+    return false
+end
 
 local function detect(input)
     local segments = shell.split(input.command or "")
@@ -152,6 +170,9 @@ return {
     -- result: { { kind = "write"|"hidden"|"sudo"|"docker"|"dbus"|"network", path = "..."|nil,
     --             line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
     refusal = function(input, _next)
+        if not might_show_refusal(input) then return {} end
+        shell = shell or require("cordon.shell")
+        refusal = refusal or require("cordon.refusal")
         return detect(input)
     end,
 

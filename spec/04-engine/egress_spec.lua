@@ -240,6 +240,20 @@ describe("egress: cordon nc and ssh", function()
         return ("cmd=${CORDON_SSH_PROXY_COMMAND//%%h/127.0.0.1}; cmd=${cmd//%%p/%d}; "):format(port)
     end
 
+    it("cordon nc works inside even when cordon itself lives under the host's /tmp", function()
+        -- the sandbox's /tmp is private: the binary is bound in at a fixed path instead
+        local o = origin("echo")
+        local dir = h.sh_ok("mktemp -d /tmp/cordon-spec-bin.XXXXXX"):gsub("%s+$", "")
+        h.defer(function() os.execute("rm -rf " .. h.quote(dir)) end)
+        h.sh_ok("cp " .. h.quote(h.bin) .. " " .. h.quote(dir .. "/cordon"))
+        local ws = h.workspace()
+        local r = h.sh(("cd %s && %s run --network-allow tcp://127.0.0.1:%d --network-allow 127.0.0.1:%d -- "
+            .. "/bin/bash -c %s"):format(h.quote(ws), h.quote(dir .. "/cordon"), o.port, o.port,
+            h.quote(proxy_command(o.port) .. "printf 'ping\\n' | eval \"$cmd\"")))
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal("ping\n", r.stdout, h.describe(r))
+    end)
+
     it("CORDON_SSH_PROXY_COMMAND relays to an allowed host TCP echo server", function()
         local o = origin("echo")
         local r = ok(run(proxy_command(o.port) .. "printf 'ping\\n' | eval \"$cmd\"",
@@ -326,7 +340,7 @@ describe("egress: bad requests to the proxy", function()
 
     it("are answered with an error and the proxy keeps serving", function()
         local o = origin("http")
-        local r = ok(run(h.python .. " " .. h.quote(FIX .. "/badreq.py") .. " " .. o.port .. " " .. o.marker,
+        local r = ok(run(h.python .. " -c " .. h.quote(h.read_file(FIX .. "/badreq.py")) .. " " .. o.port .. " " .. o.marker,
             { "--network-allow", allow(o) }))
         local got = {}
         for name, what in r.stdout:gmatch("(%S+) (%S+)\n") do
