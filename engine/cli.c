@@ -134,3 +134,20 @@ int cli_parse_run(int argc, char **argv, struct run_flags *out, char *err, size_
     out->command = &argv[i];
     return 0;
 }
+
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0)
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}

@@ -4,6 +4,7 @@
  * cordon policy explain --profile NAME [--policy FILE]
  * Layers are those `cordon run` would load in the current directory (a project's .cordon only
  * when trusted, with the same one-line notice otherwise). */
+#include "cli.h"
 #include "policy_explain.h"
 
 #include <limits.h>
@@ -22,23 +23,6 @@ extern char **environ;
 #define USAGE "usage: cordon policy explain [--kind http|connect|socks] HOST PORT [--allow RULE]... " \
               "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE]"
 
-static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0)
-        return NULL;
-    if (a[n] == '=')
-        return a + n + 1;
-    if (a[n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 int policy_explain_main(int argc, char **argv)
 {
     struct run_flags flags = {.unrestricted_network = FLAG_UNSET, .allow_loopback = FLAG_UNSET,
@@ -50,15 +34,15 @@ int policy_explain_main(int argc, char **argv)
         const char *a = argv[i], *v;
         bool missing = false;
         if (a[0] == '-' && a[1] == '-') {
-            if ((v = opt_value(argc, argv, &i, "--allow", &missing)))
+            if ((v = cli_opt_value(argc, argv, &i, "--allow", &missing)))
                 str_list_push(&flags.network_allow, v);
-            else if ((v = opt_value(argc, argv, &i, "--deny", &missing)))
+            else if ((v = cli_opt_value(argc, argv, &i, "--deny", &missing)))
                 str_list_push(&flags.network_deny, v);
-            else if ((v = opt_value(argc, argv, &i, "--kind", &missing)))
+            else if ((v = cli_opt_value(argc, argv, &i, "--kind", &missing)))
                 kind_s = v;
-            else if ((v = opt_value(argc, argv, &i, "--profile", &missing)))
+            else if ((v = cli_opt_value(argc, argv, &i, "--profile", &missing)))
                 flags.profile = v;
-            else if ((v = opt_value(argc, argv, &i, "--policy", &missing)))
+            else if ((v = cli_opt_value(argc, argv, &i, "--policy", &missing)))
                 flags.policy_file = v;
             else {
                 fprintf(stderr, "cordon: policy explain: %s '%s' (" USAGE ")\n",

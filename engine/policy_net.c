@@ -2,6 +2,7 @@
  * Uses lua_host (lh_open, lh_resolve_sandbox, lh_network_decide: the proxy's own path),
  * controller_env for the policy layers, result_json for JSON strings.
  * Must never decide anything itself: the verdict is the network hook's. */
+#include "cli.h"
 #include "policy_net.h"
 
 #include <limits.h>
@@ -33,25 +34,6 @@ static CORDON_PRINTF(1, 2) int usage_error(const char *fmt, ...)
     return 2;
 }
 
-/* "--name VALUE" or "--name=VALUE" at argv[*i]: the value, advancing *i; NULL when argv[*i]
- * is not this option. *missing is set when the value is absent. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0)
-        return NULL;
-    if (a[n] == '=')
-        return a + n + 1;
-    if (a[n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 static void print_field_json(const char *key, const char *value, bool *first)
 {
     if (!*first)
@@ -81,13 +63,13 @@ int policy_net_main(int argc, char **argv)
         if (!only_positional && strcmp(a, "--") == 0) {
             only_positional = true;
         } else if (!only_positional && a[0] == '-' && a[1] == '-') {
-            if ((v = opt_value(argc, argv, &i, "--allow", &missing)))
+            if ((v = cli_opt_value(argc, argv, &i, "--allow", &missing)))
                 str_list_push(&flags.network_allow, v);
-            else if ((v = opt_value(argc, argv, &i, "--deny", &missing)))
+            else if ((v = cli_opt_value(argc, argv, &i, "--deny", &missing)))
                 str_list_push(&flags.network_deny, v);
-            else if ((v = opt_value(argc, argv, &i, "--kind", &missing)))
+            else if ((v = cli_opt_value(argc, argv, &i, "--kind", &missing)))
                 kind_s = v;
-            else if ((v = opt_value(argc, argv, &i, "--profile", &missing)))
+            else if ((v = cli_opt_value(argc, argv, &i, "--profile", &missing)))
                 flags.profile = v;
             else if (strcmp(a, "--json") == 0)
                 json = true;
