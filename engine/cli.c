@@ -9,6 +9,7 @@
 enum opt_id {
     OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
     OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
+    OPT_ASK_SANDBOX_OFF, OPT_PLAN, OPT_PERMISSION_TIMEOUT,
     OPT_POLICY,
 };
 
@@ -29,6 +30,9 @@ static const struct opt_def options[] = {
     {"json", OPT_JSON, false},
     {"network-allow", OPT_NETWORK_ALLOW, true},
     {"network-deny", OPT_NETWORK_DENY, true},
+    {"ask-sandbox-off", OPT_ASK_SANDBOX_OFF, false},
+    {"plan", OPT_PLAN, false},
+    {"permission-timeout", OPT_PERMISSION_TIMEOUT, true},
     {"policy", OPT_POLICY, true},
 };
 
@@ -53,6 +57,10 @@ void cli_usage(FILE *out)
           "  --json                  print one JSON result object after the command's output\n"
           "  --network-allow RULE    let commands reach RULE through the proxy (repeatable)\n"
           "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n"
+          "  --ask-sandbox-off       when the sandbox refused the command, ask (on the terminal)\n"
+          "                          whether to run it once more outside the sandbox\n"
+          "  --plan                  plan mode: never run anything outside the sandbox\n"
+          "  --permission-timeout D  how long a question waits for its answer (30s, 5m; then: deny)\n"
           "  --policy FILE           one more policy layer on top, for this run (not trust-checked:\n"
           "                          you named the file yourself)\n",
           out);
@@ -72,6 +80,7 @@ int cli_parse_run(int argc, char **argv, struct run_flags *out, char *err, size_
 {
     memset(out, 0, sizeof *out);
     out->unrestricted_network = out->allow_loopback = out->allow_docker = out->json = FLAG_UNSET;
+    out->ask_sandbox_off = out->plan = FLAG_UNSET;
     int i = 0;
     for (; i < argc; i++) {
         const char *arg = argv[i];
@@ -120,6 +129,9 @@ int cli_parse_run(int argc, char **argv, struct run_flags *out, char *err, size_
         case OPT_JSON: out->json = b; break;
         case OPT_NETWORK_ALLOW: str_list_push(&out->network_allow, value); break;
         case OPT_NETWORK_DENY: str_list_push(&out->network_deny, value); break;
+        case OPT_ASK_SANDBOX_OFF: out->ask_sandbox_off = b; break;
+        case OPT_PLAN: out->plan = b; break;
+        case OPT_PERMISSION_TIMEOUT: out->permission_timeout = value; break;
         case OPT_POLICY: out->policy_file = value; break;
         }
     }

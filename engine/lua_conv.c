@@ -77,6 +77,19 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
     set_flag(L, "network", "loopback", flags->allow_loopback);
     set_flag(L, NULL, "allow_docker", flags->allow_docker);
     set_flag(L, NULL, "json", flags->json);
+    set_flag(L, "escalation", "ask_sandbox_off", flags->ask_sandbox_off);
+    set_flag(L, "escalation", "plan", flags->plan);
+    if (flags->permission_timeout) {
+        sub_table(L, "escalation");                     /* [t, esc] */
+        char *end;
+        double v = strtod(flags->permission_timeout, &end);
+        if (*end == '\0' && end != flags->permission_timeout) /* plain seconds */
+            lua_pushnumber(L, v);
+        else
+            lua_pushstring(L, flags->permission_timeout); /* "30s", "5m": the profile validates */
+        lua_setfield(L, -2, "permission_timeout");
+        lua_pop(L, 1);                                  /* [t] */
+    }
 }
 
 void lc_push_environ(lua_State *L, char *const *environ_in)
@@ -510,6 +523,8 @@ void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
     lua_setfield(L, -2, "stderr");
     lua_pushboolean(L, in->truncated);
     lua_setfield(L, -2, "truncated");
+    lua_pushboolean(L, in->merged);
+    lua_setfield(L, -2, "merged");
     lua_pushstring(L, in->cwd ? in->cwd : "/");
     lua_setfield(L, -2, "cwd");
     push_list_or_empty(L, in->writable);

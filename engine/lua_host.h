@@ -126,6 +126,7 @@ struct lh_command_result {
     const struct str_list *writable;
     const struct str_list *hidden;
     const struct str_list *network_denied;
+    bool merged;        /* stdout holds both streams (a pty); stderr is empty */
 };
 
 /* Run the `refusal` hook on one result; copy up to max refusals into out and set *n (refusals
@@ -134,6 +135,14 @@ struct lh_command_result {
  * block the command's result) and puts "file:line: message" in err. Loop thread only. */
 enum lh_outcome lh_detect_refusals(const struct lh_command_result *in, struct lh_refusal *out,
                                    size_t max, size_t *n, char *err, size_t errlen);
+
+/* Explain one result (cordon policy explain --input): print one line per layer defining
+ * `refusal`: "N. file:line  KIND PATH, KIND PATH" ("no refusal"; a failing layer: "no refusal
+ * policy error (what): message"), then "refusals: ..." (the top layer's list) and
+ * "decided by: file (layer N)": the lowest layer from which the list (kinds and paths, in
+ * order) no longer changes. The host override applies as for lh_detect_refusals. Returns the
+ * top layer's outcome (LH_OK when no layer defines the hook); *n is the top layer's count. */
+enum lh_outcome lh_explain_refusals(const struct lh_command_result *in, FILE *out, size_t *n);
 
 /* The `escalate` hook's answer. ask false = deny. offer is "rerun" or "network" when ask,
  * else "". reason is one line for the user. */

@@ -8,7 +8,8 @@
 
 size_t refusal_report(const struct sandbox_config *cfg, const char *command, int exit_code, int sig,
                       const struct capture *out, const struct capture *err,
-                      const struct str_list *network_denied, struct lh_refusal *found, size_t max)
+                      const struct str_list *network_denied, bool merged, struct lh_refusal *found,
+                      size_t max)
 {
     size_t out_len, err_len, n = 0;
     bool out_cut, err_cut;
@@ -23,7 +24,7 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         .command = command, .exit_code = exit_code, .signal = sig,
         .stdout_text = out_text, .stdout_len = out_len, .stderr_text = err_text, .stderr_len = err_len,
         .truncated = out_cut || err_cut, .cwd = cfg->cwd, .writable = &writable, .hidden = &cfg->hidden,
-        .network_denied = network_denied,
+        .network_denied = network_denied, .merged = merged,
     };
     char msg[1024];
     enum lh_outcome o = lh_detect_refusals(&in, found, max, &n, msg, sizeof msg);
@@ -40,14 +41,9 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     }
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
-    for (size_t i = 0; i < n; i++) {
-        /* The profile may ask for a re-run outside the sandbox; that flow is not built yet, and
-         * nothing is ever run less sandboxed without a person's answer: say so. */
-        const char *hint = ask_sandbox_off && found[i].kind[0] != 'n'
-                               ? " (asking to re-run it outside the sandbox is not available yet; nothing was re-run)"
-                               : "";
-        fprintf(stderr, "cordon: %s%s\n", found[i].reason, hint);
-    }
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "cordon: %s%s\n", found[i].reason,
+                ask_sandbox_off || found[i].kind[0] == 'n' ? "" : "; run with --ask-sandbox-off to be asked next time");
     str_list_free(&writable);
     free(out_text);
     free(err_text);

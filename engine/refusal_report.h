@@ -14,5 +14,6 @@
  * failure is reported as one line naming the policy's file:line). */
 size_t refusal_report(const struct sandbox_config *cfg, const char *command, int exit_code, int sig,
                       const struct capture *out, const struct capture *err,
-                      const struct str_list *network_denied, struct lh_refusal *found, size_t max);
+                      const struct str_list *network_denied, bool merged, struct lh_refusal *found,
+                      size_t max);
 #endif

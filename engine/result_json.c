@@ -55,6 +55,6 @@ void result_json_print(FILE *out, const struct run_result *r)
         json_write_string(out, f->reason);
         fputc('}', out);
     }
-    fputs("]}\n", out);
+    fprintf(out, "],\"ran_outside\":%s}\n", r->ran_outside ? "true" : "false");
     fflush(out);
 }

@@ -1,6 +1,7 @@
 /* result_json.h — the one JSON object `cordon run --json` prints after the command's output. */
 #ifndef CORDON_RESULT_JSON_H
 #define CORDON_RESULT_JSON_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -13,6 +14,7 @@ struct run_result {
     const char *profile;
     const struct lh_refusal *refusals; /* what the refusal hook found */
     size_t n_refusals;
+    bool ran_outside;    /* the command was re-run outside the sandbox, as approved */
 };
 
 /* One line: {"exit_code":N,"signal":null|"SIGTERM","duration_ms":F,"profile":"coding",

@@ -20,6 +20,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "controller_env.h"
+#include "escalate.h"
 #include "evloop.h"
 #include "fdpass.h"
 #include "init.h"
@@ -455,18 +456,27 @@ int run_main(int argc, char **argv)
     int code = final_status(&c, &sig);
     struct lh_refusal refusals[8];
     size_t n_refusals = 0;
+    struct escalation_result esc = {0};
     if (c.have_status) { /* the command ran: judge what it printed */
         char *line = shell_join(flags.command);
         static const struct str_list none = {0};
         n_refusals = refusal_report(&cfg, line, code, sig, &c.out.cap, &c.err.cap,
-                                    c.proxy ? proxy_denied(c.proxy) : &none, refusals, ARRAY_LEN(refusals));
+                                    c.proxy ? proxy_denied(c.proxy) : &none, want_pty, refusals,
+                                    ARRAY_LEN(refusals));
+        if (n_refusals) {
+            escalate_refusals(&cfg, flags.command, line, refusals, n_refusals,
+                              isatty(STDIN_FILENO) && isatty(STDERR_FILENO), &esc);
+            if (esc.ran_outside)
+                code = esc.exit_code, sig = 0;
+        }
         free(line);
     }
     proxy_free(c.proxy);
     c.proxy = NULL;
     if (cfg.json) {
         struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = now_ms() - start,
-                                 .profile = cfg.profile, .refusals = refusals, .n_refusals = n_refusals};
+                                 .profile = cfg.profile, .refusals = refusals, .n_refusals = n_refusals,
+                                 .ran_outside = esc.ran_outside};
         result_json_print(stdout, &res);
     }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);

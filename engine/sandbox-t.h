@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include "util.h"
 
-/* A tri-state flag: not given on the command line, or given as false/true. */
-enum flag_state { FLAG_UNSET = -1, FLAG_FALSE = 0, FLAG_TRUE = 1 };
+/* A tri-state flag: not given on the command line, or given as false/true. FLAG_UNSET is 0 so
+ * that a zero-initialised struct run_flags means "no flag given". */
+enum flag_state { FLAG_UNSET = 0, FLAG_FALSE = 1, FLAG_TRUE = 2 };
 
 /* Everything `cordon run` was told on its command line. Every field is a profile key of the
  * same meaning (DESIGN: "Every flag has a profile key"); the profile hook merges these over
@@ -24,6 +25,9 @@ struct run_flags {
     enum flag_state json;           /* --json -> json */
     struct str_list network_allow;  /* --network-allow RULE (repeatable) -> network.allow */
     struct str_list network_deny;   /* --network-deny RULE (repeatable) -> network.deny */
+    enum flag_state ask_sandbox_off; /* --ask-sandbox-off -> escalation.ask_sandbox_off */
+    enum flag_state plan;           /* --plan -> escalation.plan */
+    const char *permission_timeout; /* --permission-timeout DURATION -> escalation.permission_timeout */
     char **command;                 /* argv after "--", NULL-terminated, at least one word */
     const char *policy_file;        /* --policy FILE: one more policy layer on top, this run only */
 };

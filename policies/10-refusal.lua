@@ -136,7 +136,12 @@ local function detect(input)
     end
 
     for _, line in ipairs(refusal.lines(input.stderr)) do look(line, false, "stderr") end
-    for _, line in ipairs(refusal.lines(input.stdout)) do look(line, stdout_is_data, "stdout") end
+    -- On a terminal (input.merged) stdout carries stderr too: there a program's own diagnostic
+    -- line counts even when the command also prints file content.
+    for _, line in ipairs(refusal.lines(input.stdout)) do
+        local is_data = stdout_is_data and not (input.merged and refusal.is_diagnostic(line, programs, "stdout"))
+        look(line, is_data, "stdout")
+    end
 
     -- a destination the egress proxy refused, when a client shows the 403
     local denied = input.network_denied or {}

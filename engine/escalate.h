@@ -1,0 +1,25 @@
+/* escalate.h — after the sandbox refused a command: ask the `escalate` hook whether a person
+ * should be asked, ask on the terminal of `cordon run` (the default answer, and the answer when
+ * nobody answers within the permission timeout, is deny), and on "allow" run that one command
+ * again outside the sandbox, as a separate process in the workspace with the sandbox's
+ * environment minus secrets and proxy variables, announced by one line. Never runs anything
+ * less sandboxed without that answer. */
+#ifndef CORDON_ESCALATE_H
+#define CORDON_ESCALATE_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lua_host.h"
+#include "sandbox-t.h"
+
+struct escalation_result {
+    bool asked;         /* a person was asked */
+    bool ran_outside;   /* the command ran again outside the sandbox */
+    int exit_code;      /* the re-run's, when ran_outside */
+};
+
+/* interactive: stdin and stderr are the caller's terminal. */
+void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char *line,
+                       const struct lh_refusal *refusals, size_t n, bool interactive,
+                       struct escalation_result *out);
+#endif
