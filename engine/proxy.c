@@ -385,6 +385,15 @@ static void on_resolved(void *data, struct addrinfo *res, int gai_err)
 
 static void go_resolve(struct conn *c)
 {
+    /* An IP literal needs no resolver round trip: connect at once. */
+    char port[8];
+    snprintf(port, sizeof port, "%u", (unsigned)c->port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res = NULL;
+    if (getaddrinfo(c->host, port, &hints, &res) == 0) {
+        c->addrs = c->next_addr = res;
+        start_connect(c);
+        return;
+    }
     c->state = ST_RESOLVING;
     c->job = resolver_lookup(c->px->resolver, c->host, c->port, on_resolved, c);
     conn_update(c);
