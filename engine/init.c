@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "config_wire.h"
 #include "fdpass.h"
 #include "fsview.h"
 #include "log.h"
@@ -85,6 +86,21 @@ static void hand_over_proxy_listeners(int ctl)
     }
 }
 
+/* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
+ * failed to resolve the profile, says why itself, and no command runs. */
+static void receive_config(int sock, struct sandbox_config *cfg)
+{
+    char tag = 0, err[256];
+    int fd = fdpass_recv(sock, &tag);
+    if (fd < 0 || tag != INIT_MSG_CONFIG)
+        _exit(CORDON_EXIT_SETUP);
+    if (config_wire_read(fd, cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: %s\n", err);
+        _exit(CORDON_EXIT_SETUP);
+    }
+    close(fd);
+}
+
 /* Wait for the controller's filter; any other message or EOF means: do not run the command. */
 static void receive_filter(int sock, struct sc_program *prog)
 {
@@ -120,13 +136,16 @@ CORDON_NORETURN void init_main(const struct init_params *p)
     int r = ns_write_id_maps(p->uid, p->gid);
     if (r < 0)
         setup_failed("writing the uid/gid maps", -r);
-    if (!p->cfg->net_unrestricted && (r = ns_unshare_net()) < 0)
+    /* The controller resolves the profile while this process starts: wait for the result. */
+    struct sandbox_config cfg = {0};
+    receive_config(p->ctl_sock, &cfg);
+    if (!cfg.net_unrestricted && (r = ns_unshare_net()) < 0)
         setup_failed("creating the network namespace", -r);
-    if (fsview_build(p->cfg, err, sizeof err) < 0) {
+    if (fsview_build(&cfg, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
-    if (!p->cfg->net_unrestricted && (r = netns_loopback_up()) < 0)
+    if (!cfg.net_unrestricted && (r = netns_loopback_up()) < 0)
         setup_failed("bringing up loopback", -r);
     if (sethostname("cordon", 6) < 0)
         setup_failed("sethostname", errno);
@@ -138,7 +157,7 @@ CORDON_NORETURN void init_main(const struct init_params *p)
             setup_failed("passing the pseudo-terminal to the controller", -r);
         close(master);
     }
-    if (!p->cfg->net_unrestricted)
+    if (!cfg.net_unrestricted)
         hand_over_proxy_listeners(p->ctl_sock);
     /* The command (same uid) must not be able to ptrace or read init's memory. */
     (void)prctl(PR_SET_DUMPABLE, 0);
@@ -157,7 +176,7 @@ CORDON_NORETURN void init_main(const struct init_params *p)
         setup_failed("vfork", errno);
     if (cmd == 0) {
         sigprocmask(SIG_SETMASK, &p->command_mask, NULL);
-        command_exec(p->cfg, &filter, p->argv, slave, p->out_pipe, p->err_pipe);
+        command_exec(&cfg, &filter, p->argv, slave, p->out_pipe, p->err_pipe);
     }
     if (slave >= 0)
         close(slave);

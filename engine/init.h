@@ -16,7 +16,6 @@
 #include "seccomp_filter.h"
 
 struct init_params {
-    const struct sandbox_config *cfg;
     char **argv;             /* the command */
     int ctl_sock;            /* to the controller: the pty master (fd passing) and the status out,
                               * the seccomp filter in (built by the controller meanwhile) */
@@ -35,8 +34,10 @@ struct init_status {
     int32_t signal;          /* the terminating signal, 0 if it exited */
 };
 
-/* The controller compiles the seccomp filter while init builds the view, and sends it as one
- * message: INIT_MSG_FILTER followed by the BPF instructions, or INIT_MSG_ABORT. */
+/* The controller clones init first, resolves the profile meanwhile and sends the result
+ * (INIT_MSG_CONFIG); then it compiles the seccomp filter while init builds the view, and sends
+ * it as one message: INIT_MSG_FILTER followed by the BPF instructions, or INIT_MSG_ABORT. */
+#define INIT_MSG_CONFIG 'C'  /* first, with a memfd holding the resolved configuration */
 #define INIT_MSG_FILTER 'F'
 #define INIT_MSG_ABORT 'A'
 /* Messages from init, each carrying one fd: the pty master, the proxy's two listeners (in this

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/filter.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "config_wire.h"
 #include "controller_env.h"
 #include "escalate.h"
 #include "evloop.h"
@@ -327,6 +329,56 @@ static int final_status(const struct controller *c, int *signal_out)
     return CORDON_EXIT_SETUP;
 }
 
+/* init is already running and waits for what follows; on any failure it is killed (it never
+ * runs the command) and cordon exits with the reason. */
+CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *msg)
+{
+    (void)kill(c->init_pid, SIGKILL);
+    (void)waitpid(c->init_pid, NULL, 0);
+    die("%s", msg);
+}
+
+/* The policy layers and the profile hook: flags merged over the named profile. */
+static void resolve_profile(struct controller *c, struct run_flags *flags, const char *cwd,
+                            struct sandbox_config *cfg)
+{
+    char err[1024];
+    struct lh_options lopt;
+    controller_lua_options(&lopt);
+    /* The project layer: the workspace's .cordon, only when the user trusts it (else one line
+     * says why and the lower layers apply). --policy FILE is the user's own choice: no check. */
+    controller_project_options(&lopt, flags->workspace ? flags->workspace : cwd);
+    lopt.extra_policy = flags->policy_file;
+    if (lh_open(&lopt, err, sizeof err) < 0)
+        stop_init_and_die(c, err);
+    enum lh_outcome o = lh_resolve_sandbox(flags, cwd, getenv("HOME"), environ, cfg, err, sizeof err);
+    switch (o) {
+    case LH_OK:
+        break;
+    case LH_ERROR:
+    case LH_TIMEOUT:
+    case LH_NOMEM:
+    case LH_BAD_RESULT:
+        stop_init_and_die(c, err);
+    }
+    if (flags->json != FLAG_UNSET)
+        cfg->json = flags->json == FLAG_TRUE;
+}
+
+/* The resolved configuration to init, in a memfd (config_wire.c). */
+static void send_config(struct controller *c, const struct sandbox_config *cfg)
+{
+    int fd = memfd_create("cordon-config", MFD_CLOEXEC);
+    int r = fd < 0 ? -errno : config_wire_write(fd, cfg);
+    if (r == 0)
+        r = fdpass_send(c->ctl, fd, INIT_MSG_CONFIG);
+    if (fd >= 0)
+        close(fd);
+    if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+        stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
+    /* EPIPE: init already failed its set-up and said why; supervise() sees it exit */
+}
+
 /* Compile the seccomp filter while init builds the view, then hand it over. On failure init is
  * told to stop (it never runs the command) and cordon exits with the reason. */
 static void send_filter(struct controller *c, const struct sandbox_config *cfg, struct sc_program *prog)
@@ -335,9 +387,7 @@ static void send_filter(struct controller *c, const struct sandbox_config *cfg, 
     if (sc_build(cfg, prog, err, sizeof err) < 0) {
         char abort_msg = INIT_MSG_ABORT;
         (void)send(c->ctl, &abort_msg, 1, MSG_NOSIGNAL);
-        (void)kill(c->init_pid, SIGKILL);
-        (void)waitpid(c->init_pid, NULL, 0);
-        die("%s", err);
+        stop_init_and_die(c, err);
     }
     size_t len = (size_t)prog->len * sizeof prog->insns[0];
     char *msg = xmalloc(len + 1);
@@ -374,33 +424,11 @@ int run_main(int argc, char **argv)
     if (!getcwd(cwd, sizeof cwd))
         die_errno("cannot read the current directory");
 
-    struct lh_options lopt;
-    controller_lua_options(&lopt);
-    /* The project layer: the workspace's .cordon, only when the user trusts it (else one line
-     * says why and the lower layers apply). --policy FILE is the user's own choice: no check. */
-    controller_project_options(&lopt, flags.workspace ? flags.workspace : cwd);
-    lopt.extra_policy = flags.policy_file;
-    if (lh_open(&lopt, err, sizeof err) < 0)
-        die("%s", err);
-    enum lh_outcome o = lh_resolve_sandbox(&flags, cwd, getenv("HOME"), environ, &cfg, err, sizeof err);
-    switch (o) {
-    case LH_OK:
-        break;
-    case LH_ERROR:
-    case LH_TIMEOUT:
-    case LH_NOMEM:
-    case LH_BAD_RESULT:
-        die("%s", err);
-    }
-    if (flags.json != FLAG_UNSET)
-        cfg.json = flags.json == FLAG_TRUE;
-
+    /* Everything init needs from before the clone; the profile is resolved after it. */
     bool want_pty = isatty(STDIN_FILENO);
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
     if (!want_pty && (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0))
         die_errno("pipe");
-    output_stream_init(&c.out, out_pipe[0], STDOUT_FILENO, &cfg);
-    output_stream_init(&c.err, err_pipe[0], STDERR_FILENO, &cfg);
     int sp[2], alive[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(alive, O_CLOEXEC) < 0)
         die_errno("socketpair");
@@ -408,6 +436,9 @@ int run_main(int argc, char **argv)
     if ((c.sfd = block_controller_signals(&old_mask)) < 0)
         die_errno("signalfd");
 
+    /* Clone init now, while this process is small (its pages are what the clone copies and
+     * init's first writes fault on), so that init starts, maps its ids and waits while the
+     * Lua policy resolves the profile here. */
     uid_t uid = getuid(); /* read before the clone: inside, they are unmapped until init maps them */
     gid_t gid = getgid();
     double start = now_ms();
@@ -418,7 +449,7 @@ int run_main(int argc, char **argv)
         close(sp[0]);
         close(alive[1]);
         close(c.sfd);
-        struct init_params ip = {.cfg = &cfg, .argv = flags.command,
+        struct init_params ip = {.argv = flags.command,
                                  .ctl_sock = sp[1], .parent_alive_fd = alive[0],
                                  .want_pty = want_pty, .command_mask = old_mask,
                                  .out_pipe = out_pipe[1], .err_pipe = err_pipe[1],
@@ -433,6 +464,11 @@ int run_main(int argc, char **argv)
     } /* alive[1] stays open until we exit: init watches for its hang-up */
     c.init_pid = pid;
     c.ctl = sp[0];
+
+    resolve_profile(&c, &flags, cwd, &cfg);
+    output_stream_init(&c.out, out_pipe[0], STDOUT_FILENO, &cfg);
+    output_stream_init(&c.err, err_pipe[0], STDERR_FILENO, &cfg);
+    send_config(&c, &cfg);
     send_filter(&c, &cfg, &prog);
 
     int http_fd = -1, socks_fd = -1;

@@ -1,0 +1,59 @@
+/* test_config_wire.c — the sandbox configuration survives the trip to init unchanged. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "config_wire.h"
+#include "sandbox_config.h"
+#include "test.h"
+
+static void test_round_trip(void)
+{
+    struct sandbox_config a = {0}, b = {0};
+    a.workspace = xstrdup("/home/dev/app");
+    a.cwd = xstrdup("/home/dev/app/sub dir");
+    a.workspace_readonly = false;
+    a.net_unrestricted = true;
+    a.net_loopback = true;
+    str_list_push(&a.writable, "/var/tmp/x");
+    str_list_push(&a.hidden, "/home/dev/.ssh");
+    str_list_push(&a.hidden, "/etc/shadow");
+    str_list_push(&a.readonly_in_workspace, ".git/hooks");
+    str_list_push(&a.env, "PATH=/usr/bin:/bin");
+    str_list_push(&a.env, "EMPTY=");
+    a.rlimits[0] = (struct sandbox_rlimit){RLIMIT_CORE, 0, 0};
+    a.rlimits[1] = (struct sandbox_rlimit){RLIMIT_NOFILE, 1024, RLIM_INFINITY};
+    a.n_rlimits = 2;
+    int fd = memfd_create("cfg", MFD_CLOEXEC);
+    CHECK(fd >= 0);
+    CHECK_EQ_INT(config_wire_write(fd, &a), 0);
+    char err[256];
+    CHECK_EQ_INT(config_wire_read(fd, &b, err, sizeof err), 0);
+    CHECK(strcmp(b.workspace, a.workspace) == 0 && strcmp(b.cwd, a.cwd) == 0);
+    CHECK(!b.workspace_readonly && b.net_unrestricted && b.net_loopback);
+    CHECK_EQ_INT(b.hidden.len, 2);
+    CHECK(strcmp(b.hidden.items[1], "/etc/shadow") == 0);
+    CHECK(str_list_contains(&b.env, "EMPTY="));
+    CHECK_EQ_INT(b.n_rlimits, 2);
+    CHECK(b.rlimits[1].hard == RLIM_INFINITY && b.rlimits[1].soft == 1024);
+    sandbox_config_free(&a);
+    sandbox_config_free(&b);
+}
+
+static void test_garbage_is_refused(void)
+{
+    int fd = memfd_create("cfg", MFD_CLOEXEC);
+    CHECK(write(fd, "Zjunk\0", 6) == 6);
+    struct sandbox_config b = {0};
+    char err[256];
+    CHECK_EQ_INT(config_wire_read(fd, &b, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "malformed");
+    int empty = memfd_create("cfg", MFD_CLOEXEC);
+    CHECK_EQ_INT(config_wire_read(empty, &b, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "missing");
+    sandbox_config_free(&b);
+}
+
+TEST_MAIN({"round trip", test_round_trip}, {"garbage is refused", test_garbage_is_refused})
