@@ -1776,6 +1776,98 @@ enum lh_outcome lh_detect_refusals(const struct lh_command_result *in, struct lh
     return o;
 }
 
+/* ---- explain a refusal decision (cordon policy explain --input) ----------------------------
+ * As lh_explain_network: layer i's answer is the chain of layers 1..i called with the result. */
+
+#define LH_EXPLAIN_MAX_REFUSALS 32
+
+struct explain_refusal_ctx {
+    const struct lh_command_result *in;
+    int layer;
+    struct lh_refusal *out;
+    size_t n;
+};
+
+static int call_refusal_layer(lua_State *L)
+{
+    struct explain_refusal_ctx *c = lua_touserdata(L, 1);
+    ov_install(L);
+    push_truncated_chain(L, HOOK_REFUSAL, c->layer);    /* [ctx, f] */
+    lc_push_command_result(L, c->in);                   /* [ctx, f, in] */
+    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    H.validating = true;
+    c->n = lc_read_refusals(L, -1, c->out, LH_EXPLAIN_MAX_REFUSALS);
+    return 0;
+}
+
+/* "write /etc/x, hidden /root" or "no refusal". */
+static void print_refusal_list(FILE *out, const struct lh_refusal *r, size_t n)
+{
+    if (n == 0)
+        fputs("no refusal", out);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s%s%s%s", i ? ", " : "", r[i].kind, r[i].path[0] ? " " : "", r[i].path);
+}
+
+static bool same_refusals(const struct lh_refusal *a, size_t na, const struct lh_refusal *b,
+                          size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++)
+        if (strcmp(a[i].kind, b[i].kind) || strcmp(a[i].path, b[i].path))
+            return false;
+    return true;
+}
+
+enum lh_outcome lh_explain_refusals(const struct lh_command_result *in, FILE *out, size_t *n)
+{
+    char err[1024];
+    *n = 0;
+    if (!state_ready(err, sizeof err)) {
+        fprintf(out, "cannot explain: %s\n", err);
+        return LH_ERROR;
+    }
+    struct layer_info li = {.hook = HOOK_REFUSAL};
+    if (protected_call(read_layer_info, &li, "layers", err, sizeof err) != LH_OK || li.n == 0) {
+        fprintf(out, "no layer defines the 'refusal' hook: no refusal\n");
+        return LH_OK;
+    }
+    struct lh_refusal *r = xcalloc((size_t)li.n * LH_EXPLAIN_MAX_REFUSALS, sizeof *r);
+    size_t cnt[LH_EXPLAIN_MAX_LAYERS] = {0};
+    enum lh_outcome o[LH_EXPLAIN_MAX_LAYERS] = {LH_OK};
+    for (int i = 0; i < li.n; i++) {
+        struct explain_refusal_ctx c = {.in = in, .layer = i + 1,
+                                        .out = r + (size_t)i * LH_EXPLAIN_MAX_REFUSALS};
+        o[i] = protected_call(call_refusal_layer, &c, li.where[i], err, sizeof err);
+        fprintf(out, "%d. %s  ", i + 1, li.where[i]);
+        if (o[i] == LH_OK) {
+            cnt[i] = c.n;
+            print_refusal_list(out, c.out, c.n);
+            fputc('\n', out);
+        } else {
+            /* as lh_detect_refusals: a failed detector reports no refusal */
+            fprintf(out, "no refusal  policy error (%s): %s\n", outcome_name(o[i]), err);
+        }
+        if (H.need_rebuild && !state_ready(err, sizeof err)) {
+            li.n = i + 1;
+            break;
+        }
+    }
+    int top = li.n - 1, k = top;
+    const struct lh_refusal *rt = r + (size_t)top * LH_EXPLAIN_MAX_REFUSALS;
+    while (k > 0 && o[k - 1] == o[top] &&
+           same_refusals(r + (size_t)(k - 1) * LH_EXPLAIN_MAX_REFUSALS, cnt[k - 1], rt, cnt[top]))
+        k--;
+    fputs("refusals: ", out);
+    print_refusal_list(out, rt, cnt[top]);
+    fprintf(out, "\ndecided by: %.*s (layer %d)\n", where_file_len(li.where[k]), li.where[k],
+            k + 1);
+    *n = cnt[top];
+    free(r);
+    return o[top];
+}
+
 struct escalate_ctx {
     const struct lh_refusal *r;
     const char *command;

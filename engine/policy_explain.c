@@ -2,11 +2,13 @@
  * cordon policy explain [--kind http|connect|socks] HOST PORT [--allow R]... [--deny R]...
  *                       [--profile NAME] [--policy FILE]
  * cordon policy explain --profile NAME [--policy FILE]
+ * cordon policy explain --input CASE.json [--profile NAME] [--policy FILE]
  * Layers are those `cordon run` would load in the current directory (a project's .cordon only
  * when trusted, with the same one-line notice otherwise). */
 #include "cli.h"
 #include "policy_explain.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,20 +16,73 @@
 #include <unistd.h>
 
 #include "controller_env.h"
+#include "json_read.h"
 #include "lua_host.h"
+#include "policy_detect.h"
 #include "sandbox_config.h"
 #include "util.h"
 
 extern char **environ;
 
+/* A recorded command result (policy detect's case format) through each layer's `refusal`
+ * chain. The Lua host is open. Exit code: 0, 1 when the top layer failed, 2 bad case. */
+static int explain_refusals(const char *input, const char *profile, const char *cwd)
+{
+    char err[2048];
+    size_t len = 0, n = 0;
+    int rc = 2;
+    struct detect_case c = {0};
+    struct json_value *root = NULL;
+    char *text = detect_read_file(input, &len);
+    if (!text) {
+        fprintf(stderr, "cordon: policy explain: %s: %s\n", input, strerror(errno));
+        goto out;
+    }
+    if (!(root = json_parse(text, len, err, sizeof err))) {
+        fprintf(stderr, "cordon: policy explain: %s: malformed JSON at %s\n", input, err);
+        goto out;
+    }
+    if (detect_case_read(root, &c, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: policy explain: %s: %s\n", input, err);
+        goto out;
+    }
+    if (detect_case_prepare(&c, profile, cwd, err, sizeof err) != LH_OK) {
+        fprintf(stderr, "cordon: policy explain: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    printf("refusal %s (exit %d, profile %s)\n", c.command, c.exit_code,
+           profile ? profile : "coding");
+    detect_case_host(&c, true);
+    enum lh_outcome o = lh_explain_refusals(&c.in, stdout, &n);
+    detect_case_host(&c, false);
+    rc = 0;
+    switch (o) {
+    case LH_OK:
+        break;
+    case LH_ERROR:
+    case LH_TIMEOUT:
+    case LH_NOMEM:
+    case LH_BAD_RESULT:
+        rc = 1; /* as the controller: a failed detector reports no refusal */
+        break;
+    }
+out:
+    detect_case_free(&c);
+    json_free(root);
+    free(text);
+    return rc;
+}
+
 #define USAGE "usage: cordon policy explain [--kind http|connect|socks] HOST PORT [--allow RULE]... " \
-              "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE]"
+              "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE] | " \
+              "--input CASE.json [--profile NAME] [--policy FILE]"
 
 int policy_explain_main(int argc, char **argv)
 {
     struct run_flags flags = {.unrestricted_network = FLAG_UNSET, .allow_loopback = FLAG_UNSET,
                               .allow_docker = FLAG_UNSET, .json = FLAG_UNSET};
-    const char *kind_s = "connect", *pos[2] = {NULL, NULL};
+    const char *kind_s = "connect", *pos[2] = {NULL, NULL}, *input = NULL;
     int npos = 0, rc = 2;
     bool opened = false;
     for (int i = 0; i < argc; i++) {
@@ -44,6 +99,8 @@ int policy_explain_main(int argc, char **argv)
                 flags.profile = v;
             else if ((v = cli_opt_value(argc, argv, &i, "--policy", &missing)))
                 flags.policy_file = v;
+            else if ((v = cli_opt_value(argc, argv, &i, "--input", &missing)))
+                input = v;
             else {
                 fprintf(stderr, "cordon: policy explain: %s '%s' (" USAGE ")\n",
                         missing ? "missing value for" : "unknown option", a);
@@ -56,7 +113,11 @@ int policy_explain_main(int argc, char **argv)
             goto out;
         }
     }
-    if (npos == 1 || (npos == 0 && !flags.profile)) {
+    if (input && npos) {
+        fprintf(stderr, "cordon: policy explain: --input takes no HOST PORT (" USAGE ")\n");
+        goto out;
+    }
+    if (!input && (npos == 1 || (npos == 0 && !flags.profile))) {
         fprintf(stderr, "cordon: policy explain: expected HOST PORT or --profile NAME (" USAGE ")\n");
         goto out;
     }
@@ -94,6 +155,10 @@ int policy_explain_main(int argc, char **argv)
         goto out;
     }
     opened = true;
+    if (input) {
+        rc = explain_refusals(input, flags.profile, cwd);
+        goto out;
+    }
     if (npos == 0) {
         rc = lh_explain_profile(&flags, stdout) == LH_OK ? 0 : 1;
         goto out;

@@ -1,6 +1,7 @@
 /* policy_net.c — see policy_net.h. Owns the argument syntax and output of `cordon policy net`.
  * Uses lua_host (lh_open, lh_resolve_sandbox, lh_network_decide: the proxy's own path),
- * controller_env for the policy layers, result_json for JSON strings.
+ * controller_env for the policy layers (those a run in the cwd would load), result_json for
+ * JSON strings, policy_detect's --repeat helpers.
  * Must never decide anything itself: the verdict is the network hook's. */
 #include "cli.h"
 #include "policy_net.h"
@@ -10,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "controller_env.h"
 #include "lua_host.h"
+#include "policy_detect.h"
 #include "result_json.h"
 #include "sandbox_config.h"
 #include "util.h"
@@ -21,7 +24,8 @@
 extern char **environ;
 
 #define USAGE "usage: cordon policy net [--allow RULE]... [--deny RULE]... " \
-              "[--kind http|connect|socks] [--profile NAME] [--json] HOST PORT"
+              "[--kind http|connect|socks] [--profile NAME] [--policy FILE] [--repeat N] [--json] " \
+              "HOST PORT"
 
 static CORDON_PRINTF(1, 2) int usage_error(const char *fmt, ...)
 {
@@ -54,6 +58,7 @@ int policy_net_main(int argc, char **argv)
     const char *kind_s = "connect", *pos[2] = {NULL, NULL};
     bool json = false, only_positional = false;
     int npos = 0, rc = 2;
+    long repeat = 0;
     struct sandbox_config cfg;
     bool have_cfg = false;
 
@@ -71,7 +76,12 @@ int policy_net_main(int argc, char **argv)
                 kind_s = v;
             else if ((v = cli_opt_value(argc, argv, &i, "--profile", &missing)))
                 flags.profile = v;
-            else if (strcmp(a, "--json") == 0)
+            else if ((v = cli_opt_value(argc, argv, &i, "--policy", &missing)))
+                flags.policy_file = v;
+            else if ((v = cli_opt_value(argc, argv, &i, "--repeat", &missing))) {
+                if ((repeat = policy_repeat_count(v)) < 0)
+                    { rc = usage_error("invalid --repeat '%s' (1..1000000000)", v); goto out; }
+            } else if (strcmp(a, "--json") == 0)
                 json = true;
             else if (missing)
                 { rc = usage_error("%s needs a value", a); goto out; }
@@ -110,8 +120,13 @@ int policy_net_main(int argc, char **argv)
     }
 
     struct lh_options opt;
-    char err[1024];
+    char err[1024], here[PATH_MAX];
+    /* The layers a run in this directory would load: a trusted project's, and --policy. */
+    if (!getcwd(here, sizeof here))
+        snprintf(here, sizeof here, "/");
     controller_lua_options(&opt);
+    controller_project_options(&opt, here);
+    opt.extra_policy = flags.policy_file;
     if (lh_open(&opt, err, sizeof err) < 0) {
         rc = usage_error("%s", err);
         goto out;
@@ -126,6 +141,16 @@ int policy_net_main(int argc, char **argv)
 
     struct net_decision d;
     enum lh_outcome o = lh_network_decide(kind, pos[0], (unsigned)port, NULL, &d);
+    if (repeat > 0) {
+        /* The call above was the warm-up; the same call again, timed (a measuring aid). */
+        struct net_decision scratch;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (long k = 0; k < repeat; k++)
+            (void)lh_network_decide(kind, pos[0], (unsigned)port, NULL, &scratch);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        policy_repeat_report(repeat, &t0, &t1);
+    }
     const char *verdict = d.allow ? "allow" : d.ask ? "ask" : "deny";
     switch (o) {
     case LH_OK:

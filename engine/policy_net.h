@@ -5,7 +5,12 @@
 #define CORDON_POLICY_NET_H
 
 /* argv: the words after "policy net". Usage:
- *   [--allow RULE]... [--deny RULE]... [--kind http|connect|socks] [--profile NAME] [--json] HOST PORT
+ *   [--allow RULE]... [--deny RULE]... [--kind http|connect|socks] [--profile NAME]
+ *   [--policy FILE] [--repeat N] [--json] HOST PORT
+ * Layers: those `cordon run` would load in the current directory (a trusted project's .cordon,
+ * with the one-line notice when untrusted) plus --policy FILE. --repeat N (a measuring aid)
+ * decides N more times after the first and prints "decisions: N, per decision: X.XX us" on
+ * stderr.
  * Prints `allow` / `deny` / `ask`, then `rule: ...`, `reason: ...`, `suggest: ...` lines (only
  * those the policy gave), or with --json one object. Returns the exit code: 0 allow, 1 deny or
  * ask, 2 bad usage (invalid rule, bad port or kind, wrong argument count, a profile that does

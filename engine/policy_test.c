@@ -2,8 +2,11 @@
  *   { "network":  [ { "kind": "connect", "host": "h", "port": 443, "expect": "allow",
  *                     "profile": "coding" (optional) } ],
  *     "profiles": [ { "name": "web", "expect": { "seccomp.block_unix_sockets": true } } ],
- *     "refusals": [ ... ] }   -- accepted and skipped with a note until refusal cases exist
- * Values are compared as compact JSON (lh_profile_value's form; an absent key is null). */
+ *     "refusals": [ { "input": { <a recorded result, as for policy detect> },
+ *                     "expect": { "kinds": ["write", ...] } | { "none": true },
+ *                     "profile": "coding" (optional) } ] }
+ * Values are compared as compact JSON (lh_profile_value's form; an absent key is null); the
+ * kinds of a refusal case as a multiset (order-free). */
 #include "policy_test.h"
 
 #include <dirent.h>
@@ -21,6 +24,7 @@
 #include "controller_env.h"
 #include "json_read.h"
 #include "lua_host.h"
+#include "policy_detect.h"
 #include "sandbox_config.h"
 #include "util.h"
 
@@ -221,6 +225,101 @@ static void run_profiles(const char *file, const struct json_value *list, const 
     }
 }
 
+#define MAX_CASE_REFUSALS 32
+
+/* The expected kinds of a refusal case, sorted, into want; false when expect is malformed. */
+static bool expected_kinds(const struct json_value *expect, struct str_list *want)
+{
+    if (!expect || expect->type != JSON_OBJECT || expect->len != 1)
+        return false;
+    const struct json_value *none = json_get(expect, "none"), *kinds = json_get(expect, "kinds");
+    if (none)
+        return none->type == JSON_BOOL && none->boolean;
+    if (!kinds || kinds->type != JSON_ARRAY)
+        return false;
+    for (size_t k = 0; k < kinds->len; k++) {
+        if (kinds->items[k].type != JSON_STRING)
+            return false;
+        str_list_push(want, kinds->items[k].str);
+    }
+    if (want->len)
+        qsort(want->items, want->len, sizeof *want->items, cmp_str);
+    return true;
+}
+
+static void join_kinds(const struct str_list *l, char *out, size_t outlen)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    if (l->len == 0)
+        snprintf(out, outlen, "none");
+    for (size_t i = 0; i < l->len && o < outlen; i++)
+        o += (size_t)snprintf(out + o, outlen - o, "%s%s", i ? "," : "", l->items[i]);
+}
+
+static void run_refusals(const char *file, const struct json_value *list, const char *root,
+                         struct tally *t)
+{
+    for (size_t i = 0; i < list->len; i++) {
+        const struct json_value *c = &list->items[i];
+        const struct json_value *input = c->type == JSON_OBJECT ? json_get(c, "input") : NULL;
+        const struct json_value *pv = c->type == JSON_OBJECT ? json_get(c, "profile") : NULL;
+        const char *profile = str_member(c, "profile");
+        struct str_list want = {0}, got = {0};
+        struct detect_case dc = {0};
+        char err[1024], ws[1024], gs[1024];
+        bool shape = c->type == JSON_OBJECT && input && (!pv || profile);
+        for (size_t k = 0; shape && k < c->len; k++)
+            shape = !strcmp(c->keys[k], "input") || !strcmp(c->keys[k], "expect") ||
+                    !strcmp(c->keys[k], "profile");
+        if (!shape || !expected_kinds(json_get(c, "expect"), &want)) {
+            fail(t, "%s: refusals[%zu]: needs \"input\" (a recorded result) and \"expect\": "
+                    "{\"kinds\": [...]} or {\"none\": true}", file, i);
+            goto next;
+        }
+        if (detect_case_read(input, &dc, err, sizeof err) < 0) {
+            fail(t, "%s: refusals[%zu]: input: %s", file, i, err);
+            goto next;
+        }
+        if (detect_case_prepare(&dc, profile, root, err, sizeof err) != LH_OK) {
+            fail(t, "%s: refusals[%zu]: profile %s: %s", file, i, profile ? profile : "coding", err);
+            goto next;
+        }
+        struct lh_refusal r[MAX_CASE_REFUSALS];
+        size_t n = 0;
+        detect_case_host(&dc, true);
+        enum lh_outcome o = lh_detect_refusals(&dc.in, r, MAX_CASE_REFUSALS, &n, err, sizeof err);
+        detect_case_host(&dc, false);
+        switch (o) {
+        case LH_OK:
+            break;
+        case LH_ERROR:
+        case LH_TIMEOUT:
+        case LH_NOMEM:
+        case LH_BAD_RESULT:
+            fail(t, "%s: refusals[%zu]: %s: refusal hook failed: %s", file, i, dc.command, err);
+            goto next;
+        }
+        for (size_t k = 0; k < n; k++)
+            str_list_push(&got, r[k].kind);
+        if (got.len)
+            qsort(got.items, got.len, sizeof *got.items, cmp_str);
+        bool same = want.len == got.len;
+        for (size_t k = 0; same && k < want.len; k++)
+            same = strcmp(want.items[k], got.items[k]) == 0;
+        join_kinds(&want, ws, sizeof ws);
+        join_kinds(&got, gs, sizeof gs);
+        if (same)
+            t->passed++;
+        else
+            fail(t, "%s: refusals[%zu]: %s: expected %s, got %s", file, i, dc.command, ws, gs);
+next:
+        detect_case_free(&dc);
+        str_list_free(&want);
+        str_list_free(&got);
+    }
+}
+
 /* Read and parse one case file. NULL with the message printed (exit 2 follows). */
 static struct json_value *read_case_file(const char *path)
 {
@@ -332,9 +431,8 @@ int policy_test_main(int argc, char **argv)
             run_network(rel, v, root, &t);
         if ((v = json_get(docs[i], "profiles")))
             run_profiles(rel, v, root, &t);
-        if ((v = json_get(docs[i], "refusals")) && v->len)
-            printf("%s: %zu refusal case%s skipped (refusal cases are not run yet)\n", rel, v->len,
-                   v->len == 1 ? "" : "s");
+        if ((v = json_get(docs[i], "refusals")))
+            run_refusals(rel, v, root, &t);
     }
     printf("%d passed, %d failed\n", t.passed, t.failed);
     rc = t.failed ? 1 : 0;
