@@ -398,21 +398,49 @@ static int host_cordon_exe(lua_State *L)
     return 1;
 }
 
+/* The names the user lets policies read, beyond getenv_allowed: one or more per line in
+ * ~/.config/cordon/getenv-allow (the user's own file: a project cannot widen it). */
+static struct str_list user_getenv_allowed;
+
+static void load_user_getenv_allowed(void)
+{
+    str_list_free(&user_getenv_allowed);
+    if (!H.user_config_dir)
+        return;
+    char *path = xasprintf("%s/getenv-allow", H.user_config_dir);
+    FILE *f = fopen(path, "re");
+    free(path);
+    if (!f)
+        return;
+    char word[128];
+    while (user_getenv_allowed.len < 64 && fscanf(f, "%127s", word) == 1) {
+        bool ok = word[0] == '_' || (word[0] >= 'A' && word[0] <= 'Z') || (word[0] >= 'a' && word[0] <= 'z');
+        for (char *c = word; ok && *c; c++)
+            ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+        if (ok)
+            str_list_push(&user_getenv_allowed, word);
+    }
+    fclose(f);
+}
+
 static int host_getenv(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
-    for (size_t i = 0; i < ARRAY_LEN(getenv_allowed); i++) {
-        if (strcmp(name, getenv_allowed[i]) == 0) {
-            const char *v = getenv(name);
-            if (v)
-                lua_pushstring(L, v);
-            else
-                lua_pushnil(L);
-            return 1;
-        }
+    bool allowed = str_list_contains(&user_getenv_allowed, name);
+    for (size_t i = 0; !allowed && i < ARRAY_LEN(getenv_allowed); i++)
+        allowed = strcmp(name, getenv_allowed[i]) == 0;
+    if (allowed) {
+        const char *v = getenv(name);
+        if (v)
+            lua_pushstring(L, v);
+        else
+            lua_pushnil(L);
+        return 1;
     }
-    lua_pushfstring(L, "host.getenv: '%s' is not available to policies "
-                       "(allowed: HOME, USER, PATH, LANG, TERM)", name);
+    luaL_where(L, 1); /* where the policy called it: file:line */
+    lua_pushfstring(L, "host.getenv: '%s' is not available to policies (allowed: HOME, USER, PATH, "
+                       "LANG, TERM, and the names in ~/.config/cordon/getenv-allow)", name);
+    lua_concat(L, 2);
     return lua_error(L);
 }
 
@@ -684,6 +712,7 @@ int lh_open(const struct lh_options *opt, char *err, size_t errlen)
     H.user_config_dir = opt->user_config_dir ? xstrdup(opt->user_config_dir) : NULL;
     H.project_dir = opt->project_dir ? xstrdup(opt->project_dir) : NULL;
     H.extra_policy = opt->extra_policy ? xstrdup(opt->extra_policy) : NULL;
+    load_user_getenv_allowed();
     if (state_create(err, errlen) < 0) {
         lh_close();
         return -1;
@@ -712,6 +741,7 @@ void lh_close(void)
     free(H.project_dir);
     free(H.extra_policy);
     H.datadir = H.user_config_dir = H.project_dir = H.extra_policy = NULL;
+    str_list_free(&user_getenv_allowed);
 }
 
 /* The state is usable: rebuilt if the last call ran out of memory. */

@@ -64,6 +64,29 @@ describe("cordon trust", function()
         assert.are.equal("", r.stderr, h.describe(r))
     end)
 
+    it("its rules change what cordon run reports and reaches, only once trusted", function()
+        local ws, env = project()
+        -- the in-house tool's message is a refusal only by the project's refusal hook
+        local tool = "echo 'buildtool: cannot write cache /opt/cache' >&2; exit 1"
+        -- the registry is allowed only by the project's network hook (it does not resolve here:
+        -- allowed shows as the proxy's 502, refused as its 403)
+        local fetch = "curl -sS --noproxy '' --max-time 20 -o /dev/null -w '%{http_code}' "
+            .. "-x http://127.0.0.1:18080 http://registry.internal.example:443/; true"
+        local function run(script)
+            return cordon(ws, env, { "run", "--", "/bin/sh", "-c", script })
+        end
+        local r = run(tool)
+        assert.is_nil(r.stderr:find("buildtool cache outside the writable set", 1, true), h.describe(r))
+        r = run(fetch)
+        assert.are.equal("403", r.stdout, h.describe(r))
+
+        assert.are.equal(0, cordon(ws, env, { "trust" }).code)
+        r = run(tool)
+        assert.truthy(r.stderr:find("cordon: buildtool cache outside the writable set", 1, true), h.describe(r))
+        r = run(fetch)
+        assert.are.equal("502", r.stdout, h.describe(r))
+    end)
+
     it("names each changed, added and removed file, and trusts again after cordon trust", function()
         local ws, env = project()
         assert.are.equal(0, cordon(ws, env, { "trust", ws }).code)
