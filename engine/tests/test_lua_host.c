@@ -340,6 +340,42 @@ static enum lh_outcome resolve_name(const char *name)
     return o;
 }
 
+/* Every failure of the environment hook, too, stops the run with the policy's file:line. */
+static void test_environment_hook_failures(void)
+{
+    setup();
+    put(data, "policies/60-env.lua",
+        "return {\n"
+        "  environment = function(input, next)\n"
+        "    local d = input.profile.description\n"
+        "    if d == \"raise\" then error(\"env boom\") end\n"                 /* line 4 */
+        "    if d == \"loop\" then while true do end end\n"                     /* line 5 */
+        "    if d == \"bomb\" then local t = {} while true do t[#t + 1] = (\"x\"):rep(4096) .. #t end end\n"
+        "    return next(input)\n"
+        "  end,\n"
+        "}\n");
+    static const char *const names[] = {"raise", "loop", "bomb"};
+    static const enum lh_outcome want[] = {LH_ERROR, LH_TIMEOUT, LH_NOMEM};
+    for (size_t i = 0; i < 3; i++) {
+        char *file = xasprintf("profiles/env%s.lua", names[i]);
+        char *text = xasprintf("return { extends = \"coding\", description = \"%s\" }\n", names[i]);
+        put(data, file, text);
+        free(file);
+        free(text);
+    }
+    open_ok();
+    for (size_t i = 0; i < 3; i++) {
+        char *name = xasprintf("env%s", names[i]);
+        CHECK_EQ_INT(resolve_name(name), want[i]);
+        char *where = xasprintf("%s/policies/60-env.lua:", data);
+        CHECK_STR_CONTAINS(err, where);
+        free(where);
+        free(name);
+        CHECK_EQ_INT(resolve_name("coding"), LH_OK); /* the host keeps working */
+    }
+    lh_close();
+}
+
 static void test_hook_timeout(void)
 {
     setup_bad_layer();
@@ -927,6 +963,7 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"an invalid network rule fails resolution naming it", test_network_invalid_rule},
           {"network hook errors and bad results deny", test_network_hook_errors},
           {"the environment points clients at the proxy", test_network_environment},
+          {"environment hook failures stop the run with file:line", test_environment_hook_failures},
           {"refusal hook: detect, traps, escalate", test_refusal_detect},
           {"refusal hook: host override for recorded cases", test_refusal_host_override},
           {"refusal/escalate hook errors: no refusal, deny, file:line", test_refusal_hook_errors},
