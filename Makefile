@@ -40,6 +40,7 @@ test-asan: deps
 bench: build
 	bash bench/startup.sh $(BUILD)/cordon
 	bash bench/proxy.sh $(BUILD)/cordon
+	bash bench/policy.sh $(BUILD)/cordon
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
