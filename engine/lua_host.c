@@ -641,19 +641,21 @@ static int startup(lua_State *L)
     lua_call(L, 0, 1);                                  /* [reg] */
     struct str_list files = {0};
     layer_files(L, &files);
+    /* Each layer loads in a protected call, so that a failing one cannot jump past the
+     * freeing of files; a load error is then raised again (or, for policy check, collected). */
     for (size_t i = 0; i < files.len; i++) {
-        if (!H.problems) {
-            add_layer(L, files.items[i]);
-            continue;
-        }
         lua_pushcfunction(L, add_layer_protected);      /* [reg, f] */
         lua_pushvalue(L, -2);
         lua_pushstring(L, files.items[i]);              /* [reg, f, reg, path] */
-        if (lua_pcall(L, 2, 0, 0) != LUA_OK) {          /* [reg] or [reg, msg] */
-            const char *msg = lua_tostring(L, -1);
-            str_list_push(H.problems, msg ? msg : files.items[i]);
-            lua_pop(L, 1);
+        if (lua_pcall(L, 2, 0, 0) == LUA_OK)            /* [reg] or [reg, msg] */
+            continue;
+        if (!H.problems) {
+            str_list_free(&files);
+            return lua_error(L);                        /* the message is on top */
         }
+        const char *msg = lua_tostring(L, -1);
+        str_list_push(H.problems, msg ? msg : files.items[i]);
+        lua_pop(L, 1);
     }
     str_list_free(&files);
 
