@@ -124,6 +124,41 @@ static int msgh(lua_State *L)
     return 1;
 }
 
+/* Every policy and profile file loaded, to undo Lua's shortening of long chunk names. */
+static struct str_list known_chunks;
+
+/* Lua shortens a chunk name longer than LUA_IDSIZE to "...tail" in positions; a message must
+ * name the policy's file whole. Replace each "...tail:N:" whose tail ends a known file. */
+static void expand_chunk_names(char *err, size_t errlen)
+{
+    char *p = err;
+    while ((p = strstr(p, "...")) != NULL) {
+        char *tail = p + 3, *colon = strchr(tail, ':');
+        if (!colon || colon[1] < '0' || colon[1] > '9') {
+            p = tail;
+            continue;
+        }
+        size_t tl = (size_t)(colon - tail);
+        const char *full = NULL;
+        for (size_t i = 0; i < known_chunks.len && !full; i++) {
+            size_t fl = strlen(known_chunks.items[i]);
+            if (fl >= tl && strncmp(known_chunks.items[i] + fl - tl, tail, tl) == 0)
+                full = known_chunks.items[i];
+        }
+        if (!full) {
+            p = tail;
+            continue;
+        }
+        char *rest = xstrdup(colon);
+        size_t at = (size_t)(p - err);
+        snprintf(p, errlen - at, "%s%s", full, rest);
+        free(rest);
+        p = err + at + strlen(full);
+        if ((size_t)(p - err) >= errlen - 1)
+            break;
+    }
+}
+
 /* The one way into Lua (STYLE 13): run fn(ctx) under a message handler, the instruction budget
  * and the memory cap. `where` ("file:line" of the code being run) prefixes messages that carry
  * no position of their own; NULL: messages stand as they are (they name their cause). On a non-OK outcome err holds one line. Stack balanced. */
@@ -169,6 +204,7 @@ static enum lh_outcome protected_call(lua_CFunction fn, void *ctx, const char *w
             snprintf(err, errlen, "%.*s", n, msg);
         else
             snprintf(err, errlen, "%s: %.*s", where, n, msg);
+        expand_chunk_names(err, errlen);
         LOG_D(LH_UNIT, "%s", msg);
     }
     lua_settop(L, top);
@@ -212,6 +248,8 @@ static long push_file(lua_State *L, const char *path)
  * [ud] -> [ud, fn]. Raises "path:line: message" on a syntax error or a binary chunk. */
 static void load_sandboxed(lua_State *L, const char *path, size_t len)
 {
+    if (!str_list_contains(&known_chunks, path) && known_chunks.len < 256)
+        str_list_push(&known_chunks, path);
     const char *buf = lua_touserdata(L, -1);
     lua_pushfstring(L, "@%s", path);                    /* [ud, name] */
     int st = luaL_loadbufferx(L, buf, len, lua_tostring(L, -1), "t"); /* [ud, name, fn|msg] */
@@ -744,6 +782,7 @@ void lh_close(void)
     free(H.extra_policy);
     H.datadir = H.user_config_dir = H.project_dir = H.extra_policy = NULL;
     str_list_free(&user_getenv_allowed);
+    str_list_free(&known_chunks);
 }
 
 /* The state is usable: rebuilt if the last call ran out of memory. */

@@ -53,7 +53,8 @@ static char *slurp(const char *path)
 /* A temp datadir holding the real default policy and the real profiles. */
 static void setup(void)
 {
-    snprintf(tmp, sizeof tmp, "/tmp/cordon-lh-XXXXXX");
+    const char *base = getenv("TMPDIR"); /* ctest points it into the build tree */
+    snprintf(tmp, sizeof tmp, "%s/cordon-lh-XXXXXX", base && *base ? base : "/tmp");
     CHECK(mkdtemp(tmp) != NULL);
     char *real = realpath(tmp, NULL);
     snprintf(tmp, sizeof tmp, "%s", real);
