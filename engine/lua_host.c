@@ -1630,6 +1630,58 @@ int lh_layer_hooks(const char *path, char *out, size_t outlen)
 
 /* ---- policy check ------------------------------------------------------------------------ */
 
+/* The file a profile name resolves to, searched as lh_resolve_sandbox does: the project's,
+ * the user's, then the built-in one. NULL when none exists. */
+static char *profile_file(const char *name)
+{
+    const char *dirs[3] = {H.project_dir, H.user_config_dir, H.datadir};
+    for (int i = 0; i < 3; i++) {
+        if (!dirs[i])
+            continue;
+        char *path = xasprintf("%s/profiles/%s.lua", dirs[i], name);
+        if (access(path, F_OK) == 0)
+            return path;
+        free(path);
+    }
+    return NULL;
+}
+
+/* One problem of `policy check` for profile name: a message without a position (an invalid
+ * network rule, a missing path) gets the profile's file and, when the quoted entry is found
+ * there, its line. */
+static void print_profile_problem(FILE *out, const char *name, const char *err)
+{
+    char *path = strstr(err, ".lua:") ? NULL : profile_file(name);
+    if (!path) {
+        fprintf(out, "%s\n", err);
+        return;
+    }
+    int line = 0;
+    const char *q = strchr(err, '\'');
+    const char *q2 = q ? strchr(q + 1, '\'') : NULL;
+    FILE *f = q2 ? fopen(path, "re") : NULL;
+    if (f) {
+        char *entry = strndup(q + 1, (size_t)(q2 - q - 1));
+        char *dq = xasprintf("\"%s\"", entry), *sq = xasprintf("'%s'", entry);
+        char buf[4096];
+        for (int n = 1; fgets(buf, sizeof buf, f); n++) {
+            if (strstr(buf, dq) || strstr(buf, sq)) {
+                line = n;
+                break;
+            }
+        }
+        fclose(f);
+        free(entry);
+        free(dq);
+        free(sq);
+    }
+    if (line)
+        fprintf(out, "%s:%d: %s\n", path, line, err);
+    else
+        fprintf(out, "%s: profile '%s': %s\n", path, name, err);
+    free(path);
+}
+
 int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out)
 {
     int problems = 0;
@@ -1673,7 +1725,7 @@ int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out)
         case LH_TIMEOUT:
         case LH_NOMEM:
         case LH_BAD_RESULT:
-            fprintf(out, "%s\n", err);
+            print_profile_problem(out, names.items[i], err);
             problems++;
             break;
         }

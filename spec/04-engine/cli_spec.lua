@@ -210,4 +210,18 @@ describe("cordon policy check", function()
         local r = h.cordon({ "policy", "check" })
         assert.are.equal(0, r.code, h.describe(r))
     end)
+
+    it("reports every problem of a project with file and line, and exits 1", function()
+        local dir = h.tmpdir()
+        h.sh_ok("mkdir -p " .. h.quote(dir .. "/.cordon/profiles"))
+        h.write_file(dir .. "/.cordon/profiles/web.lua",
+            'return {\n    extends = "coding",\n    network = { allow = { "*" } },\n}\n')
+        h.write_file(dir .. "/.cordon/policy.lua", "return {\n    profile = function(input, next\n}\n")
+        local r = h.cordon({ "policy", "check", dir })
+        assert.are.equal(1, r.code, h.describe(r))
+        assert.truthy(r.stdout:find(dir .. "/.cordon/policy.lua:3:", 1, true), h.describe(r))
+        assert.truthy(r.stdout:find(dir .. "/.cordon/profiles/web.lua:3: invalid network rule '*'", 1, true),
+            h.describe(r))
+        assert.truthy(r.stdout:find("policy check: 2 problems", 1, true), h.describe(r))
+    end)
 end)
