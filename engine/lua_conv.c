@@ -321,25 +321,33 @@ static void copy_clean(char *dst, size_t n, const char *src)
     dst[i] = '\0';
 }
 
+/* A hook result that must be a table whose keys are among keys[] and whose values are all
+ * strings; raises "<hook> result: ..." otherwise. idx absolute. Stack balanced. */
+static void check_string_fields(lua_State *L, int idx, const char *hook, const char *shape,
+                                const char *const *keys, size_t n_keys)
+{
+    if (!lua_istable(L, idx))
+        luaL_error(L, "%s result: expected a table %s, got %s", hook, shape, luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [k, v] */
+        bool known = false;
+        for (size_t i = 0; lua_type(L, -2) == LUA_TSTRING && i < n_keys && !known; i++)
+            known = strcmp(lua_tostring(L, -2), keys[i]) == 0;
+        if (!known)
+            luaL_error(L, "%s result: unknown key '%s'", hook, luaL_tolstring(L, -2, NULL));
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "%s result: '%s' must be a string, got %s", hook, lua_tostring(L, -2),
+                       luaL_typename(L, -1));
+        lua_pop(L, 1);                                  /* [k] */
+    }
+}
+
 void lc_read_net_decision(lua_State *L, int idx, struct net_decision *out)
 {
     static const char *const keys[] = {"verdict", "rule", "reason", "suggest"};
     idx = lua_absindex(L, idx);
-    if (!lua_istable(L, idx))
-        luaL_error(L, "network result: expected a table { verdict = \"allow\"|\"deny\"|\"ask\", ... }, "
-                      "got %s", luaL_typename(L, idx));
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {                          /* [k, v] */
-        bool known = false;
-        for (size_t i = 0; lua_type(L, -2) == LUA_TSTRING && i < ARRAY_LEN(keys) && !known; i++)
-            known = strcmp(lua_tostring(L, -2), keys[i]) == 0;
-        if (!known)
-            luaL_error(L, "network result: unknown key '%s'", luaL_tolstring(L, -2, NULL));
-        if (lua_type(L, -1) != LUA_TSTRING)
-            luaL_error(L, "network result: '%s' must be a string, got %s", lua_tostring(L, -2),
-                       luaL_typename(L, -1));
-        lua_pop(L, 1);                                  /* [k] */
-    }
+    check_string_fields(L, idx, "network", "{ verdict = \"allow\"|\"deny\"|\"ask\", ... }", keys,
+                        ARRAY_LEN(keys));
     raw_field(L, idx, "verdict");                       /* [verdict] */
     const char *v = lua_tostring(L, -1);
     bool allow = v && strcmp(v, "allow") == 0, ask = v && strcmp(v, "ask") == 0;
@@ -630,21 +638,7 @@ void lc_read_escalation(lua_State *L, int idx, struct lh_escalation *out)
 {
     static const char *const keys[] = {"action", "offer", "reason"};
     idx = lua_absindex(L, idx);
-    if (!lua_istable(L, idx))
-        luaL_error(L, "escalate result: expected a table { action = \"ask\"|\"deny\", ... }, got %s",
-                   luaL_typename(L, idx));
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {                          /* [k, v] */
-        bool known = false;
-        for (size_t k = 0; lua_type(L, -2) == LUA_TSTRING && k < ARRAY_LEN(keys) && !known; k++)
-            known = strcmp(lua_tostring(L, -2), keys[k]) == 0;
-        if (!known)
-            luaL_error(L, "escalate result: unknown key '%s'", luaL_tolstring(L, -2, NULL));
-        if (lua_type(L, -1) != LUA_TSTRING)
-            luaL_error(L, "escalate result: '%s' must be a string, got %s", lua_tostring(L, -2),
-                       luaL_typename(L, -1));
-        lua_pop(L, 1);
-    }
+    check_string_fields(L, idx, "escalate", "{ action = \"ask\"|\"deny\", ... }", keys, ARRAY_LEN(keys));
     raw_field(L, idx, "action");
     raw_field(L, idx, "offer");                         /* [action, offer] */
     const char *a = lua_tostring(L, -2), *o = lua_tostring(L, -1);

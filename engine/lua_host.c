@@ -410,23 +410,19 @@ static int host_is_socket(lua_State *L)
     return 1;
 }
 
-static int host_home(lua_State *L)
+/* A string that may be absent: [-0, +1]. */
+static int push_opt_string(lua_State *L, const char *s)
 {
-    if (H.home)
-        lua_pushstring(L, H.home);
+    if (s)
+        lua_pushstring(L, s);
     else
         lua_pushnil(L);
     return 1;
 }
 
-static int host_workspace(lua_State *L)
-{
-    if (H.workspace)
-        lua_pushstring(L, H.workspace);
-    else
-        lua_pushnil(L);
-    return 1;
-}
+static int host_home(lua_State *L) { return push_opt_string(L, H.home); }
+
+static int host_workspace(lua_State *L) { return push_opt_string(L, H.workspace); }
 
 /* Where this cordon binary is inside the sandbox (fsview.c binds it there, read-only), so the
  * environment can name `cordon nc` for ssh wherever cordon lives on the host. */
@@ -467,14 +463,8 @@ static int host_getenv(lua_State *L)
     bool allowed = str_list_contains(&user_getenv_allowed, name);
     for (size_t i = 0; !allowed && i < ARRAY_LEN(getenv_allowed); i++)
         allowed = strcmp(name, getenv_allowed[i]) == 0;
-    if (allowed) {
-        const char *v = getenv(name);
-        if (v)
-            lua_pushstring(L, v);
-        else
-            lua_pushnil(L);
-        return 1;
-    }
+    if (allowed)
+        return push_opt_string(L, getenv(name));
     luaL_where(L, 1); /* where the policy called it: file:line */
     lua_pushfstring(L, "host.getenv: '%s' is not available to policies (allowed: HOME, USER, PATH, "
                        "LANG, TERM, and the names in ~/.config/cordon/getenv-allow)", name);
