@@ -4,6 +4,7 @@
 
 #include "cli.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 enum opt_id {
@@ -162,4 +163,15 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name, bool 
         return NULL;
     }
     return argv[++*i];
+}
+
+int cli_usage_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "cordon: %s: ", command);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include "attrs.h"
 #include "sandbox-t.h"
 
 /* Parse argv[0..argc) (argv[0] is the first word after "run"). 0 on success; -1 with one line
@@ -15,4 +16,6 @@ void cli_usage(FILE *out);
  * value and advances *i; NULL when argv[*i] is not this option (or, with *missing set, when its
  * value is absent). */
 const char *cli_opt_value(int argc, char **argv, int *i, const char *name, bool *missing);
+/* "cordon: <command>: <message>" on stderr; returns 2, the exit status of a usage error. */
+int cli_usage_error(const char *command, const char *fmt, ...) CORDON_PRINTF(2, 3);
 #endif

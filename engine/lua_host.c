@@ -812,20 +812,26 @@ struct resolve_ctx {
     int ref_resolved;
 };
 
+/* Call the profile hook function on top with { name, flags }: [f] -> [res]. Raises unless the
+ * result is a table (then validation starts: H.validating). */
+static void call_profile_fn(lua_State *L, const struct run_flags *flags)
+{
+    lua_createtable(L, 0, 2);                           /* [f, in] */
+    lua_pushstring(L, flags->profile ? flags->profile : LH_DEFAULT_PROFILE);
+    lua_setfield(L, -2, "name");
+    lc_push_flags(L, flags);
+    lua_setfield(L, -2, "flags");
+    lua_call(L, 1, 1);                                  /* [res] */
+    H.validating = true;
+    if (!lua_istable(L, -1))
+        luaL_error(L, "profile hook returned %s, expected the resolved profile table", luaL_typename(L, -1));
+}
+
 static int call_profile_hook(lua_State *L)
 {
     struct resolve_ctx *c = lua_touserdata(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_PROFILE]); /* [ctx, f] */
-    lua_createtable(L, 0, 2);                           /* [ctx, f, in] */
-    lua_pushstring(L, c->flags->profile ? c->flags->profile : LH_DEFAULT_PROFILE);
-    lua_setfield(L, -2, "name");
-    lc_push_flags(L, c->flags);
-    lua_setfield(L, -2, "flags");
-    lua_call(L, 1, 1);                                  /* [ctx, res] */
-    H.validating = true;
-    if (!lua_istable(L, -1))
-        return luaL_error(L, "profile hook returned %s, expected the resolved profile table",
-                          luaL_typename(L, -1));
+    call_profile_fn(L, c->flags);                       /* [ctx, res] */
     lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_validate);
     lua_pushvalue(L, -2);
     lua_call(L, 1, 2);                                  /* [ctx, res, keypath, msg] */
@@ -1449,16 +1455,7 @@ static int call_profile_layer(lua_State *L)
 {
     struct explain_profile_ctx *c = lua_touserdata(L, 1);
     push_truncated_chain(L, HOOK_PROFILE, c->layer);    /* [ctx, f] */
-    lua_createtable(L, 0, 2);                           /* [ctx, f, in] */
-    lua_pushstring(L, c->flags->profile ? c->flags->profile : LH_DEFAULT_PROFILE);
-    lua_setfield(L, -2, "name");
-    lc_push_flags(L, c->flags);
-    lua_setfield(L, -2, "flags");
-    lua_call(L, 1, 1);                                  /* [ctx, res] */
-    H.validating = true;
-    if (!lua_istable(L, -1))
-        return luaL_error(L, "profile hook returned %s, expected the resolved profile table",
-                          luaL_typename(L, -1));
+    call_profile_fn(L, c->flags);                       /* [ctx, res] */
     flatten(L, -1, "", &c->flat, 0);
     if (c->flat.len)
         qsort(c->flat.items, c->flat.len, sizeof *c->flat.items, cmp_str);

@@ -30,16 +30,7 @@ extern char **environ;
 #define MAX_CASE_BYTES ((size_t)64 << 20)
 #define MAX_REFUSALS 32
 
-static CORDON_PRINTF(1, 2) int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("cordon: policy detect: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 2;
-}
+#define usage_error(...) cli_usage_error("policy detect", __VA_ARGS__)
 
 /* The whole file into a new buffer; NULL with errno set. */
 char *detect_read_file(const char *path, size_t *len)

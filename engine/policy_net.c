@@ -27,16 +27,7 @@ extern char **environ;
               "[--kind http|connect|socks] [--profile NAME] [--policy FILE] [--repeat N] [--json] " \
               "HOST PORT"
 
-static CORDON_PRINTF(1, 2) int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("cordon: policy net: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 2;
-}
+#define usage_error(...) cli_usage_error("policy net", __VA_ARGS__)
 
 static void print_field_json(const char *key, const char *value, bool *first)
 {
