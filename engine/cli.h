@@ -11,6 +11,9 @@
 /* Parse argv[0..argc) (argv[0] is the first word after "run"). 0 on success; -1 with one line
  * in err (unknown flag, missing value, missing command). */
 int cli_parse_run(int argc, char **argv, struct run_flags *out, char *err, size_t errlen);
+/* `cordon session start NAME [OPTIONS]`: the run options (no command) plus --detach. */
+int cli_parse_session_start(int argc, char **argv, struct run_flags *out, const char **name,
+                            char *err, size_t errlen);
 void cli_usage(FILE *out);
 /* For the `cordon policy ...` commands: "--name VALUE" or "--name=VALUE" at argv[*i] gives the
  * value and advances *i; NULL when argv[*i] is not this option (or, with *missing set, when its

@@ -127,47 +127,55 @@ static void forward_signal(pid_t group, int sig)
         (void)kill(group, sig); /* the child may not have called setsid() yet */
 }
 
-CORDON_NORETURN void init_main(const struct init_params *p)
+void init_prepare(const struct init_params *p, struct init_ready *out)
 {
     char err[512];
-    int slave = -1;
-
+    out->slave = -1;
     die_with_controller(p->parent_alive_fd);
     int r = ns_write_id_maps(p->uid, p->gid);
     if (r < 0)
         setup_failed("writing the uid/gid maps", -r);
     /* The controller resolves the profile while this process starts: wait for the result. */
-    struct sandbox_config cfg = {0};
-    receive_config(p->ctl_sock, &cfg);
-    if (!cfg.net_unrestricted && (r = ns_unshare_net()) < 0)
+    struct sandbox_config *cfg = &out->cfg;
+    memset(cfg, 0, sizeof *cfg);
+    receive_config(p->ctl_sock, cfg);
+    if (!cfg->net_unrestricted && (r = ns_unshare_net()) < 0)
         setup_failed("creating the network namespace", -r);
-    if (fsview_build(&cfg, err, sizeof err) < 0) {
+    if (fsview_build(cfg, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
-    if (!cfg.net_unrestricted && (r = netns_loopback_up()) < 0)
+    if (!cfg->net_unrestricted && (r = netns_loopback_up()) < 0)
         setup_failed("bringing up loopback", -r);
     if (sethostname("cordon", 6) < 0)
         setup_failed("sethostname", errno);
     if (p->want_pty) {
         int master;
-        if ((r = pty_open_pair(&master, &slave)) < 0)
+        if ((r = pty_open_pair(&master, &out->slave)) < 0)
             setup_failed("opening a pseudo-terminal", -r);
         if ((r = fdpass_send(p->ctl_sock, master, INIT_MSG_PTY)) < 0)
             setup_failed("passing the pseudo-terminal to the controller", -r);
         close(master);
     }
-    if (!cfg.net_unrestricted)
+    if (!cfg->net_unrestricted)
         hand_over_proxy_listeners(p->ctl_sock);
     /* The command (same uid) must not be able to ptrace or read init's memory. */
     (void)prctl(PR_SET_DUMPABLE, 0);
 
-    struct sc_program filter;
-    receive_filter(p->ctl_sock, &filter);
+    receive_filter(p->ctl_sock, &out->filter);
 
-    int sfd = supervisor_signals();
-    if (sfd < 0)
+    out->sfd = supervisor_signals();
+    if (out->sfd < 0)
         setup_failed("signalfd", errno);
+}
+
+CORDON_NORETURN void init_main(const struct init_params *p)
+{
+    struct init_ready ready;
+    init_prepare(p, &ready);
+    struct sandbox_config cfg = ready.cfg;
+    struct sc_program filter = ready.filter;
+    int slave = ready.slave, sfd = ready.sfd;
 
     /* vfork: the child only makes system calls until exec, and copying init's page tables
      * would cost more than the rest of the start. Caught signals reset to default at exec. */

@@ -50,6 +50,18 @@ struct init_status {
 #define PROXY_HTTP_PORT 18080
 #define PROXY_SOCKS_PORT 18081
 
+/* What the set-up shared by `cordon run` and sessions leaves for the supervisor. */
+struct init_ready {
+    struct sandbox_config cfg;  /* as the controller resolved it */
+    struct sc_program filter;   /* the seccomp filter each command loads before exec */
+    int sfd;                    /* signalfd: SIGCHLD and the forwarded signals, all blocked */
+    int slave;                  /* the pty slave with want_pty, else -1 */
+};
+
+/* The set-up: id maps, configuration, network namespace, filesystem view, loopback, hostname,
+ * pty, proxy listeners, filter. A failure prints one line and exits CORDON_EXIT_SETUP. */
+void init_prepare(const struct init_params *p, struct init_ready *out);
+
 /* Runs in the child of ns_clone_sandbox(); never returns. A set-up failure prints one line
  * and exits CORDON_EXIT_SETUP without running the command. */
 CORDON_NORETURN void init_main(const struct init_params *p);

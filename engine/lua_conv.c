@@ -79,6 +79,10 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
     set_flag(L, NULL, "json", flags->json);
     set_flag(L, "escalation", "ask_sandbox_off", flags->ask_sandbox_off);
     set_flag(L, "escalation", "plan", flags->plan);
+    /* --session-exec=false means: every exec in a fresh sandbox */
+    if (flags->session_exec != FLAG_UNSET)
+        set_flag(L, "session", "exec_per_command",
+                 flags->session_exec == FLAG_TRUE ? FLAG_FALSE : FLAG_TRUE);
     if (flags->permission_timeout) {
         sub_table(L, "escalation");                     /* [t, esc] */
         char *end;
@@ -262,13 +266,28 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     read_rlimits(L, idx, cfg);
 
     cfg->grace_seconds = 3;
+    cfg->max_background = SANDBOX_MAX_BACKGROUND_DEFAULT;
+    cfg->log_cap = SANDBOX_LOG_CAP_DEFAULT;
     if (sub_field(L, idx, "session")) {                 /* [..., s] */
         t = raw_field(L, -1, "grace");
-        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0)
+        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 && lua_tonumber(L, -1) <= 3600)
             cfg->grace_seconds = lua_tonumber(L, -1);
         else if (t != LUA_TNIL)
-            bad(L, "session.grace", "a number >= 0");
+            bad(L, "session.grace", "a number of seconds, 0 to 3600");
         lua_pop(L, 1);
+        t = raw_field(L, -1, "max_background");
+        if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0 && lua_tointeger(L, -1) <= 1024)
+            cfg->max_background = (unsigned)lua_tointeger(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "session.max_background", "an integer, 0 to 1024");
+        lua_pop(L, 1);
+        t = raw_field(L, -1, "log_cap");
+        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 4096 && lua_tonumber(L, -1) <= 1024.0 * 1024 * 1024 * 1024)
+            cfg->log_cap = (size_t)lua_tonumber(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "session.log_cap", "a number of bytes, 4096 to 1 TiB");
+        lua_pop(L, 1);
+        cfg->exec_per_command = read_bool(L, -1, "exec_per_command", "session.exec_per_command", false);
     }
     lua_pop(L, 1);
 

@@ -45,6 +45,32 @@ static int policy_main(int argc, char **argv)
     return problems ? 1 : 0;
 }
 
+/* The session commands live in two programs beside this one, which link libmicrohttpd (the
+ * session's controller) and libcurl (the client): `cordon run` stays static and never loads
+ * them. They get the same argv. */
+static int exec_sibling(const char *program, char **argv)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        die_errno("cannot find the cordon binary (/proc/self/exe)");
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    char path[4096 + 32];
+    snprintf(path, sizeof path, "%.*s/%s", (int)(slash - self), self, program);
+    execv(path, argv);
+    die_errno("cannot run %s", path);
+}
+
+static bool is_session_command(const char *cmd)
+{
+    static const char *const names[] = {"session", "exec", "jobs", "logs", "stop", "cancel", "approve"};
+    for (size_t i = 0; i < ARRAY_LEN(names); i++)
+        if (strcmp(cmd, names[i]) == 0)
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -55,6 +81,10 @@ int main(int argc, char **argv)
         cli_usage(stdout);
         return 0;
     }
+    if (argc >= 3 && strcmp(argv[1], "session") == 0 && strcmp(argv[2], "start") == 0)
+        return exec_sibling("cordon-session", argv);
+    if (is_session_command(argv[1]))
+        return exec_sibling("cordon-client", argv);
     if (strcmp(argv[1], "run") == 0)
         return run_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "policy") == 0)

@@ -20,8 +20,7 @@
 
 #include "capture.h"
 #include "cli.h"
-#include "config_wire.h"
-#include "controller_env.h"
+#include "controller_setup.h"
 #include "escalate.h"
 #include "evloop.h"
 #include "fdpass.h"
@@ -338,64 +337,26 @@ CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *
     die("%s", msg);
 }
 
-/* The policy layers and the profile hook: flags merged over the named profile. */
-static void resolve_profile(struct controller *c, struct run_flags *flags, const char *cwd,
-                            struct sandbox_config *cfg)
+/* Resolve the profile, hand init the configuration, then the seccomp filter (compiled while
+ * init builds the view). On failure init is killed (it never runs the command) and cordon exits
+ * with the reason; EPIPE means init already failed its set-up and said why: supervise() sees it
+ * exit. */
+static void set_up_sandbox(struct controller *c, struct run_flags *flags, const char *cwd,
+                           struct sandbox_config *cfg, struct sc_program *prog)
 {
     char err[1024];
-    struct lh_options lopt;
-    controller_lua_options(&lopt);
-    /* The project layer: the workspace's .cordon, only when the user trusts it (else one line
-     * says why and the lower layers apply). --policy FILE is the user's own choice: no check. */
-    controller_project_options(&lopt, flags->workspace ? flags->workspace : cwd);
-    lopt.extra_policy = flags->policy_file;
-    if (lh_open(&lopt, err, sizeof err) < 0)
+    if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
-    enum lh_outcome o = lh_resolve_sandbox(flags, cwd, getenv("HOME"), environ, cfg, err, sizeof err);
-    switch (o) {
-    case LH_OK:
-        break;
-    case LH_ERROR:
-    case LH_TIMEOUT:
-    case LH_NOMEM:
-    case LH_BAD_RESULT:
-        stop_init_and_die(c, err);
-    }
-    if (flags->json != FLAG_UNSET)
-        cfg->json = flags->json == FLAG_TRUE;
-}
-
-/* The resolved configuration to init, in a memfd (config_wire.c). */
-static void send_config(struct controller *c, const struct sandbox_config *cfg)
-{
-    int fd = memfd_create("cordon-config", MFD_CLOEXEC);
-    int r = fd < 0 ? -errno : config_wire_write(fd, cfg);
-    if (r == 0)
-        r = fdpass_send(c->ctl, fd, INIT_MSG_CONFIG);
-    if (fd >= 0)
-        close(fd);
+    output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
+    output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
+    int r = controller_send_config(c->ctl, cfg);
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
-    /* EPIPE: init already failed its set-up and said why; supervise() sees it exit */
-}
-
-/* Compile the seccomp filter while init builds the view, then hand it over. On failure init is
- * told to stop (it never runs the command) and cordon exits with the reason. */
-static void send_filter(struct controller *c, const struct sandbox_config *cfg, struct sc_program *prog)
-{
-    char err[512];
-    if (sc_build(cfg, prog, err, sizeof err) < 0) {
-        char abort_msg = INIT_MSG_ABORT;
-        (void)send(c->ctl, &abort_msg, 1, MSG_NOSIGNAL);
+    r = controller_send_filter(c->ctl, cfg, prog, err, sizeof err);
+    if (r == -1)
         stop_init_and_die(c, err);
-    }
-    size_t len = (size_t)prog->len * sizeof prog->insns[0];
-    char *msg = xmalloc(len + 1);
-    msg[0] = INIT_MSG_FILTER;
-    memcpy(msg + 1, prog->insns, len);
-    if (send(c->ctl, msg, len + 1, MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET)
-        LOG_W("run", "sending the seccomp filter: %s", strerror(errno));
-    free(msg); /* a failed send means init already failed its set-up and said why */
+    if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+        LOG_W("run", "sending the seccomp filter: %s", strerror(-r));
 }
 
 static int block_controller_signals(sigset_t *old)
@@ -465,11 +426,9 @@ int run_main(int argc, char **argv)
     c.init_pid = pid;
     c.ctl = sp[0];
 
-    resolve_profile(&c, &flags, cwd, &cfg);
-    output_stream_init(&c.out, out_pipe[0], STDOUT_FILENO, &cfg);
-    output_stream_init(&c.err, err_pipe[0], STDERR_FILENO, &cfg);
-    send_config(&c, &cfg);
-    send_filter(&c, &cfg, &prog);
+    c.out.fd = out_pipe[0];
+    c.err.fd = err_pipe[0];
+    set_up_sandbox(&c, &flags, cwd, &cfg, &prog);
 
     int http_fd = -1, socks_fd = -1;
     receive_fds(&c, want_pty, !cfg.net_unrestricted, &http_fd, &socks_fd);

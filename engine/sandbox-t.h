@@ -30,6 +30,8 @@ struct run_flags {
     const char *permission_timeout; /* --permission-timeout DURATION -> escalation.permission_timeout */
     char **command;                 /* argv after "--", NULL-terminated, at least one word */
     const char *policy_file;        /* --policy FILE: one more policy layer on top, this run only */
+    enum flag_state session_exec;   /* --session-exec=false -> session.exec_per_command = true */
+    bool detach;                    /* session start --detach: outlive the starting process */
 };
 
 /* One resource limit from the profile's `rlimits` table. */
@@ -64,7 +66,13 @@ struct sandbox_config {
     size_t capture_head, capture_tail; /* bytes of each output stream kept for refusal detection */
     double permission_timeout;      /* seconds a question may wait for its answer (then: deny) */
     bool network_ask;               /* network.ask: unlisted destinations may be asked about */
+    bool exec_per_command;          /* session.exec_per_command: each exec in a fresh sandbox */
+    unsigned max_background;        /* session.max_background: live background jobs at most */
+    size_t log_cap;                 /* session.log_cap: bytes of a background job's log kept */
 };
+
+#define SANDBOX_LOG_CAP_DEFAULT (64u * 1024 * 1024)
+#define SANDBOX_MAX_BACKGROUND_DEFAULT 8
 
 #define SANDBOX_CAPTURE_DEFAULT (256 * 1024)
 #define SANDBOX_CAPTURE_MAX (64 * 1024 * 1024)

@@ -73,7 +73,7 @@ return {
         exec_per_command = false, -- true: every exec gets a fresh sandbox
         grace = 3,                -- seconds between TERM and KILL
         max_background = 8,
-        log_cap = 16 * 1024 * 1024,
+        log_cap = 64 * 1024 * 1024, -- bytes of a background job's log kept (oldest dropped)
     },
 
     -- How much of each output stream the refusal detector sees.

@@ -1,0 +1,73 @@
+/* controller_setup.c — see controller_setup.h. */
+#include "controller_setup.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/filter.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "config_wire.h"
+#include "controller_env.h"
+#include "fdpass.h"
+#include "init.h"
+#include "lua_host.h"
+#include "util.h"
+
+extern char **environ;
+
+int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
+                       char *err, size_t errlen)
+{
+    struct lh_options lopt;
+    controller_lua_options(&lopt);
+    /* The project layer: the workspace's .cordon, only when the user trusts it (else one line
+     * says why and the lower layers apply). --policy FILE is the user's own choice: no check. */
+    controller_project_options(&lopt, flags->workspace ? flags->workspace : cwd);
+    lopt.extra_policy = flags->policy_file;
+    if (lh_open(&lopt, err, errlen) < 0)
+        return -1;
+    enum lh_outcome o = lh_resolve_sandbox(flags, cwd, getenv("HOME"), environ, cfg, err, errlen);
+    switch (o) {
+    case LH_OK:
+        break;
+    case LH_ERROR:
+    case LH_TIMEOUT:
+    case LH_NOMEM:
+    case LH_BAD_RESULT:
+        return -1;
+    }
+    if (flags->json != FLAG_UNSET)
+        cfg->json = flags->json == FLAG_TRUE;
+    return 0;
+}
+
+int controller_send_config(int ctl, const struct sandbox_config *cfg)
+{
+    int fd = memfd_create("cordon-config", MFD_CLOEXEC);
+    int r = fd < 0 ? -errno : config_wire_write(fd, cfg);
+    if (r == 0)
+        r = fdpass_send(ctl, fd, INIT_MSG_CONFIG);
+    if (fd >= 0)
+        close(fd);
+    return r;
+}
+
+int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_program *prog,
+                           char *err, size_t errlen)
+{
+    if (sc_build(cfg, prog, err, errlen) < 0) {
+        char abort_msg = INIT_MSG_ABORT;
+        (void)send(ctl, &abort_msg, 1, MSG_NOSIGNAL);
+        return -1;
+    }
+    size_t len = (size_t)prog->len * sizeof prog->insns[0];
+    char *msg = xmalloc(len + 1);
+    msg[0] = INIT_MSG_FILTER;
+    memcpy(msg + 1, prog->insns, len);
+    int r = send(ctl, msg, len + 1, MSG_NOSIGNAL) < 0 ? -errno : 0;
+    free(msg);
+    return r;
+}

@@ -1,0 +1,659 @@
+/* api_server.c — see api_server.h. Owns the libmicrohttpd daemon of the session's control
+ * socket, and the life of every request on it: reading the body, the peer-uid check, parking
+ * the connection (MHD_suspend_connection) while the handler works, and feeding a streamed
+ * response from a buffer. Uses MHD in external-epoll mode: MHD's epoll fd is one watcher on the
+ * controller's loop and MHD's timeout is one timer; it never runs a thread of its own. Never
+ * calls MHD_run from an api_* function a handler may call (that would re-enter MHD from inside
+ * its own callbacks): those only flag the server dirty, and api_server_after_round runs MHD.
+ *
+ * A request goes through these phases:
+ *   BODY      headers read, collecting the body (access handler called with upload data)
+ *   WAITING   the handler has it; the connection is suspended until it answers
+ *   ANSWERED  a response is ready (complete, or a stream); queued at MHD's next access call
+ *   SENDING   queued; MHD sends it (a stream's reader suspends the connection when it runs
+ *             dry and the stream has not ended)
+ * MHD's completion callback frees the request on every path; if the handler had not finished
+ * answering by then (no api_respond, or a stream not ended), on_gone runs first. */
+#include "api_server.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define API_BODY_MAX (1024u * 1024u)
+#define API_STREAM_BLOCK (16u * 1024u)
+#define API_JSON "application/json"
+
+enum api_phase { PH_BODY, PH_WAITING, PH_ANSWERED, PH_SENDING };
+
+struct api_server {
+    struct ev_loop *loop;
+    struct MHD_Daemon *d;
+    struct ev_io io;          /* MHD's epoll fd */
+    struct ev_timer timer;    /* MHD_get_timeout */
+    api_handler handler;
+    void *ctx;
+    uid_t uid;
+    bool dirty;               /* resumed or written since the last MHD_run */
+    bool in_run;              /* inside MHD_run: MHD's callbacks are on the stack */
+    struct api_request *reqs; /* every live request, for api_server_stop */
+};
+
+struct api_request {
+    struct api_server *s;
+    struct MHD_Connection *conn;
+    struct api_request *prev, *next;
+    enum api_phase phase;
+    char *method, *path;
+    char *body;               /* NUL-terminated; NULL until the first byte */
+    size_t body_len, body_cap;
+    bool too_large;
+    bool suspended;           /* we suspended it and have not resumed it yet */
+    /* The answer, between api_respond/api_stream_begin and MHD_queue_response. */
+    struct MHD_Response *resp;
+    unsigned int status;
+    /* Streaming. */
+    bool streaming, stream_ended, stream_failed;
+    char *buf;
+    size_t off, len, cap;     /* pending bytes are buf[off, len) */
+    void (*on_gone)(void *ctx, struct api_request *req);
+    void *gone_ctx;
+};
+
+/* ---- helpers ---- */
+
+static void req_resume(struct api_request *req)
+{
+    if (!req->suspended)
+        return;
+    req->suspended = false;
+    MHD_resume_connection(req->conn);
+    req->s->dirty = true;
+}
+
+static void req_suspend(struct api_request *req)
+{
+    MHD_suspend_connection(req->conn);
+    req->suspended = true;
+}
+
+/* {"error":"msg"} in a malloc'd string (NULL when out of memory). */
+static char *json_error_body(const char *msg, size_t *len)
+{
+    static const char head[] = "{\"error\":\"", tail[] = "\"}";
+    size_t n = strlen(msg);
+    char *out = malloc(sizeof head + n * 6 + sizeof tail);
+    if (!out)
+        return NULL;
+    char *p = out;
+    memcpy(p, head, sizeof head - 1);
+    p += sizeof head - 1;
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+        switch (*c) {
+        case '"': *p++ = '\\'; *p++ = '"'; break;
+        case '\\': *p++ = '\\'; *p++ = '\\'; break;
+        case '\n': *p++ = '\\'; *p++ = 'n'; break;
+        case '\r': *p++ = '\\'; *p++ = 'r'; break;
+        case '\t': *p++ = '\\'; *p++ = 't'; break;
+        default:
+            if (*c < 0x20 || *c == 0x7f)
+                p += sprintf(p, "\\u%04x", *c);
+            else
+                *p++ = (char)*c;
+        }
+    }
+    memcpy(p, tail, sizeof tail); /* with its NUL */
+    *len = (size_t)(p - out) + sizeof tail - 1;
+    return out;
+}
+
+static struct MHD_Response *make_response(const char *content_type, const char *body, size_t len)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return NULL;
+    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                content_type ? content_type : API_JSON) != MHD_YES) {
+        MHD_destroy_response(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Queue {"error": msg} on conn from inside the access handler (for answers that never reach
+ * the handler: wrong uid, body too large). */
+static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned int status, const char *msg)
+{
+    size_t len = 0;
+    char *body = json_error_body(msg, &len);
+    struct MHD_Response *r = body ? make_response(NULL, body, len) : NULL;
+    free(body);
+    if (!r)
+        return MHD_NO; /* out of memory: MHD closes the connection */
+    enum MHD_Result ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static bool peer_uid_ok(struct api_server *s, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct ucred cred;
+    socklen_t clen = sizeof cred;
+    if (!ci) {
+        LOG_W("api", "cannot get a client connection's fd; refusing it");
+        return false;
+    }
+    if (getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+        LOG_W("api", "SO_PEERCRED: %s; refusing the client", strerror(errno));
+        return false;
+    }
+    if (cred.uid != s->uid) {
+        LOG_W("api", "refused a client with uid %u (pid %d)", (unsigned)cred.uid, (int)cred.pid);
+        return false;
+    }
+    return true;
+}
+
+/* Content-Length beyond the limit: refuse before reading the body (and before MHD sends a
+ * "100 Continue" to a client that asked for one). */
+static bool declared_too_large(struct MHD_Connection *conn)
+{
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (!cl)
+        return false;
+    errno = 0;
+    char *end;
+    unsigned long long n = strtoull(cl, &end, 10);
+    return end != cl && (errno == ERANGE || n > API_BODY_MAX);
+}
+
+static bool body_append(struct api_request *req, const char *data, size_t n)
+{
+    if (req->too_large)
+        return true;
+    if (n > API_BODY_MAX - req->body_len) {
+        req->too_large = true;
+        free(req->body);
+        req->body = NULL;
+        req->body_len = req->body_cap = 0;
+        return true;
+    }
+    if (req->body_len + n + 1 > req->body_cap) {
+        size_t cap = req->body_cap ? req->body_cap : 1024;
+        while (cap < req->body_len + n + 1)
+            cap *= 2;
+        char *b = realloc(req->body, cap);
+        if (!b)
+            return false;
+        req->body = b;
+        req->body_cap = cap;
+    }
+    memcpy(req->body + req->body_len, data, n);
+    req->body_len += n;
+    req->body[req->body_len] = '\0';
+    return true;
+}
+
+static void req_unlink(struct api_request *req)
+{
+    struct api_server *s = req->s;
+    if (req->prev)
+        req->prev->next = req->next;
+    else
+        s->reqs = req->next;
+    if (req->next)
+        req->next->prev = req->prev;
+    req->prev = req->next = NULL;
+}
+
+static void req_free(struct api_request *req)
+{
+    if (req->resp)
+        MHD_destroy_response(req->resp);
+    free(req->method);
+    free(req->path);
+    free(req->body);
+    free(req->buf);
+    free(req);
+}
+
+/* ---- MHD callbacks ---- */
+
+static enum MHD_Result queue_answer(struct api_request *req)
+{
+    struct MHD_Response *r = req->resp;
+    req->resp = NULL;
+    req->phase = PH_SENDING;
+    if (!r)
+        return MHD_NO; /* creating it failed (logged): close the connection */
+    enum MHD_Result ret = MHD_queue_response(req->conn, req->status, r);
+    MHD_destroy_response(r); /* MHD holds its own reference */
+    if (ret != MHD_YES)
+        LOG_E("api", "%s %s: MHD refused the response", req->method, req->path);
+    return ret;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
+{
+    struct api_server *s = cls;
+    struct api_request *req = *con_cls;
+    (void)version;
+
+    if (!req) { /* headers are in: the first call of this request */
+        if (!peer_uid_ok(s, conn))
+            return queue_error(conn, MHD_HTTP_FORBIDDEN,
+                               "this session belongs to another user");
+        if (declared_too_large(conn))
+            return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                               "the request body is larger than 1 MiB");
+        req = calloc(1, sizeof *req);
+        if (!req)
+            return MHD_NO;
+        req->s = s;
+        req->conn = conn;
+        req->phase = PH_BODY;
+        req->method = strdup(method);
+        req->path = strdup(url);
+        if (!req->method || !req->path) {
+            req_free(req);
+            return MHD_NO;
+        }
+        req->next = s->reqs;
+        if (s->reqs)
+            s->reqs->prev = req;
+        s->reqs = req;
+        *con_cls = req;
+        if (*upload_data_size == 0) /* MHD's usual first call: no body bytes yet */
+            return MHD_YES;
+    }
+
+    switch (req->phase) {
+    case PH_BODY:
+        if (*upload_data_size) {
+            if (!body_append(req, upload_data, *upload_data_size)) {
+                LOG_E("api", "%s %s: out of memory for the body", req->method, req->path);
+                return MHD_NO;
+            }
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        if (req->too_large) {
+            req->phase = PH_SENDING;
+            return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                               "the request body is larger than 1 MiB");
+        }
+        if (!req->body && !body_append(req, "", 0))
+            return MHD_NO;
+        req->phase = PH_WAITING;
+        s->handler(s->ctx, req);
+        if (req->phase == PH_ANSWERED) /* answered inside the handler */
+            return queue_answer(req);
+        req_suspend(req);
+        return MHD_YES;
+    case PH_WAITING:
+        /* Called again with no answer yet: nothing resumes such a request but
+         * api_server_stop, after which MHD calls no access handler; should it happen, park the
+         * connection again rather than have MHD call us in a loop. */
+        req_suspend(req);
+        return MHD_YES;
+    case PH_ANSWERED:
+        return queue_answer(req);
+    case PH_SENDING:
+        break;
+    }
+    LOG_E("api", "%s %s: called back after the response was queued", req->method, req->path);
+    return MHD_NO;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    struct api_request *req = cls;
+    (void)pos;
+    if (req->stream_failed)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    size_t have = req->len - req->off;
+    if (have) {
+        size_t n = have < max ? have : max;
+        memcpy(out, req->buf + req->off, n);
+        req->off += n;
+        if (req->off == req->len)
+            req->off = req->len = 0;
+        return (ssize_t)n;
+    }
+    if (req->stream_ended)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    /* Nothing to send yet: park the connection (returning 0 without it makes MHD poll us in a
+     * busy loop); api_stream_write or api_stream_end resumes it. */
+    req_suspend(req);
+    return 0;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct api_request *req = *con_cls;
+    (void)cls;
+    (void)conn;
+    if (!req)
+        return;
+    *con_cls = NULL;
+    req_unlink(req);
+    /* The handler is done with a request once it answered it completely: after that it holds
+     * no pointer to it, and its on_gone context may be gone too. Before that it must hear of
+     * the end, whatever the cause: MHD also completes a stream without reading it to the end
+     * when it need not send a body (HEAD). */
+    bool answered = (req->phase == PH_ANSWERED || req->phase == PH_SENDING) &&
+                    (!req->streaming || req->stream_ended);
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && req->phase != PH_BODY)
+        LOG_D("api", "%s %s: ended early (%d)", req->method, req->path, (int)toe);
+    if (!answered && req->on_gone) {
+        void (*fn)(void *, struct api_request *) = req->on_gone;
+        req->on_gone = NULL;
+        fn(req->gone_ctx, req);
+    }
+    req_free(req);
+}
+
+__attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    (void)cls;
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    LOG_D("api", "libmicrohttpd: %s", line);
+}
+
+/* ---- driving MHD from the loop ---- */
+
+static void on_timer(struct ev_loop *loop, struct ev_timer *t);
+
+static void run_mhd(struct api_server *s)
+{
+    s->dirty = false;
+    s->in_run = true;
+    if (MHD_run(s->d) != MHD_YES)
+        LOG_E("api", "MHD_run failed");
+    s->in_run = false;
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    if (MHD_get_timeout(s->d, &ms) != MHD_YES) {
+        ev_timer_stop(s->loop, &s->timer);
+        return;
+    }
+    if (ms == 0) {
+        /* Work is pending now: after_round runs it at the end of this round; the timer (not
+         * 0 ms, which would fire again within the same round) covers owners that do not call
+         * after_round. */
+        s->dirty = true;
+        ms = 1;
+    }
+    ev_timer_start(s->loop, &s->timer, ms, on_timer, s);
+}
+
+static void on_timer(struct ev_loop *loop, struct ev_timer *t)
+{
+    (void)loop;
+    run_mhd(t->data);
+}
+
+static void on_epoll(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    run_mhd(w->data);
+}
+
+/* ---- public ---- */
+
+/* MHD closes the listening socket it was given when it fails late in MHD_start_daemon, but not
+ * when it fails early. So it gets a duplicate: after a failure, the duplicate is closed here
+ * only if it is still open on the same socket as listen_fd (another thread may have reused the
+ * number); listen_fd itself is always closed here. */
+static struct MHD_Daemon *start_daemon(struct api_server *s, int listen_fd)
+{
+    struct stat ours, now;
+    int fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0 || fstat(listen_fd, &ours) < 0) {
+        LOG_E("api", "control socket: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    struct MHD_Daemon *d =
+        MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
+                         NULL, on_access, s,
+                         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, or MHD warns */
+                         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                         MHD_OPTION_END);
+    if (!d && fstat(fd, &now) == 0 && now.st_dev == ours.st_dev && now.st_ino == ours.st_ino)
+        close(fd);
+    return d;
+}
+
+struct api_server *api_server_start(struct ev_loop *loop, int listen_fd, api_handler handler,
+                                    void *ctx, char *err, size_t errlen)
+{
+    struct api_server *s = calloc(1, sizeof *s);
+    const union MHD_DaemonInfo *di;
+    int fl, rc;
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    s->loop = loop;
+    s->handler = handler;
+    s->ctx = ctx;
+    s->uid = getuid();
+    fl = fcntl(listen_fd, F_GETFL);
+    if (fl < 0 || fcntl(listen_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        snprintf(err, errlen, "control socket: %s", strerror(errno));
+        goto fail;
+    }
+    s->d = start_daemon(s, listen_fd);
+    if (!s->d) {
+        snprintf(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
+        goto fail;
+    }
+    di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
+    if (!di) {
+        snprintf(err, errlen, "libmicrohttpd has no epoll fd");
+        goto fail;
+    }
+    rc = ev_io_start(loop, &s->io, di->epoll_fd, EPOLLIN, on_epoll, s);
+    if (rc < 0) {
+        snprintf(err, errlen, "watching the HTTP server: %s", strerror(-rc));
+        goto fail;
+    }
+    close(listen_fd); /* the daemon has its duplicate */
+    run_mhd(s);       /* arm the timer */
+    return s;
+
+fail:
+    if (s && s->d)
+        MHD_stop_daemon(s->d); /* closes the duplicate */
+    if (listen_fd >= 0)
+        close(listen_fd);
+    free(s);
+    return NULL;
+}
+
+void api_server_stop(struct api_server *s)
+{
+    if (!s)
+        return;
+    assert(!s->in_run); /* not from a handler or on_gone: MHD would be stopped under itself */
+    ev_io_stop(s->loop, &s->io);
+    ev_timer_stop(s->loop, &s->timer);
+    /* MHD_stop_daemon must not find suspended connections; resumed ones it closes, and its
+     * completion callbacks free the requests (running on_gone for unfinished ones). */
+    for (struct api_request *req = s->reqs; req; req = req->next)
+        req_resume(req);
+    MHD_stop_daemon(s->d);
+    free(s);
+}
+
+void api_server_after_round(struct api_server *s)
+{
+    if (s && s->dirty)
+        run_mhd(s);
+}
+
+const char *api_method(const struct api_request *req) { return req->method; }
+const char *api_path(const struct api_request *req) { return req->path; }
+
+const char *api_query(const struct api_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *api_body(const struct api_request *req, size_t *len)
+{
+    if (len)
+        *len = req->body_len;
+    return req->body ? req->body : "";
+}
+
+/* The handler's answer is ready: queue it at MHD's next access call (now, when the handler is
+ * still running inside it; else after resuming the connection). */
+static void answer(struct api_request *req, unsigned int status, struct MHD_Response *r)
+{
+    req->resp = r;
+    req->status = status;
+    req->phase = PH_ANSWERED;
+    req_resume(req);
+}
+
+static bool may_answer(const struct api_request *req, const char *what)
+{
+    if (req->phase == PH_WAITING)
+        return true;
+    LOG_E("api", "%s %s: %s after the request was answered", req->method, req->path, what);
+    return false;
+}
+
+void api_respond(struct api_request *req, int status, const char *content_type, const char *body,
+                 size_t len)
+{
+    if (!may_answer(req, "api_respond"))
+        return;
+    struct MHD_Response *r = make_response(content_type, body ? body : "", body ? len : 0);
+    if (!r)
+        LOG_E("api", "%s %s: cannot build the response", req->method, req->path);
+    answer(req, (unsigned int)status, r);
+}
+
+void api_respond_error(struct api_request *req, int status, const char *fmt, ...)
+{
+    if (!may_answer(req, "api_respond_error"))
+        return;
+    char *msg = NULL, *body = NULL;
+    size_t len = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&msg, fmt, ap);
+    va_end(ap);
+    if (n >= 0)
+        body = json_error_body(msg, &len);
+    struct MHD_Response *r = body ? make_response(NULL, body, len) : NULL;
+    if (!r)
+        LOG_E("api", "%s %s: cannot build the error response", req->method, req->path);
+    answer(req, (unsigned int)status, r);
+    free(body);
+    if (n >= 0)
+        free(msg);
+}
+
+void api_stream_begin(struct api_request *req, const char *content_type)
+{
+    if (!may_answer(req, "api_stream_begin"))
+        return;
+    /* A HEAD gets the headers only; MHD 0.9.75 would still send a chunked response's last
+     * chunk ("0\r\n\r\n") after them, so it gets an empty complete response instead, and
+     * the stream's writes pile up unread until MHD is done with it (soon: on_gone). */
+    struct MHD_Response *r =
+        strcmp(req->method, MHD_HTTP_METHOD_HEAD) == 0
+            ? MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT)
+            : MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, API_STREAM_BLOCK, stream_read,
+                                                req, NULL);
+    if (r && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                     content_type ? content_type : API_JSON) != MHD_YES) {
+        MHD_destroy_response(r);
+        r = NULL;
+    }
+    if (!r)
+        LOG_E("api", "%s %s: cannot build the stream", req->method, req->path);
+    req->streaming = true;
+    answer(req, MHD_HTTP_OK, r);
+}
+
+void api_stream_write(struct api_request *req, const char *data, size_t len)
+{
+    if (!req->streaming || req->stream_ended) {
+        LOG_E("api", "%s %s: api_stream_write outside a stream", req->method, req->path);
+        return;
+    }
+    if (!len || req->stream_failed)
+        return;
+    if (req->off && req->len + len > req->cap) { /* reclaim what the client took */
+        memmove(req->buf, req->buf + req->off, req->len - req->off);
+        req->len -= req->off;
+        req->off = 0;
+    }
+    if (req->len + len > req->cap) {
+        size_t cap = req->cap ? req->cap : 4096;
+        while (cap < req->len + len)
+            cap *= 2;
+        char *b = realloc(req->buf, cap);
+        if (!b) {
+            LOG_E("api", "%s %s: out of memory for the stream; ending it", req->method, req->path);
+            req->stream_failed = true; /* the reader aborts the response */
+            req_resume(req);
+            return;
+        }
+        req->buf = b;
+        req->cap = cap;
+    }
+    memcpy(req->buf + req->len, data, len);
+    req->len += len;
+    req_resume(req);
+}
+
+void api_stream_end(struct api_request *req)
+{
+    if (!req->streaming || req->stream_ended) {
+        LOG_E("api", "%s %s: api_stream_end outside a stream", req->method, req->path);
+        return;
+    }
+    req->stream_ended = true;
+    req_resume(req);
+}
+
+size_t api_stream_pending(const struct api_request *req)
+{
+    return req->len - req->off;
+}
+
+void api_on_gone(struct api_request *req, void (*fn)(void *ctx, struct api_request *req), void *ctx)
+{
+    req->on_gone = fn;
+    req->gone_ctx = ctx;
+}

@@ -1,0 +1,142 @@
+/* session_api.c — the routes of the control API (docs/session-api.md): checks each request's
+ * method, path and JSON body, and hands it to the operation in session_ctl.c. Every malformed
+ * request gets a 4xx with a JSON error naming what was wrong. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_read.h"
+#include "session_ctl.h"
+
+#define TURN_MAX 128
+
+/* "12" -> 12; -1 for anything but a positive decimal pid. */
+static long parse_pid(const char *s, size_t n)
+{
+    if (n == 0 || n > 9)
+        return -1;
+    long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v > 0 ? v : -1;
+}
+
+static void route_exec(struct session *s, struct api_request *req)
+{
+    size_t len;
+    const char *body = api_body(req, &len);
+    char err[256];
+    struct json_value *v = json_parse(body, len, err, sizeof err);
+    if (!v) {
+        api_respond_error(req, 400, "the body is not valid JSON (%s)", err);
+        return;
+    }
+    struct exec_request e = {0};
+    const char *problem = NULL;
+    if (v->type != JSON_OBJECT)
+        problem = "the body must be a JSON object";
+    for (size_t i = 0; !problem && i < v->len; i++) {
+        const char *k = v->keys[i];
+        const struct json_value *x = &v->items[i];
+        if (strcmp(k, "command") == 0) {
+            if (x->type != JSON_STRING || x->len == 0 || strlen(x->str) != x->len)
+                problem = "\"command\" must be a non-empty string without NUL bytes";
+            else
+                e.command = x->str;
+        } else if (strcmp(k, "background") == 0) {
+            if (x->type != JSON_BOOL)
+                problem = "\"background\" must be true or false";
+            else
+                e.background = x->boolean;
+        } else if (strcmp(k, "timeout") == 0) {
+            if (x->type == JSON_NULL)
+                continue;
+            if (x->type != JSON_NUMBER || !(x->number > 0) || x->number > 7 * 24 * 3600.0)
+                problem = "\"timeout\" must be a number of seconds, more than 0 and at most a week";
+            else
+                e.timeout = x->number;
+        } else if (strcmp(k, "turn") == 0) {
+            if (x->type == JSON_NULL)
+                continue;
+            if (x->type != JSON_STRING || x->len == 0 || x->len > TURN_MAX || strlen(x->str) != x->len)
+                problem = "\"turn\" must be a string of 1 to 128 bytes";
+            else
+                e.turn = x->str;
+        } else {
+            static char msg[160];
+            snprintf(msg, sizeof msg, "unknown field \"%.60s\" (known: command, background, timeout, turn)", k);
+            problem = msg;
+        }
+    }
+    if (!problem && !e.command)
+        problem = "\"command\" is missing";
+    if (problem)
+        api_respond_error(req, 400, "%s", problem);
+    else
+        session_op_exec(s, req, &e);
+    json_free(v);
+}
+
+void session_handle_request(void *ctx, struct api_request *req)
+{
+    struct session *s = ctx;
+    const char *method = api_method(req);
+    const char *path = api_path(req);
+    bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+    const char *want = NULL; /* the method the path takes, when it was another */
+
+    if (strcmp(path, "/v1/session") == 0) {
+        if (get)
+            return session_op_info(s, req);
+        want = "GET";
+    } else if (strcmp(path, "/v1/exec") == 0) {
+        if (post)
+            return route_exec(s, req);
+        want = "POST";
+    } else if (strcmp(path, "/v1/jobs") == 0) {
+        if (get)
+            return session_op_jobs(s, req);
+        want = "GET";
+    } else if (strcmp(path, "/v1/session/stop") == 0) {
+        if (post)
+            return session_op_stop_session(s, req);
+        want = "POST";
+    } else if (strncmp(path, "/v1/jobs/", 9) == 0) {
+        const char *rest = path + 9, *slash = strchr(rest, '/');
+        long pid = slash ? parse_pid(rest, (size_t)(slash - rest)) : -1;
+        if (pid < 0) {
+            api_respond_error(req, 404, "no such path: %s (a job is /v1/jobs/PID/log or /v1/jobs/PID/stop)", path);
+            return;
+        }
+        if (strcmp(slash, "/log") == 0) {
+            if (get)
+                return session_op_log(s, req, pid);
+            want = "GET";
+        } else if (strcmp(slash, "/stop") == 0) {
+            if (post)
+                return session_op_stop_job(s, req, pid);
+            want = "POST";
+        }
+    } else if (strncmp(path, "/v1/turns/", 10) == 0) {
+        /* libmicrohttpd has already decoded %XX in the path; a turn may contain '/'. */
+        const char *rest = path + 10;
+        const char *slash = strrchr(rest, '/');
+        size_t n = slash ? (size_t)(slash - rest) : 0;
+        if (slash && strcmp(slash, "/cancel") == 0 && n > 0 && n <= TURN_MAX) {
+            char turn[TURN_MAX + 1];
+            memcpy(turn, rest, n);
+            turn[n] = '\0';
+            if (post)
+                return session_op_cancel_turn(s, req, turn);
+            want = "POST";
+        }
+    }
+    if (want)
+        api_respond_error(req, 405, "%s takes %s, not %s", path, want, method);
+    else
+        api_respond_error(req, 404, "no such path: %s (see docs/session-api.md)", path);
+}

@@ -1,0 +1,59 @@
+/* session_ctl.h — the controller's side of a session: its jobs, and the link to init. It turns
+ * API requests into messages to init (session_wire.h) and init's reports into job states,
+ * streamed output, capped logs and answers. Single-threaded, on the controller's event loop.
+ *
+ * Stopping a group (a job, a turn, a timeout): TERM, a probe every 50 ms, KILL once the grace
+ * period has passed, probes until the group is gone — an error if it outlives KILL by 5 s.
+ * Init signals groups only (never 0, 1 or their negatives); ESRCH means already gone. */
+#ifndef CORDON_SESSION_CTL_H
+#define CORDON_SESSION_CTL_H
+#include <stdbool.h>
+#include <sys/types.h>
+#include "api_server.h"
+#include "evloop.h"
+#include "json_buf.h"
+#include "sandbox-t.h"
+
+struct session;
+
+struct session_params {
+    const char *name;
+    const char *socket_path;
+    const char *state_path;         /* NAME.jobs.json */
+    const struct sandbox_config *cfg; /* borrowed for the session's life */
+    int ctl;                        /* the socket to init (non-blocking) */
+    pid_t init_pid;                 /* host pid */
+    pid_t owner_pid;                /* 0 with --detach */
+    void (*on_ended)(void *ctx);    /* init is gone: the controller may exit */
+    void *ctx;
+};
+
+struct session *session_new(struct ev_loop *loop, const struct session_params *p);
+void session_free(struct session *s);
+
+/* The API's entry (an api_handler): session_api.c routes the request to one of the operations
+ * below, which answer it now or later. */
+void session_handle_request(void *session, struct api_request *req);
+
+struct exec_request {
+    const char *command;
+    bool background;
+    double timeout;                 /* seconds; 0: none */
+    const char *turn;               /* NULL: none */
+};
+void session_op_info(struct session *s, struct api_request *req);
+void session_op_exec(struct session *s, struct api_request *req, const struct exec_request *e);
+void session_op_jobs(struct session *s, struct api_request *req);
+void session_op_log(struct session *s, struct api_request *req, long pid);
+void session_op_stop_job(struct session *s, struct api_request *req, long pid);
+void session_op_cancel_turn(struct session *s, struct api_request *req, const char *turn);
+void session_op_stop_session(struct session *s, struct api_request *req);
+
+/* TERM to everything in the sandbox, KILL after the grace period, init exits; on_ended runs
+ * when it has. Idempotent. */
+void session_shut_down(struct session *s, const char *why);
+/* init exited (the controller reaped it). */
+void session_init_gone(struct session *s);
+/* Persist the job state if it changed since the last call (after each loop round). */
+void session_after_round(struct session *s);
+#endif

@@ -1,0 +1,215 @@
+/* session_init.c — see session_init.h. One poll over the signalfd and the controller's socket;
+ * nothing blocks in between but the vfork of a command (until its exec). */
+#include "session_init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "fresh_sandbox.h"
+#include "log.h"
+#include "session_wire.h"
+
+/* The pids of the commands' bash processes (and fresh sandboxes) still running: their end is
+ * reported. A negative entry is a fresh sandbox: its own PID 1 reports its command's end, init
+ * reports the sandbox's. */
+struct leaders {
+    pid_t *pids;
+    size_t n, cap;
+};
+
+static void leaders_add(struct leaders *l, pid_t pid)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        pid_t *grown = realloc(l->pids, l->cap * sizeof *l->pids);
+        if (!grown)
+            _exit(CORDON_EXIT_SETUP); /* out of memory in PID 1: the session ends */
+        l->pids = grown;
+    }
+    l->pids[l->n++] = pid;
+}
+
+/* 1: a command's bash, 2: a fresh sandbox, 0: neither. */
+static int leaders_remove(struct leaders *l, pid_t pid)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->pids[i] == pid || l->pids[i] == -pid) {
+            int kind = l->pids[i] > 0 ? 1 : 2;
+            l->pids[i] = l->pids[--l->n];
+            return kind;
+        }
+    }
+    return 0;
+}
+
+/* $TMPDIR/cordon/processes, made on first use by init (the commands' uid): a command may have
+ * put something else there, so the log itself is opened without following links. */
+static int open_log(pid_t pid)
+{
+    (void)mkdir("/tmp/cordon", 0700);
+    (void)mkdir(SESSION_LOG_DIR, 0700);
+    char path[64];
+    snprintf(path, sizeof path, SESSION_LOG_DIR "/%d.log", (int)pid);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    return fd < 0 ? -errno : fd;
+}
+
+static void spawn(int ctl, const struct init_ready *ready, struct leaders *leaders,
+                  const struct sw_msg *req, char *command, const int fds[2])
+{
+    struct sw_msg reply = {.tag = SW_STARTED, .id = req->id};
+    static char bash[] = "bash", dash_c[] = "-c";
+    char *argv[] = {bash, dash_c, command, NULL};
+    sigset_t none;
+    sigemptyset(&none);
+    /* vfork: the child only makes system calls until exec (command.c), and copying init's
+     * page tables for every command would cost more than the rest of its start. */
+    bool fresh = req->flags & SW_FRESH;
+    pid_t pid = fresh ? fresh_sandbox_spawn(ready, command, fds[0], fds[1], ctl) : vfork();
+    if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        command_exec(&ready->cfg, &ready->filter, argv, -1, fds[0], fds[1]);
+    }
+    if (pid < 0 && fresh)
+        errno = -pid;
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (pid < 0) {
+        reply.pid = -errno;
+        (void)sw_send(ctl, &reply, NULL, 0, NULL, 0);
+        return;
+    }
+    leaders_add(leaders, fresh ? -pid : pid);
+    reply.pid = pid;
+    int log = -1;
+    if (req->flags & SW_BACKGROUND) {
+        log = open_log(pid);
+        if (log < 0)
+            reply.value = log; /* the controller says why; the command runs unlogged */
+    }
+    (void)sw_send(ctl, &reply, NULL, 0, log >= 0 ? &log : NULL, log >= 0 ? 1 : 0);
+    if (log >= 0)
+        close(log);
+}
+
+static void signal_group(int ctl, const struct sw_msg *req)
+{
+    struct sw_msg reply = {.tag = SW_SIGNALED, .id = req->id, .pid = req->pid};
+    if (req->pid <= 1 || req->value < 0 || req->value >= NSIG)
+        reply.value = -EINVAL; /* never 0, 1, -1 or a negative of them */
+    else if (kill(-req->pid, req->value) < 0)
+        reply.value = -errno;
+    (void)sw_send(ctl, &reply, NULL, 0, NULL, 0);
+}
+
+static void reap(int ctl, struct leaders *leaders)
+{
+    int st;
+    pid_t w;
+    while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+        int kind = leaders_remove(leaders, w);
+        if (kind == 0)
+            continue; /* an orphan the sandbox left to PID 1 */
+        struct sw_msg m = {.tag = kind == 1 ? SW_EXITED : SW_GONE, .pid = w, .value = st};
+        (void)sw_send(ctl, &m, NULL, 0, NULL, 0);
+    }
+}
+
+static uint64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* TERM to everything in the sandbox, KILL after grace_ms to what is left, reap, exit. */
+CORDON_NORETURN static void shut_down(int sfd, int grace_ms)
+{
+    (void)kill(-1, SIGTERM);
+    uint64_t deadline = monotonic_ms() + (uint64_t)(grace_ms > 0 ? grace_ms : 0);
+    for (;;) {
+        pid_t w;
+        while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
+            ;
+        if (w < 0 && errno == ECHILD)
+            _exit(0); /* nothing is left: every process of the sandbox descends from PID 1 */
+        uint64_t now = monotonic_ms();
+        if (now >= deadline)
+            break;
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
+        if (poll(&p, 1, (int)(deadline - now)) > 0) {
+            struct signalfd_siginfo si;
+            (void)!read(sfd, &si, sizeof si);
+        }
+    }
+    (void)kill(-1, SIGKILL);
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+        ;
+    _exit(0);
+}
+
+void session_init_main(const struct init_params *p)
+{
+    struct init_ready ready;
+    init_prepare(p, &ready);
+    /* From here on init writes nothing itself: the starter's terminal is let go. */
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        for (int fd = 0; fd <= 2; fd++)
+            (void)dup2(null, fd);
+        close(null);
+    }
+    struct leaders leaders = {0};
+    static char command[SW_MAX_COMMAND + 1];
+    struct pollfd pfd[2] = {{.fd = ready.sfd, .events = POLLIN}, {.fd = p->ctl_sock, .events = POLLIN}};
+    for (;;) {
+        if (poll(pfd, 2, -1) < 0)
+            continue; /* EINTR */
+        if (pfd[0].revents) {
+            /* One read (the signalfd blocks); other signals are ignored: the controller
+             * stops the session through the socket. Reaping is cheap, so always reap. */
+            struct signalfd_siginfo si;
+            (void)!read(ready.sfd, &si, sizeof si);
+            reap(p->ctl_sock, &leaders);
+        }
+        if (!pfd[1].revents)
+            continue;
+        struct sw_msg m;
+        int fds[2];
+        long len = sw_recv(p->ctl_sock, &m, command, SW_MAX_COMMAND, fds, MSG_DONTWAIT);
+        if (len == -EAGAIN)
+            continue;
+        if (len < 0 || m.tag == SW_SHUTDOWN) /* EOF: the controller is gone or done */
+            shut_down(ready.sfd, len < 0 ? 0 : m.value);
+        switch (m.tag) {
+        case SW_SPAWN:
+            command[len] = '\0';
+            if ((size_t)len == strlen(command) && len > 0) {
+                spawn(p->ctl_sock, &ready, &leaders, &m, command, fds);
+                continue;
+            }
+            break;
+        case SW_SIGNAL:
+            signal_group(p->ctl_sock, &m);
+            break;
+        default:
+            break;
+        }
+        for (int i = 0; i < 2; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+    }
+}

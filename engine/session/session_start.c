@@ -1,0 +1,359 @@
+/* session_start.c — `cordon session start NAME [OPTIONS] [--detach]`: checks the name and its
+ * socket, then forks the session's controller, which makes the sandbox (init as PID 1, as
+ * `cordon run` does), serves the control API and the egress proxy from one event loop, and
+ * answers until `session stop`, its owner's exit (the process that ran `session start`, unless
+ * --detach), or a TERM/INT/HUP. The starting process returns once the session answers, or
+ * fails with the reason the controller or init printed. */
+#include "session_start.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "api_server.h"
+#include "cli.h"
+#include "controller_setup.h"
+#include "evloop.h"
+#include "fdpass.h"
+#include "init.h"
+#include "log.h"
+#include "lua_host.h"
+#include "proxy.h"
+#include "sandbox_config.h"
+#include "session_ctl.h"
+#include "session_init.h"
+#include "session_paths.h"
+#include "session_wire.h"
+#include "userns.h"
+
+struct controller {
+    struct ev_loop loop;
+    const char *name;
+    char socket_path[PATH_MAX], state_path[PATH_MAX], log_path[PATH_MAX];
+    pid_t init_pid;
+    int ctl, sfd, owner_fd;
+    struct ev_io sig_w, owner_w;
+    struct proxy *proxy;
+    struct api_server *api;
+    struct session *session;
+    bool ended;
+};
+
+/* A socket someone answers on is a live session; one that refuses is the stale socket of a
+ * session that died, and is removed. */
+static bool socket_alive(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path)
+        return false;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    bool alive = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    close(fd);
+    return alive;
+}
+
+static int listen_on(const char *path, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path) {
+        snprintf(err, errlen, "the socket path %s is too long for a Unix socket", path);
+        return -1;
+    }
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    mode_t old = umask(077); /* the socket is 0600 from its creation */
+    int r = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    umask(old);
+    if (r < 0 || listen(fd, 128) < 0) {
+        snprintf(err, errlen, errno == EADDRINUSE ? "a session with this name has just been started"
+                 : "cannot listen on %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void on_session_ended(void *ctx)
+{
+    struct controller *c = ctx;
+    c->ended = true;
+}
+
+static void on_signal(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct controller *c = w->data;
+    struct signalfd_siginfo si;
+    while (read(c->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGCHLD) {
+            if (waitpid(c->init_pid, NULL, WNOHANG) == c->init_pid)
+                session_init_gone(c->session);
+        } else {
+            session_shut_down(c->session, "the controller got a signal");
+        }
+    }
+}
+
+static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)events;
+    struct controller *c = w->data;
+    ev_io_stop(loop, w);
+    session_shut_down(c->session, "its owner exited");
+}
+
+/* Wait for the fds init hands over (proxy listeners), then ping it: a reply means init
+ * finished its set-up and serves the socket. -1 when init failed (it said why). */
+static int wait_for_init(struct controller *c, bool want_proxy, int *http_fd, int *socks_fd)
+{
+    for (int expected = want_proxy ? 2 : 0; expected > 0; expected--) {
+        char tag = 0;
+        int fd = fdpass_recv(c->ctl, &tag);
+        if (fd < 0)
+            return -1;
+        if (tag == INIT_MSG_HTTP_LISTENER)
+            *http_fd = fd;
+        else if (tag == INIT_MSG_SOCKS_LISTENER)
+            *socks_fd = fd;
+        else
+            close(fd);
+    }
+    struct sw_msg ping = {.tag = SW_SIGNAL, .pid = 0}, reply;
+    int fds[2];
+    if (sw_send(c->ctl, &ping, NULL, 0, NULL, 0) < 0 || sw_recv(c->ctl, &reply, NULL, 0, fds, 0) < 0 ||
+        reply.tag != SW_SIGNALED)
+        return -1;
+    return 0;
+}
+
+static int block_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
+    for (size_t i = 0; i < ARRAY_LEN(sigs); i++)
+        sigaddset(&set, sigs[i]);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    sigdelset(&set, SIGPIPE);
+    return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* The controller, in the forked child. Returns the exit status of the controller process. */
+static int controller_main(struct controller *c, struct run_flags *flags, const char *cwd, int ready_fd,
+                           pid_t owner)
+{
+    char err[1024];
+    struct sandbox_config cfg = {0};
+    struct sc_program prog = {0};
+    if (ev_loop_init(&c->loop) < 0)
+        die_errno("epoll");
+    int listen_fd = listen_on(c->socket_path, err, sizeof err);
+    if (listen_fd < 0)
+        die("session start: %s", err);
+    int sp[2], alive[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(alive, O_CLOEXEC) < 0)
+        die_errno("socketpair");
+    if ((c->sfd = block_signals()) < 0)
+        die_errno("signalfd");
+
+    /* Init first, while this process is small, as `cordon run` does. */
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    pid_t pid = ns_clone_sandbox();
+    if (pid < 0) {
+        unlink(c->socket_path);
+        die("%s", ns_explain_clone_error(-pid));
+    }
+    if (pid == 0) {
+        close(sp[0]);
+        close(alive[1]);
+        close(c->sfd);
+        close(listen_fd);
+        close(ready_fd);
+        if (c->owner_fd >= 0)
+            close(c->owner_fd);
+        struct init_params ip = {.ctl_sock = sp[1], .parent_alive_fd = alive[0], .out_pipe = -1,
+                                 .err_pipe = -1, .uid = uid, .gid = gid};
+        sigemptyset(&ip.command_mask);
+        session_init_main(&ip);
+    }
+    close(sp[1]);
+    close(alive[0]); /* alive[1] stays open until the controller exits: init watches it */
+    c->init_pid = pid;
+    c->ctl = sp[0];
+
+    int r = controller_resolve(flags, cwd, &cfg, err, sizeof err);
+    if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0)
+        r = controller_send_filter(c->ctl, &cfg, &prog, err, sizeof err);
+    int http_fd = -1, socks_fd = -1;
+    if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, &http_fd, &socks_fd) < 0)
+        r = -2; /* init said why */
+    if (r < 0) {
+        (void)kill(pid, SIGKILL);
+        (void)waitpid(pid, NULL, 0);
+        unlink(c->socket_path);
+        if (r == -1)
+            fprintf(stderr, "cordon: %s\n", err);
+        return CORDON_EXIT_SETUP;
+    }
+    sc_program_free(&prog);
+    if (http_fd >= 0 && socks_fd >= 0) {
+        char session_word[] = "session";
+        char *label[] = {session_word, (char *)c->name, NULL};
+        c->proxy = proxy_new(&c->loop, http_fd, socks_fd, label);
+        if (!c->proxy)
+            LOG_E("session", "the proxy could not start: commands get no network");
+    }
+    (void)fcntl(c->ctl, F_SETFL, O_NONBLOCK);
+    struct session_params sp_ = {.name = c->name, .socket_path = c->socket_path,
+                                 .state_path = c->state_path, .cfg = &cfg, .ctl = c->ctl,
+                                 .init_pid = pid, .owner_pid = owner, .on_ended = on_session_ended,
+                                 .ctx = c};
+    c->session = session_new(&c->loop, &sp_);
+    c->api = api_server_start(&c->loop, listen_fd, session_handle_request, c->session, err, sizeof err);
+    if (!c->api) {
+        unlink(c->socket_path);
+        die("session start: %s", err);
+    }
+    ev_io_start(&c->loop, &c->sig_w, c->sfd, EPOLLIN, on_signal, c);
+    if (c->owner_fd >= 0)
+        ev_io_start(&c->loop, &c->owner_w, c->owner_fd, EPOLLIN, on_owner_exit, c);
+
+    /* Ready: the starter returns; from now on the controller's diagnostics go to its log. */
+    (void)write_all(ready_fd, "R", 1);
+    close(ready_fd);
+    int logfd = open(c->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (logfd >= 0) {
+        dup2(logfd, STDERR_FILENO);
+        close(logfd);
+    }
+
+    while (!c->ended) {
+        int n = ev_run_once(&c->loop, -1);
+        if (c->proxy)
+            proxy_after_round(c->proxy);
+        api_server_after_round(c->api);
+        session_after_round(c->session);
+        if (n < 0 && n != -EINTR) {
+            LOG_E("session", "event loop: %s", strerror(-n));
+            session_shut_down(c->session, "the event loop failed");
+            break;
+        }
+    }
+    /* Let the last answers (the stop request's among them) go out. */
+    for (int i = 0; i < 20; i++) {
+        api_server_after_round(c->api);
+        if (ev_run_once(&c->loop, 5) <= 0)
+            break;
+    }
+    unlink(c->socket_path);
+    unlink(c->state_path);
+    api_server_stop(c->api);
+    session_free(c->session);
+    proxy_free(c->proxy);
+    lh_close();
+    sandbox_config_free(&cfg);
+    close(alive[1]);
+    return 0;
+}
+
+int session_start_main(int argc, char **argv)
+{
+    char err[1024];
+    struct run_flags flags;
+    const char *name;
+    if (cli_parse_session_start(argc, argv, &flags, &name, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: %s\n", err);
+        run_flags_free(&flags);
+        return 2;
+    }
+    if (!session_name_valid(name)) {
+        run_flags_free(&flags);
+        return cli_usage_error("session start", "invalid session name '%s' (letters, digits, '_', "
+                               "'.', '-'; at most %d; not starting with '.' or '-')", name, SESSION_NAME_MAX);
+    }
+    struct controller c = {.name = name, .ctl = -1, .sfd = -1, .owner_fd = -1};
+    if (session_dir_ensure(err, sizeof err) < 0 ||
+        session_file(name, "sock", c.socket_path, sizeof c.socket_path) < 0 ||
+        session_file(name, "jobs.json", c.state_path, sizeof c.state_path) < 0 ||
+        session_file(name, "log", c.log_path, sizeof c.log_path) < 0) {
+        fprintf(stderr, "cordon: session start: %s\n", err[0] ? err : "path too long");
+        run_flags_free(&flags);
+        return 1;
+    }
+    struct stat st;
+    if (lstat(c.socket_path, &st) == 0) {
+        if (socket_alive(c.socket_path)) {
+            fprintf(stderr, "cordon: session start: a session named '%s' is already running (stop it "
+                    "with: cordon session stop %s)\n", name, name);
+            run_flags_free(&flags);
+            return 1;
+        }
+        unlink(c.socket_path); /* stale: its controller is gone */
+        unlink(c.state_path);
+    }
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        die_errno("cannot read the current directory");
+    pid_t owner = 0;
+    if (!flags.detach) {
+        /* The owner is the process that ran us; its exit ends the session. */
+        owner = getppid();
+        c.owner_fd = (int)syscall(SYS_pidfd_open, owner, 0);
+        if (c.owner_fd < 0)
+            die_errno("session start: cannot watch the owner process %d (use --detach?)", (int)owner);
+    }
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) < 0)
+        die_errno("pipe");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        die_errno("fork");
+    if (pid == 0) {
+        close(ready[0]);
+        setsid(); /* no terminal, no job control of the caller's shell */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+            close(null);
+        }
+        int code = controller_main(&c, &flags, cwd, ready[1], owner);
+        run_flags_free(&flags);
+        _exit(code);
+    }
+    close(ready[1]);
+    if (c.owner_fd >= 0)
+        close(c.owner_fd);
+    run_flags_free(&flags);
+    char byte = 0;
+    ssize_t n;
+    do
+        n = read(ready[0], &byte, 1);
+    while (n < 0 && errno == EINTR);
+    close(ready[0]);
+    if (n == 1 && byte == 'R')
+        return 0;
+    int st2 = 0;
+    (void)waitpid(pid, &st2, 0);
+    if (WIFEXITED(st2) && WEXITSTATUS(st2) == 0)
+        fprintf(stderr, "cordon: session start: the session '%s' failed to start\n", name);
+    return 1;
+}
