@@ -311,8 +311,8 @@ static void finish_stream(struct job *j)
                     j->timed_out ? "true" : "false", j->state == JOB_STOPPED ? "true" : "false",
                     (double)(j->end_ms - j->start_ms));
     stream_event(j, &b);
-    api_stream_end(j->req);
     api_on_gone(j->req, NULL, NULL);
+    api_stream_end(j->req);
     j->req = NULL;
 }
 

@@ -66,21 +66,32 @@ static bool socket_alive(const char *path)
     return alive;
 }
 
+/* Listen on path. The socket is bound and listening under a temporary name first and then
+ * linked to path, so that no client ever finds a socket there that refuses connections (which
+ * would look stale), and link() fails if another session took the name meanwhile. */
 static int listen_on(const char *path, char *err, size_t errlen)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof sa.sun_path) {
+    char tmp[sizeof sa.sun_path];
+    int n = snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+    if (n < 0 || (size_t)n >= sizeof tmp) {
         snprintf(err, errlen, "the socket path %s is too long for a Unix socket", path);
         return -1;
     }
-    memcpy(sa.sun_path, path, strlen(path) + 1);
+    memcpy(sa.sun_path, tmp, (size_t)n + 1);
+    (void)unlink(tmp);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     mode_t old = umask(077); /* the socket is 0600 from its creation */
     int r = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
-    if (r < 0 || listen(fd, 128) < 0) {
-        snprintf(err, errlen, errno == EADDRINUSE ? "a session with this name has just been started"
-                 : "cannot listen on %s: %s", path, strerror(errno));
+    if (r == 0)
+        r = listen(fd, 128);
+    if (r == 0 && (r = link(tmp, path)) < 0 && errno == EEXIST)
+        snprintf(err, errlen, "a session with this name has just been started");
+    else if (r < 0)
+        snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
+    (void)unlink(tmp);
+    if (r < 0) {
         if (fd >= 0)
             close(fd);
         return -1;
@@ -221,6 +232,9 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
             LOG_E("session", "the proxy could not start: commands get no network");
     }
     (void)fcntl(c->ctl, F_SETFL, O_NONBLOCK);
+    /* Room for several commands of up to SW_MAX_COMMAND bytes queued to init at once. */
+    int sndbuf = 4 * SW_MAX_COMMAND;
+    (void)setsockopt(c->ctl, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     struct session_params sp_ = {.name = c->name, .socket_path = c->socket_path,
                                  .state_path = c->state_path, .cfg = &cfg, .ctl = c->ctl,
                                  .init_pid = pid, .owner_pid = owner, .on_ended = on_session_ended,

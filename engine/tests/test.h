@@ -46,6 +46,27 @@ struct test_case {
 
 #define TEST_DEADLINE_SECONDS 20
 
+/* Under AddressSanitizer, report leaks of the case now (fails the case with exit 23).
+ * test_leak_check_early() is for a case about to make LeakSanitizer unusable (a seccomp
+ * filter refusing ptrace, which it needs to stop the world): check now, skip it at the end. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+static int test_leaks_checked;
+static inline void test_leak_check(void)
+{
+    if (!test_leaks_checked && __lsan_do_recoverable_leak_check())
+        _exit(23);
+}
+static inline void test_leak_check_early(void)
+{
+    test_leak_check();
+    test_leaks_checked = 1;
+}
+#else
+static inline void test_leak_check(void) {}
+static inline void test_leak_check_early(void) {}
+#endif
+
 static inline int test_run_all(const struct test_case *cases, size_t n)
 {
     int failed = 0;
@@ -58,6 +79,7 @@ static inline int test_run_all(const struct test_case *cases, size_t n)
             alarm(TEST_DEADLINE_SECONDS);
             cases[i].fn();
             fflush(NULL);
+            test_leak_check(); /* _exit skips LeakSanitizer's own check at exit */
             _exit(0);
         }
         int status = 0;

@@ -21,12 +21,6 @@
 #include "log.h"
 #include "test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#define LEAK_CHECK() __lsan_do_leak_check()
-#else
-#define LEAK_CHECK() ((void)0)
-#endif
 
 /* ---- the server side: a handler with a few behaviours picked by path ---- */
 
@@ -204,7 +198,6 @@ static void teardown(void)
     unlink(sock_path);
     rmdir(dir);
     CHECK_EQ_INT(count_fds(), fds_before); /* the server closed everything it had */
-    LEAK_CHECK();
 }
 
 /* One loop round the way the controller runs it. */
@@ -820,7 +813,6 @@ static void test_stop_with_requests_in_flight(void)
     unlink(sock_path);
     rmdir(dir);
     CHECK_EQ_INT(count_fds(), fds_before); /* the server closed everything it had */
-    LEAK_CHECK();
 }
 
 static const char abstract_name[] = "cordon-test-api-server-uid";
@@ -895,7 +887,6 @@ static void test_start_failure(void)
     CHECK(s == NULL);
     CHECK_STR_CONTAINS(err, "control socket");
     ev_loop_close(&loop);
-    LEAK_CHECK();
 }
 
 TEST_MAIN({"sync_response", test_sync_response},

@@ -24,9 +24,11 @@ static void put(const char *rel, const char *content)
 static void make_project(void)
 {
     CHECK(mkdtemp(root) != NULL);
+    char *d = xasprintf("%s/.cordon", root);
     char *p = xasprintf("%s/.cordon/profiles", root);
-    CHECK(mkdir(xasprintf("%s/.cordon", root), 0755) == 0);
+    CHECK(mkdir(d, 0755) == 0);
     CHECK(mkdir(p, 0755) == 0);
+    free(d);
     free(p);
     put(".cordon/policy.lua", "return {}\n");
     put(".cordon/profiles/web.lua", "return { extends = 'coding' }\n");
@@ -55,6 +57,8 @@ static void test_scan(void)
     CHECK(mkfifo(link, 0600) == 0);
     CHECK_EQ_INT(trust_scan(pdir, &s, err, sizeof err), -1);
     CHECK_STR_CONTAINS(err, "not a regular file");
+    free(link);
+    free(pdir);
 }
 
 static void test_compare(void)
@@ -100,6 +104,10 @@ static void test_record_and_check(void)
     trust_compare(&back, &s, why, sizeof why);
     CHECK(strcmp(why, "") == 0);
     CHECK_EQ_INT(trust_check(cfg, root, canon, why, sizeof why), TRUST_TRUSTED);
+    trust_set_free(&back);
+    trust_set_free(&s);
+    free(rec);
+    free(pdir);
 
     put(".cordon/policy.lua", "return { }\n");
     CHECK_EQ_INT(trust_check(cfg, root, canon, why, sizeof why), TRUST_UNTRUSTED);
@@ -109,8 +117,10 @@ static void test_record_and_check(void)
     CHECK_EQ_INT(trust_check(NULL, root, canon, why, sizeof why), TRUST_UNTRUSTED);
 
     put("config/trusted/broken.json", "{\"files\": [}");
-    CHECK(trust_record_load(xasprintf("%s/config/trusted/broken.json", root), &back, err, sizeof err) < 0);
+    char *broken = xasprintf("%s/config/trusted/broken.json", root);
+    CHECK(trust_record_load(broken, &back, err, sizeof err) < 0);
     CHECK_STR_CONTAINS(err, "offset");
+    free(broken);
 }
 
 TEST_MAIN({"scan", test_scan}, {"compare", test_compare}, {"record_and_check", test_record_and_check})

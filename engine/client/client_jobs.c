@@ -1,0 +1,259 @@
+/* client_jobs.c — see client_jobs.h. */
+#include "client_jobs.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_http.h"
+#include "client_output.h"
+#include "client_reply.h"
+#include "client_table.h"
+#include "util.h"
+
+bool cjobs_parse_pid(const char *s, long *out)
+{
+    long v = 0;
+    if (!*s)
+        return false;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        v = v * 10 + (*p - '0');
+        if (v > INT_MAX)
+            return false;
+    }
+    if (v == 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+char *cjobs_command_line(const char *s)
+{
+    char *out = xmalloc(strlen(s) * 4 + 1), *o = out;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '\n': o += sprintf(o, "\\n"); break;
+        case '\r': o += sprintf(o, "\\r"); break;
+        case '\t': o += sprintf(o, "\\t"); break;
+        default:
+            if (*p < 0x20 || *p == 0x7f)
+                o += sprintf(o, "\\x%02x", *p);
+            else
+                *o++ = (char)*p;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+void cjobs_format_time(double t, bool with_date, char *out, size_t outlen)
+{
+    time_t secs = (time_t)t;
+    struct tm tm;
+    if (!localtime_r(&secs, &tm) ||
+        strftime(out, outlen, with_date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm) == 0)
+        snprintf(out, outlen, "?");
+}
+
+/* One job's cells; false when it lacks what every job has. */
+static bool job_row(struct table *t, const struct json_value *job)
+{
+    long long pid, code, sig;
+    double started;
+    const char *state = reply_str(job, "state");
+    const char *command = reply_str(job, "command");
+    if (!reply_int(job, "pid", &pid) || !state || !command)
+        return false;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%lld", pid);
+    table_cell(t, buf);
+    table_cell(t, state);
+    if (reply_int(job, "signal", &sig) && sig > 0)
+        snprintf(buf, sizeof buf, "sig %lld", sig);
+    else if (reply_int(job, "exit_code", &code))
+        snprintf(buf, sizeof buf, "%lld", code);
+    else
+        snprintf(buf, sizeof buf, "-");
+    table_cell(t, buf);
+    const char *turn = reply_str(job, "turn");
+    char *turn_line = cjobs_command_line(turn ? turn : "-");
+    table_cell(t, turn_line);
+    free(turn_line);
+    if (reply_num(job, "started", &started))
+        cjobs_format_time(started, false, buf, sizeof buf);
+    else
+        snprintf(buf, sizeof buf, "-");
+    table_cell(t, buf);
+    char *line = cjobs_command_line(command);
+    table_cell(t, line);
+    free(line);
+    return true;
+}
+
+int cjobs_list(const char *name, bool json)
+{
+    static const char *const header[] = {"PID", "STATE", "EXIT", "TURN", "STARTED", "COMMAND"};
+    struct chttp h;
+    struct json_value *v = NULL;
+    struct table t = {0};
+    int status = 1;
+    if (chttp_open(&h, "jobs", name, false) != 0)
+        goto out;
+    if (chttp_request(&h, "GET", "/v1/jobs", NULL, 0, NULL, NULL) < 0) {
+        status = chttp_lost(&h);
+        goto out;
+    }
+    if (!chttp_ok(&h)) {
+        status = reply_fail(&h);
+        goto out;
+    }
+    if (!(v = reply_json(&h)))
+        goto out;
+    const struct json_value *jobs = json_get(v, "jobs");
+    if (!jobs || jobs->type != JSON_ARRAY) {
+        status = reply_malformed("jobs", "the answer has no \"jobs\" array");
+        goto out;
+    }
+    if (json) {
+        reply_print_line(stdout, h.body, h.body_len);
+        status = 0;
+        goto out;
+    }
+    if (jobs->len == 0) {
+        puts("no jobs");
+        status = 0;
+        goto out;
+    }
+    table_init(&t, ARRAY_LEN(header), header);
+    for (size_t i = 0; i < jobs->len; i++) {
+        if (!job_row(&t, &jobs->items[i])) {
+            status = reply_malformed("jobs", "a job without \"pid\", \"state\" or \"command\"");
+            goto out;
+        }
+    }
+    table_print(&t, stdout);
+    status = 0;
+out:
+    table_free(&t);
+    json_free(v);
+    chttp_close(&h);
+    return status;
+}
+
+static int to_stdout(void *ctx, const char *data, size_t len)
+{
+    (void)ctx;
+    int w = cout_write(1, data, len);
+    if (w < 0) {
+        fprintf(stderr, "cordon: logs: cannot write the log: %s\n", strerror(-w));
+        return -1;
+    }
+    return 0;
+}
+
+int cjobs_log(const char *name, long pid)
+{
+    struct chttp h;
+    char path[64];
+    int status = 1;
+    if (chttp_open(&h, "logs", name, false) != 0)
+        goto out;
+    snprintf(path, sizeof path, "/v1/jobs/%ld/log", pid);
+    int rc = chttp_request(&h, "GET", path, NULL, 0, to_stdout, NULL);
+    if (h.sink_stopped)
+        goto out;
+    if (rc < 0)
+        status = chttp_lost(&h);
+    else if (!chttp_ok(&h))
+        status = reply_fail(&h);
+    else
+        status = 0;
+out:
+    chttp_close(&h);
+    return status;
+}
+
+int cjobs_stop(const char *name, long pid)
+{
+    struct chttp h;
+    struct json_value *v = NULL;
+    char path[64];
+    int status = 1;
+    if (chttp_open(&h, "stop", name, false) != 0)
+        goto out;
+    snprintf(path, sizeof path, "/v1/jobs/%ld/stop", pid);
+    if (chttp_request(&h, "POST", path, NULL, 0, NULL, NULL) < 0) {
+        status = chttp_lost(&h);
+        goto out;
+    }
+    if (!chttp_ok(&h)) {
+        status = reply_fail(&h);
+        goto out;
+    }
+    if (!(v = reply_json(&h)))
+        goto out;
+    const char *state = reply_str(v, "state");
+    if (!state) {
+        status = reply_malformed("stop", "the job has no \"state\" string");
+        goto out;
+    }
+    printf("%ld: %s\n", pid, strcmp(state, "exited") == 0 ? "had already exited" : "stopped");
+    status = 0;
+out:
+    json_free(v);
+    chttp_close(&h);
+    return status;
+}
+
+int cjobs_cancel(const char *name, const char *turn)
+{
+    struct chttp h;
+    struct json_value *v = NULL;
+    char *escaped = NULL, *path = NULL;
+    int status = 1;
+    if (chttp_open(&h, "cancel", name, false) != 0)
+        goto out;
+    if (!(escaped = chttp_escape(&h, turn))) {
+        fputs("cordon: cancel: out of memory\n", stderr);
+        goto out;
+    }
+    path = xasprintf("/v1/turns/%s/cancel", escaped);
+    if (chttp_request(&h, "POST", path, NULL, 0, NULL, NULL) < 0) {
+        status = chttp_lost(&h);
+        goto out;
+    }
+    if (!chttp_ok(&h)) {
+        status = reply_fail(&h);
+        goto out;
+    }
+    if (!(v = reply_json(&h)))
+        goto out;
+    const struct json_value *stopped = json_get(v, "stopped");
+    if (!stopped || stopped->type != JSON_ARRAY) {
+        status = reply_malformed("cancel", "the answer has no \"stopped\" array");
+        goto out;
+    }
+    char *turn_line = cjobs_command_line(turn);
+    if (stopped->len == 0) {
+        printf("%s: nothing was running\n", turn_line);
+    } else {
+        printf("%s: stopped", turn_line);
+        for (size_t i = 0; i < stopped->len; i++) {
+            const struct json_value *p = &stopped->items[i];
+            if (p->type == JSON_NUMBER)
+                printf(" %.0f", p->number);
+        }
+        putchar('\n');
+    }
+    free(turn_line);
+    status = 0;
+out:
+    free(path);
+    curl_free(escaped);
+    json_free(v);
+    chttp_close(&h);
+    return status;
+}

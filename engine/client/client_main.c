@@ -1,0 +1,247 @@
+/* client_main.c — main() of cordon-client: `cordon` execs it with its own argv for exec, jobs,
+ * logs, stop, cancel, session list|status|stop and approve, so argv[1] is the command. Owns the
+ * command table's dispatch, the simple commands' argument checks and usage texts, and the exit
+ * statuses: a usage error found here is 2, anything the session refused or a lost connection
+ * is 1, exec passes the command's own. Uses every client_*.h. Must never: speak HTTP itself. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attrs.h"
+#include "client_approve.h"
+#include "client_exec.h"
+#include "client_http.h"
+#include "client_jobs.h"
+#include "client_session.h"
+#include "client_socket.h"
+
+#define TURN_MAX 128
+
+static const char usage_text[] =
+    "usage: cordon exec NAME [--timeout S] [--background] [--turn ID] [--json] -- 'shell string'\n"
+    "       cordon jobs NAME [--json]          jobs of session NAME\n"
+    "       cordon logs NAME PID               a background job's log\n"
+    "       cordon stop NAME PID               stop a job (TERM, then KILL)\n"
+    "       cordon cancel NAME TURN            stop everything turn TURN started\n"
+    "       cordon session list [--json]       the running sessions\n"
+    "       cordon session status NAME [--json]\n"
+    "       cordon session stop NAME\n"
+    "       cordon approve NAME ID once|session|deny\n";
+
+/* A simple command: its positional words and whether it takes --json. */
+struct command {
+    const char *name;          /* as in messages: "jobs", "session status" */
+    const char *usage;         /* "cordon jobs NAME [--json]" */
+    const char *about;         /* one line */
+    const char *pos[4];        /* "NAME", "PID", ...; NULL-terminated */
+    bool json;
+};
+
+static int usage_error(const char *cmd, const char *fmt, ...) CORDON_PRINTF(2, 3);
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "cordon: %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+enum parsed { PARSED_RUN, PARSED_HELP, PARSED_USAGE };
+
+/* argv[0] is the command's last word. Fills pos[] (one per c->pos) and *json. */
+static enum parsed parse_words(const struct command *c, int argc, char **argv,
+                               const char **pos, bool *json)
+{
+    size_t want = 0, got = 0;
+    bool options = true;
+    while (c->pos[want])
+        want++;
+    *json = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && strcmp(a, "--") == 0) {
+            options = false;
+        } else if (options && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+            printf("usage: %s\n%s\n", c->usage, c->about);
+            return PARSED_HELP;
+        } else if (options && c->json && strcmp(a, "--json") == 0) {
+            *json = true;
+        } else if (options && a[0] == '-' && a[1] != '\0' && !(a[1] >= '0' && a[1] <= '9')) {
+            /* ("-5" is left for the PID check to refuse) */
+            usage_error(c->name, "unknown option '%s' (usage: %s)", a, c->usage);
+            return PARSED_USAGE;
+        } else if (got < want) {
+            pos[got++] = a;
+        } else {
+            usage_error(c->name, "unexpected argument '%s' (usage: %s)", a, c->usage);
+            return PARSED_USAGE;
+        }
+    }
+    if (got < want) {
+        usage_error(c->name, "missing %s (usage: %s)", c->pos[got], c->usage);
+        return PARSED_USAGE;
+    }
+    for (size_t k = 0; k < want; k++) {
+        if (strcmp(c->pos[k], "NAME") == 0 && !csock_name_valid(pos[k])) {
+            usage_error(c->name, "invalid session name '%s' (letters, digits, '_', '.', '-'; at most %d)",
+                        pos[k], CSOCK_NAME_MAX);
+            return PARSED_USAGE;
+        }
+    }
+    return PARSED_RUN;
+}
+
+static const struct command cmd_jobs = {"jobs", "cordon jobs NAME [--json]",
+    "List session NAME's background jobs and running commands.", {"NAME"}, true};
+static const struct command cmd_logs = {"logs", "cordon logs NAME PID",
+    "Print a background job's log as it is now.", {"NAME", "PID"}, false};
+static const struct command cmd_stop = {"stop", "cordon stop NAME PID",
+    "Stop a job's process group: TERM, then KILL after the grace period.", {"NAME", "PID"}, false};
+static const struct command cmd_cancel = {"cancel", "cordon cancel NAME TURN",
+    "Stop every process group that commands tagged with TURN started.", {"NAME", "TURN"}, false};
+static const struct command cmd_approve = {"approve", "cordon approve NAME ID once|session|deny",
+    "Answer a pending approval.", {"NAME", "ID", "ANSWER"}, false};
+static const struct command cmd_list = {"session list", "cordon session list [--json]",
+    "List the running sessions.", {NULL}, true};
+static const struct command cmd_status = {"session status", "cordon session status NAME [--json]",
+    "Show session NAME's controller, profile, workspace and running jobs.", {"NAME"}, true};
+static const struct command cmd_sstop = {"session stop", "cordon session stop NAME",
+    "Stop session NAME and everything running in it; waits until it is gone.", {"NAME"}, false};
+
+static int run_exec(int argc, char **argv)
+{
+    struct cexec_args a;
+    char err[512];
+    int status = 2;
+    switch (cexec_parse_args(argc, argv, &a, err, sizeof err)) {
+    case CEXEC_RUN:
+        status = cexec_run(&a);
+        break;
+    case CEXEC_HELP:
+        cexec_usage();
+        status = 0;
+        break;
+    case CEXEC_USAGE:
+        status = usage_error("exec", "%s", err);
+        break;
+    }
+    cexec_args_free(&a);
+    return status;
+}
+
+static int run_pid_command(const struct command *c, int argc, char **argv)
+{
+    const char *pos[2];
+    bool json;
+    long pid;
+    switch (parse_words(c, argc, argv, pos, &json)) {
+    case PARSED_RUN: break;
+    case PARSED_HELP: return 0;
+    case PARSED_USAGE: return 2;
+    }
+    if (!cjobs_parse_pid(pos[1], &pid))
+        return usage_error(c->name, "invalid PID '%s' (a positive integer, as cordon jobs shows)",
+                           pos[1]);
+    return c == &cmd_logs ? cjobs_log(pos[0], pid) : cjobs_stop(pos[0], pid);
+}
+
+static int run_simple(const struct command *c, int argc, char **argv)
+{
+    const char *pos[3];
+    bool json;
+    switch (parse_words(c, argc, argv, pos, &json)) {
+    case PARSED_RUN: break;
+    case PARSED_HELP: return 0;
+    case PARSED_USAGE: return 2;
+    }
+    if (c == &cmd_jobs)
+        return cjobs_list(pos[0], json);
+    if (c == &cmd_cancel) {
+        if (pos[1][0] == '\0' || strlen(pos[1]) > TURN_MAX)
+            return usage_error(c->name, "invalid turn '%s' (1 to %d characters)", pos[1], TURN_MAX);
+        return cjobs_cancel(pos[0], pos[1]);
+    }
+    if (c == &cmd_approve) {
+        if (pos[1][0] == '\0')
+            return usage_error(c->name, "the approval ID is empty (usage: %s)", c->usage);
+        if (!capprove_answer_valid(pos[2]))
+            return usage_error(c->name, "the answer is once, session or deny, not '%s'", pos[2]);
+        return capprove_send(pos[0], pos[1], pos[2]);
+    }
+    if (c == &cmd_list)
+        return csess_list(json);
+    if (c == &cmd_status)
+        return csess_status(pos[0], json);
+    return csess_stop(pos[0]);
+}
+
+static int run_session(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("session", "missing subcommand (list, status NAME, stop NAME)");
+    const char *sub = argv[1];
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
+        fputs("usage: cordon session list [--json] | status NAME [--json] | stop NAME\n"
+              "       cordon session start NAME [OPTIONS]  (see cordon --help)\n", stdout);
+        return 0;
+    }
+    if (strcmp(sub, "start") == 0) {
+        fputs("cordon: session start is handled by cordon-session\n", stderr);
+        return 2;
+    }
+    if (strcmp(sub, "list") == 0)
+        return run_simple(&cmd_list, argc - 1, argv + 1);
+    if (strcmp(sub, "status") == 0)
+        return run_simple(&cmd_status, argc - 1, argv + 1);
+    if (strcmp(sub, "stop") == 0)
+        return run_simple(&cmd_sstop, argc - 1, argv + 1);
+    return usage_error("session", "unknown subcommand '%s' (list, status NAME, stop NAME)", sub);
+}
+
+static int dispatch(int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    if (strcmp(cmd, "exec") == 0)
+        return run_exec(argc, argv);
+    if (strcmp(cmd, "jobs") == 0)
+        return run_simple(&cmd_jobs, argc, argv);
+    if (strcmp(cmd, "logs") == 0)
+        return run_pid_command(&cmd_logs, argc, argv);
+    if (strcmp(cmd, "stop") == 0)
+        return run_pid_command(&cmd_stop, argc, argv);
+    if (strcmp(cmd, "cancel") == 0)
+        return run_simple(&cmd_cancel, argc, argv);
+    if (strcmp(cmd, "approve") == 0)
+        return run_simple(&cmd_approve, argc, argv);
+    if (strcmp(cmd, "session") == 0)
+        return run_session(argc, argv);
+    return usage_error(cmd, "unknown command (cordon --help lists them)");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve)\n", stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    chttp_global_init();
+    int status = dispatch(argc - 1, argv + 1);
+    chttp_global_cleanup();
+    /* Output that did not reach stdout (a full disk, a closed descriptor) is a failure. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "cordon: %s: cannot write the output: %s\n", argv[1], strerror(errno));
+        if (status == 0)
+            status = 1;
+    }
+    return status;
+}

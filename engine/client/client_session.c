@@ -1,0 +1,231 @@
+/* client_session.c — see client_session.h. */
+#include "client_session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client_http.h"
+#include "client_jobs.h"
+#include "client_reply.h"
+#include "client_socket.h"
+#include "client_table.h"
+#include "util.h"
+
+/* GET /v1/session. 0 with the answer's body in h (chttp_close it whatever the result) and
+ * its tree in *out; 1 after printing why (for a session that is not there or was stale: only
+ * when !quiet; h->missing says so). */
+static int get_session(struct chttp *h, const char *cmd, const char *name, bool quiet,
+                       struct json_value **out)
+{
+    *out = NULL;
+    if (chttp_open(h, cmd, name, quiet) != 0)
+        return 1;
+    if (chttp_request(h, "GET", "/v1/session", NULL, 0, NULL, NULL) < 0)
+        return chttp_lost(h);
+    if (!chttp_ok(h))
+        return reply_fail(h);
+    *out = reply_json(h);
+    return *out ? 0 : 1;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of the directory's NAME.sock entries, sorted. A missing directory has none. */
+static int session_names(struct str_list *names)
+{
+    char dir[CSOCK_PATH_MAX];
+    if (csock_dir(dir, sizeof dir) < 0)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT)
+            return 0;
+        fprintf(stderr, "cordon: session list: cannot read %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n <= 5 || strcmp(e->d_name + n - 5, ".sock") != 0)
+            continue;
+        char *name = xasprintf("%.*s", (int)(n - 5), e->d_name);
+        if (csock_name_valid(name))
+            str_list_push_owned(names, name);
+        else
+            free(name);
+    }
+    closedir(d);
+    if (names->len)
+        qsort(names->items, names->len, sizeof *names->items, cmp_names);
+    return 0;
+}
+
+static void int_cell(struct table *t, const struct json_value *v, const char *key)
+{
+    long long n;
+    char buf[32];
+    if (reply_int(v, key, &n))
+        snprintf(buf, sizeof buf, "%lld", n);
+    else
+        snprintf(buf, sizeof buf, "-");
+    table_cell(t, buf);
+}
+
+static void str_cell(struct table *t, const struct json_value *v, const char *key)
+{
+    const char *s = reply_str(v, key);
+    table_cell(t, s && *s ? s : "-");
+}
+
+int csess_list(bool json)
+{
+    static const char *const header[] = {"NAME", "PID", "PROFILE", "JOBS", "WORKSPACE"};
+    struct str_list names = {0};
+    struct table t;
+    size_t shown = 0;
+    int status = 0;
+    if (session_names(&names) < 0) {
+        str_list_free(&names);
+        return 1;
+    }
+    table_init(&t, ARRAY_LEN(header), header);
+    if (json)
+        fputs("{\"sessions\":[", stdout);
+    for (size_t i = 0; i < names.len; i++) {
+        struct chttp h;
+        struct json_value *v;
+        const char *name = names.items[i];
+        char *cmd = xasprintf("session list: %s", name);
+        if (get_session(&h, cmd, name, true, &v) == 0) {
+            if (json) {
+                if (shown)
+                    fputc(',', stdout);
+                size_t len = h.body_len;
+                while (len > 0 && strchr(" \t\r\n", h.body[len - 1]))
+                    len--;
+                fwrite(h.body, 1, len, stdout);
+            } else {
+                table_cell(&t, name);
+                int_cell(&t, v, "pid");
+                str_cell(&t, v, "profile");
+                int_cell(&t, v, "jobs_running");
+                str_cell(&t, v, "workspace");
+            }
+            shown++;
+            json_free(v);
+        } else if (!h.missing) {
+            status = 1; /* the line saying why is out; the others are still listed */
+        }
+        chttp_close(&h);
+        free(cmd);
+    }
+    if (json)
+        fputs("]}\n", stdout);
+    else if (shown == 0)
+        puts("no sessions");
+    else
+        table_print(&t, stdout);
+    table_free(&t);
+    str_list_free(&names);
+    return status;
+}
+
+int csess_status(const char *name, bool json)
+{
+    struct chttp h;
+    struct json_value *v;
+    long long n;
+    double started;
+    char buf[64];
+    int status = get_session(&h, "session status", name, false, &v);
+    if (status != 0)
+        goto out;
+    if (json) {
+        reply_print_line(stdout, h.body, h.body_len);
+        goto out;
+    }
+    const char *s;
+    printf("name: %s\n", (s = reply_str(v, "name")) ? s : name);
+    printf("pid: %s\n", reply_int(v, "pid", &n) ? (snprintf(buf, sizeof buf, "%lld", n), buf) : "-");
+    printf("profile: %s\n", (s = reply_str(v, "profile")) ? s : "-");
+    printf("workspace: %s\n", (s = reply_str(v, "workspace")) ? s : "-");
+    printf("socket: %s\n", (s = reply_str(v, "socket")) ? s : h.path);
+    if (reply_num(v, "started", &started))
+        cjobs_format_time(started, true, buf, sizeof buf);
+    else
+        snprintf(buf, sizeof buf, "-");
+    printf("started: %s\n", buf);
+    if (reply_int(v, "owner_pid", &n))
+        printf("owner_pid: %lld\n", n);
+    else
+        puts("owner_pid: none (detached)");
+    printf("jobs_running: %s\n",
+           reply_int(v, "jobs_running", &n) ? (snprintf(buf, sizeof buf, "%lld", n), buf) : "-");
+out:
+    json_free(v);
+    chttp_close(&h);
+    return status;
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Gone: the socket file was removed, or nobody answers on it any more (a controller that died
+ * while stopping; the next client to look removes it as stale). */
+static bool session_gone(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0 && errno == ENOENT)
+        return true;
+    return csock_probe(path) == 0;
+}
+
+int csess_stop(const char *name)
+{
+    struct chttp h;
+    int status = 1;
+    if (chttp_open(&h, "session stop", name, false) != 0)
+        goto out;
+    /* A controller may go before its answer is out: a broken connection here is not an
+     * error yet, the wait below tells. */
+    int rc = chttp_request(&h, "POST", "/v1/session/stop", NULL, 0, NULL, NULL);
+    if (rc < 0 && (h.missing || h.connect_errno)) {
+        status = chttp_lost(&h);
+        goto out;
+    }
+    if (rc == 0 && !chttp_ok(&h)) {
+        status = reply_fail(&h);
+        goto out;
+    }
+    chttp_close(&h); /* our connection must not be what keeps the controller serving */
+    long long deadline = now_ms() + CSESS_STOP_WAIT_MS;
+    for (;;) {
+        if (session_gone(h.path)) {
+            status = 0;
+            break;
+        }
+        if (now_ms() >= deadline) {
+            fprintf(stderr, "cordon: session stop: the session '%s' did not stop within %d s\n",
+                    name, CSESS_STOP_WAIT_MS / 1000);
+            break;
+        }
+        struct timespec pause = {0, CSESS_STOP_POLL_MS * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+out:
+    chttp_close(&h);
+    return status;
+}
