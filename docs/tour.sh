@@ -23,5 +23,14 @@ step "$CORDON" run --json -- sh -c 'echo building...; exit 3'
 step "$CORDON" run --profile strict -- python3 -c 'import socket; socket.socket(socket.AF_UNIX)'
 step "$CORDON" run --profile nosuch -- true
 step "$CORDON" policy check
+# A session: one sandbox for many commands (its owner is this script; stopped below).
+step "$CORDON" session start tour-$$
+step "$CORDON" exec tour-$$ -- 'echo shared > /tmp/note; cd /; FOO=1'
+step "$CORDON" exec tour-$$ -- 'cat /tmp/note; pwd; echo "FOO=${FOO:-unset}"'
+step "$CORDON" exec tour-$$ -- 'while sleep 1; do date; done' --background
+step "$CORDON" exec tour-$$ --timeout 1 -- 'sleep 30'
+step "$CORDON" jobs tour-$$
+step "$CORDON" session stop tour-$$
 echo
-echo "tour done: writes outside the workspace, hidden files and other profiles' refusals are shown above."
+echo "tour done: writes outside the workspace, hidden files, other profiles' refusals and a"
+echo "session (shared /tmp, no leaking cd or variables, a background job, a timeout) are shown above."

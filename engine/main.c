@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "client_cli.h"
 #include "controller_env.h"
 #include "log.h"
 #include "lua_host.h"
@@ -45,9 +46,9 @@ static int policy_main(int argc, char **argv)
     return problems ? 1 : 0;
 }
 
-/* The session commands live in two programs beside this one, which link libmicrohttpd (the
- * session's controller) and libcurl (the client): `cordon run` stays static and never loads
- * them. They get the same argv. */
+/* A session's controller is a program beside this one, linked with libmicrohttpd (which Debian
+ * ships for dynamic linking only): `cordon run` stays static and never loads it. It gets the
+ * same argv. */
 static int exec_sibling(const char *program, char **argv)
 {
     char self[4096];
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
     if (argc >= 3 && strcmp(argv[1], "session") == 0 && strcmp(argv[2], "start") == 0)
         return exec_sibling("cordon-session", argv);
     if (is_session_command(argv[1]))
-        return exec_sibling("cordon-client", argv);
+        return client_cli_main(argc, argv);
     if (strcmp(argv[1], "run") == 0)
         return run_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "policy") == 0)

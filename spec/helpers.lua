@@ -361,4 +361,88 @@ function h.have_binary()
     return h.sh("test -x " .. h.quote(h.bin)).code == 0
 end
 
+-- sessions -------------------------------------------------------------------------------
+-- Helpers for specs that drive `cordon session start` and its control API. Each session a
+-- spec starts lives in a private XDG_RUNTIME_DIR, so nothing touches the user's sessions.
+
+--- A fresh private runtime directory (mode 0700) to pass as XDG_RUNTIME_DIR.
+function h.runtime_dir()
+    local dir = h.tmpdir()
+    h.sh_ok("chmod 700 " .. h.quote(dir))
+    return dir
+end
+
+--- The control socket of session `name` under the runtime directory.
+function h.session_socket(runtime, name)
+    return runtime .. "/cordon/" .. name .. ".sock"
+end
+
+--- One HTTP request to a session's control socket with curl.
+-- opts.uid: run curl as this uid/gid (setpriv, no supplementary groups).
+-- Returns { status = number (0 when curl failed), body = string, json = table|nil, cmd }.
+function h.api(sock, method, path, body, opts)
+    opts = opts or {}
+    local pre = ""
+    if opts.uid then
+        pre = ("setpriv --reuid=%d --regid=%d --clear-groups "):format(opts.uid, opts.gid or opts.uid)
+    end
+    local cmd = ("%scurl -sS --max-time %d -w '\\n%%{http_code}' --unix-socket %s -X %s"):format(
+        pre, opts.timeout or h.run_timeout, h.quote(sock), method)
+    if body then cmd = cmd .. " -H 'Content-Type: application/json' --data-binary @-" end
+    cmd = cmd .. " " .. h.quote("http://cordon" .. path)
+    local r = h.sh(cmd, { stdin = body })
+    local text, status = r.stdout:match("^(.*)\n(%d+)$")
+    local res = { status = tonumber(status) or 0, body = text or r.stdout, cmd = cmd, stderr = r.stderr }
+    local ok, v = pcall(require("cjson").decode, res.body)
+    if ok and type(v) == "table" then res.json = v end
+    return res
+end
+
+--- A readable summary of an h.api result.
+function h.describe_api(r)
+    return ("request: %s\nstatus: %s\n--- body\n%s\n--- curl stderr\n%s"):format(
+        r.cmd or "?", tostring(r.status), r.body, r.stderr or "")
+end
+
+--- Starts `cordon session start NAME --detach [flags]` in opts.cwd (default: a fresh
+-- workspace) with XDG_RUNTIME_DIR = opts.runtime (default: a fresh h.runtime_dir()) plus
+-- opts.env. Raises unless it started. Registers the clean-up: `cordon session stop NAME`,
+-- then, as a backstop, SIGKILL of the controller pid read from GET /v1/session.
+-- Returns { name, runtime, socket, pid, cwd, env, info = the /v1/session JSON }.
+function h.session_start(name, opts)
+    opts = opts or {}
+    local runtime = opts.runtime or h.runtime_dir()
+    local cwd = opts.cwd or h.workspace()
+    local env = { XDG_RUNTIME_DIR = runtime }
+    for k, v in pairs(opts.env or {}) do env[k] = v end
+    local args = { "session", "start", name, "--detach" }
+    for _, f in ipairs(opts.flags or {}) do args[#args + 1] = f end
+    local r = h.cordon(args, { cwd = cwd, env = env })
+    local s = { name = name, runtime = runtime, socket = h.session_socket(runtime, name), cwd = cwd, env = env }
+    h.defer(function() h.session_reap(s) end)
+    if r.code ~= 0 then error("session start failed\n" .. h.describe(r), 2) end
+    local info = h.api(s.socket, "GET", "/v1/session")
+    if info.status ~= 200 or not info.json then
+        error("GET /v1/session failed after start\n" .. h.describe_api(info), 2)
+    end
+    s.info, s.pid = info.json, math.tointeger(info.json.pid)
+    return s
+end
+
+--- True while host pid `pid` is a live cordon session controller.
+function h.is_controller(pid)
+    pid = math.tointeger(pid)
+    local comm = pid and h.read_file("/proc/" .. pid .. "/comm")
+    return comm ~= nil and comm:match("^cordon%-session") ~= nil and h.alive(pid)
+end
+
+--- Ends session s (as h.session_start returned it): `cordon session stop`, then SIGKILL of
+-- its controller if it is still there after a few seconds.
+function h.session_reap(s)
+    h.cordon({ "session", "stop", s.name }, { cwd = s.cwd, env = s.env, timeout = 30 })
+    if s.pid and not h.wait_for(function() return not h.is_controller(s.pid) end, 10) then
+        os.execute("kill -9 " .. s.pid .. " 2>/dev/null")
+    end
+end
+
 return h

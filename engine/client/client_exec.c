@@ -16,7 +16,7 @@
 #include "client_ndjson.h"
 #include "client_output.h"
 #include "client_reply.h"
-#include "client_socket.h"
+#include "session_socket.h"
 #include "log.h"
 #include "result_json.h"
 #include "util.h"
@@ -209,7 +209,7 @@ struct stream {
     const struct cexec_args *args;
     struct ndjson_lines lines;
     bool got_exit;
-    bool timed_out;
+    bool timed_out, stopped;
     int exit_code;
     char *exit_line; /* --json: the exit event as it came */
     size_t exit_len;
@@ -240,6 +240,7 @@ static int on_line(void *ctx, const char *line, size_t len)
         st->got_exit = true;
         st->exit_code = ev.exit_code;
         st->timed_out = ev.timed_out;
+        st->stopped = ev.stopped;
         if (st->args->json) {
             st->exit_line = xmalloc(len + 1);
             memcpy(st->exit_line, line, len);
@@ -302,6 +303,8 @@ static int run_foreground(struct chttp *h, const struct cexec_args *a, const cha
             fputs("cordon: the command timed out and was stopped\n", stderr);
         }
         status = 124; /* as GNU timeout */
+    } else if (st.stopped) {
+        fputs("cordon: the command was stopped (cordon stop, cordon cancel or the session's end)\n", stderr);
     }
 out:
     free(st.exit_line);

@@ -102,15 +102,7 @@ int cjobs_list(const char *name, bool json)
     int status = 1;
     if (chttp_open(&h, "jobs", name, false) != 0)
         goto out;
-    if (chttp_request(&h, "GET", "/v1/jobs", NULL, 0, NULL, NULL) < 0) {
-        status = chttp_lost(&h);
-        goto out;
-    }
-    if (!chttp_ok(&h)) {
-        status = reply_fail(&h);
-        goto out;
-    }
-    if (!(v = reply_json(&h)))
+    if (!(v = reply_request_json(&h, "GET", "/v1/jobs", NULL, 0, &status)))
         goto out;
     const struct json_value *jobs = json_get(v, "jobs");
     if (!jobs || jobs->type != JSON_ARRAY) {
@@ -185,15 +177,7 @@ int cjobs_stop(const char *name, long pid)
     if (chttp_open(&h, "stop", name, false) != 0)
         goto out;
     snprintf(path, sizeof path, "/v1/jobs/%ld/stop", pid);
-    if (chttp_request(&h, "POST", path, NULL, 0, NULL, NULL) < 0) {
-        status = chttp_lost(&h);
-        goto out;
-    }
-    if (!chttp_ok(&h)) {
-        status = reply_fail(&h);
-        goto out;
-    }
-    if (!(v = reply_json(&h)))
+    if (!(v = reply_request_json(&h, "POST", path, NULL, 0, &status)))
         goto out;
     const char *state = reply_str(v, "state");
     if (!state) {
@@ -221,15 +205,7 @@ int cjobs_cancel(const char *name, const char *turn)
         goto out;
     }
     path = xasprintf("/v1/turns/%s/cancel", escaped);
-    if (chttp_request(&h, "POST", path, NULL, 0, NULL, NULL) < 0) {
-        status = chttp_lost(&h);
-        goto out;
-    }
-    if (!chttp_ok(&h)) {
-        status = reply_fail(&h);
-        goto out;
-    }
-    if (!(v = reply_json(&h)))
+    if (!(v = reply_request_json(&h, "POST", path, NULL, 0, &status)))
         goto out;
     const struct json_value *stopped = json_get(v, "stopped");
     if (!stopped || stopped->type != JSON_ARRAY) {

@@ -92,3 +92,18 @@ void reply_print_line(FILE *out, const char *text, size_t len)
     fwrite(text, 1, len, out);
     fputc('\n', out);
 }
+
+struct json_value *reply_request_json(struct chttp *h, const char *method, const char *path,
+                                      const char *body, size_t len, int *status)
+{
+    *status = 1;
+    if (chttp_request(h, method, path, body, len, NULL, NULL) < 0) {
+        *status = chttp_lost(h);
+        return NULL;
+    }
+    if (!chttp_ok(h)) {
+        *status = reply_fail(h);
+        return NULL;
+    }
+    return reply_json(h);
+}

@@ -13,7 +13,7 @@
 #include "client_http.h"
 #include "client_jobs.h"
 #include "client_reply.h"
-#include "client_socket.h"
+#include "session_socket.h"
 #include "client_table.h"
 #include "util.h"
 

@@ -14,6 +14,7 @@ void job_log_init(struct job_log *l, int fd, size_t cap)
     l->fd = fd;
     l->size = 0;
     l->dropped = 0;
+    l->marker = 0;
     l->cap = cap < 4096 ? 4096 : cap;
 }
 
@@ -34,10 +35,11 @@ static int pwrite_all(int fd, const char *p, size_t n, uint64_t off)
 static int drop_oldest(struct job_log *l, uint64_t keep)
 {
     char marker[96];
-    l->dropped += l->size - keep;
+    if (keep > l->size - l->marker)
+        keep = l->size - l->marker; /* output only: the old marker line is replaced */
+    l->dropped += l->size - l->marker - keep;
     int mlen = snprintf(marker, sizeof marker, "[cordon: %" PRIu64 " earlier bytes of this log were dropped]\n",
                         l->dropped);
-    /* The file may already start with an older marker: it is part of the dropped bytes. */
     uint64_t from = l->size - keep, to = (uint64_t)mlen;
     char *buf = malloc(1 << 16);
     if (!buf)
@@ -58,8 +60,10 @@ static int drop_oldest(struct job_log *l, uint64_t keep)
         r = pwrite_all(l->fd, marker, (size_t)mlen, 0);
     if (r == 0 && ftruncate(l->fd, (off_t)(to + keep)) < 0)
         r = -errno;
-    if (r == 0)
+    if (r == 0) {
         l->size = to + keep;
+        l->marker = (uint64_t)mlen;
+    }
     return r;
 }
 

@@ -257,11 +257,19 @@ static void prune(struct session *s)
 
 /* ---- answering ---------------------------------------------------------------------------- */
 
+/* The client of a foreground command went away. The command goes on, but, as in a shell
+ * pipeline whose reader has gone, its next write to the output gets EPIPE (or SIGPIPE): a
+ * `yes | head -1` ends instead of running for ever. */
 static void job_req_gone(void *ctx, struct api_request *req)
 {
     (void)req;
     struct job *j = ctx;
-    j->req = NULL; /* a foreground command goes on without its client */
+    j->req = NULL;
+    if (!j->background && j->leader_running) {
+        ev_timer_stop(j->s->loop, &j->resume_t);
+        pipe_close(j->s, &j->out);
+        pipe_close(j->s, &j->err);
+    }
 }
 
 static void stream_event(struct job *j, struct json_buf *b)
@@ -636,7 +644,7 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     (void)loop;
     (void)events;
     struct session *s = w->data;
-    for (int rounds = 0; rounds < 64; rounds++) {
+    for (int rounds = 0; rounds < 4096; rounds++) {
         struct sw_msg m;
         int fds[2];
         long n = sw_recv(s->p.ctl, &m, NULL, 0, fds, MSG_DONTWAIT);
@@ -888,6 +896,10 @@ void session_init_gone(struct session *s)
 {
     if (s->ended)
         return;
+    /* What init reported before it exited (the ends of commands it stopped) is still queued:
+     * take it before settling the rest. */
+    if (s->ctl_w.active)
+        on_ctl(s->loop, &s->ctl_w, EPOLLIN);
     s->ended = true;
     ev_timer_stop(s->loop, &s->shutdown_t);
     ev_io_stop(s->loop, &s->ctl_w);
@@ -926,7 +938,7 @@ struct session *session_new(struct ev_loop *loop, const struct session_params *p
     s->loop = loop;
     s->p = *p;
     s->started = wall_now();
-    s->dirty = true;
+    persist(s); /* the state file exists once `session start` has returned */
     ev_io_start(loop, &s->ctl_w, p->ctl, EPOLLIN, on_ctl, s);
     return s;
 }

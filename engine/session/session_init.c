@@ -66,11 +66,37 @@ static int open_log(pid_t pid)
     return fd < 0 ? -errno : fd;
 }
 
+/* The bash the sandbox's PATH finds, looked up once: execvp would try every PATH entry before
+ * it for every command. "bash" (searched at each exec) when none is found. */
+static char *find_bash(const struct sandbox_config *cfg)
+{
+    static char found[4096] = "bash";
+    const char *path = "/usr/local/bin:/usr/bin:/bin";
+    for (size_t i = 0; i < cfg->env.len; i++)
+        if (strncmp(cfg->env.items[i], "PATH=", 5) == 0)
+            path = cfg->env.items[i] + 5;
+    for (const char *p = path; *p;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char candidate[4096];
+        if (n > 0 && p[0] == '/' && snprintf(candidate, sizeof candidate, "%.*s/bash", (int)n, p) <
+            (int)sizeof candidate && access(candidate, X_OK) == 0) {
+            memcpy(found, candidate, strlen(candidate) + 1);
+            break;
+        }
+        p += n + (end ? 1 : 0);
+    }
+    return found;
+}
+
 static void spawn(int ctl, const struct init_ready *ready, struct leaders *leaders,
                   const struct sw_msg *req, char *command, const int fds[2])
 {
     struct sw_msg reply = {.tag = SW_STARTED, .id = req->id};
-    static char bash[] = "bash", dash_c[] = "-c";
+    static char *bash;
+    static char dash_c[] = "-c";
+    if (!bash)
+        bash = find_bash(&ready->cfg);
     char *argv[] = {bash, dash_c, command, NULL};
     sigset_t none;
     sigemptyset(&none);
@@ -115,7 +141,8 @@ static void signal_group(int ctl, const struct sw_msg *req)
     (void)sw_send(ctl, &reply, NULL, 0, NULL, 0);
 }
 
-static void reap(int ctl, struct leaders *leaders)
+/* Reap every zombie; report the commands' ends. true when init has no child left. */
+static bool reap(int ctl, struct leaders *leaders)
 {
     int st;
     pid_t w;
@@ -126,6 +153,7 @@ static void reap(int ctl, struct leaders *leaders)
         struct sw_msg m = {.tag = kind == 1 ? SW_EXITED : SW_GONE, .pid = w, .value = st};
         (void)sw_send(ctl, &m, NULL, 0, NULL, 0);
     }
+    return w < 0 && errno == ECHILD;
 }
 
 static uint64_t monotonic_ms(void)
@@ -135,16 +163,14 @@ static uint64_t monotonic_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* TERM to everything in the sandbox, KILL after grace_ms to what is left, reap, exit. */
-CORDON_NORETURN static void shut_down(int sfd, int grace_ms)
+/* TERM to everything in the sandbox, KILL after grace_ms to what is left, reap, exit. The end
+ * of each command's bash is still reported, so a command that handles TERM is seen to. */
+CORDON_NORETURN static void shut_down(int ctl, int sfd, struct leaders *leaders, int grace_ms)
 {
     (void)kill(-1, SIGTERM);
     uint64_t deadline = monotonic_ms() + (uint64_t)(grace_ms > 0 ? grace_ms : 0);
     for (;;) {
-        pid_t w;
-        while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
-            ;
-        if (w < 0 && errno == ECHILD)
+        if (reap(ctl, leaders))
             _exit(0); /* nothing is left: every process of the sandbox descends from PID 1 */
         uint64_t now = monotonic_ms();
         if (now >= deadline)
@@ -156,8 +182,13 @@ CORDON_NORETURN static void shut_down(int sfd, int grace_ms)
         }
     }
     (void)kill(-1, SIGKILL);
-    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
-        ;
+    while (!reap(ctl, leaders)) {
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
+        if (poll(&p, 1, 100) > 0) {
+            struct signalfd_siginfo si;
+            (void)!read(sfd, &si, sizeof si);
+        }
+    }
     _exit(0);
 }
 
@@ -193,7 +224,7 @@ void session_init_main(const struct init_params *p)
         if (len == -EAGAIN)
             continue;
         if (len < 0 || m.tag == SW_SHUTDOWN) /* EOF: the controller is gone or done */
-            shut_down(ready.sfd, len < 0 ? 0 : m.value);
+            shut_down(p->ctl_sock, ready.sfd, &leaders, len < 0 ? 0 : m.value);
         switch (m.tag) {
         case SW_SPAWN:
             command[len] = '\0';

@@ -34,6 +34,7 @@
 #include "session_ctl.h"
 #include "session_init.h"
 #include "session_paths.h"
+#include "session_socket.h"
 #include "session_wire.h"
 #include "userns.h"
 
@@ -50,22 +51,6 @@ struct controller {
     bool ended;
 };
 
-/* A socket someone answers on is a live session; one that refuses is the stale socket of a
- * session that died, and is removed. */
-static bool socket_alive(const char *path)
-{
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof sa.sun_path)
-        return false;
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return false;
-    bool alive = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
-    close(fd);
-    return alive;
-}
-
 /* Listen on path. The socket is bound and listening under a temporary name first and then
  * linked to path, so that no client ever finds a socket there that refuses connections (which
  * would look stale), and link() fails if another session took the name meanwhile. */
@@ -75,7 +60,7 @@ static int listen_on(const char *path, char *err, size_t errlen)
     char tmp[sizeof sa.sun_path];
     int n = snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
     if (n < 0 || (size_t)n >= sizeof tmp) {
-        snprintf(err, errlen, "the socket path %s is too long for a Unix socket", path);
+        snprintf(err, errlen, "the socket path %.200s is too long for a Unix socket", path);
         return -1;
     }
     memcpy(sa.sun_path, tmp, (size_t)n + 1);
@@ -89,7 +74,7 @@ static int listen_on(const char *path, char *err, size_t errlen)
     if (r == 0 && (r = link(tmp, path)) < 0 && errno == EEXIST)
         snprintf(err, errlen, "a session with this name has just been started");
     else if (r < 0)
-        snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot listen on %.200s: %s", path, strerror(errno));
     (void)unlink(tmp);
     if (r < 0) {
         if (fd >= 0)
@@ -297,10 +282,10 @@ int session_start_main(int argc, char **argv)
         run_flags_free(&flags);
         return 2;
     }
-    if (!session_name_valid(name)) {
+    if (!csock_name_valid(name)) {
         run_flags_free(&flags);
         return cli_usage_error("session start", "invalid session name '%s' (letters, digits, '_', "
-                               "'.', '-'; at most %d; not starting with '.' or '-')", name, SESSION_NAME_MAX);
+                               "'.', '-'; at most %d; not starting with '.' or '-')", name, CSOCK_NAME_MAX);
     }
     struct controller c = {.name = name, .ctl = -1, .sfd = -1, .owner_fd = -1};
     if (session_dir_ensure(err, sizeof err) < 0 ||
@@ -313,14 +298,19 @@ int session_start_main(int argc, char **argv)
     }
     struct stat st;
     if (lstat(c.socket_path, &st) == 0) {
-        if (socket_alive(c.socket_path)) {
-            fprintf(stderr, "cordon: session start: a session named '%s' is already running (stop it "
-                    "with: cordon session stop %s)\n", name, name);
+        /* one that answers is a live session; one that refuses, the stale socket of one that died */
+        int alive = csock_probe(c.socket_path);
+        if (alive != 0) {
+            if (alive > 0)
+                fprintf(stderr, "cordon: session start: a session named '%s' is already running (stop "
+                        "it with: cordon session stop %s)\n", name, name);
+            else
+                fprintf(stderr, "cordon: session start: cannot tell whether %s is a running session: "
+                        "%s\n", c.socket_path, strerror(-alive));
             run_flags_free(&flags);
             return 1;
         }
-        unlink(c.socket_path); /* stale: its controller is gone */
-        unlink(c.state_path);
+        csock_remove_stale(c.socket_path);
     }
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))

@@ -9,7 +9,7 @@
 #include "client_exec.h"
 #include "client_jobs.h"
 #include "client_ndjson.h"
-#include "client_socket.h"
+#include "session_socket.h"
 #include "test.h"
 #include "util.h"
 

@@ -1,10 +1,11 @@
-/* client_socket.h — where a session's control socket lives and whether anyone answers on it.
+/* session_socket.h — where a session's control socket lives and whether anyone answers on it
+ * (csock_*: the control socket), for the session's controller and its clients alike.
  * Owns session-name validation, the socket directory and path rules of docs/session-api.md,
  * a connect probe, and removing a stale session's files (socket and NAME.jobs.json).
  * Uses only libc. Must never: speak HTTP (client_http.c does), print, or remove a file that is
  * not a socket nobody answers on (or that socket's jobs file). */
-#ifndef CORDON_CLIENT_SOCKET_H
-#define CORDON_CLIENT_SOCKET_H
+#ifndef CORDON_SESSION_SOCKET_H
+#define CORDON_SESSION_SOCKET_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>

@@ -1,5 +1,5 @@
-/* client_main.c — main() of cordon-client: `cordon` execs it with its own argv for exec, jobs,
- * logs, stop, cancel, session list|status|stop and approve, so argv[1] is the command. Owns the
+/* client_cli.c — see client_cli.h: the session commands of `cordon` (exec, jobs, logs, stop,
+ * cancel, session list|status|stop and approve); argv[1] is the command. Owns the
  * command table's dispatch, the simple commands' argument checks and usage texts, and the exit
  * statuses: a usage error found here is 2, anything the session refused or a lost connection
  * is 1, exec passes the command's own. Uses every client_*.h. Must never: speak HTTP itself. */
@@ -11,11 +11,12 @@
 
 #include "attrs.h"
 #include "client_approve.h"
+#include "client_cli.h"
 #include "client_exec.h"
 #include "client_http.h"
 #include "client_jobs.h"
 #include "client_session.h"
-#include "client_socket.h"
+#include "session_socket.h"
 
 #define TURN_MAX 128
 
@@ -223,7 +224,7 @@ static int dispatch(int argc, char **argv)
     return usage_error(cmd, "unknown command (cordon --help lists them)");
 }
 
-int main(int argc, char **argv)
+int client_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve)\n", stderr);

@@ -1,5 +1,5 @@
-/* client_socket.c — see client_socket.h. */
-#include "client_socket.h"
+/* session_socket.c — see session_socket.h. */
+#include "session_socket.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,0 +1,151 @@
+#!/bin/bash
+# bench/session.sh — the cost of one command in a running session, against a plain `bash -c true`
+# and a fresh bubblewrap sandbox, in one run so all see the same machine state.
+#
+#   bench/session.sh CORDON_BIN        (RUNS=300 by default, at least 200; JSON_OUT=FILE keeps
+#                                       hyperfine's JSON)
+#
+# Starts its own session (`cordon session start NAME --detach`, in a private XDG_RUNTIME_DIR and
+# a fresh workspace; stopped on exit by a trap), then times:
+#   cli-exec     `cordon exec NAME -- true`: the whole CLI round trip (a new client process,
+#                connect, POST /v1/exec, the NDJSON stream, exit)          hyperfine -N
+#   bash         `bash -c true`                                             hyperfine -N
+#   bwrap        bubblewrap with startup.sh's namespaces and filesystem view, `bash -c true`
+#                                                                           hyperfine -N
+#   api-exec     POST /v1/exec {"command":"true"} on ONE keep-alive connection, read to the
+#                exit event (bench/session_client.py), alternating in blocks of 25 with
+#   api-baseline os.posix_spawn + waitpid of `bash -c true` in that same Python process
+# and prints the medians, the ratios against the goals (cli-exec/bash <= 3, api-exec/baseline
+# <= 1.5), how much faster than a fresh bwrap sandbox an exec is, and the idle RSS of the session (controller + its init, VmRSS;
+# goal < 8 MiB), right after start and again after the runs.
+# Reports only; it asserts nothing about time (the figures depend on the machine).
+set -euo pipefail
+
+die() { printf 'session.sh: %s\n' "$*" >&2; exit 2; }
+
+[ $# -eq 1 ] || die "usage: $0 CORDON_BIN"
+cordon=$1
+case $cordon in /*) ;; *) cordon=$PWD/$cordon ;; esac
+[ -x "$cordon" ] || die "$cordon is not an executable file"
+here=$(cd "$(dirname "$0")" && pwd)
+client=$here/session_client.py
+[ -r "$client" ] || die "$client is missing"
+py=/usr/bin/python3
+[ -x $py ] || die "$py is not installed"
+for p in hyperfine bwrap curl; do
+    command -v $p >/dev/null || die "$p is not installed (Debian: apt-get install $p)"
+done
+runs=${RUNS:-300}
+case $runs in '' | *[!0-9]*) die "RUNS must be a positive number, not '$runs'" ;; esac
+[ "$runs" -ge 200 ] || die "RUNS must be at least 200 (medians of fewer runs are too noisy here)"
+
+# The workspace under /var/tmp (the sandbox replaces /tmp); the runtime directory private.
+work=$(mktemp -d /var/tmp/cordon-bench-session.XXXXXX)
+export XDG_RUNTIME_DIR=$work/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+mkdir "$work/ws"
+name=bench-$$
+sock=$XDG_RUNTIME_DIR/cordon/$name.sock
+ctl_pid=
+cleanup() {
+    (cd "$work/ws" && timeout 30 "$cordon" session stop "$name" >/dev/null 2>&1) || true
+    # backstop: the controller, by the pid it reported, if it is still there
+    if [ -n "$ctl_pid" ] && [ "$(cat /proc/"$ctl_pid"/comm 2>/dev/null)" = cordon-session ]; then
+        sleep 1
+        if [ "$(cat /proc/"$ctl_pid"/comm 2>/dev/null)" = cordon-session ]; then kill -9 "$ctl_pid" 2>/dev/null || true; fi
+    fi
+    rm -rf -- "$work"
+}
+trap cleanup EXIT
+cd "$work/ws"
+
+"$cordon" session start "$name" --detach || die "cordon session start failed"
+info=$(curl -sS --max-time 10 --unix-socket "$sock" http://cordon/v1/session) || die "GET /v1/session failed"
+ctl_pid=$($py -c 'import json,sys; print(json.loads(sys.argv[1])["pid"])' "$info")
+
+# VmRSS (KiB) of the controller plus its children (the sandbox's init), with nothing running.
+session_rss_kib() {
+    local total=0 p kib kids
+    kids=$(cat /proc/"$ctl_pid"/task/*/children 2>/dev/null || true)
+    for p in "$ctl_pid" $kids; do
+        kib=$(awk '/^VmRSS:/ { print $2 }' /proc/"$p"/status 2>/dev/null || echo 0)
+        total=$((total + ${kib:-0}))
+    done
+    printf '%s %s\n' "$total" "$(printf '%s ' "$ctl_pid" $kids)"
+}
+sleep 0.5
+read -r rss_start rss_pids_start < <(session_rss_kib)
+
+# hyperfine -N splits its command strings like a shell does: quote each word.
+q() { local w out=; for w; do out+=" '${w//\'/\'\\\'\'}'"; done; printf '%s' "${out# }"; }
+
+bwrap_args=(bwrap --unshare-user --unshare-pid --unshare-net --unshare-ipc --unshare-uts
+    --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+    --bind "$PWD" "$PWD" --chdir "$PWD")
+
+names=(cli-exec bash bwrap)
+cmds=(
+    "$(q "$cordon" exec "$name" -- true)"
+    "$(q bash -c true)"
+    "$(q "${bwrap_args[@]}" bash -c true)"
+)
+for i in "${!names[@]}"; do
+    if ! out=$(eval "${cmds[$i]}" 2>&1 </dev/null); then
+        die "${names[$i]} does not run: ${cmds[$i]}"$'\n'"$out"
+    fi
+done
+
+json=${JSON_OUT:-$work/session.json}
+hyper=(hyperfine -N --warmup 10 --runs "$runs" --export-json "$json" --style basic)
+for i in "${!names[@]}"; do
+    hyper+=(-n "${names[$i]}" "${cmds[$i]}")
+done
+echo "== hyperfine: ${#names[@]} commands, $runs runs each, session $name, workspace $work/ws"
+"${hyper[@]}"
+
+echo
+echo "== API client: $runs execs on one keep-alive connection, alternating in blocks with posix_spawn(bash -c true)"
+api_json=$($py "$client" "$sock" "$runs") || die "the API client failed"
+echo "$api_json"
+
+sleep 0.5
+read -r rss_end rss_pids_end < <(session_rss_kib)
+
+echo
+echo "== session exec (ms), $(uname -r), $(nproc) cores, runs=$runs"
+$py - "$json" "$api_json" "$rss_start" "$rss_end" "$rss_pids_start" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+api = json.loads(sys.argv[2])
+rss_start, rss_end, pids = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+rows = {}
+for r in doc["results"]:
+    rows[r["command"]] = {k: r[k] * 1e3 for k in ("median", "mean", "min", "max")}
+rows["api-exec"] = api["api_exec"]
+rows["api-baseline"] = api["spawn_bash"]
+print("%-14s %9s %9s %9s %9s" % ("command", "median", "mean", "min", "max"))
+for n in ("cli-exec", "api-exec", "bash", "api-baseline", "bwrap"):
+    r = rows[n]
+    print("%-14s %9.3f %9.3f %9.3f %9.3f" % (n, r["median"], r["mean"], r["min"], r["max"]))
+def ratio(a, b, label, goal, le):
+    x = rows[a]["median"] / rows[b]["median"]
+    met = x <= goal if le else x >= goal
+    print("%-40s %6.2f  (goal %s %s: %s)" % (label, x, "<=" if le else ">=", goal, "met" if met else "NOT met"))
+print()
+ratio("cli-exec", "bash", "cli exec / bash -c true", 3, True)
+ratio("api-exec", "api-baseline", "api exec / bash -c true (same process)", 1.5, True)
+# The issue's "5x faster than a fresh bwrap" assumed bwrap at about 8x `bash -c true`: it follows
+# from the two goals above where bwrap is that slow, so it is printed, not judged.
+for n in ("cli-exec", "api-exec"):
+    print("%-40s %6.2f" % ("bwrap / " + n.replace("-", " "), rows["bwrap"]["median"] / rows[n]["median"]))
+print("%-40s %6.2f" % ("bwrap / bash -c true", rows["bwrap"]["median"] / rows["bash"]["median"]))
+print()
+for label, kib in (("after start", rss_start), ("after the runs", rss_end)):
+    mib = kib / 1024
+    print("%-40s %6.2f MiB  (goal < 8 MiB: %s)" % ("idle RSS, controller + init, " + label, mib,
+          "met" if mib < 8 else "NOT met"))
+print("(pids: %s)" % pids.strip())
+PY
+if [ -n "${JSON_OUT:-}" ]; then
+    echo "hyperfine JSON: $json"
+fi
