@@ -22,9 +22,7 @@ static const char *const dropped_outside[] = {
     "NODE_USE_ENV_PROXY", "CORDON_SANDBOX",
 };
 
-/* The sandbox's environment (secrets already stripped by the environment hook) minus the
- * variables that only make sense inside. */
-static void outside_environment(const struct sandbox_config *cfg, struct str_list *env)
+void escalate_outside_environment(const struct sandbox_config *cfg, struct str_list *env)
 {
     for (size_t i = 0; i < cfg->env.len; i++) {
         const char *kv = cfg->env.items[i];
@@ -65,7 +63,7 @@ static char read_answer(double timeout_s)
 static int rerun_outside(const struct sandbox_config *cfg, char **argv, const char *line, bool interactive)
 {
     struct str_list env = {0};
-    outside_environment(cfg, &env);
+    escalate_outside_environment(cfg, &env);
     fprintf(stderr, "cordon: running outside the sandbox, as approved: %s\n", line);
     fflush(stderr);
     pid_t pid = fork();

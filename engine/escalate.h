@@ -18,6 +18,11 @@ struct escalation_result {
     int exit_code;      /* the re-run's, when ran_outside */
 };
 
+/* The environment of a command run again outside: the sandbox's (secrets already stripped by
+ * the environment hook) minus the variables that only make sense inside (the proxy's,
+ * CORDON_SANDBOX), plus CORDON_OUTSIDE_SANDBOX=1. Appended to env. */
+void escalate_outside_environment(const struct sandbox_config *cfg, struct str_list *env);
+
 /* interactive: stdin and stderr are the caller's terminal. */
 void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char *line,
                        const struct lh_refusal *refusals, size_t n, bool interactive,

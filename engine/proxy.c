@@ -443,7 +443,7 @@ static void decide_and_go(struct conn *c)
             return;
         } else {
             snprintf(d.reason + strlen(d.reason), sizeof d.reason - strlen(d.reason),
-                     "; nobody can be asked (no terminal)");
+                     "; nobody can be asked (no terminal, no attached API client)");
         }
     }
     audit_log_decision(c->px->audit, c->net_kind, c->host, c->port, &d, o, c->px->command);
@@ -460,8 +460,9 @@ void proxy_set_owner(struct proxy *px, const struct proxy_owner *owner, double t
     px->ask_timeout_ms = timeout_s > 0 ? (uint64_t)(timeout_s * 1000) : 0;
 }
 
-/* Settle question id: remember the answer and let every waiting connection go on. */
-static void settle(struct proxy *px, struct question *q, bool allow, const char *how)
+/* Settle question q and let every waiting connection go on. keep: remember the answer for later
+ * connections (an owner's answer; a timeout is not one, so the next connection asks again). */
+static void settle(struct proxy *px, struct question *q, bool allow, bool keep, const char *how)
 {
     for (struct question **p = &px->questions; *p; p = &(*p)->next) {
         if (*p == q) {
@@ -469,12 +470,14 @@ static void settle(struct proxy *px, struct question *q, bool allow, const char 
             break;
         }
     }
-    struct grant *g = xcalloc(1, sizeof *g);
-    snprintf(g->host, sizeof g->host, "%s", q->host);
-    g->port = q->port;
-    g->allow = allow;
-    g->next = px->grants;
-    px->grants = g;
+    if (keep) {
+        struct grant *g = xcalloc(1, sizeof *g);
+        snprintf(g->host, sizeof g->host, "%s", q->host);
+        g->port = q->port;
+        g->allow = allow;
+        g->next = px->grants;
+        px->grants = g;
+    }
     for (struct conn *c = px->conns, *next; c; c = next) {
         next = c->next;
         if (c->state != ST_ASKING || c->question != q->id)
@@ -497,12 +500,48 @@ void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer)
     for (struct question *q = px->questions; q; q = q->next) {
         if (q->id == id) {
             switch (answer) {
-            case PROXY_ALLOW_COMMAND: settle(px, q, true, "allowed for this command by the owner"); return;
-            case PROXY_ALLOW_SESSION: settle(px, q, true, "allowed for the session by the owner"); return;
-            case PROXY_DENY: settle(px, q, false, "denied by the owner"); return;
+            case PROXY_ALLOW_COMMAND: settle(px, q, true, true, "allowed for this command by the owner"); return;
+            case PROXY_ALLOW_SESSION: settle(px, q, true, true, "allowed for the session by the owner"); return;
+            case PROXY_DENY: settle(px, q, false, true, "denied by the owner"); return;
             }
         }
     }
+}
+
+bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n, unsigned *port)
+{
+    for (const struct question *q = px->questions; q; q = q->next) {
+        if (q->id == id) {
+            snprintf(host, n, "%s", q->host);
+            *port = q->port;
+            return true;
+        }
+    }
+    return false;
+}
+
+void proxy_forget(struct proxy *px, const char *host, unsigned port)
+{
+    for (struct grant **p = &px->grants; *p;) {
+        struct grant *g = *p;
+        if (g->port == port && strcmp(g->host, host) == 0) {
+            *p = g->next;
+            free(g);
+        } else {
+            p = &g->next;
+        }
+    }
+}
+
+void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow)
+{
+    proxy_forget(px, host, port);
+    struct grant *g = xcalloc(1, sizeof *g);
+    snprintf(g->host, sizeof g->host, "%s", host);
+    g->port = (uint16_t)port;
+    g->allow = allow;
+    g->next = px->grants;
+    px->grants = g;
 }
 
 /* The HTTP request head is complete in c->head: check it, queue what goes upstream. */
@@ -998,7 +1037,7 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
         next = q->next;
         if (now >= q->deadline_ms) {
             unsigned id = q->id;
-            settle(px, q, false, "no answer within the permission timeout");
+            settle(px, q, false, false, "no answer within the permission timeout");
             if (px->owner.closed)
                 px->owner.closed(px->owner.ctx, id, "no answer in time: denied");
         }

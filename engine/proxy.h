@@ -29,6 +29,13 @@ enum proxy_answer { PROXY_ALLOW_COMMAND, PROXY_ALLOW_SESSION, PROXY_DENY };
  * run); without one, or after timeout_s seconds, it is denied. */
 void proxy_set_owner(struct proxy *px, const struct proxy_owner *owner, double timeout_s);
 void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer);
+/* The destination pending question id is about (host: at most 255 bytes); false when no such
+ * question is pending. */
+bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n, unsigned *port);
+/* Keep an answer for host:port as if the owner had given it (a grant made after a refusal), or
+ * forget the one kept (an "allow for this command" whose command has ended). */
+void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow);
+void proxy_forget(struct proxy *px, const char *host, unsigned port);
 
 /* The destinations refused so far ("host:port", each once), for refusal detection. */
 const struct str_list *proxy_denied(const struct proxy *px);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client_http.h"
 #include "client_ndjson.h"
@@ -215,6 +216,35 @@ struct stream {
     size_t exit_len;
 };
 
+/* A question for a person, on our stderr with the command that answers it. */
+static void print_approval(const char *session, const struct json_value *a)
+{
+    long long id = 0;
+    double expires = 0;
+    const char *question = reply_str(a, "question");
+    if (!reply_int(a, "id", &id) || !question)
+        return;
+    (void)reply_num(a, "expires", &expires);
+    char when[32] = "";
+    time_t t = (time_t)expires;
+    struct tm tm;
+    if (expires > 0 && localtime_r(&t, &tm))
+        strftime(when, sizeof when, " by %H:%M:%S", &tm);
+    fprintf(stderr, "cordon: approval %lld: %s\n"
+            "        answer with: cordon approve %s %lld once|session|deny   (denied if nobody answers%s)\n",
+            id, question, session, id, when);
+}
+
+/* One line per refusal the sandbox made, as `cordon run` says them. */
+static void print_refusals(const struct json_value *refusals, bool ran_outside)
+{
+    for (size_t i = 0; refusals && i < refusals->len; i++) {
+        const char *reason = reply_str(&refusals->items[i], "reason");
+        if (reason)
+            fprintf(stderr, "cordon: %s%s\n", reason, ran_outside ? " (then run outside, as approved)" : "");
+    }
+}
+
 static int on_line(void *ctx, const char *line, size_t len)
 {
     struct stream *st = ctx;
@@ -241,12 +271,16 @@ static int on_line(void *ctx, const char *line, size_t len)
         st->exit_code = ev.exit_code;
         st->timed_out = ev.timed_out;
         st->stopped = ev.stopped;
+        print_refusals(ev.refusals, ev.ran_outside);
         if (st->args->json) {
             st->exit_line = xmalloc(len + 1);
             memcpy(st->exit_line, line, len);
             st->exit_line[len] = '\n';
             st->exit_len = len + 1;
         }
+        break;
+    case NDJSON_APPROVAL:
+        print_approval(st->args->name, ev.approval);
         break;
     case NDJSON_STARTED:
     case NDJSON_OTHER:

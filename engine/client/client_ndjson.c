@@ -184,6 +184,11 @@ static int decode_exit(struct ndjson_event *ev, char *err, size_t errlen)
         ev->duration_ms = d->number;
     ev->exit_code = (int)code;
     ev->signal = (int)sig;
+    (void)get_bool(o, "ran_outside", &ev->ran_outside);
+    const struct json_value *r = json_get(o, "refusals");
+    if (r && r->type != JSON_ARRAY)
+        return bad(err, errlen, "an exit event's \"refusals\" is not an array");
+    ev->refusals = r;
     return 0;
 }
 
@@ -209,6 +214,13 @@ int ndjson_decode(const char *line, size_t len, struct ndjson_event *ev, char *e
     if (strcmp(event->str, "exit") == 0) {
         ev->kind = NDJSON_EXIT;
         return decode_exit(ev, err, errlen);
+    }
+    if (strcmp(event->str, "approval") == 0) {
+        ev->kind = NDJSON_APPROVAL;
+        ev->approval = json_get(o, "approval");
+        if (!ev->approval || ev->approval->type != JSON_OBJECT)
+            return bad(err, errlen, "an approval event without an \"approval\" object");
+        return 0;
     }
     if (strcmp(event->str, "started") == 0)
         ev->kind = NDJSON_STARTED;

@@ -26,7 +26,7 @@ int ndjson_feed(struct ndjson_lines *l, const char *data, size_t len, ndjson_lin
 int ndjson_finish(struct ndjson_lines *l, ndjson_line_fn fn, void *ctx);
 void ndjson_lines_free(struct ndjson_lines *l);
 
-enum ndjson_kind { NDJSON_STARTED, NDJSON_OUTPUT, NDJSON_EXIT, NDJSON_OTHER };
+enum ndjson_kind { NDJSON_STARTED, NDJSON_OUTPUT, NDJSON_EXIT, NDJSON_APPROVAL, NDJSON_OTHER };
 
 struct ndjson_event {
     enum ndjson_kind kind;
@@ -38,6 +38,9 @@ struct ndjson_event {
     int signal;
     bool timed_out, stopped;
     double duration_ms;
+    bool ran_outside;           /* EXIT: it ran again outside the sandbox, as approved */
+    const struct json_value *refusals; /* EXIT: the array of refusals, or NULL */
+    const struct json_value *approval; /* APPROVAL: the question (an object) */
     struct json_value *tree_;   /* owned: what data points into */
     char *decoded_;             /* owned */
 };

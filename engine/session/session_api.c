@@ -81,6 +81,29 @@ static void route_exec(struct session *s, struct api_request *req)
     json_free(v);
 }
 
+static void route_answer(struct session *s, struct api_request *req, const char *idtext)
+{
+    long id = parse_pid(idtext, strlen(idtext));
+    if (id < 0) {
+        api_respond_error(req, 404, "no such approval: %s (ids are positive integers)", idtext);
+        return;
+    }
+    size_t len;
+    const char *body = api_body(req, &len);
+    char err[256];
+    struct json_value *v = json_parse(body, len, err, sizeof err);
+    if (!v) {
+        api_respond_error(req, 400, "the body is not valid JSON (%s)", err);
+        return;
+    }
+    const struct json_value *a = json_get(v, "answer");
+    if (v->type != JSON_OBJECT || v->len != 1 || !a || a->type != JSON_STRING)
+        api_respond_error(req, 400, "the body must be {\"answer\": \"once\" | \"session\" | \"deny\"}");
+    else
+        session_op_answer(s, req, (unsigned)id, a->str);
+    json_free(v);
+}
+
 void session_handle_request(void *ctx, struct api_request *req)
 {
     struct session *s = ctx;
@@ -121,6 +144,14 @@ void session_handle_request(void *ctx, struct api_request *req)
                 return session_op_stop_job(s, req, pid);
             want = "POST";
         }
+    } else if (strcmp(path, "/v1/approvals") == 0) {
+        if (get)
+            return session_op_approvals(s, req);
+        want = "GET";
+    } else if (strncmp(path, "/v1/approvals/", 14) == 0 && !strchr(path + 14, '/')) {
+        if (post)
+            return route_answer(s, req, path + 14);
+        want = "POST";
     } else if (strncmp(path, "/v1/turns/", 10) == 0) {
         /* libmicrohttpd has already decoded %XX in the path; a turn may contain '/'. */
         const char *rest = path + 10;

@@ -17,83 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "job_log.h"
 #include "log.h"
+#include "session_jobs.h"
 #include "session_init.h"
 #include "session_wire.h"
 #include "util.h"
-
-#define STOP_POLL_MS 50
-#define STOP_GIVE_UP_MS 5000          /* after KILL: then the group is reported as surviving */
-#define STREAM_HIGH_WATER (1u << 20)  /* bytes queued to a slow client before reading pauses */
-#define FINISHED_KEPT 128             /* finished jobs remembered (listed, or for their turn) */
-
-enum job_state { JOB_RUNNING, JOB_EXITED, JOB_STOPPED };
-
-struct job;
-
-/* One stop or cancel request waiting for its groups to be gone. */
-struct stop_batch {
-    struct api_request *req;  /* NULL once the client left */
-    struct job *job;          /* the job of a stop request; NULL for a turn */
-    char *turn;               /* the turn of a cancel request */
-    int pending;
-    bool failed;
-    struct json_buf stopped;  /* the pids whose group was alive, as a JSON list body */
-};
-
-struct stop_ref {
-    struct stop_batch *batch;
-    struct stop_ref *next;
-};
-
-struct job_pipe {
-    int fd;
-    struct ev_io w;
-    struct job *job;
-    const char *stream;       /* "stdout" / "stderr" */
-    unsigned char carry[4];   /* the start of a UTF-8 sequence cut by the last read */
-    size_t carry_len;
-};
-
-struct job {
-    struct job *next;
-    struct session *s;
-    uint32_t id;
-    pid_t pid;                /* inside the sandbox; 0 until init reports the start */
-    char *command, *turn;
-    bool background;
-    bool leader_running;
-    bool fresh, sandbox_running; /* in a sandbox of its own (--session-exec=false), still there */
-    enum job_state state;
-    int exit_code, signal;
-    double started, ended;    /* Unix seconds */
-    uint64_t start_ms, end_ms;
-    bool timed_out, stop_requested;
-    struct job_pipe out, err;
-    struct job_log log;
-    bool has_log;
-    struct api_request *req;  /* the exec request: answered (bg) or streamed to (fg) */
-    double timeout;
-    struct ev_timer timeout_t;
-    /* stopping the group */
-    bool stopping, kill_sent, found_alive;
-    uint64_t kill_at, give_up_at;
-    struct ev_timer stop_t;
-    struct stop_ref *waiters;
-    struct ev_timer resume_t; /* reading paused while the client catches up */
-};
-
-struct session {
-    struct ev_loop *loop;
-    struct session_params p;
-    struct ev_io ctl_w;
-    struct job *jobs;         /* oldest first */
-    uint32_t next_id, next_seq;
-    double started;
-    bool shutting_down, ended, dirty;
-    struct ev_timer shutdown_t;
-};
 
 static double wall_now(void)
 {
@@ -226,6 +154,10 @@ static void job_unlink_free(struct session *s, struct job *j)
     ev_timer_stop(s->loop, &j->timeout_t);
     ev_timer_stop(s->loop, &j->stop_t);
     ev_timer_stop(s->loop, &j->resume_t);
+    escalation_job_free(j);
+    capture_free(&j->cap_out);
+    capture_free(&j->cap_err);
+    str_list_free(&j->net_once);
     free(j->command);
     free(j->turn);
     free(j);
@@ -234,7 +166,7 @@ static void job_unlink_free(struct session *s, struct job *j)
 /* Finished jobs are kept while something refers to them, and then up to FINISHED_KEPT of them
  * (background ones to be listed; foreground ones with a turn, whose group a cancel may still
  * have to stop). */
-static void prune(struct session *s)
+void session_prune(struct session *s)
 {
     if (s->ended)
         return; /* the session is over: session_free() takes everything */
@@ -245,7 +177,7 @@ static void prune(struct session *s)
     for (struct job *j = s->jobs, *next; j; j = next) {
         next = j->next;
         bool idle = j->state != JOB_RUNNING && !j->stopping && !j->req && j->out.fd < 0 && j->err.fd < 0 &&
-                    !j->sandbox_running;
+                    !j->sandbox_running && !j->approval && !j->rerun;
         if (!idle)
             continue;
         if ((!j->background && !j->turn) || finished > FINISHED_KEPT) {
@@ -265,6 +197,7 @@ static void job_req_gone(void *ctx, struct api_request *req)
     (void)req;
     struct job *j = ctx;
     j->req = NULL;
+    escalation_update_owner(j->s);
     if (!j->background && j->leader_running) {
         ev_timer_stop(j->s->loop, &j->resume_t);
         pipe_close(j->s, &j->out);
@@ -272,7 +205,7 @@ static void job_req_gone(void *ctx, struct api_request *req)
     }
 }
 
-static void stream_event(struct job *j, struct json_buf *b)
+void job_stream_event(struct job *j, struct json_buf *b)
 {
     json_buf_lit(b, "\n");
     if (j->req)
@@ -282,7 +215,7 @@ static void stream_event(struct job *j, struct json_buf *b)
 
 /* An output event for a foreground job's bytes; a UTF-8 sequence cut at the end of one read
  * is carried over to the next, so text stays text. */
-static void stream_output(struct job *j, struct job_pipe *p, const char *data, size_t n, bool last)
+void job_stream_output(struct job *j, struct job_pipe *p, const char *data, size_t n, bool last)
 {
     if (!j->req)
         return;
@@ -306,22 +239,38 @@ static void stream_output(struct job *j, struct job_pipe *p, const char *data, s
         json_buf_base64(&b, buf, len);
     }
     json_buf_lit(&b, "}");
-    stream_event(j, &b);
+    job_stream_event(j, &b);
 }
 
-static void finish_stream(struct job *j)
+void job_finish_stream(struct job *j)
 {
+    escalation_job_done(j);
     if (!j->req)
         return;
     struct json_buf b = {0};
     json_buf_printf(&b, "{\"event\":\"exit\",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
-                    "\"stopped\":%s,\"duration_ms\":%.1f}", (int)j->pid, j->exit_code, j->signal,
-                    j->timed_out ? "true" : "false", j->state == JOB_STOPPED ? "true" : "false",
-                    (double)(j->end_ms - j->start_ms));
-    stream_event(j, &b);
+                    "\"stopped\":%s,\"duration_ms\":%.1f,\"ran_outside\":%s,\"refusals\":[",
+                    (int)j->pid, j->exit_code, j->signal, j->timed_out ? "true" : "false",
+                    j->state == JOB_STOPPED ? "true" : "false", (double)(j->end_ms - j->start_ms),
+                    j->ran_outside ? "true" : "false");
+    for (size_t i = 0; i < j->n_refusals; i++) {
+        const struct lh_refusal *r = &j->refusals[i];
+        json_buf_printf(&b, "%s{\"kind\":", i ? "," : "");
+        json_buf_cstr_or_null(&b, r->kind);
+        json_buf_lit(&b, ",\"path\":");
+        json_buf_cstr_or_null(&b, r->path[0] ? r->path : NULL);
+        json_buf_lit(&b, ",\"line\":");
+        json_buf_cstr_or_null(&b, r->line);
+        json_buf_lit(&b, ",\"reason\":");
+        json_buf_cstr_or_null(&b, r->reason);
+        json_buf_lit(&b, "}");
+    }
+    json_buf_lit(&b, "]}");
+    job_stream_event(j, &b);
     api_on_gone(j->req, NULL, NULL);
     api_stream_end(j->req);
     j->req = NULL;
+    escalation_update_owner(j->s);
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
@@ -339,7 +288,7 @@ static enum pump_result pump(struct job *j, struct job_pipe *p)
         return PUMP_EMPTY;
     if (n <= 0) {
         if (!j->background && j->leader_running)
-            stream_output(j, p, "", 0, true);
+            job_stream_output(j, p, "", 0, true);
         pipe_close(j->s, p);
         return PUMP_END;
     }
@@ -350,7 +299,8 @@ static enum pump_result pump(struct job *j, struct job_pipe *p)
             j->has_log = false;
         }
     } else if (j->leader_running) {
-        stream_output(j, p, buf, (size_t)n, false);
+        capture_feed(p == &j->out ? &j->cap_out : &j->cap_err, buf, (size_t)n);
+        job_stream_output(j, p, buf, (size_t)n, false);
         if (j->req && api_stream_pending(j->req) > STREAM_HIGH_WATER) {
             /* a slow client: stop reading (the command blocks on a full pipe) for a while */
             if (j->out.fd >= 0)
@@ -383,7 +333,7 @@ static void on_pipe(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     struct job_pipe *p = w->data;
     struct job *j = p->job;
     if (pump(j, p) == PUMP_END)
-        prune(j->s);
+        session_prune(j->s);
 }
 
 /* ---- stopping groups ---------------------------------------------------------------------- */
@@ -448,7 +398,7 @@ static void stop_done(struct job *j, bool ok)
         if (--b->pending == 0)
             batch_answer(b);
     }
-    prune(j->s);
+    session_prune(j->s);
 }
 
 static void on_stop_tick(struct ev_loop *loop, struct ev_timer *t)
@@ -571,10 +521,13 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
     } else {
         if (log_fd >= 0)
             close(log_fd);
+        capture_init(&j->cap_out, s->p.cfg->capture_head, s->p.cfg->capture_tail);
+        capture_init(&j->cap_err, s->p.cfg->capture_head, s->p.cfg->capture_tail);
         if (j->req) {
             api_stream_begin(j->req, "application/x-ndjson");
             json_buf_printf(&b, "{\"event\":\"started\",\"pid\":%d}", (int)j->pid);
-            stream_event(j, &b);
+            job_stream_event(j, &b);
+            escalation_update_owner(s);
         }
         if (j->timeout > 0)
             ev_timer_start(s->loop, &j->timeout_t, (uint64_t)(j->timeout * 1000), on_timeout, j);
@@ -615,16 +568,16 @@ static void on_exited(struct session *s, pid_t pid, int status)
             while (ps[i]->fd >= 0 && pump(j, ps[i]) == PUMP_DATA)
                 ;
             if (ps[i]->fd >= 0) {
-                stream_output(j, ps[i], "", 0, true);
+                job_stream_output(j, ps[i], "", 0, true);
                 ev_io_set(s->loop, &ps[i]->w, EPOLLIN);
             }
         }
         j->leader_running = false;
-        finish_stream(j);
+        escalation_judge(j); /* finishes the stream, now or after a question */
     } else {
         s->dirty = true;
     }
-    prune(s);
+    session_prune(s);
 }
 
 /* A sandbox of its own ended: everything its command left is gone. */
@@ -636,7 +589,7 @@ static void on_gone(struct session *s, pid_t pid)
             s->dirty |= j->background;
         }
     }
-    prune(s);
+    session_prune(s);
 }
 
 static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
@@ -918,7 +871,7 @@ void session_init_gone(struct session *s)
         j->leader_running = false;
         j->sandbox_running = false;
         if (j->req && !j->background && j->pid > 0) {
-            finish_stream(j);
+            job_finish_stream(j);
         } else if (j->req) {
             api_on_gone(j->req, NULL, NULL);
             api_respond_error(j->req, 409, "the session stopped");
@@ -958,6 +911,7 @@ void session_free(struct session *s)
         }
         job_unlink_free(s, j);
     }
+    escalation_free(s);
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->shutdown_t);
     free(s);

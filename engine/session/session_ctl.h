@@ -24,6 +24,7 @@ struct session_params {
     int ctl;                        /* the socket to init (non-blocking) */
     pid_t init_pid;                 /* host pid */
     pid_t owner_pid;                /* 0 with --detach */
+    struct proxy *proxy;            /* the egress proxy, NULL without a network namespace */
     void (*on_ended)(void *ctx);    /* init is gone: the controller may exit */
     void *ctx;
 };
@@ -48,6 +49,8 @@ void session_op_log(struct session *s, struct api_request *req, long pid);
 void session_op_stop_job(struct session *s, struct api_request *req, long pid);
 void session_op_cancel_turn(struct session *s, struct api_request *req, const char *turn);
 void session_op_stop_session(struct session *s, struct api_request *req);
+void session_op_approvals(struct session *s, struct api_request *req);
+void session_op_answer(struct session *s, struct api_request *req, unsigned id, const char *answer);
 
 /* TERM to everything in the sandbox, KILL after the grace period, init exits; on_ended runs
  * when it has. Idempotent. */

@@ -222,7 +222,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     (void)setsockopt(c->ctl, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     struct session_params sp_ = {.name = c->name, .socket_path = c->socket_path,
                                  .state_path = c->state_path, .cfg = &cfg, .ctl = c->ctl,
-                                 .init_pid = pid, .owner_pid = owner, .on_ended = on_session_ended,
+                                 .init_pid = pid, .owner_pid = owner, .proxy = c->proxy,
+                                 .on_ended = on_session_ended,
                                  .ctx = c};
     c->session = session_new(&c->loop, &sp_);
     c->api = api_server_start(&c->loop, listen_fd, session_handle_request, c->session, err, sizeof err);

@@ -579,6 +579,138 @@ describe("cordon session --session-exec=false: each exec in a sandbox of its own
     end)
 end)
 
+describe("cordon session: approvals through the API", function()
+    after_each(h.cleanup)
+
+    -- Starts `cordon exec NAME -- cmd` in the background on the host (its output to a file);
+    -- returns a function that waits for its end and gives { code, out }.
+    local function exec_async(s, cmd)
+        local out = h.tmpdir() .. "/exec.out"
+        local line = h.command_line({ "exec", s.name, "--", cmd }, { env = s.env })
+        h.spawn("sh -c " .. h.quote(("cd %s && %s >%s 2>&1; echo \"rc=$?\" >>%s"):format(
+            h.quote(s.cwd), line, h.quote(out), h.quote(out))))
+        return function()
+            local text = h.wait_for(function()
+                local t = h.read_file(out)
+                return t and t:match("rc=%d+\n$") and t
+            end, 30)
+            assert(text, "the exec did not end: " .. tostring(h.read_file(out)))
+            return { code = tonumber(text:match("rc=(%d+)\n$")), out = text }
+        end
+    end
+
+    -- Waits for one pending question of kind; returns it.
+    local function pending(s, kind)
+        local a = h.wait_for(function()
+            local r = api(s, "GET", "/v1/approvals")
+            for _, x in ipairs(r.json and r.json.approvals or {}) do
+                if x.kind == kind then return x end
+            end
+        end, 15)
+        assert(a, "no pending " .. kind .. " question")
+        return a
+    end
+
+    local function approve(s, id, answer)
+        return ok(cli(s, { "approve", s.name, tostring(math.tointeger(id)), answer }))
+    end
+
+    -- A file outside the workspace that the sandbox cannot write and the host can.
+    local function outside_target()
+        return h.tmpdir() .. "/written-outside"
+    end
+
+    it("a refused command runs again outside once a client answers 'once'", function()
+        local s = start({ flags = { "--ask-sandbox-off" } })
+        local target = outside_target()
+        local done = exec_async(s, "touch " .. target)
+        local q = pending(s, "rerun")
+        assert.are.equal("touch " .. target, q.command)
+        assert.truthy(q.question:find("partial changes", 1, true), q.question)
+        approve(s, q.id, "once")
+        local r = done()
+        assert.are.equal(0, r.code, r.out)
+        assert.truthy(r.out:find("cordon: approval " .. math.tointeger(q.id), 1, true), r.out)
+        assert.truthy(r.out:find("ran outside the sandbox, as approved once", 1, true), r.out)
+        assert.is_true(exists(target), "the approved re-run did not write " .. target)
+    end)
+
+    it("'session' covers that exact command string only; 'deny' runs nothing", function()
+        local s = start({ flags = { "--ask-sandbox-off" } })
+        local target, other = outside_target(), outside_target()
+        local done = exec_async(s, "touch " .. target)
+        approve(s, pending(s, "rerun").id, "session")
+        assert.are.equal(0, done().code)
+        os.remove(target)
+        -- the same command again: run outside without a question
+        local r = ok(exec(s, "touch " .. target))
+        assert.truthy(r.stderr:find("as approved for this session", 1, true), h.describe(r))
+        assert.is_true(exists(target))
+        -- another command is asked about; deny leaves the sandboxed result
+        done = exec_async(s, "touch " .. other)
+        approve(s, pending(s, "rerun").id, "deny")
+        r = done()
+        assert.are.equal(1, r.code, r.out)
+        assert.is_false(exists(other), "a denied command ran outside")
+    end)
+
+    it("no answer within the permission timeout denies; plan mode and background never ask", function()
+        local s = start({ flags = { "--ask-sandbox-off", "--permission-timeout", "2s" } })
+        local target = outside_target()
+        local r = exec(s, "touch " .. target)
+        assert.are.equal(1, r.code, h.describe(r))
+        assert.truthy(r.stderr:find("no answer in time", 1, true), h.describe(r))
+        assert.is_false(exists(target))
+        local pid = background(s, "touch " .. target)
+        assert.truthy(ended_job(s, pid), "the background job did not end")
+        assert.are.same({}, api(s, "GET", "/v1/approvals").json.approvals)
+        local p = start({ flags = { "--ask-sandbox-off", "--plan" } })
+        r = exec(p, "touch " .. target)
+        assert.are.equal(1, r.code, h.describe(r))
+        assert.is_nil(r.stderr:find("approval", 1, true), h.describe(r))
+        assert.is_false(exists(target))
+    end)
+
+    it("asks about an unlisted destination while a client is attached; 'once' ends with the command", function()
+        local dir = h.tmpdir()
+        local ready = dir .. "/ready"
+        local marker = "cordon-session-ask-" .. h.token()
+        h.spawn(h.join({ h.python, h.fixtures .. "/engine/egress/origin.py", "http", ready, marker }))
+        local port = h.wait_for(function()
+            local t = h.read_file(ready)
+            return t and tonumber(t:match("^(%d+)"))
+        end, 10)
+        assert(port, "origin did not start")
+        local s = start({ flags = { "--permission-timeout", "20s" } })
+        local fetch = ("curl -sS --noproxy '' --max-time 30 http://127.0.0.1:%d/x"):format(port)
+        local done = exec_async(s, fetch)
+        local q = pending(s, "network")
+        assert.are.equal("127.0.0.1", q.host)
+        assert.are.equal(port, math.tointeger(q.port))
+        approve(s, q.id, "once")
+        local r = done()
+        assert.are.equal(0, r.code, r.out)
+        assert.truthy(r.out:find(marker, 1, true), r.out)
+        -- "once" ended with that command: the next one is asked again; "session" then holds
+        done = exec_async(s, fetch)
+        approve(s, pending(s, "network").id, "session")
+        assert.truthy(done().out:find(marker, 1, true))
+        r = ok(exec(s, fetch))
+        assert.truthy(r.stdout:find(marker, 1, true), h.describe(r))
+        assert.is_nil(r.stderr:find("approval", 1, true), h.describe(r))
+    end)
+
+    it("denies an unlisted destination at once when no client is attached", function()
+        local s = start()
+        local pid = background(s, "curl -sS --noproxy '' --max-time 20 http://127.0.0.1:9/ ; echo rc=$?")
+        local j = ended_job(s, pid, 30)
+        assert.are.equal("exited", j.state)
+        local log = ok(cli(s, { "logs", s.name, tostring(math.tointeger(pid)) })).stdout
+        assert.truthy(log:find("nobody can be asked", 1, true), log)
+        assert.are.same({}, api(s, "GET", "/v1/approvals").json.approvals)
+    end)
+end)
+
 describe("cordon session: bad input", function()
     after_each(h.cleanup)
 

@@ -1,0 +1,305 @@
+/* session_escalation.c — the judgement side of a session's foreground commands, asked of its
+ * API clients (docs/session-api.md, "Approvals"):
+ *   - while a command runs, the proxy may ask whether it may reach a host no rule allows; a
+ *     client can answer while one is attached to a foreground exec (the question is also sent
+ *     on every such exec's stream); with none, the proxy denies at once;
+ *   - when a command has ended, its output goes to the `refusal` hook; each refusal is in the
+ *     exit event, and when the `escalate` hook offers a re-run outside the sandbox, the
+ *     command's client is asked (the exit event waits for the answer, at most the permission
+ *     timeout: then deny). "session" covers that exact command string from then on.
+ * Nothing runs less sandboxed without a person's answer. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "proxy.h"
+#include "refusal_report.h"
+#include "session_jobs.h"
+
+/* ---- questions on the streams ---------------------------------------------------------- */
+
+/* The question as an event on every foreground exec's stream (only_job: on that one only). */
+static void announce(struct session *s, const struct approval *x, struct job *only_job)
+{
+    for (struct job *j = s->jobs; j; j = j->next) {
+        if (!j->req || j->background || (only_job && j != only_job))
+            continue;
+        struct json_buf b = {0};
+        json_buf_lit(&b, "{\"event\":\"approval\",\"session\":");
+        json_buf_cstr_or_null(&b, s->p.name);
+        json_buf_lit(&b, ",\"approval\":");
+        approval_json(x, &b);
+        json_buf_lit(&b, "}");
+        job_stream_event(j, &b);
+    }
+}
+
+/* ---- network questions from the proxy ---------------------------------------------------- */
+
+static struct job *only_running_foreground(struct session *s)
+{
+    struct job *found = NULL;
+    for (struct job *j = s->jobs; j; j = j->next) {
+        if (!j->background && j->state == JOB_RUNNING && j->pid > 0) {
+            if (found)
+                return NULL; /* several: the destination cannot be told to one of them */
+            found = j;
+        }
+    }
+    return found;
+}
+
+static void net_ask(void *ctx, unsigned id, const char *text)
+{
+    struct session *s = ctx;
+    struct job *j = only_running_foreground(s);
+    struct approval *x = approvals_add(&s->approvals, APPROVAL_NETWORK, text, j ? j->command : NULL,
+                                       s->p.cfg->permission_timeout);
+    x->proxy_id = id;
+    x->job = j ? j->pid : 0;
+    if (!proxy_question_target(s->p.proxy, id, x->host, sizeof x->host, &x->port))
+        snprintf(x->host, sizeof x->host, "?");
+    announce(s, x, NULL);
+}
+
+static void net_closed(void *ctx, unsigned id, const char *why)
+{
+    (void)why; /* the proxy denied it: no answer in time */
+    struct session *s = ctx;
+    struct approval *x = approvals_find_proxy(&s->approvals, id);
+    if (x)
+        approvals_remove(&s->approvals, x);
+}
+
+void escalation_update_owner(struct session *s)
+{
+    if (!s->p.proxy || !s->p.cfg->network_ask || s->ended)
+        return;
+    bool attached = false;
+    for (struct job *j = s->jobs; j && !attached; j = j->next)
+        attached = j->req && !j->background && j->pid > 0;
+    if (attached == s->owner_set)
+        return;
+    s->owner_set = attached;
+    struct proxy_owner owner = {0};
+    if (attached) {
+        owner.ctx = s;
+        owner.ask = net_ask;
+        owner.closed = net_closed;
+    }
+    /* Without one, a new question is denied at once; pending ones still wait for an answer. */
+    proxy_set_owner(s->p.proxy, &owner, s->p.cfg->permission_timeout);
+}
+
+/* "allow once" holds while the foreground commands that ran when it was given run. */
+static void grant_once(struct session *s, const struct approval *x)
+{
+    char key[300];
+    snprintf(key, sizeof key, "%u %s", x->port, x->host);
+    for (struct job *j = s->jobs; j; j = j->next)
+        if (!j->background && j->state == JOB_RUNNING && j->pid > 0 && !str_list_contains(&j->net_once, key))
+            str_list_push(&j->net_once, key);
+}
+
+void escalation_job_done(struct job *j)
+{
+    struct session *s = j->s;
+    for (size_t i = 0; i < j->net_once.len; i++) {
+        const char *key = j->net_once.items[i];
+        bool still = false;
+        for (struct job *k = s->jobs; k && !still; k = k->next)
+            still = k != j && k->state == JOB_RUNNING && str_list_contains(&k->net_once, key);
+        char *host = strchr(key, ' ');
+        if (!still && host && s->p.proxy)
+            proxy_forget(s->p.proxy, host + 1, (unsigned)atoi(key));
+    }
+    str_list_free(&j->net_once);
+}
+
+/* ---- a command run again outside ---------------------------------------------------------- */
+
+static void rerun_output(void *ctx, int fd, const char *data, size_t n)
+{
+    struct job *j = ctx;
+    job_stream_output(j, fd == 1 ? &j->rerun_out : &j->rerun_err, data, n, false);
+}
+
+static void rerun_done(void *ctx, int exit_code)
+{
+    struct job *j = ctx;
+    job_stream_output(j, &j->rerun_out, "", 0, true);
+    job_stream_output(j, &j->rerun_err, "", 0, true);
+    j->exit_code = exit_code;
+    j->signal = 0;
+    j->ran_outside = true;
+    rerun_free(j->rerun);
+    j->rerun = NULL;
+    job_finish_stream(j);
+    session_prune(j->s);
+}
+
+static void run_outside(struct job *j, const char *why)
+{
+    j->rerun_out.stream = "stdout";
+    j->rerun_err.stream = "stderr";
+    char note[1024];
+    int len = snprintf(note, sizeof note, "cordon: ran outside the sandbox, as approved %s, because %s\n", why,
+                       j->refusals[j->asked_refusal].reason);
+    job_stream_output(j, &j->rerun_err, note, len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, false);
+    LOG_I("session", "job %d runs again outside the sandbox, as approved: %s", (int)j->pid, j->command);
+    char err[256];
+    struct rerun_callbacks cb = {.ctx = j, .output = rerun_output, .done = rerun_done};
+    j->rerun = rerun_start(j->s->loop, j->s->p.cfg, j->command, &cb, err, sizeof err);
+    if (!j->rerun) {
+        len = snprintf(note, sizeof note, "cordon: could not run it outside: %s\n", err);
+        job_stream_output(j, &j->rerun_err, note, len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, true);
+        job_finish_stream(j);
+    }
+}
+
+/* ---- judging a finished command ----------------------------------------------------------- */
+
+static void on_rerun_timeout(struct ev_loop *loop, struct ev_timer *t)
+{
+    (void)loop;
+    struct job *j = t->data;
+    struct session *s = j->s;
+    approvals_remove(&s->approvals, j->approval);
+    j->approval = NULL;
+    static const char msg[] = "cordon: no answer in time: not run outside the sandbox\n";
+    job_stream_output(j, &j->err, msg, sizeof msg - 1, true);
+    job_finish_stream(j);
+    session_prune(s);
+}
+
+void escalation_judge(struct job *j)
+{
+    struct session *s = j->s;
+    static const struct str_list none = {0};
+    j->n_refusals = refusal_report(s->p.cfg, j->command, j->exit_code, j->signal, &j->cap_out, &j->cap_err,
+                                   s->p.proxy ? proxy_denied(s->p.proxy) : &none, false, j->refusals,
+                                   ARRAY_LEN(j->refusals));
+    bool ask_sandbox_off = false, plan = false;
+    lh_profile_escalation(&ask_sandbox_off, &plan);
+    for (size_t i = 0; i < j->n_refusals; i++) {
+        struct lh_escalation e;
+        char err[512];
+        if (lh_escalate(&j->refusals[i], j->command, ask_sandbox_off, plan, false, j->req != NULL, &e, err,
+                        sizeof err) != LH_OK) {
+            LOG_E("session", "escalation policy failed, denied: %s", err);
+            break;
+        }
+        if (!e.ask || strcmp(e.offer, "rerun") != 0)
+            continue; /* deny; a destination was asked about while the command ran */
+        j->asked_refusal = i;
+        if (str_list_contains(&s->allowed_outside, j->command)) {
+            run_outside(j, "for this session");
+            return;
+        }
+        if (!j->req)
+            break; /* nobody to ask */
+        char question[1024];
+        snprintf(question, sizeof question, "%s (the sandboxed attempt already ran and may have left "
+                 "partial changes)", e.reason);
+        j->approval = approvals_add(&s->approvals, APPROVAL_RERUN, question, j->command,
+                                    s->p.cfg->permission_timeout);
+        j->approval->job = j->pid;
+        ev_timer_start(s->loop, &j->approval->timer, (uint64_t)(s->p.cfg->permission_timeout * 1000),
+                       on_rerun_timeout, j);
+        announce(s, j->approval, j);
+        return; /* the exit event waits for the answer */
+    }
+    job_finish_stream(j);
+}
+
+/* ---- the API ------------------------------------------------------------------------------- */
+
+void session_op_approvals(struct session *s, struct api_request *req)
+{
+    struct json_buf b = {0};
+    approvals_json(&s->approvals, &b);
+    api_respond(req, 200, NULL, b.data, b.len);
+    json_buf_free(&b);
+}
+
+static struct job *job_of_approval(struct session *s, const struct approval *x)
+{
+    for (struct job *j = s->jobs; j; j = j->next)
+        if (j->approval == x)
+            return j;
+    return NULL;
+}
+
+void session_op_answer(struct session *s, struct api_request *req, unsigned id, const char *answer)
+{
+    enum approval_answer a;
+    if (!approval_parse_answer(answer, &a)) {
+        api_respond_error(req, 400, "\"answer\" must be \"once\", \"session\" or \"deny\"");
+        return;
+    }
+    struct approval *x = approvals_find(&s->approvals, id);
+    if (!x) {
+        api_respond_error(req, 404, "no pending approval %u in session '%s' (answered, timed out, or "
+                          "never asked; cordon approve lists none: GET /v1/approvals)", id, s->p.name);
+        return;
+    }
+    char message[512];
+    if (x->kind == APPROVAL_NETWORK) {
+        if (a == ANSWER_ONCE)
+            grant_once(s, x);
+        proxy_answer(s->p.proxy, x->proxy_id, a == ANSWER_ONCE      ? PROXY_ALLOW_COMMAND
+                                              : a == ANSWER_SESSION ? PROXY_ALLOW_SESSION
+                                                                    : PROXY_DENY);
+        snprintf(message, sizeof message, "%s:%u %s", x->host, x->port,
+                 a == ANSWER_ONCE      ? "allowed while the commands running now run"
+                 : a == ANSWER_SESSION ? "allowed for the session"
+                                       : "denied");
+        approvals_remove(&s->approvals, x);
+    } else {
+        struct job *j = job_of_approval(s, x);
+        ev_timer_stop(s->loop, &x->timer);
+        if (a == ANSWER_SESSION)
+            str_list_push(&s->allowed_outside, x->command);
+        snprintf(message, sizeof message, "%s", a == ANSWER_DENY ? "denied: not run outside the sandbox"
+                                                : "running it outside the sandbox");
+        approvals_remove(&s->approvals, x);
+        if (j) {
+            j->approval = NULL;
+            if (a == ANSWER_DENY) {
+                job_finish_stream(j);
+                session_prune(s);
+            } else {
+                run_outside(j, a == ANSWER_ONCE ? "once" : "for this session");
+            }
+        }
+    }
+    struct json_buf b = {0};
+    json_buf_printf(&b, "{\"id\":%u,\"answer\":\"%s\",\"message\":", id, approval_answer_name(a));
+    json_buf_cstr_or_null(&b, message);
+    json_buf_lit(&b, "}");
+    api_respond(req, 200, NULL, b.data, b.len);
+    json_buf_free(&b);
+}
+
+void escalation_job_free(struct job *j)
+{
+    if (j->approval) {
+        ev_timer_stop(j->s->loop, &j->approval->timer);
+        approvals_remove(&j->s->approvals, j->approval);
+        j->approval = NULL;
+    }
+    rerun_free(j->rerun);
+    j->rerun = NULL;
+}
+
+void escalation_free(struct session *s)
+{
+    approvals_free(&s->approvals);
+    str_list_free(&s->allowed_outside);
+    if (s->owner_set && s->p.proxy) {
+        struct proxy_owner none = {0};
+        proxy_set_owner(s->p.proxy, &none, 0);
+    }
+}

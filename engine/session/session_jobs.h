@@ -1,0 +1,127 @@
+/* session_jobs.h — the state of a session's controller, shared by its units (not an API):
+ * session_ctl.c (jobs, init's reports, stopping groups, the operations), session_escalation.c
+ * (judging a finished foreground command, the questions for the API's clients, re-runs
+ * outside). Single-threaded, on the controller's event loop. */
+#ifndef CORDON_SESSION_JOBS_H
+#define CORDON_SESSION_JOBS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "api_server.h"
+#include "capture.h"
+#include "evloop.h"
+#include "job_log.h"
+#include "json_buf.h"
+#include "lua_host.h"
+#include "session_approvals.h"
+#include "session_ctl.h"
+#include "session_rerun.h"
+#include "util.h"
+
+#define STOP_POLL_MS 50
+#define STOP_GIVE_UP_MS 5000          /* after KILL: then the group is reported as surviving */
+#define STREAM_HIGH_WATER (1u << 20)  /* bytes queued to a slow client before reading pauses */
+#define FINISHED_KEPT 128             /* finished jobs remembered (listed, or for their turn) */
+
+enum job_state { JOB_RUNNING, JOB_EXITED, JOB_STOPPED };
+
+struct job;
+
+/* One stop or cancel request waiting for its groups to be gone. */
+struct stop_batch {
+    struct api_request *req;  /* NULL once the client left */
+    struct job *job;          /* the job of a stop request; NULL for a turn */
+    char *turn;               /* the turn of a cancel request */
+    int pending;
+    bool failed;
+    struct json_buf stopped;  /* the pids whose group was alive, as a JSON list body */
+};
+
+struct stop_ref {
+    struct stop_batch *batch;
+    struct stop_ref *next;
+};
+
+struct job_pipe {
+    int fd;
+    struct ev_io w;
+    struct job *job;
+    const char *stream;       /* "stdout" / "stderr" */
+    unsigned char carry[4];   /* the start of a UTF-8 sequence cut by the last read */
+    size_t carry_len;
+};
+
+struct job {
+    struct job *next;
+    struct session *s;
+    uint32_t id;
+    pid_t pid;                /* inside the sandbox; 0 until init reports the start */
+    char *command, *turn;
+    bool background;
+    bool leader_running;
+    bool fresh, sandbox_running; /* in a sandbox of its own (--session-exec=false), still there */
+    enum job_state state;
+    int exit_code, signal;
+    double started, ended;    /* Unix seconds */
+    uint64_t start_ms, end_ms;
+    bool timed_out, stop_requested;
+    struct job_pipe out, err;
+    struct job_log log;
+    bool has_log;
+    struct api_request *req;  /* the exec request: answered (bg) or streamed to (fg) */
+    double timeout;
+    struct ev_timer timeout_t;
+    /* stopping the group */
+    bool stopping, kill_sent, found_alive;
+    uint64_t kill_at, give_up_at;
+    struct ev_timer stop_t;
+    struct stop_ref *waiters;
+    struct ev_timer resume_t; /* reading paused while the client catches up */
+    /* judging a finished foreground command (session_escalation.c) */
+    struct capture cap_out, cap_err; /* head and tail of each stream, for the refusal hook */
+    struct lh_refusal refusals[8];
+    size_t n_refusals, asked_refusal; /* asked_refusal: the one a re-run was asked about */
+    struct approval *approval;       /* the pending question about running it outside */
+    struct rerun *rerun;             /* it runs again outside the sandbox, as approved */
+    struct job_pipe rerun_out, rerun_err; /* stream names and UTF-8 carry of the re-run */
+    bool ran_outside;
+    struct str_list net_once;        /* "PORT HOST" allowed for this command only */
+};
+
+struct session {
+    struct ev_loop *loop;
+    struct session_params p;
+    struct ev_io ctl_w;
+    struct job *jobs;         /* oldest first */
+    uint32_t next_id, next_seq;
+    double started;
+    bool shutting_down, ended, dirty;
+    struct ev_timer shutdown_t;
+    struct approvals approvals;      /* questions for the API's clients */
+    struct str_list allowed_outside; /* commands a person allowed outside for the session */
+    bool owner_set;                  /* the proxy may ask (a client is attached to an exec) */
+};
+
+/* session_ctl.c */
+/* One NDJSON event (b, freed) to the job's client, if it still has one. */
+void job_stream_event(struct job *j, struct json_buf *b);
+/* An output event of n bytes on p's stream (text, or base64 when not UTF-8). */
+void job_stream_output(struct job *j, struct job_pipe *p, const char *data, size_t n, bool last);
+/* The exit event (with the refusals and whether it ran outside) and the end of the stream. */
+void job_finish_stream(struct job *j);
+/* Free what nobody needs any more. */
+void session_prune(struct session *s);
+
+/* session_escalation.c */
+/* A foreground command's bash ended and its output is drained: find refusals, maybe ask about
+ * a re-run outside; finishes the job's stream now or once that is settled. */
+void escalation_judge(struct job *j);
+/* The proxy may ask this session's clients while one is attached to a foreground exec. */
+void escalation_update_owner(struct session *s);
+/* j's foreground command ended or went away: drop what it was allowed for itself only. */
+void escalation_job_done(struct job *j);
+/* The job is being freed or the session ends: its question and re-run go. */
+void escalation_job_free(struct job *j);
+void escalation_free(struct session *s);
+#endif
