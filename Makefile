@@ -46,6 +46,7 @@ bench: build
 	bash bench/proxy.sh $(BUILD)/cordon
 	bash bench/policy.sh $(BUILD)/cordon
 	bash bench/session.sh $(BUILD)/cordon
+	bash bench/output.sh $(BUILD)/cordon
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -55,9 +55,13 @@ char *capture_text(const struct capture *c, size_t *len, bool *truncated)
         memcpy(out, c->head, c->head_len);
     memcpy(out + c->head_len, marker, mlen);
     size_t o = c->head_len + mlen;
-    size_t start = (c->tail_pos + c->tail_cap - c->tail_len) % (c->tail_cap ? c->tail_cap : 1);
-    for (size_t i = 0; i < c->tail_len; i++)
-        out[o++] = c->tail[(start + i) % c->tail_cap];
+    if (c->tail_len) { /* the ring's oldest byte is tail_len before tail_pos: two runs */
+        size_t start = (c->tail_pos + c->tail_cap - c->tail_len) % c->tail_cap;
+        size_t first = c->tail_cap - start < c->tail_len ? c->tail_cap - start : c->tail_len;
+        memcpy(out + o, c->tail + start, first);
+        memcpy(out + o + first, c->tail, c->tail_len - first);
+        o += c->tail_len;
+    }
     out[o] = '\0';
     *len = o;
     *truncated = dropped > 0;

@@ -1,5 +1,6 @@
 /* escalate.c — see escalate.h. One question per command (for its first refusal that may be
- * asked about); a network refusal is not offered as a re-run (its flag is in the 403). */
+ * asked about); a network refusal is offered as that destination allowed in a fresh sandbox,
+ * never as a re-run outside. */
 #include "escalate.h"
 
 #include <errno.h>
@@ -103,9 +104,40 @@ static int rerun_outside(const struct sandbox_config *cfg, char **argv, const ch
     return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 }
 
+/* The --network-allow rule for a blocked destination ("host:port"): a tcp:// rule when the
+ * refusal came from the SOCKS proxy (its line names that flag). */
+static void allow_rule(const struct lh_refusal *r, char *out, size_t n)
+{
+    char tcp[300];
+    snprintf(tcp, sizeof tcp, "tcp://%s", r->path);
+    snprintf(out, n, "%s", strstr(r->line, tcp) ? tcp : r->path);
+}
+
+/* Offer a blocked destination as a grant: the command again, in a fresh sandbox, allowed to
+ * reach it. true when the person said yes (out->network_allow is set). */
+static bool offer_destination(const struct sandbox_config *cfg, const struct lh_refusal *r, const char *line,
+                              struct escalation_result *out)
+{
+    char rule[300];
+    allow_rule(r, rule, sizeof rule);
+    out->asked = true;
+    fprintf(stderr,
+            "cordon: the sandbox's network policy blocked %s.\n"
+            "        Run `%s` again in a fresh sandbox that may reach it (--network-allow %s)?\n"
+            "        [o] yes, this once  [D] deny: ",
+            r->path, line, rule);
+    fflush(stderr);
+    char key = read_answer(cfg->permission_timeout);
+    bool allow = key == 'o' || key == 'O' || key == 's' || key == 'S' || key == 'y' || key == 'Y';
+    fprintf(stderr, "%s\n", key == 0 ? "no answer in time: denied" : allow ? "allowed" : "denied");
+    if (allow)
+        snprintf(out->network_allow, sizeof out->network_allow, "%s", rule);
+    return allow;
+}
+
 void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char *line,
                        const struct lh_refusal *refusals, size_t n, bool interactive,
-                       struct escalation_result *out)
+                       const struct str_list *asked, struct escalation_result *out)
 {
     memset(out, 0, sizeof *out);
     bool ask_sandbox_off = false, plan = false;
@@ -125,8 +157,15 @@ void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char
             LOG_E("escalate", "escalation policy failed, denied: %s", err);
             return;
         }
+        if (e.ask && strcmp(e.offer, "network") == 0) {
+            /* asked while it ran already: that answer (or its timeout) stands */
+            if (!interactive || !refusals[i].path[0] || (asked && str_list_contains(asked, refusals[i].path)))
+                continue;
+            offer_destination(cfg, &refusals[i], line, out);
+            return;
+        }
         if (!e.ask || strcmp(e.offer, "rerun") != 0)
-            continue; /* deny, or a network grant (its flag is in the proxy's answer) */
+            continue;
         if (!interactive)
             return;
         out->asked = true;

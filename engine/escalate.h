@@ -16,6 +16,7 @@ struct escalation_result {
     bool asked;         /* a person was asked */
     bool ran_outside;   /* the command ran again outside the sandbox */
     int exit_code;      /* the re-run's, when ran_outside */
+    char network_allow[300]; /* the rule a person allowed for a re-run IN the sandbox, or "" */
 };
 
 /* The environment of a command run again outside: the sandbox's (secrets already stripped by
@@ -23,8 +24,12 @@ struct escalation_result {
  * CORDON_SANDBOX), plus CORDON_OUTSIDE_SANDBOX=1. Appended to env. */
 void escalate_outside_environment(const struct sandbox_config *cfg, struct str_list *env);
 
-/* interactive: stdin and stderr are the caller's terminal. */
+/* interactive: stdin and stderr are the caller's terminal. asked: the destinations the proxy
+ * already asked the terminal about during the run (a network refusal of one of those is not
+ * asked about again). A blocked destination is offered as a grant, not as a re-run outside:
+ * on "yes", out->network_allow is the --network-allow rule for running the command again in a
+ * fresh sandbox (the caller does that). */
 void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char *line,
                        const struct lh_refusal *refusals, size_t n, bool interactive,
-                       struct escalation_result *out);
+                       const struct str_list *asked, struct escalation_result *out);
 #endif

@@ -114,7 +114,10 @@ struct proxy {
     struct question *questions;
     unsigned next_question;
     struct grant *grants;
-    struct str_list denied;     /* "host:port" refused, for refusal detection */
+    struct str_list denied;     /* "host:port" refused, for refusal detection (at most 64) */
+    uint64_t denied_at[64];     /* the refusal count when denied.items[i] was last refused */
+    uint64_t denials;           /* refusals so far */
+    struct str_list asked;      /* "host:port" the owner was asked about */
 };
 
 static void conn_update(struct conn *c);
@@ -210,12 +213,27 @@ static void socks_error(struct conn *c, unsigned char code)
     reply_and_close(c, (const char *)out, sizeof out);
 }
 
+/* Remember a refused destination (once each; a full list keeps its first 64) and when. */
+static void note_denied(struct proxy *px, const char *where)
+{
+    px->denials++;
+    for (size_t i = 0; i < px->denied.len; i++) {
+        if (strcmp(px->denied.items[i], where) == 0) {
+            px->denied_at[i] = px->denials;
+            return;
+        }
+    }
+    if (px->denied.len < ARRAY_LEN(px->denied_at)) {
+        px->denied_at[px->denied.len] = px->denials;
+        str_list_push(&px->denied, where);
+    }
+}
+
 static void refuse(struct conn *c, const struct net_decision *d)
 {
     char where[300];
     snprintf(where, sizeof where, "%s:%u", c->host, (unsigned)c->port);
-    if (c->px->denied.len < 64 && !str_list_contains(&c->px->denied, where))
-        str_list_push(&c->px->denied, where);
+    note_denied(c->px, where);
     if (c->kind == CONN_SOCKS) {
         socks_error(c, 0x02);
         return;
@@ -420,6 +438,10 @@ static struct question *question_for(struct proxy *px, const struct conn *c)
     q->deadline_ms = ev_now_ms() + px->ask_timeout_ms;
     q->next = px->questions;
     px->questions = q;
+    char dest[300];
+    snprintf(dest, sizeof dest, "%s:%u", c->host, (unsigned)c->port);
+    if (!str_list_contains(&px->asked, dest))
+        str_list_push(&px->asked, dest);
     char text[512];
     snprintf(text, sizeof text, "the command wants to reach %.255s:%u (%s), which no rule allows",
              c->host, (unsigned)c->port, net_kind_name(c->net_kind));
@@ -444,6 +466,14 @@ static void decide_and_go(struct conn *c)
         } else {
             snprintf(d.reason + strlen(d.reason), sizeof d.reason - strlen(d.reason),
                      "; nobody can be asked (no terminal, no attached API client)");
+        }
+    } else if (o == LH_OK && !d.allow && d.suggest[0]) {
+        /* Unlisted (no deny rule matched: it has a flag that would allow it) where the policy
+         * does not ask: a person's grant made after a refusal (proxy_grant) still counts. */
+        struct grant *g = find_grant(c->px, c->host, c->port);
+        if (g && g->allow) {
+            d.allow = true;
+            snprintf(d.reason, sizeof d.reason, "allowed by a person after a refusal");
         }
     }
     audit_log_decision(c->px->audit, c->net_kind, c->host, c->port, &d, o, c->px->command);
@@ -1091,6 +1121,16 @@ fail:
 
 const struct str_list *proxy_denied(const struct proxy *px) { return &px->denied; }
 
+uint64_t proxy_denial_mark(const struct proxy *px) { return px->denials; }
+
+void proxy_denied_since(const struct proxy *px, uint64_t mark, struct str_list *out)
+{
+    for (size_t i = 0; i < px->denied.len; i++)
+        if (px->denied_at[i] > mark)
+            str_list_push(out, px->denied.items[i]);
+}
+const struct str_list *proxy_asked(const struct proxy *px) { return &px->asked; }
+
 void proxy_after_round(struct proxy *px)
 {
     while (px->closed) {
@@ -1130,6 +1170,7 @@ void proxy_free(struct proxy *px)
         free(g);
     }
     str_list_free(&px->denied);
+    str_list_free(&px->asked);
     free(px->command);
     free(px);
 }

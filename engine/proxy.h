@@ -6,6 +6,7 @@
  * the audit log. Names are resolved by resolver.c's threads. Never blocks the loop. */
 #ifndef CORDON_PROXY_H
 #define CORDON_PROXY_H
+#include <stdint.h>
 #include "evloop.h"
 #include "util.h"
 
@@ -39,6 +40,13 @@ void proxy_forget(struct proxy *px, const char *host, unsigned port);
 
 /* The destinations refused so far ("host:port", each once), for refusal detection. */
 const struct str_list *proxy_denied(const struct proxy *px);
+/* A mark for proxy_denied_since(): the number of refusals so far. */
+uint64_t proxy_denial_mark(const struct proxy *px);
+/* The destinations refused after mark (each once) appended to out: what one command of a
+ * session was refused. */
+void proxy_denied_since(const struct proxy *px, uint64_t mark, struct str_list *out);
+/* The destinations the owner was asked about so far ("host:port", each once). */
+const struct str_list *proxy_asked(const struct proxy *px);
 
 /* Free what closed during the last loop round; call after each ev_run_once(). */
 void proxy_after_round(struct proxy *px);

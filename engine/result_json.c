@@ -37,7 +37,8 @@ void result_json_print(FILE *out, const struct run_result *r)
     } else {
         fputs("null", out);
     }
-    fprintf(out, ",\"duration_ms\":%.3f,\"profile\":", r->duration_ms);
+    fprintf(out, ",\"duration_ms\":%.3f,\"detect_ms\":%.3f,\"profile\":", r->duration_ms,
+            r->detect_ms);
     json_write_string(out, r->profile ? r->profile : "");
     fputs(",\"refusals\":[", out);
     for (size_t i = 0; i < r->n_refusals; i++) {

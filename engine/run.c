@@ -359,6 +359,25 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
         LOG_W("run", "sending the seccomp filter: %s", strerror(-r));
 }
 
+/* A person allowed a blocked destination (escalate.c): the same `cordon run`, in a fresh sandbox,
+ * with --network-allow RULE added. Returns only when that cannot be started. */
+static void run_again_allowing(int argc, char **argv, const char *rule)
+{
+    char **again = xcalloc((size_t)argc + 5, sizeof *again);
+    static char self[] = "cordon", run[] = "run", flag[] = "--network-allow";
+    again[0] = self;
+    again[1] = run;
+    again[2] = flag;
+    again[3] = (char *)rule;
+    for (int i = 0; i < argc; i++)
+        again[4 + i] = argv[i];
+    fprintf(stderr, "cordon: running it again in a fresh sandbox with --network-allow %s\n", rule);
+    fflush(NULL);
+    execv("/proc/self/exe", again);
+    LOG_E("run", "cannot run cordon again: %s", strerror(errno));
+    free(again);
+}
+
 static int block_controller_signals(sigset_t *old)
 {
     sigset_t set;
@@ -452,15 +471,19 @@ int run_main(int argc, char **argv)
     struct lh_refusal refusals[8];
     size_t n_refusals = 0;
     struct escalation_result esc = {0};
+    double detect_ms = 0;
     if (c.have_status) { /* the command ran: judge what it printed */
         char *line = shell_join(flags.command);
         static const struct str_list none = {0};
+        double detect_start = now_ms();
         n_refusals = refusal_report(&cfg, line, code, sig, &c.out.cap, &c.err.cap,
                                     c.proxy ? proxy_denied(c.proxy) : &none, want_pty, refusals,
                                     ARRAY_LEN(refusals));
+        detect_ms = now_ms() - detect_start;
         if (n_refusals) {
             escalate_refusals(&cfg, flags.command, line, refusals, n_refusals,
-                              isatty(STDIN_FILENO) && isatty(STDERR_FILENO), &esc);
+                              isatty(STDIN_FILENO) && isatty(STDERR_FILENO),
+                              c.proxy ? proxy_asked(c.proxy) : &none, &esc);
             if (esc.ran_outside)
                 code = esc.exit_code, sig = 0;
         }
@@ -470,11 +493,13 @@ int run_main(int argc, char **argv)
     c.proxy = NULL;
     if (cfg.json) {
         struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = now_ms() - start,
-                                 .profile = cfg.profile, .refusals = refusals, .n_refusals = n_refusals,
-                                 .ran_outside = esc.ran_outside};
+                                 .detect_ms = detect_ms, .profile = cfg.profile, .refusals = refusals,
+                                 .n_refusals = n_refusals, .ran_outside = esc.ran_outside};
         result_json_print(stdout, &res);
     }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    if (esc.network_allow[0])
+        run_again_allowing(argc, argv, esc.network_allow);
     lh_close();
     sc_program_free(&prog);
     capture_free(&c.out.cap);

@@ -521,6 +521,7 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
     } else {
         if (log_fd >= 0)
             close(log_fd);
+        escalation_job_started(j);
         capture_init(&j->cap_out, s->p.cfg->capture_head, s->p.cfg->capture_tail);
         capture_init(&j->cap_err, s->p.cfg->capture_head, s->p.cfg->capture_tail);
         if (j->req) {

@@ -6,7 +6,10 @@
  *   - when a command has ended, its output goes to the `refusal` hook; each refusal is in the
  *     exit event, and when the `escalate` hook offers a re-run outside the sandbox, the
  *     command's client is asked (the exit event waits for the answer, at most the permission
- *     timeout: then deny). "session" covers that exact command string from then on.
+ *     timeout: then deny). "session" covers that exact command string from then on. A refusal
+ *     by the network policy is offered as that destination allowed instead (once: for the next
+ *     foreground command; session: for the session), unless it was asked about while the
+ *     command ran.
  * Nothing runs less sandboxed without a person's answer. */
 #include <errno.h>
 #include <stdio.h>
@@ -118,6 +121,17 @@ void escalation_job_done(struct job *j)
     str_list_free(&j->net_once);
 }
 
+void escalation_job_started(struct job *j)
+{
+    struct session *s = j->s;
+    if (s->p.proxy)
+        j->denial_mark = proxy_denial_mark(s->p.proxy);
+    for (size_t i = 0; i < s->once_next.len; i++)
+        if (!str_list_contains(&j->net_once, s->once_next.items[i]))
+            str_list_push(&j->net_once, s->once_next.items[i]);
+    str_list_free(&s->once_next);
+}
+
 /* ---- a command run again outside ---------------------------------------------------------- */
 
 static void rerun_output(void *ctx, int fd, const char *data, size_t n)
@@ -161,26 +175,58 @@ static void run_outside(struct job *j, const char *why)
 
 /* ---- judging a finished command ----------------------------------------------------------- */
 
-static void on_rerun_timeout(struct ev_loop *loop, struct ev_timer *t)
+static void on_question_timeout(struct ev_loop *loop, struct ev_timer *t)
 {
     (void)loop;
     struct job *j = t->data;
     struct session *s = j->s;
+    const char *msg = j->approval && j->approval->kind == APPROVAL_NETWORK
+                          ? "cordon: no answer in time: the destination stays blocked\n"
+                          : "cordon: no answer in time: not run outside the sandbox\n";
     approvals_remove(&s->approvals, j->approval);
     j->approval = NULL;
-    static const char msg[] = "cordon: no answer in time: not run outside the sandbox\n";
-    job_stream_output(j, &j->err, msg, sizeof msg - 1, true);
+    job_stream_output(j, &j->err, msg, strlen(msg), true);
     job_finish_stream(j);
     session_prune(s);
+}
+
+/* Ask j's client whether the destination r blocked may be reached from now on; false when it
+ * is not asked (nobody attached, or it was asked about while the command ran). */
+static bool offer_destination(struct job *j, const struct lh_refusal *r)
+{
+    struct session *s = j->s;
+    const char *colon = strrchr(r->path, ':');
+    if (!j->req || !s->p.proxy || !colon || colon == r->path || str_list_contains(proxy_asked(s->p.proxy), r->path))
+        return false;
+    char question[700];
+    snprintf(question, sizeof question, "the sandbox's network policy blocked %s: allow it (then run the "
+             "command again)?", r->path);
+    j->approval = approvals_add(&s->approvals, APPROVAL_NETWORK, question, j->command,
+                                s->p.cfg->permission_timeout);
+    struct approval *x = j->approval;
+    x->job = j->pid;
+    x->proxy_id = 0; /* not a question of the proxy's: answered here */
+    size_t hn = (size_t)(colon - r->path);
+    if (r->path[0] == '[' && hn >= 2 && r->path[hn - 1] == ']') /* [v6]:port */
+        snprintf(x->host, sizeof x->host, "%.*s", (int)(hn - 2), r->path + 1);
+    else
+        snprintf(x->host, sizeof x->host, "%.*s", (int)hn, r->path);
+    x->port = (unsigned)atoi(colon + 1);
+    ev_timer_start(s->loop, &x->timer, (uint64_t)(s->p.cfg->permission_timeout * 1000), on_question_timeout, j);
+    announce(s, x, j);
+    return true;
 }
 
 void escalation_judge(struct job *j)
 {
     struct session *s = j->s;
-    static const struct str_list none = {0};
+    /* What the proxy refused while it ran (commands running beside it count too). */
+    struct str_list denied = {0};
+    if (s->p.proxy)
+        proxy_denied_since(s->p.proxy, j->denial_mark, &denied);
     j->n_refusals = refusal_report(s->p.cfg, j->command, j->exit_code, j->signal, &j->cap_out, &j->cap_err,
-                                   s->p.proxy ? proxy_denied(s->p.proxy) : &none, false, j->refusals,
-                                   ARRAY_LEN(j->refusals));
+                                   &denied, false, j->refusals, ARRAY_LEN(j->refusals));
+    str_list_free(&denied);
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
     for (size_t i = 0; i < j->n_refusals; i++) {
@@ -191,8 +237,13 @@ void escalation_judge(struct job *j)
             LOG_E("session", "escalation policy failed, denied: %s", err);
             break;
         }
+        if (e.ask && strcmp(e.offer, "network") == 0) {
+            if (offer_destination(j, &j->refusals[i]))
+                return; /* the exit event waits for the answer */
+            continue;
+        }
         if (!e.ask || strcmp(e.offer, "rerun") != 0)
-            continue; /* deny; a destination was asked about while the command ran */
+            continue; /* deny */
         j->asked_refusal = i;
         if (str_list_contains(&s->allowed_outside, j->command)) {
             run_outside(j, "for this session");
@@ -207,7 +258,7 @@ void escalation_judge(struct job *j)
                                     s->p.cfg->permission_timeout);
         j->approval->job = j->pid;
         ev_timer_start(s->loop, &j->approval->timer, (uint64_t)(s->p.cfg->permission_timeout * 1000),
-                       on_rerun_timeout, j);
+                       on_question_timeout, j);
         announce(s, j->approval, j);
         return; /* the exit event waits for the answer */
     }
@@ -246,7 +297,32 @@ void session_op_answer(struct session *s, struct api_request *req, unsigned id, 
         return;
     }
     char message[512];
-    if (x->kind == APPROVAL_NETWORK) {
+    if (x->kind == APPROVAL_NETWORK && x->proxy_id == 0) {
+        /* offered after a refusal: from the next command on */
+        struct job *j = job_of_approval(s, x);
+        ev_timer_stop(s->loop, &x->timer);
+        if (a != ANSWER_DENY) {
+            proxy_grant(s->p.proxy, x->host, x->port, true);
+            if (a == ANSWER_ONCE) {
+                char key[300];
+                snprintf(key, sizeof key, "%u %s", x->port, x->host);
+                str_list_push(&s->once_next, key);
+            }
+        }
+        snprintf(message, sizeof message, "%s:%u %s", x->host, x->port,
+                 a == ANSWER_ONCE      ? "allowed for the next command: run it again"
+                 : a == ANSWER_SESSION ? "allowed for the session: run the command again"
+                                       : "stays blocked");
+        approvals_remove(&s->approvals, x);
+        if (j) {
+            j->approval = NULL;
+            char note[600];
+            int len = snprintf(note, sizeof note, "cordon: %s\n", message);
+            job_stream_output(j, &j->err, note, len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, true);
+            job_finish_stream(j);
+            session_prune(s);
+        }
+    } else if (x->kind == APPROVAL_NETWORK) {
         if (a == ANSWER_ONCE)
             grant_once(s, x);
         proxy_answer(s->p.proxy, x->proxy_id, a == ANSWER_ONCE      ? PROXY_ALLOW_COMMAND
@@ -298,6 +374,7 @@ void escalation_free(struct session *s)
 {
     approvals_free(&s->approvals);
     str_list_free(&s->allowed_outside);
+    str_list_free(&s->once_next);
     if (s->owner_set && s->p.proxy) {
         struct proxy_owner none = {0};
         proxy_set_owner(s->p.proxy, &none, 0);

@@ -87,6 +87,7 @@ struct job {
     struct job_pipe rerun_out, rerun_err; /* stream names and UTF-8 carry of the re-run */
     bool ran_outside;
     struct str_list net_once;        /* "PORT HOST" allowed for this command only */
+    uint64_t denial_mark;            /* the proxy's refusals before it started */
 };
 
 struct session {
@@ -101,6 +102,8 @@ struct session {
     struct approvals approvals;      /* questions for the API's clients */
     struct str_list allowed_outside; /* commands a person allowed outside for the session */
     bool owner_set;                  /* the proxy may ask (a client is attached to an exec) */
+    struct str_list once_next;       /* "PORT HOST" allowed once after a refusal: for the next
+                                      * foreground command */
 };
 
 /* session_ctl.c */
@@ -121,6 +124,8 @@ void escalation_judge(struct job *j);
 void escalation_update_owner(struct session *s);
 /* j's foreground command ended or went away: drop what it was allowed for itself only. */
 void escalation_job_done(struct job *j);
+/* A foreground command started: it gets what was allowed "once" for the next command. */
+void escalation_job_started(struct job *j);
 /* The job is being freed or the session ends: its question and re-run go. */
 void escalation_job_free(struct job *j);
 void escalation_free(struct session *s);

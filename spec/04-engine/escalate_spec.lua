@@ -97,3 +97,49 @@ describe("cordon run: a refused command", function()
         assert.is_nil(h.read_file(target))
     end)
 end)
+
+describe("cordon run: a blocked destination", function()
+    after_each(h.cleanup)
+
+    -- An origin on the host's loopback (spec/fixtures/engine/egress/origin.py), and a profile
+    -- that never asks about destinations while the command runs (network.ask = false), so the
+    -- refusal is what is offered afterwards.
+    local function origin_and_profile()
+        local dir = h.tmpdir()
+        local ready = dir .. "/ready"
+        local marker = "cordon-grant-" .. h.token()
+        h.spawn(h.join({ h.python, h.fixtures .. "/engine/egress/origin.py", "http", ready, marker }))
+        local port = h.wait_for(function()
+            local t = h.read_file(ready)
+            return t and tonumber(t:match("^(%d+)"))
+        end, 10)
+        assert(port, "origin did not start")
+        local cfg = h.tmpdir()
+        h.sh_ok("mkdir -p " .. h.quote(cfg .. "/cordon/profiles"))
+        h.write_file(cfg .. "/cordon/profiles/noask.lua",
+            'return { extends = "coding", network = { ask = false } }')
+        return port, marker, { XDG_CONFIG_HOME = cfg }
+    end
+
+    local function fetch(port)
+        return ("curl -sS --noproxy '' --max-time 20 http://127.0.0.1:%d/x; echo curl-exit=$?"):format(port)
+    end
+
+    it("is offered as that destination allowed in a fresh sandbox, not as a re-run outside", function()
+        local port, marker, env = origin_and_profile()
+        local r = on_terminal("o", { "--profile", "noask", "--ask-sandbox-off" }, fetch(port), env)
+        has(r, ("--network-allow 127.0.0.1:%d)?"):format(port))
+        has(r, ("running it again in a fresh sandbox with --network-allow 127.0.0.1:%d"):format(port))
+        has(r, marker) -- the second attempt, in the sandbox, reached it
+        assert.is_nil(r.stdout:find("outside the sandbox", 1, true), h.describe(r))
+        assert.are.equal(0, r.code, h.describe(r))
+    end)
+
+    it("'d' leaves it blocked and runs nothing again", function()
+        local port, marker, env = origin_and_profile()
+        local r = on_terminal("d", { "--profile", "noask", "--ask-sandbox-off" }, fetch(port), env)
+        has(r, "denied")
+        assert.is_nil(r.stdout:find(marker, 1, true), h.describe(r))
+        assert.is_nil(r.stdout:find("running it again", 1, true), h.describe(r))
+    end)
+end)
