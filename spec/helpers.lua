@@ -361,6 +361,29 @@ function h.have_binary()
     return h.sh("test -x " .. h.quote(h.bin)).code == 0
 end
 
+--- Starts an HTTP origin on the host's loopback (spec/fixtures/engine/egress/origin.py): GET
+-- answers "MARKER PATH". Returns { pid, port, marker }; killed by h.cleanup().
+function h.origin()
+    local dir = h.tmpdir()
+    local ready = dir .. "/ready"
+    local marker = "cordon-origin-" .. h.token()
+    local pid = h.spawn(h.join({ h.python, h.fixtures .. "/engine/egress/origin.py", "http", ready, marker }))
+    local port = h.wait_for(function()
+        local t = h.read_file(ready)
+        return t and tonumber(t:match("^(%d+)"))
+    end, 10)
+    assert(port, "origin did not start")
+    return { pid = pid, port = port, marker = marker }
+end
+
+--- A user config directory (for XDG_CONFIG_HOME) holding one profile NAME with body `lua`.
+function h.profile_dir(name, lua)
+    local cfg = h.tmpdir()
+    h.sh_ok("mkdir -p " .. h.quote(cfg .. "/cordon/profiles"))
+    h.write_file(cfg .. "/cordon/profiles/" .. name .. ".lua", lua)
+    return cfg
+end
+
 -- sessions -------------------------------------------------------------------------------
 -- Helpers for specs that drive `cordon session start` and its control API. Each session a
 -- spec starts lives in a private XDG_RUNTIME_DIR, so nothing touches the user's sessions.

@@ -25,16 +25,23 @@ static long parse_pid(const char *s, size_t n)
     return v > 0 ? v : -1;
 }
 
-static void route_exec(struct session *s, struct api_request *req)
+/* The request's body as JSON, or NULL after answering 400. */
+static struct json_value *body_json(struct api_request *req)
 {
     size_t len;
     const char *body = api_body(req, &len);
     char err[256];
     struct json_value *v = json_parse(body, len, err, sizeof err);
-    if (!v) {
+    if (!v)
         api_respond_error(req, 400, "the body is not valid JSON (%s)", err);
+    return v;
+}
+
+static void route_exec(struct session *s, struct api_request *req)
+{
+    struct json_value *v = body_json(req);
+    if (!v)
         return;
-    }
     struct exec_request e = {0};
     const char *problem = NULL;
     if (v->type != JSON_OBJECT)
@@ -88,14 +95,9 @@ static void route_answer(struct session *s, struct api_request *req, const char 
         api_respond_error(req, 404, "no such approval: %s (ids are positive integers)", idtext);
         return;
     }
-    size_t len;
-    const char *body = api_body(req, &len);
-    char err[256];
-    struct json_value *v = json_parse(body, len, err, sizeof err);
-    if (!v) {
-        api_respond_error(req, 400, "the body is not valid JSON (%s)", err);
+    struct json_value *v = body_json(req);
+    if (!v)
         return;
-    }
     const struct json_value *a = json_get(v, "answer");
     if (v->type != JSON_OBJECT || v->len != 1 || !a || a->type != JSON_STRING)
         api_respond_error(req, 400, "the body must be {\"answer\": \"once\" | \"session\" | \"deny\"}");

@@ -6,18 +6,7 @@ local h = require("spec.helpers")
 
 local FIX = h.fixtures .. "/engine/egress"
 
-local function origin()
-    local dir = h.tmpdir()
-    local ready = dir .. "/ready"
-    local marker = "cordon-ask-" .. h.token()
-    local pid = h.spawn(h.join({ h.python, FIX .. "/origin.py", "http", ready, marker }))
-    local port = h.wait_for(function()
-        local s = h.read_file(ready)
-        return s and tonumber(s:match("^(%d+)"))
-    end, 10)
-    assert(port, "origin did not start")
-    return { pid = pid, port = port, marker = marker }
-end
+local origin = h.origin
 
 -- Occurrences of plain text (no patterns) in s.
 local function count(s, text)

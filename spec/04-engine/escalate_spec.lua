@@ -105,20 +105,9 @@ describe("cordon run: a blocked destination", function()
     -- that never asks about destinations while the command runs (network.ask = false), so the
     -- refusal is what is offered afterwards.
     local function origin_and_profile()
-        local dir = h.tmpdir()
-        local ready = dir .. "/ready"
-        local marker = "cordon-grant-" .. h.token()
-        h.spawn(h.join({ h.python, h.fixtures .. "/engine/egress/origin.py", "http", ready, marker }))
-        local port = h.wait_for(function()
-            local t = h.read_file(ready)
-            return t and tonumber(t:match("^(%d+)"))
-        end, 10)
-        assert(port, "origin did not start")
-        local cfg = h.tmpdir()
-        h.sh_ok("mkdir -p " .. h.quote(cfg .. "/cordon/profiles"))
-        h.write_file(cfg .. "/cordon/profiles/noask.lua",
-            'return { extends = "coding", network = { ask = false } }')
-        return port, marker, { XDG_CONFIG_HOME = cfg }
+        local o = h.origin()
+        local cfg = h.profile_dir("noask", 'return { extends = "coding", network = { ask = false } }')
+        return o.port, o.marker, { XDG_CONFIG_HOME = cfg }
     end
 
     local function fetch(port)
