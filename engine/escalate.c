@@ -109,7 +109,7 @@ static int rerun_outside(const struct sandbox_config *cfg, char **argv, const ch
 static void allow_rule(const struct lh_refusal *r, char *out, size_t n)
 {
     char tcp[300];
-    snprintf(tcp, sizeof tcp, "tcp://%s", r->path);
+    snprintf(tcp, sizeof tcp, "tcp://%.280s", r->path);
     snprintf(out, n, "%s", strstr(r->line, tcp) ? tcp : r->path);
 }
 

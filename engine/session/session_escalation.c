@@ -199,7 +199,7 @@ static bool offer_destination(struct job *j, const struct lh_refusal *r)
     if (!j->req || !s->p.proxy || !colon || colon == r->path || str_list_contains(proxy_asked(s->p.proxy), r->path))
         return false;
     char question[700];
-    snprintf(question, sizeof question, "the sandbox's network policy blocked %s: allow it (then run the "
+    snprintf(question, sizeof question, "the sandbox's network policy blocked %.300s: allow it (then run the "
              "command again)?", r->path);
     j->approval = approvals_add(&s->approvals, APPROVAL_NETWORK, question, j->command,
                                 s->p.cfg->permission_timeout);
