@@ -775,6 +775,12 @@ describe("cordon session: bad input", function()
             { "GET", "/v1/exec", nil, 405 },
             { "DELETE", "/v1/jobs", nil, 405 },
             { "POST", "/v1/session", nil, 405 },
+            { "POST", "/v1/approvals/7", '{"answer": "once"}', 404 },
+            { "POST", "/v1/approvals/x", '{"answer": "once"}', 404 },
+            { "POST", "/v1/approvals/7", '{"answer": "maybe"}', 400 },
+            { "POST", "/v1/approvals/7", '{"answer": "once", "extra": 1}', 400 },
+            { "POST", "/v1/approvals/7", 'once', 400 },
+            { "DELETE", "/v1/approvals", nil, 405 },
         }
         for _, c in ipairs(cases) do
             local a = api(s, c[1], c[2], c[3])
