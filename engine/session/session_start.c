@@ -264,6 +264,9 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     }
     unlink(c->socket_path);
     unlink(c->state_path);
+    struct stat st;
+    if (stat(c->log_path, &st) == 0 && st.st_size == 0)
+        unlink(c->log_path); /* the controller had nothing to say */
     api_server_stop(c->api);
     session_free(c->session);
     proxy_free(c->proxy);
