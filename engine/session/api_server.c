@@ -147,7 +147,19 @@ static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned int sta
     return ret;
 }
 
-static bool peer_uid_ok(struct api_server *s, struct MHD_Connection *conn)
+/* Is pid in our user namespace? A process inside a sandbox (cordon's or another) is not: it
+ * must never drive a session, least of all answer its own questions about running outside. */
+static bool same_user_namespace(pid_t pid)
+{
+    char path[64], mine[64], theirs[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+    ssize_t a = readlink("/proc/self/ns/user", mine, sizeof mine - 1);
+    ssize_t b = pid > 0 ? readlink(path, theirs, sizeof theirs - 1) : -1;
+    return a > 0 && b == a && memcmp(mine, theirs, (size_t)a) == 0;
+}
+
+/* 0: the client may use the API; else why not (a 403's message). */
+static const char *peer_refusal(struct api_server *s, struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -155,17 +167,21 @@ static bool peer_uid_ok(struct api_server *s, struct MHD_Connection *conn)
     socklen_t clen = sizeof cred;
     if (!ci) {
         LOG_W("api", "cannot get a client connection's fd; refusing it");
-        return false;
+        return "this session cannot tell who the client is";
     }
     if (getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
         LOG_W("api", "SO_PEERCRED: %s; refusing the client", strerror(errno));
-        return false;
+        return "this session cannot tell who the client is";
     }
     if (cred.uid != s->uid) {
         LOG_W("api", "refused a client with uid %u (pid %d)", (unsigned)cred.uid, (int)cred.pid);
-        return false;
+        return "this session belongs to another user";
     }
-    return true;
+    if (!same_user_namespace(cred.pid)) {
+        LOG_W("api", "refused a client inside a sandbox (pid %d)", (int)cred.pid);
+        return "sessions are not driven from inside a sandbox";
+    }
+    return NULL;
 }
 
 /* Content-Length beyond the limit: refuse before reading the body (and before MHD sends a
@@ -257,9 +273,9 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     (void)version;
 
     if (!req) { /* headers are in: the first call of this request */
-        if (!peer_uid_ok(s, conn))
-            return queue_error(conn, MHD_HTTP_FORBIDDEN,
-                               "this session belongs to another user");
+        const char *refused = peer_refusal(s, conn);
+        if (refused)
+            return queue_error(conn, MHD_HTTP_FORBIDDEN, refused);
         if (declared_too_large(conn))
             return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE,
                                "the request body is larger than 1 MiB");

@@ -797,6 +797,21 @@ describe("cordon session: bad input", function()
         assert.matches('"event":"exit"[^\n]*"exit_code":0', a.body)
     end)
 
+    it("a command inside the sandbox cannot reach the control socket (it could approve itself)", function()
+        local s = start({ flags = { "--ask-sandbox-off" } })
+        local probe = ("curl -sS -o /dev/null -w '%%{http_code}' --unix-socket %s http://cordon/v1/approvals; echo \" rc=$?\"")
+            :format(h.quote(s.socket))
+        local r = exec(s, probe)
+        assert.is_nil(r.stdout:find("^200"), "a sandboxed command reached the session's API\n" .. h.describe(r))
+        r = h.run_sh(probe, { env = s.env })
+        assert.is_nil(r.stdout:find("^200"), "a cordon run command reached the session's API\n" .. h.describe(r))
+        -- made reachable on purpose (--allow-write of the socket's directory): the API refuses
+        -- clients from another user namespace
+        local w = start({ runtime = s.runtime, flags = { "--allow-write", s.runtime .. "/cordon" } })
+        r = exec(w, ("curl -sS --unix-socket %s http://cordon/v1/approvals"):format(h.quote(w.socket)))
+        assert.truthy(r.stdout:find("not driven from inside a sandbox", 1, true), h.describe(r))
+    end)
+
     it("a client of another uid gets 403 and a JSON error #privileged", function()
         local s = start()
         -- open the way to the socket for everyone: only the peer-uid check is left
