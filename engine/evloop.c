@@ -21,6 +21,8 @@ int ev_loop_init(struct ev_loop *loop)
     loop->epfd = epoll_create1(EPOLL_CLOEXEC);
     loop->timers = NULL;
     loop->stop = false;
+    loop->pending = NULL;
+    loop->pending_next = loop->pending_n = 0;
     return loop->epfd < 0 ? -errno : 0;
 }
 
@@ -61,6 +63,10 @@ void ev_io_stop(struct ev_loop *loop, struct ev_io *w)
         return;
     (void)epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, NULL);
     w->active = false;
+    /* Its events still waiting in this round are dropped: its owner may free it now. */
+    for (int i = loop->pending_next; i < loop->pending_n; i++)
+        if (loop->pending[i].data.ptr == w)
+            loop->pending[i].data.ptr = NULL;
 }
 
 void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t after_ms, ev_timer_cb cb, void *data)
@@ -120,11 +126,16 @@ int ev_run_once(struct ev_loop *loop, int timeout_ms)
     int n = epoll_wait(loop->epfd, evs, EV_BATCH, timeout_ms);
     if (n < 0)
         return errno == EINTR ? 0 : -errno;
+    loop->pending = evs;
+    loop->pending_n = n;
     for (int i = 0; i < n; i++) {
+        loop->pending_next = i + 1;
         struct ev_io *w = evs[i].data.ptr;
-        if (w->active)
+        if (w && w->active)
             w->cb(loop, w, evs[i].events);
     }
+    loop->pending = NULL;
+    loop->pending_n = loop->pending_next = 0;
     run_due_timers(loop);
     return n;
 }

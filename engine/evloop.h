@@ -35,6 +35,10 @@ struct ev_loop {
     int epfd;
     struct ev_timer *timers;
     bool stop;
+    /* The events of the round being dispatched, [pending_next, pending_n) still to come:
+     * ev_io_stop() drops a watcher's, so a callback may stop and free any watcher. */
+    struct epoll_event *pending;
+    int pending_next, pending_n;
 };
 
 int ev_loop_init(struct ev_loop *loop);
@@ -45,7 +49,8 @@ uint64_t ev_now_ms(void);
 int ev_io_start(struct ev_loop *loop, struct ev_io *w, int fd, uint32_t events, ev_io_cb cb, void *data);
 /* Change the events of an active watcher; 0 or -errno. */
 int ev_io_set(struct ev_loop *loop, struct ev_io *w, uint32_t events);
-/* Stop watching (the fd is not closed). Safe on an inactive watcher. */
+/* Stop watching (the fd is not closed). Safe on an inactive watcher; after it the watcher's
+ * memory may be freed, even from a callback of the same round. */
 void ev_io_stop(struct ev_loop *loop, struct ev_io *w);
 
 void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t after_ms, ev_timer_cb cb, void *data);

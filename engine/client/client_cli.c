@@ -4,13 +4,13 @@
  * statuses: a usage error found here is 2, anything the session refused or a lost connection
  * is 1, exec passes the command's own. Uses every client_*.h. Must never: speak HTTP itself. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "attrs.h"
 #include "client_approve.h"
+#include "cli.h"
 #include "client_cli.h"
 #include "client_exec.h"
 #include "client_http.h"
@@ -40,18 +40,6 @@ struct command {
     bool json;
 };
 
-static int usage_error(const char *cmd, const char *fmt, ...) CORDON_PRINTF(2, 3);
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "cordon: %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 2;
-}
-
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_USAGE };
 
 /* argv[0] is the command's last word. Fills pos[] (one per c->pos) and *json. */
@@ -74,22 +62,22 @@ static enum parsed parse_words(const struct command *c, int argc, char **argv,
             *json = true;
         } else if (options && a[0] == '-' && a[1] != '\0' && !(a[1] >= '0' && a[1] <= '9')) {
             /* ("-5" is left for the PID check to refuse) */
-            usage_error(c->name, "unknown option '%s' (usage: %s)", a, c->usage);
+            cli_usage_error(c->name, "unknown option '%s' (usage: %s)", a, c->usage);
             return PARSED_USAGE;
         } else if (got < want) {
             pos[got++] = a;
         } else {
-            usage_error(c->name, "unexpected argument '%s' (usage: %s)", a, c->usage);
+            cli_usage_error(c->name, "unexpected argument '%s' (usage: %s)", a, c->usage);
             return PARSED_USAGE;
         }
     }
     if (got < want) {
-        usage_error(c->name, "missing %s (usage: %s)", c->pos[got], c->usage);
+        cli_usage_error(c->name, "missing %s (usage: %s)", c->pos[got], c->usage);
         return PARSED_USAGE;
     }
     for (size_t k = 0; k < want; k++) {
         if (strcmp(c->pos[k], "NAME") == 0 && !csock_name_valid(pos[k])) {
-            usage_error(c->name, "invalid session name '%s' (letters, digits, '_', '.', '-'; at most %d)",
+            cli_usage_error(c->name, "invalid session name '%s' (letters, digits, '_', '.', '-'; at most %d)",
                         pos[k], CSOCK_NAME_MAX);
             return PARSED_USAGE;
         }
@@ -128,7 +116,7 @@ static int run_exec(int argc, char **argv)
         status = 0;
         break;
     case CEXEC_USAGE:
-        status = usage_error("exec", "%s", err);
+        status = cli_usage_error("exec", "%s", err);
         break;
     }
     cexec_args_free(&a);
@@ -146,7 +134,7 @@ static int run_pid_command(const struct command *c, int argc, char **argv)
     case PARSED_USAGE: return 2;
     }
     if (!cjobs_parse_pid(pos[1], &pid))
-        return usage_error(c->name, "invalid PID '%s' (a positive integer, as cordon jobs shows)",
+        return cli_usage_error(c->name, "invalid PID '%s' (a positive integer, as cordon jobs shows)",
                            pos[1]);
     return c == &cmd_logs ? cjobs_log(pos[0], pid) : cjobs_stop(pos[0], pid);
 }
@@ -164,14 +152,14 @@ static int run_simple(const struct command *c, int argc, char **argv)
         return cjobs_list(pos[0], json);
     if (c == &cmd_cancel) {
         if (pos[1][0] == '\0' || strlen(pos[1]) > TURN_MAX)
-            return usage_error(c->name, "invalid turn '%s' (1 to %d characters)", pos[1], TURN_MAX);
+            return cli_usage_error(c->name, "invalid turn '%s' (1 to %d characters)", pos[1], TURN_MAX);
         return cjobs_cancel(pos[0], pos[1]);
     }
     if (c == &cmd_approve) {
         if (pos[1][0] == '\0')
-            return usage_error(c->name, "the approval ID is empty (usage: %s)", c->usage);
+            return cli_usage_error(c->name, "the approval ID is empty (usage: %s)", c->usage);
         if (!capprove_answer_valid(pos[2]))
-            return usage_error(c->name, "the answer is once, session or deny, not '%s'", pos[2]);
+            return cli_usage_error(c->name, "the answer is once, session or deny, not '%s'", pos[2]);
         return capprove_send(pos[0], pos[1], pos[2]);
     }
     if (c == &cmd_list)
@@ -184,7 +172,7 @@ static int run_simple(const struct command *c, int argc, char **argv)
 static int run_session(int argc, char **argv)
 {
     if (argc < 2)
-        return usage_error("session", "missing subcommand (list, status NAME, stop NAME)");
+        return cli_usage_error("session", "missing subcommand (list, status NAME, stop NAME)");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
         fputs("usage: cordon session list [--json] | status NAME [--json] | stop NAME\n"
@@ -201,7 +189,7 @@ static int run_session(int argc, char **argv)
         return run_simple(&cmd_status, argc - 1, argv + 1);
     if (strcmp(sub, "stop") == 0)
         return run_simple(&cmd_sstop, argc - 1, argv + 1);
-    return usage_error("session", "unknown subcommand '%s' (list, status NAME, stop NAME)", sub);
+    return cli_usage_error("session", "unknown subcommand '%s' (list, status NAME, stop NAME)", sub);
 }
 
 static int dispatch(int argc, char **argv)
@@ -221,7 +209,7 @@ static int dispatch(int argc, char **argv)
         return run_simple(&cmd_approve, argc, argv);
     if (strcmp(cmd, "session") == 0)
         return run_session(argc, argv);
-    return usage_error(cmd, "unknown command (cordon --help lists them)");
+    return cli_usage_error(cmd, "unknown command (cordon --help lists them)");
 }
 
 int client_cli_main(int argc, char **argv)

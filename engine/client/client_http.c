@@ -143,6 +143,23 @@ out:
     return rc;
 }
 
+/* What went wrong, in words: the libcurl built here has no message table of its own
+ * (third_party/curl/build.sh disables verbose strings). */
+static const char *failure_text(CURLcode code)
+{
+    switch ((int)code) {
+    case CURLE_GOT_NOTHING: return "the session closed the connection without answering";
+    case CURLE_RECV_ERROR: return "receiving from the session failed (the connection was reset)";
+    case CURLE_SEND_ERROR: return "sending to the session failed (the connection was reset)";
+    case CURLE_PARTIAL_FILE: return "the answer was cut short";
+    case CURLE_WRITE_ERROR: return "writing the output failed";
+    case CURLE_OPERATION_TIMEDOUT: return "the session did not answer in time";
+    case CURLE_OUT_OF_MEMORY: return "out of memory";
+    case CURLE_COULDNT_CONNECT: return "cannot connect";
+    default: return "the HTTP exchange failed";
+    }
+}
+
 int chttp_lost(const struct chttp *h)
 {
     if (h->missing) {
@@ -156,8 +173,8 @@ int chttp_lost(const struct chttp *h)
                 h->path, strerror(h->connect_errno));
         return 1;
     }
-    fprintf(stderr, "cordon: %s: lost the connection to session '%s': %s\n", h->cmd, h->name,
-            curl_easy_strerror(h->result));
+    fprintf(stderr, "cordon: %s: lost the connection to session '%s': %s (curl error %d)\n", h->cmd,
+            h->name, failure_text(h->result), (int)h->result);
     return 1;
 }
 
