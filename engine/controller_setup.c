@@ -19,30 +19,14 @@
 
 extern char **environ;
 
-static bool is_under(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 /* The sessions' control sockets are never reachable from inside: a command could otherwise
  * drive a session, or answer a question about running itself outside the sandbox (the API also
- * refuses clients from another user namespace). Their directory is hidden where the sandbox
- * would show it: on the read-only host, or inside the workspace or a writable path. Under the
- * sandbox's own fresh /tmp or /run it is not there to hide (and hiding would cover them). */
+ * refuses clients from another user namespace). Hiding their directory covers it where the
+ * sandbox would show it; under the sandbox's own /tmp or /run there is nothing to cover. */
 static void hide_session_sockets(struct sandbox_config *cfg)
 {
     char dir[512];
-    if (csock_dir(dir, sizeof dir) < 0 || str_list_contains(&cfg->hidden, dir))
-        return;
-    static const char *const fresh[] = {"/tmp", "/run", "/var/run", "/dev", "/proc", "/sys"};
-    bool shown = true;
-    for (size_t i = 0; i < ARRAY_LEN(fresh) && shown; i++)
-        shown = !is_under(dir, fresh[i]);
-    shown = shown || (cfg->workspace && is_under(dir, cfg->workspace));
-    for (size_t i = 0; i < cfg->writable.len && !shown; i++)
-        shown = is_under(dir, cfg->writable.items[i]);
-    if (shown)
+    if (csock_dir(dir, sizeof dir) == 0 && !str_list_contains(&cfg->hidden, dir))
         str_list_push(&cfg->hidden, dir);
 }
 

@@ -99,7 +99,15 @@ int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
     str_list_push(&visible, cfg->workspace);
     for (size_t i = 0; i < cfg->writable.len; i++)
         str_list_push(&visible, cfg->writable.items[i]);
-    hide_plan_build(&cfg->hidden, &visible, &plan);
+    /* Step 4's file systems (/var/run: a tmpfs of its own, or a link to /run). */
+    struct str_list fresh = {0};
+    static const char *const fresh_roots[] = {"/tmp", "/run", "/var/run", "/dev", "/proc"};
+    for (size_t i = 0; i < ARRAY_LEN(fresh_roots); i++)
+        str_list_push(&fresh, fresh_roots[i]);
+    if (!cfg->net_unrestricted)
+        str_list_push(&fresh, "/sys");
+    hide_plan_build(&cfg->hidden, &visible, &fresh, &plan);
+    str_list_free(&fresh);
 
     if (mnt_mount(&e, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         goto out;

@@ -44,6 +44,15 @@ static bool inside_any(const char *path, const struct str_list *dirs)
     return false;
 }
 
+/* Is path strictly below one of dirs? */
+static bool below_any(const char *path, const struct str_list *dirs)
+{
+    for (size_t i = 0; i < dirs->len; i++)
+        if (strcmp(path, dirs->items[i]) != 0 && path_is_within(path, dirs->items[i]))
+            return true;
+    return false;
+}
+
 static struct hide_group *group_for(struct hide_plan *plan, const char *target)
 {
     for (size_t i = 0; i < plan->n_groups; i++)
@@ -82,7 +91,7 @@ static void whiteout_contents(struct hide_group *g, const char *dir, const char 
 }
 
 void hide_plan_build(const struct str_list *hidden, const struct str_list *visible,
-                     struct hide_plan *plan)
+                     const struct str_list *fresh, struct hide_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     for (size_t i = 0; i < hidden->len; i++) {
@@ -98,6 +107,8 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
             str_list_push(&plan->in_writable, h);
             continue;
         }
+        if (below_any(h, fresh))
+            continue; /* below a fresh file system: the host's path is not shown there */
         char *parent = parent_of(h);
         if (strcmp(parent, "/") == 0 || any_within(visible, h, true)) {
             /* Cover the directory itself, keep it as an empty-looking directory. */

@@ -22,9 +22,12 @@ struct hide_plan {
 };
 
 /* Decide what to cover, from the host's view (before any mount changes). visible: paths that
- * must stay reachable (workspace, writable paths). */
+ * must stay reachable (workspace, writable paths). fresh: where the sandbox mounts file systems
+ * of its own (/tmp, /run, ...): the host's paths below them are not shown there, so there is
+ * nothing to cover (unless a visible path shows them again), and covering would make the fresh
+ * file system read-only. */
 void hide_plan_build(const struct str_list *hidden, const struct str_list *visible,
-                     struct hide_plan *plan);
+                     const struct str_list *fresh, struct hide_plan *plan);
 /* Capture mounts below covered directories. Before the view changes. */
 int hide_capture_submounts(struct hide_plan *plan, struct mnt_err *e);
 /* Mount the overlays and restore the captured submounts. After the root is read-only. */

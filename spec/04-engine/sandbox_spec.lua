@@ -99,6 +99,13 @@ describe("cordon run: file system", function()
         assert.is_nil(h.read_file("/tmp/cordon-spec-in-" .. tok))
     end)
 
+    it("--hide of a host path under /tmp leaves the private /tmp writable", function()
+        local dir = h.tmpdir("/tmp")
+        local r = ok(h.run_sh("echo inside > /tmp/cordon-spec-w && cat /tmp/cordon-spec-w && ! test -e "
+            .. h.quote(dir), { flags = { "--hide", dir } }))
+        assert.are.equal("inside\n", r.stdout)
+    end)
+
     it("/tmp is private: the host's /tmp files are not visible", function()
         local tok = h.token()
         local path = "/tmp/cordon-spec-host-" .. tok
