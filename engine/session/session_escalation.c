@@ -96,11 +96,18 @@ void escalation_update_owner(struct session *s)
     proxy_set_owner(s->p.proxy, &owner, s->p.cfg->permission_timeout);
 }
 
+/* The key of a destination in the "once" lists: "PORT HOST" (parsed back in
+ * escalation_job_done). */
+static void once_key(const struct approval *x, char *key, size_t n)
+{
+    snprintf(key, n, "%u %s", x->port, x->host);
+}
+
 /* "allow once" holds while the foreground commands that ran when it was given run. */
 static void grant_once(struct session *s, const struct approval *x)
 {
     char key[300];
-    snprintf(key, sizeof key, "%u %s", x->port, x->host);
+    once_key(x, key, sizeof key);
     for (struct job *j = s->jobs; j; j = j->next)
         if (!j->background && j->state == JOB_RUNNING && j->pid > 0 && !str_list_contains(&j->net_once, key))
             str_list_push(&j->net_once, key);
@@ -305,7 +312,7 @@ void session_op_answer(struct session *s, struct api_request *req, unsigned id, 
             proxy_grant(s->p.proxy, x->host, x->port, true);
             if (a == ANSWER_ONCE) {
                 char key[300];
-                snprintf(key, sizeof key, "%u %s", x->port, x->host);
+                once_key(x, key, sizeof key);
                 str_list_push(&s->once_next, key);
             }
         }

@@ -163,6 +163,16 @@ static uint64_t monotonic_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Wait up to ms for a signal (a child's end) and take it off the signalfd. */
+static void await_signal(int sfd, int ms)
+{
+    struct pollfd p = {.fd = sfd, .events = POLLIN};
+    if (poll(&p, 1, ms) > 0) {
+        struct signalfd_siginfo si;
+        (void)!read(sfd, &si, sizeof si);
+    }
+}
+
 /* TERM to everything in the sandbox, KILL after grace_ms to what is left, reap, exit. The end
  * of each command's bash is still reported, so a command that handles TERM is seen to. */
 CORDON_NORETURN static void shut_down(int ctl, int sfd, struct leaders *leaders, int grace_ms)
@@ -175,20 +185,11 @@ CORDON_NORETURN static void shut_down(int ctl, int sfd, struct leaders *leaders,
         uint64_t now = monotonic_ms();
         if (now >= deadline)
             break;
-        struct pollfd p = {.fd = sfd, .events = POLLIN};
-        if (poll(&p, 1, (int)(deadline - now)) > 0) {
-            struct signalfd_siginfo si;
-            (void)!read(sfd, &si, sizeof si);
-        }
+        await_signal(sfd, (int)(deadline - now));
     }
     (void)kill(-1, SIGKILL);
-    while (!reap(ctl, leaders)) {
-        struct pollfd p = {.fd = sfd, .events = POLLIN};
-        if (poll(&p, 1, 100) > 0) {
-            struct signalfd_siginfo si;
-            (void)!read(sfd, &si, sizeof si);
-        }
-    }
+    while (!reap(ctl, leaders))
+        await_signal(sfd, 100);
     _exit(0);
 }
 

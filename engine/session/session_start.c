@@ -292,11 +292,13 @@ int session_start_main(int argc, char **argv)
                                "'.', '-'; at most %d; not starting with '.' or '-')", name, CSOCK_NAME_MAX);
     }
     struct controller c = {.name = name, .ctl = -1, .sfd = -1, .owner_fd = -1};
+    err[0] = '\0'; /* only session_dir_ensure says why; the others fail for a too long path */
     if (session_dir_ensure(err, sizeof err) < 0 ||
-        session_file(name, "sock", c.socket_path, sizeof c.socket_path) < 0 ||
+        csock_path(name, c.socket_path, sizeof c.socket_path) < 0 || /* the clients' rule */
         session_file(name, "jobs.json", c.state_path, sizeof c.state_path) < 0 ||
         session_file(name, "log", c.log_path, sizeof c.log_path) < 0) {
-        fprintf(stderr, "cordon: session start: %s\n", err[0] ? err : "path too long");
+        fprintf(stderr, "cordon: session start: %s\n", err[0] ? err : "the session's socket path is too long "
+                "for a Unix socket (a shorter XDG_RUNTIME_DIR or name)");
         run_flags_free(&flags);
         return 1;
     }
