@@ -13,6 +13,7 @@
 #include "controller_env.h"
 #include "fdpass.h"
 #include "init.h"
+#include "loopback_guard.h"
 #include "lua_host.h"
 #include "session_socket.h"
 #include "util.h"
@@ -54,6 +55,9 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     if (flags->json != FLAG_UNSET)
         cfg->json = flags->json == FLAG_TRUE;
     hide_session_sockets(cfg);
+    /* Fail closed: a sandbox that cannot keep its commands off the loopback is not started. */
+    if (loopback_guard_wanted(cfg) && loopback_guard_check(err, errlen) < 0)
+        return -1;
     return 0;
 }
 

@@ -25,6 +25,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
+#include "loopback_guard.h"
 #include "util.h"
 
 /* Refused outright with EPERM: debugging other processes, kernel keyrings, eBPF, perf,
@@ -190,6 +191,60 @@ static int add_default_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
     return add_personality_rules(ctx, err, errlen);
 }
 
+/* Without loopback service (loopback_guard.h) the command's inet sockets are TCP only: Landlock
+ * governs TCP binds and connects but no other protocol. Refused for AF_INET and AF_INET6: every
+ * type but SOCK_STREAM (UDP, raw, SCTP's seqpacket, ...), and any protocol but 0 and
+ * IPPROTO_TCP (6) (MPTCP, SCTP and SMC are stream protocols too). One comparison per argument
+ * per rule: the protocol's low 32 bits (the kernel's int) are 0 or 6 iff no bit outside 0b110
+ * is set and bits 1 and 2 are equal; the types are the 16 values of the type mask. */
+static int add_inet_tcp_only_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+    static const int domains[] = {AF_INET, AF_INET6};
+    const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+    int nr = SCMP_SYS(socket);
+    for (size_t d = 0; d < ARRAY_LEN(domains); d++) {
+        struct scmp_arg_cmp a[2] = {
+            SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint64_t)domains[d])};
+        for (uint64_t type = 0; type <= 0xf; type++) {
+            if (type == SOCK_STREAM)
+                continue;
+            a[1] = SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, type);
+            if (add_rule(ctx, eperm, "socket", nr, 2, a, err, errlen) < 0)
+                return -1;
+        }
+        for (int b = 0; b < 32; b++) {
+            uint64_t bit = (uint64_t)1 << b;
+            if (bit & 6)
+                continue;
+            a[1] = SCMP_A2_64(SCMP_CMP_MASKED_EQ, bit, bit);
+            if (add_rule(ctx, eperm, "socket", nr, 2, a, err, errlen) < 0)
+                return -1;
+        }
+        for (uint64_t odd = 2; odd <= 4; odd += 2) {
+            a[1] = SCMP_A2_64(SCMP_CMP_MASKED_EQ, 6, odd);
+            if (add_rule(ctx, eperm, "socket", nr, 2, a, err, errlen) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* A TCP Fast Open send connects without passing Landlock's connect check (seen on 6.18): it
+ * would reach a listener that listen() bound implicitly. Refused on every send call; the flag
+ * lies in the low 32 bits, so garbage above cannot hide it. */
+static int add_no_fastopen_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+    const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+    struct scmp_arg_cmp to = SCMP_A3_64(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    struct scmp_arg_cmp msg = SCMP_A2_64(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    struct scmp_arg_cmp mmsg = SCMP_A3_64(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    if (add_rule(ctx, eperm, "sendto", SCMP_SYS(sendto), 1, &to, err, errlen) < 0 ||
+        add_rule(ctx, eperm, "sendmsg", SCMP_SYS(sendmsg), 1, &msg, err, errlen) < 0 ||
+        add_rule(ctx, eperm, "sendmmsg", SCMP_SYS(sendmmsg), 1, &mmsg, err, errlen) < 0)
+        return -1;
+    return 0;
+}
+
 static int add_profile_rules(const struct sandbox_config *cfg, scmp_filter_ctx ctx, char *err,
                              size_t errlen)
 {
@@ -212,6 +267,9 @@ static int add_profile_rules(const struct sandbox_config *cfg, scmp_filter_ctx c
                      errlen) < 0)
             return -1;
     }
+    if (loopback_guard_wanted(cfg) && (add_inet_tcp_only_rules(ctx, err, errlen) < 0 ||
+                                       add_no_fastopen_rules(ctx, err, errlen) < 0))
+        return -1;
     return 0;
 }
 

@@ -236,7 +236,7 @@ static uint32_t verdict(const struct sc_program *p, uint32_t arch, int nr, uint6
 
 static void test_every_abi_has_the_rules(void)
 {
-    struct sandbox_config cfg = {.block_unix_sockets = true};
+    struct sandbox_config cfg = {.block_unix_sockets = true, .net_loopback = true};
     struct sc_program p;
     char err[256];
     CHECK_EQ_INT(sc_build(&cfg, &p, err, sizeof err), 0);
@@ -278,6 +278,60 @@ static void test_every_abi_has_the_rules(void)
     CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, 20, 0, 0), SECCOMP_RET_ALLOW);
     CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_X86_64, 0, 0, 0), SECCOMP_RET_KILL_PROCESS);
 #endif
+    sc_program_free(&p);
+}
+
+static uint32_t verdict4(const struct sc_program *p, int nr, uint64_t a0, uint64_t a1, uint64_t a2,
+                         uint64_t a3)
+{
+#if defined(__x86_64__)
+    const uint32_t arch = AUDIT_ARCH_X86_64;
+#else
+    const uint32_t arch = AUDIT_ARCH_AARCH64;
+#endif
+    struct seccomp_data d = {.nr = nr, .arch = arch, .args = {a0, a1, a2, a3}};
+    return bpf_run(p, &d);
+}
+
+/* network.loopback = false: inet sockets are TCP only, and no TCP Fast Open send (Landlock does
+ * the rest; loopback_guard.c). The kernel reads the int arguments' low 32 bits only. */
+static void test_no_loopback_inet_is_tcp_only(void)
+{
+    struct sandbox_config cfg = {.net_loopback = false};
+    struct sc_program p;
+    char err[256];
+    CHECK_EQ_INT(sc_build(&cfg, &p, err, sizeof err), 0);
+    const int so = __NR_socket, st = __NR_sendto, sm = __NR_sendmsg;
+    const uint64_t hi = 0x100000000ull;
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_STREAM, 0, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 6, 0),
+                 SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_STREAM, hi | 6, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_DGRAM, 0, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET6, SOCK_RAW, 0, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_SEQPACKET, 0, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, so, hi | AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_STREAM, 262 /* MPTCP */, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET6, SOCK_STREAM, 132 /* SCTP */, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_STREAM, 2, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_STREAM, 4, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_STREAM, 0x80000006u, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, so, AF_UNIX, SOCK_DGRAM, 0, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict4(&p, st, 3, 0, 1, MSG_FASTOPEN), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, st, 3, 0, 1, hi | MSG_FASTOPEN | MSG_NOSIGNAL), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, st, 3, 0, 1, MSG_NOSIGNAL), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict4(&p, sm, 3, 0, MSG_FASTOPEN, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict4(&p, sm, 3, 0, 0, 0), SECCOMP_RET_ALLOW);
+    sc_program_free(&p);
+
+    /* With loopback service (and with the host's network) none of it applies. */
+    struct sandbox_config on = {.net_loopback = true}, host = {.net_unrestricted = true};
+    CHECK_EQ_INT(sc_build(&on, &p, err, sizeof err), 0);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_DGRAM, 0, 0), SECCOMP_RET_ALLOW);
+    CHECK_EQ_INT(verdict4(&p, st, 3, 0, 1, MSG_FASTOPEN), SECCOMP_RET_ALLOW);
+    sc_program_free(&p);
+    CHECK_EQ_INT(sc_build(&host, &p, err, sizeof err), 0);
+    CHECK_EQ_INT(verdict4(&p, so, AF_INET, SOCK_DGRAM, 0, 0), SECCOMP_RET_ALLOW);
     sc_program_free(&p);
 }
 
@@ -335,5 +389,7 @@ TEST_MAIN({"default refusals return EPERM", test_default_refusals},
           {"seccomp.deny entries refused", test_deny_list},
           {"unknown name in seccomp.deny is an error", test_unknown_name},
           {"build is deterministic; free and empty load", test_build_twice_and_free},
-          {"x86, x32 (or arm) ABIs get the same rules (BPF evaluated)", test_every_abi_has_the_rules}
+          {"x86, x32 (or arm) ABIs get the same rules (BPF evaluated)", test_every_abi_has_the_rules},
+          {"no loopback service: inet is TCP only, no Fast Open (BPF evaluated)",
+           test_no_loopback_inet_is_tcp_only}
           ARCH_CASES)

@@ -335,6 +335,48 @@ describe("egress: nothing but the proxy", function()
     end)
 end)
 
+describe("egress: the sandbox's own loopback (--allow-loopback)", function()
+    after_each(h.cleanup)
+    local PROBE = h.python .. " " .. h.quote(FIX .. "/loopback_probe.py")
+
+    --- The probe's lines as { name = "ok" | errno name }.
+    local function probe(flags, opts)
+        local r = ok(run(PROBE, flags, opts))
+        local out = {}
+        for name, what in r.stdout:gmatch("(%S+) (%S+)\n") do out[name] = what end
+        return out, r
+    end
+
+    it("on (the coding profile): commands serve and reach TCP and UDP on it", function()
+        local out, r = probe({})
+        for _, name in ipairs({ "tcp-bind", "listen-only", "udp", "unix" }) do
+            assert.are.equal("ok", out[name], name .. "\n" .. h.describe(r))
+        end
+    end)
+
+    it("off: every TCP bind and connect but the proxy's is refused, UDP/MPTCP sockets and Fast Open too", function()
+        local out, r = probe({ "--allow-loopback=false" })
+        assert.are.same({
+            ["tcp-bind"] = "EACCES", ["tcp6-bind"] = "EACCES", ["listen-only"] = "EACCES",
+            fastopen = "EPERM", udp = "EPERM", mptcp = "EPERM", unix = "ok",
+        }, out, h.describe(r))
+    end)
+
+    it("off: HTTP, CONNECT and SOCKS through the proxy still work", function()
+        local o = origin("http")
+        local r = ok(run(CURL .. h.quote(url(o, "/h")) .. " && " .. CURL .. "-p " .. h.quote(url(o, "/c"))
+            .. " && " .. CURL .. "--socks5-hostname 127.0.0.1:18081 " .. h.quote(url(o, "/s")),
+            { "--allow-loopback=false", "--network-allow", allow(o), "--network-allow", "tcp://" .. allow(o) }))
+        assert.are.equal(o.marker .. " /h\n" .. o.marker .. " /c\n" .. o.marker .. " /s\n", r.stdout)
+    end)
+
+    it("off through a profile key (network.loopback = false) as through the flag", function()
+        local cfg = h.profile_dir("noloop", 'return { extends = "coding", network = { loopback = false } }')
+        local out, r = probe({ "--profile", "noloop" }, { env = { XDG_CONFIG_HOME = cfg } })
+        assert.are.equal("EACCES", out["tcp-bind"], h.describe(r))
+    end)
+end)
+
 describe("egress: bad requests to the proxy", function()
     after_each(h.cleanup)
 
