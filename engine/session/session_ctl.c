@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "log_stream.h"
 #include "session_jobs.h"
 #include "session_init.h"
 #include "session_wire.h"
@@ -150,6 +151,7 @@ static void job_unlink_free(struct session *s, struct job *j)
     }
     pipe_close(s, &j->out);
     pipe_close(s, &j->err);
+    log_stream_job_gone(s, j);
     job_log_close(&j->log);
     ev_timer_stop(s->loop, &j->timeout_t);
     ev_timer_stop(s->loop, &j->stop_t);
@@ -756,21 +758,7 @@ void session_op_log(struct session *s, struct api_request *req, long pid)
         api_respond(req, 200, "text/plain", "", 0);
         return;
     }
-    size_t size = (size_t)j->log.size;
-    char *buf = malloc(size ? size : 1);
-    if (!buf) {
-        api_respond_error(req, 500, "out of memory reading the log");
-        return;
-    }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t n = pread(j->log.fd, buf + got, size - got, (off_t)got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    api_respond(req, 200, "text/plain", buf, got);
-    free(buf);
+    log_stream_start(s, j, req);
 }
 
 static struct stop_batch *batch_new(struct api_request *req)

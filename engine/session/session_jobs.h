@@ -27,6 +27,7 @@
 enum job_state { JOB_RUNNING, JOB_EXITED, JOB_STOPPED };
 
 struct job;
+struct log_stream;
 
 /* One stop or cancel request waiting for its groups to be gone. */
 struct stop_batch {
@@ -104,6 +105,7 @@ struct session {
     bool owner_set;                  /* the proxy may ask (a client is attached to an exec) */
     struct str_list once_next;       /* "PORT HOST" allowed once after a refusal: for the next
                                       * foreground command */
+    struct log_stream *log_streams;  /* GET /v1/jobs/PID/log answers in progress */
 };
 
 /* session_ctl.c */

@@ -376,6 +376,27 @@ describe("cordon session: background jobs", function()
         local size = tonumber(ok(exec(s, ("wc -c < /tmp/cordon/processes/%d.log"):format(pid))).stdout)
         assert.is_true(size and size <= cap + 200, "log file of " .. tostring(size) .. " bytes")
     end)
+
+    it("serves a 40 MB log whole, streamed: the controller's peak memory grows by far less", function()
+        local s = start()
+        local function hwm_kib()
+            return tonumber((h.read_file("/proc/" .. s.pid .. "/status") or ""):match("VmHWM:%s*(%d+) kB"))
+        end
+        -- 40,000,000 bytes: 400,000 numbered lines of 100 bytes
+        local pid = background(s, [[awk 'BEGIN { z = sprintf("%093d", 0); ]]
+            .. [[for (i = 0; i < 400000; i++) printf "%06d%s\n", i, z }']])
+        local j = ended_job(s, pid, 120)
+        assert.are.equal("exited", j and j.state, cjson.encode(j or {}))
+        local before = hwm_kib()
+        local r = h.sh(("curl -sS --max-time 60 --unix-socket %s http://cordon/v1/jobs/%d/log | "
+            .. "{ wc -c; } && curl -sS --max-time 60 --unix-socket %s http://cordon/v1/jobs/%d/log | tail -n 1")
+            :format(h.quote(s.socket), pid, h.quote(s.socket), pid))
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal(("40000000\n399999%s\n"):format(("0"):rep(93)), r.stdout)
+        local grown = hwm_kib() - before
+        -- before streaming, one request held the log twice (80 MB); now a chunk and the queue
+        assert.is_true(grown < 16 * 1024, ("peak RSS grew by %d KiB"):format(grown))
+    end)
 end)
 
 describe("cordon session: foreground exec", function()

@@ -1,0 +1,136 @@
+/* log_stream.c — see log_stream.h. */
+#include "log_stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define LOG_CHUNK (256u * 1024)
+#define LOG_RETRY_MS 5 /* the client's queue is full: look again this much later */
+
+struct log_stream {
+    struct log_stream *next;
+    struct session *s;
+    struct api_request *req;
+    const struct job_log *live; /* the job's log while the job exists, then NULL */
+    uint64_t dropped, marker;   /* the log's layout as last seen (kept once the job is gone) */
+    int fd;                     /* our own descriptor of the file */
+    uint64_t pos, end;          /* output bytes: next to send, end of the snapshot */
+    bool mid_line;              /* the last byte sent was not a newline */
+    struct ev_timer retry_t;
+    char *buf;
+};
+
+static void stream_free(struct log_stream *ls)
+{
+    for (struct log_stream **pp = &ls->s->log_streams; *pp; pp = &(*pp)->next) {
+        if (*pp == ls) {
+            *pp = ls->next;
+            break;
+        }
+    }
+    ev_timer_stop(ls->s->loop, &ls->retry_t);
+    if (ls->fd >= 0)
+        close(ls->fd);
+    free(ls->buf);
+    free(ls);
+}
+
+static void on_gone(void *ctx, struct api_request *req)
+{
+    (void)req;
+    stream_free(ctx);
+}
+
+static void finish(struct log_stream *ls)
+{
+    api_stream_end(ls->req);
+    stream_free(ls);
+}
+
+static void pump(struct log_stream *ls);
+
+static void on_retry(struct ev_loop *loop, struct ev_timer *t)
+{
+    (void)loop;
+    pump(t->data);
+}
+
+static void pump(struct log_stream *ls)
+{
+    while (api_stream_pending(ls->req) < STREAM_HIGH_WATER) {
+        if (ls->live) {
+            ls->dropped = ls->live->dropped;
+            ls->marker = ls->live->marker;
+        }
+        if (ls->pos < ls->dropped) { /* trimmed under our feet: say so, go on with the rest */
+            char line[128];
+            int n = snprintf(line, sizeof line,
+                             "%s[cordon: %" PRIu64 " bytes of this log were dropped while it was read]\n",
+                             ls->mid_line ? "\n" : "", ls->dropped - ls->pos);
+            ls->mid_line = false;
+            api_stream_write(ls->req, line, (size_t)n);
+            ls->pos = ls->dropped;
+        }
+        if (ls->pos >= ls->end) {
+            finish(ls);
+            return;
+        }
+        uint64_t want = ls->end - ls->pos < LOG_CHUNK ? ls->end - ls->pos : LOG_CHUNK;
+        ssize_t got = pread(ls->fd, ls->buf, (size_t)want, (off_t)(ls->marker + ls->pos - ls->dropped));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) { /* the file is shorter than its bookkeeping: end with what was sent */
+            finish(ls);
+            return;
+        }
+        api_stream_write(ls->req, ls->buf, (size_t)got);
+        ls->mid_line = ls->buf[got - 1] != '\n';
+        ls->pos += (uint64_t)got;
+    }
+    ev_timer_start(ls->s->loop, &ls->retry_t, LOG_RETRY_MS, on_retry, ls);
+}
+
+void log_stream_start(struct session *s, struct job *j, struct api_request *req)
+{
+    const struct job_log *l = &j->log;
+    int fd = fcntl(l->fd, F_DUPFD_CLOEXEC, 3);
+    char *buf = malloc(LOG_CHUNK);
+    struct log_stream *ls = calloc(1, sizeof *ls);
+    if (fd < 0 || !buf || !ls) {
+        if (fd >= 0)
+            close(fd);
+        free(buf);
+        free(ls);
+        api_respond_error(req, 500, "reading the log: %s", fd < 0 ? "cannot duplicate its descriptor"
+                                                                   : "out of memory");
+        return;
+    }
+    *ls = (struct log_stream){.next = s->log_streams, .s = s, .req = req, .live = l,
+                              .dropped = l->dropped, .marker = l->marker, .fd = fd,
+                              .pos = l->dropped, .end = l->dropped + l->size - l->marker, .buf = buf};
+    s->log_streams = ls;
+    api_stream_begin(req, "text/plain");
+    api_on_gone(req, on_gone, ls);
+    if (ls->marker > 0) { /* the line saying how much was dropped before, as the file has it */
+        ssize_t n = pread(fd, buf, (size_t)ls->marker, 0);
+        if (n > 0)
+            api_stream_write(req, buf, (size_t)n);
+    }
+    pump(ls);
+}
+
+void log_stream_job_gone(struct session *s, struct job *j)
+{
+    for (struct log_stream *ls = s->log_streams; ls; ls = ls->next) {
+        if (ls->live == &j->log) {
+            ls->dropped = j->log.dropped;
+            ls->marker = j->log.marker;
+            ls->live = NULL;
+        }
+    }
+}
