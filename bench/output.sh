@@ -10,9 +10,9 @@
 #   log + refusal, 1 KiB    yes LINE | head -c 1024; touch /etc/...   (EROFS: a refused write)
 #   log + refusal, 1 GiB    yes LINE | head -c $BIG; touch /etc/...
 #   direct, 1 GiB           the same as the second, without cordon (the relay's baseline)
-# All fail, so every detector may look. The first pair takes the policy's quick path (nothing
-# in the output could show a refusal); in the second, stderr has a refusal and the whole kept
-# text is examined line by line. Runs are interleaved (one big run, then RUNS_SMALL/RUNS_BIG
+# All fail, so every detector may look. The hook gets only the kept lines holding one of the
+# policy's markers (lua/HOOKS.md, refusal_markers): none in the first pair, the one `touch:`
+# line in the second. Runs are interleaved (one big run, then RUNS_SMALL/RUNS_BIG
 # small ones, per round) so both sizes see the same machine. bench/output_run.py runs each
 # command and reads the result; what cordon relays on stdout is read and dropped there.
 #

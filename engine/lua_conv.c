@@ -535,7 +535,7 @@ static void push_list_or_empty(lua_State *L, const struct str_list *l)
 
 void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
 {
-    lua_createtable(L, 0, 10);                          /* [t] */
+    lua_createtable(L, 0, 14);                          /* [t] */
     lua_pushstring(L, in->command ? in->command : "");
     lua_setfield(L, -2, "command");
     lua_pushinteger(L, in->exit_code);
@@ -552,6 +552,8 @@ void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
     lua_setfield(L, -2, "truncated");
     lua_pushboolean(L, in->merged);
     lua_setfield(L, -2, "merged");
+    lua_pushboolean(L, in->candidates);
+    lua_setfield(L, -2, "candidates");
     lua_pushstring(L, in->cwd ? in->cwd : "/");
     lua_setfield(L, -2, "cwd");
     push_list_or_empty(L, in->writable);

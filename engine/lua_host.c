@@ -25,6 +25,7 @@
 #include <lualib.h>
 
 #include "log.h"
+#include "markers.h"
 #include "lua_conv.h"
 #include "lua_embedded.h"
 #include "sandbox_config.h"
@@ -73,6 +74,10 @@ static struct {
     char *net_profile_name;
     struct str_list net_allow, net_deny;
     char net_where[PATH_MAX + 32];  /* "file:line" of the top network hook; "" until looked up */
+    /* the refusal layers' markers (markers_known: every such layer declared its own) */
+    bool markers_known;
+    struct str_list marker_list;
+    struct marker_set *markers;
 } H = {.ref_api = LUA_NOREF, .ref_profile = LUA_NOREF};
 
 /* ---- allocation and budget -------------------------------------------------------------- */
@@ -644,6 +649,23 @@ static void layer_files(lua_State *L, struct str_list *files)
         str_list_push(files, H.extra_policy);
 }
 
+/* The refusal markers the layers declared (cordon.hooks.refusal_markers): [reg] -> [reg]. */
+static void read_refusal_markers(lua_State *L)
+{
+    push_module_field(L, "cordon.hooks", "refusal_markers");
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 1);                                  /* [reg, markers|nil] */
+    str_list_free(&H.marker_list);
+    H.markers_known = lua_istable(L, -1);
+    for (lua_Integer i = 1; H.markers_known && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+        lua_rawgeti(L, -1, i);
+        if (lua_type(L, -1) == LUA_TSTRING)
+            str_list_push(&H.marker_list, lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
 /* All start-up Lua work, in one protected function (STYLE 17). */
 static int startup(lua_State *L)
 {
@@ -700,6 +722,7 @@ static int startup(lua_State *L)
         }
         lua_pop(L, 1);                                  /* [reg] */
     }
+    read_refusal_markers(L);
     H.ref_layers = luaL_ref(L, LUA_REGISTRYINDEX);      /* [] */
     return 0;
 }
@@ -747,7 +770,17 @@ int lh_open(const struct lh_options *opt, char *err, size_t errlen)
         lh_close();
         return -1;
     }
+    /* Compiled once per open: a state rebuilt later loads the same layers. */
+    if (H.markers_known && !(H.markers = marker_set_new(&H.marker_list, err, errlen))) {
+        lh_close();
+        return -1;
+    }
     return 0;
+}
+
+const struct marker_set *lh_refusal_markers(void)
+{
+    return H.markers;
 }
 
 static void forget_profile(void)
@@ -773,6 +806,10 @@ void lh_close(void)
     H.datadir = H.user_config_dir = H.project_dir = H.extra_policy = NULL;
     str_list_free(&user_getenv_allowed);
     str_list_free(&known_chunks);
+    marker_set_free(H.markers);
+    H.markers = NULL;
+    H.markers_known = false;
+    str_list_free(&H.marker_list);
 }
 
 /* The state is usable: rebuilt if the last call ran out of memory. */

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include "sandbox-t.h"
 
+struct marker_set;
+
 /* What one protected hook call ended as (STYLE 13). Callers switch on it without default:. */
 enum lh_outcome {
     LH_OK,          /* a valid result */
@@ -127,7 +129,13 @@ struct lh_command_result {
     const struct str_list *hidden;
     const struct str_list *network_denied;
     bool merged;        /* stdout holds both streams (a pty); stderr is empty */
+    bool candidates;    /* the texts hold only the kept lines with a marker (lh_refusal_markers) */
 };
+
+/* The markers the refusal layers key on (`refusal_markers`, lua/HOOKS.md), compiled by
+ * lh_open(); NULL when a layer defining `refusal` declared none: the hook then needs the whole
+ * kept text. Valid until lh_close(). */
+const struct marker_set *lh_refusal_markers(void);
 
 /* Run the `refusal` hook on one result; copy up to max refusals into out and set *n (refusals
  * past max are dropped). No layer defining the hook: LH_OK with *n = 0. Any other outcome but

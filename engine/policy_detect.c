@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "controller_env.h"
 #include "json_read.h"
 #include "lua_host.h"
@@ -207,11 +208,19 @@ int detect_case_read(const struct json_value *root, struct detect_case *c, char 
     return 0;
 }
 
+static void forget_candidates(struct detect_case *c)
+{
+    free(c->cand_out);
+    free(c->cand_err);
+    c->cand_out = c->cand_err = NULL;
+}
+
 void detect_case_free(struct detect_case *c)
 {
     if (c->have_cfg)
         sandbox_config_free(&c->cfg);
     c->have_cfg = false;
+    forget_candidates(c);
     str_list_free(&c->in_writable);
     str_list_free(&c->writable);
     str_list_free(&c->hidden);
@@ -240,9 +249,25 @@ static void print_refusals_json(const struct lh_refusal *r, size_t n, bool ask)
     fputs("]}\n", stdout);
 }
 
+/* The lines of a recorded text (the kept head and tail already) that hold a marker, through
+ * a capture as the controller's: everything is its head. */
+static char *recorded_candidates(const struct marker_set *m, const char *text, size_t len,
+                                 size_t *out_len)
+{
+    struct capture cap;
+    bool cut;
+    capture_init(&cap, len, 0);
+    capture_watch(&cap, m);
+    capture_feed(&cap, text, len);
+    char *out = capture_candidates(&cap, out_len, &cut);
+    capture_free(&cap);
+    return out;
+}
+
 enum lh_outcome detect_case_prepare(struct detect_case *c, const char *profile,
                                     const char *default_cwd, char *err, size_t errlen)
 {
+    forget_candidates(c);
     const char *cwd = c->cwd ? c->cwd : default_cwd;
     snprintf(c->cwdbuf, sizeof c->cwdbuf, "%s", cwd);
     struct stat st;
@@ -279,6 +304,14 @@ enum lh_outcome detect_case_prepare(struct detect_case *c, const char *profile,
         .truncated = c->truncated, .cwd = c->cwdbuf, .writable = &c->in_writable,
         .hidden = c->have_hidden ? &c->hidden : &c->cfg.hidden, .network_denied = &c->network_denied,
     };
+    const struct marker_set *m = lh_refusal_markers();
+    if (m) { /* what the controller's capture hands the hook: the lines with a marker */
+        c->cand_out = recorded_candidates(m, c->stdout_v->str, c->stdout_v->len, &c->in.stdout_len);
+        c->cand_err = recorded_candidates(m, c->stderr_v->str, c->stderr_v->len, &c->in.stderr_len);
+        c->in.stdout_text = c->cand_out;
+        c->in.stderr_text = c->cand_err;
+        c->in.candidates = true;
+    }
     return LH_OK;
 }
 

@@ -28,6 +28,7 @@ struct detect_case {
     struct sandbox_config cfg;
     bool have_cfg;
     struct str_list in_writable;
+    char *cand_out, *cand_err; /* the texts' lines with a refusal marker, when the layers declared theirs */
     char cwdbuf[PATH_MAX];
 };
 
@@ -37,7 +38,9 @@ int detect_case_read(const struct json_value *root, struct detect_case *c, char 
 /* With the Lua host open: resolve `profile` (NULL: coding) with the case's cwd (default
  * default_cwd) as the workspace — against "/" when that directory does not exist here — and
  * fill c->in as the controller would (writable defaults to the workspace, the profile's
- * writable paths and /tmp; hidden to the profile's). LH_OK, or the outcome with err. */
+ * writable paths and /tmp; hidden to the profile's; stdout and stderr narrowed to the lines with
+ * a refusal marker, through a capture, when the layers declared their markers). LH_OK, or the
+ * outcome with err. */
 enum lh_outcome detect_case_prepare(struct detect_case *c, const char *profile,
                                     const char *default_cwd, char *err, size_t errlen);
 /* Set (on) or clear the host override from the case's "host" object, when it has one. */

@@ -13,8 +13,10 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
 {
     size_t out_len, err_len, n = 0;
     bool out_cut, err_cut;
-    char *out_text = capture_text(out, &out_len, &out_cut);
-    char *err_text = capture_text(err, &err_len, &err_cut);
+    /* Captures that tracked the policy's markers give just the lines holding one. */
+    bool candidates = out->markers && err->markers;
+    char *out_text = candidates ? capture_candidates(out, &out_len, &out_cut) : capture_text(out, &out_len, &out_cut);
+    char *err_text = candidates ? capture_candidates(err, &err_len, &err_cut) : capture_text(err, &err_len, &err_cut);
     struct str_list writable = {0};
     str_list_push(&writable, cfg->workspace_readonly ? "/tmp" : cfg->workspace);
     str_list_push(&writable, "/tmp");
@@ -24,7 +26,7 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         .command = command, .exit_code = exit_code, .signal = sig,
         .stdout_text = out_text, .stdout_len = out_len, .stderr_text = err_text, .stderr_len = err_len,
         .truncated = out_cut || err_cut, .cwd = cfg->cwd, .writable = &writable, .hidden = &cfg->hidden,
-        .network_denied = network_denied, .merged = merged,
+        .network_denied = network_denied, .merged = merged, .candidates = candidates,
     };
     char msg[1024];
     enum lh_outcome o = lh_detect_refusals(&in, found, max, &n, msg, sizeof msg);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/filter.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -62,6 +63,23 @@ static void output_stream_init(struct output_stream *s, int fd, int dest, const 
     s->dest = dest;
     s->dest_broken = false;
     capture_init(&s->cap, cfg->capture_head, cfg->capture_tail);
+    capture_watch(&s->cap, lh_refusal_markers());
+}
+
+/* A command printing faster than the relay fills the pipe; with room for more than the
+ * capture's tail, what waits there tells the capture which bytes it need not copy nor scan
+ * (capture_feed_ahead). Refused (the user's pipe quota): the default size stays. */
+static void widen_output_pipe(int fd)
+{
+    (void)fcntl(fd, F_SETPIPE_SZ, 1024 * 1024);
+}
+
+/* Bytes already waiting in fd after a read (0 when unknown): the capture need not keep what
+ * those will push out of its tail. */
+static uint64_t bytes_waiting(int fd)
+{
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? (uint64_t)n : 0;
 }
 
 /* The caller's terminal as the proxy's owner: one question shown at a time, answered with one
@@ -205,7 +223,7 @@ static void on_output(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         s->fd = -1;
         return;
     }
-    capture_feed(&s->cap, buf, (size_t)n);
+    capture_feed_ahead(&s->cap, buf, (size_t)n, bytes_waiting(s->fd));
     if (!s->dest_broken && write_all(s->dest, buf, (size_t)n) < 0)
         s->dest_broken = true; /* the reader went away: keep draining so the command is not stuck */
 }
@@ -220,7 +238,7 @@ static bool pump_master(struct controller *c)
         return true;
     if (n <= 0)
         return false; /* EIO on a master whose slaves are all closed */
-    capture_feed(&c->out.cap, buf, (size_t)n);
+    capture_feed_ahead(&c->out.cap, buf, (size_t)n, bytes_waiting(c->master));
     if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0) { /* the caller's terminal went away */ }
     return true;
 }
@@ -409,6 +427,8 @@ int run_main(int argc, char **argv)
     int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
     if (!want_pty && (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0))
         die_errno("pipe");
+    if (!want_pty)
+        widen_output_pipe(out_pipe[0]);
     int sp[2], alive[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(alive, O_CLOEXEC) < 0)
         die_errno("socketpair");

@@ -20,13 +20,15 @@
 -- start: most commands print nothing of the kind, and every start pays for what it loads.
 local shell, refusal
 
--- Plain fragments at least one of which every detector below needs to see in the output (errno
--- texts of every language, sudo's, Docker's and D-Bus's lines, the proxy's 403). Output with
--- none of them shows no refusal, and the full detection is skipped.
+-- Plain fragments at least one of which every detector below needs to see in the line that
+-- shows a refusal (errno texts of every language, sudo's, Docker's and D-Bus's lines, the
+-- proxy's 403). A line with none of them shows no refusal: the controller hands this hook only
+-- the lines that hold one (`refusal_markers` below, lua/HOOKS.md), and output with none of them
+-- skips the full detection here.
 local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied", "EACCES", "rror 13",
                   "rrno 13", "not permitted", "EPERM", "o such file", "ENOENT", "rror 2)", "rrno 2]",
                   "NoSuchFile", "FileNotFound", "sudo", "ocker", "bus", "Bus", "onnect", "403",
-                  "blocked-by-policy", "does not allow" }
+                  "blocked-by-policy", "does not allow", "unix:path=" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -169,9 +171,13 @@ local function detect(input)
 end
 
 return {
+    -- the lines this detector needs to see (cordon.hooks, "refusal_markers")
+    refusal_markers = MARKERS,
+
     -- input:  { command = "touch /etc/x", exit_code = 1, signal = nil|N, stdout = "...",
     --           stderr = "...", truncated = false, cwd = "/abs", writable = { abs... },
-    --           hidden = { abs... }, network_denied = { "host:port", ... } }
+    --           hidden = { abs... }, network_denied = { "host:port", ... }, candidates = bool }
+    --         (candidates: stdout/stderr hold only the kept lines with a marker)
     -- result: { { kind = "write"|"hidden"|"sudo"|"docker"|"dbus"|"network", path = "..."|nil,
     --             line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
     refusal = function(input, _next)

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "log_stream.h"
+#include "lua_host.h"
 #include "session_jobs.h"
 #include "session_init.h"
 #include "session_wire.h"
@@ -526,6 +527,8 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
         escalation_job_started(j);
         capture_init(&j->cap_out, s->p.cfg->capture_head, s->p.cfg->capture_tail);
         capture_init(&j->cap_err, s->p.cfg->capture_head, s->p.cfg->capture_tail);
+        capture_watch(&j->cap_out, lh_refusal_markers());
+        capture_watch(&j->cap_err, lh_refusal_markers());
         if (j->req) {
             api_stream_begin(j->req, "application/x-ndjson");
             json_buf_printf(&b, "{\"event\":\"started\",\"pid\":%d}", (int)j->pid);

@@ -23,17 +23,68 @@ function M.add_layer(reg, layer, path)
             :format(path, type(layer)), 0)
     end
     for k, fn in pairs(layer) do
-        if not known[k] then
+        if k == M.MARKERS_KEY then
+            M.check_markers(fn, layer.refusal, path)
+        elseif not known[k] then
             error(("%s: unknown hook '%s' (known: %s)"):format(path, tostring(k),
                 table.concat(M.names, ", ")), 0)
-        end
-        if type(fn) ~= "function" then
+        elseif type(fn) ~= "function" then
             error(("%s: hook '%s' must be a function(input, next), got %s"):format(path, k, type(fn)), 0)
         end
     end
     for _, n in ipairs(M.names) do
         if layer[n] then table.insert(reg[n], layer[n]) end
     end
+    if layer.refusal then
+        local markers = layer[M.MARKERS_KEY]
+        if markers == nil then
+            reg.refusal_whole_text = true
+        else
+            reg.refusal_markers = reg.refusal_markers or {}
+            for _, m in ipairs(markers) do table.insert(reg.refusal_markers, m) end
+        end
+    end
+end
+
+-- A layer that defines `refusal` may declare, next to it, the plain strings its detector keys
+-- on: `refusal_markers = { "Read-only file system", ... }`. A line of output holding none of
+-- them cannot show that layer a refusal. When every layer defining `refusal` declared its
+-- markers, the hook is given only the lines holding one of them (all layers' markers together;
+-- `input.candidates` is then true); else it gets the whole kept text. See lua/HOOKS.md.
+M.MARKERS_KEY = "refusal_markers"
+M.MARKER_MIN, M.MARKER_MAX, M.MARKERS_MAX = 2, 64, 256
+
+function M.check_markers(markers, refusal, path)
+    local function bad(why)
+        error(("%s: %s %s"):format(path, M.MARKERS_KEY, why), 0)
+    end
+    if refusal == nil then bad("needs a refusal hook in the same layer") end
+    if type(markers) ~= "table" then bad("must be a list of strings, got " .. type(markers)) end
+    local n = 0
+    for k in pairs(markers) do
+        n = n + 1
+        if math.type(k) ~= "integer" or k < 1 then bad("must be a list of strings (keys 1..n)") end
+    end
+    if n ~= #markers then bad("must be a list of strings (keys 1..n)") end
+    if n > M.MARKERS_MAX then bad(("has %d entries, at most %d"):format(n, M.MARKERS_MAX)) end
+    for i, m in ipairs(markers) do
+        if type(m) ~= "string" or #m < M.MARKER_MIN or #m > M.MARKER_MAX or m:find("\n", 1, true) then
+            bad(("[%d]: each must be a string of %d to %d bytes without a newline")
+                :format(i, M.MARKER_MIN, M.MARKER_MAX))
+        end
+    end
+end
+
+-- The markers of all layers defining `refusal` (repeats removed), or nil when one of them
+-- declared none (its hook sees the whole kept text, and so do the others).
+function M.refusal_markers(reg)
+    if reg.refusal_whole_text then return nil end
+    local out, seen = {}, {}
+    for _, m in ipairs(reg.refusal_markers or {}) do
+        if not seen[m] then seen[m] = true; out[#out + 1] = m end
+    end
+    if #out > M.MARKERS_MAX then return nil end
+    return out
 end
 
 local function bottom() return nil end
