@@ -42,7 +42,8 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     lopt.extra_policy = flags->policy_file;
     if (lh_open(&lopt, err, errlen) < 0)
         return -1;
-    enum lh_outcome o = lh_resolve_sandbox(flags, cwd, getenv("HOME"), environ, cfg, err, errlen);
+    /* The network rules are compiled after init has the configuration (controller_compile_network). */
+    enum lh_outcome o = lh_resolve_sandbox_config(flags, cwd, getenv("HOME"), environ, cfg, err, errlen);
     switch (o) {
     case LH_OK:
         break;
@@ -72,12 +73,32 @@ int controller_send_config(int ctl, const struct sandbox_config *cfg)
     return r;
 }
 
+static void tell_init_to_abort(int ctl)
+{
+    char abort_msg = INIT_MSG_ABORT;
+    (void)send(ctl, &abort_msg, 1, MSG_NOSIGNAL);
+}
+
+int controller_compile_network(int ctl, char *err, size_t errlen)
+{
+    switch (lh_resolve_network(err, errlen)) {
+    case LH_OK:
+        return 0;
+    case LH_ERROR:
+    case LH_TIMEOUT:
+    case LH_NOMEM:
+    case LH_BAD_RESULT:
+        break;
+    }
+    tell_init_to_abort(ctl);
+    return -1;
+}
+
 int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_program *prog,
                            char *err, size_t errlen)
 {
     if (sc_build(cfg, prog, err, errlen) < 0) {
-        char abort_msg = INIT_MSG_ABORT;
-        (void)send(ctl, &abort_msg, 1, MSG_NOSIGNAL);
+        tell_init_to_abort(ctl);
         return -1;
     }
     size_t len = (size_t)prog->len * sizeof prog->insns[0];

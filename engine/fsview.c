@@ -7,7 +7,9 @@
  *   5. overlays with whiteouts for hidden paths;
  *   6. attach the captured writable trees (outermost first), then read-only binds inside them.
  * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
- * depend on which paths steps 4-5 cover. */
+ * depend on which paths steps 4-5 cover. Step 1 and the captures that need no configuration
+ * (device nodes, cordon's binary, the list of mounts) are fsview_prepare's, which init runs
+ * before the configuration arrives. */
 #include "fsview.h"
 
 #include <errno.h>
@@ -83,14 +85,44 @@ static int capture_self(void)
     return fd;
 }
 
-int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
+static void early_release(struct fsview_early *early)
+{
+    for (int i = 0; i < DEVFS_N_NODES; i++) {
+        if (early->dev.fds[i] >= 0)
+            close(early->dev.fds[i]);
+        early->dev.fds[i] = -1;
+    }
+    if (early->self_fd >= 0)
+        close(early->self_fd);
+    early->self_fd = -1;
+    str_list_free(&early->mounts);
+}
+
+int fsview_prepare(struct fsview_early *early, char *err, size_t errlen)
+{
+    struct mnt_err e = {err, errlen};
+    memset(early, 0, sizeof *early);
+    for (int i = 0; i < DEVFS_N_NODES; i++)
+        early->dev.fds[i] = -1;
+    /* 1. nothing propagates back to the host; 2. the captures that need no configuration */
+    if (mnt_mount(&e, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        devfs_capture(&early->dev, &e) < 0 || hide_read_mount_points(&early->mounts, &e) < 0) {
+        early_release(early);
+        return -1;
+    }
+    /* This very binary (init has not exec'd), for `cordon nc` inside. */
+    early->self_fd = capture_self();
+    return 0;
+}
+
+int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, char *err, size_t errlen)
 {
     struct mnt_err e = {err, errlen};
     struct capture *caps = xcalloc(cfg->writable.len + 1, sizeof *caps);
     size_t n_caps = 0;
-    struct devfs_capture dev = {{-1, -1, -1, -1, -1, -1}};
+    struct devfs_capture dev = early->dev;
     int *run_fds = xcalloc(cfg->run_binds.len + 1, sizeof(int));
-    int self_fd = -1;
+    int self_fd = early->self_fd;
     size_t n_run = 0;
     struct hide_plan plan;
     struct str_list visible = {0};
@@ -109,24 +141,22 @@ int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
     hide_plan_build(&cfg->hidden, &visible, &fresh, &plan);
     str_list_free(&fresh);
 
-    if (mnt_mount(&e, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-        goto out;
-
-    /* 2. captures */
+    /* 2. captures (the rest are fsview_prepare's) */
     for (size_t i = 0; i < visible.len; i++) {
         if ((caps[n_caps].fd = mnt_capture(&e, visible.items[i])) < 0)
             goto out;
         caps[n_caps++].path = visible.items[i];
     }
-    if (devfs_capture(&dev, &e) < 0)
-        goto out;
-    /* This very binary (init has not exec'd), for `cordon nc` inside. */
-    if (!cfg->net_unrestricted && (self_fd = capture_self()) < 0)
+    if (cfg->net_unrestricted && self_fd >= 0) { /* `cordon nc` is for the proxy only */
+        close(self_fd);
+        self_fd = -1;
+    } else if (!cfg->net_unrestricted && self_fd < 0) {
         LOG_W("fsview", "cordon's own binary cannot be bound into the sandbox: no `cordon nc` inside");
+    }
     for (; n_run < cfg->run_binds.len; n_run++)
         if ((run_fds[n_run] = mnt_capture(&e, cfg->run_binds.items[n_run])) < 0)
             goto out;
-    if (hide_capture_submounts(&plan, &e) < 0)
+    if (hide_capture_submounts(&plan, &early->mounts, &e) < 0)
         goto out;
 
     /* 3. the host read-only */
@@ -171,14 +201,16 @@ int fsview_build(const struct sandbox_config *cfg, char *err, size_t errlen)
         goto out;
     r = 0;
 out:
+    /* Whatever devfs_build and the attach did not consume. */
+    early->dev = dev;
+    early->self_fd = self_fd;
+    early_release(early);
     for (size_t i = 0; i < n_caps; i++)
         if (caps[i].fd >= 0)
             close(caps[i].fd);
     for (size_t i = 0; i < n_run; i++)
         if (run_fds[i] >= 0)
             close(run_fds[i]);
-    if (self_fd >= 0)
-        close(self_fd);
     free(caps);
     free(run_fds);
     str_list_free(&visible);

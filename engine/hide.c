@@ -137,14 +137,13 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
     }
 }
 
-int hide_capture_submounts(struct hide_plan *plan, struct mnt_err *e)
+int hide_read_mount_points(struct str_list *out, struct mnt_err *e)
 {
     FILE *f = fopen("/proc/self/mountinfo", "re");
     if (!f)
         return mnt_fail(e, "open", "/proc/self/mountinfo");
     char *line = NULL;
     size_t cap = 0;
-    struct str_list found = {0};
     while (getline(&line, &cap, f) > 0) {
         char point[4096];
         if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1)
@@ -160,14 +159,24 @@ int hide_capture_submounts(struct hide_plan *plan, struct mnt_err *e)
             }
         }
         *w = '\0';
+        str_list_push(out, point);
+    }
+    free(line);
+    fclose(f);
+    return 0;
+}
+
+int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e)
+{
+    struct str_list found = {0};
+    for (size_t m = 0; m < mounts->len; m++) {
+        const char *point = mounts->items[m];
         for (size_t i = 0; i < plan->n_groups; i++) {
             const char *t = plan->groups[i].target;
             if (t && strcmp(point, t) != 0 && path_is_within(point, t) && !str_list_contains(&found, point))
                 str_list_push(&found, point);
         }
     }
-    free(line);
-    fclose(f);
     /* Keep only the outermost ones: a recursive capture brings the rest along. */
     for (size_t i = 0; i < found.len; i++) {
         bool nested = false;

@@ -28,8 +28,11 @@ struct hide_plan {
  * file system read-only. */
 void hide_plan_build(const struct str_list *hidden, const struct str_list *visible,
                      const struct str_list *fresh, struct hide_plan *plan);
-/* Capture mounts below covered directories. Before the view changes. */
-int hide_capture_submounts(struct hide_plan *plan, struct mnt_err *e);
+/* The mount points of this mount namespace (/proc/self/mountinfo, unescaped), appended to out.
+ * Before the view changes. */
+int hide_read_mount_points(struct str_list *out, struct mnt_err *e);
+/* Capture the mounts (of those listed) below covered directories. Before the view changes. */
+int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e);
 /* Mount the overlays and restore the captured submounts. After the root is read-only. */
 int hide_apply(struct hide_plan *plan, struct mnt_err *e);
 /* Cover hidden paths inside writable areas. After the writable binds. */

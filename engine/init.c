@@ -127,6 +127,17 @@ static void forward_signal(pid_t group, int sig)
         (void)kill(group, sig); /* the child may not have called setsid() yet */
 }
 
+/* The sandbox's own network: a namespace with loopback up and the proxy's listeners in it. */
+static void set_up_network(int ctl)
+{
+    int r;
+    if ((r = ns_unshare_net()) < 0)
+        setup_failed("creating the network namespace", -r);
+    if ((r = netns_loopback_up()) < 0)
+        setup_failed("bringing up loopback", -r);
+    hand_over_proxy_listeners(ctl);
+}
+
 void init_prepare(const struct init_params *p, struct init_ready *out)
 {
     char err[512];
@@ -135,18 +146,25 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     int r = ns_write_id_maps(p->uid, p->gid);
     if (r < 0)
         setup_failed("writing the uid/gid maps", -r);
+    if (p->early_network)
+        set_up_network(p->ctl_sock);
+    struct fsview_early early;
+    if (fsview_prepare(&early, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: %s\n", err);
+        _exit(CORDON_EXIT_SETUP);
+    }
     /* The controller resolves the profile while this process starts: wait for the result. */
     struct sandbox_config *cfg = &out->cfg;
     memset(cfg, 0, sizeof *cfg);
     receive_config(p->ctl_sock, cfg);
-    if (!cfg->net_unrestricted && (r = ns_unshare_net()) < 0)
-        setup_failed("creating the network namespace", -r);
-    if (fsview_build(cfg, err, sizeof err) < 0) {
+    if (p->early_network && cfg->net_unrestricted)
+        setup_failed("the profile wants the host's network, but the sandbox already has its own", 0);
+    if (!p->early_network && !cfg->net_unrestricted)
+        set_up_network(p->ctl_sock);
+    if (fsview_build(cfg, &early, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
-    if (!cfg->net_unrestricted && (r = netns_loopback_up()) < 0)
-        setup_failed("bringing up loopback", -r);
     if (sethostname("cordon", 6) < 0)
         setup_failed("sethostname", errno);
     if (p->want_pty) {
@@ -157,8 +175,6 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
             setup_failed("passing the pseudo-terminal to the controller", -r);
         close(master);
     }
-    if (!cfg->net_unrestricted)
-        hand_over_proxy_listeners(p->ctl_sock);
     /* The command (same uid) must not be able to ptrace or read init's memory. */
     (void)prctl(PR_SET_DUMPABLE, 0);
 

@@ -25,6 +25,11 @@ struct init_params {
     sigset_t command_mask;   /* the caller's signal mask, before cordon blocked its own */
     uid_t uid;
     gid_t gid;
+    /* Make the network namespace (loopback up, proxy listeners handed over) before the
+     * configuration arrives, while the controller still resolves the profile: `cordon run`
+     * sets it and clones init anew, without it, when the profile turns out to want the host's
+     * network (network.unrestricted). A configuration asking for that anyway is refused. */
+    bool early_network;
 };
 
 /* What init reports on ctl_sock when the command has ended (tag 'S'). */
@@ -40,8 +45,8 @@ struct init_status {
 #define INIT_MSG_CONFIG 'C'  /* first, with a memfd holding the resolved configuration */
 #define INIT_MSG_FILTER 'F'
 #define INIT_MSG_ABORT 'A'
-/* Messages from init, each carrying one fd: the pty master, the proxy's two listeners (in this
- * order, those that apply), then the status (struct init_status, no fd). */
+/* Messages from init, each carrying one fd: the proxy's two listeners and the pty master (in
+ * this order, those that apply), then the status (struct init_status, no fd). */
 #define INIT_MSG_PTY 'P'
 #define INIT_MSG_HTTP_LISTENER 'H'
 #define INIT_MSG_SOCKS_LISTENER 'S'
@@ -58,8 +63,9 @@ struct init_ready {
     int slave;                  /* the pty slave with want_pty, else -1 */
 };
 
-/* The set-up: id maps, configuration, network namespace, filesystem view, loopback, hostname,
- * pty, proxy listeners, filter. A failure prints one line and exits CORDON_EXIT_SETUP. */
+/* The set-up: id maps, network namespace (loopback up, proxy listeners handed over; before the
+ * configuration with early_network), configuration, filesystem view, hostname, pty, filter.
+ * A failure prints one line and exits CORDON_EXIT_SETUP. */
 void init_prepare(const struct init_params *p, struct init_ready *out);
 
 /* Runs in the child of ns_clone_sandbox(); never returns. A set-up failure prints one line

@@ -63,7 +63,9 @@ static struct {
     /* per-call context for the host API, borrowed (STYLE 18 keeps it in C, not in Lua) */
     const char *home, *workspace;
     /* registry refs */
-    int ref_api, ref_env_fn, ref_validate, ref_net_compile;
+    int ref_api, ref_env_fn, ref_validate;
+    int ref_net_compile;    /* cordon.allowlist.for_profile, looked up with the first rules */
+    int ref_unchecked;      /* a profile resolved without its network rules compiled yet */
     int ref_layers;         /* the hooks registry { hook = { fn, ... } }, for explain */
     int ref_chain[HOOK_COUNT], ref_top[HOOK_COUNT];
     /* the profile the last lh_resolve_sandbox() resolved, for lh_network_decide(): a registry
@@ -78,7 +80,7 @@ static struct {
     bool markers_known;
     struct str_list marker_list;
     struct marker_set *markers;
-} H = {.ref_api = LUA_NOREF, .ref_profile = LUA_NOREF};
+} H = {.ref_api = LUA_NOREF, .ref_profile = LUA_NOREF, .ref_unchecked = LUA_NOREF};
 
 /* ---- allocation and budget -------------------------------------------------------------- */
 
@@ -684,8 +686,6 @@ static int startup(lua_State *L)
     H.ref_env_fn = luaL_ref(L, LUA_REGISTRYINDEX);
     push_module_field(L, "cordon.profile", "validate");
     H.ref_validate = luaL_ref(L, LUA_REGISTRYINDEX);
-    push_module_field(L, "cordon.allowlist", "for_profile");
-    H.ref_net_compile = luaL_ref(L, LUA_REGISTRYINDEX);
 
     push_module_field(L, "cordon.hooks", "new_registry");
     lua_call(L, 0, 1);                                  /* [reg] */
@@ -735,6 +735,7 @@ static int state_create(char *err, size_t errlen)
     H.need_rebuild = false;
     H.net_where[0] = '\0';
     H.ref_api = H.ref_env_fn = H.ref_validate = H.ref_net_compile = H.ref_profile = LUA_NOREF;
+    H.ref_unchecked = LUA_NOREF;
     H.ref_layers = LUA_NOREF;
     for (int h = 0; h < HOOK_COUNT; h++)
         H.ref_chain[h] = H.ref_top[h] = LUA_NOREF;
@@ -795,8 +796,17 @@ static void forget_profile(void)
     str_list_free(&H.net_deny);
 }
 
+/* The profile lh_resolve_sandbox_config() left for lh_resolve_network(). */
+static void forget_unchecked(void)
+{
+    if (H.L && !H.need_rebuild && H.ref_unchecked != LUA_NOREF)
+        luaL_unref(H.L, LUA_REGISTRYINDEX, H.ref_unchecked);
+    H.ref_unchecked = LUA_NOREF;
+}
+
 void lh_close(void)
 {
+    forget_unchecked();
     forget_profile();
     state_destroy();
     free(H.datadir);
@@ -898,10 +908,22 @@ static void copy_net_list(lua_State *L, int net, const char *key, struct str_lis
 /* Compile the resolved profile's network rules (cordon.allowlist.for_profile caches the
  * matcher by the profile table, so the network hook finds it compiled) and keep the profile
  * for lh_network_decide(). Raises the invalid entry's message. */
+/* Push cordon.allowlist.for_profile: [-0, +1]. The module (and cordon.ip) loads with the first
+ * rules to compile, not at start-up: `cordon run` compiles them while the sandbox is being
+ * built (lh_resolve_network). */
+static void push_net_compile(lua_State *L)
+{
+    if (H.ref_net_compile == LUA_NOREF) {
+        push_module_field(L, "cordon.allowlist", "for_profile");
+        H.ref_net_compile = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_net_compile);
+}
+
 static int compile_network(lua_State *L)
 {
     struct resolve_ctx *c = lua_touserdata(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_net_compile); /* [ctx, f] */
+    push_net_compile(L);                                /* [ctx, f] */
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref_resolved);   /* [ctx, f, profile] */
     lua_call(L, 1, 0);                                  /* [ctx] */
     forget_profile();
@@ -1028,11 +1050,14 @@ static int resolve_paths(const struct run_flags *flags, const char *cwd, const c
     return 0;
 }
 
-enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cwd, const char *home,
-                                   char *const *environ_in, struct sandbox_config *cfg,
-                                   char *err, size_t errlen)
+/* The profile, paths and environment, and the network rules unless defer_network: then the
+ * resolved profile is kept for lh_resolve_network(). */
+static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char *cwd, const char *home,
+                                       char *const *environ_in, struct sandbox_config *cfg,
+                                       bool defer_network, char *err, size_t errlen)
 {
     memset(cfg, 0, sizeof *cfg);
+    forget_unchecked();
     if (!state_ready(err, errlen))
         return LH_ERROR;
     char cwdbuf[PATH_MAX];
@@ -1060,7 +1085,7 @@ enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cw
     hook_where(HOOK_PROFILE, where, sizeof where);
     o = protected_call(call_profile_hook, &c, where, err, errlen);
     /* An invalid rule's message names the entry; no policy position would help. */
-    if (o == LH_OK)
+    if (o == LH_OK && !defer_network)
         o = protected_call(compile_network, &c, NULL, err, errlen);
     if (o == LH_OK && resolve_paths(flags, cwd, home, cfg, &c.extra, err, errlen) < 0)
         o = LH_ERROR;
@@ -1069,7 +1094,12 @@ enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cw
         hook_where(HOOK_ENVIRONMENT, where, sizeof where);
         o = protected_call(call_environment_hook, &c, where, err, errlen);
     }
-    if (H.L && !H.need_rebuild)
+    if (o == LH_OK && defer_network) {
+        forget_profile(); /* no rules until they are compiled */
+        H.ref_unchecked = c.ref_resolved;
+        c.ref_resolved = LUA_NOREF;
+    }
+    if (H.L && !H.need_rebuild && c.ref_resolved != LUA_NOREF)
         luaL_unref(H.L, LUA_REGISTRYINDEX, c.ref_resolved);
     H.home = H.workspace = NULL;
     free(c.extra.workspace);
@@ -1077,6 +1107,35 @@ enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cw
         sandbox_config_free(cfg);
         forget_profile();
     }
+    return o;
+}
+
+enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cwd, const char *home,
+                                   char *const *environ_in, struct sandbox_config *cfg,
+                                   char *err, size_t errlen)
+{
+    return resolve_sandbox(flags, cwd, home, environ_in, cfg, false, err, errlen);
+}
+
+enum lh_outcome lh_resolve_sandbox_config(const struct run_flags *flags, const char *cwd,
+                                          const char *home, char *const *environ_in,
+                                          struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    return resolve_sandbox(flags, cwd, home, environ_in, cfg, true, err, errlen);
+}
+
+enum lh_outcome lh_resolve_network(char *err, size_t errlen)
+{
+    if (H.ref_unchecked == LUA_NOREF || !H.L || H.need_rebuild) {
+        snprintf(err, errlen, "no resolved profile to compile the network rules of");
+        forget_unchecked();
+        return LH_ERROR;
+    }
+    struct resolve_ctx c = {.ref_resolved = H.ref_unchecked};
+    enum lh_outcome o = protected_call(compile_network, &c, NULL, err, errlen);
+    forget_unchecked();
+    if (o != LH_OK)
+        forget_profile();
     return o;
 }
 
@@ -1109,7 +1168,7 @@ static int restore_profile(lua_State *L)
         lua_setfield(L, -2, keys[k]);                   /* [ctx, p, net] */
     }
     lua_setfield(L, -2, "network");                     /* [ctx, p] */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_net_compile);
+    push_net_compile(L);
     lua_pushvalue(L, -2);
     lua_call(L, 1, 0);                                  /* [ctx, p] */
     H.ref_profile = luaL_ref(L, LUA_REGISTRYINDEX);     /* [ctx] */

@@ -46,6 +46,16 @@ enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cw
                                    char *const *environ_in, struct sandbox_config *cfg,
                                    char *err, size_t errlen);
 
+/* lh_resolve_sandbox in two steps, so that a controller can hand the configuration to the
+ * sandbox's init before the network rules are compiled (cordon.allowlist loads only then):
+ * _config does everything but the network rules, lh_resolve_network() compiles them (an
+ * invalid entry fails it as above) and keeps the profile for lh_network_decide(). Until it
+ * succeeds, lh_network_decide() has no profile (and denies). */
+enum lh_outcome lh_resolve_sandbox_config(const struct run_flags *flags, const char *cwd,
+                                          const char *home, char *const *environ_in,
+                                          struct sandbox_config *cfg, char *err, size_t errlen);
+enum lh_outcome lh_resolve_network(char *err, size_t errlen);
+
 /* One new network destination, as the egress proxy sees it. */
 enum net_kind {
     NET_KIND_HTTP,      /* an absolute-form HTTP request (port 80 when the URL has none) */

@@ -34,6 +34,7 @@ struct resolver {
     struct resolve_job *done;
     int efd;
     bool quit;
+    int want_threads;        /* started on the first lookup that needs one */
     int n_threads;
     pthread_t threads[8];
 };
@@ -72,6 +73,26 @@ static void *worker(void *arg)
     }
 }
 
+/* The workers start with the first name to resolve, not with the resolver: most sandboxed
+ * commands never open a connection, and two threads (stacks, clone, join at exit) are a
+ * measurable part of a short command's start-up. false when not one could be started. */
+static bool start_workers(struct resolver *r)
+{
+    if (r->n_threads > 0)
+        return true;
+    /* Workers must not take the signals the controller reads from its signalfd. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    for (int i = 0; i < r->want_threads; i++) {
+        if (pthread_create(&r->threads[i], NULL, worker, r) != 0)
+            break;
+        r->n_threads++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return r->n_threads > 0;
+}
+
 struct resolver *resolver_new(int threads)
 {
     struct resolver *r = xcalloc(1, sizeof *r);
@@ -84,22 +105,7 @@ struct resolver *resolver_new(int threads)
     }
     if (threads > (int)ARRAY_LEN(r->threads))
         threads = (int)ARRAY_LEN(r->threads);
-    /* Workers must not take the signals the controller reads from its signalfd. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    for (int i = 0; i < threads; i++) {
-        if (pthread_create(&r->threads[i], NULL, worker, r) != 0)
-            break;
-        r->n_threads++;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (r->n_threads == 0) {
-        close(r->efd);
-        free(r);
-        errno = EAGAIN;
-        return NULL;
-    }
+    r->want_threads = threads > 0 ? threads : 1;
     return r;
 }
 
@@ -120,6 +126,11 @@ struct resolve_job *resolver_lookup(struct resolver *r, const char *host, uint16
         return j;
     }
     j->res = NULL;
+    if (!start_workers(r)) { /* no thread to resolve it: the lookup fails (fail closed) */
+        j->err = EAI_AGAIN;
+        push_done(r, j);
+        return j;
+    }
     pthread_mutex_lock(&r->lock);
     if (r->pending_tail)
         r->pending_tail->next = j;

@@ -13,7 +13,8 @@ struct resolve_job;
  * owns res (freeaddrinfo). A cancelled job's callback is never called. */
 typedef void (*resolve_cb)(void *data, struct addrinfo *res, int gai_err);
 
-/* threads: worker count. Returns NULL with errno set on failure. */
+/* threads: worker count, started with the first lookup that needs one (a lookup that finds
+ * none can be started fails with EAI_AGAIN). Returns NULL with errno set on failure. */
 struct resolver *resolver_new(int threads);
 /* The fd the loop watches for readability; then call resolver_dispatch(). */
 int resolver_fd(const struct resolver *r);

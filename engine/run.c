@@ -355,21 +355,66 @@ CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *
     die("%s", msg);
 }
 
-/* Resolve the profile, hand init the configuration, then the seccomp filter (compiled while
- * init builds the view). On failure init is killed (it never runs the command) and cordon exits
- * with the reason; EPIPE means init already failed its set-up and said why: supervise() sees it
- * exit. */
+/* Clone init with ip (its control socket made here) and make it c's init. */
+static void clone_init(struct controller *c, const struct init_params *ip, int alive_w)
+{
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+        die_errno("socketpair");
+    pid_t pid = ns_clone_sandbox();
+    if (pid < 0)
+        die("%s", ns_explain_clone_error(-pid));
+    if (pid == 0) {
+        close(sp[0]);
+        close(alive_w);
+        close(c->sfd);
+        struct init_params mine = *ip;
+        mine.ctl_sock = sp[1];
+        init_main(&mine);
+    }
+    close(sp[1]);
+    c->init_pid = pid;
+    c->ctl = sp[0];
+}
+
+/* init made its network namespace before the profile was known (early_network); a profile
+ * that wants the host's network gets a new init that makes none. */
+static void reclone_without_network(struct controller *c, const struct init_params *ip, int alive_w)
+{
+    (void)kill(c->init_pid, SIGKILL);
+    (void)waitpid(c->init_pid, NULL, 0);
+    close(c->ctl);
+    struct init_params again = *ip;
+    again.early_network = false;
+    clone_init(c, &again, alive_w);
+}
+
+/* Resolve the profile, hand init the configuration, then (while init builds the view) compile
+ * the network rules and hand over the seccomp filter. On failure init is killed (it never runs
+ * the command) and cordon exits with the reason; EPIPE means init already failed its set-up and
+ * said why: supervise() sees it exit. */
 static void set_up_sandbox(struct controller *c, struct run_flags *flags, const char *cwd,
-                           struct sandbox_config *cfg, struct sc_program *prog)
+                           struct sandbox_config *cfg, struct sc_program *prog,
+                           const struct init_params *ip, int alive_w)
 {
     char err[1024];
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
+    if (cfg->net_unrestricted && ip->early_network)
+        reclone_without_network(c, ip, alive_w);
+    /* No other init will be cloned: only init and the command hold these now. */
+    close(ip->parent_alive_fd);
+    if (ip->out_pipe >= 0) {
+        close(ip->out_pipe);
+        close(ip->err_pipe);
+    }
     output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
     output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
     int r = controller_send_config(c->ctl, cfg);
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
+    if (controller_compile_network(c->ctl, err, sizeof err) < 0)
+        stop_init_and_die(c, err);
     r = controller_send_filter(c->ctl, cfg, prog, err, sizeof err);
     if (r == -1)
         stop_init_and_die(c, err);
@@ -429,45 +474,30 @@ int run_main(int argc, char **argv)
         die_errno("pipe");
     if (!want_pty)
         widen_output_pipe(out_pipe[0]);
-    int sp[2], alive[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(alive, O_CLOEXEC) < 0)
-        die_errno("socketpair");
+    int alive[2];
+    if (pipe2(alive, O_CLOEXEC) < 0)
+        die_errno("pipe");
     sigset_t old_mask;
     if ((c.sfd = block_controller_signals(&old_mask)) < 0)
         die_errno("signalfd");
 
     /* Clone init now, while this process is small (its pages are what the clone copies and
-     * init's first writes fault on), so that init starts, maps its ids and waits while the
-     * Lua policy resolves the profile here. */
+     * init's first writes fault on), so that init starts, maps its ids, makes the network
+     * namespace and waits while the Lua policy resolves the profile here. alive[1] stays open
+     * until we exit: init watches for its hang-up. */
     uid_t uid = getuid(); /* read before the clone: inside, they are unmapped until init maps them */
     gid_t gid = getgid();
     double start = now_ms();
-    pid_t pid = ns_clone_sandbox();
-    if (pid < 0)
-        die("%s", ns_explain_clone_error(-pid));
-    if (pid == 0) {
-        close(sp[0]);
-        close(alive[1]);
-        close(c.sfd);
-        struct init_params ip = {.argv = flags.command,
-                                 .ctl_sock = sp[1], .parent_alive_fd = alive[0],
-                                 .want_pty = want_pty, .command_mask = old_mask,
-                                 .out_pipe = out_pipe[1], .err_pipe = err_pipe[1],
-                                 .uid = uid, .gid = gid};
-        init_main(&ip);
-    }
-    close(sp[1]);
-    close(alive[0]);
-    if (out_pipe[1] >= 0) {
-        close(out_pipe[1]);
-        close(err_pipe[1]);
-    } /* alive[1] stays open until we exit: init watches for its hang-up */
-    c.init_pid = pid;
-    c.ctl = sp[0];
+    struct init_params ip = {.argv = flags.command, .ctl_sock = -1, .parent_alive_fd = alive[0],
+                             .want_pty = want_pty, .command_mask = old_mask,
+                             .out_pipe = out_pipe[1], .err_pipe = err_pipe[1],
+                             .uid = uid, .gid = gid,
+                             .early_network = flags.unrestricted_network != FLAG_TRUE};
+    clone_init(&c, &ip, alive[1]);
 
     c.out.fd = out_pipe[0];
     c.err.fd = err_pipe[0];
-    set_up_sandbox(&c, &flags, cwd, &cfg, &prog);
+    set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1]);
 
     int http_fd = -1, socks_fd = -1;
     receive_fds(&c, want_pty, !cfg.net_unrestricted, &http_fd, &socks_fd);
@@ -520,7 +550,9 @@ int run_main(int argc, char **argv)
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (esc.network_allow[0])
         run_again_allowing(argc, argv, esc.network_allow);
-    lh_close();
+    /* The Lua state is left to the exit (it stays reachable, so no leak checker minds): closing
+     * it frees every object one by one, a measurable part of a short command's run, for memory
+     * the kernel takes back at once. */
     sc_program_free(&prog);
     capture_free(&c.out.cap);
     capture_free(&c.err.cap);

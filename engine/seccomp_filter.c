@@ -2,7 +2,8 @@
  * classic BPF in the controller; loads the compiled program in the command's process.
  * Owns: the default refusal list (mechanism; a profile adds to it through seccomp.deny and
  * seccomp.block_unix_sockets, never removes from it) and the architecture set.
- * Uses: libseccomp (build/export only), memfd for the export, prctl for the load.
+ * Uses: libseccomp (build/export only), memfd for the export, prctl for the load; for the
+ * common rule sets the program libseccomp made at build time (seccomp_prebuilt.h).
  * Never: loads a filter through libseccomp (seccomp_load would allocate after fork), runs a
  * command unfiltered because an architecture or a rule is unknown, allocates in sc_load(). */
 #include "seccomp_filter.h"
@@ -27,6 +28,9 @@
 
 #include "loopback_guard.h"
 #include "util.h"
+#ifndef CORDON_SC_GENERATOR
+#include "seccomp_prebuilt.h"
+#endif
 
 /* Refused outright with EPERM: debugging other processes, kernel keyrings, eBPF, perf,
  * userfaultfd and io_uring (large kernel attack surface, and io_uring bypasses seccomp for
@@ -323,7 +327,7 @@ out:
     return ret;
 }
 
-int sc_build(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen)
+int sc_compile(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen)
 {
     int ret = -1;
     out->insns = NULL;
@@ -353,6 +357,35 @@ out:
     seccomp_release(ctx);
     return ret;
 }
+
+#ifndef CORDON_SC_GENERATOR
+/* The build-time program for cfg's rule set, or NULL when it has none. The prebuilt sets are
+ * the default refusals with and without block_unix_sockets, for a sandbox with loopback
+ * service (every built-in profile); whatever else add_profile_rules() reads (a deny list, the
+ * rules of a sandbox without loopback service) is compiled at run time. A new input there must
+ * be checked here too: test_seccomp_filter compares both ways. */
+static const struct sock_filter *prebuilt_for(const struct sandbox_config *cfg, unsigned short *len)
+{
+    if (cfg->seccomp_deny.len > 0 || loopback_guard_wanted(cfg))
+        return NULL;
+    *len = cfg->block_unix_sockets ? sc_prebuilt_no_unix_len : sc_prebuilt_default_len;
+    if (*len == 0)
+        return NULL;
+    return cfg->block_unix_sockets ? sc_prebuilt_no_unix : sc_prebuilt_default;
+}
+
+int sc_build(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen)
+{
+    unsigned short len = 0;
+    const struct sock_filter *pre = prebuilt_for(cfg, &len);
+    if (!pre)
+        return sc_compile(cfg, out, err, errlen);
+    out->insns = xmalloc((size_t)len * sizeof *pre);
+    memcpy(out->insns, pre, (size_t)len * sizeof *pre);
+    out->len = len;
+    return 0;
+}
+#endif
 
 int sc_load(const struct sc_program *prog)
 {

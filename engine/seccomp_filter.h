@@ -17,6 +17,9 @@ struct sc_program {
  * when cfg->block_unix_sockets. 0, or -1 with one line in err (unknown syscall name in the
  * profile, unsupported architecture, libseccomp failure). */
 int sc_build(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen);
+/* The same, always through libseccomp (sc_build takes the program compiled at build time when
+ * cfg asks for no more than the default refusals and block_unix_sockets). */
+int sc_compile(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen);
 /* Load a built program into the calling thread (no_new_privs must already be set).
  * Async-signal-safe: called between fork and exec. 0 or -errno. */
 int sc_load(const struct sc_program *prog);

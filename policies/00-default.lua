@@ -7,7 +7,9 @@
 -- Contracts: lua/HOOKS.md.
 local profile = require("cordon.profile")
 local env = require("cordon.env")
-local allowlist = require("cordon.allowlist")
+-- cordon.allowlist loads when first needed: the engine compiles the profile's rules while the
+-- sandbox is being built, not before (it is the largest module).
+local allowlist
 
 -- What a sandboxed command reaches the egress proxy through (DESIGN "Processes"): the HTTP
 -- proxy and the SOCKS5 proxy listen on the sandbox's own loopback.
@@ -67,6 +69,7 @@ return {
     -- An unlisted destination (no rule matched, none denied it) is "ask" when the profile's
     -- network.ask is on: the engine asks an interactive owner and denies at once without one.
     network = function(input, _next)
+        allowlist = allowlist or require("cordon.allowlist")
         local m = allowlist.for_profile(input.profile)
         local d = m:decide(input.kind, input.host, input.port)
         if d.verdict == "deny" and d.suggest and (input.profile.network or {}).ask then

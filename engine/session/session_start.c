@@ -195,7 +195,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     c->ctl = sp[0];
 
     int r = controller_resolve(flags, cwd, &cfg, err, sizeof err);
-    if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0)
+    if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
+        (r = controller_compile_network(c->ctl, err, sizeof err)) == 0)
         r = controller_send_filter(c->ctl, &cfg, &prog, err, sizeof err);
     int http_fd = -1, socks_fd = -1;
     if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, &http_fd, &socks_fd) < 0)

@@ -637,6 +637,39 @@ static void test_network_invalid_rule(void)
     lh_close();
 }
 
+/* `cordon run` resolves in two steps: the configuration first (no rules compiled, no profile to
+ * decide with), then the network rules (where a bad entry fails). */
+static void test_network_resolved_later(void)
+{
+    setup();
+    open_ok();
+    struct net_decision d;
+    struct run_flags f = flags_for(NULL);
+    str_list_push(&f.network_allow, "*.example.com:443");
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(lh_resolve_sandbox_config(&f, tmp, home, env_in, &cfg, err, sizeof err), LH_OK);
+    CHECK(cfg.workspace != NULL);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "api.example.com", 443, &d), LH_ERROR);
+    CHECK(!d.allow);
+    CHECK_EQ_INT(lh_resolve_network(err, sizeof err), LH_OK);
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "api.example.com", 443, &d), LH_OK);
+    CHECK(d.allow);
+    /* once: the profile is not kept for a second compilation */
+    CHECK_EQ_INT(lh_resolve_network(err, sizeof err), LH_ERROR);
+    sandbox_config_free(&cfg);
+    str_list_free(&f.network_allow);
+
+    str_list_push(&f.network_allow, "*");
+    CHECK_EQ_INT(lh_resolve_sandbox_config(&f, tmp, home, env_in, &cfg, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(lh_resolve_network(err, sizeof err), LH_ERROR);
+    CHECK_STR_CONTAINS(err, "invalid network rule '*'");
+    CHECK_EQ_INT(decide(NET_KIND_CONNECT, "api.example.com", 443, &d), LH_ERROR);
+    CHECK(!d.allow);
+    sandbox_config_free(&cfg);
+    str_list_free(&f.network_allow);
+    lh_close();
+}
+
 /* A user layer over the network hook: its answers are validated strictly; a raise, a bad
  * result, a budget overrun or a memory bomb all deny. */
 static void test_network_hook_errors(void)
@@ -962,6 +995,7 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"open, resolve, close fifty times", test_repeated_open_close},
           {"lh_network_decide: allow, deny, suggest, fail closed", test_network_decide},
           {"an invalid network rule fails resolution naming it", test_network_invalid_rule},
+          {"network rules compiled after the configuration", test_network_resolved_later},
           {"network hook errors and bad results deny", test_network_hook_errors},
           {"the environment points clients at the proxy", test_network_environment},
           {"environment hook failures stop the run with file:line", test_environment_hook_failures},

@@ -186,6 +186,45 @@ static void test_build_twice_and_free(void)
     CHECK_EQ_INT(sc_load(&empty), -EINVAL);
 }
 
+/* The programs compiled at build time are exactly what libseccomp makes here for the same rule
+ * set (else the build machine's libseccomp differs from this one: rebuild). */
+static void test_prebuilt_matches_libseccomp(void)
+{
+    for (int unix_blocked = 0; unix_blocked <= 1; unix_blocked++) {
+        struct sandbox_config cfg = {.block_unix_sockets = unix_blocked == 1, .net_loopback = true};
+        struct sc_program built, compiled;
+        char err[256];
+        CHECK_EQ_INT(sc_build(&cfg, &built, err, sizeof err), 0);
+        CHECK_EQ_INT(sc_compile(&cfg, &compiled, err, sizeof err), 0);
+        CHECK_EQ_INT(built.len, compiled.len);
+        CHECK(memcmp(built.insns, compiled.insns, built.len * sizeof *built.insns) == 0);
+        sc_program_free(&built);
+        sc_program_free(&compiled);
+    }
+    /* Without loopback service the program has its own rules: compiled at run time. */
+    for (int unix_blocked = 0; unix_blocked <= 1; unix_blocked++) {
+        struct sandbox_config cfg = {.block_unix_sockets = unix_blocked == 1};
+        struct sc_program built, compiled;
+        char err[256];
+        CHECK_EQ_INT(sc_build(&cfg, &built, err, sizeof err), 0);
+        CHECK_EQ_INT(sc_compile(&cfg, &compiled, err, sizeof err), 0);
+        CHECK_EQ_INT(built.len, compiled.len);
+        CHECK(memcmp(built.insns, compiled.insns, built.len * sizeof *built.insns) == 0);
+        sc_program_free(&built);
+        sc_program_free(&compiled);
+    }
+    /* A profile's deny list is compiled at run time, with the list in it. */
+    struct sandbox_config cfg = {.net_loopback = true};
+    struct sc_program plain, more;
+    char err[256];
+    CHECK_EQ_INT(sc_build(&cfg, &plain, err, sizeof err), 0);
+    str_list_push(&cfg.seccomp_deny, "getcwd");
+    CHECK_EQ_INT(sc_build(&cfg, &more, err, sizeof err), 0);
+    CHECK(more.len != plain.len || memcmp(more.insns, plain.insns, plain.len * sizeof *plain.insns) != 0);
+    sc_program_free(&plain);
+    sc_program_free(&more);
+    str_list_free(&cfg.seccomp_deny);
+}
 
 /* A classic-BPF evaluator for the instructions libseccomp emits, so the rules for the other
  * ABIs (x86 through int $0x80, x32) can be checked on any kernel, even one that cannot run
@@ -389,6 +428,7 @@ TEST_MAIN({"default refusals return EPERM", test_default_refusals},
           {"seccomp.deny entries refused", test_deny_list},
           {"unknown name in seccomp.deny is an error", test_unknown_name},
           {"build is deterministic; free and empty load", test_build_twice_and_free},
+          {"prebuilt programs are libseccomp's for the same rules", test_prebuilt_matches_libseccomp},
           {"x86, x32 (or arm) ABIs get the same rules (BPF evaluated)", test_every_abi_has_the_rules},
           {"no loopback service: inet is TCP only, no Fast Open (BPF evaluated)",
            test_no_loopback_inet_is_tcp_only}

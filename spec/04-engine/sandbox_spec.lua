@@ -37,6 +37,25 @@ describe("cordon run: namespaces", function()
         local r = ok(h.cordon({ "run", "--unrestricted-network", "--", "readlink", "/proc/self/ns/net" }))
         assert.are.equal(h.host_ns("net"), h.chomp(r.stdout))
     end)
+
+    -- init makes the network namespace before the profile is known; a profile (here through a
+    -- --policy layer) that wants the host's network gets an init that makes none.
+    it("a profile's network.unrestricted keeps the host's network namespace", function()
+        local dir = h.tmpdir()
+        local policy = dir .. "/unrestricted.lua"
+        h.write_file(policy, "return { profile = function(input, next)\n" ..
+            "  local p = next(input)\n  p.network = p.network or {}\n" ..
+            "  p.network.unrestricted = true\n  return p\nend }\n")
+        local r = ok(h.cordon({ "run", "--policy", policy, "--", "readlink", "/proc/self/ns/net" }))
+        assert.are.equal(h.host_ns("net"), h.chomp(r.stdout))
+        -- and the other way round: a policy can keep the namespace despite the flag
+        h.write_file(policy, "return { profile = function(input, next)\n" ..
+            "  local p = next(input)\n  p.network = p.network or {}\n" ..
+            "  p.network.unrestricted = false\n  return p\nend }\n")
+        r = ok(h.cordon({ "run", "--unrestricted-network", "--policy", policy, "--",
+                          "readlink", "/proc/self/ns/net" }))
+        assert.are_not.equal(h.host_ns("net"), h.chomp(r.stdout))
+    end)
 end)
 
 describe("cordon run: file system", function()
