@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,7 @@ struct proxy {
 
 static void conn_update(struct conn *c);
 static void conn_close(struct conn *c);
+static void relay(struct conn *c, unsigned dirs);
 
 /* ---- buffers ---- */
 
@@ -273,6 +275,20 @@ static void connect_failed(struct conn *c, int err)
 }
 
 static void on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events);
+static void connected(struct conn *c);
+
+/* The non-blocking connect is over: on to the next address, or relay. */
+static void connect_result(struct conn *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        err = errno;
+    if (err)
+        connect_failed(c, err);
+    else
+        connected(c);
+}
 
 /* Is addr one a name must not lead to unless that address itself is allowed: loopback (the
  * host's own services), link-local (cloud metadata), unspecified, multicast? Otherwise a rule
@@ -352,14 +368,19 @@ static void start_connect(struct conn *c)
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     c->ufd = fd;
     c->state = ST_CONNECTING;
-    if (ev_io_start(c->px->loop, &c->uw, fd, EPOLLOUT, on_upstream, c) < 0) {
-        connect_failed(c, errno);
-        return;
-    }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
         connect_failed(c, errno);
         return;
     }
+    /* To a local destination the handshake is over when connect() returns (or refused): go on
+     * at once instead of a loop round later; otherwise wait for the socket to become writable. */
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    if (poll(&pfd, 1, 0) == 1) {
+        connect_result(c);
+        return;
+    }
+    if (ev_io_start(c->px->loop, &c->uw, fd, EPOLLOUT, on_upstream, c) < 0)
+        connect_failed(c, errno);
 }
 
 /* The upstream connection is up: greet the client the way its protocol expects and relay. */
@@ -377,8 +398,10 @@ static void connected(struct conn *c)
         (void)buf_append(&c->u2c, established, sizeof established - 1);
     } else {
         c->state = ST_HTTP;
+        conn_update(c);
+        return;
     }
-    conn_update(c);
+    relay(c, 0); /* the greeting (and bytes sent with the head) go out now, not a round later */
 }
 
 static void on_resolved(void *data, struct addrinfo *res, int gai_err)
@@ -720,8 +743,10 @@ static void read_socks_head(struct conn *c)
 /* ---- relaying ---- */
 
 /* One tunnel direction: first what is buffered (a greeting, bytes sent with the head), then
- * src -> pipe -> dst with splice. */
-static int pump(struct relay_buf *b, struct splice_pipe *p, int src, bool *src_eof, int dst)
+ * src -> pipe -> dst with splice. woken: an event of this direction came (src readable or dst
+ * writable); without one only the buffer is flushed, so no splice is tried (and no pipe opened)
+ * that can only answer EAGAIN. */
+static int pump(struct relay_buf *b, struct splice_pipe *p, int src, bool *src_eof, int dst, bool woken)
 {
     if (b->len > 0) {
         ssize_t w = buf_flush(b, dst);
@@ -730,6 +755,8 @@ static int pump(struct relay_buf *b, struct splice_pipe *p, int src, bool *src_e
         if (b->len > 0)
             return 0;
     }
+    if (!woken && p->len == 0)
+        return 0;
     return splice_pump(p, src, src_eof, dst);
 }
 
@@ -738,10 +765,25 @@ static bool direction_drained(const struct relay_buf *b, const struct splice_pip
     return b->len == 0 && p->len == 0;
 }
 
-static void relay(struct conn *c)
+/* The directions an event concerns: c2u when the client is readable or upstream writable, u2c
+ * the other way round; an error or hang-up concerns both. */
+enum { DIR_C2U = 1, DIR_U2C = 2 };
+#define EV_BROKEN (EPOLLERR | EPOLLHUP | EPOLLRDHUP)
+static unsigned client_dirs(uint32_t ev)
 {
-    if (pump(&c->c2u, &c->c2u_pipe, c->cfd, &c->c_eof, c->ufd) < 0 ||
-        pump(&c->u2c, &c->u2c_pipe, c->ufd, &c->u_eof, c->cfd) < 0) {
+    return (ev & EV_BROKEN ? DIR_C2U | DIR_U2C : 0) | (ev & EPOLLIN ? DIR_C2U : 0) |
+           (ev & EPOLLOUT ? DIR_U2C : 0);
+}
+static unsigned upstream_dirs(uint32_t ev)
+{
+    return (ev & EV_BROKEN ? DIR_C2U | DIR_U2C : 0) | (ev & EPOLLIN ? DIR_U2C : 0) |
+           (ev & EPOLLOUT ? DIR_C2U : 0);
+}
+
+static void relay(struct conn *c, unsigned dirs)
+{
+    if (pump(&c->c2u, &c->c2u_pipe, c->cfd, &c->c_eof, c->ufd, dirs & DIR_C2U) < 0 ||
+        pump(&c->u2c, &c->u2c_pipe, c->ufd, &c->u_eof, c->cfd, dirs & DIR_U2C) < 0) {
         conn_close(c);
         return;
     }
@@ -888,7 +930,7 @@ static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
             conn_close(c); /* the client gave up */
         return;
     case ST_RELAY:
-        relay(c);
+        relay(c, client_dirs(events));
         return;
     case ST_HTTP:
         if ((events & (EPOLLHUP | EPOLLERR)) && c->u2c.len == 0 && !c->hx.resp_done) {
@@ -912,21 +954,12 @@ static void on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     if (c->closed)
         return;
     if (c->state == ST_CONNECTING) {
-        int err = 0;
-        socklen_t len = sizeof err;
-        if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-            err = errno;
-        if (err) {
-            connect_failed(c, err);
-            return;
-        }
-        if (!(events & EPOLLOUT))
-            return;
-        connected(c);
+        if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+            connect_result(c);
         return;
     }
     if (c->state == ST_RELAY)
-        relay(c);
+        relay(c, upstream_dirs(events));
     else if (c->state == ST_HTTP)
         http_exchange(c);
 }
@@ -986,9 +1019,12 @@ static void conn_close(struct conn *c)
         resolver_cancel(px->resolver, c->job);
     if (c->addrs)
         freeaddrinfo(c->addrs);
-    c->c2u_pipe.len = c->u2c_pipe.len = 0; /* what is in them is dropped with the connection */
+    /* An empty pipe is kept for the next tunnel; one with bytes in it is closed, and the bytes
+     * are dropped with the connection. */
     splice_pipe_release(&c->c2u_pipe);
     splice_pipe_release(&c->u2c_pipe);
+    splice_pipe_close(&c->c2u_pipe);
+    splice_pipe_close(&c->u2c_pipe);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -1029,8 +1065,12 @@ static void accept_on(struct proxy *px, int lfd, enum conn_kind kind)
             px->conns->prev = c;
         px->conns = c;
         px->n_conns++;
-        if (ev_io_start(px->loop, &c->cw, fd, EPOLLIN, on_client, c) < 0)
+        if (ev_io_start(px->loop, &c->cw, fd, EPOLLIN, on_client, c) < 0) {
             conn_close(c);
+            continue;
+        }
+        /* A client sends its request right after connecting: it is often here already. */
+        on_client(px->loop, &c->cw, EPOLLIN);
     }
 }
 
@@ -1158,6 +1198,7 @@ void proxy_free(struct proxy *px)
     close(px->http_fd);
     close(px->socks_fd);
     resolver_free(px->resolver);
+    splice_pipe_drop_spares();
     audit_log_close(px->audit);
     while (px->questions) {
         struct question *q = px->questions;

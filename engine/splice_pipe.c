@@ -3,9 +3,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #define SPLICE_PIPE_WANT (256 * 1024) /* asked for; the default 64 KiB is kept when refused */
+#define SPLICE_PIPE_SPARE 8           /* empty pipes kept for the next tunnels */
+
+/* Empty pipes given back, reused before a new one is made: a tunnel costs no pipe2, fcntl and
+ * close per direction. Only pipes known to be empty come here (one tunnel's bytes must never
+ * reach another), and an empty pipe holds no pages. The event loop's thread only. */
+static struct splice_pipe spare[SPLICE_PIPE_SPARE];
+static size_t n_spare;
 
 void splice_pipe_init(struct splice_pipe *p)
 {
@@ -16,6 +24,10 @@ void splice_pipe_init(struct splice_pipe *p)
 
 static int splice_pipe_open(struct splice_pipe *p)
 {
+    if (n_spare > 0) {
+        *p = spare[--n_spare];
+        return 0;
+    }
     int fds[2];
     if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0)
         return -errno;
@@ -59,11 +71,30 @@ int splice_pump(struct splice_pipe *p, int src, bool *src_eof, int dst)
 
 bool splice_pipe_full(const struct splice_pipe *p) { return p->r >= 0 && p->len >= p->cap; }
 
+void splice_pipe_close(struct splice_pipe *p)
+{
+    if (p->r >= 0) {
+        close(p->r);
+        close(p->w);
+    }
+    splice_pipe_init(p);
+}
+
 void splice_pipe_release(struct splice_pipe *p)
 {
     if (p->len > 0 || p->r < 0)
         return;
-    close(p->r);
-    close(p->w);
-    p->r = p->w = -1;
+    int queued = -1; /* the kernel's word that it is empty, not only the count kept here */
+    if (n_spare < SPLICE_PIPE_SPARE && ioctl(p->r, FIONREAD, &queued) == 0 && queued == 0) {
+        spare[n_spare++] = *p;
+        splice_pipe_init(p);
+        return;
+    }
+    splice_pipe_close(p);
+}
+
+void splice_pipe_drop_spares(void)
+{
+    while (n_spare > 0)
+        splice_pipe_close(&spare[--n_spare]);
 }

@@ -400,6 +400,24 @@ describe("egress: bad requests to the proxy", function()
     end)
 end)
 
+describe("egress: a tunnel's first moments", function()
+    after_each(h.cleanup)
+
+    it("bytes sent with the CONNECT head go through; a dead destination is a 502 or SOCKS 0x05", function()
+        local o = origin("echo")
+        -- a port nothing listens on: bound, then closed again
+        local dead = tonumber(h.sh_ok(h.python .. " -c " .. h.quote("import socket; s=socket.socket(); "
+            .. "s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")))
+        local script = h.python .. " -c " .. h.quote(h.read_file(FIX .. "/tunnel_edges.py"))
+        local r = ok(run(script .. " " .. o.port .. " " .. dead,
+            { "--network-allow", allow(o), "--network-allow", "127.0.0.1:" .. dead,
+              "--network-allow", "tcp://127.0.0.1:" .. dead }))
+        assert.are.equal("early 200 echoed eof\ndead-connect 502\ndead-socks reply=0x05\n"
+            .. "early 200 echoed eof\n", r.stdout, h.describe(r))
+        assert.are.equal(2, conns(o))
+    end)
+end)
+
 describe("egress: audit log", function()
     after_each(h.cleanup)
 
