@@ -1973,12 +1973,10 @@ enum lh_outcome lh_detect_refusals(const struct lh_command_result *in, struct lh
     struct detect_ctx c = {.in = in, .out = out, .max = max};
     char where[PATH_MAX + 32];
     hook_where(HOOK_REFUSAL, where, sizeof where);
+    /* A failure is the caller's to report (once): err says where. */
     enum lh_outcome o = protected_call(call_refusal_hook, &c, where, err, errlen);
-    if (o == LH_OK) {
+    if (o == LH_OK)
         *n = c.n;
-    } else {
-        LOG_W(LH_UNIT, "refusal hook failed (no refusal reported): %s", err);
-    }
     return o;
 }
 

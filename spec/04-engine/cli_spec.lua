@@ -101,6 +101,17 @@ describe("cordon run: exit codes pass through", function()
         assert.is_nil(r.stdout:match("ran"))
     end)
 
+    it("a refusal hook that fails: one line naming file:line, the command's own exit code", function()
+        local ws = h.workspace()
+        local policy = h.tmpdir() .. "/broken-refusal.lua"
+        h.write_file(policy, "return {\n  refusal = function(input, next)\n    error('detector broke')\n  end,\n}\n")
+        local r = h.cordon({ "run", "--policy", policy, "--", "sh", "-c", "exit 3" }, { workspace = ws })
+        assert.are.equal(3, r.code, h.describe(r))
+        one_cordon_line(r)
+        assert.truthy(r.stderr:find(policy .. ":3: detector broke", 1, true), h.describe(r))
+        assert.truthy(r.stderr:find("no refusal reported", 1, true), h.describe(r))
+    end)
+
     it("stdout and stderr of the command reach the caller separately", function()
         local r = h.run_sh("echo to-out; echo to-err >&2")
         assert.are.equal(0, r.code, h.describe(r))
