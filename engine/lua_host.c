@@ -2124,7 +2124,7 @@ enum lh_outcome lh_escalate(const struct lh_refusal *r, const char *command, boo
     if (o != LH_OK) {
         memset(out, 0, sizeof *out);
         snprintf(out->reason, sizeof out->reason, "policy error: %.480s", err);
-        LOG_W(LH_UNIT, "escalate hook failed (denied): %s", err);
+        /* reported once, by the caller (err says where) */
     }
     return o;
 }

@@ -112,6 +112,20 @@ describe("cordon run: exit codes pass through", function()
         assert.truthy(r.stderr:find("no refusal reported", 1, true), h.describe(r))
     end)
 
+    it("an escalate hook that fails: the refusal, then one line naming file:line; denied", function()
+        local ws = h.workspace()
+        local policy = h.tmpdir() .. "/broken-escalate.lua"
+        h.write_file(policy, "return {\n  escalate = function(input, next)\n    error('judge broke')\n  end,\n}\n")
+        local r = h.cordon({ "run", "--ask-sandbox-off", "--policy", policy, "--", "touch", "/etc/cordon-spec" },
+            { workspace = ws })
+        assert.are.equal(1, r.code, h.describe(r))
+        local _, failures = r.stderr:gsub("judge broke", "")
+        assert.are.equal(1, failures, h.describe(r))
+        assert.truthy(r.stderr:find(policy .. ":3: judge broke", 1, true), h.describe(r))
+        assert.truthy(r.stderr:find("refused a write to /etc/cordon-spec", 1, true), h.describe(r))
+        assert.is_nil(r.stderr:find("outside the sandbox", 1, true), h.describe(r))
+    end)
+
     it("stdout and stderr of the command reach the caller separately", function()
         local r = h.run_sh("echo to-out; echo to-err >&2")
         assert.are.equal(0, r.code, h.describe(r))
