@@ -337,7 +337,8 @@ end)
 
 describe("egress: the sandbox's own loopback (--allow-loopback)", function()
     after_each(h.cleanup)
-    local PROBE = h.python .. " " .. h.quote(FIX .. "/loopback_probe.py")
+    -- the script's text, not its path: the sandbox's /tmp is its own, and a checkout may be there
+    local PROBE = h.python .. " -c " .. h.quote(h.read_file(FIX .. "/loopback_probe.py"))
 
     --- The probe's lines as { name = "ok" | errno name }.
     local function probe(flags, opts)
