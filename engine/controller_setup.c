@@ -44,15 +44,8 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
         return -1;
     /* The network rules are compiled after init has the configuration (controller_compile_network). */
     enum lh_outcome o = lh_resolve_sandbox_config(flags, cwd, getenv("HOME"), environ, cfg, err, errlen);
-    switch (o) {
-    case LH_OK:
-        break;
-    case LH_ERROR:
-    case LH_TIMEOUT:
-    case LH_NOMEM:
-    case LH_BAD_RESULT:
+    if (o != LH_OK)
         return -1;
-    }
     if (flags->json != FLAG_UNSET)
         cfg->json = flags->json == FLAG_TRUE;
     hide_session_sockets(cfg);
@@ -81,15 +74,8 @@ static void tell_init_to_abort(int ctl)
 
 int controller_compile_network(int ctl, char *err, size_t errlen)
 {
-    switch (lh_resolve_network(err, errlen)) {
-    case LH_OK:
+    if (lh_resolve_network(err, errlen) == LH_OK)
         return 0;
-    case LH_ERROR:
-    case LH_TIMEOUT:
-    case LH_NOMEM:
-    case LH_BAD_RESULT:
-        break;
-    }
     tell_init_to_abort(ctl);
     return -1;
 }

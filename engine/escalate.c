@@ -147,13 +147,7 @@ void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char
         char err[512];
         enum lh_outcome o = lh_escalate(&refusals[i], line, ask_sandbox_off, plan, false, interactive,
                                         &e, err, sizeof err);
-        switch (o) {
-        case LH_OK:
-            break;
-        case LH_ERROR:
-        case LH_TIMEOUT:
-        case LH_NOMEM:
-        case LH_BAD_RESULT:
+        if (o != LH_OK) {
             LOG_E("escalate", "escalation policy failed, denied: %s", err);
             return;
         }

@@ -1800,17 +1800,11 @@ int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out)
                                   .json = FLAG_UNSET};
         struct sandbox_config cfg;
         enum lh_outcome o = lh_resolve_sandbox(&flags, cwd, NULL, environ, &cfg, err, sizeof err);
-        switch (o) {
-        case LH_OK:
+        if (o == LH_OK) {
             sandbox_config_free(&cfg);
-            break;
-        case LH_ERROR:
-        case LH_TIMEOUT:
-        case LH_NOMEM:
-        case LH_BAD_RESULT:
+        } else {
             print_profile_problem(out, names.items[i], err);
             problems++;
-            break;
         }
     }
 out:

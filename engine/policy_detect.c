@@ -410,16 +410,9 @@ int policy_detect_main(int argc, char **argv)
     size_t n = 0;
     bool policy_failed = false;
     enum lh_outcome o = lh_detect_refusals(&c.in, refusals, MAX_REFUSALS, &n, err, sizeof err);
-    switch (o) {
-    case LH_OK:
-        break;
-    case LH_ERROR:
-    case LH_TIMEOUT:
-    case LH_NOMEM:
-    case LH_BAD_RESULT:
+    if (o != LH_OK) {
         fprintf(stderr, "cordon: policy detect: refusal hook failed, no refusal reported: %s\n", err);
         policy_failed = true;
-        break;
     }
     if (repeat > 0) {
         /* The call above was the warm-up; the same call again, timed (a measuring aid). */
@@ -440,17 +433,11 @@ int policy_detect_main(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         o = lh_escalate(&refusals[i], c.command, ask_sandbox_off, plan || c.plan, c.background,
                         c.interactive, &esc[i], err, sizeof err);
-        switch (o) {
-        case LH_OK:
+        if (o == LH_OK) {
             ask = ask || esc[i].ask;
-            break;
-        case LH_ERROR:
-        case LH_TIMEOUT:
-        case LH_NOMEM:
-        case LH_BAD_RESULT:
+        } else {
             fprintf(stderr, "cordon: policy detect: escalate hook failed, denied: %s\n", err);
             policy_failed = true;
-            break;
         }
     }
     detect_case_host(&c, false);

@@ -56,17 +56,7 @@ static int explain_refusals(const char *input, const char *profile, const char *
     detect_case_host(&c, true);
     enum lh_outcome o = lh_explain_refusals(&c.in, stdout, &n);
     detect_case_host(&c, false);
-    rc = 0;
-    switch (o) {
-    case LH_OK:
-        break;
-    case LH_ERROR:
-    case LH_TIMEOUT:
-    case LH_NOMEM:
-    case LH_BAD_RESULT:
-        rc = 1; /* as the controller: a failed detector reports no refusal */
-        break;
-    }
+    rc = o == LH_OK ? 0 : 1; /* as the controller: a failed detector reports no refusal */
 out:
     detect_case_free(&c);
     json_free(root);
@@ -174,16 +164,8 @@ int policy_explain_main(int argc, char **argv)
            flags.profile ? flags.profile : "coding");
     bool allow = false;
     enum lh_outcome o = lh_explain_network(kind, pos[0], (unsigned)port, stdout, &allow);
-    switch (o) {
-    case LH_OK:
-        break;
-    case LH_ERROR:
-    case LH_TIMEOUT:
-    case LH_NOMEM:
-    case LH_BAD_RESULT:
+    if (o != LH_OK)
         allow = false; /* fail closed, as the proxy does */
-        break;
-    }
     rc = allow ? 0 : 1;
 out:
     if (opened)

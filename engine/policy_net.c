@@ -143,16 +143,8 @@ int policy_net_main(int argc, char **argv)
         policy_repeat_report(repeat, &t0, &t1);
     }
     const char *verdict = d.allow ? "allow" : d.ask ? "ask" : "deny";
-    switch (o) {
-    case LH_OK:
-        break;
-    case LH_ERROR:
-    case LH_TIMEOUT:
-    case LH_NOMEM:
-    case LH_BAD_RESULT:
+    if (o != LH_OK)
         verdict = "deny"; /* fail closed; the reason says why */
-        break;
-    }
     if (json) {
         bool first = true;
         fputc('{', stdout);

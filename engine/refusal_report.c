@@ -30,16 +30,9 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     };
     char msg[1024];
     enum lh_outcome o = lh_detect_refusals(&in, found, max, &n, msg, sizeof msg);
-    switch (o) {
-    case LH_OK:
-        break;
-    case LH_ERROR:
-    case LH_TIMEOUT:
-    case LH_NOMEM:
-    case LH_BAD_RESULT:
+    if (o != LH_OK) {
         LOG_E("refusal", "refusal detection failed, no refusal reported: %s", msg);
         n = 0;
-        break;
     }
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
