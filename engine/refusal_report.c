@@ -6,6 +6,12 @@
 
 #include "log.h"
 
+/* What the hook gets of one stream: the lines with a marker, or the whole kept text. */
+static char *hook_text(const struct capture *c, bool candidates, size_t *len, bool *cut)
+{
+    return candidates ? capture_candidates(c, len, cut) : capture_text(c, len, cut);
+}
+
 size_t refusal_report(const struct sandbox_config *cfg, const char *command, int exit_code, int sig,
                       const struct capture *out, const struct capture *err,
                       const struct str_list *network_denied, bool merged, struct lh_refusal *found,
@@ -15,8 +21,8 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     bool out_cut, err_cut;
     /* Captures that tracked the policy's markers give just the lines holding one. */
     bool candidates = out->markers && err->markers;
-    char *out_text = candidates ? capture_candidates(out, &out_len, &out_cut) : capture_text(out, &out_len, &out_cut);
-    char *err_text = candidates ? capture_candidates(err, &err_len, &err_cut) : capture_text(err, &err_len, &err_cut);
+    char *out_text = hook_text(out, candidates, &out_len, &out_cut);
+    char *err_text = hook_text(err, candidates, &err_len, &err_cut);
     struct str_list writable = {0};
     str_list_push(&writable, cfg->workspace_readonly ? "/tmp" : cfg->workspace);
     str_list_push(&writable, "/tmp");
