@@ -58,7 +58,7 @@ FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 FUZZ_BUILD    ?= build-fuzz
 FUZZ_CC       ?= clang-14
 FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -Iengine
-FUZZ_TARGETS  := http_request:engine/http_parse.c socks5:engine/socks5.c rules:
+FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules:
 # The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state.
 FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -llua5.4
 

@@ -1,13 +1,13 @@
 /* client_approve.c — see client_approve.h. */
-#include "client_approve.h"
+#include "client/client_approve.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_http.h"
-#include "client_reply.h"
-#include "util.h"
+#include "client/client_http.h"
+#include "client/client_reply.h"
+#include "base/util.h"
 
 bool capprove_answer_valid(const char *answer)
 {

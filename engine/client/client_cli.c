@@ -8,15 +8,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attrs.h"
-#include "client_approve.h"
-#include "cli.h"
-#include "client_cli.h"
-#include "client_exec.h"
-#include "client_http.h"
-#include "client_jobs.h"
-#include "client_session.h"
-#include "session_socket.h"
+#include "base/cli_opt.h"
+#include "base/attrs.h"
+#include "client/client_approve.h"
+#include "base/cli_opt.h"
+#include "client/client_cli.h"
+#include "client/client_exec.h"
+#include "client/client_http.h"
+#include "client/client_jobs.h"
+#include "client/client_session.h"
+#include "base/session_socket.h"
 
 #define TURN_MAX 128
 

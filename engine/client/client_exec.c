@@ -4,7 +4,7 @@
  * exit is one connect, one request, two small events: output is written with write(2) straight
  * from curl's buffer when a line arrived whole, and nothing else is allocated per event but
  * the JSON tree. */
-#include "client_exec.h"
+#include "client/client_exec.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,14 +13,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "client_http.h"
-#include "client_ndjson.h"
-#include "client_output.h"
-#include "client_reply.h"
-#include "session_socket.h"
-#include "log.h"
-#include "result_json.h"
-#include "util.h"
+#include "client/client_http.h"
+#include "client/client_ndjson.h"
+#include "client/client_output.h"
+#include "client/client_reply.h"
+#include "base/session_socket.h"
+#include "base/log.h"
+#include "base/json_buf.h"
+#include "base/util.h"
 
 #define TURN_MAX 128
 

@@ -6,14 +6,14 @@
  * probe's precision is kept: curl reports the connect's errno (CURLINFO_OS_ERRNO), and a
  * failed connect has sent nothing, so ENOENT / ECONNREFUSED mean exactly what a probe would
  * have found. */
-#include "client_http.h"
+#include "client/client_http.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 void chttp_global_init(void)
 {

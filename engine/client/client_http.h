@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <curl/curl.h>
-#include "session_socket.h"
+#include "base/session_socket.h"
 
 /* Gets each piece of a 2xx answer's body as it arrives. 0 to go on; -1 stops the transfer
  * (the sink has said why). */

@@ -1,16 +1,16 @@
 /* client_jobs.c — see client_jobs.h. */
-#include "client_jobs.h"
+#include "client/client_jobs.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_http.h"
-#include "client_output.h"
-#include "client_reply.h"
-#include "client_table.h"
-#include "util.h"
+#include "client/client_http.h"
+#include "client/client_output.h"
+#include "client/client_reply.h"
+#include "client/client_table.h"
+#include "base/util.h"
 
 bool cjobs_parse_pid(const char *s, long *out)
 {

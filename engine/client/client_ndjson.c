@@ -1,12 +1,12 @@
 /* client_ndjson.c — see client_ndjson.h. */
-#include "client_ndjson.h"
+#include "client/client_ndjson.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_read.h"
-#include "util.h"
+#include "base/json_read.h"
+#include "base/util.h"
 
 static int emit(const char *line, size_t len, ndjson_line_fn fn, void *ctx)
 {

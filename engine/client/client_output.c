@@ -1,5 +1,5 @@
 /* client_output.c — see client_output.h. */
-#include "client_output.h"
+#include "client/client_output.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,5 +1,5 @@
 /* client_reply.c — see client_reply.h. */
-#include "client_reply.h"
+#include "client/client_reply.h"
 
 #include <math.h>
 #include <stdio.h>

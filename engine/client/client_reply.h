@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "client_http.h"
-#include "json_read.h"
+#include "client/client_http.h"
+#include "base/json_read.h"
 
 /* Parse the collected body of h's answer as a JSON object: a tree to json_free, or NULL after
  * printing "cordon: CMD: the session answered with malformed JSON: <why>". */

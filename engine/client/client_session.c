@@ -1,5 +1,5 @@
 /* client_session.c — see client_session.h. */
-#include "client_session.h"
+#include "client/client_session.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,12 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client_http.h"
-#include "client_jobs.h"
-#include "client_reply.h"
-#include "session_socket.h"
-#include "client_table.h"
-#include "util.h"
+#include "client/client_http.h"
+#include "client/client_jobs.h"
+#include "client/client_reply.h"
+#include "base/session_socket.h"
+#include "client/client_table.h"
+#include "base/util.h"
 
 /* GET /v1/session. 0 with the answer's body in h (chttp_close it whatever the result) and
  * its tree in *out; 1 after printing why (for a session that is not there or was stale: only

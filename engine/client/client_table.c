@@ -1,5 +1,5 @@
 /* client_table.c — see client_table.h. */
-#include "client_table.h"
+#include "client/client_table.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #define CORDON_CLIENT_TABLE_H
 #include <stddef.h>
 #include <stdio.h>
-#include "util.h"
+#include "base/util.h"
 
 struct table {
     size_t ncols;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_parse.h"
+#include "base/http_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@
  *             dry and the stream has not ended)
  * MHD's completion callback frees the request on every path; if the handler had not finished
  * answering by then (no api_respond, or a stream not ended), on_gone runs first. */
-#include "api_server.h"
+#include "session/api_server.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 
 #define API_BODY_MAX (1024u * 1024u)
 #define API_STREAM_BLOCK (16u * 1024u)

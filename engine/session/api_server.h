@@ -10,7 +10,7 @@
 #define CORDON_API_SERVER_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "evloop.h"
+#include "base/evloop.h"
 
 struct api_server;
 struct api_request;

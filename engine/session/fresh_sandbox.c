@@ -1,5 +1,5 @@
 /* fresh_sandbox.c — see fresh_sandbox.h. */
-#include "fresh_sandbox.h"
+#include "session/fresh_sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,11 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "command.h"
-#include "devfs.h"
-#include "log.h"
-#include "mount_ops.h"
-#include "session_wire.h"
+#include "sandbox/command.h"
+#include "sandbox/devfs.h"
+#include "base/log.h"
+#include "sandbox/mount_ops.h"
+#include "session/session_wire.h"
 
 #define MAX_PUT_BACK 64
 

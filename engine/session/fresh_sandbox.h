@@ -10,7 +10,7 @@
 #ifndef CORDON_FRESH_SANDBOX_H
 #define CORDON_FRESH_SANDBOX_H
 #include <sys/types.h>
-#include "init.h"
+#include "sandbox/init.h"
 
 /* Returns the new sandbox's pid, or -errno. out_fd/err_fd are the command's stdout and stderr;
  * ctl is the controller's socket (the sandbox sends SW_EXITED for the command on it). */

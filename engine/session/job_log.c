@@ -1,6 +1,6 @@
 /* job_log.c — see job_log.h. The file lives in the sandbox's /tmp; the controller reaches it
  * only through the descriptor init opened there (read-write), with pwrite, pread, ftruncate. */
-#include "job_log.h"
+#include "session/job_log.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* log_stream.c — see log_stream.h. */
-#include "log_stream.h"
+#include "session/log_stream.h"
 
 #include <errno.h>
 #include <fcntl.h>

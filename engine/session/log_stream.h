@@ -6,7 +6,7 @@
  * to send were dropped, it says how many in one line and goes on with what is there. */
 #ifndef CORDON_LOG_STREAM_H
 #define CORDON_LOG_STREAM_H
-#include "session_jobs.h"
+#include "session/session_jobs.h"
 
 /* Answer req with j's log (j is a background job with a log). */
 void log_stream_start(struct session *s, struct job *j, struct api_request *req);

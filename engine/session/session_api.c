@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_read.h"
-#include "session_ctl.h"
+#include "base/json_read.h"
+#include "session/session_ctl.h"
 
 #define TURN_MAX 128
 

@@ -1,12 +1,12 @@
 /* session_approvals.c — see session_approvals.h. */
-#include "session_approvals.h"
+#include "session/session_approvals.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 static double wall_now(void)
 {

@@ -8,8 +8,8 @@
 #define CORDON_SESSION_APPROVALS_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "evloop.h"
-#include "json_buf.h"
+#include "base/evloop.h"
+#include "base/json_buf.h"
 
 enum approval_kind { APPROVAL_NETWORK, APPROVAL_RERUN };
 enum approval_answer { ANSWER_ONCE, ANSWER_SESSION, ANSWER_DENY };

@@ -3,7 +3,7 @@
  * init reports its bash ended. Its output comes through pipes whose write ends init hands to
  * the command: a foreground job's is streamed to the client that asked, a background job's is
  * appended to its capped log. */
-#include "session_ctl.h"
+#include "session/session_ctl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,13 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "log_stream.h"
-#include "lua_host.h"
-#include "session_jobs.h"
-#include "session_init.h"
-#include "session_wire.h"
-#include "util.h"
+#include "base/log.h"
+#include "session/log_stream.h"
+#include "policy/lua_host.h"
+#include "session/session_jobs.h"
+#include "session/session_init.h"
+#include "session/session_wire.h"
+#include "base/util.h"
 
 static double wall_now(void)
 {

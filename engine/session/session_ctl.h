@@ -9,10 +9,10 @@
 #define CORDON_SESSION_CTL_H
 #include <stdbool.h>
 #include <sys/types.h>
-#include "api_server.h"
-#include "evloop.h"
-#include "json_buf.h"
-#include "sandbox-t.h"
+#include "session/api_server.h"
+#include "base/evloop.h"
+#include "base/json_buf.h"
+#include "sandbox/sandbox-t.h"
 
 struct session;
 

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "proxy.h"
-#include "refusal_report.h"
-#include "session_jobs.h"
+#include "base/log.h"
+#include "proxy/proxy.h"
+#include "controller/refusal_report.h"
+#include "session/session_jobs.h"
 
 /* ---- questions on the streams ---------------------------------------------------------- */
 

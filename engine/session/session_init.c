@@ -1,6 +1,6 @@
 /* session_init.c — see session_init.h. One poll over the signalfd and the controller's socket;
  * nothing blocks in between but the vfork of a command (until its exec). */
-#include "session_init.h"
+#include "session/session_init.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "command.h"
-#include "fresh_sandbox.h"
-#include "log.h"
-#include "session_wire.h"
+#include "sandbox/command.h"
+#include "session/fresh_sandbox.h"
+#include "base/log.h"
+#include "session/session_wire.h"
 
 /* The pids of the commands' bash processes (and fresh sandboxes) still running: their end is
  * reported. A negative entry is a fresh sandbox: its own PID 1 reports its command's end, init

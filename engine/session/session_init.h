@@ -6,8 +6,8 @@
  * and its end makes the kernel kill everything left in the sandbox. */
 #ifndef CORDON_SESSION_INIT_H
 #define CORDON_SESSION_INIT_H
-#include "attrs.h"
-#include "init.h"
+#include "base/attrs.h"
+#include "sandbox/init.h"
 
 /* Where a background command's output is logged, inside the sandbox ($TMPDIR is /tmp). */
 #define SESSION_LOG_DIR "/tmp/cordon/processes"

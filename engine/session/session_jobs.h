@@ -8,16 +8,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "api_server.h"
-#include "capture.h"
-#include "evloop.h"
-#include "job_log.h"
-#include "json_buf.h"
-#include "lua_host.h"
-#include "session_approvals.h"
-#include "session_ctl.h"
-#include "session_rerun.h"
-#include "util.h"
+#include "session/api_server.h"
+#include "controller/capture.h"
+#include "base/evloop.h"
+#include "session/job_log.h"
+#include "base/json_buf.h"
+#include "policy/lua_host.h"
+#include "session/session_approvals.h"
+#include "session/session_ctl.h"
+#include "session/session_rerun.h"
+#include "base/util.h"
 
 #define STOP_POLL_MS 50
 #define STOP_GIVE_UP_MS 5000          /* after KILL: then the group is reported as surviving */

@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "session_start.h"
+#include "base/cli_opt.h"
+#include "controller/run_options.h"
+#include "session/session_start.h"
 
 int main(int argc, char **argv)
 {

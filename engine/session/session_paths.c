@@ -1,6 +1,6 @@
 /* session_paths.c — see session_paths.h. */
-#include "session_paths.h"
-#include "session_socket.h"
+#include "session/session_paths.h"
+#include "base/session_socket.h"
 
 #include <errno.h>
 #include <stdio.h>

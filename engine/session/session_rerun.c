@@ -1,7 +1,7 @@
 /* session_rerun.c — see session_rerun.h. The child is watched through a pidfd, so the
  * controller's signal handling (which waits for init only) needs no change; its end is
  * reported once both its output pipes are drained and it has been reaped. */
-#include "session_rerun.h"
+#include "session/session_rerun.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,9 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "escalate.h"
-#include "log.h"
-#include "util.h"
+#include "controller/escalate.h"
+#include "base/log.h"
+#include "base/util.h"
 
 struct rerun {
     struct ev_loop *loop;

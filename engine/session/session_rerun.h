@@ -5,8 +5,8 @@
 #ifndef CORDON_SESSION_RERUN_H
 #define CORDON_SESSION_RERUN_H
 #include <stddef.h>
-#include "evloop.h"
-#include "sandbox-t.h"
+#include "base/evloop.h"
+#include "sandbox/sandbox-t.h"
 
 struct rerun;
 

@@ -4,7 +4,8 @@
  * answers until `session stop`, its owner's exit (the process that ran `session start`, unless
  * --detach), or a TERM/INT/HUP. The starting process returns once the session answers, or
  * fails with the reason the controller or init printed. */
-#include "session_start.h"
+#include "base/cli_opt.h"
+#include "session/session_start.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,22 +22,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "api_server.h"
-#include "cli.h"
-#include "controller_setup.h"
-#include "evloop.h"
-#include "fdpass.h"
-#include "init.h"
-#include "log.h"
-#include "lua_host.h"
-#include "proxy.h"
-#include "sandbox_config.h"
-#include "session_ctl.h"
-#include "session_init.h"
-#include "session_paths.h"
-#include "session_socket.h"
-#include "session_wire.h"
-#include "userns.h"
+#include "base/evloop.h"
+#include "base/fdpass.h"
+#include "base/log.h"
+#include "base/session_socket.h"
+#include "controller/controller_setup.h"
+#include "controller/run_options.h"
+#include "policy/lua_host.h"
+#include "proxy/proxy.h"
+#include "sandbox/init.h"
+#include "sandbox/sandbox_config.h"
+#include "sandbox/userns.h"
+#include "session/api_server.h"
+#include "session/session_ctl.h"
+#include "session/session_init.h"
+#include "session/session_paths.h"
+#include "session/session_wire.h"
 
 struct controller {
     struct ev_loop loop;

@@ -1,5 +1,5 @@
 /* session_wire.c — see session_wire.h. */
-#include "session_wire.h"
+#include "session/session_wire.h"
 
 #include <errno.h>
 #include <string.h>

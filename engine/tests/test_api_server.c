@@ -17,8 +17,8 @@
 #include <sys/time.h>
 #include <sys/un.h>
 
-#include "api_server.h"
-#include "log.h"
+#include "session/api_server.h"
+#include "base/log.h"
 #include "test.h"
 
 

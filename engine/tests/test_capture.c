@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
-#include "markers.h"
+#include "controller/capture.h"
+#include "base/markers.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 static void test_short_output_is_kept_whole(void)
 {

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_exec.h"
-#include "client_jobs.h"
-#include "client_ndjson.h"
-#include "session_socket.h"
+#include "client/client_exec.h"
+#include "client/client_jobs.h"
+#include "client/client_ndjson.h"
+#include "base/session_socket.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 #define ARGV(...) ((char **)(const char *[]){__VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)))

@@ -5,8 +5,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "config_wire.h"
-#include "sandbox_config.h"
+#include "sandbox/config_wire.h"
+#include "sandbox/sandbox_config.h"
 #include "test.h"
 
 static void test_round_trip(void)

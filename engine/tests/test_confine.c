@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "confine.h"
+#include "sandbox/confine.h"
 #include "test.h"
 
 /* Become uid/gid 0 with a full capability set in a new user namespace, mapping our ids. */

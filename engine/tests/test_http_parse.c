@@ -3,7 +3,7 @@
  * body, the upstream head, response framing and the proxy's own error responses. */
 #include <stdint.h>
 
-#include "http_parse.h"
+#include "base/http_parse.h"
 #include "test.h"
 
 static struct http_request req;

@@ -9,11 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsview.h"
-#include "lua_host.h"
-#include "sandbox_config.h"
+#include "sandbox/fsview.h"
+#include "policy/lua_host.h"
+#include "sandbox/sandbox_config.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 static char tmp[PATH_MAX];   /* scratch root: datadir, home, workspace live under it */
 static char data[PATH_MAX + 16];  /* fixture datadir */

@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "seccomp_filter.h"
+#include "sandbox/seccomp_filter.h"
 #include "test.h"
 
 /* Build the filter for cfg and load it into this (test) process. */

@@ -4,7 +4,7 @@
 
 #include <fcntl.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 
 static void check_hex(const char *msg, size_t len, const char *want)
 {

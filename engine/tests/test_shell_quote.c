@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell_quote.h"
+#include "base/shell_quote.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 static void test_plain_words_stay(void)
 {

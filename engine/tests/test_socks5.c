@@ -1,7 +1,7 @@
 /* test_socks5.c — the SOCKS5 server parser (socks5.h): greetings accepted and refused, CONNECT
  * requests for names, IPv4 and IPv6, every refusal code, every split point, and the bytes a
  * client pipelines after its request. */
-#include "socks5.h"
+#include "proxy/socks5.h"
 #include "test.h"
 
 static const unsigned char greeting[] = {5, 2, 2, 0};

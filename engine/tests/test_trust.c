@@ -6,8 +6,8 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "trust.h"
-#include "util.h"
+#include "policy/trust.h"
+#include "base/util.h"
 
 static char root[] = "/tmp/cordon-trust-XXXXXX";
 

@@ -1,0 +1,179 @@
+/* util.c — see util.h. Allocation failure ends the process: cordon cannot build a sandbox
+ * without memory, and a half-built one must never run. */
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        die("out of memory");
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        die("out of memory");
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        die("out of memory");
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        die("out of memory");
+    return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+    char *s;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        die("out of memory");
+    return s;
+}
+
+void str_list_push_owned(struct str_list *l, char *s)
+{
+    if (l->len + 2 > l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 8;
+        l->items = xrealloc(l->items, l->cap * sizeof *l->items);
+    }
+    l->items[l->len++] = s;
+    l->items[l->len] = NULL;
+}
+
+void str_list_push(struct str_list *l, const char *s) { str_list_push_owned(l, xstrdup(s)); }
+
+bool str_list_contains(const struct str_list *l, const char *s)
+{
+    for (size_t i = 0; i < l->len; i++)
+        if (strcmp(l->items[i], s) == 0)
+            return true;
+    return false;
+}
+
+void str_list_free(struct str_list *l)
+{
+    for (size_t i = 0; i < l->len; i++)
+        free(l->items[i]);
+    free(l->items);
+    l->items = NULL;
+    l->len = l->cap = 0;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int read_exact(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            return -EPIPE;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int write_file(const char *path, const char *buf, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int r = write_all(fd, buf, len);
+    if (close(fd) < 0 && r == 0)
+        r = -errno;
+    return r;
+}
+
+bool path_is_within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (n == 1 && dir[0] == '/')
+        return path[0] == '/';
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+char *path_expand_home(const char *path, const char *home)
+{
+    if (path[0] == '~' && (path[1] == '\0' || path[1] == '/') && home)
+        return xasprintf("%s%s", home, path + 1);
+    return xstrdup(path);
+}
+
+char *path_absolute(const char *path, const char *cwd)
+{
+    char *joined = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", cwd, path);
+    char *out = xmalloc(strlen(joined) + 2);
+    size_t o = 0;
+    const char *p = joined;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        const char *seg = p;
+        while (*p && *p != '/')
+            p++;
+        size_t n = (size_t)(p - seg);
+        if (n == 0 || (n == 1 && seg[0] == '.'))
+            continue;
+        if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+            while (o > 0 && out[o - 1] != '/')
+                o--;
+            if (o > 0)
+                o--;
+            continue;
+        }
+        out[o++] = '/';
+        memcpy(out + o, seg, n);
+        o += n;
+    }
+    if (o == 0)
+        out[o++] = '/';
+    out[o] = '\0';
+    free(joined);
+    return out;
+}

@@ -1,0 +1,176 @@
+/* policy_explain.c — see policy_explain.h.
+ * cordon policy explain [--kind http|connect|socks] HOST PORT [--allow R]... [--deny R]...
+ *                       [--profile NAME] [--policy FILE]
+ * cordon policy explain --profile NAME [--policy FILE]
+ * cordon policy explain --input CASE.json [--profile NAME] [--policy FILE]
+ * Layers are those `cordon run` would load in the current directory (a project's .cordon only
+ * when trusted, with the same one-line notice otherwise). */
+#include "cli/policy_explain.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/cli_opt.h"
+#include "base/json_read.h"
+#include "base/util.h"
+#include "cli/policy_detect.h"
+#include "policy/layer_dirs.h"
+#include "policy/lua_host.h"
+#include "sandbox/sandbox_config.h"
+
+extern char **environ;
+
+/* A recorded command result (policy detect's case format) through each layer's `refusal`
+ * chain. The Lua host is open. Exit code: 0, 1 when the top layer failed, 2 bad case. */
+static int explain_refusals(const char *input, const char *profile, const char *cwd)
+{
+    char err[2048];
+    size_t len = 0, n = 0;
+    int rc = 2;
+    struct detect_case c = {0};
+    struct json_value *root = NULL;
+    char *text = detect_read_file(input, &len);
+    if (!text) {
+        fprintf(stderr, "cordon: policy explain: %s: %s\n", input, strerror(errno));
+        goto out;
+    }
+    if (!(root = json_parse(text, len, err, sizeof err))) {
+        fprintf(stderr, "cordon: policy explain: %s: malformed JSON at %s\n", input, err);
+        goto out;
+    }
+    if (detect_case_read(root, &c, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: policy explain: %s: %s\n", input, err);
+        goto out;
+    }
+    if (detect_case_prepare(&c, profile, cwd, err, sizeof err) != LH_OK) {
+        fprintf(stderr, "cordon: policy explain: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    printf("refusal %s (exit %d, profile %s)\n", c.command, c.exit_code,
+           profile ? profile : "coding");
+    detect_case_host(&c, true);
+    enum lh_outcome o = lh_explain_refusals(&c.in, stdout, &n);
+    detect_case_host(&c, false);
+    rc = o == LH_OK ? 0 : 1; /* as the controller: a failed detector reports no refusal */
+out:
+    detect_case_free(&c);
+    json_free(root);
+    free(text);
+    return rc;
+}
+
+#define USAGE "usage: cordon policy explain [--kind http|connect|socks] HOST PORT [--allow RULE]... " \
+              "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE] | " \
+              "--input CASE.json [--profile NAME] [--policy FILE]"
+
+int policy_explain_main(int argc, char **argv)
+{
+    struct run_flags flags = {.unrestricted_network = FLAG_UNSET, .allow_loopback = FLAG_UNSET,
+                              .allow_docker = FLAG_UNSET, .json = FLAG_UNSET};
+    const char *kind_s = "connect", *pos[2] = {NULL, NULL}, *input = NULL;
+    int npos = 0, rc = 2;
+    bool opened = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        bool missing = false;
+        if (a[0] == '-' && a[1] == '-') {
+            if ((v = cli_opt_value(argc, argv, &i, "--allow", &missing)))
+                str_list_push(&flags.network_allow, v);
+            else if ((v = cli_opt_value(argc, argv, &i, "--deny", &missing)))
+                str_list_push(&flags.network_deny, v);
+            else if ((v = cli_opt_value(argc, argv, &i, "--kind", &missing)))
+                kind_s = v;
+            else if ((v = cli_opt_value(argc, argv, &i, "--profile", &missing)))
+                flags.profile = v;
+            else if ((v = cli_opt_value(argc, argv, &i, "--policy", &missing)))
+                flags.policy_file = v;
+            else if ((v = cli_opt_value(argc, argv, &i, "--input", &missing)))
+                input = v;
+            else {
+                fprintf(stderr, "cordon: policy explain: %s '%s' (" USAGE ")\n",
+                        missing ? "missing value for" : "unknown option", a);
+                goto out;
+            }
+        } else if (npos < 2) {
+            pos[npos++] = a;
+        } else {
+            fprintf(stderr, "cordon: policy explain: too many arguments (" USAGE ")\n");
+            goto out;
+        }
+    }
+    if (input && npos) {
+        fprintf(stderr, "cordon: policy explain: --input takes no HOST PORT (" USAGE ")\n");
+        goto out;
+    }
+    if (!input && (npos == 1 || (npos == 0 && !flags.profile))) {
+        fprintf(stderr, "cordon: policy explain: expected HOST PORT or --profile NAME (" USAGE ")\n");
+        goto out;
+    }
+    enum net_kind kind = NET_KIND_CONNECT;
+    long port = 0;
+    if (npos == 2) {
+        if (strcmp(kind_s, "http") == 0)
+            kind = NET_KIND_HTTP;
+        else if (strcmp(kind_s, "connect") == 0)
+            kind = NET_KIND_CONNECT;
+        else if (strcmp(kind_s, "socks") == 0)
+            kind = NET_KIND_SOCKS;
+        else {
+            fprintf(stderr, "cordon: policy explain: invalid --kind '%s' (http, connect or socks)\n", kind_s);
+            goto out;
+        }
+        char *end = NULL;
+        port = strtol(pos[1], &end, 10);
+        if (!*pos[1] || *end || pos[1][0] < '0' || pos[1][0] > '9' || port < 1 || port > 65535) {
+            fprintf(stderr, "cordon: policy explain: invalid port '%s' (1..65535)\n", pos[1]);
+            goto out;
+        }
+    }
+
+    char cwd[PATH_MAX], err[1024];
+    if (!getcwd(cwd, sizeof cwd))
+        snprintf(cwd, sizeof cwd, "/");
+    struct lh_options opt;
+    layer_dirs_default(&opt);
+    layer_dirs_add_project(&opt, cwd);
+    opt.extra_policy = flags.policy_file;
+    if (lh_open(&opt, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: policy explain: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    opened = true;
+    if (input) {
+        rc = explain_refusals(input, flags.profile, cwd);
+        goto out;
+    }
+    if (npos == 0) {
+        rc = lh_explain_profile(&flags, stdout) == LH_OK ? 0 : 1;
+        goto out;
+    }
+    struct sandbox_config cfg;
+    if (lh_resolve_sandbox(&flags, "/", NULL, environ, &cfg, err, sizeof err) != LH_OK) {
+        fprintf(stderr, "cordon: policy explain: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    sandbox_config_free(&cfg);
+    printf("network %s %s:%ld (profile %s)\n", kind_s, pos[0], port,
+           flags.profile ? flags.profile : "coding");
+    bool allow = false;
+    enum lh_outcome o = lh_explain_network(kind, pos[0], (unsigned)port, stdout, &allow);
+    if (o != LH_OK)
+        allow = false; /* fail closed, as the proxy does */
+    rc = allow ? 0 : 1;
+out:
+    if (opened)
+        lh_close();
+    str_list_free(&flags.network_allow);
+    str_list_free(&flags.network_deny);
+    return rc;
+}

@@ -1,0 +1,42 @@
+/* result_json.c — see result_json.h. */
+#include "controller/result_json.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include "base/json_buf.h"
+#include "policy/lua_host.h"
+
+void result_json_print(FILE *out, const struct run_result *r)
+{
+    fprintf(out, "{\"exit_code\":%d,\"signal\":", r->exit_code);
+    if (r->signal > 0) {
+        const char *abbrev = sigabbrev_np(r->signal);
+        char name[32];
+        snprintf(name, sizeof name, "SIG%s", abbrev ? abbrev : "UNKNOWN");
+        json_write_string(out, name);
+    } else {
+        fputs("null", out);
+    }
+    fprintf(out, ",\"duration_ms\":%.3f,\"detect_ms\":%.3f,\"profile\":", r->duration_ms,
+            r->detect_ms);
+    json_write_string(out, r->profile ? r->profile : "");
+    fputs(",\"refusals\":[", out);
+    for (size_t i = 0; i < r->n_refusals; i++) {
+        const struct lh_refusal *f = &r->refusals[i];
+        fputs(i ? ",{\"kind\":" : "{\"kind\":", out);
+        json_write_string(out, f->kind);
+        fputs(",\"path\":", out);
+        if (f->path[0])
+            json_write_string(out, f->path);
+        else
+            fputs("null", out);
+        fputs(",\"line\":", out);
+        json_write_string(out, f->line);
+        fputs(",\"reason\":", out);
+        json_write_string(out, f->reason);
+        fputc('}', out);
+    }
+    fprintf(out, "],\"ran_outside\":%s}\n", r->ran_outside ? "true" : "false");
+    fflush(out);
+}

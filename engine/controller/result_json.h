@@ -1,0 +1,26 @@
+/* result_json.h — the one JSON object `cordon run --json` prints after the command's output. */
+#ifndef CORDON_RESULT_JSON_H
+#define CORDON_RESULT_JSON_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct lh_refusal;
+
+struct run_result {
+    int exit_code;
+    int signal;          /* 0 when the command exited */
+    double duration_ms;  /* from before the sandbox's clone to the result */
+    double detect_ms;    /* in refusal detection (the hook included); 0 when it did not run */
+    const char *profile;
+    const struct lh_refusal *refusals; /* what the refusal hook found */
+    size_t n_refusals;
+    bool ran_outside;    /* the command was re-run outside the sandbox, as approved */
+};
+
+/* One line: {"exit_code":N,"signal":null|"SIGTERM","duration_ms":F,"detect_ms":F,
+ * "profile":"coding","refusals":[{"kind":"write","path":"/etc/x","line":"...","reason":"..."}],
+ * "ran_outside":false}. Times are milliseconds (floats): duration_ms the whole run, detect_ms
+ * the part spent judging the output for refusals (bench/output.sh reads it). */
+void result_json_print(FILE *out, const struct run_result *r);
+#endif

@@ -1,0 +1,562 @@
+/* run.c — see run.h. The controller's loop is a poll over a signalfd, the control socket to
+ * init and, with a pty, the caller's stdin and the pty master. It never exits before init has
+ * been reaped, and it restores the caller's terminal on every path. */
+#include "controller/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/filter.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "controller/capture.h"
+#include "controller/run_options.h"
+#include "controller/controller_setup.h"
+#include "controller/escalate.h"
+#include "base/evloop.h"
+#include "base/fdpass.h"
+#include "sandbox/init.h"
+#include "base/log.h"
+#include "policy/lua_host.h"
+#include "proxy/proxy.h"
+#include "sandbox/pty.h"
+#include "controller/refusal_report.h"
+#include "controller/result_json.h"
+#include "base/shell_quote.h"
+#include "sandbox/sandbox_config.h"
+#include "sandbox/seccomp_filter.h"
+#include "sandbox/userns.h"
+
+extern char **environ;
+
+static const int controller_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* One output stream of the command (no pty): its pipe, where its bytes go, what is kept. */
+struct output_stream {
+    int fd;                  /* read end, -1 when closed or unused */
+    int dest;                /* cordon's own stdout or stderr */
+    bool dest_broken;
+    struct capture cap;
+    struct ev_io w;
+};
+
+static void output_stream_init(struct output_stream *s, int fd, int dest, const struct sandbox_config *cfg)
+{
+    s->fd = fd;
+    s->dest = dest;
+    s->dest_broken = false;
+    capture_init(&s->cap, cfg->capture_head, cfg->capture_tail);
+    capture_watch(&s->cap, lh_refusal_markers());
+}
+
+/* A command printing faster than the relay fills the pipe; with room for more than the
+ * capture's tail, what waits there tells the capture which bytes it need not copy nor scan
+ * (capture_feed_ahead). Refused (the user's pipe quota): the default size stays. */
+static void widen_output_pipe(int fd)
+{
+    (void)fcntl(fd, F_SETPIPE_SZ, 1024 * 1024);
+}
+
+/* Bytes already waiting in fd after a read (0 when unknown): the capture need not keep what
+ * those will push out of its tail. */
+static uint64_t bytes_waiting(int fd)
+{
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? (uint64_t)n : 0;
+}
+
+/* The caller's terminal as the proxy's owner: one question shown at a time, answered with one
+ * key while the relay of stdin to the command is held back. */
+struct pending_question {
+    unsigned id;
+    char text[512];
+};
+
+struct terminal_owner {
+    int fd;                          /* where questions are written (a terminal) */
+    struct pending_question queue[16];
+    size_t n;                        /* queue[0] is the one shown, when n > 0 */
+};
+
+static void owner_show(struct terminal_owner *o)
+{
+    if (o->n == 0)
+        return;
+    char line[768];
+    int len = snprintf(line, sizeof line,
+                       "\r\n\033[1mcordon:\033[0m %s.\r\n"
+                       "        [c] allow for this command  [s] allow for the session  [D] deny: ",
+                       o->queue[0].text);
+    (void)write_all(o->fd, line, (size_t)len);
+}
+
+static void owner_pop(struct terminal_owner *o)
+{
+    memmove(&o->queue[0], &o->queue[1], (o->n - 1) * sizeof o->queue[0]);
+    o->n--;
+    owner_show(o);
+}
+
+static void owner_ask(void *ctx, unsigned id, const char *text)
+{
+    struct terminal_owner *o = ctx;
+    if (o->n == ARRAY_LEN(o->queue))
+        return; /* too many at once: the rest time out (deny) */
+    o->queue[o->n].id = id;
+    snprintf(o->queue[o->n].text, sizeof o->queue[o->n].text, "%s", text);
+    if (++o->n == 1)
+        owner_show(o);
+}
+
+static void owner_closed(void *ctx, unsigned id, const char *why)
+{
+    struct terminal_owner *o = ctx;
+    for (size_t i = 0; i < o->n; i++) {
+        if (o->queue[i].id != id)
+            continue;
+        if (i == 0) {
+            char line[256];
+            int len = snprintf(line, sizeof line, "%s\r\n", why);
+            (void)write_all(o->fd, line, (size_t)len);
+            owner_pop(o);
+        } else {
+            memmove(&o->queue[i], &o->queue[i + 1], (o->n - i - 1) * sizeof o->queue[0]);
+            o->n--;
+        }
+        return;
+    }
+}
+
+/* The state of one foreground run, owned by run_main. */
+struct controller {
+    struct ev_loop loop;
+    pid_t init_pid;
+    int ctl;                 /* socket to init */
+    int sfd;                 /* signalfd */
+    int master;              /* pty master, or -1 */
+    bool tty_raw;
+    struct termios saved_tty;
+    bool have_status;
+    struct init_status status;
+    int init_wait_status;
+    bool init_done;
+    struct ev_io sig_w, ctl_w, master_w, stdin_w;
+    struct proxy *proxy;     /* NULL without a network namespace */
+    struct output_stream out, err; /* the command's stdout and stderr without a pty */
+    struct terminal_owner owner;   /* questions about network destinations, with a pty */
+};
+
+static void handle_signal(struct controller *c, int sig)
+{
+    if (sig == SIGWINCH) {
+        if (c->master >= 0)
+            pty_copy_winsize(STDIN_FILENO, c->master);
+    } else if (sig == SIGCHLD) {
+        int st;
+        if (waitpid(c->init_pid, &st, WNOHANG) == c->init_pid) {
+            c->init_done = true;
+            c->init_wait_status = st;
+        }
+    } else if (c->init_pid > 1) {
+        (void)kill(c->init_pid, sig); /* init forwards it to the command's process group */
+    }
+}
+
+static void on_signal(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct controller *c = w->data;
+    struct signalfd_siginfo si;
+    while (read(c->sfd, &si, sizeof si) == (ssize_t)sizeof si)
+        handle_signal(c, (int)si.ssi_signo);
+}
+
+static void read_status(struct controller *c)
+{
+    struct init_status msg;
+    ssize_t n = recv(c->ctl, &msg, sizeof msg, MSG_DONTWAIT);
+    if (n == (ssize_t)sizeof msg && msg.tag == 'S') {
+        c->status = msg;
+        c->have_status = true;
+    }
+}
+
+static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    struct controller *c = w->data;
+    read_status(c);
+    if (c->have_status || (events & (EPOLLHUP | EPOLLERR)))
+        ev_io_stop(loop, w);
+}
+
+/* Without a pty the command writes to pipes: the bytes go on to cordon's own stdout and stderr
+ * unchanged, and a bounded head and tail of each is kept for refusal detection. */
+static void on_output(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)events;
+    struct output_stream *s = w->data;
+    char buf[65536];
+    ssize_t n = read(s->fd, buf, sizeof buf);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        ev_io_stop(loop, w);
+        close(s->fd);
+        s->fd = -1;
+        return;
+    }
+    capture_feed_ahead(&s->cap, buf, (size_t)n, bytes_waiting(s->fd));
+    if (!s->dest_broken && write_all(s->dest, buf, (size_t)n) < 0)
+        s->dest_broken = true; /* the reader went away: keep draining so the command is not stuck */
+}
+
+/* Move what the pty master holds to cordon's stdout (also kept for refusal detection).
+ * false once every slave is closed: the command and its children are done. */
+static bool pump_master(struct controller *c)
+{
+    char buf[16384];
+    ssize_t n = read(c->master, buf, sizeof buf);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return true;
+    if (n <= 0)
+        return false; /* EIO on a master whose slaves are all closed */
+    capture_feed_ahead(&c->out.cap, buf, (size_t)n, bytes_waiting(c->master));
+    if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0) { /* the caller's terminal went away */ }
+    return true;
+}
+
+static void on_master(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)events;
+    struct controller *c = w->data;
+    if (!pump_master(c)) {
+        ev_io_stop(loop, w);
+        ev_io_stop(loop, &c->stdin_w);
+        close(c->master);
+        c->master = -1;
+    }
+}
+
+static void on_stdin(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)events;
+    struct controller *c = w->data;
+    if (c->owner.n > 0) { /* a question is shown: this key answers it */
+        char key;
+        if (read(STDIN_FILENO, &key, 1) != 1)
+            return;
+        enum proxy_answer a = key == 'c' || key == 'C' || key == 'o' ? PROXY_ALLOW_COMMAND
+                              : key == 's' || key == 'S'             ? PROXY_ALLOW_SESSION
+                                                                     : PROXY_DENY;
+        const char *said = a == PROXY_DENY ? "denied\r\n" : "allowed\r\n";
+        (void)write_all(c->owner.fd, said, strlen(said));
+        unsigned id = c->owner.queue[0].id;
+        owner_pop(&c->owner);
+        proxy_answer(c->proxy, id, a);
+        return;
+    }
+    if (pty_pump(STDIN_FILENO, c->master) <= 0)
+        ev_io_stop(loop, w); /* caller's stdin ended; the command sees no EOF on a tty */
+}
+
+/* Runs until init has reported the command's status (init has then reaped everything else in
+ * the sandbox; tearing the namespaces down is the kernel's business and need not be waited
+ * for) or until init is gone without a report. Meanwhile the proxy serves the sandbox. */
+static void supervise(struct controller *c)
+{
+    ev_io_start(&c->loop, &c->sig_w, c->sfd, EPOLLIN, on_signal, c);
+    ev_io_start(&c->loop, &c->ctl_w, c->ctl, EPOLLIN, on_ctl, c);
+    if (c->master >= 0) {
+        ev_io_start(&c->loop, &c->master_w, c->master, EPOLLIN, on_master, c);
+        ev_io_start(&c->loop, &c->stdin_w, STDIN_FILENO, EPOLLIN, on_stdin, c);
+    }
+    struct output_stream *streams[] = {&c->out, &c->err};
+    for (int i = 0; i < 2; i++)
+        if (streams[i]->fd >= 0)
+            ev_io_start(&c->loop, &streams[i]->w, streams[i]->fd, EPOLLIN, on_output, streams[i]);
+    /* Until the status is in and the output pipes ended (init reaped every writer first). */
+    while ((!c->init_done && !c->have_status) || (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
+        int r = ev_run_once(&c->loop, -1);
+        if (c->proxy)
+            proxy_after_round(c->proxy);
+        if (r < 0) {
+            LOG_E("run", "event loop: %s", strerror(-r));
+            break;
+        }
+    }
+    if (!c->have_status)
+        read_status(c);
+    /* What the command wrote last may still sit in the master. */
+    while (c->master >= 0 && pump_master(c))
+        ;
+}
+
+/* Take the fds init hands over (pty master, proxy listeners) until each expected one came.
+ * EOF means init failed its set-up; it said why on stderr, and supervise() sees it exit. */
+static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, int *http_fd, int *socks_fd)
+{
+    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 : 0);
+    while (expected-- > 0) {
+        char tag = 0;
+        int fd = fdpass_recv(c->ctl, &tag);
+        if (fd < 0)
+            return;
+        switch (tag) {
+        case INIT_MSG_PTY:
+            c->master = fd;
+            pty_copy_winsize(STDIN_FILENO, c->master);
+            c->tty_raw = pty_raw_mode(STDIN_FILENO, &c->saved_tty) == 0;
+            break;
+        case INIT_MSG_HTTP_LISTENER: *http_fd = fd; break;
+        case INIT_MSG_SOCKS_LISTENER: *socks_fd = fd; break;
+        default: close(fd); break;
+        }
+    }
+}
+
+/* Exit status for cordon itself, from what init reported (or how init died). */
+static int final_status(const struct controller *c, int *signal_out)
+{
+    *signal_out = 0;
+    if (c->have_status) {
+        *signal_out = c->status.signal;
+        return c->status.exit_code;
+    }
+    if (WIFEXITED(c->init_wait_status))
+        return WEXITSTATUS(c->init_wait_status) ? WEXITSTATUS(c->init_wait_status) : CORDON_EXIT_SETUP;
+    LOG_E("run", "the sandbox's init was killed by signal %d", WTERMSIG(c->init_wait_status));
+    return CORDON_EXIT_SETUP;
+}
+
+/* init is already running and waits for what follows; on any failure it is killed (it never
+ * runs the command) and cordon exits with the reason. */
+CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *msg)
+{
+    (void)kill(c->init_pid, SIGKILL);
+    (void)waitpid(c->init_pid, NULL, 0);
+    die("%s", msg);
+}
+
+/* Clone init with ip (its control socket made here) and make it c's init. */
+static void clone_init(struct controller *c, const struct init_params *ip, int alive_w)
+{
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+        die_errno("socketpair");
+    pid_t pid = ns_clone_sandbox();
+    if (pid < 0)
+        die("%s", ns_explain_clone_error(-pid));
+    if (pid == 0) {
+        close(sp[0]);
+        close(alive_w);
+        close(c->sfd);
+        struct init_params mine = *ip;
+        mine.ctl_sock = sp[1];
+        init_main(&mine);
+    }
+    close(sp[1]);
+    c->init_pid = pid;
+    c->ctl = sp[0];
+}
+
+/* init made its network namespace before the profile was known (early_network); a profile
+ * that wants the host's network gets a new init that makes none. */
+static void reclone_without_network(struct controller *c, const struct init_params *ip, int alive_w)
+{
+    (void)kill(c->init_pid, SIGKILL);
+    (void)waitpid(c->init_pid, NULL, 0);
+    close(c->ctl);
+    struct init_params again = *ip;
+    again.early_network = false;
+    clone_init(c, &again, alive_w);
+}
+
+/* Resolve the profile, hand init the configuration, then (while init builds the view) compile
+ * the network rules and hand over the seccomp filter. On failure init is killed (it never runs
+ * the command) and cordon exits with the reason; EPIPE means init already failed its set-up and
+ * said why: supervise() sees it exit. */
+static void set_up_sandbox(struct controller *c, struct run_flags *flags, const char *cwd,
+                           struct sandbox_config *cfg, struct sc_program *prog,
+                           const struct init_params *ip, int alive_w)
+{
+    char err[1024];
+    if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
+        stop_init_and_die(c, err);
+    if (cfg->net_unrestricted && ip->early_network)
+        reclone_without_network(c, ip, alive_w);
+    /* No other init will be cloned: only init and the command hold these now. */
+    close(ip->parent_alive_fd);
+    if (ip->out_pipe >= 0) {
+        close(ip->out_pipe);
+        close(ip->err_pipe);
+    }
+    output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
+    output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
+    int r = controller_send_config(c->ctl, cfg);
+    if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+        stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
+    if (controller_compile_network(c->ctl, err, sizeof err) < 0)
+        stop_init_and_die(c, err);
+    r = controller_send_filter(c->ctl, cfg, prog, err, sizeof err);
+    if (r == -1)
+        stop_init_and_die(c, err);
+    if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+        LOG_W("run", "sending the seccomp filter: %s", strerror(-r));
+}
+
+/* A person allowed a blocked destination (escalate.c): the same `cordon run`, in a fresh sandbox,
+ * with --network-allow RULE added. Returns only when that cannot be started. */
+static void run_again_allowing(int argc, char **argv, const char *rule)
+{
+    char **again = xcalloc((size_t)argc + 5, sizeof *again);
+    static char self[] = "cordon", run[] = "run", flag[] = "--network-allow";
+    again[0] = self;
+    again[1] = run;
+    again[2] = flag;
+    again[3] = (char *)rule;
+    for (int i = 0; i < argc; i++)
+        again[4 + i] = argv[i];
+    fprintf(stderr, "cordon: running it again in a fresh sandbox with --network-allow %s\n", rule);
+    fflush(NULL);
+    execv("/proc/self/exe", again);
+    LOG_E("run", "cannot run cordon again: %s", strerror(errno));
+    free(again);
+}
+
+static int block_controller_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < ARRAY_LEN(controller_signals); i++)
+        sigaddset(&set, controller_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+    return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int run_main(int argc, char **argv)
+{
+    char err[1024];
+    struct run_flags flags;
+    struct sandbox_config cfg = {0};
+    struct sc_program prog = {0};
+    struct controller c = {.master = -1, .ctl = -1, .sfd = -1};
+    if (ev_loop_init(&c.loop) < 0)
+        die_errno("epoll");
+    char cwd[PATH_MAX];
+
+    if (cli_parse_run(argc, argv, &flags, err, sizeof err) < 0)
+        die("%s", err);
+    if (!getcwd(cwd, sizeof cwd))
+        die_errno("cannot read the current directory");
+
+    /* Everything init needs from before the clone; the profile is resolved after it. */
+    bool want_pty = isatty(STDIN_FILENO);
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+    if (!want_pty && (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0))
+        die_errno("pipe");
+    if (!want_pty)
+        widen_output_pipe(out_pipe[0]);
+    int alive[2];
+    if (pipe2(alive, O_CLOEXEC) < 0)
+        die_errno("pipe");
+    sigset_t old_mask;
+    if ((c.sfd = block_controller_signals(&old_mask)) < 0)
+        die_errno("signalfd");
+
+    /* Clone init now, while this process is small (its pages are what the clone copies and
+     * init's first writes fault on), so that init starts, maps its ids, makes the network
+     * namespace and waits while the Lua policy resolves the profile here. alive[1] stays open
+     * until we exit: init watches for its hang-up. */
+    uid_t uid = getuid(); /* read before the clone: inside, they are unmapped until init maps them */
+    gid_t gid = getgid();
+    double start = now_ms();
+    struct init_params ip = {.argv = flags.command, .ctl_sock = -1, .parent_alive_fd = alive[0],
+                             .want_pty = want_pty, .command_mask = old_mask,
+                             .out_pipe = out_pipe[1], .err_pipe = err_pipe[1],
+                             .uid = uid, .gid = gid,
+                             .early_network = flags.unrestricted_network != FLAG_TRUE};
+    clone_init(&c, &ip, alive[1]);
+
+    c.out.fd = out_pipe[0];
+    c.err.fd = err_pipe[0];
+    set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1]);
+
+    int http_fd = -1, socks_fd = -1;
+    receive_fds(&c, want_pty, !cfg.net_unrestricted, &http_fd, &socks_fd);
+    if (http_fd >= 0 && socks_fd >= 0) {
+        c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
+        if (!c.proxy)
+            LOG_E("run", "the proxy could not start: commands get no network");
+        /* The terminal of cordon run can answer questions (a pty relay holds its input). */
+        c.owner.fd = isatty(STDERR_FILENO) ? STDERR_FILENO : isatty(STDOUT_FILENO) ? STDOUT_FILENO : -1;
+        if (c.proxy && c.master >= 0 && c.owner.fd >= 0 && cfg.network_ask) {
+            struct proxy_owner po = {.ctx = &c.owner, .ask = owner_ask, .closed = owner_closed};
+            proxy_set_owner(c.proxy, &po, cfg.permission_timeout);
+        }
+    }
+    supervise(&c);
+    if (c.tty_raw)
+        pty_restore_mode(STDIN_FILENO, &c.saved_tty);
+
+    int sig;
+    int code = final_status(&c, &sig);
+    struct lh_refusal refusals[8];
+    size_t n_refusals = 0;
+    struct escalation_result esc = {0};
+    double detect_ms = 0;
+    if (c.have_status) { /* the command ran: judge what it printed */
+        char *line = shell_join(flags.command);
+        static const struct str_list none = {0};
+        double detect_start = now_ms();
+        n_refusals = refusal_report(&cfg, line, code, sig, &c.out.cap, &c.err.cap,
+                                    c.proxy ? proxy_denied(c.proxy) : &none, want_pty, refusals,
+                                    ARRAY_LEN(refusals));
+        detect_ms = now_ms() - detect_start;
+        if (n_refusals) {
+            escalate_refusals(&cfg, flags.command, line, refusals, n_refusals,
+                              isatty(STDIN_FILENO) && isatty(STDERR_FILENO),
+                              c.proxy ? proxy_asked(c.proxy) : &none, &esc);
+            if (esc.ran_outside)
+                code = esc.exit_code, sig = 0;
+        }
+        free(line);
+    }
+    proxy_free(c.proxy);
+    c.proxy = NULL;
+    if (cfg.json) {
+        struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = now_ms() - start,
+                                 .detect_ms = detect_ms, .profile = cfg.profile, .refusals = refusals,
+                                 .n_refusals = n_refusals, .ran_outside = esc.ran_outside};
+        result_json_print(stdout, &res);
+    }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    if (esc.network_allow[0])
+        run_again_allowing(argc, argv, esc.network_allow);
+    /* The Lua state is left to the exit (it stays reachable, so no leak checker minds): closing
+     * it frees every object one by one, a measurable part of a short command's run, for memory
+     * the kernel takes back at once. */
+    sc_program_free(&prog);
+    capture_free(&c.out.cap);
+    capture_free(&c.err.cap);
+    sandbox_config_free(&cfg);
+    run_flags_free(&flags);
+    return code;
+}

@@ -1,0 +1,697 @@
+/* lua_conv.c — see lua_conv.h. Owns the mapping between profile keys and sandbox_config fields
+ * (including the names of rlimits). Uses lua.h/lauxlib.h and util.h.
+ * Must never: call into Lua code (only raw table access, so no metamethod runs), keep Lua
+ * values, or decide policy (a profile value is taken as given once its type is right). */
+#include "policy/lua_conv.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <lauxlib.h>
+
+#include "base/util.h"
+
+/* ---- C -> Lua ---------------------------------------------------------------------------- */
+
+static void push_list(lua_State *L, const struct str_list *l)
+{
+    lua_createtable(L, (int)l->len, 0);                 /* [t] */
+    for (size_t i = 0; i < l->len; i++) {
+        lua_pushstring(L, l->items[i]);                 /* [t, s] */
+        lua_rawseti(L, -2, (lua_Integer)i + 1);         /* [t] */
+    }
+}
+
+/* Get or create the sub-table t[name] of the table on top: [t] -> [t, sub]. */
+static void sub_table(lua_State *L, const char *name)
+{
+    if (lua_getfield(L, -1, name) != LUA_TTABLE) {      /* [t, v] */
+        lua_pop(L, 1);
+        lua_newtable(L);                                /* [t, sub] */
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, name);
+    }
+}
+
+static void set_flag(lua_State *L, const char *sub, const char *key, enum flag_state f)
+{
+    if (f == FLAG_UNSET)
+        return;
+    if (sub)
+        sub_table(L, sub);                              /* [t, sub] */
+    lua_pushboolean(L, f == FLAG_TRUE);
+    lua_setfield(L, -2, key);
+    if (sub)
+        lua_pop(L, 1);                                  /* [t] */
+}
+
+void lc_push_flags(lua_State *L, const struct run_flags *flags)
+{
+    lua_newtable(L);                                    /* [t] */
+    if (flags->workspace) {
+        lua_pushstring(L, flags->workspace);
+        lua_setfield(L, -2, "workspace");
+    }
+    if (flags->writable.len) {
+        push_list(L, &flags->writable);
+        lua_setfield(L, -2, "writable");
+    }
+    if (flags->hidden.len) {
+        push_list(L, &flags->hidden);
+        lua_setfield(L, -2, "hidden");
+    }
+    if (flags->network_allow.len || flags->network_deny.len) {
+        sub_table(L, "network");                        /* [t, net] */
+        if (flags->network_allow.len) {
+            push_list(L, &flags->network_allow);
+            lua_setfield(L, -2, "allow");
+        }
+        if (flags->network_deny.len) {
+            push_list(L, &flags->network_deny);
+            lua_setfield(L, -2, "deny");
+        }
+        lua_pop(L, 1);                                  /* [t] */
+    }
+    set_flag(L, "network", "unrestricted", flags->unrestricted_network);
+    set_flag(L, "network", "loopback", flags->allow_loopback);
+    set_flag(L, NULL, "allow_docker", flags->allow_docker);
+    set_flag(L, NULL, "json", flags->json);
+    set_flag(L, "escalation", "ask_sandbox_off", flags->ask_sandbox_off);
+    set_flag(L, "escalation", "plan", flags->plan);
+    /* --session-exec=false means: every exec in a fresh sandbox */
+    if (flags->session_exec != FLAG_UNSET)
+        set_flag(L, "session", "exec_per_command",
+                 flags->session_exec == FLAG_TRUE ? FLAG_FALSE : FLAG_TRUE);
+    if (flags->permission_timeout) {
+        sub_table(L, "escalation");                     /* [t, esc] */
+        char *end;
+        double v = strtod(flags->permission_timeout, &end);
+        if (*end == '\0' && end != flags->permission_timeout) /* plain seconds */
+            lua_pushnumber(L, v);
+        else
+            lua_pushstring(L, flags->permission_timeout); /* "30s", "5m": the profile validates */
+        lua_setfield(L, -2, "permission_timeout");
+        lua_pop(L, 1);                                  /* [t] */
+    }
+}
+
+void lc_push_environ(lua_State *L, char *const *environ_in)
+{
+    lua_newtable(L);                                    /* [t] */
+    for (size_t i = 0; environ_in && environ_in[i]; i++) {
+        const char *eq = strchr(environ_in[i], '=');
+        if (!eq || eq == environ_in[i])
+            continue;
+        lua_pushlstring(L, environ_in[i], (size_t)(eq - environ_in[i])); /* [t, k] */
+        lua_pushstring(L, eq + 1);                      /* [t, k, v] */
+        lua_rawset(L, -3);                              /* [t] */
+    }
+}
+
+/* ---- Lua -> C ---------------------------------------------------------------------------- */
+
+/* Raw field of the table at idx onto the stack; returns its type. [-0, +1] */
+static int raw_field(lua_State *L, int idx, const char *key)
+{
+    idx = lua_absindex(L, idx);
+    lua_pushstring(L, key);
+    return lua_rawget(L, idx);
+}
+
+static CORDON_NORETURN void bad(lua_State *L, const char *key, const char *what)
+{
+    luaL_error(L, "resolved profile: key '%s': expected %s", key, what);
+    abort(); /* not reached: luaL_error does not return */
+}
+
+static bool read_bool(lua_State *L, int idx, const char *key, const char *path, bool dflt)
+{
+    int t = raw_field(L, idx, key);
+    bool v = dflt;
+    if (t == LUA_TBOOLEAN)
+        v = lua_toboolean(L, -1);
+    else if (t != LUA_TNIL)
+        bad(L, path, "a boolean");
+    lua_pop(L, 1);
+    return v;
+}
+
+/* Check that the value on top is a list of strings (or nil); raises before allocating. */
+static void check_list(lua_State *L, const char *path)
+{
+    if (lua_isnil(L, -1))
+        return;
+    if (!lua_istable(L, -1))
+        bad(L, path, "a list of strings");
+    lua_Unsigned n = lua_rawlen(L, -1);
+    for (lua_Unsigned i = 1; i <= n; i++) {
+        if (lua_rawgeti(L, -1, (lua_Integer)i) != LUA_TSTRING)
+            bad(L, path, "a list of strings");
+        lua_pop(L, 1);
+    }
+}
+
+static void read_list(lua_State *L, int idx, const char *key, const char *path, struct str_list *out)
+{
+    raw_field(L, idx, key);                             /* [..., list] */
+    check_list(L, path);
+    if (lua_istable(L, -1)) {
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i);
+            const char *s = lua_tostring(L, -1);
+            if (!str_list_contains(out, s))
+                str_list_push(out, s);
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* Sub-table key of the table at idx onto the stack (nil allowed): [-0, +1]. */
+static bool sub_field(lua_State *L, int idx, const char *key)
+{
+    int t = raw_field(L, idx, key);
+    if (t != LUA_TTABLE && t != LUA_TNIL)
+        bad(L, key, "a table");
+    return t == LUA_TTABLE;
+}
+
+static const struct {
+    const char *name;
+    int resource;
+} rlimit_names[] = {
+    {"core", RLIMIT_CORE},   {"nofile", RLIMIT_NOFILE}, {"fsize", RLIMIT_FSIZE},
+    {"as", RLIMIT_AS},       {"nproc", RLIMIT_NPROC},   {"cpu", RLIMIT_CPU},
+    {"stack", RLIMIT_STACK}, {"memlock", RLIMIT_MEMLOCK},
+};
+
+static unsigned long long rlimit_value(lua_State *L, int idx, const char *name)
+{
+    if (lua_type(L, idx) == LUA_TSTRING && strcmp(lua_tostring(L, idx), "unlimited") == 0)
+        return RLIM_INFINITY;
+    if (!lua_isinteger(L, idx) || lua_tointeger(L, idx) < 0)
+        bad(L, name, "an integer >= 0, \"unlimited\" or { soft, hard }");
+    return (unsigned long long)lua_tointeger(L, idx);
+}
+
+static void read_rlimits(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    if (!sub_field(L, idx, "rlimits")) {                /* [..., rl] */
+        lua_pop(L, 1);
+        return;
+    }
+    for (size_t i = 0; i < ARRAY_LEN(rlimit_names); i++) {
+        int t = raw_field(L, -1, rlimit_names[i].name); /* [..., rl, v] */
+        if (t != LUA_TNIL) {
+            struct sandbox_rlimit r = {.resource = rlimit_names[i].resource};
+            if (t == LUA_TTABLE) {
+                lua_rawgeti(L, -1, 1);
+                lua_rawgeti(L, -2, 2);                  /* [..., rl, v, soft, hard] */
+                r.soft = rlimit_value(L, -2, rlimit_names[i].name);
+                r.hard = rlimit_value(L, -1, rlimit_names[i].name);
+                lua_pop(L, 2);
+            } else {
+                r.soft = r.hard = rlimit_value(L, -1, rlimit_names[i].name);
+            }
+            if (cfg->n_rlimits < SANDBOX_MAX_RLIMITS)
+                cfg->rlimits[cfg->n_rlimits++] = r;
+        }
+        lua_pop(L, 1);                                  /* [..., rl] */
+    }
+    lua_pop(L, 1);
+}
+
+void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct lc_profile_extra *extra)
+{
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "resolved profile: expected a table, got %s", luaL_typename(L, idx));
+
+    int t = raw_field(L, idx, "name");
+    if (t == LUA_TSTRING)
+        cfg->profile = xstrdup(lua_tostring(L, -1));
+    else if (t != LUA_TNIL)
+        bad(L, "name", "a string");
+    lua_pop(L, 1);
+
+    t = raw_field(L, idx, "workspace");
+    if (t == LUA_TSTRING)
+        extra->workspace = xstrdup(lua_tostring(L, -1));
+    else if (t != LUA_TNIL)
+        bad(L, "workspace", "a string");
+    lua_pop(L, 1);
+
+    cfg->workspace_readonly = read_bool(L, idx, "workspace_readonly", "workspace_readonly", false);
+    extra->allow_docker = read_bool(L, idx, "allow_docker", "allow_docker", false);
+    cfg->json = read_bool(L, idx, "json", "json", false);
+    read_list(L, idx, "writable", "writable", &cfg->writable);
+    read_list(L, idx, "hidden", "hidden", &cfg->hidden);
+    read_list(L, idx, "readonly_in_workspace", "readonly_in_workspace", &cfg->readonly_in_workspace);
+    read_list(L, idx, "run_binds", "run_binds", &cfg->run_binds);
+
+    if (sub_field(L, idx, "network")) {                 /* [..., net] */
+        cfg->net_unrestricted = read_bool(L, -1, "unrestricted", "network.unrestricted", false);
+        cfg->net_loopback = read_bool(L, -1, "loopback", "network.loopback", false);
+    }
+    lua_pop(L, 1);
+
+    if (sub_field(L, idx, "seccomp")) {                 /* [..., sc] */
+        cfg->block_unix_sockets = read_bool(L, -1, "block_unix_sockets", "seccomp.block_unix_sockets", false);
+        read_list(L, -1, "deny", "seccomp.deny", &cfg->seccomp_deny);
+    }
+    lua_pop(L, 1);
+
+    read_rlimits(L, idx, cfg);
+
+    cfg->grace_seconds = 3;
+    cfg->max_background = SANDBOX_MAX_BACKGROUND_DEFAULT;
+    cfg->log_cap = SANDBOX_LOG_CAP_DEFAULT;
+    if (sub_field(L, idx, "session")) {                 /* [..., s] */
+        t = raw_field(L, -1, "grace");
+        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 && lua_tonumber(L, -1) <= 3600)
+            cfg->grace_seconds = lua_tonumber(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "session.grace", "a number of seconds, 0 to 3600");
+        lua_pop(L, 1);
+        t = raw_field(L, -1, "max_background");
+        if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0 && lua_tointeger(L, -1) <= 1024)
+            cfg->max_background = (unsigned)lua_tointeger(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "session.max_background", "an integer, 0 to 1024");
+        lua_pop(L, 1);
+        t = raw_field(L, -1, "log_cap");
+        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 4096 && lua_tonumber(L, -1) <= 1024.0 * 1024 * 1024 * 1024)
+            cfg->log_cap = (size_t)lua_tonumber(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "session.log_cap", "a number of bytes, 4096 to 1 TiB");
+        lua_pop(L, 1);
+        cfg->exec_per_command = read_bool(L, -1, "exec_per_command", "session.exec_per_command", false);
+    }
+    lua_pop(L, 1);
+
+    /* escalation.permission_timeout: a number of seconds or "30s" / "5m" / "1h". */
+    cfg->permission_timeout = 300;
+    if (sub_field(L, idx, "escalation")) {              /* [..., esc] */
+        t = raw_field(L, -1, "permission_timeout");
+        if (t == LUA_TNUMBER) {
+            cfg->permission_timeout = lua_tonumber(L, -1);
+        } else if (t == LUA_TSTRING) {
+            char *end;
+            double v = strtod(lua_tostring(L, -1), &end);
+            double unit = *end == 'h' ? 3600 : *end == 'm' ? 60 : 1;
+            cfg->permission_timeout = v * unit;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (sub_field(L, idx, "network")) {                 /* [..., net] */
+        cfg->network_ask = read_bool(L, -1, "ask", "network.ask", false);
+    }
+    lua_pop(L, 1);
+
+    /* capture = { head = bytes, tail = bytes }: what refusal detection sees of each stream. */
+    cfg->capture_head = cfg->capture_tail = SANDBOX_CAPTURE_DEFAULT;
+    if (sub_field(L, idx, "capture")) {                 /* [..., cap] */
+        static const char *const keys[] = {"head", "tail"};
+        size_t *dst[] = {&cfg->capture_head, &cfg->capture_tail};
+        for (int i = 0; i < 2; i++) {
+            t = raw_field(L, -1, keys[i]);
+            if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 && lua_tonumber(L, -1) <= SANDBOX_CAPTURE_MAX)
+                *dst[i] = (size_t)lua_tonumber(L, -1);
+            else if (t != LUA_TNIL)
+                bad(L, i == 0 ? "capture.head" : "capture.tail", "a number of bytes, 0 to 64 MiB");
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* ---- network decision -------------------------------------------------------------------- */
+
+static void copy_clean(char *dst, size_t n, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < n; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        dst[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+    }
+    dst[i] = '\0';
+}
+
+/* A hook result that must be a table whose keys are among keys[] and whose values are all
+ * strings; raises "<hook> result: ..." otherwise. idx absolute. Stack balanced. */
+static void check_string_fields(lua_State *L, int idx, const char *hook, const char *shape,
+                                const char *const *keys, size_t n_keys)
+{
+    if (!lua_istable(L, idx))
+        luaL_error(L, "%s result: expected a table %s, got %s", hook, shape, luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [k, v] */
+        bool known = false;
+        for (size_t i = 0; lua_type(L, -2) == LUA_TSTRING && i < n_keys && !known; i++)
+            known = strcmp(lua_tostring(L, -2), keys[i]) == 0;
+        if (!known)
+            luaL_error(L, "%s result: unknown key '%s'", hook, luaL_tolstring(L, -2, NULL));
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "%s result: '%s' must be a string, got %s", hook, lua_tostring(L, -2),
+                       luaL_typename(L, -1));
+        lua_pop(L, 1);                                  /* [k] */
+    }
+}
+
+void lc_read_net_decision(lua_State *L, int idx, struct net_decision *out)
+{
+    static const char *const keys[] = {"verdict", "rule", "reason", "suggest"};
+    idx = lua_absindex(L, idx);
+    check_string_fields(L, idx, "network", "{ verdict = \"allow\"|\"deny\"|\"ask\", ... }", keys,
+                        ARRAY_LEN(keys));
+    raw_field(L, idx, "verdict");                       /* [verdict] */
+    const char *v = lua_tostring(L, -1);
+    bool allow = v && strcmp(v, "allow") == 0, ask = v && strcmp(v, "ask") == 0;
+    if (!v || !(allow || ask || strcmp(v, "deny") == 0))
+        luaL_error(L, "network result: verdict must be \"allow\", \"deny\" or \"ask\", got %s",
+                   v ? v : "nil");
+    lua_pop(L, 1);
+    struct {
+        const char *key;
+        char *dst;
+        size_t n;
+    } fields[] = {{"rule", out->rule, sizeof out->rule}, {"reason", out->reason, sizeof out->reason},
+                  {"suggest", out->suggest, sizeof out->suggest}};
+    for (size_t i = 0; i < ARRAY_LEN(fields); i++) {
+        if (raw_field(L, idx, fields[i].key) == LUA_TSTRING)
+            copy_clean(fields[i].dst, fields[i].n, lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    out->allow = allow;
+    out->ask = ask;
+}
+
+/* ---- environment ------------------------------------------------------------------------- */
+
+bool lc_env_pattern_match(const char *p, const char *s)
+{
+    /* Iterative `*` matcher: remember the last star and retry from one character further. */
+    const char *star = NULL, *retry = NULL;
+    while (*s) {
+        if (*p == '*') {
+            star = p++;
+            retry = s;
+        } else if (*p == *s) {
+            p++;
+            s++;
+        } else if (star) {
+            p = star + 1;
+            s = ++retry;
+        } else {
+            return false;
+        }
+    }
+    while (*p == '*')
+        p++;
+    return *p == '\0';
+}
+
+static bool env_name_ok(const char *s, size_t len)
+{
+    return len > 0 && !memchr(s, '=', len) && strlen(s) == len;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct str_list *out)
+{
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "environment result: expected a table { set = {...}, unset = {...} }, got %s",
+                   luaL_typename(L, idx));
+    /* First pass: check every type, so the second pass (which allocates) cannot raise. */
+    int ts = raw_field(L, idx, "set");                  /* [set] */
+    int tu = raw_field(L, idx, "unset");                /* [set, unset] */
+    if (ts != LUA_TNIL && ts != LUA_TTABLE)
+        luaL_error(L, "environment result: set: expected a table");
+    if (tu != LUA_TNIL && tu != LUA_TTABLE)
+        luaL_error(L, "environment result: unset: expected a list");
+    if (ts == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -3)) {                       /* [set, unset, k, v] */
+            size_t kl, vl;
+            if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+                luaL_error(L, "environment result: set: expected NAME = \"value\" strings");
+            const char *k = lua_tolstring(L, -2, &kl);
+            const char *v = lua_tolstring(L, -1, &vl);
+            if (!env_name_ok(k, kl) || strlen(v) != vl)
+                luaL_error(L, "environment result: set: bad variable '%s'", k);
+            lua_pop(L, 1);
+        }
+    }
+    if (tu == LUA_TTABLE) {
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            size_t l;
+            if (lua_rawgeti(L, -1, (lua_Integer)i) != LUA_TSTRING)
+                luaL_error(L, "environment result: unset[%d]: expected a string", (int)i);
+            const char *s = lua_tolstring(L, -1, &l);
+            if (!env_name_ok(s, l))
+                luaL_error(L, "environment result: unset[%d]: bad name or pattern", (int)i);
+            lua_pop(L, 1);
+        }
+    }
+
+    /* Second pass: no Lua errors from here on. */
+    struct str_list unset = {0}, set = {0};
+    if (tu == LUA_TTABLE) {
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i);
+            str_list_push(&unset, lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+    }
+    if (ts == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -3)) {                       /* [set, unset, k, v] */
+            str_list_push_owned(&set, xasprintf("%s=%s", lua_tostring(L, -2), lua_tostring(L, -1)));
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 2);
+    if (set.len)
+        qsort(set.items, set.len, sizeof *set.items, cmp_str);
+
+    for (size_t i = 0; environ_in && environ_in[i]; i++) {
+        const char *e = environ_in[i];
+        const char *eq = strchr(e, '=');
+        if (!eq || eq == e)
+            continue;
+        char *name = xasprintf("%.*s", (int)(eq - e), e);
+        bool drop = false;
+        for (size_t j = 0; j < unset.len && !drop; j++)
+            drop = lc_env_pattern_match(unset.items[j], name);
+        size_t nl = strlen(name);
+        for (size_t j = 0; j < set.len && !drop; j++)
+            drop = strncmp(set.items[j], name, nl) == 0 && set.items[j][nl] == '=';
+        if (!drop)
+            str_list_push(out, e);
+        free(name);
+    }
+    for (size_t j = 0; j < set.len; j++)
+        str_list_push(out, set.items[j]);
+    str_list_free(&unset);
+    str_list_free(&set);
+}
+
+/* ---- refusal detection and escalation ------------------------------------------------------ */
+
+/* Copy src into dst (size n) like copy_clean, but never cut a UTF-8 sequence in half (the
+ * strings end up in JSON and on terminals). */
+static void copy_clean_utf8(char *dst, size_t n, const char *src)
+{
+    size_t len = strlen(src);
+    if (len >= n) {
+        len = n - 1;
+        while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+            len--; /* src[len] would start the cut: back up to a lead byte */
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        dst[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+    }
+    dst[len] = '\0';
+}
+
+static void push_list_or_empty(lua_State *L, const struct str_list *l)
+{
+    if (l)
+        push_list(L, l);
+    else
+        lua_newtable(L);
+}
+
+void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
+{
+    lua_createtable(L, 0, 14);                          /* [t] */
+    lua_pushstring(L, in->command ? in->command : "");
+    lua_setfield(L, -2, "command");
+    lua_pushinteger(L, in->exit_code);
+    lua_setfield(L, -2, "exit_code");
+    if (in->signal) {
+        lua_pushinteger(L, in->signal);
+        lua_setfield(L, -2, "signal");
+    }
+    lua_pushlstring(L, in->stdout_text ? in->stdout_text : "", in->stdout_text ? in->stdout_len : 0);
+    lua_setfield(L, -2, "stdout");
+    lua_pushlstring(L, in->stderr_text ? in->stderr_text : "", in->stderr_text ? in->stderr_len : 0);
+    lua_setfield(L, -2, "stderr");
+    lua_pushboolean(L, in->truncated);
+    lua_setfield(L, -2, "truncated");
+    lua_pushboolean(L, in->merged);
+    lua_setfield(L, -2, "merged");
+    lua_pushboolean(L, in->candidates);
+    lua_setfield(L, -2, "candidates");
+    lua_pushstring(L, in->cwd ? in->cwd : "/");
+    lua_setfield(L, -2, "cwd");
+    push_list_or_empty(L, in->writable);
+    lua_setfield(L, -2, "writable");
+    push_list_or_empty(L, in->hidden);
+    lua_setfield(L, -2, "hidden");
+    push_list_or_empty(L, in->network_denied);
+    lua_setfield(L, -2, "network_denied");
+}
+
+void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
+{
+    lua_createtable(L, 0, 4);                           /* [t] */
+    lua_pushstring(L, r->kind);
+    lua_setfield(L, -2, "kind");
+    if (r->path[0]) {
+        lua_pushstring(L, r->path);
+        lua_setfield(L, -2, "path");
+    }
+    lua_pushstring(L, r->line);
+    lua_setfield(L, -2, "line");
+    lua_pushstring(L, r->reason);
+    lua_setfield(L, -2, "reason");
+}
+
+static const char *const refusal_kinds[] = {"write", "hidden", "sudo", "docker", "dbus", "network"};
+
+/* Check one refusal table at idx (raises naming the index i). */
+static void check_refusal(lua_State *L, int idx, lua_Integer i)
+{
+    static const char *const keys[] = {"kind", "path", "line", "reason"};
+    if (!lua_istable(L, idx))
+        luaL_error(L, "refusal result[%d]: expected a table, got %s", (int)i, luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [k, v] */
+        bool known = false;
+        for (size_t k = 0; lua_type(L, -2) == LUA_TSTRING && k < ARRAY_LEN(keys) && !known; k++)
+            known = strcmp(lua_tostring(L, -2), keys[k]) == 0;
+        if (!known)
+            luaL_error(L, "refusal result[%d]: unknown key '%s'", (int)i, luaL_tolstring(L, -2, NULL));
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "refusal result[%d]: '%s' must be a string, got %s", (int)i,
+                       lua_tostring(L, -2), luaL_typename(L, -1));
+        lua_pop(L, 1);                                  /* [k] */
+    }
+    raw_field(L, idx, "kind");
+    const char *kind = lua_tostring(L, -1);
+    bool ok = false;
+    for (size_t k = 0; kind && k < ARRAY_LEN(refusal_kinds) && !ok; k++)
+        ok = strcmp(kind, refusal_kinds[k]) == 0;
+    if (!ok)
+        luaL_error(L, "refusal result[%d]: kind must be write, hidden, sudo, docker, dbus or "
+                      "network, got %s", (int)i, kind ? kind : "nil");
+    lua_pop(L, 1);
+    if (raw_field(L, idx, "reason") != LUA_TSTRING)
+        luaL_error(L, "refusal result[%d]: 'reason' is required", (int)i);
+    if (raw_field(L, idx, "line") != LUA_TSTRING)
+        luaL_error(L, "refusal result[%d]: 'line' is required", (int)i);
+    lua_pop(L, 2);
+}
+
+size_t lc_read_refusals(lua_State *L, int idx, struct lh_refusal *out, size_t max)
+{
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "refusal result: expected a list of refusals { { kind = ..., line = ..., "
+                      "reason = ... }, ... } ({} for none), got %s", luaL_typename(L, idx));
+    lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
+    /* A list only: every key is 1..len. Checked fully before anything is copied. */
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {                          /* [k, v] */
+        if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > len)
+            luaL_error(L, "refusal result: expected a list, found key '%s'", luaL_tolstring(L, -2, NULL));
+        lua_pop(L, 1);
+    }
+    for (lua_Integer i = 1; i <= len; i++) {
+        lua_rawgeti(L, idx, i);                         /* [r] */
+        check_refusal(L, lua_gettop(L), i);
+        lua_pop(L, 1);
+    }
+    size_t n = 0;
+    for (lua_Integer i = 1; i <= len && n < max; i++, n++) {
+        lua_rawgeti(L, idx, i);                         /* [r] */
+        struct {
+            const char *key;
+            char *dst;
+            size_t size;
+        } f[] = {{"kind", out[n].kind, sizeof out[n].kind}, {"path", out[n].path, sizeof out[n].path},
+                 {"line", out[n].line, sizeof out[n].line},
+                 {"reason", out[n].reason, sizeof out[n].reason}};
+        for (size_t k = 0; k < ARRAY_LEN(f); k++) {
+            f[k].dst[0] = '\0';
+            if (raw_field(L, -1, f[k].key) == LUA_TSTRING)
+                copy_clean_utf8(f[k].dst, f[k].size, lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    return n;
+}
+
+void lc_read_escalation(lua_State *L, int idx, struct lh_escalation *out)
+{
+    static const char *const keys[] = {"action", "offer", "reason"};
+    idx = lua_absindex(L, idx);
+    check_string_fields(L, idx, "escalate", "{ action = \"ask\"|\"deny\", ... }", keys, ARRAY_LEN(keys));
+    raw_field(L, idx, "action");
+    raw_field(L, idx, "offer");                         /* [action, offer] */
+    const char *a = lua_tostring(L, -2), *o = lua_tostring(L, -1);
+    bool ask = a && strcmp(a, "ask") == 0;
+    if (!a || !(ask || strcmp(a, "deny") == 0))
+        luaL_error(L, "escalate result: action must be \"ask\" or \"deny\", got %s", a ? a : "nil");
+    if (o && strcmp(o, "rerun") != 0 && strcmp(o, "network") != 0)
+        luaL_error(L, "escalate result: offer must be \"rerun\" or \"network\", got %s", o);
+    if (ask && !o)
+        luaL_error(L, "escalate result: action \"ask\" needs an offer (\"rerun\" or \"network\")");
+    out->ask = ask;
+    copy_clean_utf8(out->offer, sizeof out->offer, ask ? o : "");
+    lua_pop(L, 2);
+    out->reason[0] = '\0';
+    if (raw_field(L, idx, "reason") == LUA_TSTRING)
+        copy_clean_utf8(out->reason, sizeof out->reason, lua_tostring(L, -1));
+    lua_pop(L, 1);
+}
+
+void lc_read_escalation_settings(lua_State *L, int idx, bool *ask_sandbox_off, bool *plan)
+{
+    *ask_sandbox_off = *plan = false;
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx))
+        return;
+    if (raw_field(L, idx, "escalation") == LUA_TTABLE) {  /* [esc] */
+        if (raw_field(L, -1, "ask_sandbox_off") == LUA_TBOOLEAN)
+            *ask_sandbox_off = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        if (raw_field(L, -1, "plan") == LUA_TBOOLEAN)
+            *plan = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}

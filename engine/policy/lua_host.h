@@ -1,0 +1,189 @@
+/* lua_host.h — the one owner of the lua_State (STYLE 3): create, sandbox, load lua/ (embedded),
+ * policies/ and profiles/, call hooks under an instruction budget and a memory cap, close.
+ * No other engine file includes lua.h except lua_conv.c (C <-> Lua values).
+ * Must never: run bytecode, open io/os/debug/package, let a hook error pass as "allow". */
+#ifndef CORDON_LUA_HOST_H
+#define CORDON_LUA_HOST_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "sandbox/sandbox-t.h"
+
+struct marker_set;
+
+/* What one protected hook call ended as (STYLE 13). Callers switch on it without default:. */
+enum lh_outcome {
+    LH_OK,          /* a valid result */
+    LH_ERROR,       /* the hook raised, or a policy failed to load */
+    LH_TIMEOUT,     /* instruction budget exhausted */
+    LH_NOMEM,       /* memory cap reached */
+    LH_BAD_RESULT,  /* result of the wrong shape */
+};
+
+/* The layers lh_open() loads, lowest first: datadir's policies/NAME.lua, user_config_dir's
+ * policy.lua, project_dir's policy.lua, extra_policy. Profiles are looked up in project_dir's
+ * profiles/, then user_config_dir's, then datadir's. Whether a project is trusted is the
+ * caller's business (trust.h): lh_open loads whatever it is given. */
+struct lh_options {
+    const char *datadir;          /* holds policies/ and profiles/ (CORDON_DATADIR by default) */
+    const char *user_config_dir;  /* ~/.config/cordon, or NULL: no user layer */
+    const char *project_dir;      /* a trusted project's .cordon directory, or NULL */
+    const char *extra_policy;     /* --policy FILE: one more layer on top, or NULL */
+};
+
+/* Create the state and load every policy layer. 0, or -1 with "file:line: message" in err. */
+int lh_open(const struct lh_options *opt, char *err, size_t errlen);
+void lh_close(void);
+
+/* Run the `profile` hook (flags merged over the named profile) and the `environment` hook
+ * (caller's environ in, the command's environment out), then validate paths: the workspace
+ * (flags->workspace or cwd) and writable paths must exist and are canonicalised; hidden paths
+ * are made absolute with ~ expanded; every network.allow / network.deny entry must parse (one
+ * invalid entry fails with "invalid network rule 'ENTRY': why"). The resolved profile stays in
+ * the state for lh_network_decide() until the next call or lh_close(). Fills cfg; on failure returns the outcome and puts one
+ * line naming the cause (and file:line for policy errors) in err. */
+enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cwd, const char *home,
+                                   char *const *environ_in, struct sandbox_config *cfg,
+                                   char *err, size_t errlen);
+
+/* lh_resolve_sandbox in two steps, so that a controller can hand the configuration to the
+ * sandbox's init before the network rules are compiled (cordon.allowlist loads only then):
+ * _config does everything but the network rules, lh_resolve_network() compiles them (an
+ * invalid entry fails it as above) and keeps the profile for lh_network_decide(). Until it
+ * succeeds, lh_network_decide() has no profile (and denies). */
+enum lh_outcome lh_resolve_sandbox_config(const struct run_flags *flags, const char *cwd,
+                                          const char *home, char *const *environ_in,
+                                          struct sandbox_config *cfg, char *err, size_t errlen);
+enum lh_outcome lh_resolve_network(char *err, size_t errlen);
+
+/* One new network destination, as the egress proxy sees it. */
+enum net_kind {
+    NET_KIND_HTTP,      /* an absolute-form HTTP request (port 80 when the URL has none) */
+    NET_KIND_CONNECT,   /* an HTTP CONNECT tunnel */
+    NET_KIND_SOCKS,     /* a SOCKS5 CONNECT */
+};
+
+/* The `network` hook's answer, copied out of Lua (strings truncated to fit, always
+ * NUL-terminated; empty when the policy gave none). */
+struct net_decision {
+    bool allow;         /* forward the connection */
+    bool ask;           /* the policy wants a person asked (allow is false meanwhile) */
+    char rule[256];     /* the deciding entry as the user wrote it */
+    char reason[256];   /* why, for the 403 body, the SOCKS log line and the audit log */
+    char suggest[320];  /* the flag that would allow it, e.g. "--network-allow host:443" */
+};
+
+/* Decide one destination with the profile resolved by the last lh_resolve_sandbox() (its
+ * network.allow / network.deny, command-line rules included, are compiled once and cached in
+ * the state). host is the host as the client sent it (IPv6 with or without brackets), port
+ * 1..65535, command the command line that asked or NULL. Any outcome but LH_OK leaves
+ * out->allow false with the cause in out->reason (fail closed). Loop thread only. */
+enum lh_outcome lh_network_decide(enum net_kind kind, const char *host, unsigned port,
+                                  const char *command, struct net_decision *out);
+
+/* `cordon policy check [DIR]`: load every layer, every profile under datadir (and DIR's
+ * .cordon/profiles/ when given), validate each; print "file:line: message" per problem to out.
+ * Returns the number of problems. */
+int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out);
+
+/* ---- explain (cordon policy explain / policy test) ------------------------------------------
+ * Each layer's own answer: the hook chain truncated at that layer (layers 1..i, lowest first)
+ * is called with the same input, so layer i's answer is what the decision would be if no
+ * layer above it existed. Layers that do not define the hook are not listed. */
+
+/* Print, for the profile the last lh_resolve_sandbox() resolved, one line per layer defining
+ * `network`: "N. file:line  verdict  rule: ...  reason: ..." (or the layer's error), then
+ * "decided by: file (layer N)": the lowest layer from which the verdict and rule no longer
+ * change. Returns the final outcome; *allow is the top layer's verdict (false on error). */
+enum lh_outcome lh_explain_network(enum net_kind kind, const char *host, unsigned port,
+                                   FILE *out, bool *allow);
+/* Print, for profile `flags->profile` (with flags), one line per layer defining `profile`:
+ * "N. file:line  changed: key.path, ..." (keys whose value differs from the layer below's
+ * result), then "decided by: ...". Returns LH_OK or the first failing layer's outcome. */
+enum lh_outcome lh_explain_profile(const struct run_flags *flags, FILE *out);
+/* The value at dotted `keypath` of the profile the last lh_resolve_sandbox() resolved, as
+ * compact JSON (objects with sorted keys; a Lua sequence as an array; absent = null) in out.
+ * false when no profile is resolved or the value does not fit. */
+bool lh_profile_value(const char *keypath, char *out, size_t outlen);
+/* The hooks the policy file at path defines, comma-separated in out ("" when none). Loads
+ * the file in a fresh sandboxed environment of the open state. 0, or -1 with
+ * "file:line: message" in out. */
+int lh_layer_hooks(const char *path, char *out, size_t outlen);
+/* ---- refusal detection and escalation (lua/HOOKS.md "refusal", "escalate") ------------------ */
+
+/* One refusal the `refusal` hook reported, copied out of Lua (strings truncated to fit at a
+ * UTF-8 boundary, control characters replaced by '?', always NUL-terminated; path "" when the
+ * policy gave none). kind is one of write, hidden, sudo, docker, dbus, network. */
+struct lh_refusal {
+    char kind[16];
+    char path[1024];
+    char line[512];
+    char reason[512];
+};
+
+/* A finished foreground command, as the refusal hook sees it. Everything is borrowed for the
+ * call. stdout_text/stderr_text are the captured head and tail (may hold NUL bytes; NULL = "");
+ * signal 0 = the command exited (the hook sees signal = nil); cwd absolute; the lists may be
+ * NULL (empty): writable roots, hidden paths, and "host:port" destinations the proxy refused. */
+struct lh_command_result {
+    const char *command;
+    int exit_code;
+    int signal;
+    const char *stdout_text;
+    size_t stdout_len;
+    const char *stderr_text;
+    size_t stderr_len;
+    bool truncated;
+    const char *cwd;
+    const struct str_list *writable;
+    const struct str_list *hidden;
+    const struct str_list *network_denied;
+    bool merged;        /* stdout holds both streams (a pty); stderr is empty */
+    bool candidates;    /* the texts hold only the kept lines with a marker (lh_refusal_markers) */
+};
+
+/* The markers the refusal layers key on (`refusal_markers`, lua/HOOKS.md), compiled by
+ * lh_open(); NULL when a layer defining `refusal` declared none: the hook then needs the whole
+ * kept text. Valid until lh_close(). */
+const struct marker_set *lh_refusal_markers(void);
+
+/* Run the `refusal` hook on one result; copy up to max refusals into out and set *n (refusals
+ * past max are dropped). No layer defining the hook: LH_OK with *n = 0. Any other outcome but
+ * LH_OK sets *n = 0 ("no refusal reported": a broken detector must not invent refusals nor
+ * block the command's result) and puts "file:line: message" in err. Loop thread only. */
+enum lh_outcome lh_detect_refusals(const struct lh_command_result *in, struct lh_refusal *out,
+                                   size_t max, size_t *n, char *err, size_t errlen);
+
+/* Explain one result (cordon policy explain --input): print one line per layer defining
+ * `refusal`: "N. file:line  KIND PATH, KIND PATH" ("no refusal"; a failing layer: "no refusal
+ * policy error (what): message"), then "refusals: ..." (the top layer's list) and
+ * "decided by: file (layer N)": the lowest layer from which the list (kinds and paths, in
+ * order) no longer changes. The host override applies as for lh_detect_refusals. Returns the
+ * top layer's outcome (LH_OK when no layer defines the hook); *n is the top layer's count. */
+enum lh_outcome lh_explain_refusals(const struct lh_command_result *in, FILE *out, size_t *n);
+
+/* The `escalate` hook's answer. ask false = deny. offer is "rerun" or "network" when ask,
+ * else "". reason is one line for the user. */
+struct lh_escalation {
+    bool ask;
+    char offer[16];
+    char reason[512];
+};
+
+/* Ask the `escalate` hook about one refusal of `command`. Any outcome but LH_OK (no layer
+ * defines the hook, a raise, a bad result, budget, memory) leaves out->ask false with
+ * "policy error: file:line: message" in out->reason and the message in err (fail closed). */
+enum lh_outcome lh_escalate(const struct lh_refusal *r, const char *command, bool ask_sandbox_off,
+                            bool plan, bool background, bool interactive,
+                            struct lh_escalation *out, char *err, size_t errlen);
+
+/* The `escalation.ask_sandbox_off` and `escalation.plan` keys of the profile the last
+ * lh_resolve_sandbox() resolved (false when absent, or when no profile is resolved). */
+void lh_profile_escalation(bool *ask_sandbox_off, bool *plan);
+
+/* Recorded cases: from now until lh_clear_host_override(), host.exists(path) answers true
+ * exactly for the listed paths (exists or sockets), their parent directories, and nothing
+ * else; host.is_socket(path) for the listed sockets only. The lists are copied. */
+void lh_set_host_override(const struct str_list *exists, const struct str_list *sockets);
+void lh_clear_host_override(void);
+#endif

@@ -1,0 +1,439 @@
+/* trust.c — see trust.h. */
+#include "policy/trust.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/layer_dirs.h"
+#include "base/json_read.h"
+#include "policy/lua_host.h"
+#include "base/json_buf.h"
+#include "base/util.h"
+
+#define TRUST_MAX_FILES 1000
+#define TRUST_MAX_DEPTH 16
+#define TRUST_RECORD_MAX (1 << 20)
+
+void trust_set_free(struct trust_set *s)
+{
+    for (size_t i = 0; i < s->len; i++)
+        free(s->items[i].rel);
+    free(s->items);
+    s->items = NULL;
+    s->len = s->cap = 0;
+}
+
+static void set_push(struct trust_set *s, const char *rel, const char *hash)
+{
+    if (s->len == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->items = xrealloc(s->items, s->cap * sizeof *s->items);
+    }
+    s->items[s->len].rel = xstrdup(rel);
+    snprintf(s->items[s->len].hash, sizeof s->items[s->len].hash, "%s", hash);
+    s->len++;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return strcmp(((const struct trust_entry *)a)->rel, ((const struct trust_entry *)b)->rel);
+}
+
+/* Walk dir (absolute) whose path relative to .cordon is rel ("" at the top). */
+static int scan_dir(const char *dir, const char *rel, int depth, struct trust_set *out, char *err,
+                    size_t errlen)
+{
+    if (depth > TRUST_MAX_DEPTH) {
+        snprintf(err, errlen, "%s: nested too deep", dir);
+        return -1;
+    }
+    int rc = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char *path = xasprintf("%s/%s", dir, e->d_name);
+        char *r = xasprintf("%s%s%s", rel, *rel ? "/" : "", e->d_name);
+        struct stat st;
+        char hash[SHA256_HEX_LEN + 1];
+        int h;
+        if (lstat(path, &st) < 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            rc = -1;
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = scan_dir(path, r, depth + 1, out, err, errlen);
+        } else if (S_ISLNK(st.st_mode)) {
+            snprintf(err, errlen, "%s: a symbolic link (refused: only regular files can be trusted)", path);
+            rc = -1;
+        } else if (!S_ISREG(st.st_mode)) {
+            snprintf(err, errlen, "%s: not a regular file (refused: only regular files can be trusted)", path);
+            rc = -1;
+        } else if (out->len >= TRUST_MAX_FILES) {
+            snprintf(err, errlen, "%s: more than %d files", dir, TRUST_MAX_FILES);
+            rc = -1;
+        } else if ((h = sha256_file_hex(path, hash)) < 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(-h));
+            rc = -1;
+        } else {
+            set_push(out, r, hash);
+        }
+        free(path);
+        free(r);
+    }
+    closedir(d);
+    return rc;
+}
+
+int trust_scan(const char *policy_dir, struct trust_set *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    struct stat st;
+    if (lstat(policy_dir, &st) < 0) {
+        snprintf(err, errlen, "%s: %s", policy_dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a directory (a symbolic link or a file is refused)", policy_dir);
+        return -1;
+    }
+    if (scan_dir(policy_dir, "", 0, out, err, errlen) < 0) {
+        trust_set_free(out);
+        return -1;
+    }
+    if (out->len)
+        qsort(out->items, out->len, sizeof *out->items, cmp_entry);
+    return 0;
+}
+
+char *trust_record_path(const char *config_dir, const char *root)
+{
+    char hex[SHA256_HEX_LEN + 1];
+    sha256_hex(root, strlen(root), hex);
+    return xasprintf("%s/trusted/%s.json", config_dir, hex);
+}
+
+int trust_record_load(const char *path, struct trust_set *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    char *buf = xmalloc(TRUST_RECORD_MAX);
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + len, TRUST_RECORD_MAX - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+        if (len == TRUST_RECORD_MAX)
+            break;
+    }
+    close(fd);
+    int rc = -EINVAL;
+    char jerr[256];
+    struct json_value *v = json_parse(buf, len, jerr, sizeof jerr);
+    const struct json_value *files = v ? json_get(v, "files") : NULL;
+    if (!v) {
+        snprintf(err, errlen, "%s: %s", path, jerr);
+    } else if (!files || files->type != JSON_OBJECT) {
+        snprintf(err, errlen, "%s: no \"files\" object", path);
+    } else {
+        rc = 0;
+        for (size_t i = 0; i < files->len; i++) {
+            const struct json_value *h = &files->items[i];
+            if (h->type != JSON_STRING || h->len != SHA256_HEX_LEN) {
+                snprintf(err, errlen, "%s: \"%s\" is not a SHA-256 hex digest", path, files->keys[i]);
+                rc = -EINVAL;
+                break;
+            }
+            set_push(out, files->keys[i], h->str);
+        }
+        if (rc == 0 && out->len)
+            qsort(out->items, out->len, sizeof *out->items, cmp_entry);
+    }
+    if (rc < 0)
+        trust_set_free(out);
+    json_free(v);
+    free(buf);
+    return rc;
+}
+
+/* mkdir -p for the record's directories, mode 0700. */
+static int make_dirs(const char *path)
+{
+    char *p = xstrdup(path);
+    int rc = 0;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0700) < 0 && errno != EEXIST)
+            rc = -errno;
+        *s = '/';
+        if (rc < 0)
+            break;
+    }
+    free(p);
+    return rc;
+}
+
+int trust_record_save(const char *path, const char *root, const struct trust_set *s, char *err,
+                      size_t errlen)
+{
+    int rc = make_dirs(path);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: cannot create its directory: %s", path, strerror(-rc));
+        return rc;
+    }
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    *slash = '\0';
+    char *tmp = xasprintf("%s/.trust-XXXXXX", dir);
+    FILE *f = NULL;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (fchmod(fd, 0600) < 0 || !(f = fdopen(fd, "w"))) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        close(fd);
+        goto out_unlink;
+    }
+    fputs("{\"project\":", f);
+    json_write_string(f, root);
+    fputs(",\"files\":{", f);
+    for (size_t i = 0; i < s->len; i++) {
+        fputs(i ? ",\n  " : "\n  ", f);
+        json_write_string(f, s->items[i].rel);
+        fprintf(f, ":\"%s\"", s->items[i].hash);
+    }
+    fputs("\n}}\n", f);
+    if (fflush(f) != 0 || fsync(fileno(f)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        fclose(f);
+        goto out_unlink;
+    }
+    if (fclose(f) != 0 || rename(tmp, path) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        goto out_unlink;
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    rc = 0;
+    goto out;
+out_unlink:
+    unlink(tmp);
+out:
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+static void why_add(char *why, size_t whylen, size_t *used, const char *rel, const char *what)
+{
+    if (*used >= whylen)
+        return;
+    int n = snprintf(why + *used, whylen - *used, "%s%s %s", *used ? ", " : "", rel, what);
+    if (n > 0)
+        *used += (size_t)n;
+}
+
+void trust_compare(const struct trust_set *recorded, const struct trust_set *current, char *why,
+                   size_t whylen)
+{
+    size_t i = 0, j = 0, used = 0;
+    if (whylen)
+        why[0] = '\0';
+    while (i < recorded->len || j < current->len) {
+        int c = i >= recorded->len ? 1 : j >= current->len ? -1
+                                        : strcmp(recorded->items[i].rel, current->items[j].rel);
+        if (c == 0) {
+            if (strcmp(recorded->items[i].hash, current->items[j].hash) != 0)
+                why_add(why, whylen, &used, current->items[j].rel, "changed");
+            i++, j++;
+        } else if (c < 0) {
+            why_add(why, whylen, &used, recorded->items[i++].rel, "removed");
+        } else {
+            why_add(why, whylen, &used, current->items[j++].rel, "added");
+        }
+    }
+}
+
+enum trust_state trust_check(const char *config_dir, const char *root, char *canon_root,
+                             char *why, size_t whylen)
+{
+    char *r = realpath(root, NULL);
+    snprintf(canon_root, PATH_MAX, "%s", r ? r : root);
+    free(r);
+    char *pdir = xasprintf("%s/.cordon", canon_root);
+    struct stat st;
+    enum trust_state ts = TRUST_UNTRUSTED;
+    struct trust_set cur = {0}, rec = {0};
+    char err[PATH_MAX + 128];
+    if (lstat(pdir, &st) < 0 && errno == ENOENT) {
+        ts = TRUST_NO_PROJECT;
+        goto out;
+    }
+    if (trust_scan(pdir, &cur, err, sizeof err) < 0) {
+        snprintf(why, whylen, "%s", err);
+        goto out;
+    }
+    if (!config_dir) {
+        snprintf(why, whylen, "no user config directory to keep trust in (HOME is not set)");
+        goto out;
+    }
+    char *rp = trust_record_path(config_dir, canon_root);
+    int lr = trust_record_load(rp, &rec, err, sizeof err);
+    free(rp);
+    if (lr == -ENOENT) {
+        snprintf(why, whylen, "not trusted yet");
+        goto out;
+    }
+    if (lr < 0) {
+        snprintf(why, whylen, "unreadable trust record: %s", err);
+        goto out;
+    }
+    trust_compare(&rec, &cur, why, whylen);
+    if (why[0] == '\0')
+        ts = TRUST_TRUSTED;
+out:
+    trust_set_free(&cur);
+    trust_set_free(&rec);
+    free(pdir);
+    return ts;
+}
+
+/* ---- cordon trust ------------------------------------------------------------------------- */
+
+/* What a file of .cordon changes, in words. false when it must not be trusted (policy.lua
+ * does not load). */
+static bool describe(const char *pdir, const char *rel, char *out, size_t outlen)
+{
+    size_t l = strlen(rel);
+    if (strcmp(rel, "policy.lua") == 0) {
+        char *path = xasprintf("%s/%s", pdir, rel);
+        char hooks[1024];
+        int r = lh_layer_hooks(path, hooks, sizeof hooks);
+        free(path);
+        if (r < 0) {
+            snprintf(out, outlen, "does not load: %s", hooks);
+            return false;
+        }
+        snprintf(out, outlen, "policy layer, hooks: %s", hooks[0] ? hooks : "none");
+    } else if (strncmp(rel, "profiles/", 9) == 0 && !strchr(rel + 9, '/') && l > 13 &&
+               strcmp(rel + l - 4, ".lua") == 0) {
+        snprintf(out, outlen, "profile '%.*s' (used before the user's and built-in ones)",
+                 (int)(l - 13), rel + 9);
+    } else if (strncmp(rel, "tests/", 6) == 0 && !strchr(rel + 6, '/') && l > 11 &&
+               strcmp(rel + l - 5, ".json") == 0) {
+        snprintf(out, outlen, "policy test cases");
+    } else {
+        snprintf(out, outlen, "not read by cordon");
+    }
+    return true;
+}
+
+int trust_main(int argc, char **argv)
+{
+    bool revoke = false;
+    const char *dir = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--revoke") == 0) {
+            revoke = true;
+        } else if (argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2]) {
+            fprintf(stderr, "cordon: trust: unknown option '%s' (usage: cordon trust [--revoke] [DIR])\n", argv[i]);
+            return 2;
+        } else if (!dir) {
+            dir = argv[i];
+        } else {
+            fprintf(stderr, "cordon: trust: too many arguments (usage: cordon trust [--revoke] [DIR])\n");
+            return 2;
+        }
+    }
+    struct lh_options opt;
+    layer_dirs_default(&opt);
+    if (!opt.user_config_dir) {
+        fprintf(stderr, "cordon: trust: no user config directory (set HOME or XDG_CONFIG_HOME)\n");
+        return 1;
+    }
+    char *root = realpath(dir ? dir : ".", NULL);
+    if (!root) {
+        fprintf(stderr, "cordon: trust: %s: %s\n", dir ? dir : ".", strerror(errno));
+        return 1;
+    }
+    char *record = trust_record_path(opt.user_config_dir, root);
+    char *pdir = xasprintf("%s/.cordon", root);
+    char err[PATH_MAX + 256];
+    struct trust_set set = {0};
+    int rc = 1;
+
+    if (revoke) {
+        if (unlink(record) == 0) {
+            printf("revoked: %s is no longer trusted\n", pdir);
+            rc = 0;
+        } else if (errno == ENOENT) {
+            printf("%s was not trusted\n", pdir);
+            rc = 0;
+        } else {
+            fprintf(stderr, "cordon: trust: %s: %s\n", record, strerror(errno));
+        }
+        goto out;
+    }
+    if (trust_scan(pdir, &set, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: trust: %s\n", err);
+        goto out;
+    }
+    /* A state with the built-in layers only, to say what policy.lua defines. */
+    if (lh_open(&opt, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: trust: %s\n", err);
+        goto out;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < set.len; i++) {
+        char what[1536];
+        ok &= describe(pdir, set.items[i].rel, what, sizeof what);
+        printf("%s  sha256:%s  %s\n", set.items[i].rel, set.items[i].hash, what);
+    }
+    lh_close();
+    if (!ok) {
+        fprintf(stderr, "cordon: trust: not trusted: fix the policy that does not load and run cordon trust again\n");
+        goto out;
+    }
+    if (trust_record_save(record, root, &set, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: trust: %s\n", err);
+        goto out;
+    }
+    printf("trusted: %zu file%s of %s\n", set.len, set.len == 1 ? "" : "s", pdir);
+    rc = 0;
+out:
+    trust_set_free(&set);
+    free(pdir);
+    free(record);
+    free(root);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/* trust.h — pinning a project's policy files by content hash (`cordon trust`), and the check
+ * every command that would load a project layer makes first.
+ * Owns: the scan of DIR/.cordon (regular files only, recursively; symlinks and special files
+ * are refused), the trust record ($XDG_CONFIG_HOME/cordon/trusted/<sha256 of the canonical
+ * project path>.json, mode 0600, written atomically), and the comparison that says why a
+ * project is not trusted. Uses sha256, json_read (the record), lua_host (only to say which
+ * hooks a policy.lua defines, in `cordon trust`).
+ * Must never: follow a symlink inside .cordon, load a project layer itself, or treat an
+ * unreadable record as a trusted one. */
+#ifndef CORDON_TRUST_H
+#define CORDON_TRUST_H
+#include <stddef.h>
+#include "base/sha256.h"
+
+struct trust_entry {
+    char *rel;                          /* path relative to .cordon, e.g. "profiles/web.lua" */
+    char hash[SHA256_HEX_LEN + 1];
+};
+
+/* Sorted by rel. */
+struct trust_set {
+    struct trust_entry *items;
+    size_t len, cap;
+};
+
+void trust_set_free(struct trust_set *s);
+
+/* Every regular file under policy_dir (a project's .cordon), recursively, with its SHA-256.
+ * 0, or -1 with one line in err (a symlink or special file, an unreadable entry, too many
+ * files). */
+int trust_scan(const char *policy_dir, struct trust_set *out, char *err, size_t errlen);
+
+/* "<config_dir>/trusted/<sha256 of root>.json"; root must be canonical. New string. */
+char *trust_record_path(const char *config_dir, const char *root);
+/* Read a record. 0; -ENOENT when there is none; other -errno or -EINVAL (with err) when it
+ * cannot be read or parsed. */
+int trust_record_load(const char *path, struct trust_set *out, char *err, size_t errlen);
+/* Write a record atomically (temp file in the same directory, fsync, rename), mode 0600,
+ * creating the directories (0700). 0 or -errno with err. */
+int trust_record_save(const char *path, const char *root, const struct trust_set *s, char *err,
+                      size_t errlen);
+/* Differences between the recorded and the current set, as "policy.lua changed,
+ * profiles/x.lua added, tests/a.json removed" in why; "" when equal. */
+void trust_compare(const struct trust_set *recorded, const struct trust_set *current, char *why,
+                   size_t whylen);
+
+enum trust_state {
+    TRUST_NO_PROJECT,   /* root has no .cordon */
+    TRUST_TRUSTED,      /* the record matches the files exactly */
+    TRUST_UNTRUSTED,    /* why says why: not trusted yet, a change, a refused file */
+};
+
+/* Is root's .cordon trusted by the user whose config directory is config_dir (may be NULL:
+ * nothing is trusted)? root need not be canonical; canon_root (PATH_MAX) gets the canonical
+ * path. Cheap: hashes the files, nothing cached. */
+enum trust_state trust_check(const char *config_dir, const char *root, char *canon_root,
+                             char *why, size_t whylen);
+
+/* `cordon trust [--revoke] [DIR]`. Exit code. */
+int trust_main(int argc, char **argv);
+#endif

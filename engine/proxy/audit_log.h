@@ -1,0 +1,17 @@
+/* audit_log.h — every network decision as one JSON line: time, kind, host, port, verdict, the
+ * rule or reason, the command and cordon's pid. Appended to $XDG_STATE_HOME/cordon/audit.jsonl
+ * (else ~/.local/state/cordon/audit.jsonl), or to $CORDON_AUDIT_LOG when set, opened at the first
+ * decision. A log that cannot be opened is reported once; decisions are still made (and still
+ * fail closed). */
+#ifndef CORDON_AUDIT_LOG_H
+#define CORDON_AUDIT_LOG_H
+#include "policy/lua_host.h"
+
+struct audit_log;
+
+struct audit_log *audit_log_open(void);
+void audit_log_decision(struct audit_log *log, enum net_kind kind, const char *host, unsigned port,
+                        const struct net_decision *d, enum lh_outcome outcome, const char *command);
+void audit_log_close(struct audit_log *log);
+const char *net_kind_name(enum net_kind kind);
+#endif

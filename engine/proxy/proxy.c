@@ -1,0 +1,1217 @@
+/* proxy.c — see proxy.h. One struct conn per client connection, moved through:
+ *   HEAD       reading the HTTP request head or the SOCKS handshake (bounded, timed)
+ *   ASKING     the policy said "ask": waiting for the owner's answer (or the timeout)
+ *   RESOLVING  the destination was allowed; waiting for resolver.c
+ *   CONNECTING a non-blocking connect to the next address
+ *   RELAY      bytes both ways through two bounded buffers (allocated on first use): CONNECT and
+ *              SOCKS tunnels
+ *   HTTP       one absolute-form request and its response (http_exchange.c); when both ends
+ *              allow it, the client connection returns to HEAD for its next request, which is
+ *              decided anew (a new upstream connection per request)
+ *   CLOSING    a last reply (403, 502, a SOCKS error) is flushed, then the connection closes
+ * A connection is never freed inside a callback: it goes on the closed list and is freed by
+ * proxy_after_round(), so later events of the same round never touch freed memory. */
+#include "proxy/proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proxy/audit_log.h"
+#include "proxy/http_exchange.h"
+#include "base/http_parse.h"
+#include "base/log.h"
+#include "policy/lua_host.h"
+#include "proxy/resolver.h"
+#include "base/shell_quote.h"
+#include "proxy/socks5.h"
+#include "proxy/splice_pipe.h"
+#include "base/util.h"
+
+#define RELAY_BUF (128 * 1024)     /* per direction; large buffers are most of relay speed */
+#define HEAD_MAX (48 * 1024)       /* request line + headers, above the parser's own limits */
+#define HEAD_INITIAL 4096          /* most heads fit; the buffer grows up to HEAD_MAX */
+#define IDLE_RELEASE_MS 2000       /* a tunnel idle this long gives its buffers back */
+#define HEAD_TIMEOUT_MS 30000      /* a client must finish its request head in this time (408) */
+#define CONNECT_TIMEOUT_MS 15000
+#define MAX_CONNS 1024             /* per sandbox; more are refused at once */
+#define SWEEP_MS 1000
+
+enum conn_kind { CONN_HTTP, CONN_SOCKS };
+enum conn_state { ST_HEAD, ST_ASKING, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING };
+
+struct relay_buf {
+    char *data;
+    size_t off, len; /* pending bytes are data[off, off+len) */
+};
+
+struct conn {
+    struct proxy *px;
+    enum conn_kind kind;
+    enum conn_state state;
+    int cfd, ufd;
+    struct ev_io cw, uw;
+    char *head;               /* HEAD state: bytes read so far (and, for HTTP, the next request) */
+    size_t head_len, head_cap;
+    struct socks5_parser socks;
+    char host[256];
+    uint16_t port;
+    bool is_connect;          /* HTTP CONNECT */
+    enum net_kind net_kind;
+    struct resolve_job *job;
+    struct addrinfo *addrs, *next_addr;
+    struct relay_buf c2u, u2c;
+    struct splice_pipe c2u_pipe, u2c_pipe; /* RELAY: the bytes after the buffered ones */
+    struct http_exchange hx;  /* HTTP state */
+    bool c_eof, u_eof;        /* read side ended */
+    bool c_shut, u_shut;      /* write side shut after the peer's EOF was flushed */
+    uint64_t started_ms;
+    uint64_t active_ms;       /* last relayed byte */
+    unsigned question;        /* ASKING: the question it waits for */
+    bool closed;
+    struct conn *prev, *next; /* all open connections */
+    struct conn *next_closed;
+};
+
+/* One question to the owner about host:port, shared by every connection that waits for it. */
+struct question {
+    unsigned id;
+    char host[256];
+    uint16_t port;
+    uint64_t deadline_ms;
+    struct question *next;
+};
+
+/* An answer, kept for the rest of the run. */
+struct grant {
+    char host[256];
+    uint16_t port;
+    bool allow;
+    struct grant *next;
+};
+
+struct proxy {
+    struct ev_loop *loop;
+    int http_fd, socks_fd;
+    struct ev_io http_w, socks_w, resolver_w;
+    struct ev_timer sweep;
+    struct resolver *resolver;
+    char *command;
+    struct conn *conns, *closed;
+    size_t n_conns;
+    struct audit_log *audit;
+    struct proxy_owner owner;   /* ask == NULL: nobody to ask */
+    uint64_t ask_timeout_ms;
+    struct question *questions;
+    unsigned next_question;
+    struct grant *grants;
+    struct str_list denied;     /* "host:port" refused, for refusal detection (at most 64) */
+    uint64_t denied_at[64];     /* the refusal count when denied.items[i] was last refused */
+    uint64_t denials;           /* refusals so far */
+    struct str_list asked;      /* "host:port" the owner was asked about */
+};
+
+static void conn_update(struct conn *c);
+static void conn_close(struct conn *c);
+static void relay(struct conn *c, unsigned dirs);
+
+/* ---- buffers ---- */
+
+static size_t buf_space(const struct relay_buf *b) { return b->data ? RELAY_BUF - b->off - b->len : RELAY_BUF; }
+
+static int buf_append(struct relay_buf *b, const char *p, size_t n)
+{
+    if (!b->data)
+        b->data = xmalloc(RELAY_BUF);
+    if (b->off && b->off + b->len + n > RELAY_BUF) {
+        memmove(b->data, b->data + b->off, b->len);
+        b->off = 0;
+    }
+    if (b->off + b->len + n > RELAY_BUF)
+        return -1;
+    memcpy(b->data + b->off + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+static ssize_t buf_flush(struct relay_buf *b, int fd)
+{
+    if (b->len == 0)
+        return 0;
+    ssize_t n = send(fd, b->data + b->off, b->len, MSG_NOSIGNAL);
+    if (n < 0)
+        return errno == EAGAIN || errno == EINTR ? -EAGAIN : -errno;
+    b->off += (size_t)n;
+    b->len -= (size_t)n;
+    if (b->len == 0)
+        b->off = 0;
+    return n;
+}
+
+static void buf_release(struct relay_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->off = b->len = 0;
+}
+
+/* Room for at least one more byte of head (up to HEAD_MAX): the number of bytes free. */
+static size_t head_room(struct conn *c, size_t want)
+{
+    size_t need = c->head_len + (want ? want : 1);
+    if (need > HEAD_MAX)
+        need = HEAD_MAX;
+    if (c->head_cap < need) {
+        size_t cap = c->head_cap ? c->head_cap : HEAD_INITIAL;
+        while (cap < need)
+            cap *= 2;
+        if (cap > HEAD_MAX)
+            cap = HEAD_MAX;
+        c->head = xrealloc(c->head, cap);
+        c->head_cap = cap;
+    }
+    return c->head_cap - c->head_len;
+}
+
+/* ---- replies ---- */
+
+static void reply_and_close(struct conn *c, const char *bytes, size_t n)
+{
+    (void)buf_append(&c->u2c, bytes, n);
+    c->state = ST_CLOSING;
+    if (c->job) {
+        resolver_cancel(c->px->resolver, c->job);
+        c->job = NULL;
+    }
+    if (c->ufd >= 0) {
+        ev_io_stop(c->px->loop, &c->uw);
+        close(c->ufd);
+        c->ufd = -1;
+    }
+    conn_update(c);
+}
+
+static void http_error(struct conn *c, int status, const char *extra_headers, const char *body)
+{
+    char out[4096];
+    size_t n = http_error_response(status, extra_headers, body, out, sizeof out);
+    reply_and_close(c, out, n);
+}
+
+static void socks_error(struct conn *c, unsigned char code)
+{
+    unsigned char out[10];
+    socks5_reply(code, out);
+    reply_and_close(c, (const char *)out, sizeof out);
+}
+
+/* Remember a refused destination (once each; a full list keeps its first 64) and when. */
+static void note_denied(struct proxy *px, const char *where)
+{
+    px->denials++;
+    for (size_t i = 0; i < px->denied.len; i++) {
+        if (strcmp(px->denied.items[i], where) == 0) {
+            px->denied_at[i] = px->denials;
+            return;
+        }
+    }
+    if (px->denied.len < ARRAY_LEN(px->denied_at)) {
+        px->denied_at[px->denied.len] = px->denials;
+        str_list_push(&px->denied, where);
+    }
+}
+
+static void refuse(struct conn *c, const struct net_decision *d)
+{
+    char where[300];
+    snprintf(where, sizeof where, "%s:%u", c->host, (unsigned)c->port);
+    note_denied(c->px, where);
+    if (c->kind == CONN_SOCKS) {
+        socks_error(c, 0x02);
+        return;
+    }
+    char body[1024];
+    snprintf(body, sizeof body,
+             "cordon: the sandbox's network policy does not allow %s:%u (%s).\n"
+             "To allow it, run the command again with %s\n",
+             c->host, (unsigned)c->port, d->reason[0] ? d->reason : "not in the allowlist",
+             d->suggest[0] ? d->suggest : "a matching --network-allow rule");
+    http_error(c, 403, "X-Cordon-Error: blocked-by-policy\r\n", body);
+}
+
+/* ---- connecting out ---- */
+
+static void start_connect(struct conn *c);
+
+static void connect_failed(struct conn *c, int err)
+{
+    if (c->ufd >= 0) {
+        ev_io_stop(c->px->loop, &c->uw);
+        close(c->ufd);
+        c->ufd = -1;
+    }
+    if (c->next_addr) {
+        start_connect(c);
+        return;
+    }
+    if (c->kind == CONN_SOCKS) {
+        socks_error(c, err == ECONNREFUSED ? 0x05 : err == ENETUNREACH ? 0x03 : 0x04);
+        return;
+    }
+    char body[512];
+    snprintf(body, sizeof body, "cordon: cannot connect to %s:%u: %s\n", c->host, (unsigned)c->port,
+             strerror(err));
+    http_error(c, 502, NULL, body);
+}
+
+static void on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events);
+static void connected(struct conn *c);
+
+/* The non-blocking connect is over: on to the next address, or relay. */
+static void connect_result(struct conn *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        err = errno;
+    if (err)
+        connect_failed(c, err);
+    else
+        connected(c);
+}
+
+/* Is addr one a name must not lead to unless that address itself is allowed: loopback (the
+ * host's own services), link-local (cloud metadata), unspecified, multicast? Otherwise a rule
+ * such as '*.example.com' plus a DNS answer of 127.0.0.1 would reach the host's loopback. */
+static bool is_special_address(const struct sockaddr *sa)
+{
+    const unsigned char *b;
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_UNSPECIFIED(a6) || IN6_IS_ADDR_LINKLOCAL(a6) ||
+            IN6_IS_ADDR_MULTICAST(a6))
+            return true;
+        if (!IN6_IS_ADDR_V4MAPPED(a6))
+            return false;
+        b = a6->s6_addr + 12;
+    } else if (sa->sa_family == AF_INET) {
+        b = (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr;
+    } else {
+        return true;
+    }
+    return b[0] == 127 || b[0] == 0 || (b[0] == 169 && b[1] == 254) || b[0] >= 224;
+}
+
+static bool host_is_ip_literal(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
+/* May the connection go to this resolved address? A name's special addresses need a rule of
+ * their own (decided, and audited, like any destination). */
+static bool address_permitted(struct conn *c, const struct addrinfo *ai, struct net_decision *d)
+{
+    if (host_is_ip_literal(c->host) || !is_special_address(ai->ai_addr))
+        return true;
+    char ip[INET6_ADDRSTRLEN] = "";
+    const void *src = ai->ai_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr
+                                                : (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+    inet_ntop(ai->ai_family, src, ip, sizeof ip);
+    enum lh_outcome o = lh_network_decide(c->net_kind, ip, c->port, c->px->command, d);
+    audit_log_decision(c->px->audit, c->net_kind, ip, c->port, d, o, c->px->command);
+    if (o == LH_OK && d->allow)
+        return true;
+    snprintf(d->reason, sizeof d->reason, "%.120s resolves to %s, a loopback, link-local or multicast "
+             "address, which needs a rule of its own", c->host, ip);
+    bool v6 = ai->ai_family == AF_INET6;
+    snprintf(d->suggest, sizeof d->suggest, "--network-allow %s%s%s%s:%u",
+             c->net_kind == NET_KIND_SOCKS ? "tcp://" : "", v6 ? "[" : "", ip, v6 ? "]" : "",
+             (unsigned)c->port);
+    return false;
+}
+
+static void start_connect(struct conn *c)
+{
+    struct addrinfo *ai = c->next_addr;
+    struct net_decision refused;
+    bool any_refused = false;
+    while (ai && !address_permitted(c, ai, &refused)) {
+        any_refused = true;
+        ai = ai->ai_next;
+    }
+    if (!ai) {
+        c->next_addr = NULL;
+        if (any_refused)
+            refuse(c, &refused);
+        else
+            connect_failed(c, EHOSTUNREACH);
+        return;
+    }
+    c->next_addr = ai->ai_next;
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        connect_failed(c, errno);
+        return;
+    }
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->ufd = fd;
+    c->state = ST_CONNECTING;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+        connect_failed(c, errno);
+        return;
+    }
+    /* To a local destination the handshake is over when connect() returns (or refused): go on
+     * at once instead of a loop round later; otherwise wait for the socket to become writable. */
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    if (poll(&pfd, 1, 0) == 1) {
+        connect_result(c);
+        return;
+    }
+    if (ev_io_start(c->px->loop, &c->uw, fd, EPOLLOUT, on_upstream, c) < 0)
+        connect_failed(c, errno);
+}
+
+/* The upstream connection is up: greet the client the way its protocol expects and relay. */
+static void connected(struct conn *c)
+{
+    c->state = ST_RELAY;
+    freeaddrinfo(c->addrs);
+    c->addrs = c->next_addr = NULL;
+    if (c->kind == CONN_SOCKS) {
+        unsigned char ok[10];
+        socks5_reply(0x00, ok);
+        (void)buf_append(&c->u2c, (const char *)ok, sizeof ok);
+    } else if (c->is_connect) {
+        static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+        (void)buf_append(&c->u2c, established, sizeof established - 1);
+    } else {
+        c->state = ST_HTTP;
+        conn_update(c);
+        return;
+    }
+    relay(c, 0); /* the greeting (and bytes sent with the head) go out now, not a round later */
+}
+
+static void on_resolved(void *data, struct addrinfo *res, int gai_err)
+{
+    struct conn *c = data;
+    c->job = NULL;
+    if (!res) {
+        if (c->kind == CONN_SOCKS) {
+            socks_error(c, 0x04);
+            return;
+        }
+        char body[512];
+        snprintf(body, sizeof body, "cordon: cannot resolve %s: %s\n", c->host, gai_strerror(gai_err));
+        http_error(c, 502, NULL, body);
+        return;
+    }
+    c->addrs = c->next_addr = res;
+    start_connect(c);
+}
+
+/* ---- deciding ---- */
+
+static void go_resolve(struct conn *c)
+{
+    /* An IP literal needs no resolver round trip: connect at once. */
+    char port[8];
+    snprintf(port, sizeof port, "%u", (unsigned)c->port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res = NULL;
+    if (getaddrinfo(c->host, port, &hints, &res) == 0) {
+        c->addrs = c->next_addr = res;
+        start_connect(c);
+        return;
+    }
+    c->state = ST_RESOLVING;
+    c->job = resolver_lookup(c->px->resolver, c->host, c->port, on_resolved, c);
+    conn_update(c);
+}
+
+static struct grant *find_grant(struct proxy *px, const char *host, uint16_t port)
+{
+    for (struct grant *g = px->grants; g; g = g->next)
+        if (g->port == port && strcmp(g->host, host) == 0)
+            return g;
+    return NULL;
+}
+
+/* The question about host:port, asked now if nobody asked yet. */
+static struct question *question_for(struct proxy *px, const struct conn *c)
+{
+    for (struct question *q = px->questions; q; q = q->next)
+        if (q->port == c->port && strcmp(q->host, c->host) == 0)
+            return q;
+    struct question *q = xcalloc(1, sizeof *q);
+    q->id = ++px->next_question;
+    snprintf(q->host, sizeof q->host, "%s", c->host);
+    q->port = c->port;
+    q->deadline_ms = ev_now_ms() + px->ask_timeout_ms;
+    q->next = px->questions;
+    px->questions = q;
+    char dest[300];
+    snprintf(dest, sizeof dest, "%s:%u", c->host, (unsigned)c->port);
+    if (!str_list_contains(&px->asked, dest))
+        str_list_push(&px->asked, dest);
+    char text[512];
+    snprintf(text, sizeof text, "the command wants to reach %.255s:%u (%s), which no rule allows",
+             c->host, (unsigned)c->port, net_kind_name(c->net_kind));
+    px->owner.ask(px->owner.ctx, q->id, text);
+    return q;
+}
+
+static void decide_and_go(struct conn *c)
+{
+    struct net_decision d;
+    enum lh_outcome o = lh_network_decide(c->net_kind, c->host, c->port, c->px->command, &d);
+    if (o == LH_OK && d.ask) {
+        struct grant *g = find_grant(c->px, c->host, c->port);
+        if (g) {
+            d.allow = g->allow;
+            snprintf(d.reason, sizeof d.reason, "%s earlier in this run", g->allow ? "allowed" : "denied");
+        } else if (c->px->owner.ask) {
+            c->question = question_for(c->px, c)->id;
+            c->state = ST_ASKING;
+            conn_update(c);
+            return;
+        } else {
+            snprintf(d.reason + strlen(d.reason), sizeof d.reason - strlen(d.reason),
+                     "; nobody can be asked (no terminal, no attached API client)");
+        }
+    } else if (o == LH_OK && !d.allow && d.suggest[0]) {
+        /* Unlisted (no deny rule matched: it has a flag that would allow it) where the policy
+         * does not ask: a person's grant made after a refusal (proxy_grant) still counts. */
+        struct grant *g = find_grant(c->px, c->host, c->port);
+        if (g && g->allow) {
+            d.allow = true;
+            snprintf(d.reason, sizeof d.reason, "allowed by a person after a refusal");
+        }
+    }
+    audit_log_decision(c->px->audit, c->net_kind, c->host, c->port, &d, o, c->px->command);
+    if (o != LH_OK || !d.allow) {
+        refuse(c, &d);
+        return;
+    }
+    go_resolve(c);
+}
+
+void proxy_set_owner(struct proxy *px, const struct proxy_owner *owner, double timeout_s)
+{
+    px->owner = *owner;
+    px->ask_timeout_ms = timeout_s > 0 ? (uint64_t)(timeout_s * 1000) : 0;
+}
+
+/* Settle question q and let every waiting connection go on. keep: remember the answer for later
+ * connections (an owner's answer; a timeout is not one, so the next connection asks again). */
+static void settle(struct proxy *px, struct question *q, bool allow, bool keep, const char *how)
+{
+    for (struct question **p = &px->questions; *p; p = &(*p)->next) {
+        if (*p == q) {
+            *p = q->next;
+            break;
+        }
+    }
+    if (keep) {
+        struct grant *g = xcalloc(1, sizeof *g);
+        snprintf(g->host, sizeof g->host, "%s", q->host);
+        g->port = q->port;
+        g->allow = allow;
+        g->next = px->grants;
+        px->grants = g;
+    }
+    for (struct conn *c = px->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->state != ST_ASKING || c->question != q->id)
+            continue;
+        struct net_decision d = {.allow = allow};
+        snprintf(d.reason, sizeof d.reason, "%s", how);
+        snprintf(d.suggest, sizeof d.suggest, "--network-allow %s%s:%u",
+                 c->net_kind == NET_KIND_SOCKS ? "tcp://" : "", c->host, (unsigned)c->port);
+        audit_log_decision(px->audit, c->net_kind, c->host, c->port, &d, LH_OK, px->command);
+        if (allow)
+            go_resolve(c);
+        else
+            refuse(c, &d);
+    }
+    free(q);
+}
+
+void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer)
+{
+    for (struct question *q = px->questions; q; q = q->next) {
+        if (q->id == id) {
+            switch (answer) {
+            case PROXY_ALLOW_COMMAND: settle(px, q, true, true, "allowed for this command by the owner"); return;
+            case PROXY_ALLOW_SESSION: settle(px, q, true, true, "allowed for the session by the owner"); return;
+            case PROXY_DENY: settle(px, q, false, true, "denied by the owner"); return;
+            }
+        }
+    }
+}
+
+bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n, unsigned *port)
+{
+    for (const struct question *q = px->questions; q; q = q->next) {
+        if (q->id == id) {
+            snprintf(host, n, "%s", q->host);
+            *port = q->port;
+            return true;
+        }
+    }
+    return false;
+}
+
+void proxy_forget(struct proxy *px, const char *host, unsigned port)
+{
+    for (struct grant **p = &px->grants; *p;) {
+        struct grant *g = *p;
+        if (g->port == port && strcmp(g->host, host) == 0) {
+            *p = g->next;
+            free(g);
+        } else {
+            p = &g->next;
+        }
+    }
+}
+
+void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow)
+{
+    proxy_forget(px, host, port);
+    struct grant *g = xcalloc(1, sizeof *g);
+    snprintf(g->host, sizeof g->host, "%s", host);
+    g->port = (uint16_t)port;
+    g->allow = allow;
+    g->next = px->grants;
+    px->grants = g;
+}
+
+/* The HTTP request head is complete in c->head: check it, queue what goes upstream. */
+static void http_head_done(struct conn *c, const struct http_request *req)
+{
+    snprintf(c->host, sizeof c->host, "%s", req->host);
+    c->port = req->port;
+    c->is_connect = req->is_connect;
+    c->net_kind = req->is_connect ? NET_KIND_CONNECT : NET_KIND_HTTP;
+    if (!req->is_connect) {
+        char up[HEAD_MAX + 256];
+        size_t n = http_build_upstream(req, c->head, up, sizeof up);
+        if (n == 0) {
+            http_error(c, 431, NULL, "cordon: request head too large\n");
+            return;
+        }
+        /* Each request gets its own upstream connection (decided anew): ask the origin to close
+         * after its response; the client's connection stays open when both ends allow it. */
+        static const char ka[] = "Connection: keep-alive\r\n\r\n";
+        static const char cl[] = "Connection: close\r\n\r\n";
+        if (n >= sizeof ka - 1 && memcmp(up + n - (sizeof ka - 1), ka, sizeof ka - 1) == 0) {
+            n -= sizeof ka - 1;
+            memcpy(up + n, cl, sizeof cl - 1);
+            n += sizeof cl - 1;
+        }
+        (void)buf_append(&c->c2u, up, n);
+        /* Of the bytes after the head, the body goes upstream; the rest is the next request. */
+        hx_start(&c->hx, req, c->head);
+        size_t extra = c->head_len - req->head_len;
+        size_t body = hx_request_body(&c->hx, c->head + req->head_len, extra);
+        if (c->hx.error) {
+            http_error(c, 400, NULL, "cordon: malformed chunked request body\n");
+            return;
+        }
+        (void)buf_append(&c->c2u, c->head + req->head_len, body);
+        memmove(c->head, c->head + req->head_len + body, extra - body);
+        c->head_len = extra - body;
+        decide_and_go(c);
+        return;
+    }
+    /* Bytes after a CONNECT head (a TLS ClientHello sent early) go through the tunnel. */
+    if (c->head_len > req->head_len)
+        (void)buf_append(&c->c2u, c->head + req->head_len, c->head_len - req->head_len);
+    free(c->head);
+    c->head = NULL;
+    c->head_cap = c->head_len = 0;
+    decide_and_go(c);
+}
+
+static void parse_http_head(struct conn *c)
+{
+    if (c->head_len == 0)
+        return;
+    struct http_request req;
+    struct http_limits lim = http_limits_default();
+    switch (http_parse_request(c->head, c->head_len, &lim, &req)) {
+    case HTTP_PARSE_INCOMPLETE:
+        if (c->head_len >= HEAD_MAX)
+            http_error(c, 431, NULL, "cordon: request header fields too large\n");
+        return;
+    case HTTP_PARSE_ERROR:
+        http_error(c, req.status, NULL, req.error);
+        return;
+    case HTTP_PARSE_OK:
+        http_head_done(c, &req);
+        return;
+    }
+}
+
+static void read_http_head(struct conn *c)
+{
+    size_t room = head_room(c, HEAD_INITIAL);
+    if (room == 0) {
+        parse_http_head(c);
+        return;
+    }
+    ssize_t n = read(c->cfd, c->head + c->head_len, room);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            conn_close(c);
+        return;
+    }
+    c->head_len += (size_t)n;
+    /* The parser re-reads the whole head: run it only when a line may have ended (or on the
+     * first bytes, where it refuses binary at once), so a client sending one byte at a time
+     * cannot make the head cost quadratic time. */
+    if ((size_t)n == c->head_len || memchr(c->head + c->head_len - (size_t)n, '\n', (size_t)n) ||
+        c->head_len >= HEAD_MAX)
+        parse_http_head(c);
+}
+
+static void read_socks_head(struct conn *c)
+{
+    size_t room = head_room(c, HEAD_INITIAL);
+    if (room == 0) {
+        socks_error(c, SOCKS5_REP_GENERAL_FAILURE);
+        return;
+    }
+    ssize_t n = read(c->cfd, c->head + c->head_len, room);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            conn_close(c);
+        return;
+    }
+    c->head_len += (size_t)n;
+    size_t used = 0;
+    for (;;) {
+        size_t consumed = 0;
+        enum socks5_result st = socks5_feed(&c->socks, (const unsigned char *)c->head + used,
+                                            c->head_len - used, &consumed);
+        used += consumed;
+        switch (st) {
+        case SOCKS5_NEED_MORE:
+            memmove(c->head, c->head + used, c->head_len - used);
+            c->head_len -= used;
+            return;
+        case SOCKS5_GREETING_REPLY: {
+            unsigned char out[2];
+            socks5_greeting_reply(&c->socks, out);
+            if (out[1] == 0xFF) {
+                reply_and_close(c, (const char *)out, 2);
+                return;
+            }
+            (void)buf_append(&c->u2c, (const char *)out, 2);
+            conn_update(c);
+            continue;
+        }
+        case SOCKS5_REQUEST:
+            snprintf(c->host, sizeof c->host, "%s", c->socks.host);
+            c->port = c->socks.port;
+            c->net_kind = NET_KIND_SOCKS;
+            if (c->head_len > used)
+                (void)buf_append(&c->c2u, c->head + used, c->head_len - used);
+            free(c->head);
+            c->head = NULL;
+            c->head_cap = c->head_len = 0;
+            decide_and_go(c);
+            return;
+        case SOCKS5_ERROR:
+            socks_error(c, c->socks.reply_code);
+            return;
+        }
+    }
+}
+
+/* ---- relaying ---- */
+
+/* One tunnel direction: first what is buffered (a greeting, bytes sent with the head), then
+ * src -> pipe -> dst with splice. woken: an event of this direction came (src readable or dst
+ * writable); without one only the buffer is flushed, so no splice is tried (and no pipe opened)
+ * that can only answer EAGAIN. */
+static int pump(struct relay_buf *b, struct splice_pipe *p, int src, bool *src_eof, int dst, bool woken)
+{
+    if (b->len > 0) {
+        ssize_t w = buf_flush(b, dst);
+        if (w < 0 && w != -EAGAIN)
+            return (int)w;
+        if (b->len > 0)
+            return 0;
+    }
+    if (!woken && p->len == 0)
+        return 0;
+    return splice_pump(p, src, src_eof, dst);
+}
+
+static bool direction_drained(const struct relay_buf *b, const struct splice_pipe *p)
+{
+    return b->len == 0 && p->len == 0;
+}
+
+/* The directions an event concerns: c2u when the client is readable or upstream writable, u2c
+ * the other way round; an error or hang-up concerns both. */
+enum { DIR_C2U = 1, DIR_U2C = 2 };
+#define EV_BROKEN (EPOLLERR | EPOLLHUP | EPOLLRDHUP)
+static unsigned client_dirs(uint32_t ev)
+{
+    return (ev & EV_BROKEN ? DIR_C2U | DIR_U2C : 0) | (ev & EPOLLIN ? DIR_C2U : 0) |
+           (ev & EPOLLOUT ? DIR_U2C : 0);
+}
+static unsigned upstream_dirs(uint32_t ev)
+{
+    return (ev & EV_BROKEN ? DIR_C2U | DIR_U2C : 0) | (ev & EPOLLIN ? DIR_U2C : 0) |
+           (ev & EPOLLOUT ? DIR_C2U : 0);
+}
+
+static void relay(struct conn *c, unsigned dirs)
+{
+    if (pump(&c->c2u, &c->c2u_pipe, c->cfd, &c->c_eof, c->ufd, dirs & DIR_C2U) < 0 ||
+        pump(&c->u2c, &c->u2c_pipe, c->ufd, &c->u_eof, c->cfd, dirs & DIR_U2C) < 0) {
+        conn_close(c);
+        return;
+    }
+    /* Half-close: once one side ended and its bytes are through, tell the other. */
+    if (c->c_eof && direction_drained(&c->c2u, &c->c2u_pipe) && !c->u_shut) {
+        shutdown(c->ufd, SHUT_WR);
+        c->u_shut = true;
+    }
+    if (c->u_eof && direction_drained(&c->u2c, &c->u2c_pipe) && !c->c_shut) {
+        shutdown(c->cfd, SHUT_WR);
+        c->c_shut = true;
+    }
+    if (c->u_shut && c->c_shut) {
+        conn_close(c);
+        return;
+    }
+    c->active_ms = ev_now_ms(); /* buffers stay while bytes flow; the sweep frees idle ones */
+    conn_update(c);
+}
+
+/* ---- one HTTP exchange ---- */
+
+static int emit_to_client(void *ctx, const char *p, size_t n)
+{
+    return buf_append(&((struct conn *)ctx)->u2c, p, n);
+}
+
+/* The response is through: back to HEAD for the client's next request, or close. */
+static void exchange_finished(struct conn *c)
+{
+    ev_io_stop(c->px->loop, &c->uw);
+    close(c->ufd);
+    c->ufd = -1;
+    if (!hx_keep_alive(&c->hx)) {
+        shutdown(c->cfd, SHUT_WR);
+        conn_close(c);
+        return;
+    }
+    hx_free(&c->hx);
+    buf_release(&c->c2u);
+    buf_release(&c->u2c);
+    c->state = ST_HEAD;
+    c->started_ms = ev_now_ms();
+    c->c_eof = c->u_eof = false;
+    conn_update(c);
+    parse_http_head(c); /* a pipelined request may be waiting already */
+}
+
+static void http_exchange(struct conn *c)
+{
+    /* client -> upstream: this request's body only; what follows is the next request */
+    if (!c->hx.req_done && !c->c_eof && buf_space(&c->c2u) > 0) {
+        char tmp[16384];
+        size_t room = buf_space(&c->c2u) < sizeof tmp ? buf_space(&c->c2u) : sizeof tmp;
+        if (HEAD_MAX - c->head_len < room)
+            room = HEAD_MAX - c->head_len;
+        ssize_t n = room ? read(c->cfd, tmp, room) : -1;
+        if (n == 0) {
+            c->c_eof = true;
+        } else if (n > 0) {
+            size_t body = hx_request_body(&c->hx, tmp, (size_t)n);
+            if (c->hx.error) {
+                conn_close(c);
+                return;
+            }
+            (void)buf_append(&c->c2u, tmp, body);
+            (void)head_room(c, (size_t)n - body); /* room was bounded by HEAD_MAX above */
+            memcpy(c->head + c->head_len, tmp + body, (size_t)n - body);
+            c->head_len += (size_t)n - body;
+        } else if (n < 0 && room && errno != EAGAIN && errno != EINTR) {
+            conn_close(c);
+            return;
+        }
+    }
+    if (buf_flush(&c->c2u, c->ufd) < -EAGAIN) {
+        conn_close(c);
+        return;
+    }
+    /* upstream -> client: the response, its head rewritten, its end found */
+    if (!c->hx.resp_done && buf_space(&c->u2c) >= HX_HEAD_MAX + 128) {
+        char tmp[32768];
+        ssize_t n = read(c->ufd, tmp, sizeof tmp);
+        if (n == 0) {
+            if (!hx_upstream_eof(&c->hx))
+                c->hx.client_keep_alive = false; /* truncated: the client must see the close */
+            c->hx.resp_done = true;
+        } else if (n > 0) {
+            if (hx_response_bytes(&c->hx, tmp, (size_t)n, emit_to_client, c) < 0) {
+                if (!c->hx.head_done) {
+                    char body[256];
+                    snprintf(body, sizeof body, "cordon: bad response from %.120s: %s\n", c->host,
+                             c->hx.error ? c->hx.error : "malformed");
+                    http_error(c, 502, NULL, body);
+                } else {
+                    conn_close(c);
+                }
+                return;
+            }
+        } else if (errno != EAGAIN && errno != EINTR) {
+            c->hx.client_keep_alive = false;
+            c->hx.resp_done = true;
+        }
+    }
+    if (buf_flush(&c->u2c, c->cfd) < -EAGAIN) {
+        conn_close(c);
+        return;
+    }
+    if (c->hx.resp_done && c->u2c.len == 0) {
+        exchange_finished(c);
+        return;
+    }
+    conn_update(c);
+}
+
+/* ---- events ---- */
+
+static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    struct conn *c = w->data;
+    if (c->closed)
+        return;
+    switch (c->state) {
+    case ST_HEAD:
+        if (events & EPOLLOUT) { /* a SOCKS greeting reply waits */
+            if (buf_flush(&c->u2c, c->cfd) < -EAGAIN) {
+                conn_close(c);
+                return;
+            }
+        }
+        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+            if (c->kind == CONN_HTTP)
+                read_http_head(c);
+            else
+                read_socks_head(c);
+        }
+        if (!c->closed)
+            conn_update(c);
+        return;
+    case ST_ASKING:
+    case ST_RESOLVING:
+    case ST_CONNECTING:
+        if (events & (EPOLLHUP | EPOLLERR))
+            conn_close(c); /* the client gave up */
+        return;
+    case ST_RELAY:
+        relay(c, client_dirs(events));
+        return;
+    case ST_HTTP:
+        if ((events & (EPOLLHUP | EPOLLERR)) && c->u2c.len == 0 && !c->hx.resp_done) {
+            conn_close(c); /* the client is gone */
+            return;
+        }
+        http_exchange(c);
+        return;
+    case ST_CLOSING:
+        if (buf_flush(&c->u2c, c->cfd) == -EAGAIN && c->u2c.len > 0)
+            return;
+        conn_close(c);
+        return;
+    }
+}
+
+static void on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    struct conn *c = w->data;
+    if (c->closed)
+        return;
+    if (c->state == ST_CONNECTING) {
+        if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+            connect_result(c);
+        return;
+    }
+    if (c->state == ST_RELAY)
+        relay(c, upstream_dirs(events));
+    else if (c->state == ST_HTTP)
+        http_exchange(c);
+}
+
+/* Register the events each side needs now. */
+static void conn_update(struct conn *c)
+{
+    if (c->closed)
+        return;
+    struct ev_loop *loop = c->px->loop;
+    uint32_t cev = 0, uev = 0;
+    switch (c->state) {
+    case ST_HEAD:
+        cev = EPOLLIN | (c->u2c.len ? EPOLLOUT : 0);
+        break;
+    case ST_ASKING:
+    case ST_RESOLVING:
+    case ST_CONNECTING:
+        cev = EPOLLRDHUP;
+        uev = EPOLLOUT;
+        break;
+    case ST_RELAY:
+        cev = (!c->c_eof && c->c2u.len == 0 && !splice_pipe_full(&c->c2u_pipe) ? EPOLLIN : 0) |
+              (direction_drained(&c->u2c, &c->u2c_pipe) ? 0 : EPOLLOUT);
+        uev = (!c->u_eof && c->u2c.len == 0 && !splice_pipe_full(&c->u2c_pipe) ? EPOLLIN : 0) |
+              (direction_drained(&c->c2u, &c->c2u_pipe) ? 0 : EPOLLOUT);
+        break;
+    case ST_HTTP:
+        cev = (!c->hx.req_done && !c->c_eof && buf_space(&c->c2u) && c->head_len < HEAD_MAX ? EPOLLIN : 0) |
+              (c->u2c.len ? EPOLLOUT : 0);
+        uev = (!c->hx.resp_done && buf_space(&c->u2c) >= HX_HEAD_MAX + 128 ? EPOLLIN : 0) |
+              (c->c2u.len ? EPOLLOUT : 0);
+        break;
+    case ST_CLOSING:
+        cev = EPOLLOUT;
+        break;
+    }
+    ev_io_set(loop, &c->cw, cev);
+    if (c->ufd >= 0 && c->uw.active)
+        ev_io_set(loop, &c->uw, uev);
+    else if (c->ufd >= 0 && uev)
+        ev_io_start(loop, &c->uw, c->ufd, uev, on_upstream, c);
+}
+
+static void conn_close(struct conn *c)
+{
+    if (c->closed)
+        return;
+    struct proxy *px = c->px;
+    c->closed = true;
+    ev_io_stop(px->loop, &c->cw);
+    ev_io_stop(px->loop, &c->uw);
+    close(c->cfd);
+    if (c->ufd >= 0)
+        close(c->ufd);
+    if (c->job)
+        resolver_cancel(px->resolver, c->job);
+    if (c->addrs)
+        freeaddrinfo(c->addrs);
+    /* An empty pipe is kept for the next tunnel; one with bytes in it is closed, and the bytes
+     * are dropped with the connection. */
+    splice_pipe_release(&c->c2u_pipe);
+    splice_pipe_release(&c->u2c_pipe);
+    splice_pipe_close(&c->c2u_pipe);
+    splice_pipe_close(&c->u2c_pipe);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        px->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    px->n_conns--;
+    c->next_closed = px->closed;
+    px->closed = c;
+}
+
+static void accept_on(struct proxy *px, int lfd, enum conn_kind kind)
+{
+    for (int i = 0; i < 64; i++) { /* bounded per wake-up, so one listener cannot starve the loop */
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (px->n_conns >= MAX_CONNS) {
+            LOG_W("proxy", "connection limit (%d) reached: refusing a new connection", MAX_CONNS);
+            close(fd);
+            continue;
+        }
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        struct conn *c = xcalloc(1, sizeof *c);
+        c->px = px;
+        c->kind = kind;
+        c->state = ST_HEAD;
+        c->cfd = fd;
+        c->ufd = -1;
+        c->head = NULL; /* allocated at the first read (head_room) */
+        splice_pipe_init(&c->c2u_pipe);
+        splice_pipe_init(&c->u2c_pipe);
+        c->started_ms = ev_now_ms();
+        socks5_init(&c->socks);
+        c->next = px->conns;
+        if (px->conns)
+            px->conns->prev = c;
+        px->conns = c;
+        px->n_conns++;
+        if (ev_io_start(px->loop, &c->cw, fd, EPOLLIN, on_client, c) < 0) {
+            conn_close(c);
+            continue;
+        }
+        /* A client sends its request right after connecting: it is often here already. */
+        on_client(px->loop, &c->cw, EPOLLIN);
+    }
+}
+
+static void on_http_listener(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct proxy *px = w->data;
+    accept_on(px, px->http_fd, CONN_HTTP);
+}
+
+static void on_socks_listener(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct proxy *px = w->data;
+    accept_on(px, px->socks_fd, CONN_SOCKS);
+}
+
+static void on_resolver(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    resolver_dispatch(((struct proxy *)w->data)->resolver);
+}
+
+/* Slow or silent clients cannot hold a connection slot for ever while sending their head. */
+static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
+{
+    struct proxy *px = t->data;
+    uint64_t now = ev_now_ms();
+    /* No answer in time means deny. */
+    for (struct question *q = px->questions, *next; q; q = next) {
+        next = q->next;
+        if (now >= q->deadline_ms) {
+            unsigned id = q->id;
+            settle(px, q, false, false, "no answer within the permission timeout");
+            if (px->owner.closed)
+                px->owner.closed(px->owner.ctx, id, "no answer in time: denied");
+        }
+    }
+    for (struct conn *c = px->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->state == ST_HEAD && now - c->started_ms > HEAD_TIMEOUT_MS) {
+            if (c->kind == CONN_HTTP)
+                http_error(c, 408, NULL, "cordon: request head not received in time\n");
+            else
+                conn_close(c);
+        } else if (c->state == ST_CONNECTING && now - c->started_ms > HEAD_TIMEOUT_MS + CONNECT_TIMEOUT_MS) {
+            connect_failed(c, ETIMEDOUT);
+        } else if (c->state == ST_RELAY && now - c->active_ms > IDLE_RELEASE_MS) {
+            /* An idle tunnel keeps no buffer: 1,000 held tunnels cost a few MiB. */
+            if (c->c2u.len == 0 && c->c2u.data)
+                buf_release(&c->c2u);
+            if (c->u2c.len == 0 && c->u2c.data)
+                buf_release(&c->u2c);
+            splice_pipe_release(&c->c2u_pipe);
+            splice_pipe_release(&c->u2c_pipe);
+        }
+    }
+    ev_timer_start(loop, t, SWEEP_MS, on_sweep, px);
+}
+
+struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd, char **command)
+{
+    struct proxy *px = xcalloc(1, sizeof *px);
+    px->loop = loop;
+    px->http_fd = http_listen_fd;
+    px->socks_fd = socks_listen_fd;
+    px->command = shell_join(command);
+    px->resolver = resolver_new(2);
+    px->audit = audit_log_open();
+    if (!px->resolver)
+        goto fail;
+    fcntl(http_listen_fd, F_SETFL, O_NONBLOCK);
+    fcntl(socks_listen_fd, F_SETFL, O_NONBLOCK);
+    if (ev_io_start(loop, &px->http_w, http_listen_fd, EPOLLIN, on_http_listener, px) < 0 ||
+        ev_io_start(loop, &px->socks_w, socks_listen_fd, EPOLLIN, on_socks_listener, px) < 0 ||
+        ev_io_start(loop, &px->resolver_w, resolver_fd(px->resolver), EPOLLIN, on_resolver, px) < 0)
+        goto fail;
+    ev_timer_start(loop, &px->sweep, SWEEP_MS, on_sweep, px);
+    return px;
+fail:
+    LOG_E("proxy", "cannot start: %s", strerror(errno));
+    proxy_free(px);
+    return NULL;
+}
+
+const struct str_list *proxy_denied(const struct proxy *px) { return &px->denied; }
+
+uint64_t proxy_denial_mark(const struct proxy *px) { return px->denials; }
+
+void proxy_denied_since(const struct proxy *px, uint64_t mark, struct str_list *out)
+{
+    for (size_t i = 0; i < px->denied.len; i++)
+        if (px->denied_at[i] > mark)
+            str_list_push(out, px->denied.items[i]);
+}
+const struct str_list *proxy_asked(const struct proxy *px) { return &px->asked; }
+
+void proxy_after_round(struct proxy *px)
+{
+    while (px->closed) {
+        struct conn *c = px->closed;
+        px->closed = c->next_closed;
+        free(c->head);
+        hx_free(&c->hx);
+        buf_release(&c->c2u);
+        buf_release(&c->u2c);
+        free(c);
+    }
+}
+
+void proxy_free(struct proxy *px)
+{
+    if (!px)
+        return;
+    while (px->conns)
+        conn_close(px->conns);
+    proxy_after_round(px);
+    ev_io_stop(px->loop, &px->http_w);
+    ev_io_stop(px->loop, &px->socks_w);
+    ev_io_stop(px->loop, &px->resolver_w);
+    ev_timer_stop(px->loop, &px->sweep);
+    close(px->http_fd);
+    close(px->socks_fd);
+    resolver_free(px->resolver);
+    splice_pipe_drop_spares();
+    audit_log_close(px->audit);
+    while (px->questions) {
+        struct question *q = px->questions;
+        px->questions = q->next;
+        free(q);
+    }
+    while (px->grants) {
+        struct grant *g = px->grants;
+        px->grants = g->next;
+        free(g);
+    }
+    str_list_free(&px->denied);
+    str_list_free(&px->asked);
+    free(px->command);
+    free(px);
+}

@@ -1,0 +1,55 @@
+/* proxy.h — the egress proxy: HTTP (absolute-form requests and CONNECT) on one listener, SOCKS5
+ * (CONNECT) on the other, both listening inside the sandbox's network namespace and served here,
+ * on the controller's event loop, connecting out from the host's namespace. Every new
+ * destination is decided by the `network` hook (lh_network_decide); a refusal is a 403 with
+ * X-Cordon-Error: blocked-by-policy or SOCKS reply 0x02, and every decision is one JSON line in
+ * the audit log. Names are resolved by resolver.c's threads. Never blocks the loop. */
+#ifndef CORDON_PROXY_H
+#define CORDON_PROXY_H
+#include <stdint.h>
+#include "base/evloop.h"
+#include "base/util.h"
+
+struct proxy;
+
+/* Takes ownership of the two listening fds. command: the sandboxed command's argv (for the
+ * decisions and the audit log). NULL on failure (logged). */
+struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd, char **command);
+/* Someone who can answer questions about unlisted destinations (the terminal of `cordon run`).
+ * ask: show question id; answer later with proxy_answer(). closed: question id was settled
+ * without the owner (it timed out): stop showing it. */
+struct proxy_owner {
+    void *ctx;
+    void (*ask)(void *ctx, unsigned id, const char *text);
+    void (*closed)(void *ctx, unsigned id, const char *why);
+};
+enum proxy_answer { PROXY_ALLOW_COMMAND, PROXY_ALLOW_SESSION, PROXY_DENY };
+
+/* With an owner, a destination the policy answers "ask" for waits for the owner's answer (all
+ * connections to one host:port share one question; the answer is kept for the rest of the
+ * run); without one, or after timeout_s seconds, it is denied. */
+void proxy_set_owner(struct proxy *px, const struct proxy_owner *owner, double timeout_s);
+void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer);
+/* The destination pending question id is about (host: at most 255 bytes); false when no such
+ * question is pending. */
+bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n, unsigned *port);
+/* Keep an answer for host:port as if the owner had given it (a grant made after a refusal), or
+ * forget the one kept (an "allow for this command" whose command has ended). */
+void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow);
+void proxy_forget(struct proxy *px, const char *host, unsigned port);
+
+/* The destinations refused so far ("host:port", each once), for refusal detection. */
+const struct str_list *proxy_denied(const struct proxy *px);
+/* A mark for proxy_denied_since(): the number of refusals so far. */
+uint64_t proxy_denial_mark(const struct proxy *px);
+/* The destinations refused after mark (each once) appended to out: what one command of a
+ * session was refused. */
+void proxy_denied_since(const struct proxy *px, uint64_t mark, struct str_list *out);
+/* The destinations the owner was asked about so far ("host:port", each once). */
+const struct str_list *proxy_asked(const struct proxy *px);
+
+/* Free what closed during the last loop round; call after each ev_run_once(). */
+void proxy_after_round(struct proxy *px);
+/* Close every connection and the listeners. NULL is fine. */
+void proxy_free(struct proxy *px);
+#endif

@@ -1,0 +1,60 @@
+/* command.c — see command.h. Runs after fork in a process that will exec: no allocation after
+ * the confinement starts, messages written with write(2). */
+#include "sandbox/command.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/confine.h"
+#include "base/log.h"
+#include "sandbox/loopback_guard.h"
+#include "sandbox/pty.h"
+
+extern char **environ;
+
+CORDON_NORETURN static void fail(const char *what, const char *arg, int err, int code)
+{
+    const char *msg = strerror(err);
+    (void)!write(2, "cordon: ", 8);
+    (void)!write(2, what, strlen(what));
+    if (arg) {
+        (void)!write(2, arg, strlen(arg));
+    }
+    (void)!write(2, ": ", 2);
+    (void)!write(2, msg, strlen(msg));
+    (void)!write(2, "\n", 1);
+    _exit(code);
+}
+
+void command_exec(const struct sandbox_config *cfg, const struct sc_program *seccomp, char **argv,
+                  int slave, int out_fd, int err_fd)
+{
+    int r;
+    if (setsid() < 0)
+        fail("setsid", NULL, errno, CORDON_EXIT_SETUP);
+    if (slave >= 0 && (r = pty_attach_slave(slave)) < 0)
+        fail("attaching the pseudo-terminal", NULL, -r, CORDON_EXIT_SETUP);
+    if ((out_fd >= 0 && dup2(out_fd, 1) < 0) || (err_fd >= 0 && dup2(err_fd, 2) < 0))
+        fail("redirecting the output", NULL, errno, CORDON_EXIT_SETUP);
+    if (close_range(3, ~0U, 0) < 0)
+        fail("close_range", NULL, errno, CORDON_EXIT_SETUP);
+    if (chdir(cfg->cwd) < 0)
+        fail("cannot enter ", cfg->cwd, errno, CORDON_EXIT_SETUP);
+    if ((r = confine_rlimits(cfg)) < 0)
+        fail("setting resource limits", NULL, -r, CORDON_EXIT_SETUP);
+    if ((r = confine_drop_capabilities()) < 0)
+        fail("dropping capabilities", NULL, -r, CORDON_EXIT_SETUP);
+    if ((r = confine_no_new_privs()) < 0)
+        fail("setting no_new_privs", NULL, -r, CORDON_EXIT_SETUP);
+    if (loopback_guard_wanted(cfg) && (r = loopback_guard_apply()) < 0)
+        fail("restricting loopback TCP (Landlock)", NULL, -r, CORDON_EXIT_SETUP);
+    if ((r = sc_load(seccomp)) < 0)
+        fail("loading the seccomp filter", NULL, -r, CORDON_EXIT_SETUP);
+    /* execvp searches the PATH of the environment it runs in: the sandbox's. */
+    static char *empty_env[] = {NULL};
+    environ = cfg->env.items ? cfg->env.items : empty_env;
+    execvp(argv[0], argv);
+    int err = errno;
+    fail(argv[0], NULL, err, err == ENOENT ? 127 : 126);
+}

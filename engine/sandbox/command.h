@@ -1,0 +1,15 @@
+/* command.h — the last steps in the command's own process, between init's fork and exec:
+ * a new session (no TIOCSTI into any terminal of the caller), the pty as controlling terminal,
+ * only fds 0-2 left, the working directory, rlimits, no capabilities, no_new_privs, the seccomp
+ * filter, then exec. A failed exec exits 127 (not found) or 126 (not runnable), as a shell does. */
+#ifndef CORDON_COMMAND_H
+#define CORDON_COMMAND_H
+#include "base/attrs.h"
+#include "sandbox/sandbox-t.h"
+#include "sandbox/seccomp_filter.h"
+
+/* slave: the pty slave to attach, or -1 to keep the inherited fds 0-2; out_fd, err_fd: what
+ * becomes fds 1 and 2 without a pty (-1: keep the inherited one). Never returns. */
+CORDON_NORETURN void command_exec(const struct sandbox_config *cfg, const struct sc_program *seccomp,
+                                  char **argv, int slave, int out_fd, int err_fd);
+#endif

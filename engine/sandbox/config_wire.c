@@ -1,0 +1,109 @@
+/* config_wire.c — see config_wire.h. */
+#include "sandbox/config_wire.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/util.h"
+
+static void put(FILE *f, char tag, const char *value)
+{
+    fputc(tag, f);
+    fputs(value, f);
+    fputc('\0', f);
+}
+
+static void put_list(FILE *f, char tag, const struct str_list *l)
+{
+    for (size_t i = 0; i < l->len; i++)
+        put(f, tag, l->items[i]);
+}
+
+int config_wire_write(int fd, const struct sandbox_config *cfg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return -errno;
+    put(f, 'w', cfg->workspace);
+    put(f, 'c', cfg->cwd);
+    char flags[16];
+    snprintf(flags, sizeof flags, "%d%d%d", cfg->workspace_readonly, cfg->net_unrestricted, cfg->net_loopback);
+    put(f, 'F', flags);
+    put_list(f, 'W', &cfg->writable);
+    put_list(f, 'H', &cfg->hidden);
+    put_list(f, 'R', &cfg->readonly_in_workspace);
+    put_list(f, 'B', &cfg->run_binds);
+    put_list(f, 'E', &cfg->env);
+    for (size_t i = 0; i < cfg->n_rlimits; i++) {
+        char r[80];
+        snprintf(r, sizeof r, "%d %llu %llu", cfg->rlimits[i].resource, cfg->rlimits[i].soft, cfg->rlimits[i].hard);
+        put(f, 'L', r);
+    }
+    fclose(f);
+    int rc = write_all(fd, buf, len);
+    free(buf);
+    return rc;
+}
+
+int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size > 64 * 1024 * 1024) {
+        snprintf(err, errlen, "sandbox set-up: the configuration from the controller is missing");
+        return -1;
+    }
+    size_t len = (size_t)st.st_size;
+    char *buf = xmalloc(len + 1);
+    ssize_t n = pread(fd, buf, len, 0);
+    if (n != (ssize_t)len || buf[len - 1] != '\0') {
+        free(buf);
+        snprintf(err, errlen, "sandbox set-up: the configuration from the controller is truncated");
+        return -1;
+    }
+    for (size_t off = 0; off < len;) {
+        char tag = buf[off];
+        const char *v = buf + off + 1;
+        off += strlen(v) + 2;
+        switch (tag) {
+        case 'w': cfg->workspace = xstrdup(v); break;
+        case 'c': cfg->cwd = xstrdup(v); break;
+        case 'F':
+            cfg->workspace_readonly = v[0] == '1';
+            cfg->net_unrestricted = v[0] && v[1] == '1';
+            cfg->net_loopback = v[0] && v[1] && v[2] == '1';
+            break;
+        case 'W': str_list_push(&cfg->writable, v); break;
+        case 'H': str_list_push(&cfg->hidden, v); break;
+        case 'R': str_list_push(&cfg->readonly_in_workspace, v); break;
+        case 'B': str_list_push(&cfg->run_binds, v); break;
+        case 'E': str_list_push(&cfg->env, v); break;
+        case 'L': {
+            struct sandbox_rlimit r;
+            if (cfg->n_rlimits >= SANDBOX_MAX_RLIMITS ||
+                sscanf(v, "%d %llu %llu", &r.resource, &r.soft, &r.hard) != 3)
+                goto bad;
+            cfg->rlimits[cfg->n_rlimits++] = r;
+            break;
+        }
+        default:
+            goto bad;
+        }
+    }
+    free(buf);
+    if (!cfg->workspace || !cfg->cwd) {
+        snprintf(err, errlen, "sandbox set-up: the configuration from the controller has no workspace");
+        return -1;
+    }
+    return 0;
+bad:
+    free(buf);
+    snprintf(err, errlen, "sandbox set-up: the configuration from the controller is malformed");
+    return -1;
+}

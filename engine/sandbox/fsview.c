@@ -1,0 +1,219 @@
+/* fsview.c — see fsview.h. The sequence:
+ *   1. make every mount private, so nothing propagates back to the host;
+ *   2. capture (open_tree clones) what must stay writable or be re-attached later: workspace,
+ *      writable paths, host device nodes, sockets re-bound into /run, mounts under hidden dirs;
+ *   3. one recursive mount_setattr: the whole host tree read-only and nosuid;
+ *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc;
+ *   5. overlays with whiteouts for hidden paths;
+ *   6. attach the captured writable trees (outermost first), then read-only binds inside them.
+ * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
+ * depend on which paths steps 4-5 cover. Step 1 and the captures that need no configuration
+ * (device nodes, cordon's binary, the list of mounts) are fsview_prepare's, which init runs
+ * before the configuration arrives. */
+#include "sandbox/fsview.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/devfs.h"
+#include "sandbox/hide.h"
+#include "base/log.h"
+#include "sandbox/mount_ops.h"
+
+struct capture {
+    char *path;
+    int fd;
+};
+
+static int by_length(const void *a, const void *b)
+{
+    const struct capture *x = a, *y = b;
+    size_t lx = strlen(x->path), ly = strlen(y->path);
+    return lx < ly ? -1 : lx > ly;
+}
+
+/* Keep `.git` a mount point (so it cannot be renamed away and replaced by one with other
+ * hooks) and make each readonly_in_workspace path that exists read-only. */
+static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err *e)
+{
+    struct stat st;
+    char *git = xasprintf("%s/.git", cfg->workspace);
+    int r = 0;
+    if (!cfg->workspace_readonly && lstat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
+        r = mnt_mount(e, git, git, NULL, MS_BIND | MS_REC, NULL);
+        /* A repository without hooks/ would let a command create .git/hooks/pre-commit, which
+         * the caller's next `git commit` runs outside: create the empty directory git itself
+         * would have made, so that it can be held read-only like any other. */
+        char *hooks = xasprintf("%s/hooks", git);
+        if (r == 0 && mkdir(hooks, 0755) < 0 && errno != EEXIST)
+            r = mnt_fail(e, "mkdir", hooks);
+        free(hooks);
+    }
+    free(git);
+    for (size_t i = 0; r == 0 && i < cfg->readonly_in_workspace.len; i++) {
+        char *p = xasprintf("%s/%s", cfg->workspace, cfg->readonly_in_workspace.items[i]);
+        if (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode))
+            r = mnt_bind_readonly(e, p);
+        free(p);
+    }
+    return r;
+}
+
+/* A detached, read-only bind of the running binary, opened by its path in this namespace
+ * (/proc/self/exe itself refers to the host's mount, which open_tree refuses). -1 when it cannot
+ * be had (e.g. the binary was replaced since it started): then `cordon nc` is not inside. */
+static int capture_self(void)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0)
+        return -1;
+    path[n] = '\0';
+    int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+    if (mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void early_release(struct fsview_early *early)
+{
+    for (int i = 0; i < DEVFS_N_NODES; i++) {
+        if (early->dev.fds[i] >= 0)
+            close(early->dev.fds[i]);
+        early->dev.fds[i] = -1;
+    }
+    if (early->self_fd >= 0)
+        close(early->self_fd);
+    early->self_fd = -1;
+    str_list_free(&early->mounts);
+}
+
+int fsview_prepare(struct fsview_early *early, char *err, size_t errlen)
+{
+    struct mnt_err e = {err, errlen};
+    memset(early, 0, sizeof *early);
+    for (int i = 0; i < DEVFS_N_NODES; i++)
+        early->dev.fds[i] = -1;
+    /* 1. nothing propagates back to the host; 2. the captures that need no configuration */
+    if (mnt_mount(&e, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        devfs_capture(&early->dev, &e) < 0 || hide_read_mount_points(&early->mounts, &e) < 0) {
+        early_release(early);
+        return -1;
+    }
+    /* This very binary (init has not exec'd), for `cordon nc` inside. */
+    early->self_fd = capture_self();
+    return 0;
+}
+
+int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, char *err, size_t errlen)
+{
+    struct mnt_err e = {err, errlen};
+    struct capture *caps = xcalloc(cfg->writable.len + 1, sizeof *caps);
+    size_t n_caps = 0;
+    struct devfs_capture dev = early->dev;
+    int *run_fds = xcalloc(cfg->run_binds.len + 1, sizeof(int));
+    int self_fd = early->self_fd;
+    size_t n_run = 0;
+    struct hide_plan plan;
+    struct str_list visible = {0};
+    int r = -1;
+
+    str_list_push(&visible, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&visible, cfg->writable.items[i]);
+    /* Step 4's file systems (/var/run: a tmpfs of its own, or a link to /run). */
+    struct str_list fresh = {0};
+    static const char *const fresh_roots[] = {"/tmp", "/run", "/var/run", "/dev", "/proc"};
+    for (size_t i = 0; i < ARRAY_LEN(fresh_roots); i++)
+        str_list_push(&fresh, fresh_roots[i]);
+    if (!cfg->net_unrestricted)
+        str_list_push(&fresh, "/sys");
+    hide_plan_build(&cfg->hidden, &visible, &fresh, &plan);
+    str_list_free(&fresh);
+
+    /* 2. captures (the rest are fsview_prepare's) */
+    for (size_t i = 0; i < visible.len; i++) {
+        if ((caps[n_caps].fd = mnt_capture(&e, visible.items[i])) < 0)
+            goto out;
+        caps[n_caps++].path = visible.items[i];
+    }
+    if (cfg->net_unrestricted && self_fd >= 0) { /* `cordon nc` is for the proxy only */
+        close(self_fd);
+        self_fd = -1;
+    } else if (!cfg->net_unrestricted && self_fd < 0) {
+        LOG_W("fsview", "cordon's own binary cannot be bound into the sandbox: no `cordon nc` inside");
+    }
+    for (; n_run < cfg->run_binds.len; n_run++)
+        if ((run_fds[n_run] = mnt_capture(&e, cfg->run_binds.items[n_run])) < 0)
+            goto out;
+    if (hide_capture_submounts(&plan, &early->mounts, &e) < 0)
+        goto out;
+
+    /* 3. the host read-only */
+    if (mnt_setattr(&e, "/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0)
+        goto out;
+
+    /* 4. fresh file systems */
+    if (mnt_mount(&e, "cordon-tmp", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0 ||
+        mnt_mount(&e, "cordon-run", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+        goto out;
+    struct stat st;
+    if (lstat("/var/run", &st) == 0 && S_ISDIR(st.st_mode) &&
+        mnt_mount(&e, "cordon-run", "/var/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+        goto out;
+    for (size_t i = 0; i < n_run; i++) {
+        if (mnt_attach(&e, run_fds[i], cfg->run_binds.items[i], true) < 0)
+            goto out;
+    }
+    if (self_fd >= 0 && mnt_attach(&e, self_fd, FSVIEW_CORDON_EXE, true) < 0)
+        goto out;
+    if (devfs_build(&dev, &e) < 0 || procfs_build(&e) < 0)
+        goto out;
+    if (!cfg->net_unrestricted && sysfs_build(&e) < 0)
+        goto out;
+
+    /* 5. hidden paths */
+    if (hide_apply(&plan, &e) < 0)
+        goto out;
+
+    /* 6. writable trees, outermost first so a nested one is not covered by its parent */
+    qsort(caps, n_caps, sizeof *caps, by_length);
+    for (size_t i = 0; i < n_caps; i++) {
+        if (mnt_attach(&e, caps[i].fd, caps[i].path, true) < 0)
+            goto out;
+        close(caps[i].fd);
+        caps[i].fd = -1;
+        if (cfg->workspace_readonly && strcmp(caps[i].path, cfg->workspace) == 0 &&
+            mnt_setattr(&e, caps[i].path, true, MOUNT_ATTR_RDONLY, 0) < 0)
+            goto out;
+    }
+    if (protect_in_workspace(cfg, &e) < 0 || hide_apply_in_writable(&plan, &e) < 0)
+        goto out;
+    r = 0;
+out:
+    /* Whatever devfs_build and the attach did not consume. */
+    early->dev = dev;
+    early->self_fd = self_fd;
+    early_release(early);
+    for (size_t i = 0; i < n_caps; i++)
+        if (caps[i].fd >= 0)
+            close(caps[i].fd);
+    for (size_t i = 0; i < n_run; i++)
+        if (run_fds[i] >= 0)
+            close(run_fds[i]);
+    free(caps);
+    free(run_fds);
+    str_list_free(&visible);
+    hide_plan_free(&plan);
+    return r;
+}

@@ -1,0 +1,29 @@
+/* fsview.h — the sandbox's filesystem view, exactly as the design says: the host's / read-only
+ * (nosuid), the workspace and --allow-write paths writable, a private /tmp, a fresh /run, a
+ * minimal /dev, the namespace's own /proc, hidden paths missing, and .git/hooks, .git/config,
+ * .cordon (readonly_in_workspace) read-only inside the writable workspace.
+ * Runs in init (PID 1, all capabilities of the new user namespace), in the new mount namespace,
+ * before any command. Never changes anything outside that namespace. */
+#ifndef CORDON_FSVIEW_H
+#define CORDON_FSVIEW_H
+#include <stddef.h>
+#include "sandbox/devfs.h"
+#include "sandbox/sandbox-t.h"
+
+/* Where cordon's own binary is inside a sandbox with a network namespace, for `cordon nc` as
+ * ssh's ProxyCommand: the binary's host path may be hidden or under the host's /tmp. */
+#define FSVIEW_CORDON_EXE "/run/cordon/cordon"
+
+/* What the view takes from the host before the configuration is known, so that init does it
+ * while the controller still resolves the profile: every mount made private, the device nodes
+ * and cordon's own binary captured, the mount points read. */
+struct fsview_early {
+    struct devfs_capture dev;
+    int self_fd;              /* a read-only bind of cordon's binary, or -1 */
+    struct str_list mounts;   /* the host's mount points */
+};
+/* 0, or -1 with one line in err (early is then released). */
+int fsview_prepare(struct fsview_early *early, char *err, size_t errlen);
+/* Build the view from early (which it releases, on every path). 0, or -1 with one line in err. */
+int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, char *err, size_t errlen);
+#endif

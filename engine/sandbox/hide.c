@@ -1,0 +1,358 @@
+/* hide.c — see hide.h. Whiteouts are character devices 0:0, which a user namespace may create
+ * on tmpfs (Linux >= 5.8); overlayfs may be mounted in a user namespace (Linux >= 5.11). */
+#include "sandbox/hide.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+struct hide_group {
+    char *target;         /* directory the overlay covers */
+    struct str_list rel;  /* whiteouts, relative to target */
+};
+
+static char *parent_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return xstrdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+static bool any_within(const struct str_list *paths, const char *dir, bool strictly)
+{
+    for (size_t i = 0; i < paths->len; i++)
+        if (path_is_within(paths->items[i], dir) && !(strictly && strcmp(paths->items[i], dir) == 0))
+            return true;
+    return false;
+}
+
+static bool inside_any(const char *path, const struct str_list *dirs)
+{
+    for (size_t i = 0; i < dirs->len; i++)
+        if (path_is_within(path, dirs->items[i]))
+            return true;
+    return false;
+}
+
+/* Is path strictly below one of dirs? */
+static bool below_any(const char *path, const struct str_list *dirs)
+{
+    for (size_t i = 0; i < dirs->len; i++)
+        if (strcmp(path, dirs->items[i]) != 0 && path_is_within(path, dirs->items[i]))
+            return true;
+    return false;
+}
+
+static struct hide_group *group_for(struct hide_plan *plan, const char *target)
+{
+    for (size_t i = 0; i < plan->n_groups; i++)
+        if (strcmp(plan->groups[i].target, target) == 0)
+            return &plan->groups[i];
+    plan->groups = xrealloc(plan->groups, (plan->n_groups + 1) * sizeof *plan->groups);
+    struct hide_group *g = &plan->groups[plan->n_groups++];
+    memset(g, 0, sizeof *g);
+    g->target = xstrdup(target);
+    return g;
+}
+
+/* Whiteout every entry of dir (relative prefix rel) except the ways down to visible paths. */
+static void whiteout_contents(struct hide_group *g, const char *dir, const char *rel,
+                              const struct str_list *visible)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char *full = xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", de->d_name);
+        char *sub = rel[0] ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+        if (str_list_contains(visible, full))
+            ; /* a visible path itself: keep */
+        else if (any_within(visible, full, true))
+            whiteout_contents(g, full, sub, visible);
+        else
+            str_list_push(&g->rel, sub);
+        free(full);
+        free(sub);
+    }
+    closedir(d);
+}
+
+void hide_plan_build(const struct str_list *hidden, const struct str_list *visible,
+                     const struct str_list *fresh, struct hide_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    for (size_t i = 0; i < hidden->len; i++) {
+        const char *h = hidden->items[i];
+        struct stat st;
+        if (strcmp(h, "/") == 0 || lstat(h, &st) < 0)
+            continue; /* already missing; "/" cannot be hidden */
+        if (str_list_contains(visible, h)) {
+            LOG_W("hide", "%s is both hidden and writable; it stays visible", h);
+            continue;
+        }
+        if (inside_any(h, visible)) {
+            str_list_push(&plan->in_writable, h);
+            continue;
+        }
+        if (below_any(h, fresh))
+            continue; /* below a fresh file system: the host's path is not shown there */
+        char *parent = parent_of(h);
+        if (strcmp(parent, "/") == 0 || any_within(visible, h, true)) {
+            /* Cover the directory itself, keep it as an empty-looking directory. */
+            whiteout_contents(group_for(plan, h), h, "", visible);
+        } else {
+            str_list_push(&group_for(plan, parent)->rel, strrchr(h, '/') + 1);
+        }
+        free(parent);
+    }
+    /* Fold a group whose target lies inside another group's target into the outer one, so
+     * no overlay is stacked on another. */
+    for (size_t i = 0; i < plan->n_groups; i++) {
+        for (size_t j = 0; j < plan->n_groups; j++) {
+            struct hide_group *outer = &plan->groups[j], *inner = &plan->groups[i];
+            if (i == j || !inner->target || !outer->target ||
+                !path_is_within(inner->target, outer->target))
+                continue;
+            const char *suffix = inner->target + strlen(outer->target) + (strcmp(outer->target, "/") ? 1 : 0);
+            for (size_t k = 0; k < inner->rel.len; k++)
+                str_list_push_owned(&outer->rel, xasprintf("%s/%s", suffix, inner->rel.items[k]));
+            free(inner->target);
+            inner->target = NULL;
+            str_list_free(&inner->rel);
+            break;
+        }
+    }
+}
+
+int hide_read_mount_points(struct str_list *out, struct mnt_err *e)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f)
+        return mnt_fail(e, "open", "/proc/self/mountinfo");
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        char point[4096];
+        if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1)
+            continue;
+        /* Undo mountinfo's octal escapes (\040 for a space, ...). */
+        char *w = point;
+        for (char *r = point; *r; r++) {
+            if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] && r[3]) {
+                *w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+                r += 3;
+            } else {
+                *w++ = *r;
+            }
+        }
+        *w = '\0';
+        str_list_push(out, point);
+    }
+    free(line);
+    fclose(f);
+    return 0;
+}
+
+int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e)
+{
+    struct str_list found = {0};
+    for (size_t m = 0; m < mounts->len; m++) {
+        const char *point = mounts->items[m];
+        for (size_t i = 0; i < plan->n_groups; i++) {
+            const char *t = plan->groups[i].target;
+            if (t && strcmp(point, t) != 0 && path_is_within(point, t) && !str_list_contains(&found, point))
+                str_list_push(&found, point);
+        }
+    }
+    /* Keep only the outermost ones: a recursive capture brings the rest along. */
+    for (size_t i = 0; i < found.len; i++) {
+        bool nested = false;
+        for (size_t j = 0; j < found.len && !nested; j++)
+            nested = j != i && strcmp(found.items[i], found.items[j]) != 0 &&
+                     path_is_within(found.items[i], found.items[j]);
+        if (nested)
+            continue;
+        int fd = mnt_capture(e, found.items[i]);
+        if (fd < 0) {
+            str_list_free(&found);
+            return -1;
+        }
+        plan->sub_fds = xrealloc(plan->sub_fds, (plan->sub_paths.len + 1) * sizeof(int));
+        plan->sub_fds[plan->sub_paths.len] = fd;
+        str_list_push(&plan->sub_paths, found.items[i]);
+    }
+    str_list_free(&found);
+    return 0;
+}
+
+/* Overlay options treat ',' ':' and '\' as separators unless escaped. */
+static char *escape_overlay_path(const char *p)
+{
+    char *out = xmalloc(strlen(p) * 2 + 1), *o = out;
+    for (; *p; p++) {
+        if (*p == ',' || *p == ':' || *p == '\\')
+            *o++ = '\\';
+        *o++ = *p;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Is some other entry of rel a proper ancestor of path (both relative)? */
+static bool has_hidden_ancestor(const struct str_list *rel, const char *path)
+{
+    for (size_t i = 0; i < rel->len; i++) {
+        size_t n = strlen(rel->items[i]);
+        if (strncmp(path, rel->items[i], n) == 0 && path[n] == '/')
+            return true;
+    }
+    return false;
+}
+
+/* Build the whiteout layer for g under layer_dir (an fd to the detached tmpfs). */
+static int build_layer(struct hide_group *g, int tmpfs_fd, const char *layer, struct mnt_err *e)
+{
+    struct stat st;
+    if (stat(g->target, &st) < 0)
+        return mnt_fail(e, "stat", g->target);
+    /* The overlay's directories take their owner and mode from this top layer. */
+    if (mkdirat(tmpfs_fd, layer, st.st_mode & 07777) < 0)
+        return mnt_fail(e, "mkdir whiteout layer for", g->target);
+    if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */ }
+    for (size_t i = 0; i < g->rel.len; i++) {
+        if (has_hidden_ancestor(&g->rel, g->rel.items[i]))
+            continue; /* already inside a whiteout */
+        char *path = xasprintf("%s/%s", layer, g->rel.items[i]);
+        /* Intermediate directories mirror the host's, for the same reason. */
+        for (char *s = strchr(path + strlen(layer) + 1, '/'); s; s = strchr(s + 1, '/')) {
+            *s = '\0';
+            char *host = xasprintf("%s/%s", g->target, path + strlen(layer) + 1);
+            struct stat hs;
+            if (stat(host, &hs) == 0 && mkdirat(tmpfs_fd, path, hs.st_mode & 07777) == 0)
+                if (fchownat(tmpfs_fd, path, hs.st_uid, hs.st_gid, 0) < 0) { /* as above */ }
+            free(host);
+            *s = '/';
+        }
+        int r = mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0));
+        if (r < 0 && errno != EEXIST) {
+            free(path);
+            return mnt_fail(e, "create whiteout for", g->rel.items[i]);
+        }
+        free(path);
+    }
+    return 0;
+}
+
+int hide_apply(struct hide_plan *plan, struct mnt_err *e)
+{
+    int r = -1, tmpfs_fd = -1;
+    bool any = false;
+    for (size_t i = 0; i < plan->n_groups; i++)
+        any |= plan->groups[i].target != NULL;
+    if (!any)
+        return 0;
+    if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
+        return -1;
+    for (size_t i = 0; i < plan->n_groups; i++) {
+        struct hide_group *g = &plan->groups[i];
+        if (!g->target)
+            continue;
+        char layer[32];
+        snprintf(layer, sizeof layer, "l%zu", i);
+        if (build_layer(g, tmpfs_fd, layer, e) < 0)
+            goto out;
+        char *target = escape_overlay_path(g->target);
+        char *opts = xasprintf("lowerdir=/proc/self/fd/%d/%s:%s", tmpfs_fd, layer, target);
+        int m = mnt_mount(e, "cordon-hide", g->target, "overlay", MS_RDONLY | MS_NOSUID, opts);
+        free(opts);
+        free(target);
+        if (m < 0)
+            goto out;
+    }
+    for (size_t i = 0; i < plan->sub_paths.len; i++) {
+        if (mnt_attach(e, plan->sub_fds[i], plan->sub_paths.items[i], false) < 0)
+            goto out;
+    }
+    r = 0;
+out:
+    close(tmpfs_fd); /* the overlays keep the layers alive; nothing else can reach them */
+    return r;
+}
+
+/* Covers for hidden paths inside a writable area, where an overlay would make the area read-only.
+ * A file is covered by a dangling symlink: open, stat and writes through it fail with ENOENT, and
+ * it cannot be removed (a mount point); the target can never exist (no fd is -1). A directory is
+ * covered by a directory removed after it was mounted: looking up or listing anything in it
+ * fails with ENOENT, and nothing can be created in it; only stat of the directory itself
+ * succeeds. */
+#define HIDDEN_FILE_TARGET "/proc/self/fd/-1"
+
+int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
+{
+    int tmpfs_fd = -1, r = -1;
+    for (size_t i = 0; i < plan->in_writable.len; i++) {
+        const char *h = plan->in_writable.items[i];
+        struct stat st;
+        if (lstat(h, &st) < 0)
+            continue;
+        if (tmpfs_fd < 0) {
+            if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
+                goto out;
+            if (symlinkat(HIDDEN_FILE_TARGET, tmpfs_fd, "file") < 0 || mkdirat(tmpfs_fd, "dir", 0555) < 0) {
+                mnt_fail(e, "create cover for", h);
+                goto out;
+            }
+        }
+        bool dir = S_ISDIR(st.st_mode);
+        int cover = open_tree(tmpfs_fd, dir ? "dir" : "file",
+                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+        if (cover < 0) {
+            mnt_fail(e, "open_tree cover for", h);
+            goto out;
+        }
+        int m = mnt_attach(e, cover, h, false);
+        close(cover);
+        if (m < 0)
+            goto out;
+    }
+    /* Removing the cover directory after it is mounted makes it a dead directory: every name
+     * looked up in it, and reading it, fails with ENOENT. */
+    if (tmpfs_fd >= 0 && unlinkat(tmpfs_fd, "dir", AT_REMOVEDIR) < 0) {
+        mnt_fail(e, "remove the cover directory for", "hidden directories");
+        goto out;
+    }
+    r = 0;
+out:
+    if (tmpfs_fd >= 0)
+        close(tmpfs_fd);
+    return r;
+}
+
+void hide_plan_free(struct hide_plan *plan)
+{
+    for (size_t i = 0; i < plan->n_groups; i++) {
+        free(plan->groups[i].target);
+        str_list_free(&plan->groups[i].rel);
+    }
+    free(plan->groups);
+    for (size_t i = 0; i < plan->sub_paths.len; i++)
+        if (plan->sub_fds[i] >= 0)
+            close(plan->sub_fds[i]);
+    free(plan->sub_fds);
+    str_list_free(&plan->sub_paths);
+    str_list_free(&plan->in_writable);
+    memset(plan, 0, sizeof *plan);
+}

@@ -1,0 +1,254 @@
+/* init.c — see init.h. One loop on a signalfd (STYLE 35): each wake-up reaps with WNOHANG
+ * until nothing is left. Everything the loop needs is set up before it starts. */
+#include "sandbox/init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <linux/filter.h>
+#include <sys/signalfd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/command.h"
+#include "sandbox/config_wire.h"
+#include "base/fdpass.h"
+#include "sandbox/fsview.h"
+#include "base/log.h"
+#include "sandbox/netns.h"
+#include "sandbox/pty.h"
+#include "sandbox/userns.h"
+
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static void ignore_signal(int sig) { (void)sig; }
+
+CORDON_NORETURN static void setup_failed(const char *what, int err)
+{
+    fprintf(stderr, "cordon: sandbox set-up: %s%s%s\n", what, err ? ": " : "", err ? strerror(err) : "");
+    _exit(CORDON_EXIT_SETUP);
+}
+
+/* PR_SET_PDEATHSIG fires only if the parent dies after it is set: check it has not already. */
+static void die_with_controller(int alive_fd)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+        setup_failed("PR_SET_PDEATHSIG", errno);
+    struct pollfd pfd = {.fd = alive_fd, .events = POLLIN};
+    if (poll(&pfd, 1, 0) != 0)
+        _exit(CORDON_EXIT_SETUP);
+}
+
+/* Signals from the parent namespace reach PID 1 only if it has a handler: install a no-op one,
+ * block them all, and read them from a signalfd. */
+static int supervisor_signals(void)
+{
+    sigset_t set;
+    struct sigaction sa = {.sa_handler = ignore_signal};
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    for (size_t i = 0; i < ARRAY_LEN(forwarded_signals); i++)
+        sigaddset(&set, forwarded_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigismember(&set, sig))
+            sigaction(sig, &sa, NULL);
+    return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+/* The proxy's listening sockets are created here, inside the sandbox's network namespace, and
+ * handed to the controller, which accepts on them and connects out from the host's namespace:
+ * no relay process, no socket a command could reach other than these two. */
+static void hand_over_proxy_listeners(int ctl)
+{
+    static const struct { uint16_t port; char tag; } listeners[] = {
+        {PROXY_HTTP_PORT, INIT_MSG_HTTP_LISTENER},
+        {PROXY_SOCKS_PORT, INIT_MSG_SOCKS_LISTENER},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(listeners); i++) {
+        int one = 1, r;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(listeners[i].port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1024) < 0)
+            setup_failed("creating the proxy listeners", errno);
+        if ((r = fdpass_send(ctl, fd, listeners[i].tag)) < 0)
+            setup_failed("passing the proxy listeners to the controller", -r);
+        close(fd);
+    }
+}
+
+/* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
+ * failed to resolve the profile, says why itself, and no command runs. */
+static void receive_config(int sock, struct sandbox_config *cfg)
+{
+    char tag = 0, err[256];
+    int fd = fdpass_recv(sock, &tag);
+    if (fd < 0 || tag != INIT_MSG_CONFIG)
+        _exit(CORDON_EXIT_SETUP);
+    if (config_wire_read(fd, cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: %s\n", err);
+        _exit(CORDON_EXIT_SETUP);
+    }
+    close(fd);
+}
+
+/* Wait for the controller's filter; any other message or EOF means: do not run the command. */
+static void receive_filter(int sock, struct sc_program *prog)
+{
+    static struct sock_filter insns[BPF_MAXINSNS + 1];
+    static char buf[1 + sizeof insns];
+    ssize_t n;
+    do
+        n = recv(sock, buf, sizeof buf, 0);
+    while (n < 0 && errno == EINTR);
+    size_t body = n > 0 ? (size_t)n - 1 : 0;
+    if (n <= 0 || buf[0] != INIT_MSG_FILTER || body == 0 || body % sizeof(struct sock_filter) != 0 ||
+        body / sizeof(struct sock_filter) > BPF_MAXINSNS)
+        _exit(CORDON_EXIT_SETUP); /* the controller reports why */
+    memcpy(insns, buf + 1, body);
+    prog->insns = insns;
+    prog->len = (unsigned short)(body / sizeof(struct sock_filter));
+}
+
+static void forward_signal(pid_t group, int sig)
+{
+    if (group <= 1)
+        return; /* never signal 0, 1 or -1 */
+    if (kill(-group, sig) < 0 && errno == ESRCH)
+        (void)kill(group, sig); /* the child may not have called setsid() yet */
+}
+
+/* The sandbox's own network: a namespace with loopback up and the proxy's listeners in it. */
+static void set_up_network(int ctl)
+{
+    int r;
+    if ((r = ns_unshare_net()) < 0)
+        setup_failed("creating the network namespace", -r);
+    if ((r = netns_loopback_up()) < 0)
+        setup_failed("bringing up loopback", -r);
+    hand_over_proxy_listeners(ctl);
+}
+
+void init_prepare(const struct init_params *p, struct init_ready *out)
+{
+    char err[512];
+    out->slave = -1;
+    die_with_controller(p->parent_alive_fd);
+    int r = ns_write_id_maps(p->uid, p->gid);
+    if (r < 0)
+        setup_failed("writing the uid/gid maps", -r);
+    if (p->early_network)
+        set_up_network(p->ctl_sock);
+    struct fsview_early early;
+    if (fsview_prepare(&early, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: %s\n", err);
+        _exit(CORDON_EXIT_SETUP);
+    }
+    /* The controller resolves the profile while this process starts: wait for the result. */
+    struct sandbox_config *cfg = &out->cfg;
+    memset(cfg, 0, sizeof *cfg);
+    receive_config(p->ctl_sock, cfg);
+    if (p->early_network && cfg->net_unrestricted)
+        setup_failed("the profile wants the host's network, but the sandbox already has its own", 0);
+    if (!p->early_network && !cfg->net_unrestricted)
+        set_up_network(p->ctl_sock);
+    if (fsview_build(cfg, &early, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: %s\n", err);
+        _exit(CORDON_EXIT_SETUP);
+    }
+    if (sethostname("cordon", 6) < 0)
+        setup_failed("sethostname", errno);
+    if (p->want_pty) {
+        int master;
+        if ((r = pty_open_pair(&master, &out->slave)) < 0)
+            setup_failed("opening a pseudo-terminal", -r);
+        if ((r = fdpass_send(p->ctl_sock, master, INIT_MSG_PTY)) < 0)
+            setup_failed("passing the pseudo-terminal to the controller", -r);
+        close(master);
+    }
+    /* The command (same uid) must not be able to ptrace or read init's memory. */
+    (void)prctl(PR_SET_DUMPABLE, 0);
+
+    receive_filter(p->ctl_sock, &out->filter);
+
+    out->sfd = supervisor_signals();
+    if (out->sfd < 0)
+        setup_failed("signalfd", errno);
+}
+
+CORDON_NORETURN void init_main(const struct init_params *p)
+{
+    struct init_ready ready;
+    init_prepare(p, &ready);
+    struct sandbox_config cfg = ready.cfg;
+    struct sc_program filter = ready.filter;
+    int slave = ready.slave, sfd = ready.sfd;
+
+    /* vfork: the child only makes system calls until exec, and copying init's page tables
+     * would cost more than the rest of the start. Caught signals reset to default at exec. */
+    pid_t cmd = vfork();
+    if (cmd < 0)
+        setup_failed("vfork", errno);
+    if (cmd == 0) {
+        sigprocmask(SIG_SETMASK, &p->command_mask, NULL);
+        command_exec(&cfg, &filter, p->argv, slave, p->out_pipe, p->err_pipe);
+    }
+    if (slave >= 0)
+        close(slave);
+    /* Only the command holds the output pipes: their end of file is its (and its children's). */
+    if (p->out_pipe >= 0)
+        close(p->out_pipe);
+    if (p->err_pipe >= 0)
+        close(p->err_pipe);
+
+    int status = 0;
+    for (;;) {
+        struct signalfd_siginfo si;
+        ssize_t n = read(sfd, &si, sizeof si);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n != (ssize_t)sizeof si)
+            continue; /* cannot happen with a blocking signalfd; keep supervising */
+        if ((int)si.ssi_signo != SIGCHLD) {
+            forward_signal(cmd, (int)si.ssi_signo);
+            continue;
+        }
+        bool command_done = false;
+        for (;;) {
+            int st;
+            pid_t w = waitpid(-1, &st, WNOHANG);
+            if (w <= 0)
+                break;
+            if (w == cmd) {
+                status = st;
+                command_done = true;
+            }
+        }
+        if (command_done)
+            break;
+    }
+
+    struct init_status msg = {.tag = 'S'};
+    if (WIFSIGNALED(status)) {
+        msg.signal = WTERMSIG(status);
+        msg.exit_code = 128 + msg.signal;
+    } else {
+        msg.exit_code = WEXITSTATUS(status);
+    }
+    /* Everything the command left behind (daemons, setsid'd or double-forked children) is
+     * killed and reaped before the status goes out, so none is alive when `cordon` returns. */
+    (void)kill(-1, SIGKILL);
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+        ;
+    (void)write_all(p->ctl_sock, &msg, sizeof msg);
+    _exit(msg.exit_code);
+}

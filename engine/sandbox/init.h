@@ -1,0 +1,74 @@
+/* init.h — cordon's PID 1 inside the sandbox. It finishes the set-up that needs the new
+ * namespaces' privileges (id maps, the filesystem view, loopback, hostname, the pty), starts
+ * the command in its own session and process group with every privilege dropped, then
+ * supervises: reaps every zombie, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 to the
+ * command's group, and when the command ends reports its status and exits — which makes the
+ * kernel kill everything left in the pid namespace. It dies with the controller
+ * (PR_SET_PDEATHSIG), so nothing in the sandbox outlives `cordon`. */
+#ifndef CORDON_INIT_H
+#define CORDON_INIT_H
+#include <stdbool.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "base/attrs.h"
+#include "sandbox/sandbox-t.h"
+#include "sandbox/seccomp_filter.h"
+
+struct init_params {
+    char **argv;             /* the command */
+    int ctl_sock;            /* to the controller: the pty master (fd passing) and the status out,
+                              * the seccomp filter in (built by the controller meanwhile) */
+    int parent_alive_fd;     /* read end of a pipe the controller keeps open: HUP = it is gone */
+    bool want_pty;
+    int out_pipe, err_pipe;  /* write ends for the command's stdout and stderr, or -1: keep 1, 2 */
+    sigset_t command_mask;   /* the caller's signal mask, before cordon blocked its own */
+    uid_t uid;
+    gid_t gid;
+    /* Make the network namespace (loopback up, proxy listeners handed over) before the
+     * configuration arrives, while the controller still resolves the profile: `cordon run`
+     * sets it and clones init anew, without it, when the profile turns out to want the host's
+     * network (network.unrestricted). A configuration asking for that anyway is refused. */
+    bool early_network;
+};
+
+/* What init reports on ctl_sock when the command has ended (tag 'S'). */
+struct init_status {
+    char tag;
+    int32_t exit_code;       /* the command's, or 128+signal */
+    int32_t signal;          /* the terminating signal, 0 if it exited */
+};
+
+/* The controller clones init first, resolves the profile meanwhile and sends the result
+ * (INIT_MSG_CONFIG); then it compiles the seccomp filter while init builds the view, and sends
+ * it as one message: INIT_MSG_FILTER followed by the BPF instructions, or INIT_MSG_ABORT. */
+#define INIT_MSG_CONFIG 'C'  /* first, with a memfd holding the resolved configuration */
+#define INIT_MSG_FILTER 'F'
+#define INIT_MSG_ABORT 'A'
+/* Messages from init, each carrying one fd: the proxy's two listeners and the pty master (in
+ * this order, those that apply), then the status (struct init_status, no fd). */
+#define INIT_MSG_PTY 'P'
+#define INIT_MSG_HTTP_LISTENER 'H'
+#define INIT_MSG_SOCKS_LISTENER 'S'
+
+/* Where the proxy listens inside every sandbox with a network namespace. */
+#define PROXY_HTTP_PORT 18080
+#define PROXY_SOCKS_PORT 18081
+
+/* What the set-up shared by `cordon run` and sessions leaves for the supervisor. */
+struct init_ready {
+    struct sandbox_config cfg;  /* as the controller resolved it */
+    struct sc_program filter;   /* the seccomp filter each command loads before exec */
+    int sfd;                    /* signalfd: SIGCHLD and the forwarded signals, all blocked */
+    int slave;                  /* the pty slave with want_pty, else -1 */
+};
+
+/* The set-up: id maps, network namespace (loopback up, proxy listeners handed over; before the
+ * configuration with early_network), configuration, filesystem view, hostname, pty, filter.
+ * A failure prints one line and exits CORDON_EXIT_SETUP. */
+void init_prepare(const struct init_params *p, struct init_ready *out);
+
+/* Runs in the child of ns_clone_sandbox(); never returns. A set-up failure prints one line
+ * and exits CORDON_EXIT_SETUP without running the command. */
+CORDON_NORETURN void init_main(const struct init_params *p);
+#endif

@@ -1,0 +1,79 @@
+/* sandbox-t.h — types only: what the CLI asked for (struct run_flags) and what the policy
+ * resolved (struct sandbox_config). Shared by cli.c, lua_conv.c, the sandbox units and run.c.
+ * No functions here (STYLE 5). */
+#ifndef CORDON_SANDBOX_T_H
+#define CORDON_SANDBOX_T_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "base/util.h"
+
+/* A tri-state flag: not given on the command line, or given as false/true. FLAG_UNSET is 0 so
+ * that a zero-initialised struct run_flags means "no flag given". */
+enum flag_state { FLAG_UNSET = 0, FLAG_FALSE = 1, FLAG_TRUE = 2 };
+
+/* Everything `cordon run` was told on its command line. Every field is a profile key of the
+ * same meaning (DESIGN: "Every flag has a profile key"); the profile hook merges these over
+ * the named profile. Strings are borrowed from argv. */
+struct run_flags {
+    const char *profile;            /* --profile NAME; NULL: the default ("coding") */
+    const char *workspace;          /* --workspace DIR; NULL: the current directory */
+    struct str_list writable;       /* --allow-write PATH (repeatable) -> writable */
+    struct str_list hidden;         /* --hide PATH (repeatable) -> hidden */
+    enum flag_state unrestricted_network; /* --unrestricted-network -> network.unrestricted */
+    enum flag_state allow_loopback; /* --allow-loopback -> network.loopback */
+    enum flag_state allow_docker;   /* --allow-docker -> allow_docker */
+    enum flag_state json;           /* --json -> json */
+    struct str_list network_allow;  /* --network-allow RULE (repeatable) -> network.allow */
+    struct str_list network_deny;   /* --network-deny RULE (repeatable) -> network.deny */
+    enum flag_state ask_sandbox_off; /* --ask-sandbox-off -> escalation.ask_sandbox_off */
+    enum flag_state plan;           /* --plan -> escalation.plan */
+    const char *permission_timeout; /* --permission-timeout DURATION -> escalation.permission_timeout */
+    char **command;                 /* argv after "--", NULL-terminated, at least one word */
+    const char *policy_file;        /* --policy FILE: one more policy layer on top, this run only */
+    enum flag_state session_exec;   /* --session-exec=false -> session.exec_per_command = true */
+    bool detach;                    /* session start --detach: outlive the starting process */
+};
+
+/* One resource limit from the profile's `rlimits` table. */
+struct sandbox_rlimit {
+    int resource;                   /* RLIMIT_* */
+    unsigned long long soft, hard;  /* RLIM_INFINITY allowed */
+};
+
+#define SANDBOX_MAX_RLIMITS 16
+
+/* The resolved profile as the sandbox units consume it. Every path is absolute; writable
+ * paths and the workspace are canonical (realpath) and exist; hidden paths may not exist.
+ * Owned by whoever filled it; freed with sandbox_config_free(). */
+struct sandbox_config {
+    char *profile;                  /* name of the resolved profile */
+    char *workspace;                /* writable unless workspace_readonly */
+    bool workspace_readonly;        /* profile key workspace_readonly (the `readonly` profile) */
+    char *cwd;                      /* directory the command starts in */
+    struct str_list writable;       /* extra writable paths (--allow-write, profile `writable`) */
+    struct str_list hidden;         /* paths that must look missing (ENOENT) */
+    struct str_list readonly_in_workspace; /* relative to workspace: ".git/hooks", ".cordon", ... */
+    struct str_list run_binds;      /* absolute host paths re-bound into the fresh /run */
+    bool net_unrestricted;          /* no network namespace at all */
+    bool net_loopback;              /* commands may serve TCP on the sandbox loopback */
+    bool block_unix_sockets;        /* seccomp refuses socket(AF_UNIX, ...) */
+    struct str_list seccomp_deny;   /* extra syscall names refused with EPERM */
+    struct sandbox_rlimit rlimits[SANDBOX_MAX_RLIMITS];
+    size_t n_rlimits;
+    struct str_list env;            /* the command's whole environment, "NAME=VALUE" */
+    bool json;                      /* print one JSON result object after the command */
+    double grace_seconds;           /* TERM -> KILL grace period (session.grace) */
+    size_t capture_head, capture_tail; /* bytes of each output stream kept for refusal detection */
+    double permission_timeout;      /* seconds a question may wait for its answer (then: deny) */
+    bool network_ask;               /* network.ask: unlisted destinations may be asked about */
+    bool exec_per_command;          /* session.exec_per_command: each exec in a fresh sandbox */
+    unsigned max_background;        /* session.max_background: live background jobs at most */
+    size_t log_cap;                 /* session.log_cap: bytes of a background job's log kept */
+};
+
+#define SANDBOX_LOG_CAP_DEFAULT (64u * 1024 * 1024)
+#define SANDBOX_MAX_BACKGROUND_DEFAULT 8
+
+#define SANDBOX_CAPTURE_DEFAULT (256 * 1024)
+#define SANDBOX_CAPTURE_MAX (64 * 1024 * 1024)
+#endif

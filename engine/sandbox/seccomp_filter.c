@@ -1,0 +1,405 @@
+/* seccomp_filter.c — builds the command's seccomp filter with libseccomp and compiles it to
+ * classic BPF in the controller; loads the compiled program in the command's process.
+ * Owns: the default refusal list (mechanism; a profile adds to it through seccomp.deny and
+ * seccomp.block_unix_sockets, never removes from it) and the architecture set.
+ * Uses: libseccomp (build/export only), memfd for the export, prctl for the load; for the
+ * common rule sets the program libseccomp made at build time (seccomp_prebuilt.h).
+ * Never: loads a filter through libseccomp (seccomp_load would allocate after fork), runs a
+ * command unfiltered because an architecture or a rule is unknown, allocates in sc_load(). */
+#include "sandbox/seccomp_filter.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "sandbox/loopback_guard.h"
+#include "base/util.h"
+#ifndef CORDON_SC_GENERATOR
+#include "sandbox/seccomp_prebuilt.h"
+#endif
+
+/* Refused outright with EPERM: debugging other processes, kernel keyrings, eBPF, perf,
+ * userfaultfd and io_uring (large kernel attack surface, and io_uring bypasses seccomp for
+ * the operations it carries), kexec/modules/reboot/swap/accounting, raw handles, syslog,
+ * every mount-API call, namespace changes. A name missing on one architecture is skipped
+ * for that architecture by libseccomp. */
+static const char *const default_denied[] = {
+    "ptrace", "process_vm_readv", "process_vm_writev",
+    "keyctl", "add_key", "request_key",
+    "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "kexec_file_load",
+    "open_by_handle_at", "name_to_handle_at",
+    "init_module", "finit_module", "delete_module",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog",
+    "mount", "umount", "umount2", "pivot_root", "chroot", /* umount: the x86 ABI's old call */
+    "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "setns", "unshare",
+};
+
+/* personality(2) values that change nothing dangerous (as Docker's default profile):
+ * PER_LINUX, PER_LINUX | UNAME26 (8), PER_LINUX32 (0x20000), PER_LINUX32 | UNAME26, and
+ * 0xffffffff (query). The kernel takes an unsigned int, so only the low 32 bits count. */
+#define PERS_FREE_BITS ((uint32_t)0x00020008u) /* the bits the allowed values vary in */
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) CORDON_PRINTF(3, 4);
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* The kernel's name for the machine ("riscv64", ...), for the refusal message. */
+static const char *machine_name(struct utsname *u)
+{
+    return uname(u) == 0 ? u->machine : "(unknown)";
+}
+
+/* Every ABI a process of the native architecture can enter the kernel through gets the same
+ * rules: x86_64 processes can use int 0x80 (x86) and x32 system calls, aarch64 ones AArch32
+ * on kernels with COMPAT. Anything else is refused rather than filtered for one ABI only. */
+static int add_arches(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+    static const uint32_t x86_64_extra[] = {SCMP_ARCH_X86, SCMP_ARCH_X32};
+    static const uint32_t aarch64_extra[] = {SCMP_ARCH_ARM};
+    static const char *const extra_names[] = {"x86", "x32", "arm"};
+    uint32_t native = seccomp_arch_native();
+    const uint32_t *extra;
+    size_t n, name0;
+
+    if (native == SCMP_ARCH_X86_64) {
+        extra = x86_64_extra;
+        n = ARRAY_LEN(x86_64_extra);
+        name0 = 0;
+    } else if (native == SCMP_ARCH_AARCH64) {
+        extra = aarch64_extra;
+        n = ARRAY_LEN(aarch64_extra);
+        name0 = 2;
+    } else {
+        struct utsname u;
+        set_err(err, errlen, "seccomp: architecture %s is not supported; refusing to run unfiltered",
+                machine_name(&u));
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int r = seccomp_arch_add(ctx, extra[i]);
+        if (r < 0 && r != -EEXIST) {
+            set_err(err, errlen, "seccomp: cannot add architecture %s: %s", extra_names[name0 + i],
+                    strerror(-r));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, int nr,
+                    unsigned n_args, const struct scmp_arg_cmp *args, char *err, size_t errlen)
+{
+    int r = seccomp_rule_add_array(ctx, action, nr, n_args, args);
+    if (r < 0) {
+        set_err(err, errlen, "seccomp: cannot add a rule for %s: %s", name, strerror(-r));
+        return -1;
+    }
+    return 0;
+}
+
+static int resolve(const char *name, char *err, size_t errlen)
+{
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR)
+        set_err(err, errlen, "seccomp: unknown system call '%s' in the default refusals", name);
+    return nr;
+}
+
+/* personality(x) is refused unless x (low 32 bits) is one of the allowed values. libseccomp
+ * allows one comparison per argument in a rule, so the refused set is covered by masked-equal
+ * rules: with F the 30 bits outside PERS_FREE_BITS, x is allowed iff x&F is 0 with any free
+ * bits, or x is all ones. "x&F is neither 0 nor F" is covered by 30 rules "bit f[i] set and
+ * bit f[i+1] clear" around the cycle of F's bits (a non-constant cycle has such a step);
+ * "x&F == F but x != all ones" by 2 rules, one per free bit being clear. */
+static int add_personality_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+    const uint32_t fixed = ~PERS_FREE_BITS;
+    int bits[32], nb = 0;
+    for (int b = 0; b < 32; b++)
+        if (fixed & (1u << b))
+            bits[nb++] = b;
+    int nr = SCMP_SYS(personality);
+    for (int i = 0; i < nb; i++) {
+        uint32_t set = 1u << bits[i], clear = 1u << bits[(i + 1) % nb];
+        struct scmp_arg_cmp a = SCMP_A0_64(SCMP_CMP_MASKED_EQ, set | clear, set);
+        if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "personality", nr, 1, &a, err, errlen) < 0)
+            return -1;
+    }
+    for (int b = 0; b < 32; b++) {
+        if (!(PERS_FREE_BITS & (1u << b)))
+            continue;
+        struct scmp_arg_cmp a = SCMP_A0_64(SCMP_CMP_MASKED_EQ, fixed | (1u << b), fixed);
+        if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "personality", nr, 1, &a, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int add_default_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+    const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+
+    for (size_t i = 0; i < ARRAY_LEN(default_denied); i++) {
+        int nr = resolve(default_denied[i], err, errlen);
+        if (nr == __NR_SCMP_ERROR)
+            return -1;
+        if (add_rule(ctx, eperm, default_denied[i], nr, 0, NULL, err, errlen) < 0)
+            return -1;
+    }
+
+    /* A new user namespace through clone(2); its flags are the first argument on x86,
+     * x86_64, x32 and arm/aarch64 (s390 swaps the first two: not a supported arch here). */
+    struct scmp_arg_cmp newuser =
+        SCMP_A0_64(SCMP_CMP_MASKED_EQ, (uint64_t)CLONE_NEWUSER, (uint64_t)CLONE_NEWUSER);
+    if (add_rule(ctx, eperm, "clone", SCMP_SYS(clone), 1, &newuser, err, errlen) < 0)
+        return -1;
+    /* clone3 takes its flags in memory, which seccomp cannot read: ENOSYS makes libc fall
+     * back to clone(2), which the rule above filters. */
+    if (add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", SCMP_SYS(clone3), 0, NULL, err, errlen) < 0)
+        return -1;
+
+    /* Pushing input into a terminal (TIOCSTI) or the Linux console's selection (TIOCLINUX).
+     * The request is an unsigned int to the kernel: compare only the low 32 bits so garbage
+     * in the upper half cannot slip past. */
+    static const unsigned long tty_requests[] = {TIOCSTI, TIOCLINUX};
+    for (size_t i = 0; i < ARRAY_LEN(tty_requests); i++) {
+        struct scmp_arg_cmp a =
+            SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint64_t)tty_requests[i]);
+        if (add_rule(ctx, eperm, "ioctl", SCMP_SYS(ioctl), 1, &a, err, errlen) < 0)
+            return -1;
+    }
+    return add_personality_rules(ctx, err, errlen);
+}
+
+/* Without loopback service (loopback_guard.h) the command's inet sockets are TCP only: Landlock
+ * governs TCP binds and connects but no other protocol. Refused for AF_INET and AF_INET6: every
+ * type but SOCK_STREAM (UDP, raw, SCTP's seqpacket, ...), and any protocol but 0 and
+ * IPPROTO_TCP (6) (MPTCP, SCTP and SMC are stream protocols too). One comparison per argument
+ * per rule: the protocol's low 32 bits (the kernel's int) are 0 or 6 iff no bit outside 0b110
+ * is set and bits 1 and 2 are equal; the types are the 16 values of the type mask. */
+static int add_inet_tcp_only_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+    static const int domains[] = {AF_INET, AF_INET6};
+    const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+    int nr = SCMP_SYS(socket);
+    for (size_t d = 0; d < ARRAY_LEN(domains); d++) {
+        struct scmp_arg_cmp a[2] = {
+            SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint64_t)domains[d])};
+        for (uint64_t type = 0; type <= 0xf; type++) {
+            if (type == SOCK_STREAM)
+                continue;
+            a[1] = SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, type);
+            if (add_rule(ctx, eperm, "socket", nr, 2, a, err, errlen) < 0)
+                return -1;
+        }
+        for (int b = 0; b < 32; b++) {
+            uint64_t bit = (uint64_t)1 << b;
+            if (bit & 6)
+                continue;
+            a[1] = SCMP_A2_64(SCMP_CMP_MASKED_EQ, bit, bit);
+            if (add_rule(ctx, eperm, "socket", nr, 2, a, err, errlen) < 0)
+                return -1;
+        }
+        for (uint64_t odd = 2; odd <= 4; odd += 2) {
+            a[1] = SCMP_A2_64(SCMP_CMP_MASKED_EQ, 6, odd);
+            if (add_rule(ctx, eperm, "socket", nr, 2, a, err, errlen) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* A TCP Fast Open send connects without passing Landlock's connect check (seen on 6.18): it
+ * would reach a listener that listen() bound implicitly. Refused on every send call; the flag
+ * lies in the low 32 bits, so garbage above cannot hide it. */
+static int add_no_fastopen_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+    const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+    struct scmp_arg_cmp to = SCMP_A3_64(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    struct scmp_arg_cmp msg = SCMP_A2_64(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    struct scmp_arg_cmp mmsg = SCMP_A3_64(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+    if (add_rule(ctx, eperm, "sendto", SCMP_SYS(sendto), 1, &to, err, errlen) < 0 ||
+        add_rule(ctx, eperm, "sendmsg", SCMP_SYS(sendmsg), 1, &msg, err, errlen) < 0 ||
+        add_rule(ctx, eperm, "sendmmsg", SCMP_SYS(sendmmsg), 1, &mmsg, err, errlen) < 0)
+        return -1;
+    return 0;
+}
+
+static int add_profile_rules(const struct sandbox_config *cfg, scmp_filter_ctx ctx, char *err,
+                             size_t errlen)
+{
+    for (size_t i = 0; i < cfg->seccomp_deny.len; i++) {
+        const char *name = cfg->seccomp_deny.items[i];
+        int nr = seccomp_syscall_resolve_name(name);
+        if (nr == __NR_SCMP_ERROR) {
+            set_err(err, errlen, "seccomp: unknown system call '%s' in profile key seccomp.deny",
+                    name);
+            return -1;
+        }
+        if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), name, nr, 0, NULL, err, errlen) < 0)
+            return -1;
+    }
+    if (cfg->block_unix_sockets) {
+        /* socket(AF_UNIX, ...) only: socketpair() stays, it reaches nothing outside. On x86
+         * libseccomp also refuses socketcall(SYS_SOCKET), whose arguments it cannot see. */
+        struct scmp_arg_cmp a = SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint64_t)AF_UNIX);
+        if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "socket", SCMP_SYS(socket), 1, &a, err,
+                     errlen) < 0)
+            return -1;
+    }
+    if (loopback_guard_wanted(cfg) && (add_inet_tcp_only_rules(ctx, err, errlen) < 0 ||
+                                       add_no_fastopen_rules(ctx, err, errlen) < 0))
+        return -1;
+    return 0;
+}
+
+/* libseccomp 2.5 exports BPF only to a file descriptor: write it to a memfd, read it back. */
+static int export_program(scmp_filter_ctx ctx, struct sc_program *out, char *err, size_t errlen)
+{
+    int ret = -1;
+    void *buf = NULL;
+    int fd = memfd_create("cordon-seccomp", MFD_CLOEXEC);
+    if (fd < 0) {
+        set_err(err, errlen, "seccomp: memfd_create: %s", strerror(errno));
+        goto out;
+    }
+    int r = seccomp_export_bpf(ctx, fd);
+    if (r < 0) {
+        set_err(err, errlen, "seccomp: cannot compile the filter: %s", strerror(-r));
+        goto out;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        set_err(err, errlen, "seccomp: fstat: %s", strerror(errno));
+        goto out;
+    }
+    size_t size = (size_t)st.st_size;
+    size_t n = size / sizeof(struct sock_filter);
+    if (size == 0 || size % sizeof(struct sock_filter) != 0 || n > BPF_MAXINSNS) {
+        set_err(err, errlen, "seccomp: compiled filter has a bad size (%zu bytes)", size);
+        goto out;
+    }
+    buf = xmalloc(size);
+    size_t got = 0;
+    while (got < size) {
+        ssize_t k = pread(fd, (char *)buf + got, size - got, (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            set_err(err, errlen, "seccomp: reading the compiled filter: %s",
+                    k < 0 ? strerror(errno) : "short read");
+            goto out;
+        }
+        got += (size_t)k;
+    }
+    out->insns = buf;
+    out->len = (unsigned short)n;
+    buf = NULL;
+    ret = 0;
+out:
+    free(buf);
+    if (fd >= 0)
+        close(fd);
+    return ret;
+}
+
+int sc_compile(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen)
+{
+    int ret = -1;
+    out->insns = NULL;
+    out->len = 0;
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx) {
+        set_err(err, errlen, "seccomp: cannot initialise libseccomp");
+        return -1;
+    }
+    int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    if (r < 0) {
+        set_err(err, errlen, "seccomp: cannot set the bad-architecture action: %s", strerror(-r));
+        goto out;
+    }
+    /* A binary search over syscall numbers instead of a linear chain: every system call of
+     * every sandboxed command runs this program. */
+    r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+    if (r < 0) {
+        set_err(err, errlen, "seccomp: cannot enable the binary-tree layout: %s", strerror(-r));
+        goto out;
+    }
+    if (add_arches(ctx, err, errlen) < 0 || add_default_rules(ctx, err, errlen) < 0 ||
+        add_profile_rules(cfg, ctx, err, errlen) < 0 || export_program(ctx, out, err, errlen) < 0)
+        goto out;
+    ret = 0;
+out:
+    seccomp_release(ctx);
+    return ret;
+}
+
+#ifndef CORDON_SC_GENERATOR
+/* The build-time program for cfg's rule set, or NULL when it has none. The prebuilt sets are
+ * the default refusals with and without block_unix_sockets, for a sandbox with loopback
+ * service (every built-in profile); whatever else add_profile_rules() reads (a deny list, the
+ * rules of a sandbox without loopback service) is compiled at run time. A new input there must
+ * be checked here too: test_seccomp_filter compares both ways. */
+static const struct sock_filter *prebuilt_for(const struct sandbox_config *cfg, unsigned short *len)
+{
+    if (cfg->seccomp_deny.len > 0 || loopback_guard_wanted(cfg))
+        return NULL;
+    *len = cfg->block_unix_sockets ? sc_prebuilt_no_unix_len : sc_prebuilt_default_len;
+    if (*len == 0)
+        return NULL;
+    return cfg->block_unix_sockets ? sc_prebuilt_no_unix : sc_prebuilt_default;
+}
+
+int sc_build(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen)
+{
+    unsigned short len = 0;
+    const struct sock_filter *pre = prebuilt_for(cfg, &len);
+    if (!pre)
+        return sc_compile(cfg, out, err, errlen);
+    out->insns = xmalloc((size_t)len * sizeof *pre);
+    memcpy(out->insns, pre, (size_t)len * sizeof *pre);
+    out->len = len;
+    return 0;
+}
+#endif
+
+int sc_load(const struct sc_program *prog)
+{
+    struct sock_fprog fprog = {.len = prog->len, .filter = prog->insns};
+    if (!prog->insns || prog->len == 0)
+        return -EINVAL;
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) < 0)
+        return -errno;
+    return 0;
+}
+
+void sc_program_free(struct sc_program *prog)
+{
+    free(prog->insns);
+    prog->insns = NULL;
+    prog->len = 0;
+}
