@@ -11,7 +11,7 @@ local env = require("cordon.env")
 -- sandbox is being built, not before (it is the largest module).
 local allowlist
 
--- What a sandboxed command reaches the egress proxy through (DESIGN "Processes"): the HTTP
+-- What a sandboxed command reaches the egress proxy through: the HTTP
 -- proxy and the SOCKS5 proxy listen on the sandbox's own loopback.
 local HTTP_PROXY = "http://127.0.0.1:18080"
 local SOCKS_PROXY = "socks5h://127.0.0.1:18081"

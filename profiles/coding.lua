@@ -32,7 +32,7 @@ return {
     allow_docker = false,
 
     network = {
-        -- Rules (DESIGN "Network policy"): "HOST", "HOST:PORT", "*.NAME[:PORT]", "*:PORT",
+        -- Rules (docs/network-rules.md): "HOST", "HOST:PORT", "*.NAME[:PORT]", "*:PORT",
         -- "[::1]:443", "https://HOST" for HTTP and CONNECT; "tcp://HOST:PORT" for SOCKS.
         allow = {},             -- e.g. { "registry.npmjs.org", "*.pypi.org:443", "tcp://db:5432" }
         -- Same syntax; wins over allow; a rule without a port denies every port and kind.

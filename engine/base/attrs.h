@@ -1,4 +1,4 @@
-/* attrs.h — compiler attributes, wrapped once (STYLE 26). Owns nothing else. */
+/* attrs.h — compiler attributes, wrapped once. Owns nothing else. */
 #ifndef CORDON_ATTRS_H
 #define CORDON_ATTRS_H
 #define CORDON_NORETURN __attribute__((noreturn))

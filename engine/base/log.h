@@ -15,7 +15,7 @@ void log_msg(enum log_level level, const char *unit, const char *fmt, ...) CORDO
 #define LOG_I(unit, ...) log_msg(LOG_INFO, unit, __VA_ARGS__)
 #define LOG_D(unit, ...) log_msg(LOG_DEBUG, unit, __VA_ARGS__)
 
-/* "cordon: <message>" and exit(125). Only before the supervisor loop (STYLE 30). */
+/* "cordon: <message>" and exit(125). Only before the supervisor loop. */
 CORDON_NORETURN void die(const char *fmt, ...) CORDON_PRINTF(1, 2);
 /* Same, with ": strerror(errno)" appended. */
 CORDON_NORETURN void die_errno(const char *fmt, ...) CORDON_PRINTF(1, 2);

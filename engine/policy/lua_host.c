@@ -1,4 +1,4 @@
-/* lua_host.c — the one owner of the lua_State (STYLE 3). See lua_host.h.
+/* lua_host.c — the one owner of the lua_State. See lua_host.h.
  * Owns: creating and sandboxing the state (base, table, string, math, utf8 only; text chunks
  * only; require over the embedded lua/ modules), the `host` API, loading policy layers and
  * profile files, and the single protected-call path every Lua entry goes through (instruction
@@ -55,12 +55,12 @@ static struct {
     long steps;
     bool budget_tripped;
     bool validating;        /* errors now are the result's fault: LH_BAD_RESULT */
-    bool need_rebuild;      /* after LUA_ERRMEM: rebuild before reuse (STYLE 16) */
+    bool need_rebuild;      /* after LUA_ERRMEM: rebuild before reuse */
     /* options, copied */
     char *datadir, *user_config_dir, *project_dir, *extra_policy;
     /* lh_check_all: collect layer load errors instead of failing */
     struct str_list *problems;
-    /* per-call context for the host API, borrowed (STYLE 18 keeps it in C, not in Lua) */
+    /* per-call context for the host API, borrowed (kept in C, not in Lua) */
     const char *home, *workspace;
     /* registry refs */
     int ref_api, ref_env_fn, ref_validate;
@@ -105,7 +105,7 @@ static void *lh_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 }
 
 /* Once the budget is spent the hook fires on every instruction, so a pcall in the policy
- * cannot swallow the error and carry on (STYLE 15). */
+ * cannot swallow the error and carry on. */
 static void count_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
@@ -166,7 +166,7 @@ static void expand_chunk_names(char *err, size_t errlen)
     }
 }
 
-/* The one way into Lua (STYLE 13): run fn(ctx) under a message handler, the instruction budget
+/* The one way into Lua: run fn(ctx) under a message handler, the instruction budget
  * and the memory cap. `where` ("file:line" of the code being run) prefixes messages that carry
  * no position of their own; NULL: messages stand as they are (they name their cause). On a non-OK outcome err holds one line. Stack balanced. */
 static enum lh_outcome protected_call(lua_CFunction fn, void *ctx, const char *where, char *err,
@@ -668,7 +668,7 @@ static void read_refusal_markers(lua_State *L)
     lua_pop(L, 1);
 }
 
-/* All start-up Lua work, in one protected function (STYLE 17). */
+/* All start-up Lua work, in one protected function. */
 static int startup(lua_State *L)
 {
     open_libs(L);

@@ -1,4 +1,4 @@
-/* lua_host.h — the one owner of the lua_State (STYLE 3): create, sandbox, load lua/ (embedded),
+/* lua_host.h — the one owner of the lua_State: create, sandbox, load lua/ (embedded),
  * policies/ and profiles/, call hooks under an instruction budget and a memory cap, close.
  * No other engine file includes lua.h except lua_conv.c (C <-> Lua values).
  * Must never: run bytecode, open io/os/debug/package, let a hook error pass as "allow". */
@@ -11,7 +11,7 @@
 
 struct marker_set;
 
-/* What one protected hook call ended as (STYLE 13). Callers switch on it without default:. */
+/* What one protected hook call ended as. Callers switch on it without default:. */
 enum lh_outcome {
     LH_OK,          /* a valid result */
     LH_ERROR,       /* the hook raised, or a policy failed to load */

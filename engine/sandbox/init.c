@@ -1,4 +1,4 @@
-/* init.c — see init.h. One loop on a signalfd (STYLE 35): each wake-up reaps with WNOHANG
+/* init.c — see init.h. One loop on a signalfd: each wake-up reaps with WNOHANG
  * until nothing is left. Everything the loop needs is set up before it starts. */
 #include "sandbox/init.h"
 

@@ -1,6 +1,6 @@
 /* sandbox-t.h — types only: what the CLI asked for (struct run_flags) and what the policy
  * resolved (struct sandbox_config). Shared by cli.c, lua_conv.c, the sandbox units and run.c.
- * No functions here (STYLE 5). */
+ * No functions here. */
 #ifndef CORDON_SANDBOX_T_H
 #define CORDON_SANDBOX_T_H
 #include <stdbool.h>
@@ -12,7 +12,7 @@
 enum flag_state { FLAG_UNSET = 0, FLAG_FALSE = 1, FLAG_TRUE = 2 };
 
 /* Everything `cordon run` was told on its command line. Every field is a profile key of the
- * same meaning (DESIGN: "Every flag has a profile key"); the profile hook merges these over
+ * same meaning (every flag has a profile key); the profile hook merges these over
  * the named profile. Strings are borrowed from argv. */
 struct run_flags {
     const char *profile;            /* --profile NAME; NULL: the default ("coding") */

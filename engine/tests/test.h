@@ -1,5 +1,5 @@
 /* test.h — the tiny harness every engine/tests/test_<unit>.c uses: a table of named tests,
- * each run in its own forked child with a deadline (STYLE 39), TAP-like output, exit 1 on any
+ * each run in its own forked child with a deadline, TAP-like output, exit 1 on any
  * failure. Usage:
  *     static void test_x(void) { CHECK(1 + 1 == 2); CHECK_EQ_INT(f(), 0); }
  *     TEST_MAIN({"x", test_x}, {"y", test_y})

@@ -1,5 +1,5 @@
 -- cordon.allowlist — the network rule language: parse entries, compile them once into hash
--- tables, decide one destination. The syntax is DESIGN.md "Network policy"; lua/HOOKS.md
+-- tables, decide one destination. The syntax is docs/network-rules.md; lua/HOOKS.md
 -- (`network` hook) restates it with every detail this module decides.
 -- Owns: what a rule means, host normalisation (case, trailing dot, refused characters and
 -- lengths, IP literals through cordon.ip), and the verdict for (kind, host, port).

@@ -1,5 +1,5 @@
--- Specs for lua/cordon/allowlist.lua: the network rule language of DESIGN "Network policy",
--- as tables of rule sets x requests -> verdict and deciding rule (STYLE 41).
+-- Specs for lua/cordon/allowlist.lua: the network rule language of docs/network-rules.md,
+-- as tables of rule sets x requests -> verdict and deciding rule.
 local allowlist = require("cordon.allowlist")
 
 -- allow, deny, { kind, host, port, verdict, rule (nil: no rule), reason pattern (optional) }...
