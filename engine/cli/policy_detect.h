@@ -14,7 +14,7 @@
 #include "sandbox/sandbox_config.h"
 #include "base/util.h"
 
-/* One recorded result, checked field by field (lua/HOOKS.md "cordon policy detect"). Strings
+/* One recorded result, checked field by field (docs/policy-cli.md "cordon policy detect"). Strings
  * are borrowed from the JSON tree, which must outlive the case; the lists are owned. */
 struct detect_case {
     const char *command, *cwd;

@@ -1,6 +1,6 @@
 -- cordon.allowlist — the network rule language: parse entries, compile them once into hash
--- tables, decide one destination. The syntax is docs/network-rules.md; lua/HOOKS.md
--- (`network` hook) restates it with every detail this module decides.
+-- tables, decide one destination. The syntax, with every detail this module decides, is
+-- docs/network-rules.md; the `network` hook that calls it is in lua/HOOKS.md.
 -- Owns: what a rule means, host normalisation (case, trailing dot, refused characters and
 -- lengths, IP literals through cordon.ip), and the verdict for (kind, host, port).
 -- Uses cordon.ip and the standard library only, so plain lua5.4 runs it in specs.
