@@ -14,7 +14,7 @@
 #include "cli/policy_net.h"
 #include "cli/nc.h"
 #include "controller/run.h"
-#include "policy/trust.h"
+#include "cli/trust_cmd.h"
 
 static int policy_main(int argc, char **argv)
 {
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "policy") == 0)
         return policy_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "trust") == 0)
-        return trust_main(argc - 2, argv + 2);
+        return trust_cmd_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "nc") == 0)
         return nc_main(argc - 2, argv + 2);
     fprintf(stderr, "cordon: unknown command '%s' (try cordon --help)\n", argv[1]);
