@@ -22,6 +22,14 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name, bool 
     return argv[++*i];
 }
 
+bool cli_wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
 int cli_usage_error(const char *command, const char *fmt, ...)
 {
     va_list ap;

@@ -1,8 +1,12 @@
-/* main.c — the `cordon` command: dispatches subcommands. Owns nothing else. */
+/* main.c — the `cordon` command: dispatches subcommands. Owns the command table, the top-level
+ * usage (the commands, one line each: every command prints its own usage), `cordon --version`
+ * and the `policy` word's subcommand dispatch. Uses every command's entry point. Must never:
+ * parse a command's own options (each command owns its option syntax and usage text). */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cli_opt.h"
 #include "controller/run_options.h"
 #include "client/client_cli.h"
 #include "policy/layer_dirs.h"
@@ -13,11 +17,45 @@
 #include "cli/policy_test.h"
 #include "cli/policy_net.h"
 #include "cli/nc.h"
+#include "cli/trust_cmd.h"
 #include "controller/run.h"
-#include "policy/trust.h"
+
+#ifndef CORDON_VERSION
+#error "CORDON_VERSION is the CMake project's VERSION (engine/cli/CMakeLists.txt passes it)"
+#endif
+
+#define TOP_SYNOPSIS "cordon COMMAND [ARG...]"
+#define POLICY_SYNOPSIS "cordon policy check|net|detect|explain|test [ARG...]"
+
+static void policy_usage(void)
+{
+    fputs("usage: " POLICY_SYNOPSIS "\n"
+          "Check, explain and test the policy layers with the code cordon run uses.\n"
+          "  check [DIR]     load every layer and profile; each problem with its file and line\n"
+          "  net HOST PORT   decide one network destination as the proxy would\n"
+          "  detect          run refusal detection on a recorded command result\n"
+          "  explain         which layer decided a destination or a profile, and why\n"
+          "  test [DIR]      run a project's own cases, DIR/.cordon/tests/*.json\n"
+          "cordon policy SUBCOMMAND --help prints its usage.\n",
+          stdout);
+}
 
 static int policy_main(int argc, char **argv)
 {
+    static const char *const subcommands[] = {"check", "net", "detect", "explain", "test"};
+    bool known = false;
+    if (argc < 1)
+        return cli_usage_error("policy", "missing subcommand (usage: " POLICY_SYNOPSIS ")");
+    /* policy has no option of its own: an option before the subcommand is --help or an error */
+    if (argv[0][0] == '-' && cli_wants_help(argc, argv)) {
+        policy_usage();
+        return 0;
+    }
+    for (size_t i = 0; i < ARRAY_LEN(subcommands); i++)
+        known |= strcmp(argv[0], subcommands[i]) == 0;
+    if (!known)
+        return cli_usage_error("policy", "unknown %s '%s' (usage: " POLICY_SYNOPSIS ")",
+                               argv[0][0] == '-' ? "option" : "subcommand", argv[0]);
     if (argc >= 1 && strcmp(argv[0], "net") == 0)
         return policy_net_main(argc - 1, argv + 1);
     if (argc >= 1 && strcmp(argv[0], "detect") == 0)
@@ -63,37 +101,90 @@ static int exec_sibling(const char *program, char **argv)
     die_errno("cannot run %s", path);
 }
 
-static bool is_session_command(const char *cmd)
+/* `cordon run`: its help is read here, as run_main runs whatever it parsed. */
+static int run_command(int argc, char **argv)
 {
-    static const char *const names[] = {"session", "exec", "jobs", "logs", "stop", "cancel", "approve"};
-    for (size_t i = 0; i < ARRAY_LEN(names); i++)
-        if (strcmp(cmd, names[i]) == 0)
-            return true;
-    return false;
+    if (cli_run_wants_help(argc - 2, argv + 2)) {
+        cli_run_usage(stdout);
+        return 0;
+    }
+    return run_main(argc - 2, argv + 2);
+}
+
+static int session_command(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "session") == 0 && strcmp(argv[2], "start") == 0)
+        return exec_sibling("cordon-session", argv);
+    return client_cli_main(argc, argv);
+}
+
+static int policy_command(int argc, char **argv)
+{
+    return policy_main(argc - 2, argv + 2);
+}
+
+static int trust_command(int argc, char **argv)
+{
+    return trust_cmd_main(argc - 2, argv + 2);
+}
+
+static int nc_command(int argc, char **argv)
+{
+    return nc_main(argc - 2, argv + 2);
+}
+
+/* Every command: its name, what it does in one line (for cordon --help) and its entry, which
+ * gets main's argv (argv[1] is the command). */
+static const struct {
+    const char *name, *about;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"run", "run one command in a fresh sandbox", run_command},
+    {"session", "start, list, show and stop sessions (one sandbox for many commands)",
+     session_command},
+    {"exec", "run a shell string in a session", session_command},
+    {"jobs", "list a session's background jobs and running commands", session_command},
+    {"logs", "print a background job's log", session_command},
+    {"stop", "stop a job of a session", session_command},
+    {"cancel", "stop everything that one turn of a session started", session_command},
+    {"approve", "answer a session's pending approval", session_command},
+    {"policy", "check, explain and test the policy (check, net, detect, explain, test)",
+     policy_command},
+    {"trust", "trust a project's .cordon policy files, or --revoke the trust", trust_command},
+    {"nc", "inside a sandbox: relay stdin and stdout to HOST PORT through the proxy", nc_command},
+};
+
+static void usage(void)
+{
+    printf("usage: " TOP_SYNOPSIS "\n"
+           "Runs commands in a sandbox; a policy says what they may read, write and reach.\n"
+           "commands:\n");
+    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+        printf("  %-9s %s\n", commands[i].name, commands[i].about);
+    printf("cordon COMMAND --help prints a command's usage; cordon --version the version.\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        cli_usage(stderr);
+        fputs("cordon: missing command (usage: " TOP_SYNOPSIS "; cordon --help lists them)\n",
+              stderr);
         return 2;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-        cli_usage(stdout);
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 || (cmd[0] == '-' && cli_wants_help(argc - 1, argv + 1))) {
+        usage();
         return 0;
     }
-    if (argc >= 3 && strcmp(argv[1], "session") == 0 && strcmp(argv[2], "start") == 0)
-        return exec_sibling("cordon-session", argv);
-    if (is_session_command(argv[1]))
-        return client_cli_main(argc, argv);
-    if (strcmp(argv[1], "run") == 0)
-        return run_main(argc - 2, argv + 2);
-    if (strcmp(argv[1], "policy") == 0)
-        return policy_main(argc - 2, argv + 2);
-    if (strcmp(argv[1], "trust") == 0)
-        return trust_main(argc - 2, argv + 2);
-    if (strcmp(argv[1], "nc") == 0)
-        return nc_main(argc - 2, argv + 2);
-    fprintf(stderr, "cordon: unknown command '%s' (try cordon --help)\n", argv[1]);
+    /* The word as well as the option, as for help: whichever a caller tries answers. */
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("cordon %s\n", CORDON_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc, argv);
+    fprintf(stderr, "cordon: unknown %s '%s' (usage: " TOP_SYNOPSIS "; cordon --help lists them)\n",
+            cmd[0] == '-' ? "option" : "command", cmd);
     return 2;
 }

@@ -1,17 +1,22 @@
-/* nc.c — see nc.h. Blocking I/O with poll: one connection, two directions. */
+/* nc.c — see nc.h. Blocking I/O with poll: one connection, two directions. Usage errors are
+ * "cordon: nc: ..." with exit 2; once HOST PORT are good, a failure is "cordon nc: ..." and 1. */
 #include "cli/nc.h"
 
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/cli_opt.h"
 #include "sandbox/init.h"
 #include "base/util.h"
+
+#define SYNOPSIS "cordon nc HOST PORT"
 
 static int fail(const char *what, const char *detail)
 {
@@ -72,17 +77,55 @@ static int relay(int sock)
     }
 }
 
+static void usage(void)
+{
+    fputs("usage: " SYNOPSIS "\n"
+          "Inside a cordon sandbox: relay stdin and stdout to HOST:PORT through the sandbox's\n"
+          "proxy (a CONNECT tunnel), which decides whether it may be reached; for ssh's\n"
+          "ProxyCommand (ProxyCommand cordon nc %h %p) and other raw TCP.\n",
+          stdout);
+}
+
+/* HOST and PORT from argv, or the exit status of a usage error (-1: go on). */
+static int parse_args(int argc, char **argv, const char **host, long *port)
+{
+    const char *pos[2];
+    int npos = 0;
+    bool options = true;
+    if (cli_wants_help(argc, argv)) {
+        usage();
+        return 0;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && strcmp(a, "--") == 0)
+            options = false;
+        else if (options && a[0] == '-' && a[1] != '\0') /* nc takes no option */
+            return cli_usage_error("nc", "unknown option '%s' (usage: " SYNOPSIS ")", a);
+        else if (npos < 2)
+            pos[npos++] = a;
+        else
+            return cli_usage_error("nc", "too many arguments at '%s' (usage: " SYNOPSIS ")", a);
+    }
+    if (npos < 2)
+        return cli_usage_error("nc", "missing %s (usage: " SYNOPSIS ")", npos ? "PORT" : "HOST");
+    char *end;
+    *port = strtol(pos[1], &end, 10);
+    if (!pos[1][0] || *end || *port < 1 || *port > 65535)
+        return cli_usage_error("nc", "invalid port '%s' (1..65535)", pos[1]);
+    *host = pos[0];
+    if (!**host || strpbrk(*host, " \r\n/@%"))
+        return cli_usage_error("nc", "invalid host '%s'", *host);
+    return -1;
+}
+
 static int nc_run(int argc, char **argv)
 {
-    if (argc != 2)
-        return fail("usage: cordon nc HOST PORT", NULL);
-    char *end;
-    long port = strtol(argv[1], &end, 10);
-    if (*end || port < 1 || port > 65535)
-        return fail("invalid port: ", argv[1]);
-    const char *host = argv[0];
-    if (!*host || strpbrk(host, " \r\n/@%"))
-        return fail("invalid host: ", host);
+    const char *host = NULL;
+    long port = 0;
+    int usage_status = parse_args(argc, argv, &host, &port);
+    if (usage_status >= 0)
+        return usage_status;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(PROXY_HTTP_PORT),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

@@ -341,11 +341,29 @@ void policy_repeat_report(long n, const struct timespec *t0, const struct timesp
     fprintf(stderr, "decisions: %ld, per decision: %.2f us\n", n, ns / (double)n / 1e3);
 }
 
+static void usage(void)
+{
+    fputs(USAGE "\n"
+          "Run refusal detection and the escalation decision on a recorded command result\n"
+          "(CASE.json; - reads stdin) with the controller's own code, over the layers cordon run\n"
+          "would load here. Prints one line per refusal or \"no refusal\"; exit 0, 1 when a\n"
+          "policy failed, 2 for bad usage or a bad case file.\n"
+          "  --json           {\"ask\":BOOL,\"refusals\":[...]} instead of the lines\n"
+          "  --profile NAME   the profile (default: coding)\n"
+          "  --policy FILE    one more policy layer on top\n"
+          "  --repeat N       detect N more times and print the time per decision on stderr\n",
+          stdout);
+}
+
 int policy_detect_main(int argc, char **argv)
 {
     const char *input = NULL, *profile = NULL, *policy = NULL;
     long repeat = 0;
     bool json = false;
+    if (cli_wants_help(argc, argv)) {
+        usage();
+        return 0;
+    }
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
         bool missing = false;
@@ -361,7 +379,7 @@ int policy_detect_main(int argc, char **argv)
             if ((repeat = policy_repeat_count(v)) < 0)
                 return usage_error("invalid --repeat '%s' (1..1000000000)", v);
         } else if (missing)
-            return usage_error("%s needs a value", a);
+            return usage_error("%s needs a value (" USAGE ")", a);
         else
             return usage_error("unexpected argument '%s' (" USAGE ")", a);
     }

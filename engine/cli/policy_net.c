@@ -43,6 +43,22 @@ static void print_field_json(const char *key, const char *value, bool *first)
         fputs("null", stdout);
 }
 
+static void usage(void)
+{
+    fputs(USAGE "\n"
+          "Decide one destination with the proxy's own code: the layers cordon run would load\n"
+          "here, the profile and the rules given. Prints allow, deny or ask and the rule, reason\n"
+          "and suggestion the policy gave; exit 0 allow, 1 deny or ask, 2 bad usage.\n"
+          "  --allow RULE, --deny RULE  as cordon run's --network-allow, --network-deny\n"
+          "  --kind K         how the command asked: http (a plain HTTP request), connect\n"
+          "                   (an HTTPS CONNECT tunnel; the default) or socks\n"
+          "  --profile NAME   the profile (default: coding)\n"
+          "  --policy FILE    one more policy layer on top\n"
+          "  --repeat N       decide N more times and print the time per decision on stderr\n"
+          "  --json           one JSON object instead of the lines\n",
+          stdout);
+}
+
 int policy_net_main(int argc, char **argv)
 {
     struct run_flags flags = {.unrestricted_network = FLAG_UNSET, .allow_loopback = FLAG_UNSET,
@@ -54,6 +70,10 @@ int policy_net_main(int argc, char **argv)
     struct sandbox_config cfg;
     bool have_cfg = false;
 
+    if (cli_wants_help(argc, argv)) {
+        usage();
+        return 0;
+    }
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
         bool missing = false;
@@ -76,7 +96,7 @@ int policy_net_main(int argc, char **argv)
             } else if (strcmp(a, "--json") == 0)
                 json = true;
             else if (missing)
-                { rc = usage_error("%s needs a value", a); goto out; }
+                { rc = usage_error("%s needs a value (" USAGE ")", a); goto out; }
             else
                 { rc = usage_error("unknown option '%s' (" USAGE ")", a); goto out; }
         } else if (npos < 2) {

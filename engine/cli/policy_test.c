@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cli_opt.h"
 #include "policy/layer_dirs.h"
 #include "base/json_read.h"
 #include "policy/lua_host.h"
@@ -31,6 +32,7 @@
 extern char **environ;
 
 #define CASE_FILE_MAX (4 << 20)
+#define SYNOPSIS "cordon policy test [DIR]"
 
 struct tally {
     int passed, failed;
@@ -366,15 +368,39 @@ static bool valid_shape(const char *path, const struct json_value *v)
     return true;
 }
 
+static void usage(void)
+{
+    fputs("usage: " SYNOPSIS "\n"
+          "Run the project's own policy cases, DIR/.cordon/tests/*.json (default: the current\n"
+          "directory), against the layers cordon run would load, the project's as if trusted.\n"
+          "Exit 0 when every case passed, 1 when one failed, 2 for bad usage or a bad case file.\n",
+          stdout);
+}
+
 int policy_test_main(int argc, char **argv)
 {
-    if (argc > 1) {
-        fprintf(stderr, "cordon: policy test: too many arguments (usage: cordon policy test [DIR])\n");
-        return 2;
+    const char *dir = ".";
+    int ndirs = 0;
+    bool options = true;
+    if (cli_wants_help(argc, argv)) {
+        usage();
+        return 0;
     }
-    char *root = realpath(argc == 1 ? argv[0] : ".", NULL);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && strcmp(a, "--") == 0)
+            options = false;
+        else if (options && a[0] == '-' && a[1] != '\0')
+            return cli_usage_error("policy test", "unknown option '%s' (usage: " SYNOPSIS ")", a);
+        else if (ndirs++ == 0)
+            dir = a;
+        else
+            return cli_usage_error("policy test", "too many arguments at '%s' (usage: " SYNOPSIS ")",
+                                   a);
+    }
+    char *root = realpath(dir, NULL);
     if (!root) {
-        fprintf(stderr, "cordon: policy test: %s: %s\n", argc == 1 ? argv[0] : ".", strerror(errno));
+        fprintf(stderr, "cordon: policy test: %s: %s\n", dir, strerror(errno));
         return 2;
     }
     char *pdir = xasprintf("%s/.cordon", root);

@@ -1,6 +1,7 @@
 /* client_cli.c — see client_cli.h: the session commands of `cordon` (exec, jobs, logs, stop,
  * cancel, session list|status|stop and approve); argv[1] is the command. Owns the
- * command table's dispatch, the simple commands' argument checks and usage texts, and the exit
+ * command table's dispatch, the simple commands' argument checks and usage texts (each
+ * command's synopsis defined once, for its --help and its usage errors), and the exit
  * statuses: a usage error found here is 2, anything the session refused or a lost connection
  * is 1, exec passes the command's own. Uses every client_*.h. Must never: speak HTTP itself. */
 #include <errno.h>
@@ -11,26 +12,15 @@
 #include "base/cli_opt.h"
 #include "base/attrs.h"
 #include "client/client_approve.h"
-#include "base/cli_opt.h"
 #include "client/client_cli.h"
 #include "client/client_exec.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
 #include "client/client_session.h"
 #include "base/session_socket.h"
+#include "base/util.h"
 
 #define TURN_MAX 128
-
-static const char usage_text[] =
-    "usage: cordon exec NAME [--timeout S] [--background] [--turn ID] [--json] -- 'shell string'\n"
-    "       cordon jobs NAME [--json]          jobs of session NAME\n"
-    "       cordon logs NAME PID               a background job's log\n"
-    "       cordon stop NAME PID               stop a job (TERM, then KILL)\n"
-    "       cordon cancel NAME TURN            stop everything turn TURN started\n"
-    "       cordon session list [--json]       the running sessions\n"
-    "       cordon session status NAME [--json]\n"
-    "       cordon session stop NAME\n"
-    "       cordon approve NAME ID once|session|deny\n";
 
 /* A simple command: its positional words and whether it takes --json. */
 struct command {
@@ -52,13 +42,14 @@ static enum parsed parse_words(const struct command *c, int argc, char **argv,
     while (c->pos[want])
         want++;
     *json = false;
+    if (cli_wants_help(argc - 1, argv + 1)) { /* before any error the other words would be */
+        printf("usage: %s\n%s\n", c->usage, c->about);
+        return PARSED_HELP;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (options && strcmp(a, "--") == 0) {
             options = false;
-        } else if (options && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
-            printf("usage: %s\n%s\n", c->usage, c->about);
-            return PARSED_HELP;
         } else if (options && c->json && strcmp(a, "--json") == 0) {
             *json = true;
         } else if (options && a[0] == '-' && a[1] != '\0' && !(a[1] >= '0' && a[1] <= '9')) {
@@ -105,10 +96,13 @@ static const struct command cmd_sstop = {"session stop", "cordon session stop NA
 
 static int run_exec(int argc, char **argv)
 {
-    struct cexec_args a;
+    struct cexec_args a = {0};
     char err[512];
     int status = 2;
-    switch (cexec_parse_args(argc, argv, &a, err, sizeof err)) {
+    /* --help before "--" wins over an error in the other words (after it, it is the command's) */
+    enum cexec_parse parsed = cli_wants_help(argc - 1, argv + 1) ? CEXEC_HELP
+                              : cexec_parse_args(argc, argv, &a, err, sizeof err);
+    switch (parsed) {
     case CEXEC_RUN:
         status = cexec_run(&a);
         break;
@@ -170,14 +164,27 @@ static int run_simple(const struct command *c, int argc, char **argv)
     return csess_stop(pos[0]);
 }
 
+#define SESSION_SYNOPSIS "cordon session start|list|status|stop [ARG...]"
+
+static void session_usage(void)
+{
+    static const struct command *const subs[] = {&cmd_list, &cmd_status, &cmd_sstop};
+    /* start is cordon-session's: its options are its own --help's */
+    printf("usage: " SESSION_SYNOPSIS "\n"
+           "  cordon session start NAME [OPTIONS]\n"
+           "      Start a session: one sandbox for many commands (cordon session start --help).\n");
+    for (size_t i = 0; i < ARRAY_LEN(subs); i++)
+        printf("  %s\n      %s\n", subs[i]->usage, subs[i]->about);
+}
+
 static int run_session(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("session", "missing subcommand (list, status NAME, stop NAME)");
+        return cli_usage_error("session", "missing subcommand (usage: " SESSION_SYNOPSIS ")");
     const char *sub = argv[1];
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
-        fputs("usage: cordon session list [--json] | status NAME [--json] | stop NAME\n"
-              "       cordon session start NAME [OPTIONS]  (see cordon --help)\n", stdout);
+    /* session has no option of its own: an option before the subcommand is --help or an error */
+    if (sub[0] == '-' && cli_wants_help(argc - 1, argv + 1)) {
+        session_usage();
         return 0;
     }
     if (strcmp(sub, "start") == 0) {
@@ -190,7 +197,8 @@ static int run_session(int argc, char **argv)
         return run_simple(&cmd_status, argc - 1, argv + 1);
     if (strcmp(sub, "stop") == 0)
         return run_simple(&cmd_sstop, argc - 1, argv + 1);
-    return cli_usage_error("session", "unknown subcommand '%s' (list, status NAME, stop NAME)", sub);
+    return cli_usage_error("session", "unknown %s '%s' (usage: " SESSION_SYNOPSIS ")",
+                           sub[0] == '-' ? "option" : "subcommand", sub);
 }
 
 static int dispatch(int argc, char **argv)
@@ -218,11 +226,6 @@ int client_cli_main(int argc, char **argv)
     if (argc < 2) {
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve)\n", stderr);
         return 2;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        fputs(usage_text, stdout);
-        return 0;
     }
     chttp_global_init();
     int status = dispatch(argc - 1, argv + 1);

@@ -1,11 +1,13 @@
-/* run_options.c — see run_options.h. Options are long-only, as in the design; "--name=value" and
- * "--name value" are both accepted. Every flag maps to one profile key (sandbox-t.h). */
-#include <stdio.h>
-
+/* run_options.c — see run_options.h. Options are long-only (-h aside), as in the design;
+ * "--name=value" and "--name value" are both accepted. Every flag maps to one profile key
+ * (sandbox-t.h). */
 #include "controller/run_options.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "base/cli_opt.h"
 
 enum opt_id {
     OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
@@ -39,21 +41,13 @@ static const struct opt_def options[] = {
     {"detach", OPT_DETACH, false}, /* session start only */
 };
 
-void cli_usage(FILE *out)
+/* The synopses, one per command: the first line of its --help and the end of its usage errors. */
+#define RUN_SYNOPSIS "cordon run [OPTIONS] -- COMMAND [ARG...]"
+#define SESSION_START_SYNOPSIS "cordon session start NAME [OPTIONS] [--detach]"
+
+static void print_options(FILE *out, bool session)
 {
-    fputs("usage: cordon run [OPTIONS] -- COMMAND [ARG...]\n"
-          "       cordon session start NAME [OPTIONS] [--detach]\n"
-          "       cordon exec NAME [--timeout S] [--background] [--turn ID] -- 'SHELL STRING'\n"
-          "       cordon jobs NAME | logs NAME PID | stop NAME PID | cancel NAME TURN\n"
-          "       cordon session list | status NAME | stop NAME\n"
-          "       cordon policy check [DIR]\n"
-          "       cordon policy net [--allow RULE]... [--deny RULE]... [--kind http|connect|socks] HOST PORT [--json]\n"
-          "       cordon policy detect --input CASE.json [--json]\n"
-          "       cordon policy explain [--kind K HOST PORT] [--profile NAME]\n"
-          "       cordon policy test [DIR]\n"
-          "       cordon trust [--revoke] [DIR]\n"
-          "       cordon nc HOST PORT      (inside a sandbox: relay stdin/stdout through the proxy)\n"
-          "options for run and session start:\n"
+    fputs("options:\n"
           "  --profile NAME          profile to use (default: coding)\n"
           "  --workspace DIR         writable workspace (default: the current directory)\n"
           "  --allow-write PATH      also make PATH writable (repeatable)\n"
@@ -68,12 +62,35 @@ void cli_usage(FILE *out)
           "                          whether to run it once more outside the sandbox\n"
           "  --plan                  plan mode: never run anything outside the sandbox\n"
           "  --permission-timeout D  how long a question waits for its answer (30s, 5m; then: deny)\n"
-          "  --policy FILE           one more policy layer on top, for this run (not trust-checked:\n"
-          "                          you named the file yourself)\n"
-          "  --session-exec=false    (session start) run each exec in a fresh sandbox of its own\n"
-          "  --detach                (session start) outlive the process that started the session\n"
-          "see docs/session-api.md for the session commands and their API\n",
+          "  --policy FILE           one more policy layer on top (not trust-checked: you named\n"
+          "                          the file yourself)\n",
           out);
+    if (session)
+        fputs("  --session-exec=false    run each exec in a fresh sandbox of its own\n"
+              "  --detach                outlive the process that started the session\n",
+              out);
+    fputs("A boolean option also takes =true or =false.\n", out);
+}
+
+void cli_run_usage(FILE *out)
+{
+    fputs("usage: " RUN_SYNOPSIS "\n"
+          "Run COMMAND in a fresh sandbox of the profile; exit with its status (125: cordon\n"
+          "refused or failed before running it). The command starts at \"--\" or at the first\n"
+          "word that is not an option; its own words (such as --help) are passed to it.\n",
+          out);
+    print_options(out, false);
+}
+
+void cli_session_start_usage(FILE *out)
+{
+    fputs("usage: " SESSION_START_SYNOPSIS "\n"
+          "Start session NAME: one sandbox that runs the commands given to cordon exec NAME.\n"
+          "Returns once the session answers; the session ends with cordon session stop NAME,\n"
+          "when the process that started it exits (unless --detach), or on TERM, INT or HUP.\n",
+          out);
+    print_options(out, true);
+    fputs("see docs/session-api.md for the session commands and their API\n", out);
 }
 
 /* Parses a boolean flag's optional "=true"/"=false"; -1 on anything else. */
@@ -86,10 +103,37 @@ static int parse_bool_value(const char *v)
     return -1;
 }
 
+/* One usage error in err: "<command>: <message> (usage: <its synopsis>)". Returns -1. */
+static int CORDON_PRINTF(4, 5) usage_err(char *err, size_t errlen, bool session,
+                                         const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(err, errlen, "%s: %s (usage: %s)", session ? "session start" : "run", msg,
+             session ? SESSION_START_SYNOPSIS : RUN_SYNOPSIS);
+    return -1;
+}
+
+/* The option "--NAME" or "--NAME=VALUE" names (name points after the dashes), or NULL; *len_out
+ * gets the name's length. */
+static const struct opt_def *find_option(const char *name, size_t *len_out)
+{
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    *len_out = len;
+    for (size_t k = 0; k < ARRAY_LEN(options); k++)
+        if (strlen(options[k].name) == len && strncmp(options[k].name, name, len) == 0)
+            return &options[k];
+    return NULL;
+}
+
 /* The options shared by run and session start, from argv[*i] up to "--" or the first word that
- * is not an option (*i is left there). cmd names the command in messages. */
-static int parse_options(int argc, char **argv, int *i_io, const char *cmd, bool session,
-                         struct run_flags *out, char *err, size_t errlen)
+ * is not an option (*i is left there). session: the command is session start (--detach). */
+static int parse_options(int argc, char **argv, int *i_io, bool session, struct run_flags *out,
+                         char *err, size_t errlen)
 {
     int i = *i_io;
     for (; i < argc; i++) {
@@ -99,33 +143,23 @@ static int parse_options(int argc, char **argv, int *i_io, const char *cmd, bool
         if (strncmp(arg, "--", 2) != 0) /* the command starts at the first non-option word */
             break;
         const char *name = arg + 2;
-        const char *eq = strchr(name, '=');
-        size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
-        const struct opt_def *def = NULL;
-        for (size_t k = 0; k < ARRAY_LEN(options); k++)
-            if (strlen(options[k].name) == name_len && strncmp(options[k].name, name, name_len) == 0)
-                def = &options[k];
-        if (!def || (def->id == OPT_DETACH && !session)) {
-            snprintf(err, errlen, "%s: unknown option '--%.*s' (see cordon --help)", cmd, (int)name_len, name);
-            return -1;
-        }
-        const char *value = eq ? eq + 1 : NULL;
+        size_t name_len;
+        const struct opt_def *def = find_option(name, &name_len);
+        if (!def || (def->id == OPT_DETACH && !session))
+            return usage_err(err, errlen, session, "unknown option '--%.*s'", (int)name_len, name);
+        const char *value = name[name_len] == '=' ? name + name_len + 1 : NULL;
         if (def->takes_value && !value) {
-            if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
-                snprintf(err, errlen, "%s: option '--%s' needs a value", cmd, def->name);
-                return -1;
-            }
+            if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0)
+                return usage_err(err, errlen, session, "option '--%s' needs a value", def->name);
             value = argv[++i];
         }
-        if (def->takes_value && value[0] == '\0') {
-            snprintf(err, errlen, "%s: option '--%s' needs a non-empty value", cmd, def->name);
-            return -1;
-        }
+        if (def->takes_value && value[0] == '\0')
+            return usage_err(err, errlen, session, "option '--%s' needs a non-empty value",
+                             def->name);
         int b = def->takes_value ? 0 : parse_bool_value(value);
-        if (b < 0) {
-            snprintf(err, errlen, "%s: option '--%s' takes no value other than true or false", cmd, def->name);
-            return -1;
-        }
+        if (b < 0)
+            return usage_err(err, errlen, session,
+                             "option '--%s' takes no value other than true or false", def->name);
         switch (def->id) {
         case OPT_PROFILE: out->profile = value; break;
         case OPT_WORKSPACE: out->workspace = value; break;
@@ -149,18 +183,34 @@ static int parse_options(int argc, char **argv, int *i_io, const char *cmd, bool
     return 0;
 }
 
+bool cli_run_wants_help(int argc, char **argv)
+{
+    /* The words parse_options would read as options: a value is skipped, an unknown option is
+     * taken to have none (help still wins over the error it is). */
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
+            return true;
+        if (strcmp(arg, "--") == 0 || strncmp(arg, "--", 2) != 0)
+            return false;
+        size_t len;
+        const struct opt_def *def = find_option(arg + 2, &len);
+        if (def && def->takes_value && arg[2 + len] != '=')
+            i++;
+    }
+    return false;
+}
+
 int cli_parse_run(int argc, char **argv, struct run_flags *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     int i = 0;
-    if (parse_options(argc, argv, &i, "run", false, out, err, errlen) < 0)
+    if (parse_options(argc, argv, &i, false, out, err, errlen) < 0)
         return -1;
     if (i < argc && strcmp(argv[i], "--") == 0)
         i++;
-    if (i >= argc) {
-        snprintf(err, errlen, "run: missing command (usage: cordon run [OPTIONS] -- COMMAND [ARG...])");
-        return -1;
-    }
+    if (i >= argc)
+        return usage_err(err, errlen, false, "missing command");
     if (argv[i][0] == '\0') {
         snprintf(err, errlen, "run: the command is an empty string");
         return -1;
@@ -174,20 +224,19 @@ int cli_parse_session_start(int argc, char **argv, struct run_flags *out, const 
 {
     memset(out, 0, sizeof *out);
     *name = NULL;
+    if (cli_wants_help(argc, argv))
+        return 1;
     int i = 0;
     if (i < argc && strncmp(argv[i], "--", 2) != 0)
         *name = argv[i++];
-    if (parse_options(argc, argv, &i, "session start", true, out, err, errlen) < 0)
+    if (parse_options(argc, argv, &i, true, out, err, errlen) < 0)
         return -1;
     if (!*name && i < argc && strcmp(argv[i], "--") != 0)
         *name = argv[i++];
-    if (i < argc) {
-        snprintf(err, errlen, "session start: unexpected '%s' (a session runs commands given to cordon exec)", argv[i]);
-        return -1;
-    }
-    if (!*name) {
-        snprintf(err, errlen, "session start: missing NAME (usage: cordon session start NAME [OPTIONS])");
-        return -1;
-    }
+    if (i < argc)
+        return usage_err(err, errlen, true, "unexpected '%s' (a session runs the commands given to "
+                         "cordon exec)", argv[i]);
+    if (!*name)
+        return usage_err(err, errlen, true, "missing NAME");
     return 0;
 }

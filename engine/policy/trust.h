@@ -1,10 +1,10 @@
-/* trust.h — pinning a project's policy files by content hash (`cordon trust`), and the check
- * every command that would load a project layer makes first.
+/* trust.h — pinning a project's policy files by content hash (the mechanism of `cordon trust`,
+ * whose command is cli/trust_cmd.c), and the check every command that would load a project
+ * layer makes first.
  * Owns: the scan of DIR/.cordon (regular files only, recursively; symlinks and special files
  * are refused), the trust record ($XDG_CONFIG_HOME/cordon/trusted/<sha256 of the canonical
  * project path>.json, mode 0600, written atomically), and the comparison that says why a
- * project is not trusted. Uses sha256, json_read (the record), lua_host (only to say which
- * hooks a policy.lua defines, in `cordon trust`).
+ * project is not trusted. Uses sha256, json_read (the record). Prints nothing.
  * Must never: follow a symlink inside .cordon, load a project layer itself, or treat an
  * unreadable record as a trusted one. */
 #ifndef CORDON_TRUST_H
@@ -55,7 +55,4 @@ enum trust_state {
  * path. Cheap: hashes the files, nothing cached. */
 enum trust_state trust_check(const char *config_dir, const char *root, char *canon_root,
                              char *why, size_t whylen);
-
-/* `cordon trust [--revoke] [DIR]`. Exit code. */
-int trust_main(int argc, char **argv);
 #endif

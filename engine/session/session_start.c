@@ -283,10 +283,14 @@ int session_start_main(int argc, char **argv)
     char err[1024];
     struct run_flags flags;
     const char *name;
-    if (cli_parse_session_start(argc, argv, &flags, &name, err, sizeof err) < 0) {
-        fprintf(stderr, "cordon: %s\n", err);
+    int parsed = cli_parse_session_start(argc, argv, &flags, &name, err, sizeof err);
+    if (parsed != 0) {
+        if (parsed > 0)
+            cli_session_start_usage(stdout);
+        else
+            fprintf(stderr, "cordon: %s\n", err);
         run_flags_free(&flags);
-        return 2;
+        return parsed > 0 ? 0 : 2;
     }
     if (!csock_name_valid(name)) {
         run_flags_free(&flags);

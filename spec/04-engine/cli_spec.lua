@@ -1,5 +1,6 @@
 -- spec/04-engine/cli_spec.lua — `cordon run` as a caller sees it: bad input, exit codes,
--- signals, --json, stdin, the environment, `cordon policy check`.
+-- signals, --json, stdin, the environment, `cordon policy check`; and the conventions every
+-- command keeps: --help, --version, one usage line for a usage error.
 -- Drives the built binary ($CORDON_BIN); loopback only.
 local h = require("spec.helpers")
 
@@ -9,6 +10,141 @@ local function one_cordon_line(r)
     assert.are.equal(1, #lines, "expected exactly one stderr line\n" .. h.describe(r))
     assert.truthy(lines[1]:match("^cordon: "), "stderr must start with 'cordon: '\n" .. h.describe(r))
 end
+
+-- Every command and subcommand (policy check and explain are tested with their own code).
+-- unknown: the exit status of a usage error (run's is 125, as for all its refusals: 2 could be
+-- the command's own); names: what the usage error's line must contain.
+local commands = {
+    { words = { "run" }, unknown = 125 },
+    { words = { "session" } },
+    { words = { "session", "start" } },
+    { words = { "session", "list" } },
+    { words = { "session", "status" } },
+    { words = { "session", "stop" } },
+    -- exec's messages are client_exec.c's: they point at --help instead of repeating it
+    { words = { "exec" }, names = "cordon exec --help" },
+    { words = { "jobs" } },
+    { words = { "logs" } },
+    { words = { "stop" } },
+    { words = { "cancel" } },
+    { words = { "approve" } },
+    { words = { "policy" } },
+    { words = { "policy", "net" } },
+    { words = { "policy", "detect" } },
+    { words = { "policy", "test" } },
+    { words = { "trust" } },
+    { words = { "nc" } },
+}
+
+local function with(words, ...)
+    local t = {}
+    for _, w in ipairs(words) do t[#t + 1] = w end
+    for _, w in ipairs({ ... }) do t[#t + 1] = w end
+    return t
+end
+
+describe("every command: --help, --version, usage errors", function()
+    lazy_setup(function()
+        assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
+    end)
+    after_each(h.cleanup)
+    -- session commands never reach a session here: a runtime directory of their own
+    local function env() return { env = { XDG_RUNTIME_DIR = h.runtime_dir() } } end
+
+    for _, c in ipairs(commands) do
+        local name = table.concat(c.words, " ")
+        it(("cordon %s --help, -h, and --help after an unknown option: usage on stdout, exit 0"):format(name),
+            function()
+                for _, flags in ipairs({ { "--help" }, { "-h" }, { "--no-such-option", "--help" } }) do
+                    local r = h.cordon(with(c.words, table.unpack(flags)), env())
+                    assert.are.equal(0, r.code, h.describe(r))
+                    assert.are.equal("usage: cordon " .. name .. " ",
+                        r.stdout:sub(1, #name + 15), h.describe(r))
+                    assert.are.equal("", r.stderr, h.describe(r))
+                end
+            end)
+
+        it(("cordon %s --no-such-option: one line naming the usage, exit %d"):format(name, c.unknown or 2),
+            function()
+                local r = h.cordon(with(c.words, "--no-such-option"), env())
+                assert.are.equal(c.unknown or 2, r.code, h.describe(r))
+                one_cordon_line(r)
+                assert.truthy(r.stderr:find("cordon: " .. name .. ": ", 1, true), h.describe(r))
+                assert.truthy(r.stderr:find("'--no-such-option'", 1, true), h.describe(r))
+                assert.truthy(r.stderr:find(c.names or ("usage: cordon " .. name .. " "), 1, true), h.describe(r))
+                assert.are.equal("", r.stdout, h.describe(r))
+            end)
+    end
+
+    it("cordon --help lists every command; so do -h and help", function()
+        for _, flag in ipairs({ "--help", "-h", "help" }) do
+            local r = h.cordon({ flag })
+            assert.are.equal(0, r.code, h.describe(r))
+            assert.are.equal("usage: cordon ", r.stdout:sub(1, 14), h.describe(r))
+            for _, c in ipairs(commands) do
+                assert.truthy(r.stdout:find("\n  " .. c.words[1] .. " ", 1, true), c.words[1] .. "\n" .. h.describe(r))
+            end
+        end
+    end)
+
+    it("cordon --version and cordon version print the project's VERSION", function()
+        local cmake = assert(h.read_file(h.source_dir .. "/CMakeLists.txt"))
+        local version = assert(cmake:match("project%(cordon VERSION (%d+%.%d+%.%d+)"), "no VERSION in CMakeLists.txt")
+        for _, word in ipairs({ "--version", "version" }) do
+            local r = h.cordon({ word })
+            assert.are.equal(0, r.code, h.describe(r))
+            assert.are.equal("cordon " .. version .. "\n", r.stdout, h.describe(r))
+            assert.are.equal("", r.stderr, h.describe(r))
+        end
+    end)
+
+    it("no command, an unknown command or option: one line naming the usage, exit 2", function()
+        for _, args in ipairs({ {}, { "no-such-command" }, { "--no-such-option" } }) do
+            local r = h.cordon(args)
+            assert.are.equal(2, r.code, h.describe(r))
+            one_cordon_line(r)
+            assert.truthy(r.stderr:find("usage: cordon COMMAND", 1, true), h.describe(r))
+        end
+    end)
+
+    it("a missing value or argument: one line naming the usage, exit 2 (run: 125)", function()
+        local cases = {
+            { { "run", "--profile" }, 125, "usage: cordon run " },
+            { { "run", "--json" }, 125, "usage: cordon run " },
+            { { "session", "start" }, 2, "usage: cordon session start " },
+            { { "session", "start", "--profile" }, 2, "usage: cordon session start " },
+            { { "session" }, 2, "usage: cordon session " },
+            { { "session", "status" }, 2, "usage: cordon session status " },
+            { { "jobs" }, 2, "usage: cordon jobs " },
+            { { "logs", "web" }, 2, "usage: cordon logs " },
+            { { "approve", "web", "7" }, 2, "usage: cordon approve " },
+            { { "policy" }, 2, "usage: cordon policy " },
+            { { "policy", "net", "--allow" }, 2, "usage: cordon policy net " },
+            { { "policy", "net", "a.test" }, 2, "usage: cordon policy net " },
+            { { "policy", "detect" }, 2, "usage: cordon policy detect " },
+            { { "policy", "detect", "--input" }, 2, "usage: cordon policy detect " },
+            { { "policy", "test", "a", "b" }, 2, "usage: cordon policy test " },
+            { { "trust", "a", "b" }, 2, "usage: cordon trust " },
+            { { "nc", "a.test" }, 2, "usage: cordon nc " },
+        }
+        for _, c in ipairs(cases) do
+            local r = h.cordon(c[1], env())
+            assert.are.equal(c[2], r.code, h.describe(r))
+            one_cordon_line(r)
+            assert.truthy(r.stderr:find(c[3], 1, true), h.describe(r))
+        end
+    end)
+
+    it("after --, --help is the command's own", function()
+        local r = h.cordon({ "run", "--", "sh", "-c", 'echo "$1"', "sh", "--help" })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal("--help\n", r.stdout, h.describe(r))
+        -- without --, the command starts at the first word that is not an option
+        r = h.cordon({ "run", "sh", "-c", 'echo "$1"', "sh", "-h" })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal("-h\n", r.stdout, h.describe(r))
+    end)
+end)
 
 describe("cordon run: bad input exits 125 with one 'cordon:' line", function()
     lazy_setup(function()
