@@ -224,9 +224,7 @@ int client_cli_main(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
-    chttp_global_init();
     int status = dispatch(argc - 1, argv + 1);
-    chttp_global_cleanup();
     /* Output that did not reach stdout (a full disk, a closed descriptor) is a failure. */
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "cordon: %s: cannot write the output: %s\n", argv[1], strerror(errno));
