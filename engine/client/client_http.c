@@ -189,8 +189,9 @@ static char *build_request(const char *method, const char *path, const char *bod
     char head[CHTTP_PATH_MAX + 256];
     int n;
     if (post)
-        n = snprintf(head, sizeof head, "POST %s HTTP/1.1\r\nHost: cordon\r\n%sContent-Length: %zu\r\n\r\n",
-                     path, body ? "Content-Type: application/json\r\n" : "", body ? body_len : 0);
+        n = snprintf(head, sizeof head,
+                     "POST %s HTTP/1.1\r\nHost: cordon\r\n%sContent-Length: %zu\r\n\r\n", path,
+                     body ? "Content-Type: application/json\r\n" : "", body ? body_len : 0);
     else
         n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: cordon\r\n\r\n", method, path);
     if (n < 0 || (size_t)n >= sizeof head)
