@@ -3,11 +3,9 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
-# The static libcurl of the CLI, built once from Debian's source package (third_party/curl/).
-CURL_DIR   ?= $(CURDIR)/build-deps/curl
 # Debian 12 packages the build and the tests need (third_party/README.md says why).
-PACKAGES := cmake gcc make pkg-config dpkg-dev lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
-            libcurl4-openssl-dev lua-cjson lua-busted git curl python3 procps iproute2 \
+PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
+            lua-cjson lua-busted git curl python3 procps iproute2 \
             bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy
 
 .PHONY: all deps build run test test-asan bench clean
@@ -22,10 +20,9 @@ deps:
 	  if [ "$$(id -u)" != 0 ]; then echo "make: run as root to install: $$missing" >&2; exit 1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	@bash third_party/curl/build.sh $(CURL_DIR)
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCORDON_CURL_DIR=$(CURL_DIR) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build
@@ -36,8 +33,7 @@ test: build
 
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer (CI runs it once).
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DENABLE_ASAN_UBSAN=ON -DCI_BUILD=ON \
-	      -DCORDON_CURL_DIR=$(CURL_DIR) >/dev/null
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DENABLE_ASAN_UBSAN=ON -DCI_BUILD=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j1
 

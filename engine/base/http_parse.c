@@ -666,6 +666,11 @@ enum http_chunked_result http_chunked_feed(struct http_chunked *st, const char *
     return HTTP_CHUNKED_MORE;
 }
 
+uint64_t http_chunked_data_left(const struct http_chunked *st)
+{
+    return st->state == CK_DATA ? st->remaining : 0;
+}
+
 /* --- responses --- */
 
 static enum http_parse_result resp_error(struct http_response *out, const char *error)

@@ -1,7 +1,7 @@
 /* http_parse.h — the HTTP/1.x message parsers of the egress proxy (RFC 9110, RFC 9112): request
  * heads in the forms a forward proxy accepts (absolute-form, CONNECT authority-form), the
  * upstream request head in origin-form, chunked body tracking, response heads (for
- * keep-alive), and the proxy's own error responses.
+ * keep-alive, and for the CLI's session client), and the proxy's own error responses.
  *
  * Owns no I/O, no allocation and no global state: every function reads the bytes it is given
  * and writes only into its out-parameters. The caller (the proxy's event loop) owns the
@@ -120,6 +120,10 @@ void http_chunked_init(struct http_chunked *st);
  * always set. After DONE or ERROR, re-initialise before the next body. */
 enum http_chunked_result http_chunked_feed(struct http_chunked *st, const char *p, size_t n,
                                            size_t *consumed);
+/* For a reader that wants the payload (the CLI's session client), not just the framing: how
+ * many of the next bytes are chunk data. Non-zero only inside a chunk's data; those bytes are
+ * then fed like any others. Framing bytes (size lines, CRLFs, trailers) show 0. */
+uint64_t http_chunked_data_left(const struct http_chunked *st);
 
 /* --- response heads, to know where a response ends on a kept-alive upstream connection --- */
 

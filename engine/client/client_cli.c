@@ -227,9 +227,7 @@ int client_cli_main(int argc, char **argv)
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve)\n", stderr);
         return 2;
     }
-    chttp_global_init();
     int status = dispatch(argc - 1, argv + 1);
-    chttp_global_cleanup();
     /* Output that did not reach stdout (a full disk, a closed descriptor) is a failure. */
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "cordon: %s: cannot write the output: %s\n", argv[1], strerror(errno));

@@ -2,7 +2,7 @@
  *
  * Speed: `cordon exec S -- true` is measured against `bash -c true`, so the path from main to
  * exit is one connect, one request, two small events: output is written with write(2) straight
- * from curl's buffer when a line arrived whole, and nothing else is allocated per event but
+ * from the read buffer when a line arrived whole, and nothing else is allocated per event but
  * the JSON tree. */
 #include "client/client_exec.h"
 

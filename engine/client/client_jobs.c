@@ -200,10 +200,7 @@ int cjobs_cancel(const char *name, const char *turn)
     int status = 1;
     if (chttp_open(&h, "cancel", name, false) != 0)
         goto out;
-    if (!(escaped = chttp_escape(&h, turn))) {
-        fputs("cordon: cancel: out of memory\n", stderr);
-        goto out;
-    }
+    escaped = chttp_escape(turn);
     path = xasprintf("/v1/turns/%s/cancel", escaped);
     if (!(v = reply_request_json(&h, "POST", path, NULL, 0, &status)))
         goto out;
@@ -228,7 +225,7 @@ int cjobs_cancel(const char *name, const char *turn)
     status = 0;
 out:
     free(path);
-    curl_free(escaped);
+    free(escaped);
     json_free(v);
     chttp_close(&h);
     return status;

@@ -70,21 +70,6 @@ bool reply_int(const struct json_value *obj, const char *key, long long *out)
     return true;
 }
 
-bool reply_bool(const struct json_value *obj, const char *key, bool *out)
-{
-    const struct json_value *m = json_get(obj, key);
-    if (!m || m->type != JSON_BOOL)
-        return false;
-    *out = m->boolean;
-    return true;
-}
-
-bool reply_is_null(const struct json_value *obj, const char *key)
-{
-    const struct json_value *m = json_get(obj, key);
-    return m && m->type == JSON_NULL;
-}
-
 void reply_print_line(FILE *out, const char *text, size_t len)
 {
     while (len > 0 && strchr(" \t\r\n", text[len - 1]))

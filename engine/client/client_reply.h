@@ -26,8 +26,6 @@ int reply_malformed(const char *cmd, const char *what);
 const char *reply_str(const struct json_value *obj, const char *key);
 bool reply_int(const struct json_value *obj, const char *key, long long *out);
 bool reply_num(const struct json_value *obj, const char *key, double *out);
-bool reply_bool(const struct json_value *obj, const char *key, bool *out);
-bool reply_is_null(const struct json_value *obj, const char *key);
 
 /* Write text[0..len) to out as one line: trailing white space dropped, one '\n' added. */
 void reply_print_line(FILE *out, const char *text, size_t len);

@@ -1,6 +1,7 @@
 /* test_http_parse.c — the proxy's HTTP parsers (http_parse.h): accepted request forms, every
  * refusal and limit, the smuggling defenses, every split point of a request and of a chunked
- * body, the upstream head, response framing and the proxy's own error responses. */
+ * body (and of its payload), the upstream head, response framing and the proxy's own error
+ * responses. */
 #include <stdint.h>
 
 #include "base/http_parse.h"
@@ -521,6 +522,63 @@ static void test_chunked_every_split(void)
     }
 }
 
+/* The payload a reader gets by feeding framing bytes one at a time and each run of data
+ * (http_chunked_data_left) whole, from pieces cut at a and b. */
+static size_t chunked_payload(const char *buf, size_t total, size_t a, size_t b, char *out)
+{
+    struct http_chunked st;
+    http_chunked_init(&st);
+    size_t cuts[4] = {0, a, b, total}, got = 0;
+    for (int k = 0; k < 3; k++) {
+        const char *p = buf + cuts[k];
+        size_t n = cuts[k + 1] - cuts[k];
+        while (n > 0) {
+            uint64_t data = http_chunked_data_left(&st);
+            size_t take = data == 0 ? 1 : (n < data ? n : (size_t)data), used = 0;
+            enum http_chunked_result r = http_chunked_feed(&st, p, take, &used);
+            CHECK(r != HTTP_CHUNKED_ERROR);
+            if (data > 0) {
+                CHECK_EQ_INT(used, take);
+                memcpy(out + got, p, take);
+                got += take;
+            }
+            p += used;
+            n -= used;
+            if (r == HTTP_CHUNKED_DONE) {
+                CHECK_EQ_INT(http_chunked_data_left(&st), 0);
+                return got;
+            }
+        }
+    }
+    CHECK(!"the chunked body did not end");
+    return got;
+}
+
+static void test_chunked_data_left(void)
+{
+    static const char want[] = "Wikipedia in\r\n\r\nchunks.0123456789";
+    size_t n = sizeof chunked_body - 1;
+    char out[512];
+    for (size_t a = 0; a <= n; a++) {
+        for (size_t b = a; b <= n; b++) {
+            size_t got = chunked_payload(chunked_body, n, a, b, out);
+            CHECK_EQ_INT(got, sizeof want - 1);
+            CHECK(memcmp(out, want, got) == 0);
+        }
+    }
+    /* Inside data, the count is what is left of the chunk; on framing bytes it is 0. */
+    struct http_chunked st;
+    http_chunked_init(&st);
+    size_t used;
+    CHECK_EQ_INT(http_chunked_data_left(&st), 0);
+    CHECK_EQ_INT(http_chunked_feed(&st, "a", 1, &used), HTTP_CHUNKED_MORE);
+    CHECK_EQ_INT(http_chunked_data_left(&st), 0); /* a size being read is not data yet */
+    CHECK_EQ_INT(http_chunked_feed(&st, "\r\n0123", 6, &used), HTTP_CHUNKED_MORE);
+    CHECK_EQ_INT(http_chunked_data_left(&st), 6);
+    CHECK_EQ_INT(http_chunked_feed(&st, "456789", 6, &used), HTTP_CHUNKED_MORE);
+    CHECK_EQ_INT(http_chunked_data_left(&st), 0); /* the CRLF after the data */
+}
+
 static void chunked_error(const char *s, const char *why, size_t at)
 {
     size_t consumed = 9999;
@@ -699,5 +757,6 @@ TEST_MAIN({"absolute_form", test_absolute_form}, {"connect_forms", test_connect_
           {"smuggling", test_smuggling}, {"keep_alive", test_keep_alive},
           {"every_split_point", test_every_split_point}, {"build_upstream", test_build_upstream},
           {"chunked_whole", test_chunked_whole}, {"chunked_every_split", test_chunked_every_split},
+          {"chunked_data_left", test_chunked_data_left},
           {"chunked_errors", test_chunked_errors}, {"response_framing", test_response_framing},
           {"response_errors", test_response_errors}, {"error_response", test_error_response})
