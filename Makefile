@@ -1,8 +1,10 @@
-# The two commands of the README: `make run` and `make test`. Both install what is missing,
-# configure and build with CMake, then run the tour or the whole suite under ctest.
+# The commands of the README: `make run` and `make test` install what is missing, configure
+# and build with CMake, then run the tour or the whole suite under ctest; `make install`
+# copies the build to PREFIX (DESTDIR=/staging prepends a staging root, as packagers expect).
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
+PREFIX     ?= /usr/local
 # The static libcurl of the CLI, built once from Debian's source package (third_party/curl/).
 CURL_DIR   ?= $(CURDIR)/build-deps/curl
 # Debian 12 packages the build and the tests need (third_party/README.md says why).
@@ -10,7 +12,7 @@ PACKAGES := cmake gcc make pkg-config dpkg-dev lua5.4 liblua5.4-dev libseccomp-d
             libcurl4-openssl-dev lua-cjson lua-busted git curl python3 procps iproute2 \
             bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy
 
-.PHONY: all deps build run test test-asan bench clean
+.PHONY: all deps build run test test-asan bench install clean
 
 all: build
 
@@ -47,6 +49,12 @@ bench: build
 	bash bench/policy.sh $(BUILD)/cordon
 	bash bench/session.sh $(BUILD)/cordon
 	bash bench/output.sh $(BUILD)/cordon
+
+# PREFIX/bin/cordon, cordon-session and PREFIX/share/cordon/{policies,profiles}, where the
+# installed cordon finds them (beside itself, not in this checkout). CMake's install reads
+# DESTDIR from the environment: pass make's on.
+install: build
+	DESTDIR='$(DESTDIR)' cmake --install $(BUILD) --prefix '$(PREFIX)'
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
