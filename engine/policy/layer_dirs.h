@@ -4,7 +4,7 @@
  *
  * The data directory is found at run time, never baked in at build time, so that a cordon
  * copied or installed anywhere keeps working and no source path is compiled into it:
- *   1. $CORDON_DATADIR when set and not empty (the tests point it at their fixtures), as is;
+ *   1. $CORDON_DATADIR when set and not empty (data kept elsewhere, a test's fixtures), as is;
  *   2. else, with DIR the directory of the running binary (readlink /proc/self/exe):
  *      a. DIR/share/cordon    — a build tree: build/cordon beside build/share/cordon, whose
  *                               policies/ and profiles/ link to the checkout's (CMakeLists.txt
