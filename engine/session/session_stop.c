@@ -1,9 +1,10 @@
 /* session_stop.c — stopping a session's jobs (session_ctl.h says how): a job's process group
- * on request (POST /v1/jobs/PID/stop), every group of a turn (cancel), a foreground command
- * past its timeout; TERM, then a probe every STOP_POLL_MS, KILL once the grace period has
- * passed, probes until the group is gone or STOP_GIVE_UP_MS after KILL. A stop batch answers
- * its request once each of its groups is gone. Also the session's shutdown: init is told to
- * end everything, and killed if it overstays. Uses session_wire (SW_SIGNAL, SW_SHUTDOWN to
+ * on request (POST /v1/jobs/PID/stop), every group of a turn (POST /v1/turns/TURN/cancel), a
+ * foreground command past its timeout; TERM, then a probe every STOP_POLL_MS, KILL once the
+ * grace period has passed, probes until the group is gone or STOP_GIVE_UP_MS after KILL. A stop
+ * batch answers its request once each of its groups is gone. Also the session's shutdown
+ * (POST /v1/session/stop, or the controller's own): init is told to end everything, and
+ * killed if it overstays. Uses session_wire (SW_SIGNAL, SW_SHUTDOWN to
  * init) and session_jobs.c (the jobs' JSON, pruning). Never signals a process itself: init
  * does, and only whole groups inside the sandbox; init's pid is the one exception, killed
  * when it does not exit in time. */
