@@ -1,14 +1,16 @@
-# The two commands of the README: `make run` and `make test`. Both install what is missing,
-# configure and build with CMake, then run the tour or the whole suite under ctest.
+# The commands of the README: `make run` and `make test` install what is missing, configure
+# and build with CMake, then run the tour or the whole suite under ctest; `make install`
+# copies the build to PREFIX (DESTDIR=/staging prepends a staging root, as packagers expect).
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
+PREFIX     ?= /usr/local
 # Debian 12 packages the build and the tests need (third_party/README.md says why).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
             bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy
 
-.PHONY: all deps build run test test-asan bench clean
+.PHONY: all deps build run test test-asan bench install clean
 
 all: build
 
@@ -43,6 +45,12 @@ bench: build
 	bash bench/policy.sh $(BUILD)/cordon
 	bash bench/session.sh $(BUILD)/cordon
 	bash bench/output.sh $(BUILD)/cordon
+
+# PREFIX/bin/cordon, cordon-session and PREFIX/share/cordon/{policies,profiles}, where the
+# installed cordon finds them (beside itself, not in this checkout). CMake's install reads
+# DESTDIR from the environment: pass make's on.
+install: build
+	DESTDIR='$(DESTDIR)' cmake --install $(BUILD) --prefix '$(PREFIX)'
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -762,7 +762,11 @@ static void state_destroy(void)
 int lh_open(const struct lh_options *opt, char *err, size_t errlen)
 {
     lh_close();
-    H.datadir = xstrdup(opt->datadir ? opt->datadir : CORDON_DATADIR);
+    if (!opt->datadir) { /* no default compiled in: layer_dirs_default() finds it */
+        snprintf(err, errlen, "no data directory (policies/, profiles/) was given");
+        return -1;
+    }
+    H.datadir = xstrdup(opt->datadir);
     H.user_config_dir = opt->user_config_dir ? xstrdup(opt->user_config_dir) : NULL;
     H.project_dir = opt->project_dir ? xstrdup(opt->project_dir) : NULL;
     H.extra_policy = opt->extra_policy ? xstrdup(opt->extra_policy) : NULL;

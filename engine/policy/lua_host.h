@@ -25,7 +25,7 @@ enum lh_outcome {
  * profiles/, then user_config_dir's, then datadir's. Whether a project is trusted is the
  * caller's business (trust.h): lh_open loads whatever it is given. */
 struct lh_options {
-    const char *datadir;          /* holds policies/ and profiles/ (CORDON_DATADIR by default) */
+    const char *datadir;          /* holds policies/ and profiles/ (required; layer_dirs.h) */
     const char *user_config_dir;  /* ~/.config/cordon, or NULL: no user layer */
     const char *project_dir;      /* a trusted project's .cordon directory, or NULL */
     const char *extra_policy;     /* --policy FILE: one more layer on top, or NULL */

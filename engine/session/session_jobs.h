@@ -1,7 +1,9 @@
 /* session_jobs.h — the state of a session's controller, shared by its units (not an API):
- * session_ctl.c (jobs, init's reports, stopping groups, the operations), session_escalation.c
- * (judging a finished foreground command, the questions for the API's clients, re-runs
- * outside). Single-threaded, on the controller's event loop. */
+ * session_ctl.c (the session object, init's reports, the operations that start and list
+ * jobs), session_jobs.c (finding jobs, their JSON and state file, their pipes and streams,
+ * pruning), session_stop.c (stopping groups, stop batches, timeouts, shutdown),
+ * session_escalation.c (judging a finished foreground command, the questions for the API's
+ * clients, re-runs outside). Single-threaded, on the controller's event loop. */
 #ifndef CORDON_SESSION_JOBS_H
 #define CORDON_SESSION_JOBS_H
 #include <stdbool.h>
@@ -108,7 +110,33 @@ struct session {
     struct log_stream *log_streams;  /* GET /v1/jobs/PID/log answers in progress */
 };
 
-/* session_ctl.c */
+/* session_jobs.c */
+/* The wall clock, in Unix seconds (what jobs report as started and ended). */
+double session_wall_now(void);
+/* One job as the API lists it (GET /v1/jobs, a stop's answer). */
+void job_json(struct json_buf *b, const struct job *j);
+/* Listed by GET /v1/jobs: every background job, foreground commands still running, and
+ * sandboxes of their own that a command left processes in. */
+bool job_listed(const struct job *j);
+/* {"jobs":[...]}: the listed jobs, oldest first. */
+void jobs_json(struct session *s, struct json_buf *b);
+/* Write NAME.jobs.json now (atomically); session_after_round() does it when dirty. */
+void jobs_persist(struct session *s);
+/* The newest job with that pid (pids are reused); NULL when none. */
+struct job *job_by_pid(struct session *s, long pid);
+/* Background jobs running now. */
+unsigned jobs_running_background(struct session *s);
+/* A non-blocking pipe for p's stream of j: p gets the read end, *write_end the other. */
+int job_pipe_open(struct job *j, struct job_pipe *p, const char *stream, int *write_end);
+/* Stop watching p and close it (no-op when closed). */
+void job_pipe_close(struct session *s, struct job_pipe *p);
+/* Start reading j's open pipes on the loop. */
+void job_pipes_watch(struct job *j);
+enum job_pump_result { PUMP_END, PUMP_EMPTY, PUMP_DATA };
+/* Read once from one of j's pipes (non-blocking): log, stream or drop what came. */
+enum job_pump_result job_pump(struct job *j, struct job_pipe *p);
+/* Unlink j from its session (when linked) and free it with everything it holds. */
+void job_unlink_free(struct session *s, struct job *j);
 /* One NDJSON event (b, freed) to the job's client, if it still has one. */
 void job_stream_event(struct job *j, struct json_buf *b);
 /* An output event of n bytes on p's stream (text, or base64 when not UTF-8). */
@@ -117,6 +145,17 @@ void job_stream_output(struct job *j, struct job_pipe *p, const char *data, size
 void job_finish_stream(struct job *j);
 /* Free what nobody needs any more. */
 void session_prune(struct session *s);
+
+/* session_stop.c */
+/* Init's answer to a signal or probe of group pgid (SW_SIGNALED). */
+void job_stop_signaled(struct session *s, pid_t pgid, int result);
+/* j's group is gone (ok) or survived KILL: its stop batches are told, then pruning. */
+void job_stop_done(struct job *j, bool ok);
+/* Stop j's group once its timeout (j->timeout seconds, > 0) has passed. */
+void job_timeout_arm(struct job *j);
+/* j is freed with the session: the batches waiting for it no longer do (answered when it
+ * was their last job). */
+void job_stop_release_waiters(struct job *j);
 
 /* session_escalation.c */
 /* A foreground command's bash ended and its output is drained: find refusals, maybe ask about

@@ -247,8 +247,11 @@ describe("egress: cordon nc and ssh", function()
         h.defer(function() os.execute("rm -rf " .. h.quote(dir)) end)
         h.sh_ok("cp " .. h.quote(h.bin) .. " " .. h.quote(dir .. "/cordon"))
         local ws = h.workspace()
-        local r = h.sh(("cd %s && %s run --network-allow tcp://127.0.0.1:%d --network-allow 127.0.0.1:%d -- "
-            .. "/bin/bash -c %s"):format(h.quote(ws), h.quote(dir .. "/cordon"), o.port, o.port,
+        -- the copy alone has no share/cordon beside it: its policies are the checkout's
+        local data = h.chomp(h.sh_ok("cd " .. h.quote(h.source_dir) .. " && pwd"))
+        local r = h.sh(("cd %s && CORDON_DATADIR=%s %s run --network-allow tcp://127.0.0.1:%d "
+            .. "--network-allow 127.0.0.1:%d -- /bin/bash -c %s"):format(h.quote(ws), h.quote(data),
+            h.quote(dir .. "/cordon"), o.port, o.port,
             h.quote(proxy_command(o.port) .. "printf 'ping\\n' | eval \"$cmd\"")))
         assert.are.equal(0, r.code, h.describe(r))
         assert.are.equal("ping\n", r.stdout, h.describe(r))

@@ -1,0 +1,340 @@
+/* session_jobs.c — a session's job state (session_jobs.h): finding jobs, their JSON (GET
+ * /v1/jobs, the state file NAME.jobs.json written atomically after a loop round that changed
+ * it), freeing and pruning finished ones, and their output: the pipes init hands to a
+ * command, read without blocking; a foreground job's bytes streamed to its client as NDJSON
+ * events (reading pauses while a slow client catches up), a background job's appended to its
+ * capped log. Uses api_server (the streams), job_log, log_stream (readers of a log), capture
+ * (what the refusal hook will see). Never signals a process or talks to init: stopping is
+ * session_stop.c's, init's reports are session_ctl.c's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "session/log_stream.h"
+#include "policy/lua_host.h"
+#include "session/session_jobs.h"
+#include "session/session_init.h"
+#include "base/util.h"
+
+double session_wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- jobs as JSON ------------------------------------------------------------------------- */
+
+static const char *state_name(enum job_state st)
+{
+    switch (st) {
+    case JOB_RUNNING: return "running";
+    case JOB_EXITED: return "exited";
+    case JOB_STOPPED: return "stopped";
+    }
+    return "?";
+}
+
+void job_json(struct json_buf *b, const struct job *j)
+{
+    json_buf_printf(b, "{\"pid\":%d,\"command\":", (int)j->pid);
+    json_buf_cstr_or_null(b, j->command);
+    json_buf_lit(b, ",\"turn\":");
+    json_buf_cstr_or_null(b, j->turn);
+    json_buf_printf(b, ",\"background\":%s,\"state\":\"%s\",", j->background ? "true" : "false",
+                    state_name(j->state));
+    if (j->state == JOB_RUNNING)
+        json_buf_printf(b, "\"exit_code\":null,\"signal\":null,\"started\":%.3f,\"ended\":null,"
+                        "\"duration_ms\":null", j->started);
+    else
+        json_buf_printf(b, "\"exit_code\":%d,\"signal\":%d,\"started\":%.3f,\"ended\":%.3f,"
+                        "\"duration_ms\":%.1f", j->exit_code, j->signal, j->started, j->ended,
+                        (double)(j->end_ms - j->start_ms));
+    json_buf_printf(b, ",\"timed_out\":%s,\"sandbox_running\":%s,\"log\":", j->timed_out ? "true" : "false",
+                    j->sandbox_running ? "true" : "false");
+    if (j->background)
+        json_buf_printf(b, "\"" SESSION_LOG_DIR "/%d.log\"}", (int)j->pid);
+    else
+        json_buf_lit(b, "null}");
+}
+
+/* Listed by GET /v1/jobs: every background job, foreground commands still running, and
+ * sandboxes of their own that a command left processes in. */
+bool job_listed(const struct job *j)
+{
+    return j->pid > 0 && (j->background || j->state == JOB_RUNNING || j->sandbox_running);
+}
+
+void jobs_json(struct session *s, struct json_buf *b)
+{
+    json_buf_lit(b, "{\"jobs\":[");
+    bool first = true;
+    for (struct job *j = s->jobs; j; j = j->next) {
+        if (!job_listed(j))
+            continue;
+        if (!first)
+            json_buf_lit(b, ",");
+        first = false;
+        job_json(b, j);
+    }
+    json_buf_lit(b, "]}");
+}
+
+/* ---- persistence ------------------------------------------------------------------------- */
+
+/* NAME.jobs.json, atomically: a temporary file beside it, fsync, rename. */
+void jobs_persist(struct session *s)
+{
+    struct json_buf b = {0};
+    jobs_json(s, &b);
+    json_buf_lit(&b, "\n");
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", s->p.state_path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || write_all(fd, b.data, b.len) < 0 || fsync(fd) < 0 || rename(tmp, s->p.state_path) < 0)
+        LOG_W("session", "saving the job state to %s: %s", s->p.state_path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    json_buf_free(&b);
+}
+
+void session_after_round(struct session *s)
+{
+    if (s->dirty && !s->ended) {
+        s->dirty = false;
+        jobs_persist(s);
+    }
+}
+
+/* ---- finding, freeing --------------------------------------------------------------------- */
+
+struct job *job_by_pid(struct session *s, long pid)
+{
+    struct job *found = NULL;
+    for (struct job *j = s->jobs; j; j = j->next)
+        if (j->pid == pid)
+            found = j; /* the newest: pids are reused */
+    return found;
+}
+
+unsigned jobs_running_background(struct session *s)
+{
+    unsigned n = 0;
+    for (struct job *j = s->jobs; j; j = j->next)
+        if (j->background && j->state == JOB_RUNNING && j->pid > 0)
+            n++;
+    return n;
+}
+
+void job_pipe_close(struct session *s, struct job_pipe *p)
+{
+    if (p->fd < 0)
+        return;
+    ev_io_stop(s->loop, &p->w);
+    close(p->fd);
+    p->fd = -1;
+}
+
+void job_unlink_free(struct session *s, struct job *j)
+{
+    for (struct job **pp = &s->jobs; *pp; pp = &(*pp)->next) {
+        if (*pp == j) {
+            *pp = j->next;
+            break;
+        }
+    }
+    job_pipe_close(s, &j->out);
+    job_pipe_close(s, &j->err);
+    log_stream_job_gone(s, j);
+    job_log_close(&j->log);
+    ev_timer_stop(s->loop, &j->timeout_t);
+    ev_timer_stop(s->loop, &j->stop_t);
+    ev_timer_stop(s->loop, &j->resume_t);
+    escalation_job_free(j);
+    capture_free(&j->cap_out);
+    capture_free(&j->cap_err);
+    str_list_free(&j->net_once);
+    free(j->command);
+    free(j->turn);
+    free(j);
+}
+
+/* Finished jobs are kept while something refers to them, and then up to FINISHED_KEPT of them
+ * (background ones to be listed; foreground ones with a turn, whose group a cancel may still
+ * have to stop). */
+void session_prune(struct session *s)
+{
+    if (s->ended)
+        return; /* the session is over: session_free() takes everything */
+    size_t finished = 0;
+    for (struct job *j = s->jobs; j; j = j->next)
+        if (j->state != JOB_RUNNING)
+            finished++;
+    for (struct job *j = s->jobs, *next; j; j = next) {
+        next = j->next;
+        bool idle = j->state != JOB_RUNNING && !j->stopping && !j->req && j->out.fd < 0 && j->err.fd < 0 &&
+                    !j->sandbox_running && !j->approval && !j->rerun;
+        if (!idle)
+            continue;
+        if ((!j->background && !j->turn) || finished > FINISHED_KEPT) {
+            job_unlink_free(s, j);
+            finished--;
+        }
+    }
+}
+
+/* ---- answering ---------------------------------------------------------------------------- */
+
+void job_stream_event(struct job *j, struct json_buf *b)
+{
+    json_buf_lit(b, "\n");
+    if (j->req)
+        api_stream_write(j->req, b->data, b->len);
+    json_buf_free(b);
+}
+
+/* An output event for a foreground job's bytes; a UTF-8 sequence cut at the end of one read
+ * is carried over to the next, so text stays text. */
+void job_stream_output(struct job *j, struct job_pipe *p, const char *data, size_t n, bool last)
+{
+    if (!j->req)
+        return;
+    unsigned char buf[65536 + 4];
+    size_t len = p->carry_len;
+    memcpy(buf, p->carry, len);
+    memcpy(buf + len, data, n);
+    len += n;
+    p->carry_len = last ? 0 : json_utf8_incomplete_tail(buf, len);
+    len -= p->carry_len;
+    memcpy(p->carry, buf + len, p->carry_len);
+    if (len == 0)
+        return;
+    struct json_buf b = {0};
+    json_buf_printf(&b, "{\"event\":\"output\",\"stream\":\"%s\",", p->stream);
+    if (json_utf8_valid(buf, len)) {
+        json_buf_lit(&b, "\"data\":");
+        json_buf_string(&b, (const char *)buf, len);
+    } else {
+        json_buf_lit(&b, "\"data_base64\":");
+        json_buf_base64(&b, buf, len);
+    }
+    json_buf_lit(&b, "}");
+    job_stream_event(j, &b);
+}
+
+void job_finish_stream(struct job *j)
+{
+    escalation_job_done(j);
+    if (!j->req)
+        return;
+    struct json_buf b = {0};
+    json_buf_printf(&b, "{\"event\":\"exit\",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
+                    "\"stopped\":%s,\"duration_ms\":%.1f,\"ran_outside\":%s,\"refusals\":[",
+                    (int)j->pid, j->exit_code, j->signal, j->timed_out ? "true" : "false",
+                    j->state == JOB_STOPPED ? "true" : "false", (double)(j->end_ms - j->start_ms),
+                    j->ran_outside ? "true" : "false");
+    for (size_t i = 0; i < j->n_refusals; i++) {
+        const struct lh_refusal *r = &j->refusals[i];
+        json_buf_printf(&b, "%s{\"kind\":", i ? "," : "");
+        json_buf_cstr_or_null(&b, r->kind);
+        json_buf_lit(&b, ",\"path\":");
+        json_buf_cstr_or_null(&b, r->path[0] ? r->path : NULL);
+        json_buf_lit(&b, ",\"line\":");
+        json_buf_cstr_or_null(&b, r->line);
+        json_buf_lit(&b, ",\"reason\":");
+        json_buf_cstr_or_null(&b, r->reason);
+        json_buf_lit(&b, "}");
+    }
+    json_buf_lit(&b, "]}");
+    job_stream_event(j, &b);
+    api_on_gone(j->req, NULL, NULL);
+    api_stream_end(j->req);
+    j->req = NULL;
+    escalation_update_owner(j->s);
+}
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+int job_pipe_open(struct job *j, struct job_pipe *p, const char *stream, int *write_end)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -errno;
+    (void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    p->fd = fds[0];
+    p->job = j;
+    p->stream = stream;
+    *write_end = fds[1];
+    return 0;
+}
+
+static void on_resume(struct ev_loop *loop, struct ev_timer *t);
+
+enum job_pump_result job_pump(struct job *j, struct job_pipe *p)
+{
+    char buf[65536];
+    ssize_t n = read(p->fd, buf, sizeof buf);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return PUMP_EMPTY;
+    if (n <= 0) {
+        if (!j->background && j->leader_running)
+            job_stream_output(j, p, "", 0, true);
+        job_pipe_close(j->s, p);
+        return PUMP_END;
+    }
+    if (j->background) {
+        int r = job_log_append(&j->log, buf, (size_t)n);
+        if (r < 0 && j->has_log) {
+            LOG_W("session", "the log of job %d stopped growing: %s", (int)j->pid, strerror(-r));
+            j->has_log = false;
+        }
+    } else if (j->leader_running) {
+        capture_feed(p == &j->out ? &j->cap_out : &j->cap_err, buf, (size_t)n);
+        job_stream_output(j, p, buf, (size_t)n, false);
+        if (j->req && api_stream_pending(j->req) > STREAM_HIGH_WATER) {
+            /* a slow client: stop reading (the command blocks on a full pipe) for a while */
+            if (j->out.fd >= 0)
+                ev_io_set(j->s->loop, &j->out.w, 0);
+            if (j->err.fd >= 0)
+                ev_io_set(j->s->loop, &j->err.w, 0);
+            ev_timer_start(j->s->loop, &j->resume_t, 10, on_resume, j);
+        }
+    } /* else: what a finished foreground command left running writes to nobody */
+    return PUMP_DATA;
+}
+
+static void on_resume(struct ev_loop *loop, struct ev_timer *t)
+{
+    struct job *j = t->data;
+    if (j->req && api_stream_pending(j->req) > STREAM_HIGH_WATER / 2) {
+        ev_timer_start(loop, &j->resume_t, 10, on_resume, j);
+        return;
+    }
+    if (j->out.fd >= 0)
+        ev_io_set(loop, &j->out.w, EPOLLIN);
+    if (j->err.fd >= 0)
+        ev_io_set(loop, &j->err.w, EPOLLIN);
+}
+
+static void on_pipe(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct job_pipe *p = w->data;
+    struct job *j = p->job;
+    if (job_pump(j, p) == PUMP_END)
+        session_prune(j->s);
+}
+
+void job_pipes_watch(struct job *j)
+{
+    if (j->out.fd >= 0)
+        ev_io_start(j->s->loop, &j->out.w, j->out.fd, EPOLLIN, on_pipe, &j->out);
+    if (j->err.fd >= 0)
+        ev_io_start(j->s->loop, &j->err.w, j->err.fd, EPOLLIN, on_pipe, &j->err);
+}
