@@ -8,6 +8,7 @@
 #include "policy/layer_dirs.h"
 #include "base/log.h"
 #include "policy/lua_host.h"
+#include "cli/policy_check.h"
 #include "cli/policy_detect.h"
 #include "cli/policy_explain.h"
 #include "cli/policy_test.h"
@@ -26,24 +27,10 @@ static int policy_main(int argc, char **argv)
         return policy_explain_main(argc - 1, argv + 1);
     if (argc >= 1 && strcmp(argv[0], "test") == 0)
         return policy_test_main(argc - 1, argv + 1);
-    if (argc < 1 || strcmp(argv[0], "check") != 0) {
-        fprintf(stderr, "cordon: policy: unknown or missing subcommand (available: check, net, detect, explain, test)\n");
-        return 2;
-    }
-    if (argc > 2) {
-        fprintf(stderr, "cordon: policy check: too many arguments\n");
-        return 2;
-    }
-    struct lh_options opt;
-    layer_dirs_default(&opt);
-    if (argc < 2) { /* no DIR: the current directory's project, when trusted */
-        char cwd[4096];
-        if (getcwd(cwd, sizeof cwd))
-            layer_dirs_add_project(&opt, cwd);
-    }
-    int problems = lh_check_all(&opt, argc == 2 ? argv[1] : NULL, stdout);
-    printf("policy check: %d problem%s\n", problems, problems == 1 ? "" : "s");
-    return problems ? 1 : 0;
+    if (argc >= 1 && strcmp(argv[0], "check") == 0)
+        return policy_check_main(argc - 1, argv + 1);
+    fprintf(stderr, "cordon: policy: unknown or missing subcommand (available: check, net, detect, explain, test)\n");
+    return 2;
 }
 
 /* A session's controller is a program beside this one, linked with libmicrohttpd (which Debian
