@@ -80,7 +80,7 @@ static int call_profile_hook(lua_State *L)
 {
     struct resolve_ctx *c = lua_touserdata(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_PROFILE]); /* [ctx, f] */
-    lh_call_profile_fn(L, c->flags);                       /* [ctx, res] */
+    lh_call_profile_fn(L, c->flags);                    /* [ctx, res] */
     lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_validate);
     lua_pushvalue(L, -2);
     lua_call(L, 1, 2);                                  /* [ctx, res, keypath, msg] */

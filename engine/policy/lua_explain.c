@@ -185,6 +185,7 @@ static void flatten(lua_State *L, int idx, const char *prefix, struct str_list *
         lua_pop(L, 1);                                  /* [..., k] */
     }
 }
+
 /* Keys (the part before '=') whose item differs between two sorted flat lists. */
 static void diff_keys(const struct str_list *a, const struct str_list *b, struct str_list *out)
 {
@@ -478,6 +479,8 @@ enum lh_outcome lh_explain_refusals(const struct lh_command_result *in, struct l
     return explain_layers(&refusal_kind, in, ex);
 }
 
+/* ---- what policy test and trust read ------------------------------------------------------ */
+
 struct value_ctx {
     const char *keypath;
     struct repr_buf b;
@@ -531,11 +534,11 @@ static int read_layer_hooks(lua_State *L)
     struct layer_hooks_ctx *c = lua_touserdata(L, 1);
     lh_push_module_field(L, "cordon.hooks", "new_registry");
     lua_call(L, 0, 1);                                  /* [ctx, reg] */
-    lh_add_layer(L, c->path);                              /* [ctx, reg] */
+    lh_add_layer(L, c->path);                           /* [ctx, reg] */
     size_t used = 0;
     c->out[0] = '\0';
     for (int h = 0; h < HOOK_COUNT; h++) {
-        lua_getfield(L, -1, lh_hook_names[h]);             /* [ctx, reg, list] */
+        lua_getfield(L, -1, lh_hook_names[h]);          /* [ctx, reg, list] */
         if (lua_rawlen(L, -1) > 0 && used < c->outlen) {
             int w = snprintf(c->out + used, c->outlen - used, "%s%s", used ? ", " : "", lh_hook_names[h]);
             used += w > 0 ? (size_t)w : 0;

@@ -406,7 +406,7 @@ void lh_push_module_field(lua_State *L, const char *mod, const char *field)
 /* Load one policy file and add it as a layer: [reg] -> [reg]. Raises on any problem. */
 void lh_add_layer(lua_State *L, const char *path)
 {
-    long len = lh_push_file(L, path);                     /* [reg, ud] */
+    long len = lh_push_file(L, path);                   /* [reg, ud] */
     if (len < 0) {
         lua_pushfstring(L, "%s: %s", path, strerror((int)-len));
         lua_error(L);
@@ -490,7 +490,7 @@ static int startup(lua_State *L)
     open_libs(L);
 
     lh_api_push_host(L);                                /* [host] */
-    lh_push_module_field(L, "cordon.sandbox", "api");      /* [host, api_fn] */
+    lh_push_module_field(L, "cordon.sandbox", "api");   /* [host, api_fn] */
     lua_pushglobaltable(L);
     lua_pushvalue(L, -3);
     lua_getglobal(L, "require");                        /* [host, api_fn, G, host, require] */
@@ -525,7 +525,7 @@ static int startup(lua_State *L)
     str_list_free(&files);
 
     for (int h = 0; h < HOOK_COUNT; h++) {
-        lua_getfield(L, -1, lh_hook_names[h]);             /* [reg, layers] */
+        lua_getfield(L, -1, lh_hook_names[h]);          /* [reg, layers] */
         lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
         if (n > 0) {
             lua_rawgeti(L, -1, n);

@@ -41,7 +41,7 @@ static int host_profile(lua_State *L)
     for (size_t i = 0; i < nd; i++) {
         if (len == -ENOENT) {
             lua_pushfstring(L, "%s/%s.lua", dirs[i], name); /* [path] */
-            len = lh_push_file(L, lua_tostring(L, -1));     /* [path, ud] */
+            len = lh_push_file(L, lua_tostring(L, -1)); /* [path, ud] */
             if (len < 0)
                 lua_pop(L, 1);
         }

@@ -585,6 +585,73 @@ static void test_check_file(void)
     free(dir);
 }
 
+/* Explain returns each layer's answer and the deciding layer; the CLI prints them. */
+static void test_explain(void)
+{
+    setup();
+    char *ucfg = xasprintf("%s/.config/cordon", home);
+    put(ucfg, "policy.lua",
+        "return {\n"
+        "  network = function(input, next)\n"
+        "    if input.host == \"boom.test\" then error(\"nope\") end\n"
+        "    if input.host == \"ok.test\" then return { verdict = \"allow\", rule = \"ok.test\" } end\n"
+        "    return next(input)\n"
+        "  end,\n"
+        "  profile = function(input, next)\n"
+        "    local p = next(input)\n"
+        "    p.json = true\n"
+        "    return p\n"
+        "  end,\n"
+        "}\n");
+    struct lh_options opt = {.datadir = data, .user_config_dir = ucfg};
+    CHECK_EQ_INT(lh_open(&opt, err, sizeof err), 0);
+    struct lh_explanation ex;
+    /* no profile resolved yet: nothing to list, and why */
+    CHECK_EQ_INT(lh_explain_network(NET_KIND_CONNECT, "ok.test", 443, &ex), LH_ERROR);
+    CHECK_EQ_INT(ex.n, 0);
+    CHECK_STR_CONTAINS(ex.error, "no profile resolved");
+    lh_explanation_free(&ex);
+
+    struct run_flags f = flags_for(NULL);
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    sandbox_config_free(&cfg);
+    CHECK_EQ_INT(lh_explain_network(NET_KIND_CONNECT, "ok.test", 443, &ex), LH_OK);
+    CHECK_EQ_INT(ex.n, 2);
+    CHECK(!ex.layer[0].net.allow && ex.layer[1].net.allow);
+    CHECK_STR_CONTAINS(ex.layer[1].where, ".config/cordon/policy.lua:2");
+    CHECK_EQ_INT(ex.decided, 1);
+    lh_explanation_free(&ex);
+    /* the top layer passes it on: the layer below decided */
+    CHECK_EQ_INT(lh_explain_network(NET_KIND_CONNECT, "other.test", 443, &ex), LH_OK);
+    CHECK_EQ_INT(ex.n, 2);
+    CHECK_EQ_INT(ex.decided, 0);
+    lh_explanation_free(&ex);
+    CHECK_EQ_INT(lh_explain_network(NET_KIND_CONNECT, "boom.test", 443, &ex), LH_ERROR);
+    CHECK_EQ_INT(ex.layer[1].outcome, LH_ERROR);
+    CHECK(!ex.layer[1].net.allow);
+    CHECK_STR_CONTAINS(ex.layer[1].error, "policy.lua:3: nope");
+    CHECK_EQ_INT(ex.decided, 1);
+    lh_explanation_free(&ex);
+
+    CHECK_EQ_INT(lh_explain_profile(&f, &ex), LH_OK);
+    CHECK_EQ_INT(ex.n, 2);
+    CHECK(ex.layer[0].changed.len > 1);
+    CHECK_EQ_INT((int)ex.layer[1].changed.len, 1);
+    CHECK_STR_CONTAINS(ex.layer[1].changed.items[0], "json");
+    CHECK_EQ_INT(ex.decided, 1);
+    lh_explanation_free(&ex);
+
+    /* no layer defines `refusal` in this datadir: no refusal, nothing listed */
+    struct lh_command_result in = {.command = "true", .cwd = "/"};
+    CHECK_EQ_INT(lh_explain_refusals(&in, &ex), LH_OK);
+    CHECK_EQ_INT(ex.n, 0);
+    CHECK(ex.error[0] == '\0');
+    lh_explanation_free(&ex);
+    lh_close();
+    free(ucfg);
+}
+
 /* The run path opens, resolves and closes once per command: fifty rounds must keep working
  * (and, under ASan, leak nothing). Its speed is measured in bench/, never asserted here. */
 static void test_repeated_open_close(void)
@@ -1048,6 +1115,7 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"user layer and user profiles", test_user_layer},
           {"lh_check_all reports every problem", test_check_all},
           {"lh_check_file checks one policy or profile file", test_check_file},
+          {"explain: each layer's answer and the deciding layer", test_explain},
           {"open, resolve, close fifty times", test_repeated_open_close},
           {"lh_network_decide: allow, deny, suggest, fail closed", test_network_decide},
           {"an invalid network rule fails resolution naming it", test_network_invalid_rule},
