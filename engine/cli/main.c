@@ -7,18 +7,18 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
-#include "controller/run_options.h"
-#include "client/client_cli.h"
-#include "policy/layer_dirs.h"
 #include "base/log.h"
-#include "policy/lua_host.h"
+#include "base/util.h"
+#include "cli/nc.h"
+#include "cli/policy_check.h"
 #include "cli/policy_detect.h"
 #include "cli/policy_explain.h"
-#include "cli/policy_test.h"
 #include "cli/policy_net.h"
-#include "cli/nc.h"
+#include "cli/policy_test.h"
 #include "cli/trust_cmd.h"
+#include "client/client_cli.h"
 #include "controller/run.h"
+#include "controller/run_options.h"
 
 #ifndef CORDON_VERSION
 #error "CORDON_VERSION is the CMake project's VERSION (engine/cli/CMakeLists.txt passes it)"
@@ -42,8 +42,13 @@ static void policy_usage(void)
 
 static int policy_main(int argc, char **argv)
 {
-    static const char *const subcommands[] = {"check", "net", "detect", "explain", "test"};
-    bool known = false;
+    static const struct {
+        const char *name;
+        int (*main)(int argc, char **argv);
+    } subcommands[] = {
+        {"check", policy_check_main}, {"net", policy_net_main},   {"detect", policy_detect_main},
+        {"explain", policy_explain_main}, {"test", policy_test_main},
+    };
     if (argc < 1)
         return cli_usage_error("policy", "missing subcommand (usage: " POLICY_SYNOPSIS ")");
     /* policy has no option of its own: an option before the subcommand is --help or an error */
@@ -52,36 +57,10 @@ static int policy_main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < ARRAY_LEN(subcommands); i++)
-        known |= strcmp(argv[0], subcommands[i]) == 0;
-    if (!known)
-        return cli_usage_error("policy", "unknown %s '%s' (usage: " POLICY_SYNOPSIS ")",
-                               argv[0][0] == '-' ? "option" : "subcommand", argv[0]);
-    if (argc >= 1 && strcmp(argv[0], "net") == 0)
-        return policy_net_main(argc - 1, argv + 1);
-    if (argc >= 1 && strcmp(argv[0], "detect") == 0)
-        return policy_detect_main(argc - 1, argv + 1);
-    if (argc >= 1 && strcmp(argv[0], "explain") == 0)
-        return policy_explain_main(argc - 1, argv + 1);
-    if (argc >= 1 && strcmp(argv[0], "test") == 0)
-        return policy_test_main(argc - 1, argv + 1);
-    if (argc < 1 || strcmp(argv[0], "check") != 0) {
-        fprintf(stderr, "cordon: policy: unknown or missing subcommand (available: check, net, detect, explain, test)\n");
-        return 2;
-    }
-    if (argc > 2) {
-        fprintf(stderr, "cordon: policy check: too many arguments\n");
-        return 2;
-    }
-    struct lh_options opt;
-    layer_dirs_default(&opt);
-    if (argc < 2) { /* no DIR: the current directory's project, when trusted */
-        char cwd[4096];
-        if (getcwd(cwd, sizeof cwd))
-            layer_dirs_add_project(&opt, cwd);
-    }
-    int problems = lh_check_all(&opt, argc == 2 ? argv[1] : NULL, stdout);
-    printf("policy check: %d problem%s\n", problems, problems == 1 ? "" : "s");
-    return problems ? 1 : 0;
+        if (strcmp(argv[0], subcommands[i].name) == 0)
+            return subcommands[i].main(argc - 1, argv + 1);
+    return cli_usage_error("policy", "unknown %s '%s' (usage: " POLICY_SYNOPSIS ")",
+                           argv[0][0] == '-' ? "option" : "subcommand", argv[0]);
 }
 
 /* A session's controller is a program beside this one, linked with libmicrohttpd (which Debian

@@ -3,8 +3,10 @@
  *                       [--profile NAME] [--policy FILE]
  * cordon policy explain --profile NAME [--policy FILE]
  * cordon policy explain --input CASE.json [--profile NAME] [--policy FILE]
+ * cordon policy explain --help
  * Layers are those `cordon run` would load in the current directory (a project's .cordon only
- * when trusted, with the same one-line notice otherwise). */
+ * when trusted, with the same one-line notice otherwise). The host returns each layer's
+ * answer (struct lh_explanation); this file prints them. */
 #include "cli/policy_explain.h"
 
 #include <errno.h>
@@ -24,12 +26,119 @@
 
 extern char **environ;
 
+/* "file" of a "file:line" (for the decided-by line). */
+static int where_file_len(const char *w)
+{
+    const char *c = strrchr(w, ':');
+    return c ? (int)(c - w) : (int)strlen(w);
+}
+
+/* Nothing to list: why, or that no layer defines the hook (then `none` says the answer). */
+static void print_empty(const struct lh_explanation *ex, const char *hook, const char *none)
+{
+    if (ex->error[0])
+        printf("cannot explain: %s\n", ex->error);
+    else
+        printf("no layer defines the '%s' hook%s\n", hook, none);
+}
+
+static void print_decided_by(const struct lh_explanation *ex, const char *why)
+{
+    const char *w = ex->layer[ex->decided].where;
+    printf("decided by: %.*s (layer %d%s)\n", where_file_len(w), w, ex->decided + 1, why);
+}
+
+/* "N. file:line  verdict  rule: ...  reason: ..." per layer, the decision, the deciding layer. */
+static void print_network(const struct lh_explanation *ex)
+{
+    if (ex->n == 0) {
+        print_empty(ex, "network", ": deny");
+        return;
+    }
+    for (int i = 0; i < ex->n; i++) {
+        const struct lh_explain_layer *l = &ex->layer[i];
+        if (l->outcome != LH_OK) {
+            printf("%d. %s  deny  policy error (%s): %s\n", i + 1, l->where,
+                   lh_outcome_name(l->outcome), l->error);
+            continue;
+        }
+        printf("%d. %s  %s", i + 1, l->where, l->net.allow ? "allow" : l->net.ask ? "ask" : "deny");
+        if (l->net.rule[0])
+            printf("  rule: %s", l->net.rule);
+        if (l->net.reason[0])
+            printf("  reason: %s", l->net.reason);
+        putchar('\n');
+    }
+    const struct lh_explain_layer *t = &ex->layer[ex->n - 1];
+    printf("decision: %s\n", t->outcome != LH_OK ? "deny" : t->net.allow ? "allow" : t->net.ask ? "ask" : "deny");
+    print_decided_by(ex, "");
+}
+
+/* "N. file:line  changed: key.path, ..." per layer (layer 1: "sets:"), the deciding layer. */
+static void print_profile(const struct lh_explanation *ex, const char *profile)
+{
+    if (ex->n == 0) {
+        print_empty(ex, "profile", "");
+        return;
+    }
+    printf("profile %s\n", profile);
+    for (int i = 0; i < ex->n; i++) {
+        const struct lh_explain_layer *l = &ex->layer[i];
+        if (l->outcome != LH_OK) {
+            printf("%d. %s  policy error (%s): %s\n", i + 1, l->where, lh_outcome_name(l->outcome),
+                   l->error);
+            continue;
+        }
+        printf("%d. %s  %s", i + 1, l->where, i == 0 ? "sets:" : "changed:");
+        for (size_t k = 0; k < l->changed.len; k++)
+            printf("%s %s", k ? "," : "", l->changed.items[k]);
+        if (!l->changed.len)
+            fputs(" nothing", stdout);
+        putchar('\n');
+    }
+    print_decided_by(ex, ": the last layer that changed the profile");
+}
+
+/* "write /etc/x, hidden /root" or "no refusal". */
+static void print_refusal_list(const struct lh_refusal *r, size_t n)
+{
+    if (n == 0)
+        fputs("no refusal", stdout);
+    for (size_t i = 0; i < n; i++)
+        printf("%s%s%s%s", i ? ", " : "", r[i].kind, r[i].path[0] ? " " : "", r[i].path);
+}
+
+/* "N. file:line  KIND PATH, ..." per layer, the top layer's list, the deciding layer. */
+static void print_refusals(const struct lh_explanation *ex)
+{
+    if (ex->n == 0) {
+        print_empty(ex, "refusal", ": no refusal");
+        return;
+    }
+    for (int i = 0; i < ex->n; i++) {
+        const struct lh_explain_layer *l = &ex->layer[i];
+        printf("%d. %s  ", i + 1, l->where);
+        if (l->outcome == LH_OK) {
+            print_refusal_list(l->refusals, l->n_refusals);
+            putchar('\n');
+        } else {
+            /* as lh_detect_refusals: a failed detector reports no refusal */
+            printf("no refusal  policy error (%s): %s\n", lh_outcome_name(l->outcome), l->error);
+        }
+    }
+    const struct lh_explain_layer *t = &ex->layer[ex->n - 1];
+    fputs("refusals: ", stdout);
+    print_refusal_list(t->refusals, t->n_refusals);
+    putchar('\n');
+    print_decided_by(ex, "");
+}
+
 /* A recorded command result (policy detect's case format) through each layer's `refusal`
  * chain. The Lua host is open. Exit code: 0, 1 when the top layer failed, 2 bad case. */
 static int explain_refusals(const char *input, const char *profile, const char *cwd)
 {
     char err[2048];
-    size_t len = 0, n = 0;
+    size_t len = 0;
     int rc = 2;
     struct detect_case c = {0};
     struct json_value *root = NULL;
@@ -53,9 +162,12 @@ static int explain_refusals(const char *input, const char *profile, const char *
     }
     printf("refusal %s (exit %d, profile %s)\n", c.command, c.exit_code,
            profile ? profile : "coding");
+    struct lh_explanation ex;
     detect_case_host(&c, true);
-    enum lh_outcome o = lh_explain_refusals(&c.in, stdout, &n);
+    enum lh_outcome o = lh_explain_refusals(&c.in, &ex);
     detect_case_host(&c, false);
+    print_refusals(&ex);
+    lh_explanation_free(&ex);
     rc = o == LH_OK ? 0 : 1; /* as the controller: a failed detector reports no refusal */
 out:
     detect_case_free(&c);
@@ -66,7 +178,7 @@ out:
 
 #define USAGE "usage: cordon policy explain [--kind http|connect|socks] HOST PORT [--allow RULE]... " \
               "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE] | " \
-              "--input CASE.json [--profile NAME] [--policy FILE]"
+              "--input CASE.json [--profile NAME] [--policy FILE] | --help"
 
 int policy_explain_main(int argc, char **argv)
 {
@@ -78,6 +190,11 @@ int policy_explain_main(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
         bool missing = false;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf(USAGE "\n");
+            rc = 0;
+            goto out;
+        }
         if (a[0] == '-' && a[1] == '-') {
             if ((v = cli_opt_value(argc, argv, &i, "--allow", &missing)))
                 str_list_push(&flags.network_allow, v);
@@ -149,8 +266,11 @@ int policy_explain_main(int argc, char **argv)
         rc = explain_refusals(input, flags.profile, cwd);
         goto out;
     }
+    struct lh_explanation ex;
     if (npos == 0) {
-        rc = lh_explain_profile(&flags, stdout) == LH_OK ? 0 : 1;
+        rc = lh_explain_profile(&flags, &ex) == LH_OK ? 0 : 1;
+        print_profile(&ex, flags.profile ? flags.profile : "coding");
+        lh_explanation_free(&ex);
         goto out;
     }
     struct sandbox_config cfg;
@@ -162,11 +282,11 @@ int policy_explain_main(int argc, char **argv)
     sandbox_config_free(&cfg);
     printf("network %s %s:%ld (profile %s)\n", kind_s, pos[0], port,
            flags.profile ? flags.profile : "coding");
-    bool allow = false;
-    enum lh_outcome o = lh_explain_network(kind, pos[0], (unsigned)port, stdout, &allow);
-    if (o != LH_OK)
-        allow = false; /* fail closed, as the proxy does */
-    rc = allow ? 0 : 1;
+    enum lh_outcome o = lh_explain_network(kind, pos[0], (unsigned)port, &ex);
+    print_network(&ex);
+    /* allowed only when every step succeeded: fail closed, as the proxy does */
+    rc = o == LH_OK && ex.n > 0 && ex.layer[ex.n - 1].net.allow ? 0 : 1;
+    lh_explanation_free(&ex);
 out:
     if (opened)
         lh_close();

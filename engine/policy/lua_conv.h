@@ -1,6 +1,6 @@
 /* lua_conv.h — C <-> Lua value conversion for the Lua host: run_flags and the
  * environment go in as copied tables, the resolved profile and the environment hook's answer
- * come out into struct sandbox_config, the network hook's answer into struct net_decision. Included only by lua_host.c and lua_conv.c.
+ * come out into struct sandbox_config, the network hook's answer into struct net_decision. Included only by lua_decide.c, lua_explain.c and lua_conv.c.
  * Every lc_read_* function may raise a Lua error (bad shape, out of memory): call it only inside
  * a protected call. Must never keep a reference to Lua values after returning. */
 #ifndef CORDON_LUA_CONV_H

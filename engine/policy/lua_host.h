@@ -1,12 +1,15 @@
-/* lua_host.h — the one owner of the lua_State: create, sandbox, load lua/ (embedded),
- * policies/ and profiles/, call hooks under an instruction budget and a memory cap, close.
- * No other engine file includes lua.h except lua_conv.c (C <-> Lua values).
- * Must never: run bytecode, open io/os/debug/package, let a hook error pass as "allow". */
+/* lua_host.h — the Lua host: one lua_State, created, sandboxed, loaded with lua/ (embedded),
+ * policies/ and profiles/, whose hooks are called under an instruction budget and a memory cap.
+ * Implemented by lua_host.c (the state owner), lua_host_api.c (the `host` table),
+ * lua_decide.c (the decisions) and lua_explain.c (explain and check), which share
+ * lua_host_private.h. No other engine file includes lua.h except lua_conv.c (C <-> Lua values).
+ * Must never: run bytecode, open io/os/debug/package, let a hook error pass as "allow", or
+ * print: explain and check return their lines, and the CLI prints them. */
 #ifndef CORDON_LUA_HOST_H
 #define CORDON_LUA_HOST_H
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 #include "sandbox/sandbox-t.h"
 
 struct marker_set;
@@ -19,6 +22,9 @@ enum lh_outcome {
     LH_NOMEM,       /* memory cap reached */
     LH_BAD_RESULT,  /* result of the wrong shape */
 };
+
+/* "ok", "error", "instruction budget exhausted", "memory cap exceeded", "bad result". */
+const char *lh_outcome_name(enum lh_outcome o);
 
 /* The layers lh_open() loads, lowest first: datadir's policies/NAME.lua, user_config_dir's
  * policy.lua, project_dir's policy.lua, extra_policy. Profiles are looked up in project_dir's
@@ -82,25 +88,60 @@ enum lh_outcome lh_network_decide(enum net_kind kind, const char *host, unsigned
                                   const char *command, struct net_decision *out);
 
 /* `cordon policy check [DIR]`: load every layer, every profile under datadir (and DIR's
- * .cordon/profiles/ when given), validate each; print "file:line: message" per problem to out.
- * Returns the number of problems. */
-int lh_check_all(const struct lh_options *opt, const char *dir, FILE *out);
+ * .cordon/profiles/ when given), validate each; push one "file:line: message" per problem onto
+ * problems. Returns the number of problems pushed. Opens and closes the host. */
+int lh_check_all(const struct lh_options *opt, const char *dir, struct str_list *problems);
+/* `cordon policy check FILE`: check one file. A file in a directory named profiles/ is a
+ * profile (profiles/NAME.lua): it is resolved as profile NAME, found there first, over the
+ * layers opt names. Any other file is a policy: loaded as the top layer over opt's (as --policy
+ * FILE would be), then every profile is resolved through it. Problems as lh_check_all. */
+int lh_check_file(const struct lh_options *opt, const char *path, struct str_list *problems);
 
 /* ---- explain (cordon policy explain / policy test) ------------------------------------------
  * Each layer's own answer: the hook chain truncated at that layer (layers 1..i, lowest first)
  * is called with the same input, so layer i's answer is what the decision would be if no
- * layer above it existed. Layers that do not define the hook are not listed. */
+ * layer above it existed. Layers that do not define the hook are not listed. The host
+ * returns the answers; the CLI prints them (cli/policy_explain.c). */
 
-/* Print, for the profile the last lh_resolve_sandbox() resolved, one line per layer defining
- * `network`: "N. file:line  verdict  rule: ...  reason: ..." (or the layer's error), then
- * "decided by: file (layer N)": the lowest layer from which the verdict and rule no longer
- * change. Returns the final outcome; *allow is the top layer's verdict (false on error). */
+#define LH_EXPLAIN_MAX_LAYERS 32
+#define LH_EXPLAIN_MAX_REFUSALS 32
+
+struct lh_refusal;
+
+/* One layer's answer. */
+struct lh_explain_layer {
+    char where[PATH_MAX + 32];      /* "file:line" of the layer's hook */
+    enum lh_outcome outcome;
+    char error[1024];               /* outcome != LH_OK: the message */
+    struct net_decision net;        /* network: the layer's decision (zero on error) */
+    struct str_list changed;        /* profile: key paths whose value differs from the result
+                                     * of the layers below (layer 1: every key it sets) */
+    struct lh_refusal *refusals;    /* refusal: the layer's list (none on error) */
+    size_t n_refusals;
+};
+
+/* What the layers say about one input. n == 0: nothing to list, because the host could not
+ * explain (error says why) or, error empty, because no layer defines the hook. */
+struct lh_explanation {
+    int n;
+    struct lh_explain_layer *layer;  /* [n], lowest first */
+    int decided;        /* index of the deciding layer: network and refusal, the lowest layer
+                         * from which the answer (and outcome) no longer changes; profile, the
+                         * last layer that changed the profile (or failed) */
+    enum lh_outcome outcome; /* network and refusal: the top layer's; profile: the first failing
+                              * layer's, else LH_OK */
+    char error[1024];
+};
+void lh_explanation_free(struct lh_explanation *ex);
+
+/* For the profile the last lh_resolve_sandbox() resolved: each layer defining `network`.
+ * Returns ex->outcome (LH_ERROR when n == 0). Allowed only when it is LH_OK and the top
+ * layer's net.allow. */
 enum lh_outcome lh_explain_network(enum net_kind kind, const char *host, unsigned port,
-                                   FILE *out, bool *allow);
-/* Print, for profile `flags->profile` (with flags), one line per layer defining `profile`:
- * "N. file:line  changed: key.path, ..." (keys whose value differs from the layer below's
- * result), then "decided by: ...". Returns LH_OK or the first failing layer's outcome. */
-enum lh_outcome lh_explain_profile(const struct run_flags *flags, FILE *out);
+                                   struct lh_explanation *ex);
+/* For profile `flags->profile` (with flags): each layer defining `profile`, with the keys it
+ * changed. Returns ex->outcome (LH_ERROR when n == 0). */
+enum lh_outcome lh_explain_profile(const struct run_flags *flags, struct lh_explanation *ex);
 /* The value at dotted `keypath` of the profile the last lh_resolve_sandbox() resolved, as
  * compact JSON (objects with sorted keys; a Lua sequence as an array; absent = null) in out.
  * false when no profile is resolved or the value does not fit. */
@@ -154,13 +195,11 @@ const struct marker_set *lh_refusal_markers(void);
 enum lh_outcome lh_detect_refusals(const struct lh_command_result *in, struct lh_refusal *out,
                                    size_t max, size_t *n, char *err, size_t errlen);
 
-/* Explain one result (cordon policy explain --input): print one line per layer defining
- * `refusal`: "N. file:line  KIND PATH, KIND PATH" ("no refusal"; a failing layer: "no refusal
- * policy error (what): message"), then "refusals: ..." (the top layer's list) and
- * "decided by: file (layer N)": the lowest layer from which the list (kinds and paths, in
- * order) no longer changes. The host override applies as for lh_detect_refusals. Returns the
- * top layer's outcome (LH_OK when no layer defines the hook); *n is the top layer's count. */
-enum lh_outcome lh_explain_refusals(const struct lh_command_result *in, FILE *out, size_t *n);
+/* Explain one result (cordon policy explain --input): each layer defining `refusal`, with
+ * its list (a failing layer: none, as a failed detector reports no refusal). The host override
+ * applies as for lh_detect_refusals. Returns ex->outcome (LH_OK when no layer defines the
+ * hook); the top layer's list is ex->layer[ex->n - 1]'s. */
+enum lh_outcome lh_explain_refusals(const struct lh_command_result *in, struct lh_explanation *ex);
 
 /* The `escalate` hook's answer. ask false = deny. offer is "rerun" or "network" when ask,
  * else "". reason is one line for the user. */

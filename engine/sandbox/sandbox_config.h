@@ -1,7 +1,23 @@
-/* sandbox_config.h — lifetime of struct sandbox_config and struct run_flags. */
+/* sandbox_config.h — lifetime of struct sandbox_config and struct run_flags: the profile's
+ * paths resolved against the file system, and freeing. No Lua here: the profile resolution
+ * (policy/lua_decide.c) fills cfg, then calls sandbox_config_resolve_paths(). */
 #ifndef CORDON_SANDBOX_CONFIG_H
 #define CORDON_SANDBOX_CONFIG_H
+#include <stdbool.h>
+#include <stddef.h>
 #include "sandbox/sandbox-t.h"
+
+/* Turn the paths a resolved profile named into what struct sandbox_config promises: the
+ * workspace (`workspace`, the profile's as written, or cwd when NULL) and every writable path
+ * must exist and are canonicalised (~ expanded against home, made absolute against cwd,
+ * symlinks resolved, duplicates dropped); hidden paths are made absolute with ~ expanded (the
+ * docker socket is dropped from them when allow_docker, and bound when it exists); run_binds
+ * must be absolute; cfg->cwd is cwd when inside the workspace or a writable path, else the
+ * workspace. flags says which paths came from the command line, for the message. 0, or -1 with
+ * one line naming the path (as the user wrote it, and where) in err. */
+int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_flags *flags,
+                                 const char *cwd, const char *home, const char *workspace,
+                                 bool allow_docker, char *err, size_t errlen);
 
 void sandbox_config_free(struct sandbox_config *cfg);
 void run_flags_free(struct run_flags *flags);

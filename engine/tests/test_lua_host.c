@@ -498,16 +498,26 @@ static void test_user_layer(void)
     free(ucfg);
 }
 
+/* The problems, one per line, in a new string (as `policy check` prints them). */
+static char *joined(const struct str_list *l)
+{
+    char *s = xstrdup("");
+    for (size_t i = 0; i < l->len; i++) {
+        char *t = xasprintf("%s%s\n", s, l->items[i]);
+        free(s);
+        s = t;
+    }
+    return s;
+}
+
 static void test_check_all(void)
 {
     setup();
     struct lh_options opt = {.datadir = CORDON_DATADIR};
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    CHECK_EQ_INT(lh_check_all(&opt, NULL, out), 0);
-    fclose(out);
-    free(buf);
+    struct str_list problems = {0};
+    CHECK_EQ_INT(lh_check_all(&opt, NULL, &problems), 0);
+    CHECK_EQ_INT((int)problems.len, 0);
+    str_list_free(&problems);
 
     char *proj = xasprintf("%s/proj", tmp);
     put(proj, ".cordon/profiles/oops.lua", "return {\n  writable = 3,\n}\n");
@@ -515,11 +525,11 @@ static void test_check_all(void)
     put(proj, ".cordon/policy.lua", "return 1\n");
     put(data, "profiles/syntax.lua", "return {\n  x = = 1 }\n");
     opt.datadir = data;
-    out = open_memstream(&buf, &len);
-    int n = lh_check_all(&opt, proj, out);
-    fclose(out);
+    int n = lh_check_all(&opt, proj, &problems);
+    char *buf = joined(&problems);
     fprintf(stderr, "%s", buf);
     CHECK_EQ_INT(n, 4);
+    CHECK_EQ_INT((int)problems.len, 4);
     char *want = xasprintf("%s/.cordon/profiles/oops.lua:2: key 'writable'", proj);
     CHECK_STR_CONTAINS(buf, want);
     free(want);
@@ -527,7 +537,119 @@ static void test_check_all(void)
     CHECK_STR_CONTAINS(buf, "Bad.lua: invalid profile name");
     CHECK_STR_CONTAINS(buf, ".cordon/policy.lua: a policy must return a table");
     free(buf);
+    str_list_free(&problems);
     free(proj);
+}
+
+/* One file: a profile is found in its own profiles/ directory first and resolved alone; a
+ * policy is the top layer; a broken one is named with file:line; a missing one is a problem. */
+static void test_check_file(void)
+{
+    setup();
+    struct lh_options opt = {.datadir = data};
+    struct str_list problems = {0};
+    char *dir = xasprintf("%s/elsewhere", tmp);
+    put(dir, "profiles/web.lua", "return { extends = \"coding\", json = true }\n");
+    put(dir, "profiles/oops.lua", "return {\n  writable = 3,\n}\n");
+    put(dir, "good.lua", "return { profile = function(input, next) return next(input) end }\n");
+    put(dir, "broken.lua", "return {\n  profile = function(input, next\n}\n");
+    char *path = xasprintf("%s/profiles/web.lua", dir);
+    CHECK_EQ_INT(lh_check_file(&opt, path, &problems), 0);
+    free(path);
+    path = xasprintf("%s/good.lua", dir);
+    CHECK_EQ_INT(lh_check_file(&opt, path, &problems), 0);
+    free(path);
+    CHECK_EQ_INT((int)problems.len, 0);
+
+    path = xasprintf("%s/profiles/oops.lua", dir);
+    CHECK_EQ_INT(lh_check_file(&opt, path, &problems), 1);
+    char *want = xasprintf("%s:2: key 'writable'", path);
+    CHECK_STR_CONTAINS(problems.items[0], want);
+    free(want);
+    free(path);
+    str_list_free(&problems);
+
+    path = xasprintf("%s/broken.lua", dir);
+    CHECK_EQ_INT(lh_check_file(&opt, path, &problems), 1);
+    want = xasprintf("%s:3:", path);
+    CHECK_STR_CONTAINS(problems.items[0], want);
+    free(want);
+    free(path);
+    str_list_free(&problems);
+
+    path = xasprintf("%s/missing.lua", dir);
+    CHECK_EQ_INT(lh_check_file(&opt, path, &problems), 1);
+    CHECK_STR_CONTAINS(problems.items[0], "missing.lua: No such file or directory");
+    free(path);
+    str_list_free(&problems);
+    free(dir);
+}
+
+/* Explain returns each layer's answer and the deciding layer; the CLI prints them. */
+static void test_explain(void)
+{
+    setup();
+    char *ucfg = xasprintf("%s/.config/cordon", home);
+    put(ucfg, "policy.lua",
+        "return {\n"
+        "  network = function(input, next)\n"
+        "    if input.host == \"boom.test\" then error(\"nope\") end\n"
+        "    if input.host == \"ok.test\" then return { verdict = \"allow\", rule = \"ok.test\" } end\n"
+        "    return next(input)\n"
+        "  end,\n"
+        "  profile = function(input, next)\n"
+        "    local p = next(input)\n"
+        "    p.json = true\n"
+        "    return p\n"
+        "  end,\n"
+        "}\n");
+    struct lh_options opt = {.datadir = data, .user_config_dir = ucfg};
+    CHECK_EQ_INT(lh_open(&opt, err, sizeof err), 0);
+    struct lh_explanation ex;
+    /* no profile resolved yet: nothing to list, and why */
+    CHECK_EQ_INT(lh_explain_network(NET_KIND_CONNECT, "ok.test", 443, &ex), LH_ERROR);
+    CHECK_EQ_INT(ex.n, 0);
+    CHECK_STR_CONTAINS(ex.error, "no profile resolved");
+    lh_explanation_free(&ex);
+
+    struct run_flags f = flags_for(NULL);
+    struct sandbox_config cfg;
+    CHECK_EQ_INT(resolve(&f, &cfg), LH_OK);
+    sandbox_config_free(&cfg);
+    CHECK_EQ_INT(lh_explain_network(NET_KIND_CONNECT, "ok.test", 443, &ex), LH_OK);
+    CHECK_EQ_INT(ex.n, 2);
+    CHECK(!ex.layer[0].net.allow && ex.layer[1].net.allow);
+    CHECK_STR_CONTAINS(ex.layer[1].where, ".config/cordon/policy.lua:2");
+    CHECK_EQ_INT(ex.decided, 1);
+    lh_explanation_free(&ex);
+    /* the top layer passes it on: the layer below decided */
+    CHECK_EQ_INT(lh_explain_network(NET_KIND_CONNECT, "other.test", 443, &ex), LH_OK);
+    CHECK_EQ_INT(ex.n, 2);
+    CHECK_EQ_INT(ex.decided, 0);
+    lh_explanation_free(&ex);
+    CHECK_EQ_INT(lh_explain_network(NET_KIND_CONNECT, "boom.test", 443, &ex), LH_ERROR);
+    CHECK_EQ_INT(ex.layer[1].outcome, LH_ERROR);
+    CHECK(!ex.layer[1].net.allow);
+    CHECK_STR_CONTAINS(ex.layer[1].error, "policy.lua:3: nope");
+    CHECK_EQ_INT(ex.decided, 1);
+    lh_explanation_free(&ex);
+
+    CHECK_EQ_INT(lh_explain_profile(&f, &ex), LH_OK);
+    CHECK_EQ_INT(ex.n, 2);
+    CHECK(ex.layer[0].changed.len > 1);
+    CHECK_EQ_INT((int)ex.layer[1].changed.len, 1);
+    CHECK_STR_CONTAINS(ex.layer[1].changed.items[0], "json");
+    CHECK_EQ_INT(ex.decided, 1);
+    lh_explanation_free(&ex);
+
+    /* no layer defines `refusal` in this datadir: no refusal, nothing listed */
+    struct lh_command_result in = {.command = "true", .cwd = "/"};
+    CHECK_EQ_INT(lh_explain_refusals(&in, &ex), LH_OK);
+    CHECK_EQ_INT(ex.n, 0);
+    CHECK(ex.error[0] == '\0');
+    lh_explanation_free(&ex);
+    lh_close();
+    free(ucfg);
 }
 
 /* The run path opens, resolves and closes once per command: fifty rounds must keep working
@@ -992,6 +1114,8 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"policy load errors stop lh_open", test_policy_load_errors},
           {"user layer and user profiles", test_user_layer},
           {"lh_check_all reports every problem", test_check_all},
+          {"lh_check_file checks one policy or profile file", test_check_file},
+          {"explain: each layer's answer and the deciding layer", test_explain},
           {"open, resolve, close fifty times", test_repeated_open_close},
           {"lh_network_decide: allow, deny, suggest, fail closed", test_network_decide},
           {"an invalid network rule fails resolution naming it", test_network_invalid_rule},
