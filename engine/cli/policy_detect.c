@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "base/json_read.h"
 #include "base/util.h"
 #include "controller/capture.h"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "base/util.h"
 #include "cli/policy_detect.h"
 #include "controller/result_json.h"

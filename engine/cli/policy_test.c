@@ -5,7 +5,7 @@
  *     "refusals": [ { "input": { <a recorded result, as for policy detect> },
  *                     "expect": { "kinds": ["write", ...] } | { "none": true },
  *                     "profile": "coding" (optional) } ] }
- * Values are compared as compact JSON (lh_profile_value's form; an absent key is null); the
+ * Values are compared as compact JSON, both sides rendered here (an absent key is null); the
  * kinds of a refusal case as a multiset (order-free). */
 #include "cli/policy_test.h"
 
@@ -23,6 +23,7 @@
 
 #include "policy/layer_dirs.h"
 #include "base/json_read.h"
+#include "base/json_write.h"
 #include "policy/lua_host.h"
 #include "cli/policy_detect.h"
 #include "sandbox/sandbox_config.h"
@@ -41,21 +42,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void render_string(FILE *f, const char *p, size_t n)
-{
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void render_to(FILE *f, const struct json_value *v)
 {
     switch (v->type) {
@@ -67,7 +53,7 @@ static void render_to(FILE *f, const struct json_value *v)
         else
             fprintf(f, "%.17g", v->number);
         return;
-    case JSON_STRING: render_string(f, v->str, v->len); return;
+    case JSON_STRING: json_write_stringn(f, v->str, v->len); return;
     case JSON_ARRAY:
         fputc('[', f);
         for (size_t i = 0; i < v->len; i++) {
@@ -95,7 +81,7 @@ static void render_to(FILE *f, const struct json_value *v)
         for (size_t i = 0; i < v->len; i++) {
             if (i)
                 fputc(',', f);
-            render_string(f, v->keys[order[i]], strlen(v->keys[order[i]]));
+            json_write_string(f, v->keys[order[i]]);
             fputc(':', f);
             render_to(f, &v->items[order[i]]);
         }
@@ -106,7 +92,7 @@ static void render_to(FILE *f, const struct json_value *v)
     }
 }
 
-/* v as compact JSON in lh_profile_value's form, in a new string (*s, *len). */
+/* v as compact JSON (keys sorted, strings escaped by json_write), in a new string (*s, *len). */
 static void render(const struct json_value *v, char **s, size_t *len)
 {
     FILE *f = open_memstream(s, len);
@@ -211,11 +197,21 @@ static void run_profiles(const char *file, const struct json_value *list, const 
             render(&expect->items[k], &want, &wl);
             if (!lh_profile_value(expect->keys[k], got, sizeof got))
                 snprintf(got, sizeof got, "(unreadable)");
-            if (!want || strcmp(want, got) != 0) {
+            /* Both sides through the same renderer: the comparison must not depend on how
+             * lh_profile_value escapes its strings. */
+            char *canon = NULL, jerr[64];
+            size_t cl = 0;
+            struct json_value *gv = json_parse(got, strlen(got), jerr, sizeof jerr);
+            if (gv)
+                render(gv, &canon, &cl);
+            json_free(gv);
+            const char *have = canon ? canon : got;
+            if (!want || strcmp(want, have) != 0) {
                 printf("%s: profiles[%zu] %s: %s: expected %s, got %s\n", file, i, name,
-                       expect->keys[k], want ? want : "?", got);
+                       expect->keys[k], want ? want : "?", have);
                 ok = false;
             }
+            free(canon);
             free(want);
         }
         if (ok)

@@ -14,7 +14,7 @@
 #include "policy/layer_dirs.h"
 #include "base/json_read.h"
 #include "policy/lua_host.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "base/util.h"
 
 #define TRUST_MAX_FILES 1000

@@ -14,7 +14,7 @@
 
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "base/util.h"
 
 struct audit_log {

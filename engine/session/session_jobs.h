@@ -12,7 +12,7 @@
 #include "controller/capture.h"
 #include "base/evloop.h"
 #include "session/job_log.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "policy/lua_host.h"
 #include "session/session_approvals.h"
 #include "session/session_ctl.h"
