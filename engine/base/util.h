@@ -8,7 +8,12 @@
 #include "base/attrs.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define RETRY_EINTR(expr) ({ long _r; do { _r = (long)(expr); } while (_r == -1 && errno == EINTR); _r; })
+/* var = expr, again while it fails with EINTR (expr returns < 0 and sets errno on failure).
+ * A statement: RETRY_EINTR(n, recv(fd, buf, len, 0)); needs <errno.h>. */
+#define RETRY_EINTR(var, expr) \
+    do                         \
+        (var) = (expr);        \
+    while ((var) < 0 && errno == EINTR)
 
 /* A list of owned, NUL-terminated strings; items[len] is always NULL (usable as argv/envp). */
 struct str_list {
@@ -31,8 +36,6 @@ void str_list_free(struct str_list *l);
 int write_file(const char *path, const char *buf, size_t len);
 /* Write all of buf to fd, retrying EINTR and short writes. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
-/* Read exactly len bytes; 0, -errno, or -EPIPE on early EOF. */
-int read_exact(int fd, void *buf, size_t len);
 
 /* Is `path` equal to `dir` or below it (both absolute, canonical)? */
 bool path_is_within(const char *path, const char *dir);

@@ -19,6 +19,7 @@
 
 #include "session/api_server.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "test.h"
 
 
@@ -280,18 +281,12 @@ static int connect_to(const char *path, bool abstract)
 /* Write all of it; false when the server closed (EPIPE/ECONNRESET). */
 static bool send_all(int fd, const char *p, size_t n)
 {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
-            return false;
-        if (w < 0)
-            fprintf(stderr, "  write: %s\n", strerror(errno));
-        CHECK(w > 0);
-        p += w;
-        n -= (size_t)w;
-    }
+    int rc = write_all(fd, p, n);
+    if (rc == -EPIPE || rc == -ECONNRESET)
+        return false;
+    if (rc < 0)
+        fprintf(stderr, "  write: %s\n", strerror(-rc));
+    CHECK(rc == 0);
     return true;
 }
 
@@ -306,9 +301,7 @@ static size_t fill(struct client *c)
 {
     CHECK(c->len < sizeof c->buf);
     ssize_t n;
-    do
-        n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
-    while (n < 0 && errno == EINTR);
+    RETRY_EINTR(n, read(c->fd, c->buf + c->len, sizeof c->buf - c->len));
     if (n < 0 && errno == ECONNRESET)
         return 0;
     if (n < 0)
