@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/clock.h"
 #include "base/json_write.h"
 #include "base/util.h"
 #include "cli/policy_detect.h"
@@ -136,12 +136,10 @@ int policy_net_main(int argc, char **argv)
     if (repeat > 0) {
         /* The call above was the warm-up; the same call again, timed (a measuring aid). */
         struct net_decision scratch;
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double t0 = clock_mono_ms_f();
         for (long k = 0; k < repeat; k++)
             (void)lh_network_decide(kind, pos[0], (unsigned)port, NULL, &scratch);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        policy_repeat_report(repeat, &t0, &t1);
+        policy_repeat_report(repeat, clock_mono_ms_f() - t0);
     }
     const char *verdict = d.allow ? "allow" : d.ask ? "ask" : "deny";
     if (o != LH_OK)

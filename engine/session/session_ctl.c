@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
@@ -24,13 +25,6 @@
 #include "session/session_init.h"
 #include "session/session_wire.h"
 #include "base/util.h"
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- jobs as JSON ------------------------------------------------------------------------- */
 
@@ -408,7 +402,7 @@ static void on_stop_tick(struct ev_loop *loop, struct ev_timer *t)
 {
     (void)loop;
     struct job *j = t->data;
-    uint64_t now = ev_now_ms();
+    uint64_t now = clock_mono_ms();
     if (j->kill_sent && now >= j->give_up_at) {
         stop_done(j, false);
         return;
@@ -439,7 +433,7 @@ static void job_stop(struct job *j, struct stop_batch *batch)
     j->found_alive = false;
     if (j->leader_running)
         j->stop_requested = true;
-    j->kill_at = ev_now_ms() + (uint64_t)(j->s->p.cfg->grace_seconds * 1000);
+    j->kill_at = clock_mono_ms() + (uint64_t)(j->s->p.cfg->grace_seconds * 1000);
     send_signal(j->s, j->pid, SIGTERM);
 }
 
@@ -498,8 +492,8 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
     j->pid = m->pid;
     j->leader_running = true;
     j->sandbox_running = j->fresh;
-    j->started = wall_now();
-    j->start_ms = ev_now_ms();
+    j->started = clock_wall_s();
+    j->start_ms = clock_mono_ms();
     struct json_buf b = {0};
     if (j->background) {
         j->has_log = log_fd >= 0;
@@ -554,8 +548,8 @@ static void on_exited(struct session *s, pid_t pid, int status)
     if (!j)
         return;
     j->leader_running = false;
-    j->ended = wall_now();
-    j->end_ms = ev_now_ms();
+    j->ended = clock_wall_s();
+    j->end_ms = clock_mono_ms();
     if (WIFSIGNALED(status)) {
         j->signal = WTERMSIG(status);
         j->exit_code = 128 + j->signal;
@@ -851,14 +845,14 @@ void session_init_gone(struct session *s)
     if (!s->shutting_down)
         LOG_E("session", "the sandbox's init ended unexpectedly: the session is over");
     /* Everything in the sandbox died with init: settle every job and every waiting client. */
-    double now = wall_now();
+    double now = clock_wall_s();
     for (struct job *j = s->jobs; j; j = j->next) {
         if (j->state == JOB_RUNNING && j->pid > 0) {
             j->state = JOB_STOPPED;
             j->signal = SIGKILL;
             j->exit_code = 128 + SIGKILL;
             j->ended = now;
-            j->end_ms = ev_now_ms();
+            j->end_ms = clock_mono_ms();
         }
         j->leader_running = false;
         j->sandbox_running = false;
@@ -882,7 +876,7 @@ struct session *session_new(struct ev_loop *loop, const struct session_params *p
         die("out of memory");
     s->loop = loop;
     s->p = *p;
-    s->started = wall_now();
+    s->started = clock_wall_s();
     persist(s); /* the state file exists once `session start` has returned */
     ev_io_start(loop, &s->ctl_w, p->ctl, EPOLLIN, on_ctl, s);
     return s;
