@@ -34,40 +34,16 @@ extern char **environ;
 
 #define usage_error(...) cli_usage_error("policy detect", __VA_ARGS__)
 
-/* The whole file into a new buffer; NULL with errno set. */
+/* The case file ("-": stdin) into a new buffer; NULL with errno set. */
 char *detect_read_file(const char *path, size_t *len)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 65536, n = 0;
-    char *buf = xmalloc(cap);
-    for (;;) {
-        if (n == cap) {
-            if (cap >= MAX_CASE_BYTES) {
-                free(buf);
-                if (f != stdin)
-                    fclose(f);
-                errno = EFBIG;
-                return NULL;
-            }
-            cap *= 2;
-            buf = xrealloc(buf, cap);
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    int bad = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (bad) {
-        free(buf);
-        errno = EIO;
+    char *buf = NULL;
+    int rc = strcmp(path, "-") == 0 ? read_fd(STDIN_FILENO, MAX_CASE_BYTES, &buf, len)
+                                    : read_file(path, 0, MAX_CASE_BYTES, &buf, len);
+    if (rc < 0) {
+        errno = -rc;
         return NULL;
     }
-    *len = n;
     return buf;
 }
 

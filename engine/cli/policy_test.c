@@ -37,11 +37,6 @@ struct tally {
     int passed, failed;
 };
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void render_to(FILE *f, const struct json_value *v)
 {
     switch (v->type) {
@@ -238,8 +233,7 @@ static bool expected_kinds(const struct json_value *expect, struct str_list *wan
             return false;
         str_list_push(want, kinds->items[k].str);
     }
-    if (want->len)
-        qsort(want->items, want->len, sizeof *want->items, cmp_str);
+    str_list_sort(want);
     return true;
 }
 
@@ -292,8 +286,7 @@ static void run_refusals(const char *file, const struct json_value *list, const 
         }
         for (size_t k = 0; k < n; k++)
             str_list_push(&got, r[k].kind);
-        if (got.len)
-            qsort(got.items, got.len, sizeof *got.items, cmp_str);
+        str_list_sort(&got);
         bool same = want.len == got.len;
         for (size_t k = 0; same && k < want.len; k++)
             same = strcmp(want.items[k], got.items[k]) == 0;
@@ -313,29 +306,20 @@ next:
 /* Read and parse one case file. NULL with the message printed (exit 2 follows). */
 static struct json_value *read_case_file(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        fprintf(stderr, "cordon: policy test: %s: %s\n", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = read_file(path, O_NOFOLLOW, CASE_FILE_MAX, &buf, &len);
+    if (rc == -EFBIG) {
+        fprintf(stderr, "cordon: policy test: %s: larger than %d bytes\n", path, CASE_FILE_MAX);
         return NULL;
     }
-    char *buf = xmalloc(CASE_FILE_MAX);
-    size_t len = 0;
-    for (;;) {
-        ssize_t r = read(fd, buf + len, CASE_FILE_MAX - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-        if (len == CASE_FILE_MAX)
-            break;
+    if (rc < 0) {
+        fprintf(stderr, "cordon: policy test: %s: %s\n", path, strerror(-rc));
+        return NULL;
     }
-    close(fd);
     char err[256];
     struct json_value *v = NULL;
-    if (len == CASE_FILE_MAX)
-        fprintf(stderr, "cordon: policy test: %s: larger than %d bytes\n", path, CASE_FILE_MAX);
-    else if (!(v = json_parse(buf, len, err, sizeof err)))
+    if (!(v = json_parse(buf, len, err, sizeof err)))
         fprintf(stderr, "cordon: policy test: %s: %s\n", path, err);
     free(buf);
     return v;
@@ -394,8 +378,7 @@ int policy_test_main(int argc, char **argv)
     }
     if (d)
         closedir(d);
-    if (files.len)
-        qsort(files.items, files.len, sizeof *files.items, cmp_str);
+    str_list_sort(&files);
     /* Parse every file before deciding anything: a bad file is exit 2, not a failure. */
     docs = xcalloc(files.len + 1, sizeof *docs);
     for (size_t i = 0; i < files.len; i++)

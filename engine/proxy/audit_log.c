@@ -14,7 +14,6 @@
 #include "base/clock.h"
 #include "base/json_write.h"
 #include "base/log.h"
-#include "sandbox/mount_ops.h"
 #include "base/util.h"
 
 struct audit_log {
@@ -60,7 +59,7 @@ static bool ensure_open(struct audit_log *log)
         return true;
     if (!log->path || log->failed)
         return false;
-    (void)mkdir_parents(log->path, 0700);
+    (void)mkdir_parents(log->path, 0700); /* the open below says what went wrong */
     log->fd = open(log->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (log->fd < 0) {
         log->failed = true;

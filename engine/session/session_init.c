@@ -59,8 +59,7 @@ static int leaders_remove(struct leaders *l, pid_t pid)
  * put something else there, so the log itself is opened without following links. */
 static int open_log(pid_t pid)
 {
-    (void)mkdir("/tmp/cordon", 0700);
-    (void)mkdir(SESSION_LOG_DIR, 0700);
+    (void)mkdir_p(SESSION_LOG_DIR, 0700); /* the open below fails if this did */
     char path[64];
     snprintf(path, sizeof path, SESSION_LOG_DIR "/%d.log", (int)pid);
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
