@@ -1,4 +1,5 @@
-/* json_buf.c — see json_buf.h. */
+/* json_write.c — see json_write.h. Nothing here decides what a field holds: the callers' JSON
+ * shape is theirs; the escaping of every string is json_escape's alone. */
 #include "base/json_write.h"
 
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* policy_detect.c — see policy_detect.h. Owns the case-file format (detect_case_*, shared with
  * `policy explain --input` and `policy test`) and the output of `cordon policy detect`. Uses json_read (the case), lua_host (lh_open, lh_resolve_sandbox,
  * lh_detect_refusals, lh_escalate, the host override), layer_dirs for the policy layers,
- * result_json for JSON strings.
+ * json_write for JSON strings.
  * Must never decide anything itself: the refusals and the ask are the hooks'. */
 #include "cli/policy_detect.h"
 
@@ -20,7 +20,6 @@
 #include "base/json_read.h"
 #include "base/util.h"
 #include "controller/capture.h"
-#include "controller/result_json.h"
 #include "policy/layer_dirs.h"
 #include "policy/lua_host.h"
 #include "sandbox/sandbox_config.h"

@@ -1,6 +1,6 @@
 /* policy_net.c — see policy_net.h. Owns the argument syntax and output of `cordon policy net`.
  * Uses lua_host (lh_open, lh_resolve_sandbox, lh_network_decide: the proxy's own path),
- * layer_dirs for the policy layers (those a run in the cwd would load), result_json for
+ * layer_dirs for the policy layers (those a run in the cwd would load), json_write for
  * JSON strings, policy_detect's --repeat helpers.
  * Must never decide anything itself: the verdict is the network hook's. */
 #include "cli/policy_net.h"
@@ -17,7 +17,6 @@
 #include "base/json_write.h"
 #include "base/util.h"
 #include "cli/policy_detect.h"
-#include "controller/result_json.h"
 #include "policy/layer_dirs.h"
 #include "policy/lua_host.h"
 #include "sandbox/sandbox_config.h"
