@@ -4,17 +4,11 @@
 #include "base/evloop.h"
 
 #include <errno.h>
-#include <time.h>
 #include <unistd.h>
 
-#define EV_BATCH 64
+#include "base/clock.h"
 
-uint64_t ev_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
+#define EV_BATCH 64
 
 int ev_loop_init(struct ev_loop *loop)
 {
@@ -72,7 +66,7 @@ void ev_io_stop(struct ev_loop *loop, struct ev_io *w)
 void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t after_ms, ev_timer_cb cb, void *data)
 {
     ev_timer_stop(loop, t);
-    t->deadline_ms = ev_now_ms() + after_ms;
+    t->deadline_ms = clock_mono_ms() + after_ms;
     t->cb = cb;
     t->data = data;
     t->next = loop->timers;
@@ -96,7 +90,7 @@ void ev_timer_stop(struct ev_loop *loop, struct ev_timer *t)
 
 static void run_due_timers(struct ev_loop *loop)
 {
-    uint64_t now = ev_now_ms();
+    uint64_t now = clock_mono_ms();
     bool fired;
     do { /* a callback may start or stop timers: rescan after each one */
         fired = false;
@@ -115,7 +109,7 @@ int ev_run_once(struct ev_loop *loop, int timeout_ms)
 {
     struct epoll_event evs[EV_BATCH];
     if (loop->timers) {
-        uint64_t now = ev_now_ms(), next = UINT64_MAX;
+        uint64_t now = clock_mono_ms(), next = UINT64_MAX;
         for (struct ev_timer *t = loop->timers; t; t = t->next)
             if (t->deadline_ms < next)
                 next = t->deadline_ms;

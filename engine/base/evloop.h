@@ -43,7 +43,6 @@ struct ev_loop {
 
 int ev_loop_init(struct ev_loop *loop);
 void ev_loop_close(struct ev_loop *loop);
-uint64_t ev_now_ms(void);
 
 /* Start watching fd for events; 0 or -errno. */
 int ev_io_start(struct ev_loop *loop, struct ev_io *w, int fd, uint32_t events, ev_io_cb cb, void *data);

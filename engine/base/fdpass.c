@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "base/util.h"
+
 int fdpass_send(int sock, int fd, char tag)
 {
     union {
@@ -21,9 +23,7 @@ int fdpass_send(int sock, int fd, char tag)
     c->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(c), &fd, sizeof(int));
     ssize_t n;
-    do
-        n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
+    RETRY_EINTR(n, sendmsg(sock, &msg, MSG_NOSIGNAL));
     return n < 0 ? -errno : 0;
 }
 
@@ -37,9 +37,7 @@ int fdpass_recv(int sock, char *tag)
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
                          .msg_controllen = sizeof u.buf};
     ssize_t n;
-    do
-        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
+    RETRY_EINTR(n, recvmsg(sock, &msg, MSG_CMSG_CLOEXEC));
     if (n < 0)
         return -errno;
     if (n == 0)

@@ -1,12 +1,13 @@
 /* json_read.c — see json_read.h. Recursive descent over a byte buffer with an explicit depth
  * bound; errors carry the byte offset where the problem was seen.
- * Uses util.h for allocation. Must never: read past the end of the buffer. */
+ * Uses util.h for allocation and json_write's UTF-8 rule. Must never: read past the end of the buffer. */
 #include "base/json_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_write.h"
 #include "base/util.h"
 
 struct parser {
@@ -104,31 +105,6 @@ static int hex4(const unsigned char *s)
     return v;
 }
 
-/* Length of the valid UTF-8 sequence at s (max n bytes), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t need;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) { need = 2; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { need = 3; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { need = 4; min = 0x10000; }
-    else return 0;
-    if (n < need)
-        return 0;
-    unsigned cp = c & (0x7F >> need);
-    for (size_t i = 1; i < need; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return need;
-}
-
 static size_t put_utf8(char *out, unsigned cp)
 {
     if (cp < 0x80) {
@@ -175,7 +151,7 @@ static bool string(struct parser *p, char **out, size_t *outlen)
             return fail(p, i, "control character in string (escape it)");
         }
         if (c != '\\') {
-            size_t k = utf8_seq(p->s + i, end - i);
+            size_t k = json_utf8_seq(p->s + i, end - i);
             if (!k) {
                 free(buf);
                 return fail(p, i, "invalid UTF-8 in string");

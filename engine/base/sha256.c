@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
+
 /* 4.2.2: the first 32 bits of the fractional parts of the cube roots of the first 64 primes. */
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -143,9 +145,8 @@ int sha256_file_hex(const char *path, char out[SHA256_HEX_LEN + 1])
     int rc = 0;
     sha256_init(&c);
     for (;;) {
-        ssize_t r = read(fd, buf, sizeof buf);
-        if (r < 0 && errno == EINTR)
-            continue;
+        ssize_t r;
+        RETRY_EINTR(r, read(fd, buf, sizeof buf));
         if (r < 0) {
             rc = -errno;
             break;

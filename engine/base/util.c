@@ -4,10 +4,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -76,6 +78,17 @@ bool str_list_contains(const struct str_list *l, const char *s)
     return false;
 }
 
+static int str_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void str_list_sort(struct str_list *l)
+{
+    if (l->len > 1)
+        qsort(l->items, l->len, sizeof *l->items, str_ptr_cmp);
+}
+
 void str_list_free(struct str_list *l)
 {
     for (size_t i = 0; i < l->len; i++)
@@ -89,34 +102,63 @@ int write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
+        ssize_t n;
+        RETRY_EINTR(n, write(fd, p, len));
+        if (n < 0)
             return -errno;
-        }
         p += n;
         len -= (size_t)n;
     }
     return 0;
 }
 
-int read_exact(int fd, void *buf, size_t len)
+int read_fd(int fd, size_t max, char **out, size_t *len)
 {
-    char *p = buf;
-    while (len > 0) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
+    size_t cap = max < 65536 ? max + 1 : 65536, n = 0;
+    char *buf = xmalloc(cap);
+    int rc = 0;
+    for (;;) {
+        if (n == cap) {
+            if (n > max) { /* one byte past max was read: the file is larger */
+                rc = -EFBIG;
+                goto out;
+            }
+            cap = cap > max - cap ? max + 1 : cap * 2;
+            buf = xrealloc(buf, cap);
         }
-        if (n == 0)
-            return -EPIPE;
-        p += n;
-        len -= (size_t)n;
+        ssize_t r;
+        RETRY_EINTR(r, read(fd, buf + n, cap - n));
+        if (r < 0) {
+            rc = -errno;
+            goto out;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
     }
-    return 0;
+    if (n > max) {
+        rc = -EFBIG;
+        goto out;
+    }
+    if (n == cap)
+        buf = xrealloc(buf, n + 1);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    buf = NULL;
+out:
+    free(buf);
+    return rc;
+}
+
+int read_file(const char *path, int oflags, size_t max, char **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | oflags);
+    if (fd < 0)
+        return -errno;
+    int rc = read_fd(fd, max, out, len);
+    close(fd);
+    return rc;
 }
 
 int write_file(const char *path, const char *buf, size_t len)
@@ -129,6 +171,31 @@ int write_file(const char *path, const char *buf, size_t len)
         r = -errno;
     return r;
 }
+
+/* mkdir every directory above the last component of path, and the last one too when whole. */
+static int mkdir_upto(const char *path, mode_t mode, bool whole)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof buf)
+        return -ENAMETOOLONG;
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (whole && mkdir(buf, mode) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode) { return mkdir_upto(path, mode, true); }
+
+int mkdir_parents(const char *path, mode_t mode) { return mkdir_upto(path, mode, false); }
 
 bool path_is_within(const char *path, const char *dir)
 {

@@ -1,5 +1,6 @@
 /* util.h — small helpers shared by every unit: growable string lists, checked allocation,
- * whole-file writes, EINTR-safe I/O and path handling. Owns no global state. */
+ * whole-file reads and writes, mkdir -p, EINTR-safe I/O and path handling. Owns no global
+ * state; chooses no path and no mode (the callers do). */
 #ifndef CORDON_UTIL_H
 #define CORDON_UTIL_H
 #include <stdbool.h>
@@ -8,7 +9,12 @@
 #include "base/attrs.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define RETRY_EINTR(expr) ({ long _r; do { _r = (long)(expr); } while (_r == -1 && errno == EINTR); _r; })
+/* var = expr, again while it fails with EINTR (expr returns < 0 and sets errno on failure).
+ * A statement: RETRY_EINTR(n, recv(fd, buf, len, 0)); needs <errno.h>. */
+#define RETRY_EINTR(var, expr) \
+    do                         \
+        (var) = (expr);        \
+    while ((var) < 0 && errno == EINTR)
 
 /* A list of owned, NUL-terminated strings; items[len] is always NULL (usable as argv/envp). */
 struct str_list {
@@ -25,14 +31,25 @@ char *xasprintf(const char *fmt, ...) CORDON_PRINTF(1, 2);
 void str_list_push(struct str_list *l, const char *s);          /* copies s */
 void str_list_push_owned(struct str_list *l, char *s);           /* takes s */
 bool str_list_contains(const struct str_list *l, const char *s);
+/* Sort the items by strcmp (byte order), the one order cordon lists names in. */
+void str_list_sort(struct str_list *l);
 void str_list_free(struct str_list *l);
 
 /* Write all of buf to path (O_WRONLY|O_CLOEXEC, no create). 0 or -errno. */
 int write_file(const char *path, const char *buf, size_t len);
 /* Write all of buf to fd, retrying EINTR and short writes. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
-/* Read exactly len bytes; 0, -errno, or -EPIPE on early EOF. */
-int read_exact(int fd, void *buf, size_t len);
+/* Everything fd has left to read (at most max bytes) into a new NUL-terminated buffer *out
+ * of *len bytes. 0, -errno, or -EFBIG when there is more than max (nothing is returned then). */
+int read_fd(int fd, size_t max, char **out, size_t *len);
+/* read_fd of the file at path, opened O_RDONLY|O_CLOEXEC|oflags (e.g. O_NOFOLLOW). */
+int read_file(const char *path, int oflags, size_t max, char **out, size_t *len);
+
+/* mkdir -p: make path and every missing directory above it with mode (directories that
+ * exist are left as they are). 0 or -errno. Allocates nothing. */
+int mkdir_p(const char *path, mode_t mode);
+/* mkdir -p of the directory holding path (its last component is not made). */
+int mkdir_parents(const char *path, mode_t mode);
 
 /* Is `path` equal to `dir` or below it (both absolute, canonical)? */
 bool path_is_within(const char *path, const char *dir);

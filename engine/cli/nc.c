@@ -29,9 +29,8 @@ static int read_connect_reply(int fd, char *line, size_t cap)
 {
     size_t n = 0;
     while (n + 1 < cap) {
-        ssize_t r = read(fd, line + n, 1); /* byte by byte: nothing after the head may be eaten */
-        if (r < 0 && errno == EINTR)
-            continue;
+        ssize_t r;
+        RETRY_EINTR(r, read(fd, line + n, 1)); /* byte by byte: nothing after the head may be eaten */
         if (r <= 0)
             return -1;
         n++;

@@ -1,7 +1,7 @@
 /* policy_detect.c — see policy_detect.h. Owns the case-file format (detect_case_*, shared with
  * `policy explain --input` and `policy test`) and the output of `cordon policy detect`. Uses json_read (the case), lua_host (lh_open, lh_resolve_sandbox,
  * lh_detect_refusals, lh_escalate, the host override), layer_dirs for the policy layers,
- * result_json for JSON strings.
+ * json_write for JSON strings.
  * Must never decide anything itself: the refusals and the ask are the hooks'. */
 #include "cli/policy_detect.h"
 
@@ -12,15 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/cli_opt.h"
-#include "base/json_buf.h"
+#include "base/clock.h"
+#include "base/json_write.h"
 #include "base/json_read.h"
 #include "base/util.h"
 #include "controller/capture.h"
-#include "controller/result_json.h"
 #include "policy/layer_dirs.h"
 #include "policy/lua_host.h"
 #include "sandbox/sandbox_config.h"
@@ -34,40 +33,16 @@ extern char **environ;
 
 #define usage_error(...) cli_usage_error("policy detect", __VA_ARGS__)
 
-/* The whole file into a new buffer; NULL with errno set. */
+/* The case file ("-": stdin) into a new buffer; NULL with errno set. */
 char *detect_read_file(const char *path, size_t *len)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 65536, n = 0;
-    char *buf = xmalloc(cap);
-    for (;;) {
-        if (n == cap) {
-            if (cap >= MAX_CASE_BYTES) {
-                free(buf);
-                if (f != stdin)
-                    fclose(f);
-                errno = EFBIG;
-                return NULL;
-            }
-            cap *= 2;
-            buf = xrealloc(buf, cap);
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    int bad = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (bad) {
-        free(buf);
-        errno = EIO;
+    char *buf = NULL;
+    int rc = strcmp(path, "-") == 0 ? read_fd(STDIN_FILENO, MAX_CASE_BYTES, &buf, len)
+                                    : read_file(path, 0, MAX_CASE_BYTES, &buf, len);
+    if (rc < 0) {
+        errno = -rc;
         return NULL;
     }
-    *len = n;
     return buf;
 }
 
@@ -335,10 +310,9 @@ long policy_repeat_count(const char *s)
     return n;
 }
 
-void policy_repeat_report(long n, const struct timespec *t0, const struct timespec *t1)
+void policy_repeat_report(long n, double elapsed_ms)
 {
-    double ns = (double)(t1->tv_sec - t0->tv_sec) * 1e9 + (double)(t1->tv_nsec - t0->tv_nsec);
-    fprintf(stderr, "decisions: %ld, per decision: %.2f us\n", n, ns / (double)n / 1e3);
+    fprintf(stderr, "decisions: %ld, per decision: %.2f us\n", n, elapsed_ms * 1e3 / (double)n);
 }
 
 static void usage(void)
@@ -437,12 +411,10 @@ int policy_detect_main(int argc, char **argv)
         /* The call above was the warm-up; the same call again, timed (a measuring aid). */
         struct lh_refusal scratch[MAX_REFUSALS];
         size_t sn;
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double t0 = clock_mono_ms_f();
         for (long k = 0; k < repeat; k++)
             (void)lh_detect_refusals(&c.in, scratch, MAX_REFUSALS, &sn, err, sizeof err);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        policy_repeat_report(repeat, &t0, &t1);
+        policy_repeat_report(repeat, clock_mono_ms_f() - t0);
     }
 
     bool ask_sandbox_off, plan;

@@ -8,7 +8,6 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <time.h>
 #include "base/json_read.h"
 #include "policy/lua_host.h"
 #include "sandbox/sandbox_config.h"
@@ -51,8 +50,8 @@ char *detect_read_file(const char *path, size_t *len);
 
 /* --repeat N of `policy net` and `policy detect` (a measuring aid): N (1..1e9), or -1. */
 long policy_repeat_count(const char *s);
-/* Print "decisions: N, per decision: X.XX us" on stderr for n decisions between t0 and t1. */
-void policy_repeat_report(long n, const struct timespec *t0, const struct timespec *t1);
+/* Print "decisions: N, per decision: X.XX us" on stderr for n decisions in elapsed_ms. */
+void policy_repeat_report(long n, double elapsed_ms);
 
 /* argv: the words after "policy detect". Usage:
  *   --input FILE [--json] [--profile NAME] [--policy FILE] [--repeat N]

@@ -1,6 +1,6 @@
 /* policy_net.c — see policy_net.h. Owns the argument syntax and output of `cordon policy net`.
  * Uses lua_host (lh_open, lh_resolve_sandbox, lh_network_decide: the proxy's own path),
- * layer_dirs for the policy layers (those a run in the cwd would load), result_json for
+ * layer_dirs for the policy layers (those a run in the cwd would load), json_write for
  * JSON strings, policy_detect's --repeat helpers.
  * Must never decide anything itself: the verdict is the network hook's. */
 #include "cli/policy_net.h"
@@ -10,14 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/cli_opt.h"
-#include "base/json_buf.h"
+#include "base/clock.h"
+#include "base/json_write.h"
 #include "base/util.h"
 #include "cli/policy_detect.h"
-#include "controller/result_json.h"
 #include "policy/layer_dirs.h"
 #include "policy/lua_host.h"
 #include "sandbox/sandbox_config.h"
@@ -156,12 +155,10 @@ int policy_net_main(int argc, char **argv)
     if (repeat > 0) {
         /* The call above was the warm-up; the same call again, timed (a measuring aid). */
         struct net_decision scratch;
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double t0 = clock_mono_ms_f();
         for (long k = 0; k < repeat; k++)
             (void)lh_network_decide(kind, pos[0], (unsigned)port, NULL, &scratch);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        policy_repeat_report(repeat, &t0, &t1);
+        policy_repeat_report(repeat, clock_mono_ms_f() - t0);
     }
     const char *verdict = d.allow ? "allow" : d.ask ? "ask" : "deny";
     if (o != LH_OK)

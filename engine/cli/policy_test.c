@@ -5,7 +5,7 @@
  *     "refusals": [ { "input": { <a recorded result, as for policy detect> },
  *                     "expect": { "kinds": ["write", ...] } | { "none": true },
  *                     "profile": "coding" (optional) } ] }
- * Values are compared as compact JSON (lh_profile_value's form; an absent key is null); the
+ * Values are compared as compact JSON, both sides rendered here (an absent key is null); the
  * kinds of a refusal case as a multiset (order-free). */
 #include "cli/policy_test.h"
 
@@ -24,6 +24,7 @@
 #include "base/cli_opt.h"
 #include "policy/layer_dirs.h"
 #include "base/json_read.h"
+#include "base/json_write.h"
 #include "policy/lua_host.h"
 #include "cli/policy_detect.h"
 #include "sandbox/sandbox_config.h"
@@ -38,26 +39,6 @@ struct tally {
     int passed, failed;
 };
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void render_string(FILE *f, const char *p, size_t n)
-{
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void render_to(FILE *f, const struct json_value *v)
 {
     switch (v->type) {
@@ -69,7 +50,7 @@ static void render_to(FILE *f, const struct json_value *v)
         else
             fprintf(f, "%.17g", v->number);
         return;
-    case JSON_STRING: render_string(f, v->str, v->len); return;
+    case JSON_STRING: json_write_stringn(f, v->str, v->len); return;
     case JSON_ARRAY:
         fputc('[', f);
         for (size_t i = 0; i < v->len; i++) {
@@ -97,7 +78,7 @@ static void render_to(FILE *f, const struct json_value *v)
         for (size_t i = 0; i < v->len; i++) {
             if (i)
                 fputc(',', f);
-            render_string(f, v->keys[order[i]], strlen(v->keys[order[i]]));
+            json_write_string(f, v->keys[order[i]]);
             fputc(':', f);
             render_to(f, &v->items[order[i]]);
         }
@@ -108,7 +89,7 @@ static void render_to(FILE *f, const struct json_value *v)
     }
 }
 
-/* v as compact JSON in lh_profile_value's form, in a new string (*s, *len). */
+/* v as compact JSON (keys sorted, strings escaped by json_write), in a new string (*s, *len). */
 static void render(const struct json_value *v, char **s, size_t *len)
 {
     FILE *f = open_memstream(s, len);
@@ -213,11 +194,21 @@ static void run_profiles(const char *file, const struct json_value *list, const 
             render(&expect->items[k], &want, &wl);
             if (!lh_profile_value(expect->keys[k], got, sizeof got))
                 snprintf(got, sizeof got, "(unreadable)");
-            if (!want || strcmp(want, got) != 0) {
+            /* Both sides through the same renderer: the comparison must not depend on how
+             * lh_profile_value escapes its strings. */
+            char *canon = NULL, jerr[64];
+            size_t cl = 0;
+            struct json_value *gv = json_parse(got, strlen(got), jerr, sizeof jerr);
+            if (gv)
+                render(gv, &canon, &cl);
+            json_free(gv);
+            const char *have = canon ? canon : got;
+            if (!want || strcmp(want, have) != 0) {
                 printf("%s: profiles[%zu] %s: %s: expected %s, got %s\n", file, i, name,
-                       expect->keys[k], want ? want : "?", got);
+                       expect->keys[k], want ? want : "?", have);
                 ok = false;
             }
+            free(canon);
             free(want);
         }
         if (ok)
@@ -244,8 +235,7 @@ static bool expected_kinds(const struct json_value *expect, struct str_list *wan
             return false;
         str_list_push(want, kinds->items[k].str);
     }
-    if (want->len)
-        qsort(want->items, want->len, sizeof *want->items, cmp_str);
+    str_list_sort(want);
     return true;
 }
 
@@ -298,8 +288,7 @@ static void run_refusals(const char *file, const struct json_value *list, const 
         }
         for (size_t k = 0; k < n; k++)
             str_list_push(&got, r[k].kind);
-        if (got.len)
-            qsort(got.items, got.len, sizeof *got.items, cmp_str);
+        str_list_sort(&got);
         bool same = want.len == got.len;
         for (size_t k = 0; same && k < want.len; k++)
             same = strcmp(want.items[k], got.items[k]) == 0;
@@ -319,29 +308,20 @@ next:
 /* Read and parse one case file. NULL with the message printed (exit 2 follows). */
 static struct json_value *read_case_file(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        fprintf(stderr, "cordon: policy test: %s: %s\n", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = read_file(path, O_NOFOLLOW, CASE_FILE_MAX, &buf, &len);
+    if (rc == -EFBIG) {
+        fprintf(stderr, "cordon: policy test: %s: larger than %d bytes\n", path, CASE_FILE_MAX);
         return NULL;
     }
-    char *buf = xmalloc(CASE_FILE_MAX);
-    size_t len = 0;
-    for (;;) {
-        ssize_t r = read(fd, buf + len, CASE_FILE_MAX - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-        if (len == CASE_FILE_MAX)
-            break;
+    if (rc < 0) {
+        fprintf(stderr, "cordon: policy test: %s: %s\n", path, strerror(-rc));
+        return NULL;
     }
-    close(fd);
     char err[256];
     struct json_value *v = NULL;
-    if (len == CASE_FILE_MAX)
-        fprintf(stderr, "cordon: policy test: %s: larger than %d bytes\n", path, CASE_FILE_MAX);
-    else if (!(v = json_parse(buf, len, err, sizeof err)))
+    if (!(v = json_parse(buf, len, err, sizeof err)))
         fprintf(stderr, "cordon: policy test: %s: %s\n", path, err);
     free(buf);
     return v;
@@ -424,8 +404,7 @@ int policy_test_main(int argc, char **argv)
     }
     if (d)
         closedir(d);
-    if (files.len)
-        qsort(files.items, files.len, sizeof *files.items, cmp_str);
+    str_list_sort(&files);
     /* Parse every file before deciding anything: a bad file is exit 2, not a failure. */
     docs = xcalloc(files.len + 1, sizeof *docs);
     for (size_t i = 0; i < files.len; i++)

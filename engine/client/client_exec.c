@@ -19,7 +19,7 @@
 #include "client/client_reply.h"
 #include "base/session_socket.h"
 #include "base/log.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "base/util.h"
 
 #define TURN_MAX 128

@@ -4,7 +4,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "policy/lua_host.h"
 
 void result_json_print(FILE *out, const struct run_result *r)

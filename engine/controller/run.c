@@ -23,6 +23,7 @@
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
 #include "controller/escalate.h"
+#include "base/clock.h"
 #include "base/evloop.h"
 #include "base/fdpass.h"
 #include "sandbox/init.h"
@@ -40,13 +41,6 @@
 extern char **environ;
 
 static const int controller_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* One output stream of the command (no pty): its pipe, where its bytes go, what is kept. */
 struct output_stream {
@@ -487,7 +481,7 @@ int run_main(int argc, char **argv)
      * until we exit: init watches for its hang-up. */
     uid_t uid = getuid(); /* read before the clone: inside, they are unmapped until init maps them */
     gid_t gid = getgid();
-    double start = now_ms();
+    double start = clock_mono_ms_f();
     struct init_params ip = {.argv = flags.command, .ctl_sock = -1, .parent_alive_fd = alive[0],
                              .want_pty = want_pty, .command_mask = old_mask,
                              .out_pipe = out_pipe[1], .err_pipe = err_pipe[1],
@@ -525,11 +519,11 @@ int run_main(int argc, char **argv)
     if (c.have_status) { /* the command ran: judge what it printed */
         char *line = shell_join(flags.command);
         static const struct str_list none = {0};
-        double detect_start = now_ms();
+        double detect_start = clock_mono_ms_f();
         n_refusals = refusal_report(&cfg, line, code, sig, &c.out.cap, &c.err.cap,
                                     c.proxy ? proxy_denied(c.proxy) : &none, want_pty, refusals,
                                     ARRAY_LEN(refusals));
-        detect_ms = now_ms() - detect_start;
+        detect_ms = clock_mono_ms_f() - detect_start;
         if (n_refusals) {
             escalate_refusals(&cfg, flags.command, line, refusals, n_refusals,
                               isatty(STDIN_FILENO) && isatty(STDERR_FILENO),
@@ -542,7 +536,7 @@ int run_main(int argc, char **argv)
     proxy_free(c.proxy);
     c.proxy = NULL;
     if (cfg.json) {
-        struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = now_ms() - start,
+        struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = clock_mono_ms_f() - start,
                                  .detect_ms = detect_ms, .profile = cfg.profile, .refusals = refusals,
                                  .n_refusals = n_refusals, .ran_outside = esc.ran_outside};
         result_json_print(stdout, &res);

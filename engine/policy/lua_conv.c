@@ -419,11 +419,6 @@ static bool env_name_ok(const char *s, size_t len)
     return len > 0 && !memchr(s, '=', len) && strlen(s) == len;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct str_list *out)
 {
     idx = lua_absindex(L, idx);
@@ -481,8 +476,7 @@ void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct s
         }
     }
     lua_pop(L, 2);
-    if (set.len)
-        qsort(set.items, set.len, sizeof *set.items, cmp_str);
+    str_list_sort(&set);
 
     for (size_t i = 0; environ_in && environ_in[i]; i++) {
         const char *e = environ_in[i];

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/json_read.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "base/util.h"
 
 #define TRUST_MAX_FILES 1000
@@ -125,26 +125,14 @@ char *trust_record_path(const char *config_dir, const char *root)
 int trust_record_load(const char *path, struct trust_set *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        return -e;
-    }
-    char *buf = xmalloc(TRUST_RECORD_MAX);
+    char *buf = NULL;
     size_t len = 0;
-    for (;;) {
-        ssize_t r = read(fd, buf + len, TRUST_RECORD_MAX - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-        if (len == TRUST_RECORD_MAX)
-            break;
+    int rc = read_file(path, O_NOFOLLOW, TRUST_RECORD_MAX, &buf, &len);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+        return rc;
     }
-    close(fd);
-    int rc = -EINVAL;
+    rc = -EINVAL;
     char jerr[256];
     struct json_value *v = json_parse(buf, len, jerr, sizeof jerr);
     const struct json_value *files = v ? json_get(v, "files") : NULL;
@@ -173,29 +161,10 @@ int trust_record_load(const char *path, struct trust_set *out, char *err, size_t
     return rc;
 }
 
-/* mkdir -p for the record's directories, mode 0700. */
-static int make_dirs(const char *path)
-{
-    char *p = xstrdup(path);
-    int rc = 0;
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0700) < 0 && errno != EEXIST)
-            rc = -errno;
-        *s = '/';
-        if (rc < 0)
-            break;
-    }
-    free(p);
-    return rc;
-}
-
 int trust_record_save(const char *path, const char *root, const struct trust_set *s, char *err,
                       size_t errlen)
 {
-    int rc = make_dirs(path);
+    int rc = mkdir_parents(path, 0700); /* the record's directories are the user's alone */
     if (rc < 0) {
         snprintf(err, errlen, "%s: cannot create its directory: %s", path, strerror(-rc));
         return rc;

@@ -9,12 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+#include "base/json_write.h"
 #include "base/log.h"
-#include "sandbox/mount_ops.h"
-#include "base/json_buf.h"
 #include "base/util.h"
 
 struct audit_log {
@@ -60,7 +59,7 @@ static bool ensure_open(struct audit_log *log)
         return true;
     if (!log->path || log->failed)
         return false;
-    (void)mkdir_parents(log->path, 0700);
+    (void)mkdir_parents(log->path, 0700); /* the open below says what went wrong */
     log->fd = open(log->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (log->fd < 0) {
         log->failed = true;
@@ -80,10 +79,8 @@ void audit_log_decision(struct audit_log *log, enum net_kind kind, const char *h
     FILE *f = open_memstream(&line, &len);
     if (!f)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    fprintf(f, "{\"time\":%lld.%03ld,\"pid\":%d,\"kind\":\"%s\",\"host\":", (long long)ts.tv_sec,
-            ts.tv_nsec / 1000000, (int)getpid(), net_kind_name(kind));
+    fprintf(f, "{\"time\":%.3f,\"pid\":%d,\"kind\":\"%s\",\"host\":", clock_wall_s(),
+            (int)getpid(), net_kind_name(kind));
     json_write_string(f, host);
     fprintf(f, ",\"port\":%u,\"verdict\":\"%s\",\"rule\":", port, d->allow ? "allow" : "deny");
     json_write_string(f, d->rule);

@@ -29,6 +29,7 @@
 
 #include "proxy/audit_log.h"
 #include "proxy/http_exchange.h"
+#include "base/clock.h"
 #include "base/http_parse.h"
 #include "base/log.h"
 #include "policy/lua_host.h"
@@ -458,7 +459,7 @@ static struct question *question_for(struct proxy *px, const struct conn *c)
     q->id = ++px->next_question;
     snprintf(q->host, sizeof q->host, "%s", c->host);
     q->port = c->port;
-    q->deadline_ms = ev_now_ms() + px->ask_timeout_ms;
+    q->deadline_ms = clock_mono_ms() + px->ask_timeout_ms;
     q->next = px->questions;
     px->questions = q;
     char dest[300];
@@ -800,7 +801,7 @@ static void relay(struct conn *c, unsigned dirs)
         conn_close(c);
         return;
     }
-    c->active_ms = ev_now_ms(); /* buffers stay while bytes flow; the sweep frees idle ones */
+    c->active_ms = clock_mono_ms(); /* buffers stay while bytes flow; the sweep frees idle ones */
     conn_update(c);
 }
 
@@ -826,7 +827,7 @@ static void exchange_finished(struct conn *c)
     buf_release(&c->c2u);
     buf_release(&c->u2c);
     c->state = ST_HEAD;
-    c->started_ms = ev_now_ms();
+    c->started_ms = clock_mono_ms();
     c->c_eof = c->u_eof = false;
     conn_update(c);
     parse_http_head(c); /* a pipelined request may be waiting already */
@@ -1058,7 +1059,7 @@ static void accept_on(struct proxy *px, int lfd, enum conn_kind kind)
         c->head = NULL; /* allocated at the first read (head_room) */
         splice_pipe_init(&c->c2u_pipe);
         splice_pipe_init(&c->u2c_pipe);
-        c->started_ms = ev_now_ms();
+        c->started_ms = clock_mono_ms();
         socks5_init(&c->socks);
         c->next = px->conns;
         if (px->conns)
@@ -1101,7 +1102,7 @@ static void on_resolver(struct ev_loop *loop, struct ev_io *w, uint32_t events)
 static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
 {
     struct proxy *px = t->data;
-    uint64_t now = ev_now_ms();
+    uint64_t now = clock_mono_ms();
     /* No answer in time means deny. */
     for (struct question *q = px->questions, *next; q; q = next) {
         next = q->next;

@@ -25,6 +25,7 @@
 #include "sandbox/netns.h"
 #include "sandbox/pty.h"
 #include "sandbox/userns.h"
+#include "base/util.h"
 
 static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
@@ -107,9 +108,7 @@ static void receive_filter(int sock, struct sc_program *prog)
     static struct sock_filter insns[BPF_MAXINSNS + 1];
     static char buf[1 + sizeof insns];
     ssize_t n;
-    do
-        n = recv(sock, buf, sizeof buf, 0);
-    while (n < 0 && errno == EINTR);
+    RETRY_EINTR(n, recv(sock, buf, sizeof buf, 0));
     size_t body = n > 0 ? (size_t)n - 1 : 0;
     if (n <= 0 || buf[0] != INIT_MSG_FILTER || body == 0 || body % sizeof(struct sock_filter) != 0 ||
         body / sizeof(struct sock_filter) > BPF_MAXINSNS)
@@ -213,9 +212,8 @@ CORDON_NORETURN void init_main(const struct init_params *p)
     int status = 0;
     for (;;) {
         struct signalfd_siginfo si;
-        ssize_t n = read(sfd, &si, sizeof si);
-        if (n < 0 && errno == EINTR)
-            continue;
+        ssize_t n;
+        RETRY_EINTR(n, read(sfd, &si, sizeof si));
         if (n != (ssize_t)sizeof si)
             continue; /* cannot happen with a blocking signalfd; keep supervising */
         if ((int)si.ssi_signo != SIGCHLD) {

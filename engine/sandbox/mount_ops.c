@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
+
 int mnt_fail(struct mnt_err *e, const char *what, const char *path)
 {
     snprintf(e->buf, e->len, "sandbox set-up: %s %s: %s", what, path ? path : "", strerror(errno));
@@ -29,24 +31,6 @@ int mnt_capture(struct mnt_err *e, const char *path)
     if (fd < 0)
         return mnt_fail(e, "open_tree", path);
     return fd;
-}
-
-int mkdir_parents(const char *path, mode_t mode)
-{
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof buf)
-        return -ENAMETOOLONG;
-    memcpy(buf, path, n + 1);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, mode) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    return 0;
 }
 
 int ensure_mount_point(const char *path, bool dir)

@@ -27,8 +27,6 @@ int mnt_setattr(struct mnt_err *e, const char *path, bool recursive, unsigned lo
 int mnt_bind_readonly(struct mnt_err *e, const char *path);
 /* A fresh tmpfs (root directory mode, octal string) not attached anywhere; returns its mount fd. */
 int mnt_detached_tmpfs(struct mnt_err *e, const char *mode);
-/* mkdir -p for path below an existing directory (mode for the created ones). 0 or -errno. */
-int mkdir_parents(const char *path, mode_t mode);
 /* Create an empty mount point (directory when dir, else file) if missing. 0 or -errno. */
 int ensure_mount_point(const char *path, bool dir);
 #endif

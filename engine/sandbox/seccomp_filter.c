@@ -306,9 +306,8 @@ static int export_program(scmp_filter_ctx ctx, struct sc_program *out, char *err
     buf = xmalloc(size);
     size_t got = 0;
     while (got < size) {
-        ssize_t k = pread(fd, (char *)buf + got, size - got, (off_t)got);
-        if (k < 0 && errno == EINTR)
-            continue;
+        ssize_t k;
+        RETRY_EINTR(k, pread(fd, (char *)buf + got, size - got, (off_t)got));
         if (k <= 0) {
             set_err(err, errlen, "seccomp: reading the compiled filter: %s",
                     k < 0 ? strerror(errno) : "short read");

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json_write.h"
 #include "base/log.h"
 
 #define API_BODY_MAX (1024u * 1024u)
@@ -88,34 +89,15 @@ static void req_suspend(struct api_request *req)
     req->suspended = true;
 }
 
-/* {"error":"msg"} in a malloc'd string (NULL when out of memory). */
+/* {"error":"msg"} in a malloc'd string. */
 static char *json_error_body(const char *msg, size_t *len)
 {
-    static const char head[] = "{\"error\":\"", tail[] = "\"}";
-    size_t n = strlen(msg);
-    char *out = malloc(sizeof head + n * 6 + sizeof tail);
-    if (!out)
-        return NULL;
-    char *p = out;
-    memcpy(p, head, sizeof head - 1);
-    p += sizeof head - 1;
-    for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
-        switch (*c) {
-        case '"': *p++ = '\\'; *p++ = '"'; break;
-        case '\\': *p++ = '\\'; *p++ = '\\'; break;
-        case '\n': *p++ = '\\'; *p++ = 'n'; break;
-        case '\r': *p++ = '\\'; *p++ = 'r'; break;
-        case '\t': *p++ = '\\'; *p++ = 't'; break;
-        default:
-            if (*c < 0x20 || *c == 0x7f)
-                p += sprintf(p, "\\u%04x", *c);
-            else
-                *p++ = (char)*c;
-        }
-    }
-    memcpy(p, tail, sizeof tail); /* with its NUL */
-    *len = (size_t)(p - out) + sizeof tail - 1;
-    return out;
+    struct json_buf b = {0};
+    json_buf_lit(&b, "{\"error\":");
+    json_buf_string(&b, msg, strlen(msg));
+    json_buf_lit(&b, "}");
+    *len = b.len;
+    return b.data;
 }
 
 static struct MHD_Response *make_response(const char *content_type, const char *body, size_t len)

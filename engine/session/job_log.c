@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
+
 void job_log_init(struct job_log *l, int fd, size_t cap)
 {
     l->fd = fd;
@@ -21,9 +23,8 @@ void job_log_init(struct job_log *l, int fd, size_t cap)
 static int pwrite_all(int fd, const char *p, size_t n, uint64_t off)
 {
     while (n > 0) {
-        ssize_t w = pwrite(fd, p, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
+        ssize_t w;
+        RETRY_EINTR(w, pwrite(fd, p, n, (off_t)off));
         if (w <= 0)
             return w < 0 ? -errno : -EIO;
         p += w, n -= (size_t)w, off += (uint64_t)w;

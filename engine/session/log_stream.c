@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/util.h"
+
 #define LOG_CHUNK (256u * 1024)
 #define LOG_RETRY_MS 5 /* the client's queue is full: look again this much later */
 
@@ -81,9 +83,9 @@ static void pump(struct log_stream *ls)
             return;
         }
         uint64_t want = ls->end - ls->pos < LOG_CHUNK ? ls->end - ls->pos : LOG_CHUNK;
-        ssize_t got = pread(ls->fd, ls->buf, (size_t)want, (off_t)(ls->marker + ls->pos - ls->dropped));
-        if (got < 0 && errno == EINTR)
-            continue;
+        ssize_t got;
+        off_t at = (off_t)(ls->marker + ls->pos - ls->dropped);
+        RETRY_EINTR(got, pread(ls->fd, ls->buf, (size_t)want, at));
         if (got <= 0) { /* the file is shorter than its bookkeeping: end with what was sent */
             finish(ls);
             return;

@@ -5,15 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/util.h"
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct approval *approvals_add(struct approvals *a, enum approval_kind kind, const char *question,
                                const char *command, double timeout_s)
@@ -23,7 +17,7 @@ struct approval *approvals_add(struct approvals *a, enum approval_kind kind, con
     x->kind = kind;
     x->question = xstrdup(question);
     x->command = command ? xstrdup(command) : NULL;
-    x->asked = wall_now();
+    x->asked = clock_wall_s();
     x->expires = x->asked + timeout_s;
     struct approval **tail = &a->list;
     while (*tail)

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "base/evloop.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 
 enum approval_kind { APPROVAL_NETWORK, APPROVAL_RERUN };
 enum approval_answer { ANSWER_ONCE, ANSWER_SESSION, ANSWER_DENY };

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
@@ -52,8 +53,8 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
     j->pid = m->pid;
     j->leader_running = true;
     j->sandbox_running = j->fresh;
-    j->started = session_wall_now();
-    j->start_ms = ev_now_ms();
+    j->started = clock_wall_s();
+    j->start_ms = clock_mono_ms();
     struct json_buf b = {0};
     if (j->background) {
         j->has_log = log_fd >= 0;
@@ -105,8 +106,8 @@ static void on_exited(struct session *s, pid_t pid, int status)
     if (!j)
         return;
     j->leader_running = false;
-    j->ended = session_wall_now();
-    j->end_ms = ev_now_ms();
+    j->ended = clock_wall_s();
+    j->end_ms = clock_mono_ms();
     if (WIFSIGNALED(status)) {
         j->signal = WTERMSIG(status);
         j->exit_code = 128 + j->signal;
@@ -334,14 +335,14 @@ void session_init_gone(struct session *s)
     if (!s->shutting_down)
         LOG_E("session", "the sandbox's init ended unexpectedly: the session is over");
     /* Everything in the sandbox died with init: settle every job and every waiting client. */
-    double now = session_wall_now();
+    double now = clock_wall_s();
     for (struct job *j = s->jobs; j; j = j->next) {
         if (j->state == JOB_RUNNING && j->pid > 0) {
             j->state = JOB_STOPPED;
             j->signal = SIGKILL;
             j->exit_code = 128 + SIGKILL;
             j->ended = now;
-            j->end_ms = ev_now_ms();
+            j->end_ms = clock_mono_ms();
         }
         j->leader_running = false;
         j->sandbox_running = false;
@@ -365,7 +366,7 @@ struct session *session_new(struct ev_loop *loop, const struct session_params *p
         die("out of memory");
     s->loop = loop;
     s->p = *p;
-    s->started = session_wall_now();
+    s->started = clock_wall_s();
     jobs_persist(s); /* the state file exists once `session start` has returned */
     ev_io_start(loop, &s->ctl_w, p->ctl, EPOLLIN, on_ctl, s);
     return s;

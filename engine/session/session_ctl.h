@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include "session/api_server.h"
 #include "base/evloop.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "sandbox/sandbox-t.h"
 
 struct session;

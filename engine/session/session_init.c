@@ -18,6 +18,7 @@
 
 #include "sandbox/command.h"
 #include "session/fresh_sandbox.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "session/session_wire.h"
 
@@ -58,8 +59,7 @@ static int leaders_remove(struct leaders *l, pid_t pid)
  * put something else there, so the log itself is opened without following links. */
 static int open_log(pid_t pid)
 {
-    (void)mkdir("/tmp/cordon", 0700);
-    (void)mkdir(SESSION_LOG_DIR, 0700);
+    (void)mkdir_p(SESSION_LOG_DIR, 0700); /* the open below fails if this did */
     char path[64];
     snprintf(path, sizeof path, SESSION_LOG_DIR "/%d.log", (int)pid);
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -156,13 +156,6 @@ static bool reap(int ctl, struct leaders *leaders)
     return w < 0 && errno == ECHILD;
 }
 
-static uint64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Wait up to ms for a signal (a child's end) and take it off the signalfd. */
 static void await_signal(int sfd, int ms)
 {
@@ -178,11 +171,11 @@ static void await_signal(int sfd, int ms)
 CORDON_NORETURN static void shut_down(int ctl, int sfd, struct leaders *leaders, int grace_ms)
 {
     (void)kill(-1, SIGTERM);
-    uint64_t deadline = monotonic_ms() + (uint64_t)(grace_ms > 0 ? grace_ms : 0);
+    uint64_t deadline = clock_mono_ms() + (uint64_t)(grace_ms > 0 ? grace_ms : 0);
     for (;;) {
         if (reap(ctl, leaders))
             _exit(0); /* nothing is left: every process of the sandbox descends from PID 1 */
-        uint64_t now = monotonic_ms();
+        uint64_t now = clock_mono_ms();
         if (now >= deadline)
             break;
         await_signal(sfd, (int)(deadline - now));

@@ -21,13 +21,6 @@
 #include "session/session_init.h"
 #include "base/util.h"
 
-double session_wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- jobs as JSON ------------------------------------------------------------------------- */
 
 static const char *state_name(enum job_state st)

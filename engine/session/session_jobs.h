@@ -14,7 +14,7 @@
 #include "controller/capture.h"
 #include "base/evloop.h"
 #include "session/job_log.h"
-#include "base/json_buf.h"
+#include "base/json_write.h"
 #include "policy/lua_host.h"
 #include "session/session_approvals.h"
 #include "session/session_ctl.h"
@@ -111,8 +111,6 @@ struct session {
 };
 
 /* session_jobs.c */
-/* The wall clock, in Unix seconds (what jobs report as started and ended). */
-double session_wall_now(void);
 /* One job as the API lists it (GET /v1/jobs, a stop's answer). */
 void job_json(struct json_buf *b, const struct job *j);
 /* Listed by GET /v1/jobs: every background job, foreground commands still running, and

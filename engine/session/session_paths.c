@@ -1,6 +1,7 @@
 /* session_paths.c — see session_paths.h. */
 #include "session/session_paths.h"
 #include "base/session_socket.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,8 +17,9 @@ int session_dir_ensure(char *err, size_t errlen)
         snprintf(err, errlen, "the session directory's path is too long");
         return -1;
     }
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+    int rc = mkdir_p(dir, 0700);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-rc));
         return -1;
     }
     struct stat st;

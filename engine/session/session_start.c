@@ -38,6 +38,7 @@
 #include "session/session_init.h"
 #include "session/session_paths.h"
 #include "session/session_wire.h"
+#include "base/util.h"
 
 struct controller {
     struct ev_loop loop;
@@ -361,9 +362,7 @@ int session_start_main(int argc, char **argv)
     run_flags_free(&flags);
     char byte = 0;
     ssize_t n;
-    do
-        n = read(ready[0], &byte, 1);
-    while (n < 0 && errno == EINTR);
+    RETRY_EINTR(n, read(ready[0], &byte, 1));
     close(ready[0]);
     if (n == 1 && byte == 'R')
         return 0;

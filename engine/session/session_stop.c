@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "session/session_jobs.h"
 #include "session/session_wire.h"
@@ -88,7 +89,7 @@ static void on_stop_tick(struct ev_loop *loop, struct ev_timer *t)
 {
     (void)loop;
     struct job *j = t->data;
-    uint64_t now = ev_now_ms();
+    uint64_t now = clock_mono_ms();
     if (j->kill_sent && now >= j->give_up_at) {
         job_stop_done(j, false);
         return;
@@ -119,7 +120,7 @@ static void job_stop(struct job *j, struct stop_batch *batch)
     j->found_alive = false;
     if (j->leader_running)
         j->stop_requested = true;
-    j->kill_at = ev_now_ms() + (uint64_t)(j->s->p.cfg->grace_seconds * 1000);
+    j->kill_at = clock_mono_ms() + (uint64_t)(j->s->p.cfg->grace_seconds * 1000);
     send_signal(j->s, j->pid, SIGTERM);
 }
 

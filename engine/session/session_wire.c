@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/util.h"
+
 int sw_send(int sock, const struct sw_msg *msg, const void *payload, size_t len, const int *fds, int nfds)
 {
     union {
@@ -26,9 +28,7 @@ int sw_send(int sock, const struct sw_msg *msg, const void *payload, size_t len,
         memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
     }
     ssize_t n;
-    do
-        n = sendmsg(sock, &m, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
+    RETRY_EINTR(n, sendmsg(sock, &m, MSG_NOSIGNAL));
     return n < 0 ? -errno : 0;
 }
 
@@ -43,9 +43,7 @@ long sw_recv(int sock, struct sw_msg *msg, void *buf, size_t cap, int fds[2], in
                        .msg_controllen = sizeof u.buf};
     fds[0] = fds[1] = -1;
     ssize_t n;
-    do
-        n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | flags);
-    while (n < 0 && errno == EINTR);
+    RETRY_EINTR(n, recvmsg(sock, &m, MSG_CMSG_CLOEXEC | flags));
     if (n < 0)
         return -errno;
     if (n == 0)

@@ -18,7 +18,9 @@
 #include <sys/un.h>
 
 #include "session/api_server.h"
+#include "base/clock.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "test.h"
 
 
@@ -210,14 +212,14 @@ static void round_once(int timeout_ms)
 /* Run the loop until the client exits; its exit status must be 0. */
 static void drive_until_exit(pid_t pid)
 {
-    uint64_t end = ev_now_ms() + 8000;
+    uint64_t end = clock_mono_ms() + 8000;
     int status;
     for (;;) {
         round_once(10);
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid)
             break;
-        if (ev_now_ms() > end) {
+        if (clock_mono_ms() > end) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             fprintf(stderr, "  client did not finish in time\n");
@@ -231,8 +233,8 @@ static void drive_until_exit(pid_t pid)
 
 static void drive_ms(int ms)
 {
-    uint64_t end = ev_now_ms() + (uint64_t)ms;
-    while (ev_now_ms() < end)
+    uint64_t end = clock_mono_ms() + (uint64_t)ms;
+    while (clock_mono_ms() < end)
         round_once(5);
 }
 
@@ -280,18 +282,12 @@ static int connect_to(const char *path, bool abstract)
 /* Write all of it; false when the server closed (EPIPE/ECONNRESET). */
 static bool send_all(int fd, const char *p, size_t n)
 {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
-            return false;
-        if (w < 0)
-            fprintf(stderr, "  write: %s\n", strerror(errno));
-        CHECK(w > 0);
-        p += w;
-        n -= (size_t)w;
-    }
+    int rc = write_all(fd, p, n);
+    if (rc == -EPIPE || rc == -ECONNRESET)
+        return false;
+    if (rc < 0)
+        fprintf(stderr, "  write: %s\n", strerror(-rc));
+    CHECK(rc == 0);
     return true;
 }
 
@@ -306,9 +302,7 @@ static size_t fill(struct client *c)
 {
     CHECK(c->len < sizeof c->buf);
     ssize_t n;
-    do
-        n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
-    while (n < 0 && errno == EINTR);
+    RETRY_EINTR(n, read(c->fd, c->buf + c->len, sizeof c->buf - c->len));
     if (n < 0 && errno == ECONNRESET)
         return 0;
     if (n < 0)
@@ -502,9 +496,9 @@ static void client_deferred(void)
 static void test_deferred_response(void)
 {
     setup();
-    uint64_t t0 = ev_now_ms();
+    uint64_t t0 = clock_mono_ms();
     run_client(client_deferred);
-    CHECK(ev_now_ms() - t0 >= 50);
+    CHECK(clock_mono_ms() - t0 >= 50);
     CHECK_EQ_INT(st.handled, 1);
     CHECK(st.pending == NULL);
     CHECK_EQ_INT(st.gone, 0);
@@ -530,9 +524,9 @@ static void client_stream(void)
 static void test_streamed_response(void)
 {
     setup();
-    uint64_t t0 = ev_now_ms();
+    uint64_t t0 = clock_mono_ms();
     run_client(client_stream);
-    CHECK(ev_now_ms() - t0 >= 100); /* five writes 20 ms apart */
+    CHECK(clock_mono_ms() - t0 >= 100); /* five writes 20 ms apart */
     CHECK_EQ_INT(st.handled, 2);
     CHECK_EQ_INT(st.gone, 0);
     teardown();
@@ -748,8 +742,8 @@ static void test_client_gone_mid_stream(void)
 {
     setup();
     run_client(client_leaves_mid_stream);
-    uint64_t end = ev_now_ms() + 3000;
-    while (st.gone == 0 && ev_now_ms() < end)
+    uint64_t end = clock_mono_ms() + 3000;
+    while (st.gone == 0 && clock_mono_ms() < end)
         round_once(10);
     CHECK_EQ_INT(st.gone, 1);
     CHECK(st.stream == NULL);
@@ -795,8 +789,8 @@ static void test_stop_with_requests_in_flight(void)
         client_waits();
         _exit(0);
     }
-    uint64_t end = ev_now_ms() + 5000;
-    while (!(st.handled == 3 && st.never && st.stream && !st.pending) && ev_now_ms() < end)
+    uint64_t end = clock_mono_ms() + 5000;
+    while (!(st.handled == 3 && st.never && st.stream && !st.pending) && clock_mono_ms() < end)
         round_once(10);
     CHECK_EQ_INT(st.handled, 3);
     CHECK(st.never && st.stream && !st.pending);

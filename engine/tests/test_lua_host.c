@@ -27,11 +27,7 @@ static char *env_in[] = {e0, e1, e2, e3, e4, e5, e6, NULL};
 static void put(const char *dir, const char *rel, const char *text)
 {
     char *p = xasprintf("%s/%s", dir, rel);
-    for (char *s = p + 1; (s = strchr(s, '/')); s++) {
-        *s = '\0';
-        mkdir(p, 0755);
-        *s = '/';
-    }
+    CHECK(mkdir_parents(p, 0755) == 0);
     FILE *f = fopen(p, "w");
     CHECK(f != NULL);
     fputs(text, f);
@@ -41,13 +37,10 @@ static void put(const char *dir, const char *rel, const char *text)
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
-    static char buf[65536];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return xstrdup(buf);
+    char *text = NULL;
+    size_t n = 0;
+    CHECK(read_file(path, 0, 1 << 20, &text, &n) == 0);
+    return text;
 }
 
 /* A temp datadir holding the real default policy and the real profiles. */

@@ -445,3 +445,21 @@ describe("cordon policy check", function()
         assert.truthy(r.stdout:find("usage: cordon policy explain", 1, true), h.describe(r))
     end)
 end)
+
+describe("cordon run: --json with bytes that are not UTF-8", function()
+    after_each(h.cleanup)
+
+    it("writes a valid UTF-8 line, each bad byte as U+FFFD", function()
+        -- bash names the path it cannot write, raw byte and all: the refusal's line, path and
+        -- reason carry it into the result.
+        local r = h.run_sh("echo x > \"/usr/cordon-bad-$(printf '\\xff')-byte\"", { flags = { "--json" } })
+        assert.are.equal(1, r.code, h.describe(r))
+        local v, last = h.last_json(r.stdout)
+        assert.is_table(v, "last line is not JSON: " .. tostring(last) .. "\n" .. h.describe(r))
+        assert.is_truthy(utf8.len(last), "the result line is not valid UTF-8: " .. last)
+        local f = assert(v.refusals[1], "no refusal\n" .. h.describe(r))
+        assert.are.equal("write", f.kind)
+        assert.are.equal("/usr/cordon-bad-\u{FFFD}-byte", f.path)
+        assert.truthy(f.line:find("/usr/cordon-bad-\u{FFFD}-byte", 1, true), f.line)
+    end)
+end)

@@ -460,3 +460,24 @@ describe("egress: --unrestricted-network", function()
         assert.are.equal(o.marker .. " /direct\n", r.stdout)
     end)
 end)
+
+describe("egress: audit log of a command line that is not UTF-8", function()
+    after_each(h.cleanup)
+
+    it("writes a valid UTF-8 line for a denied destination, each bad byte as U+FFFD", function()
+        -- No rule allows the port: the proxy denies without connecting anywhere.
+        local script = CURL .. "-o /dev/null http://127.0.0.1:9/x; : 'bad-\xff-byte'; true"
+        local r, audit = run(script)
+        ok(r)
+        local text = h.read_file(audit) or ""
+        assert.are_not.equal("", text, "no audit line\n" .. h.describe(r))
+        for line in text:gmatch("[^\n]+") do
+            assert.is_truthy(utf8.len(line), "an audit line is not valid UTF-8: " .. line)
+        end
+        local d = decisions(audit)[1]
+        assert.are.equal("deny", d.verdict)
+        assert.are.equal("127.0.0.1", d.host)
+        assert.are.equal(9, d.port)
+        assert.are.equal("/bin/bash -c " .. h.quote((script:gsub("\xff", "\u{FFFD}"))), d.command)
+    end)
+end)

@@ -1,5 +1,6 @@
-/* json_buf.c — see json_buf.h. */
-#include "base/json_buf.h"
+/* json_write.c — see json_write.h. Nothing here decides what a field holds: the callers' JSON
+ * shape is theirs; the escaping of every string is json_escape's alone. */
+#include "base/json_write.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,8 +51,7 @@ void json_buf_printf(struct json_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), or 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t json_utf8_seq(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0];
     size_t len;
@@ -82,7 +82,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 bool json_utf8_valid(const unsigned char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
-        size_t k = utf8_seq(s + i, n - i);
+        size_t k = json_utf8_seq(s + i, n - i);
         if (!k)
             return false;
         i += k;
@@ -103,12 +103,11 @@ size_t json_utf8_incomplete_tail(const unsigned char *s, size_t n)
     return 0;
 }
 
-void json_buf_string(struct json_buf *b, const char *str, size_t n)
+void json_escape(const char *str, size_t n, json_sink *emit, void *ctx)
 {
     const unsigned char *s = (const unsigned char *)str;
-    reserve(b, n + 2);
-    json_buf_raw(b, "\"", 1);
-    size_t start = 0;
+    emit(ctx, "\"", 1);
+    size_t start = 0; /* the run of bytes that go out as they are */
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
         const char *esc = NULL;
@@ -128,21 +127,31 @@ void json_buf_string(struct json_buf *b, const char *str, size_t n)
             snprintf(ubuf, sizeof ubuf, "\\u%04x", c);
             esc = ubuf;
         } else if (c >= 0x80) {
-            k = utf8_seq(s + i, n - i);
+            k = json_utf8_seq(s + i, n - i);
             if (!k) {
-                esc = "\xEF\xBF\xBD"; /* U+FFFD */
+                esc = "\xEF\xBF\xBD"; /* U+FFFD, one per byte that starts no valid sequence */
                 k = 1;
             }
         }
         if (esc) {
-            json_buf_raw(b, str + start, i - start);
-            json_buf_raw(b, esc, strlen(esc));
+            if (i > start)
+                emit(ctx, str + start, i - start);
+            emit(ctx, esc, strlen(esc));
             start = i + k;
         }
         i += k;
     }
-    json_buf_raw(b, str + start, n - start);
-    json_buf_raw(b, "\"", 1);
+    if (n > start)
+        emit(ctx, str + start, n - start);
+    emit(ctx, "\"", 1);
+}
+
+static void buf_sink(void *ctx, const char *p, size_t n) { json_buf_raw(ctx, p, n); }
+
+void json_buf_string(struct json_buf *b, const char *s, size_t n)
+{
+    reserve(b, n + 2);
+    json_escape(s, n, buf_sink, b);
 }
 
 void json_buf_cstr_or_null(struct json_buf *b, const char *s)
@@ -186,22 +195,8 @@ void json_buf_free(struct json_buf *b)
     b->len = b->cap = 0;
 }
 
-void json_write_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20)
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
+static void file_sink(void *ctx, const char *p, size_t n) { fwrite(p, 1, n, ctx); }
+
+void json_write_stringn(FILE *out, const char *s, size_t n) { json_escape(s, n, file_sink, out); }
+
+void json_write_string(FILE *out, const char *s) { json_write_stringn(out, s, strlen(s)); }
