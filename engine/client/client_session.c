@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
 #include "client/client_reply.h"
@@ -32,11 +33,6 @@ static int get_session(struct chttp *h, const char *cmd, const char *name, bool 
         return reply_fail(h);
     *out = reply_json(h);
     return *out ? 0 : 1;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The names of the directory's NAME.sock entries, sorted. A missing directory has none. */
@@ -64,8 +60,7 @@ static int session_names(struct str_list *names)
             free(name);
     }
     closedir(d);
-    if (names->len)
-        qsort(names->items, names->len, sizeof *names->items, cmp_names);
+    str_list_sort(names);
     return 0;
 }
 
@@ -176,13 +171,6 @@ out:
     return status;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Gone: the socket file was removed, or nobody answers on it any more (a controller that died
  * while stopping; the next client to look removes it as stale). */
 static bool session_gone(const char *path)
@@ -211,13 +199,13 @@ int csess_stop(const char *name)
         goto out;
     }
     chttp_close(&h); /* our connection must not be what keeps the controller serving */
-    long long deadline = now_ms() + CSESS_STOP_WAIT_MS;
+    long long deadline = (long long)clock_mono_ms() + CSESS_STOP_WAIT_MS;
     for (;;) {
         if (session_gone(h.path)) {
             status = 0;
             break;
         }
-        if (now_ms() >= deadline) {
+        if ((long long)clock_mono_ms() >= deadline) {
             fprintf(stderr, "cordon: session stop: the session '%s' did not stop within %d s\n",
                     name, CSESS_STOP_WAIT_MS / 1000);
             break;

@@ -23,6 +23,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "base/json_write.h"
 #include "base/util.h"
 #include "policy/lua_conv.h"
 #include "sandbox/sandbox_config.h"
@@ -53,24 +54,15 @@ static void rb_str(struct repr_buf *b, const char *p)
     rb_add(b, p, strlen(p));
 }
 
+static void rb_sink(void *ctx, const char *p, size_t n)
+{
+    rb_add(ctx, p, n);
+}
+
+/* A JSON string, escaped as every JSON string cordon writes (base/json_write.h). */
 static void rb_json_string(struct repr_buf *b, const char *p, size_t n)
 {
-    rb_add(b, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        char esc[8];
-        if (c == '"' || c == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)c;
-            rb_add(b, esc, 2);
-        } else if (c < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            rb_add(b, esc, 6);
-        } else {
-            rb_add(b, (const char *)&c, 1);
-        }
-    }
-    rb_add(b, "\"", 1);
+    json_escape(p, n, rb_sink, b);
 }
 
 /* A table whose keys are exactly 1..n (n >= 0): written as a JSON array. */
@@ -147,8 +139,7 @@ static void json_repr(lua_State *L, int idx, struct repr_buf *b, int depth)
         str_list_push(&keys, luaL_tolstring(L, -1, NULL)); /* [..., k, k, s] */
         lua_pop(L, 2);
     }
-    if (keys.len)
-        qsort(keys.items, keys.len, sizeof *keys.items, lh_cmp_str);
+    str_list_sort(&keys);
     rb_str(b, "{");
     for (size_t i = 0; i < keys.len; i++) {
         if (i)
@@ -403,8 +394,7 @@ static int ask_profile_layer(lua_State *L)
     lh_call_profile_fn(L, w->input);                    /* [ctx, res] */
     str_list_free(&w->flat);
     flatten(L, -1, "", &w->flat, 0);
-    if (w->flat.len)
-        qsort(w->flat.items, w->flat.len, sizeof *w->flat.items, lh_cmp_str);
+    str_list_sort(&w->flat);
     return 0;
 }
 

@@ -264,11 +264,6 @@ size_t lh_profile_dirs(char *dirs[LH_PROFILE_DIRS_MAX])
     return n;
 }
 
-int lh_cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Names of every profile file in the lookup directories, sorted, unique. Only for error
  * messages and `policy check`: the run path never scans directories. */
 void lh_list_profile_names(struct str_list *out, struct str_list *bad_files)
@@ -297,8 +292,7 @@ void lh_list_profile_names(struct str_list *out, struct str_list *bad_files)
             closedir(d);
         free(dirs[i]);
     }
-    if (out->len)
-        qsort(out->items, out->len, sizeof *out->items, lh_cmp_str);
+    str_list_sort(out);
 }
 
 /* ---- globals for the embedded modules ---------------------------------------------------- */
@@ -449,8 +443,7 @@ static void layer_files(lua_State *L, struct str_list *files)
             str_list_push(&names, e->d_name);
     }
     closedir(d);
-    if (names.len)
-        qsort(names.items, names.len, sizeof *names.items, lh_cmp_str);
+    str_list_sort(&names);
     for (size_t i = 0; i < names.len; i++)
         str_list_push_owned(files, xasprintf("%s/%s", dir, names.items[i]));
     str_list_free(&names);

@@ -95,8 +95,6 @@ size_t lh_profile_dirs(char *dirs[LH_PROFILE_DIRS_MAX]);
  * not a valid profile name go to bad_files (may be NULL). Scans directories: messages and
  * `policy check` only. */
 void lh_list_profile_names(struct str_list *out, struct str_list *bad_files);
-/* qsort comparator for an array of strings. */
-int lh_cmp_str(const void *a, const void *b);
 
 /* ---- lua_host_api.c: the `host` table ------------------------------------------------------ */
 
