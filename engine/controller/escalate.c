@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "controller/prompt.h"
 #include "base/util.h"
+#include "base/visible.h"
 
 /* The proxy's variables mean nothing outside the sandbox; CORDON_SANDBOX would lie. */
 static const char *const dropped_outside[] = {
@@ -42,7 +43,9 @@ static int rerun_outside(const struct sandbox_config *cfg, char **argv, const ch
 {
     struct str_list env = {0};
     escalate_outside_environment(cfg, &env);
-    fprintf(stderr, "cordon: running outside the sandbox, as approved: %s\n", line);
+    char *shown = visible_dup(line);
+    fprintf(stderr, "cordon: running outside the sandbox, as approved: %s\n", shown);
+    free(shown);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
@@ -98,11 +101,16 @@ static bool offer_destination(const struct sandbox_config *cfg, const struct lh_
     char rule[300];
     allow_rule(r, rule, sizeof rule);
     out->asked = true;
+    /* What the person reads is what runs: no byte of the command may act on the terminal. */
+    char *where = visible_dup(r->path), *shown = visible_dup(line), *shown_rule = visible_dup(rule);
     fprintf(stderr,
             "cordon: the sandbox's network policy blocked %s.\n"
             "        Run `%s` again in a fresh sandbox that may reach it (--network-allow %s)?\n"
             "        [o] yes, this once  [D] deny: ",
-            r->path, line, rule);
+            where, shown, shown_rule);
+    free(where);
+    free(shown);
+    free(shown_rule);
     fflush(stderr);
     char key = prompt_read_key(STDIN_FILENO, cfg->permission_timeout);
     enum prompt_answer a = prompt_answer_of(key, "oOyY", "sS");
@@ -141,12 +149,17 @@ void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char
         if (!interactive)
             return;
         out->asked = true;
+        /* What the person reads is what runs: no byte of the command may act on the terminal
+         * (an ESC[8m hiding part of it, a cursor movement, a bidi override). */
+        char *reason = visible_dup(refusals[i].reason), *shown = visible_dup(line);
         fprintf(stderr,
                 "cordon: %s\n"
                 "        The sandboxed attempt already ran and may have left partial changes.\n"
                 "        Run `%s` outside the sandbox?\n"
                 "        [o] allow once  [s] allow for this session  [D] deny: ",
-                refusals[i].reason, line);
+                reason, shown);
+        free(reason);
+        free(shown);
         fflush(stderr);
         char key = prompt_read_key(STDIN_FILENO, cfg->permission_timeout);
         enum prompt_answer a = prompt_answer_of(key, "oO", "sS");

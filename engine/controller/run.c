@@ -34,6 +34,7 @@
 #include "controller/refusal_report.h"
 #include "controller/result_json.h"
 #include "base/shell_quote.h"
+#include "base/visible.h"
 #include "sandbox/sandbox_config.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/userns.h"
@@ -100,11 +101,15 @@ static void owner_show(struct terminal_owner *o)
 {
     if (o->n == 0)
         return;
-    char line[768];
+    /* The host name comes from the sandboxed command: shown so that no byte of it acts on the
+     * terminal. */
+    char text[sizeof o->queue[0].text * 4];
+    visible_render(o->queue[0].text, strlen(o->queue[0].text), text, sizeof text);
+    char line[sizeof text + 160];
     snprintf(line, sizeof line,
              "\r\n\033[1mcordon:\033[0m %s.\r\n"
              "        [c] allow for this command  [s] allow for the session  [D] deny: ",
-             o->queue[0].text);
+             text);
     prompt_say(o->fd, line);
 }
 
