@@ -42,3 +42,67 @@ describe("cordon run: the question after a refusal", function()
         assert.is_nil(h.read_file(target), "the denied command ran outside")
     end)
 end)
+
+-- Python that tries one call and prints "ok" or "errno N".
+local function attempt(call)
+    return "import ctypes, errno, os, socket, sys\n"
+        .. "try:\n    " .. call .. "\n    print('ok')\n"
+        .. "except OSError as e:\n    print('errno', e.errno)\n"
+end
+
+local function on_host(code)
+    return h.chomp(h.sh(h.quote(h.python) .. " -c " .. h.quote(code)).stdout)
+end
+
+local function in_sandbox(code)
+    local r = h.run_py(code)
+    return h.chomp(r.stdout), r
+end
+
+local EAFNOSUPPORT, EOPNOTSUPP = 97, 95
+
+describe("cordon run: socket families other than unix, inet, inet6 and netlink", function()
+    after_each(h.cleanup)
+
+    local cases = {
+        { "AF_VSOCK", "socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)" },
+        { "AF_PACKET", "socket.socket(socket.AF_PACKET, socket.SOCK_RAW)" },
+        { "AF_ALG", "socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET)" },
+        -- the family's value with bit 32 set: the kernel reads the int, AF_VSOCK
+        { "AF_VSOCK with high bits set",
+          "n = ctypes.CDLL(None, use_errno=True).syscall(41, ctypes.c_long((1 << 32) | socket.AF_VSOCK), 1, 0)\n"
+          .. "    if n < 0: raise OSError(ctypes.get_errno(), 'socket')" },
+    }
+    for _, c in ipairs(cases) do
+        it(c[1] .. ": works on the host, EAFNOSUPPORT inside", function()
+            local host = on_host(attempt(c[2]))
+            if host ~= "ok" then
+                pending(c[1] .. " fails on this host already (" .. host .. "): nothing to compare")
+                return
+            end
+            local inside, r = in_sandbox(attempt(c[2]))
+            assert.are.equal("errno " .. EAFNOSUPPORT, inside, h.describe(r))
+        end)
+    end
+
+    it("socketpair(AF_VSOCK) reaches the family on the host (EOPNOTSUPP), is refused before it inside", function()
+        local code = attempt("socket.socketpair(socket.AF_VSOCK, socket.SOCK_STREAM)")
+        local host = on_host(code)
+        if host ~= "errno " .. EOPNOTSUPP then
+            pending("socketpair(AF_VSOCK) on this host: " .. host .. " (not EOPNOTSUPP): nothing to compare")
+            return
+        end
+        local inside, r = in_sandbox(code)
+        assert.are.equal("errno " .. EAFNOSUPPORT, inside, h.describe(r))
+    end)
+
+    it("unix, inet, inet6 and netlink sockets still work inside", function()
+        local code = "import socket\n"
+            .. "for f, t in ((socket.AF_UNIX, socket.SOCK_STREAM), (socket.AF_INET, socket.SOCK_STREAM),\n"
+            .. "             (socket.AF_INET6, socket.SOCK_STREAM), (socket.AF_NETLINK, socket.SOCK_RAW)):\n"
+            .. "    socket.socket(f, t).close()\n"
+            .. "a, b = socket.socketpair()\nprint('ok')\n"
+        local inside, r = in_sandbox(code)
+        assert.are.equal("ok", inside, h.describe(r))
+    end)
+end)
