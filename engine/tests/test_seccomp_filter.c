@@ -7,6 +7,7 @@
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
@@ -462,6 +463,87 @@ static void test_socket_families_kernel(void)
     CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 }
 
+/* The highest number in [lo, hi] libseccomp knows on arch (test-side, independent scan). */
+static uint32_t top_known(uint32_t arch, uint32_t lo, uint32_t hi)
+{
+    for (int64_t nr = hi; nr >= lo; nr--) {
+        char *name = seccomp_syscall_resolve_num_arch(arch, (int)nr);
+        if (name) {
+            free(name);
+            return (uint32_t)nr;
+        }
+    }
+    CHECK(!"libseccomp knows no number in the range");
+    return 0;
+}
+
+/* Numbers above the highest one libseccomp knows fail with ENOSYS on every ABI; the highest
+ * known one, which no rule refuses, is allowed. */
+static void test_unknown_numbers_enosys(void)
+{
+    struct sandbox_config none = {.net_loopback = true};
+    struct sandbox_config deny = {.net_loopback = true};
+    str_list_push(&deny.seccomp_deny, "getcwd"); /* compiled at run time, not prebuilt */
+    const struct sandbox_config *cfgs[] = {&none, &deny};
+    for (size_t k = 0; k < 2; k++) {
+        struct sc_program p;
+        char err[256];
+        CHECK_EQ_INT(sc_build(cfgs[k], &p, err, sizeof err), 0);
+#if defined(__x86_64__)
+        const uint32_t native = AUDIT_ARCH_X86_64, i386 = AUDIT_ARCH_I386, x32 = 0x40000000;
+        uint32_t top64 = top_known(SCMP_ARCH_X86_64, 0, 1023);
+        uint32_t top32 = top_known(SCMP_ARCH_X86, 0, 1023);
+        uint32_t topx32 = top_known(SCMP_ARCH_X32, x32, x32 + 511);
+        uint32_t topx32_own = top_known(SCMP_ARCH_X32, x32 + 512, x32 + 1023);
+        CHECK_EQ_INT(verdict(&p, native, (int)top64, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, native, (int)top64 + 1, 0, 0), RET_ENOSYS);
+        if (top64 < 467) /* open_tree_attr, newer than libseccomp 2.5.4 */
+            CHECK_EQ_INT(verdict(&p, native, 467, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, 511, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, 0x3fffffff, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, i386, (int)top32, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, i386, (int)top32 + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, i386, -1, 0, 0), RET_ENOSYS);
+        /* x32: its ordinary table, the gap up to its own calls at 512, those, and past them */
+        CHECK_EQ_INT(verdict(&p, native, (int)topx32, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, native, (int)topx32 + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, (int)(x32 + 511), 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, (int)(x32 + 512), 0, 0), SECCOMP_RET_ALLOW); /* rt_sigaction */
+        CHECK_EQ_INT(verdict(&p, native, (int)topx32_own, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, native, (int)topx32_own + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, (int)0x80000000u, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, -1, 0, 0), RET_ENOSYS);
+        /* the refusals by name are unchanged around it */
+        CHECK_EQ_INT(verdict(&p, native, 250 /* keyctl */, 0, 0), RET_EPERM);
+        CHECK_EQ_INT(verdict(&p, native, 39 /* getpid */, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, native, 79 /* getcwd */, 0, 0), k == 1 ? RET_EPERM : SECCOMP_RET_ALLOW);
+#elif defined(__aarch64__)
+        uint32_t top = top_known(SCMP_ARCH_AARCH64, 0, 1023), arm = top_known(SCMP_ARCH_ARM, 0, 511);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_AARCH64, (int)top, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_AARCH64, (int)top + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, (int)arm, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, (int)arm + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, 0xf0005 /* set_tls */, 0, 0), SECCOMP_RET_ALLOW);
+#endif
+        sc_program_free(&p);
+    }
+    str_list_free(&deny.seccomp_deny);
+}
+
+/* The same against the kernel: open_tree_attr (467, unknown to libseccomp 2.5.4) and 1000 are
+ * ENOSYS. */
+static void test_unknown_numbers_kernel(void)
+{
+    char *known = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, 467);
+    struct sandbox_config cfg = {.net_loopback = true};
+    load(&cfg);
+    if (!known)
+        CHECK_EQ_INT(ERRNO_OF(467, -1, NULL, 0, NULL, 0), ENOSYS);
+    free(known);
+    CHECK_EQ_INT(ERRNO_OF(1000, 0), ENOSYS);
+    CHECK(getpid() > 0);
+}
+
 #if defined(__x86_64__)
 /* The 32-bit x86 ABI, reachable from a 64-bit process through int $0x80, gets the same rules. */
 static long int80(long nr, long a, long b, long c)
@@ -522,5 +604,7 @@ TEST_MAIN({"default refusals return EPERM", test_default_refusals},
            test_no_loopback_inet_is_tcp_only},
           {"socket families other than unix, inet, inet6, netlink refused (BPF evaluated)",
            test_socket_families},
-          {"socket families refused by the kernel-loaded filter", test_socket_families_kernel}
+          {"socket families refused by the kernel-loaded filter", test_socket_families_kernel},
+          {"numbers above libseccomp's table are ENOSYS (BPF evaluated)", test_unknown_numbers_enosys},
+          {"a number above libseccomp's table is ENOSYS from the kernel", test_unknown_numbers_kernel}
           ARCH_CASES)

@@ -59,7 +59,7 @@ local function in_sandbox(code)
     return h.chomp(r.stdout), r
 end
 
-local EAFNOSUPPORT, EOPNOTSUPP = 97, 95
+local EAFNOSUPPORT, EOPNOTSUPP, ENOSYS = 97, 95, 38
 
 describe("cordon run: socket families other than unix, inet, inet6 and netlink", function()
     after_each(h.cleanup)
@@ -104,5 +104,30 @@ describe("cordon run: socket families other than unix, inet, inet6 and netlink",
             .. "a, b = socket.socketpair()\nprint('ok')\n"
         local inside, r = in_sandbox(code)
         assert.are.equal("ok", inside, h.describe(r))
+    end)
+end)
+
+describe("cordon run: system calls newer than the build's libseccomp", function()
+    after_each(h.cleanup)
+
+    it("open_tree_attr (467) reaches the host's kernel, is ENOSYS inside", function()
+        local NR = 467
+        local known = on_host("import ctypes\n"
+            .. "lib = ctypes.CDLL('libseccomp.so.2')\n"
+            .. "lib.seccomp_syscall_resolve_num_arch.restype = ctypes.c_void_p\n"
+            .. "print('known' if lib.seccomp_syscall_resolve_num_arch(0, " .. NR .. ") else 'unknown')\n")
+        if known ~= "unknown" then
+            pending("libseccomp here knows system call " .. NR .. " (" .. known .. "): it is filtered by name")
+            return
+        end
+        local code = attempt("n = ctypes.CDLL(None, use_errno=True).syscall(" .. NR .. ", -1, None, 0, None, 0)\n"
+            .. "    if n < 0: raise OSError(ctypes.get_errno(), 'syscall')")
+        local host = on_host(code)
+        if host == "errno " .. ENOSYS then
+            pending("this host's kernel has no system call " .. NR)
+            return
+        end
+        local inside, r = in_sandbox(code)
+        assert.are.equal("errno " .. ENOSYS, inside, h.describe(r))
     end)
 end)
