@@ -131,3 +131,43 @@ describe("cordon run: system calls newer than the build's libseccomp", function(
         assert.are.equal("errno " .. ENOSYS, inside, h.describe(r))
     end)
 end)
+
+describe("cordon run: the audit log", function()
+    after_each(h.cleanup)
+
+    -- One network decision (a destination no rule allows): the proxy opens the audit log.
+    local FETCH = "curl -sS --max-time 10 http://blocked.invalid/ >/dev/null 2>&1; true"
+
+    it("is not followed through a symbolic link planted at its path", function()
+        local dir = h.tmpdir()
+        local target, link = dir .. "/victim", dir .. "/audit.jsonl"
+        h.write_file(target, "unchanged\n")
+        h.sh_ok("ln -s " .. h.quote(target) .. " " .. h.quote(link))
+        -- without the protection: an ordinary append goes through the link to the target
+        h.sh_ok("printf 'probe\\n' >> " .. h.quote(link))
+        assert.are.equal("unchanged\nprobe\n", h.read_file(target))
+        h.write_file(target, "unchanged\n")
+        local r = h.run_sh(FETCH, { env = { CORDON_AUDIT_LOG = link } })
+        assert.are.equal("unchanged\n", h.read_file(target), h.describe(r))
+        assert.truthy(r.stderr:find("not writing the audit log " .. link, 1, true), h.describe(r))
+        local warnings = select(2, r.stderr:gsub("not writing the audit log", ""))
+        assert.are.equal(1, warnings, h.describe(r))
+    end)
+
+    it("is not written through a directory on its way that is a symbolic link", function()
+        local state, elsewhere = h.tmpdir(), h.tmpdir()
+        h.sh_ok("ln -s " .. h.quote(elsewhere) .. " " .. h.quote(state .. "/cordon"))
+        local r = h.run_sh(FETCH, { env = { XDG_STATE_HOME = state }, unset = { "CORDON_AUDIT_LOG" } })
+        assert.is_nil(h.read_file(elsewhere .. "/audit.jsonl"), h.describe(r))
+        assert.truthy(r.stderr:find("not writing the audit log " .. state .. "/cordon/audit.jsonl", 1, true),
+            h.describe(r))
+    end)
+
+    it("is written when it is a regular file of the caller's", function()
+        local state = h.tmpdir()
+        local r = h.run_sh(FETCH, { env = { XDG_STATE_HOME = state }, unset = { "CORDON_AUDIT_LOG" } })
+        local log = h.read_file(state .. "/cordon/audit.jsonl") or ""
+        assert.truthy(log:find('"host":"blocked.invalid"', 1, true), h.describe(r) .. "\n" .. log)
+        assert.is_nil(r.stderr:find("not writing the audit log", 1, true), h.describe(r))
+    end)
+end)
