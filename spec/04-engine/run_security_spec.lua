@@ -1,8 +1,10 @@
 -- spec/04-engine/run_security_spec.lua — protections of `cordon run` a command must not get
--- around: questions to a person show every byte that would act on the terminal (driven through
--- a real pty by spec/fixtures/engine/egress/answer.py). Each refusal case first shows, where
--- that is safe, that the same thing works without the protection (on the host), then that the
--- sandbox refuses it.
+-- around: a question to a person shows every byte that would act on the terminal (driven
+-- through a real pty by spec/fixtures/engine/egress/answer.py); socket families other than
+-- unix, inet, inet6 and netlink fail with EAFNOSUPPORT; system calls newer than the build's
+-- libseccomp fail with ENOSYS; the audit log is never written through a symbolic link. Each
+-- refusal case first shows, where that is safe, that the same thing works without the
+-- protection (on the host), and is skipped with the reason when the host cannot show it.
 local h = require("spec.helpers")
 
 local ANSWER = h.fixtures .. "/engine/egress/answer.py"
