@@ -8,6 +8,7 @@
 #include "client/client_http.h"
 #include "client/client_reply.h"
 #include "base/util.h"
+#include "base/visible.h"
 
 bool capprove_answer_valid(const char *answer)
 {
@@ -42,8 +43,11 @@ int capprove_send(const char *name, const char *id, const char *answer)
         goto out;
     }
     const char *msg = reply_str(v, "message");
-    if (msg && *msg)
-        reply_print_line(stdout, msg, strlen(msg));
+    if (msg && *msg) {
+        char *shown = visible_dup(msg); /* from the session: no byte of it acts on the terminal */
+        reply_print_line(stdout, shown, strlen(shown));
+        free(shown);
+    }
 out:
     free(body);
     free(path);

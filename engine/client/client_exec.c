@@ -21,6 +21,7 @@
 #include "base/log.h"
 #include "base/json_write.h"
 #include "base/util.h"
+#include "base/visible.h"
 
 #define TURN_MAX 128
 
@@ -230,9 +231,11 @@ static void print_approval(const char *session, const struct json_value *a)
     struct tm tm;
     if (expires > 0 && localtime_r(&t, &tm))
         strftime(when, sizeof when, " by %H:%M:%S", &tm);
+    char *shown = visible_dup(question); /* from the session: no byte of it acts on the terminal */
     fprintf(stderr, "cordon: approval %lld: %s\n"
             "        answer with: cordon approve %s %lld once|session|deny   (denied if nobody answers%s)\n",
-            id, question, session, id, when);
+            id, shown, session, id, when);
+    free(shown);
 }
 
 /* One line per refusal the sandbox made, as `cordon run` says them. */
@@ -240,8 +243,11 @@ static void print_refusals(const struct json_value *refusals, bool ran_outside)
 {
     for (size_t i = 0; refusals && i < refusals->len; i++) {
         const char *reason = reply_str(&refusals->items[i], "reason");
-        if (reason)
-            fprintf(stderr, "cordon: %s%s\n", reason, ran_outside ? " (then run outside, as approved)" : "");
+        if (reason) {
+            char *shown = visible_dup(reason);
+            fprintf(stderr, "cordon: %s%s\n", shown, ran_outside ? " (then run outside, as approved)" : "");
+            free(shown);
+        }
     }
 }
 

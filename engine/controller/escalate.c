@@ -4,17 +4,17 @@
 #include "controller/escalate.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "base/log.h"
+#include "controller/prompt.h"
 #include "base/util.h"
+#include "base/visible.h"
 
 /* The proxy's variables mean nothing outside the sandbox; CORDON_SANDBOX would lie. */
 static const char *const dropped_outside[] = {
@@ -37,35 +37,15 @@ void escalate_outside_environment(const struct sandbox_config *cfg, struct str_l
     str_list_push(env, "CORDON_OUTSIDE_SANDBOX=1");
 }
 
-/* One key from the terminal within timeout_s; 0 when none came. */
-static char read_answer(double timeout_s)
-{
-    struct termios saved, raw;
-    bool restore = tcgetattr(STDIN_FILENO, &saved) == 0;
-    if (restore) {
-        raw = saved;
-        raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-        raw.c_cc[VMIN] = 1;
-        raw.c_cc[VTIME] = 0;
-        (void)tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-    }
-    char key = 0;
-    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-    int ms = timeout_s > 0 && timeout_s < 86400 ? (int)(timeout_s * 1000) : 86400 * 1000;
-    if (poll(&p, 1, ms) == 1 && read(STDIN_FILENO, &key, 1) != 1)
-        key = 0;
-    if (restore)
-        (void)tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-    return key;
-}
-
 /* The command again, outside: its own process group in the foreground of the terminal, so
  * Ctrl-C stops only it. Returns its exit status (128+N for a signal). */
 static int rerun_outside(const struct sandbox_config *cfg, char **argv, const char *line, bool interactive)
 {
     struct str_list env = {0};
     escalate_outside_environment(cfg, &env);
-    fprintf(stderr, "cordon: running outside the sandbox, as approved: %s\n", line);
+    char *shown = visible_dup(line);
+    fprintf(stderr, "cordon: running outside the sandbox, as approved: %s\n", shown);
+    free(shown);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
@@ -121,15 +101,21 @@ static bool offer_destination(const struct sandbox_config *cfg, const struct lh_
     char rule[300];
     allow_rule(r, rule, sizeof rule);
     out->asked = true;
+    /* What the person reads is what runs: no byte of the command may act on the terminal. */
+    char *where = visible_dup(r->path), *shown = visible_dup(line), *shown_rule = visible_dup(rule);
     fprintf(stderr,
             "cordon: the sandbox's network policy blocked %s.\n"
             "        Run `%s` again in a fresh sandbox that may reach it (--network-allow %s)?\n"
             "        [o] yes, this once  [D] deny: ",
-            r->path, line, rule);
+            where, shown, shown_rule);
+    free(where);
+    free(shown);
+    free(shown_rule);
     fflush(stderr);
-    char key = read_answer(cfg->permission_timeout);
-    bool allow = key == 'o' || key == 'O' || key == 's' || key == 'S' || key == 'y' || key == 'Y';
-    fprintf(stderr, "%s\n", key == 0 ? "no answer in time: denied" : allow ? "allowed" : "denied");
+    char key = prompt_read_key(STDIN_FILENO, cfg->permission_timeout);
+    enum prompt_answer a = prompt_answer_of(key, "oOyY", "sS");
+    bool allow = a != PROMPT_DENY;
+    fprintf(stderr, "%s\n", prompt_outcome(key != 0, a));
     if (allow)
         snprintf(out->network_allow, sizeof out->network_allow, "%s", rule);
     return allow;
@@ -163,17 +149,22 @@ void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char
         if (!interactive)
             return;
         out->asked = true;
+        /* What the person reads is what runs: no byte of the command may act on the terminal
+         * (an ESC[8m hiding part of it, a cursor movement, a bidi override). */
+        char *reason = visible_dup(refusals[i].reason), *shown = visible_dup(line);
         fprintf(stderr,
                 "cordon: %s\n"
                 "        The sandboxed attempt already ran and may have left partial changes.\n"
                 "        Run `%s` outside the sandbox?\n"
                 "        [o] allow once  [s] allow for this session  [D] deny: ",
-                refusals[i].reason, line);
+                reason, shown);
+        free(reason);
+        free(shown);
         fflush(stderr);
-        char key = read_answer(cfg->permission_timeout);
-        bool allow = key == 'o' || key == 'O' || key == 's' || key == 'S';
-        fprintf(stderr, "%s\n", key == 0 ? "no answer in time: denied" : allow ? "allowed" : "denied");
-        if (!allow)
+        char key = prompt_read_key(STDIN_FILENO, cfg->permission_timeout);
+        enum prompt_answer a = prompt_answer_of(key, "oO", "sS");
+        fprintf(stderr, "%s\n", prompt_outcome(key != 0, a));
+        if (a == PROMPT_DENY)
             return;
         out->exit_code = rerun_outside(cfg, argv, line, interactive);
         out->ran_outside = true;

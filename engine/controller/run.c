@@ -24,6 +24,7 @@
 #include "controller/controller_setup.h"
 #include "controller/escalate.h"
 #include "base/clock.h"
+#include "controller/prompt.h"
 #include "base/evloop.h"
 #include "base/fdpass.h"
 #include "sandbox/init.h"
@@ -34,6 +35,7 @@
 #include "controller/refusal_report.h"
 #include "controller/result_json.h"
 #include "base/shell_quote.h"
+#include "base/visible.h"
 #include "sandbox/sandbox_config.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/userns.h"
@@ -93,12 +95,16 @@ static void owner_show(struct terminal_owner *o)
 {
     if (o->n == 0)
         return;
-    char line[768];
-    int len = snprintf(line, sizeof line,
-                       "\r\n\033[1mcordon:\033[0m %s.\r\n"
-                       "        [c] allow for this command  [s] allow for the session  [D] deny: ",
-                       o->queue[0].text);
-    (void)write_all(o->fd, line, (size_t)len);
+    /* The host name comes from the sandboxed command: shown so that no byte of it acts on the
+     * terminal. */
+    char text[sizeof o->queue[0].text * 4];
+    visible_render(o->queue[0].text, strlen(o->queue[0].text), text, sizeof text);
+    char line[sizeof text + 160];
+    snprintf(line, sizeof line,
+             "\r\n\033[1mcordon:\033[0m %s.\r\n"
+             "        [c] allow for this command  [s] allow for the session  [D] deny: ",
+             text);
+    prompt_say(o->fd, line);
 }
 
 static void owner_pop(struct terminal_owner *o)
@@ -126,9 +132,8 @@ static void owner_closed(void *ctx, unsigned id, const char *why)
         if (o->queue[i].id != id)
             continue;
         if (i == 0) {
-            char line[256];
-            int len = snprintf(line, sizeof line, "%s\r\n", why);
-            (void)write_all(o->fd, line, (size_t)len);
+            prompt_say(o->fd, why);
+            prompt_say(o->fd, "\r\n");
             owner_pop(o);
         } else {
             memmove(&o->queue[i], &o->queue[i + 1], (o->n - i - 1) * sizeof o->queue[0]);
@@ -257,11 +262,12 @@ static void on_stdin(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         char key;
         if (read(STDIN_FILENO, &key, 1) != 1)
             return;
-        enum proxy_answer a = key == 'c' || key == 'C' || key == 'o' ? PROXY_ALLOW_COMMAND
-                              : key == 's' || key == 'S'             ? PROXY_ALLOW_SESSION
-                                                                     : PROXY_DENY;
-        const char *said = a == PROXY_DENY ? "denied\r\n" : "allowed\r\n";
-        (void)write_all(c->owner.fd, said, strlen(said));
+        enum prompt_answer pa = prompt_answer_of(key, "cCo", "sS");
+        enum proxy_answer a = pa == PROMPT_ONCE      ? PROXY_ALLOW_COMMAND
+                              : pa == PROMPT_SESSION ? PROXY_ALLOW_SESSION
+                                                     : PROXY_DENY;
+        prompt_say(c->owner.fd, prompt_outcome(true, pa));
+        prompt_say(c->owner.fd, "\r\n");
         unsigned id = c->owner.queue[0].id;
         owner_pop(&c->owner);
         proxy_answer(c->proxy, id, a);

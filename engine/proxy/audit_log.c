@@ -1,5 +1,7 @@
 /* audit_log.c — see audit_log.h. One write(2) per line on an O_APPEND fd, so lines of several
- * cordon processes never interleave. */
+ * cordon processes never interleave. The log is opened without following a symbolic link (at
+ * the file or at its directory) and written only when it is a regular file of the caller's: a
+ * link planted there cannot make cordon append to a file it points at. */
 #include "proxy/audit_log.h"
 
 #include <errno.h>
@@ -52,6 +54,52 @@ struct audit_log *audit_log_open(void)
     return log;
 }
 
+/* Why fd (the opened log) must not be written, or NULL: only a regular file of the caller's
+ * own takes the lines (not a device, a FIFO, or another user's file reached some other way). */
+static const char *unfit(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return strerror(errno);
+    if (!S_ISREG(st.st_mode))
+        return "not a regular file";
+    if (st.st_uid != geteuid())
+        return "owned by another user";
+    return NULL;
+}
+
+/* Open path for appending without following a link: its directory is opened with O_NOFOLLOW
+ * (a link there, planted or not, is refused rather than followed to wherever it points) and the
+ * file under it with O_NOFOLLOW too. An fd, or -1 with why set. */
+static int open_no_follow(const char *path, const char **why)
+{
+    int fd = -1, dfd = -1;
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (slash)
+        *slash = '\0';
+    dfd = open(slash ? (*dir ? dir : "/") : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        *why = errno == ELOOP ? "its directory is a symbolic link" : strerror(errno);
+        goto out;
+    }
+    fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        *why = errno == ELOOP ? "it is a symbolic link" : strerror(errno);
+        goto out;
+    }
+    if ((*why = unfit(fd))) {
+        close(fd);
+        fd = -1;
+    }
+out:
+    if (dfd >= 0)
+        close(dfd);
+    free(dir);
+    return fd;
+}
+
 /* Opened at the first decision: a run that never uses the network leaves no file behind. */
 static bool ensure_open(struct audit_log *log)
 {
@@ -60,10 +108,11 @@ static bool ensure_open(struct audit_log *log)
     if (!log->path || log->failed)
         return false;
     (void)mkdir_parents(log->path, 0700); /* the open below says what went wrong */
-    log->fd = open(log->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    const char *why = NULL;
+    log->fd = open_no_follow(log->path, &why);
     if (log->fd < 0) {
         log->failed = true;
-        LOG_W("audit", "cannot open the audit log %s: %s", log->path, strerror(errno));
+        LOG_W("audit", "not writing the audit log %s: %s", log->path, why ? why : "cannot open it");
         return false;
     }
     return true;

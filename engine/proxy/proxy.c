@@ -10,8 +10,10 @@
  *              decided anew (a new upstream connection per request)
  *   CLOSING    a last reply (403, 502, a SOCKS error) is flushed, then the connection closes
  * A connection is never freed inside a callback: it goes on the closed list and is freed by
- * proxy_after_round(), so later events of the same round never touch freed memory. */
+ * proxy_after_round(), so later events of the same round never touch freed memory. The
+ * questions to the owner and the answers kept are proxy_ask.c's (proxy_private.h). */
 #include "proxy/proxy.h"
+#include "proxy/proxy_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,80 +49,6 @@
 #define CONNECT_TIMEOUT_MS 15000
 #define MAX_CONNS 1024             /* per sandbox; more are refused at once */
 #define SWEEP_MS 1000
-
-enum conn_kind { CONN_HTTP, CONN_SOCKS };
-enum conn_state { ST_HEAD, ST_ASKING, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING };
-
-struct relay_buf {
-    char *data;
-    size_t off, len; /* pending bytes are data[off, off+len) */
-};
-
-struct conn {
-    struct proxy *px;
-    enum conn_kind kind;
-    enum conn_state state;
-    int cfd, ufd;
-    struct ev_io cw, uw;
-    char *head;               /* HEAD state: bytes read so far (and, for HTTP, the next request) */
-    size_t head_len, head_cap;
-    struct socks5_parser socks;
-    char host[256];
-    uint16_t port;
-    bool is_connect;          /* HTTP CONNECT */
-    enum net_kind net_kind;
-    struct resolve_job *job;
-    struct addrinfo *addrs, *next_addr;
-    struct relay_buf c2u, u2c;
-    struct splice_pipe c2u_pipe, u2c_pipe; /* RELAY: the bytes after the buffered ones */
-    struct http_exchange hx;  /* HTTP state */
-    bool c_eof, u_eof;        /* read side ended */
-    bool c_shut, u_shut;      /* write side shut after the peer's EOF was flushed */
-    uint64_t started_ms;
-    uint64_t active_ms;       /* last relayed byte */
-    unsigned question;        /* ASKING: the question it waits for */
-    bool closed;
-    struct conn *prev, *next; /* all open connections */
-    struct conn *next_closed;
-};
-
-/* One question to the owner about host:port, shared by every connection that waits for it. */
-struct question {
-    unsigned id;
-    char host[256];
-    uint16_t port;
-    uint64_t deadline_ms;
-    struct question *next;
-};
-
-/* An answer, kept for the rest of the run. */
-struct grant {
-    char host[256];
-    uint16_t port;
-    bool allow;
-    struct grant *next;
-};
-
-struct proxy {
-    struct ev_loop *loop;
-    int http_fd, socks_fd;
-    struct ev_io http_w, socks_w, resolver_w;
-    struct ev_timer sweep;
-    struct resolver *resolver;
-    char *command;
-    struct conn *conns, *closed;
-    size_t n_conns;
-    struct audit_log *audit;
-    struct proxy_owner owner;   /* ask == NULL: nobody to ask */
-    uint64_t ask_timeout_ms;
-    struct question *questions;
-    unsigned next_question;
-    struct grant *grants;
-    struct str_list denied;     /* "host:port" refused, for refusal detection (at most 64) */
-    uint64_t denied_at[64];     /* the refusal count when denied.items[i] was last refused */
-    uint64_t denials;           /* refusals so far */
-    struct str_list asked;      /* "host:port" the owner was asked about */
-};
 
 static void conn_update(struct conn *c);
 static void conn_close(struct conn *c);
@@ -232,7 +160,7 @@ static void note_denied(struct proxy *px, const char *where)
     }
 }
 
-static void refuse(struct conn *c, const struct net_decision *d)
+void proxy_conn_refuse(struct conn *c, const struct net_decision *d)
 {
     char where[300];
     snprintf(where, sizeof where, "%s:%u", c->host, (unsigned)c->port);
@@ -354,7 +282,7 @@ static void start_connect(struct conn *c)
     if (!ai) {
         c->next_addr = NULL;
         if (any_refused)
-            refuse(c, &refused);
+            proxy_conn_refuse(c, &refused);
         else
             connect_failed(c, EHOSTUNREACH);
         return;
@@ -425,7 +353,7 @@ static void on_resolved(void *data, struct addrinfo *res, int gai_err)
 
 /* ---- deciding ---- */
 
-static void go_resolve(struct conn *c)
+void proxy_conn_resolve(struct conn *c)
 {
     /* An IP literal needs no resolver round trip: connect at once. */
     char port[8];
@@ -441,161 +369,21 @@ static void go_resolve(struct conn *c)
     conn_update(c);
 }
 
-static struct grant *find_grant(struct proxy *px, const char *host, uint16_t port)
-{
-    for (struct grant *g = px->grants; g; g = g->next)
-        if (g->port == port && strcmp(g->host, host) == 0)
-            return g;
-    return NULL;
-}
-
-/* The question about host:port, asked now if nobody asked yet. */
-static struct question *question_for(struct proxy *px, const struct conn *c)
-{
-    for (struct question *q = px->questions; q; q = q->next)
-        if (q->port == c->port && strcmp(q->host, c->host) == 0)
-            return q;
-    struct question *q = xcalloc(1, sizeof *q);
-    q->id = ++px->next_question;
-    snprintf(q->host, sizeof q->host, "%s", c->host);
-    q->port = c->port;
-    q->deadline_ms = clock_mono_ms() + px->ask_timeout_ms;
-    q->next = px->questions;
-    px->questions = q;
-    char dest[300];
-    snprintf(dest, sizeof dest, "%s:%u", c->host, (unsigned)c->port);
-    if (!str_list_contains(&px->asked, dest))
-        str_list_push(&px->asked, dest);
-    char text[512];
-    snprintf(text, sizeof text, "the command wants to reach %.255s:%u (%s), which no rule allows",
-             c->host, (unsigned)c->port, net_kind_name(c->net_kind));
-    px->owner.ask(px->owner.ctx, q->id, text);
-    return q;
-}
-
 static void decide_and_go(struct conn *c)
 {
     struct net_decision d;
     enum lh_outcome o = lh_network_decide(c->net_kind, c->host, c->port, c->px->command, &d);
-    if (o == LH_OK && d.ask) {
-        struct grant *g = find_grant(c->px, c->host, c->port);
-        if (g) {
-            d.allow = g->allow;
-            snprintf(d.reason, sizeof d.reason, "%s earlier in this run", g->allow ? "allowed" : "denied");
-        } else if (c->px->owner.ask) {
-            c->question = question_for(c->px, c)->id;
-            c->state = ST_ASKING;
-            conn_update(c);
-            return;
-        } else {
-            snprintf(d.reason + strlen(d.reason), sizeof d.reason - strlen(d.reason),
-                     "; nobody can be asked (no terminal, no attached API client)");
-        }
-    } else if (o == LH_OK && !d.allow && d.suggest[0]) {
-        /* Unlisted (no deny rule matched: it has a flag that would allow it) where the policy
-         * does not ask: a person's grant made after a refusal (proxy_grant) still counts. */
-        struct grant *g = find_grant(c->px, c->host, c->port);
-        if (g && g->allow) {
-            d.allow = true;
-            snprintf(d.reason, sizeof d.reason, "allowed by a person after a refusal");
-        }
+    if (o == LH_OK && proxy_ask_amend(c, &d)) {
+        c->state = ST_ASKING;
+        conn_update(c);
+        return;
     }
     audit_log_decision(c->px->audit, c->net_kind, c->host, c->port, &d, o, c->px->command);
     if (o != LH_OK || !d.allow) {
-        refuse(c, &d);
+        proxy_conn_refuse(c, &d);
         return;
     }
-    go_resolve(c);
-}
-
-void proxy_set_owner(struct proxy *px, const struct proxy_owner *owner, double timeout_s)
-{
-    px->owner = *owner;
-    px->ask_timeout_ms = timeout_s > 0 ? (uint64_t)(timeout_s * 1000) : 0;
-}
-
-/* Settle question q and let every waiting connection go on. keep: remember the answer for later
- * connections (an owner's answer; a timeout is not one, so the next connection asks again). */
-static void settle(struct proxy *px, struct question *q, bool allow, bool keep, const char *how)
-{
-    for (struct question **p = &px->questions; *p; p = &(*p)->next) {
-        if (*p == q) {
-            *p = q->next;
-            break;
-        }
-    }
-    if (keep) {
-        struct grant *g = xcalloc(1, sizeof *g);
-        snprintf(g->host, sizeof g->host, "%s", q->host);
-        g->port = q->port;
-        g->allow = allow;
-        g->next = px->grants;
-        px->grants = g;
-    }
-    for (struct conn *c = px->conns, *next; c; c = next) {
-        next = c->next;
-        if (c->state != ST_ASKING || c->question != q->id)
-            continue;
-        struct net_decision d = {.allow = allow};
-        snprintf(d.reason, sizeof d.reason, "%s", how);
-        snprintf(d.suggest, sizeof d.suggest, "--network-allow %s%s:%u",
-                 c->net_kind == NET_KIND_SOCKS ? "tcp://" : "", c->host, (unsigned)c->port);
-        audit_log_decision(px->audit, c->net_kind, c->host, c->port, &d, LH_OK, px->command);
-        if (allow)
-            go_resolve(c);
-        else
-            refuse(c, &d);
-    }
-    free(q);
-}
-
-void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer)
-{
-    for (struct question *q = px->questions; q; q = q->next) {
-        if (q->id == id) {
-            switch (answer) {
-            case PROXY_ALLOW_COMMAND: settle(px, q, true, true, "allowed for this command by the owner"); return;
-            case PROXY_ALLOW_SESSION: settle(px, q, true, true, "allowed for the session by the owner"); return;
-            case PROXY_DENY: settle(px, q, false, true, "denied by the owner"); return;
-            }
-        }
-    }
-}
-
-bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n, unsigned *port)
-{
-    for (const struct question *q = px->questions; q; q = q->next) {
-        if (q->id == id) {
-            snprintf(host, n, "%s", q->host);
-            *port = q->port;
-            return true;
-        }
-    }
-    return false;
-}
-
-void proxy_forget(struct proxy *px, const char *host, unsigned port)
-{
-    for (struct grant **p = &px->grants; *p;) {
-        struct grant *g = *p;
-        if (g->port == port && strcmp(g->host, host) == 0) {
-            *p = g->next;
-            free(g);
-        } else {
-            p = &g->next;
-        }
-    }
-}
-
-void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow)
-{
-    proxy_forget(px, host, port);
-    struct grant *g = xcalloc(1, sizeof *g);
-    snprintf(g->host, sizeof g->host, "%s", host);
-    g->port = (uint16_t)port;
-    g->allow = allow;
-    g->next = px->grants;
-    px->grants = g;
+    proxy_conn_resolve(c);
 }
 
 /* The HTTP request head is complete in c->head: check it, queue what goes upstream. */
@@ -1103,16 +891,7 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
 {
     struct proxy *px = t->data;
     uint64_t now = clock_mono_ms();
-    /* No answer in time means deny. */
-    for (struct question *q = px->questions, *next; q; q = next) {
-        next = q->next;
-        if (now >= q->deadline_ms) {
-            unsigned id = q->id;
-            settle(px, q, false, false, "no answer within the permission timeout");
-            if (px->owner.closed)
-                px->owner.closed(px->owner.ctx, id, "no answer in time: denied");
-        }
-    }
+    proxy_ask_expire(px, now);
     for (struct conn *c = px->conns, *next; c; c = next) {
         next = c->next;
         if (c->state == ST_HEAD && now - c->started_ms > HEAD_TIMEOUT_MS) {
@@ -1170,7 +949,6 @@ void proxy_denied_since(const struct proxy *px, uint64_t mark, struct str_list *
         if (px->denied_at[i] > mark)
             str_list_push(out, px->denied.items[i]);
 }
-const struct str_list *proxy_asked(const struct proxy *px) { return &px->asked; }
 
 void proxy_after_round(struct proxy *px)
 {
@@ -1201,18 +979,8 @@ void proxy_free(struct proxy *px)
     resolver_free(px->resolver);
     splice_pipe_drop_spares();
     audit_log_close(px->audit);
-    while (px->questions) {
-        struct question *q = px->questions;
-        px->questions = q->next;
-        free(q);
-    }
-    while (px->grants) {
-        struct grant *g = px->grants;
-        px->grants = g->next;
-        free(g);
-    }
+    proxy_ask_free(px);
     str_list_free(&px->denied);
-    str_list_free(&px->asked);
     free(px->command);
     free(px);
 }

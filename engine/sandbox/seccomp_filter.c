@@ -1,7 +1,8 @@
 /* seccomp_filter.c — builds the command's seccomp filter with libseccomp and compiles it to
  * classic BPF in the controller; loads the compiled program in the command's process.
  * Owns: the default refusal list (mechanism; a profile adds to it through seccomp.deny and
- * seccomp.block_unix_sockets, never removes from it) and the architecture set.
+ * seccomp.block_unix_sockets, never removes from it), the socket families a command may use,
+ * the architecture set, and the hand-written checks put in front of libseccomp's program.
  * Uses: libseccomp (build/export only), memfd for the export, prctl for the load; for the
  * common rule sets the program libseccomp made at build time (seccomp_prebuilt.h).
  * Never: loads a filter through libseccomp (seccomp_load would allocate after fork), runs a
@@ -9,6 +10,8 @@
 #include "sandbox/seccomp_filter.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdarg.h>
@@ -23,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
@@ -277,6 +281,237 @@ static int add_profile_rules(const struct sandbox_config *cfg, scmp_filter_ctx c
     return 0;
 }
 
+/* ---- checks in front of libseccomp's program ----
+ * A few rules libseccomp cannot express are hand-written classic BPF put before its program,
+ * which loads what it needs itself: they run first, and every call they do not refuse goes on
+ * to libseccomp's rules.
+ *
+ * Socket families. A sandboxed command may create local sockets, IPv4 and IPv6 ones (which the
+ * network namespace, Landlock and the proxy govern) and netlink ones (which libc and iproute2
+ * need to read addresses and routes, confined to the sandbox's namespace). Every other family
+ * (AF_VSOCK reaches the hypervisor or other VMs, AF_PACKET sees and forges raw frames, and
+ * AF_BLUETOOTH, AF_ALG, AF_KEY, AF_TIPC, AF_RDS, ... are kernel attack surface nothing here
+ * needs) fails for socket() and socketpair() with EAFNOSUPPORT: what a kernel built without
+ * that family says, so a program that probes one takes its fallback, where EPERM reads as an
+ * error to report. The kernel reads the family as an int: the check compares the argument's
+ * low 32 bits only (little-endian, as every supported ABI), so high bits can neither hide a
+ * refused family nor make an allowed one refused. This is not a libseccomp rule because on the
+ * x86 ABI libseccomp turns a socket() rule into a socketcall(SYS_SOCKET) rule without the
+ * arguments, which then clashes with the block_unix_sockets rule's EPERM.
+ * socketcall(2) (the x86 ABI's multiplexer) carries its arguments in memory, out of the
+ * filter's sight: its SYS_SOCKET and SYS_SOCKETPAIR are refused whole with the same errno. */
+static const uint32_t allowed_families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+#define SOCKETCALL_SOCKET 1     /* SYS_SOCKET of <linux/net.h> */
+#define SOCKETCALL_SOCKETPAIR 8 /* SYS_SOCKETPAIR */
+
+/* System calls newer than libseccomp. A rule can only name a call libseccomp knows; one added
+ * to the kernel after the build's libseccomp (open_tree_attr, file_setattr, ... for 2.5.4)
+ * would reach the kernel unfiltered, whatever attack surface it brings. So every number above
+ * the highest one libseccomp knows for an ABI fails with ENOSYS, what a kernel that predates
+ * the call says, so programs take their fallback; so does every number between an ABI's table
+ * and the block of calls of its own above it (x32's 512-547, ARM's private calls at 0xf0000).
+ * The highest known numbers are read from libseccomp when the filter is compiled (at build time
+ * for the prebuilt programs), so a newer libseccomp moves the line with it. */
+
+/* The ABIs a filter may hold, the seccomp_data.arch each is seen with (x32 shares x86_64's,
+ * with bit 30 set in the number), where its numbers lie, and its socket calls' numbers (fixed
+ * by each ABI; on x86 libseccomp names only socketcall's multiplexed forms, so they are not
+ * looked up). */
+#define NO_CALL UINT32_MAX
+struct abi_numbers {
+    uint32_t scmp_arch, audit_arch;
+    uint32_t table_lo, table_hi; /* where its ordinary table lies */
+    uint32_t extra_lo, extra_hi; /* a block of calls of its own above the table, or 0, 0 */
+    uint32_t last;               /* its last number (x86_64: the one below x32's bit) */
+    uint32_t socket, socketpair, socketcall;
+};
+
+static const struct abi_numbers abi_numbers[] = {
+    {SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, 0, 0x3ff, 0, 0, 0x3fffffff, 41, 53, NO_CALL},
+    {SCMP_ARCH_X32, AUDIT_ARCH_X86_64, 0x40000000, 0x400001ff, 0x40000200, 0x400003ff, 0xffffffff,
+     0x40000000 | 41, 0x40000000 | 53, NO_CALL},
+    {SCMP_ARCH_X86, AUDIT_ARCH_I386, 0, 0x3ff, 0, 0, 0xffffffff, 359, 360, 102},
+    {SCMP_ARCH_AARCH64, AUDIT_ARCH_AARCH64, 0, 0x3ff, 0, 0, 0xffffffff, 198, 199, NO_CALL},
+    /* socketcall: the old ARM ABI's only, which AArch32 compat does not run */
+    {SCMP_ARCH_ARM, AUDIT_ARCH_ARM, 0, 0x1ff, 0xf0000, 0xf07ff, 0xffffffff, 281, 288, NO_CALL},
+};
+
+/* The highest number in [lo, hi] libseccomp has a name for on arch; false when none. */
+static bool highest_known(uint32_t arch, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    for (uint64_t nr = (uint64_t)hi + 1; nr-- > lo;) {
+        char *name = seccomp_syscall_resolve_num_arch(arch, (int)nr);
+        if (name) {
+            free(name);
+            *out = (uint32_t)nr;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A small forward-only assembler: jumps name labels, resolved once everything is emitted. */
+enum { LBL_NEXT = -1, LBL_END, LBL_FAMILY, LBL_NO_FAMILY, LBL_SOCKETCALL, LBL_ENOSYS, LBL_FREE };
+#define PRE_MAX 160
+#define LBL_MAX 64
+
+struct prefix {
+    struct sock_filter insn[PRE_MAX];
+    int jt[PRE_MAX], jf[PRE_MAX]; /* labels; a BPF_JA's target is in jt */
+    size_t n;
+    size_t at[LBL_MAX];           /* where each label is, once placed */
+    bool placed[LBL_MAX];
+    int labels;                   /* labels handed out by new_label() */
+    bool overflow;
+};
+
+static int new_label(struct prefix *p)
+{
+    if (p->labels == LBL_MAX) {
+        p->overflow = true;
+        return LBL_END; /* resolve_jumps() is not reached */
+    }
+    return p->labels++;
+}
+
+static void emit(struct prefix *p, uint16_t code, uint32_t k, int jt, int jf)
+{
+    if (p->n == PRE_MAX) {
+        p->overflow = true;
+        return;
+    }
+    p->insn[p->n] = (struct sock_filter){.code = code, .k = k};
+    p->jt[p->n] = jt;
+    p->jf[p->n] = jf;
+    p->n++;
+}
+
+static void place(struct prefix *p, int label)
+{
+    if (p->overflow)
+        return;
+    p->at[label] = p->n;
+    p->placed[label] = true;
+}
+
+static int resolve_jumps(struct prefix *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        int labels[2] = {p->jt[i], p->jf[i]};
+        size_t off[2] = {0, 0};
+        for (int w = 0; w < 2; w++) {
+            if (labels[w] == LBL_NEXT)
+                continue;
+            if (!p->placed[labels[w]] || p->at[labels[w]] <= i)
+                return -1;
+            off[w] = p->at[labels[w]] - i - 1;
+        }
+        if (BPF_CLASS(p->insn[i].code) == BPF_JMP && BPF_OP(p->insn[i].code) == BPF_JA) {
+            p->insn[i].k = (uint32_t)off[0];
+        } else if (BPF_CLASS(p->insn[i].code) == BPF_JMP) {
+            if (off[0] > 255 || off[1] > 255)
+                return -1;
+            p->insn[i].jt = (uint8_t)off[0];
+            p->insn[i].jf = (uint8_t)off[1];
+        }
+    }
+    return 0;
+}
+
+#define LD_ABS(field) (BPF_LD | BPF_W | BPF_ABS), (uint32_t)offsetof(struct seccomp_data, field)
+#define ARG0_LOW ((uint32_t)offsetof(struct seccomp_data, args)) /* little-endian: low word first */
+
+/* Refuse numbers in [lo, hi] (the number is loaded) with ENOSYS. */
+static void emit_range(struct prefix *p, uint32_t lo, uint32_t hi)
+{
+    int after = new_label(p);
+    emit(p, BPF_JMP | BPF_JGE | BPF_K, lo, LBL_NEXT, after);
+    emit(p, BPF_JMP | BPF_JGT | BPF_K, hi, after, LBL_ENOSYS);
+    place(p, after);
+}
+
+/* The checks of one ABI (the number is loaded): the numbers libseccomp does not know, the
+ * socket calls. */
+static int emit_abi(struct prefix *p, const struct abi_numbers *a, char *err, size_t errlen)
+{
+    uint32_t top, extra_top;
+    if (!highest_known(a->scmp_arch, a->table_lo, a->table_hi, &top)) {
+        set_err(err, errlen, "seccomp: libseccomp knows no system call of an architecture in the filter");
+        return -1;
+    }
+    uint32_t gap_end = a->extra_hi ? a->extra_lo - 1 : a->last;
+    if (top < gap_end)
+        emit_range(p, top + 1, gap_end);
+    if (a->extra_hi) {
+        /* A block libseccomp knows nothing of is refused whole: it could filter none of it. */
+        uint32_t from = highest_known(a->scmp_arch, a->extra_lo, a->extra_hi, &extra_top)
+                            ? extra_top + 1 : a->extra_lo;
+        emit_range(p, from, a->last);
+    }
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, a->socket, LBL_FAMILY, LBL_NEXT);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, a->socketpair, LBL_FAMILY, LBL_NEXT);
+    if (a->socketcall != NO_CALL)
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, a->socketcall, LBL_SOCKETCALL, LBL_NEXT);
+    return 0;
+}
+
+/* Put the checks in front of prog (libseccomp's, for the ABIs ctx holds). */
+static int prepend_checks(scmp_filter_ctx ctx, struct sc_program *prog, char *err, size_t errlen)
+{
+    static struct prefix zero;
+    struct prefix *p = xmalloc(sizeof *p);
+    *p = zero;
+    int ret = -1;
+    p->labels = LBL_FREE;
+    emit(p, LD_ABS(arch), LBL_NEXT, LBL_NEXT);
+    for (size_t i = 0; i < ARRAY_LEN(abi_numbers);) {
+        if (seccomp_arch_exist(ctx, abi_numbers[i].scmp_arch) != 0) {
+            i++;
+            continue;
+        }
+        /* One group per seccomp_data.arch: x86_64 and x32 share theirs. */
+        uint32_t audit = abi_numbers[i].audit_arch;
+        int next_group = new_label(p);
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, audit, LBL_NEXT, next_group);
+        emit(p, LD_ABS(nr), LBL_NEXT, LBL_NEXT);
+        for (; i < ARRAY_LEN(abi_numbers) && abi_numbers[i].audit_arch == audit; i++)
+            if (seccomp_arch_exist(ctx, abi_numbers[i].scmp_arch) == 0 &&
+                emit_abi(p, &abi_numbers[i], err, errlen) < 0)
+                goto out;
+        emit(p, BPF_JMP | BPF_JA, 0, LBL_END, LBL_NEXT);
+        place(p, next_group);
+    }
+    emit(p, BPF_JMP | BPF_JA, 0, LBL_END, LBL_NEXT); /* an ABI not listed: libseccomp kills it */
+    place(p, LBL_SOCKETCALL);
+    emit(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW, LBL_NEXT, LBL_NEXT);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCKETCALL_SOCKET, LBL_NO_FAMILY, LBL_NEXT);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCKETCALL_SOCKETPAIR, LBL_NO_FAMILY, LBL_NEXT);
+    emit(p, BPF_JMP | BPF_JA, 0, LBL_END, LBL_NEXT);
+    place(p, LBL_FAMILY);
+    emit(p, BPF_LD | BPF_W | BPF_ABS, ARG0_LOW, LBL_NEXT, LBL_NEXT);
+    for (size_t i = 0; i < ARRAY_LEN(allowed_families); i++)
+        emit(p, BPF_JMP | BPF_JEQ | BPF_K, allowed_families[i], LBL_END, LBL_NEXT);
+    place(p, LBL_NO_FAMILY);
+    emit(p, BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EAFNOSUPPORT & SECCOMP_RET_DATA), LBL_NEXT, LBL_NEXT);
+    place(p, LBL_ENOSYS);
+    emit(p, BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA), LBL_NEXT, LBL_NEXT);
+    place(p, LBL_END);
+    if (p->overflow || resolve_jumps(p) < 0 || p->n + prog->len > BPF_MAXINSNS) {
+        set_err(err, errlen, "seccomp: the filter's own checks do not fit");
+        goto out;
+    }
+    struct sock_filter *all = xmalloc((p->n + prog->len) * sizeof *all);
+    memcpy(all, p->insn, p->n * sizeof *all);
+    memcpy(all + p->n, prog->insns, prog->len * sizeof *all);
+    free(prog->insns);
+    prog->insns = all;
+    prog->len = (unsigned short)(prog->len + p->n);
+    ret = 0;
+out:
+    free(p);
+    return ret;
+}
+
 /* libseccomp 2.5 exports BPF only to a file descriptor: write it to a memfd, read it back. */
 static int export_program(scmp_filter_ctx ctx, struct sc_program *out, char *err, size_t errlen)
 {
@@ -351,6 +586,10 @@ int sc_compile(const struct sandbox_config *cfg, struct sc_program *out, char *e
     if (add_arches(ctx, err, errlen) < 0 || add_default_rules(ctx, err, errlen) < 0 ||
         add_profile_rules(cfg, ctx, err, errlen) < 0 || export_program(ctx, out, err, errlen) < 0)
         goto out;
+    if (prepend_checks(ctx, out, err, errlen) < 0) {
+        sc_program_free(out);
+        goto out;
+    }
     ret = 0;
 out:
     seccomp_release(ctx);

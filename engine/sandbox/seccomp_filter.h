@@ -13,9 +13,10 @@ struct sc_program {
     unsigned short len;
 };
 
-/* Build the filter for cfg: the default refusals, cfg->seccomp_deny, and socket(AF_UNIX)
- * when cfg->block_unix_sockets. 0, or -1 with one line in err (unknown syscall name in the
- * profile, unsupported architecture, libseccomp failure). */
+/* Build the filter for cfg: the default refusals (socket families other than AF_UNIX,
+ * AF_INET, AF_INET6 and AF_NETLINK among them, EAFNOSUPPORT), cfg->seccomp_deny, and
+ * socket(AF_UNIX) when cfg->block_unix_sockets. 0, or -1 with one line in err (unknown syscall
+ * name in the profile, unsupported architecture, libseccomp failure). */
 int sc_build(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen);
 /* The same, always through libseccomp (sc_build takes the program compiled at build time when
  * cfg asks for no more than the default refusals and block_unix_sockets). */

@@ -3,7 +3,9 @@
  * loopback service as in every built-in profile) and
  * writes them as C arrays, so that `cordon run` with such a rule set does not pay libseccomp's
  * work (and its page faults) on every start. Built with seccomp_filter.c itself, so the arrays
- * are exactly what sc_compile() makes; test_seccomp_filter checks that again at run time.
+ * are exactly what sc_compile() makes, the checks it puts in front of libseccomp's program
+ * (socket families, numbers above libseccomp's table, read from the build's libseccomp)
+ * included; test_seccomp_filter checks that again at run time.
  * When the build machine cannot compile a filter, the arrays are empty and every run compiles
  * its own (sc_build falls back to sc_compile for an empty prebuilt program).
  *   seccomp_prebuilt_gen OUT.c */

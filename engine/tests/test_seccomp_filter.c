@@ -7,6 +7,7 @@
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
@@ -261,6 +262,28 @@ static uint32_t verdict(const struct sc_program *p, uint32_t arch, int nr, uint6
 
 #define RET_EPERM (SECCOMP_RET_ERRNO | EPERM)
 #define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
+#define RET_EAFNOSUPPORT (SECCOMP_RET_ERRNO | EAFNOSUPPORT)
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#ifndef AF_MCTP
+#define AF_MCTP 45
+#endif
+
+/* Families socket() and socketpair() refuse: every one the kernel knows but the four allowed,
+ * AF_UNSPEC, values past AF_MAX, and negative ones. */
+static const uint64_t refused_families[] = {
+    AF_UNSPEC, AF_AX25, AF_IPX, AF_APPLETALK, AF_NETROM, AF_BRIDGE, AF_ATMPVC, AF_X25, AF_ROSE,
+    AF_DECnet, AF_NETBEUI, AF_SECURITY, AF_KEY, AF_PACKET, AF_ASH, AF_ECONET, AF_ATMSVC, AF_RDS,
+    AF_SNA, AF_IRDA, AF_PPPOX, AF_WANPIPE, AF_LLC, AF_IB, AF_MPLS, AF_CAN, AF_TIPC, AF_BLUETOOTH,
+    AF_IUCV, AF_RXRPC, AF_ISDN, AF_PHONET, AF_IEEE802154, AF_CAIF, AF_ALG, AF_NFC, AF_VSOCK,
+    AF_KCM, AF_QIPCRTR, AF_SMC, AF_XDP, AF_MCTP, 46, 47, 63, 64, 255, 0x7fffffff, 0xffffffff,
+    0xffffffffffffffffull};
+static const uint64_t allowed_families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 
 static void test_every_abi_has_the_rules(void)
 {
@@ -290,7 +313,7 @@ static void test_every_abi_has_the_rules(void)
     CHECK_EQ_INT(verdict(&p, i386, 54, 3, FIONREAD), SECCOMP_RET_ALLOW);
     CHECK_EQ_INT(verdict(&p, i386, 359, AF_UNIX, 0), RET_EPERM);
     CHECK_EQ_INT(verdict(&p, i386, 359, AF_INET, 0), SECCOMP_RET_ALLOW);
-    CHECK_EQ_INT(verdict(&p, i386, 102, 1, 0), RET_EPERM);
+    CHECK_EQ_INT(verdict(&p, i386, 102, 1, 0), RET_EAFNOSUPPORT); /* before libseccomp's EPERM */
     /* x32: same numbers as x86_64 with the x32 bit */
     CHECK_EQ_INT(verdict(&p, native, x32 | 250, 0, 0), RET_EPERM);
     CHECK_EQ_INT(verdict(&p, native, x32 | 39, 0, 0), SECCOMP_RET_ALLOW);
@@ -363,6 +386,164 @@ static void test_no_loopback_inet_is_tcp_only(void)
     sc_program_free(&p);
 }
 
+/* socket() and socketpair() of a family outside AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK fail
+ * with EAFNOSUPPORT on every ABI, judged by the low 32 bits the kernel reads. */
+static void test_socket_families(void)
+{
+    for (int unix_blocked = 0; unix_blocked < 2; unix_blocked++) {
+        struct sandbox_config cfg = {.net_loopback = true, .block_unix_sockets = unix_blocked};
+        struct sc_program p;
+        char err[256];
+        CHECK_EQ_INT(sc_build(&cfg, &p, err, sizeof err), 0);
+        const uint64_t hi = 0x100000000ull;
+#if defined(__x86_64__)
+        const uint32_t native = AUDIT_ARCH_X86_64, i386 = AUDIT_ARCH_I386;
+        const int x32 = 0x40000000;
+        /* socket and socketpair: x86_64 41, 53; x32 the same with the x32 bit; i386 359, 360 */
+        const struct { uint32_t arch; int nr; } calls[] = {
+            {native, 41}, {native, 53}, {native, x32 | 41}, {native, x32 | 53}, {i386, 359}, {i386, 360}};
+        /* socketcall: SYS_SOCKET and SYS_SOCKETPAIR refused whole (arguments in memory), others
+         * (SYS_CONNECT 3) go on to libseccomp's rules */
+        CHECK_EQ_INT(verdict(&p, i386, 102, 1, 0), RET_EAFNOSUPPORT);
+        CHECK_EQ_INT(verdict(&p, i386, 102, 8, 0), RET_EAFNOSUPPORT);
+        CHECK_EQ_INT(verdict(&p, i386, 102, 3, 0), SECCOMP_RET_ALLOW);
+#elif defined(__aarch64__)
+        /* socket and socketpair: aarch64 198, 199; arm 281, 288 */
+        const struct { uint32_t arch; int nr; } calls[] = {
+            {AUDIT_ARCH_AARCH64, 198}, {AUDIT_ARCH_AARCH64, 199}, {AUDIT_ARCH_ARM, 281}, {AUDIT_ARCH_ARM, 288}};
+#endif
+        for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+            for (size_t i = 0; i < sizeof refused_families / sizeof refused_families[0]; i++) {
+                uint32_t v = verdict(&p, calls[c].arch, calls[c].nr, refused_families[i], SOCK_STREAM);
+                if (v != RET_EAFNOSUPPORT)
+                    fprintf(stderr, "  nr %d family 0x%llx: 0x%x\n", calls[c].nr,
+                            (unsigned long long)refused_families[i], v);
+                CHECK_EQ_INT(v, RET_EAFNOSUPPORT);
+                /* high bits set cannot make a refused family pass */
+                CHECK_EQ_INT(verdict(&p, calls[c].arch, calls[c].nr, hi | refused_families[i], 1),
+                             RET_EAFNOSUPPORT);
+            }
+            for (size_t i = 0; i < sizeof allowed_families / sizeof allowed_families[0]; i++) {
+                uint64_t fam = allowed_families[i];
+                /* block_unix_sockets still refuses socket(AF_UNIX) with EPERM (socketpair stays) */
+                bool eperm = unix_blocked && fam == AF_UNIX && (c % 2) == 0;
+                uint32_t want = eperm ? RET_EPERM : SECCOMP_RET_ALLOW;
+                CHECK_EQ_INT(verdict(&p, calls[c].arch, calls[c].nr, fam, SOCK_STREAM), want);
+                /* the kernel reads the low 32 bits: an allowed family with garbage above stays one */
+                CHECK_EQ_INT(verdict(&p, calls[c].arch, calls[c].nr, hi | fam, SOCK_STREAM), want);
+            }
+        }
+        sc_program_free(&p);
+    }
+}
+
+/* The same against the kernel: socket() of a refused family fails with EAFNOSUPPORT whatever
+ * the high bits, the allowed families still work. */
+static void test_socket_families_kernel(void)
+{
+    struct sandbox_config cfg = {.net_loopback = true};
+    load(&cfg);
+    static const int refused[] = {AF_VSOCK, AF_PACKET, AF_ALG, AF_KEY, AF_BLUETOOTH, AF_TIPC, AF_XDP};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        CHECK_EQ_INT(ERRNO_OF(SYS_socket, refused[i], SOCK_STREAM, 0), EAFNOSUPPORT);
+        CHECK_EQ_INT(ERRNO_OF(SYS_socket, (1ull << 32) | (unsigned)refused[i], SOCK_DGRAM, 0), EAFNOSUPPORT);
+        int sv[2];
+        CHECK_EQ_INT(ERRNO_OF(SYS_socketpair, refused[i], SOCK_STREAM, 0, sv), EAFNOSUPPORT);
+    }
+    int ok[] = {socket(AF_UNIX, SOCK_STREAM, 0), socket(AF_INET, SOCK_STREAM, 0),
+                socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */)};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        CHECK(ok[i] >= 0);
+        close(ok[i]);
+    }
+    int fd = (int)syscall(SYS_socket, (1ull << 32) | AF_UNIX, SOCK_STREAM, 0); /* kernel: AF_UNIX */
+    CHECK(fd >= 0);
+    close(fd);
+    int sv[2];
+    CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+}
+
+/* The highest number in [lo, hi] libseccomp knows on arch (test-side, independent scan). */
+static uint32_t top_known(uint32_t arch, uint32_t lo, uint32_t hi)
+{
+    for (int64_t nr = hi; nr >= lo; nr--) {
+        char *name = seccomp_syscall_resolve_num_arch(arch, (int)nr);
+        if (name) {
+            free(name);
+            return (uint32_t)nr;
+        }
+    }
+    CHECK(!"libseccomp knows no number in the range");
+    return 0;
+}
+
+/* Numbers above the highest one libseccomp knows fail with ENOSYS on every ABI; the highest
+ * known one, which no rule refuses, is allowed. */
+static void test_unknown_numbers_enosys(void)
+{
+    struct sandbox_config none = {.net_loopback = true};
+    struct sandbox_config deny = {.net_loopback = true};
+    str_list_push(&deny.seccomp_deny, "getcwd"); /* compiled at run time, not prebuilt */
+    const struct sandbox_config *cfgs[] = {&none, &deny};
+    for (size_t k = 0; k < 2; k++) {
+        struct sc_program p;
+        char err[256];
+        CHECK_EQ_INT(sc_build(cfgs[k], &p, err, sizeof err), 0);
+#if defined(__x86_64__)
+        const uint32_t native = AUDIT_ARCH_X86_64, i386 = AUDIT_ARCH_I386, x32 = 0x40000000;
+        uint32_t top64 = top_known(SCMP_ARCH_X86_64, 0, 1023);
+        uint32_t top32 = top_known(SCMP_ARCH_X86, 0, 1023);
+        uint32_t topx32 = top_known(SCMP_ARCH_X32, x32, x32 + 511);
+        uint32_t topx32_own = top_known(SCMP_ARCH_X32, x32 + 512, x32 + 1023);
+        CHECK_EQ_INT(verdict(&p, native, (int)top64, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, native, (int)top64 + 1, 0, 0), RET_ENOSYS);
+        if (top64 < 467) /* open_tree_attr, newer than libseccomp 2.5.4 */
+            CHECK_EQ_INT(verdict(&p, native, 467, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, 511, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, 0x3fffffff, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, i386, (int)top32, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, i386, (int)top32 + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, i386, -1, 0, 0), RET_ENOSYS);
+        /* x32: its ordinary table, the gap up to its own calls at 512, those, and past them */
+        CHECK_EQ_INT(verdict(&p, native, (int)topx32, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, native, (int)topx32 + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, (int)(x32 + 511), 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, (int)(x32 + 512), 0, 0), SECCOMP_RET_ALLOW); /* rt_sigaction */
+        CHECK_EQ_INT(verdict(&p, native, (int)topx32_own, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, native, (int)topx32_own + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, (int)0x80000000u, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, native, -1, 0, 0), RET_ENOSYS);
+        /* the refusals by name are unchanged around it */
+        CHECK_EQ_INT(verdict(&p, native, 250 /* keyctl */, 0, 0), RET_EPERM);
+        CHECK_EQ_INT(verdict(&p, native, 39 /* getpid */, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, native, 79 /* getcwd */, 0, 0), k == 1 ? RET_EPERM : SECCOMP_RET_ALLOW);
+#elif defined(__aarch64__)
+        uint32_t top = top_known(SCMP_ARCH_AARCH64, 0, 1023), arm = top_known(SCMP_ARCH_ARM, 0, 511);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_AARCH64, (int)top, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_AARCH64, (int)top + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, (int)arm, 0, 0), SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, (int)arm + 1, 0, 0), RET_ENOSYS);
+        CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, 0xf0005 /* set_tls */, 0, 0), SECCOMP_RET_ALLOW);
+#endif
+        sc_program_free(&p);
+    }
+    str_list_free(&deny.seccomp_deny);
+}
+
+/* The same against the kernel: open_tree_attr (467, unknown to libseccomp 2.5.4) and 1000 are
+ * ENOSYS. */
+static void test_unknown_numbers_kernel(void)
+{
+    char *known = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, 467);
+    struct sandbox_config cfg = {.net_loopback = true};
+    load(&cfg);
+    if (!known)
+        CHECK_EQ_INT(ERRNO_OF(467, -1, NULL, 0, NULL, 0), ENOSYS);
+    free(known);
+    CHECK_EQ_INT(ERRNO_OF(1000, 0), ENOSYS);
+    CHECK(getpid() > 0);
+}
+
 #if defined(__x86_64__)
 /* The 32-bit x86 ABI, reachable from a 64-bit process through int $0x80, gets the same rules. */
 static long int80(long nr, long a, long b, long c)
@@ -420,5 +601,10 @@ TEST_MAIN({"default refusals return EPERM", test_default_refusals},
           {"prebuilt programs are libseccomp's for the same rules", test_prebuilt_matches_libseccomp},
           {"x86, x32 (or arm) ABIs get the same rules (BPF evaluated)", test_every_abi_has_the_rules},
           {"no loopback service: inet is TCP only, no Fast Open (BPF evaluated)",
-           test_no_loopback_inet_is_tcp_only}
+           test_no_loopback_inet_is_tcp_only},
+          {"socket families other than unix, inet, inet6, netlink refused (BPF evaluated)",
+           test_socket_families},
+          {"socket families refused by the kernel-loaded filter", test_socket_families_kernel},
+          {"numbers above libseccomp's table are ENOSYS (BPF evaluated)", test_unknown_numbers_enosys},
+          {"a number above libseccomp's table is ENOSYS from the kernel", test_unknown_numbers_kernel}
           ARCH_CASES)

@@ -1,0 +1,115 @@
+/* proxy_private.h — what proxy.c (the connections) and proxy_ask.c (the questions to the owner
+ * and the answers kept) share inside the proxy folder: the connection and proxy structs and the
+ * calls each makes into the other. Nothing outside engine/proxy/ includes it. */
+#ifndef CORDON_PROXY_PRIVATE_H
+#define CORDON_PROXY_PRIVATE_H
+#include <netdb.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/evloop.h"
+#include "base/util.h"
+#include "policy/lua_host.h"
+#include "proxy/http_exchange.h"
+#include "proxy/proxy.h"
+#include "proxy/socks5.h"
+#include "proxy/splice_pipe.h"
+
+enum conn_kind { CONN_HTTP, CONN_SOCKS };
+enum conn_state { ST_HEAD, ST_ASKING, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING };
+
+struct relay_buf {
+    char *data;
+    size_t off, len; /* pending bytes are data[off, off+len) */
+};
+
+struct conn {
+    struct proxy *px;
+    enum conn_kind kind;
+    enum conn_state state;
+    int cfd, ufd;
+    struct ev_io cw, uw;
+    char *head;               /* HEAD state: bytes read so far (and, for HTTP, the next request) */
+    size_t head_len, head_cap;
+    struct socks5_parser socks;
+    char host[256];
+    uint16_t port;
+    bool is_connect;          /* HTTP CONNECT */
+    enum net_kind net_kind;
+    struct resolve_job *job;
+    struct addrinfo *addrs, *next_addr;
+    struct relay_buf c2u, u2c;
+    struct splice_pipe c2u_pipe, u2c_pipe; /* RELAY: the bytes after the buffered ones */
+    struct http_exchange hx;  /* HTTP state */
+    bool c_eof, u_eof;        /* read side ended */
+    bool c_shut, u_shut;      /* write side shut after the peer's EOF was flushed */
+    uint64_t started_ms;
+    uint64_t active_ms;       /* last relayed byte */
+    unsigned question;        /* ASKING: the question it waits for */
+    bool closed;
+    struct conn *prev, *next; /* all open connections */
+    struct conn *next_closed;
+};
+
+/* One question to the owner about host:port, shared by every connection that waits for it
+ * (proxy_ask.c). */
+struct question {
+    unsigned id;
+    char host[256];
+    uint16_t port;
+    uint64_t deadline_ms;
+    struct question *next;
+};
+
+/* An answer, kept for the rest of the run. */
+struct grant {
+    char host[256];
+    uint16_t port;
+    bool allow;
+    struct grant *next;
+};
+
+/* The questions and answers of one proxy (proxy_ask.c). */
+struct proxy_asking {
+    struct proxy_owner owner;   /* ask == NULL: nobody to ask */
+    uint64_t timeout_ms;
+    struct question *questions;
+    unsigned next_question;
+    struct grant *grants;
+    struct str_list asked;      /* "host:port" the owner was asked about */
+};
+
+struct proxy {
+    struct ev_loop *loop;
+    int http_fd, socks_fd;
+    struct ev_io http_w, socks_w, resolver_w;
+    struct ev_timer sweep;
+    struct resolver *resolver;
+    char *command;
+    struct conn *conns, *closed;
+    size_t n_conns;
+    struct audit_log *audit;
+    struct proxy_asking asking; /* proxy_ask.c's */
+    struct str_list denied;     /* "host:port" refused, for refusal detection (at most 64) */
+    uint64_t denied_at[64];     /* the refusal count when denied.items[i] was last refused */
+    uint64_t denials;           /* refusals so far */
+};
+
+/* ---- proxy.c, for proxy_ask.c ---- */
+
+/* A decision to allow c: resolve its destination and connect (or relay). */
+void proxy_conn_resolve(struct conn *c);
+/* A decision to refuse c: a 403 or a SOCKS refusal, remembered for refusal detection. */
+void proxy_conn_refuse(struct conn *c, const struct net_decision *d);
+
+/* ---- proxy_ask.c, for proxy.c ---- */
+
+/* The policy answered d for c (lh_network_decide, LH_OK): amend it with what a person said
+ * earlier in this run (an answer or a grant), or, for an "ask" nobody answered yet with an
+ * owner to ask, ask (once per host:port) and return true: c then waits (c->question). */
+bool proxy_ask_amend(struct conn *c, struct net_decision *d);
+/* Deny every question whose permission timeout passed by now_ms (clock_mono_ms()). */
+void proxy_ask_expire(struct proxy *px, uint64_t now_ms);
+/* Free the questions, the answers kept and the list of destinations asked about. */
+void proxy_ask_free(struct proxy *px);
+#endif
