@@ -255,7 +255,6 @@ void job_finish_stream(struct job *j)
     api_on_gone(j->req, NULL, NULL);
     api_stream_end(j->req);
     j->req = NULL;
-    escalation_update_owner(j->s);
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
