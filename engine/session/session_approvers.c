@@ -1,8 +1,8 @@
 /* session_approvers.c — who may answer a session's questions (docs/session-api.md,
  * "Approvals"): the API clients subscribed with `GET /v1/approvals?watch=1` (`cordon approve
  * --watch NAME`, the terminal of a `cordon session start` that stays in the foreground, an MCP
- * client that can ask its user). Owns the subscribers' list and their NDJSON stream: each
- * pending question once when it subscribes, then one "question" line per question asked and
+ * client that can ask its user). Owns the subscribers' list and their NDJSON stream: a
+ * "subscribed" line, each pending question once when it subscribes, then one "question" line per question asked and
  * one "settled" line per question answered, timed out or denied. Also tells the questions'
  * outcome to the exec streams that were told the question.
  *
@@ -117,6 +117,13 @@ void session_op_watch_approvals(struct session *s, struct api_request *req)
     a->s = s;
     a->req = req;
     api_stream_begin(req, "application/x-ndjson");
+    /* The first line says the subscription holds: from here on, questions come to it. */
+    struct json_buf hello = {0};
+    json_buf_lit(&hello, "{\"event\":\"subscribed\",\"session\":");
+    json_buf_cstr_or_null(&hello, s->p.name);
+    json_buf_lit(&hello, "}\n");
+    api_stream_write(req, hello.data, hello.len);
+    json_buf_free(&hello);
     for (const struct approval *x = s->approvals.list; x; x = x->next) {
         struct json_buf b = {0};
         question_line(&b, s, x);
