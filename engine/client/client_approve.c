@@ -61,61 +61,56 @@ out:
 
 /* ---- --watch ------------------------------------------------------------------------------ */
 
+#define WATCH_QUEUE 64
+
+/* A question shown and not yet settled. */
+struct asked {
+    long long id;
+    double expires;           /* Unix seconds; 0: not known */
+};
+
 struct watch {
     const char *name;
+    struct chttp *h;          /* the stream's connection: news there interrupts a prompt */
     struct ndjson_lines lines;
     char by[64];              /* how our answers name us in the settled events */
     long long answered;       /* the last question we answered (its settled line is ours) */
+    struct asked queue[WATCH_QUEUE]; /* oldest first: the first is the one prompted for */
+    size_t queued;
+    long long prompted;       /* the question whose prompt is on the screen, or -1 */
     char in[256];             /* stdin's bytes not yet taken as an answer */
     size_t in_len;
     bool stdin_ended;
 };
 
-/* One line from stdin, waiting until deadline (Unix seconds; the question's expiry). 1 with
- * the line (no '\n') in out, 0 when the deadline passed, -1 at the end of stdin. */
-static int read_answer_line(struct watch *w, double deadline, char *out, size_t n)
+static double wall_now(void)
 {
-    for (;;) {
-        char *nl = memchr(w->in, '\n', w->in_len);
-        if (nl) {
-            size_t len = (size_t)(nl - w->in);
-            snprintf(out, n, "%.*s", (int)len, w->in);
-            memmove(w->in, nl + 1, w->in_len - len - 1);
-            w->in_len -= len + 1;
-            return 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void unqueue(struct watch *w, long long id)
+{
+    for (size_t i = 0; i < w->queued; i++) {
+        if (w->queue[i].id == id) {
+            memmove(&w->queue[i], &w->queue[i + 1], (w->queued - i - 1) * sizeof w->queue[0]);
+            w->queued--;
+            if (w->prompted == id)
+                w->prompted = -1;
+            return;
         }
-        if (w->in_len == sizeof w->in) /* a line that long is no answer: drop it */
-            w->in_len = 0;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        double left = deadline - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-        if (left <= 0)
-            return 0;
-        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-        int r = poll(&p, 1, left > 3600 ? 3600 * 1000 : (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r == 0)
-            continue; /* the loop checks the deadline */
-        ssize_t got = r < 0 ? -1 : read(STDIN_FILENO, w->in + w->in_len, sizeof w->in - w->in_len);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            w->stdin_ended = true;
-            return -1;
-        }
-        w->in_len += (size_t)got;
     }
 }
 
 /* "o", "once", "s", "session", "d", "deny" (any case, spaces around) -> the answer word. */
-static const char *answer_word(const char *line)
+static const char *answer_word(const char *line, size_t len)
 {
     char word[16];
     size_t k = 0;
-    for (const char *p = line; *p && k + 1 < sizeof word; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\r')
-            word[k++] = (char)tolower((unsigned char)*p);
+    for (size_t i = 0; i < len && k + 1 < sizeof word; i++)
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            word[k++] = (char)tolower((unsigned char)line[i]);
     word[k] = '\0';
     if (strcmp(word, "o") == 0 || strcmp(word, "once") == 0)
         return "once";
@@ -126,6 +121,8 @@ static const char *answer_word(const char *line)
     return NULL;
 }
 
+/* POST the answer; 0 when the session took it or said why not (answered meanwhile, timed
+ * out), 1 when it could not be reached. */
 static int post_answer(struct watch *w, long long id, const char *answer)
 {
     struct chttp h;
@@ -140,12 +137,11 @@ static int post_answer(struct watch *w, long long id, const char *answer)
         status = chttp_lost(&h);
         goto out;
     }
-    if (!chttp_ok(&h)) { /* answered meanwhile, or timed out: the session says which */
+    status = 0;
+    if (!chttp_ok(&h)) {
         (void)reply_fail(&h);
-        status = 0;
         goto out;
     }
-    status = 0;
     w->answered = id;
     const char *msg = h.body_len && (v = reply_json(&h)) ? reply_str(v, "message") : NULL;
     if (msg && *msg) {
@@ -161,46 +157,63 @@ out:
     return status;
 }
 
-/* A question: show it, then ask until a valid answer, the question's expiry, or stdin's end. */
-static int ask_person(struct watch *w, const struct json_value *a)
+/* Prompt for the oldest question until it is answered, expires, or the stream has news (then
+ * 0: the stream is read on, and the prompt comes back after). -1 to stop watching. */
+static int serve_queue(struct watch *w)
 {
-    long long id = 0;
-    double expires = 0;
-    const char *question = reply_str(a, "question");
-    const char *command = reply_str(a, "command");
-    if (!reply_int(a, "id", &id) || !question)
-        return 0;
-    (void)reply_num(a, "expires", &expires);
-    printf("\ncordon: approval %lld in session '%s': %s\n", id, w->name, question);
-    if (command)
-        printf("        command: %s\n", command);
-    if (w->stdin_ended) {
-        printf("        (stdin has ended: not answered here)\n");
-        fflush(stdout);
-        return 0;
-    }
-    for (;;) {
-        printf("        [o] once  [s] session  [d] deny ? ");
-        fflush(stdout);
-        char line[256];
-        int r = read_answer_line(w, expires > 0 ? expires : 1e18, line, sizeof line);
-        if (r == 0) {
-            printf("\ncordon: approval %lld: no answer in time: denied\n", id);
-            break;
+    while (w->queued > 0 && !w->stdin_ended) {
+        struct asked *q = &w->queue[0];
+        /* the session settles it at its expiry; a little later it is dropped here anyway */
+        double left = q->expires > 0 ? q->expires + 2 - wall_now() : 3600;
+        if (left <= 0) {
+            printf("\ncordon: approval %lld: no answer in time: denied\n", q->id);
+            unqueue(w, q->id);
+            continue;
         }
-        if (r < 0) {
-            printf("\ncordon: approve --watch: stdin ended: no longer answering (the question waits "
-                   "for another approver)\n");
-            break;
-        }
-        const char *answer = answer_word(line);
-        if (answer) {
+        if (w->prompted != q->id) {
+            printf("        approval %lld: [o] once  [s] session  [d] deny ? ", q->id);
             fflush(stdout);
-            return post_answer(w, id, answer);
+            w->prompted = q->id;
         }
-        printf("        answer o (once), s (session) or d (deny)\n");
+        char *nl = memchr(w->in, '\n', w->in_len);
+        if (nl) {
+            size_t len = (size_t)(nl - w->in);
+            const char *answer = answer_word(w->in, len);
+            memmove(w->in, nl + 1, w->in_len - len - 1);
+            w->in_len -= len + 1;
+            if (!answer) {
+                printf("        answer o (once), s (session) or d (deny)\n");
+                w->prompted = -1;
+                continue;
+            }
+            long long id = q->id;
+            unqueue(w, id);
+            if (post_answer(w, id, answer) != 0)
+                return -1;
+            continue;
+        }
+        if (w->in_len == sizeof w->in) /* a line that long is no answer */
+            w->in_len = 0;
+        struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = w->h->fd, .events = POLLIN}};
+        int r = poll(p, 2, left > 3600 ? 3600 * 1000 : (int)(left * 1000) + 1);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (r <= 0)
+            continue;
+        if (p[1].revents)
+            return 0; /* news on the stream first: a settled line, a question, or its end */
+        ssize_t got = read(STDIN_FILENO, w->in + w->in_len, sizeof w->in - w->in_len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            w->stdin_ended = true;
+            printf("\ncordon: approve --watch: stdin ended: no longer answering (the questions wait for "
+                   "another approver)\n");
+            fflush(stdout);
+            return -1;
+        }
+        w->in_len += (size_t)got;
     }
-    fflush(stdout);
     return 0;
 }
 
@@ -215,44 +228,61 @@ static int watch_line(void *ctx, const char *line, size_t len)
         goto out;
     }
     const char *event = reply_str(v, "event");
+    const struct json_value *a = json_get(v, "approval");
     long long id = 0;
     if (event && strcmp(event, "subscribed") == 0) {
         printf("cordon: answering the approvals of session '%s' here (Ctrl-C or the end of stdin "
                "stops)\n", w->name);
-        fflush(stdout);
-    } else if (event && strcmp(event, "question") == 0) {
-        const struct json_value *a = json_get(v, "approval");
-        if (a && a->type == JSON_OBJECT && ask_person(w, a) != 0)
-            rc = -1;
-    } else if (event && strcmp(event, "settled") == 0 && reply_int(v, "id", &id) && id != w->answered) {
-        const char *answer = reply_str(v, "answer"), *by = reply_str(v, "by");
-        printf("cordon: approval %lld: %s (by %s)\n", id, answer ? answer : "?", by ? by : "?");
-        fflush(stdout);
+    } else if (event && strcmp(event, "question") == 0 && a && a->type == JSON_OBJECT &&
+               reply_int(a, "id", &id) && reply_str(a, "question")) {
+        const char *command = reply_str(a, "command");
+        printf("%scordon: approval %lld in session '%s': %s\n", w->prompted >= 0 ? "\n" : "", id, w->name,
+               reply_str(a, "question"));
+        if (command)
+            printf("        command: %s\n", command);
+        w->prompted = -1; /* the prompt is printed again below the question */
+        if (w->queued < WATCH_QUEUE) {
+            w->queue[w->queued].id = id;
+            w->queue[w->queued].expires = 0;
+            (void)reply_num(a, "expires", &w->queue[w->queued].expires);
+            w->queued++;
+        }
+    } else if (event && strcmp(event, "settled") == 0 && reply_int(v, "id", &id)) {
+        bool shown = w->prompted == id;
+        unqueue(w, id);
+        if (id != w->answered) {
+            const char *answer = reply_str(v, "answer"), *by = reply_str(v, "by");
+            printf("%scordon: approval %lld: %s (by %s)\n", shown ? "\n" : "", id, answer ? answer : "?",
+                   by ? by : "?");
+        }
+        if (w->prompted >= 0)
+            w->prompted = -1;
     }
+    fflush(stdout);
 out:
     json_free(v);
-    if (w->stdin_ended && rc == 0)
-        rc = -2; /* nothing more can be answered here */
     return rc;
 }
 
 static int watch_stream(void *ctx, const char *data, size_t len)
 {
     struct watch *w = ctx;
-    return ndjson_feed(&w->lines, data, len, watch_line, w) < 0 ? -1 : 0;
+    if (ndjson_feed(&w->lines, data, len, watch_line, w) < 0)
+        return -1;
+    return serve_queue(w);
 }
 
 int capprove_watch(const char *name)
 {
     struct chttp h;
-    struct watch w = {.name = name, .answered = -1};
+    struct watch w = {.name = name, .h = &h, .answered = -1, .prompted = -1};
     snprintf(w.by, sizeof w.by, "cordon approve --watch (pid %d)", (int)getpid());
     int status = 1;
     if (chttp_open(&h, "approve --watch", name, false) != 0)
         goto out;
     int r = chttp_request(&h, "GET", "/v1/approvals?watch=1", NULL, 0, watch_stream, &w);
     if (r < 0 && h.sink_stopped) {
-        status = w.stdin_ended ? 0 : 1; /* a malformed line was reported */
+        status = w.stdin_ended ? 0 : 1; /* else a malformed line or a lost session was said */
         goto out;
     }
     if (r < 0) {
@@ -264,7 +294,7 @@ int capprove_watch(const char *name)
         goto out;
     }
     (void)ndjson_finish(&w.lines, watch_line, &w);
-    printf("cordon: session '%s' has ended\n", name);
+    printf("%scordon: session '%s' has ended\n", w.prompted >= 0 ? "\n" : "", name);
     status = 0;
 out:
     fflush(stdout);
