@@ -2,8 +2,9 @@
  * session_ctl.c (the session object, init's reports, the operations that start and list
  * jobs), session_jobs.c (finding jobs, their JSON and state file, their pipes and streams,
  * pruning), session_stop.c (stopping groups, stop batches, timeouts, shutdown),
- * session_escalation.c (judging a finished foreground command, the questions for the API's
- * clients, re-runs outside). Single-threaded, on the controller's event loop. */
+ * session_escalation.c (judging a finished foreground command, the questions for the
+ * approvers, re-runs outside), session_approvers.c (who may answer: the subscribed API
+ * clients). Single-threaded, on the controller's event loop. */
 #ifndef CORDON_SESSION_JOBS_H
 #define CORDON_SESSION_JOBS_H
 #include <stdbool.h>

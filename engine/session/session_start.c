@@ -326,10 +326,10 @@ static int become_approver(const char *name)
 {
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    char *slash = n > 0 ? memchr(self, '/', (size_t)n) : NULL;
-    if (slash) {
+    if (n > 0)
         self[n] = '\0';
-        slash = strrchr(self, '/');
+    char *slash = n > 0 ? strrchr(self, '/') : NULL;
+    if (slash) {
         char path[PATH_MAX + 16];
         snprintf(path, sizeof path, "%.*s/cordon", (int)(slash - self), self);
         printf("cordon: session '%s' started; this terminal answers its approvals (Ctrl-C stops answering, "
