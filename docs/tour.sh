@@ -23,8 +23,11 @@ step "$CORDON" run --json -- sh -c 'echo building...; exit 3'
 step "$CORDON" run --profile strict -- python3 -c 'import socket; socket.socket(socket.AF_UNIX)'
 step "$CORDON" run --profile nosuch -- true
 step "$CORDON" policy check
-# A session: one sandbox for many commands (its owner is this script; stopped below).
-step "$CORDON" session start tour-$$
+# A session: one sandbox for many commands. Detached, so that on a terminal the start returns
+# instead of staying in the foreground as the session's approver; stopped below (and by the
+# trap if the tour is interrupted).
+trap '"$CORDON" session stop tour-$$ >/dev/null 2>&1; rm -rf "$WS"' EXIT
+step "$CORDON" session start tour-$$ --detach
 step "$CORDON" exec tour-$$ -- 'echo shared > /tmp/note; cd /; FOO=1'
 step "$CORDON" exec tour-$$ -- 'cat /tmp/note; pwd; echo "FOO=${FOO:-unset}"'
 step "$CORDON" exec tour-$$ -- 'while sleep 1; do date; done' --background

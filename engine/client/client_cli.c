@@ -87,6 +87,9 @@ static const struct command cmd_cancel = {"cancel", "cordon cancel NAME TURN",
     "Stop every process group that commands tagged with TURN started.", {"NAME", "TURN"}, false};
 static const struct command cmd_approve = {"approve", "cordon approve NAME ID once|session|deny",
     "Answer a pending approval.", {"NAME", "ID", "ANSWER"}, false};
+static const struct command cmd_watch = {"approve --watch", "cordon approve --watch NAME",
+    "Be session NAME's approver: show each question as it is asked and read the answer\n"
+    "(o once, s session, d deny) from stdin, until the session or stdin ends.", {"NAME"}, false};
 static const struct command cmd_list = {"session list", "cordon session list [--json]",
     "List the running sessions.", {NULL}, true};
 static const struct command cmd_status = {"session status", "cordon session status NAME [--json]",
@@ -164,6 +167,41 @@ static int run_simple(const struct command *c, int argc, char **argv)
     return csess_stop(pos[0]);
 }
 
+/* `cordon approve NAME ID ANSWER`, or with --watch (anywhere before "--") `cordon approve
+ * --watch NAME`. */
+static int run_approve(int argc, char **argv)
+{
+    int watch_at = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--watch") == 0)
+            watch_at = i;
+    if (!watch_at) {
+        if (cli_wants_help(argc - 1, argv + 1)) {
+            printf("usage: %s\n%s\n   or: %s\n%s\n", cmd_approve.usage, cmd_approve.about, cmd_watch.usage,
+                   cmd_watch.about);
+            return 0;
+        }
+        return run_simple(&cmd_approve, argc, argv);
+    }
+    char *rest[8];
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i == watch_at)
+            continue;
+        if (n == (int)ARRAY_LEN(rest))
+            return cli_usage_error(cmd_watch.name, "too many arguments (usage: %s)", cmd_watch.usage);
+        rest[n++] = argv[i];
+    }
+    const char *pos[1];
+    bool json;
+    switch (parse_words(&cmd_watch, n, rest, pos, &json)) {
+    case PARSED_RUN: break;
+    case PARSED_HELP: return 0;
+    case PARSED_USAGE: return 2;
+    }
+    return capprove_watch(pos[0]);
+}
+
 #define SESSION_SYNOPSIS "cordon session start|list|status|stop [ARG...]"
 
 static void session_usage(void)
@@ -215,7 +253,7 @@ static int dispatch(int argc, char **argv)
     if (strcmp(cmd, "cancel") == 0)
         return run_simple(&cmd_cancel, argc, argv);
     if (strcmp(cmd, "approve") == 0)
-        return run_simple(&cmd_approve, argc, argv);
+        return run_approve(argc, argv);
     if (strcmp(cmd, "session") == 0)
         return run_session(argc, argv);
     return cli_usage_error(cmd, "unknown command (cordon --help lists them)");

@@ -217,7 +217,7 @@ struct stream {
     size_t exit_len;
 };
 
-/* A question for a person, on our stderr with the command that answers it. */
+/* A question asked of the session's approver, on our stderr (for information: we cannot answer). */
 static void print_approval(const char *session, const struct json_value *a)
 {
     long long id = 0;
@@ -232,9 +232,11 @@ static void print_approval(const char *session, const struct json_value *a)
     if (expires > 0 && localtime_r(&t, &tm))
         strftime(when, sizeof when, " by %H:%M:%S", &tm);
     char *shown = visible_dup(question); /* from the session: no byte of it acts on the terminal */
+    /* Not "answer with cordon approve": this stream's reader is the agent whose command asked,
+     * and the answer is a person's (docs/session-api.md, "Approvals"). */
     fprintf(stderr, "cordon: approval %lld: %s\n"
-            "        answer with: cordon approve %s %lld once|session|deny   (denied if nobody answers%s)\n",
-            id, shown, session, id, when);
+            "        asked of an approver of session '%s' (denied if nobody answers%s)\n",
+            id, shown, session, when);
     free(shown);
 }
 

@@ -13,7 +13,7 @@ enum opt_id {
     OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
     OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
     OPT_ASK_SANDBOX_OFF, OPT_PLAN, OPT_PERMISSION_TIMEOUT,
-    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH,
+    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER,
 };
 
 struct opt_def {
@@ -39,11 +39,12 @@ static const struct opt_def options[] = {
     {"policy", OPT_POLICY, true},
     {"session-exec", OPT_SESSION_EXEC, false},
     {"detach", OPT_DETACH, false}, /* session start only */
+    {"owner", OPT_OWNER, true},    /* session start only */
 };
 
 /* The synopses, one per command: the first line of its --help and the end of its usage errors. */
 #define RUN_SYNOPSIS "cordon run [OPTIONS] -- COMMAND [ARG...]"
-#define SESSION_START_SYNOPSIS "cordon session start NAME [OPTIONS] [--detach]"
+#define SESSION_START_SYNOPSIS "cordon session start NAME [OPTIONS] [--detach | --owner PID]"
 
 static void print_options(FILE *out, bool session)
 {
@@ -67,7 +68,10 @@ static void print_options(FILE *out, bool session)
           out);
     if (session)
         fputs("  --session-exec=false    run each exec in a fresh sandbox of its own\n"
-              "  --detach                outlive the process that started the session\n",
+              "  --detach                outlive the process that started the session; no\n"
+              "                          terminal answers its approvals\n"
+              "  --owner PID             end the session when process PID exits (one of yours),\n"
+              "                          instead of the process that ran session start\n",
               out);
     fputs("A boolean option also takes =true or =false.\n", out);
 }
@@ -86,8 +90,13 @@ void cli_session_start_usage(FILE *out)
 {
     fputs("usage: " SESSION_START_SYNOPSIS "\n"
           "Start session NAME: one sandbox that runs the commands given to cordon exec NAME.\n"
-          "Returns once the session answers; the session ends with cordon session stop NAME,\n"
-          "when the process that started it exits (unless --detach), or on TERM, INT or HUP.\n",
+          "The session ends with cordon session stop NAME, when its owner exits (the process\n"
+          "that ran session start, or --owner PID; none with --detach), or on TERM, INT or HUP.\n"
+          "Returns once the session answers; but run in the foreground of a terminal (and not\n"
+          "--detach), it stays there as the session's approver: it shows each question a\n"
+          "command's network or re-run asks and takes the answer (as cordon approve --watch\n"
+          "NAME does; Ctrl-C stops answering, not the session). With no approver, a question\n"
+          "is denied at once.\n",
           out);
     print_options(out, true);
     fputs("see docs/session-api.md for the session commands and their API\n", out);
@@ -145,7 +154,7 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         const char *name = arg + 2;
         size_t name_len;
         const struct opt_def *def = find_option(name, &name_len);
-        if (!def || (def->id == OPT_DETACH && !session))
+        if (!def || ((def->id == OPT_DETACH || def->id == OPT_OWNER) && !session))
             return usage_err(err, errlen, session, "unknown option '--%.*s'", (int)name_len, name);
         const char *value = name[name_len] == '=' ? name + name_len + 1 : NULL;
         if (def->takes_value && !value) {
@@ -177,6 +186,7 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         case OPT_POLICY: out->policy_file = value; break;
         case OPT_SESSION_EXEC: out->session_exec = b; break;
         case OPT_DETACH: out->detach = b == FLAG_TRUE; break;
+        case OPT_OWNER: out->owner = value; break;
         }
     }
     *i_io = i;
@@ -238,5 +248,7 @@ int cli_parse_session_start(int argc, char **argv, struct run_flags *out, const 
                          "cordon exec)", argv[i]);
     if (!*name)
         return usage_err(err, errlen, true, "missing NAME");
+    if (out->detach && out->owner)
+        return usage_err(err, errlen, true, "--detach means no owner: it cannot take --owner");
     return 0;
 }

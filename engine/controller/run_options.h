@@ -16,7 +16,8 @@ int cli_parse_run(int argc, char **argv, struct run_flags *out, char *err, size_
 /* Whether the words after "run" ask for its usage: "--help" or "-h" among the options, before
  * "--" and before the command (whose own words may be "--help"). */
 bool cli_run_wants_help(int argc, char **argv);
-/* `cordon session start NAME [OPTIONS]`: the run options (no command) plus --detach. 0 to
+/* `cordon session start NAME [OPTIONS]`: the run options (no command) plus --detach or --owner
+ * PID (kept as given: session start checks the process). 0 to
  * start; 1 when argv asks for the usage ("--help" or "-h" before any "--"); -1 with one line in
  * err, ending with the usage. */
 int cli_parse_session_start(int argc, char **argv, struct run_flags *out, const char **name,

@@ -32,6 +32,7 @@ struct run_flags {
     const char *policy_file;        /* --policy FILE: one more policy layer on top, this run only */
     enum flag_state session_exec;   /* --session-exec=false -> session.exec_per_command = true */
     bool detach;                    /* session start --detach: outlive the starting process */
+    const char *owner;              /* session start --owner PID: whose exit ends the session */
 };
 
 /* One resource limit from the profile's `rlimits` table. */

@@ -98,11 +98,15 @@ static void route_answer(struct session *s, struct api_request *req, const char 
     struct json_value *v = body_json(req);
     if (!v)
         return;
-    const struct json_value *a = json_get(v, "answer");
-    if (v->type != JSON_OBJECT || v->len != 1 || !a || a->type != JSON_STRING)
-        api_respond_error(req, 400, "the body must be {\"answer\": \"once\" | \"session\" | \"deny\"}");
+    const struct json_value *a = v->type == JSON_OBJECT ? json_get(v, "answer") : NULL;
+    const struct json_value *by = v->type == JSON_OBJECT ? json_get(v, "by") : NULL;
+    /* "by" is only a label for the settled events (who answered), never a permission */
+    bool by_ok = !by || (by->type == JSON_STRING && by->len > 0 && by->len <= 200 && strlen(by->str) == by->len);
+    if (!a || a->type != JSON_STRING || !by_ok || v->len != 1u + (by != NULL))
+        api_respond_error(req, 400, "the body must be {\"answer\": \"once\" | \"session\" | \"deny\"}, "
+                          "optionally with \"by\": a string of 1 to 200 bytes naming who answered");
     else
-        session_op_answer(s, req, (unsigned)id, a->str);
+        session_op_answer(s, req, (unsigned)id, a->str, by ? by->str : NULL);
     json_free(v);
 }
 
@@ -147,6 +151,13 @@ void session_handle_request(void *ctx, struct api_request *req)
             want = "POST";
         }
     } else if (strcmp(path, "/v1/approvals") == 0) {
+        const char *watch = api_query(req, "watch");
+        if (get && watch && strcmp(watch, "1") != 0 && strcmp(watch, "0") != 0) {
+            api_respond_error(req, 400, "watch must be 1 (a stream of the questions) or 0");
+            return;
+        }
+        if (get && watch && strcmp(watch, "1") == 0)
+            return session_op_watch_approvals(s, req);
         if (get)
             return session_op_approvals(s, req);
         want = "GET";

@@ -88,7 +88,6 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
             api_stream_begin(j->req, "application/x-ndjson");
             json_buf_printf(&b, "{\"event\":\"started\",\"pid\":%d}", (int)j->pid);
             job_stream_event(j, &b);
-            escalation_update_owner(s);
         }
         if (j->timeout > 0)
             job_timeout_arm(j);
@@ -188,7 +187,6 @@ static void job_req_gone(void *ctx, struct api_request *req)
     (void)req;
     struct job *j = ctx;
     j->req = NULL;
-    escalation_update_owner(j->s);
     if (!j->background && j->leader_running) {
         ev_timer_stop(j->s->loop, &j->resume_t);
         job_pipe_close(j->s, &j->out);
@@ -332,6 +330,7 @@ void session_init_gone(struct session *s)
     s->ended = true;
     ev_timer_stop(s->loop, &s->shutdown_t);
     ev_io_stop(s->loop, &s->ctl_w);
+    approvers_end(s); /* their streams end: `cordon approve --watch` returns */
     if (!s->shutting_down)
         LOG_E("session", "the sandbox's init ended unexpectedly: the session is over");
     /* Everything in the sandbox died with init: settle every job and every waiting client. */
@@ -381,6 +380,7 @@ void session_free(struct session *s)
         job_stop_release_waiters(j);
         job_unlink_free(s, j);
     }
+    approvers_end(s);
     escalation_free(s);
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->shutdown_t);

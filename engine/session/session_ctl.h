@@ -50,7 +50,11 @@ void session_op_stop_job(struct session *s, struct api_request *req, long pid);
 void session_op_cancel_turn(struct session *s, struct api_request *req, const char *turn);
 void session_op_stop_session(struct session *s, struct api_request *req);
 void session_op_approvals(struct session *s, struct api_request *req);
-void session_op_answer(struct session *s, struct api_request *req, unsigned id, const char *answer);
+/* GET /v1/approvals?watch=1: subscribe req as an approver (session_approvers.c). */
+void session_op_watch_approvals(struct session *s, struct api_request *req);
+/* by: who answered, as the settled events say it (NULL: "api"). */
+void session_op_answer(struct session *s, struct api_request *req, unsigned id, const char *answer,
+                       const char *by);
 
 /* TERM to everything in the sandbox, KILL after the grace period, init exits; on_ended runs
  * when it has. Idempotent. */

@@ -1,16 +1,17 @@
 /* session_escalation.c — the judgement side of a session's foreground commands, asked of its
- * API clients (docs/session-api.md, "Approvals"):
- *   - while a command runs, the proxy may ask whether it may reach a host no rule allows; a
- *     client can answer while one is attached to a foreground exec (the question is also sent
- *     on every such exec's stream); with none, the proxy denies at once;
+ * approvers (session_approvers.c; docs/session-api.md, "Approvals"):
+ *   - while a command runs, the proxy may ask whether it may reach a host no rule allows; it
+ *     asks while an approver is subscribed (the question is also sent, for information, on
+ *     every foreground exec's stream); with none, the proxy denies at once;
  *   - when a command has ended, its output goes to the `refusal` hook; each refusal is in the
- *     exit event, and when the `escalate` hook offers a re-run outside the sandbox, the
- *     command's client is asked (the exit event waits for the answer, at most the permission
- *     timeout: then deny). "session" covers that exact command string from then on. A refusal
- *     by the network policy is offered as that destination allowed instead (once: for the next
- *     foreground command; session: for the session), unless it was asked about while the
- *     command ran.
- * Nothing runs less sandboxed without a person's answer. */
+ *     exit event, and when the `escalate` hook offers a re-run outside the sandbox and an
+ *     approver is subscribed, it is asked (the exit event waits for the answer, at most the
+ *     permission timeout: then deny). "session" covers that exact command string from then
+ *     on. A refusal by the network policy is offered as that destination allowed instead
+ *     (once: for the next foreground command; session: for the session), unless it was asked
+ *     about while the command ran.
+ * The exec's own client is never asked: it is the agent whose command wants more. Nothing runs
+ * less sandboxed without a person's answer. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,7 @@ static void net_ask(void *ctx, unsigned id, const char *text)
     if (!proxy_question_target(s->p.proxy, id, x->host, sizeof x->host, &x->port))
         snprintf(x->host, sizeof x->host, "?");
     announce(s, x, NULL);
+    approvers_question(s, x);
 }
 
 static void net_closed(void *ctx, unsigned id, const char *why)
@@ -72,17 +74,17 @@ static void net_closed(void *ctx, unsigned id, const char *why)
     (void)why; /* the proxy denied it: no answer in time */
     struct session *s = ctx;
     struct approval *x = approvals_find_proxy(&s->approvals, id);
-    if (x)
+    if (x) {
+        approvers_settled(s, x, ANSWER_DENY, "timeout", NULL);
         approvals_remove(&s->approvals, x);
+    }
 }
 
 void escalation_update_owner(struct session *s)
 {
     if (!s->p.proxy || !s->p.cfg->network_ask || s->ended)
         return;
-    bool attached = false;
-    for (struct job *j = s->jobs; j && !attached; j = j->next)
-        attached = j->req && !j->background && j->pid > 0;
+    bool attached = approvers_present(s);
     if (attached == s->owner_set)
         return;
     s->owner_set = attached;
@@ -92,7 +94,8 @@ void escalation_update_owner(struct session *s)
         owner.ask = net_ask;
         owner.closed = net_closed;
     }
-    /* Without one, a new question is denied at once; pending ones still wait for an answer. */
+    /* Without one, a new question is denied at once; pending ones are denied by
+     * escalation_deny_pending. */
     proxy_set_owner(s->p.proxy, &owner, s->p.cfg->permission_timeout);
 }
 
@@ -190,6 +193,7 @@ static void on_question_timeout(struct ev_loop *loop, struct ev_timer *t)
     const char *msg = j->approval && j->approval->kind == APPROVAL_NETWORK
                           ? "cordon: no answer in time: the destination stays blocked\n"
                           : "cordon: no answer in time: not run outside the sandbox\n";
+    approvers_settled(s, j->approval, ANSWER_DENY, "timeout", j);
     approvals_remove(&s->approvals, j->approval);
     j->approval = NULL;
     job_stream_output(j, &j->err, msg, strlen(msg), true);
@@ -197,13 +201,14 @@ static void on_question_timeout(struct ev_loop *loop, struct ev_timer *t)
     session_prune(s);
 }
 
-/* Ask j's client whether the destination r blocked may be reached from now on; false when it
- * is not asked (nobody attached, or it was asked about while the command ran). */
+/* Ask the approvers whether the destination r blocked may be reached from now on; false when
+ * it is not asked (no approver, no client waiting for the result, or it was asked about while
+ * the command ran). */
 static bool offer_destination(struct job *j, const struct lh_refusal *r)
 {
     struct session *s = j->s;
     const char *colon = strrchr(r->path, ':');
-    if (!j->req || !s->p.proxy || !colon || colon == r->path || str_list_contains(proxy_asked(s->p.proxy), r->path))
+    if (!j->req || !approvers_present(s) || !s->p.proxy || !colon || colon == r->path || str_list_contains(proxy_asked(s->p.proxy), r->path))
         return false;
     char question[700];
     snprintf(question, sizeof question, "the sandbox's network policy blocked %.300s: allow it (then run the "
@@ -221,6 +226,7 @@ static bool offer_destination(struct job *j, const struct lh_refusal *r)
     x->port = (unsigned)atoi(colon + 1);
     ev_timer_start(s->loop, &x->timer, (uint64_t)(s->p.cfg->permission_timeout * 1000), on_question_timeout, j);
     announce(s, x, j);
+    approvers_question(s, x);
     return true;
 }
 
@@ -236,10 +242,13 @@ void escalation_judge(struct job *j)
     str_list_free(&denied);
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
+    /* Someone can be asked: an approver, and a client waiting for the result (a re-run's
+     * output goes to it). */
+    bool can_ask = j->req && approvers_present(s);
     for (size_t i = 0; i < j->n_refusals; i++) {
         struct lh_escalation e;
         char err[512];
-        if (lh_escalate(&j->refusals[i], j->command, ask_sandbox_off, plan, false, j->req != NULL, &e, err,
+        if (lh_escalate(&j->refusals[i], j->command, ask_sandbox_off, plan, false, can_ask, &e, err,
                         sizeof err) != LH_OK) {
             LOG_E("session", "escalation policy failed, denied: %s", err);
             break;
@@ -256,8 +265,8 @@ void escalation_judge(struct job *j)
             run_outside(j, "for this session");
             return;
         }
-        if (!j->req)
-            break; /* nobody to ask */
+        if (!can_ask)
+            break; /* nobody to ask: denied at once */
         char question[1024];
         snprintf(question, sizeof question, "%s (the sandboxed attempt already ran and may have left "
                  "partial changes)", e.reason);
@@ -267,6 +276,7 @@ void escalation_judge(struct job *j)
         ev_timer_start(s->loop, &j->approval->timer, (uint64_t)(s->p.cfg->permission_timeout * 1000),
                        on_question_timeout, j);
         announce(s, j->approval, j);
+        approvers_question(s, j->approval);
         return; /* the exit event waits for the answer */
     }
     job_finish_stream(j);
@@ -290,23 +300,15 @@ static struct job *job_of_approval(struct session *s, const struct approval *x)
     return NULL;
 }
 
-void session_op_answer(struct session *s, struct api_request *req, unsigned id, const char *answer)
+/* Settle x with answer a given by `by` (person: an approver's answer, not a deny for want of
+ * one); its effect, the settled events, and one line for the person in message. x is freed. */
+static void settle(struct session *s, struct approval *x, enum approval_answer a, const char *by, bool person,
+                   char *message, size_t mlen)
 {
-    enum approval_answer a;
-    if (!approval_parse_answer(answer, &a)) {
-        api_respond_error(req, 400, "\"answer\" must be \"once\", \"session\" or \"deny\"");
-        return;
-    }
-    struct approval *x = approvals_find(&s->approvals, id);
-    if (!x) {
-        api_respond_error(req, 404, "no pending approval %u in session '%s' (answered, timed out, or "
-                          "never asked; cordon approve lists none: GET /v1/approvals)", id, s->p.name);
-        return;
-    }
-    char message[512];
+    struct job *j = job_of_approval(s, x);
+    approvers_settled(s, x, a, by, x->proxy_id ? NULL : j);
     if (x->kind == APPROVAL_NETWORK && x->proxy_id == 0) {
         /* offered after a refusal: from the next command on */
-        struct job *j = job_of_approval(s, x);
         ev_timer_stop(s->loop, &x->timer);
         if (a != ANSWER_DENY) {
             proxy_grant(s->p.proxy, x->host, x->port, true);
@@ -316,7 +318,7 @@ void session_op_answer(struct session *s, struct api_request *req, unsigned id, 
                 str_list_push(&s->once_next, key);
             }
         }
-        snprintf(message, sizeof message, "%s:%u %s", x->host, x->port,
+        snprintf(message, mlen, "%s:%u %s", x->host, x->port,
                  a == ANSWER_ONCE      ? "allowed for the next command: run it again"
                  : a == ANSWER_SESSION ? "allowed for the session: run the command again"
                                        : "stays blocked");
@@ -335,18 +337,19 @@ void session_op_answer(struct session *s, struct api_request *req, unsigned id, 
         proxy_answer(s->p.proxy, x->proxy_id, a == ANSWER_ONCE      ? PROXY_ALLOW_COMMAND
                                               : a == ANSWER_SESSION ? PROXY_ALLOW_SESSION
                                                                     : PROXY_DENY);
-        snprintf(message, sizeof message, "%s:%u %s", x->host, x->port,
+        if (a == ANSWER_DENY && !person) /* nobody said no: the next attempt is judged afresh */
+            proxy_forget(s->p.proxy, x->host, x->port);
+        snprintf(message, mlen, "%s:%u %s", x->host, x->port,
                  a == ANSWER_ONCE      ? "allowed while the commands running now run"
                  : a == ANSWER_SESSION ? "allowed for the session"
                                        : "denied");
         approvals_remove(&s->approvals, x);
     } else {
-        struct job *j = job_of_approval(s, x);
         ev_timer_stop(s->loop, &x->timer);
         if (a == ANSWER_SESSION)
             str_list_push(&s->allowed_outside, x->command);
-        snprintf(message, sizeof message, "%s", a == ANSWER_DENY ? "denied: not run outside the sandbox"
-                                                : "running it outside the sandbox");
+        snprintf(message, mlen, "%s", a == ANSWER_DENY ? "denied: not run outside the sandbox"
+                                      : "running it outside the sandbox");
         approvals_remove(&s->approvals, x);
         if (j) {
             j->approval = NULL;
@@ -358,12 +361,38 @@ void session_op_answer(struct session *s, struct api_request *req, unsigned id, 
             }
         }
     }
+}
+
+void session_op_answer(struct session *s, struct api_request *req, unsigned id, const char *answer,
+                       const char *by)
+{
+    enum approval_answer a;
+    if (!approval_parse_answer(answer, &a)) {
+        api_respond_error(req, 400, "\"answer\" must be \"once\", \"session\" or \"deny\"");
+        return;
+    }
+    struct approval *x = approvals_find(&s->approvals, id);
+    if (!x) {
+        api_respond_error(req, 404, "no pending approval %u in session '%s' (answered, timed out, or "
+                          "never asked; cordon approve lists none: GET /v1/approvals)", id, s->p.name);
+        return;
+    }
+    char message[512];
+    settle(s, x, a, by ? by : "api", true, message, sizeof message);
     struct json_buf b = {0};
     json_buf_printf(&b, "{\"id\":%u,\"answer\":\"%s\",\"message\":", id, approval_answer_name(a));
     json_buf_cstr_or_null(&b, message);
     json_buf_lit(&b, "}");
     api_respond(req, 200, NULL, b.data, b.len);
     json_buf_free(&b);
+}
+
+void escalation_deny_pending(struct session *s, const char *by)
+{
+    while (s->approvals.list) {
+        char message[512];
+        settle(s, s->approvals.list, ANSWER_DENY, by, false, message, sizeof message);
+    }
 }
 
 void escalation_job_free(struct job *j)

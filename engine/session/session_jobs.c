@@ -33,21 +33,95 @@ static const char *state_name(enum job_state st)
     return "?";
 }
 
+/* ---- what a sandbox of its own still holds ------------------------------------------------ */
+
+#define LEFT_SCAN_MAX 4096 /* processes looked at in one sandbox */
+#define LEFT_LISTED 32     /* pids listed; the count goes on */
+
+/* The pids in /proc/PID/task/PID/children (host pids), at most max; -1 when unreadable. */
+static int read_children(pid_t pid, pid_t *out, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int n = 0;
+    long v;
+    while (n < max && fscanf(f, "%ld", &v) == 1)
+        out[n++] = (pid_t)v;
+    fclose(f);
+    return n;
+}
+
+/* Host pid h's pid in the session's namespace (the second NSpid field), or 0. */
+static pid_t session_pid_of(pid_t h)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)h);
+    FILE *f = fopen(path, "re");
+    long host = 0, inside = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "NSpid: %ld %ld", &host, &inside) >= 1 && strncmp(line, "NSpid:", 6) == 0)
+            break;
+    if (f)
+        fclose(f);
+    return (pid_t)inside;
+}
+
+/* "left": the number of processes j's own sandbox holds besides its PID 1, and "left_pids":
+ * the first of them as the session sees them, read from the host's /proc (the sandbox's
+ * PID 1 is a child of the session's init). null when that cannot be read. */
+static void left_json(struct json_buf *b, const struct job *j)
+{
+    static pid_t queue[LEFT_SCAN_MAX];
+    pid_t kids[256];
+    pid_t root = 0;
+    int n = read_children(j->s->p.init_pid, kids, (int)ARRAY_LEN(kids));
+    for (int i = 0; i < n && !root; i++)
+        if (session_pid_of(kids[i]) == j->pid)
+            root = kids[i];
+    if (!root) {
+        json_buf_lit(b, ",\"left\":null,\"left_pids\":null");
+        return;
+    }
+    int head = 0, tail = 0;
+    queue[tail++] = root;
+    while (head < tail && tail < LEFT_SCAN_MAX) {
+        int got = read_children(queue[head++], queue + tail, LEFT_SCAN_MAX - tail);
+        if (got > 0)
+            tail += got;
+    }
+    json_buf_printf(b, ",\"left\":%d,\"left_pids\":[", tail - 1);
+    for (int i = 1; i < tail && i <= LEFT_LISTED; i++)
+        json_buf_printf(b, "%s%d", i > 1 ? "," : "", (int)session_pid_of(queue[i]));
+    json_buf_lit(b, "]");
+}
+
 void job_json(struct json_buf *b, const struct job *j)
 {
+    /* A sandbox of its own whose command left processes is still running, though its leader
+     * (the command's bash) has exited: listed as running, the leader's end beside it. */
+    bool leftover = j->state != JOB_RUNNING && j->sandbox_running;
     json_buf_printf(b, "{\"pid\":%d,\"command\":", (int)j->pid);
     json_buf_cstr_or_null(b, j->command);
     json_buf_lit(b, ",\"turn\":");
     json_buf_cstr_or_null(b, j->turn);
     json_buf_printf(b, ",\"background\":%s,\"state\":\"%s\",", j->background ? "true" : "false",
-                    state_name(j->state));
-    if (j->state == JOB_RUNNING)
+                    leftover ? "running" : state_name(j->state));
+    if (leftover)
+        json_buf_printf(b, "\"exit_code\":null,\"signal\":null,\"started\":%.3f,\"ended\":null,"
+                        "\"duration_ms\":null,\"leader_running\":false,\"leader_exit_code\":%d,"
+                        "\"leader_signal\":%d", j->started, j->exit_code, j->signal);
+    else if (j->state == JOB_RUNNING)
         json_buf_printf(b, "\"exit_code\":null,\"signal\":null,\"started\":%.3f,\"ended\":null,"
                         "\"duration_ms\":null", j->started);
     else
         json_buf_printf(b, "\"exit_code\":%d,\"signal\":%d,\"started\":%.3f,\"ended\":%.3f,"
                         "\"duration_ms\":%.1f", j->exit_code, j->signal, j->started, j->ended,
                         (double)(j->end_ms - j->start_ms));
+    if (leftover)
+        left_json(b, j);
     json_buf_printf(b, ",\"timed_out\":%s,\"sandbox_running\":%s,\"log\":", j->timed_out ? "true" : "false",
                     j->sandbox_running ? "true" : "false");
     if (j->background)
@@ -248,7 +322,6 @@ void job_finish_stream(struct job *j)
     api_on_gone(j->req, NULL, NULL);
     api_stream_end(j->req);
     j->req = NULL;
-    escalation_update_owner(j->s);
 }
 
 /* ---- output ------------------------------------------------------------------------------- */

@@ -2,8 +2,9 @@
  * session_ctl.c (the session object, init's reports, the operations that start and list
  * jobs), session_jobs.c (finding jobs, their JSON and state file, their pipes and streams,
  * pruning), session_stop.c (stopping groups, stop batches, timeouts, shutdown),
- * session_escalation.c (judging a finished foreground command, the questions for the API's
- * clients, re-runs outside). Single-threaded, on the controller's event loop. */
+ * session_escalation.c (judging a finished foreground command, the questions for the
+ * approvers, re-runs outside), session_approvers.c (who may answer: the subscribed API
+ * clients). Single-threaded, on the controller's event loop. */
 #ifndef CORDON_SESSION_JOBS_H
 #define CORDON_SESSION_JOBS_H
 #include <stdbool.h>
@@ -30,6 +31,7 @@ enum job_state { JOB_RUNNING, JOB_EXITED, JOB_STOPPED };
 
 struct job;
 struct log_stream;
+struct approver;
 
 /* One stop or cancel request waiting for its groups to be gone. */
 struct stop_batch {
@@ -104,7 +106,8 @@ struct session {
     struct ev_timer shutdown_t;
     struct approvals approvals;      /* questions for the API's clients */
     struct str_list allowed_outside; /* commands a person allowed outside for the session */
-    bool owner_set;                  /* the proxy may ask (a client is attached to an exec) */
+    bool owner_set;                  /* the proxy may ask (an approver is subscribed) */
+    struct approver *approvers;      /* GET /v1/approvals?watch=1 streams (session_approvers.c) */
     struct str_list once_next;       /* "PORT HOST" allowed once after a refusal: for the next
                                       * foreground command */
     struct log_stream *log_streams;  /* GET /v1/jobs/PID/log answers in progress */
@@ -159,8 +162,10 @@ void job_stop_release_waiters(struct job *j);
 /* A foreground command's bash ended and its output is drained: find refusals, maybe ask about
  * a re-run outside; finishes the job's stream now or once that is settled. */
 void escalation_judge(struct job *j);
-/* The proxy may ask this session's clients while one is attached to a foreground exec. */
+/* The proxy may ask while an approver is subscribed; without one it denies at once. */
 void escalation_update_owner(struct session *s);
+/* Deny every pending question now, settled by `by` (the last approver left). */
+void escalation_deny_pending(struct session *s, const char *by);
 /* j's foreground command ended or went away: drop what it was allowed for itself only. */
 void escalation_job_done(struct job *j);
 /* A foreground command started: it gets what was allowed "once" for the next command. */
@@ -168,4 +173,16 @@ void escalation_job_started(struct job *j);
 /* The job is being freed or the session ends: its question and re-run go. */
 void escalation_job_free(struct job *j);
 void escalation_free(struct session *s);
+
+/* session_approvers.c */
+/* Is anybody subscribed who can answer a question? */
+bool approvers_present(const struct session *s);
+/* A new question, to every approver. */
+void approvers_question(struct session *s, const struct approval *x);
+/* x was settled (answer, by whom): to every approver, and to the exec streams that were told
+ * the question (only_job's alone when not NULL). Call before x is removed. */
+void approvers_settled(struct session *s, const struct approval *x, enum approval_answer answer,
+                       const char *by, struct job *only_job);
+/* End every approver's stream (the session is over). */
+void approvers_end(struct session *s);
 #endif

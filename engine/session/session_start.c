@@ -1,9 +1,13 @@
-/* session_start.c — `cordon session start NAME [OPTIONS] [--detach]`: checks the name and its
- * socket, then forks the session's controller, which makes the sandbox (init as PID 1, as
- * `cordon run` does), serves the control API and the egress proxy from one event loop, and
- * answers until `session stop`, its owner's exit (the process that ran `session start`, unless
- * --detach), or a TERM/INT/HUP. The starting process returns once the session answers, or
- * fails with the reason the controller or init printed. */
+/* session_start.c — `cordon session start NAME [OPTIONS] [--detach | --owner PID]`: checks
+ * the name and its socket, then forks the session's controller, which makes the sandbox (init
+ * as PID 1, as `cordon run` does), serves the control API and the egress proxy from one event
+ * loop, and answers until `session stop`, its owner's exit (the process that ran `session
+ * start`, or --owner PID; none with --detach), or a TERM/INT/HUP. The starting process fails
+ * with the reason the controller or init printed, or, once the session answers, returns; but
+ * when it runs in the foreground of a terminal (and not --detach), it becomes the session's
+ * approver on that terminal instead: it execs `cordon approve --watch NAME` (same pid, same
+ * terminal), so a person there answers the questions. It is not the owner: Ctrl-C there stops
+ * answering, and the session's questions are then denied at once. */
 #include "base/cli_opt.h"
 #include "session/session_start.h"
 
@@ -279,6 +283,67 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     return 0;
 }
 
+/* --owner PID: a live process of this user (its real uid), not the starter itself (which
+ * returns at once). 0 with *pid, or -1 with one line in err. */
+static int owner_check(const char *text, pid_t *pid, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v <= 0 || v > INT_MAX) {
+        snprintf(err, errlen, "--owner takes a process id (a positive integer), not '%.60s'", text);
+        return -1;
+    }
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", v);
+    FILE *f = fopen(path, "re");
+    long uid = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Uid: %ld", &uid) == 1)
+            break;
+    if (f)
+        fclose(f);
+    if (!f || uid < 0) {
+        snprintf(err, errlen, "--owner %ld: no such process", v);
+        return -1;
+    }
+    if ((uid_t)uid != getuid()) {
+        snprintf(err, errlen, "--owner %ld: the process belongs to another user (uid %ld)", v, uid);
+        return -1;
+    }
+    if ((pid_t)v == getpid()) {
+        snprintf(err, errlen, "--owner %ld: that is session start itself, which returns once the session "
+                 "answers", v);
+        return -1;
+    }
+    *pid = (pid_t)v;
+    return 0;
+}
+
+/* The starter stays on its terminal as the session's approver: `cordon approve --watch NAME`
+ * of the cordon beside this program, in this process. 0 when it cannot (said why): the
+ * session runs on, without this approver. */
+static int become_approver(const char *name)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0)
+        self[n] = '\0';
+    char *slash = n > 0 ? strrchr(self, '/') : NULL;
+    if (slash) {
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof path, "%.*s/cordon", (int)(slash - self), self);
+        printf("cordon: session '%s' started; this terminal answers its approvals (Ctrl-C stops answering, "
+               "not the session: cordon session stop %s ends it)\n", name, name);
+        fflush(stdout);
+        char *argv[] = {path, (char *)"approve", (char *)"--watch", (char *)name, NULL};
+        execv(path, argv);
+    }
+    fprintf(stderr, "cordon: session start: the session runs, but this terminal cannot answer its approvals "
+            "(cannot run cordon approve --watch: %s)\n", strerror(errno));
+    return 0;
+}
+
 int session_start_main(int argc, char **argv)
 {
     char err[1024];
@@ -329,13 +394,22 @@ int session_start_main(int argc, char **argv)
     if (!getcwd(cwd, sizeof cwd))
         die_errno("cannot read the current directory");
     pid_t owner = 0;
+    if (flags.owner && owner_check(flags.owner, &owner, err, sizeof err) < 0) {
+        fprintf(stderr, "cordon: session start: %s\n", err);
+        run_flags_free(&flags);
+        return 2;
+    }
     if (!flags.detach) {
-        /* The owner is the process that ran us; its exit ends the session. */
-        owner = getppid();
+        /* The owner is --owner PID, or the process that ran us; its exit ends the session. */
+        if (!owner)
+            owner = getppid();
         c.owner_fd = (int)syscall(SYS_pidfd_open, owner, 0);
         if (c.owner_fd < 0)
             die_errno("session start: cannot watch the owner process %d (use --detach?)", (int)owner);
     }
+    /* A person at this terminal can answer the session's questions (see the top comment). */
+    bool approver = !flags.detach && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+                    tcgetpgrp(STDIN_FILENO) == getpgrp();
     int ready[2];
     if (pipe2(ready, O_CLOEXEC) < 0)
         die_errno("pipe");
@@ -365,7 +439,7 @@ int session_start_main(int argc, char **argv)
     RETRY_EINTR(n, read(ready[0], &byte, 1));
     close(ready[0]);
     if (n == 1 && byte == 'R')
-        return 0;
+        return approver ? become_approver(name) : 0;
     int st2 = 0;
     (void)waitpid(pid, &st2, 0);
     if (WIFEXITED(st2) && WEXITSTATUS(st2) == 0)

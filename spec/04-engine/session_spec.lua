@@ -576,7 +576,9 @@ describe("cordon session --session-exec=false: each exec in a sandbox of its own
             if j.command:find(long, 1, true) then listed = j end
         end
         assert.truthy(listed, "jobs does not list the sandbox with a leftover process")
-        assert.are.equal("exited", listed.state)
+        -- its leader exited, but the sandbox holds processes: running
+        assert.are.equal("running", listed.state)
+        assert.are.equal(false, listed.leader_running)
         assert.are.equal(true, listed.sandbox_running)
         -- the short one ends by itself; the sandbox stays for the long one
         assert.is_true(gone(short), "the short leftover did not end")
@@ -602,6 +604,17 @@ end)
 
 describe("cordon session: approvals through the API", function()
     after_each(h.cleanup)
+
+    -- Subscribes an approver to s (GET /v1/approvals?watch=1 with curl, until clean-up): the
+    -- exec's own client is never asked, and with no approver a question is denied at once.
+    local function approver(s)
+        local out = h.tmpdir() .. "/watch.ndjson"
+        h.spawn(("sh -c %s"):format(h.quote(("exec curl -sSN --unix-socket %s %s >%s"):format(
+            h.quote(s.socket), h.quote("http://cordon/v1/approvals?watch=1"), h.quote(out)))))
+        assert(h.wait_for(function() return (h.read_file(out) or ""):find('"subscribed"', 1, true) end, 10),
+            "the approver did not subscribe")
+        return s
+    end
 
     -- Starts `cordon exec NAME -- cmd` in the background on the host (its output to a file);
     -- returns a function that waits for its end and gives { code, out }.
@@ -642,7 +655,7 @@ describe("cordon session: approvals through the API", function()
     end
 
     it("a refused command runs again outside once a client answers 'once'", function()
-        local s = start({ flags = { "--ask-sandbox-off" } })
+        local s = approver(start({ flags = { "--ask-sandbox-off" } }))
         local target = outside_target()
         local done = exec_async(s, "touch " .. target)
         local q = pending(s, "rerun")
@@ -657,7 +670,7 @@ describe("cordon session: approvals through the API", function()
     end)
 
     it("'session' covers that exact command string only; 'deny' runs nothing", function()
-        local s = start({ flags = { "--ask-sandbox-off" } })
+        local s = approver(start({ flags = { "--ask-sandbox-off" } }))
         local target, other = outside_target(), outside_target()
         local done = exec_async(s, "touch " .. target)
         approve(s, pending(s, "rerun").id, "session")
@@ -676,7 +689,7 @@ describe("cordon session: approvals through the API", function()
     end)
 
     it("no answer within the permission timeout denies; plan mode and background never ask", function()
-        local s = start({ flags = { "--ask-sandbox-off", "--permission-timeout", "2s" } })
+        local s = approver(start({ flags = { "--ask-sandbox-off", "--permission-timeout", "2s" } }))
         local target = outside_target()
         local r = exec(s, "touch " .. target)
         assert.are.equal(1, r.code, h.describe(r))
@@ -685,17 +698,17 @@ describe("cordon session: approvals through the API", function()
         local pid = background(s, "touch " .. target)
         assert.truthy(ended_job(s, pid), "the background job did not end")
         assert.are.same({}, api(s, "GET", "/v1/approvals").json.approvals)
-        local p = start({ flags = { "--ask-sandbox-off", "--plan" } })
+        local p = approver(start({ flags = { "--ask-sandbox-off", "--plan" } }))
         r = exec(p, "touch " .. target)
         assert.are.equal(1, r.code, h.describe(r))
         assert.is_nil(r.stderr:find("approval", 1, true), h.describe(r))
         assert.is_false(exists(target))
     end)
 
-    it("asks about an unlisted destination while a client is attached; 'once' ends with the command", function()
+    it("asks about an unlisted destination while an approver is subscribed; 'once' ends with the command", function()
         local o = h.origin()
         local port, marker = o.port, o.marker
-        local s = start({ flags = { "--permission-timeout", "20s" } })
+        local s = approver(start({ flags = { "--permission-timeout", "20s" } }))
         local fetch = ("curl -sS --noproxy '' --max-time 30 http://127.0.0.1:%d/x"):format(port)
         local done = exec_async(s, fetch)
         local q = pending(s, "network")
@@ -718,7 +731,7 @@ describe("cordon session: approvals through the API", function()
         local o = h.origin()
         local port, marker = o.port, o.marker
         local cfg = h.profile_dir("noask", 'return { extends = "coding", network = { ask = false } }')
-        local s = start({ flags = { "--profile", "noask", "--ask-sandbox-off" }, env = { XDG_CONFIG_HOME = cfg } })
+        local s = approver(start({ flags = { "--profile", "noask", "--ask-sandbox-off" }, env = { XDG_CONFIG_HOME = cfg } }))
         local fetch = ("curl -sS --noproxy '' --max-time 20 http://127.0.0.1:%d/x"):format(port)
         local done = exec_async(s, fetch)
         local q = pending(s, "network")
@@ -736,7 +749,7 @@ describe("cordon session: approvals through the API", function()
         assert.truthy(r.out:find("stays blocked", 1, true), r.out)
     end)
 
-    it("denies an unlisted destination at once when no client is attached", function()
+    it("denies an unlisted destination at once when no approver is subscribed", function()
         local s = start()
         local pid = background(s, "curl -sS --noproxy '' --max-time 20 http://127.0.0.1:9/ ; echo rc=$?")
         local j = ended_job(s, pid, 30)

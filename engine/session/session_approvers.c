@@ -1,0 +1,148 @@
+/* session_approvers.c — who may answer a session's questions (docs/session-api.md,
+ * "Approvals"): the API clients subscribed with `GET /v1/approvals?watch=1` (`cordon approve
+ * --watch NAME`, the terminal of a `cordon session start` that stays in the foreground, an MCP
+ * client that can ask its user). Owns the subscribers' list and their NDJSON stream: a
+ * "subscribed" line, each pending question once when it subscribes, then one "question" line per question asked and
+ * one "settled" line per question answered, timed out or denied. Also tells the questions'
+ * outcome to the exec streams that were told the question.
+ *
+ * The client of a foreground exec is never an approver: it is the agent whose command asked,
+ * and an agent must not approve itself. A sandboxed command cannot subscribe either: the
+ * socket is not in its view of the filesystem, and where it is made visible the API's peer
+ * check refuses every client from another user namespace (api_server.c).
+ *
+ * With no subscriber a question is denied at once (session_escalation.c checks
+ * approvers_present() before it asks); when the last one leaves, the questions it was shown
+ * are denied at once too, so a command never waits for an answer nobody can give.
+ * Uses api_server (the streams), session_approvals (the JSON). Must never: decide an answer
+ * itself, other than deny. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "session/session_jobs.h"
+
+struct approver {
+    struct session *s;
+    struct api_request *req;
+    struct approver *next;
+};
+
+bool approvers_present(const struct session *s)
+{
+    return s->approvers != NULL;
+}
+
+static void unlink_approver(struct session *s, struct approver *a)
+{
+    for (struct approver **p = &s->approvers; *p; p = &(*p)->next) {
+        if (*p == a) {
+            *p = a->next;
+            break;
+        }
+    }
+    free(a);
+}
+
+static void send_all(struct session *s, struct json_buf *b)
+{
+    json_buf_lit(b, "\n");
+    for (struct approver *a = s->approvers; a; a = a->next)
+        api_stream_write(a->req, b->data, b->len);
+    json_buf_free(b);
+}
+
+static void question_line(struct json_buf *b, const struct session *s, const struct approval *x)
+{
+    json_buf_lit(b, "{\"event\":\"question\",\"session\":");
+    json_buf_cstr_or_null(b, s->p.name);
+    json_buf_lit(b, ",\"approval\":");
+    approval_json(x, b);
+    json_buf_lit(b, "}");
+}
+
+static void settled_line(struct json_buf *b, unsigned id, enum approval_answer answer, const char *by)
+{
+    json_buf_printf(b, "{\"event\":\"settled\",\"id\":%u,\"answer\":\"%s\",\"by\":", id,
+                    approval_answer_name(answer));
+    json_buf_cstr_or_null(b, by);
+    json_buf_lit(b, "}");
+}
+
+void approvers_question(struct session *s, const struct approval *x)
+{
+    struct json_buf b = {0};
+    question_line(&b, s, x);
+    send_all(s, &b);
+}
+
+void approvers_settled(struct session *s, const struct approval *x, enum approval_answer answer,
+                       const char *by, struct job *only_job)
+{
+    struct json_buf b = {0};
+    settled_line(&b, x->id, answer, by);
+    send_all(s, &b);
+    /* The exec streams that were told the question hear its outcome (job_stream_event frees) */
+    for (struct job *j = s->jobs; j; j = j->next) {
+        if (!j->req || j->background || (only_job && j != only_job))
+            continue;
+        struct json_buf e = {0};
+        settled_line(&e, x->id, answer, by);
+        job_stream_event(j, &e);
+    }
+}
+
+static void approver_gone(void *ctx, struct api_request *req)
+{
+    (void)req;
+    struct approver *a = ctx;
+    struct session *s = a->s;
+    unlink_approver(s, a);
+    if (approvers_present(s))
+        return;
+    LOG_I("session", "the last approver left: its pending questions are denied");
+    escalation_update_owner(s);
+    escalation_deny_pending(s, "nobody: the last approver left");
+}
+
+void session_op_watch_approvals(struct session *s, struct api_request *req)
+{
+    if (s->ended || s->shutting_down) {
+        api_respond_error(req, 409, "the session is stopping");
+        return;
+    }
+    struct approver *a = calloc(1, sizeof *a);
+    if (!a)
+        die("out of memory");
+    a->s = s;
+    a->req = req;
+    api_stream_begin(req, "application/x-ndjson");
+    /* The first line says the subscription holds: from here on, questions come to it. */
+    struct json_buf hello = {0};
+    json_buf_lit(&hello, "{\"event\":\"subscribed\",\"session\":");
+    json_buf_cstr_or_null(&hello, s->p.name);
+    json_buf_lit(&hello, "}\n");
+    api_stream_write(req, hello.data, hello.len);
+    json_buf_free(&hello);
+    for (const struct approval *x = s->approvals.list; x; x = x->next) {
+        struct json_buf b = {0};
+        question_line(&b, s, x);
+        json_buf_lit(&b, "\n");
+        api_stream_write(req, b.data, b.len);
+        json_buf_free(&b);
+    }
+    a->next = s->approvers;
+    s->approvers = a;
+    api_on_gone(req, approver_gone, a);
+    escalation_update_owner(s);
+}
+
+void approvers_end(struct session *s)
+{
+    while (s->approvers) {
+        struct approver *a = s->approvers;
+        api_on_gone(a->req, NULL, NULL);
+        api_stream_end(a->req);
+        unlink_approver(s, a);
+    }
+}
