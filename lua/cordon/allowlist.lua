@@ -305,7 +305,7 @@ end
 -- `cordon policy net` give the same answer for the name).
 local function special_destination(host, fam)
     if fam == "name" then
-        if host == "localhost" or host:sub(-10) == ".localhost" then return "loopback name", math.huge end
+        if host == "localhost" or host:find(".localhost", -10, true) then return "loopback name", math.huge end
         return nil
     end
     local what, len = ip.special(host, fam)
@@ -373,8 +373,8 @@ function Matcher:decide(kind, host, port)
     end
     local reason = "not in the allowlist"
     if wide then
-        reason = reason .. (" (rule '%s' does not reach %s, a %s: it needs a rule naming it)")
-            :format(wide.text, host_text(h), what)
+        reason = reason .. (" (rule '%s' does not reach %s, %s %s: it needs a rule naming it)")
+            :format(wide.text, host_text(h), what:find("^[aeiou]") and "an" or "a", what)
     elseif near then
         if near.tcp then
             reason = reason .. (" (rule '%s' allows only SOCKS; HTTP and CONNECT need an entry without tcp://)")

@@ -276,29 +276,29 @@ function M.cidr(s)
     return { fam = "v6", len = len, net = format6(m) }
 end
 
--- The special block holding canonical address addr of family fam: its kind and prefix length,
--- or nil. These are the proxy's is_special_address() blocks: 0.0.0.0/8 and ::, 127.0.0.0/8 and
--- ::1, 169.254.0.0/16 and fe80::/10, 224.0.0.0/3 (multicast and the reserved space above it)
--- and ff00::/8.
+-- The special block holding addr (canonical, as M.canonical writes it) of family fam: its kind
+-- and prefix length, or nil. These are the proxy's is_special_address() blocks: 0.0.0.0/8 and
+-- ::, 127.0.0.0/8 and ::1, 169.254.0.0/16 and fe80::/10, 224.0.0.0/3 (multicast and the
+-- reserved space above it) and ff00::/8.
 function M.special(addr, fam)
+    -- from the canonical text: a decision asks this for every address it sees
     if fam == "v4" then
-        local w = v4_word(addr)
-        local a = w >> 24
+        local a, b = addr:match("^(%d+)%.(%d+)%.")
+        a, b = tonumber(a), tonumber(b)
         if a == 0 then return "unspecified", 8 end
         if a == 127 then return "loopback", 8 end
-        if w >> 16 == 0xa9fe then return "link-local", 16 end
+        if a == 169 and b == 254 then return "link-local", 16 end
         if a >= 224 then return "multicast", 3 end
         return nil
     end
-    local g = pton6(addr)
-    if not g then return nil end
-    if g[1] == 0 and g[2] == 0 and g[3] == 0 and g[4] == 0 and g[5] == 0 and g[6] == 0
-        and g[7] == 0 and g[8] <= 1 then
-        if g[8] == 0 then return "unspecified", 128 end
-        return "loopback", 128
-    end
-    if g[1] & 0xffc0 == 0xfe80 then return "link-local", 10 end
-    if g[1] & 0xff00 == 0xff00 then return "multicast", 8 end
+    if addr == "::" then return "unspecified", 128 end
+    if addr == "::1" then return "loopback", 128 end
+    -- fe80::/10 and ff00::/8 need a first group of four digits (RFC 5952 drops leading zeros)
+    local g1 = addr:match("^(%x%x%x%x):")
+    if not g1 then return nil end
+    local v = tonumber(g1, 16)
+    if v & 0xffc0 == 0xfe80 then return "link-local", 10 end
+    if v & 0xff00 == 0xff00 then return "multicast", 8 end
     return nil
 end
 
