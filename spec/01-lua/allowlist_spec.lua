@@ -331,7 +331,8 @@ describe("allowlist: wildcards do not reach special addresses", function()
           } },
         { "the unspecified address is never allowed, however it is written or allowed",
           { "*:8080", "0.0.0.0:8080", "[::]:8080", "0.0.0.0/0", "[::/0]" }, {}, { wildcard_special = true }, {
-            { "http", "0.0.0.0", 8080, "deny", nil, "^0%.0%.0%.0 is the unspecified address, which reaches the host's own services" },
+            { "http", "0.0.0.0", 8080, "deny", nil,
+              "^0%.0%.0%.0 is the unspecified address, which reaches the host's own services" },
             { "http", "0", 8080, "deny", nil, "^0%.0%.0%.0 is the unspecified address" },
             { "http", "0x0", 8080, "deny", nil, "unspecified address" },
             { "http", "0.0", 8080, "deny", nil, "unspecified address" },
@@ -439,7 +440,8 @@ describe("allowlist: wildcards do not reach special addresses", function()
     it("an unlisted special address suggests the exact flag, and that flag allows it", function()
         local r = decide({ "*:8080" }, {}, "http", "[::ffff:127.0.0.1]", 8080)
         assert.are.equal("--network-allow 127.0.0.1:8080", r.suggest)
-        assert.are.equal("allow", decide({ "*:8080", "127.0.0.1:8080" }, {}, "http", "[::ffff:127.0.0.1]", 8080).verdict)
+        r = decide({ "*:8080", "127.0.0.1:8080" }, {}, "http", "[::ffff:127.0.0.1]", 8080)
+        assert.are.equal("allow", r.verdict)
     end)
 
     it("for_profile reads network.wildcard_special", function()
@@ -452,19 +454,23 @@ end)
 
 describe("allowlist: invalid CIDR entries are errors naming the entry", function()
     local cases = {
-        { "10.0.0.1/8", "invalid network rule '10.0.0.1/8': 10.0.0.1 has bits set beyond the /8 prefix (the range is 10.0.0.0/8)" },
-        { "[fe80::1/10]", "invalid network rule '[fe80::1/10]': fe80::1 has bits set beyond the /10 prefix (the range is [fe80::/10])" },
+        { "10.0.0.1/8",
+          "invalid network rule '10.0.0.1/8': 10.0.0.1 has bits set beyond the /8 prefix (the range is 10.0.0.0/8)" },
+        { "[fe80::1/10]", "invalid network rule '[fe80::1/10]': fe80::1 has bits set beyond the /10 prefix "
+            .. "(the range is [fe80::/10])" },
         { "10.0.0.0/33", "invalid network rule '10.0.0.0/33': prefix length /33 is outside 0..32" },
         { "[::/129]", "prefix length /129 is outside 0..128" },
         { "10.0.0.0/0008", "prefix length /0008 is outside 0..32" },
         { "10.0.0.0/", "invalid network rule '10.0.0.0/': prefix length '' is not a number" },
         { "10.0.0.0/x", "prefix length 'x' is not a number" },
         { "10.0.0.0/-1", "prefix length '-1' is not a number" },
-        { "10/8", "invalid network rule '10/8': '10' is not a dotted-quad IPv4 address (a range names its network in full, e.g. '10.0.0.0/8')" },
+        { "10/8", "invalid network rule '10/8': '10' is not a dotted-quad IPv4 address (a range names its network "
+            .. "in full, e.g. '10.0.0.0/8')" },
         { "10.0/16", "'10.0' is not a dotted-quad IPv4 address" },
         { "010.0.0.0/8", "'010.0.0.0' is not a dotted-quad IPv4 address" },
         { "256.0.0.0/8", "is not a dotted-quad IPv4 address" },
-        { "fe80::/10", "invalid network rule 'fe80::/10': an IPv6 range must be written in brackets, e.g. '[fe80::/10]'" },
+        { "fe80::/10",
+          "invalid network rule 'fe80::/10': an IPv6 range must be written in brackets, e.g. '[fe80::/10]'" },
         { "::1/128:443", "an IPv6 range must be written in brackets" },
         { "[fe80::/10", "invalid network rule '[fe80::/10': unclosed '[' in an IPv6 range" },
         { "[fe80::/10]x", "unexpected text after the range" },
@@ -474,7 +480,8 @@ describe("allowlist: invalid CIDR entries are errors naming the entry", function
         { "10.0.0.0/8:0", "port 0 is outside 1..65535" },
         { "10.0.0.0/8:http", "port 'http' is not a number" },
         { "tcp://10.0.0.0/8", "invalid network rule 'tcp://10.0.0.0/8': a tcp:// rule needs a port" },
-        { "https://10.0.0.0/8", "invalid network rule 'https://10.0.0.0/8': a CIDR range is written without http:// or https://" },
+        { "https://10.0.0.0/8",
+          "invalid network rule 'https://10.0.0.0/8': a CIDR range is written without http:// or https://" },
         { "http://[fe80::/10]:80", "a CIDR range is written without http:// or https://" },
         { "https://10.0.0.1/path", "a rule names a host, not a path" },
         { "*.10.0.0.0/8", "a rule names a host, not a path" },
@@ -502,7 +509,8 @@ describe("allowlist: invalid CIDR entries are errors naming the entry", function
             { "[::ffff:0:0/96]", "v4", 0, "0.0.0.0", nil, false },
         }) do
             local r = assert(allowlist.parse(c[1]))
-            assert.are.same({ c[2], c[3], c[4], c[5], c[6] }, { r.cidr.fam, r.cidr.len, r.cidr.net, r.port, r.tcp }, c[1])
+            assert.are.same({ c[2], c[3], c[4], c[5], c[6] },
+                { r.cidr.fam, r.cidr.len, r.cidr.net, r.port, r.tcp }, c[1])
         end
     end)
 end)

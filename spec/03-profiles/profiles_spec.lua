@@ -92,14 +92,14 @@ describe("coding: network rules", function()
         local r = profile.resolve("coding", load_profile)
         r.network.allow = { "*:80", "*:443", "tcp://*:80" }
         local m = allowlist.for_profile(r)
-        for _, host in ipairs { "169.254.169.254", "169.254.43518", "[::ffff:169.254.169.254]",
+        for _, dest in ipairs { "169.254.169.254", "169.254.43518", "[::ffff:169.254.169.254]",
                                 "[fd00:ec2::254]", "fd00:ec2:0::254", "169.254.170.2", "169.254.170.23",
                                 "[fd00:ec2::23]", "[fd20:ce::254]", "metadata.google.internal",
                                 "METADATA.google.internal.", "100.100.100.200", "0x646464c8" } do
             for _, kind in ipairs { "http", "connect", "socks" } do
-                local d = m:decide(kind, host, 80)
-                assert.are.equal("deny", d.verdict, kind .. " " .. host)
-                assert.truthy(d.rule, kind .. " " .. host .. ": denied by a rule, never asked")
+                local d = m:decide(kind, dest, 80)
+                assert.are.equal("deny", d.verdict, kind .. " " .. dest)
+                assert.truthy(d.rule, kind .. " " .. dest .. ": denied by a rule, never asked")
             end
         end
         assert.are.equal("allow", m:decide("connect", "example.com", 443).verdict)

@@ -171,7 +171,8 @@ describe("cordon policy net: special addresses, the unspecified address and rang
         { { "--allow", "*:8080", "--kind", "http", "[::ffff:0.0.0.0]", "8080" }, 1, { "deny", UNSPEC } },
         { { "--allow", "0.0.0.0:8080", "--kind", "socks", "0.0.0.0", "8080" }, 1, { "deny", UNSPEC } },
         { { "--allow", "*:8080", "--kind", "connect", "[::]", "8080" }, 1,
-          { "deny", "reason: [::] is the unspecified address, which reaches the host's own services; it is never allowed" } },
+          { "deny", "reason: [::] is the unspecified address, which reaches the host's own services; "
+              .. "it is never allowed" } },
         { { "--allow", "*:8080", "--deny", "127.0.0.1", "--kind", "http", "127.0.0.2", "8080" }, 1,
           loopback("*:8080", "127.0.0.2") },
         { { "--allow", "127.0.0.1:8080", "--kind", "http", "[::ffff:127.0.0.1]", "8080" }, 0,
@@ -234,7 +235,8 @@ describe("cordon policy net: special addresses, the unspecified address and rang
         assert.are.same({ "deny", "rule: 169.254.169.254", "reason: denied by rule '169.254.169.254'" },
             lines(r.stdout), h.describe(r))
         local bad_cfg = h.profile_dir("badwide", 'return { extends = "coding", network = { wildcard_special = 1 } }')
-        r = h.cordon({ "policy", "net", "--profile", "badwide", "a.test", "443" }, { env = { XDG_CONFIG_HOME = bad_cfg } })
+        r = h.cordon({ "policy", "net", "--profile", "badwide", "a.test", "443" },
+            { env = { XDG_CONFIG_HOME = bad_cfg } })
         assert.are_not.equal(0, r.code, h.describe(r))
         assert.truthy(r.stderr:find("key 'network.wildcard_special': expected a boolean, got integer", 1, true),
             h.describe(r))
