@@ -36,8 +36,23 @@ return {
         -- "[::1]:443", "https://HOST" for HTTP and CONNECT; "tcp://HOST:PORT" for SOCKS.
         allow = {},             -- e.g. { "registry.npmjs.org", "*.pypi.org:443", "tcp://db:5432" }
         -- Same syntax; wins over allow; a rule without a port denies every port and kind.
-        -- Cloud metadata endpoints hand out credentials: never reachable by default.
-        deny = { "169.254.169.254", "metadata.google.internal" },
+        -- Cloud metadata endpoints hand out credentials: never reachable by default, whatever
+        -- an allow rule says. The link-local ones are also special addresses no wildcard
+        -- reaches; the others (100.100.100.200, the fd00::/8 ones) are ordinary addresses to
+        -- the rules, so only this list keeps '*:80' away from them.
+        deny = {
+            "169.254.169.254",          -- AWS, GCP, Azure, OpenStack, Oracle, DigitalOcean... (IPv4)
+            "[fd00:ec2::254]",          -- AWS instance metadata over IPv6 (Nitro instances)
+            "169.254.170.2",            -- AWS ECS task metadata and container credentials
+            "169.254.170.23",           -- AWS EKS Pod Identity Agent (IPv4)
+            "[fd00:ec2::23]",           -- AWS EKS Pod Identity Agent (IPv6)
+            "[fd20:ce::254]",           -- GCP metadata server over IPv6
+            "metadata.google.internal", -- GCP metadata server by name
+            "100.100.100.200",          -- Alibaba Cloud ECS metadata
+        },
+        -- May wildcard allow rules ('*:443', '*.NAME', ranges wider than the block) reach
+        -- loopback, link-local and multicast addresses? false: only a rule naming the address.
+        wildcard_special = false,
         loopback = true,        -- may commands serve and use TCP on the sandbox's own loopback?
         unrestricted = false,   -- true: no network namespace at all
         ask = true,             -- ask an interactive owner about unknown hosts

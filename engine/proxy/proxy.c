@@ -241,22 +241,50 @@ static bool is_special_address(const struct sockaddr *sa)
     return b[0] == 127 || b[0] == 0 || (b[0] == 169 && b[1] == 254) || b[0] >= 224;
 }
 
+/* Is addr the unspecified address (0.0.0.0, ::, ::ffff:0.0.0.0)? A connect() to it reaches the
+ * connecting host's own services (Linux treats it as a local address), so the proxy never
+ * connects there, whatever the rules or a policy layer say. */
+static bool is_unspecified_address(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+    if (sa->sa_family != AF_INET6)
+        return false;
+    const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    static const unsigned char zero4[4];
+    return IN6_IS_ADDR_UNSPECIFIED(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && memcmp(a6->s6_addr + 12, zero4, 4) == 0);
+}
+
 static bool host_is_ip_literal(const char *host)
 {
     unsigned char buf[sizeof(struct in6_addr)];
     return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
-/* May the connection go to this resolved address? A name's special addresses need a rule of
- * their own (decided, and audited, like any destination). */
+/* May the connection go to this resolved address? Never to the unspecified address (refused
+ * and audited here: the decision that allowed the host did not see the address); a name's
+ * other special addresses need a rule of their own (decided, and audited, like any
+ * destination). */
 static bool address_permitted(struct conn *c, const struct addrinfo *ai, struct net_decision *d)
 {
-    if (host_is_ip_literal(c->host) || !is_special_address(ai->ai_addr))
+    bool unspecified = is_unspecified_address(ai->ai_addr);
+    if (!unspecified && (host_is_ip_literal(c->host) || !is_special_address(ai->ai_addr)))
         return true;
     char ip[INET6_ADDRSTRLEN] = "";
     const void *src = ai->ai_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr
                                                 : (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
     inet_ntop(ai->ai_family, src, ip, sizeof ip);
+    if (unspecified) {
+        memset(d, 0, sizeof *d);
+        if (strcmp(c->host, ip) == 0)
+            snprintf(d->reason, sizeof d->reason, "%s is the unspecified address, which reaches the host's "
+                     "own services; the proxy never connects to it", ip);
+        else
+            snprintf(d->reason, sizeof d->reason, "%.120s resolves to %s, the unspecified address, which reaches the "
+                     "host's own services; the proxy never connects to it", c->host, ip);
+        audit_log_decision(c->px->audit, c->net_kind, ip, c->port, d, LH_OK, c->px->command);
+        return false;
+    }
     enum lh_outcome o = lh_network_decide(c->net_kind, ip, c->port, c->px->command, d);
     audit_log_decision(c->px->audit, c->net_kind, ip, c->port, d, o, c->px->command);
     if (o == LH_OK && d->allow)

@@ -2,7 +2,8 @@
 -- tables, decide one destination. The syntax, with every detail this module decides, is
 -- docs/network-rules.md; the `network` hook that calls it is in lua/HOOKS.md.
 -- Owns: what a rule means, host normalisation (case, trailing dot, refused characters and
--- lengths, IP literals through cordon.ip), and the verdict for (kind, host, port).
+-- lengths, IP literals through cordon.ip), CIDR ranges, which destinations a wildcard never
+-- reaches (special addresses, `localhost`), and the verdict for (kind, host, port).
 -- Uses cordon.ip and the standard library only, so plain lua5.4 runs it in specs.
 -- Must never: resolve names, match by scanning every rule (a decision costs a few hash
 -- lookups whatever the number of rules), or answer "allow" for a host it refused.
@@ -76,8 +77,33 @@ local function rule_error(entry, why)
     return ("invalid network rule '%s': %s"):format(tostring(entry), why)
 end
 
+-- The CIDR part of an entry's rest (after any scheme): "A.B.C.D/LEN" or "[IPV6/LEN]", then
+-- nothing or ":PORT". Returns the range, the port text (nil: none); nil when rest is no CIDR
+-- range; or false and why.
+local function split_cidr(rest)
+    local text, tail
+    if rest:sub(1, 1) == "[" then
+        text, tail = rest:match("^%[([^%]]*/[^%]]*)%](.*)$")
+        if not text and rest:match("^%[[^%]]*/") and not rest:find("]", 1, true) then
+            return false, "unclosed '[' in an IPv6 range"
+        end
+    else
+        text, tail = rest:match("^(%d[%d.]*/[^:]*)(.*)$")
+        if not text and rest:match("^[%x:.]*:[%x:.]*/") then
+            return false, "an IPv6 range must be written in brackets, e.g. '[fe80::/10]' or "
+                .. "'[fe80::/10]:443'"
+        end
+    end
+    if not text then return nil end
+    if tail == "" then return text, nil end
+    local port_s = tail:match("^:(.*)$")
+    if not port_s then return false, "unexpected text after the range" end
+    return text, port_s
+end
+
 -- Parse one entry. Returns { text, tcp = bool, host = canonical|nil (nil: any host),
--- wild = bool (host is a "*." suffix), port = n|nil (nil: any port), kinds }; or nil, message.
+-- wild = bool (host is a "*." suffix), cidr = { fam, len, net }|nil (host is a range),
+-- port = n|nil (nil: any port), kinds }; or nil, message.
 function M.parse(entry)
     if type(entry) ~= "string" then return nil, rule_error(entry, "expected a string") end
     if entry == "" then return nil, "invalid network rule '': empty rule" end
@@ -100,14 +126,26 @@ function M.parse(entry)
     elseif entry:find("://", 1, true) then
         return nil, rule_error(entry, "malformed scheme (use tcp://HOST:PORT, or HOST[:PORT])")
     end
-    local bad = rest:find("[%z\r\n%% /@\\]")
+    local cidr_text, cidr_port = split_cidr(rest)
+    if cidr_text == false then return nil, rule_error(entry, cidr_port) end
+    if cidr_text and default_port then
+        if not cidr_text:match("/%d+$") then
+            cidr_text = nil -- "https://10.0.0.1/path": a path, refused below
+        else
+            return nil, rule_error(entry, "a CIDR range is written without http:// or https:// "
+                .. "(e.g. '10.0.0.0/8:443')")
+        end
+    end
+    local bad = not cidr_text and rest:find("[%z\r\n%% /@\\]")
     if bad then
         local why = refused_chars[rest:sub(bad, bad)]
         if rest:sub(bad, bad) == "/" then why = "a rule names a host, not a path" end
         return nil, rule_error(entry, why)
     end
     local host, port_s
-    if rest:sub(1, 1) == "[" then
+    if cidr_text then
+        port_s = cidr_port
+    elseif rest:sub(1, 1) == "[" then
         local inner, tail = rest:match("^(%[[^%]]*%])(.*)$")
         if not inner then return nil, rule_error(entry, "unclosed '[' in an IPv6 literal") end
         host = inner
@@ -138,6 +176,12 @@ function M.parse(entry)
         return nil, rule_error(entry, "a tcp:// rule needs a port (tcp://HOST:PORT)")
     end
     local r = { text = entry, tcp = tcp, port = port, kinds = tcp and TCP_KINDS or HTTP_KINDS }
+    if cidr_text then
+        local c, why = ip.cidr(cidr_text)
+        if not c then return nil, rule_error(entry, why) end
+        r.cidr = c
+        return r
+    end
     if host == "" then return nil, rule_error(entry, "empty host") end
     if host == "*" then
         if not port then
@@ -174,12 +218,24 @@ local function add(tbl, key, r)
 end
 
 local function new_set()
-    return { exact = {}, suffix = {}, port = {}, any_host_any_port = {} }
+    return { exact = {}, suffix = {}, port = {}, cidr = {} }
 end
 
 local function set_add(set, r, verb)
     r.reason = ("%s by rule '%s'"):format(verb, r.text) -- made once, not per decision
-    if r.host == nil then
+    if r.cidr then
+        -- per family: the prefix lengths in use, longest first, and per length a table keyed
+        -- by network address: a decision costs one lookup per length in use
+        local fam = set.cidr[r.cidr.fam]
+        if not fam then fam = { lens = {}, by_len = {} }; set.cidr[r.cidr.fam] = fam end
+        local len = r.cidr.len
+        if not fam.by_len[len] then
+            fam.by_len[len] = {}
+            fam.lens[#fam.lens + 1] = len
+            table.sort(fam.lens, function(a, b) return a > b end)
+        end
+        add(fam.by_len[len], r.cidr.net, r)
+    elseif r.host == nil then
         add(set.port, r.port, r)
     elseif r.wild then
         add(set.suffix, r.host, r)
@@ -197,11 +253,30 @@ local function first_in(list, kind, port, any_kind)
 end
 
 -- First rule of set matching; near receives a rule that matched host and port but not kind.
-local function lookup(set, kind, host, fam, port, any_kind)
+-- gate (a special destination: the prefix length of its block, math.huge for a name): only a
+-- rule naming it reaches it, an exact host or a range no wider than the block; a wider rule
+-- that would have matched (a port-only rule, 0.0.0.0/0) is returned third, for the reason.
+local function lookup(set, kind, host, fam, port, any_kind, gate)
     local exact = set.exact[host]
     local r = first_in(exact, kind, port, any_kind)
     if r then return r end
     local near = exact and first_in(exact, kind, port, true)
+    local wide
+    local ranges = set.cidr[fam]
+    if ranges then
+        for _, len in ipairs(ranges.lens) do
+            local list = ranges.by_len[len][ip.prefix_key(host, fam, len)]
+            if list then
+                if gate and len < gate then
+                    wide = wide or first_in(list, kind, port, any_kind)
+                else
+                    r = first_in(list, kind, port, any_kind)
+                    if r then return r end
+                    near = near or first_in(list, kind, port, true)
+                end
+            end
+        end
+    end
     if fam == "name" then
         -- parent suffixes: a.b.example.com -> b.example.com, example.com, com
         local pos = host:find(".", 1, true)
@@ -216,18 +291,37 @@ local function lookup(set, kind, host, fam, port, any_kind)
         end
     end
     local list = set.port[port]
+    if gate then
+        return nil, near, wide or first_in(list, kind, port, any_kind)
+    end
     r = first_in(list, kind, port, any_kind)
     if r then return r end
     return nil, near or first_in(list, kind, port, true)
 end
 
+-- What a wildcard does not reach: (kind of destination, gate for lookup) or nil. Special
+-- addresses (cordon.ip.special), and the names RFC 6761 keeps for loopback: `localhost` and
+-- every name under it (the proxy decides the address a name resolves to again; this makes
+-- `cordon policy net` give the same answer for the name).
+local function special_destination(host, fam)
+    if fam == "name" then
+        if host == "localhost" or host:find(".localhost", -10, true) then return "loopback name", math.huge end
+        return nil
+    end
+    local what, len = ip.special(host, fam)
+    if what then return what .. " address", len end
+    return nil
+end
+
 local Matcher = {}
 Matcher.__index = Matcher
 
--- Compile allow and deny entry lists (lists of strings, nil = empty). Returns the matcher, or
--- nil and the message naming the first invalid entry.
-function M.compile(allow, deny)
-    local m = setmetatable({ allow = new_set(), deny = new_set(), count = 0 }, Matcher)
+-- Compile allow and deny entry lists (lists of strings, nil = empty). opts.wildcard_special:
+-- wildcard allow rules reach special destinations too (the profile's network.wildcard_special).
+-- Returns the matcher, or nil and the message naming the first invalid entry.
+function M.compile(allow, deny, opts)
+    local m = setmetatable({ allow = new_set(), deny = new_set(), count = 0,
+                             wildcard_special = opts and opts.wildcard_special == true }, Matcher)
     for _, pair in ipairs({ { allow or {}, m.allow, "allowed" }, { deny or {}, m.deny, "denied" } }) do
         for _, entry in ipairs(pair[1]) do
             local r, err = M.parse(entry)
@@ -262,16 +356,26 @@ function Matcher:decide(kind, host, port)
     if not h then
         return { verdict = "deny", reason = "refused host: " .. fam }
     end
+    if ip.unspecified(h) then
+        -- connect() to it reaches the connecting host's own services: no rule changes that
+        return { verdict = "deny", reason = ("%s is the unspecified address, which reaches the host's "
+            .. "own services; it is never allowed"):format(host_text(h)) }
+    end
     local d = lookup(self.deny, kind, h, fam, port, true)
     if d then
         return { verdict = "deny", rule = d.text, reason = d.reason }
     end
-    local a, near = lookup(self.allow, kind, h, fam, port, false)
+    local what, gate
+    if not self.wildcard_special then what, gate = special_destination(h, fam) end
+    local a, near, wide = lookup(self.allow, kind, h, fam, port, false, gate)
     if a then
         return { verdict = "allow", rule = a.text, reason = a.reason }
     end
     local reason = "not in the allowlist"
-    if near then
+    if wide then
+        reason = reason .. (" (rule '%s' does not reach %s, %s %s: it needs a rule naming it)")
+            :format(wide.text, host_text(h), what:find("^[aeiou]") and "an" or "a", what)
+    elseif near then
         if near.tcp then
             reason = reason .. (" (rule '%s' allows only SOCKS; HTTP and CONNECT need an entry without tcp://)")
                 :format(near.text)
@@ -292,7 +396,8 @@ function M.for_profile(profile)
     if m then return m end
     local net = type(profile) == "table" and profile.network or nil
     local err
-    m, err = M.compile(net and net.allow, net and net.deny)
+    m, err = M.compile(net and net.allow, net and net.deny,
+        { wildcard_special = net and net.wildcard_special })
     if not m then error(err, 0) end
     cache[profile] = m
     return m

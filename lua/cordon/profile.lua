@@ -19,7 +19,7 @@ M.schema = {
     hidden = "list",
     readonly_in_workspace = "list",
     network = { allow = "list", deny = "list", loopback = "boolean", unrestricted = "boolean",
-                ask = "boolean" },
+                ask = "boolean", wildcard_special = "boolean" },
     allow_docker = "boolean",
     run_binds = "abslist",
     seccomp = { block_unix_sockets = "boolean", deny = "list" },

@@ -291,3 +291,226 @@ describe("allowlist: 10,000 rules", function()
         end
     end)
 end)
+
+-- The holes an attack review found: each row was allowed before and is refused now (or, with
+-- an exact or range rule naming the address, still allowed). { allow, deny, opts, cases }.
+describe("allowlist: wildcards do not reach special addresses", function()
+    local groups2 = {
+        { "*:PORT reaches no loopback, unspecified, link-local or multicast literal",
+          { "*:8080", "tcp://*:8080" }, {}, nil, {
+            { "http", "127.0.0.1", 8080, "deny", nil, "rule '%*:8080' does not reach 127.0.0.1, a loopback address" },
+            { "connect", "127.0.0.2", 8080, "deny", nil, "loopback address" },
+            { "http", "127.1", 8080, "deny", nil, "does not reach 127.0.0.1" },
+            { "http", "2130706433", 8080, "deny", nil, "does not reach 127.0.0.1" },
+            { "http", "0x7f.1", 8080, "deny", nil, "does not reach 127.0.0.1" },
+            { "http", "[::ffff:127.0.0.1]", 8080, "deny", nil, "does not reach 127.0.0.1" },
+            { "http", "::ffff:7f00:1", 8080, "deny", nil, "does not reach 127.0.0.1" },
+            { "connect", "[::1]", 8080, "deny", nil, "does not reach %[::1%], a loopback address" },
+            { "http", "localhost", 8080, "deny", nil, "does not reach localhost, a loopback name" },
+            { "http", "LocalHost.", 8080, "deny", nil, "loopback name" },
+            { "http", "api.localhost", 8080, "deny", nil, "loopback name" },
+            { "http", "169.254.1.1", 8080, "deny", nil, "link%-local address" },
+            { "connect", "[fe80::1]", 8080, "deny", nil, "link%-local address" },
+            { "http", "224.0.0.1", 8080, "deny", nil, "multicast address" },
+            { "http", "255.255.255.255", 8080, "deny", nil, "multicast address" },
+            { "connect", "[ff02::1]", 8080, "deny", nil, "multicast address" },
+            { "http", "0.1.2.3", 8080, "deny", nil, "does not reach 0.1.2.3, an unspecified address" },
+            { "socks", "127.0.0.1", 8080, "deny", nil, "rule 'tcp://%*:8080' does not reach" },
+            -- ordinary addresses and names are still any host
+            { "http", "10.0.0.1", 8080, "allow", "*:8080" },
+            { "http", "100.64.0.1", 8080, "allow", "*:8080" },
+            { "connect", "[2001:db8::1]", 8080, "allow", "*:8080" },
+            { "connect", "[::127.0.0.1]", 8080, "allow", "*:8080" }, -- IPv4-compatible: not mapped
+            { "http", "notlocalhost", 8080, "allow", "*:8080" },
+            { "http", "localhost.example.com", 8080, "allow", "*:8080" },
+            { "socks", "example.com", 8080, "allow", "tcp://*:8080" },
+          } },
+        { "an unlisted special destination still suggests the exact flag",
+          { "*:8080" }, {}, nil, {
+            { "http", "127.1", 8080, "deny", nil, "not in the allowlist" },
+          } },
+        { "the unspecified address is never allowed, however it is written or allowed",
+          { "*:8080", "0.0.0.0:8080", "[::]:8080", "0.0.0.0/0", "[::/0]" }, {}, { wildcard_special = true }, {
+            { "http", "0.0.0.0", 8080, "deny", nil,
+              "^0%.0%.0%.0 is the unspecified address, which reaches the host's own services" },
+            { "http", "0", 8080, "deny", nil, "^0%.0%.0%.0 is the unspecified address" },
+            { "http", "0x0", 8080, "deny", nil, "unspecified address" },
+            { "http", "0.0", 8080, "deny", nil, "unspecified address" },
+            { "http", "[::ffff:0.0.0.0]", 8080, "deny", nil, "^0%.0%.0%.0 is the unspecified" },
+            { "http", "[::ffff:0:0]", 8080, "deny", nil, "^0%.0%.0%.0 is the unspecified" },
+            { "connect", "[::]", 8080, "deny", nil, "^%[::%] is the unspecified address" },
+            { "connect", "[0:0:0:0:0:0:0:0]", 8080, "deny", nil, "unspecified address" },
+            { "socks", "0.0.0.0", 8080, "deny", nil, "unspecified address" },
+          } },
+        { "a --network-deny 127.0.0.1 does not leave other spellings of the host open",
+          { "*:8080" }, { "127.0.0.1" }, nil, {
+            { "http", "127.0.0.1", 8080, "deny", "127.0.0.1" },
+            { "http", "[::ffff:127.0.0.1]", 8080, "deny", "127.0.0.1" },
+            { "http", "0.0.0.0", 8080, "deny", nil, "unspecified address" },
+            { "http", "0", 8080, "deny", nil, "unspecified address" },
+            { "http", "[::ffff:0.0.0.0]", 8080, "deny", nil, "unspecified address" },
+            { "http", "127.0.0.2", 8080, "deny", nil, "loopback address" },
+          } },
+        { "an exact rule reaches the special address it names",
+          { "127.0.0.1:8080", "[::1]:8080", "localhost:8080", "169.254.10.10", "tcp://127.0.0.1:22" }, {}, nil, {
+            { "http", "127.0.0.1", 8080, "allow", "127.0.0.1:8080" },
+            { "http", "2130706433", 8080, "allow", "127.0.0.1:8080" },
+            { "http", "[::ffff:127.0.0.1]", 8080, "allow", "127.0.0.1:8080" },
+            { "connect", "[::1]", 8080, "allow", "[::1]:8080" },
+            { "http", "localhost", 8080, "allow", "localhost:8080" },
+            { "http", "169.254.10.10", 1, "allow", "169.254.10.10" },
+            { "socks", "127.0.0.1", 22, "allow", "tcp://127.0.0.1:22" },
+            { "http", "127.0.0.2", 8080, "deny" },
+          } },
+        { "a range reaches a special address only when it lies inside the special block",
+          { "127.0.0.0/8:8080", "169.254.169.0/24", "[fe80::/10]", "0.0.0.0/0:9", "[::/0]:9", "192.0.0.0/2:9" },
+          {}, nil, {
+            { "http", "127.0.0.1", 8080, "allow", "127.0.0.0/8:8080" },
+            { "http", "127.255.0.9", 8080, "allow", "127.0.0.0/8:8080" },
+            { "http", "127.0.0.1", 8081, "deny" },
+            { "http", "169.254.169.7", 1, "allow", "169.254.169.0/24" },
+            { "connect", "[fe80::1:2]", 443, "allow", "[fe80::/10]" },
+            { "http", "127.0.0.1", 9, "deny", nil, "rule '0%.0%.0%.0/0:9' does not reach 127.0.0.1" },
+            { "http", "224.0.0.1", 9, "deny", nil, "rule '192%.0%.0%.0/2:9' does not reach 224.0.0.1" },
+            { "connect", "[::1]", 9, "deny", nil, "rule '%[::/0%]:9' does not reach" },
+            { "http", "8.8.8.8", 9, "allow", "0.0.0.0/0:9" },
+            { "connect", "[2001:db8::1]", 9, "allow", "[::/0]:9" },
+          } },
+        { "network.wildcard_special: wildcards reach special addresses (but never the unspecified one)",
+          { "*:8080" }, { "169.254.169.254" }, { wildcard_special = true }, {
+            { "http", "127.0.0.1", 8080, "allow", "*:8080" },
+            { "http", "localhost", 8080, "allow", "*:8080" },
+            { "connect", "[::1]", 8080, "allow", "*:8080" },
+            { "http", "169.254.169.254", 8080, "deny", "169.254.169.254" },
+            { "http", "0.0.0.0", 8080, "deny", nil, "unspecified address" },
+          } },
+        { "CIDR deny rules cover every spelling and every kind",
+          { "*:8080", "tcp://*:8080", "127.0.0.1:8080", "[::1]:8080" },
+          { "127.0.0.0/8", "[::1/128]", "10.0.0.0/8:8080", "[fd00::/8]" }, nil, {
+            { "http", "127.0.0.1", 8080, "deny", "127.0.0.0/8" },
+            { "http", "2130706433", 8080, "deny", "127.0.0.0/8" },
+            { "http", "0177.0.0.2", 8080, "deny", "127.0.0.0/8" },
+            { "http", "[::ffff:127.0.0.1]", 8080, "deny", "127.0.0.0/8" },
+            { "socks", "127.9.9.9", 8080, "deny", "127.0.0.0/8" },
+            { "connect", "[::1]", 8080, "deny", "[::1/128]" },
+            { "http", "10.1.2.3", 8080, "deny", "10.0.0.0/8:8080" },
+            { "socks", "10.1.2.3", 8080, "deny", "10.0.0.0/8:8080" },
+            { "http", "10.1.2.3", 8081, "deny", nil, "not in the allowlist" },
+            { "connect", "[fd00:ec2::254]", 8080, "deny", "[fd00::/8]" },
+            { "http", "11.0.0.1", 8080, "allow", "*:8080" },
+          } },
+        { "CIDR allow rules: longest prefix first, kinds and ports as HOST:PORT",
+          { "10.0.0.0/8", "10.1.0.0/16:443", "tcp://10.0.0.0/8:5432", "[2001:db8::/32]:443",
+            "[::ffff:192.168.0.0/112]" }, {}, nil, {
+            { "connect", "10.1.2.3", 443, "allow", "10.1.0.0/16:443" },
+            { "connect", "10.1.2.3", 80, "allow", "10.0.0.0/8" },
+            { "connect", "10.0.0.0", 1, "allow", "10.0.0.0/8" },
+            { "connect", "10.255.255.255", 1, "allow", "10.0.0.0/8" },
+            { "connect", "11.0.0.0", 1, "deny" },
+            { "connect", "9.255.255.255", 1, "deny" },
+            { "socks", "10.9.9.9", 5432, "allow", "tcp://10.0.0.0/8:5432" },
+            { "socks", "10.9.9.9", 80, "deny", nil, "SOCKS needs a tcp:// entry" },
+            { "connect", "[2001:db8:ffff::1]", 443, "allow", "[2001:db8::/32]:443" },
+            { "connect", "[2001:db9::1]", 443, "deny" },
+            { "http", "192.168.7.7", 80, "allow", "[::ffff:192.168.0.0/112]" },
+            { "http", "[::ffff:192.168.7.7]", 80, "allow", "[::ffff:192.168.0.0/112]" },
+            { "http", "example.com", 80, "deny" },
+          } },
+    }
+    for _, g in ipairs(groups2) do
+        describe(g[1], function()
+            for _, c in ipairs(g[5]) do
+                local kind, host, port, verdict, rule, reason = table.unpack(c)
+                it(("%s %q:%s -> %s"):format(kind, host, tostring(port), verdict), function()
+                    local m = assert(allowlist.compile(g[2], g[3], g[4]))
+                    local r = m:decide(kind, host, port)
+                    assert.are.equal(verdict, r.verdict, r.reason)
+                    assert.are.equal(rule, r.rule)
+                    if reason then
+                        assert.truthy(r.reason:find(reason), ("reason %q lacks %q"):format(r.reason, reason))
+                    end
+                    if r.reason:find("is the unspecified address", 1, true) then
+                        assert.is_nil(r.suggest) -- never asked, never suggested
+                    end
+                end)
+            end
+        end)
+    end
+
+    it("an unlisted special address suggests the exact flag, and that flag allows it", function()
+        local r = decide({ "*:8080" }, {}, "http", "[::ffff:127.0.0.1]", 8080)
+        assert.are.equal("--network-allow 127.0.0.1:8080", r.suggest)
+        r = decide({ "*:8080", "127.0.0.1:8080" }, {}, "http", "[::ffff:127.0.0.1]", 8080)
+        assert.are.equal("allow", r.verdict)
+    end)
+
+    it("for_profile reads network.wildcard_special", function()
+        local off = allowlist.for_profile({ network = { allow = { "*:1" } } })
+        local on = allowlist.for_profile({ network = { allow = { "*:1" }, wildcard_special = true } })
+        assert.are.equal("deny", off:decide("http", "127.0.0.1", 1).verdict)
+        assert.are.equal("allow", on:decide("http", "127.0.0.1", 1).verdict)
+    end)
+end)
+
+describe("allowlist: invalid CIDR entries are errors naming the entry", function()
+    local cases = {
+        { "10.0.0.1/8",
+          "invalid network rule '10.0.0.1/8': 10.0.0.1 has bits set beyond the /8 prefix (the range is 10.0.0.0/8)" },
+        { "[fe80::1/10]", "invalid network rule '[fe80::1/10]': fe80::1 has bits set beyond the /10 prefix "
+            .. "(the range is [fe80::/10])" },
+        { "10.0.0.0/33", "invalid network rule '10.0.0.0/33': prefix length /33 is outside 0..32" },
+        { "[::/129]", "prefix length /129 is outside 0..128" },
+        { "10.0.0.0/0008", "prefix length /0008 is outside 0..32" },
+        { "10.0.0.0/", "invalid network rule '10.0.0.0/': prefix length '' is not a number" },
+        { "10.0.0.0/x", "prefix length 'x' is not a number" },
+        { "10.0.0.0/-1", "prefix length '-1' is not a number" },
+        { "10/8", "invalid network rule '10/8': '10' is not a dotted-quad IPv4 address (a range names its network "
+            .. "in full, e.g. '10.0.0.0/8')" },
+        { "10.0/16", "'10.0' is not a dotted-quad IPv4 address" },
+        { "010.0.0.0/8", "'010.0.0.0' is not a dotted-quad IPv4 address" },
+        { "256.0.0.0/8", "is not a dotted-quad IPv4 address" },
+        { "fe80::/10",
+          "invalid network rule 'fe80::/10': an IPv6 range must be written in brackets, e.g. '[fe80::/10]'" },
+        { "::1/128:443", "an IPv6 range must be written in brackets" },
+        { "[fe80::/10", "invalid network rule '[fe80::/10': unclosed '[' in an IPv6 range" },
+        { "[fe80::/10]x", "unexpected text after the range" },
+        { "10.0.0.0/8x", "prefix length '8x' is not a number" },
+        { "[fg80::/10]", "'fg80::' is not an IPv6 address" },
+        { "[fe80::%eth0/10]", "is not an IPv6 address" },
+        { "10.0.0.0/8:0", "port 0 is outside 1..65535" },
+        { "10.0.0.0/8:http", "port 'http' is not a number" },
+        { "tcp://10.0.0.0/8", "invalid network rule 'tcp://10.0.0.0/8': a tcp:// rule needs a port" },
+        { "https://10.0.0.0/8",
+          "invalid network rule 'https://10.0.0.0/8': a CIDR range is written without http:// or https://" },
+        { "http://[fe80::/10]:80", "a CIDR range is written without http:// or https://" },
+        { "https://10.0.0.1/path", "a rule names a host, not a path" },
+        { "*.10.0.0.0/8", "a rule names a host, not a path" },
+        { "example.com/8", "a rule names a host, not a path" },
+    }
+    for _, c in ipairs(cases) do
+        it(("%q"):format(c[1]), function()
+            local r, err = allowlist.parse(c[1])
+            assert.is_nil(r)
+            assert.truthy(err:find(c[2], 1, true), ("message %q lacks %q"):format(err, c[2]))
+            local m, err2 = allowlist.compile({ "ok.test" }, { c[1] })
+            assert.is_nil(m)
+            assert.are.equal(err, err2)
+        end)
+    end
+    it("valid ranges parse to their family, length and network", function()
+        for _, c in ipairs({
+            { "10.0.0.0/8", "v4", 8, "10.0.0.0", nil, false },
+            { "0.0.0.0/0:443", "v4", 0, "0.0.0.0", 443, false },
+            { "tcp://192.168.1.0/24:22", "v4", 24, "192.168.1.0", 22, true },
+            { "1.2.3.4/32", "v4", 32, "1.2.3.4", nil, false },
+            { "[FE80::/10]:8080", "v6", 10, "fe80::", 8080, false },
+            { "[::/0]", "v6", 0, "::", nil, false },
+            { "[::ffff:127.0.0.0/104]", "v4", 8, "127.0.0.0", nil, false },
+            { "[::ffff:0:0/96]", "v4", 0, "0.0.0.0", nil, false },
+        }) do
+            local r = assert(allowlist.parse(c[1]))
+            assert.are.same({ c[2], c[3], c[4], c[5], c[6] },
+                { r.cidr.fam, r.cidr.len, r.cidr.net, r.port, r.tcp }, c[1])
+        end
+    end)
+end)

@@ -94,3 +94,99 @@ describe("cordon.ip.canonical", function()
         assert.is_nil(ip.canonical("[::1"))
     end)
 end)
+
+describe("cordon.ip: IPv4-mapped forms are their IPv4 address", function()
+    local cases = {
+        { "[::ffff:127.0.0.1]", "127.0.0.1" },
+        { "[::FFFF:7F00:1]", "127.0.0.1" },
+        { "[0:0:0:0:0:ffff:7f00:1]", "127.0.0.1" },
+        { "[::ffff:0.0.0.0]", "0.0.0.0" },
+        { "[::ffff:0:0]", "0.0.0.0" },
+        { "::ffff:a9fe:a9fe", "169.254.169.254" },
+        { "[::127.0.0.1]", "::7f00:1" },          -- IPv4-compatible, not mapped: stays IPv6
+        { "[::ffff:1:0:0]", "::ffff:1:0:0" },     -- not the ::ffff:0:0/96 prefix
+    }
+    for _, c in ipairs(cases) do
+        it(("%q -> %s"):format(c[1], c[2]), function()
+            assert.are.equal(c[2], (ip.canonical(c[1])))
+        end)
+    end
+end)
+
+describe("cordon.ip.cidr", function()
+    local cases = {
+        -- input, fam, len, network; or input, nil, message pattern
+        { "10.0.0.0/8", "v4", 8, "10.0.0.0" },
+        { "127.0.0.0/8", "v4", 8, "127.0.0.0" },
+        { "169.254.0.0/16", "v4", 16, "169.254.0.0" },
+        { "0.0.0.0/0", "v4", 0, "0.0.0.0" },
+        { "1.2.3.4/32", "v4", 32, "1.2.3.4" },
+        { "fe80::/10", "v6", 10, "fe80::" },
+        { "FE80:0::/10", "v6", 10, "fe80::" },
+        { "2001:db8::/32", "v6", 32, "2001:db8::" },
+        { "::/0", "v6", 0, "::" },
+        { "::1/128", "v6", 128, "::1" },
+        { "::ffff:127.0.0.0/104", "v4", 8, "127.0.0.0" },
+        { "::ffff:0:0/96", "v4", 0, "0.0.0.0" },
+        { "::ffff:169.254.169.254/128", "v4", 32, "169.254.169.254" },
+        { "10.0.0.1/8", nil, "10%.0%.0%.1 has bits set beyond the /8 prefix %(the range is 10%.0%.0%.0/8%)" },
+        { "fe80::1/10", nil, "fe80::1 has bits set beyond the /10 prefix %(the range is %[fe80::/10%]%)" },
+        { "::ffff:127.0.0.1/104", nil, "127%.0%.0%.1 has bits set beyond the /8 prefix" },
+        { "10.0.0.0/33", nil, "prefix length /33 is outside 0%.%.32" },
+        { "::/129", nil, "prefix length /129 is outside 0%.%.128" },
+        { "10.0.0.0/", nil, "prefix length '' is not a number" },
+        { "10.0.0.0/+8", nil, "prefix length '%+8' is not a number" },
+        { "10/8", nil, "'10' is not a dotted%-quad IPv4 address" },
+        { "127.1/8", nil, "'127%.1' is not a dotted%-quad" },
+        { "10.0.0.00/8", nil, "not a dotted%-quad" },
+        { "1::2::3/64", nil, "'1::2::3' is not an IPv6 address" },
+        { "10.0.0.0", nil, "not a CIDR range" },
+    }
+    for _, c in ipairs(cases) do
+        it(("%q"):format(c[1]), function()
+            local r, err = ip.cidr(c[1])
+            if c[2] then
+                assert.are.same({ fam = c[2], len = c[3], net = c[4] }, r)
+            else
+                assert.is_nil(r)
+                assert.truthy(err:find(c[3]), ("message %q lacks %q"):format(err, c[3]))
+            end
+        end)
+    end
+    it("prefix_key masks an address to the network a range of that length is stored under", function()
+        assert.are.equal("10.0.0.0", ip.prefix_key("10.1.2.3", "v4", 8))
+        assert.are.equal("10.1.2.0", ip.prefix_key("10.1.2.3", "v4", 24))
+        assert.are.equal("0.0.0.0", ip.prefix_key("10.1.2.3", "v4", 0))
+        assert.are.equal("10.1.2.3", ip.prefix_key("10.1.2.3", "v4", 32))
+        assert.are.equal("fe80::", ip.prefix_key("febf::1", "v6", 10))
+        assert.are.equal("2001:db8::", ip.prefix_key("2001:db8:ffff::1", "v6", 32))
+        assert.are.equal("2001:db8:fe00::", ip.prefix_key("2001:db8:ffff::1", "v6", 39))
+        assert.are.equal("::", ip.prefix_key("2001:db8::1", "v6", 0))
+    end)
+end)
+
+describe("cordon.ip.special: the blocks no wildcard reaches", function()
+    local cases = {
+        { "0.0.0.0", "v4", "unspecified", 8 }, { "0.255.1.1", "v4", "unspecified", 8 },
+        { "127.0.0.1", "v4", "loopback", 8 }, { "127.255.255.255", "v4", "loopback", 8 },
+        { "169.254.169.254", "v4", "link-local", 16 }, { "224.0.0.1", "v4", "multicast", 3 },
+        { "239.255.255.250", "v4", "multicast", 3 }, { "255.255.255.255", "v4", "multicast", 3 },
+        { "::", "v6", "unspecified", 128 }, { "::1", "v6", "loopback", 128 },
+        { "fe80::1", "v6", "link-local", 10 }, { "febf::1", "v6", "link-local", 10 },
+        { "ff02::1", "v6", "multicast", 8 },
+        { "1.0.0.0", "v4" }, { "126.255.255.255", "v4" }, { "128.0.0.0", "v4" }, { "169.253.0.1", "v4" },
+        { "169.255.0.1", "v4" }, { "223.255.255.255", "v4" }, { "10.0.0.1", "v4" }, { "100.100.100.200", "v4" },
+        { "::2", "v6" }, { "fec0::1", "v6" }, { "fd00:ec2::254", "v6" }, { "2001:db8::1", "v6" }, { "::7f00:1", "v6" },
+    }
+    for _, c in ipairs(cases) do
+        it(("%s -> %s"):format(c[1], tostring(c[3])), function()
+            assert.are.same({ c[3], c[4] }, { ip.special(c[1], c[2]) })
+        end)
+    end
+    it("unspecified is the address itself, nothing else in its block", function()
+        assert.is_true(ip.unspecified("0.0.0.0"))
+        assert.is_true(ip.unspecified("::"))
+        assert.is_false(ip.unspecified("0.0.0.1"))
+        assert.is_false(ip.unspecified("::1"))
+    end)
+end)

@@ -84,3 +84,32 @@ describe("built-in profiles", function()
         assert.are.equal("5m", r.escalation.permission_timeout)
     end)
 end)
+
+describe("coding: network rules", function()
+    local allowlist = require("cordon.allowlist")
+
+    it("denies the cloud metadata endpoints, IPv4 and IPv6, whatever an allow rule says", function()
+        local r = profile.resolve("coding", load_profile)
+        r.network.allow = { "*:80", "*:443", "tcp://*:80" }
+        local m = allowlist.for_profile(r)
+        for _, dest in ipairs { "169.254.169.254", "169.254.43518", "[::ffff:169.254.169.254]",
+                                "[fd00:ec2::254]", "fd00:ec2:0::254", "169.254.170.2", "169.254.170.23",
+                                "[fd00:ec2::23]", "[fd20:ce::254]", "metadata.google.internal",
+                                "METADATA.google.internal.", "100.100.100.200", "0x646464c8" } do
+            for _, kind in ipairs { "http", "connect", "socks" } do
+                local d = m:decide(kind, dest, 80)
+                assert.are.equal("deny", d.verdict, kind .. " " .. dest)
+                assert.truthy(d.rule, kind .. " " .. dest .. ": denied by a rule, never asked")
+            end
+        end
+        assert.are.equal("allow", m:decide("connect", "example.com", 443).verdict)
+    end)
+
+    it("network.wildcard_special is off, and validated as a boolean", function()
+        local r = profile.resolve("coding", load_profile)
+        assert.is_false(r.network.wildcard_special)
+        assert.is_nil(profile.validate({ network = { wildcard_special = true } }))
+        assert.are.same({ "network.wildcard_special", "expected a boolean, got string" },
+            { profile.validate({ network = { wildcard_special = "yes" } }) })
+    end)
+end)

@@ -481,3 +481,235 @@ describe("egress: audit log of a command line that is not UTF-8", function()
         assert.are.equal("/bin/bash -c " .. h.quote((script:gsub("\xff", "\u{FFFD}"))), d.command)
     end)
 end)
+
+-- The address-rule holes an attack review found, end to end through the real proxy. The
+-- "host service" is an origin on 127.0.0.1 of the HOST's namespace: the sandbox's own
+-- 127.0.0.1 is its own loopback, but the proxy connects from the host side, so a request for
+-- localhost:PORT through the proxy would reach it. A stand-in remote host listens on
+-- 127.0.0.2 at the same port. A raw client (no client-side normalisation of '0' and friends)
+-- asks for each spelling by HTTP, CONNECT and SOCKS5 and prints "KIND HOST RESULT WHO", WHO
+-- being H (the host service answered), S (the stand-in answered) or -.
+describe("egress: special addresses through the proxy", function()
+    after_each(h.cleanup)
+
+    local FORMS = { "localhost", "127.0.0.1", "0.0.0.0", "0", "[::ffff:127.0.0.1]", "[::ffff:0.0.0.0]" }
+
+    local RAW = [[
+import socket, sys
+port, h_marker, s_marker = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def who(data):
+    return "H" if h_marker.encode() in data else "S" if s_marker.encode() in data else "-"
+def read_all(s):
+    data = b""
+    while True:
+        try:
+            b = s.recv(65536)
+        except OSError:
+            break
+        if not b:
+            break
+        data += b
+    return data
+def http(host):
+    s = socket.create_connection(("127.0.0.1", 18080), timeout=20)
+    s.sendall(("GET http://%s:%d/raw HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n"
+               % (host, port, host, port)).encode())
+    data = read_all(s)
+    return (data.split(b" ", 2)[1].decode() if data else "closed"), who(data)
+def connect(host):
+    s = socket.create_connection(("127.0.0.1", 18080), timeout=20)
+    s.sendall(("CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n\r\n" % (host, port, host, port)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        b = s.recv(1)
+        if not b:
+            break
+        head += b
+    status = head.split(b" ", 2)[1].decode() if head else "closed"
+    if status != "200":
+        return status, "-"
+    s.sendall(b"GET /tunnel HTTP/1.0\r\n\r\n")
+    return status, who(read_all(s))
+def socks(host):
+    s = socket.create_connection(("127.0.0.1", 18081), timeout=20)
+    s.sendall(b"\x05\x01\x00")
+    s.recv(2)
+    if host.startswith("["):
+        addr = b"\x04" + socket.inet_pton(socket.AF_INET6, host[1:-1])
+    else:
+        addr = b"\x03" + bytes([len(host)]) + host.encode()
+    s.sendall(b"\x05\x01\x00" + addr + port.to_bytes(2, "big"))
+    reply = s.recv(10)
+    code = "0x%02x" % reply[1] if len(reply) > 1 else "closed"
+    if code != "0x00":
+        return code, "-"
+    s.sendall(b"GET /socks HTTP/1.0\r\n\r\n")
+    return code, who(read_all(s))
+for host in sys.argv[4:]:
+    for kind, fn in (("http", http), ("connect", connect), ("socks", socks)):
+        try:
+            result, w = fn(host)
+        except OSError as e:
+            result, w = type(e).__name__, "-"
+        print(kind, host, result, w, flush=True)
+]]
+
+    local STANDIN = [[
+import http.server, os, sys
+port, ready, marker = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def do_GET(self):
+        data = ("%s %s\n" % (marker, self.path)).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+srv = http.server.ThreadingHTTPServer(("127.0.0.2", port), H)
+with open(ready + ".tmp", "w") as f:
+    f.write("%d\n" % port)
+os.rename(ready + ".tmp", ready)
+srv.serve_forever()
+]]
+
+    --- The host service on 127.0.0.1 and the stand-in on 127.0.0.2, same port.
+    local function services()
+        local hs = origin("http")
+        local dir = h.tmpdir()
+        local s = { ready = dir .. "/ready", marker = "cordon-standin-" .. h.token() }
+        h.spawn(h.join({ h.python, "-c", STANDIN, tostring(hs.port), s.ready, s.marker }))
+        assert(h.wait_for(function() return h.read_file(s.ready) end, 10), "the stand-in did not start")
+        return hs, s
+    end
+
+    --- Runs the raw client in the sandbox; returns { ["KIND HOST"] = "RESULT WHO" }, r, audit.
+    local function probe(hs, s, hosts, flags, opts)
+        local args = { h.python, "-c", RAW, tostring(hs.port), hs.marker, s.marker }
+        for _, x in ipairs(hosts) do args[#args + 1] = x end
+        local r, audit = run(h.join(args), flags, opts)
+        assert.are.equal(0, r.code, h.describe(r))
+        local out = {}
+        for kind, host, result, who in r.stdout:gmatch("(%S+) (%S+) (%S+) (%S+)\n") do
+            out[kind .. " " .. host] = result .. " " .. who
+        end
+        return out, r, audit
+    end
+
+    --- Every kind for every host refused: 403 (HTTP, CONNECT) or 0x02 (SOCKS).
+    local function refused(hosts)
+        local want = {}
+        for _, host in ipairs(hosts) do
+            want["http " .. host], want["connect " .. host], want["socks " .. host] = "403 -", "403 -", "0x02 -"
+        end
+        return want
+    end
+
+    local function wildcards(port)
+        return { "--network-allow", "*:" .. port, "--network-allow", "tcp://*:" .. port }
+    end
+
+    it("outside the sandbox the host service answers on 127.0.0.1, 0.0.0.0 and [::ffff:0.0.0.0]", function()
+        -- so the refusals below are the proxy's, not a service that is not there
+        local hs, s = services()
+        local direct = "curl -sS --noproxy '*' --max-time 10 "
+        local out = h.sh_ok(("%shttp://127.0.0.1:%d/a; %shttp://0.0.0.0:%d/b; %s'http://[::ffff:0.0.0.0]:%d/c'; "
+            .. "%shttp://127.0.0.2:%d/d"):format(direct, hs.port, direct, hs.port, direct, hs.port, direct, hs.port))
+        assert.are.equal(("%s /a\n%s /b\n%s /c\n%s /d\n"):format(hs.marker, hs.marker, hs.marker, s.marker), out)
+    end)
+
+    it("with '*:PORT' the host service is refused however it is spelled", function()
+        local hs, s = services()
+        local out, r, audit = probe(hs, s, FORMS, wildcards(hs.port))
+        assert.are.same(refused(FORMS), out, h.describe(r))
+        assert.are.equal(0, conns(hs))
+        -- audited as before: one decision per request, the unspecified one naming the address
+        local reasons = {}
+        for _, d in ipairs(decisions(audit)) do
+            assert.are.equal("deny", d.verdict, d.host .. " " .. d.reason)
+            reasons[d.host] = d.reason
+        end
+        assert.truthy(reasons["0.0.0.0"]:find("0.0.0.0 is the unspecified address", 1, true), reasons["0.0.0.0"])
+        assert.truthy(reasons["127.0.0.1"]:find(":" .. hs.port .. "' does not reach 127.0.0.1", 1, true),
+            reasons["127.0.0.1"])
+        assert.truthy(reasons["localhost"]:find("does not reach localhost", 1, true), reasons["localhost"])
+    end)
+
+    it("the 403 body names the unspecified address", function()
+        local hs = origin("http")
+        local r = ok(run(CURL .. "-i http://0.0.0.0:" .. hs.port .. "/", wildcards(hs.port)))
+        assert.truthy(r.stdout:match("^HTTP/1%.1 403 Forbidden\r\n"), h.describe(r))
+        has(r, "0.0.0.0 is the unspecified address")
+        assert.are.equal(0, conns(hs))
+    end)
+
+    it("with --network-allow 127.0.0.1:PORT the host service is reached, 0.0.0.0 still is not", function()
+        local hs, s = services()
+        local p = hs.port
+        local out, r = probe(hs, s, { "127.0.0.1", "2130706433", "[::ffff:127.0.0.1]", "0.0.0.0", "0",
+            "[::ffff:0.0.0.0]", "127.0.0.2" },
+            { "--network-allow", "127.0.0.1:" .. p, "--network-allow", "tcp://127.0.0.1:" .. p,
+              "--network-allow", "0.0.0.0:" .. p, "--network-allow", "tcp://0.0.0.0:" .. p })
+        local want = refused({ "0.0.0.0", "0", "[::ffff:0.0.0.0]", "127.0.0.2" })
+        for _, host in ipairs({ "127.0.0.1", "2130706433", "[::ffff:127.0.0.1]" }) do
+            want["http " .. host], want["connect " .. host], want["socks " .. host] = "200 H", "200 H", "0x00 H"
+        end
+        assert.are.same(want, out, h.describe(r))
+    end)
+
+    it("with --network-deny 127.0.0.0/8 no spelling reaches it, whatever is allowed", function()
+        local hs, s = services()
+        local p = hs.port
+        local flags = wildcards(p)
+        for _, f in ipairs({ "--network-allow", "127.0.0.1:" .. p, "--network-allow", "tcp://127.0.0.1:" .. p,
+                             "--network-allow", "localhost:" .. p, "--network-allow", "tcp://localhost:" .. p,
+                             "--network-allow", "127.0.0.2:" .. p, "--network-deny", "127.0.0.0/8" }) do
+            flags[#flags + 1] = f
+        end
+        local hosts = { "localhost", "127.0.0.1", "0.0.0.0", "0", "[::ffff:127.0.0.1]", "[::ffff:0.0.0.0]",
+            "127.0.0.2", "0x7f.1" }
+        local out, r, audit = probe(hs, s, hosts, flags)
+        assert.are.same(refused(hosts), out, h.describe(r))
+        assert.are.equal(0, conns(hs))
+        -- localhost passed as a name, then its address was decided again and denied by the range
+        local seen = false
+        for _, d in ipairs(decisions(audit)) do
+            if d.host == "127.0.0.1" and d.rule == "127.0.0.0/8" then seen = true end
+        end
+        assert.is_true(seen)
+    end)
+
+    it("network.wildcard_special lets '*:PORT' reach loopback; 0.0.0.0 is refused even when a layer allows it",
+        function()
+        local hs, s = services()
+        local cfg = h.profile_dir("wide", 'return { extends = "coding", network = { wildcard_special = true } }')
+        -- a user layer that allows the unspecified address outright: the proxy still refuses it
+        h.write_file(cfg .. "/cordon/policy.lua", [[
+return { network = function(input, next)
+    if input.host == "0" or input.host == "0.0.0.0" or input.host == "::ffff:0.0.0.0" then
+        return { verdict = "allow", rule = "spec", reason = "a layer that allows everything" }
+    end
+    return next(input)
+end }
+]])
+        local flags = wildcards(hs.port)
+        flags[#flags + 1] = "--profile"
+        flags[#flags + 1] = "wide"
+        local out, r, audit = probe(hs, s, { "127.0.0.1", "127.0.0.2", "0.0.0.0", "0", "[::ffff:0.0.0.0]" }, flags,
+            { env = { XDG_CONFIG_HOME = cfg } })
+        local want = refused({ "0.0.0.0", "0", "[::ffff:0.0.0.0]" })
+        want["http 127.0.0.1"], want["connect 127.0.0.1"], want["socks 127.0.0.1"] = "200 H", "200 H", "0x00 H"
+        want["http 127.0.0.2"], want["connect 127.0.0.2"], want["socks 127.0.0.2"] = "200 S", "200 S", "0x00 S"
+        assert.are.same(want, out, h.describe(r))
+        -- the layer's allow and the proxy's refusal are both in the audit log
+        local refusals = 0
+        for _, d in ipairs(decisions(audit)) do
+            if d.verdict == "deny" then
+                assert.truthy(d.reason:find("the unspecified address, which reaches the host's own services; "
+                    .. "the proxy never connects to it", 1, true), d.reason)
+                refusals = refusals + 1
+            end
+        end
+        assert.are.equal(9, refusals)
+    end)
+end)

@@ -141,3 +141,104 @@ end }
         assert.truthy(r.stderr:find("invalid network rule 'tcp://x'", 1, true), h.describe(r))
     end)
 end)
+
+-- The address-rule holes an attack review found, as `cordon policy net` answers them: the same
+-- code the proxy asks, so each was "allow" before and is refused now.
+describe("cordon policy net: special addresses, the unspecified address and ranges", function()
+    lazy_setup(function()
+        assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
+    end)
+    after_each(h.cleanup)
+
+    local UNSPEC = "reason: 0.0.0.0 is the unspecified address, which reaches the host's own services; "
+        .. "it is never allowed"
+    local function loopback(rule, host, shown)
+        return { "ask", ("reason: not in the allowlist (rule '%s' does not reach %s, a loopback %s: it needs "
+            .. "a rule naming it)"):format(rule, shown or host, host == "localhost" and "name" or "address"),
+            "suggest: --network-allow " .. (shown or host) .. ":8080" }
+    end
+    -- args -> exit code, stdout lines (exact)
+    local cases = {
+        { { "--allow", "*:8080", "--kind", "http", "localhost", "8080" }, 1, loopback("*:8080", "localhost") },
+        { { "--allow", "*:8080", "--kind", "http", "127.0.0.1", "8080" }, 1, loopback("*:8080", "127.0.0.1") },
+        { { "--allow", "*:8080", "--kind", "http", "2130706433", "8080" }, 1,
+          loopback("*:8080", "2130706433", "127.0.0.1") },
+        { { "--allow", "*:8080", "--kind", "http", "[::ffff:127.0.0.1]", "8080" }, 1,
+          loopback("*:8080", "[::ffff:127.0.0.1]", "127.0.0.1") },
+        { { "--allow", "*:8080", "--kind", "connect", "[::1]", "8080" }, 1, loopback("*:8080", "[::1]") },
+        { { "--allow", "*:8080", "--kind", "http", "0.0.0.0", "8080" }, 1, { "deny", UNSPEC } },
+        { { "--allow", "*:8080", "--kind", "http", "0", "8080" }, 1, { "deny", UNSPEC } },
+        { { "--allow", "*:8080", "--kind", "http", "[::ffff:0.0.0.0]", "8080" }, 1, { "deny", UNSPEC } },
+        { { "--allow", "0.0.0.0:8080", "--kind", "socks", "0.0.0.0", "8080" }, 1, { "deny", UNSPEC } },
+        { { "--allow", "*:8080", "--kind", "connect", "[::]", "8080" }, 1,
+          { "deny", "reason: [::] is the unspecified address, which reaches the host's own services; "
+              .. "it is never allowed" } },
+        { { "--allow", "*:8080", "--deny", "127.0.0.1", "--kind", "http", "127.0.0.2", "8080" }, 1,
+          loopback("*:8080", "127.0.0.2") },
+        { { "--allow", "127.0.0.1:8080", "--kind", "http", "[::ffff:127.0.0.1]", "8080" }, 0,
+          { "allow", "rule: 127.0.0.1:8080", "reason: allowed by rule '127.0.0.1:8080'" } },
+        { { "--allow", "*:8080", "--deny", "127.0.0.0/8", "--kind", "http", "0x7f.1", "8080" }, 1,
+          { "deny", "rule: 127.0.0.0/8", "reason: denied by rule '127.0.0.0/8'" } },
+        { { "--allow", "127.0.0.1:8080", "--deny", "127.0.0.0/8", "--kind", "http", "127.0.0.1", "8080" }, 1,
+          { "deny", "rule: 127.0.0.0/8", "reason: denied by rule '127.0.0.0/8'" } },
+        { { "--allow", "tcp://10.0.0.0/8:5432", "--kind", "socks", "10.20.30.40", "5432" }, 0,
+          { "allow", "rule: tcp://10.0.0.0/8:5432", "reason: allowed by rule 'tcp://10.0.0.0/8:5432'" } },
+        { { "--allow", "[fe80::/10]:443", "[fe80::1]", "443" }, 0,
+          { "allow", "rule: [fe80::/10]:443", "reason: allowed by rule '[fe80::/10]:443'" } },
+        -- the coding profile's metadata list: IPv6 and the other clouds' endpoints too
+        { { "--allow", "*:80", "--kind", "http", "[fd00:ec2::254]", "80" }, 1,
+          { "deny", "rule: [fd00:ec2::254]", "reason: denied by rule '[fd00:ec2::254]'" } },
+        { { "--allow", "*:80", "--kind", "http", "100.100.100.200", "80" }, 1,
+          { "deny", "rule: 100.100.100.200", "reason: denied by rule '100.100.100.200'" } },
+        { { "--allow", "169.254.170.2:80", "--kind", "http", "169.254.170.2", "80" }, 1,
+          { "deny", "rule: 169.254.170.2", "reason: denied by rule '169.254.170.2'" } },
+    }
+    for i, c in ipairs(cases) do
+        it(("case %d: %s -> %d"):format(i, table.concat(c[1], " "), c[2]), function()
+            local r = net(c[1])
+            assert.are.equal(c[2], r.code, h.describe(r))
+            assert.are.same(c[3], lines(r.stdout), h.describe(r))
+            assert.are.equal("", r.stderr, h.describe(r))
+        end)
+    end
+
+    local bad = {
+        { { "--deny", "10.0.0.1/8", "a.test", "443" },
+          "invalid network rule '10.0.0.1/8': 10.0.0.1 has bits set beyond the /8 prefix (the range is 10.0.0.0/8)" },
+        { { "--deny", "fe80::/10", "a.test", "443" },
+          "invalid network rule 'fe80::/10': an IPv6 range must be written in brackets" },
+        { { "--allow", "10/8", "a.test", "443" }, "'10' is not a dotted-quad IPv4 address" },
+        { { "--allow", "https://10.0.0.0/8", "a.test", "443" }, "a CIDR range is written without http://" },
+    }
+    for i, c in ipairs(bad) do
+        it(("bad range %d: %s -> 2"):format(i, table.concat(c[1], " ")), function()
+            local r = net(c[1])
+            assert.are.equal(2, r.code, h.describe(r))
+            assert.truthy(r.stderr:find("^cordon: policy net: invalid network rule '"), h.describe(r))
+            assert.truthy(r.stderr:find(c[2], 1, true), h.describe(r))
+        end)
+    end
+
+    it("a profile with network.wildcard_special lets '*:PORT' reach loopback, never 0.0.0.0", function()
+        local cfg = h.profile_dir("wide", 'return { extends = "coding", network = { wildcard_special = true } }')
+        local function pnet(host)
+            return h.cordon({ "policy", "net", "--profile", "wide", "--allow", "*:8080", "--kind", "http", host,
+                "8080" }, { env = { XDG_CONFIG_HOME = cfg } })
+        end
+        local r = pnet("127.0.0.1")
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.same({ "allow", "rule: *:8080", "reason: allowed by rule '*:8080'" }, lines(r.stdout))
+        r = pnet("0")
+        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.same({ "deny", UNSPEC }, lines(r.stdout))
+        r = pnet("169.254.169.254")
+        assert.are.same({ "deny", "rule: 169.254.169.254", "reason: denied by rule '169.254.169.254'" },
+            lines(r.stdout), h.describe(r))
+        local bad_cfg = h.profile_dir("badwide", 'return { extends = "coding", network = { wildcard_special = 1 } }')
+        r = h.cordon({ "policy", "net", "--profile", "badwide", "a.test", "443" },
+            { env = { XDG_CONFIG_HOME = bad_cfg } })
+        assert.are_not.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stderr:find("key 'network.wildcard_special': expected a boolean, got integer", 1, true),
+            h.describe(r))
+    end)
+end)
