@@ -55,14 +55,17 @@ install: build
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
 
-# libFuzzer targets for the proxy's parsers (engine/fuzz/README.md), each run for a bounded
-# time from the seed corpus in engine/fuzz/corpus/<target>/; new inputs go to $(FUZZ_BUILD).
+# libFuzzer targets for the proxy's parsers and the case-file JSON reader (engine/fuzz/README.md),
+# each run for a bounded time from the seed corpus in engine/fuzz/corpus/<target>/; new inputs
+# go to $(FUZZ_BUILD).
 # Kept out of the CMake build: they need clang's libFuzzer, the product does not.
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 FUZZ_BUILD    ?= build-fuzz
 FUZZ_CC       ?= clang-14
 FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -Iengine
-FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules:
+# Each target is NAME:SOURCES, the sources comma-separated.
+FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules: \
+                 json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c
 # The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state.
 FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -llua5.4
 
@@ -77,7 +80,7 @@ fuzz:
 	fi
 	@mkdir -p $(FUZZ_BUILD)
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	  name=$${t%%:*}; src=$${t#*:}; \
+	  name=$${t%%:*}; src=$$(echo "$${t#*:}" | tr , ' '); \
 	  echo "fuzz: building fuzz_$$name"; \
 	  extra=; [ "$$name" = rules ] && extra='$(FUZZ_RULES_FLAGS)'; \
 	  eval $(FUZZ_CC) $(FUZZ_CFLAGS) -o $(FUZZ_BUILD)/fuzz_$$name engine/fuzz/fuzz_$$name.c $$src $$extra; \
