@@ -1,6 +1,7 @@
 # The commands of the README: `make run` and `make test` install what is missing, configure
 # and build with CMake, then run the tour or the whole suite under ctest; `make install`
 # copies the build to PREFIX (DESTDIR=/staging prepends a staging root, as packagers expect).
+# `make lint` (luacheck) runs in CI before the tests.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
@@ -8,9 +9,9 @@ PREFIX     ?= /usr/local
 # Debian 12 packages the build and the tests need (third_party/README.md says why).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
-            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy
+            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check
 
-.PHONY: all deps build run test test-asan bench install clean
+.PHONY: all deps build run lint test test-asan bench install clean
 
 all: build
 
@@ -29,6 +30,10 @@ build: deps
 
 run: build
 	@sh docs/tour.sh $(BUILD)/cordon
+
+# luacheck over every Lua file (settings and the policy environment's names: .luacheckrc).
+lint: deps
+	luacheck --no-color --quiet lua policies profiles spec
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j1

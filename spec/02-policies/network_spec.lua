@@ -132,6 +132,6 @@ describe("policies/00-default.lua environment hook: proxy variables", function()
         assert.is_nil(r.set.CORDON_SOCKS_PROXY)
         assert.is_nil(r.set.GIT_SSH_COMMAND)
         assert.is_nil(r.set.NODE_USE_ENV_PROXY)
-        for _, p in ipairs(r.unset) do assert.is_nil(p:find("PROXY", 1, true), p) end
+        for _, pattern in ipairs(r.unset) do assert.is_nil(pattern:find("PROXY", 1, true), pattern) end
     end)
 end)
