@@ -78,7 +78,7 @@ end)
 
 describe("policies/00-default.lua environment hook", function()
     it("strips secrets, sets the sandbox variables", function()
-        -- the answer only: the engine applies it (spec/04-engine, "the environment hook's answer")
+        -- the answer only: the engine applies it (spec/04-engine, "cordon run: environment")
         local profile = policy.profile({ name = "coding", flags = {} })
         local r = policy.environment({ profile = profile, env = {} })
         assert.is_nil(cenv.check_result(r))
