@@ -1,6 +1,7 @@
 # The commands of the README: `make run` and `make test` install what is missing, configure
 # and build with CMake, then run the tour or the whole suite under ctest; `make install`
 # copies the build to PREFIX (DESTDIR=/staging prepends a staging root, as packagers expect).
+# `make lint` (luacheck) runs in CI before the tests.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
@@ -8,9 +9,9 @@ PREFIX     ?= /usr/local
 # Debian 12 packages the build and the tests need (third_party/README.md says why).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
-            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy
+            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check
 
-.PHONY: all deps build run test test-asan bench install clean
+.PHONY: all deps build run lint test test-asan bench install clean
 
 all: build
 
@@ -29,6 +30,10 @@ build: deps
 
 run: build
 	@sh docs/tour.sh $(BUILD)/cordon
+
+# luacheck over every Lua file (settings and the policy environment's names: .luacheckrc).
+lint: deps
+	luacheck --no-color --quiet lua policies profiles spec
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j1
@@ -55,14 +60,17 @@ install: build
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
 
-# libFuzzer targets for the proxy's parsers (engine/fuzz/README.md), each run for a bounded
-# time from the seed corpus in engine/fuzz/corpus/<target>/; new inputs go to $(FUZZ_BUILD).
+# libFuzzer targets for the proxy's parsers and the case-file JSON reader (engine/fuzz/README.md),
+# each run for a bounded time from the seed corpus in engine/fuzz/corpus/<target>/; new inputs
+# go to $(FUZZ_BUILD).
 # Kept out of the CMake build: they need clang's libFuzzer, the product does not.
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 FUZZ_BUILD    ?= build-fuzz
 FUZZ_CC       ?= clang-14
 FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -Iengine
-FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules:
+# Each target is NAME:SOURCES, the sources comma-separated.
+FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules: \
+                 json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c
 # The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state.
 FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -llua5.4
 
@@ -77,7 +85,7 @@ fuzz:
 	fi
 	@mkdir -p $(FUZZ_BUILD)
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	  name=$${t%%:*}; src=$${t#*:}; \
+	  name=$${t%%:*}; src=$$(echo "$${t#*:}" | tr , ' '); \
 	  echo "fuzz: building fuzz_$$name"; \
 	  extra=; [ "$$name" = rules ] && extra='$(FUZZ_RULES_FLAGS)'; \
 	  eval $(FUZZ_CC) $(FUZZ_CFLAGS) -o $(FUZZ_BUILD)/fuzz_$$name engine/fuzz/fuzz_$$name.c $$src $$extra; \

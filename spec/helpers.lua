@@ -6,7 +6,8 @@
 -- touches the system (temp dirs, servers, processes) happens when a spec calls it, and is
 -- undone by h.cleanup() (call it from an after_each / teardown).
 --
--- Uses plain lua5.4 (io, os) and host programs: sh, mktemp, rm, timeout, setpriv, python3.
+-- Uses plain lua5.4 (io, os, debug for h.skip and the per-run copy) and host programs: sh,
+-- mktemp, cp, rm, timeout, setpriv, python3.
 
 local h = {}
 
@@ -181,13 +182,78 @@ function h.home()
     return default_home
 end
 
+--- Marks the running test as skipped with `reason` (busted's pending): busted's TAP output
+-- prints `ok N - # SKIP FILE:LINE: reason`, FILE:LINE being the spec line that called this.
+-- The spec's own `pending` is found in the environment busted gives spec files (the helpers
+-- run in _G, which has none). Raises outside a test.
+function h.skip(reason)
+    local where
+    for level = 2, 40 do
+        local info = debug.getinfo(level, "Slf")
+        if not info then break end
+        if not where and info.short_src:match("_spec%.lua$") then
+            where = info.short_src .. ":" .. info.currentline .. ": "
+        end
+        for i = 1, 255 do
+            local name, env = debug.getupvalue(info.func, i)
+            if not name then break end
+            if name == "_ENV" and type(env) == "table" and env ~= _G
+                and type(env.pending) == "function" then
+                env.pending((where or "") .. reason)
+            end
+        end
+    end
+    error("h.skip outside a busted test: " .. reason, 2)
+end
+
+-- The unprivileged cases run cordon as another uid, which must be able to reach the binaries
+-- and the built-in policies/ and profiles/. A checkout may sit where other users cannot enter
+-- (a clone under /root, a mktemp -d folder, mode 0700): so those cases run a copy of
+-- build/cordon, build/cordon-session, policies/ and profiles/ in a folder everyone may enter
+-- (mode 0755 under /var/tmp), with CORDON_DATADIR pointing at it. The copy is made once per
+-- busted run: it is kept in the Lua registry, which busted's per-file insulation does not
+-- reset, and removed when the interpreter closes its state at exit (a finalizer).
+local SHARED_KEY = "cordon.spec.unprivileged_copy"
+
+--- The copy for uid (made on first use). Returns { bin, datadir } or nil, reason.
+function h.unprivileged_copy(uid)
+    local reg = debug.getregistry()
+    local c = reg[SHARED_KEY]
+    if not c then
+        local r = h.sh("mktemp -d /var/tmp/cordon-spec-shared.XXXXXX")
+        if r.code ~= 0 then return nil, "no folder for a shared copy of cordon: " .. h.chomp(r.stderr) end
+        local dir = h.chomp(r.stdout)
+        c = setmetatable({ dir = dir, bin = dir .. "/cordon", datadir = dir }, {
+            __gc = function(t) os.execute("rm -rf " .. h.quote(t.dir)) end,
+        })
+        reg[SHARED_KEY] = c
+        local bindir = h.bin:match("^(.*)/[^/]+$") or "."
+        local copy = h.sh(("cp %s %s %s/ && cp -R %s %s %s/ && chmod -R a+rX,go-w %s && chmod 755 %s"):format(
+            h.quote(h.bin), h.quote(bindir .. "/cordon-session"), h.quote(dir),
+            h.quote(h.source_dir .. "/policies"), h.quote(h.source_dir .. "/profiles"), h.quote(dir),
+            h.quote(dir), h.quote(dir)))
+        if copy.code ~= 0 then c.failed = "copying cordon for another uid failed: " .. h.chomp(copy.stderr) end
+    end
+    if c.failed then return nil, c.failed end
+    c.reachable = c.reachable or {}
+    if c.reachable[uid] == nil then
+        c.reachable[uid] = h.sh(("setpriv --reuid=%d --regid=%d --clear-groups test -x %s"):format(
+            uid, uid, h.quote(c.bin))).code == 0
+    end
+    if not c.reachable[uid] then
+        return nil, ("uid %d cannot execute %s (a folder on the way is closed to it)"):format(uid, c.bin)
+    end
+    return c
+end
+
 --- Builds the shell command line that starts cordon.
 -- args: list of words after the binary (e.g. {"run", "--json", "--", "true"}).
 -- opts.cwd: directory to start in (default opts.workspace, else a fresh workspace)
 -- opts.env: table NAME -> value added to the environment (HOME and PATH are set by default)
 -- opts.unset: list of variable names removed
 -- opts.home: HOME (default: a secret-filled temp home)
--- opts.uid: run as this uid/gid via setpriv (no supplementary groups)
+-- opts.uid: run as this uid/gid via setpriv (no supplementary groups), from the copy that
+--   h.unprivileged_copy makes (the test is skipped, saying why, where none can be made)
 -- opts.prefix: shell code run before cordon in the same shell (e.g. "exec 7</etc/hostname;")
 -- opts.timeout: seconds (default h.run_timeout); false for none
 function h.command_line(args, opts)
@@ -196,6 +262,13 @@ function h.command_line(args, opts)
         HOME = opts.home or h.home(),
         PATH = h.path,
     }
+    local bin = h.bin
+    if opts.uid then
+        local copy, why = h.unprivileged_copy(opts.uid)
+        if not copy then h.skip(why) end
+        bin = copy.bin
+        env.CORDON_DATADIR = copy.datadir
+    end
     for k, v in pairs(opts.env or {}) do env[k] = v end
     local parts = { "env" }
     for _, name in ipairs(opts.unset or {}) do parts[#parts + 1] = "-u " .. h.quote(name) end
@@ -212,7 +285,7 @@ function h.command_line(args, opts)
         timeout = ("timeout -k 5 %d "):format(opts.timeout or h.run_timeout)
     end
     return ("%s%s%s%s %s %s"):format(opts.prefix or "", timeout, pre, table.concat(parts, " "),
-        h.quote(h.bin), h.join(args))
+        h.quote(bin), h.join(args))
 end
 
 --- Runs cordon with args. Returns { stdout, stderr, code, cmd }.

@@ -1,8 +1,11 @@
 /* json_read.c — see json_read.h. Recursive descent over a byte buffer with an explicit depth
  * bound; errors carry the byte offset where the problem was seen.
- * Uses util.h for allocation and json_write's UTF-8 rule. Must never: read past the end of the buffer. */
+ * Uses util.h for allocation and json_write's UTF-8 rule. Must never: read past the end of the
+ * buffer, or take time that grows faster than n log n with the input (case files come from
+ * untrusted repositories). */
 #include "base/json_read.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +84,12 @@ static bool number(struct parser *p, struct json_value *v)
     memcpy(buf, s + start, i - start);
     buf[i - start] = '\0';
     v->type = JSON_NUMBER;
+    /* The grammar above is a subset of what strtod takes in the C locale (cordon never sets
+     * another), so the whole buffer is the number. A value beyond a double's range would be
+     * infinity, which no caller's range check is written for: refuse it. */
     v->number = strtod(buf, NULL);
+    if (isinf(v->number))
+        return fail(p, start, "number out of range");
     v->is_integer = integer;
     p->pos = i;
     return true;
@@ -209,10 +217,46 @@ static bool string(struct parser *p, char **out, size_t *outlen)
 
 static bool value(struct parser *p, struct json_value *v, int depth);
 
+struct key_ref {
+    const char *key;
+    size_t index;
+};
+
+static int key_ref_cmp(const void *a, const void *b)
+{
+    const struct key_ref *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (c)
+        return c;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Fails on the first key (in document order) that repeats an earlier one. Sorting keeps this
+ * n log n: comparing each key with all earlier ones made a 64 MiB object of short keys take
+ * hours. key_at[i] is the offset of key i, for the message. */
+static bool unique_keys(struct parser *p, const struct json_value *v, const size_t *key_at)
+{
+    if (v->len < 2)
+        return true;
+    struct key_ref *refs = xmalloc(v->len * sizeof *refs);
+    for (size_t i = 0; i < v->len; i++)
+        refs[i] = (struct key_ref){v->keys[i], i};
+    qsort(refs, v->len, sizeof *refs, key_ref_cmp);
+    size_t first_dup = v->len;
+    for (size_t i = 1; i < v->len; i++)
+        if (strcmp(refs[i - 1].key, refs[i].key) == 0 && refs[i].index < first_dup)
+            first_dup = refs[i].index;
+    free(refs);
+    if (first_dup == v->len)
+        return true;
+    return fail(p, key_at[first_dup], "duplicate object key");
+}
+
 static bool array_or_object(struct parser *p, struct json_value *v, int depth, bool object)
 {
     char close = object ? '}' : ']';
-    size_t cap = 0;
+    size_t cap = 0, *key_at = NULL;
+    bool ok = false;
     v->type = object ? JSON_OBJECT : JSON_ARRAY;
     if (depth >= JSON_MAX_DEPTH)
         return fail(p, p->pos, "nesting too deep");
@@ -226,54 +270,62 @@ static bool array_or_object(struct parser *p, struct json_value *v, int depth, b
         if (v->len == cap) {
             cap = cap ? cap * 2 : 8;
             v->items = xrealloc(v->items, cap * sizeof *v->items);
-            if (object)
+            if (object) {
                 v->keys = xrealloc(v->keys, cap * sizeof *v->keys);
+                key_at = xrealloc(key_at, cap * sizeof *key_at);
+            }
         }
         struct json_value *item = &v->items[v->len];
         memset(item, 0, sizeof *item);
         skip_ws(p);
         if (object) {
-            if (p->pos >= p->len || p->s[p->pos] != '"')
-                return fail(p, p->pos, "object key (a string) expected");
+            if (p->pos >= p->len || p->s[p->pos] != '"') {
+                fail(p, p->pos, "object key (a string) expected");
+                goto out;
+            }
             size_t at = p->pos, klen;
             char *key;
             if (!string(p, &key, &klen))
-                return false;
+                goto out;
             if (strlen(key) != klen) {
                 free(key);
-                return fail(p, at, "NUL in object key");
-            }
-            for (size_t k = 0; k < v->len; k++) {
-                if (strcmp(v->keys[k], key) == 0) {
-                    free(key);
-                    return fail(p, at, "duplicate object key");
-                }
+                fail(p, at, "NUL in object key");
+                goto out;
             }
             v->keys[v->len] = key;
+            key_at[v->len] = at;
             skip_ws(p);
             if (p->pos >= p->len || p->s[p->pos] != ':') {
                 v->len++; /* the key is owned now */
-                return fail(p, p->pos, "':' expected");
+                fail(p, p->pos, "':' expected");
+                goto out;
             }
             p->pos++;
         }
         v->len++;
         if (!value(p, item, depth + 1))
-            return false;
+            goto out;
         skip_ws(p);
         if (p->pos < p->len && p->s[p->pos] == ',') {
             p->pos++;
             skip_ws(p);
-            if (p->pos < p->len && p->s[p->pos] == (unsigned char)close)
-                return fail(p, p->pos, "trailing comma");
+            if (p->pos < p->len && p->s[p->pos] == (unsigned char)close) {
+                fail(p, p->pos, "trailing comma");
+                goto out;
+            }
             continue;
         }
         if (p->pos < p->len && p->s[p->pos] == (unsigned char)close) {
             p->pos++;
-            return true;
+            ok = !object || unique_keys(p, v, key_at);
+            goto out;
         }
-        return fail(p, p->pos, object ? "',' or '}' expected" : "',' or ']' expected");
+        fail(p, p->pos, object ? "',' or '}' expected" : "',' or ']' expected");
+        goto out;
     }
+out:
+    free(key_at);
+    return ok;
 }
 
 static bool value(struct parser *p, struct json_value *v, int depth)

@@ -3,7 +3,9 @@
  * Strict: one value and nothing but white space after it; no trailing commas, comments, NaN,
  * leading zeros or raw control characters; strings must be valid UTF-8, \uXXXX escapes are
  * decoded (surrogate pairs joined; a lone surrogate is an error); duplicate object keys are an
- * error. Limits: JSON_MAX_DEPTH nesting levels; the caller bounds the input size.
+ * error. Limits: JSON_MAX_DEPTH nesting levels; a number is at most 64 characters and within a
+ * double's range (1e400 is an error, not infinity; 1e-400 reads as 0); the caller bounds the
+ * input size, and time grows as n log n with it.
  * Must never: read past len, accept a prefix of the input, or abort on bad input. */
 #ifndef CORDON_JSON_READ_H
 #define CORDON_JSON_READ_H

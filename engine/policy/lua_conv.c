@@ -10,6 +10,7 @@
 
 #include <lauxlib.h>
 
+#include "base/name_glob.h"
 #include "base/util.h"
 
 /* ---- C -> Lua ---------------------------------------------------------------------------- */
@@ -391,29 +392,6 @@ void lc_read_net_decision(lua_State *L, int idx, struct net_decision *out)
 
 /* ---- environment ------------------------------------------------------------------------- */
 
-bool lc_env_pattern_match(const char *p, const char *s)
-{
-    /* Iterative `*` matcher: remember the last star and retry from one character further. */
-    const char *star = NULL, *retry = NULL;
-    while (*s) {
-        if (*p == '*') {
-            star = p++;
-            retry = s;
-        } else if (*p == *s) {
-            p++;
-            s++;
-        } else if (star) {
-            p = star + 1;
-            s = ++retry;
-        } else {
-            return false;
-        }
-    }
-    while (*p == '*')
-        p++;
-    return *p == '\0';
-}
-
 static bool env_name_ok(const char *s, size_t len)
 {
     return len > 0 && !memchr(s, '=', len) && strlen(s) == len;
@@ -486,7 +464,7 @@ void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct s
         char *name = xasprintf("%.*s", (int)(eq - e), e);
         bool drop = false;
         for (size_t j = 0; j < unset.len && !drop; j++)
-            drop = lc_env_pattern_match(unset.items[j], name);
+            drop = name_glob_match(unset.items[j], name);
         size_t nl = strlen(name);
         for (size_t j = 0; j < set.len && !drop; j++)
             drop = strncmp(set.items[j], name, nl) == 0 && set.items[j][nl] == '=';

@@ -37,8 +37,6 @@ void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct s
  * non-string field. Stack balanced. */
 void lc_read_net_decision(lua_State *L, int idx, struct net_decision *out);
 
-/* Does name match pattern, where `*` matches any run of characters (none included)? */
-bool lc_env_pattern_match(const char *pattern, const char *name);
 /* ---- refusal detection and escalation ---- */
 /* Push the refusal hook's input table for in (see lua/HOOKS.md "refusal"): [-0, +1]. */
 void lc_push_command_result(lua_State *L, const struct lh_command_result *in);

@@ -834,10 +834,8 @@ static void client_other_uid(void)
 
 static void test_peer_uid_refused(void)
 {
-    if (getuid() != 0) {
-        printf("# skip peer_uid_refused: needs root to connect as another uid\n");
-        return;
-    }
+    if (getuid() != 0)
+        TEST_SKIP("needs root to connect as another uid");
     /* An abstract socket: no file permissions stand between uid 65534 and the server, so the
      * refusal seen is the server's own. */
     fds_before = count_fds();

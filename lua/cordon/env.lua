@@ -1,35 +1,9 @@
--- cordon.env — environment-variable patterns and the default environment decision.
--- Owns: the meaning of an `unset` pattern (a name, or a glob where only `*` is special and
--- matches any run of characters, including none; the same rule the C host applies) and the
--- default { set, unset } answer built from a resolved profile.
+-- cordon.env — the default environment decision and the shape of an environment answer.
+-- Owns: the default { set, unset } answer built from a resolved profile, and the check of an
+-- answer's shape. The meaning of an `unset` pattern (a name, or a glob where only `*` is
+-- special) belongs to the C host (engine/base/name_glob.c), which applies the answer.
 -- Uses only the standard library. Must never read the process environment itself.
 local M = {}
-
--- Does name match pattern? `*` matches any run of characters; everything else is literal.
-function M.matches(pattern, name)
-    if not pattern:find("*", 1, true) then return pattern == name end
-    local lua_pat = "^" .. pattern:gsub("[%^%$%(%)%%%.%[%]%+%-%?]", "%%%0"):gsub("%*", ".*") .. "$"
-    return name:match(lua_pat) ~= nil
-end
-
--- Is name removed by any pattern of the list?
-function M.stripped(patterns, name)
-    for _, p in ipairs(patterns or {}) do
-        if M.matches(p, name) then return true end
-    end
-    return false
-end
-
--- What the command's environment becomes: env (NAME -> value) minus every name an unset
--- pattern matches, plus set. Mirrors what the C host does with the environment hook's answer.
-function M.apply(env, set, unset)
-    local out = {}
-    for name, value in pairs(env) do
-        if not M.stripped(unset, name) then out[name] = value end
-    end
-    for name, value in pairs(set or {}) do out[name] = value end
-    return out
-end
 
 -- The default policy's answer for a resolved profile: the profile's env.set plus the variables
 -- every sandboxed command gets, and the profile's env.strip patterns unset.

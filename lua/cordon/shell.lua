@@ -163,8 +163,7 @@ local function tokenize(s, subs)
                 if d == "\\" then
                     local e = s:sub(j + 1, j + 1)
                     if e == "$" or e == "`" or e == '"' or e == "\\" then out[#out + 1] = e
-                    elseif e == "\n" then -- continuation: nothing
-                    else out[#out + 1] = d .. e end
+                    elseif e ~= "\n" then out[#out + 1] = d .. e end -- backslash-newline: both dropped
                     j = j + 2
                 elseif d == '"' then
                     break

@@ -1,39 +1,6 @@
--- Specs for cordon.env: unset patterns (only `*` is special), applying an answer, the default.
+-- Specs for cordon.env: the default answer and the check of an answer's shape. What an unset
+-- pattern matches is the engine's (engine/tests/test_name_glob.c; applied: spec/04-engine).
 local env = require("cordon.env")
-
-describe("cordon.env.matches", function()
-    local cases = {
-        { "*_API_KEY", "OPENAI_API_KEY", true },
-        { "*_API_KEY", "_API_KEY", true },
-        { "*_API_KEY", "OPENAI_API_KEYS", false },
-        { "*_TOKEN", "GITHUB_TOKEN", true },
-        { "*_TOKEN", "TOKEN", false },
-        { "AWS_*", "AWS_SECRET_ACCESS_KEY", true },
-        { "A*B*C", "AxxBxxC", true },
-        { "A*B*C", "AxxCxxB", false },
-        { "SSH_AUTH_SOCK", "SSH_AUTH_SOCK", true },
-        { "SSH_AUTH_SOCK", "SSH_AUTH_SOCKET", false },
-        { "A.B", "AxB", false },        -- Lua magic characters are literal
-        { "A%B", "A%B", true },
-        { "A?", "AB", false },          -- `?` is literal too
-        { "*", "ANYTHING", true },
-    }
-    for _, c in ipairs(cases) do
-        it(("%s %s %s"):format(c[1], c[3] and "matches" or "does not match", c[2]), function()
-            assert.are.equal(c[3], env.matches(c[1], c[2]))
-        end)
-    end
-end)
-
-describe("cordon.env.apply", function()
-    it("removes unset names and patterns, then sets", function()
-        local out = env.apply(
-            { PATH = "/bin", OPENAI_API_KEY = "x", GH_TOKEN = "y", TMPDIR = "/var/t", LANG = "C" },
-            { TMPDIR = "/tmp", CORDON_SANDBOX = "1" },
-            { "*_API_KEY", "*_TOKEN" })
-        assert.are.same({ PATH = "/bin", TMPDIR = "/tmp", CORDON_SANDBOX = "1", LANG = "C" }, out)
-    end)
-end)
 
 describe("cordon.env.default", function()
     it("sets the sandbox variables and the profile's env.set, unsets env.strip", function()

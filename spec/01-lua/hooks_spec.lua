@@ -68,7 +68,12 @@ describe("cordon.sandbox", function()
         assert.has_error(function() run("require('cordon.env').matches = nil") end)
     end)
     it("gives each file its own _ENV", function()
+        -- what one file's environment holds is not seen by another's, while both read the API
         local e1, e2 = sandbox.env(api), sandbox.env(api)
-        assert.are_not.equal(e1, e2)
+        rawset(e1, "only_in_e1", "mine") -- the host can declare a name; a policy cannot
+        local function read(env) return assert(load("return only_in_e1, host.home()", "=t", "t", env))() end
+        assert.are.same({ "mine", "/home/u" }, { read(e1) })
+        assert.are.same({ nil, "/home/u" }, { read(e2) })
+        assert.is_nil(api.only_in_e1)
     end)
 end)

@@ -412,6 +412,58 @@ a, _ = s.accept(); a.sendall(b"pong"); print(c.recv(4).decode())
     end)
 end)
 
+describe("cordon run: environment", function()
+    after_each(h.cleanup)
+
+    -- The environment hook answers { set, unset } (spec/02-policies checks the answer); these
+    -- cases check what the engine makes of it: the coding profile's strip patterns applied by
+    -- engine/base/name_glob.c, then set written over the caller's values.
+    local function env_of(flags, env)
+        local args = { "run" }
+        for _, f in ipairs(flags) do args[#args + 1] = f end
+        args[#args + 1] = "--"
+        args[#args + 1] = "/usr/bin/env"
+        local r = ok(h.cordon(args, { env = env }))
+        local seen = {}
+        for name, value in r.stdout:gmatch("([^=\n]+)=([^\n]*)") do seen[name] = value end
+        return seen, r
+    end
+
+    local cases = {
+        -- name, value the caller has, stripped?
+        { "OPENAI_API_KEY", true }, { "_API_KEY", true }, { "API_KEY", false },
+        { "OPENAI_API_KEYS", false }, { "GH_TOKEN", true }, { "A_TOKEN_TOKEN", true },
+        { "TOKEN", false }, { "KEEP_TOKENS", false }, { "DB_PASSWORD", true },
+        { "MY_SECRET", true }, { "MY_SECRET_NOT", false }, { "AWS_SECRET_ACCESS_KEY", true },
+        { "AWS_SESSION_TOKEN", true }, { "AWS_REGION", false }, { "SSH_AUTH_SOCK", true },
+        { "SSH_AUTH_SOCKET", false }, { "GPG_AGENT_INFO", true }, { "LANG", false },
+    }
+    it("strips the names the profile's patterns match, and only those", function()
+        local env = {}
+        for i, c in ipairs(cases) do env[c[1]] = "cordon-env-" .. i end
+        local seen, r = env_of({}, env)
+        for i, c in ipairs(cases) do
+            if c[2] then
+                assert.is_nil(seen[c[1]], c[1] .. " was not stripped\n" .. h.describe(r))
+            else
+                assert.are.equal("cordon-env-" .. i, seen[c[1]], c[1] .. " was stripped\n" .. h.describe(r))
+            end
+        end
+        assert.are.equal("1", seen.CORDON_SANDBOX, h.describe(r))
+    end)
+
+    it("the answer's set replaces the caller's proxy variables", function()
+        local seen, r = env_of({}, { HTTPS_PROXY = "http://corp.invalid:3128", no_proxy = "*" })
+        assert.are.equal("http://127.0.0.1:18080", seen.HTTPS_PROXY, h.describe(r))
+        assert.are.equal("localhost,127.0.0.1,::1", seen.no_proxy, h.describe(r))
+    end)
+
+    it("--unrestricted-network leaves the caller's proxy variables as they are", function()
+        local seen, r = env_of({ "--unrestricted-network" }, { HTTPS_PROXY = "http://corp.invalid:3128" })
+        assert.are.equal("http://corp.invalid:3128", seen.HTTPS_PROXY, h.describe(r))
+    end)
+end)
+
 describe("cordon run: processes", function()
     after_each(h.cleanup)
 
