@@ -1,4 +1,4 @@
--- spec/04-engine/ask_spec.lua — asking the owner about an unlisted destination: with a
+-- spec/04-engine/egress_ask_spec.lua — asking the owner about an unlisted destination: with a
 -- terminal, `cordon run` shows one question per host:port, the connections wait, the answer is
 -- kept for the rest of the run, and no answer in time denies; without a terminal, unlisted
 -- destinations are denied at once. Origins run on the HOST's loopback (origin.py).

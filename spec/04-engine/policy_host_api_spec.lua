@@ -1,4 +1,4 @@
--- spec/04-engine/host_api_spec.lua — what the read-only `host` API lets policies read of the
+-- spec/04-engine/policy_host_api_spec.lua — what the read-only `host` API lets policies read of the
 -- environment: HOME, USER, PATH, LANG, TERM, and only the names the user lists in
 -- ~/.config/cordon/getenv-allow. A policy reading another name fails, and its decision denies.
 local h = require("spec.helpers")

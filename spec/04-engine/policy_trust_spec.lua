@@ -1,4 +1,4 @@
--- spec/04-engine/trust_spec.lua — a project's .cordon is used only once `cordon trust` pinned
+-- spec/04-engine/policy_trust_spec.lua — a project's .cordon is used only once `cordon trust` pinned
 -- its files; a change, an addition or a removal makes it untrusted again (one stderr line,
 -- the lower layers still apply); sandboxed commands cannot write .cordon; a broken project
 -- layer denies its decision (or stops the run at `profile`) with file:line; `cordon policy

@@ -1,4 +1,4 @@
--- spec/04-engine/cli_spec.lua — `cordon run` as a caller sees it: bad input, exit codes,
+-- spec/04-engine/run_cli_spec.lua — `cordon run` as a caller sees it: bad input, exit codes,
 -- signals, --json, stdin, the environment, `cordon policy check`; and the conventions every
 -- command keeps: --help, --version, one usage line for a usage error.
 -- Drives the built binary ($CORDON_BIN); loopback only.

@@ -1,4 +1,4 @@
--- spec/04-engine/escalate_spec.lua — after the sandbox refused a command: the one-line report,
+-- spec/04-engine/run_escalate_spec.lua — after the sandbox refused a command: the one-line report,
 -- and with --ask-sandbox-off the question on the terminal (answered through a real pty by
 -- spec/fixtures/engine/egress/answer.py): "o" re-runs that one command outside the sandbox
 -- with the sandbox's environment minus secrets and proxy variables; "d", no answer within

@@ -1,4 +1,4 @@
--- spec/04-engine/escape_spec.lua — attempts to get out of `cordon run`. Every case must be
+-- spec/04-engine/run_escape_spec.lua — attempts to get out of `cordon run`. Every case must be
 -- refused: each asserts the specific way it fails (EROFS, EPERM, ENOENT, ECONNREFUSED, ...)
 -- and, where the attempt would leave a trace, that the host did not change.
 -- Attempts that would harm the host if they succeeded write values the host already has.

@@ -1,4 +1,4 @@
--- spec/04-engine/sandbox_spec.lua — what the sandbox of `cordon run` looks like from inside:
+-- spec/04-engine/run_sandbox_spec.lua — what the sandbox of `cordon run` looks like from inside:
 -- namespaces, the file system, hidden paths, privileges, network, processes, terminals.
 -- Each fact is checked the way a user would check it, against the host after the run.
 -- Drives the built binary ($CORDON_BIN); loopback only; runs as root (some cases drop to

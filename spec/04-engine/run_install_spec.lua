@@ -1,4 +1,4 @@
--- spec/04-engine/install_spec.lua — an installed cordon stands alone: `cmake --install` (what
+-- spec/04-engine/run_install_spec.lua — an installed cordon stands alone: `cmake --install` (what
 -- `make install` runs) into a temporary prefix, then the tour's commands (docs/tour.sh) run
 -- from PREFIX/bin/cordon in a mount namespace of their own where the checkout and the build
 -- tree are hidden under empty tmpfs mounts: whatever cordon or cordon-session still read from
