@@ -19,6 +19,7 @@
 #include "cli/nc.h"
 #include "cli/trust_cmd.h"
 #include "controller/run.h"
+#include "mcp/mcp.h"
 
 #ifndef CORDON_VERSION
 #error "CORDON_VERSION is the CMake project's VERSION (engine/cli/CMakeLists.txt passes it)"
@@ -133,6 +134,11 @@ static int nc_command(int argc, char **argv)
     return nc_main(argc - 2, argv + 2);
 }
 
+static int mcp_command(int argc, char **argv)
+{
+    return mcp_main(argc - 2, argv + 2, CORDON_VERSION);
+}
+
 /* Every command: its name, what it does in one line (for cordon --help) and its entry, which
  * gets main's argv (argv[1] is the command). */
 static const struct {
@@ -151,6 +157,7 @@ static const struct {
     {"policy", "check, explain and test the policy (check, net, detect, explain, test)",
      policy_command},
     {"trust", "trust a project's .cordon policy files, or --revoke the trust", trust_command},
+    {"mcp", "serve a session's sandbox to an agent as an MCP server on stdio", mcp_command},
     {"nc", "inside a sandbox: relay stdin and stdout to HOST PORT through the proxy", nc_command},
 };
 
