@@ -222,6 +222,58 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.are.equal(300000 + 6 + 1 + 4 - 64 * 1024, omitted)
     end)
 
+    it("asks the client through elicitation while the call runs, and a decline denies", function()
+        local o = h.origin()
+        local fetch = ("curl -sS --noproxy '' --max-time 30 http://127.0.0.1:%d/x; echo rc=$?"):format(o.port)
+        local r = drive({
+            init(1, "2025-11-25", { elicitation = {} }), expect(1, "init"),
+            call(2, "run_command", { command = fetch }),
+            -- the call is running (it waits for the answer); the server reads on meanwhile
+            { answer = "elicitation/create", result = { action = "decline" }, as = "asked" },
+            expect(2, "denied"),
+            { close = true },
+        })
+        assert.is_nil(r.error, r.describe)
+        local p = r.kept.asked.params
+        assert.truthy(p.message:find("127.0.0.1:" .. o.port, 1, true), p.message)
+        assert.are.same({ "once", "session", "deny" }, p.requestedSchema.properties.answer.enum)
+        local t = text(r.kept.denied)
+        assert.is_nil(t:find(o.marker, 1, true), t)
+        assert.truthy(t:find("cordon asked the user: ", 1, true), t)
+        assert.truthy(t:find("rc=%d+"), t)
+    end)
+
+    it("denies a question at once when the client cannot be asked", function()
+        local o = h.origin()
+        local r = drive({
+            init(1, "2025-06-18"), expect(1, "init"),
+            call(2, "run_command", { command = ("curl -sS --noproxy '' --max-time 30 http://127.0.0.1:%d/x"):format(o.port) }),
+            expect(2, "denied"),
+            { close = true },
+        })
+        assert.is_nil(r.error, r.describe)
+        local t = text(r.kept.denied)
+        assert.is_nil(t:find(o.marker, 1, true), t)
+        assert.truthy(t:find("denied by the owner", 1, true), t)
+        assert.truthy(r.stderr:find("did not declare the elicitation capability", 1, true), r.describe)
+        for _, m in ipairs(r.messages) do assert.is_nil(m.method, r.describe) end
+    end)
+
+    it("stops with its session on TERM, a command still running", function()
+        local r = drive({
+            init(1, "2025-11-25"), expect(1, "init"),
+            call(2, "run_command", { command = "sleep 600" }),
+            call(3, "session_status"), expect(3, "status"),
+            { signal = "TERM" }, { wait_exit = true },
+        })
+        assert.is_nil(r.error, r.describe)
+        assert.are.equal(0, r.returncode, r.describe)
+        assert.truthy(r.stderr:find("stopping", 1, true), r.describe)
+        assert.are.equal("", sockets(r.runtime), r.describe)
+        local pid = math.tointeger(r.kept.status.result.structuredContent.pid)
+        assert.is_false(h.is_controller(pid), "the session's controller is still there")
+    end)
+
     it("has a usage, and refuses options that do not fit", function()
         local r = h.cordon({ "mcp", "--help" })
         assert.are.equal(0, r.code, h.describe(r))
