@@ -27,6 +27,7 @@
 #include "base/json_read.h"
 #include "base/session_socket.h"
 #include "base/util.h"
+#include "client/client_http.h"
 #include "client/client_session.h"
 #include "mcp/mcp_tools.h"
 #include "mcp/mcp_wire.h"
@@ -112,6 +113,25 @@ static int start_session(const char *name, int argc, char **argv)
 out:
     free(args);
     free(program);
+    return status;
+}
+
+/* Does session `name` answer? 0, or 1 after saying why: a client whose every call would fail
+ * is better told at once. */
+static int probe_session(const char *name)
+{
+    struct chttp h;
+    int status = 1;
+    if (chttp_open(&h, "mcp", name, false) != 0)
+        goto out;
+    if (chttp_request(&h, "GET", "/v1/session", NULL, 0, NULL, NULL) < 0)
+        status = chttp_lost(&h);
+    else if (!chttp_ok(&h))
+        fprintf(stderr, "cordon: mcp: session '%s' answered HTTP %ld\n", name, h.status);
+    else
+        status = 0;
+out:
+    chttp_close(&h);
     return status;
 }
 
@@ -415,7 +435,11 @@ int mcp_main(int argc, char **argv, const char *version)
         free(options);
         return 1;
     }
-    if (!session) {
+    if (session) {
+        status = probe_session(session);
+        if (status != 0)
+            goto out;
+    } else {
         snprintf(own_name, sizeof own_name, "mcp-%d", (int)getpid());
         status = start_session(own_name, rest, options);
         if (status != 0)

@@ -9,6 +9,7 @@
  * of one stream in a result. */
 #ifndef CORDON_MCP_TOOLS_H
 #define CORDON_MCP_TOOLS_H
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "base/json_buf.h"
@@ -20,9 +21,10 @@
 
 struct mcp_server {
     const char *session;        /* the session's name */
-    bool elicitation;           /* the client declared the elicitation capability */
-    bool args_as_results;       /* bad arguments are a tool result with isError (2025-11-25),
-                                   not a JSON-RPC error (2025-06-18) */
+    /* set by initialize on the reading thread, read by the calls' threads */
+    atomic_bool elicitation;    /* the client declared the elicitation capability */
+    atomic_bool args_as_results; /* bad arguments are a tool result with isError (2025-11-25),
+                                    not a JSON-RPC error (2025-06-18) */
 };
 
 /* {"tools":[...]} */

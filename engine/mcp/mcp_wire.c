@@ -42,8 +42,12 @@ int mcp_send(const char *msg, size_t len)
 
 void mcp_wire_close(void)
 {
-    /* taken for good: whatever thread is still working, no message starts after this */
-    pthread_mutex_lock(&out_lock);
+    /* Taken for good: whatever thread is still working, no message starts after this. A
+     * thread stuck writing to a client that stopped reading keeps it: then we exit without. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    (void)pthread_mutex_timedlock(&out_lock, &until);
 }
 
 void mcp_send_error(const char *id, int code, const char *message)

@@ -40,8 +40,8 @@ int mcp_request(const char *method, const char *params, double timeout_s,
 /* An answer from the client to one of our requests (a message with an id and no method):
  * hands it to the waiting mcp_request. Takes msg (the whole message's tree) in all cases. */
 void mcp_answer(struct json_value *msg);
-/* Stop all output (the process is about to exit): a message being written is finished, none
- * starts after. */
+/* Stop all output (the process is about to exit): a message being written is finished (given
+ * two seconds), none starts after. */
 void mcp_wire_close(void);
 /* Wake every waiting mcp_request with a failure (the server is stopping). */
 void mcp_wire_shutdown(void);
