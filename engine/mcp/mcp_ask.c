@@ -3,26 +3,35 @@
  * elicitation/create when it declared that capability, else denied at once; the answer goes
  * to the session as POST /v1/approvals/ID. See mcp_tools.h.
  *
- * Where the questions come from: the exec streams of our run_command calls. The session asks
- * a network question only while a foreground exec is attached and sends it on every such
- * stream, and a re-run question on that command's own stream, so the streams we hold carry
- * every question this client could answer; each is asked once (its id is remembered).
+ * Where the questions come from: the exec streams of our run_command calls (the session asks
+ * a network question while a foreground exec is attached and sends it on every such stream,
+ * and a re-run question on that command's own stream), and, when the client can be asked, the
+ * session's approvals subscription (GET /v1/approvals?watch=1, an NDJSON stream of
+ * {"event":"question","approval":{...}}); a session whose answer to that is the plain list
+ * ({"approvals":[...]}, no subscription yet) is polled with it once a second instead. Each
+ * question is asked once (its id is remembered), wherever it was seen first.
  * Uses mcp_wire (the request to the client), client_http. Must never: answer anything but
  * "deny" without the person's answer, or block the exec stream that brought the question. */
 #include "mcp/mcp_tools.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "base/util.h"
 #include "client/client_http.h"
+#include "client/client_ndjson.h"
 #include "mcp/mcp_wire.h"
 
 /* How long to wait for the person when the question says no deadline. */
 #define ASK_DEFAULT_S 120.0
+/* Between two requests of the subscription: when its stream ended, or when the session only
+ * answers with the list (a poll). */
+#define WATCH_PAUSE_MS 1000
 /* The ids of the questions seen: a session asks few, this many are remembered. */
 #define SEEN_MAX 4096
 
@@ -164,4 +173,113 @@ void mcp_ask(const struct mcp_server *s, const struct json_value *approval)
         free(q);
     }
     pthread_attr_destroy(&at);
+}
+
+/* The approvals subscription --------------------------------------------------------------- */
+
+struct watch {
+    const struct mcp_server *s;
+    struct ndjson_lines lines;
+};
+
+static int on_watch_line(void *ctx, const char *line, size_t len)
+{
+    struct watch *w = ctx;
+    char err[160];
+    struct json_value *v = json_parse(line, len, err, sizeof err);
+    const struct json_value *event = json_get(v, "event");
+    const struct json_value *list = json_get(v, "approvals");
+    if (event && event->type == JSON_STRING && strcmp(event->str, "question") == 0) {
+        const struct json_value *a = json_get(v, "approval");
+        if (a && a->type == JSON_OBJECT)
+            mcp_ask(w->s, a);
+    } else if (list && list->type == JSON_ARRAY) {
+        for (size_t i = 0; i < list->len; i++)
+            if (list->items[i].type == JSON_OBJECT)
+                mcp_ask(w->s, &list->items[i]);
+    }
+    /* "settled" and anything else: nothing to do (an answer posted late gets a 404) */
+    json_free(v);
+    return 0;
+}
+
+static int on_watch(void *ctx, const char *data, size_t len)
+{
+    struct watch *w = ctx;
+    return ndjson_feed(&w->lines, data, len, on_watch_line, w);
+}
+
+/* The subscription's connection while it is open, for mcp_watch_stop: our own session must
+ * not wait for it when we stop it. */
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct chttp *watching;
+static bool watch_stopped;
+
+static void *watch_thread(void *arg)
+{
+    const struct mcp_server *s = arg;
+    bool said = false;
+    for (;;) {
+        struct chttp h;
+        struct watch w = {.s = s};
+        if (chttp_open(&h, "mcp", s->session, true) != 0)
+            break;
+        pthread_mutex_lock(&watch_lock);
+        bool stop = watch_stopped;
+        watching = stop ? NULL : &h;
+        pthread_mutex_unlock(&watch_lock);
+        if (stop) {
+            chttp_close(&h);
+            break;
+        }
+        int rc = chttp_request(&h, "GET", "/v1/approvals?watch=1", NULL, 0, on_watch, &w);
+        pthread_mutex_lock(&watch_lock);
+        watching = NULL;
+        stop = watch_stopped;
+        pthread_mutex_unlock(&watch_lock);
+        if (stop) {
+            ndjson_lines_free(&w.lines);
+            chttp_close(&h);
+            break;
+        }
+        if (rc == 0 && chttp_ok(&h))
+            (void)ndjson_finish(&w.lines, on_watch_line, &w);
+        else if (!said) {
+            /* the exec streams still bring questions: this only says the subscription failed */
+            fprintf(stderr, "cordon: mcp: cannot subscribe to session '%s''s approvals (%s); "
+                            "retrying\n", s->session,
+                    h.status ? "an HTTP error" : (h.failure[0] ? h.failure : "not reachable"));
+            said = true;
+        }
+        ndjson_lines_free(&w.lines);
+        chttp_close(&h);
+        struct timespec pause = {WATCH_PAUSE_MS / 1000, (WATCH_PAUSE_MS % 1000) * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+void mcp_watch_start(const struct mcp_server *s)
+{
+    static atomic_bool started;
+    if (atomic_exchange(&started, true))
+        return;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &at, watch_thread, (void *)s) != 0)
+        fprintf(stderr, "cordon: mcp: cannot watch the session's approvals: no thread (the exec "
+                        "streams still bring them)\n");
+    pthread_attr_destroy(&at);
+}
+
+void mcp_watch_stop(void)
+{
+    pthread_mutex_lock(&watch_lock);
+    watch_stopped = true;
+    /* h.fd is the connection's while chttp_request runs; shutting it down ends that read */
+    if (watching && watching->fd >= 0)
+        shutdown(watching->fd, SHUT_RDWR);
+    pthread_mutex_unlock(&watch_lock);
 }

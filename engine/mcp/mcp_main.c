@@ -147,6 +147,8 @@ static void initialize(const char *id, const struct json_value *params)
     const struct json_value *caps = json_get(params, "capabilities");
     const struct json_value *elicit = json_get(caps, "elicitation");
     server.elicitation = elicit && elicit->type == JSON_OBJECT;
+    if (server.elicitation)
+        mcp_watch_start(&server);
     /* SEP-1303: from 2025-11-25 on, bad tool arguments are a result the model can read */
     server.args_as_results = strcmp(revision, "2025-06-18") != 0;
     struct json_buf b = {0};
@@ -448,6 +450,7 @@ int mcp_main(int argc, char **argv, const char *version)
     }
     server.session = session ? session : own_name;
     serve(sfd);
+    mcp_watch_stop();
     mcp_wire_shutdown();
     if (!session && csess_stop(own_name) != 0)
         status = 1;

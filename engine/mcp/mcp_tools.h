@@ -42,4 +42,9 @@ void mcp_tools_call(const struct mcp_server *s, int tool, const struct json_valu
  * posted to the session; denied at once when the client cannot be asked. A question already
  * seen (it comes on every stream attached) is not asked again. Returns at once. */
 void mcp_ask(const struct mcp_server *s, const struct json_value *approval);
+/* Subscribe to the session's questions (once; a thread of its own for the server's life), for
+ * a client that can be asked: questions not on any exec stream of ours reach it too. */
+void mcp_watch_start(const struct mcp_server *s);
+/* End the subscription (the server is stopping). */
+void mcp_watch_stop(void);
 #endif

@@ -200,6 +200,15 @@ int mcp_request(const char *method, const char *params, double timeout_s,
         }
     pthread_mutex_unlock(&wait_lock);
 
+    if (sent && !w.done) {
+        /* the client may still be showing the question: tell it nobody waits any more */
+        struct json_buf c = {0};
+        json_buf_printf(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                            "\"params\":{\"requestId\":%lld,\"reason\":\"%s\"}}",
+                        w.id, shutting_down ? "the server is stopping" : "no answer in time");
+        (void)mcp_send(c.data, c.len);
+        json_buf_free(&c);
+    }
     if (!sent) {
         snprintf(err, errlen, "cannot write to the client");
     } else if (!w.done) {

@@ -34,7 +34,8 @@ void mcp_write_value(struct json_buf *b, const struct json_value *v);
 
 /* Send the request {"jsonrpc":"2.0","id":N,"method":METHOD,"params":PARAMS} and wait up to
  * timeout_s seconds for its answer. 0 with the result's tree in *result (json_free it), or -1
- * with why in err (an error answer, no answer in time, the server shutting down). */
+ * with why in err (an error answer, no answer in time, the server shutting down; for the last
+ * two the client gets notifications/cancelled for it). */
 int mcp_request(const char *method, const char *params, double timeout_s,
                 struct json_value **result, char *err, size_t errlen);
 /* An answer from the client to one of our requests (a message with an id and no method):

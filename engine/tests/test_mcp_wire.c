@@ -125,6 +125,15 @@ static void test_request_unanswered(void)
     CHECK(mcp_request("elicitation/create", "{}", 0.2, &res, err, sizeof err) < 0);
     CHECK(res == NULL);
     CHECK_STR_CONTAINS(err, "no answer in time");
+    char buf[1024] = "";
+    CHECK(read(r, buf, sizeof buf - 1) > 0);
+    CHECK_STR_CONTAINS(buf, "\"method\":\"elicitation/create\"");
+    /* the client is told nobody waits for the answer any more */
+    if (!strstr(buf, "notifications/cancelled")) {
+        memset(buf, 0, sizeof buf);
+        CHECK(read(r, buf, sizeof buf - 1) > 0);
+    }
+    CHECK_STR_CONTAINS(buf, "\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1,");
     /* a late answer to it is dropped, not handed to anyone */
     mcp_answer(parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"));
     close(r);

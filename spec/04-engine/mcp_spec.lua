@@ -243,6 +243,23 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.truthy(t:find("rc=%d+"), t)
     end)
 
+    it("asks about another client's command too: the session's questions reach it", function()
+        local s = h.session_start("spec-mcp-" .. h.token(), { flags = { "--ask-sandbox-off" } })
+        local target = h.tmpdir() .. "/written-outside"
+        local exec = h.command_line({ "exec", s.name, "--", "touch " .. target }, { env = s.env })
+        local r = drive({
+            init(1, "2025-11-25", { elicitation = {} }), expect(1, "init"),
+            { spawn = "cd " .. h.quote(s.cwd) .. " && " .. exec, as = "exec" },
+            { answer = "elicitation/create", result = { action = "accept", content = { answer = "once" } }, as = "asked" },
+            { wait_spawned = "exec" },
+            { close = true },
+        }, { runtime = s.runtime, cwd = s.cwd, args = { "--session", s.name } })
+        assert.is_nil(r.error, r.describe)
+        assert.truthy(r.kept.asked.params.message:find("touch " .. target, 1, true), r.kept.asked.params.message)
+        assert.are.equal(0, r.kept.exec.returncode, r.kept.exec.output)
+        assert.truthy(h.read_file(target), "the approved re-run did not write " .. target)
+    end)
+
     it("denies a question at once when the client cannot be asked", function()
         local o = h.origin()
         local r = drive({
