@@ -359,7 +359,10 @@ static void serve(int sfd)
         for (size_t i = scan; i < len; i++) {
             if (buf[i] != '\n')
                 continue;
-            if (!skipping)
+            if (!skipping && i - start > LINE_MAX_BYTES) /* came whole in one read */
+                mcp_send_error(NULL, MCP_INVALID_REQUEST, "message too large (over 4 MiB); "
+                                                          "it was skipped");
+            else if (!skipping)
                 handle_line(buf + start, i - start);
             skipping = false;
             start = i + 1;

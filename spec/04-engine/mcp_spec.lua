@@ -203,11 +203,12 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.are.equal(0, r.returncode, r.describe)
     end)
 
-    it("bounds what one result carries: the head and tail of a stream, and the cut said", function()
+    it("bounds what one result carries (the head and tail of a stream, the cut said) and how long a command runs", function()
         local r = drive({
             init(1, "2025-11-25"), expect(1, "init"),
             call(2, "run_command", { command = "echo START; head -c 300000 /dev/zero | tr '\\0' a; echo; echo END" }),
             expect(2, "big"),
+            call(3, "run_command", { command = "echo before; sleep 60", timeout = 0.5 }), expect(3, "slow"),
             { close = true },
         })
         assert.is_nil(r.error, r.describe)
@@ -220,6 +221,11 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.truthy(t:find("END\n%[exit code 0%]\n$"), t:sub(-100))
         local omitted = tonumber(t:match("%[cordon: (%d+) bytes of stdout omitted here%]"))
         assert.are.equal(300000 + 6 + 1 + 4 - 64 * 1024, omitted)
+        -- a timeout stops the command: a normal result that says so
+        local slow = r.kept.slow.result
+        assert.is_false(slow.isError)
+        assert.is_true(slow.structuredContent.timed_out)
+        assert.truthy(text(r.kept.slow):find("^%[stdout%]\nbefore\n%[exit code %d+%] timed out"), text(r.kept.slow))
     end)
 
     it("asks the client through elicitation while the call runs, and a decline denies", function()
