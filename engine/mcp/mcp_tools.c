@@ -22,9 +22,9 @@
 
 /* What every tool's description says about where its commands run. */
 #define SANDBOX_NOTE                                                                             \
-    "Commands run in cordon's sandbox (one session: the same workspace, environment and "      \
-    "background jobs for every call), as `bash -c COMMAND` in the workspace with an empty "      \
-    "stdin. The sandbox refuses writes outside the workspace and the temporary directories, "   \
+    "Commands run in cordon's sandbox, one session for every call (the same workspace, /tmp, " \
+    "loopback services and background jobs), each as a fresh `bash -c COMMAND` in the "         \
+    "workspace with an empty stdin (no cd or variable carries over to the next). The sandbox refuses writes outside the workspace and the temporary directories, "   \
     "hides credentials (SSH keys, cloud and package-registry tokens, ...), and lets the network " \
     "reach only what the policy's rules allow; a destination no rule covers may be put to the " \
     "user as a question, and is denied otherwise. No sudo, no docker socket. A refusal is "     \

@@ -25,6 +25,10 @@ local function drive(steps, opts)
     local ok, rep = pcall(cjson.decode, r.stdout)
     assert(ok and type(rep) == "table", "raw_client.py failed\n" .. h.describe(r))
     if rep.error == cjson.null then rep.error = nil end
+    -- under ASan/UBSan (make test-asan) the server's reports go to its stderr
+    local stderr = rep.stderr or ""
+    assert(not stderr:find("Sanitizer", 1, true) and not stderr:find("runtime error:", 1, true),
+        "the server's sanitizers reported\n" .. stderr)
     -- what an assertion message shows: the report's start is enough to see what went wrong
     rep.runtime, rep.describe = runtime, ("%s\n--- server stderr\n%s\n--- report (start)\n%s"):format(
         tostring(rep.error), rep.stderr or "", r.stdout:sub(1, 3000))
