@@ -89,8 +89,11 @@ static void post_answer(const struct question *q, const char *answer)
     chttp_close(&h);
 }
 
+/* Why an elicitation was given up when the question was settled without us. */
+static const char settled_elsewhere[] = "the question was settled elsewhere";
+
 /* The person's answer: "once", "session" or "deny" (decline, cancel, no answer, anything
- * else). */
+ * else); NULL when the question was settled elsewhere meanwhile (nothing to post). */
 static const char *elicit(const struct question *q)
 {
     struct json_buf p = {0};
@@ -109,8 +112,11 @@ static const char *elicit(const struct question *q)
     double wait = q->expires > 0 ? q->expires - now_s() : ASK_DEFAULT_S;
     if (wait < 1)
         wait = 1;
-    if (mcp_request("elicitation/create", p.data, wait, &res, err, sizeof err) < 0) {
-        fprintf(stderr, "cordon: mcp: approval %lld (%s) denied: %s\n", q->id, q->kind, err);
+    if (mcp_request("elicitation/create", p.data, q->id, wait, &res, err, sizeof err) < 0) {
+        if (strcmp(err, settled_elsewhere) == 0)
+            answer = NULL;
+        else
+            fprintf(stderr, "cordon: mcp: approval %lld (%s) denied: %s\n", q->id, q->kind, err);
         goto out;
     }
     const struct json_value *r = json_get(res, "result");
@@ -127,19 +133,46 @@ out:
     return answer;
 }
 
+/* Does the session have approvers (the subscription GET /v1/approvals?watch=1)? Such a session
+ * asks only its approvers and denies at once when there is none, so a client that cannot
+ * ask leaves its questions to them (a person at `cordon approve --watch`); a session before
+ * approvers asks whoever attached an exec, and waits the permission timeout unless we deny.
+ * Told by the answer to a watch value no session takes: 400 from a session that knows the
+ * parameter, the plain list from one that ignores it. 1, 0, or -1 unknown. */
+static int session_has_approvers(const struct mcp_server *s)
+{
+    static atomic_int known = -1;
+    int v = atomic_load(&known);
+    if (v >= 0)
+        return v;
+    struct chttp h;
+    if (chttp_open(&h, "mcp", s->session, true) != 0)
+        return -1;
+    if (chttp_request(&h, "GET", "/v1/approvals?watch=probe", NULL, 0, NULL, NULL) == 0 &&
+        (h.status == 400 || h.status == 200)) {
+        v = h.status == 400;
+        atomic_store(&known, v);
+    }
+    chttp_close(&h);
+    return v;
+}
+
 static void *ask_thread(void *arg)
 {
     struct question *q = arg;
-    const char *answer;
+    const char *answer = NULL;
     if (q->s->elicitation) {
         answer = elicit(q);
+    } else if (session_has_approvers(q->s) == 1) {
+        fprintf(stderr, "cordon: mcp: approval %lld (%s) left to the session's approvers: the MCP "
+                        "client cannot ask a person (no elicitation capability)\n", q->id, q->kind);
     } else {
         fprintf(stderr, "cordon: mcp: approval %lld (%s) denied: the MCP client cannot ask a "
                         "person (it did not declare the elicitation capability)\n", q->id, q->kind);
         answer = "deny";
     }
     /* an expired question was denied by the session already */
-    if (q->expires <= 0 || now_s() < q->expires)
+    if (answer && (q->expires <= 0 || now_s() < q->expires))
         post_answer(q, answer);
     free(q->kind);
     free(q->text);
@@ -198,7 +231,14 @@ static int on_watch_line(void *ctx, const char *line, size_t len)
             if (list->items[i].type == JSON_OBJECT)
                 mcp_ask(w->s, &list->items[i]);
     }
-    /* "settled" and anything else: nothing to do (an answer posted late gets a 404) */
+    const struct json_value *id = json_get(v, "id");
+    if (event && event->type == JSON_STRING && strcmp(event->str, "settled") == 0 && id &&
+        id->type == JSON_NUMBER && id->is_integer) {
+        /* answered by another approver or timed out: not to be asked (again) */
+        (void)first_sight((long long)id->number);
+        mcp_request_cancel((long long)id->number, settled_elsewhere);
+    }
+    /* anything else ("subscribed", ...): nothing to do */
     json_free(v);
     return 0;
 }

@@ -138,6 +138,8 @@ void mcp_write_value(struct json_buf *b, const struct json_value *v)
 /* One request of ours waiting for its answer. */
 struct waiter {
     long long id;
+    long long tag;             /* the caller's key for mcp_request_cancel, or 0 */
+    const char *cancelled;     /* why mcp_request_cancel gave it up, or NULL */
     struct json_value *answer; /* the whole answer message, once it came */
     bool done;
     pthread_cond_t cond;
@@ -149,10 +151,10 @@ static struct waiter *waiters;
 static long long next_id = 1;
 static bool shutting_down;
 
-int mcp_request(const char *method, const char *params, double timeout_s,
+int mcp_request(const char *method, const char *params, long long tag, double timeout_s,
                 struct json_value **result, char *err, size_t errlen)
 {
-    struct waiter w = {.done = false};
+    struct waiter w = {.tag = tag};
     struct json_buf b = {0};
     int rc = -1;
     *result = NULL;
@@ -190,7 +192,7 @@ int mcp_request(const char *method, const char *params, double timeout_s,
         until.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&wait_lock);
-    while (sent && !w.done && !shutting_down)
+    while (sent && !w.done && !w.cancelled && !shutting_down)
         if (pthread_cond_timedwait(&w.cond, &wait_lock, &until) == ETIMEDOUT)
             break;
     for (struct waiter **p = &waiters; *p; p = &(*p)->next)
@@ -205,14 +207,16 @@ int mcp_request(const char *method, const char *params, double timeout_s,
         struct json_buf c = {0};
         json_buf_printf(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
                             "\"params\":{\"requestId\":%lld,\"reason\":\"%s\"}}",
-                        w.id, shutting_down ? "the server is stopping" : "no answer in time");
+                        w.id, w.cancelled ? w.cancelled : shutting_down ? "the server is stopping"
+                                                                         : "no answer in time");
         (void)mcp_send(c.data, c.len);
         json_buf_free(&c);
     }
     if (!sent) {
         snprintf(err, errlen, "cannot write to the client");
     } else if (!w.done) {
-        snprintf(err, errlen, shutting_down ? "the server is stopping" : "no answer in time");
+        snprintf(err, errlen, "%s", w.cancelled ? w.cancelled : shutting_down ? "the server is stopping"
+                                                                              : "no answer in time");
     } else {
         const struct json_value *e = json_get(w.answer, "error");
         const struct json_value *r = json_get(w.answer, "result");
@@ -256,6 +260,20 @@ void mcp_answer(struct json_value *msg)
         fprintf(stderr, "cordon: mcp: ignored an answer to no pending request\n");
         json_free(msg);
     }
+}
+
+bool mcp_request_cancel(long long tag, const char *reason)
+{
+    bool found = false;
+    pthread_mutex_lock(&wait_lock);
+    for (struct waiter *w = waiters; w; w = w->next)
+        if (tag && w->tag == tag && !w->done && !w->cancelled) {
+            w->cancelled = reason;
+            pthread_cond_signal(&w->cond);
+            found = true;
+        }
+    pthread_mutex_unlock(&wait_lock);
+    return found;
 }
 
 void mcp_wire_shutdown(void)

@@ -33,11 +33,15 @@ char *mcp_id_text(const struct json_value *id);
 void mcp_write_value(struct json_buf *b, const struct json_value *v);
 
 /* Send the request {"jsonrpc":"2.0","id":N,"method":METHOD,"params":PARAMS} and wait up to
- * timeout_s seconds for its answer. 0 with the result's tree in *result (json_free it), or -1
- * with why in err (an error answer, no answer in time, the server shutting down; for the last
- * two the client gets notifications/cancelled for it). */
-int mcp_request(const char *method, const char *params, double timeout_s,
+ * timeout_s seconds for its answer. 0 with the whole answer's tree in *result (json_free it),
+ * or -1 with why in err (an error answer, no answer in time, cancelled, the server shutting
+ * down; for the last three the client gets notifications/cancelled for it). tag (not 0) is
+ * the caller's key for mcp_request_cancel. */
+int mcp_request(const char *method, const char *params, long long tag, double timeout_s,
                 struct json_value **result, char *err, size_t errlen);
+/* Give up waiting in the mcp_request of that tag (reason is a static string, its err and the
+ * client's notifications/cancelled reason). Whether one was waiting. */
+bool mcp_request_cancel(long long tag, const char *reason);
 /* An answer from the client to one of our requests (a message with an id and no method):
  * hands it to the waiting mcp_request. Takes msg (the whole message's tree) in all cases. */
 void mcp_answer(struct json_value *msg);

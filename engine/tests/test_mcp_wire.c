@@ -111,7 +111,7 @@ static void test_request_answered(void)
     CHECK(pthread_create(&t, NULL, client, &r) == 0);
     struct json_value *res = NULL;
     char err[128];
-    CHECK(mcp_request("elicitation/create", "{\"message\":\"m\"}", 10, &res, err, sizeof err) == 0);
+    CHECK(mcp_request("elicitation/create", "{\"message\":\"m\"}", 0, 10, &res, err, sizeof err) == 0);
     CHECK(strcmp(json_get(json_get(res, "result"), "action")->str, "accept") == 0);
     json_free(res);
     pthread_join(t, NULL);
@@ -122,7 +122,7 @@ static void test_request_unanswered(void)
     int r = capture_stdout();
     struct json_value *res = NULL;
     char err[128];
-    CHECK(mcp_request("elicitation/create", "{}", 0.2, &res, err, sizeof err) < 0);
+    CHECK(mcp_request("elicitation/create", "{}", 0, 0.2, &res, err, sizeof err) < 0);
     CHECK(res == NULL);
     CHECK_STR_CONTAINS(err, "no answer in time");
     char buf[1024] = "";
@@ -139,6 +139,37 @@ static void test_request_unanswered(void)
     close(r);
 }
 
+static void *canceller(void *arg)
+{
+    (void)arg;
+    /* until the request is registered (it is, before it is written) */
+    while (!mcp_request_cancel(42, "settled elsewhere"))
+        usleep(1000);
+    return NULL;
+}
+
+static void test_request_cancelled(void)
+{
+    int r = capture_stdout();
+    pthread_t t;
+    CHECK(!mcp_request_cancel(42, "nobody waits"));
+    CHECK(pthread_create(&t, NULL, canceller, NULL) == 0);
+    struct json_value *res = NULL;
+    char err[128];
+    CHECK(mcp_request("elicitation/create", "{}", 42, 30, &res, err, sizeof err) < 0);
+    CHECK_STR_CONTAINS(err, "settled elsewhere");
+    pthread_join(t, NULL);
+    char buf[1024] = "";
+    size_t len = 0;
+    while (!strstr(buf, "notifications/cancelled")) {
+        ssize_t n = read(r, buf + len, sizeof buf - 1 - len);
+        CHECK(n > 0);
+        len += (size_t)n;
+    }
+    CHECK_STR_CONTAINS(buf, "\"reason\":\"settled elsewhere\"");
+}
+
 TEST_MAIN({"write_value", test_write_value}, {"id_text", test_id_text},
           {"send_lines", test_send_lines}, {"request_answered", test_request_answered},
-          {"request_unanswered", test_request_unanswered})
+          {"request_unanswered", test_request_unanswered},
+          {"request_cancelled", test_request_cancelled})

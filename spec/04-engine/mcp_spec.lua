@@ -281,8 +281,9 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.is_nil(r.error, r.describe)
         local t = text(r.kept.denied)
         assert.is_nil(t:find(o.marker, 1, true), t)
-        assert.truthy(t:find("denied by the owner", 1, true), t)
-        assert.truthy(r.stderr:find("did not declare the elicitation capability", 1, true), r.describe)
+        -- denied at once (by us, or by a session that has no approver), the rule named
+        assert.truthy(t:find("--network-allow 127.0.0.1:" .. o.port, 1, true), t)
+        assert.truthy(r.stderr:find("the MCP client cannot ask a person", 1, true), r.describe)
         for _, m in ipairs(r.messages) do assert.is_nil(m.method, r.describe) end
     end)
 
