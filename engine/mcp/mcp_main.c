@@ -281,7 +281,13 @@ static void handle_line(const char *line, size_t len)
         goto drop;
     }
     if (!idv) {
-        /* a notification (initialized, cancelled, ...): never answered */
+        /* a notification: never answered; a cancelled one stops the call it names */
+        if (strcmp(method->str, "notifications/cancelled") == 0) {
+            char *target = mcp_id_text(json_get(json_get(msg, "params"), "requestId"));
+            if (target)
+                mcp_tools_cancel(&server, target);
+            free(target);
+        }
         goto drop;
     }
     if (!id) {

@@ -7,6 +7,7 @@
 #include "mcp/mcp_tools.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,8 +358,70 @@ static bool int_of(const struct json_value *o, const char *key, long long *out)
 
 /* run_command ----------------------------------------------------------------------------- */
 
+/* The run_command calls in flight, for notifications/cancelled: the request's id, the
+ * command's pid once the session said it, and whether the client cancelled it. */
+struct inflight {
+    char *id;
+    long long pid;
+    bool cancelled;
+    struct inflight *next;
+};
+
+static pthread_mutex_t inflight_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct inflight *inflight;
+
+struct stop_req {
+    const struct mcp_server *s;
+    long long pid;
+};
+
+static void *stop_thread(void *arg)
+{
+    struct stop_req *q = arg;
+    struct chttp h;
+    char path[64], err[512];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/stop", q->pid);
+    if (api(q->s, &h, "POST", path, NULL, 0, NULL, NULL, err, sizeof err) < 0)
+        fprintf(stderr, "cordon: mcp: cannot stop the cancelled command %lld: %s\n", q->pid, err);
+    chttp_close(&h);
+    free(q);
+    return NULL;
+}
+
+/* Stop the command's process group, on a thread of its own (a stop waits out the grace). */
+static void stop_async(const struct mcp_server *s, long long pid)
+{
+    struct stop_req *q = xcalloc(1, sizeof *q);
+    q->s = s;
+    q->pid = pid;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &at, stop_thread, q) != 0) {
+        fprintf(stderr, "cordon: mcp: cannot stop the cancelled command %lld: no thread\n", pid);
+        free(q);
+    }
+    pthread_attr_destroy(&at);
+}
+
+void mcp_tools_cancel(const struct mcp_server *s, const char *id)
+{
+    long long pid = 0;
+    pthread_mutex_lock(&inflight_lock);
+    for (struct inflight *e = inflight; e; e = e->next)
+        if (strcmp(e->id, id) == 0 && !e->cancelled) {
+            e->cancelled = true;
+            pid = e->pid;
+        }
+    pthread_mutex_unlock(&inflight_lock);
+    if (pid > 0)
+        stop_async(s, pid);
+}
+
 struct run {
     const struct mcp_server *s;
+    struct inflight *call;      /* registered while the exec runs */
     struct ndjson_lines lines;
     struct mcp_bound out, errs;
     bool got_exit, timed_out, stopped, ran_outside;
@@ -405,7 +468,15 @@ static int on_line(void *ctx, const char *line, size_t len)
         mcp_ask(r->s, ev.approval);
         break;
     }
-    case NDJSON_STARTED:
+    case NDJSON_STARTED: {
+        pthread_mutex_lock(&inflight_lock);
+        r->call->pid = ev.pid;
+        bool cancelled = r->call->cancelled;
+        pthread_mutex_unlock(&inflight_lock);
+        if (cancelled) /* cancelled before the session said its pid */
+            stop_async(r->s, ev.pid);
+        break;
+    }
     case NDJSON_OTHER:
         break;
     }
@@ -458,53 +529,66 @@ static char *exec_body(const struct args *a, bool background)
 static void run_command(const struct mcp_server *s, const struct args *a, const char *id)
 {
     struct result res = {0};
-    struct run r = {.s = s};
+    struct inflight call = {.id = (char *)id};
+    struct run r = {.s = s, .call = &call};
     struct chttp h;
     char err[512];
     char *body = exec_body(a, false);
     mcp_bound_init(&r.out, MCP_STREAM_MAX / 2, MCP_STREAM_MAX / 2);
     mcp_bound_init(&r.errs, MCP_STREAM_MAX / 2, MCP_STREAM_MAX / 2);
+    pthread_mutex_lock(&inflight_lock);
+    call.next = inflight;
+    inflight = &call;
+    pthread_mutex_unlock(&inflight_lock);
+
     int rc = api(s, &h, "POST", "/v1/exec", body, strlen(body), on_stream, &r, err, sizeof err);
-    if (rc < 0) {
-        tool_error(id, &res, "cordon: %s", err);
-        goto out;
+    if (rc < 0)
+        json_buf_printf(&res.text, "cordon: %s", err);
+    else if (h.sink_stopped ||
+             (!r.got_exit && ndjson_finish(&r.lines, on_line, &r) < 0))
+        json_buf_printf(&res.text, "cordon: the session sent a malformed exec stream: %s", r.failure);
+    else if (!r.got_exit)
+        json_buf_lit(&res.text, "cordon: the session closed the connection before the command "
+                                "finished (the session ended?)");
+    res.is_error = res.text.len > 0;
+    if (!res.is_error) {
+        add_stream(&res.text, "stdout", &r.out);
+        add_stream(&res.text, "stderr", &r.errs);
+        if (r.out.total == 0 && r.errs.total == 0)
+            json_buf_lit(&res.text, "(no output)\n");
+        json_buf_printf(&res.text, "[exit code %d]", r.exit_code);
+        if (r.timed_out)
+            json_buf_lit(&res.text, " timed out: the command was stopped");
+        else if (r.stopped)
+            json_buf_lit(&res.text, " stopped (stop_job, cancel_turn or the session's end)");
+        if (r.ran_outside)
+            json_buf_lit(&res.text, " (ran again outside the sandbox, as the user approved)");
+        json_buf_lit(&res.text, "\n");
+        if (r.notes.len)
+            json_buf_raw(&res.text, r.notes.data, r.notes.len);
+        json_buf_printf(&res.structured,
+                        "{\"exit_code\":%d,\"timed_out\":%s,\"stopped\":%s,\"ran_outside\":%s,"
+                        "\"refusals\":%s,\"stdout_truncated\":%s,\"stderr_truncated\":%s}",
+                        r.exit_code, r.timed_out ? "true" : "false", r.stopped ? "true" : "false",
+                        r.ran_outside ? "true" : "false", r.refusals.len ? r.refusals.data : "[]",
+                        mcp_bound_dropped(&r.out) ? "true" : "false",
+                        mcp_bound_dropped(&r.errs) ? "true" : "false");
     }
-    if (h.sink_stopped) {
-        tool_error(id, &res, "cordon: the session sent a malformed exec stream: %s", r.failure);
-        goto out;
+
+    pthread_mutex_lock(&inflight_lock);
+    for (struct inflight **p = &inflight; *p; p = &(*p)->next)
+        if (*p == &call) {
+            *p = call.next;
+            break;
+        }
+    pthread_mutex_unlock(&inflight_lock);
+    /* a cancelled request gets no response (MCP's cancellation) */
+    if (call.cancelled) {
+        json_buf_free(&res.text);
+        json_buf_free(&res.structured);
+    } else {
+        send_result(id, &res);
     }
-    if (!r.got_exit && ndjson_finish(&r.lines, on_line, &r) < 0) {
-        tool_error(id, &res, "cordon: the session sent a malformed exec stream: %s", r.failure);
-        goto out;
-    }
-    if (!r.got_exit) {
-        tool_error(id, &res, "cordon: the session closed the connection before the command "
-                             "finished (the session ended?)");
-        goto out;
-    }
-    add_stream(&res.text, "stdout", &r.out);
-    add_stream(&res.text, "stderr", &r.errs);
-    if (r.out.total == 0 && r.errs.total == 0)
-        json_buf_lit(&res.text, "(no output)\n");
-    json_buf_printf(&res.text, "[exit code %d]", r.exit_code);
-    if (r.timed_out)
-        json_buf_lit(&res.text, " timed out: the command was stopped");
-    else if (r.stopped)
-        json_buf_lit(&res.text, " stopped (stop_job, cancel_turn or the session's end)");
-    if (r.ran_outside)
-        json_buf_lit(&res.text, " (ran again outside the sandbox, as the user approved)");
-    json_buf_lit(&res.text, "\n");
-    if (r.notes.len)
-        json_buf_raw(&res.text, r.notes.data, r.notes.len);
-    json_buf_printf(&res.structured,
-                    "{\"exit_code\":%d,\"timed_out\":%s,\"stopped\":%s,\"ran_outside\":%s,"
-                    "\"refusals\":%s,\"stdout_truncated\":%s,\"stderr_truncated\":%s}",
-                    r.exit_code, r.timed_out ? "true" : "false", r.stopped ? "true" : "false",
-                    r.ran_outside ? "true" : "false", r.refusals.len ? r.refusals.data : "[]",
-                    mcp_bound_dropped(&r.out) ? "true" : "false",
-                    mcp_bound_dropped(&r.errs) ? "true" : "false");
-    send_result(id, &res);
-out:
     chttp_close(&h);
     free(body);
     mcp_bound_free(&r.out);

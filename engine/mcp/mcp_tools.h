@@ -37,6 +37,10 @@ int mcp_tools_find(const char *name);
 void mcp_tools_call(const struct mcp_server *s, int tool, const struct json_value *args,
                     const char *id);
 
+/* The client cancelled request id (notifications/cancelled): a run_command of that id is
+ * stopped (its process group, as stop_job does) and gets no response. Returns at once. */
+void mcp_tools_cancel(const struct mcp_server *s, const char *id);
+
 /* A question from the session (an APPROVAL object of docs/session-api.md) seen on an exec
  * stream: asked of the client with elicitation/create on a thread of its own, the answer
  * posted to the session; denied at once when the client cannot be asked. A question already

@@ -287,6 +287,23 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         for _, m in ipairs(r.messages) do assert.is_nil(m.method, r.describe) end
     end)
 
+    it("stops a cancelled call's command, and does not answer the call", function()
+        local r = drive({
+            init(1, "2025-11-25"), expect(1, "init"),
+            call(2, "run_command", { command = "echo started; sleep 600" }),
+            { poll = { name = "list_jobs", arguments = {} }, as = "running", ["until"] = "sleep 600" },
+            { send_json = { jsonrpc = "2.0", method = "notifications/cancelled",
+                params = { requestId = 2, reason = "the user pressed Esc" } } },
+            { poll = { name = "list_jobs", arguments = {} }, as = "after", ["until"] = "no jobs" },
+            req(3, "ping"), expect(3, "ping"),
+            { close = true },
+        })
+        assert.is_nil(r.error, r.describe)
+        assert.truthy(text(r.kept.after):find("no jobs", 1, true), text(r.kept.after))
+        for _, m in ipairs(r.messages) do assert.are_not.equal(2, m.id, r.describe) end
+        assert.are.equal(0, r.returncode, r.describe)
+    end)
+
     it("stops with its session on TERM, a command still running", function()
         local r = drive({
             init(1, "2025-11-25"), expect(1, "init"),
