@@ -93,6 +93,13 @@ static int start_session(const char *name, int argc, char **argv)
         goto out;
     }
     if (pid == 0) {
+        /* Our signal dispositions are not the session's: an ignored SIGPIPE and a blocked mask
+         * survive exec, and every command of the session would inherit them (`yes | head`
+         * would not end by SIGPIPE, a stop's TERM would wait). */
+        sigset_t none;
+        sigemptyset(&none);
+        signal(SIGPIPE, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         dup2(STDERR_FILENO, STDOUT_FILENO);
         int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (null >= 0)

@@ -71,6 +71,9 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
             req(2, "ping"), expect(2, "ping"),
             req(3, "tools/list"), expect(3, "tools"),
             call(4, "run_command", { command = "echo hi; echo oops >&2; exit 3" }), expect(4, "echo"),
+            -- the session's commands do not inherit the server's signal handling
+            call(14, "run_command", { command = "yes | head -1 >/dev/null; echo ${PIPESTATUS[0]}; grep -E '^Sig(Blk|Ign)' /proc/self/status" }),
+            expect(14, "signals"),
             call(5, "run_command", { command = "touch /etc/x" }), expect(5, "refused"),
             { send = "this is not json" }, { expect_null = "not_json" },
             { send = '[{"jsonrpc":"2.0","id":50,"method":"ping"}]' }, { expect_null = "batch" },
@@ -118,6 +121,11 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.are.equal(3, e.structuredContent.exit_code)
         assert.is_false(e.structuredContent.timed_out)
         assert.are.equal("[stdout]\nhi\n[stderr]\noops\n[exit code 3]\n", text(k.echo))
+
+        -- SIGPIPE (13) ends `yes` and is not ignored; nothing is blocked
+        local ign = text(k.signals):match("SigIgn:%s+(%x+)")
+        assert.truthy(text(k.signals):find("^%[stdout%]\n141\nSigBlk:%s+0+\n"), text(k.signals))
+        assert.are.equal(0, tonumber(ign, 16) & 0x1000, text(k.signals))
 
         local f = k.refused.result
         assert.are.equal(1, f.structuredContent.exit_code)
