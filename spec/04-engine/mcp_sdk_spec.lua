@@ -34,6 +34,9 @@ describe("cordon mcp: with the MCP TypeScript SDK's client", function()
         local ok, out = pcall(cjson.decode, h.chomp(r.stdout):match("[^\n]*$"))
         assert(ok and type(out) == "table", "sdk_client.mjs failed\n" .. h.describe(r))
         local why = ("%s\n%s"):format(h.describe(r), tostring(out.error))
+        -- the server's stderr is the client's (inherited): sanitizer reports land there
+        assert.is_nil(r.stderr:find("Sanitizer", 1, true), why)
+        assert.is_nil(r.stderr:find("runtime error:", 1, true), why)
         assert.is_nil(out.error ~= cjson.null and out.error or nil, why)
 
         assert.are.equal("cordon", out.server.version.name)
