@@ -6,6 +6,9 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 PREFIX     ?= /usr/local
+# The MCP TypeScript SDK the `cordon mcp` spec drives it with, from the npm registry at the
+# version spec/fixtures/mcp/package-lock.json pins; never committed (the build tree's).
+NPM_PREFIX ?= build-deps/npm
 # Debian 12 packages the build and the tests need (third_party/README.md says why).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
@@ -22,6 +25,18 @@ deps:
 	  echo "installing: $$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "make: run as root to install: $$missing" >&2; exit 1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@if ! command -v npm >/dev/null; then \
+	  echo "installing: nodejs npm"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make: run as root to install: nodejs npm" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	fi
+	@if [ ! -f $(NPM_PREFIX)/node_modules/@modelcontextprotocol/sdk/package.json ] || \
+	    ! cmp -s spec/fixtures/mcp/package-lock.json $(NPM_PREFIX)/package-lock.json; then \
+	  echo "installing: @modelcontextprotocol/sdk (npm, into $(NPM_PREFIX))"; \
+	  mkdir -p $(NPM_PREFIX) && \
+	  cp spec/fixtures/mcp/package.json spec/fixtures/mcp/package-lock.json $(NPM_PREFIX)/ && \
+	  npm ci --prefix $(NPM_PREFIX) --no-audit --no-fund --silent; \
 	fi
 
 build: deps

@@ -19,6 +19,7 @@
 #include "client/client_cli.h"
 #include "controller/run.h"
 #include "controller/run_options.h"
+#include "mcp/mcp.h"
 
 #ifndef CORDON_VERSION
 #error "CORDON_VERSION is the CMake project's VERSION (engine/cli/CMakeLists.txt passes it)"
@@ -112,6 +113,11 @@ static int nc_command(int argc, char **argv)
     return nc_main(argc - 2, argv + 2);
 }
 
+static int mcp_command(int argc, char **argv)
+{
+    return mcp_main(argc - 2, argv + 2, CORDON_VERSION);
+}
+
 /* Every command: its name, what it does in one line (for cordon --help) and its entry, which
  * gets main's argv (argv[1] is the command). */
 static const struct {
@@ -130,6 +136,7 @@ static const struct {
     {"policy", "check, explain and test the policy (check, net, detect, explain, test)",
      policy_command},
     {"trust", "trust a project's .cordon policy files, or --revoke the trust", trust_command},
+    {"mcp", "serve a session's sandbox to an agent as an MCP server on stdio", mcp_command},
     {"nc", "inside a sandbox: relay stdin and stdout to HOST PORT through the proxy", nc_command},
 };
 
