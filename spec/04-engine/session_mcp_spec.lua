@@ -1,4 +1,4 @@
--- spec/04-engine/mcp_spec.lua — `cordon mcp`, the sandbox as an MCP server on stdio, driven
+-- spec/04-engine/session_mcp_spec.lua — `cordon mcp`, the sandbox as an MCP server on stdio, driven
 -- with raw JSON-RPC lines (spec/fixtures/mcp/raw_client.py writes them and collects every
 -- line of stdout): framing, initialize and the revision negotiated, tools/list, run_command,
 -- a refused write, a background server and its log, the bounds on output and on a request,

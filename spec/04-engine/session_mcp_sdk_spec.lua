@@ -1,4 +1,4 @@
--- spec/04-engine/mcp_sdk_spec.lua — `cordon mcp` driven by the official MCP TypeScript SDK's
+-- spec/04-engine/session_mcp_sdk_spec.lua — `cordon mcp` driven by the official MCP TypeScript SDK's
 -- client (spec/fixtures/mcp/sdk_client.mjs, on the SDK version that `make deps` installs into
 -- build-deps/npm from spec/fixtures/mcp/package-lock.json): what a real MCP client sends and
 -- accepts (its schema checks of every answer, the outputSchema check of structuredContent),
