@@ -38,12 +38,14 @@ return {
 
     -- input:  { profile = <resolved>, env = { NAME = "value", ... } }
     -- result: { set = { NAME = "value" }, unset = { "NAME", "PATTERN_*" } }
+    -- unset: the profile's env.strip, and (env.strip_url_passwords) the caller's variables whose
+    -- value holds a URL with a password: cordon.env.default.
     -- Unless the network is unrestricted, every proxy variable points at the sandbox proxy
     -- (HTTP clients, SOCKS-capable tools, ssh and git over ssh, Node's fetch); with
     -- `network.loopback` the sandbox's own loopback bypasses it. Unrestricted: the caller's
     -- proxy variables stay as they were.
     environment = function(input, _next)
-        local r = env.default(input.profile)
+        local r = env.default(input.profile, input.env)
         local net = input.profile.network or {}
         if not net.unrestricted then
             for _, name in ipairs({ "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",

@@ -9,10 +9,41 @@ return {
     -- The workspace is the current directory (or --workspace); it is writable.
     workspace_readonly = false,
 
-    -- Paths that look missing (ENOENT) inside the sandbox. `~` is the caller's home.
+    -- Paths that look missing (ENOENT) inside the sandbox. `~` is the caller's home. Each is
+    -- where a tool keeps a credential by default (a token, a password, a private key): a
+    -- command that needs one fails as if the user had never logged in, rather than reading it.
     hidden = {
         "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
         "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
+        "~/.config/git/credentials",    -- git's second default credential store (XDG)
+        "~/.pgpass",                    -- PostgreSQL passwords (libpq, psql)
+        "~/.cargo/credentials", "~/.cargo/credentials.toml", -- crates.io tokens (old and new name)
+        "~/.vault-token",               -- HashiCorp Vault's token helper
+        "~/.config/containers/auth.json", -- podman, buildah, skopeo registry logins
+        "~/.terraform.d/credentials.tfrc.json", -- Terraform Cloud / registry tokens
+        "~/.gem/credentials",           -- RubyGems push key
+        "~/.config/hub",                -- hub's GitHub OAuth token
+        "~/.local/share/keyrings",      -- GNOME keyring files
+        "~/.password-store",            -- pass (its entries are GPG-encrypted, the list is not)
+        "~/.m2/settings.xml", "~/.m2/settings-security.xml", -- Maven server passwords, master key
+        "~/.gradle/gradle.properties",  -- Gradle's usual place for repository and signing passwords
+        "~/.config/rclone",             -- rclone remotes with their tokens
+        "~/.config/glab-cli",           -- GitLab CLI tokens
+        "~/.pulumi/credentials.json",   -- Pulumi access tokens
+        "~/.cache/huggingface/token", "~/.huggingface/token", -- Hugging Face (current, old place)
+        "~/.config/composer/auth.json", "~/.composer/auth.json", -- PHP Composer repository logins
+        "~/.s3cfg",                     -- s3cmd keys
+        "~/.boto",                      -- gsutil / boto keys
+        "~/.databrickscfg",             -- Databricks tokens
+        "~/.kaggle/kaggle.json",        -- Kaggle API key
+        "~/.oci",                       -- Oracle Cloud API signing keys
+        -- Coding agents' own logins: a command must not act as the agent's account.
+        "~/.codex/auth.json",           -- OpenAI Codex CLI
+        "~/.claude/.credentials.json",  -- Claude Code (Linux keeps the OAuth token in this file)
+        "~/.gemini/oauth_creds.json",   -- Gemini CLI
+        "~/.config/github-copilot",     -- Copilot in editors (copilot.vim, copilot.lua: hosts.json, apps.json)
+        "~/.local/share/opencode/auth.json", -- opencode's provider keys
+        -- (gh copilot is a gh extension using ~/.config/gh's login, hidden above.)
         "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
         "/etc/ssh",             -- host keys
         "/root",                -- root-only secrets: when the caller is root, a uid-0 process
@@ -76,11 +107,52 @@ return {
 
     env = {
         set = {},
-        -- Removed from the command's environment: names, or patterns where `*` matches anything.
+        -- Removed from the command's environment: names, or patterns where `*` matches any run
+        -- of characters (case-sensitive, the whole name). The patterns are wide on purpose: a
+        -- secret that survives is worse than a harmless variable lost. What they catch:
+        --   *PASSWORD*  DB_PASSWORD, PGPASSWORD, MYSQL_PASSWORD, PASSWORD_STORE_DIR (harmless: pass's
+        --               store is hidden anyway)
+        --   *_PWD       MYSQL_PWD; not PWD or OLDPWD (no `_` before PWD)
+        --   *SECRET*    AWS_SECRET_ACCESS_KEY, STRIPE_SECRET_KEY, CLIENT_SECRET, SECRET_KEY_BASE
+        --   *_KEY       *_API_KEY, OPENAI_KEY, API_KEY, and also public key ids (GPG_KEY,
+        --               GIT_SIGNING_KEY) which a build rarely needs; not KEYTIMEOUT, *_KEYS, *_KEY_ID
+        --   *_TOKEN     GITHUB_TOKEN, GH_TOKEN, CI_JOB_TOKEN, VAULT_TOKEN, AWS_SESSION_TOKEN; not
+        --               TOKEN alone or *_TOKENS
+        --   *_PAT       GITHUB_PAT, AZURE_DEVOPS_PAT
+        --   *_JWT*      CI_JOB_JWT, CI_JOB_JWT_V1, CI_JOB_JWT_V2
+        --   *_AUTH      NPM_CONFIG__AUTH and other `_auth` settings
+        -- npm and pip also read lower-case variables (npm_config__auth,
+        -- npm_config_//registry.npmjs.org/:_authToken), hence the lower-case forms.
+        -- (*_API_KEY, *_SECRET, *_PASSWORD, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, listed
+        -- before, are inside these patterns.)
+        -- None of these matches PATH, HOME, TERM, LANG, LC_*, LS_COLORS, SHELL, USER, DISPLAY,
+        -- XDG_*, EDITOR (spec/02-policies/default_spec.lua checks a list of such names).
+        -- The last three are ways to the caller's agents and bus, not values.
         strip = {
-            "*_API_KEY", "*_TOKEN", "*_SECRET", "*_PASSWORD",
-            "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+            "*PASSWORD*", "*_PWD", "*SECRET*", "*_KEY", "*_TOKEN", "*_PAT", "*_JWT*", "*_AUTH",
+            "*password*", "*_pwd", "*secret*", "*_key", "*_token", "*_authToken", "*_auth",
             "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
+        },
+        -- Also strip every variable whose value holds a URL with a password in its userinfo
+        -- (`scheme://user:pass@host`: DATABASE_URL, REDIS_URL, PIP_INDEX_URL, a proxy URL): the
+        -- names vary, the shape does not. The whole variable goes, not just the password: a
+        -- redacted URL would make a tool try to log in with a wrong password, and stripping
+        -- needs no parsing that could get a corner wrong. With --unrestricted-network that also
+        -- drops a caller's proxy variable carrying a proxy login.
+        strip_url_passwords = true,
+        -- Variables naming a credential file (or a list of them, `:`-separated): the files they
+        -- name are hidden too, wherever they are. The variables stay (a tool that reads them
+        -- finds the file missing, as for the default places above).
+        hide_paths_in = {
+            "GOOGLE_APPLICATION_CREDENTIALS", -- a service account key (JSON)
+            "AWS_SHARED_CREDENTIALS_FILE", -- the AWS tools' credentials file elsewhere
+            "KUBECONFIG",                   -- kubectl's config files (a `:` list)
+            "PGPASSFILE",                   -- libpq's password file elsewhere
+            "REGISTRY_AUTH_FILE",           -- podman's registry logins elsewhere
+            "NETRC",                        -- Python requests', Go's netrc elsewhere
+            "TF_CLI_CONFIG_FILE",           -- Terraform's CLI config (credentials blocks)
+            "DOCKER_CONFIG", "CLOUDSDK_CONFIG", "AZURE_CONFIG_DIR", "GH_CONFIG_DIR", "GNUPGHOME",
+            "PASSWORD_STORE_DIR",           -- directories standing in for the ones hidden above
         },
     },
 

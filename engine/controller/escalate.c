@@ -156,6 +156,8 @@ void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char
                 "cordon: %s\n"
                 "        The sandboxed attempt already ran and may have left partial changes.\n"
                 "        Run `%s` outside the sandbox?\n"
+                "        \"Session\" covers this exact command line, not what it runs (the scripts it\n"
+                "        starts may change).\n"
                 "        [o] allow once  [s] allow for this session  [D] deny: ",
                 reason, shown);
         free(reason);

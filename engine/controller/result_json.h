@@ -1,4 +1,5 @@
-/* result_json.h — the one JSON object `cordon run --json` prints after the command's output. */
+/* result_json.h — the one JSON object `cordon run --json` prints after the command's output, on
+ * a line of its own (run.c ends an unfinished last line first). */
 #ifndef CORDON_RESULT_JSON_H
 #define CORDON_RESULT_JSON_H
 #include <stdbool.h>

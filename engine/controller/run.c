@@ -49,6 +49,7 @@ struct output_stream {
     int fd;                  /* read end, -1 when closed or unused */
     int dest;                /* cordon's own stdout or stderr */
     bool dest_broken;
+    bool mid_line;           /* the last byte relayed to dest was not a newline */
     struct capture cap;
     struct ev_io w;
 };
@@ -58,6 +59,7 @@ static void output_stream_init(struct output_stream *s, int fd, int dest, const 
     s->fd = fd;
     s->dest = dest;
     s->dest_broken = false;
+    s->mid_line = false;
     capture_init(&s->cap, cfg->capture_head, cfg->capture_tail);
     capture_watch(&s->cap, lh_refusal_markers());
 }
@@ -223,6 +225,7 @@ static void on_output(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         return;
     }
     capture_feed_ahead(&s->cap, buf, (size_t)n, bytes_waiting(s->fd));
+    s->mid_line = buf[n - 1] != '\n';
     if (!s->dest_broken && write_all(s->dest, buf, (size_t)n) < 0)
         s->dest_broken = true; /* the reader went away: keep draining so the command is not stuck */
 }
@@ -238,6 +241,7 @@ static bool pump_master(struct controller *c)
     if (n <= 0)
         return false; /* EIO on a master whose slaves are all closed */
     capture_feed_ahead(&c->out.cap, buf, (size_t)n, bytes_waiting(c->master));
+    c->out.mid_line = buf[n - 1] != '\n';
     if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0) { /* the caller's terminal went away */ }
     return true;
 }
@@ -542,6 +546,11 @@ int run_main(int argc, char **argv)
     proxy_free(c.proxy);
     c.proxy = NULL;
     if (cfg.json) {
+        /* The result is a line of its own, for a reader taking the last line: after output
+         * without a final newline (`printf x`) one comes first. A command re-run outside the
+         * sandbox wrote to stdout directly, unseen: a newline first, at worst an empty line. */
+        if (c.out.mid_line || esc.ran_outside)
+            fputc('\n', stdout);
         struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = clock_mono_ms_f() - start,
                                  .detect_ms = detect_ms, .profile = cfg.profile, .refusals = refusals,
                                  .n_refusals = n_refusals, .ran_outside = esc.ran_outside};

@@ -266,6 +266,10 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
 
     read_rlimits(L, idx, cfg);
 
+    if (sub_field(L, idx, "env"))                       /* [..., env] */
+        read_list(L, -1, "hide_paths_in", "env.hide_paths_in", &extra->hide_paths_in);
+    lua_pop(L, 1);
+
     cfg->grace_seconds = 3;
     cfg->max_background = SANDBOX_MAX_BACKGROUND_DEFAULT;
     cfg->log_cap = SANDBOX_LOG_CAP_DEFAULT;

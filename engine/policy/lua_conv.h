@@ -14,6 +14,7 @@
 struct lc_profile_extra {
     char *workspace;    /* profile `workspace` as written (may be relative or ~/...), or NULL */
     bool allow_docker;  /* profile `allow_docker` */
+    struct str_list hide_paths_in; /* profile `env.hide_paths_in`: variables naming hidden files */
 };
 
 /* Push the partial profile the flags describe: [-0, +1]. Unset flags leave their key absent. */

@@ -158,6 +158,28 @@ static int call_environment_hook(lua_State *L)
     return 0;
 }
 
+/* env.hide_paths_in: the caller's variables that name credential files (one path, or a list
+ * separated by ':', as KUBECONFIG is) add those paths to hidden, before the paths are resolved
+ * (so ~ and relative paths are made absolute like every hidden entry). The caller's
+ * environment, not cordon's own: a session's commands get the environment of its start. Only
+ * C sees the values here, so the profile hook and host.getenv() need not. */
+static void hide_named_paths(struct sandbox_config *cfg, const struct str_list *names,
+                             char *const *environ_in)
+{
+    for (size_t i = 0; environ_in && i < names->len; i++) {
+        size_t n = strlen(names->items[i]);
+        for (char *const *e = environ_in; *e; e++) {
+            if (strncmp(*e, names->items[i], n) != 0 || (*e)[n] != '=')
+                continue;
+            char *copy = xstrdup(*e + n + 1), *save = NULL;
+            for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save))
+                if (!str_list_contains(&cfg->hidden, p))
+                    str_list_push(&cfg->hidden, p);
+            free(copy);
+        }
+    }
+}
+
 /* The profile, paths and environment, and the network rules unless defer_network: then the
  * resolved profile is kept for lh_resolve_network(). */
 static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char *cwd, const char *home,
@@ -195,6 +217,8 @@ static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char
     /* An invalid rule's message names the entry; no policy position would help. */
     if (o == LH_OK && !defer_network)
         o = lh_protected_call(compile_network, &c, NULL, err, errlen);
+    if (o == LH_OK)
+        hide_named_paths(cfg, &c.extra.hide_paths_in, environ_in);
     if (o == LH_OK && sandbox_config_resolve_paths(cfg, flags, cwd, home, c.extra.workspace,
                                                    c.extra.allow_docker, err, errlen) < 0)
         o = LH_ERROR;
@@ -212,6 +236,7 @@ static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char
         luaL_unref(H.L, LUA_REGISTRYINDEX, c.ref_resolved);
     H.home = H.workspace = NULL;
     free(c.extra.workspace);
+    str_list_free(&c.extra.hide_paths_in);
     if (o != LH_OK) {
         sandbox_config_free(cfg);
         forget_profile();

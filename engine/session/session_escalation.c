@@ -268,8 +268,12 @@ void escalation_judge(struct job *j)
         if (!can_ask)
             break; /* nobody to ask: denied at once */
         char question[1024];
+        /* "session" matches the command string, not what it runs: the approver must know that
+         * the same words later run outside whatever the scripts they start have become. */
         snprintf(question, sizeof question, "%s (the sandboxed attempt already ran and may have left "
-                 "partial changes)", e.reason);
+                 "partial changes; 'session' runs this exact command string outside, unasked, each "
+                 "time the sandbox refuses it again, not what it runs: the scripts it starts may "
+                 "change)", e.reason);
         j->approval = approvals_add(&s->approvals, APPROVAL_RERUN, question, j->command,
                                     s->p.cfg->permission_timeout);
         j->approval->job = j->pid;

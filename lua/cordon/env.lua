@@ -5,9 +5,28 @@
 -- Uses only the standard library. Must never read the process environment itself.
 local M = {}
 
--- The default policy's answer for a resolved profile: the profile's env.set plus the variables
--- every sandboxed command gets, and the profile's env.strip patterns unset.
-function M.default(profile)
+-- Does value hold a URL with a password in its userinfo (`scheme://user:pass@host`)? Every
+-- "://" in the value counts, not only a leading one: lists of URLs (PIP_EXTRA_INDEX_URL) and
+-- options (`-Dx=https://u:p@h`) carry them too. The authority runs to the first `/`, `?`, `#`
+-- or blank; its userinfo is what precedes its last `@` (a raw `@` in a password is common), and
+-- a `:` there means a password follows, even an empty one. Errs on the side of yes.
+function M.has_url_password(value)
+    local from = 1
+    while true do
+        local _, e = value:find("://", from, true)
+        if not e then return false end
+        local authority = value:match("^[^/?#%s]*", e + 1)
+        local userinfo = authority:match("^(.*)@")
+        if userinfo and userinfo:find(":", 1, true) then return true end
+        from = e + 1
+    end
+end
+
+-- The default policy's answer for a resolved profile and the caller's environment: the
+-- profile's env.set plus the variables every sandboxed command gets; unset: the profile's
+-- env.strip patterns, and with env.strip_url_passwords the name of every caller's variable
+-- whose value has a URL password (in name order, so the answer is stable).
+function M.default(profile, caller_env)
     local penv = profile.env or {}
     local set = {}
     for k, v in pairs(penv.set or {}) do set[k] = v end
@@ -15,6 +34,18 @@ function M.default(profile)
     set.TMPDIR = "/tmp"
     local unset = {}
     for i, p in ipairs(penv.strip or {}) do unset[i] = p end
+    if penv.strip_url_passwords then
+        local names = {}
+        for name, value in pairs(caller_env or {}) do
+            -- a name holding `=` (impossible in an environment) would be a bad answer
+            if type(name) == "string" and name ~= "" and not name:find("[=%z]")
+                    and type(value) == "string" and M.has_url_password(value) then
+                names[#names + 1] = name
+            end
+        end
+        table.sort(names)
+        for _, name in ipairs(names) do unset[#unset + 1] = name end
+    end
     return { set = set, unset = unset }
 end
 

@@ -26,7 +26,7 @@ M.schema = {
     rlimits = { core = "rlimit", nofile = "rlimit", fsize = "rlimit", as = "rlimit",
                 nproc = "rlimit", cpu = "rlimit", stack = "rlimit", memlock = "rlimit" },
     escalation = { ask_sandbox_off = "boolean", permission_timeout = "duration", plan = "boolean" },
-    env = { set = "strmap", strip = "list" },
+    env = { set = "strmap", strip = "list", strip_url_passwords = "boolean", hide_paths_in = "list" },
     session = { exec_per_command = "boolean", grace = "number", max_background = "integer",
                 log_cap = "integer" },
     capture = { head = "integer", tail = "integer" },

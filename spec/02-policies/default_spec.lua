@@ -82,9 +82,8 @@ describe("policies/00-default.lua environment hook", function()
         local profile = policy.profile({ name = "coding", flags = {} })
         local r = policy.environment({ profile = profile, env = {} })
         assert.is_nil(cenv.check_result(r))
-        assert.are.same({ "*_API_KEY", "*_TOKEN", "*_SECRET", "*_PASSWORD", "AWS_SECRET_ACCESS_KEY",
-                          "AWS_SESSION_TOKEN", "SSH_AUTH_SOCK", "GPG_AGENT_INFO",
-                          "DBUS_SESSION_BUS_ADDRESS" }, r.unset)
+        assert.are.same(profile.env.strip, r.unset)
+        assert.is_true(#r.unset > 0)
         local proxy = "http://127.0.0.1:18080"
         assert.are.same({ CORDON_SANDBOX = "1", TMPDIR = "/tmp",
                           HTTP_PROXY = proxy, HTTPS_PROXY = proxy, ALL_PROXY = proxy,
@@ -94,6 +93,91 @@ describe("policies/00-default.lua environment hook", function()
                           CORDON_SSH_PROXY_COMMAND = r.set.CORDON_SSH_PROXY_COMMAND,
                           GIT_SSH_COMMAND = r.set.GIT_SSH_COMMAND, NODE_USE_ENV_PROXY = "1" }, r.set)
         assert.truthy(r.set.CORDON_SSH_PROXY_COMMAND:match("nc %%h %%p$"))
+    end)
+end)
+
+describe("policies/00-default.lua environment hook: credentials", function()
+    -- What the engine does with an unset entry (engine/base/name_glob.c): only `*` is special,
+    -- the whole name must match, case-sensitive.
+    local function glob(p, s)
+        return s:match("^" .. p:gsub("[%^%$%(%)%%%.%[%]%+%-%?]", "%%%0"):gsub("%*", ".*") .. "$") ~= nil
+    end
+    local function stripped(r, name)
+        for _, p in ipairs(r.unset) do if glob(p, name) then return p end end
+        return nil
+    end
+    local function answer(caller_env, flags)
+        local profile = policy.profile({ name = "coding", flags = flags or {} })
+        local r = policy.environment({ profile = profile, env = caller_env })
+        assert.is_nil(cenv.check_result(r))
+        return r
+    end
+
+    it("strips every credential variable the coding profile's patterns name", function()
+        local r = answer({})
+        for _, name in ipairs {
+            "PGPASSWORD", "MYSQL_PWD", "STRIPE_SECRET_KEY", "GITHUB_PAT", "OPENAI_KEY", "CI_JOB_JWT",
+            "CI_JOB_JWT_V2", "OPENAI_API_KEY", "API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "AWS_SESSION_TOKEN",
+            "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "MYSQL_ROOT_PASSWORD", "PASSWORD", "CLIENT_SECRET",
+            "SECRET_KEY_BASE", "MY_SECRET", "NPM_CONFIG__AUTH", "npm_config__auth",
+            "npm_config_//registry.npmjs.org/:_authToken", "npm_config_key", "db_password",
+            "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
+        } do
+            assert.truthy(stripped(r, name), name .. " survives")
+        end
+    end)
+
+    it("keeps the ordinary variables a shell and a build need", function()
+        local r = answer({})
+        for _, name in ipairs {
+            "PATH", "HOME", "PWD", "OLDPWD", "TERM", "COLORTERM", "LANG", "LANGUAGE", "LC_ALL",
+            "LC_CTYPE", "LS_COLORS", "SHELL", "USER", "LOGNAME", "SHLVL", "HOSTNAME", "DISPLAY",
+            "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_SESSION_TYPE",
+            "EDITOR", "VISUAL", "PAGER", "MAIL", "TZ", "TMUX", "SSH_TTY", "SSH_CONNECTION", "GPG_TTY",
+            "KEYTIMEOUT", "KEYBOARD_LAYOUT", "TOKEN", "KEEP_TOKENS", "OPENAI_API_KEYS", "AWS_REGION",
+            "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "GOOGLE_APPLICATION_CREDENTIALS", "KUBECONFIG",
+            "GOPATH", "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME", "VIRTUAL_ENV", "PYTHONPATH",
+            "LD_LIBRARY_PATH", "MANPATH", "NODE_OPTIONS", "CI", "GITHUB_ACTIONS", "GIT_ASKPASS",
+            "SSH_ASKPASS", "HISTFILE", "http_proxy", "SSH_AUTH_SOCKET",
+        } do
+            assert.is_nil(stripped(r, name), name .. " is stripped by " .. tostring(stripped(r, name)))
+        end
+    end)
+
+    it("strips a variable whose value is a URL with a password, by its exact name", function()
+        local r = answer({
+            DATABASE_URL = "postgres://app:s3cret@db.internal:5432/app",
+            REDIS_URL = "redis://:s3cret@cache:6379/0",          -- password without a user
+            PIP_EXTRA_INDEX_URL = "https://pypi.org/simple https://u:p@pkgs.internal/simple",
+            JAVA_TOOL_OPTIONS = "-Drepo=https://u:p@repo.internal/m2",
+            MONGO_URI = "mongodb+srv://u:p@ss@cluster0.example.net/db", -- a raw @ in the password
+            UPSTREAM = "https://u:@h/",                            -- an empty one: still stripped
+            -- no password: kept
+            PLAIN_URL = "https://example.com/a:b@c",               -- the @ is in the path
+            USER_ONLY = "ssh://git@github.com/o/r.git",
+            PORT_URL = "http://localhost:8080/x",
+            QUERY = "https://h/?next=http://a:b@c",                -- the second URL has one: stripped
+            NOT_A_URL = "user:pass@host",
+        })
+        local unset = {}
+        for _, n in ipairs(r.unset) do unset[n] = true end
+        for _, n in ipairs { "DATABASE_URL", "REDIS_URL", "PIP_EXTRA_INDEX_URL", "JAVA_TOOL_OPTIONS",
+                             "MONGO_URI", "UPSTREAM", "QUERY" } do
+            assert.is_true(unset[n], n)
+        end
+        for _, n in ipairs { "PLAIN_URL", "USER_ONLY", "PORT_URL", "NOT_A_URL" } do
+            assert.is_nil(unset[n], n)
+            assert.is_nil(stripped(r, n), n)
+        end
+    end)
+
+    it("env.strip_url_passwords = false keeps them; the key is a boolean", function()
+        local profile = policy.profile({ name = "coding", flags = {} })
+        profile.env.strip_url_passwords = false
+        local r = policy.environment({ profile = profile, env = { DATABASE_URL = "pg://u:p@h/d" } })
+        for _, n in ipairs(r.unset) do assert.are_not.equal("DATABASE_URL", n) end
+        assert.are.same({ "env.strip_url_passwords", "expected a boolean, got string" },
+            { require("cordon.profile").validate({ env = { strip_url_passwords = "yes" } }) })
     end)
 end)
 

