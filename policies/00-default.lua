@@ -63,7 +63,7 @@ return {
         return r
     end,
 
-    -- input:  { kind = "http"|"connect"|"socks", host = "api.example.com", port = 443,
+    -- input:  { kind = "http"|"connect"|"socks"|"dns", host = "api.example.com", port = 443,
     --           command = "npm ci" or nil, profile = <the resolved profile> }
     -- result: { verdict = "allow"|"deny"|"ask", rule = "...", reason = "...", suggest = "..." }
     -- The profile's network.allow / network.deny (command-line rules already appended) are
@@ -74,7 +74,9 @@ return {
         allowlist = allowlist or require("cordon.allowlist")
         local m = allowlist.for_profile(input.profile)
         local d = m:decide(input.kind, input.host, input.port)
-        if d.verdict == "deny" and d.suggest and (input.profile.network or {}).ask then
+        -- kind dns (port 0) is a lookup by the sandbox's DNS stub: answerable when a rule could
+        -- allow the name on some port. Never asked about: the name itself is what would leak.
+        if d.verdict == "deny" and d.suggest and input.kind ~= "dns" and (input.profile.network or {}).ask then
             d.verdict = "ask"
         end
         return d

@@ -15,6 +15,7 @@
 #include "sandbox/init.h"
 #include "sandbox/loopback_guard.h"
 #include "policy/lua_host.h"
+#include "proxy/proxy.h"
 #include "base/session_socket.h"
 #include "base/util.h"
 
@@ -55,8 +56,52 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     return 0;
 }
 
+/* The extra listeners of this process's sandbox (see controller_setup.h). */
+static struct {
+    int expected;
+    int dns_udp, dns_tcp, transparent;
+    bool no_transparent; /* init said the kernel cannot; the profile goes on without */
+} extra = {0, -1, -1, -1, false};
+
+int controller_extra_listeners(void) { return extra.expected; }
+
+bool controller_take_listener(char tag, int fd)
+{
+    int *slot = tag == INIT_MSG_DNS_UDP ? &extra.dns_udp : tag == INIT_MSG_DNS_TCP ? &extra.dns_tcp
+              : tag == INIT_MSG_TRANSPARENT ? &extra.transparent : NULL;
+    if (tag == INIT_MSG_NO_TRANSPARENT) {
+        extra.no_transparent = true;
+        close(fd); /* a placeholder */
+        return true;
+    }
+    if (!slot)
+        return false;
+    if (*slot >= 0)
+        close(*slot);
+    *slot = fd;
+    return true;
+}
+
+void controller_attach_listeners(struct proxy *px)
+{
+    if (px && (extra.dns_udp >= 0 || extra.dns_tcp >= 0))
+        (void)proxy_attach_dns(px, extra.dns_udp, extra.dns_tcp);
+    else {
+        if (extra.dns_udp >= 0)
+            close(extra.dns_udp);
+        if (extra.dns_tcp >= 0)
+            close(extra.dns_tcp);
+    }
+    if (px && extra.transparent >= 0)
+        (void)proxy_attach_transparent(px, extra.transparent);
+    else if (extra.transparent >= 0)
+        close(extra.transparent);
+    extra.dns_udp = extra.dns_tcp = extra.transparent = -1;
+}
+
 int controller_send_config(int ctl, const struct sandbox_config *cfg)
 {
+    extra.expected = cfg->net_unrestricted ? 0 : 2 + (cfg->net_transparent != NET_TRANSPARENT_OFF ? 1 : 0);
     int fd = memfd_create("cordon-config", MFD_CLOEXEC);
     int r = fd < 0 ? -errno : config_wire_write(fd, cfg);
     if (r == 0)

@@ -24,4 +24,13 @@ int controller_compile_network(int ctl, char *err, size_t errlen);
  * or -1 with the reason in err. */
 int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_program *prog,
                            char *err, size_t errlen);
+
+/* The listeners init hands over beside the proxy's two (the resolver's, the transparent one),
+ * for the sandbox whose configuration controller_send_config() sent last: how many to expect,
+ * take one (false: the tag is not one of them), and give those taken to the proxy (closed
+ * without one). One sandbox per controller process. */
+struct proxy;
+int controller_extra_listeners(void);
+bool controller_take_listener(char tag, int fd);
+void controller_attach_listeners(struct proxy *px);
 #endif

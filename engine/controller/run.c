@@ -317,7 +317,7 @@ static void supervise(struct controller *c)
  * EOF means init failed its set-up; it said why on stderr, and supervise() sees it exit. */
 static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, int *http_fd, int *socks_fd)
 {
-    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 : 0);
+    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 + controller_extra_listeners() : 0);
     while (expected-- > 0) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
@@ -331,7 +331,10 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, in
             break;
         case INIT_MSG_HTTP_LISTENER: *http_fd = fd; break;
         case INIT_MSG_SOCKS_LISTENER: *socks_fd = fd; break;
-        default: close(fd); break;
+        default:
+            if (!controller_take_listener(tag, fd))
+                close(fd);
+            break;
         }
     }
 }
@@ -507,6 +510,7 @@ int run_main(int argc, char **argv)
     receive_fds(&c, want_pty, !cfg.net_unrestricted, &http_fd, &socks_fd);
     if (http_fd >= 0 && socks_fd >= 0) {
         c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
+        controller_attach_listeners(c.proxy);
         if (!c.proxy)
             LOG_E("run", "the proxy could not start: commands get no network");
         /* The terminal of cordon run can answer questions (a pty relay holds its input). */

@@ -138,6 +138,21 @@ static bool read_bool(lua_State *L, int idx, const char *key, const char *path, 
     return v;
 }
 
+/* network.transparent: false (default), true, or "required" (profile.lua validated it). */
+static enum net_transparent read_transparent(lua_State *L, int idx)
+{
+    int t = raw_field(L, idx, "transparent");
+    enum net_transparent v = NET_TRANSPARENT_OFF;
+    if (t == LUA_TBOOLEAN)
+        v = lua_toboolean(L, -1) ? NET_TRANSPARENT_ON : NET_TRANSPARENT_OFF;
+    else if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "required") == 0)
+        v = NET_TRANSPARENT_REQUIRED;
+    else if (t != LUA_TNIL)
+        bad(L, "network.transparent", "true, false or \"required\"");
+    lua_pop(L, 1);
+    return v;
+}
+
 /* Check that the value on top is a list of strings (or nil); raises before allocating. */
 static void check_list(lua_State *L, const char *path)
 {
@@ -255,6 +270,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     if (sub_field(L, idx, "network")) {                 /* [..., net] */
         cfg->net_unrestricted = read_bool(L, -1, "unrestricted", "network.unrestricted", false);
         cfg->net_loopback = read_bool(L, -1, "loopback", "network.loopback", false);
+        cfg->net_transparent = read_transparent(L, -1);
     }
     lua_pop(L, 1);
 

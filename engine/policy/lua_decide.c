@@ -340,6 +340,7 @@ const char *lh_net_kind_name(enum net_kind kind)
     case NET_KIND_HTTP: return "http";
     case NET_KIND_CONNECT: return "connect";
     case NET_KIND_SOCKS: return "socks";
+    case NET_KIND_DNS: return "dns";
     }
     return NULL;
 }
@@ -361,7 +362,9 @@ enum lh_outcome lh_network_decide(enum net_kind kind, const char *host, unsigned
     memset(out, 0, sizeof *out);
     struct net_ctx c = {.kind = lh_net_kind_name(kind), .host = host, .command = command,
                         .port = port, .out = out};
-    if (!c.kind || !host || port < 1 || port > 65535) {
+    /* a name looked up has no port: kind dns asks about every port at once */
+    bool port_ok = kind == NET_KIND_DNS ? port == 0 : port >= 1 && port <= 65535;
+    if (!c.kind || !host || !port_ok) {
         snprintf(out->reason, sizeof out->reason, "invalid request (kind %d, port %u)", (int)kind, port);
         return LH_ERROR;
     }

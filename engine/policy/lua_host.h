@@ -67,6 +67,8 @@ enum net_kind {
     NET_KIND_HTTP,      /* an absolute-form HTTP request (port 80 when the URL has none) */
     NET_KIND_CONNECT,   /* an HTTP CONNECT tunnel */
     NET_KIND_SOCKS,     /* a SOCKS5 CONNECT */
+    NET_KIND_DNS,       /* a name the sandbox's DNS stub was asked for (port 0), or an address
+                         * a name's answer holds that needs a rule of its own */
 };
 
 /* The `network` hook's answer, copied out of Lua (strings truncated to fit, always

@@ -30,6 +30,7 @@ const char *net_kind_name(enum net_kind kind)
     case NET_KIND_HTTP: return "http";
     case NET_KIND_CONNECT: return "connect";
     case NET_KIND_SOCKS: return "socks";
+    case NET_KIND_DNS: return "dns";
     }
     return "?";
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "proxy/audit_log.h"
+#include "proxy/dns_stub.h"
 #include "proxy/http_exchange.h"
 #include "base/clock.h"
 #include "base/http_parse.h"
@@ -967,6 +968,12 @@ fail:
     return NULL;
 }
 
+int proxy_attach_dns(struct proxy *px, int udp_fd, int tcp_fd)
+{
+    px->dns = dns_stub_new(px->loop, udp_fd, tcp_fd, px->resolver, px->audit, px->command, NULL, NULL);
+    return px->dns ? 0 : -1;
+}
+
 const struct str_list *proxy_denied(const struct proxy *px) { return &px->denied; }
 
 uint64_t proxy_denial_mark(const struct proxy *px) { return px->denials; }
@@ -1004,6 +1011,7 @@ void proxy_free(struct proxy *px)
     ev_timer_stop(px->loop, &px->sweep);
     close(px->http_fd);
     close(px->socks_fd);
+    dns_stub_free(px->dns); /* before the resolver: it cancels its lookups */
     resolver_free(px->resolver);
     splice_pipe_drop_spares();
     audit_log_close(px->audit);
@@ -1011,4 +1019,11 @@ void proxy_free(struct proxy *px)
     str_list_free(&px->denied);
     free(px->command);
     free(px);
+}
+
+int proxy_attach_transparent(struct proxy *px, int listen_fd)
+{
+    (void)px;
+    close(listen_fd);
+    return -1;
 }

@@ -48,6 +48,17 @@ void proxy_denied_since(const struct proxy *px, uint64_t mark, struct str_list *
 /* The destinations the owner was asked about so far ("host:port", each once). */
 const struct str_list *proxy_asked(const struct proxy *px);
 
+/* Serve the sandbox's resolver (dns_stub.h) on these two listeners (made by init inside the
+ * sandbox's namespace; either may be -1), with the proxy's resolver, policy and audit log.
+ * Takes ownership of the fds. 0, or -1 (logged: the sandbox has no DNS). */
+int proxy_attach_dns(struct proxy *px, int udp_fd, int tcp_fd);
+
+/* network.transparent: accept on listen_fd (made by init; every TCP connection from inside not
+ * to the sandbox's loopback is redirected to it) and decide each connection by the name the
+ * DNS stub answered its address for, else the TLS server name or HTTP Host it sends, else the
+ * address (transparent.c). Takes ownership of the fd. 0, or -1 (logged). */
+int proxy_attach_transparent(struct proxy *px, int listen_fd);
+
 /* Free what closed during the last loop round; call after each ev_run_once(). */
 void proxy_after_round(struct proxy *px);
 /* Close every connection and the listeners. NULL is fine. */

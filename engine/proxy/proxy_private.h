@@ -85,6 +85,7 @@ struct proxy {
     struct ev_io http_w, socks_w, resolver_w;
     struct ev_timer sweep;
     struct resolver *resolver;
+    struct dns_stub *dns;       /* the sandbox's resolver (dns_stub.c), NULL without one */
     char *command;
     struct conn *conns, *closed;
     size_t n_conns;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +50,40 @@ static void push_done(struct resolver *r, struct resolve_job *j)
     if (write(r->efd, &one, sizeof one) < 0) { /* eventfd counter full: the loop wakes anyway */ }
 }
 
+/* CORDON_HOSTS_FILE, when set, is a test hook: names are looked up in that hosts(5)-format file
+ * only ("ADDR NAME..." lines, exact names, case-insensitive), never in DNS, so specs can give
+ * names to their stand-in origins on 127.0.0.2 without the network. A name not in it does not
+ * exist (EAI_NONAME). Unset (always, outside tests): getaddrinfo. */
+static int hosts_file_lookup(const char *path, const char *host, const char *port, struct addrinfo **out)
+{
+    FILE *f = fopen(path, "re");
+    *out = NULL;
+    if (!f)
+        return EAI_SYSTEM;
+    struct addrinfo *head = NULL, **tail = &head;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        char *save = NULL, *addr = strtok_r(line, " \t\r\n", &save);
+        if (!addr || addr[0] == '#')
+            continue;
+        for (char *name = strtok_r(NULL, " \t\r\n", &save); name; name = strtok_r(NULL, " \t\r\n", &save)) {
+            if (strcasecmp(name, host) != 0)
+                continue;
+            struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res = NULL;
+            if (getaddrinfo(addr, port, &hints, &res) == 0) {
+                *tail = res;
+                while (res->ai_next)
+                    res = res->ai_next;
+                tail = &res->ai_next;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    *out = head;
+    return head ? 0 : EAI_NONAME;
+}
+
 static void *worker(void *arg)
 {
     struct resolver *r = arg;
@@ -68,7 +103,11 @@ static void *worker(void *arg)
 
         struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                                  .ai_flags = AI_ADDRCONFIG};
-        j->err = getaddrinfo(j->host, j->port, &hints, &j->res);
+        const char *hosts = getenv("CORDON_HOSTS_FILE");
+        if (hosts && hosts[0])
+            j->err = hosts_file_lookup(hosts, j->host, j->port, &j->res);
+        else
+            j->err = getaddrinfo(j->host, j->port, &hints, &j->res);
         push_done(r, j);
     }
 }

@@ -36,6 +36,8 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
     char flags[16];
     snprintf(flags, sizeof flags, "%d%d%d", cfg->workspace_readonly, cfg->net_unrestricted, cfg->net_loopback);
     put(f, 'F', flags);
+    if (cfg->net_transparent != NET_TRANSPARENT_OFF)
+        put(f, 'T', cfg->net_transparent == NET_TRANSPARENT_REQUIRED ? "2" : "1");
     put_list(f, 'W', &cfg->writable);
     put_list(f, 'H', &cfg->hidden);
     put_list(f, 'R', &cfg->readonly_in_workspace);
@@ -79,6 +81,7 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             cfg->net_unrestricted = v[0] && v[1] == '1';
             cfg->net_loopback = v[0] && v[1] && v[2] == '1';
             break;
+        case 'T': cfg->net_transparent = v[0] == '2' ? NET_TRANSPARENT_REQUIRED : NET_TRANSPARENT_ON; break;
         case 'W': str_list_push(&cfg->writable, v); break;
         case 'H': str_list_push(&cfg->hidden, v); break;
         case 'R': str_list_push(&cfg->readonly_in_workspace, v); break;

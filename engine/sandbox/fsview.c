@@ -24,11 +24,55 @@
 #include "sandbox/hide.h"
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
+#include "sandbox/netns.h"
 
 struct capture {
     char *path;
     int fd;
 };
+
+/* The sandbox's /etc/resolv.conf names its own resolver (dns_stub.c, served by the controller
+ * on NETNS_DNS_ADDR) and nothing of the host's: no other server is reachable, and the host's
+ * search domains would send the command's short names out as queries. /etc/hosts stays the
+ * host's. A resolv.conf that is a link into /run (systemd-resolved's) is written there, in the
+ * fresh /run; any other is covered by a read-only bind of the generated file. */
+static int resolv_conf_build(struct mnt_err *e)
+{
+    static const char body[] = "# cordon: the sandbox's resolver (names some network rule could allow)\n"
+                               "nameserver " NETNS_DNS_ADDR "\noptions edns0\n";
+    static const char generated[] = "/run/.cordon-resolv.conf";
+    char target[512] = "/etc/resolv.conf";
+    struct stat st;
+    if (lstat(target, &st) < 0)
+        return 0; /* no file to cover: resolvers fall back to 127.0.0.1, where nothing answers */
+    if (S_ISLNK(st.st_mode)) {
+        char link[400];
+        ssize_t n = readlink(target, link, sizeof link - 1);
+        if (n <= 0)
+            return mnt_fail(e, "readlink", target);
+        link[n] = '\0';
+        if (link[0] == '/')
+            snprintf(target, sizeof target, "%s", link);
+        else
+            snprintf(target, sizeof target, "/etc/%s", link);
+    }
+    const char *write_to = strncmp(target, "/run/", 5) == 0 ? target : generated;
+    for (char *slash = strchr((char *)write_to + 5, '/'); slash && write_to == target; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        (void)mkdir(target, 0755);
+        *slash = '/';
+    }
+    FILE *f = fopen(write_to, "we");
+    if (!f || fputs(body, f) < 0 || fclose(f) != 0)
+        return mnt_fail(e, "writing", write_to);
+    if (write_to == target)
+        return 0;
+    if (stat(target, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0; /* a link to nowhere: nothing to cover */
+    if (mnt_mount(e, generated, target, NULL, MS_BIND, NULL) < 0)
+        return -1;
+    return mnt_setattr(e, target, false, MOUNT_ATTR_RDONLY, 0);
+}
 
 static int by_length(const void *a, const void *b)
 {
@@ -184,6 +228,9 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
 
     /* 5. hidden paths */
     if (hide_apply(&plan, &e) < 0)
+        goto out;
+    /* after the overlays: one on /etc would cover it */
+    if (!cfg->net_unrestricted && resolv_conf_build(&e) < 0)
         goto out;
 
     /* 6. writable trees, outermost first so a nested one is not covered by its parent */

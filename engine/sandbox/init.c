@@ -87,6 +87,19 @@ static void hand_over_proxy_listeners(int ctl)
     }
 }
 
+/* The sandbox's resolver listens here too, inside the namespace, and is served by the
+ * controller like the proxy (dns_stub.c): /etc/resolv.conf in the view names it. */
+static void hand_over_dns_listeners(int ctl)
+{
+    int udp, tcp, r;
+    if ((r = netns_dns_listeners(&udp, &tcp)) < 0)
+        setup_failed("creating the resolver's sockets", -r);
+    if ((r = fdpass_send(ctl, udp, INIT_MSG_DNS_UDP)) < 0 || (r = fdpass_send(ctl, tcp, INIT_MSG_DNS_TCP)) < 0)
+        setup_failed("passing the resolver's sockets to the controller", -r);
+    close(udp);
+    close(tcp);
+}
+
 /* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
  * failed to resolve the profile, says why itself, and no command runs. */
 static void receive_config(int sock, struct sandbox_config *cfg)
@@ -135,6 +148,7 @@ static void set_up_network(int ctl)
     if ((r = netns_loopback_up()) < 0)
         setup_failed("bringing up loopback", -r);
     hand_over_proxy_listeners(ctl);
+    hand_over_dns_listeners(ctl);
 }
 
 void init_prepare(const struct init_params *p, struct init_ready *out)

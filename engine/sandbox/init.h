@@ -50,6 +50,13 @@ struct init_status {
 #define INIT_MSG_PTY 'P'
 #define INIT_MSG_HTTP_LISTENER 'H'
 #define INIT_MSG_SOCKS_LISTENER 'S'
+/* The sandbox's resolver (UDP and TCP on NETNS_DNS_ADDR:53) and, with network.transparent, the
+ * listener every other TCP connection is redirected to, or INIT_MSG_NO_TRANSPARENT (with a
+ * placeholder fd) when the kernel cannot and the profile goes on without. */
+#define INIT_MSG_DNS_UDP 'D'
+#define INIT_MSG_DNS_TCP 'T'
+#define INIT_MSG_TRANSPARENT 'X'
+#define INIT_MSG_NO_TRANSPARENT 'x'
 
 /* Where the proxy listens inside every sandbox with a network namespace. */
 #define PROXY_HTTP_PORT 18080

@@ -43,6 +43,10 @@ struct sandbox_rlimit {
 
 #define SANDBOX_MAX_RLIMITS 16
 
+/* network.transparent: off; on where the kernel can (else one line, and the proxy variables
+ * only); required (no sandbox without it). */
+enum net_transparent { NET_TRANSPARENT_OFF, NET_TRANSPARENT_ON, NET_TRANSPARENT_REQUIRED };
+
 /* The resolved profile as the sandbox units consume it. Every path is absolute; writable
  * paths and the workspace are canonical (realpath) and exist; hidden paths may not exist.
  * Owned by whoever filled it; freed with sandbox_config_free(). */
@@ -57,6 +61,7 @@ struct sandbox_config {
     struct str_list run_binds;      /* absolute host paths re-bound into the fresh /run */
     bool net_unrestricted;          /* no network namespace at all */
     bool net_loopback;              /* commands may serve TCP on the sandbox loopback */
+    enum net_transparent net_transparent; /* network.transparent: TCP to any address via the policy */
     bool block_unix_sockets;        /* seccomp refuses socket(AF_UNIX, ...) */
     struct str_list seccomp_deny;   /* extra syscall names refused with EPERM */
     struct sandbox_rlimit rlimits[SANDBOX_MAX_RLIMITS];

@@ -124,7 +124,7 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
  * finished its set-up and serves the socket. -1 when init failed (it said why). */
 static int wait_for_init(struct controller *c, bool want_proxy, int *http_fd, int *socks_fd)
 {
-    for (int expected = want_proxy ? 2 : 0; expected > 0; expected--) {
+    for (int expected = want_proxy ? 2 + controller_extra_listeners() : 0; expected > 0; expected--) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
         if (fd < 0)
@@ -133,7 +133,7 @@ static int wait_for_init(struct controller *c, bool want_proxy, int *http_fd, in
             *http_fd = fd;
         else if (tag == INIT_MSG_SOCKS_LISTENER)
             *socks_fd = fd;
-        else
+        else if (!controller_take_listener(tag, fd))
             close(fd);
     }
     struct sw_msg ping = {.tag = SW_SIGNAL, .pid = 0}, reply;
@@ -220,6 +220,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         char session_word[] = "session";
         char *label[] = {session_word, (char *)c->name, NULL};
         c->proxy = proxy_new(&c->loop, http_fd, socks_fd, label);
+        controller_attach_listeners(c->proxy);
         if (!c->proxy)
             LOG_E("session", "the proxy could not start: commands get no network");
     }

@@ -13,7 +13,7 @@ local M = {}
 
 local HTTP_KINDS = { http = true, connect = true }
 local TCP_KINDS = { socks = true }
-M.KINDS = { http = true, connect = true, socks = true }
+M.KINDS = { http = true, connect = true, socks = true, dns = true }
 
 -- Characters a host may never contain, with the reason given; checked before anything else.
 local refused_chars = {
@@ -299,6 +299,47 @@ local function lookup(set, kind, host, fam, port, any_kind, gate)
     return nil, near or first_in(list, kind, port, true)
 end
 
+-- Kind dns: the first rule of set for host on any port and of any kind that pred accepts, with
+-- the same reach as lookup (gate: only a rule naming a special destination reaches it).
+local function any_in(list, pred)
+    if not list then return nil end
+    for i = 1, #list do
+        if pred(list[i]) then return list[i] end
+    end
+    return nil
+end
+
+local function lookup_any_port(set, host, fam, pred, gate)
+    local r = any_in(set.exact[host], pred)
+    if r then return r end
+    local ranges = set.cidr[fam]
+    if ranges then
+        for _, len in ipairs(ranges.lens) do
+            if not (gate and len < gate) then
+                r = any_in(ranges.by_len[len][ip.prefix_key(host, fam, len)], pred)
+                if r then return r end
+            end
+        end
+    end
+    if fam == "name" then
+        local pos = host:find(".", 1, true)
+        while pos do
+            r = any_in(set.suffix[host:sub(pos + 1)], pred)
+            if r then return r end
+            pos = host:find(".", pos + 1, true)
+        end
+    end
+    if gate then return nil end
+    for _, list in pairs(set.port) do
+        r = any_in(list, pred)
+        if r then return r end
+    end
+    return nil
+end
+
+local function every_port(r) return r.port == nil end
+local function any_rule() return true end
+
 -- What a wildcard does not reach: (kind of destination, gate for lookup) or nil. Special
 -- addresses (cordon.ip.special), and the names RFC 6761 keeps for loopback: `localhost` and
 -- every name under it (the proxy decides the address a name resolves to again; this makes
@@ -341,6 +382,24 @@ function M.suggest(kind, host, port)
     return ("--network-allow %s:%d"):format(host_text(host), port)
 end
 
+-- Kind dns (port 0): may the sandbox's DNS stub answer for host (a name, or an address a name's
+-- answer holds)? Yes when some allow rule could match it on some port and kind; no when a deny
+-- rule without a port matches it (a deny rule for one port leaves the others open).
+function Matcher:decide_dns(h, fam)
+    local d = lookup_any_port(self.deny, h, fam, every_port)
+    if d then
+        return { verdict = "deny", rule = d.text, reason = d.reason }
+    end
+    local gate
+    if not self.wildcard_special then _, gate = special_destination(h, fam) end
+    local a = lookup_any_port(self.allow, h, fam, any_rule, gate)
+    if a then
+        return { verdict = "allow", rule = a.text, reason = a.reason }
+    end
+    return { verdict = "deny", reason = ("no rule could allow %s on any port"):format(host_text(h)),
+             suggest = ("--network-allow %s"):format(host_text(h)) }
+end
+
 -- Decide one destination. kind: "http" | "connect" | "socks"; host as the client sent it
 -- (brackets around IPv6 allowed); port 1..65535 (the proxy passes 80 for a port-less http URL).
 -- Returns { verdict = "allow"|"deny", rule = entry as written | nil, reason = "...",
@@ -349,7 +408,9 @@ function Matcher:decide(kind, host, port)
     if not M.KINDS[kind] then
         return { verdict = "deny", reason = ("unknown request kind '%s'"):format(tostring(kind)) }
     end
-    if math.type(port) ~= "integer" or port < 1 or port > 65535 then
+    if kind == "dns" then
+        if port ~= 0 then return { verdict = "deny", reason = "kind dns takes port 0" } end
+    elseif math.type(port) ~= "integer" or port < 1 or port > 65535 then
         return { verdict = "deny", reason = ("port %s is outside 1..65535"):format(tostring(port)) }
     end
     local h, fam = normalize_host(host)
@@ -361,6 +422,7 @@ function Matcher:decide(kind, host, port)
         return { verdict = "deny", reason = ("%s is the unspecified address, which reaches the host's "
             .. "own services; it is never allowed"):format(host_text(h)) }
     end
+    if kind == "dns" then return self:decide_dns(h, fam) end
     local d = lookup(self.deny, kind, h, fam, port, true)
     if d then
         return { verdict = "deny", rule = d.text, reason = d.reason }

@@ -8,7 +8,8 @@ local M = {}
 -- Kinds: "string", "boolean", "number" (>= 0), "integer" (>= 0), "list" (array of non-empty
 -- strings; merge appends), "abslist" (list of absolute paths), "strmap" (string -> string;
 -- merge by key), "rlimit" (integer >= 0, "unlimited", or { soft, hard }), "duration" (seconds as
--- a number, or "30s", "5m", "1h"), "name" (a profile name). A nested table is a sub-schema.
+-- a number, or "30s", "5m", "1h"), "name" (a profile name), "transparent" (true, false or
+-- "required": network.transparent). A nested table is a sub-schema.
 M.schema = {
     description = "string",
     extends = "name",
@@ -19,7 +20,7 @@ M.schema = {
     hidden = "list",
     readonly_in_workspace = "list",
     network = { allow = "list", deny = "list", loopback = "boolean", unrestricted = "boolean",
-                ask = "boolean", wildcard_special = "boolean" },
+                ask = "boolean", wildcard_special = "boolean", transparent = "transparent" },
     allow_docker = "boolean",
     run_binds = "abslist",
     seccomp = { block_unix_sockets = "boolean", deny = "list" },
@@ -92,6 +93,12 @@ local checks = {
         return "expected seconds (a number) or a duration like \"30s\", \"5m\", \"1h\""
     end,
 }
+-- network.transparent: true (on where the kernel can; else the sandbox says so in one line and
+-- goes on with the proxy variables), "required" (no sandbox without it), false.
+checks.transparent = function(v)
+    if type(v) == "boolean" or v == "required" then return end
+    return 'expected true, false or "required"'
+end
 checks.abslist = function(v)
     local e = checks.list(v)
     if e then return e end

@@ -1,0 +1,35 @@
+/* dns_stub.h — the sandbox's resolver: the address its /etc/resolv.conf names (DNS_STUB_ADDR,
+ * port 53, UDP and TCP, listening inside the sandbox's network namespace and served here on
+ * the controller's loop). It answers A and AAAA queries for names some rule could allow (the
+ * network hook's kind dns) with the host's answer (resolver.c), under the asked name (no CNAME
+ * chain), TTL DNS_STUB_TTL; other names get REFUSED. Bounded: queries per second, answers per
+ * reply, names cached, TCP clients, queries waiting. Keeps the address -> name map of what it
+ * answered, for the transparent path. Never sends a query anywhere: the host's resolver does. */
+#ifndef CORDON_DNS_STUB_H
+#define CORDON_DNS_STUB_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "base/evloop.h"
+
+#define DNS_STUB_ADDR "127.0.0.53"
+#define DNS_STUB_TTL 30 /* seconds: answers and the cache; the host's resolver keeps the real TTL */
+
+struct dns_stub;
+struct resolver;
+struct audit_log;
+
+/* Called with every name refused (for refusal detection). */
+typedef void (*dns_refused_cb)(void *ctx, const char *name);
+
+/* Takes the two fds (either may be -1). command: for the decisions and the audit log (kept, not
+ * copied). NULL on failure (logged). */
+struct dns_stub *dns_stub_new(struct ev_loop *loop, int udp_fd, int tcp_fd, struct resolver *res,
+                              struct audit_log *audit, const char *command, dns_refused_cb refused,
+                              void *ctx);
+/* The name the stub answered with the address sa (AF_INET / AF_INET6) most recently; false when
+ * it gave that address for no name. */
+bool dns_stub_name_for(const struct dns_stub *s, const struct sockaddr *sa, char *name, size_t n);
+void dns_stub_free(struct dns_stub *s);
+#endif
