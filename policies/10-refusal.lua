@@ -28,7 +28,8 @@ local shell, refusal
 local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied", "EACCES", "rror 13",
                   "rrno 13", "not permitted", "EPERM", "o such file", "ENOENT", "rror 2)", "rrno 2]",
                   "NoSuchFile", "FileNotFound", "sudo", "ocker", "bus", "Bus", "onnect", "403",
-                  "blocked-by-policy", "does not allow", "unix:path=" }
+                  "blocked-by-policy", "does not allow", "unix:path=", "resolve", "resolution",
+                  "EAI_AGAIN", "ECONNRESET" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do

@@ -87,6 +87,9 @@ return {
         loopback = true,        -- may commands serve and use TCP on the sandbox's own loopback?
         unrestricted = false,   -- true: no network namespace at all
         ask = true,             -- ask an interactive owner about unknown hosts
+        -- TCP from clients that ignore the proxy variables goes through the same rules (the
+        -- kernel needs nf_tables nat; without it one line says so and the variables remain)
+        transparent = true,
     },
 
     seccomp = {

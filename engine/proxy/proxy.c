@@ -40,6 +40,7 @@
 #include "base/shell_quote.h"
 #include "proxy/socks5.h"
 #include "proxy/splice_pipe.h"
+#include "proxy/transparent.h"
 #include "base/util.h"
 
 #define RELAY_BUF (128 * 1024)     /* per direction; large buffers are most of relay speed */
@@ -50,6 +51,8 @@
 #define CONNECT_TIMEOUT_MS 15000
 #define MAX_CONNS 1024             /* per sandbox; more are refused at once */
 #define SWEEP_MS 1000
+#define TRANSPARENT_WAIT_MS 1000   /* a transparent client without a DNS name has this long to
+                                    * send a TLS server name or Host; then its address decides */
 
 static void conn_update(struct conn *c);
 static void conn_close(struct conn *c);
@@ -161,11 +164,26 @@ static void note_denied(struct proxy *px, const char *where)
     }
 }
 
+/* A transparent client is refused with a reset: its protocol is unknown, and a reset is what
+ * it would see from a firewall (connect() or its first read fails with ECONNRESET). */
+static void transparent_reset(struct conn *c)
+{
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    conn_close(c);
+}
+
 void proxy_conn_refuse(struct conn *c, const struct net_decision *d)
 {
     char where[300];
     snprintf(where, sizeof where, "%s:%u", c->host, (unsigned)c->port);
     note_denied(c->px, where);
+    if (c->kind == CONN_TRANSPARENT) {
+        LOG_I("proxy", "refused a transparent connection to %s (%s): %s", where, c->orig_ip,
+              d->suggest[0] ? d->suggest : d->reason);
+        transparent_reset(c);
+        return;
+    }
     if (c->kind == CONN_SOCKS) {
         socks_error(c, 0x02);
         return;
@@ -192,6 +210,10 @@ static void connect_failed(struct conn *c, int err)
     }
     if (c->next_addr) {
         start_connect(c);
+        return;
+    }
+    if (c->kind == CONN_TRANSPARENT) {
+        transparent_reset(c);
         return;
     }
     if (c->kind == CONN_SOCKS) {
@@ -347,7 +369,14 @@ static void connected(struct conn *c)
     c->state = ST_RELAY;
     freeaddrinfo(c->addrs);
     c->addrs = c->next_addr = NULL;
-    if (c->kind == CONN_SOCKS) {
+    if (c->kind == CONN_TRANSPARENT) {
+        /* what the client sent while its name was looked for goes first */
+        if (c->head_len)
+            (void)buf_append(&c->c2u, c->head, c->head_len);
+        free(c->head);
+        c->head = NULL;
+        c->head_cap = c->head_len = 0;
+    } else if (c->kind == CONN_SOCKS) {
         unsigned char ok[10];
         socks5_reply(0x00, ok);
         (void)buf_append(&c->u2c, (const char *)ok, sizeof ok);
@@ -367,6 +396,10 @@ static void on_resolved(void *data, struct addrinfo *res, int gai_err)
     struct conn *c = data;
     c->job = NULL;
     if (!res) {
+        if (c->kind == CONN_TRANSPARENT) {
+            transparent_reset(c);
+            return;
+        }
         if (c->kind == CONN_SOCKS) {
             socks_error(c, 0x04);
             return;
@@ -388,7 +421,11 @@ void proxy_conn_resolve(struct conn *c)
     char port[8];
     snprintf(port, sizeof port, "%u", (unsigned)c->port);
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res = NULL;
-    if (getaddrinfo(c->host, port, &hints, &res) == 0) {
+    /* A transparent connection named by the DNS stub goes where the client was going: an
+     * address the stub gave for that name. One named by its TLS server name or Host goes where
+     * the name resolves (the claim could be anything; the address could be anywhere). */
+    const char *target = c->kind == CONN_TRANSPARENT && c->pin_orig ? c->orig_ip : c->host;
+    if (getaddrinfo(target, port, &hints, &res) == 0) {
         c->addrs = c->next_addr = res;
         start_connect(c);
         return;
@@ -716,6 +753,59 @@ static void http_exchange(struct conn *c)
     conn_update(c);
 }
 
+/* ---- transparent connections ---- */
+
+/* Decide c by name (NULL: by its original address). */
+static void transparent_decide(struct conn *c, const char *name)
+{
+    snprintf(c->host, sizeof c->host, "%s", name ? name : c->orig_ip);
+    c->pin_orig = !name;
+    c->net_kind = NET_KIND_CONNECT;
+    decide_and_go(c);
+}
+
+/* The first bytes of a transparent connection the DNS stub gave no name for. */
+static void read_transparent_head(struct conn *c)
+{
+    size_t room = head_room(c, 0);
+    ssize_t n = room ? read(c->cfd, c->head + c->head_len, room) : 0;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        if (c->head_len == 0) {
+            conn_close(c);
+            return;
+        }
+        c->c_eof = n == 0;
+    } else {
+        c->head_len += (size_t)n;
+    }
+    char name[256];
+    enum transparent_name r = transparent_name_from((const uint8_t *)c->head, c->head_len, name, sizeof name);
+    if (r == TN_NEED_MORE && c->head_len < HEAD_MAX && !c->c_eof)
+        return;
+    transparent_decide(c, r == TN_FOUND ? name : NULL);
+}
+
+/* A new transparent connection: its destination, and its name from the DNS stub's answers. */
+static void transparent_start(struct conn *c)
+{
+    struct sockaddr_storage dst;
+    if (transparent_original_dst(c->cfd, &dst, c->orig_ip, sizeof c->orig_ip, &c->port) < 0 || c->port == 0) {
+        conn_close(c);
+        return;
+    }
+    char name[256];
+    if (dns_stub_name_for(c->px->dns, (struct sockaddr *)&dst, name, sizeof name)) {
+        snprintf(c->host, sizeof c->host, "%s", name);
+        c->pin_orig = true;
+        c->net_kind = NET_KIND_CONNECT;
+        decide_and_go(c);
+        return;
+    }
+    read_transparent_head(c);
+}
+
 /* ---- events ---- */
 
 static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
@@ -735,6 +825,8 @@ static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
             if (c->kind == CONN_HTTP)
                 read_http_head(c);
+            else if (c->kind == CONN_TRANSPARENT)
+                read_transparent_head(c);
             else
                 read_socks_head(c);
         }
@@ -888,7 +980,10 @@ static void accept_on(struct proxy *px, int lfd, enum conn_kind kind)
             continue;
         }
         /* A client sends its request right after connecting: it is often here already. */
-        on_client(px->loop, &c->cw, EPOLLIN);
+        if (kind == CONN_TRANSPARENT)
+            transparent_start(c);
+        else
+            on_client(px->loop, &c->cw, EPOLLIN);
     }
 }
 
@@ -908,6 +1003,14 @@ static void on_socks_listener(struct ev_loop *loop, struct ev_io *w, uint32_t ev
     accept_on(px, px->socks_fd, CONN_SOCKS);
 }
 
+static void on_transparent_listener(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct proxy *px = w->data;
+    accept_on(px, px->transparent_fd, CONN_TRANSPARENT);
+}
+
 static void on_resolver(struct ev_loop *loop, struct ev_io *w, uint32_t events)
 {
     (void)loop;
@@ -923,7 +1026,11 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
     proxy_ask_expire(px, now);
     for (struct conn *c = px->conns, *next; c; c = next) {
         next = c->next;
-        if (c->state == ST_HEAD && now - c->started_ms > HEAD_TIMEOUT_MS) {
+        if (c->state == ST_HEAD && c->kind == CONN_TRANSPARENT) {
+            /* a client that waits for the server (SSH, SMTP): decided by its address */
+            if (now - c->started_ms > TRANSPARENT_WAIT_MS)
+                transparent_decide(c, NULL);
+        } else if (c->state == ST_HEAD && now - c->started_ms > HEAD_TIMEOUT_MS) {
             if (c->kind == CONN_HTTP)
                 http_error(c, 408, NULL, "cordon: request head not received in time\n");
             else
@@ -949,6 +1056,7 @@ struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_list
     px->loop = loop;
     px->http_fd = http_listen_fd;
     px->socks_fd = socks_listen_fd;
+    px->transparent_fd = -1;
     px->command = shell_join(command);
     px->resolver = resolver_new(2);
     px->audit = audit_log_open();
@@ -968,9 +1076,13 @@ fail:
     return NULL;
 }
 
+/* A name the resolver refused is reported like a refused destination: "NAME" alone (a rule
+ * naming it, on any port, makes it answerable). */
+static void dns_refused(void *ctx, const char *name) { note_denied(ctx, name); }
+
 int proxy_attach_dns(struct proxy *px, int udp_fd, int tcp_fd)
 {
-    px->dns = dns_stub_new(px->loop, udp_fd, tcp_fd, px->resolver, px->audit, px->command, NULL, NULL);
+    px->dns = dns_stub_new(px->loop, udp_fd, tcp_fd, px->resolver, px->audit, px->command, dns_refused, px);
     return px->dns ? 0 : -1;
 }
 
@@ -1008,7 +1120,10 @@ void proxy_free(struct proxy *px)
     ev_io_stop(px->loop, &px->http_w);
     ev_io_stop(px->loop, &px->socks_w);
     ev_io_stop(px->loop, &px->resolver_w);
+    ev_io_stop(px->loop, &px->transparent_w);
     ev_timer_stop(px->loop, &px->sweep);
+    if (px->transparent_fd >= 0)
+        close(px->transparent_fd);
     close(px->http_fd);
     close(px->socks_fd);
     dns_stub_free(px->dns); /* before the resolver: it cancels its lookups */
@@ -1023,7 +1138,12 @@ void proxy_free(struct proxy *px)
 
 int proxy_attach_transparent(struct proxy *px, int listen_fd)
 {
-    (void)px;
-    close(listen_fd);
-    return -1;
+    fcntl(listen_fd, F_SETFL, O_NONBLOCK);
+    if (ev_io_start(px->loop, &px->transparent_w, listen_fd, EPOLLIN, on_transparent_listener, px) < 0) {
+        LOG_E("proxy", "cannot serve transparent connections: %s", strerror(errno));
+        close(listen_fd);
+        return -1;
+    }
+    px->transparent_fd = listen_fd;
+    return 0;
 }

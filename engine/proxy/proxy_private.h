@@ -15,7 +15,8 @@
 #include "proxy/socks5.h"
 #include "proxy/splice_pipe.h"
 
-enum conn_kind { CONN_HTTP, CONN_SOCKS };
+/* CONN_TRANSPARENT: network.transparent, a connection redirected from any address (transparent.h) */
+enum conn_kind { CONN_HTTP, CONN_SOCKS, CONN_TRANSPARENT };
 enum conn_state { ST_HEAD, ST_ASKING, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING };
 
 struct relay_buf {
@@ -35,6 +36,8 @@ struct conn {
     char host[256];
     uint16_t port;
     bool is_connect;          /* HTTP CONNECT */
+    char orig_ip[46];         /* CONN_TRANSPARENT: the address the client connected to */
+    bool pin_orig;            /* connect to orig_ip (the DNS stub's answer for host, or host is it) */
     enum net_kind net_kind;
     struct resolve_job *job;
     struct addrinfo *addrs, *next_addr;
@@ -82,7 +85,8 @@ struct proxy_asking {
 struct proxy {
     struct ev_loop *loop;
     int http_fd, socks_fd;
-    struct ev_io http_w, socks_w, resolver_w;
+    int transparent_fd;         /* -1 without network.transparent */
+    struct ev_io http_w, socks_w, resolver_w, transparent_w;
     struct ev_timer sweep;
     struct resolver *resolver;
     struct dns_stub *dns;       /* the sandbox's resolver (dns_stub.c), NULL without one */

@@ -100,6 +100,30 @@ static void hand_over_dns_listeners(int ctl)
     close(tcp);
 }
 
+/* network.transparent: every TCP connection from inside not to its loopback lands on one more
+ * listener, handed over like the others. A kernel (or host) that cannot: with "required" no
+ * sandbox; with true one line, and the command gets the proxy variables only. */
+static void set_up_transparent(int ctl, const struct sandbox_config *cfg)
+{
+    char err[512];
+    int fd = -1, r;
+    char tag = INIT_MSG_TRANSPARENT;
+    if (netns_transparent_setup(&fd, err, sizeof err) < 0) {
+        if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED) {
+            fprintf(stderr, "cordon: network.transparent is required, but %s\n", err);
+            _exit(CORDON_EXIT_SETUP);
+        }
+        fprintf(stderr, "cordon: no transparent network (%s): only clients that use the proxy "
+                "variables reach the network\n", err);
+        tag = INIT_MSG_NO_TRANSPARENT;
+        if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+            setup_failed("opening /dev/null", errno);
+    }
+    if ((r = fdpass_send(ctl, fd, tag)) < 0)
+        setup_failed("passing the transparent listener to the controller", -r);
+    close(fd);
+}
+
 /* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
  * failed to resolve the profile, says why itself, and no command runs. */
 static void receive_config(int sock, struct sandbox_config *cfg)
@@ -174,6 +198,8 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
         setup_failed("the profile wants the host's network, but the sandbox already has its own", 0);
     if (!p->early_network && !cfg->net_unrestricted)
         set_up_network(p->ctl_sock);
+    if (!cfg->net_unrestricted && cfg->net_transparent != NET_TRANSPARENT_OFF)
+        set_up_transparent(p->ctl_sock, cfg);
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);

@@ -1,17 +1,26 @@
 /* netns.c — see netns.h. Loopback: one ioctl pair on "lo"; no netlink needed for a single
- * flag. The resolver's sockets: plain binds on 127.0.0.53. Transparent mode (netns_transparent.c
- * part below): two netlink route messages and one nft(8) run. */
+ * flag. The resolver's sockets: plain binds on 127.0.0.53. Transparent mode (the part below): two netlink route messages and one nft(8) run. */
 #include "sandbox/netns.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <net/if.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "base/util.h"
 
 int netns_loopback_up(void)
 {
@@ -65,5 +74,184 @@ int netns_dns_listeners(int *udp_fd, int *tcp_fd)
     }
     *udp_fd = u;
     *tcp_fd = t;
+    return 0;
+}
+
+/* ---- transparent mode ---- */
+
+/* RTM_NEWROUTE: type local, every address of family, on lo (ifindex from the name). */
+static int add_local_route(int family)
+{
+    struct {
+        struct nlmsghdr nh;
+        struct rtmsg rt;
+        char attrs[64];
+    } req;
+    memset(&req, 0, sizeof req);
+    unsigned ifindex = if_nametoindex("lo");
+    if (!ifindex)
+        return -errno;
+    req.nh.nlmsg_len = NLMSG_LENGTH(sizeof req.rt);
+    req.nh.nlmsg_type = RTM_NEWROUTE;
+    req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+    req.rt.rtm_family = (unsigned char)family;
+    req.rt.rtm_dst_len = 0;
+    req.rt.rtm_table = RT_TABLE_LOCAL;
+    req.rt.rtm_protocol = RTPROT_BOOT;
+    req.rt.rtm_scope = RT_SCOPE_HOST;
+    req.rt.rtm_type = RTN_LOCAL;
+    struct rtattr *a = (struct rtattr *)((char *)&req + NLMSG_ALIGN(req.nh.nlmsg_len));
+    a->rta_type = RTA_OIF;
+    a->rta_len = RTA_LENGTH(sizeof ifindex);
+    memcpy(RTA_DATA(a), &ifindex, sizeof ifindex);
+    req.nh.nlmsg_len = NLMSG_ALIGN(req.nh.nlmsg_len) + RTA_ALIGN(a->rta_len);
+
+    int r = 0;
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+    if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        r = -errno;
+        goto out;
+    }
+    char buf[512];
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr))) {
+        r = n < 0 ? -errno : -EPROTO;
+        goto out;
+    }
+    struct nlmsghdr *h = (struct nlmsghdr *)buf;
+    if (h->nlmsg_type == NLMSG_ERROR)
+        r = ((struct nlmsgerr *)NLMSG_DATA(h))->error; /* 0 is the ACK */
+out:
+    close(fd);
+    return r;
+}
+
+/* The nftables rule: every TCP connection not to the sandbox's own loopback (127.0.0.1, the
+ * resolver's 127.0.0.53, ::1) goes to the transparent listener. The rest of 127/8 is the host's
+ * loopback as far as the rules go (a special address: only a rule naming it reaches it). */
+static const char nft_rules[] =
+    "table inet cordon {\n"
+    "  chain out {\n"
+    "    type nat hook output priority -100; policy accept;\n"
+    "    ip daddr { 127.0.0.1, 127.0.0.53 } return\n"
+    "    ip6 daddr ::1 return\n"
+    "    meta l4proto tcp redirect to :18082\n"
+    "  }\n"
+    "}\n";
+
+/* Run nft -f - with the rules, keeping CAP_NET_ADMIN across the exec (an unmapped-root init
+ * would lose it): 0, or -1 with nft's first line of complaint in err. */
+static int run_nft(char *err, size_t errlen)
+{
+    static const char *const paths[] = {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"};
+    const char *nft = NULL;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0] && !nft; i++)
+        if (access(paths[i], X_OK) == 0)
+            nft = paths[i];
+    if (!nft) {
+        snprintf(err, errlen, "nft(8) is not installed");
+        return -1;
+    }
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) < 0)
+        return snprintf(err, errlen, "pipe: %s", strerror(errno)), -1;
+    if (pipe2(out, O_CLOEXEC) < 0) {
+        close(in[0]);
+        close(in[1]);
+        return snprintf(err, errlen, "pipe: %s", strerror(errno)), -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[2];
+        if (syscall(SYS_capget, &hdr, data) == 0) {
+            data[CAP_NET_ADMIN / 32].inheritable |= 1u << (CAP_NET_ADMIN % 32);
+            (void)syscall(SYS_capset, &hdr, data);
+            (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_NET_ADMIN, 0, 0);
+        }
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(out[1], 2);
+        char *argv[] = {(char *)nft, (char *)"-f", (char *)"-", NULL};
+        char *envp[] = {NULL};
+        execve(nft, argv, envp);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    int r = 0;
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        close(in[1]);
+        close(out[0]);
+        return -1;
+    }
+    (void)write_all(in[1], nft_rules, sizeof nft_rules - 1);
+    close(in[1]);
+    char msg[512];
+    ssize_t n = read(out[0], msg, sizeof msg - 1);
+    close(out[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        msg[n > 0 ? n : 0] = '\0';
+        char *nl = strchr(msg, '\n');
+        if (nl)
+            *nl = '\0';
+        snprintf(err, errlen, "nft could not add the redirect rule%s%s", msg[0] ? ": " : "", msg);
+        r = -1;
+    }
+    return r;
+}
+
+/* The listener: one dual-stack socket on [::]:PORT (IPv4 connections arrive as mapped
+ * addresses), else IPv4 only when the namespace has no IPv6. */
+static int transparent_listener(void)
+{
+    int one = 1, zero = 0;
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = htons(NETNS_TRANSPARENT_PORT),
+                                  .sin6_addr = IN6ADDR_ANY_INIT};
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) == 0 &&
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+            bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 1024) == 0)
+            return fd;
+        close(fd);
+    }
+    fd = bound_socket(SOCK_STREAM, "0.0.0.0", NETNS_TRANSPARENT_PORT);
+    if (fd >= 0 && listen(fd, 1024) < 0) {
+        int r = -errno;
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+int netns_transparent_setup(int *listen_fd, char *err, size_t errlen)
+{
+    int r;
+    if ((r = add_local_route(AF_INET)) < 0 && r != -EEXIST) {
+        snprintf(err, errlen, "cannot add a local route for every IPv4 address: %s", strerror(-r));
+        return -1;
+    }
+    if ((r = add_local_route(AF_INET6)) < 0 && r != -EEXIST && r != -EAFNOSUPPORT) {
+        snprintf(err, errlen, "cannot add a local route for every IPv6 address: %s", strerror(-r));
+        return -1;
+    }
+    int fd = transparent_listener();
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot listen on port %d: %s", NETNS_TRANSPARENT_PORT, strerror(-fd));
+        return -1;
+    }
+    if (run_nft(err, errlen) < 0) {
+        close(fd);
+        return -1;
+    }
+    *listen_fd = fd;
     return 0;
 }

@@ -388,7 +388,11 @@ end
 M.network_patterns = { "blocked%-by%-policy", "403 Forbidden", "CONNECT tunnel failed, response 403",
                        "Received HTTP code 403 from proxy", "Tunnel connection failed: 403",
                        "network policy does not allow", "HTTP Error 403", "status code 403",
-                       "returned error: 403" }
+                       "returned error: 403",
+                       -- network.transparent: a refused connection is reset; a name no rule
+                       -- could allow gets REFUSED from the sandbox's resolver
+                       "Connection reset by peer", "ECONNRESET", "Could not resolve host",
+                       "Temporary failure in name resolution", "EAI_AGAIN" }
 
 function M.network_blocked(line)
     for _, p in ipairs(M.network_patterns) do
