@@ -181,11 +181,12 @@ static void remember_map(struct dns_stub *s, const struct cached *c)
     }
 }
 
-bool dns_stub_name_for(const struct dns_stub *s, const struct sockaddr *sa, char *name, size_t n)
+size_t dns_stub_names_for(const struct dns_stub *s, const struct sockaddr *sa, char (*names)[254], size_t max)
 {
     struct dns_answer_addr a = {0};
+    size_t found = 0;
     if (!s)
-        return false;
+        return 0;
     if (sa->sa_family == AF_INET) {
         a.family = AF_INET;
         memcpy(a.addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
@@ -199,17 +200,15 @@ bool dns_stub_name_for(const struct dns_stub *s, const struct sockaddr *sa, char
             memcpy(a.addr, a6, 16);
         }
     } else {
-        return false;
+        return 0;
     }
-    /* newest first: the name most recently answered with this address */
-    for (size_t k = 0; k < MAP_N; k++) {
+    /* newest first */
+    for (size_t k = 0; k < MAP_N && found < max; k++) {
         const struct map_entry *m = &s->map[(s->map_next + MAP_N - 1 - k) % MAP_N];
-        if (m->name[0] && m->addr.family == a.family && memcmp(m->addr.addr, a.addr, 16) == 0) {
-            snprintf(name, n, "%s", m->name);
-            return true;
-        }
+        if (m->name[0] && m->addr.family == a.family && memcmp(m->addr.addr, a.addr, 16) == 0)
+            snprintf(names[found++], 254, "%s", m->name);
     }
-    return false;
+    return found;
 }
 
 /* ---- replies ---- */

@@ -28,8 +28,9 @@ typedef void (*dns_refused_cb)(void *ctx, const char *name);
 struct dns_stub *dns_stub_new(struct ev_loop *loop, int udp_fd, int tcp_fd, struct resolver *res,
                               struct audit_log *audit, const char *command, dns_refused_cb refused,
                               void *ctx);
-/* The name the stub answered with the address sa (AF_INET / AF_INET6) most recently; false when
- * it gave that address for no name. */
-bool dns_stub_name_for(const struct dns_stub *s, const struct sockaddr *sa, char *name, size_t n);
+/* The names the stub answered with the address sa (AF_INET / AF_INET6), most recent first (one
+ * address often serves several names: a CDN's, or the spec's 127.0.0.2): up to max of them into
+ * names (each 254 bytes). Returns how many. */
+size_t dns_stub_names_for(const struct dns_stub *s, const struct sockaddr *sa, char (*names)[254], size_t max);
 void dns_stub_free(struct dns_stub *s);
 #endif

@@ -795,9 +795,19 @@ static void transparent_start(struct conn *c)
         conn_close(c);
         return;
     }
-    char name[256];
-    if (dns_stub_name_for(c->px->dns, (struct sockaddr *)&dst, name, sizeof name)) {
-        snprintf(c->host, sizeof c->host, "%s", name);
+    /* Of the names the stub gave this address for, the first a rule allows on this port decides
+     * (the others are only tried, not audited); none: the newest, refused as usual. */
+    char names[8][254];
+    size_t n = dns_stub_names_for(c->px->dns, (struct sockaddr *)&dst, names, 8), pick = 0;
+    for (size_t i = 0; i < n && n > 1; i++) {
+        struct net_decision d;
+        if (lh_network_decide(NET_KIND_CONNECT, names[i], c->port, c->px->command, &d) == LH_OK && d.allow) {
+            pick = i;
+            break;
+        }
+    }
+    if (n > 0) {
+        snprintf(c->host, sizeof c->host, "%.253s", names[pick]);
         c->pin_orig = true;
         c->net_kind = NET_KIND_CONNECT;
         decide_and_go(c);
