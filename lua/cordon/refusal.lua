@@ -392,6 +392,7 @@ M.network_patterns = { "blocked%-by%-policy", "403 Forbidden", "CONNECT tunnel f
                        -- network.transparent: a refused connection is reset; a name no rule
                        -- could allow gets REFUSED from the sandbox's resolver
                        "Connection reset by peer", "ECONNRESET", "Could not resolve host",
+                       "Couldn't connect to server",
                        "Temporary failure in name resolution", "EAI_AGAIN" }
 
 function M.network_blocked(line)
