@@ -9,10 +9,12 @@ PREFIX     ?= /usr/local
 # The MCP TypeScript SDK the `cordon mcp` spec drives it with, from the npm registry at the
 # version spec/fixtures/mcp/package-lock.json pins; never committed (the build tree's).
 NPM_PREFIX ?= build-deps/npm
-# Debian 12 packages the build and the tests need (third_party/README.md says why).
+# Debian 12 packages the build and the tests need (third_party/README.md says why; nftables:
+# nft(8), which init runs for network.transparent, docs/network-rules.md).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
-            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check
+            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check \
+            nftables
 
 .PHONY: all deps build run lint test test-asan bench install clean
 

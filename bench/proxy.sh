@@ -1,6 +1,7 @@
 #!/bin/bash
 # bench/proxy.sh — cordon's egress proxy against direct loopback and tinyproxy, in one run so all
-# three see the same machine state and the same origin.
+# three see the same machine state and the same origin; and cordon's transparent path
+# (network.transparent: a client without the proxy variables) and its DNS stub beside them.
 #
 #   bench/proxy.sh CORDON_BIN     (RUNS=7, MIB=256, REQUESTS=1000, TUNNELS=1000, CLIENTS=8)
 #
@@ -18,6 +19,14 @@
 #                that is the rate a proxy opens new tunnels at, and the issue's goal is judged on it.
 #   idle tunnels (once) TUNNELS CONNECT tunnels held open at once by a python asyncio client; the
 #                RSS of the cordon controller (the `cordon run` process) and of tinyproxy
+#   transparent  the same download, sequential and parallel new connections, made inside cordon
+#                straight to a second origin on 127.0.0.2 (the sandbox's 127.0.0.1 is its own),
+#                through the transparent path; beside the CONNECT path in the same rounds. The
+#                added latency of a new connection is 1/rate - 1/direct rate.
+#   DNS          median round trip of 1,000 UDP queries for one name, cached: inside cordon to its
+#                stub (127.0.0.53) and on the host to a minimal responder on 127.0.0.1 answering
+#                one fixed reply (the floor of any local caching resolver; the host's own resolver
+#                is used instead when BENCH_DNS_SERVER names one that answers BENCH_DNS_NAME)
 # then prints the medians, the ratios and the issue's goals as met / NOT met. Each round runs
 # every case once, in an order that rotates, and a ratio is the median of the rounds' ratios:
 # the machine's load moves a lot between seconds (on a shared 2-core machine tinyproxy's rate
@@ -114,6 +123,7 @@ int main(int argc, char **argv)
     setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(argv[1])),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (argc > 2) inet_pton(AF_INET, argv[2], &a.sin_addr);
     if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 4096) < 0) { perror("origin"); return 1; }
     pthread_attr_t at;
     pthread_attr_init(&at);
@@ -131,6 +141,9 @@ gcc -O2 -pthread -o origin origin.c || die "cannot compile the origin"
 oport=$(free_port)
 ./origin "$oport" & pids+=($!)
 wait_port "$oport"
+# the transparent path's origin: on 127.0.0.2, which inside the sandbox is not its own loopback
+./origin "$oport" 127.0.0.2 & pids+=($!)
+for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.2/"$oport") 2>/dev/null && break; sleep 0.1; done
 
 # ---- tinyproxy, allow-all, in the foreground of its own process ----
 tport=$(free_port)
@@ -151,9 +164,11 @@ wait_port "$tport"
 cat >rate.py <<'EOF'
 # rate.py MODE PROXY_PORT ORIGIN_PORT N: N sequential requests, each on a new connection.
 # MODE direct | get (absolute-form through the proxy) | connect (a new tunnel, GET inside).
+# HOST (optional, direct only): the origin's address (127.0.0.2 for the transparent path).
 import socket, sys, time
 mode, pport, oport, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-target = "127.0.0.1:%d" % oport
+ohost = sys.argv[5] if len(sys.argv) > 5 else "127.0.0.1"
+target = "%s:%d" % (ohost, oport)
 def read_all(s):
     out = b""
     while True:
@@ -163,7 +178,7 @@ def read_all(s):
         out += b
 def one():
     if mode == "direct":
-        s = socket.create_connection(("127.0.0.1", oport))
+        s = socket.create_connection((ohost, oport))
         s.sendall(("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % target).encode())
     elif mode == "get":
         s = socket.create_connection(("127.0.0.1", pport))
@@ -193,7 +208,9 @@ EOF
 cat >tunnels.c <<'EOF'
 #define _GNU_SOURCE
 /* tunnels.c PROXY_PORT ORIGIN_PORT N CLIENTS: N CONNECT tunnels (a GET inside each, read to the
- * end), opened by CLIENTS threads at once, each one tunnel after the other; prints tunnels/s. */
+ * end), opened by CLIENTS threads at once, each one tunnel after the other; prints tunnels/s.
+ * PROXY_PORT 0: no CONNECT, each GET on a new connection straight to $TUNNEL_HOST:ORIGIN_PORT
+ * (the transparent path). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -204,25 +221,29 @@ cat >tunnels.c <<'EOF'
 #include <time.h>
 #include <unistd.h>
 static int pport, oport, per_client;
+static const char *ohost = "127.0.0.1";
 static volatile int failed;
 static int one(void)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)pport),
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)(pport ? pport : oport)),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (!pport) inet_pton(AF_INET, ohost, &a.sin_addr);
     char buf[4096];
-    int ok = 0;
-    if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) < 0) goto out;
-    int n = snprintf(buf, sizeof buf, "CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", oport, oport);
-    if (write(s, buf, (size_t)n) != n) goto out;
+    int ok = 0, n;
     size_t got = 0;
+    if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) < 0) goto out;
+    if (!pport) goto get;
+    n = snprintf(buf, sizeof buf, "CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", oport, oport);
+    if (write(s, buf, (size_t)n) != n) goto out;
     while (!memmem(buf, got, "\r\n\r\n", 4)) { /* the proxy's reply head, nothing after it */
         ssize_t r = read(s, buf + got, sizeof buf - 1 - got);
         if (r <= 0) goto out;
         got += (size_t)r;
     }
     if (got < 12 || memcmp(buf + 9, "200", 3) != 0) goto out;
-    n = snprintf(buf, sizeof buf, "GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", oport);
+get:
+    n = snprintf(buf, sizeof buf, "GET / HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n", pport ? "127.0.0.1" : ohost, oport);
     if (write(s, buf, (size_t)n) != n) goto out;
     got = 0;
     for (;;) {
@@ -247,6 +268,7 @@ int main(int argc, char **argv)
 {
     if (argc != 5) { fprintf(stderr, "usage: tunnels PROXY_PORT ORIGIN_PORT N CLIENTS\n"); return 2; }
     pport = atoi(argv[1]), oport = atoi(argv[2]);
+    if (getenv("TUNNEL_HOST")) ohost = getenv("TUNNEL_HOST");
     int n = atoi(argv[3]), clients = atoi(argv[4]);
     if (clients < 1 || clients > 64 || n < clients) { fprintf(stderr, "tunnels: bad N or CLIENTS\n"); return 2; }
     per_client = n / clients;
@@ -296,6 +318,10 @@ curl_dl=(curl -s --noproxy '' -o /dev/null -w '%{speed_download}\n' --max-time 1
 dl_url="http://127.0.0.1:$oport/bytes/$bytes"
 allow=(--network-allow "127.0.0.1:$oport")
 in_cordon() { "$cordon" run "${allow[@]}" -- "$@"; }
+# the transparent path: a client with no proxy variables, straight to the origin on 127.0.0.2
+allow_t=(--network-allow "127.0.0.2:$oport")
+in_cordon_t() { "$cordon" run "${allow_t[@]}" -- env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u ALL_PROXY -u all_proxy "$@"; }
+dl_url_t="http://127.0.0.2:$oport/bytes/$bytes"
 
 echo "origin 127.0.0.1:$oport, tinyproxy 127.0.0.1:$tport ($(tinyproxy -v 2>&1 | head -1)); $runs x $mib MiB, $requests requests, $tunnels tunnels" >&2
 
@@ -306,6 +332,7 @@ one_case() {
     tp_direct) "${curl_dl[@]}" "$dl_url" ;;
     tp_cordon) in_cordon "${curl_dl[@]}" -p -x http://127.0.0.1:18080 "$dl_url" ;;
     tp_tiny) "${curl_dl[@]}" -p -x "http://127.0.0.1:$tport" "$dl_url" ;;
+    tp_transp) in_cordon_t "${curl_dl[@]}" --noproxy '*' "$dl_url_t" ;;
     rq_direct) $py rate.py direct 0 "$oport" "$requests" ;;
     rq_cordon_get) in_cordon $py "$work/rate.py" get 18080 "$oport" "$requests" ;;
     rq_cordon_con) in_cordon $py "$work/rate.py" connect 18080 "$oport" "$requests" ;;
@@ -313,6 +340,8 @@ one_case() {
     rq_tiny_con) $py rate.py connect "$tport" "$oport" "$requests" ;;
     rq_cordon_par) in_cordon "$work/tunnels" 18080 "$oport" "$requests" "$clients" ;;
     rq_tiny_par) ./tunnels "$tport" "$oport" "$requests" "$clients" ;;
+    rq_transp) in_cordon_t $py "$work/rate.py" direct 0 "$oport" "$requests" 127.0.0.2 ;;
+    rq_transp_par) in_cordon_t env TUNNEL_HOST=127.0.0.2 "$work/tunnels" 0 "$oport" "$requests" "$clients" ;;
     esac
 }
 # rounds CASE...: RUNS lines of figures, one column per case (in the order given); round i
@@ -332,9 +361,63 @@ rounds() {
     done
 }
 echo "throughput ..." >&2
-rounds tp_direct tp_cordon tp_tiny >tp.txt
+rounds tp_direct tp_cordon tp_tiny tp_transp >tp.txt
 echo "request rate ..." >&2
-rounds rq_direct rq_cordon_get rq_cordon_con rq_tiny_get rq_tiny_con rq_cordon_par rq_tiny_par >rq.txt
+rounds rq_direct rq_cordon_get rq_cordon_con rq_tiny_get rq_tiny_con rq_cordon_par rq_tiny_par rq_transp \
+    rq_transp_par >rq.txt
+
+# ---- DNS: a cached name through the stub, beside a local responder (or the host's resolver) ----
+echo "DNS ..." >&2
+cat >dnsq.py <<'EOF'
+# dnsq.py SERVER NAME N: N sequential UDP A queries; prints the median round trip in microseconds.
+import socket, struct, sys, time
+server, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def q(qid):
+    b = struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+    for l in name.split("."):
+        b += bytes([len(l)]) + l.encode()
+    return b + b"\0" + struct.pack("!HH", 1, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+s.sendto(q(0), (server, 53)); r = s.recv(4096)  # warm-up: the stub's cache
+if r[3] & 15:
+    raise SystemExit("dnsq: rcode %d for %s" % (r[3] & 15, name))
+lat = []
+for i in range(n):
+    t = time.perf_counter()
+    s.sendto(q(i & 0xffff), (server, 53))
+    s.recv(4096)
+    lat.append(time.perf_counter() - t)
+lat.sort()
+print("%.1f" % (lat[len(lat) // 2] * 1e6))
+EOF
+cat >dnsd.py <<'EOF'
+# dnsd.py ADDR: answers every query with one A record, 127.0.0.2, at once (a local resolver's floor).
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+while True:
+    m, a = s.recvfrom(4096)
+    if len(m) < 12:
+        continue
+    s.sendto(m[:2] + b"\x81\x80" + m[4:6] + b"\x00\x01\x00\x00\x00\x00" + m[12:]
+             + b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x1e\x00\x04\x7f\x00\x00\x02", a)
+EOF
+printf '127.0.0.2 bench.test\n' >hosts.bench
+if [ -n "${BENCH_DNS_SERVER:-}" ]; then
+    dns_ref=$BENCH_DNS_SERVER dns_name=${BENCH_DNS_NAME:-localhost}
+else
+    $py dnsd.py 127.0.0.1 & pids+=($!)
+    sleep 0.5
+    dns_ref=127.0.0.1 dns_name=bench.test
+fi
+# CORDON_HOSTS_FILE (the resolver's test hook) gives bench.test its address without the network
+for i in $(seq "$runs"); do
+    ref=$($py dnsq.py "$dns_ref" "$dns_name" 1000)
+    stub=$(CORDON_HOSTS_FILE=$work/hosts.bench "$cordon" run --network-allow bench.test:80 \
+        --network-allow 127.0.0.2:80 -- $py "$work/dnsq.py" 127.0.0.53 bench.test 1000)
+    echo "$ref $stub"
+done >dns.txt
 
 # ---- idle tunnels: RSS (KiB) before and with them ----
 echo "idle tunnels ..." >&2
@@ -369,10 +452,13 @@ wait "$cpid_run" 2>/dev/null || true
 read -r rss_t0 rss_t held_t < <(hold "$tpid" $py idle.py "$tport" "$oport" "$tunnels" "$work/ready" "$work/done")
 
 # ---- report ----
-$py - tp.txt rq.txt "$rss_c0" "$rss_c" "$held_c" "$rss_t0" "$rss_t" "$held_t" "$tunnels" "$clients" <<'EOF'
+$py - tp.txt rq.txt dns.txt "$dns_ref" "$rss_c0" "$rss_c" "$held_c" "$rss_t0" "$rss_t" "$held_t" "$tunnels" "$clients" <<'EOF'
 import statistics, sys
 tp = [[float(x) for x in line.split()] for line in open(sys.argv[1])]
 rq = [[float(x) for x in line.split()] for line in open(sys.argv[2])]
+dns = [[float(x) for x in line.split()] for line in open(sys.argv[3])]
+dns_ref = sys.argv[4]
+del sys.argv[3:5]
 rc0, rc, hc, rt0, rt, ht, n = [float(x) for x in sys.argv[3:10]]
 clients = sys.argv[10]
 med = lambda rows, i: statistics.median(row[i] for row in rows)
@@ -404,9 +490,28 @@ show("cordon/tinyproxy new tunnels/s", rq, 2, 4)
 show("  the same, %s clients at once" % clients, rq, 5, 6)
 show("cordon/tinyproxy GET, new conn.", rq, 1, 3)
 print()
+print("transparent path (no proxy variables, origin on 127.0.0.2) beside the CONNECT path:")
+print("%-34s %14s %14s" % ("", "CONNECT", "transparent"))
+print("%-34s %14s %14s" % ("download (median)", mb(tpc), mb(med(tp, 3))))
+rqt, rqtpar = med(rq, 7), med(rq, 8)
+print("%-34s %14s %14s" % ("new connections/s, sequential", "%.0f/s" % rqcc, "%.0f/s" % rqt))
+print("%-34s %14s %14s" % ("new connections/s, %s clients" % clients, "%.0f/s" % rqcp, "%.0f/s" % rqtpar))
+added = lambda rate: "%.3f ms" % (1000.0 / rate - 1000.0 / rqd)
+print("%-34s %14s %14s" % ("added latency, new connection", added(rqcc), added(rqt)))
+show("transparent/CONNECT throughput", tp, 3, 1)
+show("transparent/CONNECT new conn./s", rq, 7, 2)
+show("  the same, %s clients at once" % clients, rq, 8, 5)
+print()
+dref, dstub = med(dns, 0), med(dns, 1)
+print("DNS, cached name, median round trip: %s %.0f us, cordon's stub %.0f us: %+.3f ms"
+      % ("host resolver" if dns_ref != "127.0.0.1" else "local responder", dref, dstub, (dstub - dref) / 1000))
+print()
 goal = lambda ok, text: print("%-8s %s" % ("met" if ok else "NOT met", text))
 goal(ratio(tp, 1, 0) >= 0.8, "tunnel throughput >= 80% of direct loopback")
 goal(ratio(tp, 1, 2) >= 3, "tunnel throughput >= 3x tinyproxy's")
 goal(ratio(rq, 5, 6) >= 1.5, "new tunnels/s >= 1.5x tinyproxy's (%s clients at once)" % clients)
 goal(hc >= n and rc <= 32 * 1024, "%d idle tunnels within 32 MiB controller RSS" % n)
+goal(ratio(tp, 3, 1) >= 0.9 and ratio(rq, 7, 2) >= 0.9 and ratio(rq, 8, 5) >= 0.9,
+     "transparent path within 10% of the CONNECT path (throughput, new connections/s)")
+goal(dstub - dref <= 200, "DNS answers for a cached name add at most 0.2 ms")
 EOF

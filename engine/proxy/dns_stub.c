@@ -36,8 +36,8 @@
 #define TCP_MAX 16           /* TCP clients at once; more are closed at once */
 #define TCP_MSG_MAX 1024     /* a longer query over TCP closes the connection */
 #define TCP_IDLE_MS 10000
-#define DNS_RATE_PER_S 200
-#define DNS_RATE_BURST 400
+#define DNS_RATE_PER_S 1000
+#define DNS_RATE_BURST 2000
 #define UDP_PER_WAKE 64      /* datagrams read per wake-up: the loop's other work goes on */
 #define MAX_ADDRS (2 * DNS_MAX_ANSWERS)
 

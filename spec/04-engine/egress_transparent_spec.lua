@@ -213,7 +213,7 @@ r = ask(good[:-1] + b"\x03"); print("class", r[3] & 15 if r else None)
 r = ask(b"\x01\x02\x03"); print("short", r)
 r = ask(q("allowed.test", flags=0x8100)); print("response", r)
 start = time.time()
-for i in range(3000):
+for i in range(6000):
     s.sendto(q("flood%d.test" % i, qid=i), addr)
 s.settimeout(0.2)
 try:
