@@ -1,9 +1,11 @@
 /* test_sni_parse.c — sni_parse.c: the host name of a real ClientHello (Python's ssl, asking
  * for "Api.Example.com"), read whole and in every prefix; what is not TLS; hostile lengths
- * and names. */
+ * and names. And transparent.c's name for a connection: the server name, else an HTTP/1
+ * request's Host. */
 #include <stdint.h>
 
 #include "proxy/sni_parse.h"
+#include "proxy/transparent.h"
 #include "test.h"
 
 static const uint8_t hello[] =
@@ -72,4 +74,26 @@ static void test_hostile(void)
     CHECK_EQ_INT(sni_parse(hello, sizeof hello - 1, name, 8), SNI_NONE);
 }
 
-TEST_MAIN({"found", test_found}, {"not TLS", test_not_tls}, {"hostile", test_hostile})
+static enum transparent_name tn(const char *s, char *host)
+{
+    return transparent_name_from((const uint8_t *)s, strlen(s), host, 256);
+}
+
+static void test_transparent_name(void)
+{
+    char host[256];
+    CHECK_EQ_INT(transparent_name_from(hello, sizeof hello - 1, host, sizeof host), TN_FOUND);
+    CHECK(strcmp(host, "api.example.com") == 0);
+    CHECK_EQ_INT(tn("GET / HTTP/1.1\r\nUser-Agent: x\r\nhost:  Example.org:8080\r\n\r\n", host), TN_FOUND);
+    CHECK(strcmp(host, "Example.org") == 0);
+    CHECK_EQ_INT(tn("GET / HTTP/1.1\r\nUser-Agent: x\r\n", host), TN_NEED_MORE);
+    CHECK_EQ_INT(tn("GE", host), TN_NEED_MORE);
+    CHECK_EQ_INT(tn("GET / HTTP/1.1\r\nUser-Agent: x\r\n\r\n", host), TN_NONE); /* no Host */
+    CHECK_EQ_INT(tn("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", host), TN_NONE);
+    CHECK_EQ_INT(tn("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", host), TN_NONE);
+    CHECK_EQ_INT(tn("SSH-2.0-OpenSSH_9.6\r\n", host), TN_NONE);
+    CHECK_EQ_INT(tn("\x16", host), TN_NEED_MORE);
+}
+
+TEST_MAIN({"found", test_found}, {"not TLS", test_not_tls}, {"hostile", test_hostile},
+          {"transparent name", test_transparent_name})
