@@ -176,7 +176,8 @@ static void transparent_reset(struct conn *c)
 void proxy_conn_refuse(struct conn *c, const struct net_decision *d)
 {
     char where[300];
-    snprintf(where, sizeof where, "%s:%u", c->host, (unsigned)c->port);
+    bool v6 = strchr(c->host, ':') != NULL; /* an IPv6 address: in brackets, as a rule writes it */
+    snprintf(where, sizeof where, "%s%s%s:%u", v6 ? "[" : "", c->host, v6 ? "]" : "", (unsigned)c->port);
     note_denied(c->px, where);
     if (c->kind == CONN_TRANSPARENT) {
         LOG_I("proxy", "refused a transparent connection to %s (%s): %s", where, c->orig_ip,
