@@ -390,7 +390,7 @@ function Matcher:decide_dns(h, fam)
     if d then
         return { verdict = "deny", rule = d.text, reason = d.reason }
     end
-    local gate
+    local _, gate
     if not self.wildcard_special then _, gate = special_destination(h, fam) end
     local a = lookup_any_port(self.allow, h, fam, any_rule, gate)
     if a then
