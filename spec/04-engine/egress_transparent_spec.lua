@@ -186,6 +186,35 @@ echo | openssl s_client -connect 127.0.0.2:%d -servername evil.test 2>&1 | grep 
         assert.truthy(log:find('"kind":"connect","host":"evil.test","port":' .. tls.port .. ',"verdict":"deny"', 1, true), log)
     end)
 
+    it("without nft the sandbox says so in one line and goes on, unless the profile requires it", function()
+        if h.sh("id -u").stdout ~= "0\n" or h.sh("test -x /usr/sbin/nft").code ~= 0 then
+            h.skip("needs root (a mount namespace hides nft) and /usr/sbin/nft")
+        end
+        -- nft replaced by /bin/false in a mount namespace of the spec's own: what a host
+        -- without nftables (or a kernel without nf_tables nat) looks like to init
+        local function without_nft(args, opts)
+            local line = h.command_line(args, opts)
+            local cmd = ("cd %s && unshare -m sh -c %s"):format(h.quote(h.workspace()),
+                h.quote("mount --bind /bin/false /usr/sbin/nft && exec " .. line))
+            local r = h.sh(cmd)
+            r.cmd = cmd
+            return r
+        end
+        local r = without_nft({ "run", "--", "/bin/sh", "-c", "echo ran" }, { env = env() })
+        assert.are.equal(0, r.code, h.describe(r))
+        has(r, "ran")
+        has(r, "cordon: no transparent network (nft could not add the redirect rule): only clients "
+            .. "that use the proxy variables reach the network")
+        local cfg = h.profile_dir("needs-transparent",
+            'return { extends = "coding", network = { transparent = "required" } }\n')
+        local e = env()
+        e.XDG_CONFIG_HOME = cfg
+        r = without_nft({ "run", "--profile", "needs-transparent", "--", "/bin/sh", "-c", "echo ran" }, { env = e })
+        assert.are.equal(125, r.code, h.describe(r))
+        has(r, "cordon: network.transparent is required, but nft could not add the redirect rule")
+        assert.falsy(r.stdout:find("ran", 1, true), h.describe(r))
+    end)
+
     it("hostile DNS input gets FORMERR or nothing, and the resolver keeps answering", function()
         local r = run([[
 python3 - <<'EOF'
