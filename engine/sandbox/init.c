@@ -102,26 +102,45 @@ static void hand_over_dns_listeners(int ctl)
 
 /* network.transparent: every TCP connection from inside not to its loopback lands on one more
  * listener, handed over like the others. A kernel (or host) that cannot: with "required" no
- * sandbox; with true one line, and the command gets the proxy variables only. */
-static void set_up_transparent(int ctl, const struct sandbox_config *cfg)
+ * sandbox; with true one line, and the command gets the proxy variables only. nft runs while
+ * the view is built (transparent_started, then transparent_done). */
+static struct netns_transparent transparent = {.listen_fd = -1, .nft_pid = -1, .nft_out = -1};
+
+static void transparent_unavailable(const struct sandbox_config *cfg, const char *err)
+{
+    if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED) {
+        fprintf(stderr, "cordon: network.transparent is required, but %s\n", err);
+        _exit(CORDON_EXIT_SETUP);
+    }
+    fprintf(stderr, "cordon: no transparent network (%s): only clients that use the proxy "
+            "variables reach the network\n", err);
+}
+
+static void transparent_started(int ctl, const struct sandbox_config *cfg)
 {
     char err[512];
-    int fd = -1, r;
+    int fd, r;
     char tag = INIT_MSG_TRANSPARENT;
-    if (netns_transparent_setup(&fd, err, sizeof err) < 0) {
-        if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED) {
-            fprintf(stderr, "cordon: network.transparent is required, but %s\n", err);
-            _exit(CORDON_EXIT_SETUP);
-        }
-        fprintf(stderr, "cordon: no transparent network (%s): only clients that use the proxy "
-                "variables reach the network\n", err);
+    if (netns_transparent_start(&transparent, err, sizeof err) < 0) {
+        transparent_unavailable(cfg, err);
         tag = INIT_MSG_NO_TRANSPARENT;
         if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
             setup_failed("opening /dev/null", errno);
+    } else {
+        fd = transparent.listen_fd;
     }
     if ((r = fdpass_send(ctl, fd, tag)) < 0)
         setup_failed("passing the transparent listener to the controller", -r);
     close(fd);
+}
+
+/* Without the redirect the listener handed over gets no connection: a connect() to any other
+ * address is refused at once by the local route. */
+static void transparent_done(const struct sandbox_config *cfg)
+{
+    char err[512];
+    if (netns_transparent_finish(&transparent, err, sizeof err) < 0)
+        transparent_unavailable(cfg, err);
 }
 
 /* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
@@ -199,11 +218,12 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     if (!p->early_network && !cfg->net_unrestricted)
         set_up_network(p->ctl_sock);
     if (!cfg->net_unrestricted && cfg->net_transparent != NET_TRANSPARENT_OFF)
-        set_up_transparent(p->ctl_sock, cfg);
+        transparent_started(p->ctl_sock, cfg);
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
+    transparent_done(cfg);
     if (sethostname("cordon", 6) < 0)
         setup_failed("sethostname", errno);
     if (p->want_pty) {

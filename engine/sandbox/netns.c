@@ -142,9 +142,9 @@ static const char nft_rules[] =
     "  }\n"
     "}\n";
 
-/* Run nft -f - with the rules, keeping CAP_NET_ADMIN across the exec (an unmapped-root init
- * would lose it): 0, or -1 with nft's first line of complaint in err. */
-static int run_nft(char *err, size_t errlen)
+/* Start nft -f - with the rules, keeping CAP_NET_ADMIN across the exec (an unmapped-root init
+ * would lose it); nft_finish() waits for it. 0, or -1 with the reason in err. */
+static int nft_start(struct netns_transparent *t, char *err, size_t errlen)
 {
     static const char *const paths[] = {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"};
     const char *nft = NULL;
@@ -182,21 +182,33 @@ static int run_nft(char *err, size_t errlen)
     }
     close(in[0]);
     close(out[1]);
-    int r = 0;
     if (pid < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
         close(in[1]);
         close(out[0]);
         return -1;
     }
+    /* a few hundred bytes: the pipe takes them without nft reading yet */
     (void)write_all(in[1], nft_rules, sizeof nft_rules - 1);
     close(in[1]);
+    t->nft_pid = pid;
+    t->nft_out = out[0];
+    return 0;
+}
+
+int netns_transparent_finish(struct netns_transparent *t, char *err, size_t errlen)
+{
+    if (t->nft_pid <= 0)
+        return 0;
+    int r = 0;
     char msg[512];
-    ssize_t n = read(out[0], msg, sizeof msg - 1);
-    close(out[0]);
+    ssize_t n = read(t->nft_out, msg, sizeof msg - 1);
+    close(t->nft_out);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    while (waitpid(t->nft_pid, &st, 0) < 0 && errno == EINTR)
         ;
+    t->nft_pid = -1;
+    t->nft_out = -1;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         msg[n > 0 ? n : 0] = '\0';
         char *nl = strchr(msg, '\n');
@@ -232,8 +244,10 @@ static int transparent_listener(void)
     return fd;
 }
 
-int netns_transparent_setup(int *listen_fd, char *err, size_t errlen)
+int netns_transparent_start(struct netns_transparent *t, char *err, size_t errlen)
 {
+    t->listen_fd = t->nft_out = -1;
+    t->nft_pid = -1;
     int r;
     if ((r = add_local_route(AF_INET)) < 0 && r != -EEXIST) {
         snprintf(err, errlen, "cannot add a local route for every IPv4 address: %s", strerror(-r));
@@ -248,10 +262,10 @@ int netns_transparent_setup(int *listen_fd, char *err, size_t errlen)
         snprintf(err, errlen, "cannot listen on port %d: %s", NETNS_TRANSPARENT_PORT, strerror(-fd));
         return -1;
     }
-    if (run_nft(err, errlen) < 0) {
+    if (nft_start(t, err, errlen) < 0) {
         close(fd);
         return -1;
     }
-    *listen_fd = fd;
+    t->listen_fd = fd;
     return 0;
 }
