@@ -1,0 +1,525 @@
+-- spec/04-engine/clients_spec.lua — the Python (clients/python) and TypeScript
+-- (clients/typescript) clients of the session control API, driven through real interpreters:
+-- /usr/bin/python3 with the package installed by `pip install --no-index --target`, and node
+-- with the tarball of `npm pack` installed offline into a scratch project. Each fact is checked
+-- from what a script using the client prints (one JSON line) and, where it matters, from the
+-- session itself (curl on its socket). The README's two examples are extracted from README.md
+-- between their markers and run as written. tsc (make client-deps puts it in build-deps/)
+-- checks index.js against index.d.ts and the README's TypeScript example; without it those
+-- checks are pending.
+--
+-- Every session lives in a private XDG_RUNTIME_DIR and is reaped at clean-up
+-- (h.session_reap). Waits are bounded; no time is asserted.
+local h = require("spec.helpers")
+local cjson = require("cjson")
+
+local function abs(p)
+    if p:sub(1, 1) == "/" then return p end
+    return (os.getenv("PWD") or ".") .. "/" .. p
+end
+
+local src = abs(h.source_dir)
+local readme_path = src .. "/README.md"
+local tsc = src .. "/build-deps/node_modules/.bin/tsc"
+local types_root = src .. "/build-deps/node_modules/@types"
+
+-- Made once for the file (lazy_setup): the installed Python package and the node project.
+local scratch, pylib, nodeproj
+
+local function have(cmd)
+    return h.sh("command -v " .. h.quote(cmd)).code == 0
+end
+
+-- The code of README.md's example for lang, between its markers.
+local function readme_example(lang)
+    local text = assert(h.read_file(readme_path), "cannot read " .. readme_path)
+    local fence = lang == "python" and "python" or "ts"
+    local body = text:match("<!%-%- clients%-example:" .. lang .. " %-%->\n```" .. fence
+        .. "\n(.-)```\n<!%-%- /clients%-example:" .. lang .. " %-%->")
+    assert(body, "README.md has no " .. lang .. " example between its clients-example markers")
+    return body
+end
+
+-- A session s (as h.session_start would return it) for a name a script starts itself.
+local function session_for(name, runtime, cwd)
+    local s = { name = name, runtime = runtime, socket = h.session_socket(runtime, name), cwd = cwd,
+        env = { XDG_RUNTIME_DIR = runtime } }
+    h.defer(function()
+        local info = h.api(s.socket, "GET", "/v1/session", nil, { timeout = 5 })
+        if info.json then s.pid = math.tointeger(info.json.pid) end
+        h.session_reap(s)
+    end)
+    return s
+end
+
+-- Runs a script with the interpreter for kind ("py" or "node") in directory cwd, with the
+-- session runtime directory; args are passed as one JSON argument. Returns the h.sh result
+-- plus .json, the decoded last line.
+local function run(kind, script, runtime, cwd, args)
+    local file
+    if kind == "py" then
+        file = scratch .. "/" .. h.token() .. ".py"
+    else
+        file = nodeproj .. "/" .. h.token() .. ".mjs" -- in the project: "@cordon/client" resolves
+    end
+    h.write_file(file, script)
+    local env = { HOME = h.home(), PATH = h.path, XDG_RUNTIME_DIR = runtime, CORDON_BIN = h.bin,
+        PYTHONPATH = pylib }
+    local words = { "env" }
+    for k, v in pairs(env) do words[#words + 1] = k .. "=" .. v end
+    words[#words + 1] = kind == "py" and h.python or "node"
+    words[#words + 1] = file
+    words[#words + 1] = cjson.encode(args or {})
+    local cmd = ("cd %s && timeout -k 5 90 %s"):format(h.quote(cwd), h.join(words))
+    local r = h.sh(cmd)
+    r.cmd = cmd
+    r.json = h.last_json(r.stdout)
+    return r
+end
+
+local function ok(r)
+    assert.are.equal(0, r.code, h.describe(r))
+    assert(r.json, "no JSON line\n" .. h.describe(r))
+    return r.json
+end
+
+local function alive(s)
+    return h.api(s.socket, "GET", "/v1/session", nil, { timeout = 10 }).status == 200
+end
+
+-- Scripts ----------------------------------------------------------------------------------
+-- Each reads its JSON argument, does one scenario through the client and prints one JSON line.
+
+local PY_START = [==[
+import json, sys
+from cordon import Session
+a = json.loads(sys.argv[1])
+s = Session.start(a["name"], workspace=a["ws"], extra_args=a.get("extra", []))
+st = s.status()
+print(json.dumps({"pid": st.pid, "detached": st.detached, "owner_pid": st.owner_pid, "owned": s.owned}))
+]==]
+
+local PY_WORK = [==[
+import json, sys, time
+from cordon import Session, Job
+a = json.loads(sys.argv[1])
+out = {}
+with Session.attach(a["name"]) as s:          # attached: leaving the block must not stop it
+    r = s.exec("echo out; printf 'err\\n' >&2; printf '\\377' >&2; exit 3")
+    out["exec"] = {"stdout": r.stdout, "stderr_bytes": list(r.stderr_bytes), "exit_code": r.exit_code,
+                   "timed_out": r.timed_out, "refusals": len(r.refusals)}
+    t = s.exec("sleep 30", timeout=0.5)
+    out["timeout"] = {"timed_out": t.timed_out, "exit_code": t.exit_code}
+    events = [type(e).__name__ for e in s.stream("echo a; echo b >&2")]
+    out["events"] = events
+    j = s.background("for i in 1 2 3 4; do echo line$i; done; sleep 300", turn="t1")
+    k = s.background("sleep 301", turn="t2")
+    out["job"] = {"pid": j.pid, "log": j.log, "message": j.message}
+    for _ in range(100):
+        if s.logs(j.pid).count("\n") >= 4:
+            break
+        time.sleep(0.1)
+    out["logs"] = s.logs(j.pid)
+    out["tail"] = s.logs(j.pid, tail=2)
+    out["running"] = sorted(x.pid for x in s.jobs() if x.state == "running")
+    out["cancel"] = s.cancel("t1")
+    stopped = s.stop(k.pid)
+    out["stop"] = {"pid": stopped.pid, "state": stopped.state, "is_job": isinstance(stopped, Job)}
+    out["states"] = {str(x.pid): x.state for x in s.jobs() if x.pid in (j.pid, k.pid)}
+    out["session"] = s.status().name
+print(json.dumps(out))
+]==]
+
+local PY_STOP = [==[
+import json, sys, os
+from cordon import Session
+a = json.loads(sys.argv[1])
+s = Session.attach(a["name"])
+s.stop_session()
+print(json.dumps({"socket_left": os.path.exists(s.socket_path)}))
+]==]
+
+local PY_APPROVALS = [==[
+import json, sys, threading, time
+from cordon import Session
+a = json.loads(sys.argv[1])
+s = Session.attach(a["name"])
+fetch = "curl -sS --noproxy '' --max-time 30 http://127.0.0.1:%d/x" % a["port"]
+box = {}
+t = threading.Thread(target=lambda: box.update(r=s.exec(fetch)))
+t.start()
+q = None
+for _ in range(150):
+    qs = [x for x in s.approvals() if x.kind == "network"]
+    if qs:
+        q = qs[0]
+        break
+    time.sleep(0.1)
+out = {"asked": q is not None}
+if q:
+    out.update(host=q.host, port=q.port, id=q.id)
+    out["answer"] = s.answer(q.id, "once").answer
+t.join(60)
+r = box["r"]
+out["first"] = {"exit_code": r.exit_code, "stdout": r.stdout, "approvals": [x.id for x in r.approvals]}
+# "once" ended with that command: asked again, answered by the callback this time
+seen = []
+r2 = s.exec(fetch, on_approval=lambda ap: seen.append(ap.kind) or "deny")
+out["second"] = {"exit_code": r2.exit_code, "stdout": r2.stdout, "seen": seen}
+print(json.dumps(out))
+]==]
+
+local PY_ERRORS = [==[
+import json, sys
+from cordon import Session, CordonError, SessionNotFound, APIError
+a = json.loads(sys.argv[1])
+out = {}
+try:
+    Session.attach(a["missing"])
+except SessionNotFound as e:
+    out["missing"] = {"cls": type(e).__name__, "base": isinstance(e, CordonError), "msg": str(e)}
+s = Session.attach(a["name"])
+pids = [s.background("sleep %s" % a["sleep"], turn="bg").pid for _ in range(8)]
+try:
+    s.background("sleep 1")
+except APIError as e:
+    out["ninth"] = {"status": e.status, "msg": e.message, "base": isinstance(e, CordonError)}
+try:
+    s.logs(99999)
+except APIError as e:
+    out["nolog"] = e.status
+try:
+    s.answer(1, "maybe")
+except ValueError as e:
+    out["badanswer"] = "ValueError"
+out["cancelled"] = sorted(s.cancel("bg")) == sorted(pids)
+print(json.dumps(out))
+]==]
+
+local PY_WATCH = [==[
+import json, sys, threading
+from cordon import Session, CordonError
+a = json.loads(sys.argv[1])
+s = Session.attach(a["name"])
+try:
+    it = s.watch_approvals()
+except CordonError as e:
+    print(json.dumps({"unsupported": str(e)}))
+    sys.exit(0)
+fetch = "curl -sS --noproxy '' --max-time 30 http://127.0.0.1:%d/x" % a["port"]
+t = threading.Thread(target=lambda: s.exec(fetch))
+t.start()
+out = {"events": []}
+for ev in it:
+    out["events"].append(ev.event)
+    if ev.event == "question" and ev.approval is not None:
+        out["kind"] = ev.approval.kind
+        s.answer(ev.approval.id, "deny")
+    elif ev.event == "settled":
+        break
+t.join(60)
+print(json.dumps(out))
+]==]
+
+local NODE_START = [==[
+import { Session } from "@cordon/client";
+const a = JSON.parse(process.argv[2]);
+const s = await Session.start(a.name, { workspace: a.ws });
+const st = await s.status();
+console.log(JSON.stringify({ pid: st.pid, detached: st.detached, ownerPid: st.ownerPid, owned: s.owned }));
+]==]
+
+local NODE_WORK = [==[
+import { Session } from "@cordon/client";
+const a = JSON.parse(process.argv[2]);
+const out = {};
+const s = await Session.attach(a.name);
+const r = await s.exec("echo out; printf 'err\\n' >&2; printf '\\377' >&2; exit 3");
+out.exec = { stdout: r.stdout, stderrBytes: [...r.stderrBytes], exitCode: r.exitCode, timedOut: r.timedOut };
+const t = await s.exec("sleep 30", { timeout: 0.5 });
+out.timeout = { timedOut: t.timedOut, exitCode: t.exitCode };
+out.events = [];
+for await (const ev of s.stream("echo a; echo b >&2")) out.events.push(ev.event);
+const j = await s.background("for i in 1 2 3 4; do echo line$i; done; sleep 300", { turn: "t1" });
+const k = await s.background("sleep 301", { turn: "t2" });
+out.job = { pid: j.pid, log: j.log, message: j.message };
+for (let i = 0; i < 100 && (await s.logs(j.pid)).split("\n").length < 5; i++) await new Promise((r) => setTimeout(r, 100));
+out.logs = await s.logs(j.pid);
+out.tail = await j.logs({ tail: 2 });
+out.running = (await s.jobs()).filter((x) => x.state === "running").map((x) => x.pid).sort((x, y) => x - y);
+out.cancel = await s.cancel("t1");
+const stopped = await s.stop(k.pid);
+out.stop = { pid: stopped.pid, state: stopped.state };
+out.states = Object.fromEntries((await s.jobs()).filter((x) => x.pid === j.pid || x.pid === k.pid).map((x) => [x.pid, x.state]));
+await s.dispose(); // attached: must not stop the session
+console.log(JSON.stringify(out));
+]==]
+
+local NODE_APPROVALS = [==[
+import { Session } from "@cordon/client";
+const a = JSON.parse(process.argv[2]);
+const s = await Session.attach(a.name);
+const fetch = `curl -sS --noproxy '' --max-time 30 http://127.0.0.1:${a.port}/x`;
+const pending = s.exec(fetch);
+let q = null;
+for (let i = 0; i < 150 && !q; i++) {
+  q = (await s.approvals()).find((x) => x.kind === "network") ?? null;
+  if (!q) await new Promise((r) => setTimeout(r, 100));
+}
+const out = { asked: q !== null };
+if (q) {
+  Object.assign(out, { host: q.host, port: q.port });
+  out.answer = (await s.answer(q.id, "once")).answer;
+}
+const r = await pending;
+out.first = { exitCode: r.exitCode, stdout: r.stdout, approvals: r.approvals.length };
+const seen = [];
+const r2 = await s.exec(fetch, { onApproval: (ap) => { seen.push(ap.kind); return "deny"; } });
+out.second = { exitCode: r2.exitCode, stdout: r2.stdout, seen };
+console.log(JSON.stringify(out));
+]==]
+
+local NODE_ERRORS = [==[
+import { Session, CordonError, SessionNotFound, APIError } from "@cordon/client";
+const a = JSON.parse(process.argv[2]);
+const out = {};
+try { await Session.attach(a.missing); } catch (e) {
+  out.missing = { cls: e.constructor.name, nf: e instanceof SessionNotFound, base: e instanceof CordonError, msg: e.message };
+}
+const s = await Session.attach(a.name);
+const pids = [];
+for (let i = 0; i < 8; i++) pids.push((await s.background(`sleep ${a.sleep}`, { turn: "bg" })).pid);
+try { await s.background("sleep 1"); } catch (e) {
+  out.ninth = { api: e instanceof APIError, status: e.status, msg: e.message, base: e instanceof CordonError };
+}
+try { await s.logs(99999); } catch (e) { out.nolog = e.status; }
+try { await s.answer(1, /** @type {any} */ ("maybe")); } catch (e) { out.badanswer = e.constructor.name; }
+const c = await s.cancel("bg");
+out.cancelled = JSON.stringify([...c].sort()) === JSON.stringify([...pids].sort());
+console.log(JSON.stringify(out));
+]==]
+
+local NODE_WATCH = [==[
+import { Session, CordonError } from "@cordon/client";
+const a = JSON.parse(process.argv[2]);
+const s = await Session.attach(a.name);
+const it = s.watchApprovals();
+let first;
+try { first = await it.next(); } catch (e) {
+  if (e instanceof CordonError) { console.log(JSON.stringify({ unsupported: e.message })); process.exit(0); }
+  throw e;
+}
+const out = { events: [] };
+const fetch = `curl -sS --noproxy '' --max-time 30 http://127.0.0.1:${a.port}/x`;
+const running = s.exec(fetch);
+for (let r = first; !r.done; r = await it.next()) {
+  const ev = r.value;
+  out.events.push(ev.event);
+  if (ev.event === "question" && ev.approval) { out.kind = ev.approval.kind; await s.answer(ev.approval.id, "deny"); }
+  else if (ev.event === "settled") break;
+}
+await it.return?.(undefined);
+await running;
+console.log(JSON.stringify(out));
+]==]
+
+-- The two clients answer with the same facts; these check them for either.
+local function check_work(w, kind)
+    local e = w.exec
+    assert.are.equal("out\n", e.stdout)
+    assert.are.same({ 101, 114, 114, 10, 255 }, kind == "py" and e.stderr_bytes or e.stderrBytes)
+    assert.are.equal(3, kind == "py" and e.exit_code or e.exitCode)
+    assert.is_true(kind == "py" and w.timeout.timed_out or w.timeout.timedOut)
+    if kind == "py" then
+        assert.are.same({ "Started", "Output", "Output", "Exit" }, w.events)
+    else
+        assert.are.same({ "started", "output", "output", "exit" }, w.events)
+    end
+    local pid = math.tointeger(w.job.pid)
+    assert.are.equal(("/tmp/cordon/processes/%d.log"):format(pid), w.job.log)
+    assert.truthy(w.job.message:find("Background command started.", 1, true), w.job.message)
+    assert.are.equal("line1\nline2\nline3\nline4\n", w.logs)
+    assert.are.equal("line3\nline4\n", w.tail)
+    assert.are.equal(2, #w.running)
+    assert.are.same({ pid }, w.cancel)
+    assert.are.equal("stopped", w.stop.state)
+    assert.are.equal("stopped", w.states[tostring(pid)])
+end
+
+local function check_approvals(r, kind)
+    assert.is_true(r.asked, "no network question was pending")
+    assert.are.equal("127.0.0.1", r.host)
+    assert.are.equal("once", r.answer)
+    local first, second = r.first, r.second
+    assert.are.equal(0, kind == "py" and first.exit_code or first.exitCode, cjson.encode(r))
+    assert.truthy(first.stdout:find(r.marker, 1, true), cjson.encode(r))
+    assert.are.equal(1, kind == "py" and #first.approvals or first.approvals)
+    assert.are.same({ "network" }, second.seen)
+    assert.is_nil(second.stdout:find(r.marker, 1, true), "a denied destination was reached")
+end
+
+local function check_errors(r, name)
+    assert.truthy(r.missing, "attaching to an unknown session did not fail")
+    assert.is_true(r.missing.base)
+    assert.truthy(r.missing.msg:find(name, 1, true), r.missing.msg)
+    assert.truthy(r.ninth, "a ninth background job was not refused")
+    assert.are.equal(409, r.ninth.status)
+    assert.is_true(r.ninth.base)
+    assert.truthy(r.ninth.msg ~= "", "the 409 carries no message")
+    assert.are.equal(404, r.nolog)
+    assert.truthy(r.badanswer, "a bad answer was sent")
+    assert.is_true(r.cancelled)
+end
+
+describe("session clients", function()
+    lazy_setup(function()
+        assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
+        scratch = h.chomp(h.sh_ok("mktemp -d /var/tmp/cordon-spec-clients.XXXXXX"))
+        pylib = scratch .. "/pylib"
+        h.sh_ok(("%s -m pip install --quiet --no-index --disable-pip-version-check --target %s %s"):format(
+            h.python, h.quote(pylib), h.quote(src .. "/clients/python")))
+        if have("node") and have("npm") then
+            nodeproj = scratch .. "/node"
+            h.sh_ok("mkdir " .. h.quote(nodeproj))
+            h.write_file(nodeproj .. "/package.json", '{"name":"clients-spec","private":true,"type":"module"}\n')
+            local tgz = h.chomp(h.sh_ok(("cd %s && npm pack --silent --pack-destination %s %s"):format(
+                h.quote(scratch), h.quote(scratch), h.quote(src .. "/clients/typescript"))))
+            h.sh_ok(("cd %s && npm install --offline --silent --no-audit --no-fund %s"):format(
+                h.quote(nodeproj), h.quote(scratch .. "/" .. tgz:match("[^\n]+$"))))
+        end
+    end)
+    lazy_teardown(function()
+        if scratch then os.execute("rm -rf " .. h.quote(scratch)) end
+    end)
+    after_each(h.cleanup)
+
+    for _, kind in ipairs({ "py", "node" }) do
+        local S = kind == "py" and { start = PY_START, work = PY_WORK, approvals = PY_APPROVALS, errors = PY_ERRORS,
+            watch = PY_WATCH } or { start = NODE_START, work = NODE_WORK, approvals = NODE_APPROVALS,
+            errors = NODE_ERRORS, watch = NODE_WATCH }
+        local label = kind == "py" and "Python" or "TypeScript"
+        local function need()
+            if kind == "node" and not nodeproj then
+                pending("node and npm are not installed")
+                return false
+            end
+            return true
+        end
+
+        it(label .. ": a session started detached by one process is driven from another", function()
+            if not need() then return end
+            local runtime, ws = h.runtime_dir(), h.workspace()
+            local s = session_for("cl-" .. h.token(), runtime, ws)
+            local st = ok(run(kind, S.start, runtime, ws, { name = s.name, ws = ws }))
+            assert.is_true(st.detached)
+            assert.is_true(st.owned)
+            assert.is_true(alive(s), "the detached session ended with the process that started it")
+            local w = ok(run(kind, S.work, runtime, ws, { name = s.name }))
+            check_work(w, kind)
+            assert.is_true(alive(s), "leaving an attached session stopped it")
+            if kind == "py" then
+                local r = ok(run(kind, PY_STOP, runtime, ws, { name = s.name }))
+                assert.is_false(r.socket_left)
+                assert.is_false(alive(s))
+            end
+        end)
+
+        it(label .. ": a pending network question is listed and answered, or answered by a callback", function()
+            if not need() then return end
+            local o = h.origin()
+            local s = h.session_start("cl-" .. h.token(), { flags = { "--permission-timeout", "20s" } })
+            local r = ok(run(kind, S.approvals, s.runtime, s.cwd, { name = s.name, port = o.port }))
+            r.marker = o.marker
+            check_approvals(r, kind)
+        end)
+
+        it(label .. ": errors carry the API's line (an unknown session, a ninth background job)", function()
+            if not need() then return end
+            local s = h.session_start("cl-" .. h.token())
+            local missing = "nosuch-" .. h.token()
+            local r = ok(run(kind, S.errors, s.runtime, s.cwd,
+                { name = s.name, missing = missing, sleep = ("300.%d"):format(math.random(1, 1e6)) }))
+            check_errors(r, missing)
+        end)
+
+        it(label .. ": watch_approvals streams a question and its settling", function()
+            if not need() then return end
+            local o = h.origin()
+            local s = h.session_start("cl-" .. h.token(), { flags = { "--permission-timeout", "20s" } })
+            local r = ok(run(kind, S.watch, s.runtime, s.cwd, { name = s.name, port = o.port }))
+            if r.unsupported then
+                pending("GET /v1/approvals?watch=1 has not landed in this cordon: " .. r.unsupported)
+                return
+            end
+            assert.are.equal("network", r.kind)
+            assert.are.equal("question", r.events[1])
+            assert.are.equal("settled", r.events[#r.events])
+        end)
+    end
+
+    it("README's Python example runs as written", function()
+        local runtime, ws = h.runtime_dir(), h.workspace()
+        session_for("demo", runtime, ws)
+        local code = readme_example("python")
+        local file = scratch .. "/readme_example.py"
+        h.write_file(file, code)
+        local r = h.sh(("cd %s && timeout -k 5 90 env HOME=%s PATH=%s XDG_RUNTIME_DIR=%s CORDON_BIN=%s PYTHONPATH=%s %s %s")
+            :format(h.quote(ws), h.quote(h.home()), h.quote(h.path), h.quote(runtime), h.quote(h.bin),
+                h.quote(pylib), h.python, h.quote(file)))
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stdout:find("^2 hello\n"), h.describe(r))
+        assert.truthy(r.stdout:find("Exit(", 1, true), h.describe(r))
+        assert.truthy(r.stdout:find("404 no pending approval 12345", 1, true), h.describe(r))
+        assert.is_false(alive({ socket = h.session_socket(runtime, "demo") }), "the with block left it running")
+    end)
+
+    it("README's TypeScript example runs as written, and type-checks", function()
+        if not nodeproj then
+            pending("node and npm are not installed")
+            return
+        end
+        local runtime, ws = h.runtime_dir(), h.workspace()
+        session_for("demo-ts", runtime, ws)
+        local code = readme_example("typescript")
+        h.write_file(nodeproj .. "/readme_example.mts", code)
+        h.write_file(nodeproj .. "/readme_example.mjs", code) -- its TypeScript is also JavaScript
+        local r = h.sh(("cd %s && timeout -k 5 90 env HOME=%s PATH=%s XDG_RUNTIME_DIR=%s CORDON_BIN=%s node %s")
+            :format(h.quote(ws), h.quote(h.home()), h.quote(h.path), h.quote(runtime), h.quote(h.bin),
+                h.quote(nodeproj .. "/readme_example.mjs")))
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stdout:find("^2 hello\n"), h.describe(r))
+        assert.truthy(r.stdout:find("true 404 no pending approval 12345", 1, true), h.describe(r))
+        assert.is_false(alive({ socket = h.session_socket(runtime, "demo-ts") }), "dispose() left it running")
+        if h.sh("test -x " .. h.quote(tsc)).code ~= 0 then
+            pending("no tsc in build-deps/ (make client-deps installs it): types not checked")
+            return
+        end
+        local flags = ("--strict --noEmit --target ES2022 --module NodeNext --moduleResolution NodeNext "
+            .. "--typeRoots %s --types node"):format(h.quote(types_root))
+        local t = h.sh(("%s %s %s"):format(h.quote(tsc), flags, h.quote(nodeproj .. "/readme_example.mts")))
+        assert.are.equal(0, t.code, "the README's TypeScript example does not type-check\n" .. h.describe(t))
+    end)
+
+    it("TypeScript: index.js type-checks against index.d.ts and its exports match the declarations", function()
+        if h.sh("test -x " .. h.quote(tsc)).code ~= 0 then
+            pending("no tsc in build-deps/ (make client-deps installs it)")
+            return
+        end
+        local ts = src .. "/clients/typescript"
+        local r = h.sh(("%s -p %s --typeRoots %s"):format(h.quote(tsc), h.quote(ts .. "/tsconfig.json"),
+            h.quote(types_root)))
+        assert.are.equal(0, r.code, h.describe(r))
+        -- the implementation under another name beside the declarations: its exports (types
+        -- inferred from the code and its JSDoc) must be assignable to what index.d.ts declares
+        local d = h.tmpdir()
+        h.sh_ok(("cp %s %s/impl.js && cp %s %s/"):format(h.quote(ts .. "/index.js"), h.quote(d),
+            h.quote(ts .. "/index.d.ts"), h.quote(d)))
+        h.write_file(d .. "/package.json", '{"type":"module"}\n')
+        h.write_file(d .. "/check.ts", 'import * as impl from "./impl.js";\nimport * as decl from "./index.js";\n'
+            .. "const exportsMatch: typeof decl = impl;\nvoid exportsMatch;\n")
+        r = h.sh(("%s --strict --allowJs --checkJs --noEmit --target ES2022 --module NodeNext --moduleResolution "
+            .. "NodeNext --typeRoots %s --types node %s"):format(h.quote(tsc), h.quote(types_root),
+            h.quote(d .. "/check.ts")))
+        assert.are.equal(0, r.code, "index.js's exports differ from index.d.ts\n" .. h.describe(r))
+    end)
+end)
