@@ -24,6 +24,25 @@ class _UnixConnection(http.client.HTTPConnection):
     def __init__(self, path: str) -> None:
         super().__init__("cordon", timeout=None)
         self._path = path
+        self._hold = False
+        self._held: Optional[bytes] = None
+
+    def request_one_write(self, method: str, path: str, body: Optional[bytes], headers: Dict[str, str]) -> None:
+        """request(), but the head and the body leave in one write: http.client writes them
+        separately, and the session would wake for the head and again for the body."""
+        self._hold, self._held = body is not None, None
+        try:
+            self.request(method, path, body=body, headers=headers)
+        finally:
+            self._hold, self._held = False, None
+
+    def send(self, data: Any) -> None:
+        if self._hold and isinstance(data, bytes):
+            if self._held is None:
+                self._held = data
+                return
+            data, self._held, self._hold = self._held + data, None, False
+        super().send(data)
 
     def connect(self) -> None:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -110,7 +129,7 @@ class Transport:
         c, reused = self._take()
         while True:
             try:
-                c.request(method, path, body=payload, headers=headers)
+                c.request_one_write(method, path, payload, headers)
                 resp = c.getresponse()
                 break
             except _STALE as e:
