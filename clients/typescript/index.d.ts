@@ -61,11 +61,15 @@ export interface Answer {
 
 /** One line of GET /v1/approvals?watch=1. */
 export interface ApprovalEvent {
-  /** "question" (with approval) or "settled" (answered or timed out) */
+  /** "subscribed" (first), "question" (with approval) or "settled" (answered, timed out, or
+   * denied because the last approver left) */
   event: string;
   approval: Approval | null;
   id: number | null;
   answer: string | null;
+  /** who answered (or "timeout"), on "settled" */
+  by: string | null;
+  session: string | null;
   raw: Record<string, unknown>;
 }
 
@@ -85,6 +89,13 @@ export interface Job {
   timedOut: boolean;
   sandboxRunning: boolean;
   log: string | null;
+  /** with --session-exec=false, a sandbox its command left processes in: the leader's end and
+   * what is left (null when the session does not say) */
+  leaderRunning: boolean | null;
+  leaderExitCode: number | null;
+  leaderSignal: number | null;
+  left: number | null;
+  leftPids: number[] | null;
   raw: Record<string, unknown>;
 }
 
@@ -102,10 +113,21 @@ export interface OutputEvent {
   text: string;
   raw: Record<string, unknown>;
 }
+/** A question about this command was asked of the session's approvers: for information (the
+ * exec's client is not the one to answer; an approver is, see watchApprovals). */
 export interface ApprovalAskedEvent {
   event: "approval";
   session: string | null;
   approval: Approval;
+  raw: Record<string, unknown>;
+}
+/** The outcome of a question asked about this command. */
+export interface SettledEvent {
+  event: "settled";
+  id: number;
+  answer: string;
+  /** who answered, or "timeout" */
+  by: string | null;
   raw: Record<string, unknown>;
 }
 export interface ExitEvent {
@@ -126,7 +148,7 @@ export interface UnknownEvent {
   name: string;
   raw: Record<string, unknown>;
 }
-export type ExecEvent = StartedEvent | OutputEvent | ApprovalAskedEvent | ExitEvent | UnknownEvent;
+export type ExecEvent = StartedEvent | OutputEvent | ApprovalAskedEvent | SettledEvent | ExitEvent | UnknownEvent;
 
 /** A foreground exec, collected. */
 export interface ExecResult {
@@ -143,8 +165,9 @@ export interface ExecResult {
   stderr: string;
   stdoutBytes: Buffer;
   stderrBytes: Buffer;
-  /** the questions asked on this command's stream */
+  /** the questions asked about this command, and their outcomes */
   approvals: Approval[];
+  settled: SettledEvent[];
   raw: Record<string, unknown>;
 }
 
@@ -155,6 +178,8 @@ export interface StartOptions {
   networkAllow?: string[];
   /** default true; false ties the session to this process (it ends when this process exits) */
   detach?: boolean;
+  /** tie the session to process `owner` instead (--owner PID; implies detach: false) */
+  owner?: number;
   /** more arguments for `cordon session start`, as they are */
   extraArgs?: string[];
   /** the cordon binary (default: $CORDON_BIN, else `cordon` on PATH) */
@@ -175,9 +200,6 @@ export interface ExecOptions {
 export interface RunOptions extends ExecOptions {
   onStdout?: (text: string) => void;
   onStderr?: (text: string) => void;
-  /** gets each question asked on this command's stream; may return an answer for it */
-  onApproval?: (approval: Approval) => ApprovalAnswer | null | undefined | void
-    | Promise<ApprovalAnswer | null | undefined | void>;
 }
 
 export declare class CordonError extends Error {
@@ -254,9 +276,13 @@ export declare class Session {
   /** Stops every process group that commands of this turn started; resolves to their pids. */
   cancel(turn: string): Promise<number[]>;
   approvals(): Promise<Approval[]>;
-  answer(id: number, answer: ApprovalAnswer): Promise<Answer>;
-  /** GET /v1/approvals?watch=1: questions as they are asked and settled. */
+  /** Answers a pending question; `by` (1 to 200 bytes) names who answered, for the settled events. */
+  answer(id: number, answer: ApprovalAnswer, options?: { by?: string }): Promise<Answer>;
+  /** GET /v1/approvals?watch=1: subscribes as an approver ("subscribed" first, then each question
+   * and its outcome) until the loop is left. With no approver subscribed, questions are denied at once. */
   watchApprovals(): AsyncIterableIterator<ApprovalEvent>;
+  /** `await using s = await Session.start(...)`: dispose(). */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /** $XDG_RUNTIME_DIR/cordon when XDG_RUNTIME_DIR is set, else /tmp/cordon-UID. */

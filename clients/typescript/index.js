@@ -163,7 +163,10 @@ function job(d) {
     background: Boolean(d.background), state: String(d.state ?? ""), exitCode: optNum(d.exit_code),
     signal: optNum(d.signal), started: optNum(d.started), ended: optNum(d.ended),
     durationMs: optNum(d.duration_ms), timedOut: Boolean(d.timed_out),
-    sandboxRunning: Boolean(d.sandbox_running), log: optStr(d.log), raw: d,
+    sandboxRunning: Boolean(d.sandbox_running), log: optStr(d.log),
+    leaderRunning: typeof d.leader_running === "boolean" ? d.leader_running : null,
+    leaderExitCode: optNum(d.leader_exit_code), leaderSignal: optNum(d.leader_signal), left: optNum(d.left),
+    leftPids: Array.isArray(d.left_pids) ? d.left_pids.map(Number) : null, raw: d,
   };
 }
 
@@ -182,6 +185,8 @@ function execEvent(d) {
         return { event: "approval", session: optStr(d.session), approval: approval(obj(d.approval)), raw: d };
       }
       break;
+    case "settled":
+      return { event: "settled", id: Number(d.id ?? 0), answer: String(d.answer ?? ""), by: optStr(d.by), raw: d };
     case "exit":
       return {
         event: "exit", pid: Number(d.pid ?? 0), exitCode: Number(d.exit_code ?? 0), signal: Number(d.signal ?? 0),
@@ -199,7 +204,8 @@ function execEvent(d) {
 function approvalEvent(d) {
   const a = d.approval && typeof d.approval === "object" ? approval(obj(d.approval)) : null;
   const id = optNum(d.id) ?? (a ? a.id : null);
-  return { event: String(d.event ?? ""), approval: a, id, answer: optStr(d.answer), raw: d };
+  return { event: String(d.event ?? ""), approval: a, id, answer: optStr(d.answer), by: optStr(d.by),
+    session: optStr(d.session), raw: d };
 }
 
 /**
@@ -284,7 +290,8 @@ export class Session {
     if (options.workspace !== undefined) args.push("--workspace", options.workspace);
     if (options.profile !== undefined) args.push("--profile", options.profile);
     for (const rule of options.networkAllow ?? []) args.push("--network-allow", rule);
-    if (options.detach !== false) args.push("--detach");
+    if (options.owner !== undefined) args.push("--owner", String(Math.trunc(options.owner)));
+    else if (options.detach !== false) args.push("--detach");
     args.push(...(options.extraArgs ?? []));
     const env = options.env ?? process.env;
     const sock = socketPath(name, env);
@@ -332,6 +339,10 @@ export class Session {
   close() {
     this._agent.destroy();
     this._agent = new http.Agent({ keepAlive: true });
+  }
+
+  [Symbol.asyncDispose]() {
+    return this.dispose();
   }
 
   async dispose() {
@@ -461,6 +472,8 @@ export class Session {
     const err = [];
     /** @type {Approval[]} */
     const approvals = [];
+    /** @type {import("./index.js").SettledEvent[]} */
+    const settled = [];
     let pid = 0;
     /** @type {import("./index.js").ExitEvent | null} */
     let exit = null;
@@ -479,10 +492,8 @@ export class Session {
         pid = ev.pid;
       } else if (ev.event === "approval") {
         approvals.push(ev.approval);
-        if (options.onApproval) {
-          const answer = await options.onApproval(ev.approval);
-          if (answer) await this.answer(ev.approval.id, answer);
-        }
+      } else if (ev.event === "settled") {
+        settled.push(ev);
       }
     }
     if (!exit) throw new CordonError(`session '${this.name}' ended the exec of ${JSON.stringify(command)} before its exit event`);
@@ -492,7 +503,7 @@ export class Session {
       command, pid: exit.pid || pid, exitCode: exit.exitCode, signal: exit.signal, timedOut: exit.timedOut,
       stopped: exit.stopped, ranOutside: exit.ranOutside, durationMs: exit.durationMs, refusals: exit.refusals,
       stdout: stdoutBytes.toString("utf8"), stderr: stderrBytes.toString("utf8"), stdoutBytes, stderrBytes,
-      approvals, raw: exit.raw,
+      approvals, settled, raw: exit.raw,
     };
   }
 
@@ -559,10 +570,13 @@ export class Session {
     return (Array.isArray(d.approvals) ? d.approvals : []).map((a) => approval(obj(a)));
   }
 
-  /** @param {number} id @param {ApprovalAnswer} answer @returns {Promise<Answer>} */
-  async answer(id, answer) {
+  /** @param {number} id @param {ApprovalAnswer} answer @param {{ by?: string }} [options] @returns {Promise<Answer>} */
+  async answer(id, answer, options = {}) {
     if (!ANSWERS.includes(answer)) throw new TypeError(`answer must be one of ${ANSWERS.join(", ")}, not ${JSON.stringify(answer)}`);
-    const d = await this._json("POST", `/v1/approvals/${Math.trunc(id)}`, { answer });
+    /** @type {Json} */
+    const body = { answer };
+    if (options.by !== undefined) body.by = options.by;
+    const d = await this._json("POST", `/v1/approvals/${Math.trunc(id)}`, body);
     return { id: Number(d.id ?? id), answer: String(d.answer ?? answer), message: String(d.message ?? ""), raw: d };
   }
 

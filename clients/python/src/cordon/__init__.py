@@ -11,12 +11,12 @@ cordon.errors). Uses only the standard library. Must never: import anything outs
 from .errors import APIError, CordonError, SessionNotFound, StartError
 from .session import BackgroundJob, Session, find_cordon, socket_dir, socket_path
 from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Job, Output, Refusal,
-                    SessionInfo, Started, UnknownEvent)
+                    SessionInfo, Settled, Started, UnknownEvent)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "APIError", "Answer", "Approval", "ApprovalAsked", "ApprovalEvent", "BackgroundJob", "CordonError", "Event",
-    "ExecResult", "Exit", "Job", "Output", "Refusal", "Session", "SessionInfo", "SessionNotFound", "StartError",
-    "Started", "UnknownEvent", "find_cordon", "socket_dir", "socket_path",
+    "ExecResult", "Exit", "Job", "Output", "Refusal", "Session", "SessionInfo", "SessionNotFound", "Settled",
+    "StartError", "Started", "UnknownEvent", "find_cordon", "socket_dir", "socket_path",
 ]

@@ -19,12 +19,12 @@ import tempfile
 import time
 import urllib.parse
 from types import TracebackType
-from typing import Any, Callable, Deque, Dict, Iterator, List, Mapping, Optional, Sequence, Type
+from typing import Any, Callable, Deque, Dict, Generator, List, Mapping, Optional, Sequence, Type
 
 from ._http import Transport
 from .errors import APIError, CordonError, SessionNotFound, StartError
 from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Job, Output,
-                    SessionInfo, Started, event_from_json)
+                    SessionInfo, Settled, Started, event_from_json)
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 _ANSWERS = ("once", "session", "deny")
@@ -116,12 +116,12 @@ class Session:
     @classmethod
     def start(cls, name: str, *, workspace: Optional[str] = None, profile: Optional[str] = None,
               network_allow: Sequence[str] = (), detach: bool = True, extra_args: Sequence[str] = (),
-              cordon_bin: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-              timeout: Optional[float] = 60) -> "Session":
+              owner: Optional[int] = None, cordon_bin: Optional[str] = None,
+              env: Optional[Mapping[str, str]] = None, timeout: Optional[float] = 60) -> "Session":
         """Runs `cordon session start NAME` and returns the session once it answers.
 
         workspace defaults to the current directory; detach=False ties the session to this
-        process (it ends when this process exits). extra_args go to `session start` as they are
+        process (it ends when this process exits), or to process `owner` (--owner PID). extra_args go to `session start` as they are
         (e.g. ["--ask-sandbox-off", "--permission-timeout", "20s"]). env replaces the environment
         of `cordon` (and decides the socket's directory through XDG_RUNTIME_DIR)."""
         _check_name(name)
@@ -134,7 +134,9 @@ class Session:
             network_allow = [network_allow]
         for rule in network_allow:
             args += ["--network-allow", rule]
-        if detach:
+        if owner is not None:
+            args += ["--owner", str(int(owner))]
+        elif detach:
             args.append("--detach")
         args += list(extra_args)
         path = socket_path(name, env)
@@ -211,7 +213,8 @@ class Session:
 
     # commands ---------------------------------------------------------------------------------
 
-    def stream(self, command: str, timeout: Optional[float] = None, turn: Optional[str] = None) -> Iterator[Event]:
+    def stream(self, command: str, timeout: Optional[float] = None, turn: Optional[str] = None
+               ) -> Generator[Event, None, None]:
         """POST /v1/exec: the command's events as they happen (Started, Output, ApprovalAsked,
         Exit). Leaving the loop early closes the connection; the command keeps running."""
         body: Dict[str, Any] = {"command": command}
@@ -222,7 +225,7 @@ class Session:
         c, resp = self._t.open("POST", "/v1/exec", body)
         return self._events(c, resp)
 
-    def _events(self, c: Any, resp: Any) -> Iterator[Event]:
+    def _events(self, c: Any, resp: Any) -> Generator[Event, None, None]:
         for line in self._t.lines(c, resp):
             try:
                 d = json.loads(line)
@@ -232,17 +235,19 @@ class Session:
                 yield event_from_json(d)
 
     def exec(self, command: str, timeout: Optional[float] = None, turn: Optional[str] = None, *,
-             on_stdout: Optional[Callable[[str], None]] = None, on_stderr: Optional[Callable[[str], None]] = None,
-             on_approval: Optional[Callable[[Approval], Optional[str]]] = None) -> ExecResult:
+             on_stdout: Optional[Callable[[str], None]] = None,
+             on_stderr: Optional[Callable[[str], None]] = None) -> ExecResult:
         """Runs command (a `bash -c` string) in the session and waits for its end.
 
         timeout: seconds, then TERM and KILL (result.timed_out). turn: a tag for cancel().
-        on_stdout/on_stderr get the output as it arrives; on_approval gets each question asked
-        on this command's stream and may return "once", "session" or "deny" to answer it."""
+        on_stdout/on_stderr get the output as it arrives. Questions about the command go to
+        the session's approvers (watch_approvals), not to this call: result.approvals and
+        result.settled say what was asked and how it ended."""
         out, err = bytearray(), bytearray()
         pid = 0
         exit_ev: Optional[Exit] = None
         approvals: List[Approval] = []
+        settled: List[Settled] = []
         for ev in self.stream(command, timeout=timeout, turn=turn):
             if isinstance(ev, Output):
                 if ev.stream == "stderr":
@@ -257,10 +262,8 @@ class Session:
                 exit_ev = ev
             elif isinstance(ev, ApprovalAsked):
                 approvals.append(ev.approval)
-                if on_approval is not None:
-                    answer = on_approval(ev.approval)
-                    if answer is not None:
-                        self.answer(ev.approval.id, answer)
+            elif isinstance(ev, Settled):
+                settled.append(ev)
             elif isinstance(ev, Started):
                 pid = ev.pid
         if exit_ev is None:
@@ -269,7 +272,7 @@ class Session:
                           signal=exit_ev.signal, timed_out=exit_ev.timed_out, stopped=exit_ev.stopped,
                           ran_outside=exit_ev.ran_outside, duration_ms=exit_ev.duration_ms,
                           refusals=exit_ev.refusals, stdout_bytes=bytes(out), stderr_bytes=bytes(err),
-                          approvals=approvals, raw=exit_ev.raw)
+                          approvals=approvals, settled=settled, raw=exit_ev.raw)
 
     def background(self, command: str, turn: Optional[str] = None) -> BackgroundJob:
         """Starts command as a background job (its output to its log); 409 APIError when eight
@@ -328,19 +331,24 @@ class Session:
         d = self._t.json("GET", "/v1/approvals")
         return [Approval.from_json(a) for a in d.get("approvals") or [] if isinstance(a, dict)]
 
-    def answer(self, approval_id: int, answer: str) -> Answer:
+    def answer(self, approval_id: int, answer: str, by: Optional[str] = None) -> Answer:
         """Answers a pending question: "once", "session" or "deny" (404 APIError when it is no
-        longer pending)."""
+        longer pending). by: who answered (1 to 200 bytes), for the settled events."""
         if answer not in _ANSWERS:
             raise ValueError("answer must be one of %s, not %r" % (", ".join(_ANSWERS), answer))
-        d = self._t.json("POST", "/v1/approvals/%d" % int(approval_id), {"answer": answer})
+        body: Dict[str, Any] = {"answer": answer}
+        if by is not None:
+            body["by"] = by
+        d = self._t.json("POST", "/v1/approvals/%d" % int(approval_id), body)
         return Answer(id=int(d.get("id") or approval_id), answer=str(d.get("answer", answer)),
                       message=str(d.get("message", "")), raw=d)
 
-    def watch_approvals(self) -> Iterator[ApprovalEvent]:
-        """GET /v1/approvals?watch=1: every question as it is asked ("question", with the ones
-        already pending first) and settled ("settled"), until the session stops or the loop is
-        left (which closes the connection)."""
+    def watch_approvals(self) -> Generator[ApprovalEvent, None, None]:
+        """GET /v1/approvals?watch=1: subscribes as an approver. Yields "subscribed" first, then
+        every question as it is asked ("question"; the ones pending then come at once) and its
+        outcome ("settled"), until the session stops or the loop is left (which closes the
+        connection and unsubscribes). With no approver subscribed, the session denies every
+        question at once; answer each with answer(ev.approval.id, ...), from a person."""
         c, resp = self._t.open("GET", "/v1/approvals?watch=1")
         ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip()
         if ctype != "application/x-ndjson":
@@ -349,7 +357,7 @@ class Session:
                               "%s, not a stream): its cordon is older than this client" % (self.name, ctype or "?"))
         return self._approval_events(c, resp)
 
-    def _approval_events(self, c: Any, resp: Any) -> Iterator[ApprovalEvent]:
+    def _approval_events(self, c: Any, resp: Any) -> Generator[ApprovalEvent, None, None]:
         for line in self._t.lines(c, resp):
             try:
                 d = json.loads(line)

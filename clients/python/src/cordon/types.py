@@ -99,12 +99,16 @@ class Answer:
 
 @dataclass
 class ApprovalEvent:
-    """One line of GET /v1/approvals?watch=1: `event` is "question" (with `approval`) or
-    "settled" (a question was answered or timed out: its `id` and, when given, `answer`)."""
+    """One line of GET /v1/approvals?watch=1: `event` is "subscribed" (first: from then on
+    questions come to this subscriber), "question" (with `approval`) or "settled" (a question
+    was answered, timed out or denied because the last approver left: its `id`, `answer` and
+    `by`, who answered or "timeout")."""
     event: str
     approval: Optional[Approval]
     id: Optional[int]
     answer: Optional[str]
+    by: Optional[str]
+    session: Optional[str]
     raw: Json = field(repr=False, default_factory=dict)
 
     @classmethod
@@ -115,7 +119,8 @@ class ApprovalEvent:
         if ident is None and approval is not None:
             ident = approval.id
         return cls(event=str(d.get("event", "")), approval=approval, id=ident,
-                   answer=_opt_str(d.get("answer")), raw=d)
+                   answer=_opt_str(d.get("answer")), by=_opt_str(d.get("by")), session=_opt_str(d.get("session")),
+                   raw=d)
 
 
 @dataclass
@@ -134,6 +139,13 @@ class Job:
     timed_out: bool
     sandbox_running: bool
     log: Optional[str]
+    # With --session-exec=false, a sandbox its command left processes in: the leader's end
+    # and what is left (None when the session does not say).
+    leader_running: Optional[bool] = None
+    leader_exit_code: Optional[int] = None
+    leader_signal: Optional[int] = None
+    left: Optional[int] = None
+    left_pids: Optional[List[int]] = None
     raw: Json = field(repr=False, default_factory=dict)
 
     @property
@@ -147,7 +159,12 @@ class Job:
                    exit_code=_opt_int(d.get("exit_code")), signal=_opt_int(d.get("signal")),
                    started=_opt_float(d.get("started")), ended=_opt_float(d.get("ended")),
                    duration_ms=_opt_float(d.get("duration_ms")), timed_out=bool(d.get("timed_out")),
-                   sandbox_running=bool(d.get("sandbox_running")), log=_opt_str(d.get("log")), raw=d)
+                   sandbox_running=bool(d.get("sandbox_running")), log=_opt_str(d.get("log")),
+                   leader_running=d["leader_running"] if isinstance(d.get("leader_running"), bool) else None,
+                   leader_exit_code=_opt_int(d.get("leader_exit_code")), leader_signal=_opt_int(d.get("leader_signal")),
+                   left=_opt_int(d.get("left")),
+                   left_pids=[int(p) for p in d["left_pids"]] if isinstance(d.get("left_pids"), list) else None,
+                   raw=d)
 
 
 # The streamed exec's events -----------------------------------------------------------------
@@ -173,10 +190,21 @@ class Output:
 
 @dataclass
 class ApprovalAsked:
-    """{"event":"approval",...}: a question for a person while the command runs (answer it
-    with Session.answer; nobody answering means "deny" after the permission timeout)."""
+    """{"event":"approval",...}: a question about this command was asked of the session's
+    approvers. For information: the exec's client is the agent whose command wants more, and
+    is not the one to answer (an approver is; see Session.watch_approvals)."""
     session: Optional[str]
     approval: Approval
+    raw: Json = field(repr=False, default_factory=dict)
+
+
+@dataclass
+class Settled:
+    """{"event":"settled",...}: the outcome of a question asked about this command: `answer`
+    and `by` (who answered, or "timeout")."""
+    id: int
+    answer: str
+    by: Optional[str]
     raw: Json = field(repr=False, default_factory=dict)
 
 
@@ -201,7 +229,7 @@ class UnknownEvent:
     raw: Json = field(repr=False, default_factory=dict)
 
 
-Event = Union[Started, Output, ApprovalAsked, Exit, UnknownEvent]
+Event = Union[Started, Output, ApprovalAsked, Settled, Exit, UnknownEvent]
 
 
 def event_from_json(d: Json) -> Event:
@@ -222,13 +250,16 @@ def event_from_json(d: Json) -> Event:
                     ran_outside=bool(d.get("ran_outside")), refusals=refusals, raw=d)
     if kind == "approval" and isinstance(d.get("approval"), dict):
         return ApprovalAsked(session=_opt_str(d.get("session")), approval=Approval.from_json(d["approval"]), raw=d)
+    if kind == "settled":
+        return Settled(id=int(d.get("id") or 0), answer=str(d.get("answer", "")), by=_opt_str(d.get("by")), raw=d)
     return UnknownEvent(event=str(kind), raw=d)
 
 
 @dataclass
 class ExecResult:
     """A foreground exec, collected: its output (decoded in `stdout`/`stderr`, exact in
-    `stdout_bytes`/`stderr_bytes`) and its exit event's fields."""
+    `stdout_bytes`/`stderr_bytes`), its exit event's fields, and the questions asked about it
+    with their outcomes."""
     command: str
     pid: int
     exit_code: int
@@ -241,6 +272,7 @@ class ExecResult:
     stdout_bytes: bytes = field(repr=False)
     stderr_bytes: bytes = field(repr=False)
     approvals: List[Approval] = field(default_factory=list)
+    settled: List[Settled] = field(default_factory=list)
     raw: Json = field(repr=False, default_factory=dict)
 
     @property
