@@ -207,6 +207,54 @@ out["cancelled"] = sorted(s.cancel("bg")) == sorted(pids)
 print(json.dumps(out))
 ]==]
 
+-- The process's connected sockets (their inodes) after each of 5 rounds of requests.
+local PY_KEEPALIVE = [==[
+import json, os, sys
+from cordon import Session
+a = json.loads(sys.argv[1])
+def socks():
+    out = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if link.startswith("socket:"):
+            out.add(link)
+    return sorted(out)
+s = Session.attach(a["name"])
+seen = []
+for _ in range(5):
+    s.exec("true"); s.jobs(); s.status(); s.logs(a["pid"])
+    seen.append(socks())
+print(json.dumps({"seen": seen}))
+]==]
+
+local PY_OWNED = [==[
+import json, os, sys
+from cordon import Session
+a = json.loads(sys.argv[1])
+s = Session.start(a["name"], workspace=a["ws"], detach=False)
+st = s.status()
+print(json.dumps({"owner_pid": st.owner_pid, "me": os.getpid(), "detached": st.detached}))
+]==]
+
+local NODE_KEEPALIVE = [==[
+import fs from "node:fs";
+import { Session } from "@cordon/client";
+const a = JSON.parse(process.argv[2]);
+const socks = () => fs.readdirSync("/proc/self/fd").map((fd) => {
+  try { return fs.readlinkSync(`/proc/self/fd/${fd}`); } catch { return ""; }
+}).filter((l) => l.startsWith("socket:")).sort();
+const s = await Session.attach(a.name);
+const seen = [];
+for (let i = 0; i < 5; i++) {
+  await s.exec("true"); await s.jobs(); await s.status(); await s.logs(a.pid);
+  seen.push(socks());
+}
+console.log(JSON.stringify({ seen }));
+]==]
+
 local NODE_START = [==[
 import { Session } from "@cordon/client";
 const a = JSON.parse(process.argv[2]);
@@ -371,8 +419,8 @@ describe("session clients", function()
 
     for _, kind in ipairs({ "py", "node" }) do
         local S = kind == "py" and { start = PY_START, work = PY_WORK, approvals = PY_APPROVALS,
-            errors = PY_ERRORS } or { start = NODE_START, work = NODE_WORK, approvals = NODE_APPROVALS,
-            errors = NODE_ERRORS }
+            errors = PY_ERRORS, keepalive = PY_KEEPALIVE } or { start = NODE_START, work = NODE_WORK,
+            approvals = NODE_APPROVALS, errors = NODE_ERRORS, keepalive = NODE_KEEPALIVE }
         local label = kind == "py" and "Python" or "TypeScript"
         local function need()
             if kind == "node" and not nodeproj then
@@ -393,12 +441,29 @@ describe("session clients", function()
             local w = ok(run(kind, S.work, runtime, ws, { name = s.name }))
             check_work(w, kind)
             assert.is_true(alive(s), "leaving an attached session stopped it")
+            -- one connection, kept alive across execs, job lists, status and logs
+            local ka = ok(run(kind, S.keepalive, runtime, ws, { name = s.name, pid = w.job.pid }))
+            assert.are.equal(5, #ka.seen)
+            assert.are.equal(1, #ka.seen[1], cjson.encode(ka))
+            for i = 2, 5 do assert.are.same(ka.seen[1], ka.seen[i], cjson.encode(ka)) end
             if kind == "py" then
                 local r = ok(run(kind, PY_STOP, runtime, ws, { name = s.name }))
                 assert.is_false(r.socket_left)
                 assert.is_false(alive(s))
             end
         end)
+
+        if kind == "py" then
+            it("Python: without detach the session is owned by the starting process and ends with it", function()
+                local runtime, ws = h.runtime_dir(), h.workspace()
+                local s = session_for("cl-" .. h.token(), runtime, ws)
+                local r = ok(run(kind, PY_OWNED, runtime, ws, { name = s.name, ws = ws }))
+                assert.are.equal(r.me, r.owner_pid)
+                assert.is_false(r.detached)
+                assert.truthy(h.wait_for(function() return not alive(s) end, 30),
+                    "the session outlived the process that owned it")
+            end)
+        end
 
         it(label .. ": an approver subscribed with watch_approvals gets, lists and answers a question; "
             .. "none subscribed: denied at once", function()
