@@ -21,7 +21,7 @@ import urllib.parse
 from types import TracebackType
 from typing import Any, Callable, Deque, Dict, Generator, List, Mapping, Optional, Sequence, Type
 
-from ._http import Transport
+from ._http import Conn, Response, Transport
 from .errors import APIError, CordonError, SessionNotFound, StartError
 from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Job, Output,
                     SessionInfo, Settled, Started, event_from_json)
@@ -225,7 +225,7 @@ class Session:
         c, resp = self._t.open("POST", "/v1/exec", body)
         return self._events(c, resp)
 
-    def _events(self, c: Any, resp: Any) -> Generator[Event, None, None]:
+    def _events(self, c: Conn, resp: Response) -> Generator[Event, None, None]:
         for line in self._t.lines(c, resp):
             try:
                 d = json.loads(line)
@@ -298,11 +298,7 @@ class Session:
         keep: Deque[bytes] = collections.deque(maxlen=tail)
         partial = b""
         while True:
-            try:
-                chunk = resp.read1(65536)
-            except Exception:
-                c.close()
-                raise
+            chunk = self._t.read1(c, resp)
             if not chunk:
                 break
             parts = (partial + chunk).split(b"\n")
@@ -357,7 +353,7 @@ class Session:
                               "%s, not a stream): its cordon is older than this client" % (self.name, ctype or "?"))
         return self._approval_events(c, resp)
 
-    def _approval_events(self, c: Any, resp: Any) -> Generator[ApprovalEvent, None, None]:
+    def _approval_events(self, c: Conn, resp: Response) -> Generator[ApprovalEvent, None, None]:
         for line in self._t.lines(c, resp):
             try:
                 d = json.loads(line)
