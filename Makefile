@@ -25,7 +25,7 @@ deps:
 	fi
 
 # tsc and Node's types for checking the TypeScript client's declarations (clients/typescript;
-# spec/04-engine/clients_spec.lua runs it), from the npm registry into build-deps/ (never
+# spec/04-engine/session_clients_spec.lua runs it), from the npm registry into build-deps/ (never
 # committed), at the versions of clients/typescript/package.json. Skipped when present.
 client-deps:
 	@[ -f build-deps/node_modules/typescript/package.json ] && [ -f build-deps/node_modules/@types/node/package.json ] || \

@@ -1,7 +1,7 @@
 // index.d.ts — the types of @cordon/client (index.js), the TypeScript/JavaScript client of a
 // cordon session's control API (docs/session-api.md: HTTP/1.1 over the session's Unix socket).
 // Owns the declarations of every export of index.js; index.js is checked against them
-// (spec/04-engine/clients_spec.lua runs tsc with checkJs over it and asks that its exports
+// (spec/04-engine/session_clients_spec.lua runs tsc with checkJs over it and asks that its exports
 // be assignable to these). Must never: declare what index.js does not do.
 
 /// <reference types="node" />

@@ -1,4 +1,4 @@
--- spec/04-engine/clients_spec.lua — the Python (clients/python) and TypeScript
+-- spec/04-engine/session_clients_spec.lua — the Python (clients/python) and TypeScript
 -- (clients/typescript) clients of the session control API, driven through real interpreters:
 -- /usr/bin/python3 with the package installed by `pip install --no-index --target`, and node
 -- with the tarball of `npm pack` installed offline into a scratch project. Each fact is checked
@@ -6,7 +6,7 @@
 -- session itself (curl on its socket). The README's two examples are extracted from README.md
 -- between their markers and run as written. tsc (make client-deps puts it in build-deps/)
 -- checks index.js against index.d.ts and the README's TypeScript example; without it those
--- checks are pending.
+-- checks are skipped (h.skip, saying why).
 --
 -- Every session lives in a private XDG_RUNTIME_DIR and is reaped at clean-up
 -- (h.session_reap). Waits are bounded; no time is asserted.
@@ -277,14 +277,17 @@ for await (const ev of s.stream("echo a; echo b >&2")) out.events.push(ev.event)
 const j = await s.background("for i in 1 2 3 4; do echo line$i; done; sleep 300", { turn: "t1" });
 const k = await s.background("sleep 301", { turn: "t2" });
 out.job = { pid: j.pid, log: j.log, message: j.message };
-for (let i = 0; i < 100 && (await s.logs(j.pid)).split("\n").length < 5; i++) await new Promise((r) => setTimeout(r, 100));
+for (let i = 0; i < 100 && (await s.logs(j.pid)).split("\n").length < 5; i++) {
+  await new Promise((r) => setTimeout(r, 100));
+}
 out.logs = await s.logs(j.pid);
 out.tail = await j.logs({ tail: 2 });
 out.running = (await s.jobs()).filter((x) => x.state === "running").map((x) => x.pid).sort((x, y) => x - y);
 out.cancel = await s.cancel("t1");
 const stopped = await s.stop(k.pid);
 out.stop = { pid: stopped.pid, state: stopped.state };
-out.states = Object.fromEntries((await s.jobs()).filter((x) => x.pid === j.pid || x.pid === k.pid).map((x) => [x.pid, x.state]));
+out.states = Object.fromEntries((await s.jobs()).filter((x) => x.pid === j.pid || x.pid === k.pid)
+  .map((x) => [x.pid, x.state]));
 await s.dispose(); // attached: must not stop the session
 console.log(JSON.stringify(out));
 ]==]
@@ -313,7 +316,8 @@ const approver = (async () => {
   }
 })();
 await ready;
-const result = (r) => ({ stdout: r.stdout, asked: r.approvals.map((x) => x.kind), settled: r.settled.map((x) => x.answer) });
+const result = (r) => ({ stdout: r.stdout, asked: r.approvals.map((x) => x.kind),
+  settled: r.settled.map((x) => x.answer) });
 out.first = result(await s.exec(fetch));
 out.second = result(await s.exec(fetch));
 await approver;
@@ -327,7 +331,8 @@ import { Session, CordonError, SessionNotFound, APIError } from "@cordon/client"
 const a = JSON.parse(process.argv[2]);
 const out = {};
 try { await Session.attach(a.missing); } catch (e) {
-  out.missing = { cls: e.constructor.name, nf: e instanceof SessionNotFound, base: e instanceof CordonError, msg: e.message };
+  out.missing = { cls: e.constructor.name, nf: e instanceof SessionNotFound, base: e instanceof CordonError,
+    msg: e.message };
 }
 const s = await Session.attach(a.name);
 const pids = [];
@@ -429,14 +434,12 @@ describe("session clients", function()
         local label = kind == "py" and "Python" or "TypeScript"
         local function need()
             if kind == "node" and not nodeproj then
-                pending("node and npm are not installed")
-                return false
+                h.skip("node and npm are not installed")
             end
-            return true
         end
 
         it(label .. ": a session started detached by one process is driven from another", function()
-            if not need() then return end
+            need()
             local runtime, ws = h.runtime_dir(), h.workspace()
             local s = session_for("cl-" .. h.token(), runtime, ws)
             local st = ok(run(kind, S.start, runtime, ws, { name = s.name, ws = ws }))
@@ -472,7 +475,7 @@ describe("session clients", function()
 
         it(label .. ": an approver subscribed with watch_approvals gets, lists and answers a question; "
             .. "none subscribed: denied at once", function()
-            if not need() then return end
+            need()
             local o = h.origin()
             local s = h.session_start("cl-" .. h.token(), { flags = { "--permission-timeout", "20s" } })
             local r = ok(run(kind, S.approvals, s.runtime, s.cwd, { name = s.name, port = o.port }))
@@ -480,7 +483,7 @@ describe("session clients", function()
         end)
 
         it(label .. ": errors carry the API's line (an unknown session, a ninth background job)", function()
-            if not need() then return end
+            need()
             local s = h.session_start("cl-" .. h.token())
             local missing = "nosuch-" .. h.token()
             local r = ok(run(kind, S.errors, s.runtime, s.cwd,
@@ -491,8 +494,7 @@ describe("session clients", function()
 
     it("Python: pip installs the package offline, with its type marker", function()
         if pylib == src .. "/clients/python/src" then
-            pending("no pip for " .. h.python .. ": the specs used the source tree")
-            return
+            h.skip("no pip for " .. h.python .. ": the specs used the source tree")
         end
         for _, f in ipairs({ "__init__.py", "session.py", "_http.py", "types.py", "errors.py", "py.typed" }) do
             assert.is_true(h.sh("test -f " .. h.quote(pylib .. "/cordon/" .. f)).code == 0, f .. " was not installed")
@@ -506,7 +508,8 @@ describe("session clients", function()
         local code = readme_example("python")
         local file = scratch .. "/readme_example.py"
         h.write_file(file, code)
-        local r = h.sh(("cd %s && timeout -k 5 90 env HOME=%s PATH=%s XDG_RUNTIME_DIR=%s CORDON_BIN=%s PYTHONPATH=%s %s %s")
+        local r = h.sh(("cd %s && timeout -k 5 90 env HOME=%s PATH=%s XDG_RUNTIME_DIR=%s CORDON_BIN=%s "
+            .. "PYTHONPATH=%s %s %s")
             :format(h.quote(ws), h.quote(h.home()), h.quote(h.path), h.quote(runtime), h.quote(h.bin),
                 h.quote(pylib), h.python, h.quote(file)))
         assert.are.equal(0, r.code, h.describe(r))
@@ -518,8 +521,7 @@ describe("session clients", function()
 
     it("README's TypeScript example runs as written, and type-checks", function()
         if not nodeproj then
-            pending("node and npm are not installed")
-            return
+            h.skip("node and npm are not installed")
         end
         local runtime, ws = h.runtime_dir(), h.workspace()
         session_for("demo-ts", runtime, ws)
@@ -534,8 +536,7 @@ describe("session clients", function()
         assert.truthy(r.stdout:find("true 404 no pending approval 12345", 1, true), h.describe(r))
         assert.is_false(alive({ socket = h.session_socket(runtime, "demo-ts") }), "dispose() left it running")
         if h.sh("test -x " .. h.quote(tsc)).code ~= 0 then
-            pending("no tsc in build-deps/ (make client-deps installs it): types not checked")
-            return
+            h.skip("no tsc in build-deps/ (make client-deps installs it): types not checked")
         end
         local flags = ("--strict --noEmit --target ES2022 --module NodeNext --moduleResolution NodeNext "
             .. "--typeRoots %s --types node"):format(h.quote(types_root))
@@ -545,8 +546,7 @@ describe("session clients", function()
 
     it("TypeScript: index.js type-checks against index.d.ts and its exports match the declarations", function()
         if h.sh("test -x " .. h.quote(tsc)).code ~= 0 then
-            pending("no tsc in build-deps/ (make client-deps installs it)")
-            return
+            h.skip("no tsc in build-deps/ (make client-deps installs it)")
         end
         local ts = src .. "/clients/typescript"
         local r = h.sh(("%s -p %s --typeRoots %s"):format(h.quote(tsc), h.quote(ts .. "/tsconfig.json"),
