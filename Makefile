@@ -14,7 +14,7 @@ PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmic
             lua-cjson lua-busted git curl python3 procps iproute2 \
             bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check
 
-.PHONY: all deps build run lint test test-asan bench install clean
+.PHONY: all deps client-deps build run lint test test-asan bench install clean
 
 all: build
 
@@ -39,6 +39,15 @@ deps:
 	  npm ci --prefix $(NPM_PREFIX) --no-audit --no-fund --silent; \
 	fi
 
+# tsc and Node's types for checking the TypeScript client's declarations (clients/typescript;
+# spec/04-engine/session_clients_spec.lua runs it), from the npm registry into build-deps/ (never
+# committed), at the versions of clients/typescript/package.json. Skipped when present.
+client-deps:
+	@[ -f build-deps/node_modules/typescript/package.json ] && [ -f build-deps/node_modules/@types/node/package.json ] || \
+	  npm install --prefix build-deps --no-save --no-audit --no-fund --loglevel=error \
+	    $$(node -e 'const d=require("./clients/typescript/package.json").devDependencies; \
+	      console.log(Object.entries(d).map(([k,v])=>k+"@"+v).join(" "))')
+
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
@@ -50,7 +59,7 @@ run: build
 lint: deps
 	luacheck --no-color --quiet lua policies profiles spec
 
-test: build
+test: build client-deps
 	ctest --test-dir $(BUILD) --output-on-failure -j1
 
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer (CI runs it once).
