@@ -572,3 +572,20 @@ describe("cordon run: terminals", function()
         assert.truthy(r.stdout:match("not a tty"), h.describe(r))
     end)
 end)
+
+describe("cordon run: signals", function()
+    after_each(h.cleanup)
+
+    -- SIG_IGN survives fork and exec: a caller that ignores SIGPIPE (an MCP client, nohup, a
+    -- shell's trap) would hand that to every command, and `yes | head` would end in EPIPE.
+    it("a command starts with no signal ignored, even when its caller ignores SIGPIPE", function()
+        local outside = h.sh("trap '' PIPE; grep SigIgn /proc/self/status")
+        local ignored = tonumber(outside.stdout:match("SigIgn:%s+(%x+)"), 16)
+        assert.truthy(ignored and ignored & 0x1000 ~= 0, "the caller must ignore SIGPIPE\n" .. h.describe(outside))
+        local r = h.sh("trap '' PIPE; cd " .. h.quote(h.workspace()) .. " && exec " .. h.quote(h.bin) .. " run -- bash -c "
+            .. h.quote("grep SigIgn /proc/self/status; yes | head -c 1 >/dev/null; echo \"yes ended by $(kill -l ${PIPESTATUS[0]})\""))
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stdout:match("SigIgn:%s+0+\n"), h.describe(r))
+        assert.truthy(r.stdout:match("yes ended by PIPE"), h.describe(r))
+    end)
+end)
