@@ -23,6 +23,7 @@ void sandbox_config_free(struct sandbox_config *cfg)
     str_list_free(&cfg->hidden);
     str_list_free(&cfg->readonly_in_workspace);
     str_list_free(&cfg->run_binds);
+    str_list_free(&cfg->protected_paths);
     str_list_free(&cfg->seccomp_deny);
     str_list_free(&cfg->env);
     memset(cfg, 0, sizeof *cfg);
