@@ -14,11 +14,14 @@
 #include "sandbox/fsview.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/devfs.h"
@@ -63,6 +66,29 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
         free(p);
     }
     return r;
+}
+
+/* A detached recursive copy of the tree at path (canonical), reached with no symbolic link on
+ * the way: the controller resolved the workspace and writable paths, and a link planted since
+ * (by a command of a session still running) must not make its target writable. The fd opened
+ * is the one bound, so nothing can be swapped between this check and the capture. */
+static int capture_no_links(struct mnt_err *e, const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (pfd < 0 && errno == ELOOP) {
+        snprintf(e->buf, e->len, "sandbox set-up: %s: a symbolic link appeared on the way since "
+                 "the path was resolved: refused", path);
+        return -1;
+    }
+    if (pfd < 0)
+        return mnt_fail(e, "open", path);
+    int fd = open_tree(pfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+    if (fd < 0)
+        mnt_fail(e, "open_tree", path);
+    close(pfd);
+    return fd;
 }
 
 /* The innermost writable area (workspace, writable path) that holds path, or NULL. */
@@ -196,7 +222,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
 
     /* 2. captures (the rest are fsview_prepare's) */
     for (size_t i = 0; i < visible.len; i++) {
-        if ((caps[n_caps].fd = mnt_capture(&e, visible.items[i])) < 0)
+        if ((caps[n_caps].fd = capture_no_links(&e, visible.items[i])) < 0)
             goto out;
         caps[n_caps++].path = visible.items[i];
     }

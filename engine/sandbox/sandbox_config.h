@@ -13,7 +13,10 @@
  * symlinks resolved, duplicates dropped); hidden paths are made absolute with ~ expanded (the
  * docker socket is dropped from them when allow_docker, and bound when it exists); run_binds
  * must be absolute; cfg->cwd is cwd when inside the workspace or a writable path, else the
- * workspace. flags says which paths came from the command line, for the message. 0, or -1 with
+ * workspace. A writable path is resolved before it is granted: a relative profile entry is the
+ * workspace's and must stay inside it; a profile entry that passes a symbolic link inside the
+ * workspace or a writable area is refused; a command-line one is followed, with one line saying
+ * to what. flags says which paths came from the command line, for the message. 0, or -1 with
  * one line naming the path (as the user wrote it, and where) in err. */
 int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_flags *flags,
                                  const char *cwd, const char *home, const char *workspace,
