@@ -31,8 +31,8 @@ void trust_set_free(struct trust_set *s)
     s->len = s->cap = 0;
 }
 
-/* Append an entry; data (may be NULL) is taken over. */
-static void set_push(struct trust_set *s, const char *rel, const char *hash, char *data, size_t len)
+/* Append an entry (no content: a scan attaches it). */
+static void set_push(struct trust_set *s, const char *rel, const char *hash)
 {
     if (s->len == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 16;
@@ -40,8 +40,8 @@ static void set_push(struct trust_set *s, const char *rel, const char *hash, cha
     }
     s->items[s->len].rel = xstrdup(rel);
     snprintf(s->items[s->len].hash, sizeof s->items[s->len].hash, "%s", hash);
-    s->items[s->len].data = data;
-    s->items[s->len].len = len;
+    s->items[s->len].data = NULL;
+    s->items[s->len].len = 0;
     s->len++;
 }
 
@@ -142,7 +142,9 @@ static int scan_dir(int dfd, const char *dir, const char *rel, int depth, struct
             } else {
                 char hash[SHA256_HEX_LEN + 1];
                 sha256_hex(data, len, hash);
-                set_push(out, r, hash, data, len);
+                set_push(out, r, hash);
+                out->items[out->len - 1].data = data; /* taken over */
+                out->items[out->len - 1].len = len;
             }
         }
         if (fd >= 0)
@@ -220,7 +222,7 @@ int trust_record_load(const char *path, struct trust_set *out, char *err, size_t
                 rc = -EINVAL;
                 break;
             }
-            set_push(out, files->keys[i], h->str, NULL, 0);
+            set_push(out, files->keys[i], h->str);
         }
         if (rc == 0 && out->len)
             qsort(out->items, out->len, sizeof *out->items, cmp_entry);
