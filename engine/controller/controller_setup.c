@@ -20,6 +20,7 @@
 #include "sandbox/init.h"
 #include "sandbox/loopback_guard.h"
 #include "sandbox/mount_ops.h"
+#include "sandbox/sandbox_config.h"
 #include "policy/lua_host.h"
 #include "base/session_socket.h"
 #include "base/util.h"
@@ -122,8 +123,24 @@ static int protect_own_dirs(struct sandbox_config *cfg, char *err, size_t errlen
 {
     struct own_dir dirs[8];
     size_t n = own_dirs(dirs, 8);
+    struct str_list areas = {0};
+    if (!cfg->workspace_readonly)
+        str_list_push(&areas, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&areas, cfg->writable.items[i]);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
+        /* The host finds the directory by this very path later: a link on the way that a
+         * command can replace (inside a writable area) would let it put another one there. */
+        char *link = sandbox_config_link_within(dirs[i].path, &areas);
+        if (link) {
+            snprintf(err, errlen, "cordon's %s directory %s passes the symbolic link %s inside "
+                     "the writable %s, which a command could replace: refused", dirs[i].what,
+                     dirs[i].path, link, path_is_within(link, cfg->workspace) ? "workspace" : "path");
+            free(link);
+            rc = -1;
+            break;
+        }
         char *c = canonical_prefix(dirs[i].path);
         if (!c) {
             snprintf(err, errlen, "cordon's %s directory %s: %s", dirs[i].what, dirs[i].path,
@@ -164,6 +181,7 @@ static int protect_own_dirs(struct sandbox_config *cfg, char *err, size_t errlen
     }
     for (size_t i = 0; i < n; i++)
         free(dirs[i].path);
+    str_list_free(&areas);
     return rc;
 }
 

@@ -54,11 +54,9 @@ static char *canonical(const char *p, const char *cwd, const char *home)
     return r;
 }
 
-/* The first symbolic link on the way to abs (absolute, maybe with links and ..) that lies
- * inside one of areas (canonical directories), by its canonical place; NULL when there is
- * none. Walks component by component: each name is looked at (lstat) below its parent's
- * canonical path, as the kernel would meet it. */
-static char *first_planted_link(const char *abs, const struct str_list *areas)
+/* Walks component by component: each name is looked at (lstat) below its parent's canonical
+ * path, as the kernel would meet it. */
+char *sandbox_config_link_within(const char *abs, const struct str_list *areas)
 {
     char *cur = xstrdup("/"), *found = NULL;
     char *copy = xstrdup(abs), *save = NULL;
@@ -151,7 +149,7 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
         char *e = path_expand_home(p, home);
         char *a = path_absolute(e, ws_rel ? cfg->workspace : cwd);
         free(e);
-        char *link = first_planted_link(a, &areas);
+        char *link = sandbox_config_link_within(a, &areas);
         if (cli) {
             if (strcmp(a, r) != 0)
                 LOG_W("config", "--allow-write %s resolves to %s: that is what is writable", p, r);

@@ -22,6 +22,12 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
                                  const char *cwd, const char *home, const char *workspace,
                                  bool allow_docker, char *err, size_t errlen);
 
+/* The first symbolic link on the way to abs (absolute, maybe with links and ..) that lies
+ * inside one of areas (canonical directories), by its canonical place, as a new string; NULL
+ * when there is none. A link there is one a sandboxed command could have planted or could
+ * replace. */
+char *sandbox_config_link_within(const char *abs, const struct str_list *areas);
+
 void sandbox_config_free(struct sandbox_config *cfg);
 void run_flags_free(struct run_flags *flags);
 #endif

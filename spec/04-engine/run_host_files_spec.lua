@@ -154,6 +154,17 @@ describe("cordon's own files", function()
         assert.truthy(r.stdout:match("the user's own policy"), h.describe(r))
     end)
 
+    it("a link a command planted on the way to them (~/.config) is refused", function()
+        local home = h.tmpdir()
+        local elsewhere = h.tmpdir()
+        h.sh_ok("ln -s " .. h.quote(elsewhere) .. " " .. h.quote(home .. "/.config"))
+        local r = run_in_home("rm \"$HOME/.config\"; mkdir -p \"$HOME/.config/cordon\"", home)
+        assert.are.equal(125, r.code, h.describe(r))
+        assert.truthy(r.stderr:find("passes the symbolic link " .. home .. "/.config inside the writable "
+            .. "workspace, which a command could replace: refused", 1, true), h.describe(r))
+        assert.is_false(exists(home .. "/.config/cordon"))
+    end)
+
     it("a workspace inside cordon's configuration is refused", function()
         local home = cordon_home()
         local r = h.run_sh("true", { workspace = home .. "/.config/cordon/profiles", home = home })
