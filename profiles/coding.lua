@@ -8,6 +8,10 @@ return {
 
     -- The workspace is the current directory (or --workspace); it is writable.
     workspace_readonly = false,
+    -- A workspace that is the caller's home (or /, /home: an ancestor of it) is refused: every
+    -- dotfile the shell and tools trust would be writable. true (--allow-home-workspace) allows
+    -- it; cordon's own configuration and state stay read-only or hidden even then.
+    allow_home_workspace = false,
 
     -- Paths that look missing (ENOENT) inside the sandbox. `~` is the caller's home. Each is
     -- where a tool keeps a credential by default (a token, a password, a private key): a

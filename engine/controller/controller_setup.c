@@ -1,9 +1,14 @@
-/* controller_setup.c — see controller_setup.h. */
+/* controller_setup.c — see controller_setup.h. Also owns what keeps the host's trust out of a
+ * sandbox's reach before it is built: a workspace that is the home refused unless asked for,
+ * cordon's own directories listed for the view to bind read-only or hide. Creates only those
+ * directories (0700, when they are missing inside a writable area); never changes a file. */
 #include "controller/controller_setup.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <linux/filter.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -14,21 +19,194 @@
 #include "base/fdpass.h"
 #include "sandbox/init.h"
 #include "sandbox/loopback_guard.h"
+#include "sandbox/mount_ops.h"
+#include "sandbox/sandbox_config.h"
 #include "policy/lua_host.h"
 #include "base/session_socket.h"
 #include "base/util.h"
 
 extern char **environ;
 
-/* The sessions' control sockets are never reachable from inside: a command could otherwise
- * drive a session, or answer a question about running itself outside the sandbox (the API also
- * refuses clients from another user namespace). Hiding their directory covers it where the
- * sandbox would show it; under the sandbox's own /tmp or /run there is nothing to cover. */
-static void hide_session_sockets(struct sandbox_config *cfg)
+/* cordon's own directories, as the host finds them later: a command must never change what
+ * a later run trusts (the user's policy and profiles, the trust records, getenv-allow), the
+ * audit log, or where a session's socket lives. Both the XDG place and the HOME place are
+ * listed when they differ, since the next run may be started with either. The configuration
+ * stays readable (it is the person's policy, no secret, and commands may well read it); the
+ * trust records, the state (the audit log names destinations) and the socket folders are hidden. */
+struct own_dir {
+    char *path;
+    const char *what;
+    bool hide;
+};
+
+static size_t own_dirs(struct own_dir *out, size_t max)
 {
+    const char *home = getenv("HOME"), *xc = getenv("XDG_CONFIG_HOME"),
+               *xs = getenv("XDG_STATE_HOME"), *xr = getenv("XDG_RUNTIME_DIR");
+    bool has_home = home && *home;
+    char *cands[8];
+    const char *whats[8];
+    bool hides[8];
+    size_t n = 0;
+#define OWN(p, w, hd) (cands[n] = (p), whats[n] = (w), hides[n] = (hd), n++)
+    if (xc && *xc) {
+        OWN(xasprintf("%s/cordon", xc), "configuration", false);
+        OWN(xasprintf("%s/cordon/trusted", xc), "trust records", true);
+    }
+    if (has_home) {
+        OWN(xasprintf("%s/.config/cordon", home), "configuration", false);
+        OWN(xasprintf("%s/.config/cordon/trusted", home), "trust records", true);
+    }
+    if (xs && *xs)
+        OWN(xasprintf("%s/cordon", xs), "state", true);
+    if (has_home)
+        OWN(xasprintf("%s/.local/state/cordon", home), "state", true);
     char dir[512];
-    if (csock_dir(dir, sizeof dir) == 0 && !str_list_contains(&cfg->hidden, dir))
-        str_list_push(&cfg->hidden, dir);
+    if (xr && *xr && csock_dir_for(xr, getuid(), dir, sizeof dir) == 0)
+        OWN(xstrdup(dir), "session sockets", true);
+    if (csock_dir_for(NULL, getuid(), dir, sizeof dir) == 0)
+        OWN(xstrdup(dir), "session sockets", true);
+#undef OWN
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool dup = cands[i][0] != '/' || m >= max; /* a relative XDG path is not used by anyone */
+        for (size_t j = 0; j < m && !dup; j++)
+            dup = strcmp(out[j].path, cands[i]) == 0;
+        if (dup) {
+            free(cands[i]);
+            continue;
+        }
+        out[m++] = (struct own_dir){cands[i], whats[i], hides[i]};
+    }
+    return m;
+}
+
+/* path made canonical as far as it exists: its deepest existing ancestor resolved, the missing
+ * rest appended. NULL (errno set) when that ancestor cannot be resolved. */
+static char *canonical_prefix(const char *path)
+{
+    char *p = xstrdup(path), *out = NULL;
+    for (;;) {
+        char *r = realpath(p, NULL);
+        if (r) {
+            const char *rest = path + strlen(p);
+            out = strcmp(r, "/") == 0 && *rest ? xstrdup(rest) : xasprintf("%s%s", r, rest);
+            free(r);
+            break;
+        }
+        char *slash = strrchr(p, '/');
+        if (errno != ENOENT || !slash || slash == p)
+            break;
+        *slash = '\0';
+    }
+    free(p);
+    return out;
+}
+
+/* Is path inside what the sandbox can write (the workspace unless read-only, a writable path)? */
+static bool writable_from_inside(const struct sandbox_config *cfg, const char *path)
+{
+    if (!cfg->workspace_readonly && path_is_within(path, cfg->workspace))
+        return true;
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        if (path_is_within(path, cfg->writable.items[i]))
+            return true;
+    return false;
+}
+
+/* Keep cordon's own directories out of every sandbox's reach, wherever the workspace is. One
+ * inside a writable area is created now when missing (0700: a command could otherwise create
+ * it, and the host would later trust what it put there), bound read-only by the view with its
+ * ancestors pinned (cfg->protected_paths), and hidden when it holds records or sockets. A
+ * workspace or writable path inside one of them is refused. 0, or -1 with one line in err. */
+static int protect_own_dirs(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    struct own_dir dirs[8];
+    size_t n = own_dirs(dirs, 8);
+    struct str_list areas = {0};
+    if (!cfg->workspace_readonly)
+        str_list_push(&areas, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&areas, cfg->writable.items[i]);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        /* The host finds the directory by this very path later: a link on the way that a
+         * command can replace (inside a writable area) would let it put another one there. */
+        char *link = sandbox_config_link_within(dirs[i].path, &areas);
+        if (link) {
+            snprintf(err, errlen, "cordon's %s directory %s passes the symbolic link %s inside "
+                     "the writable %s, which a command could replace: refused", dirs[i].what,
+                     dirs[i].path, link, path_is_within(link, cfg->workspace) ? "workspace" : "path");
+            free(link);
+            rc = -1;
+            break;
+        }
+        char *c = canonical_prefix(dirs[i].path);
+        if (!c) {
+            snprintf(err, errlen, "cordon's %s directory %s: %s", dirs[i].what, dirs[i].path,
+                     strerror(errno));
+            rc = -1;
+            break;
+        }
+        const char *inner = path_is_within(cfg->workspace, c) ? cfg->workspace : NULL;
+        for (size_t j = 0; !inner && j < cfg->writable.len; j++)
+            if (path_is_within(cfg->writable.items[j], c))
+                inner = cfg->writable.items[j];
+        if (inner) {
+            snprintf(err, errlen, "%s %s is inside cordon's own %s directory %s: refused (a "
+                     "command could change what later runs trust)",
+                     inner == cfg->workspace ? "workspace" : "writable path", inner, dirs[i].what, c);
+            rc = -1;
+        } else if (writable_from_inside(cfg, c)) {
+            struct stat st;
+            int m = 0;
+            if (lstat(c, &st) < 0 && (m = mkdir_parents(c, 0700)) == 0 && mkdir(c, 0700) < 0 &&
+                errno != EEXIST)
+                m = -errno;
+            char *r = m == 0 ? realpath(c, NULL) : NULL;
+            if (!r || strcmp(r, c) != 0 || lstat(c, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                snprintf(err, errlen, "cordon's %s directory %s is inside the writable %s and "
+                         "cannot be made a directory of its own: %s", dirs[i].what, c,
+                         path_is_within(c, cfg->workspace) ? "workspace" : "path",
+                         m < 0 ? strerror(-m) : "not a plain directory");
+                rc = -1;
+            } else if (!str_list_contains(&cfg->protected_paths, c)) {
+                str_list_push(&cfg->protected_paths, c);
+            }
+            free(r);
+        }
+        if (rc == 0 && dirs[i].hide && !str_list_contains(&cfg->hidden, c))
+            str_list_push(&cfg->hidden, c);
+        free(c);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(dirs[i].path);
+    str_list_free(&areas);
+    return rc;
+}
+
+/* A workspace that is the caller's home or an ancestor of it (/, /home) makes every dotfile
+ * writable (shell start-up files, git's and ssh's configuration): refused unless asked for.
+ * The home is $HOME (canonical), the one cordon reads everything else from. 0, or -1 with one line in err. */
+static int check_home_workspace(const struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->allow_home_workspace || cfg->workspace_readonly)
+        return 0;
+    const char *home = getenv("HOME");
+    {
+        char *h = home && *home ? realpath(home, NULL) : NULL;
+        bool bad = h && path_is_within(h, cfg->workspace);
+        if (bad)
+            snprintf(err, errlen, "workspace %s is %s%s: refused (every dotfile there would be "
+                     "writable); pass --allow-home-workspace (profile key allow_home_workspace) "
+                     "to use it", cfg->workspace,
+                     strcmp(h, cfg->workspace) == 0 ? "your home directory" : "an ancestor of your home ",
+                     strcmp(h, cfg->workspace) == 0 ? "" : h);
+        free(h);
+        if (bad)
+            return -1;
+    }
+    return 0;
 }
 
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
@@ -48,7 +226,8 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
         return -1;
     if (flags->json != FLAG_UNSET)
         cfg->json = flags->json == FLAG_TRUE;
-    hide_session_sockets(cfg);
+    if (check_home_workspace(cfg, err, errlen) < 0 || protect_own_dirs(cfg, err, errlen) < 0)
+        return -1;
     /* Fail closed: a sandbox that cannot keep its commands off the loopback is not started. */
     if (loopback_guard_wanted(cfg) && loopback_guard_check(err, errlen) < 0)
         return -1;

@@ -10,7 +10,7 @@
 #include "base/cli_opt.h"
 
 enum opt_id {
-    OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
+    OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_HOME_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
     OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
     OPT_ASK_SANDBOX_OFF, OPT_PLAN, OPT_PERMISSION_TIMEOUT,
     OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER,
@@ -25,6 +25,7 @@ struct opt_def {
 static const struct opt_def options[] = {
     {"profile", OPT_PROFILE, true},
     {"workspace", OPT_WORKSPACE, true},
+    {"allow-home-workspace", OPT_ALLOW_HOME_WORKSPACE, false},
     {"allow-write", OPT_ALLOW_WRITE, true},
     {"hide", OPT_HIDE, true},
     {"unrestricted-network", OPT_UNRESTRICTED_NETWORK, false},
@@ -51,6 +52,8 @@ static void print_options(FILE *out, bool session)
     fputs("options:\n"
           "  --profile NAME          profile to use (default: coding)\n"
           "  --workspace DIR         writable workspace (default: the current directory)\n"
+          "  --allow-home-workspace  let the workspace be your home directory or an ancestor of\n"
+          "                          it (refused otherwise: every dotfile would be writable)\n"
           "  --allow-write PATH      also make PATH writable (repeatable)\n"
           "  --hide PATH             make PATH look missing (repeatable)\n"
           "  --unrestricted-network  keep the host network (filesystem rules still apply)\n"
@@ -172,6 +175,7 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         switch (def->id) {
         case OPT_PROFILE: out->profile = value; break;
         case OPT_WORKSPACE: out->workspace = value; break;
+        case OPT_ALLOW_HOME_WORKSPACE: out->allow_home_workspace = b; break;
         case OPT_ALLOW_WRITE: str_list_push(&out->writable, value); break;
         case OPT_HIDE: str_list_push(&out->hidden, value); break;
         case OPT_UNRESTRICTED_NETWORK: out->unrestricted_network = b; break;

@@ -77,6 +77,7 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
     set_flag(L, "network", "unrestricted", flags->unrestricted_network);
     set_flag(L, "network", "loopback", flags->allow_loopback);
     set_flag(L, NULL, "allow_docker", flags->allow_docker);
+    set_flag(L, NULL, "allow_home_workspace", flags->allow_home_workspace);
     set_flag(L, NULL, "json", flags->json);
     set_flag(L, "escalation", "ask_sandbox_off", flags->ask_sandbox_off);
     set_flag(L, "escalation", "plan", flags->plan);
@@ -246,6 +247,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
 
     cfg->workspace_readonly = read_bool(L, idx, "workspace_readonly", "workspace_readonly", false);
     extra->allow_docker = read_bool(L, idx, "allow_docker", "allow_docker", false);
+    cfg->allow_home_workspace = read_bool(L, idx, "allow_home_workspace", "allow_home_workspace", false);
     cfg->json = read_bool(L, idx, "json", "json", false);
     read_list(L, idx, "writable", "writable", &cfg->writable);
     read_list(L, idx, "hidden", "hidden", &cfg->hidden);

@@ -40,6 +40,7 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
     put_list(f, 'H', &cfg->hidden);
     put_list(f, 'R', &cfg->readonly_in_workspace);
     put_list(f, 'B', &cfg->run_binds);
+    put_list(f, 'P', &cfg->protected_paths);
     put_list(f, 'E', &cfg->env);
     for (size_t i = 0; i < cfg->n_rlimits; i++) {
         char r[80];
@@ -83,6 +84,7 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
         case 'H': str_list_push(&cfg->hidden, v); break;
         case 'R': str_list_push(&cfg->readonly_in_workspace, v); break;
         case 'B': str_list_push(&cfg->run_binds, v); break;
+        case 'P': str_list_push(&cfg->protected_paths, v); break;
         case 'E': str_list_push(&cfg->env, v); break;
         case 'L': {
             struct sandbox_rlimit r;

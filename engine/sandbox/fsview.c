@@ -5,7 +5,8 @@
  *   3. one recursive mount_setattr: the whole host tree read-only and nosuid;
  *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc;
  *   5. overlays with whiteouts for hidden paths;
- *   6. attach the captured writable trees (outermost first), then read-only binds inside them.
+ *   6. attach the captured writable trees (outermost first), then read-only binds inside them
+ *      (the workspace's .git and readonly_in_workspace, cordon's own directories).
  * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
  * depend on which paths steps 4-5 cover. Step 1 and the captures that need no configuration
  * (device nodes, cordon's binary, the list of mounts) are fsview_prepare's, which init runs
@@ -13,11 +14,14 @@
 #include "sandbox/fsview.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/devfs.h"
@@ -61,6 +65,81 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
             r = mnt_bind_readonly(e, p);
         free(p);
     }
+    return r;
+}
+
+/* A detached recursive copy of the tree at path (canonical), reached with no symbolic link on
+ * the way: the controller resolved the workspace and writable paths, and a link planted since
+ * (by a command of a session still running) must not make its target writable. The fd opened
+ * is the one bound, so nothing can be swapped between this check and the capture. */
+static int capture_no_links(struct mnt_err *e, const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (pfd < 0 && errno == ELOOP) {
+        snprintf(e->buf, e->len, "sandbox set-up: %s: a symbolic link appeared on the way since "
+                 "the path was resolved: refused", path);
+        return -1;
+    }
+    if (pfd < 0)
+        return mnt_fail(e, "open", path);
+    int fd = open_tree(pfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+    if (fd < 0)
+        mnt_fail(e, "open_tree", path);
+    close(pfd);
+    return fd;
+}
+
+/* The innermost writable area (workspace, writable path) that holds path, or NULL. */
+static const char *writable_root_of(const struct sandbox_config *cfg, const char *path)
+{
+    const char *best = NULL;
+    if (!cfg->workspace_readonly && path_is_within(path, cfg->workspace))
+        best = cfg->workspace;
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        if (path_is_within(path, cfg->writable.items[i]) &&
+            (!best || strlen(cfg->writable.items[i]) > strlen(best)))
+            best = cfg->writable.items[i];
+    return best;
+}
+
+/* cordon's own directories inside a writable area (cfg->protected_paths, outermost first):
+ * each bound read-only, and every directory between it and that area bound onto itself first.
+ * A mount point cannot be renamed or removed (EBUSY), so a command cannot move ~/.config away
+ * and create a ~/.config/cordon of its own in its place; the area itself is a mount already. */
+static int protect_own_paths(const struct sandbox_config *cfg, struct mnt_err *e)
+{
+    struct str_list done = {0};
+    size_t n = cfg->protected_paths.len;
+    struct capture *order = xcalloc(n + 1, sizeof *order);
+    for (size_t i = 0; i < n; i++)
+        order[i].path = cfg->protected_paths.items[i];
+    qsort(order, n, sizeof *order, by_length);
+    int r = 0;
+    for (size_t i = 0; r == 0 && i < n; i++) {
+        const char *p = order[i].path;
+        const char *root = writable_root_of(cfg, p);
+        if (!root || strcmp(root, p) == 0)
+            continue; /* read-only already (or refused by the controller: never the area itself) */
+        bool inside_done = false;
+        for (size_t j = 0; j < done.len && !inside_done; j++)
+            inside_done = path_is_within(p, done.items[j]);
+        if (inside_done)
+            continue; /* inside a read-only one: nothing there can be renamed or written */
+        size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+        char *a = xstrdup(p);
+        for (char *s = strchr(a + rl + 1, '/'); r == 0 && s; s = strchr(s + 1, '/')) {
+            *s = '\0';
+            r = mnt_mount(e, a, a, NULL, MS_BIND | MS_REC, NULL);
+            *s = '/';
+        }
+        free(a);
+        if (r == 0 && (r = mnt_bind_readonly(e, p)) == 0)
+            str_list_push(&done, p);
+    }
+    str_list_free(&done);
+    free(order);
     return r;
 }
 
@@ -143,7 +222,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
 
     /* 2. captures (the rest are fsview_prepare's) */
     for (size_t i = 0; i < visible.len; i++) {
-        if ((caps[n_caps].fd = mnt_capture(&e, visible.items[i])) < 0)
+        if ((caps[n_caps].fd = capture_no_links(&e, visible.items[i])) < 0)
             goto out;
         caps[n_caps++].path = visible.items[i];
     }
@@ -197,7 +276,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
             mnt_setattr(&e, caps[i].path, true, MOUNT_ATTR_RDONLY, 0) < 0)
             goto out;
     }
-    if (protect_in_workspace(cfg, &e) < 0 || hide_apply_in_writable(&plan, &e) < 0)
+    if (protect_in_workspace(cfg, &e) < 0 || protect_own_paths(cfg, &e) < 0 ||
+        hide_apply_in_writable(&plan, &e) < 0)
         goto out;
     r = 0;
 out:

@@ -22,6 +22,7 @@ struct run_flags {
     enum flag_state unrestricted_network; /* --unrestricted-network -> network.unrestricted */
     enum flag_state allow_loopback; /* --allow-loopback -> network.loopback */
     enum flag_state allow_docker;   /* --allow-docker -> allow_docker */
+    enum flag_state allow_home_workspace; /* --allow-home-workspace -> allow_home_workspace */
     enum flag_state json;           /* --json -> json */
     struct str_list network_allow;  /* --network-allow RULE (repeatable) -> network.allow */
     struct str_list network_deny;   /* --network-deny RULE (repeatable) -> network.deny */
@@ -50,11 +51,17 @@ struct sandbox_config {
     char *profile;                  /* name of the resolved profile */
     char *workspace;                /* writable unless workspace_readonly */
     bool workspace_readonly;        /* profile key workspace_readonly (the `readonly` profile) */
+    bool allow_home_workspace;      /* profile key allow_home_workspace: the workspace may be the
+                                     * caller's home or one of its ancestors */
     char *cwd;                      /* directory the command starts in */
     struct str_list writable;       /* extra writable paths (--allow-write, profile `writable`) */
     struct str_list hidden;         /* paths that must look missing (ENOENT) */
     struct str_list readonly_in_workspace; /* relative to workspace: ".git/hooks", ".cordon", ... */
     struct str_list run_binds;      /* absolute host paths re-bound into the fresh /run */
+    /* cordon's own directories (config, state, session sockets; canonical, existing) that lie
+     * inside a writable area: bound read-only, every directory between them and that area made
+     * a mount point so that none can be renamed away and replaced. The controller fills it. */
+    struct str_list protected_paths;
     bool net_unrestricted;          /* no network namespace at all */
     bool net_loopback;              /* commands may serve TCP on the sandbox loopback */
     bool block_unix_sockets;        /* seccomp refuses socket(AF_UNIX, ...) */

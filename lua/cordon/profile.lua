@@ -15,6 +15,7 @@ M.schema = {
     name = "name",
     workspace = "string",
     workspace_readonly = "boolean",
+    allow_home_workspace = "boolean",
     writable = "list",
     hidden = "list",
     readonly_in_workspace = "list",

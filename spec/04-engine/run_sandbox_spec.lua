@@ -250,7 +250,7 @@ describe("cordon run: hidden paths", function()
 
     it("~/.ssh stays hidden when the workspace is HOME", function()
         local home, marker = h.secret_home()
-        local r = h.run_sh("cat .ssh/id_rsa", { workspace = home, home = home })
+        local r = h.run_sh("cat .ssh/id_rsa", { workspace = home, home = home, flags = { "--allow-home-workspace" } })
         fails_with(r, "No such file or directory")
         assert.is_nil(r.stdout:match(marker))
     end)
