@@ -160,6 +160,8 @@ struct controller {
     struct proxy *proxy;     /* NULL without a network namespace */
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
+    bool have_cgroup;
+    struct cgroup cgroup;    /* the sandbox's own, with limits.pids and limits.memory */
 };
 
 static void handle_signal(struct controller *c, int sig)
@@ -352,6 +354,8 @@ CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *
 {
     (void)kill(c->init_pid, SIGKILL);
     (void)waitpid(c->init_pid, NULL, 0);
+    if (c->have_cgroup)
+        (void)cgroup_remove(&c->cgroup);
     die("%s", msg);
 }
 
@@ -410,7 +414,12 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     }
     output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
     output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
-    int r = controller_send_config(c->ctl, cfg);
+    /* init waits for its configuration before it runs anything: it enters the cgroup now. */
+    int r = controller_cgroup(cfg, c->init_pid, &c->cgroup, err, sizeof err);
+    if (r < 0)
+        stop_init_and_die(c, err);
+    c->have_cgroup = r > 0;
+    r = controller_send_config(c->ctl, cfg);
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
     if (controller_compile_network(c->ctl, err, sizeof err) < 0)
@@ -515,6 +524,22 @@ int run_main(int argc, char **argv)
     supervise(&c);
     if (c.tty_raw)
         pty_restore_mode(STDIN_FILENO, &c.saved_tty);
+    if (c.have_cgroup) {
+        /* The kernel counts its kills for the memory limit: a command that died of one (or
+         * whose init did) is told so, not left to guess from a bare SIGKILL. */
+        char oom[128];
+        controller_oom_line(&cfg, &c.cgroup, oom, sizeof oom);
+        if (oom[0])
+            fprintf(stderr, "cordon: %s\n", oom);
+        /* init exits right after its report, having reaped everything: once it is gone the
+         * cgroup is empty and can go. */
+        if (!c.init_done)
+            (void)waitpid(c.init_pid, &c.init_wait_status, 0);
+        c.init_done = true;
+        int r = cgroup_remove(&c.cgroup);
+        if (r < 0)
+            LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.cgroup.dirs[0], strerror(-r));
+    }
 
     int sig;
     int code = final_status(&c, &sig);
