@@ -72,30 +72,102 @@ static void nproc_fallback(struct sandbox_config *cfg)
             (struct sandbox_rlimit){.resource = RLIMIT_NPROC, .soft = cfg->pids_max, .hard = cfg->pids_max};
 }
 
-int controller_cgroup(struct sandbox_config *cfg, pid_t init_pid, struct cgroup *cg, char *err,
+static void *cgroup_thread(void *arg)
+{
+    struct controller_cgroup *cc = arg;
+    cc->made = cgroup_create(&cc->cg, getpid(), CGROUP_PIDS, cc->why, sizeof cc->why);
+    cc->moved = cc->cg;
+    (void)sem_post(&cc->created);
+    cc->entered = cgroup_enter(&cc->moved, cc->init_pid);
+    return NULL;
+}
+
+void controller_cgroup_begin(struct controller_cgroup *cc, pid_t init_pid)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->init_pid = init_pid;
+    /* No thread to be had: controller_cgroup() and controller_cgroup_enter() do it all. */
+    cc->started = sem_init(&cc->created, 0, 0) == 0 &&
+                  pthread_create(&cc->thread, NULL, cgroup_thread, cc) == 0;
+}
+
+/* Wait for the thread's cgroup_create (cc->cg is ours from then on). */
+static void wait_created(struct controller_cgroup *cc)
+{
+    while (cc->started && sem_wait(&cc->created) < 0 && errno == EINTR)
+        ;
+}
+
+/* Wait for the thread to end; the directories it moved init into are marked entered. */
+static void join_thread(struct controller_cgroup *cc, pid_t init_pid)
+{
+    if (!cc->started || cc->joined)
+        return;
+    (void)pthread_join(cc->thread, NULL);
+    cc->joined = true;
+    if (cc->entered == 0 && cc->init_pid == init_pid)
+        for (size_t i = 0; i < cc->moved.n_dirs; i++)
+            cc->cg.entered[i] = true;
+}
+
+void controller_cgroup_abandon(struct controller_cgroup *cc)
+{
+    join_thread(cc, -1);
+    (void)cgroup_remove(&cc->cg);
+}
+
+int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc, char *err,
                       size_t errlen)
 {
-    char why[512];
-    int r = cgroup_create(cg, getpid(), cfg->pids_max, cfg->memory_max, why, sizeof why);
+    struct cgroup *cg = &cc->cg;
+    unsigned need = (cfg->pids_max ? CGROUP_PIDS : 0) | (cfg->memory_max ? CGROUP_MEMORY : 0);
+    char why[PATH_MAX + 128] = "";
+    int r = 0;
+    wait_created(cc);
+    if (cc->started && cc->made < 0 && (need & CGROUP_PIDS)) {
+        snprintf(err, errlen, "%s", cc->why);
+        goto fail;
+    }
+    if (cc->started && cc->made == 0)
+        snprintf(why, sizeof why, "%s", cc->why);
+    if (need & ~cgroup_controllers(cg)) {
+        char more[PATH_MAX + 128];
+        r = cgroup_create(cg, getpid(), need, more, sizeof more);
+        if (r < 0) {
+            snprintf(err, errlen, "%s", more);
+            goto fail;
+        }
+        if (r == 0)
+            snprintf(why, sizeof why, "%s", more);
+    }
+    if ((r = cgroup_set_limits(cg, cfg->pids_max, cfg->memory_max)) < 0) {
+        snprintf(err, errlen, "cannot set the limits of the sandbox's cgroup %s: %s", cg->dirs[0], strerror(-r));
+        goto fail;
+    }
+    unsigned missing = need & ~cgroup_controllers(cg);
+    bool root = getuid() == 0;
+    /* pids for a caller other than root has a fallback; the rest is only a cgroup's to give */
+    unsigned lost = missing & (root ? (CGROUP_PIDS | CGROUP_MEMORY) : CGROUP_MEMORY);
+    if (lost)
+        LOG_W("limits", "no cgroup for this sandbox (%s): %s not applied", why,
+              lost == (CGROUP_PIDS | CGROUP_MEMORY) ? "limits.memory and limits.pids"
+              : lost == CGROUP_MEMORY ? "limits.memory" : "limits.pids");
+    if ((missing & CGROUP_PIDS) && !root)
+        nproc_fallback(cfg);
+    return cg->n_dirs > 0;
+fail:
+    controller_cgroup_abandon(cc);
+    return -1;
+}
+
+int controller_cgroup_enter(struct controller_cgroup *cc, pid_t init_pid, char *err, size_t errlen)
+{
+    join_thread(cc, init_pid);
+    int r = cgroup_enter(&cc->cg, init_pid); /* what the thread did not (or not for this init) */
     if (r < 0) {
-        snprintf(err, errlen, "%s", why);
+        snprintf(err, errlen, "cannot move the sandbox into its cgroup: %s", strerror(-r));
         return -1;
     }
-    if (r > 0) {
-        if ((r = cgroup_enter(cg, init_pid)) < 0) {
-            snprintf(err, errlen, "cannot move the sandbox into its cgroup %s: %s", cg->dirs[0], strerror(-r));
-            (void)cgroup_remove(cg);
-            return -1;
-        }
-        return 1;
-    }
-    bool root = getuid() == 0;
-    if (cfg->memory_max || (cfg->pids_max && root))
-        LOG_W("limits", "no cgroup for this sandbox (%s): %s not applied", why,
-              cfg->memory_max && cfg->pids_max && root ? "limits.memory and limits.pids"
-              : cfg->memory_max ? "limits.memory" : "limits.pids");
-    if (cfg->pids_max && !root)
-        nproc_fallback(cfg);
     return 0;
 }
 

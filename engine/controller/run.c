@@ -161,7 +161,7 @@ struct controller {
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
     bool have_cgroup;
-    struct cgroup cgroup;    /* the sandbox's own, with limits.pids and limits.memory */
+    struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
 };
 
 static void handle_signal(struct controller *c, int sig)
@@ -354,8 +354,7 @@ CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *
 {
     (void)kill(c->init_pid, SIGKILL);
     (void)waitpid(c->init_pid, NULL, 0);
-    if (c->have_cgroup)
-        (void)cgroup_remove(&c->cgroup);
+    controller_cgroup_abandon(&c->cgroup);
     die("%s", msg);
 }
 
@@ -414,8 +413,7 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     }
     output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
     output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
-    /* init waits for its configuration before it runs anything: it enters the cgroup now. */
-    int r = controller_cgroup(cfg, c->init_pid, &c->cgroup, err, sizeof err);
+    int r = controller_cgroup(cfg, &c->cgroup, err, sizeof err);
     if (r < 0)
         stop_init_and_die(c, err);
     c->have_cgroup = r > 0;
@@ -423,6 +421,9 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
     if (controller_compile_network(c->ctl, err, sizeof err) < 0)
+        stop_init_and_die(c, err);
+    /* init runs nothing before it has the filter: in its cgroup by then */
+    if (controller_cgroup_enter(&c->cgroup, c->init_pid, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     r = controller_send_filter(c->ctl, cfg, prog, err, sizeof err);
     if (r == -1)
@@ -503,6 +504,7 @@ int run_main(int argc, char **argv)
                              .uid = uid, .gid = gid,
                              .early_network = flags.unrestricted_network != FLAG_TRUE};
     clone_init(&c, &ip, alive[1]);
+    controller_cgroup_begin(&c.cgroup, c.init_pid); /* while the profile is resolved */
 
     c.out.fd = out_pipe[0];
     c.err.fd = err_pipe[0];
@@ -528,17 +530,9 @@ int run_main(int argc, char **argv)
         /* The kernel counts its kills for the memory limit: a command that died of one (or
          * whose init did) is told so, not left to guess from a bare SIGKILL. */
         char oom[128];
-        controller_oom_line(&cfg, &c.cgroup, oom, sizeof oom);
+        controller_oom_line(&cfg, &c.cgroup.cg, oom, sizeof oom);
         if (oom[0])
             fprintf(stderr, "cordon: %s\n", oom);
-        /* init exits right after its report, having reaped everything: once it is gone the
-         * cgroup is empty and can go. */
-        if (!c.init_done)
-            (void)waitpid(c.init_pid, &c.init_wait_status, 0);
-        c.init_done = true;
-        int r = cgroup_remove(&c.cgroup);
-        if (r < 0)
-            LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.cgroup.dirs[0], strerror(-r));
     }
 
     int sig;
@@ -571,6 +565,16 @@ int run_main(int argc, char **argv)
                                  .detect_ms = detect_ms, .profile = cfg.profile, .refusals = refusals,
                                  .n_refusals = n_refusals, .ran_outside = esc.ran_outside};
         result_json_print(stdout, &res);
+    }
+    if (c.have_cgroup) {
+        /* init exits right after its report, having reaped everything: once it is gone the
+         * cgroup is empty and can go (last, so that init's exit overlaps with the above). */
+        if (!c.init_done)
+            (void)waitpid(c.init_pid, &c.init_wait_status, 0);
+        c.init_done = true;
+        int r = cgroup_remove(&c.cgroup.cg);
+        if (r < 0)
+            LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.cgroup.cg.dirs[0], strerror(-r));
     }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (esc.network_allow[0])

@@ -23,6 +23,7 @@
  * case 1), or report a cgroup it could not fully set up. */
 #include "sandbox/cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -35,8 +36,7 @@
 
 #include "base/util.h"
 
-enum { CG_PIDS = 1u, CG_MEMORY = 2u };
-
+/* Indexed by bit: CGROUP_PIDS is bit 0, CGROUP_MEMORY bit 1. */
 static const char *const controller_names[] = {"pids", "memory"};
 
 /* One directory to make a child in, and the controllers it serves. */
@@ -254,94 +254,138 @@ static size_t find_places(unsigned need, struct place *pl, char *err, size_t err
     return n;
 }
 
-static int set_limits(const char *dir, bool v1, unsigned mask, unsigned long long pids_max,
-                      unsigned long long memory_max)
+/* A controller killed by SIGKILL leaves its cgroup behind, empty (init died with it). Such a
+ * directory's pid is no live process: remove it (rmdir removes only empty cgroups, so one that
+ * still holds processes stays). */
+static void sweep_stale(const char *parent)
 {
-    char v[32];
-    int r = 0;
-    if (mask & CG_PIDS) {
-        snprintf(v, sizeof v, "%llu", pids_max);
-        r = write_str(dir, "pids.max", v);
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        int pid, end = 0;
+        if (sscanf(de->d_name, "cordon-%d%n", &pid, &end) != 1 || de->d_name[end] != '\0' || pid <= 0)
+            continue;
+        if (kill(pid, 0) < 0 && errno == ESRCH) {
+            char dir[PATH_MAX];
+            if (snprintf(dir, sizeof dir, "%s/%s", parent, de->d_name) < (int)sizeof dir)
+                (void)rmdir(dir);
+        }
     }
-    if (r == 0 && (mask & CG_MEMORY)) {
-        snprintf(v, sizeof v, "%llu", memory_max);
-        r = write_str(dir, v1 ? "memory.limit_in_bytes" : "memory.max", v);
-        /* Swap counts too, where the kernel accounts it: the limit is the sandbox's memory,
-         * not its RAM share. Absent (no swap accounting): nothing to bound. */
-        if (r == 0)
-            (void)write_str(dir, v1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max", v1 ? v : "0");
-    }
-    return r;
+    closedir(d);
 }
 
-int cgroup_create(struct cgroup *cg, pid_t pid, unsigned long long pids_max,
-                  unsigned long long memory_max, char *err, size_t errlen)
+unsigned cgroup_controllers(const struct cgroup *cg)
 {
-    memset(cg, 0, sizeof *cg);
-    cg->memory_dir = -1;
-    unsigned need = (pids_max ? CG_PIDS : 0) | (memory_max ? CG_MEMORY : 0);
-    if (!need) {
-        snprintf(err, errlen, "no limit needs a cgroup");
-        return 0;
-    }
+    unsigned m = 0;
+    for (size_t i = 0; i < cg->n_dirs; i++)
+        m |= cg->controllers[i];
+    return m;
+}
+
+int cgroup_create(struct cgroup *cg, pid_t pid, unsigned controllers, char *err, size_t errlen)
+{
+    unsigned need = controllers & ~cgroup_controllers(cg);
+    if (!need)
+        return 1;
     struct place pl[CGROUP_MAX_DIRS];
     size_t n = find_places(need, pl, err, errlen);
     if (n == 0)
         return 0;
+    size_t before = cg->n_dirs;
     int r = 0;
     for (size_t i = 0; i < n && r == 0; i++) {
-        char *dir = cg->dirs[i];
-        if (snprintf(dir, PATH_MAX, "%s/cordon-%d", pl[i].parent, (int)pid) >= PATH_MAX) {
+        char dir[PATH_MAX];
+        if (snprintf(dir, sizeof dir, "%s/cordon-%d", pl[i].parent, (int)pid) >= (int)sizeof dir) {
             r = -ENAMETOOLONG;
             snprintf(err, errlen, "the caller's cgroup path is too long");
             break;
         }
+        /* v2 has one directory for every controller: one made before serves these too */
+        size_t j = 0;
+        while (j < cg->n_dirs && strcmp(cg->dirs[j], dir) != 0)
+            j++;
+        if (j < cg->n_dirs) {
+            cg->controllers[j] |= pl[i].mask;
+            continue;
+        }
+        if (cg->n_dirs == CGROUP_MAX_DIRS) {
+            r = -ENOSPC;
+            snprintf(err, errlen, "the sandbox's cgroup would need more than %d directories", CGROUP_MAX_DIRS);
+            break;
+        }
+        sweep_stale(pl[i].parent);
         /* A directory of this name is a dead controller's (pids are unique among live ones). */
         if (mkdir(dir, 0755) < 0 && (errno != EEXIST || rmdir(dir) < 0 || mkdir(dir, 0755) < 0)) {
             r = -errno;
             snprintf(err, errlen, "cannot make the sandbox's cgroup %s: %s", dir, strerror(errno));
             break;
         }
-        cg->v1[i] = pl[i].v1;
-        cg->n_dirs = i + 1;
-        if (pl[i].mask & CG_MEMORY)
-            cg->memory_dir = (int)i;
-        if ((r = set_limits(dir, pl[i].v1, pl[i].mask, pids_max, memory_max)) < 0)
-            snprintf(err, errlen, "cannot set the limits of the sandbox's cgroup %s: %s", dir, strerror(-r));
+        j = cg->n_dirs++;
+        snprintf(cg->dirs[j], sizeof cg->dirs[j], "%s", dir);
+        cg->v1[j] = pl[i].v1;
+        cg->controllers[j] = pl[i].mask;
+        cg->entered[j] = false;
     }
     if (r < 0) {
-        for (size_t i = 0; i < cg->n_dirs; i++)
-            (void)rmdir(cg->dirs[i]);
-        cg->n_dirs = 0;
+        while (cg->n_dirs > before)
+            (void)rmdir(cg->dirs[--cg->n_dirs]); /* nobody entered these yet: empty */
         return -1;
     }
     return 1;
 }
 
-int cgroup_enter(const struct cgroup *cg, pid_t pid)
+int cgroup_set_limits(const struct cgroup *cg, unsigned long long pids_max, unsigned long long memory_max)
+{
+    char v[32];
+    int r = 0;
+    for (size_t i = 0; i < cg->n_dirs && r == 0; i++) {
+        const char *dir = cg->dirs[i];
+        bool v1 = cg->v1[i];
+        if ((cg->controllers[i] & CGROUP_PIDS) && pids_max) {
+            snprintf(v, sizeof v, "%llu", pids_max);
+            r = write_str(dir, "pids.max", v);
+        }
+        if (r == 0 && (cg->controllers[i] & CGROUP_MEMORY) && memory_max) {
+            snprintf(v, sizeof v, "%llu", memory_max);
+            r = write_str(dir, v1 ? "memory.limit_in_bytes" : "memory.max", v);
+            /* Swap counts too, where the kernel accounts it: the limit is the sandbox's
+             * memory, not its RAM share. Absent (no swap accounting): nothing to bound. */
+            if (r == 0)
+                (void)write_str(dir, v1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max", v1 ? v : "0");
+        }
+    }
+    return r;
+}
+
+int cgroup_enter(struct cgroup *cg, pid_t pid)
 {
     char v[24];
     snprintf(v, sizeof v, "%d", (int)pid);
     for (size_t i = 0; i < cg->n_dirs; i++) {
+        if (cg->entered[i])
+            continue;
         int r = write_str(cg->dirs[i], "cgroup.procs", v);
         if (r < 0)
             return r;
+        cg->entered[i] = true;
     }
     return 0;
 }
 
 unsigned long long cgroup_oom_kills(const struct cgroup *cg)
 {
-    if (cg->memory_dir < 0)
-        return 0;
-    char buf[4096];
-    int i = cg->memory_dir;
-    if (read_str(cg->dirs[i], cg->v1[i] ? "memory.oom_control" : "memory.events", buf, sizeof buf) < 0)
-        return 0;
-    for (const char *p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-        unsigned long long n;
-        if (sscanf(p, "oom_kill %llu", &n) == 1)
-            return n;
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        char buf[4096];
+        if (!(cg->controllers[i] & CGROUP_MEMORY) ||
+            read_str(cg->dirs[i], cg->v1[i] ? "memory.oom_control" : "memory.events", buf, sizeof buf) < 0)
+            continue;
+        for (const char *p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+            unsigned long long n;
+            if (sscanf(p, "oom_kill %llu", &n) == 1)
+                return n;
+        }
     }
     return 0;
 }

@@ -221,12 +221,12 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
 
     /* The session's sandbox (init, every exec, the fresh sandboxes init forks for
      * exec_per_command) shares one cgroup, entered before init has its configuration. */
-    struct cgroup cgroup;
+    struct controller_cgroup cgroup = {0};
     int r = controller_resolve(flags, cwd, &cfg, err, sizeof err);
     bool have_cgroup = false;
-    if (r == 0 && (r = controller_cgroup(&cfg, pid, &cgroup, err, sizeof err)) >= 0) {
+    if (r == 0 && (r = controller_cgroup(&cfg, &cgroup, err, sizeof err)) >= 0) {
         have_cgroup = r > 0;
-        r = 0;
+        r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
     }
     if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
         (r = controller_compile_network(c->ctl, err, sizeof err)) == 0)
@@ -238,7 +238,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         (void)kill(pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);
         if (have_cgroup)
-            (void)cgroup_remove(&cgroup);
+            (void)cgroup_remove(&cgroup.cg);
         unlink(c->socket_path);
         if (r == -1)
             fprintf(stderr, "cordon: %s\n", err);
@@ -299,7 +299,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
             break;
     }
     if (have_cgroup) /* before the log is looked at: it may say something */
-        remove_cgroup(&cfg, &cgroup, pid);
+        remove_cgroup(&cfg, &cgroup.cg, pid);
     unlink(c->socket_path);
     unlink(c->state_path);
     struct stat st;

@@ -208,16 +208,21 @@ describe("cordon run and sessions: the cgroup", function()
         local pid = h.spawn("sh -c " .. h.quote("cd " .. h.quote(ws) .. " && exec " .. h.command_line(
             { "run", "--profile", "lim", "--", "sh", "-c", "cat /proc/self/cgroup > cg.tmp && mv cg.tmp cg; sleep 30" },
             { env = env })))
+        -- on any failure below too: TERM ends cordon (its sandbox and cgroup with it) before
+        -- h.spawn's own clean-up kills what is left
+        h.defer(function()
+            os.execute("kill -TERM " .. pid .. " 2>/dev/null")
+            h.wait_for(function() return not h.alive(pid) end, 20)
+        end)
         local lines = h.wait_for(function() return h.read_file(ws .. "/cg") end, 20)
         assert(lines, "the sandbox did not start")
         local dirs = host_dirs(lines)
         if #dirs == 0 then
-            os.execute("kill -TERM " .. pid)
             h.skip("no cgroup can be used here (the sandbox's cgroups: " .. lines:gsub("\n", " ") .. ")")
         end
         local live = existing(dirs)
         assert.is_true(#live > 0, "none of " .. table.concat(dirs, " ") .. " exists")
-        local pids_max = h.read_file(live[1] .. "/pids.max")
+        local pids_max
         for _, d in ipairs(live) do pids_max = pids_max or h.read_file(d .. "/pids.max") end
         assert.are.equal("100", h.chomp(pids_max or ""))
         os.execute("kill -TERM " .. pid)
