@@ -110,6 +110,11 @@ static void join_thread(struct controller_cgroup *cc, pid_t init_pid)
             cc->cg.entered[i] = true;
 }
 
+void controller_cgroup_join(struct controller_cgroup *cc)
+{
+    join_thread(cc, -1);
+}
+
 void controller_cgroup_abandon(struct controller_cgroup *cc)
 {
     join_thread(cc, -1);

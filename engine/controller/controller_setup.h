@@ -38,6 +38,10 @@ struct controller_cgroup {
 };
 /* Start making a pids cgroup for init_pid and moving init into it, in a thread. */
 void controller_cgroup_begin(struct controller_cgroup *cc, pid_t init_pid);
+/* Wait for the thread to end, taking nothing it did as done for the init to come: before init
+ * is cloned anew (a clone while another thread may hold a lock, of malloc's say, would leave
+ * the child stuck on it). */
+void controller_cgroup_join(struct controller_cgroup *cc);
 /* The set-up failed (init is killed and reaped): finish what controller_cgroup_begin started
  * and remove the cgroup. */
 void controller_cgroup_abandon(struct controller_cgroup *cc);

@@ -403,8 +403,10 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     char err[1024];
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
-    if (cfg->net_unrestricted && ip->early_network)
+    if (cfg->net_unrestricted && ip->early_network) {
+        controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
         reclone_without_network(c, ip, alive_w);
+    }
     /* No other init will be cloned: only init and the command hold these now. */
     close(ip->parent_alive_fd);
     if (ip->out_pipe >= 0) {
