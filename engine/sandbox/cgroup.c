@@ -390,7 +390,7 @@ unsigned long long cgroup_oom_kills(const struct cgroup *cg)
     return 0;
 }
 
-/* v1 has no cgroup.kill: signal what cgroup.procs lists (the sandbox's own processes only:
+/* Without cgroup.kill: signal what cgroup.procs lists (the sandbox's own processes only:
  * nothing else was ever moved in, and children are born where their parent is). */
 static void kill_listed(const char *dir)
 {
@@ -423,12 +423,9 @@ int cgroup_remove(struct cgroup *cg)
                 rr = -errno;
                 break;
             }
-            if (tries == 0) {
-                if (cg->v1[i])
-                    kill_listed(cg->dirs[i]);
-                else
-                    (void)write_str(cg->dirs[i], "cgroup.kill", "1");
-            }
+            /* v2's cgroup.kill since Linux 5.14; before, and in v1, one by one */
+            if (tries == 0 && (cg->v1[i] || write_str(cg->dirs[i], "cgroup.kill", "1") < 0))
+                kill_listed(cg->dirs[i]);
             struct timespec ts = {0, 10 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }
