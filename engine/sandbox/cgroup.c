@@ -199,8 +199,9 @@ static int v2_place(const char *c_dir, bool c_is_root, unsigned mask, struct pla
             return 1;
         }
     }
-    snprintf(err, errlen, "the caller's cgroup (%s) holds processes and neither it nor its parent "
-             "is writable", c_dir);
+    snprintf(err, errlen, "the caller's cgroup (%s) cannot hand the controllers to a child of its "
+             "own (it holds processes, or is not writable) and its parent is %s", c_dir,
+             c_is_root ? "out of sight" : "not writable");
     return 0;
 }
 
