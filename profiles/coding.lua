@@ -103,6 +103,17 @@ return {
         core = 0,               -- no core dumps of processes that may hold secrets
     },
 
+    -- Bounds the command cannot lift. pids: processes and threads of the whole sandbox at
+    -- once (a fork bomb stops there); memory: bytes of RAM for the whole sandbox, killed
+    -- past it ("unlimited" or absent: none); both need a cgroup (cordon uses a child of the
+    -- caller's; without one, pids falls back to RLIMIT_NPROC, which counts all of the user's
+    -- processes on the host). tmp_size, shm_size: the sizes of /tmp and /dev/shm, both RAM.
+    limits = {
+        pids = 4096,
+        tmp_size = "2G",
+        shm_size = "512M",
+    },
+
     escalation = {
         ask_sandbox_off = false, -- ask before re-running a refused command outside the sandbox?
         permission_timeout = "5m",

@@ -14,7 +14,15 @@ return {
         nofile = 1024,
         fsize = 1024 * 1024 * 1024,        -- 1 GiB per file
         as = 8 * 1024 * 1024 * 1024,       -- 8 GiB address space
-        -- Not nproc: RLIMIT_NPROC counts all of the user's processes on the host.
+        -- Not nproc: RLIMIT_NPROC counts all of the user's processes on the host (limits.pids
+        -- bounds the sandbox's own).
+    },
+
+    limits = {
+        pids = 1024,
+        memory = "8G",                     -- the whole sandbox's RAM (needs a cgroup)
+        tmp_size = "1G",
+        shm_size = "256M",
     },
 
     hidden = { "~/.config", "~/.local/share/keyrings", "~/.bash_history" },

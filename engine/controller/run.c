@@ -162,6 +162,8 @@ struct controller {
     struct proxy *proxy;     /* NULL without a network namespace */
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
+    bool have_cgroup;
+    struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
 };
 
 static void handle_signal(struct controller *c, int sig)
@@ -356,6 +358,7 @@ CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *
 {
     (void)kill(c->init_pid, SIGKILL);
     (void)waitpid(c->init_pid, NULL, 0);
+    controller_cgroup_abandon(&c->cgroup);
     die("%s", msg);
 }
 
@@ -404,8 +407,10 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     char err[1024];
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
-    if (cfg->net_unrestricted && ip->early_network)
+    if (cfg->net_unrestricted && ip->early_network) {
+        controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
         reclone_without_network(c, ip, alive_w);
+    }
     /* No other init will be cloned: only init and the command hold these now. */
     close(ip->parent_alive_fd);
     if (ip->out_pipe >= 0) {
@@ -414,10 +419,17 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     }
     output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
     output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
-    int r = controller_send_config(c->ctl, cfg);
+    int r = controller_cgroup(cfg, &c->cgroup, err, sizeof err);
+    if (r < 0)
+        stop_init_and_die(c, err);
+    c->have_cgroup = r > 0;
+    r = controller_send_config(c->ctl, cfg);
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
     if (controller_compile_network(c->ctl, err, sizeof err) < 0)
+        stop_init_and_die(c, err);
+    /* init runs nothing before it has the filter: in its cgroup by then */
+    if (controller_cgroup_enter(&c->cgroup, c->init_pid, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     r = controller_send_filter(c->ctl, cfg, prog, err, sizeof err);
     if (r == -1)
@@ -498,6 +510,7 @@ int run_main(int argc, char **argv)
                              .uid = uid, .gid = gid,
                              .early_network = flags.unrestricted_network != FLAG_TRUE};
     clone_init(&c, &ip, alive[1]);
+    controller_cgroup_begin(&c.cgroup, c.init_pid); /* while the profile is resolved */
 
     c.out.fd = out_pipe[0];
     c.err.fd = err_pipe[0];
@@ -519,6 +532,14 @@ int run_main(int argc, char **argv)
     supervise(&c);
     if (c.tty_raw)
         pty_restore_mode(STDIN_FILENO, &c.saved_tty);
+    if (c.have_cgroup) {
+        /* The kernel counts its kills for the memory limit: a command that died of one (or
+         * whose init did) is told so, not left to guess from a bare SIGKILL. */
+        char oom[128];
+        controller_oom_line(&cfg, &c.cgroup.cg, oom, sizeof oom);
+        if (oom[0])
+            fprintf(stderr, "cordon: %s\n", oom);
+    }
 
     int sig;
     int code = final_status(&c, &sig);
@@ -555,6 +576,16 @@ int run_main(int argc, char **argv)
                                  .detect_ms = detect_ms, .profile = cfg.profile, .refusals = refusals,
                                  .n_refusals = n_refusals, .ran_outside = esc.ran_outside};
         result_json_print(stdout, &res);
+    }
+    if (c.have_cgroup) {
+        /* init exits right after its report, having reaped everything: once it is gone the
+         * cgroup is empty and can go (last, so that init's exit overlaps with the above). */
+        if (!c.init_done)
+            (void)waitpid(c.init_pid, &c.init_wait_status, 0);
+        c.init_done = true;
+        int r = cgroup_remove(&c.cgroup.cg);
+        if (r < 0)
+            LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.cgroup.cg.dirs[0], strerror(-r));
     }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (esc.network_allow[0])

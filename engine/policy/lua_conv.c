@@ -225,6 +225,55 @@ static void read_rlimits(lua_State *L, int idx, struct sandbox_config *cfg)
     lua_pop(L, 1);
 }
 
+/* limits.* sizes: bytes as an integer, or "512K" / "512M" / "2G" / "1T" (powers of 1024), 1 byte
+ * to 1 PiB, as profile.lua validates them; "unlimited" gives 0 where allowed. */
+static unsigned long long size_value(lua_State *L, int idx, const char *path, bool unlimited_ok)
+{
+    const unsigned long long max = 1ull << 50;
+    if (lua_isinteger(L, idx) && lua_tointeger(L, idx) > 0 && (unsigned long long)lua_tointeger(L, idx) <= max)
+        return (unsigned long long)lua_tointeger(L, idx);
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        const char *s = lua_tostring(L, idx);
+        if (unlimited_ok && strcmp(s, "unlimited") == 0)
+            return 0;
+        char *end;
+        unsigned long long n = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+        int shift = n == 0 ? -1 : *end == '\0' ? 0 : *end == 'K' ? 10 : *end == 'M' ? 20
+                  : *end == 'G' ? 30 : *end == 'T' ? 40 : -1;
+        if (shift >= 0 && (shift == 0 || end[1] == '\0') && n <= (max >> shift))
+            return n << shift;
+    }
+    bad(L, path, unlimited_ok ? "a size, 1 byte to 1 PiB (bytes, \"512M\", \"2G\"), or \"unlimited\""
+                              : "a size, 1 byte to 1 PiB (bytes, \"512M\", \"2G\")");
+}
+
+static void read_limits(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    cfg->pids_max = SANDBOX_PIDS_DEFAULT;
+    cfg->memory_max = 0;
+    cfg->tmp_size = SANDBOX_TMP_SIZE_DEFAULT;
+    cfg->shm_size = SANDBOX_SHM_SIZE_DEFAULT;
+    if (sub_field(L, idx, "limits")) {                  /* [..., lim] */
+        int t = raw_field(L, -1, "pids");               /* [..., lim, v] */
+        if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "unlimited") == 0)
+            cfg->pids_max = 0;
+        else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1)
+            cfg->pids_max = (unsigned long long)lua_tointeger(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "limits.pids", "an integer >= 1 or \"unlimited\"");
+        lua_pop(L, 1);
+        static const char *const keys[] = {"memory", "tmp_size", "shm_size"};
+        static const char *const paths[] = {"limits.memory", "limits.tmp_size", "limits.shm_size"};
+        unsigned long long *dst[] = {&cfg->memory_max, &cfg->tmp_size, &cfg->shm_size};
+        for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
+            if (raw_field(L, -1, keys[i]) != LUA_TNIL)
+                *dst[i] = size_value(L, -1, paths[i], i == 0); /* memory may be "unlimited" */
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
 void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct lc_profile_extra *extra)
 {
     idx = lua_absindex(L, idx);
@@ -267,6 +316,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     lua_pop(L, 1);
 
     read_rlimits(L, idx, cfg);
+    read_limits(L, idx, cfg);
 
     if (sub_field(L, idx, "env"))                       /* [..., env] */
         read_list(L, -1, "hide_paths_in", "env.hide_paths_in", &extra->hide_paths_in);

@@ -47,6 +47,9 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
         snprintf(r, sizeof r, "%d %llu %llu", cfg->rlimits[i].resource, cfg->rlimits[i].soft, cfg->rlimits[i].hard);
         put(f, 'L', r);
     }
+    char sizes[48];
+    snprintf(sizes, sizeof sizes, "%llu %llu", cfg->tmp_size, cfg->shm_size);
+    put(f, 'Z', sizes);
     fclose(f);
     int rc = write_all(fd, buf, len);
     free(buf);
@@ -94,6 +97,10 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             cfg->rlimits[cfg->n_rlimits++] = r;
             break;
         }
+        case 'Z':
+            if (sscanf(v, "%llu %llu", &cfg->tmp_size, &cfg->shm_size) != 2)
+                goto bad;
+            break;
         default:
             goto bad;
         }

@@ -23,7 +23,7 @@ int devfs_capture(struct devfs_capture *cap, struct mnt_err *e)
     return 0;
 }
 
-int devfs_build(struct devfs_capture *cap, struct mnt_err *e)
+int devfs_build(struct devfs_capture *cap, unsigned long long shm_size, struct mnt_err *e)
 {
     static const char *const links[][2] = {
         {"/proc/self/fd", "/dev/fd"},     {"/proc/self/fd/0", "/dev/stdin"},
@@ -31,6 +31,9 @@ int devfs_build(struct devfs_capture *cap, struct mnt_err *e)
         {"pts/ptmx", "/dev/ptmx"},
     };
     int r = -1;
+    /* Unsized, a tmpfs may take half the host's RAM, and every sandbox has its own. */
+    char shm_opts[48];
+    snprintf(shm_opts, sizeof shm_opts, "mode=1777,size=%llu", shm_size);
     if (mnt_mount(e, "cordon-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
         goto out;
     for (int i = 0; i < DEVFS_N_NODES; i++) {
@@ -45,7 +48,7 @@ int devfs_build(struct devfs_capture *cap, struct mnt_err *e)
     }
     if (mnt_mount(e, "devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
                   "newinstance,ptmxmode=0666,mode=0620") < 0 ||
-        mnt_mount(e, "cordon-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+        mnt_mount(e, "cordon-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, shm_opts) < 0)
         goto out;
     for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
         if (symlink(links[i][0], links[i][1]) < 0) {

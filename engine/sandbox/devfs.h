@@ -12,8 +12,8 @@ struct devfs_capture {
 
 /* Before the view changes. */
 int devfs_capture(struct devfs_capture *cap, struct mnt_err *e);
-/* Mount the new /dev; closes the captured fds. */
-int devfs_build(struct devfs_capture *cap, struct mnt_err *e);
+/* Mount the new /dev, its /dev/shm shm_size bytes at most; closes the captured fds. */
+int devfs_build(struct devfs_capture *cap, unsigned long long shm_size, struct mnt_err *e);
 /* Mount the pid namespace's own /proc, read-only (kernel knobs included). */
 int procfs_build(struct mnt_err *e);
 /* Mount a read-only sysfs of the sandbox's own network namespace over /sys, so

@@ -243,7 +243,12 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         goto out;
 
     /* 4. fresh file systems */
-    if (mnt_mount(&e, "cordon-tmp", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0 ||
+    /* Sized (0, which tmpfs takes as no limit, gets the default): unsized, each sandbox's /tmp
+     * could take half the host's RAM. */
+    char tmp_opts[48];
+    snprintf(tmp_opts, sizeof tmp_opts, "mode=1777,size=%llu",
+             cfg->tmp_size ? cfg->tmp_size : SANDBOX_TMP_SIZE_DEFAULT);
+    if (mnt_mount(&e, "cordon-tmp", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts) < 0 ||
         mnt_mount(&e, "cordon-run", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
         goto out;
     struct stat st;
@@ -256,7 +261,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     }
     if (self_fd >= 0 && mnt_attach(&e, self_fd, FSVIEW_CORDON_EXE, true) < 0)
         goto out;
-    if (devfs_build(&dev, &e) < 0 || procfs_build(&e) < 0)
+    if (devfs_build(&dev, cfg->shm_size ? cfg->shm_size : SANDBOX_SHM_SIZE_DEFAULT, &e) < 0 || procfs_build(&e) < 0)
         goto out;
     if (!cfg->net_unrestricted && sysfs_build(&e) < 0)
         goto out;

@@ -68,6 +68,11 @@ struct sandbox_config {
     struct str_list seccomp_deny;   /* extra syscall names refused with EPERM */
     struct sandbox_rlimit rlimits[SANDBOX_MAX_RLIMITS];
     size_t n_rlimits;
+    /* profile key `limits`: the whole sandbox's bounds. pids_max and memory_max need a cgroup
+     * (controller/controller_setup.c; 0: none); the tmpfs sizes are mount options (bytes). */
+    unsigned long long pids_max;
+    unsigned long long memory_max;
+    unsigned long long tmp_size, shm_size;
     struct str_list env;            /* the command's whole environment, "NAME=VALUE" */
     bool json;                      /* print one JSON result object after the command */
     double grace_seconds;           /* TERM -> KILL grace period (session.grace) */
@@ -78,6 +83,11 @@ struct sandbox_config {
     unsigned max_background;        /* session.max_background: live background jobs at most */
     size_t log_cap;                 /* session.log_cap: bytes of a background job's log kept */
 };
+
+/* limits.* when the resolved profile has none (the values of `coding`). */
+#define SANDBOX_PIDS_DEFAULT 4096ull
+#define SANDBOX_TMP_SIZE_DEFAULT (2ull << 30)
+#define SANDBOX_SHM_SIZE_DEFAULT (512ull << 20)
 
 #define SANDBOX_LOG_CAP_DEFAULT (64u * 1024 * 1024)
 #define SANDBOX_MAX_BACKGROUND_DEFAULT 8

@@ -156,6 +156,25 @@ static int block_signals(void)
     return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* The session is over: say whether the memory limit killed anything in it (the session's
+ * log), make sure init is gone (it is killed when the session ends; nothing outlives it) and
+ * remove the cgroup. init_pid is this process's child, so no other process can have its pid
+ * until it is reaped here. */
+static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, pid_t init_pid)
+{
+    char oom[128];
+    controller_oom_line(cfg, cg, oom, sizeof oom);
+    if (oom[0])
+        LOG_W("session", "%s", oom);
+    if (waitpid(init_pid, NULL, WNOHANG) == 0) {
+        (void)kill(init_pid, SIGKILL);
+        (void)waitpid(init_pid, NULL, 0);
+    }
+    int r = cgroup_remove(cg);
+    if (r < 0)
+        LOG_W("limits", "cannot remove the session's cgroup %s: %s", cg->dirs[0], strerror(-r));
+}
+
 /* The controller, in the forked child. Returns the exit status of the controller process. */
 static int controller_main(struct controller *c, struct run_flags *flags, const char *cwd, int ready_fd,
                            pid_t owner)
@@ -200,7 +219,15 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     c->init_pid = pid;
     c->ctl = sp[0];
 
+    /* The session's sandbox (init, every exec, the fresh sandboxes init forks for
+     * exec_per_command) shares one cgroup, entered before init has its configuration. */
+    struct controller_cgroup cgroup = {0};
     int r = controller_resolve(flags, cwd, &cfg, err, sizeof err);
+    bool have_cgroup = false;
+    if (r == 0 && (r = controller_cgroup(&cfg, &cgroup, err, sizeof err)) >= 0) {
+        have_cgroup = r > 0;
+        r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
+    }
     if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
         (r = controller_compile_network(c->ctl, err, sizeof err)) == 0)
         r = controller_send_filter(c->ctl, &cfg, &prog, err, sizeof err);
@@ -210,6 +237,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     if (r < 0) {
         (void)kill(pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);
+        if (have_cgroup)
+            (void)cgroup_remove(&cgroup.cg);
         unlink(c->socket_path);
         if (r == -1)
             fprintf(stderr, "cordon: %s\n", err);
@@ -269,6 +298,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         if (ev_run_once(&c->loop, 5) <= 0)
             break;
     }
+    if (have_cgroup) /* before the log is looked at: it may say something */
+        remove_cgroup(&cfg, &cgroup.cg, pid);
     unlink(c->socket_path);
     unlink(c->state_path);
     struct stat st;

@@ -8,7 +8,9 @@ local M = {}
 -- Kinds: "string", "boolean", "number" (>= 0), "integer" (>= 0), "list" (array of non-empty
 -- strings; merge appends), "abslist" (list of absolute paths), "strmap" (string -> string;
 -- merge by key), "rlimit" (integer >= 0, "unlimited", or { soft, hard }), "duration" (seconds as
--- a number, or "30s", "5m", "1h"), "name" (a profile name). A nested table is a sub-schema.
+-- a number, or "30s", "5m", "1h"), "name" (a profile name), "size" (bytes > 0: an integer, or
+-- "512K", "512M", "2G", "1T"), "size_or_unlimited" (a size or "unlimited"), "pids" (an integer
+-- >= 1 or "unlimited"). A nested table is a sub-schema.
 M.schema = {
     description = "string",
     extends = "name",
@@ -31,6 +33,7 @@ M.schema = {
     session = { exec_per_command = "boolean", grace = "number", max_background = "integer",
                 log_cap = "integer" },
     capture = { head = "integer", tail = "integer" },
+    limits = { pids = "pids", memory = "size_or_unlimited", tmp_size = "size", shm_size = "size" },
     json = "boolean",
 }
 
@@ -93,6 +96,28 @@ local checks = {
         return "expected seconds (a number) or a duration like \"30s\", \"5m\", \"1h\""
     end,
 }
+-- The size syntax lua_conv.c parses too (K, M, G, T: powers of 1024), 1 byte to 1 PiB.
+local size_units = { [""] = 1, K = 2 ^ 10, M = 2 ^ 20, G = 2 ^ 30, T = 2 ^ 40 }
+local function size_ok(v)
+    if math.type(v) == "integer" then return v > 0 and v <= 2 ^ 50 end
+    if type(v) ~= "string" then return false end
+    local n, unit = v:match("^(%d+)([KMGT]?)$")
+    if not n then return false end
+    local bytes = tonumber(n) * size_units[unit]
+    return bytes > 0 and bytes <= 2 ^ 50
+end
+checks.size = function(v)
+    if not size_ok(v) then return "expected a size, 1 byte to 1 PiB: bytes, or \"512M\", \"2G\" (K, M, G, T)" end
+end
+checks.size_or_unlimited = function(v)
+    if v ~= "unlimited" and not size_ok(v) then
+        return "expected a size, 1 byte to 1 PiB (bytes, or \"512M\", \"2G\"), or \"unlimited\""
+    end
+end
+checks.pids = function(v)
+    if v == "unlimited" then return end
+    if math.type(v) ~= "integer" or v < 1 then return "expected an integer >= 1 or \"unlimited\"" end
+end
 checks.abslist = function(v)
     local e = checks.list(v)
     if e then return e end

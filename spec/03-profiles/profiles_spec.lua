@@ -143,3 +143,65 @@ describe("coding: network rules", function()
             { profile.validate({ network = { wildcard_special = "yes" } }) })
     end)
 end)
+
+describe("limits", function()
+    it("coding bounds pids, /tmp and /dev/shm, and leaves memory unset", function()
+        local r = profile.resolve("coding", load_profile)
+        assert.are.same({ pids = 4096, tmp_size = "2G", shm_size = "512M" }, r.limits)
+    end)
+
+    it("strict lowers them and bounds memory; a profile may lift them by name", function()
+        local r = profile.resolve("strict", load_profile)
+        assert.are.same({ pids = 1024, memory = "8G", tmp_size = "1G", shm_size = "256M" }, r.limits)
+        assert.is_nil(profile.validate({ limits = { pids = "unlimited", memory = "unlimited" } }))
+    end)
+
+    it("accepts sizes as bytes or with K, M, G, T", function()
+        for _, v in ipairs { 1, 4096, "4096", "512K", "512M", "2G", "1T", "1024T" } do
+            assert.is_nil(profile.validate({ limits = { tmp_size = v } }), tostring(v))
+        end
+    end)
+
+    it("refuses bad values, naming the key", function()
+        local cases = {
+            { { pids = 0 }, "limits.pids", "expected an integer >= 1 or \"unlimited\", got integer" },
+            { { pids = 1.5 }, "limits.pids", "expected an integer >= 1 or \"unlimited\", got float" },
+            { { pids = "many" }, "limits.pids", "expected an integer >= 1 or \"unlimited\", got string" },
+            { { tmp_size = 0 }, "limits.tmp_size", "got integer" },
+            { { tmp_size = "0M" }, "limits.tmp_size", "got string" },
+            { { tmp_size = "2g" }, "limits.tmp_size", "got string" },
+            { { tmp_size = "2GB" }, "limits.tmp_size", "got string" },
+            { { tmp_size = "-1" }, "limits.tmp_size", "got string" },
+            { { tmp_size = "unlimited" }, "limits.tmp_size", "got string" }, -- tmpfs size=0 is no limit
+            { { shm_size = "2048T" }, "limits.shm_size", "got string" },    -- above 1 PiB
+            { { shm_size = true }, "limits.shm_size", "got boolean" },
+            { { memory = "lots" }, "limits.memory", "or \"unlimited\", got string" },
+            { { swap = "1G" }, "limits.swap", "unknown key" },
+        }
+        for _, c in ipairs(cases) do
+            local kp, msg = profile.validate({ limits = c[1] })
+            assert.are.equal(c[2], kp)
+            assert.is_truthy(msg and msg:find(c[3], 1, true), tostring(msg))
+        end
+    end)
+
+    it("a bad value is an error naming the file and the line", function()
+        local src = table.concat({
+            "return {",
+            "    extends = \"coding\",",
+            "    limits = {",
+            "        pids = 64,",
+            "        tmp_size = \"2 GB\",",
+            "    },",
+            "}",
+        }, "\n")
+        local function loader(name)
+            if name == "x" then return assert(load(src, "=mine", "t", {}))(), "/p/mine.lua", src end
+            return load_profile(name)
+        end
+        local ok, err = pcall(profile.resolve, "x", loader)
+        assert.is_false(ok)
+        assert.are.equal("/p/mine.lua:5: key 'limits.tmp_size': expected a size, 1 byte to 1 PiB: bytes, "
+            .. "or \"512M\", \"2G\" (K, M, G, T), got string", err)
+    end)
+end)
