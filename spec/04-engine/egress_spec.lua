@@ -713,3 +713,43 @@ end }
         assert.are.equal(9, refusals)
     end)
 end)
+
+-- After an error reply the proxy shuts its write side and drains what the client still sends
+-- (bounded) before it closes: a close with unread bytes would send a reset, which can destroy
+-- the reply before the client has read it.
+describe("egress: an error reply arrives whole", function()
+    after_each(h.cleanup)
+
+    -- Sends a 200 KB header line from a thread while reading the reply to its end of file.
+    local LINGER = [[
+import socket, threading
+s = socket.create_connection(("127.0.0.1", 18080), timeout=20)
+def feed():
+    try:
+        s.sendall(b"GET http://127.0.0.2:9/ HTTP/1.1\r\nHost: 127.0.0.2:9\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n")
+    except OSError:
+        pass
+t = threading.Thread(target=feed)
+t.start()
+got, err = b"", ""
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+except OSError as e:
+    err = " " + e.__class__.__name__
+t.join()
+head, _, body = got.partition(b"\r\n\r\n")
+cl = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+print(head.split(b"\r\n", 1)[0].decode() + (" whole" if cl and len(body) == cl[0] else " cut") + err)
+]]
+
+    it("a 200 KB header line gets its 431 intact, read by a client that keeps sending", function()
+        for _ = 1, 3 do
+            local r = ok(run(h.python .. " -c " .. h.quote(LINGER)))
+            assert.are.equal("HTTP/1.1 431 Request Header Fields Too Large whole\n", r.stdout, h.describe(r))
+        end
+    end)
+end)
