@@ -753,3 +753,38 @@ print(head.split(b"\r\n", 1)[0].decode() + (" whole" if cl and len(body) == cl[0
         end
     end)
 end)
+
+-- The proxy's record of what it refused is the evidence: one cordon line per refused
+-- destination, whatever the client printed (wget's "Proxy tunneling failed: Forbidden" and
+-- apt's "403  Forbidden [IP: 127.0.0.1 18080]" have no form the refusal patterns know).
+describe("egress: a line for every refused destination", function()
+    after_each(h.cleanup)
+
+    local function blocked_lines(r)
+        local got = {}
+        for dest, flag in r.stderr:gmatch("cordon: the sandbox's network policy blocked (%S+) %((%-%-network%-allow %S+) would allow it%)\n") do
+            got[#got + 1] = dest .. " " .. flag
+        end
+        table.sort(got)
+        return got
+    end
+
+    it("wget over https and http, twice to one destination: one line per destination", function()
+        if os.execute("command -v wget >/dev/null") ~= true then h.skip("wget is not installed") return end
+        local r = run("wget -q -O- https://127.0.0.2:8443/a; wget -q -O- https://127.0.0.2:8443/b; "
+            .. "wget -q -O- http://127.0.0.3:8080/")
+        assert.are.same({ "127.0.0.2:8443 --network-allow 127.0.0.2:8443",
+                          "127.0.0.3:8080 --network-allow 127.0.0.3:8080" }, blocked_lines(r), h.describe(r))
+    end)
+
+    it("apt-get update of a repository no rule allows (apt takes the proxy from http_proxy)", function()
+        if os.execute("command -v apt-get >/dev/null") ~= true then h.skip("apt-get is not installed") return end
+        local r = run([[d=$(mktemp -d); mkdir -p $d/lists/partial $d/cache/archives/partial
+echo "deb http://127.0.0.2:8089/debian stable main" > $d/s.list
+apt-get update -o Dir::Etc::SourceList=$d/s.list -o Dir::Etc::SourceParts=/dev/null \
+  -o Dir::State::Lists=$d/lists -o Dir::Cache=$d/cache -o APT::Sandbox::User=root \
+  -o Debug::NoLocking=1 -o Acquire::Retries=0]])
+        assert.are_not.equal(0, r.code)
+        assert.are.same({ "127.0.0.2:8089 --network-allow 127.0.0.2:8089" }, blocked_lines(r), h.describe(r))
+    end)
+end)
