@@ -30,6 +30,7 @@
 #include "sandbox/init.h"
 #include "base/log.h"
 #include "policy/lua_host.h"
+#include "proxy/port_relay.h"
 #include "proxy/proxy.h"
 #include "sandbox/pty.h"
 #include "controller/refusal_report.h"
@@ -158,6 +159,7 @@ struct controller {
     bool init_done;
     struct ev_io sig_w, ctl_w, master_w, stdin_w;
     struct proxy *proxy;     /* NULL without a network namespace */
+    struct port_relay *ports; /* the host ports granted (network.host_ports), or NULL */
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
 };
@@ -297,6 +299,7 @@ static void supervise(struct controller *c)
         int r = ev_run_once(&c->loop, -1);
         if (c->proxy)
             proxy_after_round(c->proxy);
+        port_relay_after_round(c->ports);
         if (r < 0) {
             LOG_E("run", "event loop: %s", strerror(-r));
             break;
@@ -309,11 +312,13 @@ static void supervise(struct controller *c)
         ;
 }
 
-/* Take the fds init hands over (pty master, proxy listeners) until each expected one came.
- * EOF means init failed its set-up; it said why on stderr, and supervise() sees it exit. */
-static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, int *http_fd, int *socks_fd)
+/* Take the fds init hands over (pty master, proxy listeners, host ports' listeners) until each
+ * expected one came. EOF means init failed its set-up; it said why on stderr, and supervise()
+ * sees it exit. */
+static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
+                        char **command, int *http_fd, int *socks_fd)
 {
-    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 : 0);
+    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 + (int)host_ports : 0);
     while (expected-- > 0) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
@@ -327,6 +332,12 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, in
             break;
         case INIT_MSG_HTTP_LISTENER: *http_fd = fd; break;
         case INIT_MSG_SOCKS_LISTENER: *socks_fd = fd; break;
+        case INIT_MSG_HOST_PORT:
+            if (!c->ports)
+                c->ports = port_relay_new(&c->loop, command);
+            if (port_relay_add_host_port(c->ports, fd) < 0)
+                LOG_E("run", "a host port's listener cannot be served: its connections fail");
+            break;
         default: close(fd); break;
         }
     }
@@ -500,7 +511,7 @@ int run_main(int argc, char **argv)
     set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1]);
 
     int http_fd = -1, socks_fd = -1;
-    receive_fds(&c, want_pty, !cfg.net_unrestricted, &http_fd, &socks_fd);
+    receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command, &http_fd, &socks_fd);
     if (http_fd >= 0 && socks_fd >= 0) {
         c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
         if (!c.proxy)
@@ -541,6 +552,8 @@ int run_main(int argc, char **argv)
     }
     proxy_free(c.proxy);
     c.proxy = NULL;
+    port_relay_free(c.ports);
+    c.ports = NULL;
     if (cfg.json) {
         struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = clock_mono_ms_f() - start,
                                  .detect_ms = detect_ms, .profile = cfg.profile, .refusals = refusals,

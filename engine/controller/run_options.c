@@ -13,7 +13,7 @@ enum opt_id {
     OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
     OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
     OPT_ASK_SANDBOX_OFF, OPT_PLAN, OPT_PERMISSION_TIMEOUT,
-    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER,
+    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER, OPT_ALLOW_HOST_PORT, OPT_PUBLISH,
 };
 
 struct opt_def {
@@ -33,6 +33,8 @@ static const struct opt_def options[] = {
     {"json", OPT_JSON, false},
     {"network-allow", OPT_NETWORK_ALLOW, true},
     {"network-deny", OPT_NETWORK_DENY, true},
+    {"allow-host-port", OPT_ALLOW_HOST_PORT, true},
+    {"publish", OPT_PUBLISH, true}, /* session start only (a run's init serves no requests) */
     {"ask-sandbox-off", OPT_ASK_SANDBOX_OFF, false},
     {"plan", OPT_PLAN, false},
     {"permission-timeout", OPT_PERMISSION_TIMEOUT, true},
@@ -59,6 +61,9 @@ static void print_options(FILE *out, bool session)
           "  --json                  print one JSON result object after the command's output\n"
           "  --network-allow RULE    let commands reach RULE through the proxy (repeatable)\n"
           "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n"
+          "  --allow-host-port PORT  the host's own 127.0.0.1:PORT (a database, an API) is\n"
+          "                          reachable inside at 127.0.0.1:PORT and localhost:PORT\n"
+          "                          (repeatable; not 18080 or 18081, the proxy's)\n"
           "  --ask-sandbox-off       when the sandbox refused the command, ask (on the terminal)\n"
           "                          whether to run it once more outside the sandbox\n"
           "  --plan                  plan mode: never run anything outside the sandbox\n"
@@ -71,7 +76,11 @@ static void print_options(FILE *out, bool session)
               "  --detach                outlive the process that started the session; no\n"
               "                          terminal answers its approvals\n"
               "  --owner PID             end the session when process PID exits (one of yours),\n"
-              "                          instead of the process that ran session start\n",
+              "                          instead of the process that ran session start\n"
+              "  --publish [HOSTADDR:]HOSTPORT:PORT\n"
+              "                          the sandbox's port PORT is reachable from the host at\n"
+              "                          HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
+              "                          also cordon publish NAME PORT [HOSTPORT])\n",
               out);
     fputs("A boolean option also takes =true or =false.\n", out);
 }
@@ -154,7 +163,7 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         const char *name = arg + 2;
         size_t name_len;
         const struct opt_def *def = find_option(name, &name_len);
-        if (!def || ((def->id == OPT_DETACH || def->id == OPT_OWNER) && !session))
+        if (!def || ((def->id == OPT_DETACH || def->id == OPT_OWNER || def->id == OPT_PUBLISH) && !session))
             return usage_err(err, errlen, session, "unknown option '--%.*s'", (int)name_len, name);
         const char *value = name[name_len] == '=' ? name + name_len + 1 : NULL;
         if (def->takes_value && !value) {
@@ -187,6 +196,8 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         case OPT_SESSION_EXEC: out->session_exec = b; break;
         case OPT_DETACH: out->detach = b == FLAG_TRUE; break;
         case OPT_OWNER: out->owner = value; break;
+        case OPT_ALLOW_HOST_PORT: str_list_push(&out->host_ports, value); break;
+        case OPT_PUBLISH: str_list_push(&out->publish, value); break;
         }
     }
     *i_io = i;

@@ -87,6 +87,25 @@ static void hand_over_proxy_listeners(int ctl)
     }
 }
 
+/* The listeners of the host ports granted (network.host_ports), on the sandbox's 127.0.0.1,
+ * handed to the controller like the proxy's: it connects to the host's 127.0.0.1:PORT for each
+ * connection accepted. Made here, by init, so that no command can have bound the port first. */
+static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_host_ports; i++) {
+        int one = 1, r;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->host_ports[i]),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0)
+            setup_failed("creating the listener of a host port", errno);
+        if ((r = fdpass_send(ctl, fd, INIT_MSG_HOST_PORT)) < 0)
+            setup_failed("passing a host port's listener to the controller", -r);
+        close(fd);
+    }
+}
+
 /* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
  * failed to resolve the profile, says why itself, and no command runs. */
 static void receive_config(int sock, struct sandbox_config *cfg)
@@ -160,6 +179,8 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
         setup_failed("the profile wants the host's network, but the sandbox already has its own", 0);
     if (!p->early_network && !cfg->net_unrestricted)
         set_up_network(p->ctl_sock);
+    if (!cfg->net_unrestricted)
+        hand_over_host_ports(p->ctl_sock, cfg);
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);

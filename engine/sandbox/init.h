@@ -45,11 +45,16 @@ struct init_status {
 #define INIT_MSG_CONFIG 'C'  /* first, with a memfd holding the resolved configuration */
 #define INIT_MSG_FILTER 'F'
 #define INIT_MSG_ABORT 'A'
-/* Messages from init, each carrying one fd: the proxy's two listeners and the pty master (in
- * this order, those that apply), then the status (struct init_status, no fd). */
+/* Messages from init, each carrying one fd: the proxy's two listeners, the host ports' listeners
+ * and the pty master (in this order, those that apply), then the status (struct init_status, no
+ * fd). */
 #define INIT_MSG_PTY 'P'
 #define INIT_MSG_HTTP_LISTENER 'H'
 #define INIT_MSG_SOCKS_LISTENER 'S'
+/* After the configuration, one per host port granted (network.host_ports, in its order): the
+ * listener on the sandbox's 127.0.0.1:PORT whose connections the controller carries to the
+ * host's 127.0.0.1:PORT. */
+#define INIT_MSG_HOST_PORT 'T'
 
 /* Where the proxy listens inside every sandbox with a network namespace. */
 #define PROXY_HTTP_PORT 18080

@@ -33,6 +33,7 @@
 #include "controller/controller_setup.h"
 #include "controller/run_options.h"
 #include "policy/lua_host.h"
+#include "proxy/port_relay.h"
 #include "proxy/proxy.h"
 #include "sandbox/init.h"
 #include "sandbox/sandbox_config.h"
@@ -52,6 +53,7 @@ struct controller {
     int ctl, sfd, owner_fd;
     struct ev_io sig_w, owner_w;
     struct proxy *proxy;
+    struct port_relay *ports; /* host ports and published ports (with a network namespace) */
     struct api_server *api;
     struct session *session;
     bool ended;
@@ -120,11 +122,12 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
     session_shut_down(c->session, "its owner exited");
 }
 
-/* Wait for the fds init hands over (proxy listeners), then ping it: a reply means init
- * finished its set-up and serves the socket. -1 when init failed (it said why). */
-static int wait_for_init(struct controller *c, bool want_proxy, int *http_fd, int *socks_fd)
+/* Wait for the fds init hands over (proxy listeners, host ports' listeners), then ping it: a
+ * reply means init finished its set-up and serves the socket. -1 when init failed (it said
+ * why). */
+static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports, int *http_fd, int *socks_fd)
 {
-    for (int expected = want_proxy ? 2 : 0; expected > 0; expected--) {
+    for (int expected = want_proxy ? 2 + (int)host_ports : 0; expected > 0; expected--) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
         if (fd < 0)
@@ -133,6 +136,10 @@ static int wait_for_init(struct controller *c, bool want_proxy, int *http_fd, in
             *http_fd = fd;
         else if (tag == INIT_MSG_SOCKS_LISTENER)
             *socks_fd = fd;
+        else if (tag == INIT_MSG_HOST_PORT && c->ports && port_relay_add_host_port(c->ports, fd) == 0)
+            continue;
+        else if (tag == INIT_MSG_HOST_PORT)
+            LOG_E("session", "a host port's listener cannot be served: its connections fail");
         else
             close(fd);
     }
@@ -141,6 +148,81 @@ static int wait_for_init(struct controller *c, bool want_proxy, int *http_fd, in
     if (sw_send(c->ctl, &ping, NULL, 0, NULL, 0) < 0 || sw_recv(c->ctl, &reply, NULL, 0, fds, 0) < 0 ||
         reply.tag != SW_SIGNALED)
         return -1;
+    return 0;
+}
+
+/* A published port's connection into the sandbox, through the session's link to init (none
+ * arrives before the session exists: the loop runs only then). */
+static int connect_inside(void *ctx, unsigned id, unsigned port)
+{
+    struct controller *c = ctx;
+    return c->session ? session_connect_inside(c->session, id, port) : -EAGAIN;
+}
+
+/* --publish [HOSTADDR:]HOSTPORT:PORT (HOSTADDR may be bracketed: [::1]). 0, or -1 with err. */
+static int parse_publish(const char *spec, char *addr, size_t addrlen, long *host_port, long *port,
+                         char *err, size_t errlen)
+{
+    const char *last = strrchr(spec, ':');
+    char *end;
+    addr[0] = '\0';
+    if (!last || last == spec)
+        goto bad;
+    *port = strtol(last + 1, &end, 10);
+    if (*end || end == last + 1)
+        goto bad;
+    /* The word before the port is the host port; what is before that, the address. */
+    const char *mid = NULL;
+    for (const char *p = last - 1; p >= spec && !mid; p--)
+        if (*p == ':')
+            mid = p;
+    const char *hp = mid ? mid + 1 : spec;
+    *host_port = strtol(hp, &end, 10);
+    if (end != last || end == hp)
+        goto bad;
+    if (mid) {
+        const char *a = spec;
+        size_t n = (size_t)(mid - spec);
+        if (n >= 2 && a[0] == '[' && a[n - 1] == ']') {
+            a++;
+            n -= 2;
+        }
+        if (n == 0 || n >= addrlen)
+            goto bad;
+        memcpy(addr, a, n);
+        addr[n] = '\0';
+    }
+    return 0;
+bad:
+    snprintf(err, errlen, "--publish '%.80s': expected [HOSTADDR:]HOSTPORT:PORT (such as 8080:3000 or "
+             "127.0.0.1:8080:3000)", spec);
+    return -1;
+}
+
+/* The ports session start was told to publish; -1 with err on the first that cannot be. */
+static int publish_flags(struct controller *c, const struct run_flags *flags, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < flags->publish.len; i++) {
+        char addr[64], why[256];
+        long host_port, port;
+        if (parse_publish(flags->publish.items[i], addr, sizeof addr, &host_port, &port, err, errlen) < 0)
+            return -1;
+        if (!c->ports) {
+            snprintf(err, errlen, "--publish: this session has no network of its own (network.unrestricted)");
+            return -1;
+        }
+        if (port < 1 || port > 65535 || host_port < 0 || host_port > 65535) {
+            snprintf(err, errlen, "--publish '%s': ports are 1 to 65535 (a host port of 0: any free one)",
+                     flags->publish.items[i]);
+            return -1;
+        }
+        struct port_binding b;
+        if (port_relay_publish(c->ports, addr[0] ? addr : NULL, (unsigned)host_port, (unsigned)port, &b, why,
+                               sizeof why) < 0) {
+            snprintf(err, errlen, "--publish %s: %s", flags->publish.items[i], why);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -205,14 +287,23 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         (r = controller_compile_network(c->ctl, err, sizeof err)) == 0)
         r = controller_send_filter(c->ctl, &cfg, &prog, err, sizeof err);
     int http_fd = -1, socks_fd = -1;
-    if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, &http_fd, &socks_fd) < 0)
+    if (r == 0 && !cfg.net_unrestricted) {
+        char session_word[] = "session";
+        char *label[] = {session_word, (char *)c->name, NULL};
+        c->ports = port_relay_new(&c->loop, label);
+        port_relay_set_inside(c->ports, connect_inside, c);
+    }
+    if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports, &http_fd, &socks_fd) < 0)
         r = -2; /* init said why */
+    if (r == 0 && publish_flags(c, flags, err, sizeof err) < 0)
+        r = -1;
     if (r < 0) {
         (void)kill(pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);
         unlink(c->socket_path);
         if (r == -1)
             fprintf(stderr, "cordon: %s\n", err);
+        port_relay_free(c->ports);
         return CORDON_EXIT_SETUP;
     }
     sc_program_free(&prog);
@@ -229,7 +320,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     (void)setsockopt(c->ctl, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     struct session_params sp_ = {.name = c->name, .socket_path = c->socket_path,
                                  .state_path = c->state_path, .cfg = &cfg, .ctl = c->ctl,
-                                 .init_pid = pid, .owner_pid = owner, .proxy = c->proxy,
+                                 .init_pid = pid, .owner_pid = owner, .proxy = c->proxy, .ports = c->ports,
                                  .on_ended = on_session_ended,
                                  .ctx = c};
     c->session = session_new(&c->loop, &sp_);
@@ -255,6 +346,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         int n = ev_run_once(&c->loop, -1);
         if (c->proxy)
             proxy_after_round(c->proxy);
+        port_relay_after_round(c->ports);
         api_server_after_round(c->api);
         session_after_round(c->session);
         if (n < 0 && n != -EINTR) {
@@ -276,6 +368,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         unlink(c->log_path); /* the controller had nothing to say */
     api_server_stop(c->api);
     session_free(c->session);
+    port_relay_free(c->ports);
     proxy_free(c->proxy);
     lh_close();
     sandbox_config_free(&cfg);
