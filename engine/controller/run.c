@@ -190,20 +190,52 @@ static void on_signal(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         handle_signal(c, (int)si.ssi_signo);
 }
 
+/* One message from init: its report of the command's end (struct init_status), or the answer
+ * to a published port's INIT_MSG_CONNECT (with the socket when it connects). */
 static void read_status(struct controller *c)
 {
-    struct init_status msg;
-    ssize_t n = recv(c->ctl, &msg, sizeof msg, MSG_DONTWAIT);
-    if (n == (ssize_t)sizeof msg && msg.tag == 'S') {
-        c->status = msg;
+    union {
+        struct init_status status;
+        struct init_connect connect;
+    } m;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf};
+    ssize_t n = recvmsg(c->ctl, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    int fd = -1;
+    for (struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+            memcpy(&fd, CMSG_DATA(h), sizeof(int));
+    if (n == (ssize_t)sizeof m.status && m.status.tag == 'S') {
+        c->status = m.status;
         c->have_status = true;
+    } else if (n == (ssize_t)sizeof m.connect && m.connect.tag == INIT_MSG_CONNECTED && c->ports) {
+        port_relay_inside_connected(c->ports, m.connect.id, fd >= 0 ? fd : m.connect.value < 0 ? m.connect.value
+                                                                                              : -EBADMSG);
+        fd = -1;
     }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* A published port's connection: ask init for a socket connected inside (port_relay.h). */
+static int connect_inside(void *ctx, unsigned id, unsigned port)
+{
+    struct controller *c = ctx;
+    if (c->have_status)
+        return -ESHUTDOWN; /* the command has ended: init serves nothing more */
+    struct init_connect m = {.tag = INIT_MSG_CONNECT, .id = id, .value = (int32_t)port};
+    return send(c->ctl, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
 static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
 {
     struct controller *c = w->data;
-    read_status(c);
+    read_status(c); /* the status, or a connect's answer (the watcher stays for the status) */
     if (c->have_status || (events & (EPOLLHUP | EPOLLERR)))
         ev_io_stop(loop, w);
 }
@@ -512,6 +544,14 @@ int run_main(int argc, char **argv)
 
     int http_fd = -1, socks_fd = -1;
     receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command, &http_fd, &socks_fd);
+    if (flags.publish.len) {
+        if (!c.ports && !cfg.net_unrestricted)
+            c.ports = port_relay_new(&c.loop, flags.command);
+        if (c.ports)
+            port_relay_set_inside(c.ports, connect_inside, &c);
+        if (controller_publish(c.ports, &flags, err, sizeof err) < 0)
+            stop_init_and_die(&c, err);
+    }
     if (http_fd >= 0 && socks_fd >= 0) {
         c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
         if (!c.proxy)

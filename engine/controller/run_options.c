@@ -34,7 +34,7 @@ static const struct opt_def options[] = {
     {"network-allow", OPT_NETWORK_ALLOW, true},
     {"network-deny", OPT_NETWORK_DENY, true},
     {"allow-host-port", OPT_ALLOW_HOST_PORT, true},
-    {"publish", OPT_PUBLISH, true}, /* session start only (a run's init serves no requests) */
+    {"publish", OPT_PUBLISH, true},
     {"ask-sandbox-off", OPT_ASK_SANDBOX_OFF, false},
     {"plan", OPT_PLAN, false},
     {"permission-timeout", OPT_PERMISSION_TIMEOUT, true},
@@ -64,6 +64,10 @@ static void print_options(FILE *out, bool session)
           "  --allow-host-port PORT  the host's own 127.0.0.1:PORT (a database, an API) is\n"
           "                          reachable inside at 127.0.0.1:PORT and localhost:PORT\n"
           "                          (repeatable; not 18080 or 18081, the proxy's)\n"
+          "  --publish [HOSTADDR:]HOSTPORT:PORT\n"
+          "                          the sandbox's port PORT is reachable from the host at\n"
+          "                          HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
+          "                          in a session also cordon publish NAME PORT [HOSTPORT])\n"
           "  --ask-sandbox-off       when the sandbox refused the command, ask (on the terminal)\n"
           "                          whether to run it once more outside the sandbox\n"
           "  --plan                  plan mode: never run anything outside the sandbox\n"
@@ -76,11 +80,7 @@ static void print_options(FILE *out, bool session)
               "  --detach                outlive the process that started the session; no\n"
               "                          terminal answers its approvals\n"
               "  --owner PID             end the session when process PID exits (one of yours),\n"
-              "                          instead of the process that ran session start\n"
-              "  --publish [HOSTADDR:]HOSTPORT:PORT\n"
-              "                          the sandbox's port PORT is reachable from the host at\n"
-              "                          HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
-              "                          also cordon publish NAME PORT [HOSTPORT])\n",
+              "                          instead of the process that ran session start\n",
               out);
     fputs("A boolean option also takes =true or =false.\n", out);
 }
@@ -163,7 +163,7 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         const char *name = arg + 2;
         size_t name_len;
         const struct opt_def *def = find_option(name, &name_len);
-        if (!def || ((def->id == OPT_DETACH || def->id == OPT_OWNER || def->id == OPT_PUBLISH) && !session))
+        if (!def || ((def->id == OPT_DETACH || def->id == OPT_OWNER) && !session))
             return usage_err(err, errlen, session, "unknown option '--%.*s'", (int)name_len, name);
         const char *value = name[name_len] == '=' ? name + name_len + 1 : NULL;
         if (def->takes_value && !value) {

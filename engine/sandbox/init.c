@@ -137,6 +137,50 @@ static void receive_filter(int sock, struct sc_program *prog)
     prog->len = (unsigned short)(body / sizeof(struct sock_filter));
 }
 
+/* INIT_MSG_CONNECT: a socket connecting to the sandbox's 127.0.0.1:PORT, passed back at once
+ * (init never waits for a connect; the controller sees it through). Only 127.0.0.1. */
+static void connect_inside(int ctl)
+{
+    struct init_connect req, reply = {.tag = INIT_MSG_CONNECTED};
+    ssize_t n = recv(ctl, &req, sizeof req, MSG_DONTWAIT);
+    if (n != (ssize_t)sizeof req || req.tag != INIT_MSG_CONNECT)
+        return; /* nothing else comes this way while the command runs */
+    reply.id = req.id;
+    int fd = -1;
+    if (req.value < 1 || req.value > 65535) {
+        reply.value = -EINVAL;
+    } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+        reply.value = -errno;
+    } else {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)req.value),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
+            reply.value = -errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = &reply, .iov_len = sizeof reply};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        memset(u.buf, 0, sizeof u.buf);
+        msg.msg_control = u.buf;
+        msg.msg_controllen = sizeof u.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    (void)sendmsg(ctl, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (fd >= 0)
+        close(fd);
+}
+
 static void forward_signal(pid_t group, int sig)
 {
     if (group <= 1)
@@ -231,7 +275,16 @@ CORDON_NORETURN void init_main(const struct init_params *p)
         close(p->err_pipe);
 
     int status = 0;
+    struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = p->ctl_sock, .events = POLLIN}};
     for (;;) {
+        if (poll(pfd, 2, -1) < 0)
+            continue; /* EINTR */
+        if (pfd[1].revents & (POLLHUP | POLLERR))
+            pfd[1].fd = -1; /* the controller is gone: PR_SET_PDEATHSIG ends this process */
+        else if (pfd[1].revents & POLLIN)
+            connect_inside(p->ctl_sock);
+        if (!(pfd[0].revents & POLLIN))
+            continue;
         struct signalfd_siginfo si;
         ssize_t n;
         RETRY_EINTR(n, read(sfd, &si, sizeof si));

@@ -56,6 +56,18 @@ struct init_status {
  * host's 127.0.0.1:PORT. */
 #define INIT_MSG_HOST_PORT 'T'
 
+/* While the command runs, the controller may ask init (cordon run's; a session's has its own
+ * wire, session_wire.h) for a socket connected to the sandbox's 127.0.0.1:PORT, for a port
+ * published to the host: INIT_MSG_CONNECT with value = PORT; init answers INIT_MSG_CONNECTED
+ * with value = 0 and the socket (connecting, non-blocking), or value = -errno and no fd. */
+#define INIT_MSG_CONNECT 'O'
+#define INIT_MSG_CONNECTED 'o'
+struct init_connect {
+    char tag;
+    uint32_t id;             /* the controller's, echoed */
+    int32_t value;
+};
+
 /* Where the proxy listens inside every sandbox with a network namespace. */
 #define PROXY_HTTP_PORT 18080
 #define PROXY_SOCKS_PORT 18081
