@@ -61,7 +61,8 @@ int cports_publish_main(int argc, char **argv)
             else if (i + 1 < argc)
                 addr = argv[++i];
             if (!addr || !addr[0])
-                return cli_usage_error("publish", "--host-addr needs an address (usage: " PUBLISH_SYNOPSIS ")");
+                return cli_usage_error("publish", "--host-addr needs an address (usage: %s)",
+                                       PUBLISH_SYNOPSIS);
         } else if (options && a[0] == '-' && a[1]) {
             return cli_usage_error("publish", "unknown option '%s' (usage: " PUBLISH_SYNOPSIS ")", a);
         } else if (npos < 3) {
@@ -128,13 +129,15 @@ int cports_unpublish_main(int argc, char **argv)
     }
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("unpublish", "unknown option '%s' (usage: " UNPUBLISH_SYNOPSIS ")", argv[i]);
+            return cli_usage_error("unpublish", "unknown option '%s' (usage: %s)", argv[i], UNPUBLISH_SYNOPSIS);
         if (npos == 2)
-            return cli_usage_error("unpublish", "unexpected argument '%s' (usage: " UNPUBLISH_SYNOPSIS ")", argv[i]);
+            return cli_usage_error("unpublish", "unexpected argument '%s' (usage: %s)", argv[i],
+                                   UNPUBLISH_SYNOPSIS);
         pos[npos++] = argv[i];
     }
     if (npos < 2)
-        return cli_usage_error("unpublish", "missing %s (usage: " UNPUBLISH_SYNOPSIS ")", npos ? "PORT" : "NAME");
+        return cli_usage_error("unpublish", "missing %s (usage: %s)", npos ? "PORT" : "NAME",
+                               UNPUBLISH_SYNOPSIS);
     if (!csock_name_valid(pos[0]))
         return cli_usage_error("unpublish", "invalid session name '%s'", pos[0]);
     long port = parse_port(pos[1], 1);

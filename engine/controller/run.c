@@ -214,8 +214,8 @@ static void read_status(struct controller *c)
         c->status = m.status;
         c->have_status = true;
     } else if (n == (ssize_t)sizeof m.connect && m.connect.tag == INIT_MSG_CONNECTED && c->ports) {
-        port_relay_inside_connected(c->ports, m.connect.id, fd >= 0 ? fd : m.connect.value < 0 ? m.connect.value
-                                                                                              : -EBADMSG);
+        int got = fd >= 0 ? fd : m.connect.value < 0 ? m.connect.value : -EBADMSG;
+        port_relay_inside_connected(c->ports, m.connect.id, got);
         fd = -1;
     }
     if (fd >= 0)

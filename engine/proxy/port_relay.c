@@ -473,7 +473,8 @@ int port_relay_publish(struct port_relay *pr, const char *host_addr, unsigned ho
         return -EINVAL;
     }
     if (host_port > 65535) {
-        snprintf(err, errlen, "host port %u: expected a port 1-65535 on the host (0: any free one)", host_port);
+        snprintf(err, errlen, "host port %u: expected a port 1-65535 on the host (0: any free one)",
+                 host_port);
         return -EINVAL;
     }
     for (struct listener *l = pr->listeners; l; l = l->next) {

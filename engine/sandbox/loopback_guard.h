@@ -1,9 +1,10 @@
 /* loopback_guard.h — network.loopback = false (no --allow-loopback): the command may not serve
  * or use TCP on the sandbox's own loopback. Its only peers there are the egress proxy's two
- * listeners and the relays of the host ports granted (network.host_ports). Landlock (ABI 4, Linux 6.7) refuses every TCP bind (listen's implicit bind to an
- * ephemeral port included) and every TCP connect except to the proxy's ports, with EACCES;
- * the seccomp filter refuses the inet sockets Landlock does not cover (UDP, raw, SCTP, MPTCP:
- * seccomp_filter.c). Without Landlock's network rules the sandbox is not started at all. */
+ * listeners and the relays of the host ports granted (network.host_ports, listened on by init).
+ * Landlock (ABI 4, Linux 6.7) refuses every TCP bind (listen's implicit bind to an ephemeral
+ * port included) and every TCP connect except to those ports, with EACCES; the seccomp filter
+ * refuses the inet sockets Landlock does not cover (UDP, raw, SCTP, MPTCP: seccomp_filter.c).
+ * Without Landlock's network rules the sandbox is not started at all. */
 #ifndef CORDON_LOOPBACK_GUARD_H
 #define CORDON_LOOPBACK_GUARD_H
 #include <stdbool.h>

@@ -206,7 +206,8 @@ void session_handle_request(void *ctx, struct api_request *req)
     } else if (strncmp(path, "/v1/ports/", 10) == 0) {
         long port = parse_pid(path + 10, strlen(path + 10));
         if (port < 1 || port > 65535) {
-            api_respond_error(req, 404, "no such path: %s (a published port is /v1/ports/PORT, 1 to 65535)", path);
+            api_respond_error(req, 404, "no such path: %s (a published port is /v1/ports/PORT, 1 to 65535)",
+                              path);
             return;
         }
         if (del)

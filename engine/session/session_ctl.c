@@ -172,7 +172,8 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         case SW_GONE: on_gone(s, m.pid); break;
         case SW_CONNECTED:
             if (s->p.ports) {
-                port_relay_inside_connected(s->p.ports, m.id, m.pid < 0 ? m.pid : fds[0] >= 0 ? fds[0] : -EBADMSG);
+                int got = m.pid < 0 ? m.pid : fds[0] >= 0 ? fds[0] : -EBADMSG;
+                port_relay_inside_connected(s->p.ports, m.id, got);
                 fds[0] = -1;
             }
             break;
@@ -244,8 +245,8 @@ void session_op_publish(struct session *s, struct api_request *req, const char *
     int r = port_relay_publish(s->p.ports, host_addr, host_port < 0 ? (unsigned)port : (unsigned)host_port,
                                (unsigned)port, &b, err, sizeof err);
     if (r < 0) {
-        api_respond_error(req, r == -EINVAL ? 400 : r == -EEXIST || r == -EADDRINUSE || r == -ENOTSUP ? 409 : 500,
-                          "%s", err);
+        int code = r == -EINVAL ? 400 : r == -EEXIST || r == -EADDRINUSE || r == -ENOTSUP ? 409 : 500;
+        api_respond_error(req, code, "%s", err);
         return;
     }
     LOG_I("session", "published the sandbox's port %u at %s:%u on the host", b.port, b.host_addr, b.host_port);
