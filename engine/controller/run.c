@@ -350,7 +350,7 @@ static void supervise(struct controller *c)
 static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
                         char **command, int *http_fd, int *socks_fd)
 {
-    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 + (int)host_ports : 0);
+    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 + 2 * (int)host_ports : 0);
     while (expected-- > 0) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
@@ -365,6 +365,7 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, si
         case INIT_MSG_HTTP_LISTENER: *http_fd = fd; break;
         case INIT_MSG_SOCKS_LISTENER: *socks_fd = fd; break;
         case INIT_MSG_HOST_PORT:
+        case INIT_MSG_HOST_PORT6:
             if (!c->ports)
                 c->ports = port_relay_new(&c->loop, command);
             if (port_relay_add_host_port(c->ports, fd) < 0)

@@ -437,20 +437,22 @@ struct port_relay *port_relay_new(struct ev_loop *loop, char **command)
 
 int port_relay_add_host_port(struct port_relay *pr, int listen_fd)
 {
-    struct sockaddr_in sa;
-    socklen_t len = sizeof sa;
-    if (getsockname(listen_fd, (struct sockaddr *)&sa, &len) < 0 || sa.sin_family != AF_INET) {
-        int r = -errno;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(listen_fd, (struct sockaddr *)&ss, &len) < 0 ||
+        (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
         close(listen_fd);
-        return r ? r : -EINVAL;
+        return -EINVAL;
     }
+    unsigned port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                                  : ((struct sockaddr_in6 *)&ss)->sin6_port);
     (void)fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
     struct listener *l = listener_add(pr, LK_HOST_PORT, listen_fd);
     if (!l) {
         close(listen_fd);
         return -ENOMEM;
     }
-    l->b.port = l->b.host_port = ntohs(sa.sin_port);
+    l->b.port = l->b.host_port = port;
     snprintf(l->b.host_addr, sizeof l->b.host_addr, "127.0.0.1");
     return 0;
 }

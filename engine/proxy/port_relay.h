@@ -2,7 +2,7 @@
  * controller's event loop like the proxy's tunnels (splice_pipe.c), each connection one audit
  * line (audit_log.c):
  *   host ports  (network.host_ports, --allow-host-port PORT): init listens on the sandbox's
- *               127.0.0.1:PORT and hands the listener over; each connection accepted there is
+ *               127.0.0.1:PORT (and [::1]:PORT) and hands the listeners over; each connection accepted there is
  *               connected here, from the host's namespace, to the host's 127.0.0.1:PORT and
  *               nowhere else (kind "host_port");
  *   published   (--publish, POST /v1/ports): a listener on the host (127.0.0.1 unless named);

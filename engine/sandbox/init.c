@@ -102,6 +102,18 @@ static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
             setup_failed("creating the listener of a host port", errno);
         if ((r = fdpass_send(ctl, fd, INIT_MSG_HOST_PORT)) < 0)
             setup_failed("passing a host port's listener to the controller", -r);
+        /* [::1]:PORT as well, when the sandbox's loopback has IPv6 */
+        int fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(cfg->host_ports[i]),
+                                   .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+        bool v6 = fd6 >= 0 && setsockopt(fd6, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+                  setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
+                  bind(fd6, (struct sockaddr *)&sa6, sizeof sa6) == 0 && listen(fd6, 256) == 0;
+        r = v6 ? fdpass_send(ctl, fd6, INIT_MSG_HOST_PORT6) : fdpass_send(ctl, fd, INIT_MSG_NO_HOST_PORT6);
+        if (r < 0)
+            setup_failed("passing a host port's listener to the controller", -r);
+        if (fd6 >= 0)
+            close(fd6);
         close(fd);
     }
 }

@@ -51,10 +51,14 @@ struct init_status {
 #define INIT_MSG_PTY 'P'
 #define INIT_MSG_HTTP_LISTENER 'H'
 #define INIT_MSG_SOCKS_LISTENER 'S'
-/* After the configuration, one per host port granted (network.host_ports, in its order): the
- * listener on the sandbox's 127.0.0.1:PORT whose connections the controller carries to the
- * host's 127.0.0.1:PORT. */
+/* After the configuration, two per host port granted (network.host_ports, in its order): the
+ * listeners on the sandbox's 127.0.0.1:PORT and [::1]:PORT whose connections the controller
+ * carries to the host's 127.0.0.1:PORT (a client that tries localhost's ::1 first finds it too).
+ * A sandbox without ::1 sends INIT_MSG_NO_HOST_PORT6 instead of the second, with the first
+ * listener again (a message must carry an fd): the controller closes it. */
 #define INIT_MSG_HOST_PORT 'T'
+#define INIT_MSG_HOST_PORT6 'U'
+#define INIT_MSG_NO_HOST_PORT6 'N'
 
 /* While the command runs, the controller may ask init (cordon run's; a session's has its own
  * wire, session_wire.h) for a socket connected to the sandbox's 127.0.0.1:PORT, for a port

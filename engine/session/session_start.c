@@ -127,7 +127,7 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
  * why). */
 static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports, int *http_fd, int *socks_fd)
 {
-    for (int expected = want_proxy ? 2 + (int)host_ports : 0; expected > 0; expected--) {
+    for (int expected = want_proxy ? 2 + 2 * (int)host_ports : 0; expected > 0; expected--) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
         if (fd < 0)
@@ -136,9 +136,10 @@ static int wait_for_init(struct controller *c, bool want_proxy, size_t host_port
             *http_fd = fd;
         else if (tag == INIT_MSG_SOCKS_LISTENER)
             *socks_fd = fd;
-        else if (tag == INIT_MSG_HOST_PORT && c->ports && port_relay_add_host_port(c->ports, fd) == 0)
+        else if ((tag == INIT_MSG_HOST_PORT || tag == INIT_MSG_HOST_PORT6) && c->ports &&
+                 port_relay_add_host_port(c->ports, fd) == 0)
             continue;
-        else if (tag == INIT_MSG_HOST_PORT)
+        else if (tag == INIT_MSG_HOST_PORT || tag == INIT_MSG_HOST_PORT6)
             LOG_E("session", "a host port's listener cannot be served: its connections fail");
         else
             close(fd);

@@ -29,14 +29,15 @@ end
 describe("--allow-host-port", function()
     after_each(h.cleanup)
 
-    it("reaches the host's 127.0.0.1:PORT at 127.0.0.1:PORT and localhost:PORT, audited", function()
+    it("reaches the host's 127.0.0.1:PORT at 127.0.0.1:PORT, localhost:PORT and [::1]:PORT, audited", function()
         local s = h.server("http")
         -- reachable from the host first: the refusal below is the sandbox's
         assert.are.equal(s.marker .. "\n", h.sh_ok(CURL .. "http://127.0.0.1:" .. s.port .. "/probe.txt"))
         local r, audit = run(CURL .. "http://127.0.0.1:" .. s.port .. "/probe.txt && "
-            .. CURL .. "http://localhost:" .. s.port .. "/probe.txt", { "--allow-host-port", tostring(s.port) })
+            .. CURL .. "http://localhost:" .. s.port .. "/probe.txt && "
+            .. CURL .. "'http://[::1]:" .. s.port .. "/probe.txt'", { "--allow-host-port", tostring(s.port) })
         assert.are.equal(0, r.code, h.describe(r))
-        assert.are.equal(s.marker .. "\n" .. s.marker .. "\n", r.stdout, h.describe(r))
+        assert.are.equal(s.marker .. "\n" .. s.marker .. "\n" .. s.marker .. "\n", r.stdout, h.describe(r))
         local lines = audit_lines(audit, "host_port")
         assert.is_true(#lines >= 2, h.read_file(audit) or "no audit log")
         assert.truthy(lines[1]:find('"port":' .. s.port, 1, true), lines[1])
