@@ -295,7 +295,9 @@ static void audit(struct listener *l, int fd, bool allow, const char *why)
         return;
     }
     peer_name(fd, peer, sizeof peer);
-    snprintf(rule, sizeof rule, "published %s:%u", l->b.host_addr, l->b.host_port);
+    bool v6 = strchr(l->b.host_addr, ':') != NULL;
+    snprintf(rule, sizeof rule, "published %s%s%s:%u", v6 ? "[" : "", l->b.host_addr, v6 ? "]" : "",
+             l->b.host_port);
     snprintf(reason, sizeof reason, "%s: from %s on the host to the sandbox's 127.0.0.1:%u", why, peer,
              l->b.port);
     audit_log_event(l->pr->audit, "publish", peer, l->b.port, allow, rule, reason, l->pr->command);
