@@ -42,6 +42,7 @@ struct listener {
     bool paused;            /* out of fds: not watched until the next sweep */
     struct port_binding b;  /* host ports: port == host_port, host_addr "127.0.0.1" */
     uint64_t refused_logged_ms;
+    bool failure_said;      /* a far side's failure is said once per port, then only logged */
     struct listener *next;
 };
 
@@ -203,19 +204,27 @@ static const char *kind_name(const struct listener *l)
     return l->kind == LK_HOST_PORT ? "host_port" : "publish";
 }
 
-/* The far side did not come: one line, and the client's connection closes. */
+/* The far side did not come: said once per port (then logged), and the client's connection is
+ * reset, as a refused connect would be (an orderly close could pass for an empty answer). */
 static void far_side_failed(struct tunnel *t, int err)
 {
-    if (t->l) {
+    struct listener *l = t->l;
+    if (l) {
         char reason[256];
-        if (t->l->kind == LK_HOST_PORT)
-            snprintf(reason, sizeof reason, "cannot connect to the host's 127.0.0.1:%u: %s", t->l->b.port,
-                     strerror(err));
+        if (l->kind == LK_HOST_PORT)
+            snprintf(reason, sizeof reason, "cannot connect to the host's 127.0.0.1:%u: %s%s", l->b.port,
+                     strerror(err), err == ECONNREFUSED ? " (is the service running?)" : "");
         else
-            snprintf(reason, sizeof reason, "cannot connect to the sandbox's 127.0.0.1:%u: %s", t->l->b.port,
-                     strerror(err));
-        LOG_I(kind_name(t->l), "%s", reason);
+            snprintf(reason, sizeof reason, "cannot connect to the sandbox's 127.0.0.1:%u: %s%s", l->b.port,
+                     strerror(err), err == ECONNREFUSED ? " (nothing listens there yet?)" : "");
+        if (!l->failure_said)
+            LOG_W(kind_name(l), "%s", reason);
+        else
+            LOG_I(kind_name(l), "%s", reason);
+        l->failure_said = true;
     }
+    struct linger reset = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(t->a, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
     tunnel_close(t);
 }
 

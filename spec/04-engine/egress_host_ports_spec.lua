@@ -55,6 +55,17 @@ describe("--allow-host-port", function()
         assert.is_nil(r.stdout:find(other.marker, 1, true), h.describe(r))
     end)
 
+    it("a granted port nothing listens on is refused inside, said once", function()
+        local port = tonumber(h.sh_ok(h.python .. " -c " .. h.quote("import socket; s=socket.socket(); "
+            .. "s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")))
+        local r = run(CURL .. "http://127.0.0.1:" .. port .. "/; echo first=$?; "
+            .. CURL .. "http://127.0.0.1:" .. port .. "/; echo second=$?", { "--allow-host-port", tostring(port) })
+        assert.truthy(r.stdout:find("first=7\nsecond=7\n", 1, true), h.describe(r))
+        local _, n = r.stderr:gsub("cordon: cannot connect to the host's 127.0.0.1:" .. port
+            .. ": Connection refused %(is the service running%?%)\n", "")
+        assert.are.equal(1, n, h.describe(r))
+    end)
+
     it("works with loopback service off (Landlock allows connect to the granted port only)", function()
         local s, other = h.server("http"), h.server("http")
         local r = run(CURL .. "http://127.0.0.1:" .. s.port .. "/probe.txt && "
