@@ -54,6 +54,7 @@ struct tunnel {
     struct ev_io aw, bw;
     struct splice_pipe a2b, b2a;
     bool a_eof, b_eof, a_shut, b_shut;
+    bool a_ended_early;     /* the client shut its write side before the far side was there */
     unsigned id;            /* WAITING: the question to init */
     uint64_t started_ms, active_ms;
     bool closed;
@@ -150,8 +151,13 @@ static void on_a(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     if (t->closed)
         return;
     if (t->state != T_RELAY) {
-        if (events & (EPOLLHUP | EPOLLERR))
+        if (events & (EPOLLHUP | EPOLLERR)) {
             tunnel_close(t); /* the client gave up before the far side was there */
+        } else if (events & EPOLLRDHUP) {
+            /* Only its write side: what it sent still goes once the far side is there. */
+            t->a_ended_early = true;
+            tunnel_update(t);
+        }
         return;
     }
     relay(t, (events & EV_BROKEN ? DIR_A2B | DIR_B2A : 0) | (events & EPOLLIN ? DIR_A2B : 0) |
@@ -177,7 +183,7 @@ static void tunnel_update(struct tunnel *t)
 {
     if (t->closed)
         return;
-    uint32_t aev = EPOLLRDHUP, bev = 0;
+    uint32_t aev = t->a_ended_early ? 0 : EPOLLRDHUP, bev = 0;
     if (t->state == T_CONNECTING) {
         bev = EPOLLOUT;
     } else if (t->state == T_RELAY) {
