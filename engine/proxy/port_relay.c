@@ -598,7 +598,7 @@ void port_relay_after_round(struct port_relay *pr)
     }
 }
 
-void port_relay_free(struct port_relay *pr)
+void port_relay_close_all(struct port_relay *pr)
 {
     if (!pr)
         return;
@@ -606,6 +606,14 @@ void port_relay_free(struct port_relay *pr)
         listener_remove(pr, pr->listeners);
     while (pr->tunnels)
         tunnel_close(pr->tunnels);
+    pr->inside = NULL; /* nothing is published any more */
+}
+
+void port_relay_free(struct port_relay *pr)
+{
+    if (!pr)
+        return;
+    port_relay_close_all(pr);
     port_relay_after_round(pr);
     if (pr->sweeping)
         ev_timer_stop(pr->loop, &pr->sweep);

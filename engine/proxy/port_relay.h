@@ -59,6 +59,9 @@ int port_relay_unpublish(struct port_relay *pr, unsigned port);
 size_t port_relay_published(const struct port_relay *pr, struct port_binding *out, size_t max);
 /* init's answer to inside_connect id: a socket (ownership taken) or -errno. */
 void port_relay_inside_connected(struct port_relay *pr, unsigned id, int fd_or_err);
+/* Close every listener and connection now (the session is ending: its ports go before it
+ * says it is gone); pr stays valid and publishes nothing more. NULL is fine. */
+void port_relay_close_all(struct port_relay *pr);
 /* Free what closed during the last loop round; call after each ev_run_once(). */
 void port_relay_after_round(struct port_relay *pr);
 /* Close every listener and connection. NULL is fine. */

@@ -289,6 +289,9 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
             break;
         }
     }
+    /* The published ports go before the socket does: once session stop sees the session gone,
+     * nothing listens on the host for it. */
+    port_relay_close_all(c->ports);
     /* Let the last answers (the stop request's among them) go out. */
     for (int i = 0; i < 20; i++) {
         api_server_after_round(c->api);
