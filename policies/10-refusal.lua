@@ -145,7 +145,9 @@ local function detect(input)
         look(line, is_data, "stdout")
     end
 
-    -- a destination the egress proxy refused, when a client shows the 403
+    -- every destination the egress proxy refused while the command ran, whatever the client
+    -- printed (wget, apt, Java, Node, git over https have no line of a known form): the proxy's
+    -- record is the evidence; a line showing the refusal is kept when there is one
     local denied = input.network_denied or {}
     if #denied > 0 then
         local lines = {}
@@ -155,16 +157,16 @@ local function detect(input)
         for _, l in ipairs(lines) do
             if refusal.network_blocked(l) then first = l; break end
         end
-        if first then
-            for _, dest in ipairs(denied) do
-                local hostname = dest:match("^%[?(.-)%]?:%d+$") or dest
-                local shown = first
-                for _, l in ipairs(lines) do
-                    if refusal.network_blocked(l) and l:find(hostname, 1, true) then shown = l; break end
+        for _, dest in ipairs(denied) do
+            local hostname = dest:match("^%[?(.-)%]?:%d+$") or dest
+            local shown = first or ""
+            for _, l in ipairs(lines) do
+                if l:find(hostname, 1, true) and (refusal.network_blocked(l) or not first) then
+                    shown = l; break
                 end
-                add("network", dest, shown, ("the sandbox's network policy blocked %s "
-                    .. "(--network-allow %s would allow it)"):format(dest, dest))
             end
+            add("network", dest, shown, ("the sandbox's network policy blocked %s "
+                .. "(--network-allow %s would allow it)"):format(dest, dest))
         end
     end
     return found
@@ -181,7 +183,8 @@ return {
     -- result: { { kind = "write"|"hidden"|"sudo"|"docker"|"dbus"|"network", path = "..."|nil,
     --             line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
     refusal = function(input, _next)
-        if not might_show_refusal(input) then return {} end
+        local denied = input.network_denied
+        if not might_show_refusal(input) and not (denied and #denied > 0) then return {} end
         shell = shell or require("cordon.shell")
         refusal = refusal or require("cordon.refusal")
         return detect(input)

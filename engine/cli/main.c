@@ -133,6 +133,8 @@ static const struct {
     {"stop", "stop a job of a session", session_command},
     {"cancel", "stop everything that one turn of a session started", session_command},
     {"approve", "answer a session's pending approval", session_command},
+    {"publish", "make a session's port reachable from the host", session_command},
+    {"unpublish", "stop publishing a session's port", session_command},
     {"policy", "check, explain and test the policy (check, net, detect, explain, test)",
      policy_command},
     {"trust", "trust a project's .cordon policy files, or --revoke the trust", trust_command},

@@ -23,6 +23,7 @@
 #include "sandbox/mount_ops.h"
 #include "sandbox/sandbox_config.h"
 #include "policy/lua_host.h"
+#include "proxy/port_relay.h"
 #include "base/session_socket.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -422,4 +423,70 @@ int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_
     int r = send(ctl, msg, len + 1, MSG_NOSIGNAL) < 0 ? -errno : 0;
     free(msg);
     return r;
+}
+
+/* --publish [HOSTADDR:]HOSTPORT:PORT (HOSTADDR may be bracketed: [::1]). 0, or -1 with err. */
+static int parse_publish(const char *spec, char *addr, size_t addrlen, long *host_port, long *port,
+                         char *err, size_t errlen)
+{
+    const char *last = strrchr(spec, ':');
+    char *end;
+    addr[0] = '\0';
+    if (!last || last == spec)
+        goto bad;
+    *port = strtol(last + 1, &end, 10);
+    if (*end || end == last + 1)
+        goto bad;
+    /* The word before the port is the host port; what is before that, the address. */
+    const char *mid = NULL;
+    for (const char *p = last - 1; p >= spec && !mid; p--)
+        if (*p == ':')
+            mid = p;
+    const char *hp = mid ? mid + 1 : spec;
+    *host_port = strtol(hp, &end, 10);
+    if (end != last || end == hp)
+        goto bad;
+    if (mid) {
+        const char *a = spec;
+        size_t n = (size_t)(mid - spec);
+        if (n >= 2 && a[0] == '[' && a[n - 1] == ']') {
+            a++;
+            n -= 2;
+        }
+        if (n == 0 || n >= addrlen)
+            goto bad;
+        memcpy(addr, a, n);
+        addr[n] = '\0';
+    }
+    return 0;
+bad:
+    snprintf(err, errlen, "--publish '%.80s': expected [HOSTADDR:]HOSTPORT:PORT (such as 8080:3000 or "
+             "127.0.0.1:8080:3000)", spec);
+    return -1;
+}
+
+int controller_publish(struct port_relay *ports, const struct run_flags *flags, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < flags->publish.len; i++) {
+        char addr[64], why[256];
+        long host_port, port;
+        if (parse_publish(flags->publish.items[i], addr, sizeof addr, &host_port, &port, err, errlen) < 0)
+            return -1;
+        if (!ports) {
+            snprintf(err, errlen, "--publish: this session has no network of its own (network.unrestricted)");
+            return -1;
+        }
+        if (port < 1 || port > 65535 || host_port < 0 || host_port > 65535) {
+            snprintf(err, errlen, "--publish '%s': ports are 1 to 65535 (a host port of 0: any free one)",
+                     flags->publish.items[i]);
+            return -1;
+        }
+        struct port_binding b;
+        if (port_relay_publish(ports, addr[0] ? addr : NULL, (unsigned)host_port, (unsigned)port, &b, why,
+                               sizeof why) < 0) {
+            snprintf(err, errlen, "--publish %s: %s", flags->publish.items[i], why);
+            return -1;
+        }
+    }
+    return 0;
 }

@@ -72,4 +72,9 @@ int controller_compile_network(int ctl, char *err, size_t errlen);
  * or -1 with the reason in err. */
 int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_program *prog,
                            char *err, size_t errlen);
+struct port_relay;
+/* Publish what --publish [HOSTADDR:]HOSTPORT:PORT asked for (flags->publish) on ports. 0, or -1
+ * with one line in err for the first that cannot be (bad syntax, a taken host port, no network
+ * namespace: ports NULL). */
+int controller_publish(struct port_relay *ports, const struct run_flags *flags, char *err, size_t errlen);
 #endif

@@ -30,6 +30,7 @@
 #include "sandbox/init.h"
 #include "base/log.h"
 #include "policy/lua_host.h"
+#include "proxy/port_relay.h"
 #include "proxy/proxy.h"
 #include "sandbox/pty.h"
 #include "controller/refusal_report.h"
@@ -160,6 +161,7 @@ struct controller {
     bool init_done;
     struct ev_io sig_w, ctl_w, master_w, stdin_w;
     struct proxy *proxy;     /* NULL without a network namespace */
+    struct port_relay *ports; /* the host ports granted (network.host_ports), or NULL */
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
     bool have_cgroup;
@@ -192,20 +194,52 @@ static void on_signal(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         handle_signal(c, (int)si.ssi_signo);
 }
 
+/* One message from init: its report of the command's end (struct init_status), or the answer
+ * to a published port's INIT_MSG_CONNECT (with the socket when it connects). */
 static void read_status(struct controller *c)
 {
-    struct init_status msg;
-    ssize_t n = recv(c->ctl, &msg, sizeof msg, MSG_DONTWAIT);
-    if (n == (ssize_t)sizeof msg && msg.tag == 'S') {
-        c->status = msg;
+    union {
+        struct init_status status;
+        struct init_connect connect;
+    } m;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf};
+    ssize_t n = recvmsg(c->ctl, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    int fd = -1;
+    for (struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+            memcpy(&fd, CMSG_DATA(h), sizeof(int));
+    if (n == (ssize_t)sizeof m.status && m.status.tag == 'S') {
+        c->status = m.status;
         c->have_status = true;
+    } else if (n == (ssize_t)sizeof m.connect && m.connect.tag == INIT_MSG_CONNECTED && c->ports) {
+        int got = fd >= 0 ? fd : m.connect.value < 0 ? m.connect.value : -EBADMSG;
+        port_relay_inside_connected(c->ports, m.connect.id, got);
+        fd = -1;
     }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* A published port's connection: ask init for a socket connected inside (port_relay.h). */
+static int connect_inside(void *ctx, unsigned id, unsigned port)
+{
+    struct controller *c = ctx;
+    if (c->have_status)
+        return -ESHUTDOWN; /* the command has ended: init serves nothing more */
+    struct init_connect m = {.tag = INIT_MSG_CONNECT, .id = id, .value = (int32_t)port};
+    return send(c->ctl, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
 static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
 {
     struct controller *c = w->data;
-    read_status(c);
+    read_status(c); /* the status, or a connect's answer (the watcher stays for the status) */
     if (c->have_status || (events & (EPOLLHUP | EPOLLERR)))
         ev_io_stop(loop, w);
 }
@@ -303,6 +337,7 @@ static void supervise(struct controller *c)
         int r = ev_run_once(&c->loop, -1);
         if (c->proxy)
             proxy_after_round(c->proxy);
+        port_relay_after_round(c->ports);
         if (r < 0) {
             LOG_E("run", "event loop: %s", strerror(-r));
             break;
@@ -315,11 +350,13 @@ static void supervise(struct controller *c)
         ;
 }
 
-/* Take the fds init hands over (pty master, proxy listeners) until each expected one came.
- * EOF means init failed its set-up; it said why on stderr, and supervise() sees it exit. */
-static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, int *http_fd, int *socks_fd)
+/* Take the fds init hands over (pty master, proxy listeners, host ports' listeners) until each
+ * expected one came. EOF means init failed its set-up; it said why on stderr, and supervise()
+ * sees it exit. */
+static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
+                        char **command, int *http_fd, int *socks_fd)
 {
-    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 : 0);
+    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 + 2 * (int)host_ports : 0);
     while (expected-- > 0) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
@@ -333,6 +370,13 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, in
             break;
         case INIT_MSG_HTTP_LISTENER: *http_fd = fd; break;
         case INIT_MSG_SOCKS_LISTENER: *socks_fd = fd; break;
+        case INIT_MSG_HOST_PORT:
+        case INIT_MSG_HOST_PORT6:
+            if (!c->ports)
+                c->ports = port_relay_new(&c->loop, command);
+            if (port_relay_add_host_port(c->ports, fd) < 0)
+                LOG_E("run", "a host port's listener cannot be served: its connections fail");
+            break;
         default: close(fd); break;
         }
     }
@@ -517,7 +561,15 @@ int run_main(int argc, char **argv)
     set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1]);
 
     int http_fd = -1, socks_fd = -1;
-    receive_fds(&c, want_pty, !cfg.net_unrestricted, &http_fd, &socks_fd);
+    receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command, &http_fd, &socks_fd);
+    if (flags.publish.len) {
+        if (!c.ports && !cfg.net_unrestricted)
+            c.ports = port_relay_new(&c.loop, flags.command);
+        if (c.ports)
+            port_relay_set_inside(c.ports, connect_inside, &c);
+        if (controller_publish(c.ports, &flags, err, sizeof err) < 0)
+            stop_init_and_die(&c, err);
+    }
     if (http_fd >= 0 && socks_fd >= 0) {
         c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
         if (!c.proxy)
@@ -566,6 +618,8 @@ int run_main(int argc, char **argv)
     }
     proxy_free(c.proxy);
     c.proxy = NULL;
+    port_relay_free(c.ports);
+    c.ports = NULL;
     if (cfg.json) {
         /* The result is a line of its own, for a reader taking the last line: after output
          * without a final newline (`printf x`) one comes first. A command re-run outside the

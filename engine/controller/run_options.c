@@ -13,7 +13,7 @@ enum opt_id {
     OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_HOME_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
     OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
     OPT_ASK_SANDBOX_OFF, OPT_PLAN, OPT_PERMISSION_TIMEOUT,
-    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER,
+    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER, OPT_ALLOW_HOST_PORT, OPT_PUBLISH,
 };
 
 struct opt_def {
@@ -34,6 +34,8 @@ static const struct opt_def options[] = {
     {"json", OPT_JSON, false},
     {"network-allow", OPT_NETWORK_ALLOW, true},
     {"network-deny", OPT_NETWORK_DENY, true},
+    {"allow-host-port", OPT_ALLOW_HOST_PORT, true},
+    {"publish", OPT_PUBLISH, true},
     {"ask-sandbox-off", OPT_ASK_SANDBOX_OFF, false},
     {"plan", OPT_PLAN, false},
     {"permission-timeout", OPT_PERMISSION_TIMEOUT, true},
@@ -62,6 +64,13 @@ static void print_options(FILE *out, bool session)
           "  --json                  print one JSON result object after the command's output\n"
           "  --network-allow RULE    let commands reach RULE through the proxy (repeatable)\n"
           "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n"
+          "  --allow-host-port PORT  the host's own 127.0.0.1:PORT (a database, an API) is\n"
+          "                          reachable inside at 127.0.0.1:PORT and localhost:PORT\n"
+          "                          (repeatable; not 18080 or 18081, the proxy's)\n"
+          "  --publish [HOSTADDR:]HOSTPORT:PORT\n"
+          "                          the sandbox's port PORT is reachable from the host at\n"
+          "                          HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
+          "                          in a session also cordon publish NAME PORT [HOSTPORT])\n"
           "  --ask-sandbox-off       when the sandbox refused the command, ask (on the terminal)\n"
           "                          whether to run it once more outside the sandbox\n"
           "  --plan                  plan mode: never run anything outside the sandbox\n"
@@ -191,6 +200,8 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         case OPT_SESSION_EXEC: out->session_exec = b; break;
         case OPT_DETACH: out->detach = b == FLAG_TRUE; break;
         case OPT_OWNER: out->owner = value; break;
+        case OPT_ALLOW_HOST_PORT: str_list_push(&out->host_ports, value); break;
+        case OPT_PUBLISH: str_list_push(&out->publish, value); break;
         }
     }
     *i_io = i;

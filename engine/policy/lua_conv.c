@@ -74,6 +74,23 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
         }
         lua_pop(L, 1);                                  /* [t] */
     }
+    if (flags->host_ports.len) {
+        /* A port as an integer; anything else as given, for the profile's validation to name. */
+        sub_table(L, "network");                        /* [t, net] */
+        lua_createtable(L, (int)flags->host_ports.len, 0); /* [t, net, list] */
+        for (size_t i = 0; i < flags->host_ports.len; i++) {
+            const char *s = flags->host_ports.items[i];
+            char *end;
+            long v = strtol(s, &end, 10);
+            if (*s >= '0' && *s <= '9' && *end == '\0' && strlen(s) <= 6)
+                lua_pushinteger(L, v);
+            else
+                lua_pushstring(L, s);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        lua_setfield(L, -2, "host_ports");
+        lua_pop(L, 1);                                  /* [t] */
+    }
     set_flag(L, "network", "unrestricted", flags->unrestricted_network);
     set_flag(L, "network", "loopback", flags->allow_loopback);
     set_flag(L, NULL, "allow_docker", flags->allow_docker);
@@ -167,6 +184,35 @@ static void read_list(lua_State *L, int idx, const char *key, const char *path, 
                 str_list_push(out, s);
             lua_pop(L, 1);
         }
+    }
+    lua_pop(L, 1);
+}
+
+/* network.host_ports: a list of ports (1-65535), each once, at most SANDBOX_MAX_HOST_PORTS. */
+static void read_host_ports(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    int t = raw_field(L, idx, "host_ports");            /* [..., list] */
+    if (t == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (t != LUA_TTABLE)
+        bad(L, "network.host_ports", "a list of ports");
+    lua_Unsigned n = lua_rawlen(L, -1);
+    for (lua_Unsigned i = 1; i <= n; i++) {
+        lua_rawgeti(L, -1, (lua_Integer)i);
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > 65535)
+            bad(L, "network.host_ports", "a list of ports (1-65535)");
+        unsigned short port = (unsigned short)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        bool seen = false;
+        for (size_t k = 0; k < cfg->n_host_ports; k++)
+            seen = seen || cfg->host_ports[k] == port;
+        if (seen)
+            continue;
+        if (cfg->n_host_ports >= SANDBOX_MAX_HOST_PORTS)
+            bad(L, "network.host_ports", "at most 32 ports");
+        cfg->host_ports[cfg->n_host_ports++] = port;
     }
     lua_pop(L, 1);
 }
@@ -306,6 +352,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     if (sub_field(L, idx, "network")) {                 /* [..., net] */
         cfg->net_unrestricted = read_bool(L, -1, "unrestricted", "network.unrestricted", false);
         cfg->net_loopback = read_bool(L, -1, "loopback", "network.loopback", false);
+        read_host_ports(L, -1, cfg);
     }
     lua_pop(L, 1);
 

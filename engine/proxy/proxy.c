@@ -8,7 +8,10 @@
  *   HTTP       one absolute-form request and its response (http_exchange.c); when both ends
  *              allow it, the client connection returns to HEAD for its next request, which is
  *              decided anew (a new upstream connection per request)
- *   CLOSING    a last reply (403, 502, a SOCKS error) is flushed, then the connection closes
+ *   CLOSING    a last reply (403, 502, a SOCKS error) is flushed, then
+ *   LINGER     the write side is shut and what the client still sends is read and dropped (for
+ *              LINGER_MS or LINGER_MAX bytes at most) before the close: closing with unread
+ *              bytes would send a reset, which can destroy the reply before the client read it
  * A connection is never freed inside a callback: it goes on the closed list and is freed by
  * proxy_after_round(), so later events of the same round never touch freed memory. The
  * questions to the owner and the answers kept are proxy_ask.c's (proxy_private.h). */
@@ -49,6 +52,8 @@
 #define CONNECT_TIMEOUT_MS 15000
 #define MAX_CONNS 1024             /* per sandbox; more are refused at once */
 #define SWEEP_MS 1000
+#define LINGER_MS 2000             /* after an error reply: the client's bytes are drained this long */
+#define LINGER_MAX (256 * 1024)    /* ... or up to this many (a 200 KB head line is drained whole) */
 
 static void conn_update(struct conn *c);
 static void conn_close(struct conn *c);
@@ -715,6 +720,43 @@ static void http_exchange(struct conn *c)
     conn_update(c);
 }
 
+/* ---- the lingering close after an error reply ---- */
+
+/* Read and drop what the client still sends; close at its end of file, at LINGER_MAX bytes, or
+ * (on the sweep) at linger_until_ms. */
+static void linger_read(struct conn *c)
+{
+    char tmp[16384];
+    for (;;) {
+        ssize_t n = read(c->cfd, tmp, sizeof tmp);
+        if (n > 0) {
+            c->lingered += (size_t)n;
+            if (c->lingered >= LINGER_MAX)
+                break;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        break; /* end of file or an error: the client has what it will get */
+    }
+    conn_close(c);
+}
+
+/* The reply is written: shut the write side (the client sees the end after the reply) and keep
+ * reading for a bounded time, so no reset races the reply. */
+static void start_linger(struct conn *c)
+{
+    if (shutdown(c->cfd, SHUT_WR) < 0) {
+        conn_close(c);
+        return;
+    }
+    c->state = ST_LINGER;
+    c->linger_until_ms = clock_mono_ms() + LINGER_MS;
+    c->lingered = 0;
+    conn_update(c);
+    linger_read(c);
+}
+
 /* ---- events ---- */
 
 static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
@@ -759,7 +801,14 @@ static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     case ST_CLOSING:
         if (buf_flush(&c->u2c, c->cfd) == -EAGAIN && c->u2c.len > 0)
             return;
-        conn_close(c);
+        if (c->u2c.len > 0) {
+            conn_close(c); /* the client is gone */
+            return;
+        }
+        start_linger(c);
+        return;
+    case ST_LINGER:
+        linger_read(c);
         return;
     }
 }
@@ -812,6 +861,9 @@ static void conn_update(struct conn *c)
         break;
     case ST_CLOSING:
         cev = EPOLLOUT;
+        break;
+    case ST_LINGER:
+        cev = EPOLLIN | EPOLLRDHUP;
         break;
     }
     ev_io_set(loop, &c->cw, cev);
@@ -927,6 +979,8 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
                 http_error(c, 408, NULL, "cordon: request head not received in time\n");
             else
                 conn_close(c);
+        } else if (c->state == ST_LINGER && now >= c->linger_until_ms) {
+            conn_close(c);
         } else if (c->state == ST_CONNECTING && now - c->started_ms > HEAD_TIMEOUT_MS + CONNECT_TIMEOUT_MS) {
             connect_failed(c, ETIMEDOUT);
         } else if (c->state == ST_RELAY && now - c->active_ms > IDLE_RELEASE_MS) {

@@ -72,7 +72,7 @@ void command_exec(const struct sandbox_config *cfg, const struct sc_program *sec
         fail("dropping capabilities", NULL, -r, CORDON_EXIT_SETUP);
     if ((r = confine_no_new_privs()) < 0)
         fail("setting no_new_privs", NULL, -r, CORDON_EXIT_SETUP);
-    if (loopback_guard_wanted(cfg) && (r = loopback_guard_apply()) < 0)
+    if (loopback_guard_wanted(cfg) && (r = loopback_guard_apply(cfg)) < 0)
         fail("restricting loopback TCP (Landlock)", NULL, -r, CORDON_EXIT_SETUP);
     if ((r = sc_load(seccomp)) < 0)
         fail("loading the seccomp filter", NULL, -r, CORDON_EXIT_SETUP);

@@ -42,6 +42,11 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
     put_list(f, 'B', &cfg->run_binds);
     put_list(f, 'P', &cfg->protected_paths);
     put_list(f, 'E', &cfg->env);
+    for (size_t i = 0; i < cfg->n_host_ports; i++) {
+        char port[8];
+        snprintf(port, sizeof port, "%u", cfg->host_ports[i]);
+        put(f, 'T', port);
+    }
     for (size_t i = 0; i < cfg->n_rlimits; i++) {
         char r[80];
         snprintf(r, sizeof r, "%d %llu %llu", cfg->rlimits[i].resource, cfg->rlimits[i].soft, cfg->rlimits[i].hard);
@@ -89,6 +94,14 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
         case 'B': str_list_push(&cfg->run_binds, v); break;
         case 'P': str_list_push(&cfg->protected_paths, v); break;
         case 'E': str_list_push(&cfg->env, v); break;
+        case 'T': {
+            char *end;
+            unsigned long port = strtoul(v, &end, 10);
+            if (*end || port == 0 || port > 65535 || cfg->n_host_ports >= SANDBOX_MAX_HOST_PORTS)
+                goto bad;
+            cfg->host_ports[cfg->n_host_ports++] = (unsigned short)port;
+            break;
+        }
         case 'L': {
             struct sandbox_rlimit r;
             if (cfg->n_rlimits >= SANDBOX_MAX_RLIMITS ||

@@ -26,6 +26,10 @@ struct run_flags {
     enum flag_state json;           /* --json -> json */
     struct str_list network_allow;  /* --network-allow RULE (repeatable) -> network.allow */
     struct str_list network_deny;   /* --network-deny RULE (repeatable) -> network.deny */
+    struct str_list host_ports;     /* --allow-host-port PORT (repeatable) -> network.host_ports */
+    struct str_list publish;        /* --publish [HOSTADDR:]HOSTPORT:PORT (repeatable); no profile
+                                     * key: a port published to the host is the session's, not the
+                                     * profile's */
     enum flag_state ask_sandbox_off; /* --ask-sandbox-off -> escalation.ask_sandbox_off */
     enum flag_state plan;           /* --plan -> escalation.plan */
     const char *permission_timeout; /* --permission-timeout DURATION -> escalation.permission_timeout */
@@ -43,6 +47,7 @@ struct sandbox_rlimit {
 };
 
 #define SANDBOX_MAX_RLIMITS 16
+#define SANDBOX_MAX_HOST_PORTS 32
 
 /* The resolved profile as the sandbox units consume it. Every path is absolute; writable
  * paths and the workspace are canonical (realpath) and exist; hidden paths may not exist.
@@ -64,6 +69,9 @@ struct sandbox_config {
     struct str_list protected_paths;
     bool net_unrestricted;          /* no network namespace at all */
     bool net_loopback;              /* commands may serve TCP on the sandbox loopback */
+    unsigned short host_ports[SANDBOX_MAX_HOST_PORTS]; /* network.host_ports: the host's
+                                     * 127.0.0.1:PORT reachable inside at 127.0.0.1:PORT */
+    size_t n_host_ports;
     bool block_unix_sockets;        /* seccomp refuses socket(AF_UNIX, ...) */
     struct str_list seccomp_deny;   /* extra syscall names refused with EPERM */
     struct sandbox_rlimit rlimits[SANDBOX_MAX_RLIMITS];

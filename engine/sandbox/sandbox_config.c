@@ -38,6 +38,8 @@ void run_flags_free(struct run_flags *flags)
     str_list_free(&flags->hidden);
     str_list_free(&flags->network_allow);
     str_list_free(&flags->network_deny);
+    str_list_free(&flags->host_ports);
+    str_list_free(&flags->publish);
 }
 
 /* Canonical existing path: ~ expanded, made absolute against cwd, symlinks resolved.

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -201,6 +202,30 @@ static void signal_group(int ctl, const struct sw_msg *req)
     (void)sw_send(ctl, &reply, NULL, 0, NULL, 0);
 }
 
+/* A published port's connection: a socket connecting to the sandbox's 127.0.0.1:port, passed
+ * back at once (never waited for here: the controller sees the connect through). */
+static void connect_inside(int ctl, const struct sw_msg *req)
+{
+    struct sw_msg reply = {.tag = SW_CONNECTED, .id = req->id};
+    int fd = -1;
+    if (req->value < 1 || req->value > 65535) {
+        reply.pid = -EINVAL;
+    } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+        reply.pid = -errno;
+    } else {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)req->value),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
+            reply.pid = -errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    (void)sw_send(ctl, &reply, NULL, 0, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
+    if (fd >= 0)
+        close(fd);
+}
+
 /* Reap every zombie; report the commands' ends. true when init has no child left. */
 static bool reap(int ctl, struct leaders *leaders)
 {
@@ -291,6 +316,9 @@ void session_init_main(const struct init_params *p)
             break;
         case SW_SIGNAL:
             signal_group(p->ctl_sock, &m);
+            break;
+        case SW_CONNECT:
+            connect_inside(p->ctl_sock, &m);
             break;
         default:
             break;

@@ -10,7 +10,8 @@ local M = {}
 -- merge by key), "rlimit" (integer >= 0, "unlimited", or { soft, hard }), "duration" (seconds as
 -- a number, or "30s", "5m", "1h"), "name" (a profile name), "size" (bytes > 0: an integer, or
 -- "512K", "512M", "2G", "1T"), "size_or_unlimited" (a size or "unlimited"), "pids" (an integer
--- >= 1 or "unlimited"). A nested table is a sub-schema.
+-- >= 1 or "unlimited"), "portlist" (a list of TCP ports 1-65535 but the sandbox proxy's own
+-- 18080 and 18081; merge appends). A nested table is a sub-schema.
 M.schema = {
     description = "string",
     extends = "name",
@@ -22,7 +23,7 @@ M.schema = {
     hidden = "list",
     readonly_in_workspace = "list",
     network = { allow = "list", deny = "list", loopback = "boolean", unrestricted = "boolean",
-                ask = "boolean", wildcard_special = "boolean" },
+                ask = "boolean", wildcard_special = "boolean", host_ports = "portlist" },
     allow_docker = "boolean",
     run_binds = "abslist",
     seccomp = { block_unix_sockets = "boolean", deny = "list" },
@@ -118,6 +119,21 @@ checks.pids = function(v)
     if v == "unlimited" then return end
     if math.type(v) ~= "integer" or v < 1 then return "expected an integer >= 1 or \"unlimited\"" end
 end
+-- The ports the sandbox's own services hold inside (the egress proxy's HTTP and SOCKS5 listeners).
+M.RESERVED_PORTS = { [18080] = "the sandbox proxy's HTTP port", [18081] = "the sandbox proxy's SOCKS5 port" }
+checks.portlist = function(v)
+    if not is_list(v) then return "expected a list of ports" end
+    if #v > 32 then return "at most 32 ports" end
+    for i, p in ipairs(v) do
+        if math.type(p) ~= "integer" or p < 1 or p > 65535 then
+            return ("item %d: expected a port 1-65535, got %s"):format(i, tostring(p)), true
+        end
+        if M.RESERVED_PORTS[p] then
+            return ("port %d is %s inside the sandbox: it cannot also be the host's"):format(
+                p, M.RESERVED_PORTS[p]), true
+        end
+    end
+end
 checks.abslist = function(v)
     local e = checks.list(v)
     if e then return e end
@@ -160,8 +176,8 @@ function M.validate(t, schema, prefix)
             local kp, msg = M.validate(v, kind, path)
             if kp then return kp, msg end
         else
-            local msg = checks[kind](v)
-            if msg then return path, msg .. ", got " .. type_name(v) end
+            local msg, whole = checks[kind](v)
+            if msg then return path, whole and msg or (msg .. ", got " .. type_name(v)) end
         end
     end
     return nil
@@ -199,7 +215,7 @@ function M.merge(base, over, schema)
     local out = copy(base) or {}
     for k, v in pairs(over or {}) do
         local kind = schema[k]
-        if (kind == "list" or kind == "abslist") and type(out[k]) == "table" then
+        if (kind == "list" or kind == "abslist" or kind == "portlist") and type(out[k]) == "table" then
             local seen = {}
             for _, s in ipairs(out[k]) do seen[s] = true end
             for _, s in ipairs(v) do
