@@ -3,21 +3,39 @@
 -- ("Profile keys"). Another profile can start from this one with `extends = "coding"`:
 -- its lists are appended to these, its tables merged, its scalars win.
 -- Profiles run sandboxed: no io/os; `host.home()`, `host.exists(path)` etc. are available.
+
+-- The caller's home is a home like any other, root's included: its credentials are hidden (the
+-- list below), its toolchains (pyenv, rustup, nvm, ~/.local/bin) and ~/.gitconfig stay. Root's
+-- home is hidden whole only when it is not the caller's home: root-only secrets there that a
+-- uid-0 process could read.
+local other_homes = {}
+if host.home() ~= "/root" then other_homes[#other_homes + 1] = "/root" end
+
+local hidden = {
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
+    "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
+    "~/.oci", "~/.config/doctl", "~/.config/hub", "~/.vault-token", "~/.terraform.d",
+    "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.claude/.credentials.json",
+    "~/.codex/auth.json",
+    "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
+    "/etc/ssh",             -- host keys
+}
+for _, h in ipairs(other_homes) do hidden[#hidden + 1] = h end
+
 return {
     description = "Default: workspace writable, secrets hidden, network through the allowlist",
 
     -- The workspace is the current directory (or --workspace); it is writable.
     workspace_readonly = false,
 
-    -- Paths that look missing (ENOENT) inside the sandbox. `~` is the caller's home.
-    hidden = {
-        "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
-        "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
-        "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
-        "/etc/ssh",             -- host keys
-        "/root",                -- root-only secrets: when the caller is root, a uid-0 process
-                                -- could read them (the engine keeps the workspace visible)
-    },
+    -- Paths that look missing (ENOENT) inside the sandbox, whether or not they exist when it
+    -- starts. `~` is the caller's home.
+    hidden = hidden,
+
+    -- The caller's home: "overlay" (copy-on-write: commands write caches, ~/.gitconfig, ... to
+    -- a private layer of the workspace's, kept across runs; `cordon home` shows it), "tmpfs"
+    -- (the same, discarded when the sandbox ends) or "readonly".
+    home = "overlay",
 
     -- Relative to the workspace: stay read-only although the workspace is writable, so a
     -- command cannot plant a git hook or rewrite the project's own policy.

@@ -8,13 +8,15 @@ local M = {}
 -- Kinds: "string", "boolean", "number" (>= 0), "integer" (>= 0), "list" (array of non-empty
 -- strings; merge appends), "abslist" (list of absolute paths), "strmap" (string -> string;
 -- merge by key), "rlimit" (integer >= 0, "unlimited", or { soft, hard }), "duration" (seconds as
--- a number, or "30s", "5m", "1h"), "name" (a profile name). A nested table is a sub-schema.
+-- a number, or "30s", "5m", "1h"), "name" (a profile name), "home" ("overlay", "readonly" or
+-- "tmpfs"). A nested table is a sub-schema.
 M.schema = {
     description = "string",
     extends = "name",
     name = "name",
     workspace = "string",
     workspace_readonly = "boolean",
+    home = "home",
     writable = "list",
     hidden = "list",
     readonly_in_workspace = "list",
@@ -92,6 +94,11 @@ local checks = {
         return "expected seconds (a number) or a duration like \"30s\", \"5m\", \"1h\""
     end,
 }
+checks.home = function(v)
+    if v ~= "overlay" and v ~= "readonly" and v ~= "tmpfs" then
+        return 'expected "overlay", "readonly" or "tmpfs"'
+    end
+end
 checks.abslist = function(v)
     local e = checks.list(v)
     if e then return e end

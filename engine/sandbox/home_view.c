@@ -1,0 +1,264 @@
+/* home_view.c — see home_view.h. The overlay's options: `userxattr` (the only xattr namespace a
+ * user namespace may use for overlayfs' own attributes), redirect_dir=nofollow and metacopy=off
+ * (neither is allowed with userxattr: both would follow attributes a command could forge),
+ * index=off (the whiteout layer is a new tmpfs each time, so an index would never verify) and
+ * xino=off (no inode-number games on the host's file system). */
+#include "sandbox/home_view.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/sha256.h"
+#include "sandbox/hide.h"
+
+#define HOME_OVERLAY_OPTS "userxattr,redirect_dir=nofollow,metacopy=off,index=off,xino=off"
+
+/* The layer's lock: held by this init until it exits (never closed on purpose). */
+static int held_lock = -1;
+
+char *home_view_layers_root(void)
+{
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if (state && state[0] == '/')
+        return xasprintf("%s/cordon/homes", state);
+    if (home && home[0] == '/')
+        return xasprintf("%s/.local/state/cordon/homes", strcmp(home, "/") ? home : "");
+    return NULL;
+}
+
+char *home_view_layer_dir(const char *workspace)
+{
+    char *root = home_view_layers_root();
+    if (!root)
+        return NULL;
+    char hex[SHA256_HEX_LEN + 1];
+    sha256_hex(workspace, strlen(workspace), hex);
+    char *dir = xasprintf("%s/%s", root, hex);
+    free(root);
+    return dir;
+}
+
+int home_view_layer_busy(const char *layer)
+{
+    int fd = open(layer, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    int r = 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+        r = errno == EWOULDBLOCK ? 1 : -errno;
+    close(fd);
+    return r;
+}
+
+static bool inside_any(const char *path, const struct str_list *dirs)
+{
+    for (size_t i = 0; i < dirs->len; i++)
+        if (path_is_within(path, dirs->items[i]))
+            return true;
+    return false;
+}
+
+/* A detached clone of the one mount at path (not its submounts): a layer, or the home's lower. */
+static int capture_one(struct mnt_err *e, const char *path)
+{
+    int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    return fd < 0 ? mnt_fail(e, "open_tree", path) : fd;
+}
+
+/* Lock the layer, or learn that another sandbox holds it. 0, or -1 with e set. */
+static int take_layer(struct home_view *hv, const char *layer, struct mnt_err *e)
+{
+    int fd = open(layer, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return mnt_fail(e, "open the home layer", layer);
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        held_lock = fd;
+    } else if (errno == EWOULDBLOCK) {
+        close(fd);
+        hv->shared = true;
+        LOG_W("home", "another sandbox of this workspace is writing its home layer: this one's "
+                      "home writes are not kept");
+    } else {
+        close(fd);
+        return mnt_fail(e, "lock the home layer", layer);
+    }
+    return 0;
+}
+
+/* The outermost mounts strictly below the home that stay shown (not hidden, not under a path
+ * that is bound on top anyway): the overlay covers them, so they are captured and put back. */
+static int capture_submounts(struct home_view *hv, const struct sandbox_config *cfg,
+                             const struct str_list *visible, const struct str_list *mounts,
+                             struct mnt_err *e)
+{
+    struct str_list found = {0};
+    for (size_t i = 0; i < mounts->len; i++) {
+        const char *m = mounts->items[i];
+        if (strcmp(m, hv->home) == 0 || !path_is_within(m, hv->home) ||
+            inside_any(m, &cfg->hidden) || inside_any(m, visible) || str_list_contains(&found, m))
+            continue;
+        str_list_push(&found, m);
+    }
+    int r = 0;
+    for (size_t i = 0; i < found.len && r == 0; i++) {
+        bool nested = false;
+        for (size_t j = 0; j < found.len && !nested; j++)
+            nested = j != i && path_is_within(found.items[i], found.items[j]);
+        if (nested)
+            continue;
+        int fd = mnt_capture(e, found.items[i]);
+        if (fd < 0) {
+            r = -1;
+            break;
+        }
+        hv->sub_fds = xrealloc(hv->sub_fds, (hv->sub_paths.len + 1) * sizeof(int));
+        hv->sub_fds[hv->sub_paths.len] = fd;
+        str_list_push(&hv->sub_paths, found.items[i]);
+    }
+    str_list_free(&found);
+    return r;
+}
+
+int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
+                      const struct str_list *visible, const struct str_list *mounts,
+                      struct str_list *hidden_rest, struct mnt_err *e)
+{
+    memset(hv, 0, sizeof *hv);
+    hv->home_fd = hv->layer_fd = -1;
+    bool home_hidden = false;
+    for (size_t i = 0; cfg->home && i < cfg->hidden.len; i++)
+        home_hidden |= path_is_within(cfg->home, cfg->hidden.items[i]);
+    /* A hidden home stays hidden: hiding wins over every home mode. */
+    if (cfg->home_mode == SANDBOX_HOME_READONLY || !cfg->home || home_hidden) {
+        for (size_t i = 0; i < cfg->hidden.len; i++)
+            str_list_push(hidden_rest, cfg->hidden.items[i]);
+        return 0;
+    }
+    hv->mode = cfg->home_mode;
+    hv->home = cfg->home;
+    if (strcmp(hv->home, "/") == 0) {
+        snprintf(e->buf, e->len, "the home directory is /, which cannot take a copy-on-write home "
+                                 "(profile key home = \"readonly\", --home readonly, avoids it)");
+        return -1;
+    }
+    for (size_t i = 0; i < cfg->hidden.len; i++) {
+        const char *h = cfg->hidden.items[i];
+        /* Inside the workspace or a writable path, hide.c's covers apply (bound on top). */
+        if (path_is_within(h, hv->home) && !inside_any(h, visible))
+            hide_whiteouts_for(hv->home, h, visible, &hv->rel);
+        else
+            str_list_push(hidden_rest, h);
+    }
+    if (hv->mode == SANDBOX_HOME_OVERLAY) {
+        if (!cfg->home_layer) {
+            snprintf(e->buf, e->len, "no folder for the home layer (neither XDG_STATE_HOME nor "
+                                     "HOME is set; profile key home = \"tmpfs\" or \"readonly\" avoids it)");
+            return -1;
+        }
+        if (take_layer(hv, cfg->home_layer, e) < 0 ||
+            (hv->layer_fd = capture_one(e, cfg->home_layer)) < 0)
+            return -1;
+    }
+    if ((hv->home_fd = capture_one(e, hv->home)) < 0)
+        return -1;
+    return capture_submounts(hv, cfg, visible, mounts, e);
+}
+
+/* Turn the mount's error into the one line the caller shows. */
+static int cannot_build(struct mnt_err *e)
+{
+    char why[512];
+    snprintf(why, sizeof why, "%s", e->buf);
+    snprintf(e->buf, e->len, "the copy-on-write home cannot be built on this kernel or file system "
+                             "(%s); profile key home = \"readonly\" (--home readonly) avoids it", why);
+    return -1;
+}
+
+int home_view_apply(struct home_view *hv, struct mnt_err *e)
+{
+    if (hv->mode == SANDBOX_HOME_READONLY)
+        return 0;
+    int r = -1, tmpfs_fd = -1;
+    char *opts = NULL;
+    struct stat st;
+    /* The host's home, for its owner and mode (a home below the sandbox's own /tmp or /run is
+     * not shown there: its mount point is made in that fresh file system). */
+    if (fstat(hv->home_fd, &st) < 0) {
+        mnt_fail(e, "stat", hv->home);
+        goto out;
+    }
+    if (mkdir_p(hv->home, 0755) < 0 && errno != EEXIST) {
+        mnt_fail(e, "make the mount point", hv->home);
+        goto out;
+    }
+    /* The whiteout layer, and the fresh upper layer when nothing is kept. */
+    if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
+        goto out;
+    if (hide_build_layer(hv->home, hv->home_fd, &hv->rel, tmpfs_fd, "wl", e) < 0)
+        goto out;
+    bool fresh_upper = hv->mode == SANDBOX_HOME_TMPFS || hv->shared;
+    if (fresh_upper) {
+        if (mkdirat(tmpfs_fd, "u", st.st_mode & 07777) < 0 || mkdirat(tmpfs_fd, "w", 0700) < 0) {
+            mnt_fail(e, "mkdir the home's tmpfs layer for", hv->home);
+            goto out;
+        }
+        if (fchownat(tmpfs_fd, "u", st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */ }
+    } else if (fchmodat(hv->layer_fd, "upper", st.st_mode & 07777, 0) < 0) {
+        /* The overlay's root takes the upper directory's mode: show the home's own. */
+        mnt_fail(e, "chmod the home layer of", hv->home);
+        goto out;
+    }
+    /* The layers are reached through descriptors: no path of the host's appears in the options. */
+    if (hv->shared)
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/upper:/proc/self/fd/%d/wl:"
+                         "/proc/self/fd/%d,upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
+                         hv->layer_fd, tmpfs_fd, hv->home_fd, tmpfs_fd, tmpfs_fd);
+    else if (fresh_upper)
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
+                         "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
+                         tmpfs_fd, hv->home_fd, tmpfs_fd, tmpfs_fd);
+    else
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
+                         "upperdir=/proc/self/fd/%d/upper,workdir=/proc/self/fd/%d/work",
+                         tmpfs_fd, hv->home_fd, hv->layer_fd, hv->layer_fd);
+    if (mnt_mount(e, "cordon-home", hv->home, "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
+        cannot_build(e);
+        goto out;
+    }
+    for (size_t i = 0; i < hv->sub_paths.len; i++) {
+        if (mnt_attach(e, hv->sub_fds[i], hv->sub_paths.items[i], false) < 0)
+            goto out;
+        close(hv->sub_fds[i]);
+        hv->sub_fds[i] = -1;
+    }
+    r = 0;
+out:
+    if (tmpfs_fd >= 0)
+        close(tmpfs_fd); /* the overlay keeps its layers; nothing else can reach them */
+    free(opts);
+    return r;
+}
+
+void home_view_free(struct home_view *hv)
+{
+    if (hv->home_fd >= 0)
+        close(hv->home_fd);
+    if (hv->layer_fd >= 0)
+        close(hv->layer_fd);
+    for (size_t i = 0; i < hv->sub_paths.len; i++)
+        if (hv->sub_fds[i] >= 0)
+            close(hv->sub_fds[i]);
+    free(hv->sub_fds);
+    str_list_free(&hv->sub_paths);
+    str_list_free(&hv->rel);
+    memset(hv, 0, sizeof *hv);
+    hv->home_fd = hv->layer_fd = -1;
+}
