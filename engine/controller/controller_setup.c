@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,14 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
                  "home can be built over it; profile key home = \"readonly\" (--home readonly) "
                  "avoids it", home ? home : "");
         r = -1;
+        goto out;
+    }
+    /* A home inside the workspace or a writable path is writable as that path already. */
+    bool writable = path_is_within(real, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        writable |= path_is_within(real, cfg->writable.items[i]);
+    if (writable) {
+        cfg->home_mode = SANDBOX_HOME_READONLY;
         goto out;
     }
     cfg->home = xstrdup(real);
