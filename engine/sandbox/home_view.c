@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -79,7 +80,16 @@ static int take_layer(struct home_view *hv, const char *layer, struct mnt_err *e
     int fd = open(layer, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return mnt_fail(e, "open the home layer", layer);
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    /* The sandbox before this one may still be on its way out (its controller is done once the
+     * command is): give it a moment before taking this for a concurrent sandbox. */
+    int got = -1;
+    for (int tries = 0; tries < 100; tries++) {
+        if ((got = flock(fd, LOCK_EX | LOCK_NB)) == 0 || errno != EWOULDBLOCK)
+            break;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (got == 0) {
         held_lock = fd;
     } else if (errno == EWOULDBLOCK) {
         close(fd);
@@ -186,7 +196,7 @@ int home_view_apply(struct home_view *hv, struct mnt_err *e)
 {
     if (hv->mode == SANDBOX_HOME_READONLY)
         return 0;
-    int r = -1, tmpfs_fd = -1;
+    int r = -1, tmpfs_fd = -1, base_fd = -1;
     char *opts = NULL;
     struct stat st;
     /* The host's home, for its owner and mode (a home below the sandbox's own /tmp or /run is
@@ -217,11 +227,24 @@ int home_view_apply(struct home_view *hv, struct mnt_err *e)
         goto out;
     }
     /* The layers are reached through descriptors: no path of the host's appears in the options. */
-    if (hv->shared)
-        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/upper:/proc/self/fd/%d/wl:"
-                         "/proc/self/fd/%d,upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
-                         hv->layer_fd, tmpfs_fd, hv->home_fd, tmpfs_fd, tmpfs_fd);
-    else if (fresh_upper)
+    if (hv->shared) {
+        /* The layer lies inside the home: overlayfs refuses two lower layers one inside the
+         * other (ELOOP). So first a read-only overlay of the home with its whiteouts, and that
+         * mount (a file system of its own) is the lowest layer under the other sandbox's. */
+        opts = xasprintf("lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d", tmpfs_fd, hv->home_fd);
+        int m = mnt_mount(e, "cordon-home", hv->home, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts);
+        free(opts);
+        opts = NULL;
+        if (m < 0) {
+            cannot_build(e);
+            goto out;
+        }
+        if ((base_fd = capture_one(e, hv->home)) < 0)
+            goto out;
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/upper:/proc/self/fd/%d,"
+                         "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
+                         hv->layer_fd, base_fd, tmpfs_fd, tmpfs_fd);
+    } else if (fresh_upper)
         opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
                          "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
                          tmpfs_fd, hv->home_fd, tmpfs_fd, tmpfs_fd);
@@ -243,6 +266,8 @@ int home_view_apply(struct home_view *hv, struct mnt_err *e)
 out:
     if (tmpfs_fd >= 0)
         close(tmpfs_fd); /* the overlay keeps its layers; nothing else can reach them */
+    if (base_fd >= 0)
+        close(base_fd);
     free(opts);
     return r;
 }
