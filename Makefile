@@ -8,7 +8,8 @@ PREFIX     ?= /usr/local
 # Debian 12 packages the build and the tests need (third_party/README.md says why).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
-            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy
+            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy \
+            ccache python3-venv
 
 .PHONY: all deps build run test test-asan bench install clean
 

@@ -8,19 +8,16 @@
 -- list below), its toolchains (pyenv, rustup, nvm, ~/.local/bin) and ~/.gitconfig stay. Root's
 -- home is hidden whole only when it is not the caller's home: root-only secrets there that a
 -- uid-0 process could read.
-local other_homes = {}
-if host.home() ~= "/root" then other_homes[#other_homes + 1] = "/root" end
-
 local hidden = {
     "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
     "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
-    "~/.oci", "~/.config/doctl", "~/.config/hub", "~/.vault-token", "~/.terraform.d",
+    "~/.oci", "~/.config/doctl", "~/.config/hub", "~/.vault-token", "~/.terraform.d/credentials.tfrc.json",
     "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.claude/.credentials.json",
     "~/.codex/auth.json",
     "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
     "/etc/ssh",             -- host keys
 }
-for _, h in ipairs(other_homes) do hidden[#hidden + 1] = h end
+if host.home() ~= "/root" then hidden[#hidden + 1] = "/root" end
 
 return {
     description = "Default: workspace writable, secrets hidden, network through the allowlist",
