@@ -6,10 +6,12 @@
 #
 # Times, side by side (hyperfine -N --warmup 5 --runs $RUNS):
 #   /bin/true, bash -c true                       the floor: fork+exec without a sandbox
-#   cordon run -- true, cordon run -- bash -c true
+#   cordon run -- true, cordon run -- bash -c true (the default profile: the copy-on-write home)
+#   cordon run --home readonly -- true             the home as it was before the overlay
 #   bwrap with the same namespaces and a comparable view of the filesystem (read-only /,
 #   minimal /dev, own /proc, tmpfs /tmp, writable workspace = cwd), true and bash -c true
-# then prints the medians and the ratios cordon/bwrap (goal: <= 0.5) and cordon/plain.
+# then prints the medians and the ratios cordon/bwrap (goal: <= 0.5), cordon/plain and overlay
+# home/read-only home (goal: <= 1.05).
 # Runs inside a fresh temporary directory, which is the workspace of every sandboxed command.
 # Reports only; it asserts nothing about time (the figures depend on the machine).
 set -euo pipefail
@@ -37,6 +39,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/cordon-bench-startup.XXXXXX")
 trap 'rm -rf -- "$work"' EXIT
 json=${JSON_OUT:-$work/startup.json}
 cd "$work"
+# The home layers of the bench's workspace live in the bench's folder, not in the caller's home.
+export XDG_STATE_HOME=$work/state
 
 # hyperfine -N splits its command strings like a shell does: quote each word.
 q() { local w out=; for w; do out+=" '${w//\'/\'\\\'\'}'"; done; printf '%s' "${out# }"; }
@@ -45,7 +49,7 @@ bwrap_args=(bwrap --unshare-user --unshare-pid --unshare-net --unshare-ipc --uns
     --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
     --bind "$PWD" "$PWD" --chdir "$PWD")
 
-names=(plain-true plain-bash cordon-true cordon-bash bwrap-true bwrap-bash)
+names=(plain-true plain-bash cordon-true cordon-bash bwrap-true bwrap-bash cordon-rohome)
 cmds=(
     "$(q /bin/true)"
     "$(q bash -c true)"
@@ -53,6 +57,7 @@ cmds=(
     "$(q "$cordon" run -- bash -c true)"
     "$(q "${bwrap_args[@]}" true)"
     "$(q "${bwrap_args[@]}" bash -c true)"
+    "$(q "$cordon" run --home readonly -- true)"
 )
 
 # Each command must work before it is timed, so a broken sandbox is reported as such and
@@ -80,7 +85,8 @@ local doc = cjson.decode(f:read("a"))
 f:close()
 local by = {}
 for _, r in ipairs(doc.results) do by[r.command] = r end
-local order = { "plain-true", "plain-bash", "cordon-true", "cordon-bash", "bwrap-true", "bwrap-bash" }
+local order = { "plain-true", "plain-bash", "cordon-true", "cordon-bash", "bwrap-true", "bwrap-bash",
+  "cordon-rohome" }
 print(string.format("%-12s %9s %9s %9s %9s", "command", "median", "mean", "min", "max"))
 for _, n in ipairs(order) do
   local r = by[n]
@@ -98,13 +104,15 @@ ratio("cordon-true", "bwrap-true", "cordon/bwrap  true", 0.5)
 ratio("cordon-bash", "bwrap-bash", "cordon/bwrap  bash -c true", 0.5)
 ratio("cordon-true", "plain-true", "cordon/plain  true")
 ratio("cordon-bash", "plain-bash", "cordon/plain  bash -c true")
+ratio("cordon-true", "cordon-rohome", "overlay home/read-only home", 1.05)
 LUA
 else
     python3 - "$json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 by = {r["command"]: r for r in doc["results"]}
-order = ["plain-true", "plain-bash", "cordon-true", "cordon-bash", "bwrap-true", "bwrap-bash"]
+order = ["plain-true", "plain-bash", "cordon-true", "cordon-bash", "bwrap-true", "bwrap-bash",
+         "cordon-rohome"]
 print("%-12s %9s %9s %9s %9s" % ("command", "median", "mean", "min", "max"))
 for n in order:
     r = by[n]
@@ -118,6 +126,7 @@ ratio("cordon-true", "bwrap-true", "cordon/bwrap  true", 0.5)
 ratio("cordon-bash", "bwrap-bash", "cordon/bwrap  bash -c true", 0.5)
 ratio("cordon-true", "plain-true", "cordon/plain  true")
 ratio("cordon-bash", "plain-bash", "cordon/plain  bash -c true")
+ratio("cordon-true", "cordon-rohome", "overlay home/read-only home", 1.05)
 PY
 fi
 if [ -n "${JSON_OUT:-}" ]; then

@@ -22,8 +22,15 @@
 
 #define HOME_OVERLAY_OPTS "userxattr,redirect_dir=nofollow,metacopy=off,index=off,xino=off"
 
-/* The layer's lock: held by this init until it exits (never closed on purpose). */
+/* The layer's lock: held by this init until everything else in the sandbox is gone. */
 static int held_lock = -1;
+
+void home_view_release(void)
+{
+    if (held_lock >= 0)
+        close(held_lock);
+    held_lock = -1;
+}
 
 char *home_view_layers_root(void)
 {
@@ -81,12 +88,13 @@ static int take_layer(struct home_view *hv, const char *layer, struct mnt_err *e
     if (fd < 0)
         return mnt_fail(e, "open the home layer", layer);
     /* The sandbox before this one may still be on its way out (its controller is done once the
-     * command is): give it a moment before taking this for a concurrent sandbox. */
+     * command is, and init releases the lock as it exits): wait for it, in steps of 1 ms, up to
+     * a second, before taking this for a concurrent sandbox. */
     int got = -1;
-    for (int tries = 0; tries < 100; tries++) {
+    for (int tries = 0; tries < 1000; tries++) {
         if ((got = flock(fd, LOCK_EX | LOCK_NB)) == 0 || errno != EWOULDBLOCK)
             break;
-        struct timespec ts = {0, 10 * 1000 * 1000};
+        struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     if (got == 0) {
@@ -198,7 +206,7 @@ int home_view_apply(struct home_view *hv, struct mnt_err *e)
         return 0;
     int r = -1, tmpfs_fd = -1, base_fd = -1;
     char *opts = NULL;
-    struct stat st;
+    struct stat st, ust;
     /* The host's home, for its owner and mode (a home below the sandbox's own /tmp or /run is
      * not shown there: its mount point is made in that fresh file system). */
     if (fstat(hv->home_fd, &st) < 0) {
@@ -221,7 +229,9 @@ int home_view_apply(struct home_view *hv, struct mnt_err *e)
             goto out;
         }
         if (fchownat(tmpfs_fd, "u", st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */ }
-    } else if (fchmodat(hv->layer_fd, "upper", st.st_mode & 07777, 0) < 0) {
+    } else if (fstatat(hv->layer_fd, "upper", &ust, AT_SYMLINK_NOFOLLOW) < 0 ||
+               ((ust.st_mode & 07777) != (st.st_mode & 07777) &&
+                fchmodat(hv->layer_fd, "upper", st.st_mode & 07777, 0) < 0)) {
         /* The overlay's root takes the upper directory's mode: show the home's own. */
         mnt_fail(e, "chmod the home layer of", hv->home);
         goto out;

@@ -52,4 +52,7 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
 int home_view_apply(struct home_view *hv, struct mnt_err *e);
 /* Releases what apply did not consume (never the layer's lock: that lives as long as init). */
 void home_view_free(struct home_view *hv);
+/* Let go of the layer's lock, once nothing in the sandbox can write any more (init has killed
+ * and reaped everything): the next sandbox of the workspace need not wait for this init's exit. */
+void home_view_release(void);
 #endif
