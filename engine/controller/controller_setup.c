@@ -68,6 +68,19 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
         goto out;
     }
     cfg->home = xstrdup(real);
+    /* Hidden paths were expanded against HOME as given; the overlay is mounted on the canonical
+     * home, so a HOME reached through a symlink must not leave its hidden names outside it. */
+    char *given = path_absolute(home, "/");
+    if (strcmp(given, real) != 0) {
+        for (size_t i = 0; i < cfg->hidden.len; i++) {
+            char *h = cfg->hidden.items[i];
+            if (path_is_within(h, given)) {
+                cfg->hidden.items[i] = xasprintf("%s%s", real, h + strlen(given));
+                free(h);
+            }
+        }
+    }
+    free(given);
     if (cfg->home_mode != SANDBOX_HOME_OVERLAY)
         goto out;
     layer = home_view_layer_dir(cfg->workspace);

@@ -88,10 +88,11 @@ static int take_layer(struct home_view *hv, const char *layer, struct mnt_err *e
     if (fd < 0)
         return mnt_fail(e, "open the home layer", layer);
     /* The sandbox before this one may still be on its way out (its controller is done once the
-     * command is, and init releases the lock as it exits): wait for it, in steps of 1 ms, up to
-     * a second, before taking this for a concurrent sandbox. */
+     * command is; a killed one's init, or a session's, lets go of the lock as it exits): wait
+     * for it, in steps of 1 ms, up to a quarter of a second, before taking this for a
+     * concurrent sandbox. */
     int got = -1;
-    for (int tries = 0; tries < 1000; tries++) {
+    for (int tries = 0; tries < 250; tries++) {
         if ((got = flock(fd, LOCK_EX | LOCK_NB)) == 0 || errno != EWOULDBLOCK)
             break;
         struct timespec ts = {0, 1000 * 1000};

@@ -311,6 +311,31 @@ describe("the copy-on-write home", function()
         ok(home_cmd(t, { "--reset" }))
     end)
 
+    it("a HOME reached through a symlink keeps its hidden names hidden", function()
+        local t = setup(true)
+        local home, marker = h.secret_home()
+        local link = h.tmpdir() .. "/home-link"
+        h.sh_ok("ln -s " .. h.quote(home) .. " " .. h.quote(link))
+        t.home = link
+        local r = ok(run(t, "cat ~/.ssh/id_rsa " .. h.quote(home) .. "/.ssh/id_rsa 2>&1; echo w > ~/w; cat ~/w"))
+        hasnt(r.stdout, marker, r)
+        has(r.stdout, "w\n", r)
+        assert.are_not.equal(0, h.sh("test -e " .. h.quote(home .. "/w")).code)
+    end)
+
+    it("works for an unprivileged caller, whose layer is the caller's own #privileged", function()
+        if h.chomp(h.sh_ok("id -u")) ~= "0" then pending("needs root to switch to nobody") return end
+        local home = h.tmpdir()
+        h.sh_ok("chown 65534:65534 " .. h.quote(home))
+        local ws = h.workspace(nil, 65534)
+        local o = { home = home, workspace = ws, uid = 65534 }
+        ok(h.run_sh("git config --global user.name Nobody; mkdir -p ~/.cache/t && echo 1 > ~/.cache/t/x", o))
+        local r = ok(h.run_sh("git config --global user.name; cat ~/.cache/t/x", o))
+        assert.are.equal("Nobody\n1\n", r.stdout)
+        assert.are.equal("65534 700\n", h.sh_ok("stat -c '%u %a' " .. h.quote(home) .. "/.local/state/cordon/homes"))
+        assert.are_not.equal(0, h.sh("test -e " .. h.quote(home .. "/.gitconfig")).code)
+    end)
+
     it("a home that cannot take an overlay stops the sandbox, naming --home readonly", function()
         local t = setup(true)
         local r = h.run_sh("echo ran", { home = "/", workspace = t.ws, env = t.env })
