@@ -11,7 +11,8 @@
 #   bwrap with the same namespaces and a comparable view of the filesystem (read-only /,
 #   minimal /dev, own /proc, tmpfs /tmp, writable workspace = cwd), true and bash -c true
 # then prints the medians and the ratios cordon/bwrap (goal: <= 0.5), cordon/plain and overlay
-# home/read-only home (goal: <= 1.05).
+# home/read-only home (goal: <= 1.05); then times the two homes once more in turn, round by
+# round (ROUNDS=100), for a ratio the machine's drifting load moves less.
 # Runs inside a fresh temporary directory, which is the workspace of every sandboxed command.
 # Reports only; it asserts nothing about time (the figures depend on the machine).
 set -euo pipefail
@@ -129,6 +130,22 @@ ratio("cordon-bash", "plain-bash", "cordon/plain  bash -c true")
 ratio("cordon-true", "cordon-rohome", "overlay home/read-only home", 1.05)
 PY
 fi
+
+# hyperfine times one command after the other, so a change in the machine's load between the
+# first and the last moves their ratio: time the two homes once more in turn, round by round.
+rounds=${ROUNDS:-100}
+echo
+echo "== overlay home against read-only home, in turn, $rounds rounds (ms)"
+ov=() ro=()
+for ((i = 0; i < rounds; i++)); do
+    t0=$EPOCHREALTIME; "$cordon" run -- true </dev/null; t1=$EPOCHREALTIME
+    "$cordon" run --home readonly -- true </dev/null; t2=$EPOCHREALTIME
+    ov+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) * 1000 }')")
+    ro+=("$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.3f", (b - a) * 1000 }')")
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+mo=$(median "${ov[@]}") mr=$(median "${ro[@]}")
+awk -v o="$mo" -v r="$mr" 'BEGIN { x = o / r; printf "overlay %.3f  readonly %.3f  ratio %.3f  (goal <= 1.05: %s)\n", o, r, x, x <= 1.05 ? "met" : "NOT met" }'
 if [ -n "${JSON_OUT:-}" ]; then
     echo "hyperfine JSON: $json"
 fi
