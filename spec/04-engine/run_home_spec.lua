@@ -311,6 +311,31 @@ describe("the copy-on-write home", function()
         ok(home_cmd(t, { "--reset" }))
     end)
 
+    it("the sandboxes of --session-exec=false share the session's home, and keep its writes", function()
+        local t = setup(true)
+        local s = h.session_start("home-fresh-" .. h.token(), {
+            cwd = t.ws, env = { HOME = t.home, XDG_STATE_HOME = t.env.XDG_STATE_HOME },
+            flags = { "--session-exec=false" } })
+        local function exec(cmd)
+            return h.cordon({ "exec", s.name, "--", cmd }, { cwd = t.ws, home = t.home, env = s.env })
+        end
+        local r = exec("echo one > ~/fresh-1")
+        assert.are.equal(0, r.code, h.describe(r))
+        hasnt(r.stderr, "not kept", r)
+        r = exec("cat ~/fresh-1")
+        assert.are.equal("one\n", r.stdout, h.describe(r))
+        h.session_reap(s)
+        r = ok(run(t, "cat ~/fresh-1"))
+        assert.are.equal("one\n", r.stdout)
+    end)
+
+    it("strict's home is a fresh tmpfs each time", function()
+        local t = setup(true)
+        ok(run(t, "echo s > ~/s && cat ~/s", { "--profile", "strict" }))
+        local r = ok(run(t, "test ! -e ~/s && echo gone", { "--profile", "strict" }))
+        assert.are.equal("gone\n", r.stdout)
+    end)
+
     it("a HOME reached through a symlink keeps its hidden names hidden", function()
         local t = setup(true)
         local home, marker = h.secret_home()
