@@ -43,6 +43,16 @@ struct walk {
     unsigned long long bytes, entries;
 };
 
+/* One line "<what> ~/<path><suffix>": the names were chosen by sandboxed commands, so control
+ * characters (a terminal's escape sequences) are shown as '?'. */
+static void print_entry(const char *what, const char *path, const char *suffix)
+{
+    printf("%s ~/", what);
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
+    printf("%s\n", suffix);
+}
+
 /* Walk directory dfd (rel: its path below the layer's root, "" for the root). */
 static int walk_dir(struct walk *w, int dfd, const char *rel)
 {
@@ -66,7 +76,7 @@ static int walk_dir(struct walk *w, int dfd, const char *rel)
             w->bytes += (unsigned long long)st.st_blocks * 512;
             if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) {
                 if (w->diff)
-                    printf("removed ~/%s\n", sub);
+                    print_entry("removed", sub, "");
             } else if (S_ISDIR(st.st_mode)) {
                 int sfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sfd < 0) {
@@ -76,10 +86,10 @@ static int walk_dir(struct walk *w, int dfd, const char *rel)
                     r = walk_dir(w, sfd, sub);
                     /* A new empty directory is a change of its own. */
                     if (r == 0 && w->diff && !in_home && w->entries == before)
-                        printf("added ~/%s/\n", sub);
+                        print_entry("added", sub, "/");
                 }
             } else if (w->diff) {
-                printf("%s ~/%s\n", in_home ? "changed" : "added", sub);
+                print_entry(in_home ? "changed" : "added", sub, "");
             }
         }
         free(sub);
