@@ -14,6 +14,7 @@
  * own path inside (the layer is reached through a descriptor captured before the view changes). */
 #ifndef CORDON_HOME_VIEW_H
 #define CORDON_HOME_VIEW_H
+#include <pthread.h>
 #include <stdbool.h>
 #include "sandbox/mount_ops.h"
 #include "sandbox/sandbox-t.h"
@@ -28,6 +29,10 @@ struct home_view {
     bool shared;                 /* the layer is another sandbox's: read-only, tmpfs on top */
     struct str_list sub_paths;   /* mounts below the home, put back on top of the overlay */
     int *sub_fds;
+    pthread_t builder;           /* builds the overlay while init builds the rest of the view */
+    bool building;
+    int mnt_fd;                  /* the built overlay, detached; -1: see err */
+    char err[512];
 };
 
 /* The layer folder of a workspace (canonical path): "$XDG_STATE_HOME/cordon/homes/<sha256 of
@@ -41,16 +46,18 @@ int home_view_layer_busy(const char *layer);
 
 /* Before the view changes (the captures need the host's read-write tree): take the hidden paths
  * under the home out of cfg->hidden into the view's whiteouts (the rest are appended to
- * hidden_rest, for hide.c), lock or share the layer, and capture the home, the layer and the
- * mounts below the home (mounts: the namespace's mount points). visible: the workspace and
- * writable paths, bound on top later. 0, or -1 with the reason in e. */
+ * hidden_rest, for hide.c), lock or share the layer, capture the home, the layer and the mounts
+ * below the home (mounts: the namespace's mount points), and start building the overlay,
+ * detached, on a thread (it reaches every layer through the captures, so what the view does
+ * meanwhile does not change it). visible: the workspace and writable paths, bound on top
+ * later. 0, or -1 with the reason in e. */
 int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
                       const struct str_list *visible, const struct str_list *mounts,
                       struct str_list *hidden_rest, struct mnt_err *e);
-/* Mount the home after hide.c's overlays, before the writable binds. 0, or -1 with one line in e
- * naming the cause and the profile key that avoids it. */
+/* Attach the built overlay on the home, after hide.c's overlays and before the writable binds.
+ * 0, or -1 with one line in e naming the cause and the profile key that avoids it. */
 int home_view_apply(struct home_view *hv, struct mnt_err *e);
-/* Releases what apply did not consume (never the layer's lock: that lives as long as init). */
+/* Waits for the builder, releases what apply did not consume (never the layer's lock). */
 void home_view_free(struct home_view *hv);
 /* Let go of the layer's lock, once nothing in the sandbox can write any more (init has killed
  * and reaped everything): the next sandbox of the workspace need not wait for this init's exit. */

@@ -369,6 +369,19 @@ describe("the copy-on-write home", function()
         has(r.stderr, "--home readonly", r)
         r = ok(h.run_sh("echo ran", { home = "/", workspace = t.ws, env = t.env, flags = { "--home", "readonly" } }))
         assert.are.equal("ran\n", r.stdout)
+        -- a layer overlayfs refuses (its work directory is a file): no sandbox, no writable
+        -- real home instead
+        local layer = t.env.XDG_STATE_HOME .. "/cordon/homes/"
+            .. h.chomp(h.sh_ok("printf %s " .. h.quote(t.ws) .. " | sha256sum | cut -d' ' -f1"))
+        h.sh_ok("mkdir -p " .. h.quote(layer .. "/upper") .. " && rm -rf " .. h.quote(layer .. "/work")
+            .. " && touch " .. h.quote(layer .. "/work"))
+        r = h.run_sh("echo ran > ~/x; echo ran", { home = t.home, workspace = t.ws, env = t.env })
+        assert.are.equal(125, r.code, h.describe(r))
+        hasnt(r.stdout, "ran", r)
+        has(r.stderr, "cannot be built", r)
+        has(r.stderr, "--home readonly", r)
+        assert.are.equal(1, select(2, r.stderr:gsub("\n", "")), h.describe(r))
+        assert.are_not.equal(0, h.sh("test -e " .. h.quote(t.home .. "/x")).code)
     end)
 end)
 
