@@ -156,7 +156,7 @@ int home_cmd_main(int argc, char **argv)
     }
     if (diff && reset)
         return cli_usage_error("home", "--diff and --reset exclude each other (usage: " SYNOPSIS ")");
-    int rc = 1;
+    int rc = 1, lock_fd = -1;
     char *layer = NULL, *upper = NULL, *home = NULL;
     char *ws = realpath(dir ? dir : ".", NULL);
     if (!ws) {
@@ -168,11 +168,6 @@ int home_cmd_main(int argc, char **argv)
         goto out;
     }
     upper = xasprintf("%s/upper", layer);
-    int busy = home_view_layer_busy(layer);
-    if (busy < 0) {
-        fprintf(stderr, "cordon: home: %s: %s\n", layer, strerror(-busy));
-        goto out;
-    }
     struct stat st;
     if (lstat(layer, &st) < 0) {
         if (errno != ENOENT) {
@@ -183,6 +178,18 @@ int home_cmd_main(int argc, char **argv)
             printf("%s: no home layer (nothing written to the home yet)\n", ws);
         rc = 0;
         goto out;
+    }
+    /* Held while the layer is removed, so that no sandbox mounts it meanwhile; only tried
+     * otherwise (a sandbox starting now would take this for another one's). */
+    lock_fd = home_view_layer_lock(layer);
+    bool busy = lock_fd == -EBUSY;
+    if (lock_fd < 0 && !busy) {
+        fprintf(stderr, "cordon: home: %s: %s\n", layer, strerror(-lock_fd));
+        goto out;
+    }
+    if (!reset && lock_fd >= 0) {
+        close(lock_fd);
+        lock_fd = -1;
     }
     if (reset) {
         if (busy) {
@@ -215,6 +222,8 @@ int home_cmd_main(int argc, char **argv)
                upper, w.bytes, w.entries, busy ? "yes (a sandbox of the workspace runs)" : "no");
     rc = 0;
 out:
+    if (lock_fd >= 0)
+        close(lock_fd);
     free(home);
     free(upper);
     free(layer);

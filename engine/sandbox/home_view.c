@@ -59,16 +59,27 @@ char *home_view_layer_dir(const char *workspace)
     return dir;
 }
 
-int home_view_layer_busy(const char *layer)
+/* The lock is a regular file of the layer: a descriptor of it leads nowhere else (one of the
+ * layer's directory would be a way into the host's tree for whoever could reach it). */
+static int open_lock(const char *layer)
 {
-    int fd = open(layer, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char *path = xasprintf("%s/lock", layer);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    free(path);
+    return fd;
+}
+
+int home_view_layer_lock(const char *layer)
+{
+    int fd = open_lock(layer);
     if (fd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    int r = 0;
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-        r = errno == EWOULDBLOCK ? 1 : -errno;
-    close(fd);
-    return r;
+        return -errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+        close(fd);
+        return r;
+    }
+    return fd;
 }
 
 static bool inside_any(const char *path, const struct str_list *dirs)
@@ -91,9 +102,9 @@ static int capture_one(struct mnt_err *e, const char *path)
 /* Lock the layer, or learn that another sandbox holds it. 0, or -1 with e set. */
 static int take_layer(struct home_view *hv, const char *layer, struct mnt_err *e)
 {
-    int fd = open(layer, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open_lock(layer);
     if (fd < 0)
-        return mnt_fail(e, "open the home layer", layer);
+        return mnt_fail(e, "open the lock of the home layer", layer);
     /* The sandbox before this one may still be on its way out (its controller is done once the
      * command is; a killed one's init, or a session's, lets go of the lock as it exits): wait
      * for it, in steps of 1 ms, up to a quarter of a second, before taking this for a

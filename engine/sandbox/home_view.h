@@ -5,8 +5,8 @@
  * a writable layer: the workspace's persistent layer (overlay) or a fresh tmpfs (tmpfs). Creating
  * something where a hidden name is puts it in the writable layer only; the host's file stays out
  * of sight behind the whiteout.
- * One sandbox at a time writes a layer: the one that mounted it holds an flock on the layer folder
- * for its whole life (init keeps the descriptor). A second concurrent sandbox of the workspace gets
+ * One sandbox at a time writes a layer: the one that mounted it holds an flock on the layer's
+ * lock file for its whole life (init keeps the descriptor, until it has killed the rest). A second concurrent sandbox of the workspace gets
  * the layer as one more read-only layer and a fresh tmpfs on top, and says that its home writes
  * are not kept: overlayfs must not have one upper directory mounted twice.
  * Uses: hide.c (the whiteouts), mount_ops.c. Runs in init, in the new mount namespace.
@@ -41,8 +41,9 @@ struct home_view {
 char *home_view_layer_dir(const char *workspace);
 /* The folder holding every workspace's layer (hidden inside sandboxes). A new string or NULL. */
 char *home_view_layers_root(void);
-/* Is the layer folder held by a running sandbox? 1 yes, 0 no, -errno. */
-int home_view_layer_busy(const char *layer);
+/* Take the layer's lock (its file "lock", made if missing) as a running sandbox holds it: the
+ * descriptor holding it, -EBUSY when a sandbox holds it, another -errno. */
+int home_view_layer_lock(const char *layer);
 
 /* Before the view changes (the captures need the host's read-write tree): take the hidden paths
  * under the home out of cfg->hidden into the view's whiteouts (the rest are appended to
