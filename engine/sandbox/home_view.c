@@ -64,7 +64,9 @@ char *home_view_layer_dir(const char *workspace)
 static int open_lock(const char *layer)
 {
     char *path = xasprintf("%s/lock", layer);
-    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    /* Read-only: a descriptor open for writing would keep the host's mount from turning
+     * read-only (EBUSY); flock needs none. */
+    int fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     free(path);
     return fd;
 }
