@@ -12,7 +12,8 @@ NPM_PREFIX ?= build-deps/npm
 # Debian 12 packages the build and the tests need (third_party/README.md says why).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
-            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check
+            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check \
+            ccache python3-venv
 
 .PHONY: all deps client-deps build run lint test test-asan bench install clean
 

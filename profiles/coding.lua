@@ -3,6 +3,54 @@
 -- ("Profile keys"). Another profile can start from this one with `extends = "coding"`:
 -- its lists are appended to these, its tables merged, its scalars win.
 -- Profiles run sandboxed: no io/os; `host.home()`, `host.exists(path)` etc. are available.
+
+-- The caller's home is a home like any other, root's included: its credentials are hidden (the
+-- list below), its toolchains (pyenv, rustup, nvm, ~/.local/bin) and ~/.gitconfig stay. Root's
+-- home is hidden whole only when it is not the caller's home: root-only secrets there that a
+-- uid-0 process could read.
+--
+-- Paths that look missing (ENOENT) inside the sandbox, whether or not they exist when it
+-- starts. `~` is the caller's home. Each is where a tool keeps a credential by default (a token,
+-- a password, a private key): a command that needs one fails as if the user had never logged
+-- in, rather than reading it.
+local hidden = {
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
+    "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
+    "~/.config/git/credentials",    -- git's second default credential store (XDG)
+    "~/.pgpass",                    -- PostgreSQL passwords (libpq, psql)
+    "~/.cargo/credentials", "~/.cargo/credentials.toml", -- crates.io tokens (old and new name)
+    "~/.vault-token",               -- HashiCorp Vault's token helper
+    "~/.config/containers/auth.json", -- podman, buildah, skopeo registry logins
+    "~/.terraform.d/credentials.tfrc.json", -- Terraform Cloud / registry tokens
+    "~/.gem/credentials",           -- RubyGems push key
+    "~/.config/hub",                -- hub's GitHub OAuth token
+    "~/.local/share/keyrings",      -- GNOME keyring files
+    "~/.password-store",            -- pass (its entries are GPG-encrypted, the list is not)
+    "~/.m2/settings.xml", "~/.m2/settings-security.xml", -- Maven server passwords, master key
+    "~/.gradle/gradle.properties",  -- Gradle's usual place for repository and signing passwords
+    "~/.config/rclone",             -- rclone remotes with their tokens
+    "~/.config/glab-cli",           -- GitLab CLI tokens
+    "~/.pulumi/credentials.json",   -- Pulumi access tokens
+    "~/.cache/huggingface/token", "~/.huggingface/token", -- Hugging Face (current, old place)
+    "~/.config/composer/auth.json", "~/.composer/auth.json", -- PHP Composer repository logins
+    "~/.s3cfg",                     -- s3cmd keys
+    "~/.boto",                      -- gsutil / boto keys
+    "~/.databrickscfg",             -- Databricks tokens
+    "~/.kaggle/kaggle.json",        -- Kaggle API key
+    "~/.oci",                       -- Oracle Cloud API signing keys
+    "~/.config/doctl",              -- DigitalOcean API tokens
+    -- Coding agents' own logins: a command must not act as the agent's account.
+    "~/.codex/auth.json",           -- OpenAI Codex CLI
+    "~/.claude/.credentials.json",  -- Claude Code (Linux keeps the OAuth token in this file)
+    "~/.gemini/oauth_creds.json",   -- Gemini CLI
+    "~/.config/github-copilot",     -- Copilot in editors (copilot.vim, copilot.lua: hosts.json, apps.json)
+    "~/.local/share/opencode/auth.json", -- opencode's provider keys
+    -- (gh copilot is a gh extension using ~/.config/gh's login, hidden above.)
+    "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
+    "/etc/ssh",             -- host keys
+}
+if host.home() ~= "/root" then hidden[#hidden + 1] = "/root" end
+
 return {
     description = "Default: workspace writable, secrets hidden, network through the allowlist",
 
@@ -13,46 +61,14 @@ return {
     -- it; cordon's own configuration and state stay read-only or hidden even then.
     allow_home_workspace = false,
 
-    -- Paths that look missing (ENOENT) inside the sandbox. `~` is the caller's home. Each is
-    -- where a tool keeps a credential by default (a token, a password, a private key): a
-    -- command that needs one fails as if the user had never logged in, rather than reading it.
-    hidden = {
-        "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
-        "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
-        "~/.config/git/credentials",    -- git's second default credential store (XDG)
-        "~/.pgpass",                    -- PostgreSQL passwords (libpq, psql)
-        "~/.cargo/credentials", "~/.cargo/credentials.toml", -- crates.io tokens (old and new name)
-        "~/.vault-token",               -- HashiCorp Vault's token helper
-        "~/.config/containers/auth.json", -- podman, buildah, skopeo registry logins
-        "~/.terraform.d/credentials.tfrc.json", -- Terraform Cloud / registry tokens
-        "~/.gem/credentials",           -- RubyGems push key
-        "~/.config/hub",                -- hub's GitHub OAuth token
-        "~/.local/share/keyrings",      -- GNOME keyring files
-        "~/.password-store",            -- pass (its entries are GPG-encrypted, the list is not)
-        "~/.m2/settings.xml", "~/.m2/settings-security.xml", -- Maven server passwords, master key
-        "~/.gradle/gradle.properties",  -- Gradle's usual place for repository and signing passwords
-        "~/.config/rclone",             -- rclone remotes with their tokens
-        "~/.config/glab-cli",           -- GitLab CLI tokens
-        "~/.pulumi/credentials.json",   -- Pulumi access tokens
-        "~/.cache/huggingface/token", "~/.huggingface/token", -- Hugging Face (current, old place)
-        "~/.config/composer/auth.json", "~/.composer/auth.json", -- PHP Composer repository logins
-        "~/.s3cfg",                     -- s3cmd keys
-        "~/.boto",                      -- gsutil / boto keys
-        "~/.databrickscfg",             -- Databricks tokens
-        "~/.kaggle/kaggle.json",        -- Kaggle API key
-        "~/.oci",                       -- Oracle Cloud API signing keys
-        -- Coding agents' own logins: a command must not act as the agent's account.
-        "~/.codex/auth.json",           -- OpenAI Codex CLI
-        "~/.claude/.credentials.json",  -- Claude Code (Linux keeps the OAuth token in this file)
-        "~/.gemini/oauth_creds.json",   -- Gemini CLI
-        "~/.config/github-copilot",     -- Copilot in editors (copilot.vim, copilot.lua: hosts.json, apps.json)
-        "~/.local/share/opencode/auth.json", -- opencode's provider keys
-        -- (gh copilot is a gh extension using ~/.config/gh's login, hidden above.)
-        "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
-        "/etc/ssh",             -- host keys
-        "/root",                -- root-only secrets: when the caller is root, a uid-0 process
-                                -- could read them (the engine keeps the workspace visible)
-    },
+    -- Paths that look missing (ENOENT) inside the sandbox, whether or not they exist when it
+    -- starts. `~` is the caller's home.
+    hidden = hidden,
+
+    -- The caller's home: "overlay" (copy-on-write: commands write caches, ~/.gitconfig, ... to
+    -- a private layer of the workspace's, kept across runs; `cordon home` shows it), "tmpfs"
+    -- (the same, discarded when the sandbox ends) or "readonly".
+    home = "overlay",
 
     -- Relative to the workspace: stay read-only although the workspace is writable, so a
     -- command cannot plant a git hook or rewrite the project's own policy.

@@ -2,7 +2,10 @@
 -- `extends` starts from coding: the lists below are appended to coding's, the tables merged.
 return {
     extends = "coding",
-    description = "coding plus: no AF_UNIX sockets, resource limits, ~/.config hidden",
+    description = "coding plus: no AF_UNIX sockets, resource limits, ~/.config hidden, home writes discarded",
+
+    -- Home writes land on a fresh tmpfs over the (read-only) real home: nothing is kept.
+    home = "tmpfs",
 
     seccomp = {
         block_unix_sockets = true,

@@ -13,7 +13,7 @@ enum opt_id {
     OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_HOME_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
     OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
     OPT_ASK_SANDBOX_OFF, OPT_PLAN, OPT_PERMISSION_TIMEOUT,
-    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER, OPT_ALLOW_HOST_PORT, OPT_PUBLISH,
+    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER, OPT_ALLOW_HOST_PORT, OPT_PUBLISH, OPT_HOME,
 };
 
 struct opt_def {
@@ -40,6 +40,7 @@ static const struct opt_def options[] = {
     {"plan", OPT_PLAN, false},
     {"permission-timeout", OPT_PERMISSION_TIMEOUT, true},
     {"policy", OPT_POLICY, true},
+    {"home", OPT_HOME, true},
     {"session-exec", OPT_SESSION_EXEC, false},
     {"detach", OPT_DETACH, false}, /* session start only */
     {"owner", OPT_OWNER, true},    /* session start only */
@@ -76,7 +77,10 @@ static void print_options(FILE *out, bool session)
           "  --plan                  plan mode: never run anything outside the sandbox\n"
           "  --permission-timeout D  how long a question waits for its answer (30s, 5m; then: deny)\n"
           "  --policy FILE           one more policy layer on top (not trust-checked: you named\n"
-          "                          the file yourself)\n",
+          "                          the file yourself)\n"
+          "  --home MODE             the home directory: overlay (writes kept in the workspace's\n"
+          "                          own layer, see cordon home), tmpfs (writes discarded at the\n"
+          "                          end), readonly\n",
           out);
     if (session)
         fputs("  --session-exec=false    run each exec in a fresh sandbox of its own\n"
@@ -202,6 +206,12 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         case OPT_OWNER: out->owner = value; break;
         case OPT_ALLOW_HOST_PORT: str_list_push(&out->host_ports, value); break;
         case OPT_PUBLISH: str_list_push(&out->publish, value); break;
+        case OPT_HOME:
+            if (strcmp(value, "overlay") && strcmp(value, "readonly") && strcmp(value, "tmpfs"))
+                return usage_err(err, errlen, session,
+                                 "option '--home' takes overlay, readonly or tmpfs, not '%s'", value);
+            out->home = value;
+            break;
         }
     }
     *i_io = i;

@@ -102,6 +102,10 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
     if (flags->session_exec != FLAG_UNSET)
         set_flag(L, "session", "exec_per_command",
                  flags->session_exec == FLAG_TRUE ? FLAG_FALSE : FLAG_TRUE);
+    if (flags->home) {
+        lua_pushstring(L, flags->home);
+        lua_setfield(L, -2, "home");
+    }
     if (flags->permission_timeout) {
         sub_table(L, "escalation");                     /* [t, esc] */
         char *end;
@@ -344,6 +348,17 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     extra->allow_docker = read_bool(L, idx, "allow_docker", "allow_docker", false);
     cfg->allow_home_workspace = read_bool(L, idx, "allow_home_workspace", "allow_home_workspace", false);
     cfg->json = read_bool(L, idx, "json", "json", false);
+
+    /* home: absent is "readonly", what a profile that does not say gets (nothing written). */
+    cfg->home_mode = SANDBOX_HOME_READONLY;
+    t = raw_field(L, idx, "home");
+    if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "overlay") == 0)
+        cfg->home_mode = SANDBOX_HOME_OVERLAY;
+    else if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "tmpfs") == 0)
+        cfg->home_mode = SANDBOX_HOME_TMPFS;
+    else if (!(t == LUA_TNIL || (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "readonly") == 0)))
+        bad(L, "home", "\"overlay\", \"readonly\" or \"tmpfs\"");
+    lua_pop(L, 1);
     read_list(L, idx, "writable", "writable", &cfg->writable);
     read_list(L, idx, "hidden", "hidden", &cfg->hidden);
     read_list(L, idx, "readonly_in_workspace", "readonly_in_workspace", &cfg->readonly_in_workspace);

@@ -34,8 +34,13 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
     put(f, 'w', cfg->workspace);
     put(f, 'c', cfg->cwd);
     char flags[16];
-    snprintf(flags, sizeof flags, "%d%d%d", cfg->workspace_readonly, cfg->net_unrestricted, cfg->net_loopback);
+    snprintf(flags, sizeof flags, "%d%d%d%d", cfg->workspace_readonly, cfg->net_unrestricted,
+             cfg->net_loopback, (int)cfg->home_mode);
     put(f, 'F', flags);
+    if (cfg->home)
+        put(f, 'h', cfg->home);
+    if (cfg->home_layer)
+        put(f, 'l', cfg->home_layer);
     put_list(f, 'W', &cfg->writable);
     put_list(f, 'H', &cfg->hidden);
     put_list(f, 'R', &cfg->readonly_in_workspace);
@@ -87,7 +92,11 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             cfg->workspace_readonly = v[0] == '1';
             cfg->net_unrestricted = v[0] && v[1] == '1';
             cfg->net_loopback = v[0] && v[1] && v[2] == '1';
+            if (v[0] && v[1] && v[2] && v[3] >= '0' && v[3] <= '2')
+                cfg->home_mode = (enum sandbox_home)(v[3] - '0');
             break;
+        case 'h': free(cfg->home); cfg->home = xstrdup(v); break;
+        case 'l': free(cfg->home_layer); cfg->home_layer = xstrdup(v); break;
         case 'W': str_list_push(&cfg->writable, v); break;
         case 'H': str_list_push(&cfg->hidden, v); break;
         case 'R': str_list_push(&cfg->readonly_in_workspace, v); break;

@@ -4,7 +4,7 @@
  *      writable paths, host device nodes, sockets re-bound into /run, mounts under hidden dirs;
  *   3. one recursive mount_setattr: the whole host tree read-only and nosuid;
  *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc;
- *   5. overlays with whiteouts for hidden paths;
+ *   5. overlays with whiteouts for hidden paths, then the copy-on-write home (home_view.h);
  *   6. attach the captured writable trees (outermost first), then read-only binds inside them
  *      (the workspace's .git and readonly_in_workspace, cordon's own directories).
  * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
@@ -26,6 +26,7 @@
 
 #include "sandbox/devfs.h"
 #include "sandbox/hide.h"
+#include "sandbox/home_view.h"
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
 
@@ -204,7 +205,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     int self_fd = early->self_fd;
     size_t n_run = 0;
     struct hide_plan plan;
-    struct str_list visible = {0};
+    struct home_view home;
+    struct str_list visible = {0}, hidden = {0};
     int r = -1;
 
     str_list_push(&visible, cfg->workspace);
@@ -217,8 +219,12 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         str_list_push(&fresh, fresh_roots[i]);
     if (!cfg->net_unrestricted)
         str_list_push(&fresh, "/sys");
-    hide_plan_build(&cfg->hidden, &visible, &fresh, &plan);
+    /* The home's hidden names become whiteouts of the home's own overlay; hide.c gets the rest. */
+    int hv = home_view_prepare(&home, cfg, &visible, &early->mounts, &hidden, &e);
+    hide_plan_build(&hidden, &visible, &fresh, &plan);
     str_list_free(&fresh);
+    if (hv < 0)
+        goto out;
 
     /* 2. captures (the rest are fsview_prepare's) */
     for (size_t i = 0; i < visible.len; i++) {
@@ -267,7 +273,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         goto out;
 
     /* 5. hidden paths */
-    if (hide_apply(&plan, &e) < 0)
+    if (hide_apply(&plan, &e) < 0 || home_view_apply(&home, &e) < 0)
         goto out;
 
     /* 6. writable trees, outermost first so a nested one is not covered by its parent */
@@ -299,6 +305,8 @@ out:
     free(caps);
     free(run_fds);
     str_list_free(&visible);
+    str_list_free(&hidden);
+    home_view_free(&home);
     hide_plan_free(&plan);
     return r;
 }

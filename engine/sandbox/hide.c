@@ -90,6 +90,71 @@ static void whiteout_contents(struct hide_group *g, const char *dir, const char 
     closedir(d);
 }
 
+/* The first component of path (absolute, normalised) that does not exist: a new string, or NULL
+ * when all of it exists. */
+static char *first_missing(const char *path)
+{
+    char *p = xstrdup(path);
+    struct stat st;
+    for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+        if (s)
+            *s = '\0';
+        if (lstat(p, &st) < 0)
+            return p;
+        if (!s)
+            break;
+        *s = '/';
+    }
+    free(p);
+    return NULL;
+}
+
+/* A hidden path that does not exist now must stay missing whatever the host creates there
+ * later: whiteout its first missing component in the overlay of that component's parent (which
+ * exists). Not possible at the top level ("/" takes no overlay), below a fresh file system (the
+ * host's path is not shown there) or in a writable area (covers need an existing path). */
+static void hide_missing(struct hide_plan *plan, const char *h, const struct str_list *visible,
+                         const struct str_list *fresh)
+{
+    char *c = first_missing(h);
+    if (!c)
+        return;
+    char *parent = parent_of(c);
+    struct stat st;
+    if (strcmp(parent, "/") != 0 && stat(parent, &st) == 0 && S_ISDIR(st.st_mode) &&
+        !inside_any(c, visible) && !below_any(c, fresh) && !inside_any(c, fresh))
+        str_list_push(&group_for(plan, parent)->rel, strrchr(c, '/') + 1);
+    free(parent);
+    free(c);
+}
+
+void hide_whiteouts_for(const char *target, const char *h, const struct str_list *visible,
+                        struct str_list *rel)
+{
+    size_t n = strlen(target);
+    if (!path_is_within(h, target) || strcmp(h, target) == 0)
+        return;
+    struct stat st;
+    if (lstat(h, &st) < 0) {
+        char *c = first_missing(h);
+        if (c && path_is_within(c, target) && strcmp(c, target) != 0 && !str_list_contains(rel, c + n + 1))
+            str_list_push(rel, c + n + 1);
+        free(c);
+        return;
+    }
+    if (any_within(visible, h, true)) {
+        struct hide_group g = {0};
+        whiteout_contents(&g, h, h + n + 1, visible);
+        for (size_t i = 0; i < g.rel.len; i++)
+            if (!str_list_contains(rel, g.rel.items[i]))
+                str_list_push(rel, g.rel.items[i]);
+        str_list_free(&g.rel);
+        return;
+    }
+    if (!str_list_contains(rel, h + n + 1))
+        str_list_push(rel, h + n + 1);
+}
+
 void hide_plan_build(const struct str_list *hidden, const struct str_list *visible,
                      const struct str_list *fresh, struct hide_plan *plan)
 {
@@ -97,8 +162,12 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
     for (size_t i = 0; i < hidden->len; i++) {
         const char *h = hidden->items[i];
         struct stat st;
-        if (strcmp(h, "/") == 0 || lstat(h, &st) < 0)
-            continue; /* already missing; "/" cannot be hidden */
+        if (strcmp(h, "/") == 0)
+            continue; /* "/" cannot be hidden */
+        if (lstat(h, &st) < 0) {
+            hide_missing(plan, h, visible, fresh);
+            continue;
+        }
         if (str_list_contains(visible, h)) {
             LOG_W("hide", "%s is both hidden and writable; it stays visible", h);
             continue;
@@ -222,26 +291,28 @@ static bool has_hidden_ancestor(const struct str_list *rel, const char *path)
     return false;
 }
 
-/* Build the whiteout layer for g under layer_dir (an fd to the detached tmpfs). */
-static int build_layer(struct hide_group *g, int tmpfs_fd, const char *layer, struct mnt_err *e)
+int hide_build_layer(const char *target, int target_fd, const struct str_list *rel, int tmpfs_fd,
+                     const char *layer, struct mnt_err *e)
 {
     struct stat st;
-    if (stat(g->target, &st) < 0)
-        return mnt_fail(e, "stat", g->target);
+    if ((target_fd >= 0 ? fstat(target_fd, &st) : stat(target, &st)) < 0)
+        return mnt_fail(e, "stat", target);
     /* The overlay's directories take their owner and mode from this top layer. */
     if (mkdirat(tmpfs_fd, layer, st.st_mode & 07777) < 0)
-        return mnt_fail(e, "mkdir whiteout layer for", g->target);
+        return mnt_fail(e, "mkdir whiteout layer for", target);
     if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */ }
-    for (size_t i = 0; i < g->rel.len; i++) {
-        if (has_hidden_ancestor(&g->rel, g->rel.items[i]))
+    for (size_t i = 0; i < rel->len; i++) {
+        if (has_hidden_ancestor(rel, rel->items[i]))
             continue; /* already inside a whiteout */
-        char *path = xasprintf("%s/%s", layer, g->rel.items[i]);
+        char *path = xasprintf("%s/%s", layer, rel->items[i]);
         /* Intermediate directories mirror the host's, for the same reason. */
         for (char *s = strchr(path + strlen(layer) + 1, '/'); s; s = strchr(s + 1, '/')) {
             *s = '\0';
-            char *host = xasprintf("%s/%s", g->target, path + strlen(layer) + 1);
+            const char *sub = path + strlen(layer) + 1;
+            char *host = xasprintf("%s/%s", target, sub);
             struct stat hs;
-            if (stat(host, &hs) == 0 && mkdirat(tmpfs_fd, path, hs.st_mode & 07777) == 0)
+            int got = target_fd >= 0 ? fstatat(target_fd, sub, &hs, 0) : stat(host, &hs);
+            if (got == 0 && mkdirat(tmpfs_fd, path, hs.st_mode & 07777) == 0)
                 if (fchownat(tmpfs_fd, path, hs.st_uid, hs.st_gid, 0) < 0) { /* as above */ }
             free(host);
             *s = '/';
@@ -249,7 +320,7 @@ static int build_layer(struct hide_group *g, int tmpfs_fd, const char *layer, st
         int r = mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0));
         if (r < 0 && errno != EEXIST) {
             free(path);
-            return mnt_fail(e, "create whiteout for", g->rel.items[i]);
+            return mnt_fail(e, "create whiteout for", rel->items[i]);
         }
         free(path);
     }
@@ -272,7 +343,7 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e)
             continue;
         char layer[32];
         snprintf(layer, sizeof layer, "l%zu", i);
-        if (build_layer(g, tmpfs_fd, layer, e) < 0)
+        if (hide_build_layer(g->target, -1, &g->rel, tmpfs_fd, layer, e) < 0)
             goto out;
         char *target = escape_overlay_path(g->target);
         char *opts = xasprintf("lowerdir=/proc/self/fd/%d/%s:%s", tmpfs_fd, layer, target);

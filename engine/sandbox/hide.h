@@ -5,8 +5,10 @@
  * are captured first and put back on top. A hidden path inside a writable area cannot be
  * whited out without making that area read-only: a file there is covered by a dangling symlink
  * (missing to open and stat; lstat shows the link), a directory by a removed directory (every
- * name in it is missing; stat of the directory itself still succeeds). Runs in init, in the new
- * mount namespace. */
+ * name in it is missing; stat of the directory itself still succeeds). A hidden path that does
+ * not exist yet is covered too, so that what the host creates there later stays out of sight:
+ * its first missing component gets a whiteout in the overlay of that component's parent. Runs in
+ * init, in the new mount namespace. */
 #ifndef CORDON_HIDE_H
 #define CORDON_HIDE_H
 #include "sandbox/mount_ops.h"
@@ -38,4 +40,16 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e);
 /* Cover hidden paths inside writable areas. After the writable binds. */
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e);
 void hide_plan_free(struct hide_plan *plan);
+/* The whiteouts, relative to target (a directory the caller covers with an overlay of its own),
+ * that make hidden path h (strictly below target) missing: h itself; for an h that does not
+ * exist, its first missing component; for an h that contains a visible path, every entry of h
+ * but the ways down to it. Appended to rel without repeats. */
+void hide_whiteouts_for(const char *target, const char *h, const struct str_list *visible,
+                        struct str_list *rel);
+/* Build, in directory layer of the tmpfs tmpfs_fd, an overlay layer for target holding a
+ * whiteout for every name of rel (relative to target; their parents exist on the host) and the
+ * directories leading to them, each with the host's owner and mode. target_fd: the host's target
+ * directory (a capture, when its path no longer shows the host's), or -1 to look it up by path. */
+int hide_build_layer(const char *target, int target_fd, const struct str_list *rel, int tmpfs_fd,
+                     const char *layer, struct mnt_err *e);
 #endif

@@ -21,6 +21,7 @@
 #include "sandbox/config_wire.h"
 #include "base/fdpass.h"
 #include "sandbox/fsview.h"
+#include "sandbox/home_view.h"
 #include "base/log.h"
 #include "sandbox/netns.h"
 #include "sandbox/pty.h"
@@ -333,6 +334,7 @@ CORDON_NORETURN void init_main(const struct init_params *p)
     (void)kill(-1, SIGKILL);
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
         ;
+    home_view_release();
     (void)write_all(p->ctl_sock, &msg, sizeof msg);
     _exit(msg.exit_code);
 }

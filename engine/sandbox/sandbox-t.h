@@ -33,6 +33,7 @@ struct run_flags {
     enum flag_state ask_sandbox_off; /* --ask-sandbox-off -> escalation.ask_sandbox_off */
     enum flag_state plan;           /* --plan -> escalation.plan */
     const char *permission_timeout; /* --permission-timeout DURATION -> escalation.permission_timeout */
+    const char *home;               /* --home overlay|readonly|tmpfs -> home */
     char **command;                 /* argv after "--", NULL-terminated, at least one word */
     const char *policy_file;        /* --policy FILE: one more policy layer on top, this run only */
     enum flag_state session_exec;   /* --session-exec=false -> session.exec_per_command = true */
@@ -48,6 +49,13 @@ struct sandbox_rlimit {
 
 #define SANDBOX_MAX_RLIMITS 16
 #define SANDBOX_MAX_HOST_PORTS 32
+
+/* Profile key `home`: what commands see at the caller's home directory. */
+enum sandbox_home {
+    SANDBOX_HOME_READONLY = 0,      /* the host's home, read-only (hidden paths missing) */
+    SANDBOX_HOME_OVERLAY,           /* copy-on-write over it; writes kept in the workspace's layer */
+    SANDBOX_HOME_TMPFS,             /* copy-on-write over it; writes discarded when the sandbox ends */
+};
 
 /* The resolved profile as the sandbox units consume it. Every path is absolute; writable
  * paths and the workspace are canonical (realpath) and exist; hidden paths may not exist.
@@ -90,6 +98,9 @@ struct sandbox_config {
     bool exec_per_command;          /* session.exec_per_command: each exec in a fresh sandbox */
     unsigned max_background;        /* session.max_background: live background jobs at most */
     size_t log_cap;                 /* session.log_cap: bytes of a background job's log kept */
+    enum sandbox_home home_mode;    /* profile key home */
+    char *home;                     /* the caller's home, canonical; NULL: no home view */
+    char *home_layer;               /* overlay: the workspace's layer folder (upper/, work/) */
 };
 
 /* limits.* when the resolved profile has none (the values of `coding`). */

@@ -29,6 +29,8 @@ void sandbox_config_free(struct sandbox_config *cfg)
     str_list_free(&cfg->protected_paths);
     str_list_free(&cfg->seccomp_deny);
     str_list_free(&cfg->env);
+    free(cfg->home);
+    free(cfg->home_layer);
     memset(cfg, 0, sizeof *cfg);
 }
 

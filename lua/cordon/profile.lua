@@ -11,7 +11,8 @@ local M = {}
 -- a number, or "30s", "5m", "1h"), "name" (a profile name), "size" (bytes > 0: an integer, or
 -- "512K", "512M", "2G", "1T"), "size_or_unlimited" (a size or "unlimited"), "pids" (an integer
 -- >= 1 or "unlimited"), "portlist" (a list of TCP ports 1-65535 but the sandbox proxy's own
--- 18080 and 18081; merge appends). A nested table is a sub-schema.
+-- 18080 and 18081; merge appends), "home" ("overlay", "readonly" or "tmpfs"). A nested table
+-- is a sub-schema.
 M.schema = {
     description = "string",
     extends = "name",
@@ -19,6 +20,7 @@ M.schema = {
     workspace = "string",
     workspace_readonly = "boolean",
     allow_home_workspace = "boolean",
+    home = "home",
     writable = "list",
     hidden = "list",
     readonly_in_workspace = "list",
@@ -132,6 +134,11 @@ checks.portlist = function(v)
             return ("port %d is %s inside the sandbox: it cannot also be the host's"):format(
                 p, M.RESERVED_PORTS[p]), true
         end
+    end
+end
+checks.home = function(v)
+    if v ~= "overlay" and v ~= "readonly" and v ~= "tmpfs" then
+        return 'expected "overlay", "readonly" or "tmpfs"'
     end
 end
 checks.abslist = function(v)

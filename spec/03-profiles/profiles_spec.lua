@@ -3,8 +3,9 @@
 local profile = require("cordon.profile")
 
 local root = os.getenv("CORDON_SOURCE_DIR") or "."
+local caller_home = "/home/u"
 local host = {
-    home = function() return "/home/u" end,
+    home = function() return caller_home end,
     exists = function() return false end,
     is_dir = function() return false end,
     is_socket = function() return false end,
@@ -102,6 +103,32 @@ describe("built-in profiles", function()
         for _, p in ipairs { "~/.config", "~/.local/share/keyrings", "~/.bash_history" } do
             assert.is_true(has(r.hidden, p), p)
         end
+    end)
+
+    it("coding's home is copy-on-write, strict's discarded, readonly's kept like coding's", function()
+        assert.are.equal("overlay", profile.resolve("coding", load_profile).home)
+        assert.are.equal("overlay", profile.resolve("ops", load_profile).home)
+        assert.are.equal("overlay", profile.resolve("readonly", load_profile).home)
+        assert.are.equal("tmpfs", profile.resolve("strict", load_profile).home)
+        assert.is_nil(profile.validate({ home = "readonly" }))
+        local kp, msg = profile.validate({ home = "writable" })
+        assert.are.equal("home", kp)
+        assert.truthy(msg:find("overlay", 1, true))
+    end)
+
+    it("root's home is a home like any other when it is the caller's: credentials hidden, not /root", function()
+        caller_home = "/root"
+        local ok_, r = pcall(profile.resolve, "coding", load_profile)
+        caller_home = "/home/u"
+        assert.is_true(ok_, r)
+        assert.is_false(has(r.hidden, "/root"))
+        for _, p in ipairs { "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
+                             "~/.kube", "~/.npmrc", "~/.pypirc", "~/.git-credentials",
+                             "~/.config/gcloud", "~/.azure" } do
+            assert.is_true(has(r.hidden, p), p)
+        end
+        -- another caller's profile still hides all of /root
+        assert.is_true(has(profile.resolve("strict", load_profile).hidden, "/root"))
     end)
 
     it("readonly makes the workspace read-only", function()
