@@ -10,8 +10,8 @@
 --     lists only its processes.
 -- In both: a sandboxed echo, a refused write, /etc/shadow hidden, the container's bind mounts
 -- read as they are, a network refusal (a server on the container's loopback is out of reach),
--- and a session (start, exec, stop). Skipped with the reason when podman, runc or debootstrap
--- is missing, or when this machine cannot run a container or a user namespace in one.
+-- and a session (start, exec, stop). Skipped with the reason when not root, when podman, runc or
+-- debootstrap is missing, or when this machine cannot run a container or a user namespace in one.
 local h = require("spec.helpers")
 
 local IMAGE = "cordon-test-image"
@@ -42,6 +42,10 @@ end
 -- Builds the image and the data dir once; returns prepared (with .skip when not possible).
 local function prepare()
     if prepared then return prepared end
+    if h.chomp(h.sh_ok("id -u")) ~= "0" then
+        prepared = { skip = "not root: the image is built with debootstrap, run with rootful podman" }
+        return prepared
+    end
     for _, prog in ipairs({ "podman", "runc" }) do
         if h.sh("command -v " .. prog).code ~= 0 then
             prepared = { skip = prog .. " is not installed (make deps installs it)" }
