@@ -217,6 +217,25 @@ local function check_common(variant)
     end)
 end
 
+-- What the container's /etc needs happens on a host too: a mount below a hidden path's parent.
+describe("cordon run: a hidden path whose parent has a mount below it", function()
+    after_each(h.cleanup)
+
+    it("stays hidden, and the mount, the other entries and their links read as on the host", function()
+        if h.chomp(h.sh_ok("id -u")) ~= "0" then return pending("not root: cannot mount a tmpfs") end
+        local dir = h.tmpdir()
+        h.sh_ok(("cd %s && mkdir sub keep && echo secret > secret && echo plain > plain && "
+            .. "ln -s plain link && echo kept > keep/f && mount -t tmpfs cordon-spec sub && "
+            .. "echo in-mount > sub/f"):format(h.quote(dir)))
+        h.defer(function() os.execute("umount " .. h.quote(dir .. "/sub")) end)
+        local r = h.cordon({ "run", "--hide", dir .. "/secret", "--", "sh", "-c",
+            ("cd %s && ls && cat sub/f link keep/f && cat secret; touch new"):format(h.quote(dir)) })
+        assert.are.equal("keep\nlink\nplain\nsub\nin-mount\nplain\nkept\n", r.stdout, h.describe(r))
+        assert.truthy(r.stderr:find("secret: No such file or directory", 1, true), h.describe(r))
+        assert.truthy(r.stderr:find("Read-only file system", 1, true), h.describe(r))
+    end)
+end)
+
 describe("cordon run in a Podman container", function()
     after_each(h.cleanup)
     teardown(function()
