@@ -431,11 +431,12 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e)
         char *target = escape_overlay_path(g->target);
         char *opts = xasprintf("lowerdir=/proc/self/fd/%d/%s:%s", tmpfs_fd, layer, target);
         int m = mnt_mount(e, "cordon-hide", g->target, "overlay", MS_RDONLY | MS_NOSUID, opts);
+        int err = errno;
         free(opts);
         free(target);
         /* EINVAL: a mount below target that the list missed, or a stack of overlays too deep
          * for another (a container whose root is an overlay on an overlay): rebuild instead. */
-        if (m < 0 && (errno != EINVAL || build_rebuilt(g, e) < 0))
+        if (m < 0 && (err != EINVAL || build_rebuilt(g, e) < 0))
             goto out;
     }
     r = 0;

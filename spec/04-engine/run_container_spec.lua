@@ -236,6 +236,26 @@ describe("cordon run: a hidden path whose parent has a mount below it", function
     end)
 end)
 
+-- A container whose root is an overlay on an overlay (Docker in Docker): one more is too deep
+-- a stack for the kernel (EINVAL), and the parent is rebuilt as above.
+describe("cordon run: a hidden path on an overlay of an overlay", function()
+    after_each(h.cleanup)
+
+    it("stays hidden, its siblings readable", function()
+        if h.chomp(h.sh_ok("id -u")) ~= "0" then return pending("not root: cannot mount overlays") end
+        local dir = h.tmpdir()
+        h.sh_ok(("cd %s && mkdir -p l1/d l2 l3 a b && echo secret > l1/d/secret && echo plain > l1/d/plain && "
+            .. "mount -t overlay cordon-spec -o lowerdir=l1:l2 a && "
+            .. "mount -t overlay cordon-spec -o lowerdir=a:l3 b"):format(h.quote(dir)))
+        h.defer(function() os.execute(("umount %s/b %s/a"):format(h.quote(dir), h.quote(dir))) end)
+        local d = dir .. "/b/d"
+        local r = h.cordon({ "run", "--hide", d .. "/secret", "--", "sh", "-c",
+            ("ls %s && cat %s/plain %s/secret"):format(h.quote(d), h.quote(d), h.quote(d)) })
+        assert.are.equal("plain\nplain\n", r.stdout, h.describe(r))
+        assert.truthy(r.stderr:find("secret: No such file or directory", 1, true), h.describe(r))
+    end)
+end)
+
 describe("cordon run in a Podman container", function()
     after_each(h.cleanup)
     teardown(function()
