@@ -2,7 +2,7 @@
 -- (bookworm, minbase) image that spec/fixtures/container/build-image.sh makes with debootstrap
 -- once per machine (cached in build-deps/container-rootfs, or $CORDON_CONTAINER_CACHE), with the
 -- built cordon, cordon-session and the data (policies/, profiles/ under share/cordon) bound in
--- read-only from a temp dir. Two containers, each started once and driven with `podman exec`:
+-- read-only from a temp dir. Containers are started once each and driven with `podman exec`:
 --   * Podman's defaults (masked /proc and /sys paths, its seccomp profile, /etc/hosts,
 --     /etc/resolv.conf and /etc/hostname bind mounts): the sandbox shares the container's /proc
 --     and /sys, says so in one line, and Landlock keeps other processes' /proc/PID from it;
@@ -10,8 +10,12 @@
 --     lists only its processes.
 -- In both: a sandboxed echo, a refused write, /etc/shadow hidden, the container's bind mounts
 -- read as they are, a network refusal (a server on the container's loopback is out of reach),
--- and a session (start, exec, stop). Skipped with the reason when not root, when podman, runc or
--- debootstrap is missing, or when this machine cannot run a container or a user namespace in one.
+-- and a session (start, exec, stop). A third container has Podman's seccomp profile changed to
+-- refuse user namespaces as Docker's default does (spec/fixtures/container/docker-like-seccomp.py):
+-- cordon does not start there and names the flag. Before them, the rebuild of a hidden path's
+-- parent that has a mount below it (or sits on too deep a stack of overlays), on the host.
+-- Skipped with the reason when not root, when podman, runc or debootstrap is missing, or when
+-- this machine cannot run a container or a user namespace in one.
 local h = require("spec.helpers")
 
 local IMAGE = "cordon-test-image"
@@ -83,7 +87,15 @@ local function container(variant)
     local known = containers[variant]
     if known then return known.name, known.skip end
     local name = "cordon-spec-" .. variant .. "-" .. h.token():sub(1, 8)
-    local extra = variant == "unmask" and "--security-opt unmask=ALL " or ""
+    local extra = ""
+    if variant == "unmask" then
+        extra = "--security-opt unmask=ALL "
+    elseif variant == "docker-seccomp" then
+        local profile = p.data .. "/docker-like-seccomp.json"
+        h.sh_ok(("%s %s /usr/share/containers/seccomp.json %s"):format(h.python,
+            h.quote(h.fixtures .. "/container/docker-like-seccomp.py"), h.quote(profile)))
+        extra = "--security-opt seccomp=" .. h.quote(profile) .. " "
+    end
     h.sh_ok(("%s run -d --name %s %s %s-v %s:/opt/cordon:ro %s sleep infinity")
         :format(PODMAN, name, p.flags, extra, h.quote(p.data), IMAGE))
     started[#started + 1] = name
@@ -95,8 +107,9 @@ local function container(variant)
         .. "(setsid perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(Listen => 5, "
         .. "LocalAddr => \"127.0.0.1:18123\", ReuseAddr => 1) or die; "
         .. "while ($c = $s->accept) { print $c \"served\\n\"; close $c }' </dev/null >/dev/null 2>&1 &)"))
-    -- user namespaces inside it
-    local u = h.sh(PODMAN .. " exec " .. name .. " unshare --user --map-root-user true")
+    -- user namespaces inside it (refused on purpose in the Docker-like one)
+    local u = variant == "docker-seccomp" and { code = 0 }
+        or h.sh(PODMAN .. " exec " .. name .. " unshare --user --map-root-user true")
     if u.code ~= 0 then
         containers[variant] = { skip = "no user namespace inside a container here: "
             .. (u.stderr:match("[^\n]+") or u.code) }
@@ -285,6 +298,20 @@ describe("cordon run in a Podman container", function()
             local r = inside(name, "/opt/cordon/cordon run --hide /proc/cpuinfo -- true")
             assert.are.equal(125, r.code, h.describe(r))
             assert.truthy(r.stderr:find("/proc/cpuinfo is hidden, but", 1, true), h.describe(r))
+        end)
+    end)
+
+    describe("with a seccomp profile that refuses user namespaces, as Docker's default does", function()
+        it("does not start, and names the flag that lets it", function()
+            if not h.read_file("/usr/share/containers/seccomp.json") then
+                return pending("no /usr/share/containers/seccomp.json to derive the profile from")
+            end
+            local name, why = container("docker-seccomp")
+            if not name then return pending(why) end
+            local r = run(name, "echo ran")
+            assert.are.equal(125, r.code, h.describe(r))
+            assert.are.equal("", r.stdout, h.describe(r))
+            assert.truthy(r.stderr:find("seccomp=unconfined", 1, true), h.describe(r))
         end)
     end)
 
