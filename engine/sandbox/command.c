@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sandbox/confine.h"
+#include "sandbox/devfs.h"
 #include "base/log.h"
 #include "sandbox/loopback_guard.h"
 #include "sandbox/pty.h"
@@ -74,6 +75,8 @@ void command_exec(const struct sandbox_config *cfg, const struct sc_program *sec
         fail("setting no_new_privs", NULL, -r, CORDON_EXIT_SETUP);
     if (loopback_guard_wanted(cfg) && (r = loopback_guard_apply(cfg)) < 0)
         fail("restricting loopback TCP (Landlock)", NULL, -r, CORDON_EXIT_SETUP);
+    if (procfs_is_shared() && (r = procfs_guard_apply()) < 0)
+        fail("guarding the container's /proc (Landlock)", NULL, -r, CORDON_EXIT_SETUP);
     if ((r = sc_load(seccomp)) < 0)
         fail("loading the seccomp filter", NULL, -r, CORDON_EXIT_SETUP);
     /* execvp searches the PATH of the environment it runs in: the sandbox's. */

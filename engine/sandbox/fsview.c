@@ -1,9 +1,11 @@
 /* fsview.c — see fsview.h. The sequence:
  *   1. make every mount private, so nothing propagates back to the host;
  *   2. capture (open_tree clones) what must stay writable or be re-attached later: workspace,
- *      writable paths, host device nodes, sockets re-bound into /run, mounts under hidden dirs;
+ *      writable paths, host device nodes, sockets re-bound into /run; note the hidden paths'
+ *      parents with mounts below them (hide.h rebuilds those instead of overlaying them);
  *   3. one recursive mount_setattr: the whole host tree read-only and nosuid;
- *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc;
+ *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc (in a container that masks parts of
+ *      /proc, the container's, read-only: devfs.h; said in one line);
  *   5. overlays with whiteouts for hidden paths, then the copy-on-write home (home_view.h);
  *   6. attach the captured writable trees (outermost first), then read-only binds inside them
  *      (the workspace's .git and readonly_in_workspace, cordon's own directories).
@@ -165,6 +167,43 @@ static int capture_self(void)
     return fd;
 }
 
+/* The container's /proc or /sys stands in for the sandbox's own (procfs_build): the hide plan
+ * left the paths below them alone, as below a fresh file system, so one that exists there now
+ * would be visible. Stop instead. */
+static int shared_hides_nothing(const struct sandbox_config *cfg, struct mnt_err *e)
+{
+    struct stat st;
+    for (size_t i = 0; i < cfg->hidden.len; i++) {
+        const char *h = cfg->hidden.items[i];
+        bool shared = (procfs_is_shared() && path_is_within(h, "/proc")) ||
+                      (!cfg->net_unrestricted && sysfs_is_shared() && path_is_within(h, "/sys"));
+        if (shared && lstat(h, &st) == 0) {
+            snprintf(e->buf, e->len,
+                     "sandbox set-up: %s is hidden, but this container's %s is shared with the "
+                     "sandbox (its own is refused) and cannot hide it",
+                     h, path_is_within(h, "/proc") ? "/proc" : "/sys");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The one line a sandbox in such a container starts with: what it sees instead, what that costs,
+ * and how to give it its own. */
+static void say_shared(bool proc, bool sys)
+{
+    LOG_W("fsview",
+          "this container masks parts of %s, so the kernel refuses the sandbox its own: it sees "
+          "the container's, read-only%s%s; run the container with --security-opt unmask=ALL "
+          "(Podman) or --security-opt systempaths=unconfined (Docker) for the sandbox's own",
+          proc && sys ? "/proc and /sys" : proc ? "/proc" : "/sys",
+          proc ? ", and Landlock keeps other processes' memory, environment, files and root from "
+                 "it (their pids and command lines show; pids there are the container's, so ps "
+                 "fails)"
+               : "",
+          sys ? "; /sys/class/net lists the container's interfaces" : "");
+}
+
 static void early_release(struct fsview_early *early)
 {
     for (int i = 0; i < DEVFS_N_NODES; i++) {
@@ -271,6 +310,11 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         goto out;
     if (!cfg->net_unrestricted && sysfs_build(&e) < 0)
         goto out;
+    if (procfs_is_shared() || (!cfg->net_unrestricted && sysfs_is_shared())) {
+        if (shared_hides_nothing(cfg, &e) < 0)
+            goto out;
+        say_shared(procfs_is_shared(), !cfg->net_unrestricted && sysfs_is_shared());
+    }
 
     /* 5. hidden paths */
     if (hide_apply(&plan, &e) < 0 || home_view_apply(&home, &e) < 0)

@@ -1,8 +1,10 @@
 /* hide.h — making hidden paths look missing (ENOENT), creating nothing on the host or in the
  * workspace. A hidden path's parent directory (or the path itself, for a top-level directory
  * or one that contains a visible path) is covered by a read-only overlayfs whose top layer,
- * on a detached tmpfs, holds whiteouts for the hidden names. Mounts below a covered directory
- * are captured first and put back on top. A hidden path inside a writable area cannot be
+ * on a detached tmpfs, holds whiteouts for the hidden names. A covered directory with mounts
+ * below it (a container's /etc/hosts, a volume in a home) cannot be an overlay's lower layer:
+ * it is rebuilt instead, on a tmpfs holding a read-only copy of each of its entries (mounts
+ * included) but the hidden ones; names the host adds to it later do not show. A hidden path inside a writable area cannot be
  * whited out without making that area read-only: a file there is covered by a dangling symlink
  * (missing to open and stat; lstat shows the link), a directory by a removed directory (every
  * name in it is missing; stat of the directory itself still succeeds). A hidden path that does
@@ -19,8 +21,6 @@ struct hide_plan {
     struct hide_group *groups;
     size_t n_groups;
     struct str_list in_writable; /* hidden paths inside writable areas (fallback cover) */
-    struct str_list sub_paths;   /* mounts below covered directories, restored after */
-    int *sub_fds;
 };
 
 /* Decide what to cover, from the host's view (before any mount changes). visible: paths that
@@ -33,9 +33,10 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
 /* The mount points of this mount namespace (/proc/self/mountinfo, unescaped), appended to out.
  * Before the view changes. */
 int hide_read_mount_points(struct str_list *out, struct mnt_err *e);
-/* Capture the mounts (of those listed) below covered directories. Before the view changes. */
+/* Mark the covered directories that have mounts (of those listed) below them, to be rebuilt
+ * rather than overlaid. Before the view changes. 0. */
 int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e);
-/* Mount the overlays and restore the captured submounts. After the root is read-only. */
+/* Mount the overlays and the rebuilt directories. After the root is read-only. */
 int hide_apply(struct hide_plan *plan, struct mnt_err *e);
 /* Cover hidden paths inside writable areas. After the writable binds. */
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e);

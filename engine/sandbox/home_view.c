@@ -18,6 +18,8 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,6 +101,13 @@ static int capture_one(struct mnt_err *e, const char *path)
 {
     int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     return fd < 0 ? mnt_fail(e, "open_tree", path) : fd;
+}
+
+/* Is the layer folder on an overlay file system (which overlayfs refuses as an upper layer)? */
+static bool layer_on_overlay(const char *layer)
+{
+    struct statfs fs;
+    return statfs(layer, &fs) == 0 && fs.f_type == OVERLAYFS_SUPER_MAGIC;
 }
 
 /* Lock the layer, or learn that another sandbox holds it. 0, or -1 with e set. */
@@ -202,7 +211,15 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
                                      "HOME is set; profile key home = \"tmpfs\" or \"readonly\" avoids it)");
             return -1;
         }
-        if (take_layer(hv, cfg->home_layer, e) < 0 ||
+        if (layer_on_overlay(cfg->home_layer)) {
+            /* A container's root file system is an overlay, and overlayfs takes no upper layer
+             * on an overlay: the home stays copy-on-write, with a fresh layer (as "tmpfs"). */
+            LOG_W("home", "the home layer's folder %s is on an overlay file system (a container's?), "
+                          "which cannot hold another overlay's writes: this sandbox's home writes "
+                          "are not kept (a volume mounted at the state folder keeps them)",
+                  cfg->home_layer);
+            hv->mode = SANDBOX_HOME_TMPFS;
+        } else if (take_layer(hv, cfg->home_layer, e) < 0 ||
             (hv->layer_fd = capture_one(e, cfg->home_layer)) < 0)
             return -1;
     }

@@ -242,7 +242,10 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
-    if (sethostname("cordon", 6) < 0)
+    /* The UTS namespace is the sandbox's either way; a container's seccomp profile (Podman's
+     * default) refuses sethostname without CAP_SYS_ADMIN in the container, so the sandbox then
+     * keeps the container's name, which its /etc/hostname shows anyway. */
+    if (sethostname("cordon", 6) < 0 && errno != EPERM)
         setup_failed("sethostname", errno);
     if (p->want_pty) {
         int master;
