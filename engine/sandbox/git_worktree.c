@@ -264,8 +264,8 @@ int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *
     gw->git_file = dotgit;
     char why[PATH_MAX * 2 + 128];
     if (resolve(cfg, gw, why, sizeof why) < 0) {
-        LOG_W("git", "the workspace is a git worktree, but %s: its repository is not writable in "
-                     "this sandbox", why);
+        LOG_W("git", "the workspace's git repository is not writable in this sandbox (git commit "
+                     "will fail): %s", why);
         return 0;
     }
     /* An empty config.worktree, held read-only below: else a command could make one, which the

@@ -131,7 +131,8 @@ git rebase -q up/main && test -f g.txt && echo rebase-ok
         h.write_file(ws .. "/.git", "gitdir: " .. g.admin .. "\n")
         local r = h.run_sh("touch " .. h.quote(g.admin .. "/index.lock"), { workspace = ws })
         assert.are_not.equal(0, r.code, h.describe(r))
-        assert.truthy(r.stderr:find("cordon: the workspace is a git worktree, but " .. g.admin
+        assert.truthy(r.stderr:find("cordon: the workspace's git repository is not writable in this "
+            .. "sandbox (git commit will fail): " .. g.admin
             .. " belongs to the worktree at " .. g.wt .. "/.git, not to this one", 1, true), h.describe(r))
         h.write_file(ws .. "/.git", "gitdir: " .. g.main .. "/.git\n")
         r = h.run_sh("touch " .. h.quote(g.main .. "/.git/objects/x"), { workspace = ws })
