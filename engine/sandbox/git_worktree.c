@@ -186,6 +186,27 @@ static void add_entry(struct git_worktree *gw, const char *name, mode_t type, in
     x->writable = !placeholder && in_list(name, writable_names, ARRAY_LEN(writable_names));
 }
 
+/* A detached recursive copy of the entry name of dir, which must still be of type (a symbolic
+ * link swapped in since the readdir is refused, not followed: a command of a session whose
+ * workspace is the main worktree may change the common dir while this runs). */
+static int capture_entry(int dir, const char *name, mode_t type, const char *path, struct mnt_err *e)
+{
+    struct stat st;
+    int pfd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (pfd < 0)
+        return mnt_fail(e, "open", path);
+    if (fstat(pfd, &st) < 0 || (st.st_mode & S_IFMT) != type) {
+        close(pfd);
+        errno = ELOOP;
+        return mnt_fail(e, "changed while read:", path);
+    }
+    int fd = open_tree(pfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+    if (fd < 0)
+        mnt_fail(e, "open_tree", path);
+    close(pfd);
+    return fd;
+}
+
 /* Capture the admin folder and every entry at the common dir's top (before the host is made
  * read-only, so that the writable ones keep the host's read-write flags). */
 static int capture(struct git_worktree *gw, struct mnt_err *e)
@@ -218,7 +239,7 @@ static int capture(struct git_worktree *gw, struct mnt_err *e)
             target[n] = '\0';
             add_entry(gw, de->d_name, S_IFLNK, -1, xstrdup(target), false);
         } else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
-            int fd = mnt_capture(e, p);
+            int fd = capture_entry(dirfd(d), de->d_name, st.st_mode & S_IFMT, p, e);
             if (fd < 0)
                 goto out;
             add_entry(gw, de->d_name, st.st_mode & S_IFMT, fd, NULL, false);
