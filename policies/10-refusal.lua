@@ -22,13 +22,14 @@ local shell, refusal
 
 -- Plain fragments at least one of which every detector below needs to see in the line that
 -- shows a refusal (errno texts of every language, sudo's, Docker's and D-Bus's lines, the
--- proxy's 403). A line with none of them shows no refusal: the controller hands this hook only
--- the lines that hold one (`refusal_markers` below, lua/HOOKS.md), and output with none of them
--- skips the full detection here.
+-- proxy's 403, the nested sandboxes' words). A line with none of them shows no refusal: the
+-- controller hands this hook only the lines that hold one (`refusal_markers` below,
+-- lua/HOOKS.md), and output with none of them skips the full detection here.
 local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied", "EACCES", "rror 13",
                   "rrno 13", "not permitted", "EPERM", "o such file", "ENOENT", "rror 2)", "rrno 2]",
                   "NoSuchFile", "FileNotFound", "sudo", "ocker", "bus", "Bus", "onnect", "403",
-                  "blocked-by-policy", "does not allow", "unix:path=" }
+                  "blocked-by-policy", "does not allow", "unix:path=", "namespace",
+                  "usable sandbox", "cordon sandbox", "SUID sandbox" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -67,8 +68,8 @@ local function detect(input)
 
     local found, seen = {}, {}
     local function add(kind, path, line, reason)
-        -- one sudo refusal per command however many of sudo's lines show it
-        local key = kind == "sudo" and kind or (kind .. "\0" .. (path or line))
+        -- one sudo (or nested-namespace) refusal per command however many lines show it
+        local key = (kind == "sudo" or kind == "nested-namespace") and kind or (kind .. "\0" .. (path or line))
         if seen[key] then return end
         seen[key] = true
         found[#found + 1] = { kind = kind, path = path, line = line, reason = reason }
@@ -80,6 +81,15 @@ local function detect(input)
             local cause = refusal.sudo_refusal(line)
             if cause then
                 add("sudo", nil, line, ("the sandbox refused sudo (%s)"):format(cause))
+                return
+            end
+        end
+        -- a tool that wanted a namespace (a sandbox) of its own, whatever the exit code: the
+        -- sandbox refuses nesting; the tool's own advice (a host sysctl) would mislead
+        if not is_data then
+            local why = refusal.nested_namespace(line)
+            if why then
+                add("nested-namespace", nil, line, why)
                 return
             end
         end
@@ -180,8 +190,8 @@ return {
     --           stderr = "...", truncated = false, cwd = "/abs", writable = { abs... },
     --           hidden = { abs... }, network_denied = { "host:port", ... }, candidates = bool }
     --         (candidates: stdout/stderr hold only the kept lines with a marker)
-    -- result: { { kind = "write"|"hidden"|"sudo"|"docker"|"dbus"|"network", path = "..."|nil,
-    --             line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
+    -- result: { { kind = "write"|"hidden"|"sudo"|"docker"|"dbus"|"network"|"nested-namespace",
+    --             path = "..."|nil, line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
     refusal = function(input, _next)
         local denied = input.network_denied
         if not might_show_refusal(input) and not (denied and #denied > 0) then return {} end

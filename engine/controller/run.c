@@ -413,6 +413,13 @@ static void clone_init(struct controller *c, const struct init_params *ip, int a
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
         die_errno("socketpair");
     pid_t pid = ns_clone_sandbox();
+    /* Inside a sandbox the kernel's refusal (seccomp) is the same EPERM a host without user
+     * namespaces gives, and its advice (a host sysctl) would mislead. CORDON_SANDBOX (set in
+     * every sandbox's environment) only picks the message: the refusal itself is seccomp's. */
+    const char *inside = getenv("CORDON_SANDBOX");
+    if (pid == -EPERM && inside && strcmp(inside, "1") == 0)
+        die("already inside a cordon sandbox, which refuses nested sandboxes: run the command "
+            "itself, without the inner `cordon run`");
     if (pid < 0)
         die("%s", ns_explain_clone_error(-pid));
     if (pid == 0) {

@@ -669,7 +669,8 @@ void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
     lua_setfield(L, -2, "reason");
 }
 
-static const char *const refusal_kinds[] = {"write", "hidden", "sudo", "docker", "dbus", "network"};
+static const char *const refusal_kinds[] = {"write", "hidden", "sudo", "docker", "dbus", "network",
+                                            "nested-namespace"};
 
 /* Check one refusal table at idx (raises naming the index i). */
 static void check_refusal(lua_State *L, int idx, lua_Integer i)
@@ -695,8 +696,8 @@ static void check_refusal(lua_State *L, int idx, lua_Integer i)
     for (size_t k = 0; kind && k < ARRAY_LEN(refusal_kinds) && !ok; k++)
         ok = strcmp(kind, refusal_kinds[k]) == 0;
     if (!ok)
-        luaL_error(L, "refusal result[%d]: kind must be write, hidden, sudo, docker, dbus or "
-                      "network, got %s", (int)i, kind ? kind : "nil");
+        luaL_error(L, "refusal result[%d]: kind must be write, hidden, sudo, docker, dbus, "
+                      "network or nested-namespace, got %s", (int)i, kind ? kind : "nil");
     lua_pop(L, 1);
     if (raw_field(L, idx, "reason") != LUA_TSTRING)
         luaL_error(L, "refusal result[%d]: 'reason' is required", (int)i);

@@ -160,9 +160,10 @@ int lh_layer_hooks(const char *path, char *out, size_t outlen);
 
 /* One refusal the `refusal` hook reported, copied out of Lua (strings truncated to fit at a
  * UTF-8 boundary, control characters replaced by '?', always NUL-terminated; path "" when the
- * policy gave none). kind is one of write, hidden, sudo, docker, dbus, network. */
+ * policy gave none). kind is one of write, hidden, sudo, docker, dbus, network,
+ * nested-namespace. */
 struct lh_refusal {
-    char kind[16];
+    char kind[24];
     char path[1024];
     char line[512];
     char reason[512];

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "sandbox/devfs.h"
+#include "sandbox/git_worktree.h"
 #include "sandbox/hide.h"
 #include "sandbox/home_view.h"
 #include "base/log.h"
@@ -246,6 +247,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     struct hide_plan plan;
     struct home_view home;
     struct str_list visible = {0}, hidden = {0};
+    struct git_worktree gw = {.admin_fd = -1};
     int r = -1;
 
     str_list_push(&visible, cfg->workspace);
@@ -280,7 +282,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     for (; n_run < cfg->run_binds.len; n_run++)
         if ((run_fds[n_run] = mnt_capture(&e, cfg->run_binds.items[n_run])) < 0)
             goto out;
-    if (hide_capture_submounts(&plan, &early->mounts, &e) < 0)
+    if (hide_capture_submounts(&plan, &early->mounts, &e) < 0 ||
+        git_worktree_prepare(cfg, &gw, &e) < 0)
         goto out;
 
     /* 3. the host read-only */
@@ -332,6 +335,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
             goto out;
     }
     if (protect_in_workspace(cfg, &e) < 0 || protect_own_paths(cfg, &e) < 0 ||
+        git_worktree_apply(&gw, &e) < 0 ||
         hide_apply_in_writable(&plan, &e) < 0)
         goto out;
     r = 0;
@@ -352,5 +356,6 @@ out:
     str_list_free(&hidden);
     home_view_free(&home);
     hide_plan_free(&plan);
+    git_worktree_release(&gw);
     return r;
 }
