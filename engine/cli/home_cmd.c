@@ -133,27 +133,17 @@ static int remove_tree(int dfd, const char *name)
 
 int home_cmd_main(int argc, char **argv)
 {
-    bool diff = false, reset = false, options = true;
+    bool diff = false, reset = false;
     const char *dir = NULL;
+    int n_dirs, status;
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && strcmp(a, "--") == 0)
-            options = false;
-        else if (options && strcmp(a, "--diff") == 0)
-            diff = true;
-        else if (options && strcmp(a, "--reset") == 0)
-            reset = true;
-        else if (options && a[0] == '-' && a[1] != '\0')
-            return cli_usage_error("home", "unknown option '%s' (usage: " SYNOPSIS ")", a);
-        else if (!dir)
-            dir = a;
-        else
-            return cli_usage_error("home", "too many arguments at '%s' (usage: " SYNOPSIS ")", a);
-    }
+    const struct cli_flag flags[] = {{"--diff", &diff}, {"--reset", &reset}};
+    if ((status = cli_read_words(argc, argv, "home", SYNOPSIS, flags, ARRAY_LEN(flags), &dir, 1,
+                                 &n_dirs)) >= 0)
+        return status;
     if (diff && reset)
         return cli_usage_error("home", "--diff and --reset exclude each other (usage: " SYNOPSIS ")");
     int rc = 1, lock_fd = -1;

@@ -119,25 +119,17 @@ static void usage(void)
 
 int trust_cmd_main(int argc, char **argv)
 {
-    bool revoke = false, options = true;
+    bool revoke = false;
     const char *dir = NULL;
+    int n_dirs, status;
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && strcmp(a, "--") == 0)
-            options = false;
-        else if (options && strcmp(a, "--revoke") == 0)
-            revoke = true;
-        else if (options && a[0] == '-' && a[1] != '\0')
-            return cli_usage_error("trust", "unknown option '%s' (usage: " SYNOPSIS ")", a);
-        else if (!dir)
-            dir = a;
-        else
-            return cli_usage_error("trust", "too many arguments at '%s' (usage: " SYNOPSIS ")", a);
-    }
+    const struct cli_flag flags[] = {{"--revoke", &revoke}};
+    if ((status = cli_read_words(argc, argv, "trust", SYNOPSIS, flags, ARRAY_LEN(flags), &dir, 1,
+                                 &n_dirs)) >= 0)
+        return status;
     struct lh_options opt;
     layer_dirs_default(&opt);
     if (!opt.user_config_dir) {
