@@ -70,9 +70,34 @@ return {
     -- (the same, discarded when the sandbox ends) or "readonly".
     home = "overlay",
 
-    -- Relative to the workspace: stay read-only although the workspace is writable, so a
-    -- command cannot plant a git hook or rewrite the project's own policy.
-    readonly_in_workspace = { ".git/hooks", ".git/config", ".cordon" },
+    -- Relative to the workspace: stay read-only although the workspace is writable. Each is a
+    -- file that a program on the host runs, or obeys, without a person reading it first, so
+    -- a command that wrote one would run its program outside the sandbox the next time the
+    -- person's git, editor or agent starts. Each that exists when the sandbox starts is bound
+    -- read-only; in a session one that appears is bound before the next command; `cordon run`
+    -- names one that appeared during its command. Files a person runs deliberately (Makefile,
+    -- package.json scripts, .envrc behind `direnv allow`) stay writable: looking before
+    -- running them is the person's part.
+    readonly_in_workspace = {
+        ".git/hooks",             -- git runs them (the next commit, checkout, push)
+        ".git/config",            -- core.hooksPath, core.fsmonitor, aliases: programs git runs
+        ".cordon",                -- the project's policy, trusted by `cordon trust`
+        -- Claude Code: settings*.json hooks run on the host, and commands/, agents/ and skills
+        -- instruct it. The whole folder: Claude Code itself writes settings.local.json on the
+        -- host (it is not sandboxed); a sandboxed command has no business there.
+        ".claude",
+        ".mcp.json",              -- Claude Code starts the MCP servers it lists
+        ".codex",                 -- Codex: config.toml (MCP servers, profiles)
+        ".cursor",                -- Cursor: mcp.json, rules
+        ".gemini",                -- Gemini CLI: settings.json (MCP servers, tool commands)
+        ".vscode/tasks.json",     -- VS Code: tasks, some run when the folder opens
+        ".vscode/settings.json",  -- executables: terminal profiles, python interpreter, git.path
+        ".vscode/launch.json",    -- debug configurations: programs and preLaunchTasks
+        ".idea/workspace.xml",    -- JetBrains run configurations (and before-launch tasks)
+        ".idea/runConfigurations",
+        ".devcontainer",          -- devcontainer.json: initializeCommand runs on the host,
+                                  -- postCreateCommand in the container it builds
+    },
 
     -- Extra writable paths (absolute or ~/...; each must exist). None by default.
     writable = {},

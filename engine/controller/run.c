@@ -3,6 +3,7 @@
  * been reaped, and it restores the caller's terminal on every path. */
 #include "controller/run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -447,17 +449,74 @@ static void reclone_without_network(struct controller *c, const struct init_para
     clone_init(c, &again, alive_w);
 }
 
+/* A readonly_in_workspace path that does not exist when the view is built cannot be bound
+ * (hiding or holding never creates files in the workspace), so the command may create it:
+ * .vscode/tasks.json, .claude/settings.json, which an editor or agent on the host runs without
+ * asking. cordon run cannot take it back; it says so when the command ends, naming each, so
+ * that the person looks before their editor picks it up. (A session binds it before its next
+ * command instead.) absent[i]: entry i did not exist before the sandbox got its configuration. */
+static bool *ro_absent_note(const struct sandbox_config *cfg)
+{
+    size_t n = cfg->readonly_in_workspace.len;
+    bool *absent = xcalloc(n + 1, sizeof *absent);
+    for (size_t i = 0; i < n && !cfg->workspace_readonly; i++) {
+        char *p = xasprintf("%s/%s", cfg->workspace, cfg->readonly_in_workspace.items[i]);
+        struct stat st;
+        absent[i] = lstat(p, &st) < 0 && errno == ENOENT;
+        free(p);
+    }
+    return absent;
+}
+
+/* An empty directory runs nothing (and the view itself makes .git/hooks when it is missing). */
+static bool holds_something(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return false;
+    if (!S_ISDIR(st.st_mode))
+        return true;
+    DIR *d = opendir(path);
+    if (!d)
+        return true; /* cannot look inside: say so rather than stay silent */
+    bool any = false;
+    for (struct dirent *de; !any && (de = readdir(d));)
+        any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    return any;
+}
+
+static void ro_appeared_report(const struct sandbox_config *cfg, const bool *absent)
+{
+    char line[1024];
+    size_t len = 0;
+    for (size_t i = 0; absent && i < cfg->readonly_in_workspace.len; i++) {
+        if (!absent[i])
+            continue;
+        const char *rel = cfg->readonly_in_workspace.items[i];
+        char *p = xasprintf("%s/%s", cfg->workspace, rel);
+        if (holds_something(p) && len < sizeof line)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", len ? ", " : "", rel);
+        free(p);
+    }
+    if (len)
+        fprintf(stderr, "cordon: appeared in the workspace during the command, not read-only on "
+                "the host, where an editor or agent may run it without asking (look first): %s\n",
+                line);
+}
+
 /* Resolve the profile, hand init the configuration, then (while init builds the view) compile
  * the network rules and hand over the seccomp filter. On failure init is killed (it never runs
  * the command) and cordon exits with the reason; EPIPE means init already failed its set-up and
  * said why: supervise() sees it exit. */
 static void set_up_sandbox(struct controller *c, struct run_flags *flags, const char *cwd,
                            struct sandbox_config *cfg, struct sc_program *prog,
-                           const struct init_params *ip, int alive_w)
+                           const struct init_params *ip, int alive_w, bool **ro_absent)
 {
     char err[1024];
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
+    *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
     if (cfg->net_unrestricted && ip->early_network) {
         controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
         reclone_without_network(c, ip, alive_w);
@@ -565,7 +624,8 @@ int run_main(int argc, char **argv)
 
     c.out.fd = out_pipe[0];
     c.err.fd = err_pipe[0];
-    set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1]);
+    bool *ro_absent = NULL;
+    set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1], &ro_absent);
 
     int http_fd = -1, socks_fd = -1;
     receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command, &http_fd, &socks_fd);
@@ -599,6 +659,8 @@ int run_main(int argc, char **argv)
         if (oom[0])
             fprintf(stderr, "cordon: %s\n", oom);
     }
+    ro_appeared_report(&cfg, ro_absent);
+    free(ro_absent);
 
     int sig;
     int code = final_status(&c, &sig);

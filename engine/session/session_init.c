@@ -1,6 +1,6 @@
 /* session_init.c — see session_init.h. One poll over the signalfd and the controller's socket;
  * nothing blocks in between but the vfork of a command (until its exec). Before each command,
- * a readonly_in_workspace path created since the session started (.cordon) is bound read-only. */
+ * each readonly_in_workspace path created since the session started is bound read-only. */
 #include "session/session_init.h"
 
 #include <errno.h>
@@ -93,9 +93,10 @@ static char *find_bash(const struct sandbox_config *cfg)
     return found;
 }
 
-/* The workspace's readonly_in_workspace paths (.cordon, .git/hooks, .git/config) that did not
- * exist when the view was built: a command of this session may create one (mkdir .cordon), and
- * the host later trusts what it holds (cordon trust, the next git commit). Each that has
+/* The workspace's readonly_in_workspace paths, every entry of the profile's list, that did not
+ * exist when the view was built: a command of this session may create one (mkdir .cordon,
+ * .claude/settings.json, .vscode/tasks.json), and the host later trusts or runs what it holds
+ * (cordon trust, the next git commit, the next editor or agent session). Each that has
  * appeared is bound read-only in the session's mount namespace before the next command
  * starts. A process already running with a descriptor open inside it keeps what that allows. */
 struct late_ro {

@@ -53,13 +53,28 @@ describe("built-in profiles", function()
                              "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/root" } do
             assert.is_true(has(r.hidden, p), p)
         end
-        assert.are.same({ ".git/hooks", ".git/config", ".cordon" }, r.readonly_in_workspace)
+        for _, p in ipairs { ".git/hooks", ".git/config", ".cordon" } do
+            assert.is_true(has(r.readonly_in_workspace, p), p)
+        end
         for _, s in ipairs { "*PASSWORD*", "*_PWD", "*SECRET*", "*_KEY", "*_TOKEN", "*_PAT", "*_JWT*",
                              "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS" } do
             assert.is_true(has(r.env.strip, s), s)
         end
         assert.is_false(r.workspace_readonly)
         assert.is_false(r.escalation.ask_sandbox_off)
+    end)
+
+    it("coding holds agents' and editors' own configuration read-only in the workspace", function()
+        local r = profile.resolve("coding", load_profile)
+        for _, p in ipairs { ".claude", ".mcp.json", ".codex", ".cursor", ".gemini",
+                             ".vscode/tasks.json", ".vscode/settings.json", ".vscode/launch.json",
+                             ".idea/workspace.xml", ".idea/runConfigurations", ".devcontainer" } do
+            assert.is_true(has(r.readonly_in_workspace, p), p)
+        end
+        -- what a person runs deliberately stays writable: the workspace's trust bridge
+        for _, p in ipairs { "Makefile", "package.json", ".envrc", ".vscode", ".idea" } do
+            assert.is_false(has(r.readonly_in_workspace, p), p)
+        end
     end)
 
     it("coding hides the credential stores an attack review found readable", function()
