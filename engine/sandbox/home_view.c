@@ -141,6 +141,15 @@ static int take_layer(struct home_view *hv, const char *layer, struct mnt_err *e
     return 0;
 }
 
+/* The first mount strictly below home, or NULL. */
+static const char *mount_below(const char *home, const struct str_list *mounts)
+{
+    for (size_t i = 0; i < mounts->len; i++)
+        if (strcmp(mounts->items[i], home) != 0 && path_is_within(mounts->items[i], home))
+            return mounts->items[i];
+    return NULL;
+}
+
 /* The outermost mounts strictly below the home that stay shown (not hidden, not under a path
  * that is bound on top anyway): the overlay covers them, so they are captured and put back. */
 static int capture_submounts(struct home_view *hv, const struct sandbox_config *cfg,
@@ -196,6 +205,21 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
         snprintf(e->buf, e->len, "the home directory is /, which cannot take a copy-on-write home "
                                  "(profile key home = \"readonly\", --home readonly, avoids it)");
         return -1;
+    }
+    const char *below = mount_below(hv->home, mounts);
+    if (below) {
+        /* In the sandbox's user namespace every mount it inherited is locked to what lies under
+         * it, and overlayfs refuses a lower layer with locked mounts below it: no copy-on-write
+         * home can be built over this one. A read-only home is the stricter view, so the
+         * sandbox starts with it rather than not at all (a project mounted under the home is
+         * the usual container set-up), and says so. */
+        LOG_W("home", "%s is a mount below the home %s, and the kernel refuses a copy-on-write "
+                      "home over it: the home is read-only in this sandbox (mount it elsewhere, "
+                      "or set home = \"readonly\" to say so yourself)", below, hv->home);
+        hv->mode = SANDBOX_HOME_READONLY;
+        for (size_t i = 0; i < cfg->hidden.len; i++)
+            str_list_push(hidden_rest, cfg->hidden.items[i]);
+        return 0;
     }
     for (size_t i = 0; i < cfg->hidden.len; i++) {
         const char *h = cfg->hidden.items[i];

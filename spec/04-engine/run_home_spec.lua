@@ -419,3 +419,27 @@ describe("root's home", function()
         assert.are.equal("0\nmissing\n", r.stdout)
     end)
 end)
+
+describe("a mount below the home", function()
+    after_each(function() h.cleanup() end)
+
+    -- Every mount a user namespace inherits is locked to what lies under it, and overlayfs takes
+    -- no lower layer with locked mounts below it: the home is read-only then, said in one line,
+    -- and the sandbox still starts (a project mounted under the home is the usual container).
+    it("makes the home read-only for that sandbox, in one line, hidden names still hidden", function()
+        local t = setup(true)
+        h.sh_ok("mkdir -p " .. h.quote(t.home .. "/project") .. " " .. h.quote(t.home .. "/.aws"))
+        h.write_file(t.home .. "/.aws/credentials", "secret\n")
+        local script = "mount -t tmpfs spec " .. h.quote(t.home .. "/project") .. " && echo inside > "
+            .. h.quote(t.home .. "/project/f") .. " && cd " .. h.quote(t.ws) .. " && HOME=" .. h.quote(t.home)
+            .. " XDG_STATE_HOME=" .. h.quote(t.env.XDG_STATE_HOME) .. " " .. h.quote(h.bin)
+            .. " run -- sh -c " .. h.quote("cat ~/project/f; cat ~/.aws/credentials; touch ~/new || echo refused")
+        local r = h.sh("unshare -m --propagation private sh -c " .. h.quote(script))
+        assert.are.equal(0, r.code, h.describe(r))
+        has(r.stdout, "inside\n", r)
+        has(r.stdout, "refused\n", r)
+        hasnt(r.stdout, "secret", r)
+        has(r.stderr, "is a mount below the home", r)
+        assert.is_nil(h.read_file(t.home .. "/new"))
+    end)
+end)
