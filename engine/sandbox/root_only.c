@@ -91,6 +91,10 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
             free(full);
             continue;
         }
+        if (de->d_type == DT_LNK) {
+            free(full);
+            continue; /* a symlink, from the directory itself: no stat needed (/etc/alternatives) */
+        }
         w->left--;
         struct stat st;
         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode)) {
