@@ -137,9 +137,10 @@ return {
     -- whether or not the `hidden` list names it: /etc/shadow-, ssh host keys, /etc/security/
     -- opasswd, debconf's passwords.dat, root-only files of /var and of root's home. Judged anew
     -- at every start. Names in `visible` stay readable; symlinks are not hidden (their targets
-    -- are judged where they lie); the workspace, writable paths and the home are never hidden by
-    -- it, and inside the home a root-only directory is looked into rather than hidden whole
-    -- (toolchains live in ~/.local). Other callers: no scan, nothing hidden by it.
+    -- are judged where they lie); the workspace and writable paths (and all in them) and the
+    -- home are never hidden by it, and inside the home a root-only directory is looked into
+    -- rather than hidden whole (toolchains live in ~/.local). Other callers: no scan, nothing
+    -- hidden by it.
     root_only = {
         hide = true,
         scan = { "/etc", "/var", "/root", "/boot", "/opt", "/srv", "/usr/local/etc" },

@@ -296,8 +296,9 @@ out:
 /* Profile key root_only, for a caller of uid 0 only: a uid-0 command reads every file whose
  * owner bit lets root read it, capabilities or not, so what only root may read under the scan
  * roots joins the hidden paths. Scanned anew on every start (nothing cached: a file made
- * root-only since the last run is hidden at the next). Never hidden by it: the workspace, the
- * writable paths, the home and the ways down to them. 0, or -1 with one line in err. */
+ * root-only since the last run is hidden at the next). Never hidden by it: the workspace and
+ * the writable paths (nor anything in them), the home and the ways down to them. 0, or -1 with
+ * one line in err. */
 static int hide_root_only(struct sandbox_config *cfg, char *err, size_t errlen)
 {
     if (!cfg->root_only.hide || getuid() != 0)
@@ -314,8 +315,6 @@ static int hide_root_only(struct sandbox_config *cfg, char *err, size_t errlen)
     str_list_push(&keep, cfg->cwd);
     for (size_t i = 0; i < cfg->writable.len; i++)
         str_list_push(&keep, cfg->writable.items[i]);
-    if (real_home)
-        str_list_push(&keep, real_home);
     int n = root_only_scan(&ro, &keep, real_home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err, errlen);
     str_list_free(&keep);
     str_list_free(&ro.scan);

@@ -36,14 +36,26 @@ bool root_only_judge(const struct stat *st)
     return !(st->st_mode & S_IROTH);
 }
 
-/* Is path a keep path, a visible name, or an ancestor of one? Then it is never hidden. */
+/* Is path a keep path, the home, a visible name, or an ancestor of one? Then it is never hidden. */
 static bool on_way_to_kept(const struct walk *w, const char *path)
 {
+    if (w->home && path_is_within(w->home, path))
+        return true;
     const struct str_list *lists[] = {w->keep, &w->ro->visible};
     for (size_t l = 0; l < 2; l++)
         for (size_t i = 0; i < lists[l]->len; i++)
             if (path_is_within(lists[l]->items[i], path))
                 return true;
+    return false;
+}
+
+/* Is path inside a keep path (the workspace, a writable path)? That area is the caller's to
+ * work in, granted by name: nothing in it is judged, as hiding there would break it. */
+static bool inside_kept(const struct walk *w, const char *path)
+{
+    for (size_t i = 0; i < w->keep->len; i++)
+        if (path_is_within(path, w->keep->items[i]))
+            return true;
     return false;
 }
 
@@ -75,9 +87,9 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
             continue;
         char *full = join(path, de->d_name);
         bool kept = on_way_to_kept(w, full);
-        if (str_list_contains(&w->ro->visible, full)) {
+        if (str_list_contains(&w->ro->visible, full) || inside_kept(w, full)) {
             free(full);
-            continue; /* named visible: shown as it is, whole */
+            continue; /* named visible, or the workspace's: shown as it is, whole */
         }
         if (w->left == 0) {
             /* Fail closed: what is not judged is not shown. */
@@ -138,6 +150,10 @@ int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *ke
             close(fd);
             snprintf(err, errlen, "root_only: cannot stat the scan root %s: %s", root, strerror(-r));
             return r;
+        }
+        if (inside_kept(&w, root)) {
+            close(fd);
+            continue;
         }
         bool kept = on_way_to_kept(&w, root) || str_list_contains(&ro->visible, root);
         bool in_home = home && path_is_within(root, home);

@@ -20,8 +20,9 @@ bool root_only_judge(const struct stat *st);
 
 /* Scan ro->scan (absolute directories; a missing one or a symlink is skipped) to ro->depth
  * levels and append to hidden (without repeats) every root-only entry, a directory whole (not
- * descended into). Not hidden: names in ro->visible; keep paths (the workspace, writable paths,
- * the home) and their ancestors, which are descended into instead. Inside home (may be NULL)
+ * descended into). Not hidden: names in ro->visible; keep paths (the workspace, writable paths)
+ * and everything inside them (not even looked at: the caller's granted area); the home and the
+ * ancestors of all of these, which are descended into instead. Inside home (may be NULL)
  * directories are descended into, not hidden whole: the home's own folders hold toolchains
  * (~/.local/bin) and are often 0700. max_entries: the bound (ROOT_ONLY_MAX_ENTRIES); when it is
  * hit, one line says so and every entry not yet judged is hidden (fail closed). Returns the

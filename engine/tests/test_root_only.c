@@ -72,6 +72,7 @@ static void fixture(void)
     mk("ws-parent", 0700, true);                 /* holds the workspace: looked into, not hidden */
     mk("ws-parent/ws", 0755, true);
     mk("ws-parent/other", 0600, false);
+    mk("ws-parent/ws/own", 0600, false);         /* the workspace's own: never judged */
     char *link = xasprintf("%s/link", base);
     CHECK(symlink("secret", link) == 0);
     free(link);
@@ -106,7 +107,7 @@ static void test_scan(void)
     CHECK(!hidden_has(&hidden, "closed/inner"));    /* not looked into */
     CHECK(hidden_has(&hidden, "open/deep/secret"));
     CHECK(hidden_has(&hidden, "ws-parent/other"));
-    CHECK(!hidden_has(&hidden, "ws-parent"));
+    CHECK(!hidden_has(&hidden, "ws-parent") && !hidden_has(&hidden, "ws-parent/ws/own"));
     CHECK(!hidden_has(&hidden, "public") && !hidden_has(&hidden, "named") && !hidden_has(&hidden, "link"));
     str_list_free(&hidden);
 

@@ -72,6 +72,16 @@ describe("root_only", function()
         has(listing, "link\n", r)
     end)
 
+    it("leaves a root caller's workspace whole, its root-only files included", function()
+        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
+        local ws, parent = h.workspace()                          -- parent: 0700, under /var/tmp
+        h.write_file(ws .. "/own", "own-secret\n", "600")
+        h.write_file(parent .. "/beside", "beside\n", "600")
+        local r = h.run_sh("cat own; cat ../beside", { workspace = ws })
+        has(r.stdout, "own-secret\n", r)
+        has(r.stderr, "beside: No such file or directory", r)    -- the parent is looked into
+    end)
+
     it("refuses /etc/shadow- and /etc/gshadow-, an unlisted root-only file in /etc, keeps /etc/passwd", function()
         if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
         local secret = "/etc/cordon-spec-secret-" .. h.token()
