@@ -186,7 +186,7 @@ describe("root_only", function()
             { root_only = { scan = { "/var/tmp/x" }, visible = { "/etc/ssl/private" } } })
         assert.is_true(has(merged.root_only.scan, "/etc"))
         assert.is_true(has(merged.root_only.scan, "/var/tmp/x"))
-        assert.are.same({ "/etc/ssl/private" }, merged.root_only.visible)
+        assert.are.same({ "/var/tmp", "/etc/ssl/private" }, merged.root_only.visible)
         assert.is_true(merged.root_only.hide)
     end)
 

@@ -77,7 +77,9 @@ describe("root_only", function()
         local ws, parent = h.workspace()                          -- parent: 0700, under /var/tmp
         h.write_file(ws .. "/own", "own-secret\n", "600")
         h.write_file(parent .. "/beside", "beside\n", "600")
-        local r = h.run_sh("cat own; cat ../beside", { workspace = ws })
+        local cfg = h.profile_dir("rospec", ('return { extends = "coding", root_only = { scan = { %q } } }'):format(parent))
+        local r = h.run_sh("cat own; cat ../beside", { workspace = ws, env = { XDG_CONFIG_HOME = cfg },
+                                                        flags = { "--profile", "rospec" } })
         has(r.stdout, "own-secret\n", r)
         has(r.stderr, "beside: No such file or directory", r)    -- the parent is looked into
     end)
