@@ -21,7 +21,7 @@ struct walk {
     const struct sandbox_root_only *ro;
     const struct str_list *keep;
     const char *home;
-    size_t left;          /* entries that may still be judged */
+    size_t max, left;     /* the bound; entries that may still be judged */
     bool warned;
     struct str_list *hidden;
     int added;
@@ -94,9 +94,8 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
         if (w->left == 0) {
             /* Fail closed: what is not judged is not shown. */
             if (!w->warned)
-                LOG_W("root_only", "more than %d entries under the root_only scan roots; the rest "
-                      "of %s and of the directories not yet scanned is hidden",
-                      ROOT_ONLY_MAX_ENTRIES, path);
+                LOG_W("root_only", "more than %zu entries under the root_only scan roots; the rest "
+                      "of %s and of the directories not yet scanned is hidden", w->max, path);
             w->warned = true;
             if (!kept)
                 add(w, full);
@@ -134,7 +133,8 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
 int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep, const char *home,
                    size_t max_entries, struct str_list *hidden, char *err, size_t errlen)
 {
-    struct walk w = {.ro = ro, .keep = keep, .home = home, .left = max_entries, .hidden = hidden};
+    struct walk w = {.ro = ro, .keep = keep, .home = home, .max = max_entries, .left = max_entries,
+                     .hidden = hidden};
     for (size_t i = 0; i < ro->scan.len; i++) {
         const char *root = ro->scan.items[i];
         int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
