@@ -155,6 +155,28 @@ return {
         shm_size = "512M",
     },
 
+    -- The rule for a caller of uid 0: its commands have no capabilities, but the owner bit
+    -- alone would let them read every file that only root may read. So when the caller is root,
+    -- every file under `scan` (to `depth` levels) owned by uid 0 without read permission for
+    -- others, and every such directory without r or x for others (hidden whole), looks missing,
+    -- whether or not the `hidden` list names it: /etc/shadow-, ssh host keys, /etc/security/
+    -- opasswd, debconf's passwords.dat, root-only files of /var and of root's home. Judged anew
+    -- at every start. Names in `visible` stay readable; symlinks are not hidden (their targets
+    -- are judged where they lie); the workspace and writable paths (and all in them) and the
+    -- home are never hidden by it, and inside the home a root-only directory is looked into
+    -- rather than hidden whole (toolchains live in ~/.local). Other callers: no scan, nothing
+    -- hidden by it.
+    root_only = {
+        hide = true,
+        scan = { "/etc", "/var", "/root", "/boot", "/opt", "/srv", "/usr/local/etc" },
+        depth = 3,
+        -- /var/tmp, the shared scratch area that outlives a reboot, is shown as it is (not
+        -- looked into): root's own folders there (mktemp -d makes them 0700) are what it hands
+        -- to its commands: certificates, fixtures, files a command is to write. A secret kept
+        -- there is seen as it was before this rule; /tmp is the sandbox's own anyway.
+        visible = { "/var/tmp" },
+    },
+
     escalation = {
         ask_sandbox_off = false, -- ask before re-running a refused command outside the sandbox?
         permission_timeout = "5m",

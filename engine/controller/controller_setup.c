@@ -25,6 +25,7 @@
 #include "sandbox/init.h"
 #include "sandbox/loopback_guard.h"
 #include "sandbox/mount_ops.h"
+#include "sandbox/root_only.h"
 #include "sandbox/sandbox_config.h"
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
@@ -292,6 +293,36 @@ out:
     return r;
 }
 
+/* Profile key root_only, for a caller of uid 0 only: a uid-0 command reads every file whose
+ * owner bit lets root read it, capabilities or not, so what only root may read under the scan
+ * roots joins the hidden paths. Scanned anew on every start (nothing cached: a file made
+ * root-only since the last run is hidden at the next). Never hidden by it: the workspace and
+ * the writable paths (nor anything in them), the home and the ways down to them. 0, or -1 with
+ * one line in err. */
+static int hide_root_only(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->root_only.hide || getuid() != 0)
+        return 0;
+    struct sandbox_root_only ro = {.hide = true, .depth = cfg->root_only.depth};
+    for (size_t i = 0; i < cfg->root_only.scan.len; i++)
+        str_list_push_owned(&ro.scan, path_absolute(cfg->root_only.scan.items[i], "/"));
+    for (size_t i = 0; i < cfg->root_only.visible.len; i++)
+        str_list_push_owned(&ro.visible, path_absolute(cfg->root_only.visible.items[i], "/"));
+    const char *home = getenv("HOME");
+    char *real_home = home && *home ? realpath(home, NULL) : NULL;
+    struct str_list keep = {0};
+    str_list_push(&keep, cfg->workspace);
+    str_list_push(&keep, cfg->cwd);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&keep, cfg->writable.items[i]);
+    int n = root_only_scan(&ro, &keep, real_home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err, errlen);
+    str_list_free(&keep);
+    str_list_free(&ro.scan);
+    str_list_free(&ro.visible);
+    free(real_home);
+    return n < 0 ? -1 : 0;
+}
+
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
                        char *err, size_t errlen)
 {
@@ -310,7 +341,7 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     if (flags->json != FLAG_UNSET)
         cfg->json = flags->json == FLAG_TRUE;
     if (check_home_workspace(cfg, err, errlen) < 0 || protect_own_dirs(cfg, err, errlen) < 0 ||
-        prepare_home(cfg, err, errlen) < 0)
+        prepare_home(cfg, err, errlen) < 0 || hide_root_only(cfg, err, errlen) < 0)
         return -1;
     /* Fail closed: a sandbox that cannot keep its commands off the loopback is not started. */
     if (loopback_guard_wanted(cfg) && loopback_guard_check(err, errlen) < 0)

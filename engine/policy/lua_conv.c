@@ -324,6 +324,30 @@ static void read_limits(lua_State *L, int idx, struct sandbox_config *cfg)
     lua_pop(L, 1);
 }
 
+/* root_only: { hide, scan, depth, visible }; scan and visible absolute, depth 1-16, as
+ * profile.lua validates them. Absent: nothing hidden by it. */
+static void read_root_only(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    cfg->root_only.depth = 3;
+    if (sub_field(L, idx, "root_only")) {               /* [..., ro] */
+        cfg->root_only.hide = read_bool(L, -1, "hide", "root_only.hide", false);
+        read_list(L, -1, "scan", "root_only.scan", &cfg->root_only.scan);
+        read_list(L, -1, "visible", "root_only.visible", &cfg->root_only.visible);
+        int t = raw_field(L, -1, "depth");              /* [..., ro, d] */
+        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= 16)
+            cfg->root_only.depth = (unsigned)lua_tointeger(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "root_only.depth", "an integer, 1 to 16");
+        lua_pop(L, 1);
+        const struct str_list *lists[] = {&cfg->root_only.scan, &cfg->root_only.visible};
+        for (size_t l = 0; l < 2; l++)
+            for (size_t i = 0; i < lists[l]->len; i++)
+                if (lists[l]->items[i][0] != '/')
+                    bad(L, l ? "root_only.visible" : "root_only.scan", "a list of absolute paths");
+    }
+    lua_pop(L, 1);
+}
+
 void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct lc_profile_extra *extra)
 {
     idx = lua_absindex(L, idx);
@@ -379,6 +403,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
 
     read_rlimits(L, idx, cfg);
     read_limits(L, idx, cfg);
+    read_root_only(L, idx, cfg);
 
     if (sub_field(L, idx, "env"))                       /* [..., env] */
         read_list(L, -1, "hide_paths_in", "env.hide_paths_in", &extra->hide_paths_in);

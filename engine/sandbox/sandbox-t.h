@@ -57,6 +57,14 @@ enum sandbox_home {
     SANDBOX_HOME_TMPFS,             /* copy-on-write over it; writes discarded when the sandbox ends */
 };
 
+/* Profile key root_only: what a caller of uid 0 must not read (sandbox/root_only.h). */
+struct sandbox_root_only {
+    bool hide;                      /* root_only.hide: scan and hide (only when the uid is 0) */
+    struct str_list scan;           /* root_only.scan: absolute directories looked through */
+    unsigned depth;                 /* root_only.depth: levels below each scan root */
+    struct str_list visible;        /* root_only.visible: absolute names never hidden by it */
+};
+
 /* The resolved profile as the sandbox units consume it. Every path is absolute; writable
  * paths and the workspace are canonical (realpath) and exist; hidden paths may not exist.
  * Owned by whoever filled it; freed with sandbox_config_free(). */
@@ -69,6 +77,7 @@ struct sandbox_config {
     char *cwd;                      /* directory the command starts in */
     struct str_list writable;       /* extra writable paths (--allow-write, profile `writable`) */
     struct str_list hidden;         /* paths that must look missing (ENOENT) */
+    struct sandbox_root_only root_only; /* for a uid-0 caller, added to hidden by the controller */
     struct str_list readonly_in_workspace; /* relative to workspace: ".git/hooks", ".cordon", ... */
     struct str_list run_binds;      /* absolute host paths re-bound into the fresh /run */
     /* cordon's own directories (config, state, session sockets; canonical, existing) that lie

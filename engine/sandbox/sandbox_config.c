@@ -24,6 +24,8 @@ void sandbox_config_free(struct sandbox_config *cfg)
     free(cfg->cwd);
     str_list_free(&cfg->writable);
     str_list_free(&cfg->hidden);
+    str_list_free(&cfg->root_only.scan);
+    str_list_free(&cfg->root_only.visible);
     str_list_free(&cfg->readonly_in_workspace);
     str_list_free(&cfg->run_binds);
     str_list_free(&cfg->protected_paths);

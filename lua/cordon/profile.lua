@@ -11,7 +11,8 @@ local M = {}
 -- a number, or "30s", "5m", "1h"), "name" (a profile name), "size" (bytes > 0: an integer, or
 -- "512K", "512M", "2G", "1T"), "size_or_unlimited" (a size or "unlimited"), "pids" (an integer
 -- >= 1 or "unlimited"), "portlist" (a list of TCP ports 1-65535 but the sandbox proxy's own
--- 18080 and 18081; merge appends), "home" ("overlay", "readonly" or "tmpfs"). A nested table
+-- 18080 and 18081; merge appends), "home" ("overlay", "readonly" or "tmpfs"), "depth" (an
+-- integer 1 to 16: levels a scan goes below its roots). A nested table
 -- is a sub-schema.
 M.schema = {
     description = "string",
@@ -37,6 +38,7 @@ M.schema = {
                 log_cap = "integer" },
     capture = { head = "integer", tail = "integer" },
     limits = { pids = "pids", memory = "size_or_unlimited", tmp_size = "size", shm_size = "size" },
+    root_only = { hide = "boolean", scan = "abslist", depth = "depth", visible = "abslist" },
     json = "boolean",
 }
 
@@ -135,6 +137,9 @@ checks.portlist = function(v)
                 p, M.RESERVED_PORTS[p]), true
         end
     end
+end
+checks.depth = function(v)
+    if math.type(v) ~= "integer" or v < 1 or v > 16 then return "expected an integer, 1 to 16" end
 end
 checks.home = function(v)
     if v ~= "overlay" and v ~= "readonly" and v ~= "tmpfs" then

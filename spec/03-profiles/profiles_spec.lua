@@ -186,6 +186,45 @@ describe("coding: network rules", function()
     end)
 end)
 
+describe("root_only", function()
+    it("coding states the rule: hide what only root may read under /etc, /var, /root, ...", function()
+        local r = profile.resolve("coding", load_profile)
+        assert.is_true(r.root_only.hide)
+        assert.are.equal(3, r.root_only.depth)
+        for _, d in ipairs { "/etc", "/var", "/root", "/boot", "/opt", "/srv", "/usr/local/etc" } do
+            assert.is_true(has(r.root_only.scan, d), d)
+        end
+    end)
+
+    it("a profile extending coding appends scan roots and visible names", function()
+        local merged = profile.merge(profile.resolve("coding", load_profile),
+            { root_only = { scan = { "/var/tmp/x" }, visible = { "/etc/ssl/private" } } })
+        assert.is_true(has(merged.root_only.scan, "/etc"))
+        assert.is_true(has(merged.root_only.scan, "/var/tmp/x"))
+        assert.are.same({ "/var/tmp", "/etc/ssl/private" }, merged.root_only.visible)
+        assert.is_true(merged.root_only.hide)
+    end)
+
+    it("refuses bad values, naming the key", function()
+        local cases = {
+            { { hide = "yes" }, "root_only.hide", "expected a boolean" },
+            { { scan = { "etc" } }, "root_only.scan", "expected an absolute path" },
+            { { scan = "/etc" }, "root_only.scan", "expected a list of strings" },
+            { { visible = { "~/x" } }, "root_only.visible", "expected an absolute path" },
+            { { depth = 0 }, "root_only.depth", "expected an integer, 1 to 16" },
+            { { depth = 17 }, "root_only.depth", "expected an integer, 1 to 16" },
+            { { depth = 2.5 }, "root_only.depth", "expected an integer, 1 to 16" },
+            { { follow = true }, "root_only.follow", "unknown key" },
+        }
+        for _, c in ipairs(cases) do
+            local kp, msg = profile.validate({ root_only = c[1] })
+            assert.are.equal(c[2], kp)
+            assert.is_truthy(msg and msg:find(c[3], 1, true), tostring(msg))
+        end
+        assert.is_nil(profile.validate({ root_only = { hide = false, depth = 16, scan = {}, visible = { "/etc/x" } } }))
+    end)
+end)
+
 describe("limits", function()
     it("coding bounds pids, /tmp and /dev/shm, and leaves memory unset", function()
         local r = profile.resolve("coding", load_profile)
