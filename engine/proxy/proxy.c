@@ -285,7 +285,7 @@ static bool address_permitted(struct conn *c, const struct addrinfo *ai, struct 
             snprintf(d->reason, sizeof d->reason, "%s is the unspecified address, which reaches the host's "
                      "own services; the proxy never connects to it", ip);
         else
-            snprintf(d->reason, sizeof d->reason, "%.120s resolves to %s, the unspecified address, which reaches the "
+            snprintf(d->reason, sizeof d->reason, "%.100s resolves to %s, the unspecified address, which reaches the "
                      "host's own services; the proxy never connects to it", c->host, ip);
         audit_log_decision(c->px->audit, c->net_kind, ip, c->port, d, LH_OK, c->px->command);
         return false;
