@@ -14,9 +14,9 @@ NPM_PREFIX ?= build-deps/npm
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
             bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check \
-            nftables
+            nftables ccache python3-venv podman runc debootstrap
 
-.PHONY: all deps build run lint test test-asan bench install clean
+.PHONY: all deps client-deps build run lint test test-asan bench install clean container-image
 
 all: build
 
@@ -41,6 +41,15 @@ deps:
 	  npm ci --prefix $(NPM_PREFIX) --no-audit --no-fund --silent; \
 	fi
 
+# tsc and Node's types for checking the TypeScript client's declarations (clients/typescript;
+# spec/04-engine/session_clients_spec.lua runs it), from the npm registry into build-deps/ (never
+# committed), at the versions of clients/typescript/package.json. Skipped when present.
+client-deps:
+	@[ -f build-deps/node_modules/typescript/package.json ] && [ -f build-deps/node_modules/@types/node/package.json ] || \
+	  npm install --prefix build-deps --no-save --no-audit --no-fund --loglevel=error \
+	    $$(node -e 'const d=require("./clients/typescript/package.json").devDependencies; \
+	      console.log(Object.entries(d).map(([k,v])=>k+"@"+v).join(" "))')
+
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
@@ -52,11 +61,18 @@ run: build
 lint: deps
 	luacheck --no-color --quiet lua policies profiles spec
 
-test: build
+# The Debian image spec/04-engine/run_container_spec.lua runs cordon in: debootstrapped once per
+# machine (a minute or two, cached in build-deps/), here rather than within the specs' time limit.
+container-image: deps
+	@if [ "$$(id -u)" = 0 ]; then \
+	  sh spec/fixtures/container/build-image.sh build-deps/container-rootfs cordon-test-image; \
+	else echo "make: not root: no container image (its spec is skipped)"; fi
+
+test: build client-deps container-image
 	ctest --test-dir $(BUILD) --output-on-failure -j1
 
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer (CI runs it once).
-test-asan: deps
+test-asan: deps client-deps container-image
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DENABLE_ASAN_UBSAN=ON -DCI_BUILD=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j1

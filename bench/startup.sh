@@ -6,10 +6,13 @@
 #
 # Times, side by side (hyperfine -N --warmup 5 --runs $RUNS):
 #   /bin/true, bash -c true                       the floor: fork+exec without a sandbox
-#   cordon run -- true, cordon run -- bash -c true
+#   cordon run -- true, cordon run -- bash -c true (the default profile: the copy-on-write home)
+#   cordon run --home readonly -- true             the home as it was before the overlay
 #   bwrap with the same namespaces and a comparable view of the filesystem (read-only /,
 #   minimal /dev, own /proc, tmpfs /tmp, writable workspace = cwd), true and bash -c true
-# then prints the medians and the ratios cordon/bwrap (goal: <= 0.5) and cordon/plain.
+# then prints the medians and the ratios cordon/bwrap (goal: <= 0.5), cordon/plain and overlay
+# home/read-only home (goal: <= 1.05); then times the two homes once more in turn, round by
+# round (ROUNDS=100), for a ratio the machine's drifting load moves less.
 # Runs inside a fresh temporary directory, which is the workspace of every sandboxed command.
 # Reports only; it asserts nothing about time (the figures depend on the machine).
 set -euo pipefail
@@ -37,6 +40,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/cordon-bench-startup.XXXXXX")
 trap 'rm -rf -- "$work"' EXIT
 json=${JSON_OUT:-$work/startup.json}
 cd "$work"
+# The home layers of the bench's workspace live in the bench's folder, not in the caller's home.
+export XDG_STATE_HOME=$work/state
 
 # hyperfine -N splits its command strings like a shell does: quote each word.
 q() { local w out=; for w; do out+=" '${w//\'/\'\\\'\'}'"; done; printf '%s' "${out# }"; }
@@ -45,7 +50,7 @@ bwrap_args=(bwrap --unshare-user --unshare-pid --unshare-net --unshare-ipc --uns
     --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
     --bind "$PWD" "$PWD" --chdir "$PWD")
 
-names=(plain-true plain-bash cordon-true cordon-bash bwrap-true bwrap-bash)
+names=(plain-true plain-bash cordon-true cordon-bash bwrap-true bwrap-bash cordon-rohome)
 cmds=(
     "$(q /bin/true)"
     "$(q bash -c true)"
@@ -53,6 +58,7 @@ cmds=(
     "$(q "$cordon" run -- bash -c true)"
     "$(q "${bwrap_args[@]}" true)"
     "$(q "${bwrap_args[@]}" bash -c true)"
+    "$(q "$cordon" run --home readonly -- true)"
 )
 
 # Each command must work before it is timed, so a broken sandbox is reported as such and
@@ -80,7 +86,8 @@ local doc = cjson.decode(f:read("a"))
 f:close()
 local by = {}
 for _, r in ipairs(doc.results) do by[r.command] = r end
-local order = { "plain-true", "plain-bash", "cordon-true", "cordon-bash", "bwrap-true", "bwrap-bash" }
+local order = { "plain-true", "plain-bash", "cordon-true", "cordon-bash", "bwrap-true", "bwrap-bash",
+  "cordon-rohome" }
 print(string.format("%-12s %9s %9s %9s %9s", "command", "median", "mean", "min", "max"))
 for _, n in ipairs(order) do
   local r = by[n]
@@ -98,13 +105,15 @@ ratio("cordon-true", "bwrap-true", "cordon/bwrap  true", 0.5)
 ratio("cordon-bash", "bwrap-bash", "cordon/bwrap  bash -c true", 0.5)
 ratio("cordon-true", "plain-true", "cordon/plain  true")
 ratio("cordon-bash", "plain-bash", "cordon/plain  bash -c true")
+ratio("cordon-true", "cordon-rohome", "overlay home/read-only home", 1.05)
 LUA
 else
     python3 - "$json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 by = {r["command"]: r for r in doc["results"]}
-order = ["plain-true", "plain-bash", "cordon-true", "cordon-bash", "bwrap-true", "bwrap-bash"]
+order = ["plain-true", "plain-bash", "cordon-true", "cordon-bash", "bwrap-true", "bwrap-bash",
+         "cordon-rohome"]
 print("%-12s %9s %9s %9s %9s" % ("command", "median", "mean", "min", "max"))
 for n in order:
     r = by[n]
@@ -118,8 +127,25 @@ ratio("cordon-true", "bwrap-true", "cordon/bwrap  true", 0.5)
 ratio("cordon-bash", "bwrap-bash", "cordon/bwrap  bash -c true", 0.5)
 ratio("cordon-true", "plain-true", "cordon/plain  true")
 ratio("cordon-bash", "plain-bash", "cordon/plain  bash -c true")
+ratio("cordon-true", "cordon-rohome", "overlay home/read-only home", 1.05)
 PY
 fi
+
+# hyperfine times one command after the other, so a change in the machine's load between the
+# first and the last moves their ratio: time the two homes once more in turn, round by round.
+rounds=${ROUNDS:-100}
+echo
+echo "== overlay home against read-only home, in turn, $rounds rounds (ms)"
+ov=() ro=()
+for ((i = 0; i < rounds; i++)); do
+    t0=$EPOCHREALTIME; "$cordon" run -- true </dev/null; t1=$EPOCHREALTIME
+    "$cordon" run --home readonly -- true </dev/null; t2=$EPOCHREALTIME
+    ov+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) * 1000 }')")
+    ro+=("$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.3f", (b - a) * 1000 }')")
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+mo=$(median "${ov[@]}") mr=$(median "${ro[@]}")
+awk -v o="$mo" -v r="$mr" 'BEGIN { x = o / r; printf "overlay %.3f  readonly %.3f  ratio %.3f  (goal <= 1.05: %s)\n", o, r, x, x <= 1.05 ? "met" : "NOT met" }'
 if [ -n "${JSON_OUT:-}" ]; then
     echo "hyperfine JSON: $json"
 fi

@@ -22,14 +22,15 @@ local shell, refusal
 
 -- Plain fragments at least one of which every detector below needs to see in the line that
 -- shows a refusal (errno texts of every language, sudo's, Docker's and D-Bus's lines, the
--- proxy's 403). A line with none of them shows no refusal: the controller hands this hook only
--- the lines that hold one (`refusal_markers` below, lua/HOOKS.md), and output with none of them
--- skips the full detection here.
+-- proxy's 403, the nested sandboxes' words). A line with none of them shows no refusal: the
+-- controller hands this hook only the lines that hold one (`refusal_markers` below,
+-- lua/HOOKS.md), and output with none of them skips the full detection here.
 local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied", "EACCES", "rror 13",
                   "rrno 13", "not permitted", "EPERM", "o such file", "ENOENT", "rror 2)", "rrno 2]",
                   "NoSuchFile", "FileNotFound", "sudo", "ocker", "bus", "Bus", "onnect", "403",
                   "blocked-by-policy", "does not allow", "unix:path=", "resolve", "resolution",
-                  "EAI_AGAIN", "ECONNRESET" }
+                  "EAI_AGAIN", "ECONNRESET", "namespace", "usable sandbox", "cordon sandbox",
+                  "SUID sandbox" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -68,8 +69,8 @@ local function detect(input)
 
     local found, seen = {}, {}
     local function add(kind, path, line, reason)
-        -- one sudo refusal per command however many of sudo's lines show it
-        local key = kind == "sudo" and kind or (kind .. "\0" .. (path or line))
+        -- one sudo (or nested-namespace) refusal per command however many lines show it
+        local key = (kind == "sudo" or kind == "nested-namespace") and kind or (kind .. "\0" .. (path or line))
         if seen[key] then return end
         seen[key] = true
         found[#found + 1] = { kind = kind, path = path, line = line, reason = reason }
@@ -81,6 +82,15 @@ local function detect(input)
             local cause = refusal.sudo_refusal(line)
             if cause then
                 add("sudo", nil, line, ("the sandbox refused sudo (%s)"):format(cause))
+                return
+            end
+        end
+        -- a tool that wanted a namespace (a sandbox) of its own, whatever the exit code: the
+        -- sandbox refuses nesting; the tool's own advice (a host sysctl) would mislead
+        if not is_data then
+            local why = refusal.nested_namespace(line)
+            if why then
+                add("nested-namespace", nil, line, why)
                 return
             end
         end
@@ -146,7 +156,9 @@ local function detect(input)
         look(line, is_data, "stdout")
     end
 
-    -- a destination the egress proxy refused, when a client shows the 403
+    -- every destination the egress proxy refused while the command ran, whatever the client
+    -- printed (wget, apt, Java, Node, git over https have no line of a known form): the proxy's
+    -- record is the evidence; a line showing the refusal is kept when there is one
     local denied = input.network_denied or {}
     if #denied > 0 then
         local lines = {}
@@ -156,16 +168,16 @@ local function detect(input)
         for _, l in ipairs(lines) do
             if refusal.network_blocked(l) then first = l; break end
         end
-        if first then
-            for _, dest in ipairs(denied) do
-                local hostname = dest:match("^%[?(.-)%]?:%d+$") or dest
-                local shown = first
-                for _, l in ipairs(lines) do
-                    if refusal.network_blocked(l) and l:find(hostname, 1, true) then shown = l; break end
+        for _, dest in ipairs(denied) do
+            local hostname = dest:match("^%[?(.-)%]?:%d+$") or dest
+            local shown = first or ""
+            for _, l in ipairs(lines) do
+                if l:find(hostname, 1, true) and (refusal.network_blocked(l) or not first) then
+                    shown = l; break
                 end
-                add("network", dest, shown, ("the sandbox's network policy blocked %s "
-                    .. "(--network-allow %s would allow it)"):format(dest, dest))
             end
+            add("network", dest, shown, ("the sandbox's network policy blocked %s "
+                .. "(--network-allow %s would allow it)"):format(dest, dest))
         end
     end
     return found
@@ -179,10 +191,11 @@ return {
     --           stderr = "...", truncated = false, cwd = "/abs", writable = { abs... },
     --           hidden = { abs... }, network_denied = { "host:port", ... }, candidates = bool }
     --         (candidates: stdout/stderr hold only the kept lines with a marker)
-    -- result: { { kind = "write"|"hidden"|"sudo"|"docker"|"dbus"|"network", path = "..."|nil,
-    --             line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
+    -- result: { { kind = "write"|"hidden"|"sudo"|"docker"|"dbus"|"network"|"nested-namespace",
+    --             path = "..."|nil, line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
     refusal = function(input, _next)
-        if not might_show_refusal(input) then return {} end
+        local denied = input.network_denied
+        if not might_show_refusal(input) and not (denied and #denied > 0) then return {} end
         shell = shell or require("cordon.shell")
         refusal = refusal or require("cordon.refusal")
         return detect(input)

@@ -3,56 +3,101 @@
 -- ("Profile keys"). Another profile can start from this one with `extends = "coding"`:
 -- its lists are appended to these, its tables merged, its scalars win.
 -- Profiles run sandboxed: no io/os; `host.home()`, `host.exists(path)` etc. are available.
+
+-- The caller's home is a home like any other, root's included: its credentials are hidden (the
+-- list below), its toolchains (pyenv, rustup, nvm, ~/.local/bin) and ~/.gitconfig stay. Root's
+-- home is hidden whole only when it is not the caller's home: root-only secrets there that a
+-- uid-0 process could read.
+--
+-- Paths that look missing (ENOENT) inside the sandbox, whether or not they exist when it
+-- starts. `~` is the caller's home. Each is where a tool keeps a credential by default (a token,
+-- a password, a private key): a command that needs one fails as if the user had never logged
+-- in, rather than reading it.
+local hidden = {
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
+    "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
+    "~/.config/git/credentials",    -- git's second default credential store (XDG)
+    "~/.pgpass",                    -- PostgreSQL passwords (libpq, psql)
+    "~/.cargo/credentials", "~/.cargo/credentials.toml", -- crates.io tokens (old and new name)
+    "~/.vault-token",               -- HashiCorp Vault's token helper
+    "~/.config/containers/auth.json", -- podman, buildah, skopeo registry logins
+    "~/.terraform.d/credentials.tfrc.json", -- Terraform Cloud / registry tokens
+    "~/.gem/credentials",           -- RubyGems push key
+    "~/.config/hub",                -- hub's GitHub OAuth token
+    "~/.local/share/keyrings",      -- GNOME keyring files
+    "~/.password-store",            -- pass (its entries are GPG-encrypted, the list is not)
+    "~/.m2/settings.xml", "~/.m2/settings-security.xml", -- Maven server passwords, master key
+    "~/.gradle/gradle.properties",  -- Gradle's usual place for repository and signing passwords
+    "~/.config/rclone",             -- rclone remotes with their tokens
+    "~/.config/glab-cli",           -- GitLab CLI tokens
+    "~/.pulumi/credentials.json",   -- Pulumi access tokens
+    "~/.cache/huggingface/token", "~/.huggingface/token", -- Hugging Face (current, old place)
+    "~/.config/composer/auth.json", "~/.composer/auth.json", -- PHP Composer repository logins
+    "~/.s3cfg",                     -- s3cmd keys
+    "~/.boto",                      -- gsutil / boto keys
+    "~/.databrickscfg",             -- Databricks tokens
+    "~/.kaggle/kaggle.json",        -- Kaggle API key
+    "~/.oci",                       -- Oracle Cloud API signing keys
+    "~/.config/doctl",              -- DigitalOcean API tokens
+    -- Coding agents' own logins: a command must not act as the agent's account.
+    "~/.codex/auth.json",           -- OpenAI Codex CLI
+    "~/.claude/.credentials.json",  -- Claude Code (Linux keeps the OAuth token in this file)
+    "~/.gemini/oauth_creds.json",   -- Gemini CLI
+    "~/.config/github-copilot",     -- Copilot in editors (copilot.vim, copilot.lua: hosts.json, apps.json)
+    "~/.local/share/opencode/auth.json", -- opencode's provider keys
+    -- (gh copilot is a gh extension using ~/.config/gh's login, hidden above.)
+    "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
+    "/etc/ssh",             -- host keys
+}
+if host.home() ~= "/root" then hidden[#hidden + 1] = "/root" end
+
 return {
     description = "Default: workspace writable, secrets hidden, network through the allowlist",
 
     -- The workspace is the current directory (or --workspace); it is writable.
     workspace_readonly = false,
+    -- A workspace that is the caller's home (or /, /home: an ancestor of it) is refused: every
+    -- dotfile the shell and tools trust would be writable. true (--allow-home-workspace) allows
+    -- it; cordon's own configuration and state stay read-only or hidden even then.
+    allow_home_workspace = false,
 
-    -- Paths that look missing (ENOENT) inside the sandbox. `~` is the caller's home. Each is
-    -- where a tool keeps a credential by default (a token, a password, a private key): a
-    -- command that needs one fails as if the user had never logged in, rather than reading it.
-    hidden = {
-        "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
-        "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
-        "~/.config/git/credentials",    -- git's second default credential store (XDG)
-        "~/.pgpass",                    -- PostgreSQL passwords (libpq, psql)
-        "~/.cargo/credentials", "~/.cargo/credentials.toml", -- crates.io tokens (old and new name)
-        "~/.vault-token",               -- HashiCorp Vault's token helper
-        "~/.config/containers/auth.json", -- podman, buildah, skopeo registry logins
-        "~/.terraform.d/credentials.tfrc.json", -- Terraform Cloud / registry tokens
-        "~/.gem/credentials",           -- RubyGems push key
-        "~/.config/hub",                -- hub's GitHub OAuth token
-        "~/.local/share/keyrings",      -- GNOME keyring files
-        "~/.password-store",            -- pass (its entries are GPG-encrypted, the list is not)
-        "~/.m2/settings.xml", "~/.m2/settings-security.xml", -- Maven server passwords, master key
-        "~/.gradle/gradle.properties",  -- Gradle's usual place for repository and signing passwords
-        "~/.config/rclone",             -- rclone remotes with their tokens
-        "~/.config/glab-cli",           -- GitLab CLI tokens
-        "~/.pulumi/credentials.json",   -- Pulumi access tokens
-        "~/.cache/huggingface/token", "~/.huggingface/token", -- Hugging Face (current, old place)
-        "~/.config/composer/auth.json", "~/.composer/auth.json", -- PHP Composer repository logins
-        "~/.s3cfg",                     -- s3cmd keys
-        "~/.boto",                      -- gsutil / boto keys
-        "~/.databrickscfg",             -- Databricks tokens
-        "~/.kaggle/kaggle.json",        -- Kaggle API key
-        "~/.oci",                       -- Oracle Cloud API signing keys
-        -- Coding agents' own logins: a command must not act as the agent's account.
-        "~/.codex/auth.json",           -- OpenAI Codex CLI
-        "~/.claude/.credentials.json",  -- Claude Code (Linux keeps the OAuth token in this file)
-        "~/.gemini/oauth_creds.json",   -- Gemini CLI
-        "~/.config/github-copilot",     -- Copilot in editors (copilot.vim, copilot.lua: hosts.json, apps.json)
-        "~/.local/share/opencode/auth.json", -- opencode's provider keys
-        -- (gh copilot is a gh extension using ~/.config/gh's login, hidden above.)
-        "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
-        "/etc/ssh",             -- host keys
-        "/root",                -- root-only secrets: when the caller is root, a uid-0 process
-                                -- could read them (the engine keeps the workspace visible)
+    -- Paths that look missing (ENOENT) inside the sandbox, whether or not they exist when it
+    -- starts. `~` is the caller's home.
+    hidden = hidden,
+
+    -- The caller's home: "overlay" (copy-on-write: commands write caches, ~/.gitconfig, ... to
+    -- a private layer of the workspace's, kept across runs; `cordon home` shows it), "tmpfs"
+    -- (the same, discarded when the sandbox ends) or "readonly".
+    home = "overlay",
+
+    -- Relative to the workspace: stay read-only although the workspace is writable. Each is a
+    -- file that a program on the host runs, or obeys, without a person reading it first, so
+    -- a command that wrote one would run its program outside the sandbox the next time the
+    -- person's git, editor or agent starts. Each that exists when the sandbox starts is bound
+    -- read-only; in a session one that appears is bound before the next command; `cordon run`
+    -- names one that appeared during its command. Files a person runs deliberately (Makefile,
+    -- package.json scripts, .envrc behind `direnv allow`) stay writable: looking before
+    -- running them is the person's part.
+    readonly_in_workspace = {
+        ".git/hooks",             -- git runs them (the next commit, checkout, push)
+        ".git/config",            -- core.hooksPath, core.fsmonitor, aliases: programs git runs
+        ".cordon",                -- the project's policy, trusted by `cordon trust`
+        -- Claude Code: settings*.json hooks run on the host, and commands/, agents/ and skills
+        -- instruct it. The whole folder: Claude Code itself writes settings.local.json on the
+        -- host (it is not sandboxed); a sandboxed command has no business there.
+        ".claude",
+        ".mcp.json",              -- Claude Code starts the MCP servers it lists
+        ".codex",                 -- Codex: config.toml (MCP servers, profiles)
+        ".cursor",                -- Cursor: mcp.json, rules
+        ".gemini",                -- Gemini CLI: settings.json (MCP servers, tool commands)
+        ".vscode/tasks.json",     -- VS Code: tasks, some run when the folder opens
+        ".vscode/settings.json",  -- executables: terminal profiles, python interpreter, git.path
+        ".vscode/launch.json",    -- debug configurations: programs and preLaunchTasks
+        ".idea/workspace.xml",    -- JetBrains run configurations (and before-launch tasks)
+        ".idea/runConfigurations",
+        ".devcontainer",          -- devcontainer.json: initializeCommand runs on the host,
+                                  -- postCreateCommand in the container it builds
     },
-
-    -- Relative to the workspace: stay read-only although the workspace is writable, so a
-    -- command cannot plant a git hook or rewrite the project's own policy.
-    readonly_in_workspace = { ".git/hooks", ".git/config", ".cordon" },
 
     -- Extra writable paths (absolute or ~/...; each must exist). None by default.
     writable = {},
@@ -100,6 +145,39 @@ return {
     -- Resource limits: an integer (soft = hard), "unlimited", or { soft, hard }.
     rlimits = {
         core = 0,               -- no core dumps of processes that may hold secrets
+    },
+
+    -- Bounds the command cannot lift. pids: processes and threads of the whole sandbox at
+    -- once (a fork bomb stops there); memory: bytes of RAM for the whole sandbox, killed
+    -- past it ("unlimited" or absent: none); both need a cgroup (cordon uses a child of the
+    -- caller's; without one, pids falls back to RLIMIT_NPROC, which counts all of the user's
+    -- processes on the host). tmp_size, shm_size: the sizes of /tmp and /dev/shm, both RAM.
+    limits = {
+        pids = 4096,
+        tmp_size = "2G",
+        shm_size = "512M",
+    },
+
+    -- The rule for a caller of uid 0: its commands have no capabilities, but the owner bit
+    -- alone would let them read every file that only root may read. So when the caller is root,
+    -- every file under `scan` (to `depth` levels) owned by uid 0 without read permission for
+    -- others, and every such directory without r or x for others (hidden whole), looks missing,
+    -- whether or not the `hidden` list names it: /etc/shadow-, ssh host keys, /etc/security/
+    -- opasswd, debconf's passwords.dat, root-only files of /var and of root's home. Judged anew
+    -- at every start. Names in `visible` stay readable; symlinks are not hidden (their targets
+    -- are judged where they lie); the workspace and writable paths (and all in them) and the
+    -- home are never hidden by it, and inside the home a root-only directory is looked into
+    -- rather than hidden whole (toolchains live in ~/.local). Other callers: no scan, nothing
+    -- hidden by it.
+    root_only = {
+        hide = true,
+        scan = { "/etc", "/var", "/root", "/boot", "/opt", "/srv", "/usr/local/etc" },
+        depth = 3,
+        -- /var/tmp, the shared scratch area that outlives a reboot, is shown as it is (not
+        -- looked into): root's own folders there (mktemp -d makes them 0700) are what it hands
+        -- to its commands: certificates, fixtures, files a command is to write. A secret kept
+        -- there is seen as it was before this rule; /tmp is the sandbox's own anyway.
+        visible = { "/var/tmp" },
     },
 
     escalation = {

@@ -2,7 +2,10 @@
 -- `extends` starts from coding: the lists below are appended to coding's, the tables merged.
 return {
     extends = "coding",
-    description = "coding plus: no AF_UNIX sockets, resource limits, ~/.config hidden",
+    description = "coding plus: no AF_UNIX sockets, resource limits, ~/.config hidden, home writes discarded",
+
+    -- Home writes land on a fresh tmpfs over the (read-only) real home: nothing is kept.
+    home = "tmpfs",
 
     seccomp = {
         block_unix_sockets = true,
@@ -14,7 +17,15 @@ return {
         nofile = 1024,
         fsize = 1024 * 1024 * 1024,        -- 1 GiB per file
         as = 8 * 1024 * 1024 * 1024,       -- 8 GiB address space
-        -- Not nproc: RLIMIT_NPROC counts all of the user's processes on the host.
+        -- Not nproc: RLIMIT_NPROC counts all of the user's processes on the host (limits.pids
+        -- bounds the sandbox's own).
+    },
+
+    limits = {
+        pids = 1024,
+        memory = "8G",                     -- the whole sandbox's RAM (needs a cgroup)
+        tmp_size = "1G",
+        shm_size = "256M",
     },
 
     hidden = { "~/.config", "~/.local/share/keyrings", "~/.bash_history" },

@@ -40,3 +40,31 @@ int cli_usage_error(const char *command, const char *fmt, ...)
     va_end(ap);
     return 2;
 }
+
+int cli_read_words(int argc, char **argv, const char *command, const char *synopsis,
+                   const struct cli_flag *flags, size_t nflags, const char **pos, int max_pos,
+                   int *n_pos)
+{
+    bool options = true;
+    *n_pos = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && strcmp(a, "--") == 0) {
+            options = false;
+            continue;
+        }
+        if (options && a[0] == '-' && a[1] != '\0') {
+            size_t f = 0;
+            while (f < nflags && strcmp(a, flags[f].name) != 0)
+                f++;
+            if (f == nflags)
+                return cli_usage_error(command, "unknown option '%s' (usage: %s)", a, synopsis);
+            *flags[f].set = true;
+        } else if (*n_pos < max_pos) {
+            pos[(*n_pos)++] = a;
+        } else {
+            return cli_usage_error(command, "too many arguments at '%s' (usage: %s)", a, synopsis);
+        }
+    }
+    return -1;
+}

@@ -15,6 +15,7 @@
 #include "cli/policy_explain.h"
 #include "cli/policy_net.h"
 #include "cli/policy_test.h"
+#include "cli/home_cmd.h"
 #include "cli/trust_cmd.h"
 #include "client/client_cli.h"
 #include "controller/run.h"
@@ -108,6 +109,11 @@ static int trust_command(int argc, char **argv)
     return trust_cmd_main(argc - 2, argv + 2);
 }
 
+static int home_command(int argc, char **argv)
+{
+    return home_cmd_main(argc - 2, argv + 2);
+}
+
 static int nc_command(int argc, char **argv)
 {
     return nc_main(argc - 2, argv + 2);
@@ -133,9 +139,12 @@ static const struct {
     {"stop", "stop a job of a session", session_command},
     {"cancel", "stop everything that one turn of a session started", session_command},
     {"approve", "answer a session's pending approval", session_command},
+    {"publish", "make a session's port reachable from the host", session_command},
+    {"unpublish", "stop publishing a session's port", session_command},
     {"policy", "check, explain and test the policy (check, net, detect, explain, test)",
      policy_command},
     {"trust", "trust a project's .cordon policy files, or --revoke the trust", trust_command},
+    {"home", "show, --diff or --reset a workspace's copy-on-write home layer", home_command},
     {"mcp", "serve a session's sandbox to an agent as an MCP server on stdio", mcp_command},
     {"nc", "inside a sandbox: relay stdin and stdout to HOST PORT through the proxy", nc_command},
 };

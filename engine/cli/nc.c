@@ -89,23 +89,14 @@ static void usage(void)
 static int parse_args(int argc, char **argv, const char **host, long *port)
 {
     const char *pos[2];
-    int npos = 0;
-    bool options = true;
+    int npos, status;
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && strcmp(a, "--") == 0)
-            options = false;
-        else if (options && a[0] == '-' && a[1] != '\0') /* nc takes no option */
-            return cli_usage_error("nc", "unknown option '%s' (usage: " SYNOPSIS ")", a);
-        else if (npos < 2)
-            pos[npos++] = a;
-        else
-            return cli_usage_error("nc", "too many arguments at '%s' (usage: " SYNOPSIS ")", a);
-    }
+    /* nc takes no option */
+    if ((status = cli_read_words(argc, argv, "nc", SYNOPSIS, NULL, 0, pos, 2, &npos)) >= 0)
+        return status;
     if (npos < 2)
         return cli_usage_error("nc", "missing %s (usage: " SYNOPSIS ")", npos ? "PORT" : "HOST");
     char *end;

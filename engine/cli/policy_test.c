@@ -360,24 +360,13 @@ static void usage(void)
 int policy_test_main(int argc, char **argv)
 {
     const char *dir = ".";
-    int ndirs = 0;
-    bool options = true;
+    int ndirs, status;
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && strcmp(a, "--") == 0)
-            options = false;
-        else if (options && a[0] == '-' && a[1] != '\0')
-            return cli_usage_error("policy test", "unknown option '%s' (usage: " SYNOPSIS ")", a);
-        else if (ndirs++ == 0)
-            dir = a;
-        else
-            return cli_usage_error("policy test", "too many arguments at '%s' (usage: " SYNOPSIS ")",
-                                   a);
-    }
+    if ((status = cli_read_words(argc, argv, "policy test", SYNOPSIS, NULL, 0, &dir, 1, &ndirs)) >= 0)
+        return status;
     char *root = realpath(dir, NULL);
     if (!root) {
         fprintf(stderr, "cordon: policy test: %s: %s\n", dir, strerror(errno));

@@ -1,10 +1,12 @@
 /* trust_cmd.c — see trust_cmd.h. Owns the command's argument syntax, usage text and output:
  * the per-file description (a policy.lua's hooks, through lua_host over the built-in layers),
  * the trusted/revoked lines. Uses policy/trust.h for the scan and the record, layer_dirs for
- * the user's config directory. Must never: write a record for files it did not just print, or
+ * the user's config directory, the session client (GET /v1/session of each of the user's
+ * sessions) to refuse while a session whose workspace holds the .cordon runs. Must never: write a record for files it did not just print, or
  * trust a policy.lua that does not load. */
 #include "cli/trust_cmd.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -14,6 +16,9 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/session_socket.h"
+#include "client/client_http.h"
+#include "client/client_reply.h"
 #include "base/util.h"
 #include "policy/layer_dirs.h"
 #include "policy/lua_host.h"
@@ -49,6 +54,60 @@ static bool describe(const char *pdir, const char *rel, char *out, size_t outlen
     return true;
 }
 
+/* A session of this user whose workspace holds pdir: its commands could have changed what the
+ * person reviewed between the review and this command (a .cordon created in a session is
+ * read-only only from its next command on, and a process already inside keeps its open
+ * descriptors). So trusting waits for the session to end rather than pin what it may have
+ * written. 0 none; 1 after printing the line that names it (or the one that says a session
+ * could not be asked: refused too, since it cannot be told). */
+static int session_in_the_way(const char *pdir)
+{
+    char dir[CSOCK_PATH_MAX];
+    if (csock_dir(dir, sizeof dir) < 0)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* no socket folder: no session */
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n <= 5 || strcmp(e->d_name + n - 5, ".sock") != 0)
+            continue;
+        char *name = xasprintf("%.*s", (int)(n - 5), e->d_name);
+        struct chttp h;
+        if (!csock_name_valid(name)) {
+            free(name);
+            continue;
+        }
+        if (chttp_open(&h, "trust", name, true) == 0) {
+            if (chttp_request(&h, "GET", "/v1/session", NULL, 0, NULL, NULL) < 0) {
+                if (!h.missing) {
+                    chttp_lost(&h);
+                    fprintf(stderr, "cordon: trust: cannot tell whether session '%s' can write %s: "
+                            "refused (stop it, then run cordon trust again)\n", name, pdir);
+                    rc = 1;
+                }
+            } else if (chttp_ok(&h)) {
+                struct json_value *v = reply_json(&h);
+                const char *ws = v ? reply_str(v, "workspace") : NULL;
+                if (ws && path_is_within(pdir, ws)) {
+                    fprintf(stderr, "cordon: trust: session '%s' of workspace %s is running, and its "
+                            "commands may have changed %s since you reviewed it: refused (stop it "
+                            "with cordon session stop %s, review again, then run cordon trust)\n",
+                            name, ws, pdir, name);
+                    rc = 1;
+                }
+                json_free(v);
+            }
+        }
+        chttp_close(&h);
+        free(name);
+    }
+    closedir(d);
+    return rc;
+}
+
 static void usage(void)
 {
     fputs("usage: " SYNOPSIS "\n"
@@ -60,25 +119,17 @@ static void usage(void)
 
 int trust_cmd_main(int argc, char **argv)
 {
-    bool revoke = false, options = true;
+    bool revoke = false;
     const char *dir = NULL;
+    int n_dirs, status;
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && strcmp(a, "--") == 0)
-            options = false;
-        else if (options && strcmp(a, "--revoke") == 0)
-            revoke = true;
-        else if (options && a[0] == '-' && a[1] != '\0')
-            return cli_usage_error("trust", "unknown option '%s' (usage: " SYNOPSIS ")", a);
-        else if (!dir)
-            dir = a;
-        else
-            return cli_usage_error("trust", "too many arguments at '%s' (usage: " SYNOPSIS ")", a);
-    }
+    const struct cli_flag flags[] = {{"--revoke", &revoke}};
+    if ((status = cli_read_words(argc, argv, "trust", SYNOPSIS, flags, ARRAY_LEN(flags), &dir, 1,
+                                 &n_dirs)) >= 0)
+        return status;
     struct lh_options opt;
     layer_dirs_default(&opt);
     if (!opt.user_config_dir) {
@@ -108,6 +159,8 @@ int trust_cmd_main(int argc, char **argv)
         }
         goto out;
     }
+    if (session_in_the_way(pdir))
+        goto out;
     if (trust_scan(pdir, &set, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: trust: %s\n", err);
         goto out;

@@ -16,6 +16,7 @@
 #include "client/client_exec.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
+#include "client/client_ports.h"
 #include "client/client_session.h"
 #include "base/session_socket.h"
 #include "base/util.h"
@@ -256,13 +257,18 @@ static int dispatch(int argc, char **argv)
         return run_approve(argc, argv);
     if (strcmp(cmd, "session") == 0)
         return run_session(argc, argv);
+    if (strcmp(cmd, "publish") == 0)
+        return cports_publish_main(argc, argv);
+    if (strcmp(cmd, "unpublish") == 0)
+        return cports_unpublish_main(argc, argv);
     return cli_usage_error(cmd, "unknown command (cordon --help lists them)");
 }
 
 int client_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve)\n", stderr);
+        fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve, publish, "
+              "unpublish)\n", stderr);
         return 2;
     }
     int status = dispatch(argc - 1, argv + 1);

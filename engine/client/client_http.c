@@ -277,7 +277,8 @@ int chttp_request(struct chttp *h, const char *method, const char *path, const c
     h->body_len = 0;
     if (h->body)
         h->body[0] = '\0';
-    if ((strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0) || !path_ok(path) ||
+    if ((strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0 && strcmp(method, "DELETE") != 0) ||
+        !path_ok(path) ||
         !(req = build_request(method, path, body, body_len, &req_len))) {
         fail(h, false, "cannot send the request %s %.64s", method, path);
         goto out;

@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
+#include "client/client_ports.h"
 #include "client/client_reply.h"
 #include "base/session_socket.h"
 #include "client/client_table.h"
@@ -165,6 +166,7 @@ int csess_status(const char *name, bool json)
         puts("owner_pid: none (detached)");
     printf("jobs_running: %s\n",
            reply_int(v, "jobs_running", &n) ? (snprintf(buf, sizeof buf, "%lld", n), buf) : "-");
+    cports_print_status(v);
 out:
     json_free(v);
     chttp_close(&h);

@@ -1,35 +1,327 @@
-/* controller_setup.c — see controller_setup.h. */
+/* controller_setup.c — see controller_setup.h. Also owns what keeps the host's trust out of a
+ * sandbox's reach before it is built: a workspace that is the home refused unless asked for,
+ * cordon's own directories listed for the view to bind read-only or hide. Creates only those
+ * directories (0700, when they are missing inside a writable area); never changes a file. */
 #include "controller/controller_setup.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <linux/filter.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sandbox/config_wire.h"
+#include "sandbox/home_view.h"
 #include "policy/layer_dirs.h"
 #include "base/fdpass.h"
 #include "sandbox/init.h"
 #include "sandbox/loopback_guard.h"
+#include "sandbox/mount_ops.h"
+#include "sandbox/root_only.h"
+#include "sandbox/sandbox_config.h"
 #include "policy/lua_host.h"
 #include "proxy/proxy.h"
+#include "proxy/port_relay.h"
 #include "base/session_socket.h"
+#include "base/log.h"
 #include "base/util.h"
 
 extern char **environ;
 
-/* The sessions' control sockets are never reachable from inside: a command could otherwise
- * drive a session, or answer a question about running itself outside the sandbox (the API also
- * refuses clients from another user namespace). Hiding their directory covers it where the
- * sandbox would show it; under the sandbox's own /tmp or /run there is nothing to cover. */
-static void hide_session_sockets(struct sandbox_config *cfg)
+/* cordon's own directories, as the host finds them later: a command must never change what
+ * a later run trusts (the user's policy and profiles, the trust records, getenv-allow), the
+ * audit log, or where a session's socket lives. Both the XDG place and the HOME place are
+ * listed when they differ, since the next run may be started with either. The configuration
+ * stays readable (it is the person's policy, no secret, and commands may well read it); the
+ * trust records, the state (the audit log names destinations) and the socket folders are hidden. */
+struct own_dir {
+    char *path;
+    const char *what;
+    bool hide;
+};
+
+static size_t own_dirs(struct own_dir *out, size_t max)
 {
+    const char *home = getenv("HOME"), *xc = getenv("XDG_CONFIG_HOME"),
+               *xs = getenv("XDG_STATE_HOME"), *xr = getenv("XDG_RUNTIME_DIR");
+    bool has_home = home && *home;
+    char *cands[8];
+    const char *whats[8];
+    bool hides[8];
+    size_t n = 0;
+#define OWN(p, w, hd) (cands[n] = (p), whats[n] = (w), hides[n] = (hd), n++)
+    if (xc && *xc) {
+        OWN(xasprintf("%s/cordon", xc), "configuration", false);
+        OWN(xasprintf("%s/cordon/trusted", xc), "trust records", true);
+    }
+    if (has_home) {
+        OWN(xasprintf("%s/.config/cordon", home), "configuration", false);
+        OWN(xasprintf("%s/.config/cordon/trusted", home), "trust records", true);
+    }
+    if (xs && *xs)
+        OWN(xasprintf("%s/cordon", xs), "state", true);
+    if (has_home)
+        OWN(xasprintf("%s/.local/state/cordon", home), "state", true);
     char dir[512];
-    if (csock_dir(dir, sizeof dir) == 0 && !str_list_contains(&cfg->hidden, dir))
-        str_list_push(&cfg->hidden, dir);
+    if (xr && *xr && csock_dir_for(xr, getuid(), dir, sizeof dir) == 0)
+        OWN(xstrdup(dir), "session sockets", true);
+    if (csock_dir_for(NULL, getuid(), dir, sizeof dir) == 0)
+        OWN(xstrdup(dir), "session sockets", true);
+#undef OWN
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool dup = cands[i][0] != '/' || m >= max; /* a relative XDG path is not used by anyone */
+        for (size_t j = 0; j < m && !dup; j++)
+            dup = strcmp(out[j].path, cands[i]) == 0;
+        if (dup) {
+            free(cands[i]);
+            continue;
+        }
+        out[m++] = (struct own_dir){cands[i], whats[i], hides[i]};
+    }
+    return m;
+}
+
+/* path made canonical as far as it exists: its deepest existing ancestor resolved, the missing
+ * rest appended. NULL (errno set) when that ancestor cannot be resolved. */
+static char *canonical_prefix(const char *path)
+{
+    char *p = xstrdup(path), *out = NULL;
+    for (;;) {
+        char *r = realpath(p, NULL);
+        if (r) {
+            const char *rest = path + strlen(p);
+            out = strcmp(r, "/") == 0 && *rest ? xstrdup(rest) : xasprintf("%s%s", r, rest);
+            free(r);
+            break;
+        }
+        char *slash = strrchr(p, '/');
+        if (errno != ENOENT || !slash || slash == p)
+            break;
+        *slash = '\0';
+    }
+    free(p);
+    return out;
+}
+
+/* Is path inside what the sandbox can write (the workspace unless read-only, a writable path)? */
+static bool writable_from_inside(const struct sandbox_config *cfg, const char *path)
+{
+    if (!cfg->workspace_readonly && path_is_within(path, cfg->workspace))
+        return true;
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        if (path_is_within(path, cfg->writable.items[i]))
+            return true;
+    return false;
+}
+
+/* Keep cordon's own directories out of every sandbox's reach, wherever the workspace is. One
+ * inside a writable area is created now when missing (0700: a command could otherwise create
+ * it, and the host would later trust what it put there), bound read-only by the view with its
+ * ancestors pinned (cfg->protected_paths), and hidden when it holds records or sockets. A
+ * workspace or writable path inside one of them is refused. 0, or -1 with one line in err. */
+static int protect_own_dirs(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    struct own_dir dirs[8];
+    size_t n = own_dirs(dirs, 8);
+    struct str_list areas = {0};
+    if (!cfg->workspace_readonly)
+        str_list_push(&areas, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&areas, cfg->writable.items[i]);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        /* The host finds the directory by this very path later: a link on the way that a
+         * command can replace (inside a writable area) would let it put another one there. */
+        char *link = sandbox_config_link_within(dirs[i].path, &areas);
+        if (link) {
+            snprintf(err, errlen, "cordon's %s directory %s passes the symbolic link %s inside "
+                     "the writable %s, which a command could replace: refused", dirs[i].what,
+                     dirs[i].path, link, path_is_within(link, cfg->workspace) ? "workspace" : "path");
+            free(link);
+            rc = -1;
+            break;
+        }
+        char *c = canonical_prefix(dirs[i].path);
+        if (!c) {
+            snprintf(err, errlen, "cordon's %s directory %s: %s", dirs[i].what, dirs[i].path,
+                     strerror(errno));
+            rc = -1;
+            break;
+        }
+        const char *inner = path_is_within(cfg->workspace, c) ? cfg->workspace : NULL;
+        for (size_t j = 0; !inner && j < cfg->writable.len; j++)
+            if (path_is_within(cfg->writable.items[j], c))
+                inner = cfg->writable.items[j];
+        if (inner) {
+            snprintf(err, errlen, "%s %s is inside cordon's own %s directory %s: refused (a "
+                     "command could change what later runs trust)",
+                     inner == cfg->workspace ? "workspace" : "writable path", inner, dirs[i].what, c);
+            rc = -1;
+        } else if (writable_from_inside(cfg, c)) {
+            struct stat st;
+            int m = 0;
+            if (lstat(c, &st) < 0 && (m = mkdir_parents(c, 0700)) == 0 && mkdir(c, 0700) < 0 &&
+                errno != EEXIST)
+                m = -errno;
+            char *r = m == 0 ? realpath(c, NULL) : NULL;
+            if (!r || strcmp(r, c) != 0 || lstat(c, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                snprintf(err, errlen, "cordon's %s directory %s is inside the writable %s and "
+                         "cannot be made a directory of its own: %s", dirs[i].what, c,
+                         path_is_within(c, cfg->workspace) ? "workspace" : "path",
+                         m < 0 ? strerror(-m) : "not a plain directory");
+                rc = -1;
+            } else if (!str_list_contains(&cfg->protected_paths, c)) {
+                str_list_push(&cfg->protected_paths, c);
+            }
+            free(r);
+        }
+        if (rc == 0 && dirs[i].hide && !str_list_contains(&cfg->hidden, c))
+            str_list_push(&cfg->hidden, c);
+        free(c);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(dirs[i].path);
+    str_list_free(&areas);
+    return rc;
+}
+
+/* A workspace that is the caller's home or an ancestor of it (/, /home) makes every dotfile
+ * writable (shell start-up files, git's and ssh's configuration): refused unless asked for.
+ * The home is $HOME (canonical), the one cordon reads everything else from. 0, or -1 with one line in err. */
+static int check_home_workspace(const struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->allow_home_workspace || cfg->workspace_readonly)
+        return 0;
+    const char *home = getenv("HOME");
+    {
+        char *h = home && *home ? realpath(home, NULL) : NULL;
+        bool bad = h && path_is_within(h, cfg->workspace);
+        if (bad)
+            snprintf(err, errlen, "workspace %s is %s%s: refused (every dotfile there would be "
+                     "writable); pass --allow-home-workspace (profile key allow_home_workspace) "
+                     "to use it", cfg->workspace,
+                     strcmp(h, cfg->workspace) == 0 ? "your home directory" : "an ancestor of your home ",
+                     strcmp(h, cfg->workspace) == 0 ? "" : h);
+        free(h);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
+/* The home the sandbox shows (profile key home) and, for "overlay", the workspace's layer folder,
+ * made here on the host side: only the caller can enter it (0700 up from the homes folder). The
+ * homes folder itself is hidden inside every sandbox: no command reads another workspace's layer,
+ * or its own from underneath the overlay. */
+static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    char *root = home_view_layers_root();
+    if (root && !str_list_contains(&cfg->hidden, root))
+        str_list_push(&cfg->hidden, root);
+    int r = 0;
+    char *layer = NULL;
+    if (cfg->home_mode == SANDBOX_HOME_READONLY)
+        goto out;
+    char real[PATH_MAX];
+    const char *home = getenv("HOME");
+    struct stat st;
+    if (!home || !realpath(home, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "the home directory (HOME=%s) is not a directory, so no copy-on-write "
+                 "home can be built over it; profile key home = \"readonly\" (--home readonly) "
+                 "avoids it", home ? home : "");
+        r = -1;
+        goto out;
+    }
+    /* A home inside the workspace or a writable path is writable as that path already. */
+    bool writable = path_is_within(real, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        writable |= path_is_within(real, cfg->writable.items[i]);
+    if (writable) {
+        cfg->home_mode = SANDBOX_HOME_READONLY;
+        goto out;
+    }
+    cfg->home = xstrdup(real);
+    /* Hidden paths were expanded against HOME as given; the overlay is mounted on the canonical
+     * home, so a HOME reached through a symlink must not leave its hidden names outside it. */
+    char *given = path_absolute(home, "/");
+    if (strcmp(given, real) != 0) {
+        for (size_t i = 0; i < cfg->hidden.len; i++) {
+            char *h = cfg->hidden.items[i];
+            if (path_is_within(h, given)) {
+                cfg->hidden.items[i] = xasprintf("%s%s", real, h + strlen(given));
+                free(h);
+            }
+        }
+    }
+    free(given);
+    if (cfg->home_mode != SANDBOX_HOME_OVERLAY)
+        goto out;
+    layer = home_view_layer_dir(cfg->workspace);
+    char *upper = layer ? xasprintf("%s/upper", layer) : NULL, *work = layer ? xasprintf("%s/work", layer) : NULL;
+    int m = !layer ? -ENOENT : mkdir_p(root, 0700);
+    if (m == 0 && mkdir(layer, 0700) < 0 && errno != EEXIST)
+        m = -errno;
+    if (m == 0 && mkdir(upper, 0700) < 0 && errno != EEXIST)
+        m = -errno;
+    if (m == 0 && mkdir(work, 0700) < 0 && errno != EEXIST)
+        m = -errno;
+    /* Made 0700 whatever the umask or an older cordon left: the layer holds copies of home files. */
+    if (m == 0 && (chmod(root, 0700) < 0 || chmod(layer, 0700) < 0 || chmod(work, 0700) < 0))
+        m = -errno;
+    free(upper);
+    free(work);
+    if (m < 0) {
+        snprintf(err, errlen, "cannot make the home layer %s: %s; profile key home = \"tmpfs\" or "
+                 "\"readonly\" (--home tmpfs, --home readonly) avoids it", layer ? layer : "(no XDG_STATE_HOME or HOME)",
+                 strerror(-m));
+        r = -1;
+        goto out;
+    }
+    cfg->home_layer = layer;
+    layer = NULL;
+out:
+    free(layer);
+    free(root);
+    return r;
+}
+
+/* Profile key root_only, for a caller of uid 0 only: a uid-0 command reads every file whose
+ * owner bit lets root read it, capabilities or not, so what only root may read under the scan
+ * roots joins the hidden paths. Scanned anew on every start (nothing cached: a file made
+ * root-only since the last run is hidden at the next). Never hidden by it: the workspace and
+ * the writable paths (nor anything in them), the home and the ways down to them. 0, or -1 with
+ * one line in err. */
+static int hide_root_only(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->root_only.hide || getuid() != 0)
+        return 0;
+    struct sandbox_root_only ro = {.hide = true, .depth = cfg->root_only.depth};
+    for (size_t i = 0; i < cfg->root_only.scan.len; i++)
+        str_list_push_owned(&ro.scan, path_absolute(cfg->root_only.scan.items[i], "/"));
+    for (size_t i = 0; i < cfg->root_only.visible.len; i++)
+        str_list_push_owned(&ro.visible, path_absolute(cfg->root_only.visible.items[i], "/"));
+    const char *home = getenv("HOME");
+    char *real_home = home && *home ? realpath(home, NULL) : NULL;
+    struct str_list keep = {0};
+    str_list_push(&keep, cfg->workspace);
+    str_list_push(&keep, cfg->cwd);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&keep, cfg->writable.items[i]);
+    int n = root_only_scan(&ro, &keep, real_home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err, errlen);
+    str_list_free(&keep);
+    str_list_free(&ro.scan);
+    str_list_free(&ro.visible);
+    free(real_home);
+    return n < 0 ? -1 : 0;
 }
 
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
@@ -49,7 +341,9 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
         return -1;
     if (flags->json != FLAG_UNSET)
         cfg->json = flags->json == FLAG_TRUE;
-    hide_session_sockets(cfg);
+    if (check_home_workspace(cfg, err, errlen) < 0 || protect_own_dirs(cfg, err, errlen) < 0 ||
+        prepare_home(cfg, err, errlen) < 0 || hide_root_only(cfg, err, errlen) < 0)
+        return -1;
     /* Fail closed: a sandbox that cannot keep its commands off the loopback is not started. */
     if (loopback_guard_wanted(cfg) && loopback_guard_check(err, errlen) < 0)
         return -1;
@@ -99,6 +393,153 @@ void controller_attach_listeners(struct proxy *px)
     extra.dns_udp = extra.dns_tcp = extra.transparent = -1;
 }
 
+/* The fallback for limits.pids without a cgroup: RLIMIT_NPROC, which the kernel counts per
+ * real uid (per uid within the sandbox's user namespace since Linux 5.14, all of the user's
+ * processes on the host before) and does not enforce for root. A profile's own rlimits.nproc
+ * wins. */
+static void nproc_fallback(struct sandbox_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_rlimits; i++)
+        if (cfg->rlimits[i].resource == RLIMIT_NPROC)
+            return;
+    if (cfg->n_rlimits < SANDBOX_MAX_RLIMITS)
+        cfg->rlimits[cfg->n_rlimits++] =
+            (struct sandbox_rlimit){.resource = RLIMIT_NPROC, .soft = cfg->pids_max, .hard = cfg->pids_max};
+}
+
+static void *cgroup_thread(void *arg)
+{
+    struct controller_cgroup *cc = arg;
+    cc->made = cgroup_create(&cc->cg, getpid(), CGROUP_PIDS, cc->why, sizeof cc->why);
+    cc->moved = cc->cg;
+    (void)sem_post(&cc->created);
+    cc->entered = cgroup_enter(&cc->moved, cc->init_pid);
+    return NULL;
+}
+
+void controller_cgroup_begin(struct controller_cgroup *cc, pid_t init_pid)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->init_pid = init_pid;
+    /* No thread to be had: controller_cgroup() and controller_cgroup_enter() do it all. */
+    cc->started = sem_init(&cc->created, 0, 0) == 0 &&
+                  pthread_create(&cc->thread, NULL, cgroup_thread, cc) == 0;
+}
+
+/* Wait for the thread's cgroup_create (cc->cg is ours from then on). */
+static void wait_created(struct controller_cgroup *cc)
+{
+    while (cc->started && sem_wait(&cc->created) < 0 && errno == EINTR)
+        ;
+}
+
+/* Wait for the thread to end; the directories it moved init into are marked entered. */
+static void join_thread(struct controller_cgroup *cc, pid_t init_pid)
+{
+    if (!cc->started || cc->joined)
+        return;
+    (void)pthread_join(cc->thread, NULL);
+    cc->joined = true;
+    if (cc->entered == 0 && cc->init_pid == init_pid)
+        for (size_t i = 0; i < cc->moved.n_dirs; i++)
+            cc->cg.entered[i] = true;
+}
+
+void controller_cgroup_join(struct controller_cgroup *cc)
+{
+    join_thread(cc, -1);
+}
+
+void controller_cgroup_abandon(struct controller_cgroup *cc)
+{
+    join_thread(cc, -1);
+    (void)cgroup_remove(&cc->cg);
+}
+
+int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc, char *err,
+                      size_t errlen)
+{
+    struct cgroup *cg = &cc->cg;
+    unsigned need = (cfg->pids_max ? CGROUP_PIDS : 0) | (cfg->memory_max ? CGROUP_MEMORY : 0);
+    char why[PATH_MAX + 128] = "";
+    int r = 0;
+    wait_created(cc);
+    if (cc->started && cc->made < 0 && (need & CGROUP_PIDS)) {
+        snprintf(err, errlen, "%s", cc->why);
+        goto fail;
+    }
+    if (cc->started && cc->made == 0)
+        snprintf(why, sizeof why, "%s", cc->why);
+    if (need & ~cgroup_controllers(cg)) {
+        char more[PATH_MAX + 128];
+        r = cgroup_create(cg, getpid(), need, more, sizeof more);
+        if (r < 0) {
+            snprintf(err, errlen, "%s", more);
+            goto fail;
+        }
+        if (r == 0)
+            snprintf(why, sizeof why, "%s", more);
+    }
+    if ((r = cgroup_set_limits(cg, cfg->pids_max, cfg->memory_max)) < 0) {
+        snprintf(err, errlen, "cannot set the limits of the sandbox's cgroup %s: %s", cg->dirs[0], strerror(-r));
+        goto fail;
+    }
+    unsigned missing = need & ~cgroup_controllers(cg);
+    bool root = getuid() == 0;
+    /* pids for a caller other than root has a fallback; the rest is only a cgroup's to give */
+    unsigned lost = missing & (root ? (CGROUP_PIDS | CGROUP_MEMORY) : CGROUP_MEMORY);
+    if (lost)
+        LOG_W("limits", "no cgroup for this sandbox (%s): %s not applied", why,
+              lost == (CGROUP_PIDS | CGROUP_MEMORY) ? "limits.memory and limits.pids"
+              : lost == CGROUP_MEMORY ? "limits.memory" : "limits.pids");
+    if ((missing & CGROUP_PIDS) && !root)
+        nproc_fallback(cfg);
+    return cg->n_dirs > 0;
+fail:
+    controller_cgroup_abandon(cc);
+    return -1;
+}
+
+int controller_cgroup_enter(struct controller_cgroup *cc, pid_t init_pid, char *err, size_t errlen)
+{
+    join_thread(cc, init_pid);
+    int r = cgroup_enter(&cc->cg, init_pid); /* what the thread did not (or not for this init) */
+    if (r < 0) {
+        snprintf(err, errlen, "cannot move the sandbox into its cgroup: %s", strerror(-r));
+        return -1;
+    }
+    return 0;
+}
+
+/* bytes as "64M", "2G" when exact, else in bytes */
+static void format_size(unsigned long long v, char *out, size_t n)
+{
+    static const char units[] = "TGMK";
+    for (int i = 0; i < 4; i++) {
+        unsigned shift = (unsigned)(4 - i) * 10;
+        if (v >= (1ull << shift) && v % (1ull << shift) == 0) {
+            snprintf(out, n, "%llu%c", v >> shift, units[i]);
+            return;
+        }
+    }
+    snprintf(out, n, "%llu bytes", v);
+}
+
+void controller_oom_line(const struct sandbox_config *cfg, const struct cgroup *cg, char *line,
+                         size_t len)
+{
+    line[0] = '\0';
+    unsigned long long kills = cgroup_oom_kills(cg);
+    if (!kills)
+        return;
+    char limit[32];
+    format_size(cfg->memory_max, limit, sizeof limit);
+    if (kills == 1)
+        snprintf(line, len, "killed: out of memory (limit %s)", limit);
+    else
+        snprintf(line, len, "killed: out of memory (limit %s; %llu processes)", limit, kills);
+}
+
 int controller_send_config(int ctl, const struct sandbox_config *cfg)
 {
     extra.expected = cfg->net_unrestricted ? 0 : 2 + (cfg->net_transparent != NET_TRANSPARENT_OFF ? 1 : 0);
@@ -139,4 +580,70 @@ int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_
     int r = send(ctl, msg, len + 1, MSG_NOSIGNAL) < 0 ? -errno : 0;
     free(msg);
     return r;
+}
+
+/* --publish [HOSTADDR:]HOSTPORT:PORT (HOSTADDR may be bracketed: [::1]). 0, or -1 with err. */
+static int parse_publish(const char *spec, char *addr, size_t addrlen, long *host_port, long *port,
+                         char *err, size_t errlen)
+{
+    const char *last = strrchr(spec, ':');
+    char *end;
+    addr[0] = '\0';
+    if (!last || last == spec)
+        goto bad;
+    *port = strtol(last + 1, &end, 10);
+    if (*end || end == last + 1)
+        goto bad;
+    /* The word before the port is the host port; what is before that, the address. */
+    const char *mid = NULL;
+    for (const char *p = last - 1; p >= spec && !mid; p--)
+        if (*p == ':')
+            mid = p;
+    const char *hp = mid ? mid + 1 : spec;
+    *host_port = strtol(hp, &end, 10);
+    if (end != last || end == hp)
+        goto bad;
+    if (mid) {
+        const char *a = spec;
+        size_t n = (size_t)(mid - spec);
+        if (n >= 2 && a[0] == '[' && a[n - 1] == ']') {
+            a++;
+            n -= 2;
+        }
+        if (n == 0 || n >= addrlen)
+            goto bad;
+        memcpy(addr, a, n);
+        addr[n] = '\0';
+    }
+    return 0;
+bad:
+    snprintf(err, errlen, "--publish '%.80s': expected [HOSTADDR:]HOSTPORT:PORT (such as 8080:3000 or "
+             "127.0.0.1:8080:3000)", spec);
+    return -1;
+}
+
+int controller_publish(struct port_relay *ports, const struct run_flags *flags, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < flags->publish.len; i++) {
+        char addr[64], why[256];
+        long host_port, port;
+        if (parse_publish(flags->publish.items[i], addr, sizeof addr, &host_port, &port, err, errlen) < 0)
+            return -1;
+        if (!ports) {
+            snprintf(err, errlen, "--publish: this session has no network of its own (network.unrestricted)");
+            return -1;
+        }
+        if (port < 1 || port > 65535 || host_port < 0 || host_port > 65535) {
+            snprintf(err, errlen, "--publish '%s': ports are 1 to 65535 (a host port of 0: any free one)",
+                     flags->publish.items[i]);
+            return -1;
+        }
+        struct port_binding b;
+        if (port_relay_publish(ports, addr[0] ? addr : NULL, (unsigned)host_port, (unsigned)port, &b, why,
+                               sizeof why) < 0) {
+            snprintf(err, errlen, "--publish %s: %s", flags->publish.items[i], why);
+            return -1;
+        }
+    }
+    return 0;
 }

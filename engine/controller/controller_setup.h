@@ -5,6 +5,11 @@
 #ifndef CORDON_CONTROLLER_SETUP_H
 #define CORDON_CONTROLLER_SETUP_H
 #include <stddef.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <sys/types.h>
+#include "sandbox/cgroup.h"
 #include "sandbox/sandbox-t.h"
 #include "sandbox/seccomp_filter.h"
 
@@ -14,6 +19,49 @@
  * init has the configuration, so that it overlaps with the building of the sandbox. */
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
                        char *err, size_t errlen);
+/* The sandbox's cgroup (sandbox/cgroup.h) as it is being made. Moving a process into a cgroup
+ * takes the kernel an RCU grace period (about 10 ms here), so `cordon run` does it in a thread
+ * from the clone of init on (a pids cgroup: nearly every profile has limits.pids), while the
+ * profile is resolved and init builds the view; it must be over before init gets its seccomp
+ * filter, the last thing init waits for before it runs the command. Zero-initialised: no
+ * thread. */
+struct controller_cgroup {
+    struct cgroup cg;
+    pid_t init_pid;          /* the init the thread moves */
+    bool started, joined;
+    int made;                /* the thread's cgroup_create() */
+    int entered;             /* the thread's cgroup_enter(): 0 or -errno */
+    struct cgroup moved;     /* the directories the thread moves init into */
+    char why[PATH_MAX + 128];
+    sem_t created;           /* posted once made and moved are set: cg is main's from then on */
+    pthread_t thread;
+};
+/* Start making a pids cgroup for init_pid and moving init into it, in a thread. */
+void controller_cgroup_begin(struct controller_cgroup *cc, pid_t init_pid);
+/* Wait for the thread to end, taking nothing it did as done for the init to come: before init
+ * is cloned anew (a clone while another thread may hold a lock, of malloc's say, would leave
+ * the child stuck on it). */
+void controller_cgroup_join(struct controller_cgroup *cc);
+/* The set-up failed (init is killed and reaped): finish what controller_cgroup_begin started
+ * and remove the cgroup. */
+void controller_cgroup_abandon(struct controller_cgroup *cc);
+/* Once the profile is resolved, before init has the configuration: the sandbox's own cgroup
+ * with limits.pids and limits.memory, every directory made and limited (what the thread of
+ * controller_cgroup_begin made is used; without one, all of it is done here). Where no cgroup
+ * can be used: one warning line when a limit only a cgroup gives was asked for, and for a
+ * caller other than root, limits.pids as RLIMIT_NPROC (added to cfg) unless the profile sets
+ * rlimits.nproc. 1 with a cgroup, 0 without (none is left), or -1 with the reason in err (a
+ * cgroup could be used but setting it up failed; none is left). */
+int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc, char *err,
+                      size_t errlen);
+/* Before init gets its filter (so before anything runs in the sandbox): init_pid is in every
+ * directory of the cgroup. 0, or -1 with the reason in err. With a cgroup, cgroup_remove(&cc->cg)
+ * once init is gone, on every path. */
+int controller_cgroup_enter(struct controller_cgroup *cc, pid_t init_pid, char *err, size_t errlen);
+/* The line reporting out-of-memory kills after the command ended ("killed: out of memory
+ * (limit 64M)") into line, or "" when the memory limit killed nothing. */
+void controller_oom_line(const struct sandbox_config *cfg, const struct cgroup *cg, char *line,
+                         size_t len);
 /* The resolved configuration to init in a memfd. 0; -EPIPE/-ECONNRESET when init already failed
  * its set-up (it said why); another -errno otherwise. */
 int controller_send_config(int ctl, const struct sandbox_config *cfg);
@@ -33,4 +81,9 @@ struct proxy;
 int controller_extra_listeners(void);
 bool controller_take_listener(char tag, int fd);
 void controller_attach_listeners(struct proxy *px);
+struct port_relay;
+/* Publish what --publish [HOSTADDR:]HOSTPORT:PORT asked for (flags->publish) on ports. 0, or -1
+ * with one line in err for the first that cannot be (bad syntax, a taken host port, no network
+ * namespace: ports NULL). */
+int controller_publish(struct port_relay *ports, const struct run_flags *flags, char *err, size_t errlen);
 #endif

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/log.h"
 
@@ -44,7 +45,7 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     lh_profile_escalation(&ask_sandbox_off, &plan);
     for (size_t i = 0; i < n; i++)
         fprintf(stderr, "cordon: %s%s\n", found[i].reason,
-                ask_sandbox_off || found[i].kind[0] == 'n' ? "" : "; run with --ask-sandbox-off to be asked next time");
+                ask_sandbox_off || strcmp(found[i].kind, "network") == 0 ? "" : "; run with --ask-sandbox-off to be asked next time");
     str_list_free(&writable);
     free(out_text);
     free(err_text);

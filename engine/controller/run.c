@@ -3,6 +3,7 @@
  * been reaped, and it restores the caller's terminal on every path. */
 #include "controller/run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +32,7 @@
 #include "sandbox/init.h"
 #include "base/log.h"
 #include "policy/lua_host.h"
+#include "proxy/port_relay.h"
 #include "proxy/proxy.h"
 #include "sandbox/pty.h"
 #include "controller/refusal_report.h"
@@ -160,8 +163,11 @@ struct controller {
     bool init_done;
     struct ev_io sig_w, ctl_w, master_w, stdin_w;
     struct proxy *proxy;     /* NULL without a network namespace */
+    struct port_relay *ports; /* the host ports granted (network.host_ports), or NULL */
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
+    bool have_cgroup;
+    struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
 };
 
 static void handle_signal(struct controller *c, int sig)
@@ -190,20 +196,52 @@ static void on_signal(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         handle_signal(c, (int)si.ssi_signo);
 }
 
+/* One message from init: its report of the command's end (struct init_status), or the answer
+ * to a published port's INIT_MSG_CONNECT (with the socket when it connects). */
 static void read_status(struct controller *c)
 {
-    struct init_status msg;
-    ssize_t n = recv(c->ctl, &msg, sizeof msg, MSG_DONTWAIT);
-    if (n == (ssize_t)sizeof msg && msg.tag == 'S') {
-        c->status = msg;
+    union {
+        struct init_status status;
+        struct init_connect connect;
+    } m;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf};
+    ssize_t n = recvmsg(c->ctl, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    int fd = -1;
+    for (struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+            memcpy(&fd, CMSG_DATA(h), sizeof(int));
+    if (n == (ssize_t)sizeof m.status && m.status.tag == 'S') {
+        c->status = m.status;
         c->have_status = true;
+    } else if (n == (ssize_t)sizeof m.connect && m.connect.tag == INIT_MSG_CONNECTED && c->ports) {
+        int got = fd >= 0 ? fd : m.connect.value < 0 ? m.connect.value : -EBADMSG;
+        port_relay_inside_connected(c->ports, m.connect.id, got);
+        fd = -1;
     }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* A published port's connection: ask init for a socket connected inside (port_relay.h). */
+static int connect_inside(void *ctx, unsigned id, unsigned port)
+{
+    struct controller *c = ctx;
+    if (c->have_status)
+        return -ESHUTDOWN; /* the command has ended: init serves nothing more */
+    struct init_connect m = {.tag = INIT_MSG_CONNECT, .id = id, .value = (int32_t)port};
+    return send(c->ctl, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
 static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
 {
     struct controller *c = w->data;
-    read_status(c);
+    read_status(c); /* the status, or a connect's answer (the watcher stays for the status) */
     if (c->have_status || (events & (EPOLLHUP | EPOLLERR)))
         ev_io_stop(loop, w);
 }
@@ -301,6 +339,7 @@ static void supervise(struct controller *c)
         int r = ev_run_once(&c->loop, -1);
         if (c->proxy)
             proxy_after_round(c->proxy);
+        port_relay_after_round(c->ports);
         if (r < 0) {
             LOG_E("run", "event loop: %s", strerror(-r));
             break;
@@ -313,11 +352,13 @@ static void supervise(struct controller *c)
         ;
 }
 
-/* Take the fds init hands over (pty master, proxy listeners) until each expected one came.
- * EOF means init failed its set-up; it said why on stderr, and supervise() sees it exit. */
-static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, int *http_fd, int *socks_fd)
+/* Take the fds init hands over (pty master, proxy listeners, host ports' listeners) until each
+ * expected one came. EOF means init failed its set-up; it said why on stderr, and supervise()
+ * sees it exit. */
+static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
+                        char **command, int *http_fd, int *socks_fd)
 {
-    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 + controller_extra_listeners() : 0);
+    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
     while (expected-- > 0) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
@@ -331,6 +372,13 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, in
             break;
         case INIT_MSG_HTTP_LISTENER: *http_fd = fd; break;
         case INIT_MSG_SOCKS_LISTENER: *socks_fd = fd; break;
+        case INIT_MSG_HOST_PORT:
+        case INIT_MSG_HOST_PORT6:
+            if (!c->ports)
+                c->ports = port_relay_new(&c->loop, command);
+            if (port_relay_add_host_port(c->ports, fd) < 0)
+                LOG_E("run", "a host port's listener cannot be served: its connections fail");
+            break;
         default:
             if (!controller_take_listener(tag, fd))
                 close(fd);
@@ -359,6 +407,7 @@ CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *
 {
     (void)kill(c->init_pid, SIGKILL);
     (void)waitpid(c->init_pid, NULL, 0);
+    controller_cgroup_abandon(&c->cgroup);
     die("%s", msg);
 }
 
@@ -369,6 +418,13 @@ static void clone_init(struct controller *c, const struct init_params *ip, int a
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
         die_errno("socketpair");
     pid_t pid = ns_clone_sandbox();
+    /* Inside a sandbox the kernel's refusal (seccomp) is the same EPERM a host without user
+     * namespaces gives, and its advice (a host sysctl) would mislead. CORDON_SANDBOX (set in
+     * every sandbox's environment) only picks the message: the refusal itself is seccomp's. */
+    const char *inside = getenv("CORDON_SANDBOX");
+    if (pid == -EPERM && inside && strcmp(inside, "1") == 0)
+        die("already inside a cordon sandbox, which refuses nested sandboxes: run the command "
+            "itself, without the inner `cordon run`");
     if (pid < 0)
         die("%s", ns_explain_clone_error(-pid));
     if (pid == 0) {
@@ -396,19 +452,78 @@ static void reclone_without_network(struct controller *c, const struct init_para
     clone_init(c, &again, alive_w);
 }
 
+/* A readonly_in_workspace path that does not exist when the view is built cannot be bound
+ * (hiding or holding never creates files in the workspace), so the command may create it:
+ * .vscode/tasks.json, .claude/settings.json, which an editor or agent on the host runs without
+ * asking. cordon run cannot take it back; it says so when the command ends, naming each, so
+ * that the person looks before their editor picks it up. (A session binds it before its next
+ * command instead.) absent[i]: entry i did not exist before the sandbox got its configuration. */
+static bool *ro_absent_note(const struct sandbox_config *cfg)
+{
+    size_t n = cfg->readonly_in_workspace.len;
+    bool *absent = xcalloc(n + 1, sizeof *absent);
+    for (size_t i = 0; i < n && !cfg->workspace_readonly; i++) {
+        char *p = xasprintf("%s/%s", cfg->workspace, cfg->readonly_in_workspace.items[i]);
+        struct stat st;
+        absent[i] = lstat(p, &st) < 0 && errno == ENOENT;
+        free(p);
+    }
+    return absent;
+}
+
+/* An empty directory runs nothing (and the view itself makes .git/hooks when it is missing). */
+static bool holds_something(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return false;
+    if (!S_ISDIR(st.st_mode))
+        return true;
+    DIR *d = opendir(path);
+    if (!d)
+        return true; /* cannot look inside: say so rather than stay silent */
+    bool any = false;
+    for (struct dirent *de; !any && (de = readdir(d));)
+        any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    return any;
+}
+
+static void ro_appeared_report(const struct sandbox_config *cfg, const bool *absent)
+{
+    char line[1024];
+    size_t len = 0;
+    for (size_t i = 0; absent && i < cfg->readonly_in_workspace.len; i++) {
+        if (!absent[i])
+            continue;
+        const char *rel = cfg->readonly_in_workspace.items[i];
+        char *p = xasprintf("%s/%s", cfg->workspace, rel);
+        if (holds_something(p) && len < sizeof line)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", len ? ", " : "", rel);
+        free(p);
+    }
+    if (len)
+        fprintf(stderr, "cordon: appeared in the workspace during the command, not read-only on "
+                "the host, where an editor or agent may run it without asking (look first): %s\n",
+                line);
+}
+
 /* Resolve the profile, hand init the configuration, then (while init builds the view) compile
  * the network rules and hand over the seccomp filter. On failure init is killed (it never runs
  * the command) and cordon exits with the reason; EPIPE means init already failed its set-up and
  * said why: supervise() sees it exit. */
 static void set_up_sandbox(struct controller *c, struct run_flags *flags, const char *cwd,
                            struct sandbox_config *cfg, struct sc_program *prog,
-                           const struct init_params *ip, int alive_w)
+                           const struct init_params *ip, int alive_w, bool **ro_absent)
 {
     char err[1024];
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
-    if (cfg->net_unrestricted && ip->early_network)
+    *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
+    if (cfg->net_unrestricted && ip->early_network) {
+        controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
         reclone_without_network(c, ip, alive_w);
+    }
     /* No other init will be cloned: only init and the command hold these now. */
     close(ip->parent_alive_fd);
     if (ip->out_pipe >= 0) {
@@ -417,10 +532,17 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     }
     output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
     output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
-    int r = controller_send_config(c->ctl, cfg);
+    int r = controller_cgroup(cfg, &c->cgroup, err, sizeof err);
+    if (r < 0)
+        stop_init_and_die(c, err);
+    c->have_cgroup = r > 0;
+    r = controller_send_config(c->ctl, cfg);
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
     if (controller_compile_network(c->ctl, err, sizeof err) < 0)
+        stop_init_and_die(c, err);
+    /* init runs nothing before it has the filter: in its cgroup by then */
+    if (controller_cgroup_enter(&c->cgroup, c->init_pid, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     r = controller_send_filter(c->ctl, cfg, prog, err, sizeof err);
     if (r == -1)
@@ -501,13 +623,23 @@ int run_main(int argc, char **argv)
                              .uid = uid, .gid = gid,
                              .early_network = flags.unrestricted_network != FLAG_TRUE};
     clone_init(&c, &ip, alive[1]);
+    controller_cgroup_begin(&c.cgroup, c.init_pid); /* while the profile is resolved */
 
     c.out.fd = out_pipe[0];
     c.err.fd = err_pipe[0];
-    set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1]);
+    bool *ro_absent = NULL;
+    set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1], &ro_absent);
 
     int http_fd = -1, socks_fd = -1;
-    receive_fds(&c, want_pty, !cfg.net_unrestricted, &http_fd, &socks_fd);
+    receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command, &http_fd, &socks_fd);
+    if (flags.publish.len) {
+        if (!c.ports && !cfg.net_unrestricted)
+            c.ports = port_relay_new(&c.loop, flags.command);
+        if (c.ports)
+            port_relay_set_inside(c.ports, connect_inside, &c);
+        if (controller_publish(c.ports, &flags, err, sizeof err) < 0)
+            stop_init_and_die(&c, err);
+    }
     if (http_fd >= 0 && socks_fd >= 0) {
         c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
         controller_attach_listeners(c.proxy);
@@ -523,6 +655,16 @@ int run_main(int argc, char **argv)
     supervise(&c);
     if (c.tty_raw)
         pty_restore_mode(STDIN_FILENO, &c.saved_tty);
+    if (c.have_cgroup) {
+        /* The kernel counts its kills for the memory limit: a command that died of one (or
+         * whose init did) is told so, not left to guess from a bare SIGKILL. */
+        char oom[128];
+        controller_oom_line(&cfg, &c.cgroup.cg, oom, sizeof oom);
+        if (oom[0])
+            fprintf(stderr, "cordon: %s\n", oom);
+    }
+    ro_appeared_report(&cfg, ro_absent);
+    free(ro_absent);
 
     int sig;
     int code = final_status(&c, &sig);
@@ -549,6 +691,8 @@ int run_main(int argc, char **argv)
     }
     proxy_free(c.proxy);
     c.proxy = NULL;
+    port_relay_free(c.ports);
+    c.ports = NULL;
     if (cfg.json) {
         /* The result is a line of its own, for a reader taking the last line: after output
          * without a final newline (`printf x`) one comes first. A command re-run outside the
@@ -559,6 +703,16 @@ int run_main(int argc, char **argv)
                                  .detect_ms = detect_ms, .profile = cfg.profile, .refusals = refusals,
                                  .n_refusals = n_refusals, .ran_outside = esc.ran_outside};
         result_json_print(stdout, &res);
+    }
+    if (c.have_cgroup) {
+        /* init exits right after its report, having reaped everything: once it is gone the
+         * cgroup is empty and can go (last, so that init's exit overlaps with the above). */
+        if (!c.init_done)
+            (void)waitpid(c.init_pid, &c.init_wait_status, 0);
+        c.init_done = true;
+        int r = cgroup_remove(&c.cgroup.cg);
+        if (r < 0)
+            LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.cgroup.cg.dirs[0], strerror(-r));
     }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (esc.network_allow[0])

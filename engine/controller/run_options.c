@@ -10,10 +10,10 @@
 #include "base/cli_opt.h"
 
 enum opt_id {
-    OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
+    OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_HOME_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
     OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
     OPT_ASK_SANDBOX_OFF, OPT_PLAN, OPT_PERMISSION_TIMEOUT,
-    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER,
+    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER, OPT_ALLOW_HOST_PORT, OPT_PUBLISH, OPT_HOME,
 };
 
 struct opt_def {
@@ -25,6 +25,7 @@ struct opt_def {
 static const struct opt_def options[] = {
     {"profile", OPT_PROFILE, true},
     {"workspace", OPT_WORKSPACE, true},
+    {"allow-home-workspace", OPT_ALLOW_HOME_WORKSPACE, false},
     {"allow-write", OPT_ALLOW_WRITE, true},
     {"hide", OPT_HIDE, true},
     {"unrestricted-network", OPT_UNRESTRICTED_NETWORK, false},
@@ -33,10 +34,13 @@ static const struct opt_def options[] = {
     {"json", OPT_JSON, false},
     {"network-allow", OPT_NETWORK_ALLOW, true},
     {"network-deny", OPT_NETWORK_DENY, true},
+    {"allow-host-port", OPT_ALLOW_HOST_PORT, true},
+    {"publish", OPT_PUBLISH, true},
     {"ask-sandbox-off", OPT_ASK_SANDBOX_OFF, false},
     {"plan", OPT_PLAN, false},
     {"permission-timeout", OPT_PERMISSION_TIMEOUT, true},
     {"policy", OPT_POLICY, true},
+    {"home", OPT_HOME, true},
     {"session-exec", OPT_SESSION_EXEC, false},
     {"detach", OPT_DETACH, false}, /* session start only */
     {"owner", OPT_OWNER, true},    /* session start only */
@@ -51,6 +55,8 @@ static void print_options(FILE *out, bool session)
     fputs("options:\n"
           "  --profile NAME          profile to use (default: coding)\n"
           "  --workspace DIR         writable workspace (default: the current directory)\n"
+          "  --allow-home-workspace  let the workspace be your home directory or an ancestor of\n"
+          "                          it (refused otherwise: every dotfile would be writable)\n"
           "  --allow-write PATH      also make PATH writable (repeatable)\n"
           "  --hide PATH             make PATH look missing (repeatable)\n"
           "  --unrestricted-network  keep the host network (filesystem rules still apply)\n"
@@ -59,12 +65,22 @@ static void print_options(FILE *out, bool session)
           "  --json                  print one JSON result object after the command's output\n"
           "  --network-allow RULE    let commands reach RULE through the proxy (repeatable)\n"
           "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n"
+          "  --allow-host-port PORT  the host's own 127.0.0.1:PORT (a database, an API) is\n"
+          "                          reachable inside at 127.0.0.1:PORT and localhost:PORT\n"
+          "                          (repeatable; not 18080 or 18081, the proxy's)\n"
+          "  --publish [HOSTADDR:]HOSTPORT:PORT\n"
+          "                          the sandbox's port PORT is reachable from the host at\n"
+          "                          HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
+          "                          in a session also cordon publish NAME PORT [HOSTPORT])\n"
           "  --ask-sandbox-off       when the sandbox refused the command, ask (on the terminal)\n"
           "                          whether to run it once more outside the sandbox\n"
           "  --plan                  plan mode: never run anything outside the sandbox\n"
           "  --permission-timeout D  how long a question waits for its answer (30s, 5m; then: deny)\n"
           "  --policy FILE           one more policy layer on top (not trust-checked: you named\n"
-          "                          the file yourself)\n",
+          "                          the file yourself)\n"
+          "  --home MODE             the home directory: overlay (writes kept in the workspace's\n"
+          "                          own layer, see cordon home), tmpfs (writes discarded at the\n"
+          "                          end), readonly\n",
           out);
     if (session)
         fputs("  --session-exec=false    run each exec in a fresh sandbox of its own\n"
@@ -172,6 +188,7 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         switch (def->id) {
         case OPT_PROFILE: out->profile = value; break;
         case OPT_WORKSPACE: out->workspace = value; break;
+        case OPT_ALLOW_HOME_WORKSPACE: out->allow_home_workspace = b; break;
         case OPT_ALLOW_WRITE: str_list_push(&out->writable, value); break;
         case OPT_HIDE: str_list_push(&out->hidden, value); break;
         case OPT_UNRESTRICTED_NETWORK: out->unrestricted_network = b; break;
@@ -187,6 +204,14 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         case OPT_SESSION_EXEC: out->session_exec = b; break;
         case OPT_DETACH: out->detach = b == FLAG_TRUE; break;
         case OPT_OWNER: out->owner = value; break;
+        case OPT_ALLOW_HOST_PORT: str_list_push(&out->host_ports, value); break;
+        case OPT_PUBLISH: str_list_push(&out->publish, value); break;
+        case OPT_HOME:
+            if (strcmp(value, "overlay") && strcmp(value, "readonly") && strcmp(value, "tmpfs"))
+                return usage_err(err, errlen, session,
+                                 "option '--home' takes overlay, readonly or tmpfs, not '%s'", value);
+            out->home = value;
+            break;
         }
     }
     *i_io = i;

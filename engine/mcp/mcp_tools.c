@@ -107,11 +107,46 @@ static const struct tool tools[] = {
      "\"stopped\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}},"
      "\"required\":[\"turn\",\"stopped\"]}"},
     {"session_status",
-     "Describe the sandbox session: its name, profile, workspace, running jobs.",
+     "Describe the sandbox session: its name, profile, workspace, running jobs, the sandbox "
+     "ports published on the host (publish_port) and the host ports reachable inside.",
      "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
      "\"profile\":{\"type\":\"string\"},\"workspace\":{\"type\":\"string\"},"
-     "\"jobs_running\":{\"type\":\"integer\"}},\"required\":[\"name\"]}"},
+     "\"jobs_running\":{\"type\":\"integer\"},"
+     "\"ports\":{\"type\":\"array\",\"items\":{\"type\":\"object\"},\"description\":\"the "
+     "published ports, as publish_port answers\"},"
+     "\"host_ports\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"description\":"
+     "\"the host's ports reachable on the sandbox's 127.0.0.1\"}},\"required\":[\"name\"]}"},
+    {"publish_port",
+     "Publish a port of the sandbox on the host, so that the user can open what listens there: "
+     "typically the dev server (a web app, an API, docs) you started with start_background, "
+     "listening on the sandbox's 127.0.0.1 or 0.0.0.0. The sandbox has a network of its own, so "
+     "without this nothing outside it reaches its servers. The host side listens on 127.0.0.1 "
+     "(only this machine) unless host_addr names another address, at host_port (by default "
+     "the same number; 0 for any free one). Any TCP is carried (HTTP, WebSocket, hot reload). "
+     "Tell the user the address the result gives. It stays published until unpublish_port or "
+     "the session's end.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"port\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65535,\"description\":\"the "
+     "port the server listens on in the sandbox\"},"
+     "\"host_port\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":65535,\"description\":"
+     "\"the port on the host; default: the same as port; 0: any free port\"},"
+     "\"host_addr\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":63,\"description\":"
+     "\"the host address to listen on (an IPv4 or IPv6 address); default 127.0.0.1\"}},"
+     "\"required\":[\"port\"],\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"port\":{\"type\":\"integer\"},"
+     "\"host_addr\":{\"type\":\"string\"},\"host_port\":{\"type\":\"integer\"},"
+     "\"open\":{\"type\":\"integer\",\"description\":\"connections open now\"},"
+     "\"connections\":{\"type\":\"integer\",\"description\":\"connections accepted so far\"}},"
+     "\"required\":[\"port\",\"host_addr\",\"host_port\"]}"},
+    {"unpublish_port",
+     "Stop publishing a sandbox port on the host (publish_port): its listener on the host and "
+     "the connections open through it close. The server in the sandbox keeps running.",
+     "{\"type\":\"object\",\"properties\":{\"port\":{\"type\":\"integer\",\"minimum\":1,"
+     "\"maximum\":65535,\"description\":\"the sandbox port published\"}},"
+     "\"required\":[\"port\"],\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"port\":{\"type\":\"integer\"},"
+     "\"unpublished\":{\"type\":\"boolean\"}},\"required\":[\"port\",\"unpublished\"]}"},
 };
 
 void mcp_tools_list(struct json_buf *b)
@@ -192,6 +227,9 @@ struct args {
     bool has_timeout;
     long long pid, offset, tail_lines;
     bool has_offset, has_tail_lines;
+    long long port, host_port;  /* publish_port, unpublish_port */
+    bool has_host_port;
+    const char *host_addr;
 };
 
 static bool arg_allowed(int tool, const char *key)
@@ -264,6 +302,25 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
                 return -1;
             }
             a->has_tail_lines = true;
+        } else if (strcmp(k, "port") == 0) {
+            if (!whole_number(v, 1, &a->port) || a->port > 65535) {
+                snprintf(err, errlen, "port must be an integer from 1 to 65535 (a port in the sandbox)");
+                return -1;
+            }
+        } else if (strcmp(k, "host_port") == 0) {
+            if (!whole_number(v, 0, &a->host_port) || a->host_port > 65535) {
+                snprintf(err, errlen, "host_port must be an integer from 0 to 65535 (a port on the "
+                                      "host; 0 for any free one)");
+                return -1;
+            }
+            a->has_host_port = true;
+        } else if (strcmp(k, "host_addr") == 0) {
+            if (v->type != JSON_STRING || v->len == 0 || v->len > 63 || strlen(v->str) != v->len) {
+                snprintf(err, errlen, "host_addr must be an IP address (a string such as 127.0.0.1 "
+                                      "or ::1)");
+                return -1;
+            }
+            a->host_addr = v->str;
         }
     }
     const char *need = strstr(tools[tool].input_schema, "\"required\":[\"");
@@ -796,6 +853,102 @@ static void cancel_turn(const struct mcp_server *s, const struct args *a, const 
     chttp_close(&h);
 }
 
+/* ADDR:PORT as a URL's authority: an IPv6 address in brackets. */
+static void host_and_port(struct json_buf *t, const char *addr, long long port)
+{
+    bool v6 = strchr(addr, ':') != NULL;
+    json_buf_printf(t, "%s%s%s:%lld", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+}
+
+static void publish_port(const struct mcp_server *s, const struct args *a, const char *id)
+{
+    struct result res = {0};
+    struct chttp h;
+    char err[512];
+    struct json_buf body = {0};
+    json_buf_printf(&body, "{\"port\":%lld", a->port);
+    if (a->has_host_port)
+        json_buf_printf(&body, ",\"host_port\":%lld", a->host_port);
+    if (a->host_addr) {
+        json_buf_lit(&body, ",\"host_addr\":");
+        json_buf_string(&body, a->host_addr, strlen(a->host_addr));
+    }
+    json_buf_lit(&body, "}");
+    struct json_value *v = api_json(s, &h, "POST", "/v1/ports", body.data, err, sizeof err);
+    const char *addr = str_of(v, "host_addr");
+    long long port, host_port;
+    if (!v) {
+        tool_error(id, &res, "cordon: %s", err);
+    } else if (!addr || !int_of(v, "port", &port) || !int_of(v, "host_port", &host_port)) {
+        tool_error(id, &res, "cordon: the session's answer has no port, host_addr or host_port");
+    } else {
+        json_buf_printf(&res.text, "sandbox port %lld is published on the host at ", port);
+        host_and_port(&res.text, addr, host_port);
+        json_buf_lit(&res.text, " (open it at http://");
+        host_and_port(&res.text, addr, host_port);
+        json_buf_lit(&res.text, "/ for a web server)\n");
+        structured_body(&res, v);
+        send_result(id, &res);
+    }
+    json_free(v);
+    json_buf_free(&body);
+    chttp_close(&h);
+}
+
+static void unpublish_port(const struct mcp_server *s, const struct args *a, const char *id)
+{
+    struct result res = {0};
+    struct chttp h;
+    char err[512], path[48];
+    snprintf(path, sizeof path, "/v1/ports/%lld", a->port);
+    struct json_value *v = api_json(s, &h, "DELETE", path, NULL, err, sizeof err);
+    if (!v) {
+        tool_error(id, &res, "cordon: %s", err);
+    } else {
+        json_buf_printf(&res.text, "sandbox port %lld is no longer published on the host\n",
+                        a->port);
+        structured_body(&res, v);
+        send_result(id, &res);
+    }
+    json_free(v);
+    chttp_close(&h);
+}
+
+/* The session's published ports and granted host ports, for session_status's text. */
+static void ports_lines(struct json_buf *t, const struct json_value *v)
+{
+    const struct json_value *ports = json_get(v, "ports");
+    if (ports && ports->type == JSON_ARRAY) {
+        json_buf_lit(t, "published ports:");
+        if (ports->len == 0)
+            json_buf_lit(t, " none");
+        json_buf_lit(t, "\n");
+        for (size_t i = 0; i < ports->len; i++) {
+            const struct json_value *p = &ports->items[i];
+            const char *addr = str_of(p, "host_addr");
+            long long port, host_port, open;
+            if (!addr || !int_of(p, "port", &port) || !int_of(p, "host_port", &host_port))
+                continue;
+            json_buf_printf(t, "  %lld -> ", port);
+            host_and_port(t, addr, host_port);
+            if (int_of(p, "open", &open))
+                json_buf_printf(t, " (%lld open)", open);
+            json_buf_lit(t, "\n");
+        }
+    }
+    const struct json_value *hp = json_get(v, "host_ports");
+    if (hp && hp->type == JSON_ARRAY) {
+        json_buf_lit(t, "host ports reachable inside:");
+        size_t n = 0;
+        for (size_t i = 0; i < hp->len; i++)
+            if (hp->items[i].type == JSON_NUMBER) {
+                json_buf_printf(t, " %.0f", hp->items[i].number);
+                n++;
+            }
+        json_buf_printf(t, "%s\n", n ? "" : " none");
+    }
+}
+
 static void session_status(const struct mcp_server *s, const char *id)
 {
     struct result res = {0};
@@ -813,6 +966,7 @@ static void session_status(const struct mcp_server *s, const char *id)
         }
         if (int_of(v, "jobs_running", &n))
             json_buf_printf(&res.text, "jobs_running: %lld\n", n);
+        ports_lines(&res.text, v);
         structured_body(&res, v);
         send_result(id, &res);
     }
@@ -849,6 +1003,10 @@ void mcp_tools_call(const struct mcp_server *s, int tool, const struct json_valu
         stop_job(s, &a, id);
     else if (strcmp(name, "cancel_turn") == 0)
         cancel_turn(s, &a, id);
+    else if (strcmp(name, "publish_port") == 0)
+        publish_port(s, &a, id);
+    else if (strcmp(name, "unpublish_port") == 0)
+        unpublish_port(s, &a, id);
     else
         session_status(s, id);
 }

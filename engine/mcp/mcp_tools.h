@@ -1,5 +1,5 @@
 /* mcp_tools.h — the tools `cordon mcp` offers (run_command, start_background, list_jobs,
- * read_log, stop_job, cancel_turn, session_status): their list with schemas and descriptions,
+ * read_log, stop_job, cancel_turn, session_status, publish_port, unpublish_port): their list with schemas and descriptions,
  * checking a call's arguments, and running a call against the session's API, whose answer
  * becomes the call's result (text, structuredContent, isError). Also the questions for a
  * person that a running command raises (mcp_ask.c).

@@ -64,6 +64,7 @@ void layer_dirs_default(struct lh_options *opt)
     opt->datadir = datadir && *datadir ? datadir : datadir_beside_binary();
     opt->user_config_dir = NULL;
     opt->project_dir = NULL;
+    opt->project_files = NULL;
     opt->extra_policy = NULL;
     if (xdg && *xdg)
         snprintf(user_dir, sizeof user_dir, "%s/cordon", xdg);
@@ -77,14 +78,19 @@ void layer_dirs_default(struct lh_options *opt)
 void layer_dirs_add_project(struct lh_options *opt, const char *workspace)
 {
     static char project[PATH_MAX + 16];
+    /* The bytes trust hashed, kept for the run: the project layer is loaded from them. */
+    static struct trust_set files;
     char root[PATH_MAX], why[1024];
     opt->project_dir = NULL;
-    switch (trust_check(opt->user_config_dir, workspace, root, why, sizeof why)) {
+    opt->project_files = NULL;
+    trust_set_free(&files);
+    switch (trust_check_files(opt->user_config_dir, workspace, root, why, sizeof why, &files)) {
     case TRUST_NO_PROJECT:
         break;
     case TRUST_TRUSTED:
         snprintf(project, sizeof project, "%s/.cordon", root);
         opt->project_dir = project;
+        opt->project_files = &files;
         break;
     case TRUST_UNTRUSTED:
         fprintf(stderr, "cordon: project policy in %s/.cordon is not trusted (%s); review it and "

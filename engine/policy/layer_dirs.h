@@ -31,6 +31,7 @@ void layer_dirs_default(struct lh_options *opt);
  * workspace has a .cordon that is not trusted, print the one line
  * "cordon: project policy in DIR/.cordon is not trusted (why); review it and run: cordon trust DIR"
  * on stderr and leave opt->project_dir NULL (the lower layers still apply). opt->project_dir
- * points into static storage. */
+ * and opt->project_files (the trusted files' bytes, which the project layer is loaded from)
+ * point into static storage, kept until the next call. */
 void layer_dirs_add_project(struct lh_options *opt, const char *workspace);
 #endif

@@ -74,9 +74,27 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
         }
         lua_pop(L, 1);                                  /* [t] */
     }
+    if (flags->host_ports.len) {
+        /* A port as an integer; anything else as given, for the profile's validation to name. */
+        sub_table(L, "network");                        /* [t, net] */
+        lua_createtable(L, (int)flags->host_ports.len, 0); /* [t, net, list] */
+        for (size_t i = 0; i < flags->host_ports.len; i++) {
+            const char *s = flags->host_ports.items[i];
+            char *end;
+            long v = strtol(s, &end, 10);
+            if (*s >= '0' && *s <= '9' && *end == '\0' && strlen(s) <= 6)
+                lua_pushinteger(L, v);
+            else
+                lua_pushstring(L, s);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        lua_setfield(L, -2, "host_ports");
+        lua_pop(L, 1);                                  /* [t] */
+    }
     set_flag(L, "network", "unrestricted", flags->unrestricted_network);
     set_flag(L, "network", "loopback", flags->allow_loopback);
     set_flag(L, NULL, "allow_docker", flags->allow_docker);
+    set_flag(L, NULL, "allow_home_workspace", flags->allow_home_workspace);
     set_flag(L, NULL, "json", flags->json);
     set_flag(L, "escalation", "ask_sandbox_off", flags->ask_sandbox_off);
     set_flag(L, "escalation", "plan", flags->plan);
@@ -84,6 +102,10 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
     if (flags->session_exec != FLAG_UNSET)
         set_flag(L, "session", "exec_per_command",
                  flags->session_exec == FLAG_TRUE ? FLAG_FALSE : FLAG_TRUE);
+    if (flags->home) {
+        lua_pushstring(L, flags->home);
+        lua_setfield(L, -2, "home");
+    }
     if (flags->permission_timeout) {
         sub_table(L, "escalation");                     /* [t, esc] */
         char *end;
@@ -185,6 +207,35 @@ static void read_list(lua_State *L, int idx, const char *key, const char *path, 
     lua_pop(L, 1);
 }
 
+/* network.host_ports: a list of ports (1-65535), each once, at most SANDBOX_MAX_HOST_PORTS. */
+static void read_host_ports(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    int t = raw_field(L, idx, "host_ports");            /* [..., list] */
+    if (t == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (t != LUA_TTABLE)
+        bad(L, "network.host_ports", "a list of ports");
+    lua_Unsigned n = lua_rawlen(L, -1);
+    for (lua_Unsigned i = 1; i <= n; i++) {
+        lua_rawgeti(L, -1, (lua_Integer)i);
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > 65535)
+            bad(L, "network.host_ports", "a list of ports (1-65535)");
+        unsigned short port = (unsigned short)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        bool seen = false;
+        for (size_t k = 0; k < cfg->n_host_ports; k++)
+            seen = seen || cfg->host_ports[k] == port;
+        if (seen)
+            continue;
+        if (cfg->n_host_ports >= SANDBOX_MAX_HOST_PORTS)
+            bad(L, "network.host_ports", "at most 32 ports");
+        cfg->host_ports[cfg->n_host_ports++] = port;
+    }
+    lua_pop(L, 1);
+}
+
 /* Sub-table key of the table at idx onto the stack (nil allowed): [-0, +1]. */
 static bool sub_field(lua_State *L, int idx, const char *key)
 {
@@ -239,6 +290,79 @@ static void read_rlimits(lua_State *L, int idx, struct sandbox_config *cfg)
     lua_pop(L, 1);
 }
 
+/* limits.* sizes: bytes as an integer, or "512K" / "512M" / "2G" / "1T" (powers of 1024), 1 byte
+ * to 1 PiB, as profile.lua validates them; "unlimited" gives 0 where allowed. */
+static unsigned long long size_value(lua_State *L, int idx, const char *path, bool unlimited_ok)
+{
+    const unsigned long long max = 1ull << 50;
+    if (lua_isinteger(L, idx) && lua_tointeger(L, idx) > 0 && (unsigned long long)lua_tointeger(L, idx) <= max)
+        return (unsigned long long)lua_tointeger(L, idx);
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        const char *s = lua_tostring(L, idx);
+        if (unlimited_ok && strcmp(s, "unlimited") == 0)
+            return 0;
+        char *end;
+        unsigned long long n = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+        int shift = n == 0 ? -1 : *end == '\0' ? 0 : *end == 'K' ? 10 : *end == 'M' ? 20
+                  : *end == 'G' ? 30 : *end == 'T' ? 40 : -1;
+        if (shift >= 0 && (shift == 0 || end[1] == '\0') && n <= (max >> shift))
+            return n << shift;
+    }
+    bad(L, path, unlimited_ok ? "a size, 1 byte to 1 PiB (bytes, \"512M\", \"2G\"), or \"unlimited\""
+                              : "a size, 1 byte to 1 PiB (bytes, \"512M\", \"2G\")");
+}
+
+static void read_limits(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    cfg->pids_max = SANDBOX_PIDS_DEFAULT;
+    cfg->memory_max = 0;
+    cfg->tmp_size = SANDBOX_TMP_SIZE_DEFAULT;
+    cfg->shm_size = SANDBOX_SHM_SIZE_DEFAULT;
+    if (sub_field(L, idx, "limits")) {                  /* [..., lim] */
+        int t = raw_field(L, -1, "pids");               /* [..., lim, v] */
+        if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "unlimited") == 0)
+            cfg->pids_max = 0;
+        else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1)
+            cfg->pids_max = (unsigned long long)lua_tointeger(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "limits.pids", "an integer >= 1 or \"unlimited\"");
+        lua_pop(L, 1);
+        static const char *const keys[] = {"memory", "tmp_size", "shm_size"};
+        static const char *const paths[] = {"limits.memory", "limits.tmp_size", "limits.shm_size"};
+        unsigned long long *dst[] = {&cfg->memory_max, &cfg->tmp_size, &cfg->shm_size};
+        for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
+            if (raw_field(L, -1, keys[i]) != LUA_TNIL)
+                *dst[i] = size_value(L, -1, paths[i], i == 0); /* memory may be "unlimited" */
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* root_only: { hide, scan, depth, visible }; scan and visible absolute, depth 1-16, as
+ * profile.lua validates them. Absent: nothing hidden by it. */
+static void read_root_only(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    cfg->root_only.depth = 3;
+    if (sub_field(L, idx, "root_only")) {               /* [..., ro] */
+        cfg->root_only.hide = read_bool(L, -1, "hide", "root_only.hide", false);
+        read_list(L, -1, "scan", "root_only.scan", &cfg->root_only.scan);
+        read_list(L, -1, "visible", "root_only.visible", &cfg->root_only.visible);
+        int t = raw_field(L, -1, "depth");              /* [..., ro, d] */
+        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= 16)
+            cfg->root_only.depth = (unsigned)lua_tointeger(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, "root_only.depth", "an integer, 1 to 16");
+        lua_pop(L, 1);
+        const struct str_list *lists[] = {&cfg->root_only.scan, &cfg->root_only.visible};
+        for (size_t l = 0; l < 2; l++)
+            for (size_t i = 0; i < lists[l]->len; i++)
+                if (lists[l]->items[i][0] != '/')
+                    bad(L, l ? "root_only.visible" : "root_only.scan", "a list of absolute paths");
+    }
+    lua_pop(L, 1);
+}
+
 void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct lc_profile_extra *extra)
 {
     idx = lua_absindex(L, idx);
@@ -261,7 +385,19 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
 
     cfg->workspace_readonly = read_bool(L, idx, "workspace_readonly", "workspace_readonly", false);
     extra->allow_docker = read_bool(L, idx, "allow_docker", "allow_docker", false);
+    cfg->allow_home_workspace = read_bool(L, idx, "allow_home_workspace", "allow_home_workspace", false);
     cfg->json = read_bool(L, idx, "json", "json", false);
+
+    /* home: absent is "readonly", what a profile that does not say gets (nothing written). */
+    cfg->home_mode = SANDBOX_HOME_READONLY;
+    t = raw_field(L, idx, "home");
+    if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "overlay") == 0)
+        cfg->home_mode = SANDBOX_HOME_OVERLAY;
+    else if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "tmpfs") == 0)
+        cfg->home_mode = SANDBOX_HOME_TMPFS;
+    else if (!(t == LUA_TNIL || (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "readonly") == 0)))
+        bad(L, "home", "\"overlay\", \"readonly\" or \"tmpfs\"");
+    lua_pop(L, 1);
     read_list(L, idx, "writable", "writable", &cfg->writable);
     read_list(L, idx, "hidden", "hidden", &cfg->hidden);
     read_list(L, idx, "readonly_in_workspace", "readonly_in_workspace", &cfg->readonly_in_workspace);
@@ -271,6 +407,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
         cfg->net_unrestricted = read_bool(L, -1, "unrestricted", "network.unrestricted", false);
         cfg->net_loopback = read_bool(L, -1, "loopback", "network.loopback", false);
         cfg->net_transparent = read_transparent(L, -1);
+        read_host_ports(L, -1, cfg);
     }
     lua_pop(L, 1);
 
@@ -281,6 +418,8 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     lua_pop(L, 1);
 
     read_rlimits(L, idx, cfg);
+    read_limits(L, idx, cfg);
+    read_root_only(L, idx, cfg);
 
     if (sub_field(L, idx, "env"))                       /* [..., env] */
         read_list(L, -1, "hide_paths_in", "env.hide_paths_in", &extra->hide_paths_in);
@@ -571,7 +710,8 @@ void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
     lua_setfield(L, -2, "reason");
 }
 
-static const char *const refusal_kinds[] = {"write", "hidden", "sudo", "docker", "dbus", "network"};
+static const char *const refusal_kinds[] = {"write", "hidden", "sudo", "docker", "dbus", "network",
+                                            "nested-namespace"};
 
 /* Check one refusal table at idx (raises naming the index i). */
 static void check_refusal(lua_State *L, int idx, lua_Integer i)
@@ -597,8 +737,8 @@ static void check_refusal(lua_State *L, int idx, lua_Integer i)
     for (size_t k = 0; kind && k < ARRAY_LEN(refusal_kinds) && !ok; k++)
         ok = strcmp(kind, refusal_kinds[k]) == 0;
     if (!ok)
-        luaL_error(L, "refusal result[%d]: kind must be write, hidden, sudo, docker, dbus or "
-                      "network, got %s", (int)i, kind ? kind : "nil");
+        luaL_error(L, "refusal result[%d]: kind must be write, hidden, sudo, docker, dbus, "
+                      "network or nested-namespace, got %s", (int)i, kind ? kind : "nil");
     lua_pop(L, 1);
     if (raw_field(L, idx, "reason") != LUA_TSTRING)
         luaL_error(L, "refusal result[%d]: 'reason' is required", (int)i);

@@ -682,8 +682,10 @@ int lh_check_all(const struct lh_options *opt, const char *dir, struct str_list 
      * asks for, like `policy test`); without DIR the caller's options decide. */
     struct lh_options copt = *opt;
     char *projdir = dir ? xasprintf("%s/.cordon", dir) : NULL;
-    if (projdir)
+    if (projdir) { /* read from disk: not the trusted set of another directory */
         copt.project_dir = projdir;
+        copt.project_files = NULL;
+    }
     int n = check_open(&copt, problems, &opened);
     free(projdir);
     if (opened)

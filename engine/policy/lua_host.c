@@ -29,6 +29,7 @@
 #include "base/log.h"
 #include "base/markers.h"
 #include "policy/lua_embedded.h"
+#include "policy/trust.h"
 #include "base/util.h"
 
 #define LH_STEP_INTERVAL 1000                   /* instructions between count-hook calls */
@@ -181,8 +182,41 @@ enum lh_outcome lh_protected_call(lua_CFunction fn, void *ctx, const char *where
 
 /* Read path into a new userdata buffer on the stack ([-0, +1] on success). Returns the length,
  * or -errno with nothing pushed. May raise only before opening the file. */
+long lh_push_buffer(lua_State *L, const char *data, size_t len)
+{
+    char *buf = lua_newuserdatauv(L, len + 1, 0);
+    memcpy(buf, data, len);
+    buf[len] = '\0';
+    return (long)len;
+}
+
+/* The trusted entry path names when path lies in the trusted project directory: *inside set
+ * then, and the entry or NULL (a name trust did not see). */
+static const struct trust_entry *trusted_entry(const char *path, bool *inside)
+{
+    *inside = false;
+    if (!H.project_files || !H.project_dir)
+        return NULL;
+    size_t n = strlen(H.project_dir);
+    if (strncmp(path, H.project_dir, n) != 0 || path[n] != '/')
+        return NULL;
+    *inside = true;
+    return trust_set_find(H.project_files, path + n + 1);
+}
+
+bool lh_file_exists(const char *path)
+{
+    bool inside;
+    const struct trust_entry *t = trusted_entry(path, &inside);
+    return inside ? t != NULL : access(path, F_OK) == 0;
+}
+
 long lh_push_file(lua_State *L, const char *path)
 {
+    bool inside;
+    const struct trust_entry *t = trusted_entry(path, &inside);
+    if (inside) /* trust hashed these bytes: never the path again */
+        return t && t->data ? lh_push_buffer(L, t->data, t->len) : -ENOENT;
     struct stat st;
     if (stat(path, &st) < 0)
         return -errno;
@@ -453,7 +487,7 @@ static void layer_files(lua_State *L, struct str_list *files)
         str_list_push(files, user);
     free(user);
     char *proj = H.project_dir ? xasprintf("%s/policy.lua", H.project_dir) : NULL;
-    if (proj && access(proj, F_OK) == 0)
+    if (proj && lh_file_exists(proj))
         str_list_push(files, proj);
     free(proj);
     if (H.extra_policy)
@@ -577,6 +611,7 @@ int lh_open(const struct lh_options *opt, char *err, size_t errlen)
     H.datadir = xstrdup(opt->datadir);
     H.user_config_dir = opt->user_config_dir ? xstrdup(opt->user_config_dir) : NULL;
     H.project_dir = opt->project_dir ? xstrdup(opt->project_dir) : NULL;
+    H.project_files = opt->project_dir ? opt->project_files : NULL;
     H.extra_policy = opt->extra_policy ? xstrdup(opt->extra_policy) : NULL;
     lh_api_open();
     if (state_create(err, errlen) < 0) {
@@ -606,6 +641,7 @@ void lh_close(void)
     free(H.extra_policy);
     free(H.check_profile_dir);
     H.datadir = H.user_config_dir = H.project_dir = H.extra_policy = H.check_profile_dir = NULL;
+    H.project_files = NULL;
     lh_api_close();
     str_list_free(&known_chunks);
     marker_set_free(H.markers);

@@ -30,10 +30,16 @@ const char *lh_outcome_name(enum lh_outcome o);
  * policy.lua, project_dir's policy.lua, extra_policy. Profiles are looked up in project_dir's
  * profiles/, then user_config_dir's, then datadir's. Whether a project is trusted is the
  * caller's business (trust.h): lh_open loads whatever it is given. */
+struct trust_set;
 struct lh_options {
     const char *datadir;          /* holds policies/ and profiles/ (required; layer_dirs.h) */
     const char *user_config_dir;  /* ~/.config/cordon, or NULL: no user layer */
     const char *project_dir;      /* a trusted project's .cordon directory, or NULL */
+    /* project_dir's files as trust checked them (policy/trust.h), or NULL: then the project
+     * layer and its profiles are loaded from these bytes only, never read from project_dir
+     * again (a file swapped after the check is not loaded). Borrowed for as long as the state
+     * is open. */
+    const struct trust_set *project_files;
     const char *extra_policy;     /* --policy FILE: one more layer on top, or NULL */
 };
 
@@ -156,9 +162,10 @@ int lh_layer_hooks(const char *path, char *out, size_t outlen);
 
 /* One refusal the `refusal` hook reported, copied out of Lua (strings truncated to fit at a
  * UTF-8 boundary, control characters replaced by '?', always NUL-terminated; path "" when the
- * policy gave none). kind is one of write, hidden, sudo, docker, dbus, network. */
+ * policy gave none). kind is one of write, hidden, sudo, docker, dbus, network,
+ * nested-namespace. */
 struct lh_refusal {
-    char kind[16];
+    char kind[24];
     char path[1024];
     char line[512];
     char reason[512];

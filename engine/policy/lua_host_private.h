@@ -36,6 +36,7 @@ struct lh_state {
     bool need_rebuild;      /* after LUA_ERRMEM: rebuild before reuse */
     /* options, copied */
     char *datadir, *user_config_dir, *project_dir, *extra_policy;
+    const struct trust_set *project_files; /* lh_options.project_files, borrowed */
     /* `policy check FILE` of a profile: the file's profiles/ directory, looked in first */
     char *check_profile_dir;
     /* lh_check_all: collect layer load errors instead of failing */
@@ -79,8 +80,16 @@ void lh_hook_where(enum lh_hook h, char *buf, size_t n);
 /* require(mod) then mod.field: [-0, +1]. Raises. */
 void lh_push_module_field(lua_State *L, const char *mod, const char *field);
 /* Read path into a new userdata on the stack ([-0, +1] on success). The length, or -errno with
- * nothing pushed. May raise only before opening the file. */
+ * nothing pushed. May raise only before opening the file. A path inside the trusted project
+ * directory (H.project_files set) is not read: its trusted bytes are pushed (lh_push_buffer),
+ * and a name the trusted set does not hold is -ENOENT. */
 long lh_push_file(lua_State *L, const char *path);
+/* Copy data[0..len) into a new userdata (NUL-terminated) for lh_load_sandboxed, which loads it
+ * under the file's name (text mode only): [-0, +1]. Returns len. May raise (memory). */
+long lh_push_buffer(lua_State *L, const char *data, size_t len);
+/* Does path exist for the loaders? Through the trusted set inside the project directory (as
+ * lh_push_file reads it), else on disk. */
+bool lh_file_exists(const char *path);
 /* Load the text chunk in the userdata on top as path, with a fresh sandbox _ENV:
  * [ud] -> [ud, fn]. Raises "path:line: message" on a syntax error or a binary chunk. */
 void lh_load_sandboxed(lua_State *L, const char *path, size_t len);

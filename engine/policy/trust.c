@@ -18,16 +18,20 @@
 #define TRUST_MAX_FILES 1000
 #define TRUST_MAX_DEPTH 16
 #define TRUST_RECORD_MAX (1 << 20)
+#define TRUST_FILE_MAX (4u << 20)
 
 void trust_set_free(struct trust_set *s)
 {
-    for (size_t i = 0; i < s->len; i++)
+    for (size_t i = 0; i < s->len; i++) {
         free(s->items[i].rel);
+        free(s->items[i].data);
+    }
     free(s->items);
     s->items = NULL;
     s->len = s->cap = 0;
 }
 
+/* Append an entry (no content: a scan attaches it). */
 static void set_push(struct trust_set *s, const char *rel, const char *hash)
 {
     if (s->len == s->cap) {
@@ -36,6 +40,8 @@ static void set_push(struct trust_set *s, const char *rel, const char *hash)
     }
     s->items[s->len].rel = xstrdup(rel);
     snprintf(s->items[s->len].hash, sizeof s->items[s->len].hash, "%s", hash);
+    s->items[s->len].data = NULL;
+    s->items[s->len].len = 0;
     s->len++;
 }
 
@@ -44,18 +50,64 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(((const struct trust_entry *)a)->rel, ((const struct trust_entry *)b)->rel);
 }
 
-/* Walk dir (absolute) whose path relative to .cordon is rel ("" at the top). */
-static int scan_dir(const char *dir, const char *rel, int depth, struct trust_set *out, char *err,
-                    size_t errlen)
+const struct trust_entry *trust_set_find(const struct trust_set *s, const char *rel)
+{
+    struct trust_entry key = {.rel = (char *)rel};
+    if (!s->len)
+        return NULL;
+    return bsearch(&key, s->items, s->len, sizeof *s->items, cmp_entry);
+}
+
+/* Read the regular file fd whole (at most TRUST_FILE_MAX bytes). The buffer (NUL-terminated)
+ * or NULL with errno set. */
+static char *read_whole(int fd, size_t *len_out)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = xmalloc(cap + 1);
+    for (;;) {
+        if (len == cap) {
+            if (cap >= TRUST_FILE_MAX) {
+                free(buf);
+                errno = EFBIG;
+                return NULL;
+            }
+            cap *= 2;
+            buf = xrealloc(buf, cap + 1);
+        }
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            errno = e;
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    buf[len] = '\0';
+    *len_out = len;
+    return buf;
+}
+
+/* Walk the directory dfd (taken over, closed here), shown as dir in messages, whose path
+ * relative to .cordon is rel ("" at the top). Every name is opened relative to dfd with
+ * O_NOFOLLOW: a directory renamed or replaced by a link while the walk runs is not followed. */
+static int scan_dir(int dfd, const char *dir, const char *rel, int depth, struct trust_set *out,
+                    char *err, size_t errlen)
 {
     if (depth > TRUST_MAX_DEPTH) {
         snprintf(err, errlen, "%s: nested too deep", dir);
+        close(dfd);
         return -1;
     }
     int rc = 0;
-    DIR *d = opendir(dir);
+    DIR *d = fdopendir(dfd);
     if (!d) {
         snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        close(dfd);
         return -1;
     }
     struct dirent *e;
@@ -65,28 +117,38 @@ static int scan_dir(const char *dir, const char *rel, int depth, struct trust_se
         char *path = xasprintf("%s/%s", dir, e->d_name);
         char *r = xasprintf("%s%s%s", rel, *rel ? "/" : "", e->d_name);
         struct stat st;
-        char hash[SHA256_HEX_LEN + 1];
-        int h;
-        if (lstat(path, &st) < 0) {
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && errno == ELOOP) {
+            snprintf(err, errlen, "%s: a symbolic link (refused: only regular files can be trusted)", path);
+            rc = -1;
+        } else if (fd < 0 || fstat(fd, &st) < 0) {
             snprintf(err, errlen, "%s: %s", path, strerror(errno));
             rc = -1;
         } else if (S_ISDIR(st.st_mode)) {
-            rc = scan_dir(path, r, depth + 1, out, err, errlen);
-        } else if (S_ISLNK(st.st_mode)) {
-            snprintf(err, errlen, "%s: a symbolic link (refused: only regular files can be trusted)", path);
-            rc = -1;
+            rc = scan_dir(fd, path, r, depth + 1, out, err, errlen);
+            fd = -1; /* taken over */
         } else if (!S_ISREG(st.st_mode)) {
             snprintf(err, errlen, "%s: not a regular file (refused: only regular files can be trusted)", path);
             rc = -1;
         } else if (out->len >= TRUST_MAX_FILES) {
             snprintf(err, errlen, "%s: more than %d files", dir, TRUST_MAX_FILES);
             rc = -1;
-        } else if ((h = sha256_file_hex(path, hash)) < 0) {
-            snprintf(err, errlen, "%s: %s", path, strerror(-h));
-            rc = -1;
         } else {
-            set_push(out, r, hash);
+            size_t len;
+            char *data = read_whole(fd, &len);
+            if (!data) {
+                snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                rc = -1;
+            } else {
+                char hash[SHA256_HEX_LEN + 1];
+                sha256_hex(data, len, hash);
+                set_push(out, r, hash);
+                out->items[out->len - 1].data = data; /* taken over */
+                out->items[out->len - 1].len = len;
+            }
         }
+        if (fd >= 0)
+            close(fd);
         free(path);
         free(r);
     }
@@ -97,16 +159,15 @@ static int scan_dir(const char *dir, const char *rel, int depth, struct trust_se
 int trust_scan(const char *policy_dir, struct trust_set *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    struct stat st;
-    if (lstat(policy_dir, &st) < 0) {
-        snprintf(err, errlen, "%s: %s", policy_dir, strerror(errno));
+    int dfd = open(policy_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        if (errno == ELOOP || errno == ENOTDIR)
+            snprintf(err, errlen, "%s: not a directory (a symbolic link or a file is refused)", policy_dir);
+        else
+            snprintf(err, errlen, "%s: %s", policy_dir, strerror(errno));
         return -1;
     }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a directory (a symbolic link or a file is refused)", policy_dir);
-        return -1;
-    }
-    if (scan_dir(policy_dir, "", 0, out, err, errlen) < 0) {
+    if (scan_dir(dfd, policy_dir, "", 0, out, err, errlen) < 0) {
         trust_set_free(out);
         return -1;
     }
@@ -254,6 +315,14 @@ void trust_compare(const struct trust_set *recorded, const struct trust_set *cur
 enum trust_state trust_check(const char *config_dir, const char *root, char *canon_root,
                              char *why, size_t whylen)
 {
+    return trust_check_files(config_dir, root, canon_root, why, whylen, NULL);
+}
+
+enum trust_state trust_check_files(const char *config_dir, const char *root, char *canon_root,
+                                   char *why, size_t whylen, struct trust_set *files)
+{
+    if (files)
+        memset(files, 0, sizeof *files);
     char *r = realpath(root, NULL);
     snprintf(canon_root, PATH_MAX, "%s", r ? r : root);
     free(r);
@@ -286,8 +355,13 @@ enum trust_state trust_check(const char *config_dir, const char *root, char *can
         goto out;
     }
     trust_compare(&rec, &cur, why, whylen);
-    if (why[0] == '\0')
+    if (why[0] == '\0') {
         ts = TRUST_TRUSTED;
+        if (files) { /* the very bytes just hashed: the caller loads these */
+            *files = cur;
+            memset(&cur, 0, sizeof cur);
+        }
+    }
 out:
     trust_set_free(&cur);
     trust_set_free(&rec);

@@ -15,6 +15,11 @@
 struct trust_entry {
     char *rel;                          /* path relative to .cordon, e.g. "profiles/web.lua" */
     char hash[SHA256_HEX_LEN + 1];
+    /* The bytes that were hashed (a NUL follows them), for a scan; NULL in a loaded record.
+     * A trusted layer is loaded from these, never from the path again: a file swapped after
+     * the check cannot be the one that runs. */
+    char *data;
+    size_t len;
 };
 
 /* Sorted by rel. */
@@ -25,9 +30,10 @@ struct trust_set {
 
 void trust_set_free(struct trust_set *s);
 
-/* Every regular file under policy_dir (a project's .cordon), recursively, with its SHA-256.
- * 0, or -1 with one line in err (a symlink or special file, an unreadable entry, too many
- * files). */
+/* Every regular file under policy_dir (a project's .cordon), recursively, with its SHA-256
+ * and its content: each file is opened once (O_NOFOLLOW, below a directory fd), read whole,
+ * and the bytes read are the ones hashed. 0, or -1 with one line in err (a symlink or special
+ * file, an unreadable entry, too many files, a file larger than 4 MiB). */
 int trust_scan(const char *policy_dir, struct trust_set *out, char *err, size_t errlen);
 
 /* "<config_dir>/trusted/<sha256 of root>.json"; root must be canonical. New string. */
@@ -55,4 +61,10 @@ enum trust_state {
  * path. Cheap: hashes the files, nothing cached. */
 enum trust_state trust_check(const char *config_dir, const char *root, char *canon_root,
                              char *why, size_t whylen);
+/* The same; when the answer is TRUST_TRUSTED, files (if not NULL) receives the scanned set,
+ * contents included, which the caller frees with trust_set_free. Otherwise files is empty. */
+enum trust_state trust_check_files(const char *config_dir, const char *root, char *canon_root,
+                                   char *why, size_t whylen, struct trust_set *files);
+/* The entry of a sorted set whose rel is rel, or NULL. */
+const struct trust_entry *trust_set_find(const struct trust_set *s, const char *rel);
 #endif

@@ -144,6 +144,32 @@ void audit_log_decision(struct audit_log *log, enum net_kind kind, const char *h
     free(line);
 }
 
+void audit_log_event(struct audit_log *log, const char *kind, const char *host, unsigned port,
+                     bool allow, const char *rule, const char *reason, const char *command)
+{
+    if (!log || !ensure_open(log))
+        return;
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&line, &len);
+    if (!f)
+        return;
+    fprintf(f, "{\"time\":%.3f,\"pid\":%d,\"kind\":", clock_wall_s(), (int)getpid());
+    json_write_string(f, kind);
+    fputs(",\"host\":", f);
+    json_write_string(f, host);
+    fprintf(f, ",\"port\":%u,\"verdict\":\"%s\",\"rule\":", port, allow ? "allow" : "deny");
+    json_write_string(f, rule ? rule : "");
+    fputs(",\"reason\":", f);
+    json_write_string(f, reason ? reason : "");
+    fputs(",\"policy_error\":false,\"command\":", f);
+    json_write_string(f, command ? command : "");
+    fputs("}\n", f);
+    fclose(f);
+    if (write_all(log->fd, line, len) < 0) { /* a full disk must not stop the relays */ }
+    free(line);
+}
+
 void audit_log_close(struct audit_log *log)
 {
     if (!log)

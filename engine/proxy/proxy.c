@@ -8,7 +8,10 @@
  *   HTTP       one absolute-form request and its response (http_exchange.c); when both ends
  *              allow it, the client connection returns to HEAD for its next request, which is
  *              decided anew (a new upstream connection per request)
- *   CLOSING    a last reply (403, 502, a SOCKS error) is flushed, then the connection closes
+ *   CLOSING    a last reply (403, 502, a SOCKS error) is flushed, then
+ *   LINGER     the write side is shut and what the client still sends is read and dropped (for
+ *              LINGER_MS or LINGER_MAX bytes at most) before the close: closing with unread
+ *              bytes would send a reset, which can destroy the reply before the client read it
  * A connection is never freed inside a callback: it goes on the closed list and is freed by
  * proxy_after_round(), so later events of the same round never touch freed memory. The
  * questions to the owner and the answers kept are proxy_ask.c's (proxy_private.h). */
@@ -53,6 +56,8 @@
 #define SWEEP_MS 1000
 #define TRANSPARENT_WAIT_MS 1000   /* a transparent client without a DNS name has this long to
                                     * send a TLS server name or Host; then its address decides */
+#define LINGER_MS 2000             /* after an error reply: the client's bytes are drained this long */
+#define LINGER_MAX (256 * 1024)    /* ... or up to this many (a 200 KB head line is drained whole) */
 
 static void conn_update(struct conn *c);
 static void conn_close(struct conn *c);
@@ -304,7 +309,7 @@ static bool address_permitted(struct conn *c, const struct addrinfo *ai, struct 
             snprintf(d->reason, sizeof d->reason, "%s is the unspecified address, which reaches the host's "
                      "own services; the proxy never connects to it", ip);
         else
-            snprintf(d->reason, sizeof d->reason, "%.120s resolves to %s, the unspecified address, which reaches the "
+            snprintf(d->reason, sizeof d->reason, "%.100s resolves to %s, the unspecified address, which reaches the "
                      "host's own services; the proxy never connects to it", c->host, ip);
         audit_log_decision(c->px->audit, c->net_kind, ip, c->port, d, LH_OK, c->px->command);
         return false;
@@ -817,6 +822,43 @@ static void transparent_start(struct conn *c)
     read_transparent_head(c);
 }
 
+/* ---- the lingering close after an error reply ---- */
+
+/* Read and drop what the client still sends; close at its end of file, at LINGER_MAX bytes, or
+ * (on the sweep) at linger_until_ms. */
+static void linger_read(struct conn *c)
+{
+    char tmp[16384];
+    for (;;) {
+        ssize_t n = read(c->cfd, tmp, sizeof tmp);
+        if (n > 0) {
+            c->lingered += (size_t)n;
+            if (c->lingered >= LINGER_MAX)
+                break;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        break; /* end of file or an error: the client has what it will get */
+    }
+    conn_close(c);
+}
+
+/* The reply is written: shut the write side (the client sees the end after the reply) and keep
+ * reading for a bounded time, so no reset races the reply. */
+static void start_linger(struct conn *c)
+{
+    if (shutdown(c->cfd, SHUT_WR) < 0) {
+        conn_close(c);
+        return;
+    }
+    c->state = ST_LINGER;
+    c->linger_until_ms = clock_mono_ms() + LINGER_MS;
+    c->lingered = 0;
+    conn_update(c);
+    linger_read(c);
+}
+
 /* ---- events ---- */
 
 static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
@@ -863,7 +905,14 @@ static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     case ST_CLOSING:
         if (buf_flush(&c->u2c, c->cfd) == -EAGAIN && c->u2c.len > 0)
             return;
-        conn_close(c);
+        if (c->u2c.len > 0) {
+            conn_close(c); /* the client is gone */
+            return;
+        }
+        start_linger(c);
+        return;
+    case ST_LINGER:
+        linger_read(c);
         return;
     }
 }
@@ -916,6 +965,9 @@ static void conn_update(struct conn *c)
         break;
     case ST_CLOSING:
         cev = EPOLLOUT;
+        break;
+    case ST_LINGER:
+        cev = EPOLLIN | EPOLLRDHUP;
         break;
     }
     ev_io_set(loop, &c->cw, cev);
@@ -1046,6 +1098,8 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
                 http_error(c, 408, NULL, "cordon: request head not received in time\n");
             else
                 conn_close(c);
+        } else if (c->state == ST_LINGER && now >= c->linger_until_ms) {
+            conn_close(c);
         } else if (c->state == ST_CONNECTING && now - c->started_ms > HEAD_TIMEOUT_MS + CONNECT_TIMEOUT_MS) {
             connect_failed(c, ETIMEDOUT);
         } else if (c->state == ST_RELAY && now - c->active_ms > IDLE_RELEASE_MS) {

@@ -17,7 +17,7 @@
 
 /* CONN_TRANSPARENT: network.transparent, a connection redirected from any address (transparent.h) */
 enum conn_kind { CONN_HTTP, CONN_SOCKS, CONN_TRANSPARENT };
-enum conn_state { ST_HEAD, ST_ASKING, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING };
+enum conn_state { ST_HEAD, ST_ASKING, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING, ST_LINGER };
 
 struct relay_buf {
     char *data;
@@ -50,6 +50,8 @@ struct conn {
     uint64_t active_ms;       /* last relayed byte */
     unsigned question;        /* ASKING: the question it waits for */
     bool closed;
+    uint64_t linger_until_ms; /* LINGER: close by then at the latest */
+    size_t lingered;          /* LINGER: bytes read and dropped so far */
     struct conn *prev, *next; /* all open connections */
     struct conn *next_closed;
 };

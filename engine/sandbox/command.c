@@ -3,10 +3,13 @@
 #include "sandbox/command.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/confine.h"
+#include "sandbox/devfs.h"
 #include "base/log.h"
 #include "sandbox/loopback_guard.h"
 #include "sandbox/pty.h"
@@ -27,10 +30,33 @@ CORDON_NORETURN static void fail(const char *what, const char *arg, int err, int
     _exit(code);
 }
 
+/* A signal ignored by whoever started cordon (an MCP client, `nohup`, a shell's `trap '' PIPE`)
+ * stays ignored across fork and exec: every command would inherit it, and `yes | head` would
+ * end in EPIPE errors instead of SIGPIPE. A command starts with every disposition at default,
+ * as in a fresh login. (Handlers are reset by exec itself; only SIG_IGN survives it.) */
+static void reset_ignored_signals(void)
+{
+    /* The kernel's struct sigaction, through the raw call: glibc's sigaction() refuses the
+     * real-time signals it reserves (32 and 33), which a caller may have ignored too. */
+    struct {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        unsigned long mask;
+    } cur, dfl = {.handler = SIG_DFL};
+    for (int sig = 1; sig <= 64; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        if (syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof cur.mask) == 0 && cur.handler == SIG_IGN)
+            (void)syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
+    }
+}
+
 void command_exec(const struct sandbox_config *cfg, const struct sc_program *seccomp, char **argv,
                   int slave, int out_fd, int err_fd)
 {
     int r;
+    reset_ignored_signals();
     if (setsid() < 0)
         fail("setsid", NULL, errno, CORDON_EXIT_SETUP);
     if (slave >= 0 && (r = pty_attach_slave(slave)) < 0)
@@ -47,8 +73,10 @@ void command_exec(const struct sandbox_config *cfg, const struct sc_program *sec
         fail("dropping capabilities", NULL, -r, CORDON_EXIT_SETUP);
     if ((r = confine_no_new_privs()) < 0)
         fail("setting no_new_privs", NULL, -r, CORDON_EXIT_SETUP);
-    if (loopback_guard_wanted(cfg) && (r = loopback_guard_apply()) < 0)
+    if (loopback_guard_wanted(cfg) && (r = loopback_guard_apply(cfg)) < 0)
         fail("restricting loopback TCP (Landlock)", NULL, -r, CORDON_EXIT_SETUP);
+    if (procfs_is_shared() && (r = procfs_guard_apply()) < 0)
+        fail("guarding the container's /proc (Landlock)", NULL, -r, CORDON_EXIT_SETUP);
     if ((r = sc_load(seccomp)) < 0)
         fail("loading the seccomp filter", NULL, -r, CORDON_EXIT_SETUP);
     /* execvp searches the PATH of the environment it runs in: the sandbox's. */

@@ -34,20 +34,34 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
     put(f, 'w', cfg->workspace);
     put(f, 'c', cfg->cwd);
     char flags[16];
-    snprintf(flags, sizeof flags, "%d%d%d", cfg->workspace_readonly, cfg->net_unrestricted, cfg->net_loopback);
+    snprintf(flags, sizeof flags, "%d%d%d%d", cfg->workspace_readonly, cfg->net_unrestricted,
+             cfg->net_loopback, (int)cfg->home_mode);
     put(f, 'F', flags);
     if (cfg->net_transparent != NET_TRANSPARENT_OFF)
-        put(f, 'T', cfg->net_transparent == NET_TRANSPARENT_REQUIRED ? "2" : "1");
+        put(f, 'X', cfg->net_transparent == NET_TRANSPARENT_REQUIRED ? "2" : "1");
+    if (cfg->home)
+        put(f, 'h', cfg->home);
+    if (cfg->home_layer)
+        put(f, 'l', cfg->home_layer);
     put_list(f, 'W', &cfg->writable);
     put_list(f, 'H', &cfg->hidden);
     put_list(f, 'R', &cfg->readonly_in_workspace);
     put_list(f, 'B', &cfg->run_binds);
+    put_list(f, 'P', &cfg->protected_paths);
     put_list(f, 'E', &cfg->env);
+    for (size_t i = 0; i < cfg->n_host_ports; i++) {
+        char port[8];
+        snprintf(port, sizeof port, "%u", cfg->host_ports[i]);
+        put(f, 'T', port);
+    }
     for (size_t i = 0; i < cfg->n_rlimits; i++) {
         char r[80];
         snprintf(r, sizeof r, "%d %llu %llu", cfg->rlimits[i].resource, cfg->rlimits[i].soft, cfg->rlimits[i].hard);
         put(f, 'L', r);
     }
+    char sizes[48];
+    snprintf(sizes, sizeof sizes, "%llu %llu", cfg->tmp_size, cfg->shm_size);
+    put(f, 'Z', sizes);
     fclose(f);
     int rc = write_all(fd, buf, len);
     free(buf);
@@ -80,13 +94,26 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             cfg->workspace_readonly = v[0] == '1';
             cfg->net_unrestricted = v[0] && v[1] == '1';
             cfg->net_loopback = v[0] && v[1] && v[2] == '1';
+            if (v[0] && v[1] && v[2] && v[3] >= '0' && v[3] <= '2')
+                cfg->home_mode = (enum sandbox_home)(v[3] - '0');
             break;
-        case 'T': cfg->net_transparent = v[0] == '2' ? NET_TRANSPARENT_REQUIRED : NET_TRANSPARENT_ON; break;
+        case 'X': cfg->net_transparent = v[0] == '2' ? NET_TRANSPARENT_REQUIRED : NET_TRANSPARENT_ON; break;
+        case 'h': free(cfg->home); cfg->home = xstrdup(v); break;
+        case 'l': free(cfg->home_layer); cfg->home_layer = xstrdup(v); break;
         case 'W': str_list_push(&cfg->writable, v); break;
         case 'H': str_list_push(&cfg->hidden, v); break;
         case 'R': str_list_push(&cfg->readonly_in_workspace, v); break;
         case 'B': str_list_push(&cfg->run_binds, v); break;
+        case 'P': str_list_push(&cfg->protected_paths, v); break;
         case 'E': str_list_push(&cfg->env, v); break;
+        case 'T': {
+            char *end;
+            unsigned long port = strtoul(v, &end, 10);
+            if (*end || port == 0 || port > 65535 || cfg->n_host_ports >= SANDBOX_MAX_HOST_PORTS)
+                goto bad;
+            cfg->host_ports[cfg->n_host_ports++] = (unsigned short)port;
+            break;
+        }
         case 'L': {
             struct sandbox_rlimit r;
             if (cfg->n_rlimits >= SANDBOX_MAX_RLIMITS ||
@@ -95,6 +122,10 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             cfg->rlimits[cfg->n_rlimits++] = r;
             break;
         }
+        case 'Z':
+            if (sscanf(v, "%llu %llu", &cfg->tmp_size, &cfg->shm_size) != 2)
+                goto bad;
+            break;
         default:
             goto bad;
         }

@@ -1,11 +1,14 @@
 /* fsview.c — see fsview.h. The sequence:
  *   1. make every mount private, so nothing propagates back to the host;
  *   2. capture (open_tree clones) what must stay writable or be re-attached later: workspace,
- *      writable paths, host device nodes, sockets re-bound into /run, mounts under hidden dirs;
+ *      writable paths, host device nodes, sockets re-bound into /run; note the hidden paths'
+ *      parents with mounts below them (hide.h rebuilds those instead of overlaying them);
  *   3. one recursive mount_setattr: the whole host tree read-only and nosuid;
- *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc;
- *   5. overlays with whiteouts for hidden paths;
- *   6. attach the captured writable trees (outermost first), then read-only binds inside them.
+ *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc (in a container that masks parts of
+ *      /proc, the container's, read-only: devfs.h; said in one line);
+ *   5. overlays with whiteouts for hidden paths, then the copy-on-write home (home_view.h);
+ *   6. attach the captured writable trees (outermost first), then read-only binds inside them
+ *      (the workspace's .git and readonly_in_workspace, cordon's own directories).
  * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
  * depend on which paths steps 4-5 cover. Step 1 and the captures that need no configuration
  * (device nodes, cordon's binary, the list of mounts) are fsview_prepare's, which init runs
@@ -13,15 +16,20 @@
 #include "sandbox/fsview.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/devfs.h"
+#include "sandbox/git_worktree.h"
 #include "sandbox/hide.h"
+#include "sandbox/home_view.h"
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
 #include "sandbox/netns.h"
@@ -108,6 +116,81 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
     return r;
 }
 
+/* A detached recursive copy of the tree at path (canonical), reached with no symbolic link on
+ * the way: the controller resolved the workspace and writable paths, and a link planted since
+ * (by a command of a session still running) must not make its target writable. The fd opened
+ * is the one bound, so nothing can be swapped between this check and the capture. */
+static int capture_no_links(struct mnt_err *e, const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (pfd < 0 && errno == ELOOP) {
+        snprintf(e->buf, e->len, "sandbox set-up: %s: a symbolic link appeared on the way since "
+                 "the path was resolved: refused", path);
+        return -1;
+    }
+    if (pfd < 0)
+        return mnt_fail(e, "open", path);
+    int fd = open_tree(pfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+    if (fd < 0)
+        mnt_fail(e, "open_tree", path);
+    close(pfd);
+    return fd;
+}
+
+/* The innermost writable area (workspace, writable path) that holds path, or NULL. */
+static const char *writable_root_of(const struct sandbox_config *cfg, const char *path)
+{
+    const char *best = NULL;
+    if (!cfg->workspace_readonly && path_is_within(path, cfg->workspace))
+        best = cfg->workspace;
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        if (path_is_within(path, cfg->writable.items[i]) &&
+            (!best || strlen(cfg->writable.items[i]) > strlen(best)))
+            best = cfg->writable.items[i];
+    return best;
+}
+
+/* cordon's own directories inside a writable area (cfg->protected_paths, outermost first):
+ * each bound read-only, and every directory between it and that area bound onto itself first.
+ * A mount point cannot be renamed or removed (EBUSY), so a command cannot move ~/.config away
+ * and create a ~/.config/cordon of its own in its place; the area itself is a mount already. */
+static int protect_own_paths(const struct sandbox_config *cfg, struct mnt_err *e)
+{
+    struct str_list done = {0};
+    size_t n = cfg->protected_paths.len;
+    struct capture *order = xcalloc(n + 1, sizeof *order);
+    for (size_t i = 0; i < n; i++)
+        order[i].path = cfg->protected_paths.items[i];
+    qsort(order, n, sizeof *order, by_length);
+    int r = 0;
+    for (size_t i = 0; r == 0 && i < n; i++) {
+        const char *p = order[i].path;
+        const char *root = writable_root_of(cfg, p);
+        if (!root || strcmp(root, p) == 0)
+            continue; /* read-only already (or refused by the controller: never the area itself) */
+        bool inside_done = false;
+        for (size_t j = 0; j < done.len && !inside_done; j++)
+            inside_done = path_is_within(p, done.items[j]);
+        if (inside_done)
+            continue; /* inside a read-only one: nothing there can be renamed or written */
+        size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+        char *a = xstrdup(p);
+        for (char *s = strchr(a + rl + 1, '/'); r == 0 && s; s = strchr(s + 1, '/')) {
+            *s = '\0';
+            r = mnt_mount(e, a, a, NULL, MS_BIND | MS_REC, NULL);
+            *s = '/';
+        }
+        free(a);
+        if (r == 0 && (r = mnt_bind_readonly(e, p)) == 0)
+            str_list_push(&done, p);
+    }
+    str_list_free(&done);
+    free(order);
+    return r;
+}
+
 /* A detached, read-only bind of the running binary, opened by its path in this namespace
  * (/proc/self/exe itself refers to the host's mount, which open_tree refuses). -1 when it cannot
  * be had (e.g. the binary was replaced since it started): then `cordon nc` is not inside. */
@@ -127,6 +210,43 @@ static int capture_self(void)
         return -1;
     }
     return fd;
+}
+
+/* The container's /proc or /sys stands in for the sandbox's own (procfs_build): the hide plan
+ * left the paths below them alone, as below a fresh file system, so one that exists there now
+ * would be visible. Stop instead. */
+static int shared_hides_nothing(const struct sandbox_config *cfg, struct mnt_err *e)
+{
+    struct stat st;
+    for (size_t i = 0; i < cfg->hidden.len; i++) {
+        const char *h = cfg->hidden.items[i];
+        bool shared = (procfs_is_shared() && path_is_within(h, "/proc")) ||
+                      (!cfg->net_unrestricted && sysfs_is_shared() && path_is_within(h, "/sys"));
+        if (shared && lstat(h, &st) == 0) {
+            snprintf(e->buf, e->len,
+                     "sandbox set-up: %s is hidden, but this container's %s is shared with the "
+                     "sandbox (its own is refused) and cannot hide it",
+                     h, path_is_within(h, "/proc") ? "/proc" : "/sys");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The one line a sandbox in such a container starts with: what it sees instead, what that costs,
+ * and how to give it its own. */
+static void say_shared(bool proc, bool sys)
+{
+    LOG_W("fsview",
+          "this container masks parts of %s, so the kernel refuses the sandbox its own: it sees "
+          "the container's, read-only%s%s; run the container with --security-opt unmask=ALL "
+          "(Podman) or --security-opt systempaths=unconfined (Docker) for the sandbox's own",
+          proc && sys ? "/proc and /sys" : proc ? "/proc" : "/sys",
+          proc ? ", and Landlock keeps other processes' memory, environment, files and root from "
+                 "it (their pids and command lines show; pids there are the container's, so ps "
+                 "fails)"
+               : "",
+          sys ? "; /sys/class/net lists the container's interfaces" : "");
 }
 
 static void early_release(struct fsview_early *early)
@@ -169,7 +289,9 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     int self_fd = early->self_fd;
     size_t n_run = 0;
     struct hide_plan plan;
-    struct str_list visible = {0};
+    struct home_view home;
+    struct str_list visible = {0}, hidden = {0};
+    struct git_worktree gw = {.admin_fd = -1};
     int r = -1;
 
     str_list_push(&visible, cfg->workspace);
@@ -182,12 +304,16 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         str_list_push(&fresh, fresh_roots[i]);
     if (!cfg->net_unrestricted)
         str_list_push(&fresh, "/sys");
-    hide_plan_build(&cfg->hidden, &visible, &fresh, &plan);
+    /* The home's hidden names become whiteouts of the home's own overlay; hide.c gets the rest. */
+    int hv = home_view_prepare(&home, cfg, &visible, &early->mounts, &hidden, &e);
+    hide_plan_build(&hidden, &visible, &fresh, &plan);
     str_list_free(&fresh);
+    if (hv < 0)
+        goto out;
 
     /* 2. captures (the rest are fsview_prepare's) */
     for (size_t i = 0; i < visible.len; i++) {
-        if ((caps[n_caps].fd = mnt_capture(&e, visible.items[i])) < 0)
+        if ((caps[n_caps].fd = capture_no_links(&e, visible.items[i])) < 0)
             goto out;
         caps[n_caps++].path = visible.items[i];
     }
@@ -200,7 +326,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     for (; n_run < cfg->run_binds.len; n_run++)
         if ((run_fds[n_run] = mnt_capture(&e, cfg->run_binds.items[n_run])) < 0)
             goto out;
-    if (hide_capture_submounts(&plan, &early->mounts, &e) < 0)
+    if (hide_capture_submounts(&plan, &early->mounts, &e) < 0 ||
+        git_worktree_prepare(cfg, &gw, &e) < 0)
         goto out;
 
     /* 3. the host read-only */
@@ -208,7 +335,12 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         goto out;
 
     /* 4. fresh file systems */
-    if (mnt_mount(&e, "cordon-tmp", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0 ||
+    /* Sized (0, which tmpfs takes as no limit, gets the default): unsized, each sandbox's /tmp
+     * could take half the host's RAM. */
+    char tmp_opts[48];
+    snprintf(tmp_opts, sizeof tmp_opts, "mode=1777,size=%llu",
+             cfg->tmp_size ? cfg->tmp_size : SANDBOX_TMP_SIZE_DEFAULT);
+    if (mnt_mount(&e, "cordon-tmp", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts) < 0 ||
         mnt_mount(&e, "cordon-run", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
         goto out;
     struct stat st;
@@ -221,13 +353,18 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     }
     if (self_fd >= 0 && mnt_attach(&e, self_fd, FSVIEW_CORDON_EXE, true) < 0)
         goto out;
-    if (devfs_build(&dev, &e) < 0 || procfs_build(&e) < 0)
+    if (devfs_build(&dev, cfg->shm_size ? cfg->shm_size : SANDBOX_SHM_SIZE_DEFAULT, &e) < 0 || procfs_build(&e) < 0)
         goto out;
     if (!cfg->net_unrestricted && sysfs_build(&e) < 0)
         goto out;
+    if (procfs_is_shared() || (!cfg->net_unrestricted && sysfs_is_shared())) {
+        if (shared_hides_nothing(cfg, &e) < 0)
+            goto out;
+        say_shared(procfs_is_shared(), !cfg->net_unrestricted && sysfs_is_shared());
+    }
 
     /* 5. hidden paths */
-    if (hide_apply(&plan, &e) < 0)
+    if (hide_apply(&plan, &e) < 0 || home_view_apply(&home, &e) < 0)
         goto out;
     /* after the overlays: one on /etc would cover it */
     if (!cfg->net_unrestricted && resolv_conf_build(&e) < 0)
@@ -244,7 +381,9 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
             mnt_setattr(&e, caps[i].path, true, MOUNT_ATTR_RDONLY, 0) < 0)
             goto out;
     }
-    if (protect_in_workspace(cfg, &e) < 0 || hide_apply_in_writable(&plan, &e) < 0)
+    if (protect_in_workspace(cfg, &e) < 0 || protect_own_paths(cfg, &e) < 0 ||
+        git_worktree_apply(&gw, &e) < 0 ||
+        hide_apply_in_writable(&plan, &e) < 0)
         goto out;
     r = 0;
 out:
@@ -261,6 +400,9 @@ out:
     free(caps);
     free(run_fds);
     str_list_free(&visible);
+    str_list_free(&hidden);
+    home_view_free(&home);
     hide_plan_free(&plan);
+    git_worktree_release(&gw);
     return r;
 }

@@ -1,5 +1,7 @@
 /* hide.c — see hide.h. Whiteouts are character devices 0:0, which a user namespace may create
- * on tmpfs (Linux >= 5.8); overlayfs may be mounted in a user namespace (Linux >= 5.11). */
+ * on tmpfs (Linux >= 5.8); overlayfs may be mounted in a user namespace (Linux >= 5.11).
+ * A directory with mounts below it is rebuilt instead (build_rebuilt): the kernel refuses it as
+ * an overlay's lower layer. */
 #include "sandbox/hide.h"
 
 #include <dirent.h>
@@ -18,6 +20,7 @@
 struct hide_group {
     char *target;         /* directory the overlay covers */
     struct str_list rel;  /* whiteouts, relative to target */
+    bool rebuilt;         /* mounts below target: rebuilt on a tmpfs, not overlaid */
 };
 
 static char *parent_of(const char *path)
@@ -90,6 +93,71 @@ static void whiteout_contents(struct hide_group *g, const char *dir, const char 
     closedir(d);
 }
 
+/* The first component of path (absolute, normalised) that does not exist: a new string, or NULL
+ * when all of it exists. */
+static char *first_missing(const char *path)
+{
+    char *p = xstrdup(path);
+    struct stat st;
+    for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+        if (s)
+            *s = '\0';
+        if (lstat(p, &st) < 0)
+            return p;
+        if (!s)
+            break;
+        *s = '/';
+    }
+    free(p);
+    return NULL;
+}
+
+/* A hidden path that does not exist now must stay missing whatever the host creates there
+ * later: whiteout its first missing component in the overlay of that component's parent (which
+ * exists). Not possible at the top level ("/" takes no overlay), below a fresh file system (the
+ * host's path is not shown there) or in a writable area (covers need an existing path). */
+static void hide_missing(struct hide_plan *plan, const char *h, const struct str_list *visible,
+                         const struct str_list *fresh)
+{
+    char *c = first_missing(h);
+    if (!c)
+        return;
+    char *parent = parent_of(c);
+    struct stat st;
+    if (strcmp(parent, "/") != 0 && stat(parent, &st) == 0 && S_ISDIR(st.st_mode) &&
+        !inside_any(c, visible) && !below_any(c, fresh) && !inside_any(c, fresh))
+        str_list_push(&group_for(plan, parent)->rel, strrchr(c, '/') + 1);
+    free(parent);
+    free(c);
+}
+
+void hide_whiteouts_for(const char *target, const char *h, const struct str_list *visible,
+                        struct str_list *rel)
+{
+    size_t n = strlen(target);
+    if (!path_is_within(h, target) || strcmp(h, target) == 0)
+        return;
+    struct stat st;
+    if (lstat(h, &st) < 0) {
+        char *c = first_missing(h);
+        if (c && path_is_within(c, target) && strcmp(c, target) != 0 && !str_list_contains(rel, c + n + 1))
+            str_list_push(rel, c + n + 1);
+        free(c);
+        return;
+    }
+    if (any_within(visible, h, true)) {
+        struct hide_group g = {0};
+        whiteout_contents(&g, h, h + n + 1, visible);
+        for (size_t i = 0; i < g.rel.len; i++)
+            if (!str_list_contains(rel, g.rel.items[i]))
+                str_list_push(rel, g.rel.items[i]);
+        str_list_free(&g.rel);
+        return;
+    }
+    if (!str_list_contains(rel, h + n + 1))
+        str_list_push(rel, h + n + 1);
+}
+
 void hide_plan_build(const struct str_list *hidden, const struct str_list *visible,
                      const struct str_list *fresh, struct hide_plan *plan)
 {
@@ -97,8 +165,12 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
     for (size_t i = 0; i < hidden->len; i++) {
         const char *h = hidden->items[i];
         struct stat st;
-        if (strcmp(h, "/") == 0 || lstat(h, &st) < 0)
-            continue; /* already missing; "/" cannot be hidden */
+        if (strcmp(h, "/") == 0)
+            continue; /* "/" cannot be hidden */
+        if (lstat(h, &st) < 0) {
+            hide_missing(plan, h, visible, fresh);
+            continue;
+        }
         if (str_list_contains(visible, h)) {
             LOG_W("hide", "%s is both hidden and writable; it stays visible", h);
             continue;
@@ -168,34 +240,180 @@ int hide_read_mount_points(struct str_list *out, struct mnt_err *e)
 
 int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e)
 {
-    struct str_list found = {0};
+    (void)e;
+    /* A mount below a covered directory makes the overlay impossible: in a user namespace every
+     * inherited mount is locked (it may not be taken off to reveal what it covers), and the
+     * kernel refuses a lower layer with locked mounts below it (overlayfs: "failed to clone
+     * lowerpath", EINVAL) -- a container's /etc/hosts, /etc/resolv.conf, /etc/hostname, or a
+     * volume in a home. Such a directory is rebuilt instead, its mounts included. */
     for (size_t m = 0; m < mounts->len; m++) {
         const char *point = mounts->items[m];
         for (size_t i = 0; i < plan->n_groups; i++) {
             const char *t = plan->groups[i].target;
-            if (t && strcmp(point, t) != 0 && path_is_within(point, t) && !str_list_contains(&found, point))
-                str_list_push(&found, point);
+            if (t && strcmp(point, t) != 0 && path_is_within(point, t))
+                plan->groups[i].rebuilt = true;
         }
     }
-    /* Keep only the outermost ones: a recursive capture brings the rest along. */
-    for (size_t i = 0; i < found.len; i++) {
-        bool nested = false;
-        for (size_t j = 0; j < found.len && !nested; j++)
-            nested = j != i && strcmp(found.items[i], found.items[j]) != 0 &&
-                     path_is_within(found.items[i], found.items[j]);
-        if (nested)
-            continue;
-        int fd = mnt_capture(e, found.items[i]);
-        if (fd < 0) {
-            str_list_free(&found);
-            return -1;
-        }
-        plan->sub_fds = xrealloc(plan->sub_fds, (plan->sub_paths.len + 1) * sizeof(int));
-        plan->sub_fds[plan->sub_paths.len] = fd;
-        str_list_push(&plan->sub_paths, found.items[i]);
-    }
-    str_list_free(&found);
     return 0;
+}
+
+/* One entry of a rebuilt directory, relative to its target: a directory of the tmpfs (the way
+ * down to a hidden name), a symbolic link made anew, or a detached copy of the host's entry. */
+struct rebuilt_entry {
+    char *rel;
+    int fd;     /* the copy (open_tree), or -1 */
+    char *link; /* a symbolic link's target, or NULL */
+    struct stat st;
+};
+
+struct rebuilt {
+    struct rebuilt_entry *items;
+    size_t len;
+};
+
+/* Enough for any /etc or home; beyond it the entries' copies would run out of descriptors. */
+#define REBUILT_MAX 4096
+
+static bool leads_to_hidden(const struct hide_group *g, const char *rel)
+{
+    size_t n = strlen(rel);
+    for (size_t i = 0; i < g->rel.len; i++)
+        if (strncmp(g->rel.items[i], rel, n) == 0 && g->rel.items[i][n] == '/')
+            return true;
+    return false;
+}
+
+/* The entries of dir (rel: its path below the target, "" for the target), parents before their
+ * children. Every name but the hidden ones, each copied as it shows now (a mount on it
+ * included, read-only like the host tree); the directories leading to a hidden name listed
+ * and descended into. */
+static int rebuilt_collect(const struct hide_group *g, const char *dir, const char *rel,
+                           struct rebuilt *out, struct mnt_err *e)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return mnt_fail(e, "list", dir);
+    int r = 0;
+    struct dirent *de;
+    while (r == 0 && (de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char *sub = rel[0] ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+        char *full = xasprintf("%s/%s", dir, de->d_name);
+        struct rebuilt_entry en = {.rel = sub, .fd = -1};
+        if (str_list_contains(&g->rel, sub)) {
+            free(sub);
+            free(full);
+            continue; /* hidden */
+        }
+        if (out->len == REBUILT_MAX) {
+            snprintf(e->buf, e->len, "sandbox set-up: cannot hide in %s: more than %d entries "
+                     "to rebuild (it has mounts below it)", g->target, REBUILT_MAX);
+            r = -1;
+        } else if (lstat(full, &en.st) < 0) {
+            r = errno == ENOENT ? 0 : mnt_fail(e, "stat", full); /* gone since the listing */
+        } else if (leads_to_hidden(g, sub)) {
+            /* A symbolic link on the way is followed, as the overlay's layer would. */
+            if (stat(full, &en.st) < 0 || !S_ISDIR(en.st.st_mode)) {
+                errno = ENOTDIR;
+                r = mnt_fail(e, "rebuild", full);
+            }
+        } else if (S_ISLNK(en.st.st_mode)) {
+            char target[4096];
+            ssize_t n = readlink(full, target, sizeof target - 1);
+            if (n < 0) {
+                r = mnt_fail(e, "readlink", full);
+            } else {
+                target[n] = '\0';
+                en.link = xstrdup(target);
+            }
+        } else if ((en.fd = open_tree(AT_FDCWD, full, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                          AT_RECURSIVE | AT_SYMLINK_NOFOLLOW)) < 0) {
+            r = mnt_fail(e, "open_tree", full);
+        }
+        if (r == 0 && (en.fd >= 0 || en.link || S_ISDIR(en.st.st_mode))) {
+            out->items = xrealloc(out->items, (out->len + 1) * sizeof *out->items);
+            out->items[out->len++] = en;
+            sub = NULL; /* owned by the entry */
+            if (en.fd < 0 && !en.link)
+                r = rebuilt_collect(g, full, en.rel, out, e);
+        } else if (en.fd >= 0) {
+            close(en.fd);
+        }
+        free(sub);
+        free(full);
+    }
+    closedir(d);
+    return r;
+}
+
+/* Make name (in the tmpfs tmpfs_fd) what entry en needs there: its directory, its link, or a
+ * mount point of its type. Directories take the host's owner and mode, as in an overlay. */
+static int rebuilt_make(int tmpfs_fd, const struct rebuilt_entry *en, struct mnt_err *e)
+{
+    int r;
+    if (en->link) {
+        r = symlinkat(en->link, tmpfs_fd, en->rel);
+    } else if (S_ISDIR(en->st.st_mode)) {
+        r = mkdirat(tmpfs_fd, en->rel, en->fd >= 0 ? 0755 : en->st.st_mode & 07777);
+        if (r == 0 && en->fd < 0 && fchownat(tmpfs_fd, en->rel, en->st.st_uid, en->st.st_gid, 0) < 0) {
+            /* unmapped owner: keep ours */
+        }
+    } else {
+        int fd = openat(tmpfs_fd, en->rel, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        r = fd < 0 ? -1 : close(fd);
+    }
+    return r < 0 ? mnt_fail(e, "create in the rebuilt directory", en->rel) : 0;
+}
+
+/* The group's target rebuilt on a tmpfs: every entry but the hidden names, each a read-only
+ * copy of the host's (with the mounts on and below it), links made anew. What the host adds to
+ * the target later does not show; what changes in an entry does. */
+static int build_rebuilt(const struct hide_group *g, struct mnt_err *e)
+{
+    struct rebuilt list = {0};
+    struct stat st;
+    int tmpfs_fd = -1, r = -1;
+    char mode[8];
+    if (stat(g->target, &st) < 0) {
+        mnt_fail(e, "stat", g->target);
+        goto out;
+    }
+    if (rebuilt_collect(g, g->target, "", &list, e) < 0)
+        goto out;
+    snprintf(mode, sizeof mode, "%o", (unsigned)(st.st_mode & 07777));
+    if ((tmpfs_fd = mnt_detached_tmpfs(e, mode)) < 0)
+        goto out;
+    if (fchownat(tmpfs_fd, "", st.st_uid, st.st_gid, AT_EMPTY_PATH) < 0) { /* as above */ }
+    for (size_t i = 0; i < list.len; i++)
+        if (rebuilt_make(tmpfs_fd, &list.items[i], e) < 0)
+            goto out;
+    if (mnt_attach(e, tmpfs_fd, g->target, false) < 0)
+        goto out;
+    for (size_t i = 0; i < list.len; i++) {
+        if (list.items[i].fd < 0)
+            continue;
+        char *path = xasprintf("%s/%s", g->target, list.items[i].rel);
+        int m = mnt_attach(e, list.items[i].fd, path, false);
+        free(path);
+        if (m < 0)
+            goto out;
+    }
+    /* The tmpfs and every copy read-only, as the host tree they stand for. */
+    if (mnt_setattr(e, g->target, true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0)
+        goto out;
+    r = 0;
+out:
+    if (tmpfs_fd >= 0)
+        close(tmpfs_fd);
+    for (size_t i = 0; i < list.len; i++) {
+        if (list.items[i].fd >= 0)
+            close(list.items[i].fd);
+        free(list.items[i].rel);
+        free(list.items[i].link);
+    }
+    free(list.items);
+    return r;
 }
 
 /* Overlay options treat ',' ':' and '\' as separators unless escaped. */
@@ -222,26 +440,28 @@ static bool has_hidden_ancestor(const struct str_list *rel, const char *path)
     return false;
 }
 
-/* Build the whiteout layer for g under layer_dir (an fd to the detached tmpfs). */
-static int build_layer(struct hide_group *g, int tmpfs_fd, const char *layer, struct mnt_err *e)
+int hide_build_layer(const char *target, int target_fd, const struct str_list *rel, int tmpfs_fd,
+                     const char *layer, struct mnt_err *e)
 {
     struct stat st;
-    if (stat(g->target, &st) < 0)
-        return mnt_fail(e, "stat", g->target);
+    if ((target_fd >= 0 ? fstat(target_fd, &st) : stat(target, &st)) < 0)
+        return mnt_fail(e, "stat", target);
     /* The overlay's directories take their owner and mode from this top layer. */
     if (mkdirat(tmpfs_fd, layer, st.st_mode & 07777) < 0)
-        return mnt_fail(e, "mkdir whiteout layer for", g->target);
+        return mnt_fail(e, "mkdir whiteout layer for", target);
     if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */ }
-    for (size_t i = 0; i < g->rel.len; i++) {
-        if (has_hidden_ancestor(&g->rel, g->rel.items[i]))
+    for (size_t i = 0; i < rel->len; i++) {
+        if (has_hidden_ancestor(rel, rel->items[i]))
             continue; /* already inside a whiteout */
-        char *path = xasprintf("%s/%s", layer, g->rel.items[i]);
+        char *path = xasprintf("%s/%s", layer, rel->items[i]);
         /* Intermediate directories mirror the host's, for the same reason. */
         for (char *s = strchr(path + strlen(layer) + 1, '/'); s; s = strchr(s + 1, '/')) {
             *s = '\0';
-            char *host = xasprintf("%s/%s", g->target, path + strlen(layer) + 1);
+            const char *sub = path + strlen(layer) + 1;
+            char *host = xasprintf("%s/%s", target, sub);
             struct stat hs;
-            if (stat(host, &hs) == 0 && mkdirat(tmpfs_fd, path, hs.st_mode & 07777) == 0)
+            int got = target_fd >= 0 ? fstatat(target_fd, sub, &hs, 0) : stat(host, &hs);
+            if (got == 0 && mkdirat(tmpfs_fd, path, hs.st_mode & 07777) == 0)
                 if (fchownat(tmpfs_fd, path, hs.st_uid, hs.st_gid, 0) < 0) { /* as above */ }
             free(host);
             *s = '/';
@@ -249,7 +469,7 @@ static int build_layer(struct hide_group *g, int tmpfs_fd, const char *layer, st
         int r = mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0));
         if (r < 0 && errno != EEXIST) {
             free(path);
-            return mnt_fail(e, "create whiteout for", g->rel.items[i]);
+            return mnt_fail(e, "create whiteout for", rel->items[i]);
         }
         free(path);
     }
@@ -270,20 +490,24 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e)
         struct hide_group *g = &plan->groups[i];
         if (!g->target)
             continue;
+        if (g->rebuilt) {
+            if (build_rebuilt(g, e) < 0)
+                goto out;
+            continue;
+        }
         char layer[32];
         snprintf(layer, sizeof layer, "l%zu", i);
-        if (build_layer(g, tmpfs_fd, layer, e) < 0)
+        if (hide_build_layer(g->target, -1, &g->rel, tmpfs_fd, layer, e) < 0)
             goto out;
         char *target = escape_overlay_path(g->target);
         char *opts = xasprintf("lowerdir=/proc/self/fd/%d/%s:%s", tmpfs_fd, layer, target);
         int m = mnt_mount(e, "cordon-hide", g->target, "overlay", MS_RDONLY | MS_NOSUID, opts);
+        int err = errno;
         free(opts);
         free(target);
-        if (m < 0)
-            goto out;
-    }
-    for (size_t i = 0; i < plan->sub_paths.len; i++) {
-        if (mnt_attach(e, plan->sub_fds[i], plan->sub_paths.items[i], false) < 0)
+        /* EINVAL: a mount below target that the list missed, or a stack of overlays too deep
+         * for another (a container whose root is an overlay on an overlay): rebuild instead. */
+        if (m < 0 && (err != EINVAL || build_rebuilt(g, e) < 0))
             goto out;
     }
     r = 0;
@@ -348,11 +572,6 @@ void hide_plan_free(struct hide_plan *plan)
         str_list_free(&plan->groups[i].rel);
     }
     free(plan->groups);
-    for (size_t i = 0; i < plan->sub_paths.len; i++)
-        if (plan->sub_fds[i] >= 0)
-            close(plan->sub_fds[i]);
-    free(plan->sub_fds);
-    str_list_free(&plan->sub_paths);
     str_list_free(&plan->in_writable);
     memset(plan, 0, sizeof *plan);
 }

@@ -1,12 +1,16 @@
 /* hide.h — making hidden paths look missing (ENOENT), creating nothing on the host or in the
  * workspace. A hidden path's parent directory (or the path itself, for a top-level directory
  * or one that contains a visible path) is covered by a read-only overlayfs whose top layer,
- * on a detached tmpfs, holds whiteouts for the hidden names. Mounts below a covered directory
- * are captured first and put back on top. A hidden path inside a writable area cannot be
+ * on a detached tmpfs, holds whiteouts for the hidden names. A covered directory with mounts
+ * below it (a container's /etc/hosts, a volume in a home) cannot be an overlay's lower layer:
+ * it is rebuilt instead, on a tmpfs holding a read-only copy of each of its entries (mounts
+ * included) but the hidden ones; names the host adds to it later do not show. A hidden path inside a writable area cannot be
  * whited out without making that area read-only: a file there is covered by a dangling symlink
  * (missing to open and stat; lstat shows the link), a directory by a removed directory (every
- * name in it is missing; stat of the directory itself still succeeds). Runs in init, in the new
- * mount namespace. */
+ * name in it is missing; stat of the directory itself still succeeds). A hidden path that does
+ * not exist yet is covered too, so that what the host creates there later stays out of sight:
+ * its first missing component gets a whiteout in the overlay of that component's parent. Runs in
+ * init, in the new mount namespace. */
 #ifndef CORDON_HIDE_H
 #define CORDON_HIDE_H
 #include "sandbox/mount_ops.h"
@@ -17,8 +21,6 @@ struct hide_plan {
     struct hide_group *groups;
     size_t n_groups;
     struct str_list in_writable; /* hidden paths inside writable areas (fallback cover) */
-    struct str_list sub_paths;   /* mounts below covered directories, restored after */
-    int *sub_fds;
 };
 
 /* Decide what to cover, from the host's view (before any mount changes). visible: paths that
@@ -31,11 +33,24 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
 /* The mount points of this mount namespace (/proc/self/mountinfo, unescaped), appended to out.
  * Before the view changes. */
 int hide_read_mount_points(struct str_list *out, struct mnt_err *e);
-/* Capture the mounts (of those listed) below covered directories. Before the view changes. */
+/* Mark the covered directories that have mounts (of those listed) below them, to be rebuilt
+ * rather than overlaid. Before the view changes. 0. */
 int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e);
-/* Mount the overlays and restore the captured submounts. After the root is read-only. */
+/* Mount the overlays and the rebuilt directories. After the root is read-only. */
 int hide_apply(struct hide_plan *plan, struct mnt_err *e);
 /* Cover hidden paths inside writable areas. After the writable binds. */
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e);
 void hide_plan_free(struct hide_plan *plan);
+/* The whiteouts, relative to target (a directory the caller covers with an overlay of its own),
+ * that make hidden path h (strictly below target) missing: h itself; for an h that does not
+ * exist, its first missing component; for an h that contains a visible path, every entry of h
+ * but the ways down to it. Appended to rel without repeats. */
+void hide_whiteouts_for(const char *target, const char *h, const struct str_list *visible,
+                        struct str_list *rel);
+/* Build, in directory layer of the tmpfs tmpfs_fd, an overlay layer for target holding a
+ * whiteout for every name of rel (relative to target; their parents exist on the host) and the
+ * directories leading to them, each with the host's owner and mode. target_fd: the host's target
+ * directory (a capture, when its path no longer shows the host's), or -1 to look it up by path. */
+int hide_build_layer(const char *target, int target_fd, const struct str_list *rel, int tmpfs_fd,
+                     const char *layer, struct mnt_err *e);
 #endif

@@ -21,6 +21,7 @@
 #include "sandbox/config_wire.h"
 #include "base/fdpass.h"
 #include "sandbox/fsview.h"
+#include "sandbox/home_view.h"
 #include "base/log.h"
 #include "sandbox/netns.h"
 #include "sandbox/pty.h"
@@ -143,6 +144,37 @@ static void transparent_done(const struct sandbox_config *cfg)
         transparent_unavailable(cfg, err);
 }
 
+/* The listeners of the host ports granted (network.host_ports), on the sandbox's 127.0.0.1,
+ * handed to the controller like the proxy's: it connects to the host's 127.0.0.1:PORT for each
+ * connection accepted. Made here, by init, so that no command can have bound the port first. */
+static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_host_ports; i++) {
+        int one = 1, r;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->host_ports[i]),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0)
+            setup_failed("creating the listener of a host port", errno);
+        if ((r = fdpass_send(ctl, fd, INIT_MSG_HOST_PORT)) < 0)
+            setup_failed("passing a host port's listener to the controller", -r);
+        /* [::1]:PORT as well, when the sandbox's loopback has IPv6 */
+        int fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(cfg->host_ports[i]),
+                                   .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+        bool v6 = fd6 >= 0 && setsockopt(fd6, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+                  setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
+                  bind(fd6, (struct sockaddr *)&sa6, sizeof sa6) == 0 && listen(fd6, 256) == 0;
+        r = v6 ? fdpass_send(ctl, fd6, INIT_MSG_HOST_PORT6) : fdpass_send(ctl, fd, INIT_MSG_NO_HOST_PORT6);
+        if (r < 0)
+            setup_failed("passing a host port's listener to the controller", -r);
+        if (fd6 >= 0)
+            close(fd6);
+        close(fd);
+    }
+}
+
 /* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
  * failed to resolve the profile, says why itself, and no command runs. */
 static void receive_config(int sock, struct sandbox_config *cfg)
@@ -172,6 +204,50 @@ static void receive_filter(int sock, struct sc_program *prog)
     memcpy(insns, buf + 1, body);
     prog->insns = insns;
     prog->len = (unsigned short)(body / sizeof(struct sock_filter));
+}
+
+/* INIT_MSG_CONNECT: a socket connecting to the sandbox's 127.0.0.1:PORT, passed back at once
+ * (init never waits for a connect; the controller sees it through). Only 127.0.0.1. */
+static void connect_inside(int ctl)
+{
+    struct init_connect req, reply = {.tag = INIT_MSG_CONNECTED};
+    ssize_t n = recv(ctl, &req, sizeof req, MSG_DONTWAIT);
+    if (n != (ssize_t)sizeof req || req.tag != INIT_MSG_CONNECT)
+        return; /* nothing else comes this way while the command runs */
+    reply.id = req.id;
+    int fd = -1;
+    if (req.value < 1 || req.value > 65535) {
+        reply.value = -EINVAL;
+    } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+        reply.value = -errno;
+    } else {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)req.value),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
+            reply.value = -errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = &reply, .iov_len = sizeof reply};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        memset(u.buf, 0, sizeof u.buf);
+        msg.msg_control = u.buf;
+        msg.msg_controllen = sizeof u.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    (void)sendmsg(ctl, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (fd >= 0)
+        close(fd);
 }
 
 static void forward_signal(pid_t group, int sig)
@@ -217,6 +293,8 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
         setup_failed("the profile wants the host's network, but the sandbox already has its own", 0);
     if (!p->early_network && !cfg->net_unrestricted)
         set_up_network(p->ctl_sock);
+    if (!cfg->net_unrestricted)
+        hand_over_host_ports(p->ctl_sock, cfg);
     if (!cfg->net_unrestricted && cfg->net_transparent != NET_TRANSPARENT_OFF)
         transparent_started(p->ctl_sock, cfg);
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
@@ -224,7 +302,10 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
         _exit(CORDON_EXIT_SETUP);
     }
     transparent_done(cfg);
-    if (sethostname("cordon", 6) < 0)
+    /* The UTS namespace is the sandbox's either way; a container's seccomp profile (Podman's
+     * default) refuses sethostname without CAP_SYS_ADMIN in the container, so the sandbox then
+     * keeps the container's name, which its /etc/hostname shows anyway. */
+    if (sethostname("cordon", 6) < 0 && errno != EPERM)
         setup_failed("sethostname", errno);
     if (p->want_pty) {
         int master;
@@ -270,7 +351,16 @@ CORDON_NORETURN void init_main(const struct init_params *p)
         close(p->err_pipe);
 
     int status = 0;
+    struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = p->ctl_sock, .events = POLLIN}};
     for (;;) {
+        if (poll(pfd, 2, -1) < 0)
+            continue; /* EINTR */
+        if (pfd[1].revents & (POLLHUP | POLLERR))
+            pfd[1].fd = -1; /* the controller is gone: PR_SET_PDEATHSIG ends this process */
+        else if (pfd[1].revents & POLLIN)
+            connect_inside(p->ctl_sock);
+        if (!(pfd[0].revents & POLLIN))
+            continue;
         struct signalfd_siginfo si;
         ssize_t n;
         RETRY_EINTR(n, read(sfd, &si, sizeof si));
@@ -307,6 +397,7 @@ CORDON_NORETURN void init_main(const struct init_params *p)
     (void)kill(-1, SIGKILL);
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
         ;
+    home_view_release();
     (void)write_all(p->ctl_sock, &msg, sizeof msg);
     _exit(msg.exit_code);
 }

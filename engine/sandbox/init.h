@@ -45,8 +45,9 @@ struct init_status {
 #define INIT_MSG_CONFIG 'C'  /* first, with a memfd holding the resolved configuration */
 #define INIT_MSG_FILTER 'F'
 #define INIT_MSG_ABORT 'A'
-/* Messages from init, each carrying one fd: the proxy's two listeners and the pty master (in
- * this order, those that apply), then the status (struct init_status, no fd). */
+/* Messages from init, each carrying one fd: the proxy's two listeners, the resolver's two, the
+ * host ports' listeners, the transparent listener and the pty master (in this order, those that
+ * apply), then the status (struct init_status, no fd). */
 #define INIT_MSG_PTY 'P'
 #define INIT_MSG_HTTP_LISTENER 'H'
 #define INIT_MSG_SOCKS_LISTENER 'S'
@@ -54,9 +55,30 @@ struct init_status {
  * listener every other TCP connection is redirected to, or INIT_MSG_NO_TRANSPARENT (with a
  * placeholder fd) when the kernel cannot and the profile goes on without. */
 #define INIT_MSG_DNS_UDP 'D'
-#define INIT_MSG_DNS_TCP 'T'
+#define INIT_MSG_DNS_TCP 'd'
 #define INIT_MSG_TRANSPARENT 'X'
 #define INIT_MSG_NO_TRANSPARENT 'x'
+
+/* After the configuration, two per host port granted (network.host_ports, in its order): the
+ * listeners on the sandbox's 127.0.0.1:PORT and [::1]:PORT whose connections the controller
+ * carries to the host's 127.0.0.1:PORT (a client that tries localhost's ::1 first finds it too).
+ * A sandbox without ::1 sends INIT_MSG_NO_HOST_PORT6 instead of the second, with the first
+ * listener again (a message must carry an fd): the controller closes it. */
+#define INIT_MSG_HOST_PORT 'T'
+#define INIT_MSG_HOST_PORT6 'U'
+#define INIT_MSG_NO_HOST_PORT6 'N'
+
+/* While the command runs, the controller may ask init (cordon run's; a session's has its own
+ * wire, session_wire.h) for a socket connected to the sandbox's 127.0.0.1:PORT, for a port
+ * published to the host: INIT_MSG_CONNECT with value = PORT; init answers INIT_MSG_CONNECTED
+ * with value = 0 and the socket (connecting, non-blocking), or value = -errno and no fd. */
+#define INIT_MSG_CONNECT 'O'
+#define INIT_MSG_CONNECTED 'o'
+struct init_connect {
+    char tag;
+    uint32_t id;             /* the controller's, echoed */
+    int32_t value;
+};
 
 /* Where the proxy listens inside every sandbox with a network namespace. */
 #define PROXY_HTTP_PORT 18080

@@ -1,6 +1,6 @@
 /* loopback_guard.c — see loopback_guard.h.
  * Owns: the Landlock ruleset of a command without loopback service (TCP connect to the proxy's
- * ports only, no TCP bind at all).
+ * ports and the granted host ports only, no TCP bind at all).
  * Uses: the raw Landlock system calls (Debian 12's headers predate the network rules, so the
  * few definitions needed are spelled out here).
  * Never: allocates or logs in loopback_guard_apply() (it runs between fork and exec). */
@@ -64,7 +64,7 @@ int loopback_guard_check(char *err, size_t errlen)
     return -1;
 }
 
-int loopback_guard_apply(void)
+int loopback_guard_apply(const struct sandbox_config *cfg)
 {
     struct ll_ruleset_attr attr = {
         .handled_access_net = LL_ACCESS_NET_BIND_TCP | LL_ACCESS_NET_CONNECT_TCP};
@@ -76,6 +76,14 @@ int loopback_guard_apply(void)
     for (size_t i = 0; i < sizeof proxy_ports / sizeof proxy_ports[0] && r == 0; i++) {
         struct ll_net_port_attr port = {.allowed_access = LL_ACCESS_NET_CONNECT_TCP,
                                         .port = proxy_ports[i]};
+        if (syscall(__NR_landlock_add_rule, fd, LL_RULE_NET_PORT, &port, 0) < 0)
+            r = -errno;
+    }
+    /* A host port's listener is init's (a command cannot bind at all): a connect to that port
+     * reaches the relay to the host's service it was granted, nothing else. */
+    for (size_t i = 0; i < cfg->n_host_ports && r == 0; i++) {
+        struct ll_net_port_attr port = {.allowed_access = LL_ACCESS_NET_CONNECT_TCP,
+                                        .port = cfg->host_ports[i]};
         if (syscall(__NR_landlock_add_rule, fd, LL_RULE_NET_PORT, &port, 0) < 0)
             r = -errno;
     }

@@ -2,7 +2,8 @@
  * paths a resolved profile names into what struct sandbox_config promises (canonical, absolute,
  * ~ expanded, deduplicated), and frees what the CLI and the profile resolution filled in.
  * Uses: util.c for ~ expansion, absolute paths and containment; the file system (realpath,
- * stat, access) to check that the workspace and writable paths exist.
+ * stat, lstat, access) to check that the workspace and writable paths exist and which links
+ * lead to them.
  * Must never: create, change or bind anything (this only reads paths), or call into Lua. */
 #include "sandbox/sandbox_config.h"
 
@@ -14,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/log.h"
+
 void sandbox_config_free(struct sandbox_config *cfg)
 {
     free(cfg->profile);
@@ -21,10 +24,15 @@ void sandbox_config_free(struct sandbox_config *cfg)
     free(cfg->cwd);
     str_list_free(&cfg->writable);
     str_list_free(&cfg->hidden);
+    str_list_free(&cfg->root_only.scan);
+    str_list_free(&cfg->root_only.visible);
     str_list_free(&cfg->readonly_in_workspace);
     str_list_free(&cfg->run_binds);
+    str_list_free(&cfg->protected_paths);
     str_list_free(&cfg->seccomp_deny);
     str_list_free(&cfg->env);
+    free(cfg->home);
+    free(cfg->home_layer);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -34,6 +42,8 @@ void run_flags_free(struct run_flags *flags)
     str_list_free(&flags->hidden);
     str_list_free(&flags->network_allow);
     str_list_free(&flags->network_deny);
+    str_list_free(&flags->host_ports);
+    str_list_free(&flags->publish);
 }
 
 /* Canonical existing path: ~ expanded, made absolute against cwd, symlinks resolved.
@@ -48,6 +58,43 @@ static char *canonical(const char *p, const char *cwd, const char *home)
     free(a);
     errno = saved;
     return r;
+}
+
+/* Walks component by component: each name is looked at (lstat) below its parent's canonical
+ * path, as the kernel would meet it. */
+char *sandbox_config_link_within(const char *abs, const struct str_list *areas)
+{
+    char *cur = xstrdup("/"), *found = NULL;
+    char *copy = xstrdup(abs), *save = NULL;
+    for (char *c = strtok_r(copy, "/", &save); c && !found; c = strtok_r(NULL, "/", &save)) {
+        if (strcmp(c, ".") == 0)
+            continue;
+        if (strcmp(c, "..") == 0) {
+            char *slash = strrchr(cur, '/');
+            if (slash && slash != cur)
+                *slash = '\0';
+            else
+                strcpy(cur, "/");
+            continue;
+        }
+        char *next = strcmp(cur, "/") == 0 ? xasprintf("/%s", c) : xasprintf("%s/%s", cur, c);
+        struct stat st;
+        if (lstat(next, &st) == 0 && S_ISLNK(st.st_mode)) {
+            for (size_t i = 0; i < areas->len && !found; i++)
+                if (path_is_within(next, areas->items[i]))
+                    found = xstrdup(next);
+            char *r = realpath(next, NULL);
+            free(next);
+            next = r;
+            if (!next)
+                break;
+        }
+        free(cur);
+        cur = next;
+    }
+    free(cur);
+    free(copy);
+    return found;
 }
 
 int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_flags *flags,
@@ -71,22 +118,66 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
     }
     cfg->workspace = w;
 
-    struct str_list writable = {0};
+    /* Pass 1: each entry exists; its canonical path. A relative profile entry ("build") is
+     * the workspace's; a command-line one is the caller's current directory's. */
+    struct str_list writable = {0}, canon = {0};
     for (size_t i = 0; i < cfg->writable.len; i++) {
         const char *p = cfg->writable.items[i];
-        char *r = canonical(p, cwd, home);
+        bool cli = str_list_contains(&flags->writable, p);
+        bool ws_rel = !cli && p[0] != '/' && p[0] != '~';
+        char *r = canonical(p, ws_rel ? cfg->workspace : cwd, home);
         if (!r) {
             int e = errno;
-            if (str_list_contains(&flags->writable, p))
+            if (cli)
                 snprintf(err, errlen, "--allow-write %s: %s", p, strerror(e));
             else
                 snprintf(err, errlen, "profile '%s': writable %s: %s", pname, p, strerror(e));
-            str_list_free(&writable);
+            str_list_free(&canon);
             return -1;
         }
-        if (!str_list_contains(&writable, r))
+        str_list_push_owned(&canon, r);
+    }
+    /* Pass 2: a link is followed only when the person named it on the command line (and then
+     * one line says where it leads). A profile's entry must not lead out of the workspace when
+     * it is relative, nor pass a link that lies where a sandboxed command could have planted
+     * it (the workspace, a writable area): the next run would make the link's target writable,
+     * wherever it points. The view opens each canonical path again with no link allowed on the
+     * way (fsview.c), so a link planted after this check is refused there. */
+    struct str_list areas = {0};
+    str_list_push(&areas, cfg->workspace);
+    for (size_t i = 0; i < canon.len; i++)
+        str_list_push(&areas, canon.items[i]);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < cfg->writable.len; i++) {
+        const char *p = cfg->writable.items[i], *r = canon.items[i];
+        bool cli = str_list_contains(&flags->writable, p);
+        bool ws_rel = !cli && p[0] != '/' && p[0] != '~';
+        char *e = path_expand_home(p, home);
+        char *a = path_absolute(e, ws_rel ? cfg->workspace : cwd);
+        free(e);
+        char *link = sandbox_config_link_within(a, &areas);
+        if (cli) {
+            if (strcmp(a, r) != 0)
+                LOG_W("config", "--allow-write %s resolves to %s: that is what is writable", p, r);
+        } else if (ws_rel && !path_is_within(r, cfg->workspace)) {
+            snprintf(err, errlen, "profile '%s': writable %s leads outside the workspace (to %s): "
+                     "refused", pname, p, r);
+            rc = -1;
+        } else if (link) {
+            snprintf(err, errlen, "profile '%s': writable %s passes the symbolic link %s, which a "
+                     "sandboxed command could have planted: refused (name the real path)", pname, p, link);
+            rc = -1;
+        }
+        free(link);
+        free(a);
+        if (rc == 0 && !str_list_contains(&writable, r))
             str_list_push(&writable, r);
-        free(r);
+    }
+    str_list_free(&areas);
+    str_list_free(&canon);
+    if (rc < 0) {
+        str_list_free(&writable);
+        return -1;
     }
     str_list_free(&cfg->writable);
     cfg->writable = writable;

@@ -42,8 +42,16 @@ int ns_write_id_maps(uid_t uid, gid_t gid)
 
 const char *ns_explain_clone_error(int err)
 {
+    /* Container runtimes leave a marker file; their seccomp profiles (Docker's default) refuse
+     * CLONE_NEWUSER without CAP_SYS_ADMIN, with EPERM as the sysctls do. */
+    bool container = access("/.dockerenv", F_OK) == 0 || access("/run/.containerenv", F_OK) == 0;
     switch (err) {
     case EPERM:
+        if (container)
+            return "cannot create a user namespace (permission denied): in a container, its "
+                   "seccomp profile must allow it (Docker's default does not: run it with "
+                   "--security-opt seccomp=unconfined), and the host must allow unprivileged user "
+                   "namespaces (kernel.apparmor_restrict_unprivileged_userns=0 where it is set)";
         return "cannot create a user namespace (permission denied): enable unprivileged user "
                "namespaces (sysctl kernel.unprivileged_userns_clone=1, or "
                "kernel.apparmor_restrict_unprivileged_userns=0)";

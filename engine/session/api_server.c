@@ -1,5 +1,6 @@
 /* api_server.c — see api_server.h. Owns the libmicrohttpd daemon of the session's control
- * socket, and the life of every request on it: reading the body, the peer-uid check, parking
+ * socket, and the life of every request on it: reading the body, the peer check (decided once
+ * per connection, on the peer's pidfd), parking
  * the connection (MHD_suspend_connection) while the handler works, and feeding a streamed
  * response from a buffer. Uses MHD in external-epoll mode: MHD's epoll fd is one watcher on the
  * controller's loop and MHD's timeout is one timer; it never runs a thread of its own. Never
@@ -25,8 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/json_write.h"
@@ -129,29 +132,81 @@ static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned int sta
     return ret;
 }
 
-/* Is pid in our user namespace? A process inside a sandbox (cordon's or another) is not: it
- * must never drive a session, least of all answer its own questions about running outside. */
-static bool same_user_namespace(pid_t pid)
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5; older libc headers lack it */
+#endif
+#ifndef PIDFD_GET_USER_NAMESPACE
+#define PIDFD_GET_USER_NAMESPACE _IO(0xFF, 9) /* Linux 6.11 */
+#endif
+
+/* The verdict on a connection's peer, decided once when the connection starts and kept as its
+ * socket context: peer_ok, or the 403's message. */
+static const char peer_ok[] = "";
+
+/* The pid a pidfd refers to (its fdinfo's Pid:), 0 when the process has exited, -1 when that
+ * cannot be read. */
+static pid_t pidfd_pid(int pidfd)
 {
-    char path[64], mine[64], theirs[64];
-    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
-    ssize_t a = readlink("/proc/self/ns/user", mine, sizeof mine - 1);
-    ssize_t b = pid > 0 ? readlink(path, theirs, sizeof theirs - 1) : -1;
-    return a > 0 && b == a && memcmp(mine, theirs, (size_t)a) == 0;
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+    FILE *f = fopen(path, "re");
+    long pid = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Pid: %ld", &pid) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return pid < 0 ? -1 : (pid_t)pid;
 }
 
-/* 0: the client may use the API; else why not (a 403's message). */
-static const char *peer_refusal(struct api_server *s, struct MHD_Connection *conn)
+static bool same_ns_file(int fd_a, const char *path_b)
 {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct stat a, b;
+    return fstat(fd_a, &a) == 0 && stat(path_b, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* Is the process pidfd refers to alive and in our user namespace? A process inside a sandbox
+ * (cordon's or another) is not: it must never drive a session, least of all answer its own
+ * questions about running outside. Asked through the pidfd, which names that one process
+ * whatever becomes of its pid number: the kernel's own answer (PIDFD_GET_USER_NAMESPACE) where
+ * it has it, else /proc/PID/ns/user read while the pidfd shows the process alive with that pid
+ * before and after (so the number was not reused in between). 1 yes, 0 no. */
+static int pidfd_in_our_user_namespace(int pidfd)
+{
+    int ns = ioctl(pidfd, PIDFD_GET_USER_NAMESPACE, 0);
+    if (ns >= 0) {
+        bool same = same_ns_file(ns, "/proc/self/ns/user");
+        close(ns);
+        return same;
+    }
+    if (errno == ESRCH)
+        return 0; /* exited */
+    pid_t pid = pidfd_pid(pidfd);
+    if (pid <= 0)
+        return 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    bool same = same_ns_file(fd, "/proc/self/ns/user");
+    close(fd);
+    if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 || pidfd_pid(pidfd) != pid)
+        return 0; /* gone meanwhile: the file read may have been another process's */
+    return same;
+}
+
+/* Decide who the client on fd is, once: its uid (SO_PEERCRED) and, through the pidfd the
+ * kernel hands for the connecting process (SO_PEERPIDFD), whether it is alive in our user
+ * namespace. Never the pid number again later: a sandboxed client could connect, exit, and
+ * wait for its pid to be reused by a host process. Without SO_PEERPIDFD (Linux < 6.5) this
+ * cannot be told safely: refused. peer_ok or the message. */
+static const char *peer_verdict(struct api_server *s, int fd)
+{
     struct ucred cred;
     socklen_t clen = sizeof cred;
-    if (!ci) {
-        LOG_W("api", "cannot get a client connection's fd; refusing it");
-        return "this session cannot tell who the client is";
-    }
-    if (getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
         LOG_W("api", "SO_PEERCRED: %s; refusing the client", strerror(errno));
         return "this session cannot tell who the client is";
     }
@@ -159,11 +214,49 @@ static const char *peer_refusal(struct api_server *s, struct MHD_Connection *con
         LOG_W("api", "refused a client with uid %u (pid %d)", (unsigned)cred.uid, (int)cred.pid);
         return "this session belongs to another user";
     }
-    if (!same_user_namespace(cred.pid)) {
-        LOG_W("api", "refused a client inside a sandbox (pid %d)", (int)cred.pid);
+    int pidfd = -1;
+    socklen_t plen = sizeof pidfd;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &plen) < 0 || pidfd < 0) {
+        LOG_W("api", "SO_PEERPIDFD: %s (Linux 6.5 or later is needed to tell a sandboxed "
+              "client from a host one); refusing the client", strerror(errno));
+        return "this session cannot tell who the client is";
+    }
+    int ours = pidfd_in_our_user_namespace(pidfd);
+    close(pidfd);
+    if (!ours) {
+        LOG_W("api", "refused a client inside a sandbox or already gone (pid %d)", (int)cred.pid);
         return "sessions are not driven from inside a sandbox";
     }
-    return NULL;
+    return peer_ok;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: the verdict when the connection starts (the peer has just
+ * connected), kept as its socket context; nothing to free at its end (static strings). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct api_server *s = cls;
+    if (code != MHD_CONNECTION_NOTIFY_STARTED)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) {
+        LOG_W("api", "cannot get a client connection's fd; refusing it");
+        *socket_context = (void *)(uintptr_t)"this session cannot tell who the client is";
+        return;
+    }
+    *socket_context = (void *)(uintptr_t)peer_verdict(s, ci->connect_fd);
+}
+
+/* NULL: the client may use the API; else why not (a 403's message). */
+static const char *peer_refusal(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const char *v = ci ? ci->socket_context : NULL;
+    if (!v)
+        return "this session cannot tell who the client is";
+    return v == peer_ok ? NULL : v;
 }
 
 /* Content-Length beyond the limit: refuse before reading the body (and before MHD sends a
@@ -255,7 +348,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     (void)version;
 
     if (!req) { /* headers are in: the first call of this request */
-        const char *refused = peer_refusal(s, conn);
+        const char *refused = peer_refusal(conn);
         if (refused)
             return queue_error(conn, MHD_HTTP_FORBIDDEN, refused);
         if (declared_too_large(conn))
@@ -441,6 +534,7 @@ static struct MHD_Daemon *start_daemon(struct api_server *s, int listen_fd)
                          MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, or MHD warns */
                          MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                          MHD_OPTION_END);
     if (!d && fstat(fd, &now) == 0 && now.st_dev == ours.st_dev && now.st_ino == ours.st_ino)
         close(fd);

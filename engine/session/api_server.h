@@ -1,7 +1,7 @@
 /* api_server.h — the session's control API as HTTP over a Unix socket (libmicrohttpd), driven
  * by the controller's event loop (no thread of its own). Owns the HTTP mechanics only: reading
- * a request and its body, checking the peer's uid, and sending a response now, later, or as a
- * stream. What a request means is the handler's business (session_api.c).
+ * a request and its body, checking the peer (once per connection), and sending a response
+ * now, later, or as a stream. What a request means is the handler's business (session_api.c).
  *
  * A request stays valid from the handler's call until it has been answered (api_respond*, or
  * api_stream_end) AND the server has finished with it, or until the client went away: then the
@@ -15,13 +15,14 @@
 struct api_server;
 struct api_request;
 
-/* Called once per complete request (headers and body read, peer uid already checked). */
+/* Called once per complete request (headers and body read, peer already checked). */
 typedef void (*api_handler)(void *ctx, struct api_request *req);
 
 /* Serve on listen_fd (a listening AF_UNIX stream socket, which the server then owns, and
  * closes even when it fails) from
- * loop. Clients whose uid (SO_PEERCRED) differs from this process's get 403 with a JSON error
- * and never reach the handler. Request bodies over 1 MiB get 413. NULL with a line in err. */
+ * loop. Clients whose uid (SO_PEERCRED) differs from this process's, or that are not alive in
+ * its user namespace when they connect (asked through their SO_PEERPIDFD; a kernel without it
+ * refuses every client), get 403 with a JSON error and never reach the handler. Request bodies over 1 MiB get 413. NULL with a line in err. */
 struct api_server *api_server_start(struct ev_loop *loop, int listen_fd, api_handler handler,
                                     void *ctx, char *err, size_t errlen);
 /* Closes the listener and every connection (their on_gone callbacks run). Call it from the

@@ -110,12 +110,61 @@ static void route_answer(struct session *s, struct api_request *req, const char 
     json_free(v);
 }
 
+/* POST /v1/ports {"port": P, "host_port": H?, "host_addr": A?} */
+static void route_publish(struct session *s, struct api_request *req)
+{
+    struct json_value *v = body_json(req);
+    if (!v)
+        return;
+    long port = -1, host_port = -1;
+    const char *host_addr = NULL, *problem = NULL;
+    if (v->type != JSON_OBJECT)
+        problem = "the body must be a JSON object";
+    for (size_t i = 0; !problem && i < v->len; i++) {
+        const char *k = v->keys[i];
+        const struct json_value *x = &v->items[i];
+        bool whole = x->type == JSON_NUMBER && x->number == (double)(long)x->number;
+        if (strcmp(k, "port") == 0) {
+            if (!whole || x->number < 1 || x->number > 65535)
+                problem = "\"port\" must be a port in the sandbox, 1 to 65535";
+            else
+                port = (long)x->number;
+        } else if (strcmp(k, "host_port") == 0) {
+            if (x->type == JSON_NULL)
+                continue;
+            if (!whole || x->number < 0 || x->number > 65535)
+                problem = "\"host_port\" must be a port on the host, 1 to 65535, or 0 for any free one";
+            else
+                host_port = (long)x->number;
+        } else if (strcmp(k, "host_addr") == 0) {
+            if (x->type == JSON_NULL)
+                continue;
+            if (x->type != JSON_STRING || x->len == 0 || x->len > 63 || strlen(x->str) != x->len)
+                problem = "\"host_addr\" must be an IP address on the host (default 127.0.0.1)";
+            else
+                host_addr = x->str;
+        } else {
+            static char msg[160];
+            snprintf(msg, sizeof msg, "unknown field \"%.60s\" (known: port, host_port, host_addr)", k);
+            problem = msg;
+        }
+    }
+    if (!problem && port < 0)
+        problem = "\"port\" is missing";
+    if (problem)
+        api_respond_error(req, 400, "%s", problem);
+    else
+        session_op_publish(s, req, host_addr, host_port, port);
+    json_free(v);
+}
+
 void session_handle_request(void *ctx, struct api_request *req)
 {
     struct session *s = ctx;
     const char *method = api_method(req);
     const char *path = api_path(req);
     bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+    bool del = strcmp(method, "DELETE") == 0;
     const char *want = NULL; /* the method the path takes, when it was another */
 
     if (strcmp(path, "/v1/session") == 0) {
@@ -150,6 +199,20 @@ void session_handle_request(void *ctx, struct api_request *req)
                 return session_op_stop_job(s, req, pid);
             want = "POST";
         }
+    } else if (strcmp(path, "/v1/ports") == 0) {
+        if (post)
+            return route_publish(s, req);
+        want = "POST";
+    } else if (strncmp(path, "/v1/ports/", 10) == 0) {
+        long port = parse_pid(path + 10, strlen(path + 10));
+        if (port < 1 || port > 65535) {
+            api_respond_error(req, 404, "no such path: %s (a published port is /v1/ports/PORT, 1 to 65535)",
+                              path);
+            return;
+        }
+        if (del)
+            return session_op_unpublish(s, req, port);
+        want = "DELETE";
     } else if (strcmp(path, "/v1/approvals") == 0) {
         const char *watch = api_query(req, "watch");
         if (get && watch && strcmp(watch, "1") != 0 && strcmp(watch, "0") != 0) {

@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
+#include "proxy/port_relay.h"
 #include "session/session_jobs.h"
 #include "session/session_init.h"
 #include "session/session_wire.h"
@@ -169,6 +170,13 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         case SW_EXITED: on_exited(s, m.pid, m.value); break;
         case SW_SIGNALED: job_stop_signaled(s, m.pid, m.value); break;
         case SW_GONE: on_gone(s, m.pid); break;
+        case SW_CONNECTED:
+            if (s->p.ports) {
+                int got = m.pid < 0 ? m.pid : fds[0] >= 0 ? fds[0] : -EBADMSG;
+                port_relay_inside_connected(s->p.ports, m.id, got);
+                fds[0] = -1;
+            }
+            break;
         default: break;
         }
         for (int i = 0; i < 2; i++)
@@ -194,6 +202,73 @@ static void job_req_gone(void *ctx, struct api_request *req)
     }
 }
 
+/* One published port as the API says it. */
+static void binding_json(struct json_buf *b, const struct port_binding *p)
+{
+    json_buf_printf(b, "{\"port\":%u,\"host_addr\":", p->port);
+    json_buf_cstr_or_null(b, p->host_addr);
+    json_buf_printf(b, ",\"host_port\":%u,\"open\":%u,\"connections\":%llu}", p->host_port, p->open, p->total);
+}
+
+int session_connect_inside(void *ctx, unsigned id, unsigned port)
+{
+    struct session *s = ctx;
+    if (s->shutting_down)
+        return -ESHUTDOWN;
+    struct sw_msg m = {.tag = SW_CONNECT, .id = id, .value = (int32_t)port};
+    return sw_send(s->p.ctl, &m, NULL, 0, NULL, 0);
+}
+
+void session_op_publish(struct session *s, struct api_request *req, const char *host_addr, long host_port,
+                        long port)
+{
+    if (s->shutting_down) {
+        api_respond_error(req, 409, "the session is stopping");
+        return;
+    }
+    if (!s->p.ports) {
+        api_respond_error(req, 409, "this session has no network of its own (network.unrestricted): its "
+                          "ports are the host's already");
+        return;
+    }
+    if (port < 1 || port > 65535) {
+        api_respond_error(req, 400, "\"port\" must be a port in the sandbox, 1 to 65535 (got %ld)", port);
+        return;
+    }
+    if (host_port < -1 || host_port > 65535) {
+        api_respond_error(req, 400, "\"host_port\" must be a port on the host, 1 to 65535, or 0 for any free "
+                          "one (got %ld)", host_port);
+        return;
+    }
+    char err[256];
+    struct port_binding b;
+    int r = port_relay_publish(s->p.ports, host_addr, host_port < 0 ? (unsigned)port : (unsigned)host_port,
+                               (unsigned)port, &b, err, sizeof err);
+    if (r < 0) {
+        int code = r == -EINVAL ? 400 : r == -EEXIST || r == -EADDRINUSE || r == -ENOTSUP ? 409 : 500;
+        api_respond_error(req, code, "%s", err);
+        return;
+    }
+    LOG_I("session", "published the sandbox's port %u at %s:%u on the host", b.port, b.host_addr, b.host_port);
+    struct json_buf out = {0};
+    binding_json(&out, &b);
+    api_respond(req, 200, NULL, out.data, out.len);
+    json_buf_free(&out);
+}
+
+void session_op_unpublish(struct session *s, struct api_request *req, long port)
+{
+    if (!s->p.ports || port < 1 || port > 65535 || port_relay_unpublish(s->p.ports, (unsigned)port) < 0) {
+        api_respond_error(req, 404, "port %ld is not published (see cordon session status %s)", port, s->p.name);
+        return;
+    }
+    LOG_I("session", "unpublished the sandbox's port %ld", port);
+    struct json_buf out = {0};
+    json_buf_printf(&out, "{\"port\":%ld,\"unpublished\":true}", port);
+    api_respond(req, 200, NULL, out.data, out.len);
+    json_buf_free(&out);
+}
+
 void session_op_info(struct session *s, struct api_request *req)
 {
     struct json_buf b = {0};
@@ -213,8 +288,19 @@ void session_op_info(struct session *s, struct api_request *req)
     unsigned running = 0;
     for (struct job *j = s->jobs; j; j = j->next)
         running += j->pid > 0 && j->state == JOB_RUNNING;
-    json_buf_printf(&b, "\"jobs_running\":%u,\"session_exec\":%s,\"stopping\":%s}", running,
+    json_buf_printf(&b, "\"jobs_running\":%u,\"session_exec\":%s,\"stopping\":%s,", running,
                     s->p.cfg->exec_per_command ? "false" : "true", s->shutting_down ? "true" : "false");
+    json_buf_lit(&b, "\"host_ports\":[");
+    for (size_t i = 0; i < s->p.cfg->n_host_ports; i++)
+        json_buf_printf(&b, "%s%u", i ? "," : "", s->p.cfg->host_ports[i]);
+    json_buf_lit(&b, "],\"ports\":[");
+    struct port_binding ports[64];
+    size_t n = port_relay_published(s->p.ports, ports, ARRAY_LEN(ports));
+    for (size_t i = 0; i < n && i < ARRAY_LEN(ports); i++) {
+        json_buf_printf(&b, "%s", i ? "," : "");
+        binding_json(&b, &ports[i]);
+    }
+    json_buf_lit(&b, "]}");
     api_respond(req, 200, NULL, b.data, b.len);
     json_buf_free(&b);
 }

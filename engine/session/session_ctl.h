@@ -25,6 +25,7 @@ struct session_params {
     pid_t init_pid;                 /* host pid */
     pid_t owner_pid;                /* 0 with --detach */
     struct proxy *proxy;            /* the egress proxy, NULL without a network namespace */
+    struct port_relay *ports;       /* host ports and published ports, NULL without one */
     void (*on_ended)(void *ctx);    /* init is gone: the controller may exit */
     void *ctx;
 };
@@ -50,6 +51,13 @@ void session_op_stop_job(struct session *s, struct api_request *req, long pid);
 void session_op_cancel_turn(struct session *s, struct api_request *req, const char *turn);
 void session_op_stop_session(struct session *s, struct api_request *req);
 void session_op_approvals(struct session *s, struct api_request *req);
+/* POST /v1/ports, DELETE /v1/ports/PORT (port_relay.h). host_addr NULL: 127.0.0.1; host_port
+ * -1: the same as port. */
+void session_op_publish(struct session *s, struct api_request *req, const char *host_addr, long host_port,
+                        long port);
+void session_op_unpublish(struct session *s, struct api_request *req, long port);
+/* port_relay's inside_connect for the session's init (ctx: the session). */
+int session_connect_inside(void *ctx, unsigned id, unsigned port);
 /* GET /v1/approvals?watch=1: subscribe req as an approver (session_approvers.c). */
 void session_op_watch_approvals(struct session *s, struct api_request *req);
 /* by: who answered, as the settled events say it (NULL: "api"). */

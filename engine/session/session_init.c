@@ -1,5 +1,6 @@
 /* session_init.c — see session_init.h. One poll over the signalfd and the controller's socket;
- * nothing blocks in between but the vfork of a command (until its exec). */
+ * nothing blocks in between but the vfork of a command (until its exec). Before each command,
+ * each readonly_in_workspace path created since the session started is bound read-only. */
 #include "session/session_init.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,9 +19,11 @@
 #include <unistd.h>
 
 #include "sandbox/command.h"
+#include "sandbox/mount_ops.h"
 #include "session/fresh_sandbox.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "session/session_wire.h"
 
 /* The pids of the commands' bash processes (and fresh sandboxes) still running: their end is
@@ -89,10 +93,68 @@ static char *find_bash(const struct sandbox_config *cfg)
     return found;
 }
 
+/* The workspace's readonly_in_workspace paths, every entry of the profile's list, that did not
+ * exist when the view was built: a command of this session may create one (mkdir .cordon,
+ * .claude/settings.json, .vscode/tasks.json), and the host later trusts or runs what it holds
+ * (cordon trust, the next git commit, the next editor or agent session). Each that has
+ * appeared is bound read-only in the session's mount namespace before the next command
+ * starts. A process already running with a descriptor open inside it keeps what that allows. */
+struct late_ro {
+    bool *done;                 /* per readonly_in_workspace entry: bound, or nothing to do */
+    size_t n;
+};
+
+static void late_ro_init(const struct sandbox_config *cfg, struct late_ro *l)
+{
+    l->n = cfg->readonly_in_workspace.len;
+    l->done = calloc(l->n + 1, sizeof *l->done);
+    if (!l->done)
+        _exit(CORDON_EXIT_SETUP);
+    for (size_t i = 0; i < l->n; i++) {
+        char *p = xasprintf("%s/%s", cfg->workspace, cfg->readonly_in_workspace.items[i]);
+        struct stat st;
+        /* Existing ones the view bound (fsview.c); a read-only workspace needs nothing. */
+        l->done[i] = cfg->workspace_readonly || (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode));
+        free(p);
+    }
+}
+
+/* Bind each that has appeared since. -1 when one cannot be: then the command is not started
+ * (its exec fails with EROFS). */
+static int late_ro_apply(const struct sandbox_config *cfg, struct late_ro *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->done[i])
+            continue;
+        char *p = xasprintf("%s/%s", cfg->workspace, cfg->readonly_in_workspace.items[i]);
+        struct stat st;
+        int r = 0;
+        if (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode)) { /* a link: trust refuses it anyway */
+            char err[512];
+            struct mnt_err e = {err, sizeof err};
+            r = mnt_bind_readonly(&e, p);
+            if (r == 0)
+                l->done[i] = true;
+        }
+        free(p);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static void spawn(int ctl, const struct init_ready *ready, struct leaders *leaders,
-                  const struct sw_msg *req, char *command, const int fds[2])
+                  struct late_ro *late, const struct sw_msg *req, char *command, const int fds[2])
 {
     struct sw_msg reply = {.tag = SW_STARTED, .id = req->id};
+    if (late_ro_apply(&ready->cfg, late) < 0) { /* fail closed: nothing runs unprotected */
+        for (int i = 0; i < 2; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        reply.pid = -EROFS;
+        (void)sw_send(ctl, &reply, NULL, 0, NULL, 0);
+        return;
+    }
     static char *bash;
     static char dash_c[] = "-c";
     if (!bash)
@@ -139,6 +201,30 @@ static void signal_group(int ctl, const struct sw_msg *req)
     else if (kill(-req->pid, req->value) < 0)
         reply.value = -errno;
     (void)sw_send(ctl, &reply, NULL, 0, NULL, 0);
+}
+
+/* A published port's connection: a socket connecting to the sandbox's 127.0.0.1:port, passed
+ * back at once (never waited for here: the controller sees the connect through). */
+static void connect_inside(int ctl, const struct sw_msg *req)
+{
+    struct sw_msg reply = {.tag = SW_CONNECTED, .id = req->id};
+    int fd = -1;
+    if (req->value < 1 || req->value > 65535) {
+        reply.pid = -EINVAL;
+    } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+        reply.pid = -errno;
+    } else {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)req->value),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
+            reply.pid = -errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    (void)sw_send(ctl, &reply, NULL, 0, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
+    if (fd >= 0)
+        close(fd);
 }
 
 /* Reap every zombie; report the commands' ends. true when init has no child left. */
@@ -198,6 +284,8 @@ void session_init_main(const struct init_params *p)
         close(null);
     }
     struct leaders leaders = {0};
+    struct late_ro late;
+    late_ro_init(&ready.cfg, &late);
     static char command[SW_MAX_COMMAND + 1];
     struct pollfd pfd[2] = {{.fd = ready.sfd, .events = POLLIN}, {.fd = p->ctl_sock, .events = POLLIN}};
     for (;;) {
@@ -223,12 +311,15 @@ void session_init_main(const struct init_params *p)
         case SW_SPAWN:
             command[len] = '\0';
             if ((size_t)len == strlen(command) && len > 0) {
-                spawn(p->ctl_sock, &ready, &leaders, &m, command, fds);
+                spawn(p->ctl_sock, &ready, &leaders, &late, &m, command, fds);
                 continue;
             }
             break;
         case SW_SIGNAL:
             signal_group(p->ctl_sock, &m);
+            break;
+        case SW_CONNECT:
+            connect_inside(p->ctl_sock, &m);
             break;
         default:
             break;

@@ -33,6 +33,7 @@
 #include "controller/controller_setup.h"
 #include "controller/run_options.h"
 #include "policy/lua_host.h"
+#include "proxy/port_relay.h"
 #include "proxy/proxy.h"
 #include "sandbox/init.h"
 #include "sandbox/sandbox_config.h"
@@ -52,6 +53,7 @@ struct controller {
     int ctl, sfd, owner_fd;
     struct ev_io sig_w, owner_w;
     struct proxy *proxy;
+    struct port_relay *ports; /* host ports and published ports (with a network namespace) */
     struct api_server *api;
     struct session *session;
     bool ended;
@@ -120,11 +122,13 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
     session_shut_down(c->session, "its owner exited");
 }
 
-/* Wait for the fds init hands over (proxy listeners), then ping it: a reply means init
- * finished its set-up and serves the socket. -1 when init failed (it said why). */
-static int wait_for_init(struct controller *c, bool want_proxy, int *http_fd, int *socks_fd)
+/* Wait for the fds init hands over (proxy listeners, host ports' listeners), then ping it: a
+ * reply means init finished its set-up and serves the socket. -1 when init failed (it said
+ * why). */
+static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports, int *http_fd, int *socks_fd)
 {
-    for (int expected = want_proxy ? 2 + controller_extra_listeners() : 0; expected > 0; expected--) {
+    for (int expected = want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0; expected > 0;
+         expected--) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
         if (fd < 0)
@@ -133,6 +137,11 @@ static int wait_for_init(struct controller *c, bool want_proxy, int *http_fd, in
             *http_fd = fd;
         else if (tag == INIT_MSG_SOCKS_LISTENER)
             *socks_fd = fd;
+        else if ((tag == INIT_MSG_HOST_PORT || tag == INIT_MSG_HOST_PORT6) && c->ports &&
+                 port_relay_add_host_port(c->ports, fd) == 0)
+            continue;
+        else if (tag == INIT_MSG_HOST_PORT || tag == INIT_MSG_HOST_PORT6)
+            LOG_E("session", "a host port's listener cannot be served: its connections fail");
         else if (!controller_take_listener(tag, fd))
             close(fd);
     }
@@ -142,6 +151,14 @@ static int wait_for_init(struct controller *c, bool want_proxy, int *http_fd, in
         reply.tag != SW_SIGNALED)
         return -1;
     return 0;
+}
+
+/* A published port's connection into the sandbox, through the session's link to init (none
+ * arrives before the session exists: the loop runs only then). */
+static int connect_inside(void *ctx, unsigned id, unsigned port)
+{
+    struct controller *c = ctx;
+    return c->session ? session_connect_inside(c->session, id, port) : -EAGAIN;
 }
 
 static int block_signals(void)
@@ -154,6 +171,25 @@ static int block_signals(void)
     sigprocmask(SIG_BLOCK, &set, NULL);
     sigdelset(&set, SIGPIPE);
     return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* The session is over: say whether the memory limit killed anything in it (the session's
+ * log), make sure init is gone (it is killed when the session ends; nothing outlives it) and
+ * remove the cgroup. init_pid is this process's child, so no other process can have its pid
+ * until it is reaped here. */
+static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, pid_t init_pid)
+{
+    char oom[128];
+    controller_oom_line(cfg, cg, oom, sizeof oom);
+    if (oom[0])
+        LOG_W("session", "%s", oom);
+    if (waitpid(init_pid, NULL, WNOHANG) == 0) {
+        (void)kill(init_pid, SIGKILL);
+        (void)waitpid(init_pid, NULL, 0);
+    }
+    int r = cgroup_remove(cg);
+    if (r < 0)
+        LOG_W("limits", "cannot remove the session's cgroup %s: %s", cg->dirs[0], strerror(-r));
 }
 
 /* The controller, in the forked child. Returns the exit status of the controller process. */
@@ -200,19 +236,38 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     c->init_pid = pid;
     c->ctl = sp[0];
 
+    /* The session's sandbox (init, every exec, the fresh sandboxes init forks for
+     * exec_per_command) shares one cgroup, entered before init has its configuration. */
+    struct controller_cgroup cgroup = {0};
     int r = controller_resolve(flags, cwd, &cfg, err, sizeof err);
+    bool have_cgroup = false;
+    if (r == 0 && (r = controller_cgroup(&cfg, &cgroup, err, sizeof err)) >= 0) {
+        have_cgroup = r > 0;
+        r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
+    }
     if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
         (r = controller_compile_network(c->ctl, err, sizeof err)) == 0)
         r = controller_send_filter(c->ctl, &cfg, &prog, err, sizeof err);
     int http_fd = -1, socks_fd = -1;
-    if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, &http_fd, &socks_fd) < 0)
+    if (r == 0 && !cfg.net_unrestricted) {
+        char session_word[] = "session";
+        char *label[] = {session_word, (char *)c->name, NULL};
+        c->ports = port_relay_new(&c->loop, label);
+        port_relay_set_inside(c->ports, connect_inside, c);
+    }
+    if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports, &http_fd, &socks_fd) < 0)
         r = -2; /* init said why */
+    if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
+        r = -1;
     if (r < 0) {
         (void)kill(pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);
+        if (have_cgroup)
+            (void)cgroup_remove(&cgroup.cg);
         unlink(c->socket_path);
         if (r == -1)
             fprintf(stderr, "cordon: %s\n", err);
+        port_relay_free(c->ports);
         return CORDON_EXIT_SETUP;
     }
     sc_program_free(&prog);
@@ -230,7 +285,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     (void)setsockopt(c->ctl, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     struct session_params sp_ = {.name = c->name, .socket_path = c->socket_path,
                                  .state_path = c->state_path, .cfg = &cfg, .ctl = c->ctl,
-                                 .init_pid = pid, .owner_pid = owner, .proxy = c->proxy,
+                                 .init_pid = pid, .owner_pid = owner, .proxy = c->proxy, .ports = c->ports,
                                  .on_ended = on_session_ended,
                                  .ctx = c};
     c->session = session_new(&c->loop, &sp_);
@@ -256,6 +311,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         int n = ev_run_once(&c->loop, -1);
         if (c->proxy)
             proxy_after_round(c->proxy);
+        port_relay_after_round(c->ports);
         api_server_after_round(c->api);
         session_after_round(c->session);
         if (n < 0 && n != -EINTR) {
@@ -264,12 +320,17 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
             break;
         }
     }
+    /* The published ports go before the socket does: once session stop sees the session gone,
+     * nothing listens on the host for it. */
+    port_relay_close_all(c->ports);
     /* Let the last answers (the stop request's among them) go out. */
     for (int i = 0; i < 20; i++) {
         api_server_after_round(c->api);
         if (ev_run_once(&c->loop, 5) <= 0)
             break;
     }
+    if (have_cgroup) /* before the log is looked at: it may say something */
+        remove_cgroup(&cfg, &cgroup.cg, pid);
     unlink(c->socket_path);
     unlink(c->state_path);
     struct stat st;
@@ -277,6 +338,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         unlink(c->log_path); /* the controller had nothing to say */
     api_server_stop(c->api);
     session_free(c->session);
+    port_relay_free(c->ports);
     proxy_free(c->proxy);
     lh_close();
     sandbox_config_free(&cfg);

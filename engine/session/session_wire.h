@@ -7,6 +7,11 @@
  *   SW_SIGNAL pgid, signal (0: probe), seq         SW_SIGNALED seq, pgid, 0 / -ESRCH / -EINVAL
  *   SW_SHUTDOWN grace_ms                           SW_EXITED  pid, wait status (a command's bash)
  *                                                  SW_GONE    pid: a fresh sandbox (SW_FRESH) ended
+ *   SW_CONNECT id, port                            SW_CONNECTED id, 0 or -errno; fd: a socket
+ *                                                  connected (or connecting) to 127.0.0.1:port
+ *
+ * SW_CONNECT carries a published port's connection into the sandbox: the controller cannot
+ * connect in the sandbox's network namespace, init can; only to 127.0.0.1, never elsewhere.
  *
  * Init answers SW_SIGNAL for groups only: kill(-pgid, sig), never pid 0, 1 or their negatives.
  * SW_SHUTDOWN (or the controller's end of the socket closing) makes init TERM everything in the
@@ -24,6 +29,8 @@ enum sw_tag {
     SW_SIGNALED = 'k',
     SW_EXITED = 'e',
     SW_GONE = 'g',
+    SW_CONNECT = 'C',
+    SW_CONNECTED = 'c',
 };
 
 #define SW_BACKGROUND 1u   /* SW_SPAWN flag: log to $TMPDIR/cordon/processes/PID.log */
@@ -34,10 +41,12 @@ struct sw_msg {
     uint8_t tag;
     uint8_t flags;
     uint16_t pad;
-    uint32_t id;          /* SPAWN/STARTED: the controller's job id; SIGNAL/SIGNALED: seq */
-    int32_t pid;          /* STARTED/EXITED: pid or -errno; SIGNAL(ED): the group */
+    uint32_t id;          /* SPAWN/STARTED: the controller's job id; SIGNAL/SIGNALED: seq;
+                           * CONNECT/CONNECTED: the connection's */
+    int32_t pid;          /* STARTED/EXITED: pid or -errno; SIGNAL(ED): the group;
+                           * CONNECTED: 0 or -errno */
     int32_t value;        /* SIGNAL: signal; SIGNALED: result; EXITED: wait status;
-                           * SHUTDOWN: grace in ms; SPAWN: payload length */
+                           * SHUTDOWN: grace in ms; SPAWN: payload length; CONNECT: port */
 };
 
 /* Send msg with payload (may be NULL/0) and nfds descriptors (0..2). 0 or -errno. */

@@ -2,16 +2,22 @@
  * test drives the event loop while a forked client speaks raw HTTP/1.1 to it. Covers complete
  * answers given inside the handler and later from a timer, streams (chunked), keep-alive and
  * pipelining, HEAD, requests MHD refuses itself, bodies at and over 1 MiB, clients that leave
- * mid-stream, stopping with requests in flight, start-up failures, and (as root) the peer-uid
- * refusal. After each test no fd of the server's is left open. Every wait is bounded: the loop
+ * mid-stream, stopping with requests in flight, start-up failures, and the peer checks: (as
+ * root) another uid; a client in another user namespace; one that connected from another user
+ * namespace and exited, its connection kept by a child, its pid then given (as root, clone3's
+ * set_tid) to a host process before the child asks. After each test no fd of the server's is left open. Every wait is bounded: the loop
  * runs for a fixed budget, the client has its own alarm() and socket timeouts, and the harness
  * kills the whole test after its deadline. Under ASan the test checks for leaks itself, since
  * the harness ends each test with _exit. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/sched.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -859,6 +865,110 @@ static void test_peer_uid_refused(void)
     teardown();
 }
 
+/* A client in another user namespace (as inside a sandbox): refused, whatever it asks. */
+static void client_other_userns(void)
+{
+    alarm(10);
+    signal(SIGPIPE, SIG_IGN);
+    if (unshare(CLONE_NEWUSER) < 0) {
+        fprintf(stderr, "  unshare(CLONE_NEWUSER): %s\n", strerror(errno));
+        _exit(2);
+    }
+    struct client c;
+    memset(&c, 0, sizeof c);
+    c.fd = connect_to(sock_path, false);
+    struct http_resp r;
+    get(&c, "/sync", &r);
+    CHECK_EQ_INT(r.status, 403);
+    CHECK_STR_CONTAINS(r.body, "not driven from inside a sandbox");
+    free(r.body);
+}
+
+static void test_peer_other_userns_refused(void)
+{
+    setup();
+    run_client(client_other_userns);
+    CHECK_EQ_INT(st.handled, 0);
+    teardown();
+}
+
+/* The client that connects from another user namespace, hands its connection to a child and
+ * exits, so that its pid can be given to a host process before the child sends a request. */
+static int go_pipe[2], pid_pipe[2];
+
+static void client_exits_keeps_connection(void)
+{
+    alarm(10);
+    signal(SIGPIPE, SIG_IGN);
+    if (unshare(CLONE_NEWUSER) < 0) {
+        fprintf(stderr, "  unshare(CLONE_NEWUSER): %s\n", strerror(errno));
+        _exit(2);
+    }
+    struct client c;
+    memset(&c, 0, sizeof c);
+    c.fd = connect_to(sock_path, false);
+    pid_t b = fork();
+    CHECK(b >= 0);
+    if (b == 0) { /* keeps the connection; asks once the connector's pid is a host process's */
+        char x;
+        CHECK(read(go_pipe[0], &x, 1) == 1);
+        struct http_resp r;
+        get(&c, "/sync", &r);
+        CHECK_EQ_INT(r.status, 403);
+        free(r.body);
+        _exit(0);
+    }
+    CHECK(write(pid_pipe[1], &b, sizeof b) == (ssize_t)sizeof b);
+}
+
+/* A host process (in our user namespace) with exactly this pid, or -1 (clone3's set_tid needs
+ * CAP_SYS_ADMIN, and the pid must be free). It waits to be killed. */
+static pid_t host_process_with_pid(pid_t pid)
+{
+    struct clone_args args = {.exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)&pid,
+                              .set_tid_size = 1};
+    long r = syscall(SYS_clone3, &args, sizeof args);
+    if (r == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a test that failed before the kill */
+        for (;;)
+            pause();
+    }
+    return r < 0 ? -1 : (pid_t)r;
+}
+
+static void test_peer_gone_pid_reused_refused(void)
+{
+    setup();
+    CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0); /* the child comes back to us */
+    CHECK(pipe2(go_pipe, O_CLOEXEC) == 0 && pipe2(pid_pipe, O_CLOEXEC) == 0);
+    fflush(NULL);
+    pid_t a = fork();
+    CHECK(a >= 0);
+    if (a == 0) {
+        client_exits_keeps_connection();
+        _exit(0);
+    }
+    drive_until_exit(a); /* connected (and the server accepted, or not yet), then exited */
+    pid_t b = -1;
+    CHECK(read(pid_pipe[0], &b, sizeof b) == (ssize_t)sizeof b);
+    pid_t host = host_process_with_pid(a);
+    if (host < 0)
+        printf("# peer_gone_pid_reused_refused: pid %d not reused (%s); the gone peer is still "
+               "checked\n", (int)a, strerror(errno));
+    else
+        CHECK_EQ_INT(host, a);
+    CHECK(write(go_pipe[1], "g", 1) == 1);
+    drive_until_exit(b);
+    if (host > 0) {
+        kill(host, SIGKILL);
+        waitpid(host, NULL, 0);
+    }
+    CHECK_EQ_INT(st.handled, 0); /* a host process's pid never made the old peer a host client */
+    close(go_pipe[0]), close(go_pipe[1]), close(pid_pipe[0]), close(pid_pipe[1]);
+    CHECK(prctl(PR_SET_CHILD_SUBREAPER, 0) == 0);
+    teardown();
+}
+
 static void test_start_failure(void)
 {
     struct ev_loop loop;
@@ -891,4 +1001,6 @@ TEST_MAIN({"sync_response", test_sync_response},
           {"client_gone_mid_stream", test_client_gone_mid_stream},
           {"stop_with_requests_in_flight", test_stop_with_requests_in_flight},
           {"peer_uid_refused", test_peer_uid_refused},
+          {"peer_other_userns_refused", test_peer_other_userns_refused},
+          {"peer_gone_pid_reused_refused", test_peer_gone_pid_reused_refused},
           {"start_failure", test_start_failure})

@@ -26,6 +26,13 @@ static void test_round_trip(void)
     a.rlimits[0] = (struct sandbox_rlimit){RLIMIT_CORE, 0, 0};
     a.rlimits[1] = (struct sandbox_rlimit){RLIMIT_NOFILE, 1024, RLIM_INFINITY};
     a.n_rlimits = 2;
+    str_list_push(&a.protected_paths, "/home/dev/.config/cordon");
+    a.host_ports[0] = 5432;
+    a.host_ports[1] = 6379;
+    a.n_host_ports = 2;
+    a.net_transparent = NET_TRANSPARENT_REQUIRED;
+    a.tmp_size = 2ULL << 30;
+    a.shm_size = 512ULL << 20;
     int fd = memfd_create("cfg", MFD_CLOEXEC);
     CHECK(fd >= 0);
     CHECK_EQ_INT(config_wire_write(fd, &a), 0);
@@ -38,6 +45,10 @@ static void test_round_trip(void)
     CHECK(str_list_contains(&b.env, "EMPTY="));
     CHECK_EQ_INT(b.n_rlimits, 2);
     CHECK(b.rlimits[1].hard == RLIM_INFINITY && b.rlimits[1].soft == 1024);
+    CHECK(b.protected_paths.len == 1 && strcmp(b.protected_paths.items[0], "/home/dev/.config/cordon") == 0);
+    CHECK(b.n_host_ports == 2 && b.host_ports[0] == 5432 && b.host_ports[1] == 6379);
+    CHECK(b.net_transparent == NET_TRANSPARENT_REQUIRED);
+    CHECK(b.tmp_size == a.tmp_size && b.shm_size == a.shm_size);
     sandbox_config_free(&a);
     sandbox_config_free(&b);
 }

@@ -8,7 +8,11 @@ local M = {}
 -- Kinds: "string", "boolean", "number" (>= 0), "integer" (>= 0), "list" (array of non-empty
 -- strings; merge appends), "abslist" (list of absolute paths), "strmap" (string -> string;
 -- merge by key), "rlimit" (integer >= 0, "unlimited", or { soft, hard }), "duration" (seconds as
--- a number, or "30s", "5m", "1h"), "name" (a profile name), "transparent" (true, false or
+-- a number, or "30s", "5m", "1h"), "name" (a profile name), "size" (bytes > 0: an integer, or
+-- "512K", "512M", "2G", "1T"), "size_or_unlimited" (a size or "unlimited"), "pids" (an integer
+-- >= 1 or "unlimited"), "portlist" (a list of TCP ports 1-65535 but the sandbox proxy's own
+-- 18080 and 18081; merge appends), "home" ("overlay", "readonly" or "tmpfs"), "depth" (an
+-- integer 1 to 16: levels a scan goes below its roots), "transparent" (true, false or
 -- "required": network.transparent). A nested table is a sub-schema.
 M.schema = {
     description = "string",
@@ -16,11 +20,14 @@ M.schema = {
     name = "name",
     workspace = "string",
     workspace_readonly = "boolean",
+    allow_home_workspace = "boolean",
+    home = "home",
     writable = "list",
     hidden = "list",
     readonly_in_workspace = "list",
     network = { allow = "list", deny = "list", loopback = "boolean", unrestricted = "boolean",
-                ask = "boolean", wildcard_special = "boolean", transparent = "transparent" },
+                ask = "boolean", wildcard_special = "boolean", host_ports = "portlist",
+                transparent = "transparent" },
     allow_docker = "boolean",
     run_binds = "abslist",
     seccomp = { block_unix_sockets = "boolean", deny = "list" },
@@ -31,6 +38,8 @@ M.schema = {
     session = { exec_per_command = "boolean", grace = "number", max_background = "integer",
                 log_cap = "integer" },
     capture = { head = "integer", tail = "integer" },
+    limits = { pids = "pids", memory = "size_or_unlimited", tmp_size = "size", shm_size = "size" },
+    root_only = { hide = "boolean", scan = "abslist", depth = "depth", visible = "abslist" },
     json = "boolean",
 }
 
@@ -99,6 +108,51 @@ checks.transparent = function(v)
     if type(v) == "boolean" or v == "required" then return end
     return 'expected true, false or "required"'
 end
+-- The size syntax lua_conv.c parses too (K, M, G, T: powers of 1024), 1 byte to 1 PiB.
+local size_units = { [""] = 1, K = 2 ^ 10, M = 2 ^ 20, G = 2 ^ 30, T = 2 ^ 40 }
+local function size_ok(v)
+    if math.type(v) == "integer" then return v > 0 and v <= 2 ^ 50 end
+    if type(v) ~= "string" then return false end
+    local n, unit = v:match("^(%d+)([KMGT]?)$")
+    if not n then return false end
+    local bytes = tonumber(n) * size_units[unit]
+    return bytes > 0 and bytes <= 2 ^ 50
+end
+checks.size = function(v)
+    if not size_ok(v) then return "expected a size, 1 byte to 1 PiB: bytes, or \"512M\", \"2G\" (K, M, G, T)" end
+end
+checks.size_or_unlimited = function(v)
+    if v ~= "unlimited" and not size_ok(v) then
+        return "expected a size, 1 byte to 1 PiB (bytes, or \"512M\", \"2G\"), or \"unlimited\""
+    end
+end
+checks.pids = function(v)
+    if v == "unlimited" then return end
+    if math.type(v) ~= "integer" or v < 1 then return "expected an integer >= 1 or \"unlimited\"" end
+end
+-- The ports the sandbox's own services hold inside (the egress proxy's HTTP and SOCKS5 listeners).
+M.RESERVED_PORTS = { [18080] = "the sandbox proxy's HTTP port", [18081] = "the sandbox proxy's SOCKS5 port" }
+checks.portlist = function(v)
+    if not is_list(v) then return "expected a list of ports" end
+    if #v > 32 then return "at most 32 ports" end
+    for i, p in ipairs(v) do
+        if math.type(p) ~= "integer" or p < 1 or p > 65535 then
+            return ("item %d: expected a port 1-65535, got %s"):format(i, tostring(p)), true
+        end
+        if M.RESERVED_PORTS[p] then
+            return ("port %d is %s inside the sandbox: it cannot also be the host's"):format(
+                p, M.RESERVED_PORTS[p]), true
+        end
+    end
+end
+checks.depth = function(v)
+    if math.type(v) ~= "integer" or v < 1 or v > 16 then return "expected an integer, 1 to 16" end
+end
+checks.home = function(v)
+    if v ~= "overlay" and v ~= "readonly" and v ~= "tmpfs" then
+        return 'expected "overlay", "readonly" or "tmpfs"'
+    end
+end
 checks.abslist = function(v)
     local e = checks.list(v)
     if e then return e end
@@ -141,8 +195,8 @@ function M.validate(t, schema, prefix)
             local kp, msg = M.validate(v, kind, path)
             if kp then return kp, msg end
         else
-            local msg = checks[kind](v)
-            if msg then return path, msg .. ", got " .. type_name(v) end
+            local msg, whole = checks[kind](v)
+            if msg then return path, whole and msg or (msg .. ", got " .. type_name(v)) end
         end
     end
     return nil
@@ -180,7 +234,7 @@ function M.merge(base, over, schema)
     local out = copy(base) or {}
     for k, v in pairs(over or {}) do
         local kind = schema[k]
-        if (kind == "list" or kind == "abslist") and type(out[k]) == "table" then
+        if (kind == "list" or kind == "abslist" or kind == "portlist") and type(out[k]) == "table" then
             local seen = {}
             for _, s in ipairs(out[k]) do seen[s] = true end
             for _, s in ipairs(v) do

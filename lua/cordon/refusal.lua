@@ -349,6 +349,41 @@ function M.sudo_refusal(line)
     return nil
 end
 
+-- ---- nested sandboxes ----------------------------------------------------------------------
+
+-- A tool's own line when it could not make a namespace (a sandbox of its own) inside this one:
+-- seccomp refuses unshare/setns and clone with CLONE_NEWUSER, so every such tool fails here. The
+-- tools' own advice (a host sysctl, a newer kernel) is wrong inside a sandbox: the host allows
+-- user namespaces, this sandbox refuses nesting them. { pattern, who, what to do instead }.
+M.nested_patterns = {
+    { "^%s*cordon: already inside a cordon sandbox", "the inner `cordon run`",
+      "run the command itself, without it" },
+    { "No usable sandbox!", "Chromium's own sandbox",
+      "pass --no-sandbox to Chromium, or run it outside the sandbox" },
+    { "Failed to move to new namespace", "Chromium's own sandbox",
+      "pass --no-sandbox to Chromium, or run it outside the sandbox" },
+    { "The SUID sandbox helper binary was found, but is not configured correctly", "Chromium's own sandbox",
+      "pass --no-sandbox to Chromium, or run it outside the sandbox" },
+    { "^%s*unshare: unshare failed: Operation not permitted", "unshare", "run it outside the sandbox" },
+    { "^%s*bwrap: No permissions to creat[%a]* new namespace", "bubblewrap", "run it outside the sandbox" },
+    { "^%s*bwrap: Creating new namespace failed: Operation not permitted", "bubblewrap",
+      "run it outside the sandbox" },
+    { "^%s*bwrap: setting up uid map: Permission denied", "bubblewrap", "run it outside the sandbox" },
+    { "cannot clone: Operation not permitted", "a container runtime", "run it outside the sandbox" },
+}
+
+--- If line shows a tool refused a namespace of its own inside the sandbox: one sentence saying
+-- so and what to do, else nil.
+function M.nested_namespace(line)
+    for _, p in ipairs(M.nested_patterns) do
+        if line:find(p[1]) then
+            return ("the sandbox refuses nested sandboxes: %s cannot make its namespace inside it "
+                .. "(%s)"):format(p[2], p[3])
+        end
+    end
+    return nil
+end
+
 M.docker_default_socket = "/var/run/docker.sock"
 
 --- If line is the Docker client failing to reach its daemon: the socket path (or the default).

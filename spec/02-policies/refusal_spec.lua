@@ -198,6 +198,27 @@ describe("refusal hook, unit cases", function()
           stderr = "cp: cannot create regular file '/etc/big': Read-only file system\n" }, nil,
           { { "write", "/etc/big" } } },
         { "empty input", { command = "", exit_code = 0 }, nil, {} },
+        { "unshare -r", { command = "unshare -r true", exit_code = 1,
+          stderr = "unshare: unshare failed: Operation not permitted\n" }, nil, { { "nested-namespace" } } },
+        { "bwrap as root", { command = "bwrap --ro-bind / / true", exit_code = 1,
+          stderr = "bwrap: Creating new namespace failed: Operation not permitted\n" }, nil,
+          { { "nested-namespace" } } },
+        { "bwrap's unprivileged-userns advice", { command = "flatpak run org.x.App", exit_code = 1,
+          stderr = "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces. See <https://deb.li/bubblewrap> or <file:///usr/share/doc/bubblewrap/README.Debian.gz>.\n" },
+          nil, { { "nested-namespace" } } },
+        { "a nested cordon run", { command = "cordon run -- make", exit_code = 125,
+          stderr = "cordon: already inside a cordon sandbox, which refuses nested sandboxes: run the command itself, without the inner `cordon run`\n" },
+          nil, { { "nested-namespace" } } },
+        { "Chromium under a test runner, whatever the exit code", { command = "npx playwright test || true", exit_code = 0,
+          stderr = "[1201/101010.123456:FATAL:zygote_host_impl_linux.cc(128)] No usable sandbox! If you are running on Ubuntu 23.10+ or another Linux distro that has disabled unprivileged user namespaces with AppArmor, see https://chromium.googlesource.com/chromium/src/+/main/docs/security/apparmor-userns-restrictions.md. Otherwise see https://chromium.googlesource.com/chromium/src/+/main/docs/linux/suid_sandbox_development.md for more information on getting that working.\n" },
+          nil, { { "nested-namespace" } } },
+        { "nested lines of one command are one refusal", { command = "unshare -r true; bwrap --ro-bind / / true", exit_code = 1,
+          stderr = "unshare: unshare failed: Operation not permitted\nbwrap: Creating new namespace failed: Operation not permitted\n" },
+          nil, { { "nested-namespace" } } },
+        { "a log with an unshare line is data", { command = "cat ci.log; exit 1", exit_code = 1,
+          stdout = "unshare: unshare failed: Operation not permitted\n" }, nil, {} },
+        { "EPERM of another program is not a nested sandbox", { command = "kill 1", exit_code = 1,
+          stderr = "bash: kill: (1) - Operation not permitted\n" }, nil, {} },
     }
     for _, c in ipairs(cases) do
         it(c[1], function()
@@ -228,6 +249,18 @@ describe("refusal hook, unit cases", function()
         assert.are.equal("the sandbox refused a write to /etc/motd (read-only outside the workspace)",
             got[1].reason)
         assert.are.equal("touch: cannot touch '/etc/motd': Read-only file system", got[1].line)
+    end)
+
+    it("a nested-sandbox reason says the sandbox refuses nesting and what to do, not a sysctl", function()
+        local got = detect({ command = "chromium --headless", exit_code = 1, cwd = "/w", stdout = "",
+            stderr = "[0101/000000.000000:FATAL:zygote_host_impl_linux.cc(128)] No usable sandbox!\n" })
+        assert.are.equal("the sandbox refuses nested sandboxes: Chromium's own sandbox cannot make its "
+            .. "namespace inside it (pass --no-sandbox to Chromium, or run it outside the sandbox)", got[1].reason)
+        got = detect({ command = "unshare -r id", exit_code = 1, cwd = "/w", stdout = "",
+            stderr = "unshare: unshare failed: Operation not permitted\n" })
+        assert.are.equal("the sandbox refuses nested sandboxes: unshare cannot make its namespace inside "
+            .. "it (run it outside the sandbox)", got[1].reason)
+        assert.is_nil(got[1].reason:find("sysctl"))
     end)
 
     it("a very long output costs bounded work", function()

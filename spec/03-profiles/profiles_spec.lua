@@ -3,8 +3,9 @@
 local profile = require("cordon.profile")
 
 local root = os.getenv("CORDON_SOURCE_DIR") or "."
+local caller_home = "/home/u"
 local host = {
-    home = function() return "/home/u" end,
+    home = function() return caller_home end,
     exists = function() return false end,
     is_dir = function() return false end,
     is_socket = function() return false end,
@@ -52,13 +53,28 @@ describe("built-in profiles", function()
                              "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/root" } do
             assert.is_true(has(r.hidden, p), p)
         end
-        assert.are.same({ ".git/hooks", ".git/config", ".cordon" }, r.readonly_in_workspace)
+        for _, p in ipairs { ".git/hooks", ".git/config", ".cordon" } do
+            assert.is_true(has(r.readonly_in_workspace, p), p)
+        end
         for _, s in ipairs { "*PASSWORD*", "*_PWD", "*SECRET*", "*_KEY", "*_TOKEN", "*_PAT", "*_JWT*",
                              "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS" } do
             assert.is_true(has(r.env.strip, s), s)
         end
         assert.is_false(r.workspace_readonly)
         assert.is_false(r.escalation.ask_sandbox_off)
+    end)
+
+    it("coding holds agents' and editors' own configuration read-only in the workspace", function()
+        local r = profile.resolve("coding", load_profile)
+        for _, p in ipairs { ".claude", ".mcp.json", ".codex", ".cursor", ".gemini",
+                             ".vscode/tasks.json", ".vscode/settings.json", ".vscode/launch.json",
+                             ".idea/workspace.xml", ".idea/runConfigurations", ".devcontainer" } do
+            assert.is_true(has(r.readonly_in_workspace, p), p)
+        end
+        -- what a person runs deliberately stays writable: the workspace's trust bridge
+        for _, p in ipairs { "Makefile", "package.json", ".envrc", ".vscode", ".idea" } do
+            assert.is_false(has(r.readonly_in_workspace, p), p)
+        end
     end)
 
     it("coding hides the credential stores an attack review found readable", function()
@@ -104,6 +120,32 @@ describe("built-in profiles", function()
         end
     end)
 
+    it("coding's home is copy-on-write, strict's discarded, readonly's kept like coding's", function()
+        assert.are.equal("overlay", profile.resolve("coding", load_profile).home)
+        assert.are.equal("overlay", profile.resolve("ops", load_profile).home)
+        assert.are.equal("overlay", profile.resolve("readonly", load_profile).home)
+        assert.are.equal("tmpfs", profile.resolve("strict", load_profile).home)
+        assert.is_nil(profile.validate({ home = "readonly" }))
+        local kp, msg = profile.validate({ home = "writable" })
+        assert.are.equal("home", kp)
+        assert.truthy(msg:find("overlay", 1, true))
+    end)
+
+    it("root's home is a home like any other when it is the caller's: credentials hidden, not /root", function()
+        caller_home = "/root"
+        local ok_, r = pcall(profile.resolve, "coding", load_profile)
+        caller_home = "/home/u"
+        assert.is_true(ok_, r)
+        assert.is_false(has(r.hidden, "/root"))
+        for _, p in ipairs { "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
+                             "~/.kube", "~/.npmrc", "~/.pypirc", "~/.git-credentials",
+                             "~/.config/gcloud", "~/.azure" } do
+            assert.is_true(has(r.hidden, p), p)
+        end
+        -- another caller's profile still hides all of /root
+        assert.is_true(has(profile.resolve("strict", load_profile).hidden, "/root"))
+    end)
+
     it("readonly makes the workspace read-only", function()
         assert.is_true(profile.resolve("readonly", load_profile).workspace_readonly)
     end)
@@ -141,5 +183,106 @@ describe("coding: network rules", function()
         assert.is_nil(profile.validate({ network = { wildcard_special = true } }))
         assert.are.same({ "network.wildcard_special", "expected a boolean, got string" },
             { profile.validate({ network = { wildcard_special = "yes" } }) })
+    end)
+end)
+
+describe("root_only", function()
+    it("coding states the rule: hide what only root may read under /etc, /var, /root, ...", function()
+        local r = profile.resolve("coding", load_profile)
+        assert.is_true(r.root_only.hide)
+        assert.are.equal(3, r.root_only.depth)
+        for _, d in ipairs { "/etc", "/var", "/root", "/boot", "/opt", "/srv", "/usr/local/etc" } do
+            assert.is_true(has(r.root_only.scan, d), d)
+        end
+    end)
+
+    it("a profile extending coding appends scan roots and visible names", function()
+        local merged = profile.merge(profile.resolve("coding", load_profile),
+            { root_only = { scan = { "/var/tmp/x" }, visible = { "/etc/ssl/private" } } })
+        assert.is_true(has(merged.root_only.scan, "/etc"))
+        assert.is_true(has(merged.root_only.scan, "/var/tmp/x"))
+        assert.are.same({ "/var/tmp", "/etc/ssl/private" }, merged.root_only.visible)
+        assert.is_true(merged.root_only.hide)
+    end)
+
+    it("refuses bad values, naming the key", function()
+        local cases = {
+            { { hide = "yes" }, "root_only.hide", "expected a boolean" },
+            { { scan = { "etc" } }, "root_only.scan", "expected an absolute path" },
+            { { scan = "/etc" }, "root_only.scan", "expected a list of strings" },
+            { { visible = { "~/x" } }, "root_only.visible", "expected an absolute path" },
+            { { depth = 0 }, "root_only.depth", "expected an integer, 1 to 16" },
+            { { depth = 17 }, "root_only.depth", "expected an integer, 1 to 16" },
+            { { depth = 2.5 }, "root_only.depth", "expected an integer, 1 to 16" },
+            { { follow = true }, "root_only.follow", "unknown key" },
+        }
+        for _, c in ipairs(cases) do
+            local kp, msg = profile.validate({ root_only = c[1] })
+            assert.are.equal(c[2], kp)
+            assert.is_truthy(msg and msg:find(c[3], 1, true), tostring(msg))
+        end
+        assert.is_nil(profile.validate({ root_only = { hide = false, depth = 16, scan = {}, visible = { "/etc/x" } } }))
+    end)
+end)
+
+describe("limits", function()
+    it("coding bounds pids, /tmp and /dev/shm, and leaves memory unset", function()
+        local r = profile.resolve("coding", load_profile)
+        assert.are.same({ pids = 4096, tmp_size = "2G", shm_size = "512M" }, r.limits)
+    end)
+
+    it("strict lowers them and bounds memory; a profile may lift them by name", function()
+        local r = profile.resolve("strict", load_profile)
+        assert.are.same({ pids = 1024, memory = "8G", tmp_size = "1G", shm_size = "256M" }, r.limits)
+        assert.is_nil(profile.validate({ limits = { pids = "unlimited", memory = "unlimited" } }))
+    end)
+
+    it("accepts sizes as bytes or with K, M, G, T", function()
+        for _, v in ipairs { 1, 4096, "4096", "512K", "512M", "2G", "1T", "1024T" } do
+            assert.is_nil(profile.validate({ limits = { tmp_size = v } }), tostring(v))
+        end
+    end)
+
+    it("refuses bad values, naming the key", function()
+        local cases = {
+            { { pids = 0 }, "limits.pids", "expected an integer >= 1 or \"unlimited\", got integer" },
+            { { pids = 1.5 }, "limits.pids", "expected an integer >= 1 or \"unlimited\", got float" },
+            { { pids = "many" }, "limits.pids", "expected an integer >= 1 or \"unlimited\", got string" },
+            { { tmp_size = 0 }, "limits.tmp_size", "got integer" },
+            { { tmp_size = "0M" }, "limits.tmp_size", "got string" },
+            { { tmp_size = "2g" }, "limits.tmp_size", "got string" },
+            { { tmp_size = "2GB" }, "limits.tmp_size", "got string" },
+            { { tmp_size = "-1" }, "limits.tmp_size", "got string" },
+            { { tmp_size = "unlimited" }, "limits.tmp_size", "got string" }, -- tmpfs size=0 is no limit
+            { { shm_size = "2048T" }, "limits.shm_size", "got string" },    -- above 1 PiB
+            { { shm_size = true }, "limits.shm_size", "got boolean" },
+            { { memory = "lots" }, "limits.memory", "or \"unlimited\", got string" },
+            { { swap = "1G" }, "limits.swap", "unknown key" },
+        }
+        for _, c in ipairs(cases) do
+            local kp, msg = profile.validate({ limits = c[1] })
+            assert.are.equal(c[2], kp)
+            assert.is_truthy(msg and msg:find(c[3], 1, true), tostring(msg))
+        end
+    end)
+
+    it("a bad value is an error naming the file and the line", function()
+        local src = table.concat({
+            "return {",
+            "    extends = \"coding\",",
+            "    limits = {",
+            "        pids = 64,",
+            "        tmp_size = \"2 GB\",",
+            "    },",
+            "}",
+        }, "\n")
+        local function loader(name)
+            if name == "x" then return assert(load(src, "=mine", "t", {}))(), "/p/mine.lua", src end
+            return load_profile(name)
+        end
+        local ok, err = pcall(profile.resolve, "x", loader)
+        assert.is_false(ok)
+        assert.are.equal("/p/mine.lua:5: key 'limits.tmp_size': expected a size, 1 byte to 1 PiB: bytes, "
+            .. "or \"512M\", \"2G\" (K, M, G, T), got string", err)
     end)
 end)

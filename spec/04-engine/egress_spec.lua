@@ -713,3 +713,78 @@ end }
         assert.are.equal(9, refusals)
     end)
 end)
+
+-- After an error reply the proxy shuts its write side and drains what the client still sends
+-- (bounded) before it closes: a close with unread bytes would send a reset, which can destroy
+-- the reply before the client has read it.
+describe("egress: an error reply arrives whole", function()
+    after_each(h.cleanup)
+
+    -- Sends a 200 KB header line from a thread while reading the reply to its end of file.
+    local LINGER = [[
+import socket, threading
+s = socket.create_connection(("127.0.0.1", 18080), timeout=20)
+def feed():
+    try:
+        s.sendall(b"GET http://127.0.0.2:9/ HTTP/1.1\r\nHost: 127.0.0.2:9\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n")
+    except OSError:
+        pass
+t = threading.Thread(target=feed)
+t.start()
+got, err = b"", ""
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+except OSError as e:
+    err = " " + e.__class__.__name__
+t.join()
+head, _, body = got.partition(b"\r\n\r\n")
+cl = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+print(head.split(b"\r\n", 1)[0].decode() + (" whole" if cl and len(body) == cl[0] else " cut") + err)
+]]
+
+    it("a 200 KB header line gets its 431 intact, read by a client that keeps sending", function()
+        for _ = 1, 3 do
+            local r = ok(run(h.python .. " -c " .. h.quote(LINGER)))
+            assert.are.equal("HTTP/1.1 431 Request Header Fields Too Large whole\n", r.stdout, h.describe(r))
+        end
+    end)
+end)
+
+-- The proxy's record of what it refused is the evidence: one cordon line per refused
+-- destination, whatever the client printed (wget's "Proxy tunneling failed: Forbidden" and
+-- apt's "403  Forbidden [IP: 127.0.0.1 18080]" have no form the refusal patterns know).
+describe("egress: a line for every refused destination", function()
+    after_each(h.cleanup)
+
+    local function blocked_lines(r)
+        local got = {}
+        for dest, flag in r.stderr:gmatch("cordon: the sandbox's network policy blocked (%S+) %((%-%-network%-allow %S+) would allow it%)\n") do
+            got[#got + 1] = dest .. " " .. flag
+        end
+        table.sort(got)
+        return got
+    end
+
+    it("wget over https and http, twice to one destination: one line per destination", function()
+        if os.execute("command -v wget >/dev/null") ~= true then h.skip("wget is not installed") return end
+        local r = run("wget -q -O- https://127.0.0.2:8443/a; wget -q -O- https://127.0.0.2:8443/b; "
+            .. "wget -q -O- http://127.0.0.3:8080/")
+        assert.are.same({ "127.0.0.2:8443 --network-allow 127.0.0.2:8443",
+                          "127.0.0.3:8080 --network-allow 127.0.0.3:8080" }, blocked_lines(r), h.describe(r))
+    end)
+
+    it("apt-get update of a repository no rule allows (apt takes the proxy from http_proxy)", function()
+        if os.execute("command -v apt-get >/dev/null") ~= true then h.skip("apt-get is not installed") return end
+        local r = run([[d=$(mktemp -d); mkdir -p $d/lists/partial $d/cache/archives/partial
+echo "deb http://127.0.0.2:8089/debian stable main" > $d/s.list
+apt-get update -o Dir::Etc::SourceList=$d/s.list -o Dir::Etc::SourceParts=/dev/null \
+  -o Dir::State::Lists=$d/lists -o Dir::Cache=$d/cache -o APT::Sandbox::User=root \
+  -o Debug::NoLocking=1 -o Acquire::Retries=0]])
+        assert.are_not.equal(0, r.code)
+        assert.are.same({ "127.0.0.2:8089 --network-allow 127.0.0.2:8089" }, blocked_lines(r), h.describe(r))
+    end)
+end)

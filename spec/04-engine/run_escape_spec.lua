@@ -245,7 +245,7 @@ def probe(p):
         local before = h.tree(home .. "/.ssh")
         h.run_sh("mkdir -p .ssh; echo 'ssh-ed25519 AAAA evil' >> .ssh/authorized_keys; "
             .. "rm -rf .ssh; mkdir .ssh && echo 'ssh-ed25519 AAAA evil' > .ssh/authorized_keys",
-            { workspace = home, home = home })
+            { workspace = home, home = home, flags = { "--allow-home-workspace" } })
         assert.are.equal(before, h.tree(home .. "/.ssh"))
         assert.is_false(exists(home .. "/.ssh/authorized_keys"))
     end)

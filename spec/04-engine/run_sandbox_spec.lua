@@ -232,8 +232,9 @@ describe("cordon run: hidden paths", function()
         h.write_file(ws .. "/file", "x")
         local home = h.secret_home()
         local before = { h.tree(ws), h.tree(home), h.sh_ok("ls -a /etc"), h.sh_ok("ls -a /root") }
+        -- (cordon's own state, the home layer, lives outside this home: it is not hiding's)
         local r = h.run_sh('stat "$HOME/.ssh" /etc/shadow; ls -a "$HOME" /etc > /dev/null; true',
-            { workspace = ws, home = home })
+            { workspace = ws, home = home, env = { XDG_STATE_HOME = h.tmpdir() } })
         ok(r)
         local after = { h.tree(ws), h.tree(home), h.sh_ok("ls -a /etc"), h.sh_ok("ls -a /root") }
         assert.are.same(before, after)
@@ -243,14 +244,15 @@ describe("cordon run: hidden paths", function()
         local home = h.tmpdir()
         local ws = h.workspace()
         local before = { h.tree(home), h.tree(ws) }
-        local r = h.run_sh('stat "$HOME/.ssh" "$HOME/.netrc"', { workspace = ws, home = home })
+        local r = h.run_sh('stat "$HOME/.ssh" "$HOME/.netrc"',
+            { workspace = ws, home = home, env = { XDG_STATE_HOME = h.tmpdir() } })
         fails_with(r, "No such file or directory")
         assert.are.same(before, { h.tree(home), h.tree(ws) })
     end)
 
     it("~/.ssh stays hidden when the workspace is HOME", function()
         local home, marker = h.secret_home()
-        local r = h.run_sh("cat .ssh/id_rsa", { workspace = home, home = home })
+        local r = h.run_sh("cat .ssh/id_rsa", { workspace = home, home = home, flags = { "--allow-home-workspace" } })
         fails_with(r, "No such file or directory")
         assert.is_nil(r.stdout:match(marker))
     end)
@@ -570,5 +572,22 @@ describe("cordon run: terminals", function()
         local r = h.cordon({ "run", "--", "tty" })
         assert.are.equal(1, r.code, h.describe(r))
         assert.truthy(r.stdout:match("not a tty"), h.describe(r))
+    end)
+end)
+
+describe("cordon run: signals", function()
+    after_each(h.cleanup)
+
+    -- SIG_IGN survives fork and exec: a caller that ignores SIGPIPE (an MCP client, nohup, a
+    -- shell's trap) would hand that to every command, and `yes | head` would end in EPIPE.
+    it("a command starts with no signal ignored, even when its caller ignores SIGPIPE", function()
+        local outside = h.sh("trap '' PIPE; grep SigIgn /proc/self/status")
+        local ignored = tonumber(outside.stdout:match("SigIgn:%s+(%x+)"), 16)
+        assert.truthy(ignored and ignored & 0x1000 ~= 0, "the caller must ignore SIGPIPE\n" .. h.describe(outside))
+        local r = h.sh("trap '' PIPE; cd " .. h.quote(h.workspace()) .. " && exec " .. h.quote(h.bin) .. " run -- bash -c "
+            .. h.quote("grep SigIgn /proc/self/status; yes | head -c 1 >/dev/null; echo \"yes ended by $(kill -l ${PIPESTATUS[0]})\""))
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stdout:match("SigIgn:%s+0+\n"), h.describe(r))
+        assert.truthy(r.stdout:match("yes ended by PIPE"), h.describe(r))
     end)
 end)

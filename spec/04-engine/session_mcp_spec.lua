@@ -2,8 +2,9 @@
 -- with raw JSON-RPC lines (spec/fixtures/mcp/raw_client.py writes them and collects every
 -- line of stdout): framing, initialize and the revision negotiated, tools/list, run_command,
 -- a refused write, a background server and its log, the bounds on output and on a request,
--- the JSON-RPC errors (the server keeps serving after each), and the session of its own that
--- ends when stdin closes. mcp_sdk_spec.lua drives it with the official SDK's client.
+-- the JSON-RPC errors (the server keeps serving after each), the session of its own that
+-- ends when stdin closes, and a dev server published on the host (publish_port, curl from the
+-- host, unpublish_port). mcp_sdk_spec.lua drives it with the official SDK's client.
 -- Each case uses its own XDG_RUNTIME_DIR; waits are bounded, nothing is timed.
 local h = require("spec.helpers")
 local cjson = require("cjson")
@@ -112,7 +113,12 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
             assert.truthy(#t.description > 40, t.name)
         end
         assert.are.same({ "run_command", "start_background", "list_jobs", "read_log", "stop_job",
-            "cancel_turn", "session_status" }, names)
+            "cancel_turn", "session_status", "publish_port", "unpublish_port" }, names)
+        local publish = k.tools.result.tools[8]
+        assert.truthy(publish.description:find("127.0.0.1", 1, true), publish.description)
+        assert.truthy(publish.description:find("dev server", 1, true), publish.description)
+        assert.are.same({ "port" }, publish.inputSchema.required)
+        assert.are.same({ "port" }, k.tools.result.tools[9].inputSchema.required)
         assert.truthy(k.tools.result.tools[1].description:find("outside the workspace", 1, true))
 
         -- a non-zero exit is a normal result
@@ -325,6 +331,79 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.are.equal("", sockets(r.runtime), r.describe)
         local pid = math.tointeger(r.kept.status.result.structuredContent.pid)
         assert.is_false(h.is_controller(pid), "the session's controller is still there")
+    end)
+
+    it("publishes a dev server's port on the host, lists it, unpublishes it, and says refusals", function()
+        local ws = h.workspace()
+        local marker = "mcp-published-" .. h.token() .. ".txt"
+        h.write_file(ws .. "/" .. marker, "x\n")
+        local hp = tonumber(h.sh_ok(h.python .. " -c " .. h.quote("import socket; s=socket.socket(); "
+            .. "s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")))
+        local taken = h.server("http")
+        -- from the host; the first attempts may come before the listener inside is up
+        local curl = ("for i in $(seq 1 50); do curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:%d/ "
+            .. "&& exit 0; sleep 0.2; done; exit 1"):format(hp)
+        local r = drive({
+            init(1, "2025-11-25"), expect(1, "init"),
+            call(2, "start_background", { command = "python3 -u -m http.server 8000 --bind 127.0.0.1" }),
+            expect(2, "bg"),
+            { save = "pid", from = "bg", path = { "result", "structuredContent", "pid" } },
+            { poll = { name = "read_log", arguments = { pid = "${pid}" } }, as = "log", ["until"] = "Serving HTTP" },
+            call(3, "publish_port", { port = 8000, host_port = hp }), expect(3, "published"),
+            { spawn = curl, as = "fetched" }, { wait_spawned = "fetched" },
+            call(4, "session_status"), expect(4, "status"),
+            call(5, "publish_port", { port = 8000, host_port = hp }), expect(5, "again"),
+            call(6, "publish_port", { port = 8001, host_port = taken.port }), expect(6, "taken"),
+            call(7, "publish_port", { port = 0 }), expect(7, "bad_port"),
+            call(8, "publish_port", { port = 8002, host_port = 70000 }), expect(8, "bad_host_port"),
+            call(9, "publish_port", { port = 8002, host_addr = "not-an-ip" }), expect(9, "bad_addr"),
+            call(10, "unpublish_port", { port = 8000 }), expect(10, "unpublished"),
+            { spawn = ("curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:%d/"):format(hp), as = "gone" },
+            { wait_spawned = "gone" },
+            call(11, "unpublish_port", { port = 8000 }), expect(11, "not_published"),
+            call(12, "unpublish_port", {}), expect(12, "no_port"),
+            { close = true },
+        }, { cwd = ws })
+        local k = r.kept
+        assert.is_nil(r.error, r.describe)
+        local addr = "127.0.0.1:" .. hp
+        assert.is_false(k.published.result.isError, r.describe)
+        assert.are.equal(("sandbox port 8000 is published on the host at %s (open it at http://%s/ for a web server)\n")
+            :format(addr, addr), text(k.published))
+        local sc = k.published.result.structuredContent
+        assert.are.equal(8000, sc.port)
+        assert.are.equal(hp, sc.host_port)
+        assert.are.equal("127.0.0.1", sc.host_addr)
+        -- the host got the workspace's listing from the server in the sandbox
+        assert.are.equal(0, k.fetched.returncode, k.fetched.output)
+        assert.truthy(k.fetched.output:find(marker, 1, true), k.fetched.output)
+        local st = text(k.status)
+        assert.truthy(st:find("published ports:\n  8000 -> " .. addr, 1, true), st)
+        assert.truthy(st:find("host ports reachable inside: none\n", 1, true), st)
+        assert.are.equal(8000, k.status.result.structuredContent.ports[1].port)
+        -- the API's refusals are tool errors with its line
+        assert.is_true(k.again.result.isError, r.describe)
+        assert.truthy(text(k.again):find("^cordon: .*8000"), text(k.again))
+        assert.is_true(k.taken.result.isError, r.describe)
+        assert.truthy(text(k.taken):find("127.0.0.1:" .. taken.port .. " is taken on the host", 1, true), text(k.taken))
+        assert.is_true(k.bad_addr.result.isError, r.describe)
+        assert.truthy(text(k.bad_addr):find("^cordon: "), text(k.bad_addr))
+        -- bad arguments are refused before the session is asked
+        assert.is_true(k.bad_port.result.isError, r.describe)
+        assert.truthy(text(k.bad_port):find("port must be an integer from 1 to 65535", 1, true), text(k.bad_port))
+        assert.is_true(k.bad_host_port.result.isError, r.describe)
+        assert.truthy(text(k.bad_host_port):find("host_port must be an integer from 0 to 65535", 1, true),
+            text(k.bad_host_port))
+        assert.is_true(k.no_port.result.isError, r.describe)
+        assert.truthy(text(k.no_port):find("missing argument 'port'", 1, true), text(k.no_port))
+        -- unpublished: the host port is closed
+        assert.is_false(k.unpublished.result.isError, r.describe)
+        assert.are.equal("sandbox port 8000 is no longer published on the host\n", text(k.unpublished))
+        assert.is_true(k.unpublished.result.structuredContent.unpublished)
+        assert.are_not.equal(0, k.gone.returncode, k.gone.output)
+        assert.is_true(k.not_published.result.isError, r.describe)
+        assert.truthy(text(k.not_published):find("8000 is not published", 1, true), text(k.not_published))
+        assert.are.equal(0, r.returncode, r.describe)
     end)
 
     it("has a usage, and refuses options that do not fit", function()

@@ -1,0 +1,363 @@
+"""cordon.session — a cordon session from Python: start or attach, run commands, answer questions.
+
+Owns the Session class (the endpoints of docs/session-api.md as methods), BackgroundJob, where
+a session's socket is (socket_path) and how `cordon session start` is found and run.
+Uses cordon._http for the requests, cordon.types for the answers, and the `cordon` binary
+(PATH, CORDON_BIN or cordon_bin=) only to start a session.
+Must never: stop a session it attached to (only one it started, and only when asked or on
+leaving its `with` block), or run anything but `cordon session start` itself.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.parse
+from types import TracebackType
+from typing import Any, Callable, Deque, Dict, Generator, List, Mapping, Optional, Sequence, Type
+
+from ._http import Conn, Response, Transport
+from .errors import APIError, CordonError, SessionNotFound, StartError
+from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Job, Output,
+                    SessionInfo, Settled, Started, event_from_json)
+
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+_ANSWERS = ("once", "session", "deny")
+_SUN_PATH_MAX = 108  # sizeof(struct sockaddr_un.sun_path)
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise CordonError("invalid session name %r: 1 to 64 characters of A-Z a-z 0-9 _ . -, "
+                          "not starting with '.' or '-'" % (name,))
+
+
+def socket_dir(env: Optional[Mapping[str, str]] = None) -> str:
+    """$XDG_RUNTIME_DIR/cordon when XDG_RUNTIME_DIR is set (and not empty), else /tmp/cordon-UID."""
+    xdg = (os.environ if env is None else env).get("XDG_RUNTIME_DIR")
+    if xdg:
+        return os.path.join(xdg, "cordon")
+    return "/tmp/cordon-%d" % os.getuid()
+
+
+def socket_path(name: str, env: Optional[Mapping[str, str]] = None) -> str:
+    """The control socket of session NAME, as the CLI finds it."""
+    _check_name(name)
+    path = os.path.join(socket_dir(env), name + ".sock")
+    if len(os.fsencode(path)) >= _SUN_PATH_MAX:
+        raise CordonError("the socket path of session '%s' is too long for a Unix socket (set "
+                          "XDG_RUNTIME_DIR to a shorter directory): %s" % (name, path))
+    return path
+
+
+def find_cordon(cordon_bin: Optional[str] = None) -> str:
+    """cordon_bin, else $CORDON_BIN, else `cordon` on PATH."""
+    for candidate in (cordon_bin, os.environ.get("CORDON_BIN")):
+        if candidate:
+            return candidate
+    found = shutil.which("cordon")
+    if not found:
+        raise CordonError("cannot find the cordon binary: put it on PATH, set CORDON_BIN or pass cordon_bin=")
+    return found
+
+
+class BackgroundJob:
+    """A job started by Session.background: its `pid` (inside the sandbox), its `log` path (inside
+    the sandbox) and the session's `message`; logs(), stop() and info() act on it."""
+
+    def __init__(self, session: "Session", pid: int, log: str, message: str, command: str) -> None:
+        self.session = session
+        self.pid = pid
+        self.log = log
+        self.message = message
+        self.command = command
+
+    def __repr__(self) -> str:
+        return "BackgroundJob(pid=%d, log=%r)" % (self.pid, self.log)
+
+    def logs(self, tail: Optional[int] = None) -> str:
+        return self.session.logs(self.pid, tail=tail)
+
+    def stop(self) -> Job:
+        return self.session.stop(self.pid)
+
+    def info(self) -> Optional[Job]:
+        """This job as GET /v1/jobs lists it now (None once the session forgot it)."""
+        for j in self.session.jobs():
+            if j.pid == self.pid:
+                return j
+        return None
+
+
+class Session:
+    """One cordon session: Session.start(name, ...) starts one, Session.attach(name) connects to
+    a running one (from any process of the same user). Requests reuse one keep-alive connection;
+    a Session may be shared between threads (concurrent requests get connections of their own).
+
+    As a context manager it stops the session on exit if it started it, never one it attached to.
+    """
+
+    def __init__(self, name: str, path: Optional[str] = None, *, owned: bool = False) -> None:
+        self.name = name
+        self.socket_path = path or socket_path(name)
+        self.owned = owned
+        self._t = Transport(name, self.socket_path)
+
+    def __repr__(self) -> str:
+        return "Session(%r, socket=%r%s)" % (self.name, self.socket_path, ", owned" if self.owned else "")
+
+    # starting and attaching ------------------------------------------------------------------
+
+    @classmethod
+    def start(cls, name: str, *, workspace: Optional[str] = None, profile: Optional[str] = None,
+              network_allow: Sequence[str] = (), detach: bool = True, extra_args: Sequence[str] = (),
+              owner: Optional[int] = None, cordon_bin: Optional[str] = None,
+              env: Optional[Mapping[str, str]] = None, timeout: Optional[float] = 60) -> "Session":
+        """Runs `cordon session start NAME` and returns the session once it answers.
+
+        workspace defaults to the current directory; detach=False ties the session to this
+        process (it ends when this process exits), or to process `owner` (--owner PID). extra_args go to `session start` as they are
+        (e.g. ["--ask-sandbox-off", "--permission-timeout", "20s"]). env replaces the environment
+        of `cordon` (and decides the socket's directory through XDG_RUNTIME_DIR)."""
+        _check_name(name)
+        args = [find_cordon(cordon_bin), "session", "start", name]
+        if workspace is not None:
+            args += ["--workspace", os.fspath(workspace)]
+        if profile is not None:
+            args += ["--profile", profile]
+        if isinstance(network_allow, str):
+            network_allow = [network_allow]
+        for rule in network_allow:
+            args += ["--network-allow", rule]
+        if owner is not None:
+            args += ["--owner", str(int(owner))]
+        elif detach:
+            args.append("--detach")
+        args += list(extra_args)
+        path = socket_path(name, env)
+        # stderr to a file, not a pipe: the controller `session start` leaves running keeps
+        # its stderr, and a pipe would not reach its end until the session stops.
+        with tempfile.TemporaryFile() as err:
+            try:
+                p = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                   env=None if env is None else dict(env), timeout=timeout)
+            except FileNotFoundError:
+                raise CordonError("cannot run %s: no such file (set CORDON_BIN or pass cordon_bin=)" % args[0]) from None
+            except subprocess.TimeoutExpired:
+                raise CordonError("cordon session start %s did not return within %s s" % (name, timeout)) from None
+            err.seek(0)
+            stderr = err.read().decode("utf-8", "replace")
+        if p.returncode != 0:
+            lines = [ln for ln in stderr.splitlines() if ln.strip()]
+            msg = lines[-1] if lines else "cordon session start %s failed (exit %d)" % (name, p.returncode)
+            raise StartError(msg, p.returncode, stderr)
+        return cls(name, path, owned=True)
+
+    @classmethod
+    def attach(cls, name: str, *, socket: Optional[str] = None) -> "Session":
+        """Connects to running session NAME (e.g. one a detached worker started in another
+        process); raises SessionNotFound when none answers."""
+        s = cls(name, socket)
+        s.status()  # raises SessionNotFound when nobody answers
+        return s
+
+    def close(self) -> None:
+        """Closes the kept connection (the session keeps running)."""
+        self._t.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, et: Optional[Type[BaseException]], ev: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        try:
+            if self.owned:
+                try:
+                    self.stop_session()
+                except SessionNotFound:
+                    pass
+        finally:
+            self.close()
+
+    # the session ------------------------------------------------------------------------------
+
+    def status(self) -> SessionInfo:
+        return SessionInfo.from_json(self._t.json("GET", "/v1/session"))
+
+    def stop_session(self, wait: bool = True, timeout: float = 60) -> None:
+        """POST /v1/session/stop; with wait, returns once the session's socket is gone."""
+        try:
+            self._t.json("POST", "/v1/session/stop")
+        except APIError as e:
+            if e.status != 409:  # 409: already stopping
+                raise
+        self._t.close()
+        if not wait:
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not os.path.exists(self.socket_path):
+                return
+            try:
+                self._t.json("GET", "/v1/session")
+                self._t.close()
+            except (SessionNotFound, CordonError):
+                return
+            time.sleep(0.05)
+        raise CordonError("session '%s' did not stop within %s s" % (self.name, timeout))
+
+    # commands ---------------------------------------------------------------------------------
+
+    def stream(self, command: str, timeout: Optional[float] = None, turn: Optional[str] = None
+               ) -> Generator[Event, None, None]:
+        """POST /v1/exec: the command's events as they happen (Started, Output, ApprovalAsked,
+        Exit). Leaving the loop early closes the connection; the command keeps running."""
+        body: Dict[str, Any] = {"command": command}
+        if timeout is not None:
+            body["timeout"] = timeout
+        if turn is not None:
+            body["turn"] = turn
+        c, resp = self._t.open("POST", "/v1/exec", body)
+        return self._events(c, resp)
+
+    def _events(self, c: Conn, resp: Response) -> Generator[Event, None, None]:
+        for line in self._t.lines(c, resp):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                raise CordonError("session '%s' sent a line that is not JSON: %r" % (self.name, line[:200])) from None
+            if isinstance(d, dict):
+                yield event_from_json(d)
+
+    def exec(self, command: str, timeout: Optional[float] = None, turn: Optional[str] = None, *,
+             on_stdout: Optional[Callable[[str], None]] = None,
+             on_stderr: Optional[Callable[[str], None]] = None) -> ExecResult:
+        """Runs command (a `bash -c` string) in the session and waits for its end.
+
+        timeout: seconds, then TERM and KILL (result.timed_out). turn: a tag for cancel().
+        on_stdout/on_stderr get the output as it arrives. Questions about the command go to
+        the session's approvers (watch_approvals), not to this call: result.approvals and
+        result.settled say what was asked and how it ended."""
+        out, err = bytearray(), bytearray()
+        pid = 0
+        exit_ev: Optional[Exit] = None
+        approvals: List[Approval] = []
+        settled: List[Settled] = []
+        for ev in self.stream(command, timeout=timeout, turn=turn):
+            if isinstance(ev, Output):
+                if ev.stream == "stderr":
+                    err += ev.data
+                    if on_stderr is not None:
+                        on_stderr(ev.text)
+                else:
+                    out += ev.data
+                    if on_stdout is not None:
+                        on_stdout(ev.text)
+            elif isinstance(ev, Exit):
+                exit_ev = ev
+            elif isinstance(ev, ApprovalAsked):
+                approvals.append(ev.approval)
+            elif isinstance(ev, Settled):
+                settled.append(ev)
+            elif isinstance(ev, Started):
+                pid = ev.pid
+        if exit_ev is None:
+            raise CordonError("session '%s' ended the exec of %r before its exit event" % (self.name, command))
+        return ExecResult(command=command, pid=exit_ev.pid or pid, exit_code=exit_ev.exit_code,
+                          signal=exit_ev.signal, timed_out=exit_ev.timed_out, stopped=exit_ev.stopped,
+                          ran_outside=exit_ev.ran_outside, duration_ms=exit_ev.duration_ms,
+                          refusals=exit_ev.refusals, stdout_bytes=bytes(out), stderr_bytes=bytes(err),
+                          approvals=approvals, settled=settled, raw=exit_ev.raw)
+
+    def background(self, command: str, turn: Optional[str] = None) -> BackgroundJob:
+        """Starts command as a background job (its output to its log); 409 APIError when eight
+        are running already."""
+        body: Dict[str, Any] = {"command": command, "background": True}
+        if turn is not None:
+            body["turn"] = turn
+        d = self._t.json("POST", "/v1/exec", body)
+        return BackgroundJob(self, int(d.get("pid") or 0), str(d.get("log", "")), str(d.get("message", "")), command)
+
+    def jobs(self) -> List[Job]:
+        d = self._t.json("GET", "/v1/jobs")
+        return [Job.from_json(j) for j in d.get("jobs") or [] if isinstance(j, dict)]
+
+    def logs_bytes(self, pid: int, tail: Optional[int] = None) -> bytes:
+        """A background job's log as it is now; with tail, only its last `tail` lines."""
+        c, resp = self._t.open("GET", "/v1/jobs/%d/log" % int(pid))
+        if tail is None:
+            return self._t.read_body(c, resp)
+        if tail <= 0:
+            self._t.read_body(c, resp)
+            return b""
+        keep: Deque[bytes] = collections.deque(maxlen=tail)
+        partial = b""
+        while True:
+            chunk = self._t.read1(c, resp)
+            if not chunk:
+                break
+            parts = (partial + chunk).split(b"\n")
+            partial = parts.pop()
+            keep.extend(p + b"\n" for p in parts)
+        self._t.read_body(c, resp)
+        if partial:
+            keep.append(partial)
+        return b"".join(keep)
+
+    def logs(self, pid: int, tail: Optional[int] = None) -> str:
+        return self.logs_bytes(pid, tail).decode("utf-8", "replace")
+
+    def stop(self, pid: int) -> Job:
+        """Stops a job's process group (TERM, then KILL after the grace period); returns the job."""
+        return Job.from_json(self._t.json("POST", "/v1/jobs/%d/stop" % int(pid)))
+
+    def cancel(self, turn: str) -> List[int]:
+        """Stops every process group that commands of this turn started; returns their pids."""
+        d = self._t.json("POST", "/v1/turns/%s/cancel" % urllib.parse.quote(turn, safe=""))
+        return [int(p) for p in d.get("stopped") or []]
+
+    # approvals --------------------------------------------------------------------------------
+
+    def approvals(self) -> List[Approval]:
+        d = self._t.json("GET", "/v1/approvals")
+        return [Approval.from_json(a) for a in d.get("approvals") or [] if isinstance(a, dict)]
+
+    def answer(self, approval_id: int, answer: str, by: Optional[str] = None) -> Answer:
+        """Answers a pending question: "once", "session" or "deny" (404 APIError when it is no
+        longer pending). by: who answered (1 to 200 bytes), for the settled events."""
+        if answer not in _ANSWERS:
+            raise ValueError("answer must be one of %s, not %r" % (", ".join(_ANSWERS), answer))
+        body: Dict[str, Any] = {"answer": answer}
+        if by is not None:
+            body["by"] = by
+        d = self._t.json("POST", "/v1/approvals/%d" % int(approval_id), body)
+        return Answer(id=int(d.get("id") or approval_id), answer=str(d.get("answer", answer)),
+                      message=str(d.get("message", "")), raw=d)
+
+    def watch_approvals(self) -> Generator[ApprovalEvent, None, None]:
+        """GET /v1/approvals?watch=1: subscribes as an approver. Yields "subscribed" first, then
+        every question as it is asked ("question"; the ones pending then come at once) and its
+        outcome ("settled"), until the session stops or the loop is left (which closes the
+        connection and unsubscribes). With no approver subscribed, the session denies every
+        question at once; answer each with answer(ev.approval.id, ...), from a person."""
+        c, resp = self._t.open("GET", "/v1/approvals?watch=1")
+        ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip()
+        if ctype != "application/x-ndjson":
+            self._t.read_body(c, resp)
+            raise CordonError("session '%s' cannot be watched for approvals (GET /v1/approvals?watch=1 answered "
+                              "%s, not a stream): its cordon is older than this client" % (self.name, ctype or "?"))
+        return self._approval_events(c, resp)
+
+    def _approval_events(self, c: Conn, resp: Response) -> Generator[ApprovalEvent, None, None]:
+        for line in self._t.lines(c, resp):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                raise CordonError("session '%s' sent a line that is not JSON: %r" % (self.name, line[:200])) from None
+            if isinstance(d, dict):
+                yield ApprovalEvent.from_json(d)

@@ -1,0 +1,293 @@
+// index.d.ts — the types of @cordon/client (index.js), the TypeScript/JavaScript client of a
+// cordon session's control API (docs/session-api.md: HTTP/1.1 over the session's Unix socket).
+// Owns the declarations of every export of index.js; index.js is checked against them
+// (spec/04-engine/session_clients_spec.lua runs tsc with checkJs over it and asks that its exports
+// be assignable to these). Must never: declare what index.js does not do.
+
+/// <reference types="node" />
+
+export type ApprovalAnswer = "once" | "session" | "deny";
+
+/** GET /v1/session. */
+export interface SessionInfo {
+  name: string;
+  /** the controller's host pid */
+  pid: number;
+  profile: string;
+  workspace: string;
+  socket: string;
+  /** Unix seconds */
+  started: number;
+  /** null with --detach */
+  ownerPid: number | null;
+  detached: boolean;
+  jobsRunning: number;
+  /** false when every exec gets a sandbox of its own (--session-exec=false) */
+  sessionExec: boolean;
+  stopping: boolean;
+  raw: Record<string, unknown>;
+}
+
+/** Something the sandbox refused, as the `refusal` hook found it in a command's output. */
+export interface Refusal {
+  kind: string;
+  path: string | null;
+  line: string | null;
+  reason: string | null;
+  raw: Record<string, unknown>;
+}
+
+/** A pending question for a person: "network" (host, port) or "rerun" (command). */
+export interface Approval {
+  id: number;
+  kind: string;
+  question: string;
+  command: string | null;
+  host: string | null;
+  port: number | null;
+  /** the exec's pid, when known */
+  job: number | null;
+  asked: number | null;
+  expires: number | null;
+  raw: Record<string, unknown>;
+}
+
+export interface Answer {
+  id: number;
+  answer: string;
+  message: string;
+  raw: Record<string, unknown>;
+}
+
+/** One line of GET /v1/approvals?watch=1. */
+export interface ApprovalEvent {
+  /** "subscribed" (first), "question" (with approval) or "settled" (answered, timed out, or
+   * denied because the last approver left) */
+  event: string;
+  approval: Approval | null;
+  id: number | null;
+  answer: string | null;
+  /** who answered (or "timeout"), on "settled" */
+  by: string | null;
+  session: string | null;
+  raw: Record<string, unknown>;
+}
+
+/** A job of GET /v1/jobs. */
+export interface Job {
+  /** as seen inside the sandbox */
+  pid: number;
+  command: string;
+  turn: string | null;
+  background: boolean;
+  state: "running" | "exited" | "stopped" | string;
+  exitCode: number | null;
+  signal: number | null;
+  started: number | null;
+  ended: number | null;
+  durationMs: number | null;
+  timedOut: boolean;
+  sandboxRunning: boolean;
+  log: string | null;
+  /** with --session-exec=false, a sandbox its command left processes in: the leader's end and
+   * what is left (null when the session does not say) */
+  leaderRunning: boolean | null;
+  leaderExitCode: number | null;
+  leaderSignal: number | null;
+  left: number | null;
+  leftPids: number[] | null;
+  raw: Record<string, unknown>;
+}
+
+export interface StartedEvent {
+  event: "started";
+  pid: number;
+  raw: Record<string, unknown>;
+}
+export interface OutputEvent {
+  event: "output";
+  stream: "stdout" | "stderr" | string;
+  /** the exact bytes */
+  data: Buffer;
+  /** data decoded as UTF-8 (invalid bytes replaced) */
+  text: string;
+  raw: Record<string, unknown>;
+}
+/** A question about this command was asked of the session's approvers: for information (the
+ * exec's client is not the one to answer; an approver is, see watchApprovals). */
+export interface ApprovalAskedEvent {
+  event: "approval";
+  session: string | null;
+  approval: Approval;
+  raw: Record<string, unknown>;
+}
+/** The outcome of a question asked about this command. */
+export interface SettledEvent {
+  event: "settled";
+  id: number;
+  answer: string;
+  /** who answered, or "timeout" */
+  by: string | null;
+  raw: Record<string, unknown>;
+}
+export interface ExitEvent {
+  event: "exit";
+  pid: number;
+  exitCode: number;
+  signal: number;
+  timedOut: boolean;
+  stopped: boolean;
+  durationMs: number;
+  ranOutside: boolean;
+  refusals: Refusal[];
+  raw: Record<string, unknown>;
+}
+/** An event this client does not know (a newer session): `name` is its "event". */
+export interface UnknownEvent {
+  event: "unknown";
+  name: string;
+  raw: Record<string, unknown>;
+}
+export type ExecEvent = StartedEvent | OutputEvent | ApprovalAskedEvent | SettledEvent | ExitEvent | UnknownEvent;
+
+/** A foreground exec, collected. */
+export interface ExecResult {
+  command: string;
+  pid: number;
+  exitCode: number;
+  signal: number;
+  timedOut: boolean;
+  stopped: boolean;
+  ranOutside: boolean;
+  durationMs: number;
+  refusals: Refusal[];
+  stdout: string;
+  stderr: string;
+  stdoutBytes: Buffer;
+  stderrBytes: Buffer;
+  /** the questions asked about this command, and their outcomes */
+  approvals: Approval[];
+  settled: SettledEvent[];
+  raw: Record<string, unknown>;
+}
+
+export interface StartOptions {
+  /** writable workspace (default: the current directory) */
+  workspace?: string;
+  profile?: string;
+  networkAllow?: string[];
+  /** default true; false ties the session to this process (it ends when this process exits) */
+  detach?: boolean;
+  /** tie the session to process `owner` instead (--owner PID; implies detach: false) */
+  owner?: number;
+  /** more arguments for `cordon session start`, as they are */
+  extraArgs?: string[];
+  /** the cordon binary (default: $CORDON_BIN, else `cordon` on PATH) */
+  cordonBin?: string;
+  /** the environment of `cordon` (default: process.env); XDG_RUNTIME_DIR decides the socket's directory */
+  env?: NodeJS.ProcessEnv;
+  /** give up on `session start` after this many ms (default 60000) */
+  timeoutMs?: number;
+}
+
+export interface ExecOptions {
+  /** seconds, then TERM and KILL (result.timedOut) */
+  timeout?: number;
+  /** a tag for cancel() */
+  turn?: string;
+}
+
+export interface RunOptions extends ExecOptions {
+  onStdout?: (text: string) => void;
+  onStderr?: (text: string) => void;
+}
+
+export declare class CordonError extends Error {
+  constructor(message: string);
+}
+/** No session of that name answers on its socket. */
+export declare class SessionNotFound extends CordonError {
+  constructor(name: string, socketPath: string);
+  sessionName: string;
+  socketPath: string;
+}
+/** The session answered a 4xx/5xx status with its one-line message (e.g. 409 for a ninth background job). */
+export declare class APIError extends CordonError {
+  constructor(status: number, message: string, method?: string, path?: string);
+  status: number;
+  method: string;
+  path: string;
+}
+/** `cordon session start` failed: its last line of stderr, its exit code and all of stderr. */
+export declare class StartError extends CordonError {
+  constructor(message: string, exitCode: number | null, stderr: string);
+  exitCode: number | null;
+  stderr: string;
+}
+
+/** A job started by Session.background. */
+export declare class BackgroundJob {
+  constructor(session: Session, pid: number, log: string, message: string, command: string);
+  readonly session: Session;
+  readonly pid: number;
+  /** its log's path inside the sandbox */
+  readonly log: string;
+  readonly message: string;
+  readonly command: string;
+  logs(options?: { tail?: number }): Promise<string>;
+  stop(): Promise<Job>;
+  /** this job as GET /v1/jobs lists it now (null once the session forgot it) */
+  info(): Promise<Job | null>;
+}
+
+/** One cordon session. Requests reuse keep-alive connections to its socket. */
+export declare class Session {
+  constructor(name: string, socketPath?: string, options?: { owned?: boolean });
+  readonly name: string;
+  readonly socketPath: string;
+  /** true when this object started the session (dispose() then stops it) */
+  readonly owned: boolean;
+
+  /** Runs `cordon session start NAME` and resolves once the session answers. */
+  static start(name: string, options?: StartOptions): Promise<Session>;
+  /** Connects to running session NAME; rejects with SessionNotFound when none answers. */
+  static attach(name: string, options?: { socket?: string }): Promise<Session>;
+
+  /** Closes the idle connections (the session keeps running). */
+  close(): void;
+  /** Stops the session if this object started it, then closes. */
+  dispose(): Promise<void>;
+
+  status(): Promise<SessionInfo>;
+  /** POST /v1/session/stop; with wait (default), resolves once the socket is gone. */
+  stopSession(options?: { wait?: boolean; timeoutMs?: number }): Promise<void>;
+
+  /** POST /v1/exec: the events as they happen. Leaving the loop early closes the connection. */
+  stream(command: string, options?: ExecOptions): AsyncIterableIterator<ExecEvent>;
+  /** Runs command (a `bash -c` string) and resolves at its end. */
+  exec(command: string, options?: RunOptions): Promise<ExecResult>;
+  /** Starts a background job; rejects with a 409 APIError when eight are running. */
+  background(command: string, options?: { turn?: string }): Promise<BackgroundJob>;
+  jobs(): Promise<Job[]>;
+  /** A background job's log as it is now; with tail, its last `tail` lines. */
+  logs(pid: number, options?: { tail?: number }): Promise<string>;
+  logsBytes(pid: number, options?: { tail?: number }): Promise<Buffer>;
+  stop(pid: number): Promise<Job>;
+  /** Stops every process group that commands of this turn started; resolves to their pids. */
+  cancel(turn: string): Promise<number[]>;
+  approvals(): Promise<Approval[]>;
+  /** Answers a pending question; `by` (1 to 200 bytes) names who answered, for the settled events. */
+  answer(id: number, answer: ApprovalAnswer, options?: { by?: string }): Promise<Answer>;
+  /** GET /v1/approvals?watch=1: subscribes as an approver ("subscribed" first, then each question
+   * and its outcome) until the loop is left. With no approver subscribed, questions are denied at once. */
+  watchApprovals(): AsyncIterableIterator<ApprovalEvent>;
+  /** `await using s = await Session.start(...)`: dispose(). */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** $XDG_RUNTIME_DIR/cordon when XDG_RUNTIME_DIR is set, else /tmp/cordon-UID. */
+export declare function socketDir(env?: NodeJS.ProcessEnv): string;
+/** The control socket of session NAME, as the CLI finds it. */
+export declare function socketPath(name: string, env?: NodeJS.ProcessEnv): string;
+/** cordonBin, else $CORDON_BIN, else `cordon` on PATH. */
+export declare function findCordon(cordonBin?: string): string;

@@ -1,0 +1,606 @@
+// @ts-check
+// index.js — @cordon/client, the TypeScript/JavaScript client of a cordon session's control API
+// (docs/session-api.md): start or attach to a session, run commands in its sandbox, manage its
+// background jobs and answer its questions, over HTTP/1.1 on the session's Unix socket.
+// Owns the Session and BackgroundJob classes, the error classes, where a session's socket is,
+// and running `cordon session start`. Uses only Node's own modules (node:http with socketPath
+// and a keep-alive Agent, node:child_process, node:fs). Types: index.d.ts, which this file is
+// checked against (tsc --checkJs). Must never: stop a session it attached to, send a request
+// twice once any of its answer has arrived, or connect anywhere but the session's socket.
+
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+
+/** @typedef {import("./index.js").SessionInfo} SessionInfo */
+/** @typedef {import("./index.js").Job} Job */
+/** @typedef {import("./index.js").Approval} Approval */
+/** @typedef {import("./index.js").ApprovalEvent} ApprovalEvent */
+/** @typedef {import("./index.js").Answer} Answer */
+/** @typedef {import("./index.js").ApprovalAnswer} ApprovalAnswer */
+/** @typedef {import("./index.js").Refusal} Refusal */
+/** @typedef {import("./index.js").ExecEvent} ExecEvent */
+/** @typedef {import("./index.js").ExecResult} ExecResult */
+/** @typedef {import("./index.js").ExecOptions} ExecOptions */
+/** @typedef {import("./index.js").RunOptions} RunOptions */
+/** @typedef {import("./index.js").StartOptions} StartOptions */
+/** @typedef {Record<string, unknown>} Json */
+
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
+const ANSWERS = ["once", "session", "deny"];
+const SUN_PATH_MAX = 108; // sizeof(struct sockaddr_un.sun_path)
+
+export class CordonError extends Error {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "CordonError";
+  }
+}
+
+export class SessionNotFound extends CordonError {
+  /** @param {string} name @param {string} socketPath */
+  constructor(name, socketPath) {
+    super(`no session named '${name}' (no controller answers on ${socketPath}; cordon session list shows the running ones)`);
+    this.name = "SessionNotFound";
+    this.sessionName = name;
+    this.socketPath = socketPath;
+  }
+}
+
+export class APIError extends CordonError {
+  /** @param {number} status @param {string} message @param {string} [method] @param {string} [path] */
+  constructor(status, message, method = "", path = "") {
+    super(message);
+    this.name = "APIError";
+    this.status = status;
+    this.method = method;
+    this.path = path;
+  }
+}
+
+export class StartError extends CordonError {
+  /** @param {string} message @param {number | null} exitCode @param {string} stderr */
+  constructor(message, exitCode, stderr) {
+    super(message);
+    this.name = "StartError";
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+  }
+}
+
+/** @param {string} name */
+function checkName(name) {
+  if (typeof name !== "string" || !NAME.test(name)) {
+    throw new CordonError(`invalid session name ${JSON.stringify(name)}: 1 to 64 characters of A-Z a-z 0-9 _ . -, not starting with '.' or '-'`);
+  }
+}
+
+/** @param {NodeJS.ProcessEnv} [env] @returns {string} */
+export function socketDir(env = process.env) {
+  const xdg = env.XDG_RUNTIME_DIR;
+  if (xdg) return path.join(xdg, "cordon");
+  return `/tmp/cordon-${process.getuid ? process.getuid() : 0}`;
+}
+
+/** @param {string} name @param {NodeJS.ProcessEnv} [env] @returns {string} */
+export function socketPath(name, env = process.env) {
+  checkName(name);
+  const p = path.join(socketDir(env), `${name}.sock`);
+  if (Buffer.byteLength(p) >= SUN_PATH_MAX) {
+    throw new CordonError(`the socket path of session '${name}' is too long for a Unix socket (set XDG_RUNTIME_DIR to a shorter directory): ${p}`);
+  }
+  return p;
+}
+
+/** @param {string} [cordonBin] @returns {string} */
+export function findCordon(cordonBin) {
+  if (cordonBin) return cordonBin;
+  if (process.env.CORDON_BIN) return process.env.CORDON_BIN;
+  for (const dir of (process.env.PATH || "").split(":")) {
+    if (!dir) continue;
+    const p = path.join(dir, "cordon");
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      if (fs.statSync(p).isFile()) return p;
+    } catch {
+      // not there: the next directory
+    }
+  }
+  throw new CordonError("cannot find the cordon binary: put it on PATH, set CORDON_BIN or pass cordonBin");
+}
+
+// A socket nobody answers on (its controller died): removed with NAME.jobs.json, as the CLI
+// does, so the name is free again. Only if it is a socket.
+/** @param {string} p */
+function removeStale(p) {
+  try {
+    if (!fs.lstatSync(p).isSocket()) return;
+    fs.unlinkSync(p);
+    if (p.endsWith(".sock")) fs.unlinkSync(`${p.slice(0, -5)}.jobs.json`);
+  } catch {
+    // gone already, or not ours to remove
+  }
+}
+
+/** @param {unknown} v @returns {number | null} */
+const optNum = (v) => (typeof v === "number" ? v : null);
+/** @param {unknown} v @returns {string | null} */
+const optStr = (v) => (typeof v === "string" ? v : null);
+/** @param {unknown} v @returns {Json} */
+const obj = (v) => (v !== null && typeof v === "object" && !Array.isArray(v) ? /** @type {Json} */ (v) : {});
+
+/** @param {Json} d @returns {SessionInfo} */
+function sessionInfo(d) {
+  return {
+    name: String(d.name ?? ""), pid: Number(d.pid ?? 0), profile: String(d.profile ?? ""),
+    workspace: String(d.workspace ?? ""), socket: String(d.socket ?? ""), started: Number(d.started ?? 0),
+    ownerPid: optNum(d.owner_pid), detached: Boolean(d.detached), jobsRunning: Number(d.jobs_running ?? 0),
+    sessionExec: d.session_exec !== false, stopping: Boolean(d.stopping), raw: d,
+  };
+}
+
+/** @param {Json} d @returns {Refusal} */
+function refusal(d) {
+  return { kind: String(d.kind ?? ""), path: optStr(d.path), line: optStr(d.line), reason: optStr(d.reason), raw: d };
+}
+
+/** @param {Json} d @returns {Approval} */
+function approval(d) {
+  return {
+    id: Number(d.id ?? 0), kind: String(d.kind ?? ""), question: String(d.question ?? ""),
+    command: optStr(d.command), host: optStr(d.host), port: optNum(d.port), job: optNum(d.job),
+    asked: optNum(d.asked), expires: optNum(d.expires), raw: d,
+  };
+}
+
+/** @param {Json} d @returns {Job} */
+function job(d) {
+  return {
+    pid: Number(d.pid ?? 0), command: String(d.command ?? ""), turn: optStr(d.turn),
+    background: Boolean(d.background), state: String(d.state ?? ""), exitCode: optNum(d.exit_code),
+    signal: optNum(d.signal), started: optNum(d.started), ended: optNum(d.ended),
+    durationMs: optNum(d.duration_ms), timedOut: Boolean(d.timed_out),
+    sandboxRunning: Boolean(d.sandbox_running), log: optStr(d.log),
+    leaderRunning: typeof d.leader_running === "boolean" ? d.leader_running : null,
+    leaderExitCode: optNum(d.leader_exit_code), leaderSignal: optNum(d.leader_signal), left: optNum(d.left),
+    leftPids: Array.isArray(d.left_pids) ? d.left_pids.map(Number) : null, raw: d,
+  };
+}
+
+/** @param {Json} d @returns {ExecEvent} */
+function execEvent(d) {
+  switch (d.event) {
+    case "started":
+      return { event: "started", pid: Number(d.pid ?? 0), raw: d };
+    case "output": {
+      const data = typeof d.data === "string" ? Buffer.from(d.data, "utf8")
+        : Buffer.from(String(d.data_base64 ?? ""), "base64");
+      return { event: "output", stream: String(d.stream ?? ""), data, text: data.toString("utf8"), raw: d };
+    }
+    case "approval":
+      if (d.approval && typeof d.approval === "object") {
+        return { event: "approval", session: optStr(d.session), approval: approval(obj(d.approval)), raw: d };
+      }
+      break;
+    case "settled":
+      return { event: "settled", id: Number(d.id ?? 0), answer: String(d.answer ?? ""), by: optStr(d.by), raw: d };
+    case "exit":
+      return {
+        event: "exit", pid: Number(d.pid ?? 0), exitCode: Number(d.exit_code ?? 0), signal: Number(d.signal ?? 0),
+        timedOut: Boolean(d.timed_out), stopped: Boolean(d.stopped), durationMs: Number(d.duration_ms ?? 0),
+        ranOutside: Boolean(d.ran_outside),
+        refusals: (Array.isArray(d.refusals) ? d.refusals : []).map((r) => refusal(obj(r))), raw: d,
+      };
+    default:
+      break;
+  }
+  return { event: "unknown", name: String(d.event), raw: d };
+}
+
+/** @param {Json} d @returns {ApprovalEvent} */
+function approvalEvent(d) {
+  const a = d.approval && typeof d.approval === "object" ? approval(obj(d.approval)) : null;
+  const id = optNum(d.id) ?? (a ? a.id : null);
+  return { event: String(d.event ?? ""), approval: a, id, answer: optStr(d.answer), by: optStr(d.by),
+    session: optStr(d.session), raw: d };
+}
+
+/**
+ * The lines of a streamed answer, without their newline, as they arrive. Leaving early
+ * destroys the answer (its connection is not reused).
+ * @param {http.IncomingMessage} res
+ * @param {string} name
+ * @returns {AsyncGenerator<string>}
+ */
+async function* lines(res, name) {
+  let buf = "";
+  let done = false;
+  try {
+    res.setEncoding("utf8");
+    for await (const chunk of res) {
+      buf += chunk;
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (line) yield line;
+      }
+    }
+    if (!res.complete) throw new CordonError(`lost the connection to session '${name}' during a stream`);
+    if (buf) yield buf;
+    done = true;
+  } finally {
+    if (!done) res.destroy();
+  }
+}
+
+/** @param {string} line @param {string} name @returns {Json} */
+function parseLine(line, name) {
+  try {
+    return obj(JSON.parse(line));
+  } catch {
+    throw new CordonError(`session '${name}' sent a line that is not JSON: ${line.slice(0, 200)}`);
+  }
+}
+
+export class BackgroundJob {
+  /** @param {Session} session @param {number} pid @param {string} log @param {string} message @param {string} command */
+  constructor(session, pid, log, message, command) {
+    this.session = session;
+    this.pid = pid;
+    this.log = log;
+    this.message = message;
+    this.command = command;
+  }
+
+  /** @param {{ tail?: number }} [options] */
+  logs(options) {
+    return this.session.logs(this.pid, options);
+  }
+
+  stop() {
+    return this.session.stop(this.pid);
+  }
+
+  /** @returns {Promise<Job | null>} */
+  async info() {
+    return (await this.session.jobs()).find((j) => j.pid === this.pid) ?? null;
+  }
+}
+
+export class Session {
+  /** @param {string} name @param {string} [sock] @param {{ owned?: boolean }} [options] */
+  constructor(name, sock, options = {}) {
+    this.name = name;
+    this.socketPath = sock || socketPath(name);
+    this.owned = Boolean(options.owned);
+    // Keep-alive: requests made one after the other reuse one connection; the Agent unrefs an
+    // idle one, so it does not keep the process alive.
+    this._agent = new http.Agent({ keepAlive: true });
+  }
+
+  /** @param {string} name @param {StartOptions} [options] @returns {Promise<Session>} */
+  static async start(name, options = {}) {
+    checkName(name);
+    const bin = findCordon(options.cordonBin);
+    const args = ["session", "start", name];
+    if (options.workspace !== undefined) args.push("--workspace", options.workspace);
+    if (options.profile !== undefined) args.push("--profile", options.profile);
+    for (const rule of options.networkAllow ?? []) args.push("--network-allow", rule);
+    if (options.owner !== undefined) args.push("--owner", String(Math.trunc(options.owner)));
+    else if (options.detach !== false) args.push("--detach");
+    args.push(...(options.extraArgs ?? []));
+    const env = options.env ?? process.env;
+    const sock = socketPath(name, env);
+    // stderr to a file, not a pipe: the controller `session start` leaves running keeps its
+    // stderr, and a pipe would not reach its end until the session stops.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cordon-start-"));
+    const errPath = path.join(dir, "stderr");
+    const fd = fs.openSync(errPath, "w+", 0o600);
+    /** @type {{ code: number | null, signal: string | null }} */
+    let result;
+    try {
+      result = await new Promise((resolve, reject) => {
+        const child = spawn(bin, args, { stdio: ["ignore", "ignore", fd], env });
+        const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60000);
+        child.on("error", (e) => {
+          clearTimeout(timer);
+          reject(new CordonError(`cannot run ${bin}: ${e.message} (set CORDON_BIN or pass cordonBin)`));
+        });
+        child.on("exit", (code, signal) => {
+          clearTimeout(timer);
+          resolve({ code, signal });
+        });
+      });
+    } finally {
+      fs.closeSync(fd);
+    }
+    const stderr = fs.readFileSync(errPath, "utf8");
+    fs.rmSync(dir, { recursive: true, force: true });
+    if (result.code !== 0) {
+      const ls = stderr.split("\n").filter((l) => l.trim());
+      const msg = ls.length ? ls[ls.length - 1]
+        : `cordon session start ${name} failed (${result.signal ? `signal ${result.signal}` : `exit ${result.code}`})`;
+      throw new StartError(msg, result.code, stderr);
+    }
+    return new Session(name, sock, { owned: true });
+  }
+
+  /** @param {string} name @param {{ socket?: string }} [options] @returns {Promise<Session>} */
+  static async attach(name, options = {}) {
+    const s = new Session(name, options.socket);
+    await s.status();
+    return s;
+  }
+
+  close() {
+    this._agent.destroy();
+    this._agent = new http.Agent({ keepAlive: true });
+  }
+
+  [Symbol.asyncDispose]() {
+    return this.dispose();
+  }
+
+  async dispose() {
+    try {
+      if (this.owned) {
+        try {
+          await this.stopSession();
+        } catch (e) {
+          if (!(e instanceof SessionNotFound)) throw e;
+        }
+      }
+    } finally {
+      this.close();
+    }
+  }
+
+  /**
+   * Sends one request; resolves to the answer (status and headers read). An error status is
+   * read and rejected as APIError. A request whose reused connection the session had closed
+   * while idle is sent again on a new one (nothing of its answer had arrived).
+   * @param {string} method @param {string} p @param {Json} [body]
+   * @returns {Promise<http.IncomingMessage>}
+   */
+  async _open(method, p, body) {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    /** @type {Record<string, string | number>} */
+    const headers = { Host: "cordon" };
+    if (payload) {
+      headers["Content-Type"] = "application/json";
+      headers["Content-Length"] = payload.length;
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await new Promise((resolve, reject) => {
+          const req = http.request({ socketPath: this.socketPath, path: p, method, headers, agent: this._agent },
+            resolve);
+          req.on("error", (e) => {
+            /** @type {any} */ (e).reusedSocket = req.reusedSocket;
+            reject(e);
+          });
+          req.end(payload);
+        });
+        const status = /** @type {http.IncomingMessage} */ (res).statusCode ?? 0;
+        if (status >= 400) {
+          const text = await readAll(res, this.name);
+          let message = "";
+          try {
+            const v = obj(JSON.parse(text.toString("utf8")));
+            if (typeof v.error === "string") message = v.error;
+          } catch {
+            // not JSON: the status alone
+          }
+          throw new APIError(status, message || `${method} ${p}: HTTP ${status}`, method, p);
+        }
+        return res;
+      } catch (e) {
+        if (e instanceof CordonError) throw e;
+        const err = /** @type {NodeJS.ErrnoException & { reusedSocket?: boolean }} */ (e);
+        if (err.reusedSocket && attempt === 0 && (err.code === "ECONNRESET" || err.code === "EPIPE")) continue;
+        if (err.code === "ENOENT") throw new SessionNotFound(this.name, this.socketPath);
+        if (err.code === "ECONNREFUSED") {
+          removeStale(this.socketPath);
+          throw new SessionNotFound(this.name, this.socketPath);
+        }
+        throw new CordonError(`lost the connection to session '${this.name}': ${err.message}`);
+      }
+    }
+  }
+
+  /** @param {string} method @param {string} p @param {Json} [body] @returns {Promise<Json>} */
+  async _json(method, p, body) {
+    const res = await this._open(method, p, body);
+    const text = (await readAll(res, this.name)).toString("utf8");
+    try {
+      const v = JSON.parse(text);
+      if (v !== null && typeof v === "object" && !Array.isArray(v)) return v;
+    } catch {
+      // falls through
+    }
+    throw new CordonError(`session '${this.name}' answered ${method} ${p} with something not a JSON object: ${text.slice(0, 200)}`);
+  }
+
+  /** @returns {Promise<SessionInfo>} */
+  async status() {
+    return sessionInfo(await this._json("GET", "/v1/session"));
+  }
+
+  /** @param {{ wait?: boolean, timeoutMs?: number }} [options] @returns {Promise<void>} */
+  async stopSession(options = {}) {
+    try {
+      await this._json("POST", "/v1/session/stop");
+    } catch (e) {
+      if (!(e instanceof APIError && e.status === 409)) throw e; // 409: already stopping
+    }
+    this.close();
+    if (options.wait === false) return;
+    const deadline = Date.now() + (options.timeoutMs ?? 60000);
+    while (Date.now() < deadline) {
+      if (!fs.existsSync(this.socketPath)) return;
+      try {
+        await this._json("GET", "/v1/session");
+        this.close();
+      } catch (e) {
+        if (e instanceof CordonError) return;
+        throw e;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new CordonError(`session '${this.name}' did not stop within ${options.timeoutMs ?? 60000} ms`);
+  }
+
+  /** @param {string} command @param {ExecOptions} [options] @returns {AsyncGenerator<ExecEvent>} */
+  async* stream(command, options = {}) {
+    /** @type {Json} */
+    const body = { command };
+    if (options.timeout !== undefined) body.timeout = options.timeout;
+    if (options.turn !== undefined) body.turn = options.turn;
+    const res = await this._open("POST", "/v1/exec", body);
+    for await (const line of lines(res, this.name)) yield execEvent(parseLine(line, this.name));
+  }
+
+  /** @param {string} command @param {RunOptions} [options] @returns {Promise<ExecResult>} */
+  async exec(command, options = {}) {
+    /** @type {Buffer[]} */
+    const out = [];
+    /** @type {Buffer[]} */
+    const err = [];
+    /** @type {Approval[]} */
+    const approvals = [];
+    /** @type {import("./index.js").SettledEvent[]} */
+    const settled = [];
+    let pid = 0;
+    /** @type {import("./index.js").ExitEvent | null} */
+    let exit = null;
+    for await (const ev of this.stream(command, { timeout: options.timeout, turn: options.turn })) {
+      if (ev.event === "output") {
+        if (ev.stream === "stderr") {
+          err.push(ev.data);
+          options.onStderr?.(ev.text);
+        } else {
+          out.push(ev.data);
+          options.onStdout?.(ev.text);
+        }
+      } else if (ev.event === "exit") {
+        exit = ev;
+      } else if (ev.event === "started") {
+        pid = ev.pid;
+      } else if (ev.event === "approval") {
+        approvals.push(ev.approval);
+      } else if (ev.event === "settled") {
+        settled.push(ev);
+      }
+    }
+    if (!exit) throw new CordonError(`session '${this.name}' ended the exec of ${JSON.stringify(command)} before its exit event`);
+    const stdoutBytes = Buffer.concat(out);
+    const stderrBytes = Buffer.concat(err);
+    return {
+      command, pid: exit.pid || pid, exitCode: exit.exitCode, signal: exit.signal, timedOut: exit.timedOut,
+      stopped: exit.stopped, ranOutside: exit.ranOutside, durationMs: exit.durationMs, refusals: exit.refusals,
+      stdout: stdoutBytes.toString("utf8"), stderr: stderrBytes.toString("utf8"), stdoutBytes, stderrBytes,
+      approvals, settled, raw: exit.raw,
+    };
+  }
+
+  /** @param {string} command @param {{ turn?: string }} [options] @returns {Promise<BackgroundJob>} */
+  async background(command, options = {}) {
+    /** @type {Json} */
+    const body = { command, background: true };
+    if (options.turn !== undefined) body.turn = options.turn;
+    const d = await this._json("POST", "/v1/exec", body);
+    return new BackgroundJob(this, Number(d.pid ?? 0), String(d.log ?? ""), String(d.message ?? ""), command);
+  }
+
+  /** @returns {Promise<Job[]>} */
+  async jobs() {
+    const d = await this._json("GET", "/v1/jobs");
+    return (Array.isArray(d.jobs) ? d.jobs : []).map((j) => job(obj(j)));
+  }
+
+  /** @param {number} pid @param {{ tail?: number }} [options] @returns {Promise<Buffer>} */
+  async logsBytes(pid, options = {}) {
+    const res = await this._open("GET", `/v1/jobs/${Math.trunc(pid)}/log`);
+    const tail = options.tail;
+    if (tail === undefined || tail === null) return readAll(res, this.name);
+    /** @type {Buffer[]} */
+    const keep = [];
+    let partial = Buffer.alloc(0);
+    for await (const chunk of res) {
+      const parts = [];
+      let data = Buffer.concat([partial, /** @type {Buffer} */ (chunk)]);
+      let i;
+      while ((i = data.indexOf(10)) >= 0) {
+        parts.push(data.subarray(0, i + 1));
+        data = data.subarray(i + 1);
+      }
+      partial = data;
+      keep.push(...parts);
+      if (keep.length > tail) keep.splice(0, keep.length - tail);
+    }
+    if (!res.complete) throw new CordonError(`lost the connection to session '${this.name}' while reading a log`);
+    if (partial.length) keep.push(partial);
+    if (keep.length > tail) keep.splice(0, keep.length - tail);
+    return Buffer.concat(tail > 0 ? keep : []);
+  }
+
+  /** @param {number} pid @param {{ tail?: number }} [options] @returns {Promise<string>} */
+  async logs(pid, options = {}) {
+    return (await this.logsBytes(pid, options)).toString("utf8");
+  }
+
+  /** @param {number} pid @returns {Promise<Job>} */
+  async stop(pid) {
+    return job(await this._json("POST", `/v1/jobs/${Math.trunc(pid)}/stop`));
+  }
+
+  /** @param {string} turn @returns {Promise<number[]>} */
+  async cancel(turn) {
+    const d = await this._json("POST", `/v1/turns/${encodeURIComponent(turn)}/cancel`);
+    return (Array.isArray(d.stopped) ? d.stopped : []).map(Number);
+  }
+
+  /** @returns {Promise<Approval[]>} */
+  async approvals() {
+    const d = await this._json("GET", "/v1/approvals");
+    return (Array.isArray(d.approvals) ? d.approvals : []).map((a) => approval(obj(a)));
+  }
+
+  /** @param {number} id @param {ApprovalAnswer} answer @param {{ by?: string }} [options] @returns {Promise<Answer>} */
+  async answer(id, answer, options = {}) {
+    if (!ANSWERS.includes(answer)) throw new TypeError(`answer must be one of ${ANSWERS.join(", ")}, not ${JSON.stringify(answer)}`);
+    /** @type {Json} */
+    const body = { answer };
+    if (options.by !== undefined) body.by = options.by;
+    const d = await this._json("POST", `/v1/approvals/${Math.trunc(id)}`, body);
+    return { id: Number(d.id ?? id), answer: String(d.answer ?? answer), message: String(d.message ?? ""), raw: d };
+  }
+
+  /** @returns {AsyncGenerator<ApprovalEvent>} */
+  async* watchApprovals() {
+    const res = await this._open("GET", "/v1/approvals?watch=1");
+    const ctype = String(res.headers["content-type"] ?? "").split(";")[0].trim();
+    if (ctype !== "application/x-ndjson") {
+      await readAll(res, this.name);
+      throw new CordonError(`session '${this.name}' cannot be watched for approvals (GET /v1/approvals?watch=1 answered ${ctype || "?"}, not a stream): its cordon is older than this client`);
+    }
+    for await (const line of lines(res, this.name)) yield approvalEvent(parseLine(line, this.name));
+  }
+}
+
+/** @param {http.IncomingMessage} res @param {string} name @returns {Promise<Buffer>} */
+async function readAll(res, name) {
+  /** @type {Buffer[]} */
+  const parts = [];
+  try {
+    for await (const chunk of res) parts.push(/** @type {Buffer} */ (chunk));
+  } catch (e) {
+    throw new CordonError(`lost the connection to session '${name}': ${/** @type {Error} */ (e).message}`);
+  }
+  if (!res.complete) throw new CordonError(`lost the connection to session '${name}' before the end of an answer`);
+  return Buffer.concat(parts);
+}

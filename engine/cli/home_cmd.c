@@ -1,0 +1,222 @@
+/* home_cmd.c — see home_cmd.h. Owns the command's syntax, usage text and output. Reads the
+ * layer's upper directory as overlayfs left it: a character device 0:0 is a whiteout (a file of
+ * the real home that commands removed); any other entry was written by a command, "changed"
+ * when the real home has that path too, else "added".
+ * Uses: sandbox/home_view.h (where the layer is, whether a sandbox holds it).
+ * Must never: write to the real home, or remove a layer a running sandbox has mounted (its
+ * overlay would go on writing into removed directories, and its view would be undefined). */
+#include "cli/home_cmd.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "base/cli_opt.h"
+#include "base/util.h"
+#include "sandbox/home_view.h"
+
+#define SYNOPSIS "cordon home [--diff | --reset] [DIR]"
+
+static void usage(void)
+{
+    fputs("usage: " SYNOPSIS "\n"
+          "Show the copy-on-write home layer of workspace DIR (default: the current directory):\n"
+          "where it is and how big. Commands in the sandbox see the real home read-only beneath\n"
+          "it (profile key home = \"overlay\"); what they write lands in this layer, kept across\n"
+          "runs and sessions of the workspace. --diff lists what they wrote (added, changed:\n"
+          "the real home has it too, removed); --reset discards the layer (refused while a\n"
+          "sandbox of the workspace runs).\n",
+          stdout);
+}
+
+struct walk {
+    int home_fd;           /* the real home, for "changed"; -1 when there is none */
+    bool diff;             /* print each entry */
+    unsigned long long bytes, entries;
+};
+
+/* One line "<what> ~/<path><suffix>": the names were chosen by sandboxed commands, so control
+ * characters (a terminal's escape sequences) are shown as '?'. */
+static void print_entry(const char *what, const char *path, const char *suffix)
+{
+    printf("%s ~/", what);
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
+    printf("%s\n", suffix);
+}
+
+/* Walk directory dfd (rel: its path below the layer's root, "" for the root). */
+static int walk_dir(struct walk *w, int dfd, const char *rel)
+{
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -errno;
+    }
+    int r = 0;
+    struct dirent *de;
+    while (r == 0 && (de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char *sub = rel[0] ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+        struct stat st, hs;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            r = -errno;
+        } else {
+            bool in_home = w->home_fd >= 0 && fstatat(w->home_fd, sub, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+            w->entries++;
+            w->bytes += (unsigned long long)st.st_blocks * 512;
+            if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) {
+                if (w->diff)
+                    print_entry("removed", sub, "");
+            } else if (S_ISDIR(st.st_mode)) {
+                int sfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sfd < 0) {
+                    r = -errno;
+                } else {
+                    unsigned long long before = w->entries;
+                    r = walk_dir(w, sfd, sub);
+                    /* A new empty directory is a change of its own. */
+                    if (r == 0 && w->diff && !in_home && w->entries == before)
+                        print_entry("added", sub, "/");
+                }
+            } else if (w->diff) {
+                print_entry(in_home ? "changed" : "added", sub, "");
+            }
+        }
+        free(sub);
+    }
+    closedir(d);
+    return r;
+}
+
+/* Remove directory name of dfd and everything in it (overlayfs' work directory holds a
+ * directory of mode 0: made searchable first). */
+static int remove_tree(int dfd, const char *name)
+{
+    if (fchmodat(dfd, name, 0700, 0) < 0 && errno != EPERM)
+        return -errno;
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return -errno;
+    }
+    int r = 0;
+    struct dirent *de;
+    while (r == 0 && (de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            r = -errno;
+        else if (S_ISDIR(st.st_mode))
+            r = remove_tree(dirfd(d), de->d_name);
+        else if (unlinkat(dirfd(d), de->d_name, 0) < 0)
+            r = -errno;
+    }
+    closedir(d);
+    if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+        r = -errno;
+    return r;
+}
+
+int home_cmd_main(int argc, char **argv)
+{
+    bool diff = false, reset = false;
+    const char *dir = NULL;
+    int n_dirs, status;
+    if (cli_wants_help(argc, argv)) {
+        usage();
+        return 0;
+    }
+    const struct cli_flag flags[] = {{"--diff", &diff}, {"--reset", &reset}};
+    if ((status = cli_read_words(argc, argv, "home", SYNOPSIS, flags, ARRAY_LEN(flags), &dir, 1,
+                                 &n_dirs)) >= 0)
+        return status;
+    if (diff && reset)
+        return cli_usage_error("home", "--diff and --reset exclude each other (usage: " SYNOPSIS ")");
+    int rc = 1, lock_fd = -1;
+    char *layer = NULL, *upper = NULL, *home = NULL;
+    char *ws = realpath(dir ? dir : ".", NULL);
+    if (!ws) {
+        fprintf(stderr, "cordon: home: %s: %s\n", dir ? dir : ".", strerror(errno));
+        goto out;
+    }
+    if (!(layer = home_view_layer_dir(ws))) {
+        fprintf(stderr, "cordon: home: no folder for home layers (set HOME or XDG_STATE_HOME)\n");
+        goto out;
+    }
+    upper = xasprintf("%s/upper", layer);
+    struct stat st;
+    if (lstat(layer, &st) < 0) {
+        if (errno != ENOENT) {
+            fprintf(stderr, "cordon: home: %s: %s\n", layer, strerror(errno));
+            goto out;
+        }
+        if (!diff)
+            printf("%s: no home layer (nothing written to the home yet)\n", ws);
+        rc = 0;
+        goto out;
+    }
+    /* Held while the layer is removed, so that no sandbox mounts it meanwhile; only tried
+     * otherwise (a sandbox starting now would take this for another one's). */
+    lock_fd = home_view_layer_lock(layer);
+    bool busy = lock_fd == -EBUSY;
+    if (lock_fd < 0 && !busy) {
+        fprintf(stderr, "cordon: home: %s: %s\n", layer, strerror(-lock_fd));
+        goto out;
+    }
+    if (!reset && lock_fd >= 0) {
+        close(lock_fd);
+        lock_fd = -1;
+    }
+    if (reset) {
+        if (busy) {
+            fprintf(stderr, "cordon: home: a sandbox of %s is using its home layer: stop it "
+                            "(cordon session stop NAME) and reset again\n", ws);
+            goto out;
+        }
+        int r = remove_tree(AT_FDCWD, layer);
+        if (r < 0) {
+            fprintf(stderr, "cordon: home: removing %s: %s\n", layer, strerror(-r));
+            goto out;
+        }
+        printf("reset: the home layer of %s is discarded\n", ws);
+        rc = 0;
+        goto out;
+    }
+    const char *h = getenv("HOME");
+    home = h ? realpath(h, NULL) : NULL;
+    struct walk w = {.home_fd = home ? open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1, .diff = diff};
+    int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int r = ufd < 0 ? -errno : walk_dir(&w, ufd, "");
+    if (w.home_fd >= 0)
+        close(w.home_fd);
+    if (r < 0 && r != -ENOENT) {
+        fprintf(stderr, "cordon: home: reading %s: %s\n", upper, strerror(-r));
+        goto out;
+    }
+    if (!diff)
+        printf("workspace: %s\nlayer: %s\nsize: %llu bytes in %llu entries\nin use: %s\n", ws,
+               upper, w.bytes, w.entries, busy ? "yes (a sandbox of the workspace runs)" : "no");
+    rc = 0;
+out:
+    if (lock_fd >= 0)
+        close(lock_fd);
+    free(home);
+    free(upper);
+    free(layer);
+    free(ws);
+    return rc;
+}

@@ -1,0 +1,52 @@
+/* git_worktree.h — what the view adds when the workspace is a git worktree, so that git works
+ * inside the sandbox without a command being able to change what the host's git runs.
+ *
+ * A linked worktree (`git worktree add`: its `.git` is a file `gitdir: C/worktrees/NAME`) keeps
+ * its index, HEAD and lock files in that admin folder and its objects and refs in the
+ * repository's common dir C, both outside the workspace. Inside the sandbox:
+ *   - the admin folder is writable, but its `commondir` and `gitdir` files (which the host's git
+ *     follows) and its `config.worktree` are read-only, and the workspace's `.git` file too;
+ *   - C is a fresh tmpfs holding C's entries re-attached: objects/, refs/, logs/, packed-refs,
+ *     rr-cache/, lfs/ and the admin folder writable, everything else (config, hooks/, info/,
+ *     the other worktrees' admin folders, the main worktree's HEAD and index, ...) read-only.
+ *     git's lock files at C's top (packed-refs.lock, for deleting a ref) land in the tmpfs, and
+ *     so does any new name a command makes there: nothing new appears at the top of the host's
+ *     C (a planted C/commondir would redirect the main worktree's git to a config of the
+ *     command's choosing). Rewriting packed-refs or shallow fails (a rename over a mount point).
+ * When the workspace is the main worktree, the other worktrees' admin folders
+ * (.git/worktrees) are read-only.
+ * The `.git` file and `commondir` are read here, in init, before the view is built and before
+ * any command runs, from the host's file system. A `.git` file that leads anywhere but the admin
+ * folder of this very worktree in a repository the caller owns gets no grant: one warning line,
+ * and the sandbox starts without it (git then cannot write there; the workspace's files are fine).
+ * Never writes anything on the host but an empty config.worktree in the admin folder (so that it
+ * can be held read-only); never follows a path a command could have planted after the check.
+ * Uses: mount_ops.h. */
+#ifndef CORDON_GIT_WORKTREE_H
+#define CORDON_GIT_WORKTREE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "sandbox/mount_ops.h"
+#include "sandbox/sandbox-t.h"
+
+struct git_worktree_entry;
+
+struct git_worktree {
+    char *git_file;                    /* workspace/.git when a regular file, else NULL */
+    char *admin;                       /* the admin folder (canonical), NULL: no grant */
+    char *common;                      /* the common dir (canonical) */
+    int admin_fd;                      /* the admin folder, captured writable, or -1 */
+    struct git_worktree_entry *entries; /* the common dir's entries, captured */
+    size_t n_entries;
+    char *main_worktrees;              /* workspace is the main worktree: its .git/worktrees */
+};
+
+/* Before the host is made read-only: read and check the paths, capture what will be attached.
+ * 0 (with or without a grant; a refused one said in one warning line), or -1 with one line in
+ * e when a capture fails. gw is released on -1. */
+int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *gw, struct mnt_err *e);
+/* After the workspace and the writable paths are attached: build the common dir's view and the
+ * read-only binds. 0, or -1 with one line in e. */
+int git_worktree_apply(struct git_worktree *gw, struct mnt_err *e);
+void git_worktree_release(struct git_worktree *gw);
+#endif

@@ -1,0 +1,443 @@
+/* home_view.c — see home_view.h. The overlay's options: `userxattr` (the only xattr namespace a
+ * user namespace may use for overlayfs' own attributes), redirect_dir=nofollow and metacopy=off
+ * (neither is allowed with userxattr: both would follow attributes a command could forge),
+ * index=off (the whiteout layer is a new tmpfs each time, so an index would never verify),
+ * xino=off (no inode-number games on the host's file system) and `volatile`: without it every
+ * sandbox's end (the unmount) syncs the host's whole file system, which with a few hundred MB
+ * of dirty pages took 170 ms here, on each command. The price: writes to the layer in the last
+ * seconds before a host crash may be lost (caches, a config). What is hidden does not depend on
+ * the layer: the whiteouts are made anew on every start. */
+#include "sandbox/home_view.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/sha256.h"
+#include "sandbox/hide.h"
+
+#define HOME_OVERLAY_OPTS "userxattr,redirect_dir=nofollow,metacopy=off,index=off,xino=off,volatile"
+
+/* The layer's lock: held by this init until everything else in the sandbox is gone. */
+static int held_lock = -1;
+
+void home_view_release(void)
+{
+    if (held_lock >= 0)
+        close(held_lock);
+    held_lock = -1;
+}
+
+char *home_view_layers_root(void)
+{
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if (state && state[0] == '/')
+        return xasprintf("%s/cordon/homes", state);
+    if (home && home[0] == '/')
+        return xasprintf("%s/.local/state/cordon/homes", strcmp(home, "/") ? home : "");
+    return NULL;
+}
+
+char *home_view_layer_dir(const char *workspace)
+{
+    char *root = home_view_layers_root();
+    if (!root)
+        return NULL;
+    char hex[SHA256_HEX_LEN + 1];
+    sha256_hex(workspace, strlen(workspace), hex);
+    char *dir = xasprintf("%s/%s", root, hex);
+    free(root);
+    return dir;
+}
+
+/* The lock is a regular file of the layer: a descriptor of it leads nowhere else (one of the
+ * layer's directory would be a way into the host's tree for whoever could reach it). */
+static int open_lock(const char *layer)
+{
+    char *path = xasprintf("%s/lock", layer);
+    /* Read-only: a descriptor open for writing would keep the host's mount from turning
+     * read-only (EBUSY); flock needs none. */
+    int fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    free(path);
+    return fd;
+}
+
+int home_view_layer_lock(const char *layer)
+{
+    int fd = open_lock(layer);
+    if (fd < 0)
+        return -errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+static bool inside_any(const char *path, const struct str_list *dirs)
+{
+    for (size_t i = 0; i < dirs->len; i++)
+        if (path_is_within(path, dirs->items[i]))
+            return true;
+    return false;
+}
+
+static void *build(void *arg);
+
+/* A detached clone of the one mount at path (not its submounts): a layer, or the home's lower. */
+static int capture_one(struct mnt_err *e, const char *path)
+{
+    int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    return fd < 0 ? mnt_fail(e, "open_tree", path) : fd;
+}
+
+/* Is the layer folder on an overlay file system (which overlayfs refuses as an upper layer)? */
+static bool layer_on_overlay(const char *layer)
+{
+    struct statfs fs;
+    return statfs(layer, &fs) == 0 && fs.f_type == OVERLAYFS_SUPER_MAGIC;
+}
+
+/* Lock the layer, or learn that another sandbox holds it. 0, or -1 with e set. */
+static int take_layer(struct home_view *hv, const char *layer, struct mnt_err *e)
+{
+    int fd = open_lock(layer);
+    if (fd < 0)
+        return mnt_fail(e, "open the lock of the home layer", layer);
+    /* The sandbox before this one may still be on its way out (its controller is done once the
+     * command is; a killed one's init, or a session's, lets go of the lock as it exits): wait
+     * for it, in steps of 1 ms, up to a quarter of a second, before taking this for a
+     * concurrent sandbox. */
+    int got = -1;
+    for (int tries = 0; tries < 250; tries++) {
+        if ((got = flock(fd, LOCK_EX | LOCK_NB)) == 0 || errno != EWOULDBLOCK)
+            break;
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (got == 0) {
+        held_lock = fd;
+    } else if (errno == EWOULDBLOCK) {
+        close(fd);
+        hv->shared = true;
+        LOG_W("home", "another sandbox of this workspace is writing its home layer: this one's "
+                      "home writes are not kept");
+    } else {
+        close(fd);
+        return mnt_fail(e, "lock the home layer", layer);
+    }
+    return 0;
+}
+
+/* The first mount strictly below home, or NULL. */
+static const char *mount_below(const char *home, const struct str_list *mounts)
+{
+    for (size_t i = 0; i < mounts->len; i++)
+        if (strcmp(mounts->items[i], home) != 0 && path_is_within(mounts->items[i], home))
+            return mounts->items[i];
+    return NULL;
+}
+
+/* The outermost mounts strictly below the home that stay shown (not hidden, not under a path
+ * that is bound on top anyway): the overlay covers them, so they are captured and put back. */
+static int capture_submounts(struct home_view *hv, const struct sandbox_config *cfg,
+                             const struct str_list *visible, const struct str_list *mounts,
+                             struct mnt_err *e)
+{
+    struct str_list found = {0};
+    for (size_t i = 0; i < mounts->len; i++) {
+        const char *m = mounts->items[i];
+        if (strcmp(m, hv->home) == 0 || !path_is_within(m, hv->home) ||
+            inside_any(m, &cfg->hidden) || inside_any(m, visible) || str_list_contains(&found, m))
+            continue;
+        str_list_push(&found, m);
+    }
+    int r = 0;
+    for (size_t i = 0; i < found.len && r == 0; i++) {
+        bool nested = false;
+        for (size_t j = 0; j < found.len && !nested; j++)
+            nested = j != i && path_is_within(found.items[i], found.items[j]);
+        if (nested)
+            continue;
+        int fd = mnt_capture(e, found.items[i]);
+        if (fd < 0) {
+            r = -1;
+            break;
+        }
+        hv->sub_fds = xrealloc(hv->sub_fds, (hv->sub_paths.len + 1) * sizeof(int));
+        hv->sub_fds[hv->sub_paths.len] = fd;
+        str_list_push(&hv->sub_paths, found.items[i]);
+    }
+    str_list_free(&found);
+    return r;
+}
+
+int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
+                      const struct str_list *visible, const struct str_list *mounts,
+                      struct str_list *hidden_rest, struct mnt_err *e)
+{
+    memset(hv, 0, sizeof *hv);
+    hv->home_fd = hv->layer_fd = hv->mnt_fd = -1;
+    bool home_hidden = false;
+    for (size_t i = 0; cfg->home && i < cfg->hidden.len; i++)
+        home_hidden |= path_is_within(cfg->home, cfg->hidden.items[i]);
+    /* A hidden home stays hidden: hiding wins over every home mode. */
+    if (cfg->home_mode == SANDBOX_HOME_READONLY || !cfg->home || home_hidden) {
+        for (size_t i = 0; i < cfg->hidden.len; i++)
+            str_list_push(hidden_rest, cfg->hidden.items[i]);
+        return 0;
+    }
+    hv->mode = cfg->home_mode;
+    hv->home = cfg->home;
+    if (strcmp(hv->home, "/") == 0) {
+        snprintf(e->buf, e->len, "the home directory is /, which cannot take a copy-on-write home "
+                                 "(profile key home = \"readonly\", --home readonly, avoids it)");
+        return -1;
+    }
+    const char *below = mount_below(hv->home, mounts);
+    if (below) {
+        /* In the sandbox's user namespace every mount it inherited is locked to what lies under
+         * it, and overlayfs refuses a lower layer with locked mounts below it: no copy-on-write
+         * home can be built over this one. A read-only home is the stricter view, so the
+         * sandbox starts with it rather than not at all (a project mounted under the home is
+         * the usual container set-up), and says so. */
+        LOG_W("home", "%s is a mount below the home %s, and the kernel refuses a copy-on-write "
+                      "home over it: the home is read-only in this sandbox (mount it elsewhere, "
+                      "or set home = \"readonly\" to say so yourself)", below, hv->home);
+        hv->mode = SANDBOX_HOME_READONLY;
+        for (size_t i = 0; i < cfg->hidden.len; i++)
+            str_list_push(hidden_rest, cfg->hidden.items[i]);
+        return 0;
+    }
+    for (size_t i = 0; i < cfg->hidden.len; i++) {
+        const char *h = cfg->hidden.items[i];
+        /* Inside the workspace or a writable path, hide.c's covers apply (bound on top). */
+        if (path_is_within(h, hv->home) && !inside_any(h, visible))
+            hide_whiteouts_for(hv->home, h, visible, &hv->rel);
+        else
+            str_list_push(hidden_rest, h);
+    }
+    if (hv->mode == SANDBOX_HOME_OVERLAY) {
+        if (!cfg->home_layer) {
+            snprintf(e->buf, e->len, "no folder for the home layer (neither XDG_STATE_HOME nor "
+                                     "HOME is set; profile key home = \"tmpfs\" or \"readonly\" avoids it)");
+            return -1;
+        }
+        if (layer_on_overlay(cfg->home_layer)) {
+            /* A container's root file system is an overlay, and overlayfs takes no upper layer
+             * on an overlay: the home stays copy-on-write, with a fresh layer (as "tmpfs"). */
+            LOG_W("home", "the home layer's folder %s is on an overlay file system (a container's?), "
+                          "which cannot hold another overlay's writes: this sandbox's home writes "
+                          "are not kept (a volume mounted at the state folder keeps them)",
+                  cfg->home_layer);
+            hv->mode = SANDBOX_HOME_TMPFS;
+        } else if (take_layer(hv, cfg->home_layer, e) < 0 ||
+            (hv->layer_fd = capture_one(e, cfg->home_layer)) < 0)
+            return -1;
+    }
+    if ((hv->home_fd = capture_one(e, hv->home)) < 0 || capture_submounts(hv, cfg, visible, mounts, e) < 0)
+        return -1;
+    int r = pthread_create(&hv->builder, NULL, build, hv);
+    if (r != 0) {
+        errno = r;
+        return mnt_fail(e, "start building", hv->home);
+    }
+    hv->building = true;
+    return 0;
+}
+
+/* A refusal of fsconfig on fs: the kernel's own message when it left one ("e overlayfs: ..."). */
+static int fs_fail(int fs, struct mnt_err *e, const char *what, const char *arg)
+{
+    int err = errno;
+    char msg[256];
+    ssize_t n = read(fs, msg, sizeof msg - 1);
+    if (n > 2) {
+        while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\0'))
+            n--;
+        msg[n] = '\0';
+        snprintf(e->buf, e->len, "%s (%s)", msg + 2, strerror(err));
+        return -1;
+    }
+    errno = err;
+    return mnt_fail(e, what, arg);
+}
+
+/* A detached overlay from "key=value,flag,..." options (no value holds a ','), with the
+ * kernel's own message for a refusal. The mount fd, or -1 with err set. */
+static int overlay_detached(const char *opts, bool rdonly, struct mnt_err *e)
+{
+    int fs = fsopen("overlay", FSOPEN_CLOEXEC), mfd = -1;
+    if (fs < 0)
+        return mnt_fail(e, "fsopen", "overlay");
+    char *copy = xstrdup(opts), *save = NULL;
+    for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (eq)
+            *eq = '\0';
+        if (fsconfig(fs, eq ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, kv, eq ? eq + 1 : NULL, 0) < 0) {
+            fs_fail(fs, e, "overlay option", kv);
+            goto out;
+        }
+    }
+    if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+        fs_fail(fs, e, "mount overlayfs on", "the home");
+        goto out;
+    }
+    mfd = fsmount(fs, FSMOUNT_CLOEXEC,
+                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rdonly ? MOUNT_ATTR_RDONLY : 0));
+    if (mfd < 0)
+        mnt_fail(e, "fsmount", "overlayfs");
+out:
+    free(copy);
+    close(fs);
+    return mfd;
+}
+
+/* A `volatile` mount leaves work/work/incompat/volatile/dirty behind, and overlayfs refuses the
+ * next mount while it is there (its way of saying the upper layer may have missed writes in a
+ * crash). Only the sandbox holding the layer's lock gets here: remove it. */
+static int clear_volatile(int layer_fd, struct mnt_err *e)
+{
+    static const struct {
+        const char *path;
+        int flags;
+    } marks[] = {{"work/work/incompat/volatile/dirty", 0},
+                 {"work/work/incompat/volatile", AT_REMOVEDIR},
+                 {"work/work/incompat", AT_REMOVEDIR}};
+    for (size_t i = 0; i < ARRAY_LEN(marks); i++)
+        if (unlinkat(layer_fd, marks[i].path, marks[i].flags) < 0 && errno != ENOENT && errno != ENOTDIR)
+            return mnt_fail(e, "remove overlayfs' mark", marks[i].path);
+    return 0;
+}
+
+/* Build the home's overlay, detached: the whiteout layer, the fresh upper when nothing is kept,
+ * the mount itself. Runs on a thread of its own while init builds the rest of the view (the
+ * mount's work on the host's file system is mostly waiting). hv->mnt_fd, or hv->err. */
+static void *build(void *arg)
+{
+    struct home_view *hv = arg;
+    struct mnt_err e = {hv->err, sizeof hv->err};
+    int tmpfs_fd = -1, base_fd = -1;
+    char *opts = NULL;
+    struct stat st, ust;
+    if (fstat(hv->home_fd, &st) < 0) { /* the host's home: its owner and mode */
+        mnt_fail(&e, "stat", hv->home);
+        goto out;
+    }
+    if ((tmpfs_fd = mnt_detached_tmpfs(&e, "0755")) < 0)
+        goto out;
+    if (hide_build_layer(hv->home, hv->home_fd, &hv->rel, tmpfs_fd, "wl", &e) < 0)
+        goto out;
+    bool fresh_upper = hv->mode == SANDBOX_HOME_TMPFS || hv->shared;
+    if (fresh_upper) {
+        if (mkdirat(tmpfs_fd, "u", st.st_mode & 07777) < 0 || mkdirat(tmpfs_fd, "w", 0700) < 0) {
+            mnt_fail(&e, "mkdir the home's tmpfs layer for", hv->home);
+            goto out;
+        }
+        if (fchownat(tmpfs_fd, "u", st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */ }
+    } else if (clear_volatile(hv->layer_fd, &e) < 0) {
+        goto out;
+    } else if (fstatat(hv->layer_fd, "upper", &ust, AT_SYMLINK_NOFOLLOW) < 0 ||
+               ((ust.st_mode & 07777) != (st.st_mode & 07777) &&
+                fchmodat(hv->layer_fd, "upper", st.st_mode & 07777, 0) < 0)) {
+        /* The overlay's root takes the upper directory's mode: show the home's own. */
+        mnt_fail(&e, "chmod the home layer of", hv->home);
+        goto out;
+    }
+    /* The layers are reached through descriptors: no path of the host's appears in the options. */
+    if (hv->shared) {
+        /* The layer lies inside the home: overlayfs refuses two lower layers one inside the
+         * other (ELOOP). So first a read-only overlay of the home with its whiteouts, and that
+         * mount (a file system of its own) is the lowest layer under the other sandbox's. */
+        opts = xasprintf("lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d", tmpfs_fd, hv->home_fd);
+        if ((base_fd = overlay_detached(opts, true, &e)) < 0)
+            goto out;
+        free(opts);
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/upper:/proc/self/fd/%d,"
+                         "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
+                         hv->layer_fd, base_fd, tmpfs_fd, tmpfs_fd);
+    } else if (fresh_upper) {
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
+                         "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
+                         tmpfs_fd, hv->home_fd, tmpfs_fd, tmpfs_fd);
+    } else {
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
+                         "upperdir=/proc/self/fd/%d/upper,workdir=/proc/self/fd/%d/work",
+                         tmpfs_fd, hv->home_fd, hv->layer_fd, hv->layer_fd);
+    }
+    hv->mnt_fd = overlay_detached(opts, false, &e);
+out:
+    if (tmpfs_fd >= 0)
+        close(tmpfs_fd); /* the overlay keeps its layers; nothing else can reach them */
+    if (base_fd >= 0)
+        close(base_fd);
+    free(opts);
+    return NULL;
+}
+
+static void join(struct home_view *hv)
+{
+    if (hv->building)
+        pthread_join(hv->builder, NULL);
+    hv->building = false;
+}
+
+int home_view_apply(struct home_view *hv, struct mnt_err *e)
+{
+    if (hv->mode == SANDBOX_HOME_READONLY)
+        return 0;
+    join(hv);
+    if (hv->mnt_fd < 0) {
+        snprintf(e->buf, e->len, "the copy-on-write home cannot be built on this kernel or file "
+                                 "system (%s); profile key home = \"readonly\" (--home readonly) "
+                                 "avoids it", hv->err[0] ? hv->err : "no reason given");
+        return -1;
+    }
+    /* A home below the sandbox's own /tmp or /run is not shown there: its mount point is made
+     * in that fresh file system. */
+    if (mkdir_p(hv->home, 0755) < 0 && errno != EEXIST)
+        return mnt_fail(e, "make the mount point", hv->home);
+    if (move_mount(hv->mnt_fd, "", AT_FDCWD, hv->home, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        return mnt_fail(e, "attach the home's overlay on", hv->home);
+    close(hv->mnt_fd);
+    hv->mnt_fd = -1;
+    for (size_t i = 0; i < hv->sub_paths.len; i++) {
+        if (mnt_attach(e, hv->sub_fds[i], hv->sub_paths.items[i], false) < 0)
+            return -1;
+        close(hv->sub_fds[i]);
+        hv->sub_fds[i] = -1;
+    }
+    return 0;
+}
+
+void home_view_free(struct home_view *hv)
+{
+    join(hv);
+    if (hv->mnt_fd >= 0)
+        close(hv->mnt_fd);
+    if (hv->home_fd >= 0)
+        close(hv->home_fd);
+    if (hv->layer_fd >= 0)
+        close(hv->layer_fd);
+    for (size_t i = 0; i < hv->sub_paths.len; i++)
+        if (hv->sub_fds[i] >= 0)
+            close(hv->sub_fds[i]);
+    free(hv->sub_fds);
+    str_list_free(&hv->sub_paths);
+    str_list_free(&hv->rel);
+    memset(hv, 0, sizeof *hv);
+    hv->home_fd = hv->layer_fd = hv->mnt_fd = -1;
+}

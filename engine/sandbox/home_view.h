@@ -1,0 +1,66 @@
+/* home_view.h — the caller's home inside the sandbox, for profile key `home` = "overlay" or
+ * "tmpfs": an overlayfs mounted on the home whose lowest layer is the host's home (read-only,
+ * never written), above it a layer of whiteouts for every hidden name under the home (existing on
+ * the host or not: a hidden name stays missing whatever the host creates there later), and on top
+ * a writable layer: the workspace's persistent layer (overlay) or a fresh tmpfs (tmpfs). Creating
+ * something where a hidden name is puts it in the writable layer only; the host's file stays out
+ * of sight behind the whiteout.
+ * One sandbox at a time writes a layer: the one that mounted it holds an flock on the layer's
+ * lock file for its whole life (init keeps the descriptor, until it has killed the rest). A second concurrent sandbox of the workspace gets
+ * the layer as one more read-only layer and a fresh tmpfs on top, and says that its home writes
+ * are not kept: overlayfs must not have one upper directory mounted twice.
+ * Uses: hide.c (the whiteouts), mount_ops.c. Runs in init, in the new mount namespace.
+ * Must never: write to the host's home, fall back to a writable host home, or show the layer's
+ * own path inside (the layer is reached through a descriptor captured before the view changes). */
+#ifndef CORDON_HOME_VIEW_H
+#define CORDON_HOME_VIEW_H
+#include <pthread.h>
+#include <stdbool.h>
+#include "sandbox/mount_ops.h"
+#include "sandbox/sandbox-t.h"
+#include "base/util.h"
+
+struct home_view {
+    enum sandbox_home mode;      /* SANDBOX_HOME_READONLY: nothing to build */
+    const char *home;            /* borrowed from the configuration */
+    struct str_list rel;         /* whiteouts, relative to home */
+    int home_fd;                 /* detached clone of the host's home mount: the lowest layer */
+    int layer_fd;                /* detached read-write clone of the layer folder, or -1 */
+    bool shared;                 /* the layer is another sandbox's: read-only, tmpfs on top */
+    struct str_list sub_paths;   /* mounts below the home, put back on top of the overlay */
+    int *sub_fds;
+    pthread_t builder;           /* builds the overlay while init builds the rest of the view */
+    bool building;
+    int mnt_fd;                  /* the built overlay, detached; -1: see err */
+    char err[512];
+};
+
+/* The layer folder of a workspace (canonical path): "$XDG_STATE_HOME/cordon/homes/<sha256 of
+ * the workspace>", XDG_STATE_HOME defaulting to ~/.local/state. A new string, or NULL when
+ * neither XDG_STATE_HOME nor HOME is set. */
+char *home_view_layer_dir(const char *workspace);
+/* The folder holding every workspace's layer (hidden inside sandboxes). A new string or NULL. */
+char *home_view_layers_root(void);
+/* Take the layer's lock (its file "lock", made if missing) as a running sandbox holds it: the
+ * descriptor holding it, -EBUSY when a sandbox holds it, another -errno. */
+int home_view_layer_lock(const char *layer);
+
+/* Before the view changes (the captures need the host's read-write tree): take the hidden paths
+ * under the home out of cfg->hidden into the view's whiteouts (the rest are appended to
+ * hidden_rest, for hide.c), lock or share the layer, capture the home, the layer and the mounts
+ * below the home (mounts: the namespace's mount points), and start building the overlay,
+ * detached, on a thread (it reaches every layer through the captures, so what the view does
+ * meanwhile does not change it). visible: the workspace and writable paths, bound on top
+ * later. 0, or -1 with the reason in e. */
+int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
+                      const struct str_list *visible, const struct str_list *mounts,
+                      struct str_list *hidden_rest, struct mnt_err *e);
+/* Attach the built overlay on the home, after hide.c's overlays and before the writable binds.
+ * 0, or -1 with one line in e naming the cause and the profile key that avoids it. */
+int home_view_apply(struct home_view *hv, struct mnt_err *e);
+/* Waits for the builder, releases what apply did not consume (never the layer's lock). */
+void home_view_free(struct home_view *hv);
+/* Let go of the layer's lock, once nothing in the sandbox can write any more (init has killed
+ * and reaped everything): the next sandbox of the workspace need not wait for this init's exit. */
+void home_view_release(void);
+#endif

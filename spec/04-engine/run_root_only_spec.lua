@@ -1,0 +1,146 @@
+-- spec/04-engine/run_root_only_spec.lua — profile key root_only: a caller of uid 0 runs commands
+-- without capabilities, but the owner bit alone would let them read what only root may read.
+-- When the caller is root, every file under the scan roots owned by uid 0 without read
+-- permission for others, and every such directory (hidden whole), looks missing inside, unless
+-- root_only.visible names it; a non-root caller is not affected. Root only (skipped otherwise).
+-- Every file the spec makes it removes (h.defer, run by after_each even when a case fails):
+-- a world-readable folder under /var/tmp, /etc/cordon-spec-secret-TOKEN, /root/.cordon-spec-secret-TOKEN.
+-- Drives the built binary ($CORDON_BIN); no network.
+local h = require("spec.helpers")
+
+local function is_root()
+    return h.chomp(h.sh_ok("id -u")) == "0"
+end
+
+local function ok(r)
+    assert.are.equal(0, r.code, h.describe(r))
+    return r
+end
+
+local function has(s, text, r)
+    assert.truthy(s:find(text, 1, true), "expected '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
+end
+
+local function hasnt(s, text, r)
+    assert.falsy(s:find(text, 1, true), "did not expect '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
+end
+
+--- A world-readable folder the spec owns, scanned by a test profile "rospec" (extends coding):
+-- secret (0600), public (0644), named (0600, listed in root_only.visible), closed/ (0700, with a
+-- world-readable file inside), link -> secret. Returns the folder, the marker and the config dir.
+local function fixture(uid_readable)
+    local base = h.tmpdir()
+    h.sh_ok("chmod 755 " .. h.quote(base))
+    local marker = "cordon-spec-root-only-" .. h.token()
+    h.write_file(base .. "/secret", marker .. "\n", "600")
+    h.write_file(base .. "/public", "public\n", "644")
+    h.write_file(base .. "/named", marker .. "-named\n", "600")
+    h.sh_ok("mkdir -m 700 " .. h.quote(base .. "/closed"))
+    h.write_file(base .. "/closed/inner", "inner\n", "644")
+    h.sh_ok("ln -s secret " .. h.quote(base .. "/link"))
+    local cfg = h.profile_dir("rospec", ([[
+return {
+    extends = "coding",
+    root_only = { scan = { %q }, visible = { %q } },
+}
+]]):format(base, base .. "/named"))
+    if uid_readable then h.sh_ok("chmod -R a+rX " .. h.quote(cfg)) end
+    return base, marker, cfg
+end
+
+describe("root_only", function()
+    after_each(h.cleanup)
+
+    it("hides a root caller's root-only files and directories, not the rest", function()
+        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
+        local base, marker, cfg = fixture()
+        -- Outside, root reads all of it.
+        has(h.sh_ok("cat " .. h.quote(base .. "/secret") .. " " .. h.quote(base .. "/closed/inner")), marker)
+        local o = { env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rospec" } }
+        local q = h.quote
+        local r = h.run_sh(("cd %s; cat secret; cat link; cat public; cat named; ls closed; cat closed/inner; ls -A"):format(q(base)), o)
+        hasnt(r.stdout, marker .. "\n", r)
+        has(r.stderr, "cat: secret: No such file or directory", r)
+        has(r.stderr, "cat: link: No such file or directory", r)  -- the link stays, its target is hidden
+        has(r.stdout, "public\n", r)
+        has(r.stdout, marker .. "-named\n", r)                    -- named in root_only.visible
+        has(r.stderr, "closed", r)
+        has(r.stderr, "No such file or directory", r)
+        hasnt(r.stdout, "inner\n", r)                             -- the directory hidden whole
+        local listing = r.stdout
+        hasnt(listing, "\nsecret\n", r)
+        has(listing, "link\n", r)
+    end)
+
+    it("leaves a root caller's workspace whole, its root-only files included", function()
+        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
+        local ws, parent = h.workspace()                          -- parent: 0700, under /var/tmp
+        h.write_file(ws .. "/own", "own-secret\n", "600")
+        h.write_file(parent .. "/beside", "beside\n", "600")
+        local cfg = h.profile_dir("rospec", ('return { extends = "coding", root_only = { scan = { %q } } }'):format(parent))
+        local r = h.run_sh("cat own; cat ../beside", { workspace = ws, env = { XDG_CONFIG_HOME = cfg },
+                                                        flags = { "--profile", "rospec" } })
+        has(r.stdout, "own-secret\n", r)
+        has(r.stderr, "beside: No such file or directory", r)    -- the parent is looked into
+    end)
+
+    it("refuses /etc/shadow- and /etc/gshadow-, an unlisted root-only file in /etc, keeps /etc/passwd", function()
+        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
+        local secret = "/etc/cordon-spec-secret-" .. h.token()
+        local marker = "cordon-spec-etc-" .. h.token()
+        h.defer(function() os.remove(secret) end)
+        h.write_file(secret, marker .. "\n", "600")
+        has(h.sh_ok("cat " .. h.quote(secret)), marker)
+        local files = { secret }
+        for _, f in ipairs({ "/etc/shadow-", "/etc/gshadow-" }) do
+            if h.sh("test -e " .. f).code == 0 then
+                ok(h.sh("cat " .. f .. " >/dev/null"))
+                files[#files + 1] = f
+            end
+        end
+        for _, f in ipairs(files) do
+            local r = h.run_sh("cat " .. h.quote(f))
+            assert.are_not.equal(0, r.code, h.describe(r))
+            has(r.stderr, f .. ": No such file or directory", r)
+            hasnt(r.stdout, marker, r)
+        end
+        local r = ok(h.run_sh("head -c 5 /etc/passwd"))
+        assert.are.equal("root:", r.stdout)
+    end)
+
+    it("hides root-only files of root's own home when the caller is root", function()
+        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
+        local name = ".cordon-spec-secret-" .. h.token()
+        local secret = "/root/" .. name
+        local marker = "cordon-spec-home-" .. h.token()
+        h.defer(function() os.remove(secret) end)
+        h.write_file(secret, marker .. "\n", "600")
+        h.write_file(secret .. "-public", "home-public\n", "644")
+        h.defer(function() os.remove(secret .. "-public") end)
+        -- --home tmpfs: nothing of the sandbox's is kept in root's real state folder.
+        local o = { home = "/root", flags = { "--home", "tmpfs" } }
+        local probe = h.run_sh("true", o)
+        if probe.code ~= 0 and probe.stderr:find("open_tree /root", 1, true) then
+            h.skip("no home view of /root on this machine now (a mount below it): " .. h.chomp(probe.stderr))
+        end
+        local r = h.run_sh("cat ~/" .. name .. "; cat ~/" .. name .. "-public", o)
+        hasnt(r.stdout, marker, r)
+        has(r.stderr, name .. ": No such file or directory", r)
+        has(r.stdout, "home-public\n", r)
+    end)
+
+    it("does not touch a caller that is not root", function()
+        if not is_root() then h.skip("needs root to switch to nobody") end
+        local base, marker, cfg = fixture(true)
+        local home = h.tmpdir()
+        h.sh_ok("chown 65534:65534 " .. h.quote(home))
+        local ws = h.workspace(nil, 65534)
+        local o = { home = home, workspace = ws, uid = 65534, env = { XDG_CONFIG_HOME = cfg },
+                    flags = { "--profile", "rospec" } }
+        local r = h.run_sh(("cd %s; test -e secret && echo secret-there; test -d closed && echo closed-there; cat secret"):format(h.quote(base)), o)
+        has(r.stdout, "secret-there\n", r)                        -- nothing extra hidden
+        has(r.stdout, "closed-there\n", r)
+        has(r.stderr, "Permission denied", r)                     -- the file's own mode refuses it
+        hasnt(r.stdout, marker, r)
+    end)
+end)
