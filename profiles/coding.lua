@@ -132,9 +132,12 @@ return {
         loopback = true,        -- may commands serve and use TCP on the sandbox's own loopback?
         unrestricted = false,   -- true: no network namespace at all
         ask = true,             -- ask an interactive owner about unknown hosts
-        -- TCP from clients that ignore the proxy variables goes through the same rules (the
-        -- kernel needs nf_tables nat; without it one line says so and the variables remain)
-        transparent = true,
+        -- true: TCP from clients that ignore the proxy variables goes through the same rules
+        -- (the kernel needs nf_tables nat; without it one line says so and the variables
+        -- remain). Off by default until the nft exec's start-up cost (~3-5 ms a sandbox) is
+        -- gone, e.g. the redirect set up through netlink without exec'ing nft. The sandbox's
+        -- resolver (127.0.0.53) is on either way: it costs no exec.
+        transparent = false,
     },
 
     seccomp = {

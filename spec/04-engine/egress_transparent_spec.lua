@@ -1,5 +1,6 @@
 -- spec/04-engine/egress_transparent_spec.lua — the sandbox's resolver (127.0.0.53) and
--- network.transparent (on in coding) seen by real clients that do not use the proxy variables:
+-- network.transparent seen by real clients that do not use the proxy variables (coding keeps it
+-- off; the spec runs a profile of its own, coding with network.transparent = true):
 -- Node's fetch and https.get, Python's socket and getaddrinfo, curl --noproxy '*', getent,
 -- against origins the spec starts on the host's 127.0.0.2 (HTTP, and openssl s_server with a
 -- throwaway certificate for the TLS server name). Names come from a hosts file of the spec's
@@ -53,12 +54,14 @@ local function tls_origin()
 end
 
 describe("egress without the proxy variables (network.transparent, the sandbox's resolver)", function()
-    local hosts, audit, web, other, tls
+    local hosts, audit, web, other, tls, config
     local function env()
-        return { CORDON_HOSTS_FILE = hosts, CORDON_AUDIT_LOG = audit }
+        return { CORDON_HOSTS_FILE = hosts, CORDON_AUDIT_LOG = audit, XDG_CONFIG_HOME = config }
     end
     local function run(script, flags)
-        return h.run_sh(script, { flags = flags, env = env(), unset = UNSET })
+        local with = { "--profile", "transparent" }
+        for _, f in ipairs(flags or {}) do with[#with + 1] = f end
+        return h.run_sh(script, { flags = with, env = env(), unset = UNSET })
     end
 
     setup(function()
@@ -66,6 +69,10 @@ describe("egress without the proxy variables (network.transparent, the sandbox's
         local dir = h.tmpdir()
         hosts = dir .. "/hosts"
         audit = dir .. "/audit.jsonl"
+        config = h.profile_dir("transparent",
+            'return { extends = "coding", network = { transparent = true } }\n')
+        h.write_file(config .. "/cordon/profiles/needs-transparent.lua",
+            'return { extends = "coding", network = { transparent = "required" } }\n')
         h.write_file(hosts, "127.0.0.2 allowed.test blocked.test tls.test\n10.1.2.3 private.test\n")
         web = http_origin()
         other = http_origin()
@@ -200,16 +207,14 @@ echo | openssl s_client -connect 127.0.0.2:%d -servername evil.test 2>&1 | grep 
             r.cmd = cmd
             return r
         end
-        local r = without_nft({ "run", "--", "/bin/sh", "-c", "echo ran" }, { env = env() })
+        local r = without_nft({ "run", "--profile", "transparent", "--", "/bin/sh", "-c", "echo ran" },
+            { env = env() })
         assert.are.equal(0, r.code, h.describe(r))
         has(r, "ran")
         has(r, "cordon: no transparent network (nft could not add the redirect rule): only clients "
             .. "that use the proxy variables reach the network")
-        local cfg = h.profile_dir("needs-transparent",
-            'return { extends = "coding", network = { transparent = "required" } }\n')
-        local e = env()
-        e.XDG_CONFIG_HOME = cfg
-        r = without_nft({ "run", "--profile", "needs-transparent", "--", "/bin/sh", "-c", "echo ran" }, { env = e })
+        r = without_nft({ "run", "--profile", "needs-transparent", "--", "/bin/sh", "-c", "echo ran" },
+            { env = env() })
         assert.are.equal(125, r.code, h.describe(r))
         has(r, "cordon: network.transparent is required, but nft could not add the redirect rule")
         assert.falsy(r.stdout:find("ran", 1, true), h.describe(r))

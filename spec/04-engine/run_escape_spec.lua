@@ -582,7 +582,7 @@ except OSError as e:
     print("errno", e.errno)
 ]]):format(addr)))
         -- ENETUNREACH (101): the sandbox has no route off its loopback; with network.transparent
-        -- (coding) the connection reaches the policy, which refuses it with a reset (104)
+        -- (off in coding) the connection reaches the policy, which refuses it with a reset (104)
         assert.truthy(r.stdout == "errno 101\n" or r.stdout == "errno 104\n", h.describe(r))
     end)
 end)
