@@ -8,8 +8,9 @@
 --     and /sys, says so in one line, and Landlock keeps other processes' /proc/PID from it;
 --   * the same with --security-opt unmask=ALL: the sandbox has a /proc of its own, so ps -e
 --     lists only its processes.
--- In both: a sandboxed echo, a refused write, /etc/shadow hidden, the container's bind mounts
--- read as they are, a network refusal (a server on the container's loopback is out of reach),
+-- In both: a sandboxed echo, a refused write, /etc/shadow hidden, the container's /etc/hosts
+-- and /etc/hostname bind mounts read as they are (its /etc/resolv.conf is covered by the
+-- sandbox's own, naming the sandbox's resolver), a network refusal (a server on the container's loopback is out of reach),
 -- and a session (start, exec, stop). A third container has Podman's seccomp profile changed to
 -- refuse user namespaces as Docker's default does (spec/fixtures/container/docker-like-seccomp.py):
 -- cordon does not start there and names the flag. Before them, the rebuild of a hidden path's
@@ -174,10 +175,10 @@ local function check_common(variant)
         assert.are.equal("", r.stdout, h.describe(r))
     end)
 
-    it("shows the container's /etc/hosts, /etc/resolv.conf and /etc/hostname bind mounts", function()
+    it("shows the container's /etc/hosts and /etc/hostname bind mounts, and its own resolv.conf", function()
         local name = get()
         if not name then return end
-        local files = "/etc/hosts /etc/resolv.conf /etc/hostname"
+        local files = "/etc/hosts /etc/hostname"
         assert.truthy(inside(name, "grep -c ' /etc/hosts ' /proc/self/mountinfo").stdout:match("^[1-9]"),
             "/etc/hosts is not a bind mount in this container")
         local outside = inside(name, "cat " .. files)
@@ -185,6 +186,11 @@ local function check_common(variant)
         assert.are.equal(0, r.code, h.describe(r))
         assert.truthy(outside.stdout:find("localhost", 1, true), h.describe(outside))
         assert.are.equal(outside.stdout, r.stdout)
+        -- the container's nameserver is not reachable from the sandbox's network namespace: the
+        -- bind-mounted resolv.conf is covered by one naming the sandbox's resolver
+        r = run(name, "cat /etc/resolv.conf")
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stdout:find("nameserver 127.0.0.53\n", 1, true), h.describe(r))
     end)
 
     it("keeps the sandbox off the container's loopback", function()
