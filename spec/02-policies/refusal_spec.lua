@@ -71,15 +71,27 @@ describe("refusal corpus (spec/fixtures/refusal)", function()
                 command = case.command, exit_code = case.exit_code, stdout = case.stdout,
                 stderr = case.stderr, cwd = case.cwd, writable = case.writable,
                 hidden = case.hidden, network_denied = case.network_denied, truncated = false,
+                -- the cases from 51 on also say where the workspace is and what is protected
+                workspace = case.workspace, workspace_readonly = case.workspace_readonly,
+                profile = case.profile, readonly_in_workspace = case.readonly_in_workspace,
+                block_unix_sockets = case.block_unix_sockets,
             }
             local got = detect(input, case.host)
             local msg = ("command: %s\nexit: %d\nstderr: %s\nstdout: %s\ngot: %s"):format(
                 case.command, case.exit_code, case.stderr, case.stdout, cjson.encode(got))
             assert.are.same(sorted(case.expect.kinds), kinds(got), msg)
+            if case.expect.paths then
+                local paths = {}
+                for _, r in ipairs(got) do if r.path then paths[#paths + 1] = r.path end end
+                assert.are.same(case.expect.paths, sorted(paths), msg)
+            end
             for _, r in ipairs(got) do
                 assert.is_string(r.line, msg)
                 assert.is_string(r.reason, msg)
-                assert.is_truthy(case.stdout:find(r.line, 1, true) or case.stderr:find(r.line, 1, true)
+                -- the line as printed, without the terminal's colour escapes
+                local o = case.stdout:gsub("\27%[[%d;]*%a", "")
+                local e = case.stderr:gsub("\27%[[%d;]*%a", "")
+                assert.is_truthy(o:find(r.line, 1, true) or e:find(r.line, 1, true)
                     or r.kind == "network", "the line must be an output line: " .. r.line)
             end
         end)
@@ -246,7 +258,8 @@ describe("refusal hook, unit cases", function()
     it("a write reason names the path for people", function()
         local got = detect({ command = "touch /etc/motd", exit_code = 1, cwd = "/w", stdout = "",
             stderr = "touch: cannot touch '/etc/motd': Read-only file system\n" })
-        assert.are.equal("the sandbox refused a write to /etc/motd (read-only outside the workspace)",
+        assert.are.equal("the sandbox refused a write to /etc/motd (read-only outside the workspace: "
+            .. "--allow-write /etc/motd)",
             got[1].reason)
         assert.are.equal("touch: cannot touch '/etc/motd': Read-only file system", got[1].line)
     end)
