@@ -30,7 +30,8 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   "NoSuchFile", "FileNotFound", "sudo", "ocker", "bus", "Bus", "onnect", "403",
                   "blocked-by-policy", "does not allow", "unix:path=", "namespace",
                   "usable sandbox", "cordon sandbox", "SUID sandbox", "resource busy", "EBUSY",
-                  "temporary object directory", "insufficient permission", "unable to create temporary" }
+                  "temporary object directory", "insufficient permission", "unable to create temporary",
+                  "Could not attach" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
