@@ -126,12 +126,10 @@ local function detect(input)
                 add("write", abs, line, ("the sandbox refused a write to %s: the %s profile makes "
                     .. "the workspace read-only (another --profile, e.g. coding, lets it write)")
                     :format(abs, profile or "readonly"))
-                return
+            elseif evidence ~= "ebusy" then
+                add("write", abs, line, ("the sandbox refused a write to %s (read-only in the "
+                    .. "sandbox, although inside the workspace)"):format(abs))
             end
-        elseif ws_readonly and refusal.under_any(abs, { input.workspace }) then
-            add("write", abs, line, ("the sandbox refused a write to %s: the %s profile makes the "
-                .. "workspace read-only (another --profile, e.g. coding, lets it write)")
-                :format(abs, profile or "readonly"))
             return
         end
         if evidence == "ebusy" then return end  -- busy for its own reasons
@@ -183,8 +181,10 @@ local function detect(input)
         end
         -- a debugger or tracer refused ptrace, whatever the exit code (gdb -batch exits 0)
         if not is_data and refusal.ptrace_refused(line, programs) then
+            -- no flag or profile key allows it: only a run outside the sandbox (the controller
+            -- adds how to be asked for one)
             add("ptrace", nil, line, "the sandbox refuses ptrace: debuggers and tracers (strace, gdb) "
-                .. "cannot trace here; run the command outside the sandbox (--ask-sandbox-off)")
+                .. "cannot trace here, in any profile; run the command outside the sandbox")
             return
         end
         -- Unix sockets refused by the profile (strict): tmux, Python's multiprocessing Manager
@@ -193,7 +193,7 @@ local function detect(input)
             if yes then
                 add("unix-socket", sock, line, ("the %s profile refuses Unix sockets%s (profile key "
                     .. "seccomp.block_unix_sockets; --profile coding allows them)")
-                    :format(input.profile or "strict", sock and (" (" .. sock .. ")") or ""))
+                    :format(input.profile or "strict", sock and (": " .. sock .. " cannot be reached") or ""))
                 return
             end
         end
