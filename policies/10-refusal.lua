@@ -64,6 +64,7 @@ local function detect(input)
     -- the profile made the workspace read-only) and what in it is protected
     local ws_readonly = input.workspace_readonly == true
     local workspace = input.workspace or (not ws_readonly and writable[1]) or nil
+    if workspace == "/" then workspace = nil end  -- never a workspace: a case that did not say
     local protected = input.readonly_in_workspace
     if (not protected or #protected == 0) and workspace and not ws_readonly then
         protected = {}
