@@ -30,7 +30,8 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   "NoSuchFile", "FileNotFound", "sudo", "ocker", "bus", "Bus", "onnect", "403",
                   "blocked-by-policy", "does not allow", "unix:path=", "resolve", "resolution",
                   "EAI_AGAIN", "ECONNRESET", "namespace", "usable sandbox", "cordon sandbox",
-                  "SUID sandbox" }
+                  "SUID sandbox", "resource busy", "EBUSY", "temporary object directory",
+                  "insufficient permission", "unable to create temporary", "Could not attach" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -59,7 +60,20 @@ local function detect(input)
         end
     end
     local writable, hidden = input.writable or {}, input.hidden or {}
+    -- where the workspace is (a recorded case without it: the first writable root, unless
+    -- the profile made the workspace read-only) and what in it is protected
+    local ws_readonly = input.workspace_readonly == true
+    local workspace = input.workspace or (not ws_readonly and writable[1]) or nil
+    if workspace == "/" then workspace = nil end  -- never a workspace: a case that did not say
+    local protected = input.readonly_in_workspace
+    if (not protected or #protected == 0) and workspace and not ws_readonly then
+        protected = {}
+        for rel in pairs(refusal.protected_why) do protected[#protected + 1] = workspace .. "/" .. rel end
+    end
+    local profile = input.profile or (ws_readonly and "readonly") or nil
     local targets = refusal.all_write_targets(segments, cwd)
+    local push_target = refusal.git_push_local_target(segments)
+    push_target = push_target and refusal.absolute((push_target:gsub("^~", host.home and host.home() or "~")), cwd)
     local session_bus = false
     for _, seg in ipairs(segments) do
         for _, a in ipairs(seg.args) do
@@ -67,13 +81,61 @@ local function detect(input)
         end
     end
 
+    -- One refusal per refused thing: per kind and path (the first line showing it is kept),
+    -- and per kind when no line names a path (sudo, nested-namespace, ptrace are one per
+    -- command anyway). A pathless one is dropped at the end when one of its kind has a path.
     local found, seen = {}, {}
     local function add(kind, path, line, reason)
-        -- one sudo (or nested-namespace) refusal per command however many lines show it
-        local key = (kind == "sudo" or kind == "nested-namespace") and kind or (kind .. "\0" .. (path or line))
+        local key = kind .. "\0" .. (path or "")
         if seen[key] then return end
         seen[key] = true
         found[#found + 1] = { kind = kind, path = path, line = line, reason = reason }
+    end
+
+    -- The sentence for a write the sandbox refused at abs, by where abs is and why.
+    local function host_dir(abs)
+        -- --allow-write needs an existing path: abs, else its directory (never an ancestor
+        -- further up: a file's grandparent would open far more than the command asked for)
+        if host.exists(abs) then return abs end
+        local d = refusal.parent(abs)
+        return d and d ~= "/" and host.exists(d) and d or abs
+    end
+    local function write_refusal(abs, line, evidence)
+        -- the outermost hidden path holding abs that exists on the host (~/.ssh may not, ~ does)
+        local hid
+        for _, h in ipairs(hidden) do
+            if refusal.within(abs, h) and host.exists(h) and (not hid or #h < #hid) then hid = h end
+        end
+        if hid then
+            if hid == abs or host.exists(abs) then
+                add("hidden", abs, line, ("%s is hidden by the profile (it exists on the host; "
+                    .. "writes to it are refused)"):format(abs))
+            else
+                add("hidden", abs, line, ("%s was not created: %s is hidden by the profile (it "
+                    .. "exists on the host)"):format(abs, hid))
+            end
+            return
+        end
+        if workspace and refusal.within(abs, workspace) then
+            local rel, why = refusal.protected(abs, workspace, protected)
+            if rel and not ws_readonly then
+                add("protected", abs, line, ("the sandbox refused a write to %s: %s is protected "
+                    .. "inside the workspace: %s (profile key readonly_in_workspace)"):format(abs, rel, why))
+                return
+            end
+            if ws_readonly then
+                add("write", abs, line, ("the sandbox refused a write to %s: the %s profile makes "
+                    .. "the workspace read-only (another --profile, e.g. coding, lets it write)")
+                    :format(abs, profile or "readonly"))
+            elseif evidence ~= "ebusy" then
+                add("write", abs, line, ("the sandbox refused a write to %s (read-only in the "
+                    .. "sandbox, although inside the workspace)"):format(abs))
+            end
+            return
+        end
+        if evidence == "ebusy" then return end  -- busy for its own reasons
+        add("write", abs, line, ("the sandbox refused a write to %s (read-only outside the "
+            .. "workspace: --allow-write %s)"):format(abs, host_dir(abs)))
     end
 
     local function look(line, is_data, stream)
@@ -118,32 +180,78 @@ local function detect(input)
                 return
             end
         end
+        -- a debugger or tracer refused ptrace, whatever the exit code (gdb -batch exits 0)
+        if not is_data and refusal.ptrace_refused(line, programs) then
+            -- no flag or profile key allows it: only a run outside the sandbox (the controller
+            -- adds how to be asked for one)
+            add("ptrace", nil, line, "the sandbox refuses ptrace: debuggers and tracers (strace, gdb) "
+                .. "cannot trace here, in any profile; run the command outside the sandbox")
+            return
+        end
+        -- Unix sockets refused by the profile (strict): tmux, Python's multiprocessing Manager
+        if not is_data and input.block_unix_sockets then
+            local yes, sock = refusal.unix_socket_refused(line)
+            if yes then
+                add("unix-socket", sock, line, ("the %s profile refuses Unix sockets%s (profile key "
+                    .. "seccomp.block_unix_sockets; --profile coding allows them)")
+                    :format(input.profile or "strict", sock and (": " .. sock .. " cannot be reached") or ""))
+                return
+            end
+        end
         -- writes and hidden paths: only when the command failed, only its own diagnostics
         if not failed or is_data or not refusal.is_diagnostic(line, programs, stream) then return end
+        -- a git push to a repository given by its path, outside the writable set: the line
+        -- (from git's receive side) names no path, the command does
+        if push_target and refusal.push_unwritable(line) then
+            if not refusal.under_any(push_target, writable) then
+                write_refusal(push_target, line)
+            end
+            return
+        end
         local class, at = refusal.errno_class(line)
         if not class then return end
         local p = refusal.path_in_line(line, at)
         local abs = p and refusal.absolute(p, cwd)
         if class == "erofs" then
-            -- EROFS is the read-only bind itself: outside the workspace, or a protected path
-            -- inside it (.git/hooks, .cordon/)
+            -- EROFS is the read-only bind itself: outside the workspace, a protected path
+            -- inside it (.git/hooks, .cordon/), the readonly profile's workspace, or a hidden
+            -- path a tool tried to create
             if abs then
-                add("write", abs, line, ("the sandbox refused a write to %s (read-only outside "
-                    .. "the workspace)"):format(abs))
+                write_refusal(abs, line)
             else
                 add("write", nil, line, "the sandbox refused a write (read-only file system)")
+            end
+        elseif class == "ebusy" then
+            -- git renames its lock file onto .git/config, a read-only bind mount: EBUSY. Only
+            -- a protected path counts: a busy device elsewhere is the command's own problem.
+            if abs and workspace and refusal.protected(abs, workspace, protected) then
+                write_refusal(abs, line, "ebusy")
             end
         elseif class == "eacces" then
             -- inside a writable root, EACCES is the file's own permissions: not the sandbox
             if abs and not refusal.under_any(abs, writable)
                and (targets[abs] or refusal.has_write_wording(line)) then
                 add("write", abs, line, ("the sandbox refused a write to %s (outside the "
-                    .. "writable set)"):format(abs))
+                    .. "writable set: --allow-write %s)"):format(abs, host_dir(abs)))
             end
         elseif class == "enoent" then
             if abs and host.exists(abs) and (#hidden == 0 or refusal.under_any(abs, hidden)) then
-                add("hidden", abs, line, ("%s is hidden by the sandbox (it exists on the host)")
+                add("hidden", abs, line, ("%s is hidden by the profile (it exists on the host)")
                     :format(abs))
+            elseif abs and not host.exists(abs) and (targets[abs] or refusal.has_write_wording(line)) then
+                -- a create that failed with ENOENT although its directory exists on the host:
+                -- the directory is hidden here, or read-only (Node's recursive mkdir says
+                -- ENOENT for a directory it could not make in a read-only place)
+                local dir = refusal.parent(abs)
+                if dir and host.exists(dir) and not refusal.under_any(abs, writable) then
+                    write_refusal(abs, line)
+                elseif dir and refusal.under_any(dir, hidden) then
+                    local hid = refusal.under_any(dir, hidden)
+                    if host.exists(hid) and hid ~= abs then
+                        add("hidden", abs, line, ("%s was not created: %s is hidden by the profile "
+                            .. "(it exists on the host)"):format(abs, hid))
+                    end
+                end
             end
         end
     end
@@ -180,7 +288,14 @@ local function detect(input)
                 .. "(--network-allow %s would allow it)"):format(dest, dest))
         end
     end
-    return found
+    -- a refusal without a path says less than one of its kind with a path: drop it
+    local with_path = {}
+    for _, r in ipairs(found) do if r.path then with_path[r.kind] = true end end
+    local out = {}
+    for _, r in ipairs(found) do
+        if r.path or not with_path[r.kind] then out[#out + 1] = r end
+    end
+    return out
 end
 
 return {
@@ -189,9 +304,12 @@ return {
 
     -- input:  { command = "touch /etc/x", exit_code = 1, signal = nil|N, stdout = "...",
     --           stderr = "...", truncated = false, cwd = "/abs", writable = { abs... },
-    --           hidden = { abs... }, network_denied = { "host:port", ... }, candidates = bool }
+    --           hidden = { abs... }, network_denied = { "host:port", ... }, candidates = bool,
+    --           workspace = "/abs"|nil, workspace_readonly = bool, profile = "name"|nil,
+    --           readonly_in_workspace = { abs... }, block_unix_sockets = bool }
     --         (candidates: stdout/stderr hold only the kept lines with a marker)
-    -- result: { { kind = "write"|"hidden"|"sudo"|"docker"|"dbus"|"network"|"nested-namespace",
+    -- result: { { kind = "write"|"hidden"|"protected"|"sudo"|"docker"|"dbus"|"network"|"ptrace"|
+    --             "unix-socket"|"nested-namespace",
     --             path = "..."|nil, line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
     refusal = function(input, _next)
         local denied = input.network_denied

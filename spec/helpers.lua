@@ -246,6 +246,13 @@ function h.unprivileged_copy(uid)
     return c
 end
 
+--- Whether the cordon under test is a sanitizer build (ASan/UBSan or TSan: linked dynamically
+-- with the sanitizer's runtime), which some specs cannot use as they use the release build.
+function h.sanitizer_build()
+    local r = h.sh("ldd " .. h.quote(h.bin) .. " 2>/dev/null")
+    return r.stdout:find("lib[at]san", 1) ~= nil
+end
+
 --- Builds the shell command line that starts cordon.
 -- args: list of words after the binary (e.g. {"run", "--json", "--", "true"}).
 -- opts.cwd: directory to start in (default opts.workspace, else a fresh workspace)

@@ -59,7 +59,8 @@ static CORDON_PRINTF(3, 4) int case_error(char *err, size_t errlen, const char *
 static const char *const known_fields[] = {
     "command", "exit_code", "signal", "stdout", "stderr", "truncated", "cwd", "writable", "hidden",
     "network_denied", "host", "interactive", "plan", "background",
-    "expect", "note", /* documentation for people and specs: not read here */
+    "workspace", "workspace_readonly", "profile", "readonly_in_workspace", "block_unix_sockets",
+    "expect", "note", "args", /* documentation for people and specs: not read here */
 };
 
 /* A string without NUL bytes, or an error naming the field. */
@@ -160,6 +161,19 @@ int detect_case_read(const struct json_value *root, struct detect_case *c, char 
     if ((v = json_get(root, "network_denied")) &&
         (rc = want_list(v, "network_denied", &c->network_denied, err, errlen)))
         return rc;
+    if ((v = json_get(root, "workspace")) && (rc = want_cstring(v, "workspace", &c->workspace, err, errlen)))
+        return rc;
+    if ((v = json_get(root, "profile")) && (rc = want_cstring(v, "profile", &c->profile_name, err, errlen)))
+        return rc;
+    if ((v = json_get(root, "workspace_readonly")) &&
+        (rc = want_bool(v, "workspace_readonly", &c->workspace_readonly, err, errlen)))
+        return rc;
+    if ((v = json_get(root, "block_unix_sockets")) &&
+        (rc = want_bool(v, "block_unix_sockets", &c->block_unix_sockets, err, errlen)))
+        return rc;
+    if ((v = json_get(root, "readonly_in_workspace")) &&
+        (rc = want_list(v, "readonly_in_workspace", &c->readonly_in_workspace, err, errlen)))
+        return rc;
     c->interactive = true;
     if ((v = json_get(root, "interactive")) && (rc = want_bool(v, "interactive", &c->interactive, err, errlen)))
         return rc;
@@ -200,6 +214,7 @@ void detect_case_free(struct detect_case *c)
     str_list_free(&c->in_writable);
     str_list_free(&c->writable);
     str_list_free(&c->hidden);
+    str_list_free(&c->readonly_in_workspace);
     str_list_free(&c->network_denied);
     str_list_free(&c->host_exists);
     str_list_free(&c->host_sockets);
@@ -279,6 +294,9 @@ enum lh_outcome detect_case_prepare(struct detect_case *c, const char *profile,
         .stderr_text = c->stderr_v->str, .stderr_len = c->stderr_v->len,
         .truncated = c->truncated, .cwd = c->cwdbuf, .writable = &c->in_writable,
         .hidden = c->have_hidden ? &c->hidden : &c->cfg.hidden, .network_denied = &c->network_denied,
+        .workspace = c->workspace, .workspace_readonly = c->workspace_readonly,
+        .profile = c->profile_name, .readonly_in_workspace = &c->readonly_in_workspace,
+        .block_unix_sockets = c->block_unix_sockets,
     };
     const struct marker_set *m = lh_refusal_markers();
     if (m) { /* what the controller's capture hands the hook: the lines with a marker */

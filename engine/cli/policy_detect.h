@@ -22,6 +22,10 @@ struct detect_case {
     bool truncated, interactive, plan, background, have_host;
     struct str_list writable, hidden, network_denied, host_exists, host_sockets;
     bool have_writable, have_hidden;
+    /* where the workspace was and what in it was protected (the refusal's wording) */
+    const char *workspace, *profile_name;
+    bool workspace_readonly, block_unix_sockets;
+    struct str_list readonly_in_workspace;
     /* filled by detect_case_prepare() */
     struct lh_command_result in;
     struct sandbox_config cfg;

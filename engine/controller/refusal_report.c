@@ -1,4 +1,7 @@
-/* refusal_report.c — see refusal_report.h. */
+/* refusal_report.c — see refusal_report.h. Owns the hook's input for one command (where the
+ * workspace is and what in it is protected, so the reason can say why) and merging what the
+ * hook returned into one line per refused thing. Uses policy/lua_host (the hook). Must never
+ * add a refusal the hook did not return, nor change what a kept one says. */
 #include "controller/refusal_report.h"
 
 #include <stdio.h>
@@ -6,6 +9,32 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/util.h"
+
+/* One line per refused thing: a refusal with the kind and path of one kept before it says
+ * nothing new, and one without a path says less than one of its kind with a path. Keeps the
+ * order; returns the number kept. */
+static size_t merge_refusals(struct lh_refusal *found, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool drop = false;
+        for (size_t j = 0; j < n && !drop; j++) {
+            if (j == i || strcmp(found[j].kind, found[i].kind) != 0)
+                continue;
+            if (!found[i].path[0] && found[j].path[0])
+                drop = true;                    /* the same kind, said with its path */
+            else if (j < i && strcmp(found[j].path, found[i].path) == 0)
+                drop = true;                    /* said already */
+        }
+        if (drop)
+            continue;
+        if (kept != i)
+            found[kept] = found[i];
+        kept++;
+    }
+    return kept;
+}
 
 /* What the hook gets of one stream: the lines with a marker, or the whole kept text. */
 static char *hook_text(const struct capture *c, bool candidates, size_t *len, bool *cut)
@@ -29,11 +58,21 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     str_list_push(&writable, "/tmp");
     for (size_t i = 0; i < cfg->writable.len; i++)
         str_list_push(&writable, cfg->writable.items[i]);
+    /* the protected paths inside the workspace, absolute, for the wording */
+    struct str_list protected_in_ws = {0};
+    for (size_t i = 0; cfg->workspace && i < cfg->readonly_in_workspace.len; i++) {
+        char *p = xasprintf("%s/%s", cfg->workspace, cfg->readonly_in_workspace.items[i]);
+        str_list_push(&protected_in_ws, p);
+        free(p);
+    }
     struct lh_command_result in = {
         .command = command, .exit_code = exit_code, .signal = sig,
         .stdout_text = out_text, .stdout_len = out_len, .stderr_text = err_text, .stderr_len = err_len,
         .truncated = out_cut || err_cut, .cwd = cfg->cwd, .writable = &writable, .hidden = &cfg->hidden,
         .network_denied = network_denied, .merged = merged, .candidates = candidates,
+        .workspace = cfg->workspace, .workspace_readonly = cfg->workspace_readonly,
+        .profile = cfg->profile, .readonly_in_workspace = &protected_in_ws,
+        .block_unix_sockets = cfg->block_unix_sockets,
     };
     char msg[1024];
     enum lh_outcome o = lh_detect_refusals(&in, found, max, &n, msg, sizeof msg);
@@ -41,12 +80,14 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         LOG_E("refusal", "refusal detection failed, no refusal reported: %s", msg);
         n = 0;
     }
+    n = merge_refusals(found, n);
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
     for (size_t i = 0; i < n; i++)
         fprintf(stderr, "cordon: %s%s\n", found[i].reason,
                 ask_sandbox_off || strcmp(found[i].kind, "network") == 0 ? "" : "; run with --ask-sandbox-off to be asked next time");
     str_list_free(&writable);
+    str_list_free(&protected_in_ws);
     free(out_text);
     free(err_text);
     return n;

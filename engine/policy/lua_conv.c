@@ -666,7 +666,7 @@ static void push_list_or_empty(lua_State *L, const struct str_list *l)
 
 void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
 {
-    lua_createtable(L, 0, 14);                          /* [t] */
+    lua_createtable(L, 0, 19);                          /* [t] */
     lua_pushstring(L, in->command ? in->command : "");
     lua_setfield(L, -2, "command");
     lua_pushinteger(L, in->exit_code);
@@ -693,6 +693,20 @@ void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
     lua_setfield(L, -2, "hidden");
     push_list_or_empty(L, in->network_denied);
     lua_setfield(L, -2, "network_denied");
+    if (in->workspace) {
+        lua_pushstring(L, in->workspace);
+        lua_setfield(L, -2, "workspace");
+    }
+    lua_pushboolean(L, in->workspace_readonly);
+    lua_setfield(L, -2, "workspace_readonly");
+    if (in->profile) {
+        lua_pushstring(L, in->profile);
+        lua_setfield(L, -2, "profile");
+    }
+    push_list_or_empty(L, in->readonly_in_workspace);
+    lua_setfield(L, -2, "readonly_in_workspace");
+    lua_pushboolean(L, in->block_unix_sockets);
+    lua_setfield(L, -2, "block_unix_sockets");
 }
 
 void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
@@ -710,8 +724,9 @@ void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
     lua_setfield(L, -2, "reason");
 }
 
-static const char *const refusal_kinds[] = {"write", "hidden", "sudo", "docker", "dbus", "network",
-                                            "nested-namespace"};
+static const char *const refusal_kinds[] = {"write",   "hidden",      "protected", "sudo",
+                                            "docker",  "dbus",        "network",   "ptrace",
+                                            "unix-socket", "nested-namespace"};
 
 /* Check one refusal table at idx (raises naming the index i). */
 static void check_refusal(lua_State *L, int idx, lua_Integer i)
@@ -737,8 +752,8 @@ static void check_refusal(lua_State *L, int idx, lua_Integer i)
     for (size_t k = 0; kind && k < ARRAY_LEN(refusal_kinds) && !ok; k++)
         ok = strcmp(kind, refusal_kinds[k]) == 0;
     if (!ok)
-        luaL_error(L, "refusal result[%d]: kind must be write, hidden, sudo, docker, dbus, "
-                      "network or nested-namespace, got %s", (int)i, kind ? kind : "nil");
+        luaL_error(L, "refusal result[%d]: kind must be write, hidden, protected, sudo, "
+                      "docker, dbus, network, ptrace, unix-socket or nested-namespace, got %s", (int)i, kind ? kind : "nil");
     lua_pop(L, 1);
     if (raw_field(L, idx, "reason") != LUA_TSTRING)
         luaL_error(L, "refusal result[%d]: 'reason' is required", (int)i);

@@ -190,6 +190,12 @@ struct lh_command_result {
     const struct str_list *network_denied;
     bool merged;        /* stdout holds both streams (a pty); stderr is empty */
     bool candidates;    /* the texts hold only the kept lines with a marker (lh_refusal_markers) */
+    /* Where the command's paths stand, for the refusal's wording (absent fields: unknown). */
+    const char *workspace;          /* NULL: not known (a recorded case without one) */
+    bool workspace_readonly;        /* the profile makes the workspace read-only (`readonly`) */
+    const char *profile;            /* the resolved profile's name, or NULL */
+    const struct str_list *readonly_in_workspace; /* absolute: the protected paths inside it */
+    bool block_unix_sockets;        /* seccomp refuses socket(AF_UNIX) (the `strict` profile) */
 };
 
 /* The markers the refusal layers key on (`refusal_markers`, lua/HOOKS.md), compiled by

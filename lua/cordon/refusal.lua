@@ -16,13 +16,14 @@ M.MAX_LINE = 4096       -- a longer line is cut before matching
 
 -- ---- lines -------------------------------------------------------------------------------
 
---- Lines of text (without "\r\n"/"\n"), at most M.MAX_LINES, each at most M.MAX_LINE bytes.
+--- Lines of text (without "\r\n"/"\n"), at most M.MAX_LINES, each at most M.MAX_LINE bytes,
+-- without the terminal's colour escapes (corepack prints its errors in red).
 function M.lines(text)
     local out = {}
     if type(text) ~= "string" or text == "" then return out end
     for l in (text:sub(-1) == "\n" and text or text .. "\n"):gmatch("([^\n]*)\n") do
         if #out >= M.MAX_LINES then break end
-        l = l:gsub("\r$", "")
+        l = l:gsub("\r$", ""):gsub("\27%[[%d;]*%a", "")
         if #l > M.MAX_LINE then l = l:sub(1, M.MAX_LINE) end
         out[#out + 1] = l
     end
@@ -100,6 +101,8 @@ local language_formats = {
     "%[Errno %d+%]",                                   -- Python OSError and subclasses
     "^%s*%w*Error: E%u+: ",                            -- Node: Error: ENOENT: no such file ...
     "^%s*E%u+: [%l%- ]+, %l+ '",                       -- Node without the Error: prefix
+    "Error: E%u+: [%l%- ]+, %l+ '",                    -- Node's own, behind a tool's words
+                                                       -- (corepack: "Internal Error: EROFS: ...")
     "%f[%w]open /.-: ", "%f[%w]stat /.-: ", "%f[%w]lstat /.-: ", "%f[%w]mkdir /.-: ",
     "%f[%w]remove /.-: ", "%f[%w]rename /.-: ", "%f[%w]chmod /.-: ", "%f[%w]unlinkat /.-: ",
     "%f[%w]mkdirat /.-: ", "%f[%w]openat /.-: ", "%f[%w]readlink /.-: ",           -- Go *PathError
@@ -110,8 +113,11 @@ local language_formats = {
 }
 
 -- Prefixes many tools (git, cargo, make, npm, pip, apt) start their own diagnostics with.
-local generic_prefixes = { "error:", "fatal:", "Error:", "ERROR:", "E:", "warning:", "npm ERR!",
-                           "npm error", "make:", "make%[%d+%]:" }
+-- ssh and ssh-keygen print some of theirs without any prefix.
+local generic_prefixes = { "error:", "fatal:", "Error:", "ERROR:", "E:", "W:", "warning:", "npm ERR!",
+                           "npm error", "make:", "make%[%d+%]:", "Could not create directory '",
+                           "Saving key \"", "Failed to add the host to the list of known hosts",
+                           "hostfile_replace_entries: ", "update_known_hosts: " }
 
 --- Is line a diagnostic of a program of the command (not content it printed)? True when the
 -- line starts with `PROG:` (or `/path/PROG:`) for a program in the segments, with one of the
@@ -146,6 +152,7 @@ M.erofs_patterns = { "Read%-only file system", "read%-only file system", "EROFS"
                      "%[Errno 30%]" }
 M.eacces_patterns = { "Permission denied", "permission denied", "EACCES", "%(os error 13%)",
                       "%[Errno 13%]", "Operation not permitted", "EPERM" }
+M.ebusy_patterns = { "Device or resource busy", "EBUSY" }
 M.enoent_patterns = { "No such file or directory", "no such file or directory", "ENOENT",
                       "%(os error 2%)", "%[Errno 2%]", "NoSuchFileException" }
 
@@ -157,12 +164,15 @@ local function find_any(line, patterns)
     return nil
 end
 
---- Which errno class the line shows: "erofs", "eacces", "enoent" or nil; and where it starts.
+--- Which errno class the line shows: "erofs", "eacces", "ebusy" (a rename onto a read-only
+-- bind mount: git's lock file onto .git/config), "enoent" or nil; and where it starts.
 function M.errno_class(line)
     local s = find_any(line, M.erofs_patterns)
     if s then return "erofs", s end
     s = find_any(line, M.eacces_patterns)
     if s then return "eacces", s end
+    s = find_any(line, M.ebusy_patterns)
+    if s then return "ebusy", s end
     s = find_any(line, M.enoent_patterns)
     if s then return "enoent", s end
     return nil
@@ -182,6 +192,9 @@ function M.path_in_line(line, at)
     -- Python: PermissionError: [Errno 13] Permission denied: '/etc/x'  (path after the message)
     p = line:match("%[Errno %d+%][^:]*: '(.-)'") or line:match('%[Errno %d+%][^:]*: "(.-)"')
     if p then return p end
+    -- Node: EROFS: read-only file system, symlink 'a' -> '/usr/b'  (the second is written)
+    p = line:match("E%u+: [%l%- ]+, %l+ '.-' %-> '(.-)'")
+    if p then return p end
     -- Node: EACCES: permission denied, open '/etc/x'
     p = line:match("E%u+: [%l%- ]+, %l+ '(.-)'")
     if p then return p end
@@ -189,9 +202,17 @@ function M.path_in_line(line, at)
     p = line:match("java%.nio%.file%.%a+Exception: (%S+)") or
         line:match("java%.io%.FileNotFoundException: (.-) %(")
     if p then return p end
-    -- Go: open /etc/x: read-only file system
-    p = head:match("%f[%w]%l+ (/[^:]*): $") or head:match("%f[%w]%l+ (/[^:]*): %s*$")
+    -- apt: chmod 0700 of directory /var/lib/apt/lists/partial failed - SetupAPTPartialDirectory (30: ...
+    p = head:match("(/%S+) failed %- [%w:]+ %(%d+: $")
     if p then return p end
+    -- Go: open /etc/x: read-only file system  (a word, one space, the path, ": ")
+    p = head:match("%f[%w]%l+ (/[^:%s]*): %s*$")
+    if p then return p end
+    -- quoted right before the message: gpg: Fatal: can't create directory '/x/.gnupg': ...
+    -- ("can't" must not open a quote), ssh's Could not create directory '/x' (Read-only ...
+    p = head:match("'([^']+)'%s*:?%s*%(?$") or head:match('"([^"]+)"%s*:?%s*%(?$') or
+        head:match("\226\128\152(.-)\226\128\153%s*:?%s*%(?$")
+    if p and looks_like_path(p) then return p end
     -- quoted before the message: 'x', ‘x’, "x", `x`, `x' ; the last one is the object
     local last
     for q in head:gmatch("'([^']+)'") do last = q end
@@ -206,8 +227,9 @@ function M.path_in_line(line, at)
     if cand and #parts >= 2 then
         cand = cand:gsub("^%s+", ""):gsub("%s+$", "")
         if looks_like_path(cand) and cand ~= "" then return cand end
-        -- "could not lock config file /x/.git/config": the last word, when it is absolute
-        local w = cand:match("(/%S+)$")
+        -- "could not lock config file /x/.git/config", "could not write config file
+        -- .git/config": the last word, when it holds a slash
+        local w = cand:match("(%S*/%S*)$")
         if w then return w end
     end
     -- Rust-style tools: "... /path: No such file or directory (os error 2)" handled above;
@@ -229,6 +251,9 @@ M.write_wording = {
     "EACCES: permission denied, rename", "EACCES: permission denied, rmdir",
     "EACCES: permission denied, symlink", "EACCES: permission denied, copyfile",
     "EACCES: permission denied, mkdtemp", "EACCES: permission denied, utime",
+    "ENOENT: no such file or directory, mkdir", "ENOENT: no such file or directory, symlink",
+    "cannot create directory", "Could not create directory", "can't create", "Saving key",
+    "could not write config file", "could not create work tree", "could not create leading",
 }
 
 function M.has_write_wording(line)
@@ -435,6 +460,108 @@ function M.network_blocked(line)
         if line:find(p) then return true end
     end
     return false
+end
+
+-- ---- ptrace, Unix sockets, git push -------------------------------------------------------
+
+-- A debugger or tracer refused ptrace (the engine's seccomp filter refuses it in every profile).
+M.ptrace_patterns = { "ptrace%(PTRACE_%u+.-%): Operation not permitted", "PTRACE_%u+: Operation not permitted",
+                      "ptrace: Operation not permitted", "Could not attach to process",
+                      "ptrace%(PTRACE_%u+.-%): Permission denied" }
+M.tracers = { strace = true, ltrace = true, gdb = true, lldb = true, ["gdb-multiarch"] = true,
+              gdbserver = true, ["py-spy"] = true, rr = true, perf = true }
+
+--- Does line show a tracer (strace, gdb, ...) refused ptrace? Only for a command running one.
+function M.ptrace_refused(line, programs)
+    local any = false
+    for t in pairs(M.tracers) do if programs[t] then any = true end end
+    if not any then return false end
+    for _, p in ipairs(M.ptrace_patterns) do
+        if line:find(p) then return true end
+    end
+    return false
+end
+
+--- When Unix sockets are refused (the profile's seccomp.block_unix_sockets): whether line shows
+-- a client or server that failed on one, and the socket path when the line names it.
+function M.unix_socket_refused(line)
+    local p = line:match("error connecting to (/%S+) %(Operation not permitted%)") or
+              line:match("connect%(?%)? to (/%S+) failed: Operation not permitted") or
+              line:match("[Ss]ocket (/%S-):? .-Operation not permitted")
+    if p then return true, p end
+    if line:find("^%s*%a*Error: %[Errno 1%] Operation not permitted%s*$") or
+       line:find("socket%(?%)?: Operation not permitted") or
+       line:find("[Ee]rror creating socket: Operation not permitted") or
+       line:find("AF_UNIX.-Operation not permitted") then
+        return true, nil
+    end
+    return false
+end
+
+--- A `git push` to a repository given as a local path (not a remote's name or URL): that
+-- path, as written, else nil.
+function M.git_push_local_target(segments)
+    for _, seg in ipairs(segments) do
+        if seg.name == "git" then
+            local i, args = 1, seg.args
+            -- git -C DIR push ...: skip git's own options
+            while args[i] and args[i]:sub(1, 1) == "-" do
+                if args[i] == "-C" or args[i] == "-c" then i = i + 1 end
+                i = i + 1
+            end
+            if args[i] == "push" then
+                for j = i + 1, #args do
+                    local a = args[j]
+                    if a:sub(1, 1) ~= "-" then
+                        local path = a:match("^file://(/.*)$") or a
+                        if path:match("^[/.~]") then return path end
+                        return nil
+                    end
+                end
+            end
+        end
+    end
+    return nil
+end
+
+-- What git's receive side prints when it could not write the repository it was pushed to.
+M.push_unwritable_patterns = { "unable to create temporary object directory",
+                               "insufficient permission for adding an object",
+                               "unable to create temporary file" }
+
+function M.push_unwritable(line)
+    for _, p in ipairs(M.push_unwritable_patterns) do
+        if line:find(p, 1, true) then return true end
+    end
+    return false
+end
+
+-- ---- protected paths inside the workspace --------------------------------------------------
+
+-- Why each of the coding profile's readonly_in_workspace paths is held read-only.
+M.protected_why = {
+    [".git/config"] = "a command could make the host's git run a program",
+    [".git/hooks"] = "a hook planted there would run at the host's next git command",
+    [".cordon"] = "it holds the project's own sandbox policy",
+}
+
+--- If abs is one of the protected paths (absolute, `protected`) or under one: the workspace-
+-- relative name of that protected path and why it is protected.
+function M.protected(abs, workspace, protected)
+    for _, p in ipairs(protected or {}) do
+        if M.within(abs, p) then
+            local rel = workspace and M.within(p, workspace) and p:sub(#workspace + 2) or p
+            return rel, M.protected_why[rel] or "the profile's readonly_in_workspace holds it read-only"
+        end
+    end
+    return nil
+end
+
+--- The directory of path, or nil for "/".
+function M.parent(path)
+    if path == "/" then return nil end
+    local d = path:match("^(.*)/[^/]*$")
+    return d == "" and "/" or d
 end
 
 return M

@@ -71,15 +71,27 @@ describe("refusal corpus (spec/fixtures/refusal)", function()
                 command = case.command, exit_code = case.exit_code, stdout = case.stdout,
                 stderr = case.stderr, cwd = case.cwd, writable = case.writable,
                 hidden = case.hidden, network_denied = case.network_denied, truncated = false,
+                -- the cases from 51 on also say where the workspace is and what is protected
+                workspace = case.workspace, workspace_readonly = case.workspace_readonly,
+                profile = case.profile, readonly_in_workspace = case.readonly_in_workspace,
+                block_unix_sockets = case.block_unix_sockets,
             }
             local got = detect(input, case.host)
             local msg = ("command: %s\nexit: %d\nstderr: %s\nstdout: %s\ngot: %s"):format(
                 case.command, case.exit_code, case.stderr, case.stdout, cjson.encode(got))
             assert.are.same(sorted(case.expect.kinds), kinds(got), msg)
+            if case.expect.paths then
+                local paths = {}
+                for _, r in ipairs(got) do if r.path then paths[#paths + 1] = r.path end end
+                assert.are.same(case.expect.paths, sorted(paths), msg)
+            end
             for _, r in ipairs(got) do
                 assert.is_string(r.line, msg)
                 assert.is_string(r.reason, msg)
-                assert.is_truthy(case.stdout:find(r.line, 1, true) or case.stderr:find(r.line, 1, true)
+                -- the line as printed, without the terminal's colour escapes
+                local o = case.stdout:gsub("\27%[[%d;]*%a", "")
+                local e = case.stderr:gsub("\27%[[%d;]*%a", "")
+                assert.is_truthy(o:find(r.line, 1, true) or e:find(r.line, 1, true)
                     or r.kind == "network", "the line must be an output line: " .. r.line)
             end
         end)
@@ -219,6 +231,84 @@ describe("refusal hook, unit cases", function()
           stdout = "unshare: unshare failed: Operation not permitted\n" }, nil, {} },
         { "EPERM of another program is not a nested sandbox", { command = "kill 1", exit_code = 1,
           stderr = "bash: kill: (1) - Operation not permitted\n" }, nil, {} },
+        -- ---- one line per refused thing
+        { "npm's many error lines are one refusal, with its path", { command = "npm install -g ./pkg", exit_code = 226,
+          stderr = "npm error code EROFS\nnpm error syscall symlink\nnpm error path ../../../w/pkg\n"
+            .. "npm error dest /usr/lib/node_modules/pkg\nnpm error errno -30\n"
+            .. "npm error rofs EROFS: read-only file system, symlink '../../../w/pkg' -> '/usr/lib/node_modules/pkg'\n"
+            .. "npm error rofs EROFS: read-only file system, symlink '../../../w/pkg' -> '/usr/lib/node_modules/pkg'\n"
+            .. "npm error rofs Often virtualized file systems, or other file systems that don't support symlinks, give this error.\n" },
+          nil, { { "write", "/usr/lib/node_modules/pkg" } } },
+        { "a pathless EROFS alone stays", { command = "npm ci", exit_code = 1,
+          stderr = "npm error code EROFS\n" }, nil, { { "write", "nil" } } },
+        -- ---- paths the first detector garbled
+        { "apt's (30: is not part of the path", { command = "apt-get update", exit_code = 100,
+          stderr = "W: chmod 0700 of directory /var/lib/apt/lists/partial failed - SetupAPTPartialDirectory (30: Read-only file system)\n"
+            .. "W: chown to _apt:root of directory /var/lib/apt/lists/partial failed - SetupAPTPartialDirectory (30: Read-only file system)\n" },
+          nil, { { "write", "/var/lib/apt/lists/partial" } } },
+        { "gpg's can't does not open a quote", { command = "gpg --list-keys", exit_code = 2,
+          stderr = "gpg: Fatal: can't create directory '/home/u/.gnupg': Read-only file system\n" },
+          nil, { { "write", "/home/u/.gnupg" } } },
+        { "ssh's lines without a prefix", { command = "ssh host true", exit_code = 255,
+          stdout = "", stderr = "Could not create directory '/home/u/.ssh' (Read-only file system).\n"
+            .. "Failed to add the host to the list of known hosts (/home/u/.ssh/known_hosts).\n" },
+          nil, { { "write", "/home/u/.ssh" } } },
+        { "Node's symlink names the destination", { command = "node link.js", exit_code = 1,
+          stderr = "Error: EROFS: read-only file system, symlink 'a' -> '/usr/b'\n" }, nil, { { "write", "/usr/b" } } },
+        { "corepack's red Internal Error on stdout", { command = "corepack enable", exit_code = 1,
+          stdout = "\27[31m\27[1mInternal Error\27[22m\27[39m: EROFS: read-only file system, symlink '../x/pnpm.js' -> '/usr/local/bin/pnpm'\n" },
+          nil, { { "write", "/usr/local/bin/pnpm" } } },
+        { "Node's ENOENT mkdir in a read-only directory", { command = "npm install --prefix /usr/local/lib/foo x", exit_code = 254,
+          stderr = "npm error enoent ENOENT: no such file or directory, mkdir '/usr/local/lib/foo'\n" },
+          { exists = { "/usr/local/lib" } }, { { "write", "/usr/local/lib/foo" } } },
+        { "Node's ENOENT mkdir whose directory is missing on the host too", { command = "node m.js", exit_code = 1,
+          stderr = "Error: ENOENT: no such file or directory, mkdir '/nonexistent/a'\n" }, nil, {} },
+        -- ---- protected paths, the readonly profile, hidden paths
+        { "git's EBUSY on .git/config", { command = "git config user.name x", exit_code = 4,
+          stderr = "error: could not write config file .git/config: Device or resource busy\n"
+            .. "error: could not write config file .git/config: Device or resource busy\n" },
+          nil, { { "protected", "/home/dev/app/.git/config" } } },
+        { "EBUSY elsewhere is the command's own", { command = "umount /mnt", exit_code = 32,
+          stderr = "umount: /mnt: target is busy.\nrm: cannot remove '/mnt/x': Device or resource busy\n" }, nil, {} },
+        { "EBUSY after a command that succeeded", { command = "git config a.b c || true", exit_code = 0,
+          stderr = "error: could not write config file .git/config: Device or resource busy\n" }, nil, {} },
+        { "the readonly profile's workspace", { command = "touch x", exit_code = 1, workspace = "/home/dev/app",
+          workspace_readonly = true, profile = "readonly", writable = { "/tmp" },
+          stderr = "touch: cannot touch 'x': Read-only file system\n" }, nil, { { "write", "/home/dev/app/x" } } },
+        { "a hidden file a tool tries to write", { command = "touch /etc/shadow", exit_code = 1,
+          stderr = "touch: cannot touch '/etc/shadow': Read-only file system\n" },
+          { exists = { "/etc/shadow" } }, { { "hidden", "/etc/shadow" } } },
+        { "a hidden path missing on the host is read-only, not hidden", { command = "touch /etc/shadow", exit_code = 1,
+          stderr = "touch: cannot touch '/etc/shadow': Read-only file system\n" }, nil, { { "write", "/etc/shadow" } } },
+        { "not created because its parent is hidden", { command = "mkdir /home/dev/.ssh/keys", exit_code = 1,
+          stderr = "mkdir: cannot create directory \226\128\152/home/dev/.ssh/keys\226\128\153: No such file or directory\n" },
+          { exists = { "/home/dev/.ssh/config" } }, { { "hidden", "/home/dev/.ssh/keys" } } },
+        { "a read of a missing file under a hidden directory", { command = "cat /home/dev/.ssh/none", exit_code = 1,
+          stderr = "cat: /home/dev/.ssh/none: No such file or directory\n" },
+          { exists = { "/home/dev/.ssh/config" } }, {} },
+        -- ---- ptrace, Unix sockets, git push
+        { "strace's ptrace lines are one refusal", { command = "strace -f make", exit_code = 1,
+          stderr = "strace: test_ptrace_get_syscall_info: PTRACE_TRACEME: Operation not permitted\n"
+            .. "strace: ptrace(PTRACE_TRACEME, ...): Operation not permitted\n" }, nil, { { "ptrace" } } },
+        { "gdb -batch exits 0 and still shows it", { command = "gdb -batch -ex run ./a.out", exit_code = 0,
+          stderr = "warning: ptrace: Operation not permitted\n" }, nil, { { "ptrace" } } },
+        { "ptrace words without a tracer", { command = "./t", exit_code = 1,
+          stderr = "t: ptrace(PTRACE_TRACEME, ...): Operation not permitted\n" }, nil, {} },
+        { "tmux under block_unix_sockets", { command = "tmux new -d", exit_code = 1, block_unix_sockets = true,
+          profile = "strict", stderr = "error connecting to /tmp/tmux-0/default (Operation not permitted)\n" },
+          nil, { { "unix-socket", "/tmp/tmux-0/default" } } },
+        { "Python's Manager under block_unix_sockets", { command = "python3 m.py", exit_code = 1, block_unix_sockets = true,
+          stderr = "Traceback (most recent call last):\nPermissionError: [Errno 1] Operation not permitted\n" },
+          nil, { { "unix-socket" } } },
+        { "the same lines when Unix sockets are allowed", { command = "tmux new -d", exit_code = 1,
+          stderr = "error connecting to /tmp/tmux-0/default (Operation not permitted)\n" }, nil, {} },
+        { "a git push to a repository outside the writable set", { command = "git push /srv/repo HEAD", exit_code = 1,
+          stderr = "error: remote unpack failed: unable to create temporary object directory\n" },
+          nil, { { "write", "/srv/repo" } } },
+        { "a git push to a remote's name is the remote's own failure", { command = "git push origin HEAD", exit_code = 1,
+          stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },
+        { "a git push into the workspace", { command = "git push ../app/other HEAD", exit_code = 1,
+          stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },
     }
     for _, c in ipairs(cases) do
         it(c[1], function()
@@ -246,9 +336,41 @@ describe("refusal hook, unit cases", function()
     it("a write reason names the path for people", function()
         local got = detect({ command = "touch /etc/motd", exit_code = 1, cwd = "/w", stdout = "",
             stderr = "touch: cannot touch '/etc/motd': Read-only file system\n" })
-        assert.are.equal("the sandbox refused a write to /etc/motd (read-only outside the workspace)",
+        assert.are.equal("the sandbox refused a write to /etc/motd (read-only outside the workspace: "
+            .. "--allow-write /etc/motd)",
             got[1].reason)
         assert.are.equal("touch: cannot touch '/etc/motd': Read-only file system", got[1].line)
+    end)
+
+    it("the reason follows where the path is and why", function()
+        local function reason(input, host_state)
+            input.cwd = input.cwd or "/home/dev/app"
+            input.writable = input.writable or W
+            input.hidden = input.hidden or H
+            input.stdout = input.stdout or ""
+            local got = detect(input, host_state)
+            assert.are.equal(1, #got, cjson.encode(got))
+            return got[1].reason
+        end
+        assert.are.equal("the sandbox refused a write to /srv/data/f (read-only outside the workspace: "
+            .. "--allow-write /srv/data)", reason({ command = "touch /srv/data/f", exit_code = 1,
+            stderr = "touch: cannot touch '/srv/data/f': Read-only file system\n" }, { exists = { "/srv/data/g" } }))
+        assert.are.equal("the sandbox refused a write to /home/dev/app/.git/config: .git/config is protected "
+            .. "inside the workspace: a command could make the host's git run a program (profile key "
+            .. "readonly_in_workspace)", reason({ command = "git config a.b c", exit_code = 4,
+            workspace = "/home/dev/app", readonly_in_workspace = { "/home/dev/app/.git/config" },
+            stderr = "error: could not write config file .git/config: Device or resource busy\n" }))
+        assert.are.equal("the sandbox refused a write to /home/dev/app/x: the readonly profile makes the "
+            .. "workspace read-only (another --profile, e.g. coding, lets it write)", reason({ command = "touch x",
+            exit_code = 1, workspace = "/home/dev/app", workspace_readonly = true, profile = "readonly",
+            writable = { "/tmp" }, stderr = "touch: cannot touch 'x': Read-only file system\n" }))
+        assert.are.equal("/etc/shadow is hidden by the profile (it exists on the host; writes to it are "
+            .. "refused)", reason({ command = "touch /etc/shadow", exit_code = 1,
+            stderr = "touch: cannot touch '/etc/shadow': Read-only file system\n" }, { exists = { "/etc/shadow" } }))
+        assert.are.equal("/home/dev/.ssh/k was not created: /home/dev/.ssh is hidden by the profile (it "
+            .. "exists on the host)", reason({ command = "touch /home/dev/.ssh/k", exit_code = 1,
+            stderr = "touch: cannot touch '/home/dev/.ssh/k': No such file or directory\n" },
+            { exists = { "/home/dev/.ssh/config" } }))
     end)
 
     it("a nested-sandbox reason says the sandbox refuses nesting and what to do, not a sysctl", function()

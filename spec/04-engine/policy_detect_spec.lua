@@ -57,7 +57,7 @@ describe("cordon policy detect", function()
         assert.are.equal(0, r.code, h.describe(r))
         assert.are.equal('{"ask": false, "refusals": [{"kind": "write", "path": "/etc/motd", '
             .. '"line": "touch: cannot touch \'/etc/motd\': Read-only file system", '
-            .. '"reason": "the sandbox refused a write to /etc/motd (read-only outside the workspace)"}]}\n',
+            .. '"reason": "the sandbox refused a write to /etc/motd (read-only outside the workspace: --allow-write /etc/motd)"}]}\n',
             r.stdout)
     end)
 

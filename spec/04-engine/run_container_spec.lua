@@ -51,6 +51,11 @@ local function prepare()
         prepared = { skip = "not root: the image is built with debootstrap, run with rootful podman" }
         return prepared
     end
+    if h.sanitizer_build() then
+        prepared = { skip = "this cordon is a sanitizer build, linked with a runtime the container's "
+            .. "image does not have (the release build runs there)" }
+        return prepared
+    end
     for _, prog in ipairs({ "podman", "runc" }) do
         if h.sh("command -v " .. prog).code ~= 0 then
             prepared = { skip = prog .. " is not installed (make deps installs it)" }

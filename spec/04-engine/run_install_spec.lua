@@ -201,6 +201,10 @@ end)
 
 describe("the built binaries", function()
     it("hold no string of the checkout's path", function()
+        if h.sanitizer_build() then
+            h.skip("a sanitizer build keeps the sources' paths in its instrumentation; the release "
+                .. "build is checked")
+        end
         for _, b in ipairs({ "cordon", "cordon-session" }) do
             local r = h.sh(("grep -c -a -F %s %s"):format(h.quote(source_dir), h.quote(build_dir .. "/" .. b)))
             assert.are.equal("0", h.chomp(r.stdout), b .. " holds " .. source_dir .. "\n" .. r.stderr)
