@@ -27,7 +27,8 @@ void ev_loop_close(struct ev_loop *loop)
     loop->epfd = -1;
 }
 
-int ev_io_start(struct ev_loop *loop, struct ev_io *w, int fd, uint32_t events, ev_io_cb cb, void *data)
+int ev_io_start(struct ev_loop *loop, struct ev_io *w, int fd, uint32_t events, ev_io_cb cb,
+                void *data)
 {
     struct epoll_event ev = {.events = events, .data.ptr = w};
     w->fd = fd;
@@ -63,7 +64,8 @@ void ev_io_stop(struct ev_loop *loop, struct ev_io *w)
             loop->pending[i].data.ptr = NULL;
 }
 
-void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t after_ms, ev_timer_cb cb, void *data)
+void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t after_ms, ev_timer_cb cb,
+                    void *data)
 {
     ev_timer_stop(loop, t);
     t->deadline_ms = clock_mono_ms() + after_ms;

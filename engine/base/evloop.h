@@ -15,7 +15,7 @@ typedef void (*ev_io_cb)(struct ev_loop *loop, struct ev_io *w, uint32_t events)
  * container_of-style arithmetic or through data. */
 struct ev_io {
     int fd;
-    uint32_t events;   /* EPOLLIN | EPOLLOUT ... currently registered */
+    uint32_t events; /* EPOLLIN | EPOLLOUT ... currently registered */
     ev_io_cb cb;
     void *data;
     bool active;
@@ -24,7 +24,7 @@ struct ev_io {
 struct ev_timer;
 typedef void (*ev_timer_cb)(struct ev_loop *loop, struct ev_timer *t);
 struct ev_timer {
-    uint64_t deadline_ms;  /* CLOCK_MONOTONIC */
+    uint64_t deadline_ms; /* CLOCK_MONOTONIC */
     ev_timer_cb cb;
     void *data;
     struct ev_timer *next; /* in the loop's unsorted list; few timers exist at a time */
@@ -45,14 +45,16 @@ int ev_loop_init(struct ev_loop *loop);
 void ev_loop_close(struct ev_loop *loop);
 
 /* Start watching fd for events; 0 or -errno. */
-int ev_io_start(struct ev_loop *loop, struct ev_io *w, int fd, uint32_t events, ev_io_cb cb, void *data);
+int ev_io_start(struct ev_loop *loop, struct ev_io *w, int fd, uint32_t events, ev_io_cb cb,
+                void *data);
 /* Change the events of an active watcher; 0 or -errno. */
 int ev_io_set(struct ev_loop *loop, struct ev_io *w, uint32_t events);
 /* Stop watching (the fd is not closed). Safe on an inactive watcher; after it the watcher's
  * memory may be freed, even from a callback of the same round. */
 void ev_io_stop(struct ev_loop *loop, struct ev_io *w);
 
-void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t after_ms, ev_timer_cb cb, void *data);
+void ev_timer_start(struct ev_loop *loop, struct ev_timer *t, uint64_t after_ms, ev_timer_cb cb,
+                    void *data);
 void ev_timer_stop(struct ev_loop *loop, struct ev_timer *t);
 
 /* Wait for and dispatch one round of events (and due timers). timeout_ms -1 waits for ever

@@ -14,8 +14,8 @@ int fdpass_send(int sock, int fd, char tag)
         struct cmsghdr align;
     } u;
     struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                         .msg_controllen = sizeof u.buf};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
     memset(u.buf, 0, sizeof u.buf);
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
@@ -34,8 +34,8 @@ int fdpass_recv(int sock, char *tag)
         struct cmsghdr align;
     } u;
     struct iovec iov = {.iov_base = tag, .iov_len = 1};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                         .msg_controllen = sizeof u.buf};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
     ssize_t n;
     RETRY_EINTR(n, recvmsg(sock, &msg, MSG_CMSG_CLOEXEC));
     if (n < 0)

@@ -11,7 +11,7 @@
  * POST body); at most this many are skipped, and they count in head_len. */
 #define LEADING_CRLF_MAX 4
 #define RESPONSE_HEAD_MAX (64 * 1024)
-#define CHUNK_LINE_MAX 4096          /* a chunk-size line with its extensions */
+#define CHUNK_LINE_MAX 4096 /* a chunk-size line with its extensions */
 #define CHUNK_TRAILERS_MAX (32 * 1024)
 
 struct http_limits http_limits_default(void)
@@ -29,7 +29,10 @@ static bool is_tchar(unsigned char c)
     return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
-static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static bool is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 static int hex_value(unsigned char c)
 {
@@ -43,14 +46,17 @@ static int hex_value(unsigned char c)
 }
 
 /* field-vchar, SP, HTAB (obs-text included): what a field value or reason phrase may hold. */
-static bool is_field_char(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7f); }
+static bool is_field_char(unsigned char c)
+{
+    return c == '\t' || (c >= 0x20 && c != 0x7f);
+}
 
 /* A host name character: letters, digits, '-', '.', '_'. Stricter than RFC 3986 reg-name on
  * purpose: percent-encoding, sub-delims and userinfo have no place in a name the policy matches. */
 static bool is_host_char(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.' ||
-           c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' ||
+           c == '.' || c == '_';
 }
 
 static bool span_eq_ci(const char *buf, struct http_span s, const char *lit)
@@ -65,7 +71,8 @@ static bool mem_eq_ci(const char *p, size_t n, const char *lit)
 }
 
 /* Call fn on each element of a comma-separated list, trimmed of OWS; empty elements skipped. */
-static void for_each_list_item(const char *p, size_t n, void (*fn)(const char *, size_t, void *), void *ctx)
+static void for_each_list_item(const char *p, size_t n, void (*fn)(const char *, size_t, void *),
+                               void *ctx)
 {
     size_t i = 0;
     while (i < n) {
@@ -87,7 +94,8 @@ static void for_each_list_item(const char *p, size_t n, void (*fn)(const char *,
 
 /* Parse one field line buf[start..end) (CRLF excluded). Sets name and value spans. Returns NULL
  * or the reason it is malformed. */
-static const char *parse_field_line(const char *buf, size_t start, size_t end, struct http_header *h)
+static const char *parse_field_line(const char *buf, size_t start, size_t end,
+                                    struct http_header *h)
 {
     size_t i = start;
     while (i < end && is_tchar((unsigned char)buf[i]))
@@ -172,7 +180,8 @@ static enum http_parse_result req_error(struct http_request *out, int status, co
 }
 
 /* host [":" port] at s[0..n); IPv6 literals in brackets. The caller has refused '@'. */
-static const char *parse_authority(const char *s, size_t n, bool port_required, struct http_request *out)
+static const char *parse_authority(const char *s, size_t n, bool port_required,
+                                   struct http_request *out)
 {
     size_t i = 0, hlen;
     const char *h;
@@ -235,7 +244,8 @@ static const char *parse_authority(const char *s, size_t n, bool port_required, 
 }
 
 /* The request target (RFC 9112 §3.2) at buf[off..off+n). */
-static enum http_parse_result parse_target(const char *buf, size_t off, size_t n, struct http_request *out)
+static enum http_parse_result parse_target(const char *buf, size_t off, size_t n,
+                                           struct http_request *out)
 {
     const char *t = buf + off;
     for (size_t i = 0; i < n; i++) {
@@ -254,12 +264,14 @@ static enum http_parse_result parse_target(const char *buf, size_t off, size_t n
         return req_error(out, 400, "not a proxy request: send an absolute URL (http://host/path)");
     size_t s = 0;
     while (s < n && ((t[s] >= 'a' && t[s] <= 'z') || (t[s] >= 'A' && t[s] <= 'Z') ||
-                     (s > 0 && (is_digit((unsigned char)t[s]) || t[s] == '+' || t[s] == '-' || t[s] == '.'))))
+                     (s > 0 && (is_digit((unsigned char)t[s]) || t[s] == '+' || t[s] == '-' ||
+                                t[s] == '.'))))
         s++;
     if (s == 0 || n - s < 3 || memcmp(t + s, "://", 3) != 0)
         return req_error(out, 400, "not a proxy request: send an absolute URL (http://host/path)");
     if (mem_eq_ci(t, s, "https"))
-        return req_error(out, 400, "https:// URLs go through a CONNECT tunnel, not a plain proxy request");
+        return req_error(out, 400,
+                         "https:// URLs go through a CONNECT tunnel, not a plain proxy request");
     if (!mem_eq_ci(t, s, "http"))
         return req_error(out, 400, "unsupported URL scheme: only http:// (and CONNECT for TLS)");
     if (memchr(t, '#', n))
@@ -323,7 +335,8 @@ static enum http_parse_result request_semantics(const char *buf, struct http_req
             if (have_te || !span_eq_ci(buf, h->value, "chunked"))
                 te_bad = true;
             have_te = true;
-        } else if (span_eq_ci(buf, h->name, "connection") || span_eq_ci(buf, h->name, "proxy-connection")) {
+        } else if (span_eq_ci(buf, h->name, "connection") ||
+                   span_eq_ci(buf, h->name, "proxy-connection")) {
             for_each_list_item(buf + h->value.off, h->value.len, conn_item, &conn);
         }
     }
@@ -362,8 +375,8 @@ static bool request_line_prefix_ok(const char *p, size_t n)
     return true;
 }
 
-enum http_parse_result http_parse_request(const char *buf, size_t len, const struct http_limits *lim,
-                                          struct http_request *out)
+enum http_parse_result http_parse_request(const char *buf, size_t len,
+                                          const struct http_limits *lim, struct http_request *out)
 {
     struct http_limits def = http_limits_default();
     if (!lim)
@@ -403,7 +416,8 @@ enum http_parse_result http_parse_request(const char *buf, size_t len, const str
 
     /* Header field lines, each ending in CRLF, at most max_header_bytes in all, then CRLF. */
     size_t hstart = pos;
-    size_t hend = lim->max_header_bytes > SIZE_MAX - hstart ? SIZE_MAX : hstart + lim->max_header_bytes;
+    size_t hend =
+        lim->max_header_bytes > SIZE_MAX - hstart ? SIZE_MAX : hstart + lim->max_header_bytes;
     for (;;) {
         if (pos == len)
             return HTTP_PARSE_INCOMPLETE;
@@ -458,13 +472,22 @@ static void put(struct obuf *o, const char *s, size_t n)
     o->len += n;
 }
 
-static void puts_(struct obuf *o, const char *s) { put(o, s, strlen(s)); }
+static void puts_(struct obuf *o, const char *s)
+{
+    put(o, s, strlen(s));
+}
 
 static bool is_hop_by_hop(const char *buf, struct http_span name)
 {
-    static const char *const hop[] = {"connection", "keep-alive",         "proxy-connection",
-                                      "proxy-authorization", "proxy-authenticate", "te",
-                                      "trailer",    "upgrade",            "host"};
+    static const char *const hop[] = {"connection",
+                                      "keep-alive",
+                                      "proxy-connection",
+                                      "proxy-authorization",
+                                      "proxy-authenticate",
+                                      "te",
+                                      "trailer",
+                                      "upgrade",
+                                      "host"};
     for (size_t i = 0; i < ARRAY_LEN(hop); i++)
         if (span_eq_ci(buf, name, hop[i]))
             return true;
@@ -487,14 +510,16 @@ static void named_item(const char *p, size_t n, void *ctx)
 /* Does a Connection header of req name this header? Content-Length and Transfer-Encoding are
  * never dropped this way: the body relay frames the body by them, and dropping them would let
  * a client make the origin read the body as the next request. */
-static bool named_in_connection(const struct http_request *req, const char *buf, struct http_span name)
+static bool named_in_connection(const struct http_request *req, const char *buf,
+                                struct http_span name)
 {
     if (span_eq_ci(buf, name, "content-length") || span_eq_ci(buf, name, "transfer-encoding"))
         return false;
     struct named_state s = {buf, name, false};
     for (size_t i = 0; i < req->n_headers && !s.found; i++)
         if (span_eq_ci(buf, req->headers[i].name, "connection"))
-            for_each_list_item(buf + req->headers[i].value.off, req->headers[i].value.len, named_item, &s);
+            for_each_list_item(buf + req->headers[i].value.off, req->headers[i].value.len,
+                               named_item, &s);
     return s.found;
 }
 
@@ -534,12 +559,12 @@ size_t http_build_upstream(const struct http_request *req, const char *buf, char
 /* --- chunked bodies --- */
 
 enum {
-    CK_SIZE,       /* hex digits of the chunk size */
-    CK_SIZE_WS,    /* whitespace after the size: only ';' or CR may follow */
-    CK_EXT,        /* a chunk extension, up to CR */
-    CK_SIZE_LF,    /* the LF ending the size line */
-    CK_DATA,       /* chunk data */
-    CK_DATA_CR,    /* the CRLF after chunk data */
+    CK_SIZE,    /* hex digits of the chunk size */
+    CK_SIZE_WS, /* whitespace after the size: only ';' or CR may follow */
+    CK_EXT,     /* a chunk extension, up to CR */
+    CK_SIZE_LF, /* the LF ending the size line */
+    CK_DATA,    /* chunk data */
+    CK_DATA_CR, /* the CRLF after chunk data */
     CK_DATA_LF,
     CK_TRAILER_START, /* the start of a trailer line, or the final CRLF */
     CK_TRAILER,
@@ -548,7 +573,10 @@ enum {
     CK_DONE,
 };
 
-void http_chunked_init(struct http_chunked *st) { memset(st, 0, sizeof *st); }
+void http_chunked_init(struct http_chunked *st)
+{
+    memset(st, 0, sizeof *st);
+}
 
 static enum http_chunked_result ck_error(struct http_chunked *st, const char *why, size_t at,
                                          size_t *consumed)
@@ -707,10 +735,10 @@ enum http_parse_result http_parse_response(const char *buf, size_t len, bool req
     size_t n = lfpos - 1;
     /* "HTTP/1.1 200 OK": version, SP, three digits, then SP and a reason (a missing SP and
      * reason is tolerated: some servers send "HTTP/1.1 200"). */
-    if (n < 12 || memcmp(buf, "HTTP/", 5) != 0 || !is_digit((unsigned char)buf[5]) || buf[6] != '.' ||
-        !is_digit((unsigned char)buf[7]) || buf[8] != ' ' || !is_digit((unsigned char)buf[9]) ||
-        !is_digit((unsigned char)buf[10]) || !is_digit((unsigned char)buf[11]) ||
-        (n > 12 && buf[12] != ' '))
+    if (n < 12 || memcmp(buf, "HTTP/", 5) != 0 || !is_digit((unsigned char)buf[5]) ||
+        buf[6] != '.' || !is_digit((unsigned char)buf[7]) || buf[8] != ' ' ||
+        !is_digit((unsigned char)buf[9]) || !is_digit((unsigned char)buf[10]) ||
+        !is_digit((unsigned char)buf[11]) || (n > 12 && buf[12] != ' '))
         return resp_error(out, "malformed status line");
     if (buf[5] != '1')
         return resp_error(out, "unsupported HTTP version in response");
@@ -803,24 +831,42 @@ enum http_parse_result http_parse_response(const char *buf, size_t len, bool req
 const char *http_reason(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 407: return "Proxy Authentication Required";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 414: return "URI Too Long";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Error";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 407:
+        return "Proxy Authentication Required";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Content Too Large";
+    case 414:
+        return "URI Too Long";
+    case 429:
+        return "Too Many Requests";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    case 505:
+        return "HTTP Version Not Supported";
+    default:
+        return "Error";
     }
 }
 

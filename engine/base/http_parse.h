@@ -35,7 +35,7 @@ enum http_body {
 struct http_limits {
     size_t max_request_line; /* bytes of the request line, without CRLF; over → 414 */
     size_t max_header_bytes; /* bytes of the header field lines with their CRLFs; over → 431 */
-    size_t max_headers;      /* number of header field lines; over → 431 (capped at HTTP_MAX_HEADERS) */
+    size_t max_headers; /* number of header field lines; over → 431 (capped at HTTP_MAX_HEADERS) */
 };
 
 /* 8 KiB request line, 32 KiB of header lines, 100 headers. */
@@ -61,20 +61,20 @@ struct http_request {
     int status;
     const char *error;
 
-    size_t head_len;         /* request line + header lines + the blank line */
-    struct http_span method; /* the method token, case-sensitive ("CONNECT" exactly) */
-    bool is_connect;         /* CONNECT host:port (authority-form); path is empty then */
+    size_t head_len;              /* request line + header lines + the blank line */
+    struct http_span method;      /* the method token, case-sensitive ("CONNECT" exactly) */
+    bool is_connect;              /* CONNECT host:port (authority-form); path is empty then */
     char host[HTTP_HOST_MAX + 1]; /* as written, NUL-terminated; an IPv6 literal without brackets */
     bool host_is_ipv6;
-    uint16_t port;           /* 1..65535; 80 when an http URL has none */
-    struct http_span path;   /* path and query as in the URI, may be empty or start with '?';
+    uint16_t port;         /* 1..65535; 80 when an http URL has none */
+    struct http_span path; /* path and query as in the URI, may be empty or start with '?';
                               * http_build_upstream makes it origin-form */
-    int version_minor;       /* HTTP/1.<version_minor>: 0 or 1 */
+    int version_minor;     /* HTTP/1.<version_minor>: 0 or 1 */
     size_t n_headers;
     struct http_header headers[HTTP_MAX_HEADERS];
     enum http_body body;     /* NONE, CONTENT_LENGTH (may be 0) or CHUNKED; NONE for CONNECT */
     uint64_t content_length; /* with HTTP_BODY_CONTENT_LENGTH */
-    bool keep_alive;         /* the client's intent: 1.1 unless "close", 1.0 only with "keep-alive" */
+    bool keep_alive; /* the client's intent: 1.1 unless "close", 1.0 only with "keep-alive" */
 };
 
 /* Parse the request head at the start of buf[0..len). The caller accumulates bytes and calls
@@ -85,8 +85,8 @@ struct http_request {
  * a byte at a time cannot cost quadratic time, call on the first read (binary is refused at
  * once), then when the new bytes hold a '\n' (nothing else completes a line), and when the
  * buffer reaches max_request_line + max_header_bytes + 12 (by then a limit is exceeded). */
-enum http_parse_result http_parse_request(const char *buf, size_t len, const struct http_limits *lim,
-                                          struct http_request *out);
+enum http_parse_result http_parse_request(const char *buf, size_t len,
+                                          const struct http_limits *lim, struct http_request *out);
 
 /* The head to send upstream for a parsed non-CONNECT request: "METHOD /path?q HTTP/1.1", a
  * Host header from the URI (":port" only when not 80), the client's headers minus Host and
@@ -107,8 +107,8 @@ enum http_chunked_result {
 
 struct http_chunked {
     int state;
-    uint64_t remaining;  /* bytes of chunk data still to pass */
-    size_t line_bytes;   /* bytes of the current size line or trailer line so far */
+    uint64_t remaining; /* bytes of chunk data still to pass */
+    size_t line_bytes;  /* bytes of the current size line or trailer line so far */
     size_t trailer_bytes;
     bool seen_digit;
     const char *error;
@@ -128,14 +128,14 @@ uint64_t http_chunked_data_left(const struct http_chunked *st);
 /* --- response heads, to know where a response ends on a kept-alive upstream connection --- */
 
 struct http_response {
-    const char *error;       /* on HTTP_PARSE_ERROR (the proxy answers 502) */
+    const char *error; /* on HTTP_PARSE_ERROR (the proxy answers 502) */
     size_t head_len;
-    int status_code;         /* 100..999 */
+    int status_code; /* 100..999 */
     int version_minor;
-    bool interim;            /* 1xx but 101: relay the head, then parse the next response */
+    bool interim; /* 1xx but 101: relay the head, then parse the next response */
     enum http_body body;
     uint64_t content_length;
-    bool close;              /* the upstream connection cannot be reused after this response */
+    bool close; /* the upstream connection cannot be reused after this response */
 };
 
 /* Parse a response head at the start of buf[0..len) (the head may be at most 64 KiB).

@@ -172,14 +172,30 @@ static bool string(struct parser *p, char **out, size_t *outlen)
         unsigned char e = p->s[i + 1];
         i += 2;
         switch (e) {
-        case '"': buf[n++] = '"'; break;
-        case '\\': buf[n++] = '\\'; break;
-        case '/': buf[n++] = '/'; break;
-        case 'b': buf[n++] = '\b'; break;
-        case 'f': buf[n++] = '\f'; break;
-        case 'n': buf[n++] = '\n'; break;
-        case 'r': buf[n++] = '\r'; break;
-        case 't': buf[n++] = '\t'; break;
+        case '"':
+            buf[n++] = '"';
+            break;
+        case '\\':
+            buf[n++] = '\\';
+            break;
+        case '/':
+            buf[n++] = '/';
+            break;
+        case 'b':
+            buf[n++] = '\b';
+            break;
+        case 'f':
+            buf[n++] = '\f';
+            break;
+        case 'n':
+            buf[n++] = '\n';
+            break;
+        case 'r':
+            buf[n++] = '\r';
+            break;
+        case 't':
+            buf[n++] = '\t';
+            break;
         case 'u': {
             int cp = end - i >= 4 ? hex4(p->s + i) : -1;
             if (cp < 0) {
@@ -192,7 +208,8 @@ static bool string(struct parser *p, char **out, size_t *outlen)
                 return fail(p, i - 6, "lone low surrogate in \\u escape");
             }
             if (cp >= 0xD800 && cp <= 0xDBFF) {
-                int lo = end - i >= 6 && p->s[i] == '\\' && p->s[i + 1] == 'u' ? hex4(p->s + i + 2) : -1;
+                int lo =
+                    end - i >= 6 && p->s[i] == '\\' && p->s[i + 1] == 'u' ? hex4(p->s + i + 2) : -1;
                 if (lo < 0xDC00 || lo > 0xDFFF) {
                     free(buf);
                     return fail(p, i - 6, "high surrogate without a low surrogate");
@@ -334,8 +351,10 @@ static bool value(struct parser *p, struct json_value *v, int depth)
     if (p->pos >= p->len)
         return fail(p, p->pos, "value expected, found the end of the input");
     switch (p->s[p->pos]) {
-    case '{': return array_or_object(p, v, depth, true);
-    case '[': return array_or_object(p, v, depth, false);
+    case '{':
+        return array_or_object(p, v, depth, true);
+    case '[':
+        return array_or_object(p, v, depth, false);
     case '"':
         v->type = JSON_STRING;
         return string(p, &v->str, &v->len);
@@ -404,12 +423,18 @@ const struct json_value *json_get(const struct json_value *v, const char *key)
 const char *json_type_name(enum json_type t)
 {
     switch (t) {
-    case JSON_NULL: return "null";
-    case JSON_BOOL: return "a boolean";
-    case JSON_NUMBER: return "a number";
-    case JSON_STRING: return "a string";
-    case JSON_ARRAY: return "an array";
-    case JSON_OBJECT: return "an object";
+    case JSON_NULL:
+        return "null";
+    case JSON_BOOL:
+        return "a boolean";
+    case JSON_NUMBER:
+        return "a number";
+    case JSON_STRING:
+        return "a string";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_OBJECT:
+        return "an object";
     }
     return "?";
 }

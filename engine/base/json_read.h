@@ -18,13 +18,13 @@ enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSO
 
 struct json_value {
     enum json_type type;
-    bool boolean;               /* JSON_BOOL */
-    double number;              /* JSON_NUMBER */
-    bool is_integer;            /* JSON_NUMBER written without fraction or exponent */
-    char *str;                  /* JSON_STRING: NUL-terminated; may hold NUL bytes (\u0000) */
-    size_t len;                 /* JSON_STRING: length in bytes; ARRAY/OBJECT: element count */
-    struct json_value *items;   /* ARRAY / OBJECT: len values */
-    char **keys;                /* OBJECT: len keys (NUL-terminated, no NUL inside) */
+    bool boolean;             /* JSON_BOOL */
+    double number;            /* JSON_NUMBER */
+    bool is_integer;          /* JSON_NUMBER written without fraction or exponent */
+    char *str;                /* JSON_STRING: NUL-terminated; may hold NUL bytes (\u0000) */
+    size_t len;               /* JSON_STRING: length in bytes; ARRAY/OBJECT: element count */
+    struct json_value *items; /* ARRAY / OBJECT: len values */
+    char **keys;              /* OBJECT: len keys (NUL-terminated, no NUL inside) */
 };
 
 /* Parse text[0..len). Returns a new tree (json_free it), or NULL with

@@ -146,7 +146,10 @@ void json_escape(const char *str, size_t n, json_sink *emit, void *ctx)
     emit(ctx, "\"", 1);
 }
 
-static void buf_sink(void *ctx, const char *p, size_t n) { json_buf_raw(ctx, p, n); }
+static void buf_sink(void *ctx, const char *p, size_t n)
+{
+    json_buf_raw(ctx, p, n);
+}
 
 void json_buf_string(struct json_buf *b, const char *s, size_t n)
 {
@@ -195,8 +198,17 @@ void json_buf_free(struct json_buf *b)
     b->len = b->cap = 0;
 }
 
-static void file_sink(void *ctx, const char *p, size_t n) { fwrite(p, 1, n, ctx); }
+static void file_sink(void *ctx, const char *p, size_t n)
+{
+    fwrite(p, 1, n, ctx);
+}
 
-void json_write_stringn(FILE *out, const char *s, size_t n) { json_escape(s, n, file_sink, out); }
+void json_write_stringn(FILE *out, const char *s, size_t n)
+{
+    json_escape(s, n, file_sink, out);
+}
 
-void json_write_string(FILE *out, const char *s) { json_write_stringn(out, s, strlen(s)); }
+void json_write_string(FILE *out, const char *s)
+{
+    json_write_stringn(out, s, strlen(s));
+}

@@ -10,7 +10,10 @@
 
 static enum log_level current_level = LOG_WARN;
 
-void log_set_level(enum log_level level) { current_level = level; }
+void log_set_level(enum log_level level)
+{
+    current_level = level;
+}
 
 void log_msg(enum log_level level, const char *unit, const char *fmt, ...)
 {

@@ -11,8 +11,8 @@
 #include <string.h>
 
 struct anchor {
-    uint16_t pair;  /* p[0] | p[1] << 8 at the anchor */
-    uint8_t off;    /* where the anchor sits in the marker */
+    uint16_t pair; /* p[0] | p[1] << 8 at the anchor */
+    uint8_t off;   /* where the anchor sits in the marker */
     uint16_t marker;
 };
 
@@ -52,7 +52,8 @@ struct marker_set *marker_set_new(const struct str_list *markers, char *err, siz
     for (size_t i = 0; i < n; i++) {
         size_t l = strlen(markers->items[i]);
         if (l < MARKER_MIN_LEN || l > MARKER_MAX_LEN || memchr(markers->items[i], '\n', l)) {
-            snprintf(err, errlen, "refusal marker '%.80s': must be %d to %d bytes without a newline",
+            snprintf(err, errlen,
+                     "refusal marker '%.80s': must be %d to %d bytes without a newline",
                      markers->items[i], MARKER_MIN_LEN, MARKER_MAX_LEN);
             return NULL;
         }
@@ -100,7 +101,8 @@ size_t marker_set_max_len(const struct marker_set *s)
 }
 
 /* The markers anchored on the pair at p[i]: the start of the last one found there, or -1. */
-static ssize_t match_at(const struct marker_set *s, const char *p, size_t n, size_t i, uint16_t pair)
+static ssize_t match_at(const struct marker_set *s, const char *p, size_t n, size_t i,
+                        uint16_t pair)
 {
     ssize_t last = -1;
     for (size_t k = 0; k < s->n; k++) {
@@ -108,7 +110,8 @@ static ssize_t match_at(const struct marker_set *s, const char *p, size_t n, siz
         if (a->pair != pair || a->off > i)
             continue;
         size_t start = i - a->off, l = s->len[a->marker];
-        if (start + l <= n && memcmp(p + start, s->text[a->marker], l) == 0 && (ssize_t)start > last)
+        if (start + l <= n && memcmp(p + start, s->text[a->marker], l) == 0 &&
+            (ssize_t)start > last)
             last = (ssize_t)start;
     }
     return last;

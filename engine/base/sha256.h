@@ -10,10 +10,10 @@
 #define SHA256_HEX_LEN 64
 
 struct sha256_ctx {
-    uint32_t h[8];          /* the intermediate hash value H(i) */
-    uint64_t total;         /* message bytes so far */
-    uint8_t block[64];      /* the partial block */
-    size_t used;            /* bytes in block */
+    uint32_t h[8];     /* the intermediate hash value H(i) */
+    uint64_t total;    /* message bytes so far */
+    uint8_t block[64]; /* the partial block */
+    size_t used;       /* bytes in block */
 };
 
 void sha256_init(struct sha256_ctx *c);

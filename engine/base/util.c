@@ -68,7 +68,10 @@ void str_list_push_owned(struct str_list *l, char *s)
     l->items[l->len] = NULL;
 }
 
-void str_list_push(struct str_list *l, const char *s) { str_list_push_owned(l, xstrdup(s)); }
+void str_list_push(struct str_list *l, const char *s)
+{
+    str_list_push_owned(l, xstrdup(s));
+}
 
 bool str_list_contains(const struct str_list *l, const char *s)
 {
@@ -193,9 +196,15 @@ static int mkdir_upto(const char *path, mode_t mode, bool whole)
     return 0;
 }
 
-int mkdir_p(const char *path, mode_t mode) { return mkdir_upto(path, mode, true); }
+int mkdir_p(const char *path, mode_t mode)
+{
+    return mkdir_upto(path, mode, true);
+}
 
-int mkdir_parents(const char *path, mode_t mode) { return mkdir_upto(path, mode, false); }
+int mkdir_parents(const char *path, mode_t mode)
+{
+    return mkdir_upto(path, mode, false);
+}
 
 bool path_is_within(const char *path, const char *dir)
 {

@@ -28,8 +28,8 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) CORDON_PRINTF(1, 2);
 
-void str_list_push(struct str_list *l, const char *s);          /* copies s */
-void str_list_push_owned(struct str_list *l, char *s);           /* takes s */
+void str_list_push(struct str_list *l, const char *s); /* copies s */
+void str_list_push_owned(struct str_list *l, char *s); /* takes s */
 bool str_list_contains(const struct str_list *l, const char *s);
 /* Sort the items by strcmp (byte order), the one order cordon lists names in. */
 void str_list_sort(struct str_list *l);

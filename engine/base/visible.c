@@ -43,8 +43,8 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 static bool shown_as_code_point(uint32_t c)
 {
     return (c >= 0x80 && c <= 0x9f) || c == 0x061c || (c >= 0x200b && c <= 0x200f) ||
-           (c >= 0x2028 && c <= 0x202e) || c == 0x2060 ||
-           (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
+           (c >= 0x2028 && c <= 0x202e) || c == 0x2060 || (c >= 0x2066 && c <= 0x2069) ||
+           c == 0xfeff;
 }
 
 size_t visible_render(const char *src, size_t n, char *out, size_t cap)
@@ -57,7 +57,10 @@ size_t visible_render(const char *src, size_t n, char *out, size_t cap)
         uint32_t cp = 0;
         unsigned char b = s[i];
         if (b == '\t' || b == '\n' || b == '\r') {
-            plen = (size_t)snprintf(piece, sizeof piece, "\\%c", b == '\t' ? 't' : b == '\n' ? 'n' : 'r');
+            plen = (size_t)snprintf(piece, sizeof piece, "\\%c",
+                                    b == '\t'   ? 't'
+                                    : b == '\n' ? 'n'
+                                                : 'r');
         } else if (b < 0x20 || b == 0x7f) {
             plen = (size_t)snprintf(piece, sizeof piece, "\\x%02x", b);
         } else if (b < 0x80) {

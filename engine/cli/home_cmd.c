@@ -38,8 +38,8 @@ static void usage(void)
 }
 
 struct walk {
-    int home_fd;           /* the real home, for "changed"; -1 when there is none */
-    bool diff;             /* print each entry */
+    int home_fd; /* the real home, for "changed"; -1 when there is none */
+    bool diff;   /* print each entry */
     unsigned long long bytes, entries;
 };
 
@@ -71,14 +71,16 @@ static int walk_dir(struct walk *w, int dfd, const char *rel)
         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
             r = -errno;
         } else {
-            bool in_home = w->home_fd >= 0 && fstatat(w->home_fd, sub, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+            bool in_home =
+                w->home_fd >= 0 && fstatat(w->home_fd, sub, &hs, AT_SYMLINK_NOFOLLOW) == 0;
             w->entries++;
             w->bytes += (unsigned long long)st.st_blocks * 512;
             if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) {
                 if (w->diff)
                     print_entry("removed", sub, "");
             } else if (S_ISDIR(st.st_mode)) {
-                int sfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int sfd =
+                    openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sfd < 0) {
                     r = -errno;
                 } else {
@@ -145,7 +147,8 @@ int home_cmd_main(int argc, char **argv)
                                  &n_dirs)) >= 0)
         return status;
     if (diff && reset)
-        return cli_usage_error("home", "--diff and --reset exclude each other (usage: " SYNOPSIS ")");
+        return cli_usage_error("home",
+                               "--diff and --reset exclude each other (usage: " SYNOPSIS ")");
     int rc = 1, lock_fd = -1;
     char *layer = NULL, *upper = NULL, *home = NULL;
     char *ws = realpath(dir ? dir : ".", NULL);
@@ -183,8 +186,10 @@ int home_cmd_main(int argc, char **argv)
     }
     if (reset) {
         if (busy) {
-            fprintf(stderr, "cordon: home: a sandbox of %s is using its home layer: stop it "
-                            "(cordon session stop NAME) and reset again\n", ws);
+            fprintf(stderr,
+                    "cordon: home: a sandbox of %s is using its home layer: stop it "
+                    "(cordon session stop NAME) and reset again\n",
+                    ws);
             goto out;
         }
         int r = remove_tree(AT_FDCWD, layer);
@@ -198,7 +203,8 @@ int home_cmd_main(int argc, char **argv)
     }
     const char *h = getenv("HOME");
     home = h ? realpath(h, NULL) : NULL;
-    struct walk w = {.home_fd = home ? open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1, .diff = diff};
+    struct walk w = {.home_fd = home ? open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1,
+                     .diff = diff};
     int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int r = ufd < 0 ? -errno : walk_dir(&w, ufd, "");
     if (w.home_fd >= 0)

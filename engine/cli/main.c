@@ -48,8 +48,9 @@ static int policy_main(int argc, char **argv)
         const char *name;
         int (*main)(int argc, char **argv);
     } subcommands[] = {
-        {"check", policy_check_main}, {"net", policy_net_main},   {"detect", policy_detect_main},
-        {"explain", policy_explain_main}, {"test", policy_test_main},
+        {"check", policy_check_main},   {"net", policy_net_main},
+        {"detect", policy_detect_main}, {"explain", policy_explain_main},
+        {"test", policy_test_main},
     };
     if (argc < 1)
         return cli_usage_error("policy", "missing subcommand (usage: " POLICY_SYNOPSIS ")");

@@ -30,7 +30,8 @@ static int read_connect_reply(int fd, char *line, size_t cap)
     size_t n = 0;
     while (n + 1 < cap) {
         ssize_t r;
-        RETRY_EINTR(r, read(fd, line + n, 1)); /* byte by byte: nothing after the head may be eaten */
+        RETRY_EINTR(r,
+                    read(fd, line + n, 1)); /* byte by byte: nothing after the head may be eaten */
         if (r <= 0)
             return -1;
         n++;
@@ -117,14 +118,15 @@ static int nc_run(int argc, char **argv)
     if (usage_status >= 0)
         return usage_status;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(PROXY_HTTP_PORT),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons(PROXY_HTTP_PORT),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
         return fail("no proxy at 127.0.0.1:18080 (cordon nc works inside a cordon sandbox): ",
                     strerror(errno));
     bool v6 = strchr(host, ':') != NULL;
-    char *req = xasprintf("CONNECT %s%s%s:%ld HTTP/1.1\r\nHost: %s%s%s:%ld\r\n\r\n", v6 ? "[" : "", host,
-                          v6 ? "]" : "", port, v6 ? "[" : "", host, v6 ? "]" : "", port);
+    char *req = xasprintf("CONNECT %s%s%s:%ld HTTP/1.1\r\nHost: %s%s%s:%ld\r\n\r\n", v6 ? "[" : "",
+                          host, v6 ? "]" : "", port, v6 ? "[" : "", host, v6 ? "]" : "", port);
     int w = write_all(fd, req, strlen(req));
     free(req);
     char reply[4096];

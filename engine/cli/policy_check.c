@@ -26,7 +26,8 @@ int policy_check_main(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!options_done && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
-            printf(USAGE "\n"
+            printf(USAGE
+                   "\n"
                    "  no argument: every layer and profile cordon run would load here\n"
                    "  DIR: DIR/.cordon (trusted or not) over the built-in and user layers\n"
                    "  FILE: one policy file, or one profile file (in a profiles/ directory)\n");

@@ -26,8 +26,9 @@
 
 extern char **environ;
 
-#define USAGE "usage: cordon policy detect --input CASE.json [--json] [--profile NAME] [--policy FILE] " \
-              "[--repeat N]"
+#define USAGE                                                                                  \
+    "usage: cordon policy detect --input CASE.json [--json] [--profile NAME] [--policy FILE] " \
+    "[--repeat N]"
 #define MAX_CASE_BYTES ((size_t)64 << 20)
 #define MAX_REFUSALS 32
 
@@ -57,10 +58,28 @@ static CORDON_PRINTF(3, 4) int case_error(char *err, size_t errlen, const char *
 }
 
 static const char *const known_fields[] = {
-    "command", "exit_code", "signal", "stdout", "stderr", "truncated", "cwd", "writable", "hidden",
-    "network_denied", "host", "interactive", "plan", "background",
-    "workspace", "workspace_readonly", "profile", "readonly_in_workspace", "block_unix_sockets",
-    "expect", "note", "args", /* documentation for people and specs: not read here */
+    "command",
+    "exit_code",
+    "signal",
+    "stdout",
+    "stderr",
+    "truncated",
+    "cwd",
+    "writable",
+    "hidden",
+    "network_denied",
+    "host",
+    "interactive",
+    "plan",
+    "background",
+    "workspace",
+    "workspace_readonly",
+    "profile",
+    "readonly_in_workspace",
+    "block_unix_sockets",
+    "expect",
+    "note",
+    "args", /* documentation for people and specs: not read here */
 };
 
 /* A string without NUL bytes, or an error naming the field. */
@@ -68,7 +87,8 @@ static int want_cstring(const struct json_value *v, const char *field, const cha
                         size_t errlen)
 {
     if (v->type != JSON_STRING)
-        return case_error(err, errlen, "field '%s': expected a string, got %s", field, json_type_name(v->type));
+        return case_error(err, errlen, "field '%s': expected a string, got %s", field,
+                          json_type_name(v->type));
     if (strlen(v->str) != v->len)
         return case_error(err, errlen, "field '%s': NUL byte in string", field);
     *out = v->str;
@@ -80,19 +100,19 @@ static int want_list(const struct json_value *v, const char *field, struct str_l
 {
     if (v->type != JSON_ARRAY)
         return case_error(err, errlen, "field '%s': expected an array of strings, got %s", field,
-                           json_type_name(v->type));
+                          json_type_name(v->type));
     for (size_t i = 0; i < v->len; i++) {
         const struct json_value *it = &v->items[i];
         if (it->type != JSON_STRING || strlen(it->str) != it->len)
             return case_error(err, errlen, "field '%s[%zu]': expected a string, got %s", field, i,
-                               json_type_name(it->type));
+                              json_type_name(it->type));
         str_list_push(out, it->str);
     }
     return 0;
 }
 
-static int want_int(const struct json_value *v, const char *field, int lo, int hi, int *out, char *err,
-                    size_t errlen)
+static int want_int(const struct json_value *v, const char *field, int lo, int hi, int *out,
+                    char *err, size_t errlen)
 {
     if (v->type != JSON_NUMBER || !v->is_integer || v->number < lo || v->number > hi)
         return case_error(err, errlen, "field '%s': expected an integer %d..%d", field, lo, hi);
@@ -100,11 +120,12 @@ static int want_int(const struct json_value *v, const char *field, int lo, int h
     return 0;
 }
 
-static int want_bool(const struct json_value *v, const char *field, bool *out, char *err, size_t errlen)
+static int want_bool(const struct json_value *v, const char *field, bool *out, char *err,
+                     size_t errlen)
 {
     if (v->type != JSON_BOOL)
         return case_error(err, errlen, "field '%s': expected true or false, got %s", field,
-                           json_type_name(v->type));
+                          json_type_name(v->type));
     *out = v->boolean;
     return 0;
 }
@@ -113,7 +134,8 @@ int detect_case_read(const struct json_value *root, struct detect_case *c, char 
 {
     int rc;
     if (root->type != JSON_OBJECT)
-        return case_error(err, errlen, "the case must be a JSON object, got %s", json_type_name(root->type));
+        return case_error(err, errlen, "the case must be a JSON object, got %s",
+                          json_type_name(root->type));
     for (size_t i = 0; i < root->len; i++) {
         bool known = false;
         for (size_t k = 0; k < ARRAY_LEN(known_fields) && !known; k++)
@@ -129,24 +151,29 @@ int detect_case_read(const struct json_value *root, struct detect_case *c, char 
     const struct json_value *v;
     if ((rc = want_cstring(json_get(root, "command"), "command", &c->command, err, errlen)))
         return rc;
-    if ((rc = want_int(json_get(root, "exit_code"), "exit_code", 0, 255, &c->exit_code, err, errlen)))
+    if ((rc = want_int(json_get(root, "exit_code"), "exit_code", 0, 255, &c->exit_code, err,
+                       errlen)))
         return rc;
     c->stdout_v = json_get(root, "stdout");
     c->stderr_v = json_get(root, "stderr");
     if (c->stdout_v->type != JSON_STRING)
-        return case_error(err, errlen, "field 'stdout': expected a string, got %s", json_type_name(c->stdout_v->type));
+        return case_error(err, errlen, "field 'stdout': expected a string, got %s",
+                          json_type_name(c->stdout_v->type));
     if (c->stderr_v->type != JSON_STRING)
-        return case_error(err, errlen, "field 'stderr': expected a string, got %s", json_type_name(c->stderr_v->type));
+        return case_error(err, errlen, "field 'stderr': expected a string, got %s",
+                          json_type_name(c->stderr_v->type));
     if ((v = json_get(root, "signal")) && v->type != JSON_NULL &&
         (rc = want_int(v, "signal", 1, 64, &c->signal, err, errlen)))
         return rc;
-    if ((v = json_get(root, "truncated")) && (rc = want_bool(v, "truncated", &c->truncated, err, errlen)))
+    if ((v = json_get(root, "truncated")) &&
+        (rc = want_bool(v, "truncated", &c->truncated, err, errlen)))
         return rc;
     if ((v = json_get(root, "cwd"))) {
         if ((rc = want_cstring(v, "cwd", &c->cwd, err, errlen)))
             return rc;
         if (c->cwd[0] != '/')
-            return case_error(err, errlen, "field 'cwd': expected an absolute path, got '%s'", c->cwd);
+            return case_error(err, errlen, "field 'cwd': expected an absolute path, got '%s'",
+                              c->cwd);
     }
     if ((v = json_get(root, "writable"))) {
         c->have_writable = true;
@@ -161,9 +188,11 @@ int detect_case_read(const struct json_value *root, struct detect_case *c, char 
     if ((v = json_get(root, "network_denied")) &&
         (rc = want_list(v, "network_denied", &c->network_denied, err, errlen)))
         return rc;
-    if ((v = json_get(root, "workspace")) && (rc = want_cstring(v, "workspace", &c->workspace, err, errlen)))
+    if ((v = json_get(root, "workspace")) &&
+        (rc = want_cstring(v, "workspace", &c->workspace, err, errlen)))
         return rc;
-    if ((v = json_get(root, "profile")) && (rc = want_cstring(v, "profile", &c->profile_name, err, errlen)))
+    if ((v = json_get(root, "profile")) &&
+        (rc = want_cstring(v, "profile", &c->profile_name, err, errlen)))
         return rc;
     if ((v = json_get(root, "workspace_readonly")) &&
         (rc = want_bool(v, "workspace_readonly", &c->workspace_readonly, err, errlen)))
@@ -175,16 +204,21 @@ int detect_case_read(const struct json_value *root, struct detect_case *c, char 
         (rc = want_list(v, "readonly_in_workspace", &c->readonly_in_workspace, err, errlen)))
         return rc;
     c->interactive = true;
-    if ((v = json_get(root, "interactive")) && (rc = want_bool(v, "interactive", &c->interactive, err, errlen)))
+    if ((v = json_get(root, "interactive")) &&
+        (rc = want_bool(v, "interactive", &c->interactive, err, errlen)))
         return rc;
     if ((v = json_get(root, "plan")) && (rc = want_bool(v, "plan", &c->plan, err, errlen)))
         return rc;
-    if ((v = json_get(root, "background")) && (rc = want_bool(v, "background", &c->background, err, errlen)))
+    if ((v = json_get(root, "background")) &&
+        (rc = want_bool(v, "background", &c->background, err, errlen)))
         return rc;
     if ((v = json_get(root, "host"))) {
         if (v->type != JSON_OBJECT)
-            return case_error(err, errlen, "field 'host': expected an object {\"exists\": [...], \"sockets\": [...]}, "
-                               "got %s", json_type_name(v->type));
+            return case_error(
+                err, errlen,
+                "field 'host': expected an object {\"exists\": [...], \"sockets\": [...]}, "
+                "got %s",
+                json_type_name(v->type));
         for (size_t i = 0; i < v->len; i++)
             if (strcmp(v->keys[i], "exists") != 0 && strcmp(v->keys[i], "sockets") != 0)
                 return case_error(err, errlen, "unknown field 'host.%s'", v->keys[i]);
@@ -266,14 +300,17 @@ enum lh_outcome detect_case_prepare(struct detect_case *c, const char *profile,
      * here; a recorded case from another machine resolves against "/" (the writable set below
      * still names the case's cwd). */
     const char *resolve_cwd = stat(cwd, &st) == 0 && S_ISDIR(st.st_mode) ? cwd : "/";
-    struct run_flags flags = {.profile = profile, .unrestricted_network = FLAG_UNSET,
-                              .allow_loopback = FLAG_UNSET, .allow_docker = FLAG_UNSET,
+    struct run_flags flags = {.profile = profile,
+                              .unrestricted_network = FLAG_UNSET,
+                              .allow_loopback = FLAG_UNSET,
+                              .allow_docker = FLAG_UNSET,
                               .json = FLAG_UNSET};
     if (c->have_cfg)
         sandbox_config_free(&c->cfg);
     c->have_cfg = false;
     str_list_free(&c->in_writable);
-    enum lh_outcome o = lh_resolve_sandbox(&flags, resolve_cwd, NULL, environ, &c->cfg, err, errlen);
+    enum lh_outcome o =
+        lh_resolve_sandbox(&flags, resolve_cwd, NULL, environ, &c->cfg, err, errlen);
     if (o != LH_OK)
         return o;
     c->have_cfg = true;
@@ -289,13 +326,22 @@ enum lh_outcome detect_case_prepare(struct detect_case *c, const char *profile,
         str_list_push(&c->in_writable, "/tmp");
     }
     c->in = (struct lh_command_result){
-        .command = c->command, .exit_code = c->exit_code, .signal = c->signal,
-        .stdout_text = c->stdout_v->str, .stdout_len = c->stdout_v->len,
-        .stderr_text = c->stderr_v->str, .stderr_len = c->stderr_v->len,
-        .truncated = c->truncated, .cwd = c->cwdbuf, .writable = &c->in_writable,
-        .hidden = c->have_hidden ? &c->hidden : &c->cfg.hidden, .network_denied = &c->network_denied,
-        .workspace = c->workspace, .workspace_readonly = c->workspace_readonly,
-        .profile = c->profile_name, .readonly_in_workspace = &c->readonly_in_workspace,
+        .command = c->command,
+        .exit_code = c->exit_code,
+        .signal = c->signal,
+        .stdout_text = c->stdout_v->str,
+        .stdout_len = c->stdout_v->len,
+        .stderr_text = c->stderr_v->str,
+        .stderr_len = c->stderr_v->len,
+        .truncated = c->truncated,
+        .cwd = c->cwdbuf,
+        .writable = &c->in_writable,
+        .hidden = c->have_hidden ? &c->hidden : &c->cfg.hidden,
+        .network_denied = &c->network_denied,
+        .workspace = c->workspace,
+        .workspace_readonly = c->workspace_readonly,
+        .profile = c->profile_name,
+        .readonly_in_workspace = &c->readonly_in_workspace,
         .block_unix_sockets = c->block_unix_sockets,
     };
     const struct marker_set *m = lh_refusal_markers();
@@ -335,7 +381,8 @@ void policy_repeat_report(long n, double elapsed_ms)
 
 static void usage(void)
 {
-    fputs(USAGE "\n"
+    fputs(USAGE
+          "\n"
           "Run refusal detection and the escalation decision on a recorded command result\n"
           "(CASE.json; - reads stdin) with the controller's own code, over the layers cordon run\n"
           "would load here. Prints one line per refusal or \"no refusal\"; exit 0, 1 when a\n"
@@ -422,7 +469,8 @@ int policy_detect_main(int argc, char **argv)
     bool policy_failed = false;
     enum lh_outcome o = lh_detect_refusals(&c.in, refusals, MAX_REFUSALS, &n, err, sizeof err);
     if (o != LH_OK) {
-        fprintf(stderr, "cordon: policy detect: refusal hook failed, no refusal reported: %s\n", err);
+        fprintf(stderr, "cordon: policy detect: refusal hook failed, no refusal reported: %s\n",
+                err);
         policy_failed = true;
     }
     if (repeat > 0) {
@@ -458,8 +506,9 @@ int policy_detect_main(int argc, char **argv)
     } else {
         for (size_t i = 0; i < n; i++) {
             printf("%s%s%s: %s [%s%s%s]\n", refusals[i].kind, refusals[i].path[0] ? " " : "",
-                   refusals[i].path, refusals[i].reason, esc[i].ask ? "ask: " : "deny: ",
-                   esc[i].ask ? esc[i].offer : "", esc[i].ask ? "" : esc[i].reason);
+                   refusals[i].path, refusals[i].reason,
+                   esc[i].ask ? "ask: " : "deny: ", esc[i].ask ? esc[i].offer : "",
+                   esc[i].ask ? "" : esc[i].reason);
         }
     }
     rc = policy_failed ? 1 : 0;

@@ -31,13 +31,15 @@ struct detect_case {
     struct sandbox_config cfg;
     bool have_cfg;
     struct str_list in_writable;
-    char *cand_out, *cand_err; /* the texts' lines with a refusal marker, when the layers declared theirs */
+    char *cand_out,
+        *cand_err; /* the texts' lines with a refusal marker, when the layers declared theirs */
     char cwdbuf[PATH_MAX];
 };
 
 /* Read root (one JSON object) into c, zeroed by the caller. 0, or -1 with one line naming the
  * field in err (unknown field, wrong type, missing field). detect_case_free() either way. */
-int detect_case_read(const struct json_value *root, struct detect_case *c, char *err, size_t errlen);
+int detect_case_read(const struct json_value *root, struct detect_case *c, char *err,
+                     size_t errlen);
 /* With the Lua host open: resolve `profile` (NULL: coding) with the case's cwd (default
  * default_cwd) as the workspace — against "/" when that directory does not exist here — and
  * fill c->in as the controller would (writable defaults to the workspace, the profile's

@@ -70,7 +70,10 @@ static void print_network(const struct lh_explanation *ex)
         putchar('\n');
     }
     const struct lh_explain_layer *t = &ex->layer[ex->n - 1];
-    printf("decision: %s\n", t->outcome != LH_OK ? "deny" : t->net.allow ? "allow" : t->net.ask ? "ask" : "deny");
+    printf("decision: %s\n", t->outcome != LH_OK ? "deny"
+                             : t->net.allow      ? "allow"
+                             : t->net.ask        ? "ask"
+                                                 : "deny");
     print_decided_by(ex, "");
 }
 
@@ -176,14 +179,17 @@ out:
     return rc;
 }
 
-#define USAGE "usage: cordon policy explain [--kind http|connect|socks] HOST PORT [--allow RULE]... " \
-              "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE] | " \
-              "--input CASE.json [--profile NAME] [--policy FILE] | --help"
+#define USAGE                                                                               \
+    "usage: cordon policy explain [--kind http|connect|socks] HOST PORT [--allow RULE]... " \
+    "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE] | " \
+    "--input CASE.json [--profile NAME] [--policy FILE] | --help"
 
 int policy_explain_main(int argc, char **argv)
 {
-    struct run_flags flags = {.unrestricted_network = FLAG_UNSET, .allow_loopback = FLAG_UNSET,
-                              .allow_docker = FLAG_UNSET, .json = FLAG_UNSET};
+    struct run_flags flags = {.unrestricted_network = FLAG_UNSET,
+                              .allow_loopback = FLAG_UNSET,
+                              .allow_docker = FLAG_UNSET,
+                              .json = FLAG_UNSET};
     const char *kind_s = "connect", *pos[2] = {NULL, NULL}, *input = NULL;
     int npos = 0, rc = 2;
     bool opened = false;
@@ -225,7 +231,8 @@ int policy_explain_main(int argc, char **argv)
         goto out;
     }
     if (!input && (npos == 1 || (npos == 0 && !flags.profile))) {
-        fprintf(stderr, "cordon: policy explain: expected HOST PORT or --profile NAME (" USAGE ")\n");
+        fprintf(stderr,
+                "cordon: policy explain: expected HOST PORT or --profile NAME (" USAGE ")\n");
         goto out;
     }
     enum net_kind kind = NET_KIND_CONNECT;
@@ -238,7 +245,9 @@ int policy_explain_main(int argc, char **argv)
         else if (strcmp(kind_s, "socks") == 0)
             kind = NET_KIND_SOCKS;
         else {
-            fprintf(stderr, "cordon: policy explain: invalid --kind '%s' (http, connect or socks)\n", kind_s);
+            fprintf(stderr,
+                    "cordon: policy explain: invalid --kind '%s' (http, connect or socks)\n",
+                    kind_s);
             goto out;
         }
         char *end = NULL;

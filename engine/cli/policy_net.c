@@ -23,9 +23,10 @@
 
 extern char **environ;
 
-#define USAGE "usage: cordon policy net [--allow RULE]... [--deny RULE]... " \
-              "[--kind http|connect|socks] [--profile NAME] [--policy FILE] [--repeat N] [--json] " \
-              "HOST PORT"
+#define USAGE                                                                             \
+    "usage: cordon policy net [--allow RULE]... [--deny RULE]... "                        \
+    "[--kind http|connect|socks] [--profile NAME] [--policy FILE] [--repeat N] [--json] " \
+    "HOST PORT"
 
 #define usage_error(...) cli_usage_error("policy net", __VA_ARGS__)
 
@@ -44,7 +45,8 @@ static void print_field_json(const char *key, const char *value, bool *first)
 
 static void usage(void)
 {
-    fputs(USAGE "\n"
+    fputs(USAGE
+          "\n"
           "Decide one destination with the proxy's own code: the layers cordon run would load\n"
           "here, the profile and the rules given. Prints allow, deny or ask and the rule, reason\n"
           "and suggestion the policy gave; exit 0 allow, 1 deny or ask, 2 bad usage.\n"
@@ -60,8 +62,10 @@ static void usage(void)
 
 int policy_net_main(int argc, char **argv)
 {
-    struct run_flags flags = {.unrestricted_network = FLAG_UNSET, .allow_loopback = FLAG_UNSET,
-                              .allow_docker = FLAG_UNSET, .json = FLAG_UNSET};
+    struct run_flags flags = {.unrestricted_network = FLAG_UNSET,
+                              .allow_loopback = FLAG_UNSET,
+                              .allow_docker = FLAG_UNSET,
+                              .json = FLAG_UNSET};
     const char *kind_s = "connect", *pos[2] = {NULL, NULL};
     bool json = false, only_positional = false;
     int npos = 0, rc = 2;
@@ -90,14 +94,19 @@ int policy_net_main(int argc, char **argv)
             else if ((v = cli_opt_value(argc, argv, &i, "--policy", &missing)))
                 flags.policy_file = v;
             else if ((v = cli_opt_value(argc, argv, &i, "--repeat", &missing))) {
-                if ((repeat = policy_repeat_count(v)) < 0)
-                    { rc = usage_error("invalid --repeat '%s' (1..1000000000)", v); goto out; }
+                if ((repeat = policy_repeat_count(v)) < 0) {
+                    rc = usage_error("invalid --repeat '%s' (1..1000000000)", v);
+                    goto out;
+                }
             } else if (strcmp(a, "--json") == 0)
                 json = true;
-            else if (missing)
-                { rc = usage_error("%s needs a value (" USAGE ")", a); goto out; }
-            else
-                { rc = usage_error("unknown option '%s' (" USAGE ")", a); goto out; }
+            else if (missing) {
+                rc = usage_error("%s needs a value (" USAGE ")", a);
+                goto out;
+            } else {
+                rc = usage_error("unknown option '%s' (" USAGE ")", a);
+                goto out;
+            }
         } else if (npos < 2) {
             pos[npos++] = a;
         } else {

@@ -42,15 +42,21 @@ struct tally {
 static void render_to(FILE *f, const struct json_value *v)
 {
     switch (v->type) {
-    case JSON_NULL: fputs("null", f); return;
-    case JSON_BOOL: fputs(v->boolean ? "true" : "false", f); return;
+    case JSON_NULL:
+        fputs("null", f);
+        return;
+    case JSON_BOOL:
+        fputs(v->boolean ? "true" : "false", f);
+        return;
     case JSON_NUMBER:
         if (v->number == floor(v->number) && fabs(v->number) < 1e15)
             fprintf(f, "%lld", (long long)v->number);
         else
             fprintf(f, "%.17g", v->number);
         return;
-    case JSON_STRING: json_write_stringn(f, v->str, v->len); return;
+    case JSON_STRING:
+        json_write_stringn(f, v->str, v->len);
+        return;
     case JSON_ARRAY:
         fputc('[', f);
         for (size_t i = 0; i < v->len; i++) {
@@ -118,8 +124,10 @@ static void fail(struct tally *t, const char *fmt, ...)
 
 static enum lh_outcome resolve(const char *profile, const char *root, char *err, size_t errlen)
 {
-    struct run_flags flags = {.profile = profile, .unrestricted_network = FLAG_UNSET,
-                              .allow_loopback = FLAG_UNSET, .allow_docker = FLAG_UNSET,
+    struct run_flags flags = {.profile = profile,
+                              .unrestricted_network = FLAG_UNSET,
+                              .allow_loopback = FLAG_UNSET,
+                              .allow_docker = FLAG_UNSET,
                               .json = FLAG_UNSET};
     struct sandbox_config cfg;
     enum lh_outcome o = lh_resolve_sandbox(&flags, root, NULL, environ, &cfg, err, errlen);
@@ -150,8 +158,10 @@ static void run_network(const char *file, const struct json_value *list, const c
             port->type != JSON_NUMBER || !port->is_integer || port->number < 1 ||
             port->number > 65535 ||
             (strcmp(expect, "allow") && strcmp(expect, "deny") && strcmp(expect, "ask"))) {
-            fail(t, "%s: network[%zu]: needs host, port 1..65535, expect allow|deny|ask and kind "
-                    "http|connect|socks", file, i);
+            fail(t,
+                 "%s: network[%zu]: needs host, port 1..65535, expect allow|deny|ask and kind "
+                 "http|connect|socks",
+                 file, i);
             continue;
         }
         char err[1024];
@@ -265,8 +275,10 @@ static void run_refusals(const char *file, const struct json_value *list, const 
             shape = !strcmp(c->keys[k], "input") || !strcmp(c->keys[k], "expect") ||
                     !strcmp(c->keys[k], "profile");
         if (!shape || !expected_kinds(json_get(c, "expect"), &want)) {
-            fail(t, "%s: refusals[%zu]: needs \"input\" (a recorded result) and \"expect\": "
-                    "{\"kinds\": [...]} or {\"none\": true}", file, i);
+            fail(t,
+                 "%s: refusals[%zu]: needs \"input\" (a recorded result) and \"expect\": "
+                 "{\"kinds\": [...]} or {\"none\": true}",
+                 file, i);
             goto next;
         }
         if (detect_case_read(input, &dc, err, sizeof err) < 0) {
@@ -274,7 +286,8 @@ static void run_refusals(const char *file, const struct json_value *list, const 
             goto next;
         }
         if (detect_case_prepare(&dc, profile, root, err, sizeof err) != LH_OK) {
-            fail(t, "%s: refusals[%zu]: profile %s: %s", file, i, profile ? profile : "coding", err);
+            fail(t, "%s: refusals[%zu]: profile %s: %s", file, i, profile ? profile : "coding",
+                 err);
             goto next;
         }
         struct lh_refusal r[MAX_CASE_REFUSALS];
@@ -298,7 +311,7 @@ static void run_refusals(const char *file, const struct json_value *list, const 
             t->passed++;
         else
             fail(t, "%s: refusals[%zu]: %s: expected %s, got %s", file, i, dc.command, ws, gs);
-next:
+    next:
         detect_case_free(&dc);
         str_list_free(&want);
         str_list_free(&got);
@@ -331,13 +344,18 @@ static struct json_value *read_case_file(const char *path)
 static bool valid_shape(const char *path, const struct json_value *v)
 {
     if (v->type != JSON_OBJECT) {
-        fprintf(stderr, "cordon: policy test: %s: expected an object with network, profiles, refusals\n", path);
+        fprintf(stderr,
+                "cordon: policy test: %s: expected an object with network, profiles, refusals\n",
+                path);
         return false;
     }
     for (size_t i = 0; i < v->len; i++) {
         const char *k = v->keys[i];
         if (strcmp(k, "network") && strcmp(k, "profiles") && strcmp(k, "refusals")) {
-            fprintf(stderr, "cordon: policy test: %s: unknown key \"%s\" (known: network, profiles, refusals)\n", path, k);
+            fprintf(
+                stderr,
+                "cordon: policy test: %s: unknown key \"%s\" (known: network, profiles, refusals)\n",
+                path, k);
             return false;
         }
         if (v->items[i].type != JSON_ARRAY) {
@@ -365,7 +383,8 @@ int policy_test_main(int argc, char **argv)
         usage();
         return 0;
     }
-    if ((status = cli_read_words(argc, argv, "policy test", SYNOPSIS, NULL, 0, &dir, 1, &ndirs)) >= 0)
+    if ((status = cli_read_words(argc, argv, "policy test", SYNOPSIS, NULL, 0, &dir, 1, &ndirs)) >=
+        0)
         return status;
     char *root = realpath(dir, NULL);
     if (!root) {

@@ -84,15 +84,18 @@ static int session_in_the_way(const char *pdir)
             if (chttp_request(&h, "GET", "/v1/session", NULL, 0, NULL, NULL) < 0) {
                 if (!h.missing) {
                     chttp_lost(&h);
-                    fprintf(stderr, "cordon: trust: cannot tell whether session '%s' can write %s: "
-                            "refused (stop it, then run cordon trust again)\n", name, pdir);
+                    fprintf(stderr,
+                            "cordon: trust: cannot tell whether session '%s' can write %s: "
+                            "refused (stop it, then run cordon trust again)\n",
+                            name, pdir);
                     rc = 1;
                 }
             } else if (chttp_ok(&h)) {
                 struct json_value *v = reply_json(&h);
                 const char *ws = v ? reply_str(v, "workspace") : NULL;
                 if (ws && path_is_within(pdir, ws)) {
-                    fprintf(stderr, "cordon: trust: session '%s' of workspace %s is running, and its "
+                    fprintf(stderr,
+                            "cordon: trust: session '%s' of workspace %s is running, and its "
                             "commands may have changed %s since you reviewed it: refused (stop it "
                             "with cordon session stop %s, review again, then run cordon trust)\n",
                             name, ws, pdir, name);
@@ -178,7 +181,9 @@ int trust_cmd_main(int argc, char **argv)
     }
     lh_close();
     if (!ok) {
-        fprintf(stderr, "cordon: trust: not trusted: fix the policy that does not load and run cordon trust again\n");
+        fprintf(
+            stderr,
+            "cordon: trust: not trusted: fix the policy that does not load and run cordon trust again\n");
         goto out;
     }
     if (trust_record_save(record, root, &set, err, sizeof err) < 0) {

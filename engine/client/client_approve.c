@@ -70,19 +70,19 @@ out:
 /* A question shown and not yet settled. */
 struct asked {
     long long id;
-    double expires;           /* Unix seconds; 0: not known */
+    double expires; /* Unix seconds; 0: not known */
 };
 
 struct watch {
     const char *name;
-    struct chttp *h;          /* the stream's connection: news there interrupts a prompt */
+    struct chttp *h; /* the stream's connection: news there interrupts a prompt */
     struct ndjson_lines lines;
-    char by[64];              /* how our answers name us in the settled events */
-    long long answered;       /* the last question we answered (its settled line is ours) */
+    char by[64];                     /* how our answers name us in the settled events */
+    long long answered;              /* the last question we answered (its settled line is ours) */
     struct asked queue[WATCH_QUEUE]; /* oldest first: the first is the one prompted for */
     size_t queued;
-    long long prompted;       /* the question whose prompt is on the screen, or -1 */
-    char in[256];             /* stdin's bytes not yet taken as an answer */
+    long long prompted; /* the question whose prompt is on the screen, or -1 */
+    char in[256];       /* stdin's bytes not yet taken as an answer */
     size_t in_len;
     bool stdin_ended;
 };
@@ -198,7 +198,8 @@ static int serve_queue(struct watch *w)
         }
         if (w->in_len == sizeof w->in) /* a line that long is no answer */
             w->in_len = 0;
-        struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = w->h->fd, .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                              {.fd = w->h->fd, .events = POLLIN}};
         int r = poll(p, 2, left > 3600 ? 3600 * 1000 : (int)(left * 1000) + 1);
         if (r < 0 && errno != EINTR)
             return -1;
@@ -211,8 +212,9 @@ static int serve_queue(struct watch *w)
             continue;
         if (got <= 0) {
             w->stdin_ended = true;
-            printf("\ncordon: approve --watch: stdin ended: no longer answering (the questions wait for "
-                   "another approver)\n");
+            printf(
+                "\ncordon: approve --watch: stdin ended: no longer answering (the questions wait for "
+                "another approver)\n");
             fflush(stdout);
             return -1;
         }
@@ -236,15 +238,16 @@ static int watch_line(void *ctx, const char *line, size_t len)
     long long id = 0;
     if (event && strcmp(event, "subscribed") == 0) {
         printf("cordon: answering the approvals of session '%s' here (Ctrl-C or the end of stdin "
-               "stops)\n", w->name);
+               "stops)\n",
+               w->name);
     } else if (event && strcmp(event, "question") == 0 && a && a->type == JSON_OBJECT &&
                reply_int(a, "id", &id) && reply_str(a, "question")) {
         /* The question and the command come from the session: no byte of them may act on the
          * terminal the person answers on. */
         char *question = visible_dup(reply_str(a, "question"));
         const char *command = reply_str(a, "command");
-        printf("%scordon: approval %lld in session '%s': %s\n", w->prompted >= 0 ? "\n" : "", id, w->name,
-               question);
+        printf("%scordon: approval %lld in session '%s': %s\n", w->prompted >= 0 ? "\n" : "", id,
+               w->name, question);
         free(question);
         if (command) {
             char *shown = visible_dup(command);
@@ -264,8 +267,8 @@ static int watch_line(void *ctx, const char *line, size_t len)
         if (id != w->answered) {
             const char *answer = reply_str(v, "answer"), *by = reply_str(v, "by");
             char *by_shown = visible_dup(by ? by : "?");
-            printf("%scordon: approval %lld: %s (by %s)\n", shown ? "\n" : "", id, answer ? answer : "?",
-                   by_shown);
+            printf("%scordon: approval %lld: %s (by %s)\n", shown ? "\n" : "", id,
+                   answer ? answer : "?", by_shown);
             free(by_shown);
         }
         if (w->prompted >= 0)

@@ -25,18 +25,18 @@
 
 /* A simple command: its positional words and whether it takes --json. */
 struct command {
-    const char *name;          /* as in messages: "jobs", "session status" */
-    const char *usage;         /* "cordon jobs NAME [--json]" */
-    const char *about;         /* one line */
-    const char *pos[4];        /* "NAME", "PID", ...; NULL-terminated */
+    const char *name;   /* as in messages: "jobs", "session status" */
+    const char *usage;  /* "cordon jobs NAME [--json]" */
+    const char *about;  /* one line */
+    const char *pos[4]; /* "NAME", "PID", ...; NULL-terminated */
     bool json;
 };
 
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_USAGE };
 
 /* argv[0] is the command's last word. Fills pos[] (one per c->pos) and *json. */
-static enum parsed parse_words(const struct command *c, int argc, char **argv,
-                               const char **pos, bool *json)
+static enum parsed parse_words(const struct command *c, int argc, char **argv, const char **pos,
+                               bool *json)
 {
     size_t want = 0, got = 0;
     bool options = true;
@@ -70,33 +70,63 @@ static enum parsed parse_words(const struct command *c, int argc, char **argv,
     }
     for (size_t k = 0; k < want; k++) {
         if (strcmp(c->pos[k], "NAME") == 0 && !csock_name_valid(pos[k])) {
-            cli_usage_error(c->name, "invalid session name '%s' (letters, digits, '_', '.', '-'; at most %d)",
-                        pos[k], CSOCK_NAME_MAX);
+            cli_usage_error(
+                c->name, "invalid session name '%s' (letters, digits, '_', '.', '-'; at most %d)",
+                pos[k], CSOCK_NAME_MAX);
             return PARSED_USAGE;
         }
     }
     return PARSED_RUN;
 }
 
-static const struct command cmd_jobs = {"jobs", "cordon jobs NAME [--json]",
-    "List session NAME's background jobs and running commands.", {"NAME"}, true};
-static const struct command cmd_logs = {"logs", "cordon logs NAME PID",
-    "Print a background job's log as it is now.", {"NAME", "PID"}, false};
-static const struct command cmd_stop = {"stop", "cordon stop NAME PID",
-    "Stop a job's process group: TERM, then KILL after the grace period.", {"NAME", "PID"}, false};
-static const struct command cmd_cancel = {"cancel", "cordon cancel NAME TURN",
-    "Stop every process group that commands tagged with TURN started.", {"NAME", "TURN"}, false};
-static const struct command cmd_approve = {"approve", "cordon approve NAME ID once|session|deny",
-    "Answer a pending approval.", {"NAME", "ID", "ANSWER"}, false};
-static const struct command cmd_watch = {"approve --watch", "cordon approve --watch NAME",
+static const struct command cmd_jobs = {"jobs",
+                                        "cordon jobs NAME [--json]",
+                                        "List session NAME's background jobs and running commands.",
+                                        {"NAME"},
+                                        true};
+static const struct command cmd_logs = {"logs",
+                                        "cordon logs NAME PID",
+                                        "Print a background job's log as it is now.",
+                                        {"NAME", "PID"},
+                                        false};
+static const struct command cmd_stop = {
+    "stop",
+    "cordon stop NAME PID",
+    "Stop a job's process group: TERM, then KILL after the grace period.",
+    {"NAME", "PID"},
+    false};
+static const struct command cmd_cancel = {
+    "cancel",
+    "cordon cancel NAME TURN",
+    "Stop every process group that commands tagged with TURN started.",
+    {"NAME", "TURN"},
+    false};
+static const struct command cmd_approve = {"approve",
+                                           "cordon approve NAME ID once|session|deny",
+                                           "Answer a pending approval.",
+                                           {"NAME", "ID", "ANSWER"},
+                                           false};
+static const struct command cmd_watch = {
+    "approve --watch",
+    "cordon approve --watch NAME",
     "Be session NAME's approver: show each question as it is asked and read the answer\n"
-    "(o once, s session, d deny) from stdin, until the session or stdin ends.", {"NAME"}, false};
-static const struct command cmd_list = {"session list", "cordon session list [--json]",
-    "List the running sessions.", {NULL}, true};
-static const struct command cmd_status = {"session status", "cordon session status NAME [--json]",
-    "Show session NAME's controller, profile, workspace and running jobs.", {"NAME"}, true};
-static const struct command cmd_sstop = {"session stop", "cordon session stop NAME",
-    "Stop session NAME and everything running in it; waits until it is gone.", {"NAME"}, false};
+    "(o once, s session, d deny) from stdin, until the session or stdin ends.",
+    {"NAME"},
+    false};
+static const struct command cmd_list = {
+    "session list", "cordon session list [--json]", "List the running sessions.", {NULL}, true};
+static const struct command cmd_status = {
+    "session status",
+    "cordon session status NAME [--json]",
+    "Show session NAME's controller, profile, workspace and running jobs.",
+    {"NAME"},
+    true};
+static const struct command cmd_sstop = {
+    "session stop",
+    "cordon session stop NAME",
+    "Stop session NAME and everything running in it; waits until it is gone.",
+    {"NAME"},
+    false};
 
 static int run_exec(int argc, char **argv)
 {
@@ -104,8 +134,9 @@ static int run_exec(int argc, char **argv)
     char err[512];
     int status = 2;
     /* --help before "--" wins over an error in the other words (after it, it is the command's) */
-    enum cexec_parse parsed = cli_wants_help(argc - 1, argv + 1) ? CEXEC_HELP
-                              : cexec_parse_args(argc, argv, &a, err, sizeof err);
+    enum cexec_parse parsed = cli_wants_help(argc - 1, argv + 1)
+                                  ? CEXEC_HELP
+                                  : cexec_parse_args(argc, argv, &a, err, sizeof err);
     switch (parsed) {
     case CEXEC_RUN:
         status = cexec_run(&a);
@@ -128,13 +159,16 @@ static int run_pid_command(const struct command *c, int argc, char **argv)
     bool json;
     long pid;
     switch (parse_words(c, argc, argv, pos, &json)) {
-    case PARSED_RUN: break;
-    case PARSED_HELP: return 0;
-    case PARSED_USAGE: return 2;
+    case PARSED_RUN:
+        break;
+    case PARSED_HELP:
+        return 0;
+    case PARSED_USAGE:
+        return 2;
     }
     if (!cjobs_parse_pid(pos[1], &pid))
-        return cli_usage_error(c->name, "invalid PID '%s' (a positive integer, as cordon jobs shows)",
-                           pos[1]);
+        return cli_usage_error(
+            c->name, "invalid PID '%s' (a positive integer, as cordon jobs shows)", pos[1]);
     return c == &cmd_logs ? cjobs_log(pos[0], pid) : cjobs_stop(pos[0], pid);
 }
 
@@ -143,22 +177,27 @@ static int run_simple(const struct command *c, int argc, char **argv)
     const char *pos[3];
     bool json;
     switch (parse_words(c, argc, argv, pos, &json)) {
-    case PARSED_RUN: break;
-    case PARSED_HELP: return 0;
-    case PARSED_USAGE: return 2;
+    case PARSED_RUN:
+        break;
+    case PARSED_HELP:
+        return 0;
+    case PARSED_USAGE:
+        return 2;
     }
     if (c == &cmd_jobs)
         return cjobs_list(pos[0], json);
     if (c == &cmd_cancel) {
         if (pos[1][0] == '\0' || strlen(pos[1]) > TURN_MAX)
-            return cli_usage_error(c->name, "invalid turn '%s' (1 to %d characters)", pos[1], TURN_MAX);
+            return cli_usage_error(c->name, "invalid turn '%s' (1 to %d characters)", pos[1],
+                                   TURN_MAX);
         return cjobs_cancel(pos[0], pos[1]);
     }
     if (c == &cmd_approve) {
         if (pos[1][0] == '\0')
             return cli_usage_error(c->name, "the approval ID is empty (usage: %s)", c->usage);
         if (!capprove_answer_valid(pos[2]))
-            return cli_usage_error(c->name, "the answer is once, session or deny, not '%s'", pos[2]);
+            return cli_usage_error(c->name, "the answer is once, session or deny, not '%s'",
+                                   pos[2]);
         return capprove_send(pos[0], pos[1], pos[2]);
     }
     if (c == &cmd_list)
@@ -178,8 +217,8 @@ static int run_approve(int argc, char **argv)
             watch_at = i;
     if (!watch_at) {
         if (cli_wants_help(argc - 1, argv + 1)) {
-            printf("usage: %s\n%s\n   or: %s\n%s\n", cmd_approve.usage, cmd_approve.about, cmd_watch.usage,
-                   cmd_watch.about);
+            printf("usage: %s\n%s\n   or: %s\n%s\n", cmd_approve.usage, cmd_approve.about,
+                   cmd_watch.usage, cmd_watch.about);
             return 0;
         }
         return run_simple(&cmd_approve, argc, argv);
@@ -190,15 +229,19 @@ static int run_approve(int argc, char **argv)
         if (i == watch_at)
             continue;
         if (n == (int)ARRAY_LEN(rest))
-            return cli_usage_error(cmd_watch.name, "too many arguments (usage: %s)", cmd_watch.usage);
+            return cli_usage_error(cmd_watch.name, "too many arguments (usage: %s)",
+                                   cmd_watch.usage);
         rest[n++] = argv[i];
     }
     const char *pos[1];
     bool json;
     switch (parse_words(&cmd_watch, n, rest, pos, &json)) {
-    case PARSED_RUN: break;
-    case PARSED_HELP: return 0;
-    case PARSED_USAGE: return 2;
+    case PARSED_RUN:
+        break;
+    case PARSED_HELP:
+        return 0;
+    case PARSED_USAGE:
+        return 2;
     }
     return capprove_watch(pos[0]);
 }
@@ -268,7 +311,8 @@ int client_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve, publish, "
-              "unpublish)\n", stderr);
+              "unpublish)\n",
+              stderr);
         return 2;
     }
     int status = dispatch(argc - 1, argv + 1);

@@ -27,14 +27,15 @@
 
 void cexec_usage(void)
 {
-    fputs("usage: cordon exec NAME [--timeout S] [--background] [--turn ID] [--json] -- 'shell string'\n"
-          "Run a shell string in session NAME (a fresh bash -c in the workspace).\n"
-          "  --timeout S    stop it (TERM, then KILL) after S seconds; exit status 124\n"
-          "  --background   start it as a job: prints its PID, log and how to stop it\n"
-          "  --turn ID      tag it with a turn, for cordon cancel NAME ID\n"
-          "  --json         after the output, print the exit event (or the job) as JSON\n"
-          "Options may also follow the shell string; other words after it are joined to it.\n",
-          stdout);
+    fputs(
+        "usage: cordon exec NAME [--timeout S] [--background] [--turn ID] [--json] -- 'shell string'\n"
+        "Run a shell string in session NAME (a fresh bash -c in the workspace).\n"
+        "  --timeout S    stop it (TERM, then KILL) after S seconds; exit status 124\n"
+        "  --background   start it as a job: prints its PID, log and how to stop it\n"
+        "  --turn ID      tag it with a turn, for cordon cancel NAME ID\n"
+        "  --json         after the output, print the exit event (or the job) as JSON\n"
+        "Options may also follow the shell string; other words after it are joined to it.\n",
+        stdout);
 }
 
 bool cexec_parse_timeout(const char *s, double *out)
@@ -91,7 +92,8 @@ static int take_option(int argc, char **argv, int *i, struct cexec_args *a, char
         }
         if (k == 0) {
             if (!cexec_parse_timeout(value, &a->timeout)) {
-                snprintf(err, errlen, "invalid --timeout '%s' (a positive number of seconds)", value);
+                snprintf(err, errlen, "invalid --timeout '%s' (a positive number of seconds)",
+                         value);
                 return -1;
             }
             a->has_timeout = true;
@@ -143,8 +145,10 @@ enum cexec_parse cexec_parse_args(int argc, char **argv, struct cexec_args *a, c
         } else if (!a->name) {
             a->name = arg;
         } else {
-            snprintf(err, errlen, "unexpected '%s' before '--' (cordon exec NAME [options] -- "
-                                  "'shell string')", arg);
+            snprintf(err, errlen,
+                     "unexpected '%s' before '--' (cordon exec NAME [options] -- "
+                     "'shell string')",
+                     arg);
             return CEXEC_USAGE;
         }
     }
@@ -153,22 +157,26 @@ enum cexec_parse cexec_parse_args(int argc, char **argv, struct cexec_args *a, c
         return CEXEC_USAGE;
     }
     if (!csock_name_valid(a->name)) {
-        snprintf(err, errlen, "invalid session name '%s' (letters, digits, '_', '.', '-'; at most %d)",
-                 a->name, CSOCK_NAME_MAX);
+        snprintf(err, errlen,
+                 "invalid session name '%s' (letters, digits, '_', '.', '-'; at most %d)", a->name,
+                 CSOCK_NAME_MAX);
         return CEXEC_USAGE;
     }
     if (!dashdash) {
-        snprintf(err, errlen, "missing '--' before the shell string (cordon exec NAME [options] -- "
-                              "'shell string')");
+        snprintf(err, errlen,
+                 "missing '--' before the shell string (cordon exec NAME [options] -- "
+                 "'shell string')");
         return CEXEC_USAGE;
     }
     if (!a->command || a->command[0] == '\0') {
-        snprintf(err, errlen, "the command is empty (cordon exec NAME [options] -- 'shell string')");
+        snprintf(err, errlen,
+                 "the command is empty (cordon exec NAME [options] -- 'shell string')");
         return CEXEC_USAGE;
     }
     if (a->background && a->has_timeout) {
-        snprintf(err, errlen, "--timeout is for foreground commands; a background one runs until it "
-                              "ends or is stopped");
+        snprintf(err, errlen,
+                 "--timeout is for foreground commands; a background one runs until it "
+                 "ends or is stopped");
         return CEXEC_USAGE;
     }
     return CEXEC_RUN;
@@ -234,7 +242,8 @@ static void print_approval(const char *session, const struct json_value *a)
     char *shown = visible_dup(question); /* from the session: no byte of it acts on the terminal */
     /* Not "answer with cordon approve": this stream's reader is the agent whose command asked,
      * and the answer is a person's (docs/session-api.md, "Approvals"). */
-    fprintf(stderr, "cordon: approval %lld: %s\n"
+    fprintf(stderr,
+            "cordon: approval %lld: %s\n"
             "        asked of an approver of session '%s' (denied if nobody answers%s)\n",
             id, shown, session, when);
     free(shown);
@@ -247,7 +256,8 @@ static void print_refusals(const struct json_value *refusals, bool ran_outside)
         const char *reason = reply_str(&refusals->items[i], "reason");
         if (reason) {
             char *shown = visible_dup(reason);
-            fprintf(stderr, "cordon: %s%s\n", shown, ran_outside ? " (then run outside, as approved)" : "");
+            fprintf(stderr, "cordon: %s%s\n", shown,
+                    ran_outside ? " (then run outside, as approved)" : "");
             free(shown);
         }
     }
@@ -324,7 +334,8 @@ static int run_foreground(struct chttp *h, const struct cexec_args *a, const cha
         if (rc < 0)
             status = chttp_lost(h);
         else
-            fputs("cordon: the session closed the connection before the command finished\n", stderr);
+            fputs("cordon: the session closed the connection before the command finished\n",
+                  stderr);
         goto out;
     }
     /* An exit event came: a connection that broke after it changes nothing. */
@@ -346,7 +357,8 @@ static int run_foreground(struct chttp *h, const struct cexec_args *a, const cha
         }
         status = 124; /* as GNU timeout */
     } else if (st.stopped) {
-        fputs("cordon: the command was stopped (cordon stop, cordon cancel or the session's end)\n", stderr);
+        fputs("cordon: the command was stopped (cordon stop, cordon cancel or the session's end)\n",
+              stderr);
     }
 out:
     free(st.exit_line);

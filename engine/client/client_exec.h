@@ -10,13 +10,13 @@
 #include <stddef.h>
 
 struct cexec_args {
-    const char *name;           /* the session (validated) */
-    char *command;              /* owned: the shell string, later plain words joined by ' ' */
+    const char *name; /* the session (validated) */
+    char *command;    /* owned: the shell string, later plain words joined by ' ' */
     bool background;
-    bool json;                  /* --json: the exit event / background answer as a line */
+    bool json; /* --json: the exit event / background answer as a line */
     bool has_timeout;
-    double timeout;             /* seconds, > 0, when has_timeout */
-    const char *turn;           /* or NULL */
+    double timeout;   /* seconds, > 0, when has_timeout */
+    const char *turn; /* or NULL */
 };
 
 enum cexec_parse { CEXEC_RUN, CEXEC_HELP, CEXEC_USAGE };

@@ -182,8 +182,8 @@ static bool path_ok(const char *path)
 }
 
 /* The request: line, Host, the body's type and length for a POST, the blank line, the body. */
-static char *build_request(const char *method, const char *path, const char *body,
-                           size_t body_len, size_t *len)
+static char *build_request(const char *method, const char *path, const char *body, size_t body_len,
+                           size_t *len)
 {
     bool post = strcmp(method, "POST") == 0;
     char head[CHTTP_PATH_MAX + 256];
@@ -220,9 +220,10 @@ static int read_head(struct chttp *h, char *buf, size_t *len, int send_err,
             return fail(h, false, "receiving from the session failed: %s", strerror((int)-n));
         }
         if (n == 0)
-            return fail(h, false, have == 0 ? "the session closed the connection without answering"
-                                            : "the session closed the connection in the middle of "
-                                              "its answer");
+            return fail(h, false,
+                        have == 0 ? "the session closed the connection without answering"
+                                  : "the session closed the connection in the middle of "
+                                    "its answer");
         size_t from = scanned > 3 ? scanned - 3 : 0;
         have += (size_t)n;
         scanned = have;
@@ -277,9 +278,9 @@ int chttp_request(struct chttp *h, const char *method, const char *path, const c
     h->body_len = 0;
     if (h->body)
         h->body[0] = '\0';
-    if ((strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0 && strcmp(method, "DELETE") != 0) ||
-        !path_ok(path) ||
-        !(req = build_request(method, path, body, body_len, &req_len))) {
+    if ((strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0 &&
+         strcmp(method, "DELETE") != 0) ||
+        !path_ok(path) || !(req = build_request(method, path, body, body_len, &req_len))) {
         fail(h, false, "cannot send the request %s %.64s", method, path);
         goto out;
     }
@@ -332,8 +333,10 @@ int chttp_open(struct chttp *h, const char *cmd, const char *name, bool quiet_mi
     h->name = name;
     h->quiet_missing = quiet_missing;
     if (csock_path(name, h->path, sizeof h->path) < 0) {
-        fprintf(stderr, "cordon: %s: the socket path of session '%s' is too long for a Unix socket"
-                        " (set XDG_RUNTIME_DIR to a shorter directory)\n", cmd, name);
+        fprintf(stderr,
+                "cordon: %s: the socket path of session '%s' is too long for a Unix socket"
+                " (set XDG_RUNTIME_DIR to a shorter directory)\n",
+                cmd, name);
         return 1;
     }
     return 0;
@@ -343,8 +346,10 @@ int chttp_lost(const struct chttp *h)
 {
     if (h->missing) {
         if (!h->quiet_missing)
-            fprintf(stderr, "cordon: no session named '%s' (cordon session list shows the running"
-                            " ones)\n", h->name);
+            fprintf(stderr,
+                    "cordon: no session named '%s' (cordon session list shows the running"
+                    " ones)\n",
+                    h->name);
         return 1;
     }
     if (h->connect_errno) {
@@ -361,7 +366,10 @@ int chttp_lost(const struct chttp *h)
     return 1;
 }
 
-bool chttp_ok(const struct chttp *h) { return h->status >= 200 && h->status < 300; }
+bool chttp_ok(const struct chttp *h)
+{
+    return h->status >= 200 && h->status < 300;
+}
 
 char *chttp_escape(const char *s)
 {

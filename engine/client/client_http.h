@@ -18,21 +18,21 @@
 typedef int (*chttp_sink)(void *ctx, const char *data, size_t len);
 
 struct chttp {
-    const char *cmd;            /* "exec", "session status": the prefix of error lines */
-    const char *name;           /* the session's name */
-    char path[CSOCK_PATH_MAX];  /* its socket */
-    bool quiet_missing;         /* say nothing about a missing session (session list) */
-    bool missing;               /* the last request found no session there (or a stale one) */
-    int connect_errno;          /* why the connect failed, or 0 */
-    long status;                /* HTTP status of the last answer; 0 before one came */
+    const char *cmd;           /* "exec", "session status": the prefix of error lines */
+    const char *name;          /* the session's name */
+    char path[CSOCK_PATH_MAX]; /* its socket */
+    bool quiet_missing;        /* say nothing about a missing session (session list) */
+    bool missing;              /* the last request found no session there (or a stale one) */
+    int connect_errno;         /* why the connect failed, or 0 */
+    long status;               /* HTTP status of the last answer; 0 before one came */
     chttp_sink sink;
     void *sink_ctx;
-    bool sink_stopped;          /* the sink stopped the transfer */
-    char *body;                 /* a non-streamed answer's body (NUL-terminated), or NULL */
+    bool sink_stopped; /* the sink stopped the transfer */
+    char *body;        /* a non-streamed answer's body (NUL-terminated), or NULL */
     size_t body_len, body_cap;
-    bool malformed;             /* the failure is the answer's framing, not the connection */
-    char failure[160];          /* why the last request failed, or "" */
-    int fd;                     /* the connection during a request, else -1 */
+    bool malformed;    /* the failure is the answer's framing, not the connection */
+    char failure[160]; /* why the last request failed, or "" */
+    int fd;            /* the connection during a request, else -1 */
 };
 
 /* Set up h for session `name` (a valid name) and command `cmd` (both borrowed for h's life).

@@ -35,9 +35,15 @@ char *cjobs_command_line(const char *s)
     char *out = xmalloc(strlen(s) * 4 + 1), *o = out;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '\n': o += sprintf(o, "\\n"); break;
-        case '\r': o += sprintf(o, "\\r"); break;
-        case '\t': o += sprintf(o, "\\t"); break;
+        case '\n':
+            o += sprintf(o, "\\n");
+            break;
+        case '\r':
+            o += sprintf(o, "\\r");
+            break;
+        case '\t':
+            o += sprintf(o, "\\t");
+            break;
         default:
             if (*p < 0x20 || *p == 0x7f)
                 o += sprintf(o, "\\x%02x", *p);

@@ -28,8 +28,7 @@ static void keep(struct ndjson_lines *l, const char *data, size_t len)
     l->len += len;
 }
 
-int ndjson_feed(struct ndjson_lines *l, const char *data, size_t len, ndjson_line_fn fn,
-                void *ctx)
+int ndjson_feed(struct ndjson_lines *l, const char *data, size_t len, ndjson_line_fn fn, void *ctx)
 {
     const char *end = data + len;
     while (data < end) {
@@ -192,8 +191,7 @@ static int decode_exit(struct ndjson_event *ev, char *err, size_t errlen)
     return 0;
 }
 
-int ndjson_decode(const char *line, size_t len, struct ndjson_event *ev, char *err,
-                  size_t errlen)
+int ndjson_decode(const char *line, size_t len, struct ndjson_event *ev, char *err, size_t errlen)
 {
     memset(ev, 0, sizeof *ev);
     ev->kind = NDJSON_OTHER;

@@ -20,8 +20,7 @@ typedef int (*ndjson_line_fn)(void *ctx, const char *line, size_t len);
 
 /* Feed the next piece of the stream: fn runs for every line this piece completes; the rest
  * is kept for the next piece. Complete lines inside data are passed without copying. */
-int ndjson_feed(struct ndjson_lines *l, const char *data, size_t len, ndjson_line_fn fn,
-                void *ctx);
+int ndjson_feed(struct ndjson_lines *l, const char *data, size_t len, ndjson_line_fn fn, void *ctx);
 /* At the end of the stream: a last line without '\n', if any, goes to fn. */
 int ndjson_finish(struct ndjson_lines *l, ndjson_line_fn fn, void *ctx);
 void ndjson_lines_free(struct ndjson_lines *l);
@@ -30,26 +29,25 @@ enum ndjson_kind { NDJSON_STARTED, NDJSON_OUTPUT, NDJSON_EXIT, NDJSON_APPROVAL, 
 
 struct ndjson_event {
     enum ndjson_kind kind;
-    long long pid;              /* STARTED, EXIT */
-    int fd;                     /* OUTPUT: 1 (stdout) or 2 (stderr) */
-    const char *data;           /* OUTPUT: the bytes, `data` or decoded `data_base64` */
+    long long pid;    /* STARTED, EXIT */
+    int fd;           /* OUTPUT: 1 (stdout) or 2 (stderr) */
+    const char *data; /* OUTPUT: the bytes, `data` or decoded `data_base64` */
     size_t len;
-    int exit_code;              /* EXIT: 0-255, 128+N for signal N */
+    int exit_code; /* EXIT: 0-255, 128+N for signal N */
     int signal;
     bool timed_out, stopped;
     double duration_ms;
-    bool ran_outside;           /* EXIT: it ran again outside the sandbox, as approved */
+    bool ran_outside;                  /* EXIT: it ran again outside the sandbox, as approved */
     const struct json_value *refusals; /* EXIT: the array of refusals, or NULL */
     const struct json_value *approval; /* APPROVAL: the question (an object) */
-    struct json_value *tree_;   /* owned: what data points into */
-    char *decoded_;             /* owned */
+    struct json_value *tree_;          /* owned: what data points into */
+    char *decoded_;                    /* owned */
 };
 
 /* Decode one line. 0, or -1 with the reason in err (malformed JSON, a member missing or of
  * the wrong type). An unknown event is NDJSON_OTHER, not an error. Free with
  * ndjson_event_free, also after an error. */
-int ndjson_decode(const char *line, size_t len, struct ndjson_event *ev, char *err,
-                  size_t errlen);
+int ndjson_decode(const char *line, size_t len, struct ndjson_event *ev, char *err, size_t errlen);
 void ndjson_event_free(struct ndjson_event *ev);
 
 /* RFC 4648 base64 (standard alphabet; '=' padding optional). out needs len / 4 * 3 + 3

@@ -55,7 +55,8 @@ int cports_publish_main(int argc, char **argv)
         const char *a = argv[i];
         if (options && strcmp(a, "--") == 0) {
             options = false;
-        } else if (options && strncmp(a, "--host-addr", 11) == 0 && (a[11] == '\0' || a[11] == '=')) {
+        } else if (options && strncmp(a, "--host-addr", 11) == 0 &&
+                   (a[11] == '\0' || a[11] == '=')) {
             if (a[11] == '=')
                 addr = a + 12;
             else if (i + 1 < argc)
@@ -64,23 +65,29 @@ int cports_publish_main(int argc, char **argv)
                 return cli_usage_error("publish", "--host-addr needs an address (usage: %s)",
                                        PUBLISH_SYNOPSIS);
         } else if (options && a[0] == '-' && a[1]) {
-            return cli_usage_error("publish", "unknown option '%s' (usage: " PUBLISH_SYNOPSIS ")", a);
+            return cli_usage_error("publish", "unknown option '%s' (usage: " PUBLISH_SYNOPSIS ")",
+                                   a);
         } else if (npos < 3) {
             pos[npos++] = a;
         } else {
-            return cli_usage_error("publish", "unexpected argument '%s' (usage: " PUBLISH_SYNOPSIS ")", a);
+            return cli_usage_error("publish",
+                                   "unexpected argument '%s' (usage: " PUBLISH_SYNOPSIS ")", a);
         }
     }
     if (npos < 2)
-        return cli_usage_error("publish", "missing %s (usage: " PUBLISH_SYNOPSIS ")", npos ? "PORT" : "NAME");
+        return cli_usage_error("publish", "missing %s (usage: " PUBLISH_SYNOPSIS ")",
+                               npos ? "PORT" : "NAME");
     if (!csock_name_valid(pos[0]))
         return cli_usage_error("publish", "invalid session name '%s'", pos[0]);
     long port = parse_port(pos[1], 1), host_port = npos > 2 ? parse_port(pos[2], 0) : -1;
     if (port < 0)
-        return cli_usage_error("publish", "invalid PORT '%s' (a port in the sandbox, 1 to 65535)", pos[1]);
+        return cli_usage_error("publish", "invalid PORT '%s' (a port in the sandbox, 1 to 65535)",
+                               pos[1]);
     if (npos > 2 && host_port < 0)
-        return cli_usage_error("publish", "invalid HOSTPORT '%s' (a port on the host, 1 to 65535, or 0 for "
-                               "any free one)", pos[2]);
+        return cli_usage_error("publish",
+                               "invalid HOSTPORT '%s' (a port on the host, 1 to 65535, or 0 for "
+                               "any free one)",
+                               pos[2]);
     char *body = NULL;
     struct chttp h;
     struct json_value *v = NULL;
@@ -105,12 +112,13 @@ int cports_publish_main(int argc, char **argv)
     const char *a = reply_str(v, "host_addr");
     long long got_port, got_host_port;
     if (!a || !reply_int(v, "port", &got_port) || !reply_int(v, "host_port", &got_host_port)) {
-        status = reply_malformed("publish", "the answer has no \"port\", \"host_addr\" and \"host_port\"");
+        status = reply_malformed("publish",
+                                 "the answer has no \"port\", \"host_addr\" and \"host_port\"");
         goto out;
     }
     bool v6 = strchr(a, ':') != NULL;
-    printf("%s's port %lld is published at %s%s%s:%lld\n", pos[0], got_port, v6 ? "[" : "", a, v6 ? "]" : "",
-           got_host_port);
+    printf("%s's port %lld is published at %s%s%s:%lld\n", pos[0], got_port, v6 ? "[" : "", a,
+           v6 ? "]" : "", got_host_port);
     status = 0;
 out:
     free(body);
@@ -129,7 +137,8 @@ int cports_unpublish_main(int argc, char **argv)
     }
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("unpublish", "unknown option '%s' (usage: %s)", argv[i], UNPUBLISH_SYNOPSIS);
+            return cli_usage_error("unpublish", "unknown option '%s' (usage: %s)", argv[i],
+                                   UNPUBLISH_SYNOPSIS);
         if (npos == 2)
             return cli_usage_error("unpublish", "unexpected argument '%s' (usage: %s)", argv[i],
                                    UNPUBLISH_SYNOPSIS);
@@ -142,7 +151,8 @@ int cports_unpublish_main(int argc, char **argv)
         return cli_usage_error("unpublish", "invalid session name '%s'", pos[0]);
     long port = parse_port(pos[1], 1);
     if (port < 0)
-        return cli_usage_error("unpublish", "invalid PORT '%s' (a port in the sandbox, 1 to 65535)", pos[1]);
+        return cli_usage_error("unpublish", "invalid PORT '%s' (a port in the sandbox, 1 to 65535)",
+                               pos[1]);
     struct chttp h;
     struct json_value *v = NULL;
     int status = 1;

@@ -28,7 +28,10 @@ static struct json_value *parse_object(const struct chttp *h)
     return v;
 }
 
-struct json_value *reply_json(const struct chttp *h) { return parse_object(h); }
+struct json_value *reply_json(const struct chttp *h)
+{
+    return parse_object(h);
+}
 
 int reply_fail(const struct chttp *h)
 {

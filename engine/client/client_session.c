@@ -151,7 +151,8 @@ int csess_status(const char *name, bool json)
     }
     const char *s;
     printf("name: %s\n", (s = reply_str(v, "name")) ? s : name);
-    printf("pid: %s\n", reply_int(v, "pid", &n) ? (snprintf(buf, sizeof buf, "%lld", n), buf) : "-");
+    printf("pid: %s\n",
+           reply_int(v, "pid", &n) ? (snprintf(buf, sizeof buf, "%lld", n), buf) : "-");
     printf("profile: %s\n", (s = reply_str(v, "profile")) ? s : "-");
     printf("workspace: %s\n", (s = reply_str(v, "workspace")) ? s : "-");
     printf("socket: %s\n", (s = reply_str(v, "socket")) ? s : h.path);

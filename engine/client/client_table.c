@@ -13,7 +13,10 @@ void table_init(struct table *t, size_t ncols, const char *const *header)
         table_cell(t, header[i]);
 }
 
-void table_cell(struct table *t, const char *s) { str_list_push(&t->cells, s); }
+void table_cell(struct table *t, const char *s)
+{
+    str_list_push(&t->cells, s);
+}
 
 /* Characters of UTF-8 text: bytes that do not continue a sequence. */
 static size_t text_width(const char *s)
@@ -47,4 +50,7 @@ void table_print(const struct table *t, FILE *out)
     free(width);
 }
 
-void table_free(struct table *t) { str_list_free(&t->cells); }
+void table_free(struct table *t)
+{
+    str_list_free(&t->cells);
+}

@@ -243,7 +243,8 @@ static size_t gap_marker(const struct capture *c, char *buf, size_t size)
 {
     buf[0] = '\0';
     if (dropped(c))
-        snprintf(buf, size, "\n[cordon: %" PRIu64 " bytes not kept]\n", tail_start(c) - head_len(c));
+        snprintf(buf, size, "\n[cordon: %" PRIu64 " bytes not kept]\n",
+                 tail_start(c) - head_len(c));
     return strlen(buf);
 }
 

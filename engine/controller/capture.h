@@ -22,18 +22,19 @@ struct capture_line {
 
 struct capture_lines {
     struct capture_line *v;
-    size_t first, len, cap;  /* live entries are v[first .. len) */
+    size_t first, len, cap; /* live entries are v[first .. len) */
 };
 
 struct capture {
-    char *head, *tail;        /* tail is a ring: stream offset x >= head_cap at (x - head_cap) % tail_cap */
+    char *head,
+        *tail; /* tail is a ring: stream offset x >= head_cap at (x - head_cap) % tail_cap */
     size_t head_cap, tail_cap;
-    uint64_t total;           /* bytes fed */
-    uint64_t tail_valid;      /* the ring holds nothing before this offset (bytes known to be
+    uint64_t total;      /* bytes fed */
+    uint64_t tail_valid; /* the ring holds nothing before this offset (bytes known to be
                                  overwritten later were never copied in) */
     const struct marker_set *markers; /* borrowed; NULL: no line tracking */
-    uint64_t line_start;      /* where the line being fed started */
-    char carry[MARKER_MAX_LEN]; /* the last bytes of that line, for a marker cut by a feed */
+    uint64_t line_start;              /* where the line being fed started */
+    char carry[MARKER_MAX_LEN];       /* the last bytes of that line, for a marker cut by a feed */
     size_t carry_len;
     struct capture_lines head_lines, tail_lines;
 };

@@ -143,9 +143,11 @@ static int protect_own_dirs(struct sandbox_config *cfg, char *err, size_t errlen
          * command can replace (inside a writable area) would let it put another one there. */
         char *link = sandbox_config_link_within(dirs[i].path, &areas);
         if (link) {
-            snprintf(err, errlen, "cordon's %s directory %s passes the symbolic link %s inside "
-                     "the writable %s, which a command could replace: refused", dirs[i].what,
-                     dirs[i].path, link, path_is_within(link, cfg->workspace) ? "workspace" : "path");
+            snprintf(err, errlen,
+                     "cordon's %s directory %s passes the symbolic link %s inside "
+                     "the writable %s, which a command could replace: refused",
+                     dirs[i].what, dirs[i].path, link,
+                     path_is_within(link, cfg->workspace) ? "workspace" : "path");
             free(link);
             rc = -1;
             break;
@@ -162,9 +164,11 @@ static int protect_own_dirs(struct sandbox_config *cfg, char *err, size_t errlen
             if (path_is_within(cfg->writable.items[j], c))
                 inner = cfg->writable.items[j];
         if (inner) {
-            snprintf(err, errlen, "%s %s is inside cordon's own %s directory %s: refused (a "
+            snprintf(err, errlen,
+                     "%s %s is inside cordon's own %s directory %s: refused (a "
                      "command could change what later runs trust)",
-                     inner == cfg->workspace ? "workspace" : "writable path", inner, dirs[i].what, c);
+                     inner == cfg->workspace ? "workspace" : "writable path", inner, dirs[i].what,
+                     c);
             rc = -1;
         } else if (writable_from_inside(cfg, c)) {
             struct stat st;
@@ -174,9 +178,10 @@ static int protect_own_dirs(struct sandbox_config *cfg, char *err, size_t errlen
                 m = -errno;
             char *r = m == 0 ? realpath(c, NULL) : NULL;
             if (!r || strcmp(r, c) != 0 || lstat(c, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                snprintf(err, errlen, "cordon's %s directory %s is inside the writable %s and "
-                         "cannot be made a directory of its own: %s", dirs[i].what, c,
-                         path_is_within(c, cfg->workspace) ? "workspace" : "path",
+                snprintf(err, errlen,
+                         "cordon's %s directory %s is inside the writable %s and "
+                         "cannot be made a directory of its own: %s",
+                         dirs[i].what, c, path_is_within(c, cfg->workspace) ? "workspace" : "path",
                          m < 0 ? strerror(-m) : "not a plain directory");
                 rc = -1;
             } else if (!str_list_contains(&cfg->protected_paths, c)) {
@@ -206,10 +211,13 @@ static int check_home_workspace(const struct sandbox_config *cfg, char *err, siz
         char *h = home && *home ? realpath(home, NULL) : NULL;
         bool bad = h && path_is_within(h, cfg->workspace);
         if (bad)
-            snprintf(err, errlen, "workspace %s is %s%s: refused (every dotfile there would be "
+            snprintf(err, errlen,
+                     "workspace %s is %s%s: refused (every dotfile there would be "
                      "writable); pass --allow-home-workspace (profile key allow_home_workspace) "
-                     "to use it", cfg->workspace,
-                     strcmp(h, cfg->workspace) == 0 ? "your home directory" : "an ancestor of your home ",
+                     "to use it",
+                     cfg->workspace,
+                     strcmp(h, cfg->workspace) == 0 ? "your home directory"
+                                                    : "an ancestor of your home ",
                      strcmp(h, cfg->workspace) == 0 ? "" : h);
         free(h);
         if (bad)
@@ -235,9 +243,11 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
     const char *home = getenv("HOME");
     struct stat st;
     if (!home || !realpath(home, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "the home directory (HOME=%s) is not a directory, so no copy-on-write "
+        snprintf(err, errlen,
+                 "the home directory (HOME=%s) is not a directory, so no copy-on-write "
                  "home can be built over it; profile key home = \"readonly\" (--home readonly) "
-                 "avoids it", home ? home : "");
+                 "avoids it",
+                 home ? home : "");
         r = -1;
         goto out;
     }
@@ -266,7 +276,8 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
     if (cfg->home_mode != SANDBOX_HOME_OVERLAY)
         goto out;
     layer = home_view_layer_dir(cfg->workspace);
-    char *upper = layer ? xasprintf("%s/upper", layer) : NULL, *work = layer ? xasprintf("%s/work", layer) : NULL;
+    char *upper = layer ? xasprintf("%s/upper", layer) : NULL,
+         *work = layer ? xasprintf("%s/work", layer) : NULL;
     int m = !layer ? -ENOENT : mkdir_p(root, 0700);
     if (m == 0 && mkdir(layer, 0700) < 0 && errno != EEXIST)
         m = -errno;
@@ -280,9 +291,10 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
     free(upper);
     free(work);
     if (m < 0) {
-        snprintf(err, errlen, "cannot make the home layer %s: %s; profile key home = \"tmpfs\" or "
-                 "\"readonly\" (--home tmpfs, --home readonly) avoids it", layer ? layer : "(no XDG_STATE_HOME or HOME)",
-                 strerror(-m));
+        snprintf(err, errlen,
+                 "cannot make the home layer %s: %s; profile key home = \"tmpfs\" or "
+                 "\"readonly\" (--home tmpfs, --home readonly) avoids it",
+                 layer ? layer : "(no XDG_STATE_HOME or HOME)", strerror(-m));
         r = -1;
         goto out;
     }
@@ -336,7 +348,8 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     if (lh_open(&lopt, err, errlen) < 0)
         return -1;
     /* The network rules are compiled after init has the configuration (controller_compile_network). */
-    enum lh_outcome o = lh_resolve_sandbox_config(flags, cwd, getenv("HOME"), environ, cfg, err, errlen);
+    enum lh_outcome o =
+        lh_resolve_sandbox_config(flags, cwd, getenv("HOME"), environ, cfg, err, errlen);
     if (o != LH_OK)
         return -1;
     if (flags->json != FLAG_UNSET)
@@ -357,12 +370,17 @@ static struct {
     bool no_transparent; /* init said the kernel cannot; the profile goes on without */
 } extra = {0, -1, -1, -1, false};
 
-int controller_extra_listeners(void) { return extra.expected; }
+int controller_extra_listeners(void)
+{
+    return extra.expected;
+}
 
 bool controller_take_listener(char tag, int fd)
 {
-    int *slot = tag == INIT_MSG_DNS_UDP ? &extra.dns_udp : tag == INIT_MSG_DNS_TCP ? &extra.dns_tcp
-              : tag == INIT_MSG_TRANSPARENT ? &extra.transparent : NULL;
+    int *slot = tag == INIT_MSG_DNS_UDP       ? &extra.dns_udp
+                : tag == INIT_MSG_DNS_TCP     ? &extra.dns_tcp
+                : tag == INIT_MSG_TRANSPARENT ? &extra.transparent
+                                              : NULL;
     if (tag == INIT_MSG_NO_TRANSPARENT) {
         extra.no_transparent = true;
         close(fd); /* a placeholder */
@@ -403,8 +421,8 @@ static void nproc_fallback(struct sandbox_config *cfg)
         if (cfg->rlimits[i].resource == RLIMIT_NPROC)
             return;
     if (cfg->n_rlimits < SANDBOX_MAX_RLIMITS)
-        cfg->rlimits[cfg->n_rlimits++] =
-            (struct sandbox_rlimit){.resource = RLIMIT_NPROC, .soft = cfg->pids_max, .hard = cfg->pids_max};
+        cfg->rlimits[cfg->n_rlimits++] = (struct sandbox_rlimit){
+            .resource = RLIMIT_NPROC, .soft = cfg->pids_max, .hard = cfg->pids_max};
 }
 
 static void *cgroup_thread(void *arg)
@@ -481,7 +499,8 @@ int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc, 
             snprintf(why, sizeof why, "%s", more);
     }
     if ((r = cgroup_set_limits(cg, cfg->pids_max, cfg->memory_max)) < 0) {
-        snprintf(err, errlen, "cannot set the limits of the sandbox's cgroup %s: %s", cg->dirs[0], strerror(-r));
+        snprintf(err, errlen, "cannot set the limits of the sandbox's cgroup %s: %s", cg->dirs[0],
+                 strerror(-r));
         goto fail;
     }
     unsigned missing = need & ~cgroup_controllers(cg);
@@ -491,7 +510,8 @@ int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc, 
     if (lost)
         LOG_W("limits", "no cgroup for this sandbox (%s): %s not applied", why,
               lost == (CGROUP_PIDS | CGROUP_MEMORY) ? "limits.memory and limits.pids"
-              : lost == CGROUP_MEMORY ? "limits.memory" : "limits.pids");
+              : lost == CGROUP_MEMORY               ? "limits.memory"
+                                                    : "limits.pids");
     if ((missing & CGROUP_PIDS) && !root)
         nproc_fallback(cfg);
     return cg->n_dirs > 0;
@@ -542,7 +562,8 @@ void controller_oom_line(const struct sandbox_config *cfg, const struct cgroup *
 
 int controller_send_config(int ctl, const struct sandbox_config *cfg)
 {
-    extra.expected = cfg->net_unrestricted ? 0 : 2 + (cfg->net_transparent != NET_TRANSPARENT_OFF ? 1 : 0);
+    extra.expected =
+        cfg->net_unrestricted ? 0 : 2 + (cfg->net_transparent != NET_TRANSPARENT_OFF ? 1 : 0);
     int fd = memfd_create("cordon-config", MFD_CLOEXEC);
     int r = fd < 0 ? -errno : config_wire_write(fd, cfg);
     if (r == 0)
@@ -617,30 +638,36 @@ static int parse_publish(const char *spec, char *addr, size_t addrlen, long *hos
     }
     return 0;
 bad:
-    snprintf(err, errlen, "--publish '%.80s': expected [HOSTADDR:]HOSTPORT:PORT (such as 8080:3000 or "
-             "127.0.0.1:8080:3000)", spec);
+    snprintf(err, errlen,
+             "--publish '%.80s': expected [HOSTADDR:]HOSTPORT:PORT (such as 8080:3000 or "
+             "127.0.0.1:8080:3000)",
+             spec);
     return -1;
 }
 
-int controller_publish(struct port_relay *ports, const struct run_flags *flags, char *err, size_t errlen)
+int controller_publish(struct port_relay *ports, const struct run_flags *flags, char *err,
+                       size_t errlen)
 {
     for (size_t i = 0; i < flags->publish.len; i++) {
         char addr[64], why[256];
         long host_port, port;
-        if (parse_publish(flags->publish.items[i], addr, sizeof addr, &host_port, &port, err, errlen) < 0)
+        if (parse_publish(flags->publish.items[i], addr, sizeof addr, &host_port, &port, err,
+                          errlen) < 0)
             return -1;
         if (!ports) {
-            snprintf(err, errlen, "--publish: this session has no network of its own (network.unrestricted)");
+            snprintf(err, errlen,
+                     "--publish: this session has no network of its own (network.unrestricted)");
             return -1;
         }
         if (port < 1 || port > 65535 || host_port < 0 || host_port > 65535) {
-            snprintf(err, errlen, "--publish '%s': ports are 1 to 65535 (a host port of 0: any free one)",
+            snprintf(err, errlen,
+                     "--publish '%s': ports are 1 to 65535 (a host port of 0: any free one)",
                      flags->publish.items[i]);
             return -1;
         }
         struct port_binding b;
-        if (port_relay_publish(ports, addr[0] ? addr : NULL, (unsigned)host_port, (unsigned)port, &b, why,
-                               sizeof why) < 0) {
+        if (port_relay_publish(ports, addr[0] ? addr : NULL, (unsigned)host_port, (unsigned)port,
+                               &b, why, sizeof why) < 0) {
             snprintf(err, errlen, "--publish %s: %s", flags->publish.items[i], why);
             return -1;
         }

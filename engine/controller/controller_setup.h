@@ -27,13 +27,13 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
  * thread. */
 struct controller_cgroup {
     struct cgroup cg;
-    pid_t init_pid;          /* the init the thread moves */
+    pid_t init_pid; /* the init the thread moves */
     bool started, joined;
-    int made;                /* the thread's cgroup_create() */
-    int entered;             /* the thread's cgroup_enter(): 0 or -errno */
-    struct cgroup moved;     /* the directories the thread moves init into */
+    int made;            /* the thread's cgroup_create() */
+    int entered;         /* the thread's cgroup_enter(): 0 or -errno */
+    struct cgroup moved; /* the directories the thread moves init into */
     char why[PATH_MAX + 128];
-    sem_t created;           /* posted once made and moved are set: cg is main's from then on */
+    sem_t created; /* posted once made and moved are set: cg is main's from then on */
     pthread_t thread;
 };
 /* Start making a pids cgroup for init_pid and moving init into it, in a thread. */
@@ -85,5 +85,6 @@ struct port_relay;
 /* Publish what --publish [HOSTADDR:]HOSTPORT:PORT asked for (flags->publish) on ports. 0, or -1
  * with one line in err for the first that cannot be (bad syntax, a taken host port, no network
  * namespace: ports NULL). */
-int controller_publish(struct port_relay *ports, const struct run_flags *flags, char *err, size_t errlen);
+int controller_publish(struct port_relay *ports, const struct run_flags *flags, char *err,
+                       size_t errlen);
 #endif

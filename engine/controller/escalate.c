@@ -18,9 +18,13 @@
 
 /* The proxy's variables mean nothing outside the sandbox; CORDON_SANDBOX would lie. */
 static const char *const dropped_outside[] = {
-    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY",
-    "no_proxy", "CORDON_SOCKS_PROXY", "CORDON_SSH_PROXY_COMMAND", "GIT_SSH_COMMAND",
-    "NODE_USE_ENV_PROXY", "CORDON_SANDBOX",
+    "HTTP_PROXY",         "HTTPS_PROXY",
+    "ALL_PROXY",          "http_proxy",
+    "https_proxy",        "all_proxy",
+    "NO_PROXY",           "no_proxy",
+    "CORDON_SOCKS_PROXY", "CORDON_SSH_PROXY_COMMAND",
+    "GIT_SSH_COMMAND",    "NODE_USE_ENV_PROXY",
+    "CORDON_SANDBOX",
 };
 
 void escalate_outside_environment(const struct sandbox_config *cfg, struct str_list *env)
@@ -39,7 +43,8 @@ void escalate_outside_environment(const struct sandbox_config *cfg, struct str_l
 
 /* The command again, outside: its own process group in the foreground of the terminal, so
  * Ctrl-C stops only it. Returns its exit status (128+N for a signal). */
-static int rerun_outside(const struct sandbox_config *cfg, char **argv, const char *line, bool interactive)
+static int rerun_outside(const struct sandbox_config *cfg, char **argv, const char *line,
+                         bool interactive)
 {
     struct str_list env = {0};
     escalate_outside_environment(cfg, &env);
@@ -95,8 +100,8 @@ static void allow_rule(const struct lh_refusal *r, char *out, size_t n)
 
 /* Offer a blocked destination as a grant: the command again, in a fresh sandbox, allowed to
  * reach it. true when the person said yes (out->network_allow is set). */
-static bool offer_destination(const struct sandbox_config *cfg, const struct lh_refusal *r, const char *line,
-                              struct escalation_result *out)
+static bool offer_destination(const struct sandbox_config *cfg, const struct lh_refusal *r,
+                              const char *line, struct escalation_result *out)
 {
     char rule[300];
     allow_rule(r, rule, sizeof rule);
@@ -131,15 +136,16 @@ void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char
     for (size_t i = 0; i < n; i++) {
         struct lh_escalation e;
         char err[512];
-        enum lh_outcome o = lh_escalate(&refusals[i], line, ask_sandbox_off, plan, false, interactive,
-                                        &e, err, sizeof err);
+        enum lh_outcome o = lh_escalate(&refusals[i], line, ask_sandbox_off, plan, false,
+                                        interactive, &e, err, sizeof err);
         if (o != LH_OK) {
             LOG_E("escalate", "escalation policy failed, denied: %s", err);
             return;
         }
         if (e.ask && strcmp(e.offer, "network") == 0) {
             /* asked while it ran already: that answer (or its timeout) stands */
-            if (!interactive || !refusals[i].path[0] || (asked && str_list_contains(asked, refusals[i].path)))
+            if (!interactive || !refusals[i].path[0] ||
+                (asked && str_list_contains(asked, refusals[i].path)))
                 continue;
             offer_destination(cfg, &refusals[i], line, out);
             return;
@@ -152,14 +158,15 @@ void escalate_refusals(const struct sandbox_config *cfg, char **argv, const char
         /* What the person reads is what runs: no byte of the command may act on the terminal
          * (an ESC[8m hiding part of it, a cursor movement, a bidi override). */
         char *reason = visible_dup(refusals[i].reason), *shown = visible_dup(line);
-        fprintf(stderr,
-                "cordon: %s\n"
-                "        The sandboxed attempt already ran and may have left partial changes.\n"
-                "        Run `%s` outside the sandbox?\n"
-                "        \"Session\" covers this exact command line, not what it runs (the scripts it\n"
-                "        starts may change).\n"
-                "        [o] allow once  [s] allow for this session  [D] deny: ",
-                reason, shown);
+        fprintf(
+            stderr,
+            "cordon: %s\n"
+            "        The sandboxed attempt already ran and may have left partial changes.\n"
+            "        Run `%s` outside the sandbox?\n"
+            "        \"Session\" covers this exact command line, not what it runs (the scripts it\n"
+            "        starts may change).\n"
+            "        [o] allow once  [s] allow for this session  [D] deny: ",
+            reason, shown);
         free(reason);
         free(shown);
         fflush(stderr);

@@ -13,9 +13,9 @@
 #include "sandbox/sandbox-t.h"
 
 struct escalation_result {
-    bool asked;         /* a person was asked */
-    bool ran_outside;   /* the command ran again outside the sandbox */
-    int exit_code;      /* the re-run's, when ran_outside */
+    bool asked;              /* a person was asked */
+    bool ran_outside;        /* the command ran again outside the sandbox */
+    int exit_code;           /* the re-run's, when ran_outside */
     char network_allow[300]; /* the rule a person allowed for a re-run IN the sandbox, or "" */
 };
 

@@ -23,9 +23,9 @@ static size_t merge_refusals(struct lh_refusal *found, size_t n)
             if (j == i || strcmp(found[j].kind, found[i].kind) != 0)
                 continue;
             if (!found[i].path[0] && found[j].path[0])
-                drop = true;                    /* the same kind, said with its path */
+                drop = true; /* the same kind, said with its path */
             else if (j < i && strcmp(found[j].path, found[i].path) == 0)
-                drop = true;                    /* said already */
+                drop = true; /* said already */
         }
         if (drop)
             continue;
@@ -66,12 +66,24 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         free(p);
     }
     struct lh_command_result in = {
-        .command = command, .exit_code = exit_code, .signal = sig,
-        .stdout_text = out_text, .stdout_len = out_len, .stderr_text = err_text, .stderr_len = err_len,
-        .truncated = out_cut || err_cut, .cwd = cfg->cwd, .writable = &writable, .hidden = &cfg->hidden,
-        .network_denied = network_denied, .merged = merged, .candidates = candidates,
-        .workspace = cfg->workspace, .workspace_readonly = cfg->workspace_readonly,
-        .profile = cfg->profile, .readonly_in_workspace = &protected_in_ws,
+        .command = command,
+        .exit_code = exit_code,
+        .signal = sig,
+        .stdout_text = out_text,
+        .stdout_len = out_len,
+        .stderr_text = err_text,
+        .stderr_len = err_len,
+        .truncated = out_cut || err_cut,
+        .cwd = cfg->cwd,
+        .writable = &writable,
+        .hidden = &cfg->hidden,
+        .network_denied = network_denied,
+        .merged = merged,
+        .candidates = candidates,
+        .workspace = cfg->workspace,
+        .workspace_readonly = cfg->workspace_readonly,
+        .profile = cfg->profile,
+        .readonly_in_workspace = &protected_in_ws,
         .block_unix_sockets = cfg->block_unix_sockets,
     };
     char msg[1024];
@@ -85,7 +97,9 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     lh_profile_escalation(&ask_sandbox_off, &plan);
     for (size_t i = 0; i < n; i++)
         fprintf(stderr, "cordon: %s%s\n", found[i].reason,
-                ask_sandbox_off || strcmp(found[i].kind, "network") == 0 ? "" : "; run with --ask-sandbox-off to be asked next time");
+                ask_sandbox_off || strcmp(found[i].kind, "network") == 0
+                    ? ""
+                    : "; run with --ask-sandbox-off to be asked next time");
     str_list_free(&writable);
     str_list_free(&protected_in_ws);
     free(out_text);

@@ -10,13 +10,13 @@ struct lh_refusal;
 
 struct run_result {
     int exit_code;
-    int signal;          /* 0 when the command exited */
-    double duration_ms;  /* from before the sandbox's clone to the result */
-    double detect_ms;    /* in refusal detection (the hook included); 0 when it did not run */
+    int signal;         /* 0 when the command exited */
+    double duration_ms; /* from before the sandbox's clone to the result */
+    double detect_ms;   /* in refusal detection (the hook included); 0 when it did not run */
     const char *profile;
     const struct lh_refusal *refusals; /* what the refusal hook found */
     size_t n_refusals;
-    bool ran_outside;    /* the command was re-run outside the sandbox, as approved */
+    bool ran_outside; /* the command was re-run outside the sandbox, as approved */
 };
 
 /* One line: {"exit_code":N,"signal":null|"SIGTERM","duration_ms":F,"detect_ms":F,

@@ -45,19 +45,21 @@
 
 extern char **environ;
 
-static const int controller_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
+static const int controller_signals[] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
+                                         SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD};
 
 /* One output stream of the command (no pty): its pipe, where its bytes go, what is kept. */
 struct output_stream {
-    int fd;                  /* read end, -1 when closed or unused */
-    int dest;                /* cordon's own stdout or stderr */
+    int fd;   /* read end, -1 when closed or unused */
+    int dest; /* cordon's own stdout or stderr */
     bool dest_broken;
-    bool mid_line;           /* the last byte relayed to dest was not a newline */
+    bool mid_line; /* the last byte relayed to dest was not a newline */
     struct capture cap;
     struct ev_io w;
 };
 
-static void output_stream_init(struct output_stream *s, int fd, int dest, const struct sandbox_config *cfg)
+static void output_stream_init(struct output_stream *s, int fd, int dest,
+                               const struct sandbox_config *cfg)
 {
     s->fd = fd;
     s->dest = dest;
@@ -91,9 +93,9 @@ struct pending_question {
 };
 
 struct terminal_owner {
-    int fd;                          /* where questions are written (a terminal) */
+    int fd; /* where questions are written (a terminal) */
     struct pending_question queue[16];
-    size_t n;                        /* queue[0] is the one shown, when n > 0 */
+    size_t n; /* queue[0] is the one shown, when n > 0 */
 };
 
 static void owner_show(struct terminal_owner *o)
@@ -152,9 +154,9 @@ static void owner_closed(void *ctx, unsigned id, const char *why)
 struct controller {
     struct ev_loop loop;
     pid_t init_pid;
-    int ctl;                 /* socket to init */
-    int sfd;                 /* signalfd */
-    int master;              /* pty master, or -1 */
+    int ctl;    /* socket to init */
+    int sfd;    /* signalfd */
+    int master; /* pty master, or -1 */
     bool tty_raw;
     struct termios saved_tty;
     bool have_status;
@@ -162,8 +164,8 @@ struct controller {
     int init_wait_status;
     bool init_done;
     struct ev_io sig_w, ctl_w, master_w, stdin_w;
-    struct proxy *proxy;     /* NULL without a network namespace */
-    struct port_relay *ports; /* the host ports granted (network.host_ports), or NULL */
+    struct proxy *proxy;           /* NULL without a network namespace */
+    struct port_relay *ports;      /* the host ports granted (network.host_ports), or NULL */
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
     bool have_cgroup;
@@ -209,8 +211,8 @@ static void read_status(struct controller *c)
         struct cmsghdr align;
     } u;
     struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                         .msg_controllen = sizeof u.buf};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
     ssize_t n = recvmsg(c->ctl, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     int fd = -1;
     for (struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h))
@@ -280,7 +282,8 @@ static bool pump_master(struct controller *c)
         return false; /* EIO on a master whose slaves are all closed */
     capture_feed_ahead(&c->out.cap, buf, (size_t)n, bytes_waiting(c->master));
     c->out.mid_line = buf[n - 1] != '\n';
-    if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0) { /* the caller's terminal went away */ }
+    if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0) { /* the caller's terminal went away */
+    }
     return true;
 }
 
@@ -335,7 +338,8 @@ static void supervise(struct controller *c)
         if (streams[i]->fd >= 0)
             ev_io_start(&c->loop, &streams[i]->w, streams[i]->fd, EPOLLIN, on_output, streams[i]);
     /* Until the status is in and the output pipes ended (init reaped every writer first). */
-    while ((!c->init_done && !c->have_status) || (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
+    while ((!c->init_done && !c->have_status) ||
+           (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
         int r = ev_run_once(&c->loop, -1);
         if (c->proxy)
             proxy_after_round(c->proxy);
@@ -358,7 +362,8 @@ static void supervise(struct controller *c)
 static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
                         char **command, int *http_fd, int *socks_fd)
 {
-    int expected = (want_pty ? 1 : 0) + (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
+    int expected = (want_pty ? 1 : 0) +
+                   (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
     while (expected-- > 0) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
@@ -370,8 +375,12 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, si
             pty_copy_winsize(STDIN_FILENO, c->master);
             c->tty_raw = pty_raw_mode(STDIN_FILENO, &c->saved_tty) == 0;
             break;
-        case INIT_MSG_HTTP_LISTENER: *http_fd = fd; break;
-        case INIT_MSG_SOCKS_LISTENER: *socks_fd = fd; break;
+        case INIT_MSG_HTTP_LISTENER:
+            *http_fd = fd;
+            break;
+        case INIT_MSG_SOCKS_LISTENER:
+            *socks_fd = fd;
+            break;
         case INIT_MSG_HOST_PORT:
         case INIT_MSG_HOST_PORT6:
             if (!c->ports)
@@ -396,7 +405,8 @@ static int final_status(const struct controller *c, int *signal_out)
         return c->status.exit_code;
     }
     if (WIFEXITED(c->init_wait_status))
-        return WEXITSTATUS(c->init_wait_status) ? WEXITSTATUS(c->init_wait_status) : CORDON_EXIT_SETUP;
+        return WEXITSTATUS(c->init_wait_status) ? WEXITSTATUS(c->init_wait_status)
+                                                : CORDON_EXIT_SETUP;
     LOG_E("run", "the sandbox's init was killed by signal %d", WTERMSIG(c->init_wait_status));
     return CORDON_EXIT_SETUP;
 }
@@ -503,7 +513,8 @@ static void ro_appeared_report(const struct sandbox_config *cfg, const bool *abs
         free(p);
     }
     if (len)
-        fprintf(stderr, "cordon: appeared in the workspace during the command, not read-only on "
+        fprintf(stderr,
+                "cordon: appeared in the workspace during the command, not read-only on "
                 "the host, where an editor or agent may run it without asking (look first): %s\n",
                 line);
 }
@@ -614,13 +625,19 @@ int run_main(int argc, char **argv)
      * init's first writes fault on), so that init starts, maps its ids, makes the network
      * namespace and waits while the Lua policy resolves the profile here. alive[1] stays open
      * until we exit: init watches for its hang-up. */
-    uid_t uid = getuid(); /* read before the clone: inside, they are unmapped until init maps them */
+    uid_t uid =
+        getuid(); /* read before the clone: inside, they are unmapped until init maps them */
     gid_t gid = getgid();
     double start = clock_mono_ms_f();
-    struct init_params ip = {.argv = flags.command, .ctl_sock = -1, .parent_alive_fd = alive[0],
-                             .want_pty = want_pty, .command_mask = old_mask,
-                             .out_pipe = out_pipe[1], .err_pipe = err_pipe[1],
-                             .uid = uid, .gid = gid,
+    struct init_params ip = {.argv = flags.command,
+                             .ctl_sock = -1,
+                             .parent_alive_fd = alive[0],
+                             .want_pty = want_pty,
+                             .command_mask = old_mask,
+                             .out_pipe = out_pipe[1],
+                             .err_pipe = err_pipe[1],
+                             .uid = uid,
+                             .gid = gid,
                              .early_network = flags.unrestricted_network != FLAG_TRUE};
     clone_init(&c, &ip, alive[1]);
     controller_cgroup_begin(&c.cgroup, c.init_pid); /* while the profile is resolved */
@@ -631,7 +648,8 @@ int run_main(int argc, char **argv)
     set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1], &ro_absent);
 
     int http_fd = -1, socks_fd = -1;
-    receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command, &http_fd, &socks_fd);
+    receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command, &http_fd,
+                &socks_fd);
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
             c.ports = port_relay_new(&c.loop, flags.command);
@@ -646,7 +664,9 @@ int run_main(int argc, char **argv)
         if (!c.proxy)
             LOG_E("run", "the proxy could not start: commands get no network");
         /* The terminal of cordon run can answer questions (a pty relay holds its input). */
-        c.owner.fd = isatty(STDERR_FILENO) ? STDERR_FILENO : isatty(STDOUT_FILENO) ? STDOUT_FILENO : -1;
+        c.owner.fd = isatty(STDERR_FILENO)   ? STDERR_FILENO
+                     : isatty(STDOUT_FILENO) ? STDOUT_FILENO
+                                             : -1;
         if (c.proxy && c.master >= 0 && c.owner.fd >= 0 && cfg.network_ask) {
             struct proxy_owner po = {.ctx = &c.owner, .ask = owner_ask, .closed = owner_closed};
             proxy_set_owner(c.proxy, &po, cfg.permission_timeout);
@@ -699,9 +719,14 @@ int run_main(int argc, char **argv)
          * sandbox wrote to stdout directly, unseen: a newline first, at worst an empty line. */
         if (c.out.mid_line || esc.ran_outside)
             fputc('\n', stdout);
-        struct run_result res = {.exit_code = code, .signal = sig, .duration_ms = clock_mono_ms_f() - start,
-                                 .detect_ms = detect_ms, .profile = cfg.profile, .refusals = refusals,
-                                 .n_refusals = n_refusals, .ran_outside = esc.ran_outside};
+        struct run_result res = {.exit_code = code,
+                                 .signal = sig,
+                                 .duration_ms = clock_mono_ms_f() - start,
+                                 .detect_ms = detect_ms,
+                                 .profile = cfg.profile,
+                                 .refusals = refusals,
+                                 .n_refusals = n_refusals,
+                                 .ran_outside = esc.ran_outside};
         result_json_print(stdout, &res);
     }
     if (c.have_cgroup) {
@@ -712,7 +737,8 @@ int run_main(int argc, char **argv)
         c.init_done = true;
         int r = cgroup_remove(&c.cgroup.cg);
         if (r < 0)
-            LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.cgroup.cg.dirs[0], strerror(-r));
+            LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.cgroup.cg.dirs[0],
+                  strerror(-r));
     }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (esc.network_allow[0])

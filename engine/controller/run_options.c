@@ -10,10 +10,27 @@
 #include "base/cli_opt.h"
 
 enum opt_id {
-    OPT_PROFILE, OPT_WORKSPACE, OPT_ALLOW_HOME_WORKSPACE, OPT_ALLOW_WRITE, OPT_HIDE, OPT_UNRESTRICTED_NETWORK,
-    OPT_ALLOW_LOOPBACK, OPT_ALLOW_DOCKER, OPT_JSON, OPT_NETWORK_ALLOW, OPT_NETWORK_DENY,
-    OPT_ASK_SANDBOX_OFF, OPT_PLAN, OPT_PERMISSION_TIMEOUT,
-    OPT_POLICY, OPT_SESSION_EXEC, OPT_DETACH, OPT_OWNER, OPT_ALLOW_HOST_PORT, OPT_PUBLISH, OPT_HOME,
+    OPT_PROFILE,
+    OPT_WORKSPACE,
+    OPT_ALLOW_HOME_WORKSPACE,
+    OPT_ALLOW_WRITE,
+    OPT_HIDE,
+    OPT_UNRESTRICTED_NETWORK,
+    OPT_ALLOW_LOOPBACK,
+    OPT_ALLOW_DOCKER,
+    OPT_JSON,
+    OPT_NETWORK_ALLOW,
+    OPT_NETWORK_DENY,
+    OPT_ASK_SANDBOX_OFF,
+    OPT_PLAN,
+    OPT_PERMISSION_TIMEOUT,
+    OPT_POLICY,
+    OPT_SESSION_EXEC,
+    OPT_DETACH,
+    OPT_OWNER,
+    OPT_ALLOW_HOST_PORT,
+    OPT_PUBLISH,
+    OPT_HOME,
 };
 
 struct opt_def {
@@ -52,36 +69,37 @@ static const struct opt_def options[] = {
 
 static void print_options(FILE *out, bool session)
 {
-    fputs("options:\n"
-          "  --profile NAME          profile to use (default: coding)\n"
-          "  --workspace DIR         writable workspace (default: the current directory)\n"
-          "  --allow-home-workspace  let the workspace be your home directory or an ancestor of\n"
-          "                          it (refused otherwise: every dotfile would be writable)\n"
-          "  --allow-write PATH      also make PATH writable (repeatable)\n"
-          "  --hide PATH             make PATH look missing (repeatable)\n"
-          "  --unrestricted-network  keep the host network (filesystem rules still apply)\n"
-          "  --allow-loopback        commands may serve and use TCP on the sandbox loopback\n"
-          "  --allow-docker          bind the Docker socket into the sandbox\n"
-          "  --json                  print one JSON result object after the command's output\n"
-          "  --network-allow RULE    let commands reach RULE through the proxy (repeatable)\n"
-          "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n"
-          "  --allow-host-port PORT  the host's own 127.0.0.1:PORT (a database, an API) is\n"
-          "                          reachable inside at 127.0.0.1:PORT and localhost:PORT\n"
-          "                          (repeatable; not 18080 or 18081, the proxy's)\n"
-          "  --publish [HOSTADDR:]HOSTPORT:PORT\n"
-          "                          the sandbox's port PORT is reachable from the host at\n"
-          "                          HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
-          "                          in a session also cordon publish NAME PORT [HOSTPORT])\n"
-          "  --ask-sandbox-off       when the sandbox refused the command, ask (on the terminal)\n"
-          "                          whether to run it once more outside the sandbox\n"
-          "  --plan                  plan mode: never run anything outside the sandbox\n"
-          "  --permission-timeout D  how long a question waits for its answer (30s, 5m; then: deny)\n"
-          "  --policy FILE           one more policy layer on top (not trust-checked: you named\n"
-          "                          the file yourself)\n"
-          "  --home MODE             the home directory: overlay (writes kept in the workspace's\n"
-          "                          own layer, see cordon home), tmpfs (writes discarded at the\n"
-          "                          end), readonly\n",
-          out);
+    fputs(
+        "options:\n"
+        "  --profile NAME          profile to use (default: coding)\n"
+        "  --workspace DIR         writable workspace (default: the current directory)\n"
+        "  --allow-home-workspace  let the workspace be your home directory or an ancestor of\n"
+        "                          it (refused otherwise: every dotfile would be writable)\n"
+        "  --allow-write PATH      also make PATH writable (repeatable)\n"
+        "  --hide PATH             make PATH look missing (repeatable)\n"
+        "  --unrestricted-network  keep the host network (filesystem rules still apply)\n"
+        "  --allow-loopback        commands may serve and use TCP on the sandbox loopback\n"
+        "  --allow-docker          bind the Docker socket into the sandbox\n"
+        "  --json                  print one JSON result object after the command's output\n"
+        "  --network-allow RULE    let commands reach RULE through the proxy (repeatable)\n"
+        "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n"
+        "  --allow-host-port PORT  the host's own 127.0.0.1:PORT (a database, an API) is\n"
+        "                          reachable inside at 127.0.0.1:PORT and localhost:PORT\n"
+        "                          (repeatable; not 18080 or 18081, the proxy's)\n"
+        "  --publish [HOSTADDR:]HOSTPORT:PORT\n"
+        "                          the sandbox's port PORT is reachable from the host at\n"
+        "                          HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
+        "                          in a session also cordon publish NAME PORT [HOSTPORT])\n"
+        "  --ask-sandbox-off       when the sandbox refused the command, ask (on the terminal)\n"
+        "                          whether to run it once more outside the sandbox\n"
+        "  --plan                  plan mode: never run anything outside the sandbox\n"
+        "  --permission-timeout D  how long a question waits for its answer (30s, 5m; then: deny)\n"
+        "  --policy FILE           one more policy layer on top (not trust-checked: you named\n"
+        "                          the file yourself)\n"
+        "  --home MODE             the home directory: overlay (writes kept in the workspace's\n"
+        "                          own layer, see cordon home), tmpfs (writes discarded at the\n"
+        "                          end), readonly\n",
+        out);
     if (session)
         fputs("  --session-exec=false    run each exec in a fresh sandbox of its own\n"
               "  --detach                outlive the process that started the session; no\n"
@@ -129,8 +147,8 @@ static int parse_bool_value(const char *v)
 }
 
 /* One usage error in err: "<command>: <message> (usage: <its synopsis>)". Returns -1. */
-static int CORDON_PRINTF(4, 5) usage_err(char *err, size_t errlen, bool session,
-                                         const char *fmt, ...)
+static int CORDON_PRINTF(4, 5)
+    usage_err(char *err, size_t errlen, bool session, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -186,30 +204,71 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
             return usage_err(err, errlen, session,
                              "option '--%s' takes no value other than true or false", def->name);
         switch (def->id) {
-        case OPT_PROFILE: out->profile = value; break;
-        case OPT_WORKSPACE: out->workspace = value; break;
-        case OPT_ALLOW_HOME_WORKSPACE: out->allow_home_workspace = b; break;
-        case OPT_ALLOW_WRITE: str_list_push(&out->writable, value); break;
-        case OPT_HIDE: str_list_push(&out->hidden, value); break;
-        case OPT_UNRESTRICTED_NETWORK: out->unrestricted_network = b; break;
-        case OPT_ALLOW_LOOPBACK: out->allow_loopback = b; break;
-        case OPT_ALLOW_DOCKER: out->allow_docker = b; break;
-        case OPT_JSON: out->json = b; break;
-        case OPT_NETWORK_ALLOW: str_list_push(&out->network_allow, value); break;
-        case OPT_NETWORK_DENY: str_list_push(&out->network_deny, value); break;
-        case OPT_ASK_SANDBOX_OFF: out->ask_sandbox_off = b; break;
-        case OPT_PLAN: out->plan = b; break;
-        case OPT_PERMISSION_TIMEOUT: out->permission_timeout = value; break;
-        case OPT_POLICY: out->policy_file = value; break;
-        case OPT_SESSION_EXEC: out->session_exec = b; break;
-        case OPT_DETACH: out->detach = b == FLAG_TRUE; break;
-        case OPT_OWNER: out->owner = value; break;
-        case OPT_ALLOW_HOST_PORT: str_list_push(&out->host_ports, value); break;
-        case OPT_PUBLISH: str_list_push(&out->publish, value); break;
+        case OPT_PROFILE:
+            out->profile = value;
+            break;
+        case OPT_WORKSPACE:
+            out->workspace = value;
+            break;
+        case OPT_ALLOW_HOME_WORKSPACE:
+            out->allow_home_workspace = b;
+            break;
+        case OPT_ALLOW_WRITE:
+            str_list_push(&out->writable, value);
+            break;
+        case OPT_HIDE:
+            str_list_push(&out->hidden, value);
+            break;
+        case OPT_UNRESTRICTED_NETWORK:
+            out->unrestricted_network = b;
+            break;
+        case OPT_ALLOW_LOOPBACK:
+            out->allow_loopback = b;
+            break;
+        case OPT_ALLOW_DOCKER:
+            out->allow_docker = b;
+            break;
+        case OPT_JSON:
+            out->json = b;
+            break;
+        case OPT_NETWORK_ALLOW:
+            str_list_push(&out->network_allow, value);
+            break;
+        case OPT_NETWORK_DENY:
+            str_list_push(&out->network_deny, value);
+            break;
+        case OPT_ASK_SANDBOX_OFF:
+            out->ask_sandbox_off = b;
+            break;
+        case OPT_PLAN:
+            out->plan = b;
+            break;
+        case OPT_PERMISSION_TIMEOUT:
+            out->permission_timeout = value;
+            break;
+        case OPT_POLICY:
+            out->policy_file = value;
+            break;
+        case OPT_SESSION_EXEC:
+            out->session_exec = b;
+            break;
+        case OPT_DETACH:
+            out->detach = b == FLAG_TRUE;
+            break;
+        case OPT_OWNER:
+            out->owner = value;
+            break;
+        case OPT_ALLOW_HOST_PORT:
+            str_list_push(&out->host_ports, value);
+            break;
+        case OPT_PUBLISH:
+            str_list_push(&out->publish, value);
+            break;
         case OPT_HOME:
             if (strcmp(value, "overlay") && strcmp(value, "readonly") && strcmp(value, "tmpfs"))
                 return usage_err(err, errlen, session,
-                                 "option '--home' takes overlay, readonly or tmpfs, not '%s'", value);
+                                 "option '--home' takes overlay, readonly or tmpfs, not '%s'",
+                                 value);
             out->home = value;
             break;
         }
@@ -269,8 +328,10 @@ int cli_parse_session_start(int argc, char **argv, struct run_flags *out, const 
     if (!*name && i < argc && strcmp(argv[i], "--") != 0)
         *name = argv[i++];
     if (i < argc)
-        return usage_err(err, errlen, true, "unexpected '%s' (a session runs the commands given to "
-                         "cordon exec)", argv[i]);
+        return usage_err(err, errlen, true,
+                         "unexpected '%s' (a session runs the commands given to "
+                         "cordon exec)",
+                         argv[i]);
     if (!*name)
         return usage_err(err, errlen, true, "missing NAME");
     if (out->detach && out->owner)

@@ -13,9 +13,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define ASSERT(c) \
-    do {          \
-        if (!(c)) \
+#define ASSERT(c)    \
+    do {             \
+        if (!(c))    \
             abort(); \
     } while (0)
 
@@ -23,8 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct dns_query q;
     int rc = dns_msg_parse_query(data, size, &q);
-    ASSERT(rc == -1 || rc == DNS_RCODE_NOERROR || rc == DNS_RCODE_FORMERR || rc == DNS_RCODE_NOTIMP ||
-           rc == DNS_RCODE_BADVERS);
+    ASSERT(rc == -1 || rc == DNS_RCODE_NOERROR || rc == DNS_RCODE_FORMERR ||
+           rc == DNS_RCODE_NOTIMP || rc == DNS_RCODE_BADVERS);
     if (rc < 0)
         return 0;
     if (rc == DNS_RCODE_NOERROR) {
@@ -37,8 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     static const struct dns_answer_addr addrs[3] = {
         {AF_INET, {10, 0, 0, 1}}, {AF_INET6, {0x20, 0x01, 0x0d, 0xb8}}, {AF_INET, {192, 0, 2, 1}}};
-    static const int rcodes[] = {DNS_RCODE_NOERROR, DNS_RCODE_REFUSED, DNS_RCODE_SERVFAIL, DNS_RCODE_FORMERR,
-                                 DNS_RCODE_BADVERS};
+    static const int rcodes[] = {DNS_RCODE_NOERROR, DNS_RCODE_REFUSED, DNS_RCODE_SERVFAIL,
+                                 DNS_RCODE_FORMERR, DNS_RCODE_BADVERS};
     uint8_t out[2048];
     size_t limits[] = {12, 64, dns_msg_udp_limit(&q), sizeof out};
     for (size_t r = 0; r < sizeof rcodes / sizeof rcodes[0]; r++) {

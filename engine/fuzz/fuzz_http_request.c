@@ -16,9 +16,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define ASSERT(c) \
-    do {          \
-        if (!(c)) \
+#define ASSERT(c)    \
+    do {             \
+        if (!(c))    \
             abort(); \
     } while (0)
 
@@ -72,8 +72,8 @@ static void fuzz_request(const char *buf, size_t len, const struct http_limits *
     enum http_parse_result r = http_parse_request(buf, len, lim, &full);
     if (r == HTTP_PARSE_ERROR) {
         ASSERT(full.error != NULL);
-        ASSERT(full.status == 400 || full.status == 414 || full.status == 431 || full.status == 501 ||
-               full.status == 505);
+        ASSERT(full.status == 400 || full.status == 414 || full.status == 431 ||
+               full.status == 501 || full.status == 505);
     }
     /* The caller's buffer is bounded: past the limits, a head is complete or refused. */
     if (r == HTTP_PARSE_INCOMPLETE) {
@@ -159,7 +159,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ASSERT(resp.error != NULL);
         }
         char out[1024];
-        size_t n = http_error_response(data[1] + 300, NULL, len < 512 ? NULL : "x", out, sizeof out);
+        size_t n =
+            http_error_response(data[1] + 300, NULL, len < 512 ? NULL : "x", out, sizeof out);
         ASSERT(n > 0 && n < sizeof out);
         break;
     }

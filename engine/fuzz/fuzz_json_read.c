@@ -59,10 +59,20 @@ static int utf8_ok(const unsigned char *s, size_t n)
             i++;
             continue;
         }
-        if (c >= 0xC2 && c <= 0xDF) { need = 2; min = 0x80; cp = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { need = 3; min = 0x800; cp = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { need = 4; min = 0x10000; cp = c & 0x07; }
-        else return 0;
+        if (c >= 0xC2 && c <= 0xDF) {
+            need = 2;
+            min = 0x80;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            need = 3;
+            min = 0x800;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            need = 4;
+            min = 0x10000;
+            cp = c & 0x07;
+        } else
+            return 0;
         if (n - i < need)
             return 0;
         for (unsigned k = 1; k < need; k++) {
@@ -154,14 +164,20 @@ static void write_tree(struct out *o, const struct json_value *v)
 {
     char num[64];
     switch (v->type) {
-    case JSON_NULL: put(o, "null", 4); break;
-    case JSON_BOOL: v->boolean ? put(o, "true", 4) : put(o, "false", 5); break;
+    case JSON_NULL:
+        put(o, "null", 4);
+        break;
+    case JSON_BOOL:
+        v->boolean ? put(o, "true", 4) : put(o, "false", 5);
+        break;
     case JSON_NUMBER:
         /* %.17g reads back to the same double; it may add an exponent or a fraction, so the
          * is_integer flag is not compared */
         put(o, num, (size_t)snprintf(num, sizeof num, "%.17g", v->number));
         break;
-    case JSON_STRING: put_string(o, v->str, v->len); break;
+    case JSON_STRING:
+        put_string(o, v->str, v->len);
+        break;
     case JSON_ARRAY:
     case JSON_OBJECT:
         put(o, v->type == JSON_ARRAY ? "[" : "{", 1);
@@ -184,10 +200,14 @@ static int same_tree(const struct json_value *a, const struct json_value *b)
     if (a->type != b->type)
         return 0;
     switch (a->type) {
-    case JSON_NULL: return 1;
-    case JSON_BOOL: return a->boolean == b->boolean;
-    case JSON_NUMBER: return memcmp(&a->number, &b->number, sizeof a->number) == 0;
-    case JSON_STRING: return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+    case JSON_NULL:
+        return 1;
+    case JSON_BOOL:
+        return a->boolean == b->boolean;
+    case JSON_NUMBER:
+        return memcmp(&a->number, &b->number, sizeof a->number) == 0;
+    case JSON_STRING:
+        return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
     case JSON_ARRAY:
     case JSON_OBJECT:
         if (a->len != b->len)

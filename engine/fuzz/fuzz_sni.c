@@ -11,9 +11,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define ASSERT(c) \
-    do {          \
-        if (!(c)) \
+#define ASSERT(c)    \
+    do {             \
+        if (!(c))    \
             abort(); \
     } while (0)
 

@@ -60,7 +60,7 @@ struct question {
     const struct mcp_server *s;
     long long id;
     char *kind, *text;
-    double expires;             /* Unix seconds, or 0 */
+    double expires; /* Unix seconds, or 0 */
 };
 
 static double now_s(void)
@@ -84,8 +84,10 @@ static void post_answer(const struct question *q, const char *answer)
         fprintf(stderr, "cordon: mcp: cannot answer approval %lld: %s\n", q->id,
                 h.failure[0] ? h.failure : "the session is not reachable");
     else if (!chttp_ok(&h))
-        fprintf(stderr, "cordon: mcp: the session did not take the answer to approval %lld "
-                        "(HTTP %ld; it timed out?)\n", q->id, h.status);
+        fprintf(stderr,
+                "cordon: mcp: the session did not take the answer to approval %lld "
+                "(HTTP %ld; it timed out?)\n",
+                q->id, h.status);
     chttp_close(&h);
 }
 
@@ -102,7 +104,8 @@ static const char *elicit(const struct question *q)
     const char *answer = "deny";
     char *message = xasprintf("cordon (the sandbox running this agent's commands) asks: %s\n"
                               "once: allow it this time; session: allow it for the rest of "
-                              "this session; deny: refuse it.", q->text);
+                              "this session; deny: refuse it.",
+                              q->text);
     json_buf_lit(&p, "{\"message\":");
     json_buf_string(&p, message, strlen(message));
     json_buf_lit(&p, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"answer\":{"
@@ -123,8 +126,7 @@ static const char *elicit(const struct question *q)
     const struct json_value *action = json_get(r, "action");
     const struct json_value *a = json_get(json_get(r, "content"), "answer");
     if (action && action->type == JSON_STRING && strcmp(action->str, "accept") == 0 && a &&
-        a->type == JSON_STRING &&
-        (strcmp(a->str, "once") == 0 || strcmp(a->str, "session") == 0))
+        a->type == JSON_STRING && (strcmp(a->str, "once") == 0 || strcmp(a->str, "session") == 0))
         answer = strcmp(a->str, "once") == 0 ? "once" : "session";
 out:
     json_free(res);
@@ -164,11 +166,15 @@ static void *ask_thread(void *arg)
     if (q->s->elicitation) {
         answer = elicit(q);
     } else if (session_has_approvers(q->s) == 1) {
-        fprintf(stderr, "cordon: mcp: approval %lld (%s) left to the session's approvers: the MCP "
-                        "client cannot ask a person (no elicitation capability)\n", q->id, q->kind);
+        fprintf(stderr,
+                "cordon: mcp: approval %lld (%s) left to the session's approvers: the MCP "
+                "client cannot ask a person (no elicitation capability)\n",
+                q->id, q->kind);
     } else {
-        fprintf(stderr, "cordon: mcp: approval %lld (%s) denied: the MCP client cannot ask a "
-                        "person (it did not declare the elicitation capability)\n", q->id, q->kind);
+        fprintf(stderr,
+                "cordon: mcp: approval %lld (%s) denied: the MCP client cannot ask a "
+                "person (it did not declare the elicitation capability)\n",
+                q->id, q->kind);
         answer = "deny";
     }
     /* an expired question was denied by the session already */
@@ -286,8 +292,10 @@ static void *watch_thread(void *arg)
             (void)ndjson_finish(&w.lines, on_watch_line, &w);
         else if (!said) {
             /* the exec streams still bring questions: this only says the subscription failed */
-            fprintf(stderr, "cordon: mcp: cannot subscribe to session '%s''s approvals (%s); "
-                            "retrying\n", s->session,
+            fprintf(stderr,
+                    "cordon: mcp: cannot subscribe to session '%s''s approvals (%s); "
+                    "retrying\n",
+                    s->session,
                     h.status ? "an HTTP error" : (h.failure[0] ? h.failure : "not reachable"));
             said = true;
         }

@@ -54,7 +54,8 @@ char *mcp_bound_text(const struct mcp_bound *b, const char *what, size_t *len)
     char marker[128] = "";
     unsigned long long dropped = mcp_bound_dropped(b);
     if (dropped)
-        snprintf(marker, sizeof marker, "\n[cordon: %llu bytes of %s omitted here]\n", dropped, what);
+        snprintf(marker, sizeof marker, "\n[cordon: %llu bytes of %s omitted here]\n", dropped,
+                 what);
     size_t m = strlen(marker);
     char *out = xmalloc(b->head_len + m + b->tail_len + 1), *o = out;
     memcpy(o, b->head, b->head_len);

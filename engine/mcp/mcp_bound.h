@@ -12,11 +12,11 @@
 
 struct mcp_bound {
     size_t head_cap, tail_cap;
-    char *head;                 /* the first head_cap bytes */
+    char *head; /* the first head_cap bytes */
     size_t head_len;
-    char *tail;                 /* a ring of the last tail_cap bytes after the head */
-    size_t tail_len, tail_pos;  /* bytes in the ring; where the next byte goes */
-    unsigned long long total;   /* every byte fed */
+    char *tail;                /* a ring of the last tail_cap bytes after the head */
+    size_t tail_len, tail_pos; /* bytes in the ring; where the next byte goes */
+    unsigned long long total;  /* every byte fed */
 };
 
 void mcp_bound_init(struct mcp_bound *b, size_t head_cap, size_t tail_cap);

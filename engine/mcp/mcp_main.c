@@ -48,19 +48,20 @@ static atomic_int calls_running;
 
 static void usage(void)
 {
-    fputs("usage: " SYNOPSIS "\n"
-          "Serve the Model Context Protocol on stdin/stdout: tools that run commands in a cordon\n"
-          "sandbox (run_command, start_background, list_jobs, read_log, stop_job, cancel_turn,\n"
-          "session_status) and publish its ports on the host (publish_port, unpublish_port),\n"
-          "for an agent such as Claude Code, Codex or Cursor.\n"
-          "  --session NAME  use the running session NAME (it keeps running afterwards)\n"
-          "  OPTIONS         without --session: start a session of its own with these options of\n"
-          "                  cordon session start (cordon session start --help lists them), in the\n"
-          "                  current directory; it ends when stdin ends or on TERM, INT or HUP\n"
-          "Questions for a person (a network destination no rule allows, a re-run outside the\n"
-          "sandbox) go to the client as elicitation requests; without that capability, denied.\n"
-          "Diagnostics go to stderr; stdout carries only protocol messages.\n",
-          stdout);
+    fputs(
+        "usage: " SYNOPSIS "\n"
+        "Serve the Model Context Protocol on stdin/stdout: tools that run commands in a cordon\n"
+        "sandbox (run_command, start_background, list_jobs, read_log, stop_job, cancel_turn,\n"
+        "session_status) and publish its ports on the host (publish_port, unpublish_port),\n"
+        "for an agent such as Claude Code, Codex or Cursor.\n"
+        "  --session NAME  use the running session NAME (it keeps running afterwards)\n"
+        "  OPTIONS         without --session: start a session of its own with these options of\n"
+        "                  cordon session start (cordon session start --help lists them), in the\n"
+        "                  current directory; it ends when stdin ends or on TERM, INT or HUP\n"
+        "Questions for a person (a network destination no rule allows, a re-run outside the\n"
+        "sandbox) go to the client as elicitation requests; without that capability, denied.\n"
+        "Diagnostics go to stderr; stdout carries only protocol messages.\n",
+        stdout);
 }
 
 /* The session of our own: `cordon-session session start NAME OPTIONS...`, beside this binary,
@@ -181,7 +182,7 @@ static void initialize(const char *id, const struct json_value *params)
 /* tools/call ---------------------------------------------------------------------------- */
 
 struct call {
-    struct json_value *msg;     /* the request, owned */
+    struct json_value *msg; /* the request, owned */
     char *id;
     int tool;
 };
@@ -259,8 +260,9 @@ static void handle_line(const char *line, size_t len)
         return;
     }
     if (msg->type == JSON_ARRAY) {
-        mcp_send_error(NULL, MCP_INVALID_REQUEST, "batches are not supported (MCP sends one "
-                                                  "message a line)");
+        mcp_send_error(NULL, MCP_INVALID_REQUEST,
+                       "batches are not supported (MCP sends one "
+                       "message a line)");
         goto drop;
     }
     if (msg->type != JSON_OBJECT) {
@@ -339,7 +341,8 @@ static void serve(int sfd)
     char *buf = xmalloc(cap);
     bool skipping = false; /* inside a line over the bound: dropped up to its '\n' */
     for (;;) {
-        struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                              {.fd = sfd, .events = POLLIN}};
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
@@ -374,8 +377,9 @@ static void serve(int sfd)
             if (buf[i] != '\n')
                 continue;
             if (!skipping && i - start > LINE_MAX_BYTES) /* came whole in one read */
-                mcp_send_error(NULL, MCP_INVALID_REQUEST, "message too large (over 4 MiB); "
-                                                          "it was skipped");
+                mcp_send_error(NULL, MCP_INVALID_REQUEST,
+                               "message too large (over 4 MiB); "
+                               "it was skipped");
             else if (!skipping)
                 handle_line(buf + start, i - start);
             skipping = false;
@@ -385,8 +389,9 @@ static void serve(int sfd)
         len -= start;
         if (len > LINE_MAX_BYTES) {
             if (!skipping)
-                mcp_send_error(NULL, MCP_INVALID_REQUEST, "message too large (over 4 MiB); "
-                                                          "it was skipped");
+                mcp_send_error(NULL, MCP_INVALID_REQUEST,
+                               "message too large (over 4 MiB); "
+                               "it was skipped");
             skipping = true;
             len = 0;
         }
@@ -432,13 +437,17 @@ int mcp_main(int argc, char **argv, const char *version)
     if (session && rest > 0) {
         const char *first = options[0];
         free(options);
-        return cli_usage_error("mcp", "'%s': options are for a session cordon mcp starts, not "
-                               "with --session (usage: " SYNOPSIS ")", first);
+        return cli_usage_error("mcp",
+                               "'%s': options are for a session cordon mcp starts, not "
+                               "with --session (usage: " SYNOPSIS ")",
+                               first);
     }
     if (session && !csock_name_valid(session)) {
         free(options);
-        return cli_usage_error("mcp", "invalid session name '%s' (letters, digits, '_', '.', "
-                               "'-'; at most %d)", session, CSOCK_NAME_MAX);
+        return cli_usage_error("mcp",
+                               "invalid session name '%s' (letters, digits, '_', '.', "
+                               "'-'; at most %d)",
+                               session, CSOCK_NAME_MAX);
     }
     /* Signals are read in the loop (signalfd): every thread made after this has them blocked. */
     sigset_t sigs;

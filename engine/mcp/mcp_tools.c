@@ -22,13 +22,13 @@
 #define TURN_MAX 128
 
 /* What every tool's description says about where its commands run. */
-#define SANDBOX_NOTE                                                                             \
-    "Commands run in cordon's sandbox, one session for every call (the same workspace, /tmp, " \
-    "loopback services and background jobs), each as a fresh `bash -c COMMAND` in the "         \
-    "workspace with an empty stdin (no cd or variable carries over to the next). The sandbox refuses writes outside the workspace and the temporary directories, "   \
-    "hides credentials (SSH keys, cloud and package-registry tokens, ...), and lets the network " \
-    "reach only what the policy's rules allow; a destination no rule covers may be put to the " \
-    "user as a question, and is denied otherwise. No sudo, no docker socket. A refusal is "     \
+#define SANDBOX_NOTE                                                                                                                                               \
+    "Commands run in cordon's sandbox, one session for every call (the same workspace, /tmp, "                                                                     \
+    "loopback services and background jobs), each as a fresh `bash -c COMMAND` in the "                                                                            \
+    "workspace with an empty stdin (no cd or variable carries over to the next). The sandbox refuses writes outside the workspace and the temporary directories, " \
+    "hides credentials (SSH keys, cloud and package-registry tokens, ...), and lets the network "                                                                  \
+    "reach only what the policy's rules allow; a destination no rule covers may be put to the "                                                                    \
+    "user as a question, and is denied otherwise. No sudo, no docker socket. A refusal is "                                                                        \
     "reported in the result with the reason; do not try to work around it."
 
 struct tool {
@@ -40,8 +40,7 @@ static const struct tool tools[] = {
      "Run a shell command in the sandbox and wait for it to end. Returns its stdout and stderr "
      "(each cut to its first and last 32 KiB when longer, as the result says), the exit code, "
      "and a line for each thing the sandbox refused. A non-zero exit is a normal result, not a "
-     "tool error. For servers and other long-running processes use start_background. "
-     SANDBOX_NOTE,
+     "tool error. For servers and other long-running processes use start_background. " SANDBOX_NOTE,
      "{\"type\":\"object\",\"properties\":{"
      "\"command\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a bash command line\"},"
      "\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"seconds; then the "
@@ -62,8 +61,7 @@ static const struct tool tools[] = {
     {"start_background",
      "Start a shell command as a background job of the sandbox (a server, a watcher, a long "
      "build) and return at once with its PID, its log file and how to stop it. Read its output "
-     "with read_log, list jobs with list_jobs, end it with stop_job. At most eight run at once. "
-     SANDBOX_NOTE,
+     "with read_log, list jobs with list_jobs, end it with stop_job. At most eight run at once. " SANDBOX_NOTE,
      "{\"type\":\"object\",\"properties\":{"
      "\"command\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a bash command line\"},"
      "\"turn\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":128}},"
@@ -227,7 +225,7 @@ struct args {
     bool has_timeout;
     long long pid, offset, tail_lines;
     bool has_offset, has_tail_lines;
-    long long port, host_port;  /* publish_port, unpublish_port */
+    long long port, host_port; /* publish_port, unpublish_port */
     bool has_host_port;
     const char *host_addr;
 };
@@ -304,20 +302,23 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
             a->has_tail_lines = true;
         } else if (strcmp(k, "port") == 0) {
             if (!whole_number(v, 1, &a->port) || a->port > 65535) {
-                snprintf(err, errlen, "port must be an integer from 1 to 65535 (a port in the sandbox)");
+                snprintf(err, errlen,
+                         "port must be an integer from 1 to 65535 (a port in the sandbox)");
                 return -1;
             }
         } else if (strcmp(k, "host_port") == 0) {
             if (!whole_number(v, 0, &a->host_port) || a->host_port > 65535) {
-                snprintf(err, errlen, "host_port must be an integer from 0 to 65535 (a port on the "
-                                      "host; 0 for any free one)");
+                snprintf(err, errlen,
+                         "host_port must be an integer from 0 to 65535 (a port on the "
+                         "host; 0 for any free one)");
                 return -1;
             }
             a->has_host_port = true;
         } else if (strcmp(k, "host_addr") == 0) {
             if (v->type != JSON_STRING || v->len == 0 || v->len > 63 || strlen(v->str) != v->len) {
-                snprintf(err, errlen, "host_addr must be an IP address (a string such as 127.0.0.1 "
-                                      "or ::1)");
+                snprintf(err, errlen,
+                         "host_addr must be an IP address (a string such as 127.0.0.1 "
+                         "or ::1)");
                 return -1;
             }
             a->host_addr = v->str;
@@ -359,8 +360,8 @@ static int api(const struct mcp_server *s, struct chttp *h, const char *method, 
             snprintf(err, errlen, "cannot connect to the sandbox session '%s': %s", s->session,
                      strerror(h->connect_errno));
         else
-            snprintf(err, errlen, "lost the connection to the sandbox session '%s': %s",
-                     s->session, h->failure[0] ? h->failure : "the HTTP exchange failed");
+            snprintf(err, errlen, "lost the connection to the sandbox session '%s': %s", s->session,
+                     h->failure[0] ? h->failure : "the HTTP exchange failed");
         return -1;
     }
     if (!chttp_ok(h)) {
@@ -391,7 +392,8 @@ static struct json_value *api_json(const struct mcp_server *s, struct chttp *h, 
     char perr[160];
     struct json_value *v = json_parse(h->body ? h->body : "", h->body_len, perr, sizeof perr);
     if (!v || v->type != JSON_OBJECT) {
-        snprintf(err, errlen, "the session answered with malformed JSON: %s", v ? "not an object" : perr);
+        snprintf(err, errlen, "the session answered with malformed JSON: %s",
+                 v ? "not an object" : perr);
         json_free(v);
         return NULL;
     }
@@ -478,14 +480,14 @@ void mcp_tools_cancel(const struct mcp_server *s, const char *id)
 
 struct run {
     const struct mcp_server *s;
-    struct inflight *call;      /* registered while the exec runs */
+    struct inflight *call; /* registered while the exec runs */
     struct ndjson_lines lines;
     struct mcp_bound out, errs;
     bool got_exit, timed_out, stopped, ran_outside;
     int exit_code;
-    struct json_buf refusals;   /* the exit event's array, as JSON */
-    struct json_buf notes;      /* refusal and question lines for the text */
-    char failure[256];          /* a malformed stream */
+    struct json_buf refusals; /* the exit event's array, as JSON */
+    struct json_buf notes;    /* refusal and question lines for the text */
+    char failure[256];        /* a malformed stream */
 };
 
 static int on_line(void *ctx, const char *line, size_t len)
@@ -601,9 +603,9 @@ static void run_command(const struct mcp_server *s, const struct args *a, const 
     int rc = api(s, &h, "POST", "/v1/exec", body, strlen(body), on_stream, &r, err, sizeof err);
     if (rc < 0)
         json_buf_printf(&res.text, "cordon: %s", err);
-    else if (h.sink_stopped ||
-             (!r.got_exit && ndjson_finish(&r.lines, on_line, &r) < 0))
-        json_buf_printf(&res.text, "cordon: the session sent a malformed exec stream: %s", r.failure);
+    else if (h.sink_stopped || (!r.got_exit && ndjson_finish(&r.lines, on_line, &r) < 0))
+        json_buf_printf(&res.text, "cordon: the session sent a malformed exec stream: %s",
+                        r.failure);
     else if (!r.got_exit)
         json_buf_lit(&res.text, "cordon: the session closed the connection before the command "
                                 "finished (the session ended?)");
@@ -692,7 +694,8 @@ static void job_line(struct json_buf *t, const struct json_value *j)
     json_buf_printf(t, "%lld %s", pid, state ? state : "?");
     if (int_of(j, "exit_code", &code))
         json_buf_printf(t, " (exit %lld)", code);
-    json_buf_printf(t, " %s", bg && bg->type == JSON_BOOL && bg->boolean ? "background" : "foreground");
+    json_buf_printf(t, " %s",
+                    bg && bg->type == JSON_BOOL && bg->boolean ? "background" : "foreground");
     if (turn)
         json_buf_printf(t, " turn=%s", turn);
     if (log)
@@ -730,8 +733,8 @@ static void list_jobs(const struct mcp_server *s, const char *id)
 }
 
 struct log_read {
-    unsigned long long skip;    /* bytes still to skip (offset) */
-    unsigned long long size;    /* every byte of the log */
+    unsigned long long skip; /* bytes still to skip (offset) */
+    unsigned long long size; /* every byte of the log */
     struct mcp_bound kept;
 };
 
@@ -799,8 +802,7 @@ static void read_log(const struct mcp_server *s, const struct args *a, const cha
     json_buf_printf(&res.structured,
                     "{\"pid\":%lld,\"size\":%llu,\"offset\":%llu,\"next_offset\":%llu,"
                     "\"truncated\":%s}",
-                    a->pid, l.size, offset, l.size,
-                    mcp_bound_dropped(&l.kept) ? "true" : "false");
+                    a->pid, l.size, offset, l.size, mcp_bound_dropped(&l.kept) ? "true" : "false");
     send_result(id, &res);
 out:
     free(text);

@@ -20,9 +20,9 @@
 #define MCP_STREAM_MAX (64 * 1024)
 
 struct mcp_server {
-    const char *session;        /* the session's name */
+    const char *session; /* the session's name */
     /* set by initialize on the reading thread, read by the calls' threads */
-    atomic_bool elicitation;    /* the client declared the elicitation capability */
+    atomic_bool elicitation;     /* the client declared the elicitation capability */
     atomic_bool args_as_results; /* bad arguments are a tool result with isError (2025-11-25),
                                     not a JSON-RPC error (2025-06-18) */
 };

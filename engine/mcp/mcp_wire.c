@@ -205,18 +205,23 @@ int mcp_request(const char *method, const char *params, long long tag, double ti
     if (sent && !w.done) {
         /* the client may still be showing the question: tell it nobody waits any more */
         struct json_buf c = {0};
-        json_buf_printf(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
-                            "\"params\":{\"requestId\":%lld,\"reason\":\"%s\"}}",
-                        w.id, w.cancelled ? w.cancelled : shutting_down ? "the server is stopping"
-                                                                         : "no answer in time");
+        json_buf_printf(&c,
+                        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                        "\"params\":{\"requestId\":%lld,\"reason\":\"%s\"}}",
+                        w.id,
+                        w.cancelled     ? w.cancelled
+                        : shutting_down ? "the server is stopping"
+                                        : "no answer in time");
         (void)mcp_send(c.data, c.len);
         json_buf_free(&c);
     }
     if (!sent) {
         snprintf(err, errlen, "cannot write to the client");
     } else if (!w.done) {
-        snprintf(err, errlen, "%s", w.cancelled ? w.cancelled : shutting_down ? "the server is stopping"
-                                                                              : "no answer in time");
+        snprintf(err, errlen, "%s",
+                 w.cancelled     ? w.cancelled
+                 : shutting_down ? "the server is stopping"
+                                 : "no answer in time");
     } else {
         const struct json_value *e = json_get(w.answer, "error");
         const struct json_value *r = json_get(w.answer, "result");

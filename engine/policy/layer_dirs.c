@@ -51,7 +51,8 @@ static const char *datadir_beside_binary(void)
         memcpy(found, installed, sizeof found);
     else
         die("cannot find policies/ and profiles/: looked in %s and %s (set CORDON_DATADIR to the "
-            "directory holding them)", build_tree, installed);
+            "directory holding them)",
+            build_tree, installed);
     return found;
 }
 
@@ -93,8 +94,10 @@ void layer_dirs_add_project(struct lh_options *opt, const char *workspace)
         opt->project_files = &files;
         break;
     case TRUST_UNTRUSTED:
-        fprintf(stderr, "cordon: project policy in %s/.cordon is not trusted (%s); review it and "
-                        "run: cordon trust %s\n", root, why, root);
+        fprintf(stderr,
+                "cordon: project policy in %s/.cordon is not trusted (%s); review it and "
+                "run: cordon trust %s\n",
+                root, why, root);
         break;
     }
 }

@@ -17,19 +17,19 @@
 
 static void push_list(lua_State *L, const struct str_list *l)
 {
-    lua_createtable(L, (int)l->len, 0);                 /* [t] */
+    lua_createtable(L, (int)l->len, 0); /* [t] */
     for (size_t i = 0; i < l->len; i++) {
-        lua_pushstring(L, l->items[i]);                 /* [t, s] */
-        lua_rawseti(L, -2, (lua_Integer)i + 1);         /* [t] */
+        lua_pushstring(L, l->items[i]);         /* [t, s] */
+        lua_rawseti(L, -2, (lua_Integer)i + 1); /* [t] */
     }
 }
 
 /* Get or create the sub-table t[name] of the table on top: [t] -> [t, sub]. */
 static void sub_table(lua_State *L, const char *name)
 {
-    if (lua_getfield(L, -1, name) != LUA_TTABLE) {      /* [t, v] */
+    if (lua_getfield(L, -1, name) != LUA_TTABLE) { /* [t, v] */
         lua_pop(L, 1);
-        lua_newtable(L);                                /* [t, sub] */
+        lua_newtable(L); /* [t, sub] */
         lua_pushvalue(L, -1);
         lua_setfield(L, -3, name);
     }
@@ -40,16 +40,16 @@ static void set_flag(lua_State *L, const char *sub, const char *key, enum flag_s
     if (f == FLAG_UNSET)
         return;
     if (sub)
-        sub_table(L, sub);                              /* [t, sub] */
+        sub_table(L, sub); /* [t, sub] */
     lua_pushboolean(L, f == FLAG_TRUE);
     lua_setfield(L, -2, key);
     if (sub)
-        lua_pop(L, 1);                                  /* [t] */
+        lua_pop(L, 1); /* [t] */
 }
 
 void lc_push_flags(lua_State *L, const struct run_flags *flags)
 {
-    lua_newtable(L);                                    /* [t] */
+    lua_newtable(L); /* [t] */
     if (flags->workspace) {
         lua_pushstring(L, flags->workspace);
         lua_setfield(L, -2, "workspace");
@@ -63,7 +63,7 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
         lua_setfield(L, -2, "hidden");
     }
     if (flags->network_allow.len || flags->network_deny.len) {
-        sub_table(L, "network");                        /* [t, net] */
+        sub_table(L, "network"); /* [t, net] */
         if (flags->network_allow.len) {
             push_list(L, &flags->network_allow);
             lua_setfield(L, -2, "allow");
@@ -72,11 +72,11 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
             push_list(L, &flags->network_deny);
             lua_setfield(L, -2, "deny");
         }
-        lua_pop(L, 1);                                  /* [t] */
+        lua_pop(L, 1); /* [t] */
     }
     if (flags->host_ports.len) {
         /* A port as an integer; anything else as given, for the profile's validation to name. */
-        sub_table(L, "network");                        /* [t, net] */
+        sub_table(L, "network");                           /* [t, net] */
         lua_createtable(L, (int)flags->host_ports.len, 0); /* [t, net, list] */
         for (size_t i = 0; i < flags->host_ports.len; i++) {
             const char *s = flags->host_ports.items[i];
@@ -89,7 +89,7 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
         lua_setfield(L, -2, "host_ports");
-        lua_pop(L, 1);                                  /* [t] */
+        lua_pop(L, 1); /* [t] */
     }
     set_flag(L, "network", "unrestricted", flags->unrestricted_network);
     set_flag(L, "network", "loopback", flags->allow_loopback);
@@ -107,7 +107,7 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
         lua_setfield(L, -2, "home");
     }
     if (flags->permission_timeout) {
-        sub_table(L, "escalation");                     /* [t, esc] */
+        sub_table(L, "escalation"); /* [t, esc] */
         char *end;
         double v = strtod(flags->permission_timeout, &end);
         if (*end == '\0' && end != flags->permission_timeout) /* plain seconds */
@@ -115,20 +115,20 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
         else
             lua_pushstring(L, flags->permission_timeout); /* "30s", "5m": the profile validates */
         lua_setfield(L, -2, "permission_timeout");
-        lua_pop(L, 1);                                  /* [t] */
+        lua_pop(L, 1); /* [t] */
     }
 }
 
 void lc_push_environ(lua_State *L, char *const *environ_in)
 {
-    lua_newtable(L);                                    /* [t] */
+    lua_newtable(L); /* [t] */
     for (size_t i = 0; environ_in && environ_in[i]; i++) {
         const char *eq = strchr(environ_in[i], '=');
         if (!eq || eq == environ_in[i])
             continue;
         lua_pushlstring(L, environ_in[i], (size_t)(eq - environ_in[i])); /* [t, k] */
-        lua_pushstring(L, eq + 1);                      /* [t, k, v] */
-        lua_rawset(L, -3);                              /* [t] */
+        lua_pushstring(L, eq + 1);                                       /* [t, k, v] */
+        lua_rawset(L, -3);                                               /* [t] */
     }
 }
 
@@ -190,9 +190,10 @@ static void check_list(lua_State *L, const char *path)
     }
 }
 
-static void read_list(lua_State *L, int idx, const char *key, const char *path, struct str_list *out)
+static void read_list(lua_State *L, int idx, const char *key, const char *path,
+                      struct str_list *out)
 {
-    raw_field(L, idx, key);                             /* [..., list] */
+    raw_field(L, idx, key); /* [..., list] */
     check_list(L, path);
     if (lua_istable(L, -1)) {
         lua_Unsigned n = lua_rawlen(L, -1);
@@ -210,7 +211,7 @@ static void read_list(lua_State *L, int idx, const char *key, const char *path, 
 /* network.host_ports: a list of ports (1-65535), each once, at most SANDBOX_MAX_HOST_PORTS. */
 static void read_host_ports(lua_State *L, int idx, struct sandbox_config *cfg)
 {
-    int t = raw_field(L, idx, "host_ports");            /* [..., list] */
+    int t = raw_field(L, idx, "host_ports"); /* [..., list] */
     if (t == LUA_TNIL) {
         lua_pop(L, 1);
         return;
@@ -249,8 +250,8 @@ static const struct {
     const char *name;
     int resource;
 } rlimit_names[] = {
-    {"core", RLIMIT_CORE},   {"nofile", RLIMIT_NOFILE}, {"fsize", RLIMIT_FSIZE},
-    {"as", RLIMIT_AS},       {"nproc", RLIMIT_NPROC},   {"cpu", RLIMIT_CPU},
+    {"core", RLIMIT_CORE},   {"nofile", RLIMIT_NOFILE},   {"fsize", RLIMIT_FSIZE},
+    {"as", RLIMIT_AS},       {"nproc", RLIMIT_NPROC},     {"cpu", RLIMIT_CPU},
     {"stack", RLIMIT_STACK}, {"memlock", RLIMIT_MEMLOCK},
 };
 
@@ -265,7 +266,7 @@ static unsigned long long rlimit_value(lua_State *L, int idx, const char *name)
 
 static void read_rlimits(lua_State *L, int idx, struct sandbox_config *cfg)
 {
-    if (!sub_field(L, idx, "rlimits")) {                /* [..., rl] */
+    if (!sub_field(L, idx, "rlimits")) { /* [..., rl] */
         lua_pop(L, 1);
         return;
     }
@@ -275,7 +276,7 @@ static void read_rlimits(lua_State *L, int idx, struct sandbox_config *cfg)
             struct sandbox_rlimit r = {.resource = rlimit_names[i].resource};
             if (t == LUA_TTABLE) {
                 lua_rawgeti(L, -1, 1);
-                lua_rawgeti(L, -2, 2);                  /* [..., rl, v, soft, hard] */
+                lua_rawgeti(L, -2, 2); /* [..., rl, v, soft, hard] */
                 r.soft = rlimit_value(L, -2, rlimit_names[i].name);
                 r.hard = rlimit_value(L, -1, rlimit_names[i].name);
                 lua_pop(L, 2);
@@ -285,7 +286,7 @@ static void read_rlimits(lua_State *L, int idx, struct sandbox_config *cfg)
             if (cfg->n_rlimits < SANDBOX_MAX_RLIMITS)
                 cfg->rlimits[cfg->n_rlimits++] = r;
         }
-        lua_pop(L, 1);                                  /* [..., rl] */
+        lua_pop(L, 1); /* [..., rl] */
     }
     lua_pop(L, 1);
 }
@@ -295,7 +296,8 @@ static void read_rlimits(lua_State *L, int idx, struct sandbox_config *cfg)
 static unsigned long long size_value(lua_State *L, int idx, const char *path, bool unlimited_ok)
 {
     const unsigned long long max = 1ull << 50;
-    if (lua_isinteger(L, idx) && lua_tointeger(L, idx) > 0 && (unsigned long long)lua_tointeger(L, idx) <= max)
+    if (lua_isinteger(L, idx) && lua_tointeger(L, idx) > 0 &&
+        (unsigned long long)lua_tointeger(L, idx) <= max)
         return (unsigned long long)lua_tointeger(L, idx);
     if (lua_type(L, idx) == LUA_TSTRING) {
         const char *s = lua_tostring(L, idx);
@@ -303,13 +305,19 @@ static unsigned long long size_value(lua_State *L, int idx, const char *path, bo
             return 0;
         char *end;
         unsigned long long n = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
-        int shift = n == 0 ? -1 : *end == '\0' ? 0 : *end == 'K' ? 10 : *end == 'M' ? 20
-                  : *end == 'G' ? 30 : *end == 'T' ? 40 : -1;
+        int shift = n == 0         ? -1
+                    : *end == '\0' ? 0
+                    : *end == 'K'  ? 10
+                    : *end == 'M'  ? 20
+                    : *end == 'G'  ? 30
+                    : *end == 'T'  ? 40
+                                   : -1;
         if (shift >= 0 && (shift == 0 || end[1] == '\0') && n <= (max >> shift))
             return n << shift;
     }
-    bad(L, path, unlimited_ok ? "a size, 1 byte to 1 PiB (bytes, \"512M\", \"2G\"), or \"unlimited\""
-                              : "a size, 1 byte to 1 PiB (bytes, \"512M\", \"2G\")");
+    bad(L, path,
+        unlimited_ok ? "a size, 1 byte to 1 PiB (bytes, \"512M\", \"2G\"), or \"unlimited\""
+                     : "a size, 1 byte to 1 PiB (bytes, \"512M\", \"2G\")");
 }
 
 static void read_limits(lua_State *L, int idx, struct sandbox_config *cfg)
@@ -318,8 +326,8 @@ static void read_limits(lua_State *L, int idx, struct sandbox_config *cfg)
     cfg->memory_max = 0;
     cfg->tmp_size = SANDBOX_TMP_SIZE_DEFAULT;
     cfg->shm_size = SANDBOX_SHM_SIZE_DEFAULT;
-    if (sub_field(L, idx, "limits")) {                  /* [..., lim] */
-        int t = raw_field(L, -1, "pids");               /* [..., lim, v] */
+    if (sub_field(L, idx, "limits")) {    /* [..., lim] */
+        int t = raw_field(L, -1, "pids"); /* [..., lim, v] */
         if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "unlimited") == 0)
             cfg->pids_max = 0;
         else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1)
@@ -344,11 +352,11 @@ static void read_limits(lua_State *L, int idx, struct sandbox_config *cfg)
 static void read_root_only(lua_State *L, int idx, struct sandbox_config *cfg)
 {
     cfg->root_only.depth = 3;
-    if (sub_field(L, idx, "root_only")) {               /* [..., ro] */
+    if (sub_field(L, idx, "root_only")) { /* [..., ro] */
         cfg->root_only.hide = read_bool(L, -1, "hide", "root_only.hide", false);
         read_list(L, -1, "scan", "root_only.scan", &cfg->root_only.scan);
         read_list(L, -1, "visible", "root_only.visible", &cfg->root_only.visible);
-        int t = raw_field(L, -1, "depth");              /* [..., ro, d] */
+        int t = raw_field(L, -1, "depth"); /* [..., ro, d] */
         if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= 16)
             cfg->root_only.depth = (unsigned)lua_tointeger(L, -1);
         else if (t != LUA_TNIL)
@@ -363,7 +371,8 @@ static void read_root_only(lua_State *L, int idx, struct sandbox_config *cfg)
     lua_pop(L, 1);
 }
 
-void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct lc_profile_extra *extra)
+void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
+                     struct lc_profile_extra *extra)
 {
     idx = lua_absindex(L, idx);
     if (!lua_istable(L, idx))
@@ -385,7 +394,8 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
 
     cfg->workspace_readonly = read_bool(L, idx, "workspace_readonly", "workspace_readonly", false);
     extra->allow_docker = read_bool(L, idx, "allow_docker", "allow_docker", false);
-    cfg->allow_home_workspace = read_bool(L, idx, "allow_home_workspace", "allow_home_workspace", false);
+    cfg->allow_home_workspace =
+        read_bool(L, idx, "allow_home_workspace", "allow_home_workspace", false);
     cfg->json = read_bool(L, idx, "json", "json", false);
 
     /* home: absent is "readonly", what a profile that does not say gets (nothing written). */
@@ -400,10 +410,11 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     lua_pop(L, 1);
     read_list(L, idx, "writable", "writable", &cfg->writable);
     read_list(L, idx, "hidden", "hidden", &cfg->hidden);
-    read_list(L, idx, "readonly_in_workspace", "readonly_in_workspace", &cfg->readonly_in_workspace);
+    read_list(L, idx, "readonly_in_workspace", "readonly_in_workspace",
+              &cfg->readonly_in_workspace);
     read_list(L, idx, "run_binds", "run_binds", &cfg->run_binds);
 
-    if (sub_field(L, idx, "network")) {                 /* [..., net] */
+    if (sub_field(L, idx, "network")) { /* [..., net] */
         cfg->net_unrestricted = read_bool(L, -1, "unrestricted", "network.unrestricted", false);
         cfg->net_loopback = read_bool(L, -1, "loopback", "network.loopback", false);
         cfg->net_transparent = read_transparent(L, -1);
@@ -411,8 +422,9 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     }
     lua_pop(L, 1);
 
-    if (sub_field(L, idx, "seccomp")) {                 /* [..., sc] */
-        cfg->block_unix_sockets = read_bool(L, -1, "block_unix_sockets", "seccomp.block_unix_sockets", false);
+    if (sub_field(L, idx, "seccomp")) { /* [..., sc] */
+        cfg->block_unix_sockets =
+            read_bool(L, -1, "block_unix_sockets", "seccomp.block_unix_sockets", false);
         read_list(L, -1, "deny", "seccomp.deny", &cfg->seccomp_deny);
     }
     lua_pop(L, 1);
@@ -421,14 +433,14 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
     read_limits(L, idx, cfg);
     read_root_only(L, idx, cfg);
 
-    if (sub_field(L, idx, "env"))                       /* [..., env] */
+    if (sub_field(L, idx, "env")) /* [..., env] */
         read_list(L, -1, "hide_paths_in", "env.hide_paths_in", &extra->hide_paths_in);
     lua_pop(L, 1);
 
     cfg->grace_seconds = 3;
     cfg->max_background = SANDBOX_MAX_BACKGROUND_DEFAULT;
     cfg->log_cap = SANDBOX_LOG_CAP_DEFAULT;
-    if (sub_field(L, idx, "session")) {                 /* [..., s] */
+    if (sub_field(L, idx, "session")) { /* [..., s] */
         t = raw_field(L, -1, "grace");
         if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 && lua_tonumber(L, -1) <= 3600)
             cfg->grace_seconds = lua_tonumber(L, -1);
@@ -436,24 +448,27 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
             bad(L, "session.grace", "a number of seconds, 0 to 3600");
         lua_pop(L, 1);
         t = raw_field(L, -1, "max_background");
-        if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0 && lua_tointeger(L, -1) <= 1024)
+        if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0 &&
+            lua_tointeger(L, -1) <= 1024)
             cfg->max_background = (unsigned)lua_tointeger(L, -1);
         else if (t != LUA_TNIL)
             bad(L, "session.max_background", "an integer, 0 to 1024");
         lua_pop(L, 1);
         t = raw_field(L, -1, "log_cap");
-        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 4096 && lua_tonumber(L, -1) <= 1024.0 * 1024 * 1024 * 1024)
+        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 4096 &&
+            lua_tonumber(L, -1) <= 1024.0 * 1024 * 1024 * 1024)
             cfg->log_cap = (size_t)lua_tonumber(L, -1);
         else if (t != LUA_TNIL)
             bad(L, "session.log_cap", "a number of bytes, 4096 to 1 TiB");
         lua_pop(L, 1);
-        cfg->exec_per_command = read_bool(L, -1, "exec_per_command", "session.exec_per_command", false);
+        cfg->exec_per_command =
+            read_bool(L, -1, "exec_per_command", "session.exec_per_command", false);
     }
     lua_pop(L, 1);
 
     /* escalation.permission_timeout: a number of seconds or "30s" / "5m" / "1h". */
     cfg->permission_timeout = 300;
-    if (sub_field(L, idx, "escalation")) {              /* [..., esc] */
+    if (sub_field(L, idx, "escalation")) { /* [..., esc] */
         t = raw_field(L, -1, "permission_timeout");
         if (t == LUA_TNUMBER) {
             cfg->permission_timeout = lua_tonumber(L, -1);
@@ -466,19 +481,20 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct l
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    if (sub_field(L, idx, "network")) {                 /* [..., net] */
+    if (sub_field(L, idx, "network")) { /* [..., net] */
         cfg->network_ask = read_bool(L, -1, "ask", "network.ask", false);
     }
     lua_pop(L, 1);
 
     /* capture = { head = bytes, tail = bytes }: what refusal detection sees of each stream. */
     cfg->capture_head = cfg->capture_tail = SANDBOX_CAPTURE_DEFAULT;
-    if (sub_field(L, idx, "capture")) {                 /* [..., cap] */
+    if (sub_field(L, idx, "capture")) { /* [..., cap] */
         static const char *const keys[] = {"head", "tail"};
         size_t *dst[] = {&cfg->capture_head, &cfg->capture_tail};
         for (int i = 0; i < 2; i++) {
             t = raw_field(L, -1, keys[i]);
-            if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 && lua_tonumber(L, -1) <= SANDBOX_CAPTURE_MAX)
+            if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 &&
+                lua_tonumber(L, -1) <= SANDBOX_CAPTURE_MAX)
                 *dst[i] = (size_t)lua_tonumber(L, -1);
             else if (t != LUA_TNIL)
                 bad(L, i == 0 ? "capture.head" : "capture.tail", "a number of bytes, 0 to 64 MiB");
@@ -508,7 +524,7 @@ static void check_string_fields(lua_State *L, int idx, const char *hook, const c
     if (!lua_istable(L, idx))
         luaL_error(L, "%s result: expected a table %s, got %s", hook, shape, luaL_typename(L, idx));
     lua_pushnil(L);
-    while (lua_next(L, idx)) {                          /* [k, v] */
+    while (lua_next(L, idx)) { /* [k, v] */
         bool known = false;
         for (size_t i = 0; lua_type(L, -2) == LUA_TSTRING && i < n_keys && !known; i++)
             known = strcmp(lua_tostring(L, -2), keys[i]) == 0;
@@ -517,7 +533,7 @@ static void check_string_fields(lua_State *L, int idx, const char *hook, const c
         if (lua_type(L, -1) != LUA_TSTRING)
             luaL_error(L, "%s result: '%s' must be a string, got %s", hook, lua_tostring(L, -2),
                        luaL_typename(L, -1));
-        lua_pop(L, 1);                                  /* [k] */
+        lua_pop(L, 1); /* [k] */
     }
 }
 
@@ -527,7 +543,7 @@ void lc_read_net_decision(lua_State *L, int idx, struct net_decision *out)
     idx = lua_absindex(L, idx);
     check_string_fields(L, idx, "network", "{ verdict = \"allow\"|\"deny\"|\"ask\", ... }", keys,
                         ARRAY_LEN(keys));
-    raw_field(L, idx, "verdict");                       /* [verdict] */
+    raw_field(L, idx, "verdict"); /* [verdict] */
     const char *v = lua_tostring(L, -1);
     bool allow = v && strcmp(v, "allow") == 0, ask = v && strcmp(v, "ask") == 0;
     if (!v || !(allow || ask || strcmp(v, "deny") == 0))
@@ -538,7 +554,8 @@ void lc_read_net_decision(lua_State *L, int idx, struct net_decision *out)
         const char *key;
         char *dst;
         size_t n;
-    } fields[] = {{"rule", out->rule, sizeof out->rule}, {"reason", out->reason, sizeof out->reason},
+    } fields[] = {{"rule", out->rule, sizeof out->rule},
+                  {"reason", out->reason, sizeof out->reason},
                   {"suggest", out->suggest, sizeof out->suggest}};
     for (size_t i = 0; i < ARRAY_LEN(fields); i++) {
         if (raw_field(L, idx, fields[i].key) == LUA_TSTRING)
@@ -563,15 +580,15 @@ void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct s
         luaL_error(L, "environment result: expected a table { set = {...}, unset = {...} }, got %s",
                    luaL_typename(L, idx));
     /* First pass: check every type, so the second pass (which allocates) cannot raise. */
-    int ts = raw_field(L, idx, "set");                  /* [set] */
-    int tu = raw_field(L, idx, "unset");                /* [set, unset] */
+    int ts = raw_field(L, idx, "set");   /* [set] */
+    int tu = raw_field(L, idx, "unset"); /* [set, unset] */
     if (ts != LUA_TNIL && ts != LUA_TTABLE)
         luaL_error(L, "environment result: set: expected a table");
     if (tu != LUA_TNIL && tu != LUA_TTABLE)
         luaL_error(L, "environment result: unset: expected a list");
     if (ts == LUA_TTABLE) {
         lua_pushnil(L);
-        while (lua_next(L, -3)) {                       /* [set, unset, k, v] */
+        while (lua_next(L, -3)) { /* [set, unset, k, v] */
             size_t kl, vl;
             if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
                 luaL_error(L, "environment result: set: expected NAME = \"value\" strings");
@@ -607,7 +624,7 @@ void lc_read_env_result(lua_State *L, int idx, char *const *environ_in, struct s
     }
     if (ts == LUA_TTABLE) {
         lua_pushnil(L);
-        while (lua_next(L, -3)) {                       /* [set, unset, k, v] */
+        while (lua_next(L, -3)) { /* [set, unset, k, v] */
             str_list_push_owned(&set, xasprintf("%s=%s", lua_tostring(L, -2), lua_tostring(L, -1)));
             lua_pop(L, 1);
         }
@@ -666,7 +683,7 @@ static void push_list_or_empty(lua_State *L, const struct str_list *l)
 
 void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
 {
-    lua_createtable(L, 0, 19);                          /* [t] */
+    lua_createtable(L, 0, 19); /* [t] */
     lua_pushstring(L, in->command ? in->command : "");
     lua_setfield(L, -2, "command");
     lua_pushinteger(L, in->exit_code);
@@ -675,9 +692,11 @@ void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
         lua_pushinteger(L, in->signal);
         lua_setfield(L, -2, "signal");
     }
-    lua_pushlstring(L, in->stdout_text ? in->stdout_text : "", in->stdout_text ? in->stdout_len : 0);
+    lua_pushlstring(L, in->stdout_text ? in->stdout_text : "",
+                    in->stdout_text ? in->stdout_len : 0);
     lua_setfield(L, -2, "stdout");
-    lua_pushlstring(L, in->stderr_text ? in->stderr_text : "", in->stderr_text ? in->stderr_len : 0);
+    lua_pushlstring(L, in->stderr_text ? in->stderr_text : "",
+                    in->stderr_text ? in->stderr_len : 0);
     lua_setfield(L, -2, "stderr");
     lua_pushboolean(L, in->truncated);
     lua_setfield(L, -2, "truncated");
@@ -711,7 +730,7 @@ void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
 
 void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
 {
-    lua_createtable(L, 0, 4);                           /* [t] */
+    lua_createtable(L, 0, 4); /* [t] */
     lua_pushstring(L, r->kind);
     lua_setfield(L, -2, "kind");
     if (r->path[0]) {
@@ -724,27 +743,29 @@ void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
     lua_setfield(L, -2, "reason");
 }
 
-static const char *const refusal_kinds[] = {"write",   "hidden",      "protected", "sudo",
-                                            "docker",  "dbus",        "network",   "ptrace",
-                                            "unix-socket", "nested-namespace"};
+static const char *const refusal_kinds[] = {
+    "write", "hidden",  "protected", "sudo",        "docker",
+    "dbus",  "network", "ptrace",    "unix-socket", "nested-namespace"};
 
 /* Check one refusal table at idx (raises naming the index i). */
 static void check_refusal(lua_State *L, int idx, lua_Integer i)
 {
     static const char *const keys[] = {"kind", "path", "line", "reason"};
     if (!lua_istable(L, idx))
-        luaL_error(L, "refusal result[%d]: expected a table, got %s", (int)i, luaL_typename(L, idx));
+        luaL_error(L, "refusal result[%d]: expected a table, got %s", (int)i,
+                   luaL_typename(L, idx));
     lua_pushnil(L);
-    while (lua_next(L, idx)) {                          /* [k, v] */
+    while (lua_next(L, idx)) { /* [k, v] */
         bool known = false;
         for (size_t k = 0; lua_type(L, -2) == LUA_TSTRING && k < ARRAY_LEN(keys) && !known; k++)
             known = strcmp(lua_tostring(L, -2), keys[k]) == 0;
         if (!known)
-            luaL_error(L, "refusal result[%d]: unknown key '%s'", (int)i, luaL_tolstring(L, -2, NULL));
+            luaL_error(L, "refusal result[%d]: unknown key '%s'", (int)i,
+                       luaL_tolstring(L, -2, NULL));
         if (lua_type(L, -1) != LUA_TSTRING)
             luaL_error(L, "refusal result[%d]: '%s' must be a string, got %s", (int)i,
                        lua_tostring(L, -2), luaL_typename(L, -1));
-        lua_pop(L, 1);                                  /* [k] */
+        lua_pop(L, 1); /* [k] */
     }
     raw_field(L, idx, "kind");
     const char *kind = lua_tostring(L, -1);
@@ -752,8 +773,10 @@ static void check_refusal(lua_State *L, int idx, lua_Integer i)
     for (size_t k = 0; kind && k < ARRAY_LEN(refusal_kinds) && !ok; k++)
         ok = strcmp(kind, refusal_kinds[k]) == 0;
     if (!ok)
-        luaL_error(L, "refusal result[%d]: kind must be write, hidden, protected, sudo, "
-                      "docker, dbus, network, ptrace, unix-socket or nested-namespace, got %s", (int)i, kind ? kind : "nil");
+        luaL_error(L,
+                   "refusal result[%d]: kind must be write, hidden, protected, sudo, "
+                   "docker, dbus, network, ptrace, unix-socket or nested-namespace, got %s",
+                   (int)i, kind ? kind : "nil");
     lua_pop(L, 1);
     if (raw_field(L, idx, "reason") != LUA_TSTRING)
         luaL_error(L, "refusal result[%d]: 'reason' is required", (int)i);
@@ -766,29 +789,33 @@ size_t lc_read_refusals(lua_State *L, int idx, struct lh_refusal *out, size_t ma
 {
     idx = lua_absindex(L, idx);
     if (!lua_istable(L, idx))
-        luaL_error(L, "refusal result: expected a list of refusals { { kind = ..., line = ..., "
-                      "reason = ... }, ... } ({} for none), got %s", luaL_typename(L, idx));
+        luaL_error(L,
+                   "refusal result: expected a list of refusals { { kind = ..., line = ..., "
+                   "reason = ... }, ... } ({} for none), got %s",
+                   luaL_typename(L, idx));
     lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
     /* A list only: every key is 1..len. Checked fully before anything is copied. */
     lua_pushnil(L);
-    while (lua_next(L, idx)) {                          /* [k, v] */
+    while (lua_next(L, idx)) { /* [k, v] */
         if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > len)
-            luaL_error(L, "refusal result: expected a list, found key '%s'", luaL_tolstring(L, -2, NULL));
+            luaL_error(L, "refusal result: expected a list, found key '%s'",
+                       luaL_tolstring(L, -2, NULL));
         lua_pop(L, 1);
     }
     for (lua_Integer i = 1; i <= len; i++) {
-        lua_rawgeti(L, idx, i);                         /* [r] */
+        lua_rawgeti(L, idx, i); /* [r] */
         check_refusal(L, lua_gettop(L), i);
         lua_pop(L, 1);
     }
     size_t n = 0;
     for (lua_Integer i = 1; i <= len && n < max; i++, n++) {
-        lua_rawgeti(L, idx, i);                         /* [r] */
+        lua_rawgeti(L, idx, i); /* [r] */
         struct {
             const char *key;
             char *dst;
             size_t size;
-        } f[] = {{"kind", out[n].kind, sizeof out[n].kind}, {"path", out[n].path, sizeof out[n].path},
+        } f[] = {{"kind", out[n].kind, sizeof out[n].kind},
+                 {"path", out[n].path, sizeof out[n].path},
                  {"line", out[n].line, sizeof out[n].line},
                  {"reason", out[n].reason, sizeof out[n].reason}};
         for (size_t k = 0; k < ARRAY_LEN(f); k++) {
@@ -806,9 +833,10 @@ void lc_read_escalation(lua_State *L, int idx, struct lh_escalation *out)
 {
     static const char *const keys[] = {"action", "offer", "reason"};
     idx = lua_absindex(L, idx);
-    check_string_fields(L, idx, "escalate", "{ action = \"ask\"|\"deny\", ... }", keys, ARRAY_LEN(keys));
+    check_string_fields(L, idx, "escalate", "{ action = \"ask\"|\"deny\", ... }", keys,
+                        ARRAY_LEN(keys));
     raw_field(L, idx, "action");
-    raw_field(L, idx, "offer");                         /* [action, offer] */
+    raw_field(L, idx, "offer"); /* [action, offer] */
     const char *a = lua_tostring(L, -2), *o = lua_tostring(L, -1);
     bool ask = a && strcmp(a, "ask") == 0;
     if (!a || !(ask || strcmp(a, "deny") == 0))
@@ -832,7 +860,7 @@ void lc_read_escalation_settings(lua_State *L, int idx, bool *ask_sandbox_off, b
     idx = lua_absindex(L, idx);
     if (!lua_istable(L, idx))
         return;
-    if (raw_field(L, idx, "escalation") == LUA_TTABLE) {  /* [esc] */
+    if (raw_field(L, idx, "escalation") == LUA_TTABLE) { /* [esc] */
         if (raw_field(L, -1, "ask_sandbox_off") == LUA_TBOOLEAN)
             *ask_sandbox_off = lua_toboolean(L, -1);
         lua_pop(L, 1);

@@ -12,8 +12,8 @@
 
 /* Profile values that are not sandbox_config fields but that the host still needs. */
 struct lc_profile_extra {
-    char *workspace;    /* profile `workspace` as written (may be relative or ~/...), or NULL */
-    bool allow_docker;  /* profile `allow_docker` */
+    char *workspace;   /* profile `workspace` as written (may be relative or ~/...), or NULL */
+    bool allow_docker; /* profile `allow_docker` */
     struct str_list hide_paths_in; /* profile `env.hide_paths_in`: variables naming hidden files */
 };
 
@@ -25,7 +25,8 @@ void lc_push_environ(lua_State *L, char *const *environ_in);
 /* Read the resolved profile table at idx (raw access, no metamethods) into cfg: name, lists as
  * written (paths not yet expanded), booleans, seccomp, rlimits, json, grace_seconds. Raises a Lua
  * error naming the key on a wrong type. Stack balanced. */
-void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg, struct lc_profile_extra *extra);
+void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
+                     struct lc_profile_extra *extra);
 
 /* Read an environment hook answer { set = {...}, unset = {...} } at idx and build out:
  * environ_in minus every name an unset pattern matches (only `*` is special) and minus the names

@@ -65,38 +65,39 @@ struct resolve_ctx {
  * result is a table (then validation starts: H.validating). */
 void lh_call_profile_fn(lua_State *L, const struct run_flags *flags)
 {
-    lua_createtable(L, 0, 2);                           /* [f, in] */
+    lua_createtable(L, 0, 2); /* [f, in] */
     lua_pushstring(L, flags->profile ? flags->profile : LH_DEFAULT_PROFILE);
     lua_setfield(L, -2, "name");
     lc_push_flags(L, flags);
     lua_setfield(L, -2, "flags");
-    lua_call(L, 1, 1);                                  /* [res] */
+    lua_call(L, 1, 1); /* [res] */
     H.validating = true;
     if (!lua_istable(L, -1))
-        luaL_error(L, "profile hook returned %s, expected the resolved profile table", luaL_typename(L, -1));
+        luaL_error(L, "profile hook returned %s, expected the resolved profile table",
+                   luaL_typename(L, -1));
 }
 
 static int call_profile_hook(lua_State *L)
 {
     struct resolve_ctx *c = lua_touserdata(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_PROFILE]); /* [ctx, f] */
-    lh_call_profile_fn(L, c->flags);                    /* [ctx, res] */
+    lh_call_profile_fn(L, c->flags);                              /* [ctx, res] */
     lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_validate);
     lua_pushvalue(L, -2);
-    lua_call(L, 1, 2);                                  /* [ctx, res, keypath, msg] */
+    lua_call(L, 1, 2); /* [ctx, res, keypath, msg] */
     if (!lua_isnil(L, -2))
         return luaL_error(L, "profile hook result: key '%s': %s", lua_tostring(L, -2),
                           lua_tostring(L, -1));
-    lua_pop(L, 2);                                      /* [ctx, res] */
+    lua_pop(L, 2); /* [ctx, res] */
     lc_read_profile(L, -1, c->cfg, &c->extra);
-    c->ref_resolved = luaL_ref(L, LUA_REGISTRYINDEX);   /* [ctx] */
+    c->ref_resolved = luaL_ref(L, LUA_REGISTRYINDEX); /* [ctx] */
     return 0;
 }
 
 /* Copy the list profile.network[key] (checked to be strings by the profile validation). */
 static void copy_net_list(lua_State *L, int net, const char *key, struct str_list *out)
 {
-    if (lua_getfield(L, net, key) == LUA_TTABLE) {      /* [..., list] */
+    if (lua_getfield(L, net, key) == LUA_TTABLE) { /* [..., list] */
         lua_Unsigned n = lua_rawlen(L, -1);
         for (lua_Unsigned i = 1; i <= n; i++) {
             if (lua_rawgeti(L, -1, (lua_Integer)i) == LUA_TSTRING)
@@ -126,7 +127,7 @@ static int compile_network(lua_State *L)
 {
     struct resolve_ctx *c = lua_touserdata(L, 1);
     push_net_compile(L);                                /* [ctx, f] */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref_resolved);   /* [ctx, f, profile] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref_resolved); /* [ctx, f, profile] */
     lua_call(L, 1, 0);                                  /* [ctx] */
     forget_profile();
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref_resolved); /* [ctx, profile] */
@@ -137,8 +138,8 @@ static int compile_network(lua_State *L)
         copy_net_list(L, lua_gettop(L), "allow", &H.net_allow);
         copy_net_list(L, lua_gettop(L), "deny", &H.net_deny);
     }
-    lua_pop(L, 1);                                      /* [ctx, profile] */
-    H.ref_profile = luaL_ref(L, LUA_REGISTRYINDEX);     /* [ctx] */
+    lua_pop(L, 1);                                  /* [ctx, profile] */
+    H.ref_profile = luaL_ref(L, LUA_REGISTRYINDEX); /* [ctx] */
     H.have_profile = true;
     return 0;
 }
@@ -147,12 +148,12 @@ static int call_environment_hook(lua_State *L)
 {
     struct resolve_ctx *c = lua_touserdata(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_ENVIRONMENT]); /* [ctx, f] */
-    lua_createtable(L, 0, 2);                           /* [ctx, f, in] */
+    lua_createtable(L, 0, 2);                                         /* [ctx, f, in] */
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref_resolved);
     lua_setfield(L, -2, "profile");
     lc_push_environ(L, c->environ_in);
     lua_setfield(L, -2, "env");
-    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    lua_call(L, 1, 1); /* [ctx, res] */
     H.validating = true;
     lc_read_env_result(L, -1, c->environ_in, &c->cfg->env);
     return 0;
@@ -182,9 +183,10 @@ static void hide_named_paths(struct sandbox_config *cfg, const struct str_list *
 
 /* The profile, paths and environment, and the network rules unless defer_network: then the
  * resolved profile is kept for lh_resolve_network(). */
-static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char *cwd, const char *home,
-                                       char *const *environ_in, struct sandbox_config *cfg,
-                                       bool defer_network, char *err, size_t errlen)
+static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char *cwd,
+                                       const char *home, char *const *environ_in,
+                                       struct sandbox_config *cfg, bool defer_network, char *err,
+                                       size_t errlen)
 {
     memset(cfg, 0, sizeof *cfg);
     forget_unchecked();
@@ -206,8 +208,8 @@ static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char
         }
     }
 
-    struct resolve_ctx c = {.flags = flags, .environ_in = environ_in, .cfg = cfg,
-                            .ref_resolved = LUA_NOREF};
+    struct resolve_ctx c = {
+        .flags = flags, .environ_in = environ_in, .cfg = cfg, .ref_resolved = LUA_NOREF};
     char where[PATH_MAX + 32];
     enum lh_outcome o;
     H.home = home;
@@ -245,8 +247,8 @@ static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char
 }
 
 enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cwd, const char *home,
-                                   char *const *environ_in, struct sandbox_config *cfg,
-                                   char *err, size_t errlen)
+                                   char *const *environ_in, struct sandbox_config *cfg, char *err,
+                                   size_t errlen)
 {
     return resolve_sandbox(flags, cwd, home, environ_in, cfg, false, err, errlen);
 }
@@ -287,27 +289,27 @@ void lh_restore_profile(lua_State *L)
 {
     if (H.ref_profile != LUA_NOREF)
         return;
-    lua_createtable(L, 0, 2);                           /* [ctx, p] */
+    lua_createtable(L, 0, 2); /* [ctx, p] */
     if (H.net_profile_name) {
         lua_pushstring(L, H.net_profile_name);
         lua_setfield(L, -2, "name");
     }
-    lua_createtable(L, 0, 2);                           /* [ctx, p, net] */
+    lua_createtable(L, 0, 2); /* [ctx, p, net] */
     const struct str_list *lists[2] = {&H.net_allow, &H.net_deny};
     static const char *const keys[2] = {"allow", "deny"};
     for (int k = 0; k < 2; k++) {
-        lua_createtable(L, (int)lists[k]->len, 0);      /* [ctx, p, net, list] */
+        lua_createtable(L, (int)lists[k]->len, 0); /* [ctx, p, net, list] */
         for (size_t i = 0; i < lists[k]->len; i++) {
             lua_pushstring(L, lists[k]->items[i]);
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
-        lua_setfield(L, -2, keys[k]);                   /* [ctx, p, net] */
+        lua_setfield(L, -2, keys[k]); /* [ctx, p, net] */
     }
-    lua_setfield(L, -2, "network");                     /* [ctx, p] */
+    lua_setfield(L, -2, "network"); /* [ctx, p] */
     push_net_compile(L);
     lua_pushvalue(L, -2);
-    lua_call(L, 1, 0);                                  /* [ctx, p] */
-    H.ref_profile = luaL_ref(L, LUA_REGISTRYINDEX);     /* [ctx] */
+    lua_call(L, 1, 0);                              /* [ctx, p] */
+    H.ref_profile = luaL_ref(L, LUA_REGISTRYINDEX); /* [ctx] */
 }
 
 static int restore_profile(lua_State *L)
@@ -319,7 +321,7 @@ static int restore_profile(lua_State *L)
 void lh_push_network_input(lua_State *L, const char *kind, const char *host, unsigned port,
                            const char *command)
 {
-    lua_createtable(L, 0, 5);                           /* [in] */
+    lua_createtable(L, 0, 5); /* [in] */
     lua_pushstring(L, kind);
     lua_setfield(L, -2, "kind");
     lua_pushstring(L, host);
@@ -337,10 +339,14 @@ void lh_push_network_input(lua_State *L, const char *kind, const char *host, uns
 const char *lh_net_kind_name(enum net_kind kind)
 {
     switch (kind) {
-    case NET_KIND_HTTP: return "http";
-    case NET_KIND_CONNECT: return "connect";
-    case NET_KIND_SOCKS: return "socks";
-    case NET_KIND_DNS: return "dns";
+    case NET_KIND_HTTP:
+        return "http";
+    case NET_KIND_CONNECT:
+        return "connect";
+    case NET_KIND_SOCKS:
+        return "socks";
+    case NET_KIND_DNS:
+        return "dns";
     }
     return NULL;
 }
@@ -348,9 +354,9 @@ const char *lh_net_kind_name(enum net_kind kind)
 static int call_network_hook(lua_State *L)
 {
     struct net_ctx *c = lua_touserdata(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_NETWORK]); /* [ctx, f] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_NETWORK]);    /* [ctx, f] */
     lh_push_network_input(L, c->kind, c->host, c->port, c->command); /* [ctx, f, in] */
-    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    lua_call(L, 1, 1);                                               /* [ctx, res] */
     H.validating = true;
     lc_read_net_decision(L, -1, c->out);
     return 0;
@@ -360,12 +366,13 @@ enum lh_outcome lh_network_decide(enum net_kind kind, const char *host, unsigned
                                   const char *command, struct net_decision *out)
 {
     memset(out, 0, sizeof *out);
-    struct net_ctx c = {.kind = lh_net_kind_name(kind), .host = host, .command = command,
-                        .port = port, .out = out};
+    struct net_ctx c = {
+        .kind = lh_net_kind_name(kind), .host = host, .command = command, .port = port, .out = out};
     /* a name looked up has no port: kind dns asks about every port at once */
     bool port_ok = kind == NET_KIND_DNS ? port == 0 : port >= 1 && port <= 65535;
     if (!c.kind || !host || !port_ok) {
-        snprintf(out->reason, sizeof out->reason, "invalid request (kind %d, port %u)", (int)kind, port);
+        snprintf(out->reason, sizeof out->reason, "invalid request (kind %d, port %u)", (int)kind,
+                 port);
         return LH_ERROR;
     }
     char err[1024];
@@ -413,8 +420,8 @@ static int call_refusal_hook(lua_State *L)
     struct detect_ctx *c = lua_touserdata(L, 1);
     lh_api_install_override(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_REFUSAL]); /* [ctx, f] */
-    lc_push_command_result(L, c->in);                   /* [ctx, f, in] */
-    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    lc_push_command_result(L, c->in);                             /* [ctx, f, in] */
+    lua_call(L, 1, 1);                                            /* [ctx, res] */
     H.validating = true;
     c->n = lc_read_refusals(L, -1, c->out, c->max);
     return 0;
@@ -452,7 +459,7 @@ static int call_escalate_hook(lua_State *L)
     struct escalate_ctx *c = lua_touserdata(L, 1);
     lh_api_install_override(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_chain[HOOK_ESCALATE]); /* [ctx, f] */
-    lua_createtable(L, 0, 6);                           /* [ctx, f, in] */
+    lua_createtable(L, 0, 6);                                      /* [ctx, f, in] */
     lc_push_refusal(L, c->r);
     lua_setfield(L, -2, "refusal");
     lua_pushstring(L, c->command ? c->command : "");
@@ -463,15 +470,15 @@ static int call_escalate_hook(lua_State *L)
         lua_pushboolean(L, vals[i]);
         lua_setfield(L, -2, names[i]);
     }
-    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    lua_call(L, 1, 1); /* [ctx, res] */
     H.validating = true;
     lc_read_escalation(L, -1, c->out);
     return 0;
 }
 
 enum lh_outcome lh_escalate(const struct lh_refusal *r, const char *command, bool ask_sandbox_off,
-                            bool plan, bool background, bool interactive,
-                            struct lh_escalation *out, char *err, size_t errlen)
+                            bool plan, bool background, bool interactive, struct lh_escalation *out,
+                            char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (errlen)
@@ -482,9 +489,13 @@ enum lh_outcome lh_escalate(const struct lh_refusal *r, const char *command, boo
     } else if (H.ref_chain[HOOK_ESCALATE] == LUA_NOREF) {
         snprintf(err, errlen, "no policy defines the 'escalate' hook");
     } else {
-        struct escalate_ctx c = {.r = r, .command = command, .ask_sandbox_off = ask_sandbox_off,
-                                 .plan = plan, .background = background,
-                                 .interactive = interactive, .out = out};
+        struct escalate_ctx c = {.r = r,
+                                 .command = command,
+                                 .ask_sandbox_off = ask_sandbox_off,
+                                 .plan = plan,
+                                 .background = background,
+                                 .interactive = interactive,
+                                 .out = out};
         char where[PATH_MAX + 32];
         lh_hook_where(HOOK_ESCALATE, where, sizeof where);
         o = lh_protected_call(call_escalate_hook, &c, where, err, errlen);
@@ -504,7 +515,7 @@ struct esc_settings_ctx {
 static int read_escalation_settings(lua_State *L)
 {
     struct esc_settings_ctx *c = lua_touserdata(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_profile);   /* [ctx, profile] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_profile); /* [ctx, profile] */
     lc_read_escalation_settings(L, -1, &c->ask_sandbox_off, &c->plan);
     return 0;
 }
@@ -514,7 +525,8 @@ void lh_profile_escalation(bool *ask_sandbox_off, bool *plan)
     struct esc_settings_ctx c = {false, false};
     char err[256];
     if (H.L && !H.need_rebuild && H.ref_profile != LUA_NOREF &&
-        lh_protected_call(read_escalation_settings, &c, "escalation settings", err, sizeof err) != LH_OK)
+        lh_protected_call(read_escalation_settings, &c, "escalation settings", err, sizeof err) !=
+            LH_OK)
         c.ask_sandbox_off = c.plan = false;
     *ask_sandbox_off = c.ask_sandbox_off;
     *plan = c.plan;

@@ -70,7 +70,7 @@ static bool is_sequence(lua_State *L, int idx)
 {
     lua_Unsigned n = lua_rawlen(L, idx), count = 0;
     lua_pushnil(L);
-    while (lua_next(L, idx)) {                          /* [..., k, v] */
+    while (lua_next(L, idx)) { /* [..., k, v] */
         lua_pop(L, 1);
         if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
             (lua_Unsigned)lua_tointeger(L, -1) > n) {
@@ -88,8 +88,12 @@ static void json_repr(lua_State *L, int idx, struct repr_buf *b, int depth)
 {
     idx = lua_absindex(L, idx);
     switch (lua_type(L, idx)) {
-    case LUA_TNIL: rb_str(b, "null"); return;
-    case LUA_TBOOLEAN: rb_str(b, lua_toboolean(L, idx) ? "true" : "false"); return;
+    case LUA_TNIL:
+        rb_str(b, "null");
+        return;
+    case LUA_TBOOLEAN:
+        rb_str(b, lua_toboolean(L, idx) ? "true" : "false");
+        return;
     case LUA_TNUMBER: {
         char num[64];
         double d = lua_tonumber(L, idx);
@@ -133,7 +137,7 @@ static void json_repr(lua_State *L, int idx, struct repr_buf *b, int depth)
     }
     struct str_list keys = {0};
     lua_pushnil(L);
-    while (lua_next(L, idx)) {                          /* [..., k, v] */
+    while (lua_next(L, idx)) { /* [..., k, v] */
         lua_pop(L, 1);
         lua_pushvalue(L, -1);
         str_list_push(&keys, luaL_tolstring(L, -1, NULL)); /* [..., k, k, s] */
@@ -160,10 +164,10 @@ static void flatten(lua_State *L, int idx, const char *prefix, struct str_list *
 {
     idx = lua_absindex(L, idx);
     lua_pushnil(L);
-    while (lua_next(L, idx)) {                          /* [..., k, v] */
+    while (lua_next(L, idx)) { /* [..., k, v] */
         lua_pushvalue(L, -2);
         char *path = xasprintf("%s%s%s", prefix, *prefix ? "." : "", luaL_tolstring(L, -1, NULL));
-        lua_pop(L, 2);                                  /* [..., k, v] */
+        lua_pop(L, 2); /* [..., k, v] */
         if (lua_istable(L, -1) && depth < LH_REPR_MAX_DEPTH && !is_sequence(L, lua_gettop(L))) {
             flatten(L, -1, path, out, depth + 1);
         } else {
@@ -173,7 +177,7 @@ static void flatten(lua_State *L, int idx, const char *prefix, struct str_list *
             free(b.s);
         }
         free(path);
-        lua_pop(L, 1);                                  /* [..., k] */
+        lua_pop(L, 1); /* [..., k] */
     }
 }
 
@@ -222,22 +226,22 @@ struct walk {
     const struct explain_kind *kind;
     const void *input;
     struct lh_explanation *ex;
-    int layer;                      /* the layer being asked, 1-based */
-    struct str_list flat, prev;     /* profile: this layer's result and the last good one's */
+    int layer;                  /* the layer being asked, 1-based */
+    struct str_list flat, prev; /* profile: this layer's result and the last good one's */
 };
 
 /* ex->n and each layer's "file:line" (ctx: walk). */
 static int read_layer_info(lua_State *L)
 {
     struct walk *w = lua_touserdata(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_layers);    /* [ctx, reg] */
-    lua_getfield(L, -1, lh_hook_names[w->kind->hook]);  /* [ctx, reg, layers] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_layers);   /* [ctx, reg] */
+    lua_getfield(L, -1, lh_hook_names[w->kind->hook]); /* [ctx, reg, layers] */
     lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
     int count = n > LH_EXPLAIN_MAX_LAYERS ? LH_EXPLAIN_MAX_LAYERS : (int)n;
     for (int i = 0; i < count; i++) {
         lua_Debug ar;
         struct lh_explain_layer *l = &w->ex->layer[i];
-        lua_rawgeti(L, -1, i + 1);                      /* [ctx, reg, layers, fn] */
+        lua_rawgeti(L, -1, i + 1); /* [ctx, reg, layers, fn] */
         if (lua_getinfo(L, ">S", &ar))
             snprintf(l->where, sizeof l->where, "%s:%d",
                      ar.source[0] == '@' ? ar.source + 1 : ar.short_src, ar.linedefined);
@@ -249,16 +253,16 @@ static int read_layer_info(lua_State *L)
 /* [...] -> [..., chain of layers 1..i of hook h] */
 static void push_truncated_chain(lua_State *L, enum lh_hook h, int i)
 {
-    lh_push_module_field(L, "cordon.hooks", "chain");   /* [chainf] */
-    lua_createtable(L, i, 0);                           /* [chainf, sub] */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_layers);    /* [chainf, sub, reg] */
-    lua_getfield(L, -1, lh_hook_names[h]);              /* [chainf, sub, reg, layers] */
+    lh_push_module_field(L, "cordon.hooks", "chain"); /* [chainf] */
+    lua_createtable(L, i, 0);                         /* [chainf, sub] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_layers);  /* [chainf, sub, reg] */
+    lua_getfield(L, -1, lh_hook_names[h]);            /* [chainf, sub, reg, layers] */
     for (int k = 1; k <= i; k++) {
         lua_rawgeti(L, -1, k);
         lua_rawseti(L, -4, k);
     }
-    lua_pop(L, 2);                                      /* [chainf, sub] */
-    lua_call(L, 1, 1);                                  /* [chain] */
+    lua_pop(L, 2);     /* [chainf, sub] */
+    lua_call(L, 1, 1); /* [chain] */
 }
 
 /* Ask every layer defining kind->hook about input, lowest first, and find the deciding one.
@@ -326,11 +330,16 @@ void lh_explanation_free(struct lh_explanation *ex)
 const char *lh_outcome_name(enum lh_outcome o)
 {
     switch (o) {
-    case LH_OK: return "ok";
-    case LH_ERROR: return "error";
-    case LH_TIMEOUT: return "instruction budget exhausted";
-    case LH_NOMEM: return "memory cap exceeded";
-    case LH_BAD_RESULT: return "bad result";
+    case LH_OK:
+        return "ok";
+    case LH_ERROR:
+        return "error";
+    case LH_TIMEOUT:
+        return "instruction budget exhausted";
+    case LH_NOMEM:
+        return "memory cap exceeded";
+    case LH_BAD_RESULT:
+        return "bad result";
     }
     return "?";
 }
@@ -347,9 +356,9 @@ static int ask_network_layer(lua_State *L)
     struct walk *w = lua_touserdata(L, 1);
     const struct net_input *in = w->input;
     lh_restore_profile(L);
-    push_truncated_chain(L, HOOK_NETWORK, w->layer);    /* [ctx, f] */
+    push_truncated_chain(L, HOOK_NETWORK, w->layer);              /* [ctx, f] */
     lh_push_network_input(L, in->kind, in->host, in->port, NULL); /* [ctx, f, in] */
-    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    lua_call(L, 1, 1);                                            /* [ctx, res] */
     H.validating = true;
     lc_read_net_decision(L, -1, &w->ex->layer[w->layer - 1].net);
     return 0;
@@ -364,7 +373,9 @@ static bool network_settled_below(const struct lh_explanation *ex, int k)
 }
 
 static const struct explain_kind network_kind = {
-    .hook = HOOK_NETWORK, .ask = ask_network_layer, .settled_below = network_settled_below,
+    .hook = HOOK_NETWORK,
+    .ask = ask_network_layer,
+    .settled_below = network_settled_below,
 };
 
 enum lh_outcome lh_explain_network(enum net_kind kind, const char *host, unsigned port,
@@ -390,8 +401,8 @@ enum lh_outcome lh_explain_network(enum net_kind kind, const char *host, unsigne
 static int ask_profile_layer(lua_State *L)
 {
     struct walk *w = lua_touserdata(L, 1);
-    push_truncated_chain(L, HOOK_PROFILE, w->layer);    /* [ctx, f] */
-    lh_call_profile_fn(L, w->input);                    /* [ctx, res] */
+    push_truncated_chain(L, HOOK_PROFILE, w->layer); /* [ctx, f] */
+    lh_call_profile_fn(L, w->input);                 /* [ctx, res] */
     str_list_free(&w->flat);
     flatten(L, -1, "", &w->flat, 0);
     str_list_sort(&w->flat);
@@ -414,8 +425,11 @@ static bool profile_settled_below(const struct lh_explanation *ex, int k)
 }
 
 static const struct explain_kind profile_kind = {
-    .hook = HOOK_PROFILE, .ask = ask_profile_layer, .answered = profile_answered,
-    .settled_below = profile_settled_below, .first_failure = true,
+    .hook = HOOK_PROFILE,
+    .ask = ask_profile_layer,
+    .answered = profile_answered,
+    .settled_below = profile_settled_below,
+    .first_failure = true,
 };
 
 enum lh_outcome lh_explain_profile(const struct run_flags *flags, struct lh_explanation *ex)
@@ -436,9 +450,9 @@ static int ask_refusal_layer(lua_State *L)
     if (!l->refusals)
         l->refusals = xcalloc(LH_EXPLAIN_MAX_REFUSALS, sizeof *l->refusals);
     lh_api_install_override(L);
-    push_truncated_chain(L, HOOK_REFUSAL, w->layer);    /* [ctx, f] */
-    lc_push_command_result(L, w->input);                /* [ctx, f, in] */
-    lua_call(L, 1, 1);                                  /* [ctx, res] */
+    push_truncated_chain(L, HOOK_REFUSAL, w->layer); /* [ctx, f] */
+    lc_push_command_result(L, w->input);             /* [ctx, f, in] */
+    lua_call(L, 1, 1);                               /* [ctx, res] */
     H.validating = true;
     l->n_refusals = lc_read_refusals(L, -1, l->refusals, LH_EXPLAIN_MAX_REFUSALS);
     return 0;
@@ -458,7 +472,9 @@ static bool refusal_settled_below(const struct lh_explanation *ex, int k)
 }
 
 static const struct explain_kind refusal_kind = {
-    .hook = HOOK_REFUSAL, .ask = ask_refusal_layer, .settled_below = refusal_settled_below,
+    .hook = HOOK_REFUSAL,
+    .ask = ask_refusal_layer,
+    .settled_below = refusal_settled_below,
 };
 
 enum lh_outcome lh_explain_refusals(const struct lh_command_result *in, struct lh_explanation *ex)
@@ -479,7 +495,7 @@ struct value_ctx {
 static int read_profile_value(lua_State *L)
 {
     struct value_ctx *c = lua_touserdata(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_profile);   /* [ctx, v] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_profile); /* [ctx, v] */
     const char *p = c->keypath;
     while (*p) {
         size_t n = strcspn(p, ".");
@@ -488,9 +504,9 @@ static int read_profile_value(lua_State *L)
             lua_pushnil(L);
             break;
         }
-        lua_pushlstring(L, p, n);                       /* [ctx, t, k] */
-        lua_rawget(L, -2);                              /* [ctx, t, v] */
-        lua_remove(L, -2);                              /* [ctx, v] */
+        lua_pushlstring(L, p, n); /* [ctx, t, k] */
+        lua_rawget(L, -2);        /* [ctx, t, v] */
+        lua_remove(L, -2);        /* [ctx, v] */
         p += n;
         if (*p == '.')
             p++;
@@ -505,8 +521,9 @@ bool lh_profile_value(const char *keypath, char *out, size_t outlen)
     if (!H.L || H.need_rebuild || H.ref_profile == LUA_NOREF)
         return false;
     struct value_ctx c = {.keypath = keypath};
-    bool ok = lh_protected_call(read_profile_value, &c, "profile value", err, sizeof err) == LH_OK &&
-              c.b.s && c.b.len < outlen;
+    bool ok =
+        lh_protected_call(read_profile_value, &c, "profile value", err, sizeof err) == LH_OK &&
+        c.b.s && c.b.len < outlen;
     if (ok)
         memcpy(out, c.b.s, c.b.len + 1);
     free(c.b.s);
@@ -523,14 +540,15 @@ static int read_layer_hooks(lua_State *L)
 {
     struct layer_hooks_ctx *c = lua_touserdata(L, 1);
     lh_push_module_field(L, "cordon.hooks", "new_registry");
-    lua_call(L, 0, 1);                                  /* [ctx, reg] */
-    lh_add_layer(L, c->path);                           /* [ctx, reg] */
+    lua_call(L, 0, 1);        /* [ctx, reg] */
+    lh_add_layer(L, c->path); /* [ctx, reg] */
     size_t used = 0;
     c->out[0] = '\0';
     for (int h = 0; h < HOOK_COUNT; h++) {
-        lua_getfield(L, -1, lh_hook_names[h]);          /* [ctx, reg, list] */
+        lua_getfield(L, -1, lh_hook_names[h]); /* [ctx, reg, list] */
         if (lua_rawlen(L, -1) > 0 && used < c->outlen) {
-            int w = snprintf(c->out + used, c->outlen - used, "%s%s", used ? ", " : "", lh_hook_names[h]);
+            int w = snprintf(c->out + used, c->outlen - used, "%s%s", used ? ", " : "",
+                             lh_hook_names[h]);
             used += w > 0 ? (size_t)w : 0;
         }
         lua_pop(L, 1);
@@ -623,8 +641,10 @@ static int check_profile(const char *name, const char *cwd, struct str_list *pro
 {
     extern char **environ;
     char err[1024];
-    struct run_flags flags = {.profile = name, .unrestricted_network = FLAG_UNSET,
-                              .allow_loopback = FLAG_UNSET, .allow_docker = FLAG_UNSET,
+    struct run_flags flags = {.profile = name,
+                              .unrestricted_network = FLAG_UNSET,
+                              .allow_loopback = FLAG_UNSET,
+                              .allow_docker = FLAG_UNSET,
                               .json = FLAG_UNSET};
     struct sandbox_config cfg;
     if (lh_resolve_sandbox(&flags, cwd, NULL, environ, &cfg, err, sizeof err) == LH_OK) {
@@ -664,7 +684,8 @@ static int check_every_profile(const char *cwd, struct str_list *problems)
     lh_list_profile_names(&names, &bad);
     for (size_t i = 0; i < bad.len; i++, n++)
         str_list_push_owned(problems, xasprintf("%s: invalid profile name (must match "
-                                                "^[a-z0-9][a-z0-9_-]*$)", bad.items[i]));
+                                                "^[a-z0-9][a-z0-9_-]*$)",
+                                                bad.items[i]));
     for (size_t i = 0; i < names.len; i++)
         n += check_profile(names.items[i], cwd, problems);
     str_list_free(&names);
@@ -733,7 +754,8 @@ int lh_check_file(const struct lh_options *opt, const char *path, struct str_lis
     }
     if (!lh_valid_profile_name(name)) {
         str_list_push_owned(problems, xasprintf("%s: invalid profile name (must match "
-                                                "^[a-z0-9][a-z0-9_-]*$)", path));
+                                                "^[a-z0-9][a-z0-9_-]*$)",
+                                                path));
         n = 1;
         goto out;
     }

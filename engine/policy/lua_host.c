@@ -32,15 +32,16 @@
 #include "policy/trust.h"
 #include "base/util.h"
 
-#define LH_STEP_INTERVAL 1000                   /* instructions between count-hook calls */
+#define LH_STEP_INTERVAL 1000                       /* instructions between count-hook calls */
 #define LH_STEP_LIMIT (50000000 / LH_STEP_INTERVAL) /* ~50M instructions per call */
-#define LH_MEM_PER_CALL ((size_t)32 << 20)      /* bytes a call may grow the state by */
+#define LH_MEM_PER_CALL ((size_t)32 << 20)          /* bytes a call may grow the state by */
 #define LH_LOADED_KEY "cordon.loaded"
 
 const char *const lh_hook_names[HOOK_COUNT] = {"profile", "environment", "network", "refusal",
-                                              "escalate"};
+                                               "escalate"};
 
-struct lh_state lh_state = {.ref_api = LUA_NOREF, .ref_profile = LUA_NOREF, .ref_unchecked = LUA_NOREF};
+struct lh_state lh_state = {
+    .ref_api = LUA_NOREF, .ref_profile = LUA_NOREF, .ref_unchecked = LUA_NOREF};
 
 /* ---- allocation and budget -------------------------------------------------------------- */
 
@@ -134,14 +135,14 @@ enum lh_outcome lh_protected_call(lua_CFunction fn, void *ctx, const char *where
 {
     lua_State *L = H.L;
     int top = lua_gettop(L);
-    lua_pushcfunction(L, msgh);                         /* [h] */
-    lua_pushcfunction(L, fn);                           /* [h, fn] */
-    lua_pushlightuserdata(L, ctx);                      /* [h, fn, ctx] */
+    lua_pushcfunction(L, msgh);    /* [h] */
+    lua_pushcfunction(L, fn);      /* [h, fn] */
+    lua_pushlightuserdata(L, ctx); /* [h, fn, ctx] */
     H.steps = 0;
     H.budget_tripped = H.mem_tripped = H.validating = false;
     H.mem_limit = H.mem_used + LH_MEM_PER_CALL;
     lua_sethook(L, count_hook, LUA_MASKCOUNT, LH_STEP_INTERVAL);
-    int st = lua_pcall(L, 1, 0, top + 1);               /* [h] or [h, msg] */
+    int st = lua_pcall(L, 1, 0, top + 1); /* [h] or [h, msg] */
     lua_sethook(L, NULL, 0, 0);
     H.mem_limit = 0;
 
@@ -223,7 +224,7 @@ long lh_push_file(lua_State *L, const char *path)
     if (!S_ISREG(st.st_mode))
         return -EISDIR;
     size_t cap = (size_t)st.st_size;
-    char *buf = lua_newuserdatauv(L, cap + 1, 0);       /* [ud] (may raise; no fd open yet) */
+    char *buf = lua_newuserdatauv(L, cap + 1, 0); /* [ud] (may raise; no fd open yet) */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
@@ -251,9 +252,9 @@ void lh_load_sandboxed(lua_State *L, const char *path, size_t len)
     if (!str_list_contains(&known_chunks, path) && known_chunks.len < 256)
         str_list_push(&known_chunks, path);
     const char *buf = lua_touserdata(L, -1);
-    lua_pushfstring(L, "@%s", path);                    /* [ud, name] */
+    lua_pushfstring(L, "@%s", path);                                  /* [ud, name] */
     int st = luaL_loadbufferx(L, buf, len, lua_tostring(L, -1), "t"); /* [ud, name, fn|msg] */
-    lua_remove(L, -2);                                  /* [ud, fn|msg] */
+    lua_remove(L, -2);                                                /* [ud, fn|msg] */
     if (st != LUA_OK) {
         /* Name the file whole ("path:line: ..."), even when Lua shortened a long chunk name. */
         char msg[1024];
@@ -265,10 +266,10 @@ void lh_load_sandboxed(lua_State *L, const char *path, size_t len)
             lua_pushstring(L, msg);
         lua_error(L);
     }
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_env_fn);    /* [ud, fn, envfn] */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_api);       /* [ud, fn, envfn, api] */
-    lua_call(L, 1, 1);                                  /* [ud, fn, env] */
-    if (!lua_setupvalue(L, -2, 1))                      /* [ud, fn] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_env_fn); /* [ud, fn, envfn] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_api);    /* [ud, fn, envfn, api] */
+    lua_call(L, 1, 1);                               /* [ud, fn, env] */
+    if (!lua_setupvalue(L, -2, 1))                   /* [ud, fn] */
         lua_pop(L, 1);
 }
 
@@ -370,8 +371,8 @@ static int lh_load(lua_State *L)
 static int lh_require(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
-    lua_getfield(L, LUA_REGISTRYINDEX, LH_LOADED_KEY);  /* [name, loaded] */
-    if (lua_getfield(L, -1, name) != LUA_TNIL)          /* [name, loaded, mod] */
+    lua_getfield(L, LUA_REGISTRYINDEX, LH_LOADED_KEY); /* [name, loaded] */
+    if (lua_getfield(L, -1, name) != LUA_TNIL)         /* [name, loaded, mod] */
         return 1;
     lua_pop(L, 1);
     const struct lua_embedded_module *m = lua_embedded_modules;
@@ -382,7 +383,7 @@ static int lh_require(lua_State *L)
     if (luaL_loadbufferx(L, m->source, m->len, m->chunkname, "t") != LUA_OK)
         return lua_error(L);
     lua_pushstring(L, name);
-    lua_call(L, 1, 1);                                  /* [name, loaded, mod] */
+    lua_call(L, 1, 1); /* [name, loaded, mod] */
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         lua_pushboolean(L, 1);
@@ -395,8 +396,8 @@ static int lh_require(lua_State *L)
 static void open_libs(lua_State *L)
 {
     static const luaL_Reg libs[] = {
-        {LUA_GNAME, luaopen_base},         {LUA_TABLIBNAME, luaopen_table},
-        {LUA_STRLIBNAME, luaopen_string},  {LUA_MATHLIBNAME, luaopen_math},
+        {LUA_GNAME, luaopen_base},        {LUA_TABLIBNAME, luaopen_table},
+        {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
         {LUA_UTF8LIBNAME, luaopen_utf8},
     };
     for (size_t i = 0; i < ARRAY_LEN(libs); i++) {
@@ -414,8 +415,8 @@ static void open_libs(lua_State *L)
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LH_LOADED_KEY);
     /* Hide the string metatable: getmetatable("").__index would be the shared string table. */
-    lua_pushliteral(L, "");                             /* [s] */
-    lua_getmetatable(L, -1);                            /* [s, mt] */
+    lua_pushliteral(L, "");  /* [s] */
+    lua_getmetatable(L, -1); /* [s, mt] */
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
     lua_pop(L, 2);
@@ -426,33 +427,33 @@ void lh_push_module_field(lua_State *L, const char *mod, const char *field)
 {
     lua_getglobal(L, "require");
     lua_pushstring(L, mod);
-    lua_call(L, 1, 1);                                  /* [m] */
-    lua_getfield(L, -1, field);                         /* [m, f] */
-    lua_remove(L, -2);                                  /* [f] */
+    lua_call(L, 1, 1);          /* [m] */
+    lua_getfield(L, -1, field); /* [m, f] */
+    lua_remove(L, -2);          /* [f] */
 }
 
 /* Load one policy file and add it as a layer: [reg] -> [reg]. Raises on any problem. */
 void lh_add_layer(lua_State *L, const char *path)
 {
-    long len = lh_push_file(L, path);                   /* [reg, ud] */
+    long len = lh_push_file(L, path); /* [reg, ud] */
     if (len < 0) {
         lua_pushfstring(L, "%s: %s", path, strerror((int)-len));
         lua_error(L);
     }
-    lh_load_sandboxed(L, path, (size_t)len);            /* [reg, ud, fn] */
-    lua_call(L, 0, 1);                                  /* [reg, ud, layer] */
+    lh_load_sandboxed(L, path, (size_t)len);              /* [reg, ud, fn] */
+    lua_call(L, 0, 1);                                    /* [reg, ud, layer] */
     lh_push_module_field(L, "cordon.hooks", "add_layer"); /* [reg, ud, layer, add] */
     lua_pushvalue(L, -4);
     lua_pushvalue(L, -3);
-    lua_pushstring(L, path);                            /* [reg, ud, layer, add, reg, layer, path] */
-    lua_call(L, 3, 0);                                  /* [reg, ud, layer] */
-    lua_pop(L, 2);                                      /* [reg] */
+    lua_pushstring(L, path); /* [reg, ud, layer, add, reg, layer, path] */
+    lua_call(L, 3, 0);       /* [reg, ud, layer] */
+    lua_pop(L, 2);           /* [reg] */
 }
 
 static int add_layer_protected(lua_State *L)
 {
-    const char *path = lua_tostring(L, 2);              /* [reg, path] */
-    lua_pushvalue(L, 1);                                /* [reg, path, reg] */
+    const char *path = lua_tostring(L, 2); /* [reg, path] */
+    lua_pushvalue(L, 1);                   /* [reg, path, reg] */
     lh_add_layer(L, path);
     return 0;
 }
@@ -499,7 +500,7 @@ static void read_refusal_markers(lua_State *L)
 {
     lh_push_module_field(L, "cordon.hooks", "refusal_markers");
     lua_pushvalue(L, -2);
-    lua_call(L, 1, 1);                                  /* [reg, markers|nil] */
+    lua_call(L, 1, 1); /* [reg, markers|nil] */
     str_list_free(&H.marker_list);
     H.markers_known = lua_istable(L, -1);
     for (lua_Integer i = 1; H.markers_known && i <= (lua_Integer)lua_rawlen(L, -1); i++) {
@@ -516,13 +517,13 @@ static int startup(lua_State *L)
 {
     open_libs(L);
 
-    lh_api_push_host(L);                                /* [host] */
-    lh_push_module_field(L, "cordon.sandbox", "api");   /* [host, api_fn] */
+    lh_api_push_host(L);                              /* [host] */
+    lh_push_module_field(L, "cordon.sandbox", "api"); /* [host, api_fn] */
     lua_pushglobaltable(L);
     lua_pushvalue(L, -3);
-    lua_getglobal(L, "require");                        /* [host, api_fn, G, host, require] */
-    lua_call(L, 3, 1);                                  /* [host, api] */
-    H.ref_api = luaL_ref(L, LUA_REGISTRYINDEX);         /* [host] */
+    lua_getglobal(L, "require");                /* [host, api_fn, G, host, require] */
+    lua_call(L, 3, 1);                          /* [host, api] */
+    H.ref_api = luaL_ref(L, LUA_REGISTRYINDEX); /* [host] */
     lua_pop(L, 1);
     lh_push_module_field(L, "cordon.sandbox", "env");
     H.ref_env_fn = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -530,20 +531,20 @@ static int startup(lua_State *L)
     H.ref_validate = luaL_ref(L, LUA_REGISTRYINDEX);
 
     lh_push_module_field(L, "cordon.hooks", "new_registry");
-    lua_call(L, 0, 1);                                  /* [reg] */
+    lua_call(L, 0, 1); /* [reg] */
     struct str_list files = {0};
     layer_files(L, &files);
     /* Each layer loads in a protected call, so that a failing one cannot jump past the
      * freeing of files; a load error is then raised again (or, for policy check, collected). */
     for (size_t i = 0; i < files.len; i++) {
-        lua_pushcfunction(L, add_layer_protected);      /* [reg, f] */
+        lua_pushcfunction(L, add_layer_protected); /* [reg, f] */
         lua_pushvalue(L, -2);
-        lua_pushstring(L, files.items[i]);              /* [reg, f, reg, path] */
-        if (lua_pcall(L, 2, 0, 0) == LUA_OK)            /* [reg] or [reg, msg] */
+        lua_pushstring(L, files.items[i]);   /* [reg, f, reg, path] */
+        if (lua_pcall(L, 2, 0, 0) == LUA_OK) /* [reg] or [reg, msg] */
             continue;
         if (!H.problems) {
             str_list_free(&files);
-            return lua_error(L);                        /* the message is on top */
+            return lua_error(L); /* the message is on top */
         }
         const char *msg = lua_tostring(L, -1);
         str_list_push(H.problems, msg ? msg : files.items[i]);
@@ -552,20 +553,20 @@ static int startup(lua_State *L)
     str_list_free(&files);
 
     for (int h = 0; h < HOOK_COUNT; h++) {
-        lua_getfield(L, -1, lh_hook_names[h]);          /* [reg, layers] */
+        lua_getfield(L, -1, lh_hook_names[h]); /* [reg, layers] */
         lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
         if (n > 0) {
             lua_rawgeti(L, -1, n);
             H.ref_top[h] = luaL_ref(L, LUA_REGISTRYINDEX);
             lh_push_module_field(L, "cordon.hooks", "chain");
             lua_pushvalue(L, -2);
-            lua_call(L, 1, 1);                          /* [reg, layers, chain] */
+            lua_call(L, 1, 1); /* [reg, layers, chain] */
             H.ref_chain[h] = luaL_ref(L, LUA_REGISTRYINDEX);
         }
-        lua_pop(L, 1);                                  /* [reg] */
+        lua_pop(L, 1); /* [reg] */
     }
     read_refusal_markers(L);
-    H.ref_layers = luaL_ref(L, LUA_REGISTRYINDEX);      /* [] */
+    H.ref_layers = luaL_ref(L, LUA_REGISTRYINDEX); /* [] */
     return 0;
 }
 
@@ -670,7 +671,8 @@ void lh_hook_where(enum lh_hook h, char *buf, size_t n)
     lua_Debug ar;
     lua_rawgeti(H.L, LUA_REGISTRYINDEX, H.ref_top[h]);
     if (lua_isfunction(H.L, -1) && lua_getinfo(H.L, ">S", &ar)) {
-        snprintf(buf, n, "%s:%d", ar.source[0] == '@' ? ar.source + 1 : ar.short_src, ar.linedefined);
+        snprintf(buf, n, "%s:%d", ar.source[0] == '@' ? ar.source + 1 : ar.short_src,
+                 ar.linedefined);
         return;
     }
     lua_pop(H.L, 1);

@@ -16,11 +16,11 @@ struct marker_set;
 
 /* What one protected hook call ended as. Callers switch on it without default:. */
 enum lh_outcome {
-    LH_OK,          /* a valid result */
-    LH_ERROR,       /* the hook raised, or a policy failed to load */
-    LH_TIMEOUT,     /* instruction budget exhausted */
-    LH_NOMEM,       /* memory cap reached */
-    LH_BAD_RESULT,  /* result of the wrong shape */
+    LH_OK,         /* a valid result */
+    LH_ERROR,      /* the hook raised, or a policy failed to load */
+    LH_TIMEOUT,    /* instruction budget exhausted */
+    LH_NOMEM,      /* memory cap reached */
+    LH_BAD_RESULT, /* result of the wrong shape */
 };
 
 /* "ok", "error", "instruction budget exhausted", "memory cap exceeded", "bad result". */
@@ -32,15 +32,15 @@ const char *lh_outcome_name(enum lh_outcome o);
  * caller's business (trust.h): lh_open loads whatever it is given. */
 struct trust_set;
 struct lh_options {
-    const char *datadir;          /* holds policies/ and profiles/ (required; layer_dirs.h) */
-    const char *user_config_dir;  /* ~/.config/cordon, or NULL: no user layer */
-    const char *project_dir;      /* a trusted project's .cordon directory, or NULL */
+    const char *datadir;         /* holds policies/ and profiles/ (required; layer_dirs.h) */
+    const char *user_config_dir; /* ~/.config/cordon, or NULL: no user layer */
+    const char *project_dir;     /* a trusted project's .cordon directory, or NULL */
     /* project_dir's files as trust checked them (policy/trust.h), or NULL: then the project
      * layer and its profiles are loaded from these bytes only, never read from project_dir
      * again (a file swapped after the check is not loaded). Borrowed for as long as the state
      * is open. */
     const struct trust_set *project_files;
-    const char *extra_policy;     /* --policy FILE: one more layer on top, or NULL */
+    const char *extra_policy; /* --policy FILE: one more layer on top, or NULL */
 };
 
 /* Create the state and load every policy layer. 0, or -1 with "file:line: message" in err. */
@@ -55,8 +55,8 @@ void lh_close(void);
  * the state for lh_network_decide() until the next call or lh_close(). Fills cfg; on failure returns the outcome and puts one
  * line naming the cause (and file:line for policy errors) in err. */
 enum lh_outcome lh_resolve_sandbox(const struct run_flags *flags, const char *cwd, const char *home,
-                                   char *const *environ_in, struct sandbox_config *cfg,
-                                   char *err, size_t errlen);
+                                   char *const *environ_in, struct sandbox_config *cfg, char *err,
+                                   size_t errlen);
 
 /* lh_resolve_sandbox in two steps, so that a controller can hand the configuration to the
  * sandbox's init before the network rules are compiled (cordon.allowlist loads only then):
@@ -70,21 +70,21 @@ enum lh_outcome lh_resolve_network(char *err, size_t errlen);
 
 /* One new network destination, as the egress proxy sees it. */
 enum net_kind {
-    NET_KIND_HTTP,      /* an absolute-form HTTP request (port 80 when the URL has none) */
-    NET_KIND_CONNECT,   /* an HTTP CONNECT tunnel */
-    NET_KIND_SOCKS,     /* a SOCKS5 CONNECT */
-    NET_KIND_DNS,       /* a name the sandbox's DNS stub was asked for (port 0), or an address
+    NET_KIND_HTTP,    /* an absolute-form HTTP request (port 80 when the URL has none) */
+    NET_KIND_CONNECT, /* an HTTP CONNECT tunnel */
+    NET_KIND_SOCKS,   /* a SOCKS5 CONNECT */
+    NET_KIND_DNS,     /* a name the sandbox's DNS stub was asked for (port 0), or an address
                          * a name's answer holds that needs a rule of its own */
 };
 
 /* The `network` hook's answer, copied out of Lua (strings truncated to fit, always
  * NUL-terminated; empty when the policy gave none). */
 struct net_decision {
-    bool allow;         /* forward the connection */
-    bool ask;           /* the policy wants a person asked (allow is false meanwhile) */
-    char rule[256];     /* the deciding entry as the user wrote it */
-    char reason[256];   /* why, for the 403 body, the SOCKS log line and the audit log */
-    char suggest[320];  /* the flag that would allow it, e.g. "--network-allow host:443" */
+    bool allow;        /* forward the connection */
+    bool ask;          /* the policy wants a person asked (allow is false meanwhile) */
+    char rule[256];    /* the deciding entry as the user wrote it */
+    char reason[256];  /* why, for the 403 body, the SOCKS log line and the audit log */
+    char suggest[320]; /* the flag that would allow it, e.g. "--network-allow host:443" */
 };
 
 /* Decide one destination with the profile resolved by the last lh_resolve_sandbox() (its
@@ -118,13 +118,13 @@ struct lh_refusal;
 
 /* One layer's answer. */
 struct lh_explain_layer {
-    char where[PATH_MAX + 32];      /* "file:line" of the layer's hook */
+    char where[PATH_MAX + 32]; /* "file:line" of the layer's hook */
     enum lh_outcome outcome;
-    char error[1024];               /* outcome != LH_OK: the message */
-    struct net_decision net;        /* network: the layer's decision (zero on error) */
-    struct str_list changed;        /* profile: key paths whose value differs from the result
+    char error[1024];            /* outcome != LH_OK: the message */
+    struct net_decision net;     /* network: the layer's decision (zero on error) */
+    struct str_list changed;     /* profile: key paths whose value differs from the result
                                      * of the layers below (layer 1: every key it sets) */
-    struct lh_refusal *refusals;    /* refusal: the layer's list (none on error) */
+    struct lh_refusal *refusals; /* refusal: the layer's list (none on error) */
     size_t n_refusals;
 };
 
@@ -132,8 +132,8 @@ struct lh_explain_layer {
  * explain (error says why) or, error empty, because no layer defines the hook. */
 struct lh_explanation {
     int n;
-    struct lh_explain_layer *layer;  /* [n], lowest first */
-    int decided;        /* index of the deciding layer: network and refusal, the lowest layer
+    struct lh_explain_layer *layer; /* [n], lowest first */
+    int decided;             /* index of the deciding layer: network and refusal, the lowest layer
                          * from which the answer (and outcome) no longer changes; profile, the
                          * last layer that changed the profile (or failed) */
     enum lh_outcome outcome; /* network and refusal: the top layer's; profile: the first failing
@@ -188,14 +188,14 @@ struct lh_command_result {
     const struct str_list *writable;
     const struct str_list *hidden;
     const struct str_list *network_denied;
-    bool merged;        /* stdout holds both streams (a pty); stderr is empty */
-    bool candidates;    /* the texts hold only the kept lines with a marker (lh_refusal_markers) */
+    bool merged;     /* stdout holds both streams (a pty); stderr is empty */
+    bool candidates; /* the texts hold only the kept lines with a marker (lh_refusal_markers) */
     /* Where the command's paths stand, for the refusal's wording (absent fields: unknown). */
-    const char *workspace;          /* NULL: not known (a recorded case without one) */
-    bool workspace_readonly;        /* the profile makes the workspace read-only (`readonly`) */
-    const char *profile;            /* the resolved profile's name, or NULL */
+    const char *workspace;   /* NULL: not known (a recorded case without one) */
+    bool workspace_readonly; /* the profile makes the workspace read-only (`readonly`) */
+    const char *profile;     /* the resolved profile's name, or NULL */
     const struct str_list *readonly_in_workspace; /* absolute: the protected paths inside it */
-    bool block_unix_sockets;        /* seccomp refuses socket(AF_UNIX) (the `strict` profile) */
+    bool block_unix_sockets; /* seccomp refuses socket(AF_UNIX) (the `strict` profile) */
 };
 
 /* The markers the refusal layers key on (`refusal_markers`, lua/HOOKS.md), compiled by
@@ -228,8 +228,8 @@ struct lh_escalation {
  * defines the hook, a raise, a bad result, budget, memory) leaves out->ask false with
  * "policy error: file:line: message" in out->reason and the message in err (fail closed). */
 enum lh_outcome lh_escalate(const struct lh_refusal *r, const char *command, bool ask_sandbox_off,
-                            bool plan, bool background, bool interactive,
-                            struct lh_escalation *out, char *err, size_t errlen);
+                            bool plan, bool background, bool interactive, struct lh_escalation *out,
+                            char *err, size_t errlen);
 
 /* The `escalation.ask_sandbox_off` and `escalation.plan` keys of the profile the last
  * lh_resolve_sandbox() resolved (false when absent, or when no profile is resolved). */

@@ -41,7 +41,7 @@ static int host_profile(lua_State *L)
     for (size_t i = 0; i < nd; i++) {
         if (len == -ENOENT) {
             lua_pushfstring(L, "%s/%s.lua", dirs[i], name); /* [path] */
-            len = lh_push_file(L, lua_tostring(L, -1)); /* [path, ud] */
+            len = lh_push_file(L, lua_tostring(L, -1));     /* [path, ud] */
             if (len < 0)
                 lua_pop(L, 1);
         }
@@ -67,13 +67,13 @@ static int host_profile(lua_State *L)
         return lua_error(L);
     }
     const char *path = lua_tostring(L, -2);
-    lh_load_sandboxed(L, path, (size_t)len);            /* [path, ud, fn] */
-    lua_call(L, 0, 1);                                  /* [path, ud, t] */
+    lh_load_sandboxed(L, path, (size_t)len); /* [path, ud, fn] */
+    lua_call(L, 0, 1);                       /* [path, ud, t] */
     if (!lua_istable(L, -1)) {
         lua_pushfstring(L, "%s: a profile must return a table, got %s", path, luaL_typename(L, -1));
         return lua_error(L);
     }
-    lua_pushvalue(L, -3);                               /* [path, ud, t, path] */
+    lua_pushvalue(L, -3);                                   /* [path, ud, t, path] */
     lua_pushlstring(L, lua_touserdata(L, -3), (size_t)len); /* [path, ud, t, path, source] */
     return 3;
 }
@@ -117,9 +117,15 @@ static int push_opt_string(lua_State *L, const char *s)
     return 1;
 }
 
-static int host_home(lua_State *L) { return push_opt_string(L, H.home); }
+static int host_home(lua_State *L)
+{
+    return push_opt_string(L, H.home);
+}
 
-static int host_workspace(lua_State *L) { return push_opt_string(L, H.workspace); }
+static int host_workspace(lua_State *L)
+{
+    return push_opt_string(L, H.workspace);
+}
 
 /* Where this cordon binary is inside the sandbox (fsview.c binds it there, read-only), so the
  * environment can name `cordon nc` for ssh wherever cordon lives on the host. */
@@ -145,9 +151,11 @@ void lh_api_open(void)
         return;
     char word[128];
     while (user_getenv_allowed.len < 64 && fscanf(f, "%127s", word) == 1) {
-        bool ok = word[0] == '_' || (word[0] >= 'A' && word[0] <= 'Z') || (word[0] >= 'a' && word[0] <= 'z');
+        bool ok = word[0] == '_' || (word[0] >= 'A' && word[0] <= 'Z') ||
+                  (word[0] >= 'a' && word[0] <= 'z');
         for (char *c = word; ok && *c; c++)
-            ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+            ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                 (*c >= '0' && *c <= '9');
         if (ok)
             str_list_push(&user_getenv_allowed, word);
     }
@@ -163,16 +171,24 @@ static int host_getenv(lua_State *L)
     if (allowed)
         return push_opt_string(L, getenv(name));
     luaL_where(L, 1); /* where the policy called it: file:line */
-    lua_pushfstring(L, "host.getenv: '%s' is not available to policies (allowed: HOME, USER, PATH, "
-                       "LANG, TERM, and the names in ~/.config/cordon/getenv-allow)", name);
+    lua_pushfstring(L,
+                    "host.getenv: '%s' is not available to policies (allowed: HOME, USER, PATH, "
+                    "LANG, TERM, and the names in ~/.config/cordon/getenv-allow)",
+                    name);
     lua_concat(L, 2);
     return lua_error(L);
 }
 
 static const luaL_Reg host_api[] = {
-    {"profile", host_profile}, {"exists", host_exists},       {"is_dir", host_is_dir},
-    {"is_socket", host_is_socket}, {"home", host_home},       {"workspace", host_workspace},
-    {"getenv", host_getenv},   {"cordon_exe", host_cordon_exe}, {NULL, NULL},
+    {"profile", host_profile},
+    {"exists", host_exists},
+    {"is_dir", host_is_dir},
+    {"is_socket", host_is_socket},
+    {"home", host_home},
+    {"workspace", host_workspace},
+    {"getenv", host_getenv},
+    {"cordon_exe", host_cordon_exe},
+    {NULL, NULL},
 };
 
 void lh_api_push_host(lua_State *L)
@@ -252,23 +268,23 @@ static int ov_is_socket(lua_State *L)
 /* The table behind a read-only view (cordon.sandbox.readonly): [v] -> [v, t]. */
 static void push_behind_view(lua_State *L)
 {
-    if (!lua_getmetatable(L, -1)) {                     /* [v, mt] */
+    if (!lua_getmetatable(L, -1)) { /* [v, mt] */
         lua_pushnil(L);
         return;
     }
     lua_pushliteral(L, "__index");
-    lua_rawget(L, -2);                                  /* [v, mt, t] */
-    lua_remove(L, -2);                                  /* [v, t] */
+    lua_rawget(L, -2); /* [v, mt, t] */
+    lua_remove(L, -2); /* [v, t] */
 }
 
 /* Wrap host.exists and host.is_socket once per state. [-0, +0]; may raise (memory). */
 void lh_api_install_override(lua_State *L)
 {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_api);       /* [apiv] */
-    push_behind_view(L);                                /* [apiv, api] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, H.ref_api); /* [apiv] */
+    push_behind_view(L);                          /* [apiv, api] */
     lua_pushliteral(L, "host");
-    lua_rawget(L, -2);                                  /* [apiv, api, hostv] */
-    push_behind_view(L);                                /* [apiv, api, hostv, host] */
+    lua_rawget(L, -2);   /* [apiv, api, hostv] */
+    push_behind_view(L); /* [apiv, api, hostv, host] */
     if (lua_istable(L, -1)) {
         static const struct {
             const char *name;
@@ -276,15 +292,15 @@ void lh_api_install_override(lua_State *L)
         } w[] = {{"exists", ov_exists}, {"is_socket", ov_is_socket}};
         for (size_t i = 0; i < ARRAY_LEN(w); i++) {
             lua_pushstring(L, w[i].name);
-            lua_rawget(L, -2);                          /* [..., host, f] */
+            lua_rawget(L, -2); /* [..., host, f] */
             if (lua_tocfunction(L, -1) == w[i].fn) {
                 lua_pop(L, 1);
                 continue;
             }
-            lua_pushcclosure(L, w[i].fn, 1);            /* [..., host, wrapper] */
+            lua_pushcclosure(L, w[i].fn, 1); /* [..., host, wrapper] */
             lua_pushstring(L, w[i].name);
-            lua_insert(L, -2);                          /* [..., host, name, wrapper] */
-            lua_rawset(L, -3);                          /* [..., host] */
+            lua_insert(L, -2); /* [..., host, name, wrapper] */
+            lua_rawset(L, -3); /* [..., host] */
         }
     }
     lua_pop(L, 4);

@@ -19,7 +19,14 @@
 #define LH_DEFAULT_PROFILE "coding"
 
 /* Hooks, in the order of cordon.hooks.names. */
-enum lh_hook { HOOK_PROFILE, HOOK_ENVIRONMENT, HOOK_NETWORK, HOOK_REFUSAL, HOOK_ESCALATE, HOOK_COUNT };
+enum lh_hook {
+    HOOK_PROFILE,
+    HOOK_ENVIRONMENT,
+    HOOK_NETWORK,
+    HOOK_REFUSAL,
+    HOOK_ESCALATE,
+    HOOK_COUNT
+};
 extern const char *const lh_hook_names[HOOK_COUNT];
 
 /* The one Lua state and what lives beside it. Defined in lua_host.c; the others read and set
@@ -32,8 +39,8 @@ struct lh_state {
     /* instruction budget (count_hook) */
     long steps;
     bool budget_tripped;
-    bool validating;        /* errors now are the result's fault: LH_BAD_RESULT */
-    bool need_rebuild;      /* after LUA_ERRMEM: rebuild before reuse */
+    bool validating;   /* errors now are the result's fault: LH_BAD_RESULT */
+    bool need_rebuild; /* after LUA_ERRMEM: rebuild before reuse */
     /* options, copied */
     char *datadir, *user_config_dir, *project_dir, *extra_policy;
     const struct trust_set *project_files; /* lh_options.project_files, borrowed */
@@ -45,9 +52,9 @@ struct lh_state {
     const char *home, *workspace;
     /* registry refs */
     int ref_api, ref_env_fn, ref_validate;
-    int ref_net_compile;    /* cordon.allowlist.for_profile, looked up with the first rules */
-    int ref_unchecked;      /* a profile resolved without its network rules compiled yet */
-    int ref_layers;         /* the hooks registry { hook = { fn, ... } }, for explain */
+    int ref_net_compile; /* cordon.allowlist.for_profile, looked up with the first rules */
+    int ref_unchecked;   /* a profile resolved without its network rules compiled yet */
+    int ref_layers;      /* the hooks registry { hook = { fn, ... } }, for explain */
     int ref_chain[HOOK_COUNT], ref_top[HOOK_COUNT];
     /* the profile the last lh_resolve_sandbox() resolved, for lh_network_decide(): a registry
      * ref while the state lives, and its name and network lists copied to C so that a state
@@ -56,7 +63,7 @@ struct lh_state {
     bool have_profile;
     char *net_profile_name;
     struct str_list net_allow, net_deny;
-    char net_where[PATH_MAX + 32];  /* "file:line" of the top network hook; "" until looked up */
+    char net_where[PATH_MAX + 32]; /* "file:line" of the top network hook; "" until looked up */
     /* the refusal layers' markers (markers_known: every such layer declared its own) */
     bool markers_known;
     struct str_list marker_list;

@@ -117,9 +117,11 @@ static int scan_dir(int dfd, const char *dir, const char *rel, int depth, struct
         char *path = xasprintf("%s/%s", dir, e->d_name);
         char *r = xasprintf("%s%s%s", rel, *rel ? "/" : "", e->d_name);
         struct stat st;
-        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        int fd =
+            openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 && errno == ELOOP) {
-            snprintf(err, errlen, "%s: a symbolic link (refused: only regular files can be trusted)", path);
+            snprintf(err, errlen,
+                     "%s: a symbolic link (refused: only regular files can be trusted)", path);
             rc = -1;
         } else if (fd < 0 || fstat(fd, &st) < 0) {
             snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -128,7 +130,8 @@ static int scan_dir(int dfd, const char *dir, const char *rel, int depth, struct
             rc = scan_dir(fd, path, r, depth + 1, out, err, errlen);
             fd = -1; /* taken over */
         } else if (!S_ISREG(st.st_mode)) {
-            snprintf(err, errlen, "%s: not a regular file (refused: only regular files can be trusted)", path);
+            snprintf(err, errlen,
+                     "%s: not a regular file (refused: only regular files can be trusted)", path);
             rc = -1;
         } else if (out->len >= TRUST_MAX_FILES) {
             snprintf(err, errlen, "%s: more than %d files", dir, TRUST_MAX_FILES);
@@ -162,7 +165,8 @@ int trust_scan(const char *policy_dir, struct trust_set *out, char *err, size_t 
     int dfd = open(policy_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0) {
         if (errno == ELOOP || errno == ENOTDIR)
-            snprintf(err, errlen, "%s: not a directory (a symbolic link or a file is refused)", policy_dir);
+            snprintf(err, errlen, "%s: not a directory (a symbolic link or a file is refused)",
+                     policy_dir);
         else
             snprintf(err, errlen, "%s: %s", policy_dir, strerror(errno));
         return -1;
@@ -206,7 +210,8 @@ int trust_record_load(const char *path, struct trust_set *out, char *err, size_t
         for (size_t i = 0; i < files->len; i++) {
             const struct json_value *h = &files->items[i];
             if (h->type != JSON_STRING || h->len != SHA256_HEX_LEN) {
-                snprintf(err, errlen, "%s: \"%s\" is not a SHA-256 hex digest", path, files->keys[i]);
+                snprintf(err, errlen, "%s: \"%s\" is not a SHA-256 hex digest", path,
+                         files->keys[i]);
                 rc = -EINVAL;
                 break;
             }
@@ -298,8 +303,9 @@ void trust_compare(const struct trust_set *recorded, const struct trust_set *cur
     if (whylen)
         why[0] = '\0';
     while (i < recorded->len || j < current->len) {
-        int c = i >= recorded->len ? 1 : j >= current->len ? -1
-                                        : strcmp(recorded->items[i].rel, current->items[j].rel);
+        int c = i >= recorded->len  ? 1
+                : j >= current->len ? -1
+                                    : strcmp(recorded->items[i].rel, current->items[j].rel);
         if (c == 0) {
             if (strcmp(recorded->items[i].hash, current->items[j].hash) != 0)
                 why_add(why, whylen, &used, current->items[j].rel, "changed");
@@ -312,8 +318,8 @@ void trust_compare(const struct trust_set *recorded, const struct trust_set *cur
     }
 }
 
-enum trust_state trust_check(const char *config_dir, const char *root, char *canon_root,
-                             char *why, size_t whylen)
+enum trust_state trust_check(const char *config_dir, const char *root, char *canon_root, char *why,
+                             size_t whylen)
 {
     return trust_check_files(config_dir, root, canon_root, why, whylen, NULL);
 }

@@ -13,7 +13,7 @@
 #include "base/sha256.h"
 
 struct trust_entry {
-    char *rel;                          /* path relative to .cordon, e.g. "profiles/web.lua" */
+    char *rel; /* path relative to .cordon, e.g. "profiles/web.lua" */
     char hash[SHA256_HEX_LEN + 1];
     /* The bytes that were hashed (a NUL follows them), for a scan; NULL in a loaded record.
      * A trusted layer is loaded from these, never from the path again: a file swapped after
@@ -51,16 +51,16 @@ void trust_compare(const struct trust_set *recorded, const struct trust_set *cur
                    size_t whylen);
 
 enum trust_state {
-    TRUST_NO_PROJECT,   /* root has no .cordon */
-    TRUST_TRUSTED,      /* the record matches the files exactly */
-    TRUST_UNTRUSTED,    /* why says why: not trusted yet, a change, a refused file */
+    TRUST_NO_PROJECT, /* root has no .cordon */
+    TRUST_TRUSTED,    /* the record matches the files exactly */
+    TRUST_UNTRUSTED,  /* why says why: not trusted yet, a change, a refused file */
 };
 
 /* Is root's .cordon trusted by the user whose config directory is config_dir (may be NULL:
  * nothing is trusted)? root need not be canonical; canon_root (PATH_MAX) gets the canonical
  * path. Cheap: hashes the files, nothing cached. */
-enum trust_state trust_check(const char *config_dir, const char *root, char *canon_root,
-                             char *why, size_t whylen);
+enum trust_state trust_check(const char *config_dir, const char *root, char *canon_root, char *why,
+                             size_t whylen);
 /* The same; when the answer is TRUST_TRUSTED, files (if not NULL) receives the scanned set,
  * contents included, which the caller frees with trust_set_free. Otherwise files is empty. */
 enum trust_state trust_check_files(const char *config_dir, const char *root, char *canon_root,

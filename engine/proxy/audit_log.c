@@ -27,10 +27,14 @@ struct audit_log {
 const char *net_kind_name(enum net_kind kind)
 {
     switch (kind) {
-    case NET_KIND_HTTP: return "http";
-    case NET_KIND_CONNECT: return "connect";
-    case NET_KIND_SOCKS: return "socks";
-    case NET_KIND_DNS: return "dns";
+    case NET_KIND_HTTP:
+        return "http";
+    case NET_KIND_CONNECT:
+        return "connect";
+    case NET_KIND_SOCKS:
+        return "socks";
+    case NET_KIND_DNS:
+        return "dns";
     }
     return "?";
 }
@@ -129,8 +133,8 @@ void audit_log_decision(struct audit_log *log, enum net_kind kind, const char *h
     FILE *f = open_memstream(&line, &len);
     if (!f)
         return;
-    fprintf(f, "{\"time\":%.3f,\"pid\":%d,\"kind\":\"%s\",\"host\":", clock_wall_s(),
-            (int)getpid(), net_kind_name(kind));
+    fprintf(f, "{\"time\":%.3f,\"pid\":%d,\"kind\":\"%s\",\"host\":", clock_wall_s(), (int)getpid(),
+            net_kind_name(kind));
     json_write_string(f, host);
     fprintf(f, ",\"port\":%u,\"verdict\":\"%s\",\"rule\":", port, d->allow ? "allow" : "deny");
     json_write_string(f, d->rule);
@@ -140,7 +144,8 @@ void audit_log_decision(struct audit_log *log, enum net_kind kind, const char *h
     json_write_string(f, command ? command : "");
     fputs("}\n", f);
     fclose(f);
-    if (write_all(log->fd, line, len) < 0) { /* a full disk must not stop the proxy */ }
+    if (write_all(log->fd, line, len) < 0) { /* a full disk must not stop the proxy */
+    }
     free(line);
 }
 
@@ -166,7 +171,8 @@ void audit_log_event(struct audit_log *log, const char *kind, const char *host, 
     json_write_string(f, command ? command : "");
     fputs("}\n", f);
     fclose(f);
-    if (write_all(log->fd, line, len) < 0) { /* a full disk must not stop the relays */ }
+    if (write_all(log->fd, line, len) < 0) { /* a full disk must not stop the relays */
+    }
     free(line);
 }
 

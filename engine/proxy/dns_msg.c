@@ -11,7 +11,10 @@
 #define DNS_MAX_HOPS 16
 #define DNS_NAME_MAX 253
 
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
 
 static void wr16(uint8_t *p, uint16_t v)
 {
@@ -21,7 +24,8 @@ static void wr16(uint8_t *p, uint16_t v)
 
 static bool label_char_ok(uint8_t c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_';
 }
 
 /* Read the name at *off into q->name; *off moves past it (past the first pointer when there is
@@ -153,8 +157,9 @@ static size_t put_name(const char *name, uint8_t *out, size_t cap)
     return w;
 }
 
-size_t dns_msg_build_reply(const struct dns_query *q, int rcode, const struct dns_answer_addr *addrs,
-                           size_t n_addrs, uint32_t ttl, size_t limit, uint8_t *out, size_t cap)
+size_t dns_msg_build_reply(const struct dns_query *q, int rcode,
+                           const struct dns_answer_addr *addrs, size_t n_addrs, uint32_t ttl,
+                           size_t limit, uint8_t *out, size_t cap)
 {
     if (limit > cap)
         limit = cap;

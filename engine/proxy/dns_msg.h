@@ -29,15 +29,15 @@
 
 struct dns_query {
     uint16_t id;
-    bool rd;               /* recursion desired: echoed */
-    bool has_question;     /* the question was read (a reply can repeat it) */
-    char name[254];        /* the question's name, dotted, lower case, no trailing dot */
-    char echo[254];        /* the same in the case it came in: the reply repeats it (0x20 clients) */
-    bool name_ok;          /* only letters, digits, '-', '_' in its labels (else: refused) */
+    bool rd;           /* recursion desired: echoed */
+    bool has_question; /* the question was read (a reply can repeat it) */
+    char name[254];    /* the question's name, dotted, lower case, no trailing dot */
+    char echo[254];    /* the same in the case it came in: the reply repeats it (0x20 clients) */
+    bool name_ok;      /* only letters, digits, '-', '_' in its labels (else: refused) */
     uint16_t qtype, qclass;
-    bool edns;             /* an OPT record came */
+    bool edns; /* an OPT record came */
     uint8_t edns_version;
-    uint16_t edns_size;    /* the requester's UDP payload size (at least 512) */
+    uint16_t edns_size; /* the requester's UDP payload size (at least 512) */
 };
 
 /* Parse one query message of n bytes. Returns the rcode to answer with (DNS_RCODE_NOERROR when
@@ -48,7 +48,7 @@ struct dns_query {
 int dns_msg_parse_query(const uint8_t *p, size_t n, struct dns_query *q);
 
 struct dns_answer_addr {
-    int family;            /* AF_INET or AF_INET6 */
+    int family; /* AF_INET or AF_INET6 */
     uint8_t addr[16];
 };
 
@@ -56,8 +56,9 @@ struct dns_answer_addr {
  * DNS_MAX_ANSWERS of them), each with ttl, into out (cap bytes). limit: the largest message
  * the transport takes (UDP: dns_msg_udp_limit(q); TCP: 65535); a reply that does not fit is
  * sent with TC set and no answers. Returns the length, or 0 when even that does not fit. */
-size_t dns_msg_build_reply(const struct dns_query *q, int rcode, const struct dns_answer_addr *addrs,
-                           size_t n_addrs, uint32_t ttl, size_t limit, uint8_t *out, size_t cap);
+size_t dns_msg_build_reply(const struct dns_query *q, int rcode,
+                           const struct dns_answer_addr *addrs, size_t n_addrs, uint32_t ttl,
+                           size_t limit, uint8_t *out, size_t cap);
 
 /* The largest UDP reply for q: 512 without EDNS, else its payload size capped at 1232. */
 size_t dns_msg_udp_limit(const struct dns_query *q);

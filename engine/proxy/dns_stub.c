@@ -29,16 +29,16 @@
 #include "proxy/dns_msg.h"
 #include "proxy/resolver.h"
 
-#define CACHE_N 256          /* names remembered (direct-mapped by hash) */
-#define MAP_N 1024           /* address -> name entries for the transparent path (a ring) */
-#define PENDING_MAX 64       /* names being looked up at once; more get SERVFAIL */
-#define WAITERS_MAX 16       /* queries waiting for one name; more get SERVFAIL */
-#define TCP_MAX 16           /* TCP clients at once; more are closed at once */
-#define TCP_MSG_MAX 1024     /* a longer query over TCP closes the connection */
+#define CACHE_N 256      /* names remembered (direct-mapped by hash) */
+#define MAP_N 1024       /* address -> name entries for the transparent path (a ring) */
+#define PENDING_MAX 64   /* names being looked up at once; more get SERVFAIL */
+#define WAITERS_MAX 16   /* queries waiting for one name; more get SERVFAIL */
+#define TCP_MAX 16       /* TCP clients at once; more are closed at once */
+#define TCP_MSG_MAX 1024 /* a longer query over TCP closes the connection */
 #define TCP_IDLE_MS 10000
 #define DNS_RATE_PER_S 1000
 #define DNS_RATE_BURST 2000
-#define UDP_PER_WAKE 64      /* datagrams read per wake-up: the loop's other work goes on */
+#define UDP_PER_WAKE 64 /* datagrams read per wake-up: the loop's other work goes on */
 #define MAX_ADDRS (2 * DNS_MAX_ANSWERS)
 
 struct cached {
@@ -121,7 +121,8 @@ static bool take_token(struct dns_stub *s)
         s->tokens = DNS_RATE_BURST;
     if (s->tokens < 1) {
         if (!s->told_rate)
-            LOG_W("dns", "more than %d queries per second from the sandbox: dropping some", DNS_RATE_PER_S);
+            LOG_W("dns", "more than %d queries per second from the sandbox: dropping some",
+                  DNS_RATE_PER_S);
         s->told_rate = true;
         return false;
     }
@@ -171,7 +172,8 @@ static void remember_map(struct dns_stub *s, const struct cached *c)
         bool known = false;
         for (size_t k = 0; k < MAP_N && !known; k++)
             known = s->map[k].addr.family == c->addrs[i].family &&
-                    memcmp(s->map[k].addr.addr, c->addrs[i].addr, 16) == 0 && strcmp(s->map[k].name, c->name) == 0;
+                    memcmp(s->map[k].addr.addr, c->addrs[i].addr, 16) == 0 &&
+                    strcmp(s->map[k].name, c->name) == 0;
         if (known)
             continue;
         struct map_entry *m = &s->map[s->map_next];
@@ -181,7 +183,8 @@ static void remember_map(struct dns_stub *s, const struct cached *c)
     }
 }
 
-size_t dns_stub_names_for(const struct dns_stub *s, const struct sockaddr *sa, char (*names)[254], size_t max)
+size_t dns_stub_names_for(const struct dns_stub *s, const struct sockaddr *sa, char (*names)[254],
+                          size_t max)
 {
     struct dns_answer_addr a = {0};
     size_t found = 0;
@@ -213,17 +216,18 @@ size_t dns_stub_names_for(const struct dns_stub *s, const struct sockaddr *sa, c
 
 /* ---- replies ---- */
 
-static void send_reply(struct dns_stub *s, const struct waiter *w, int rcode, const struct cached *c)
+static void send_reply(struct dns_stub *s, const struct waiter *w, int rcode,
+                       const struct cached *c)
 {
     uint8_t out[2 + 4096];
     size_t limit = w->tc ? sizeof out - 2 : dns_msg_udp_limit(&w->q);
-    size_t n = dns_msg_build_reply(&w->q, rcode, c ? c->addrs : NULL, c ? c->n : 0, DNS_STUB_TTL, limit,
-                                   out + 2, sizeof out - 2);
+    size_t n = dns_msg_build_reply(&w->q, rcode, c ? c->addrs : NULL, c ? c->n : 0, DNS_STUB_TTL,
+                                   limit, out + 2, sizeof out - 2);
     if (n == 0)
         return;
     if (!w->tc) {
-        (void)sendto(s->udp_fd, out + 2, n, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&w->from,
-                     w->fromlen);
+        (void)sendto(s->udp_fd, out + 2, n, MSG_DONTWAIT | MSG_NOSIGNAL,
+                     (const struct sockaddr *)&w->from, w->fromlen);
         return;
     }
     out[0] = (uint8_t)(n >> 8);
@@ -278,9 +282,10 @@ static void on_resolved(void *data, struct addrinfo *res, int gai_err)
     if (!res)
         rcode = gai_err == EAI_NONAME ? DNS_RCODE_NXDOMAIN :
 #ifdef EAI_NODATA
-                gai_err == EAI_NODATA ? DNS_RCODE_NOERROR :
+                gai_err == EAI_NODATA ? DNS_RCODE_NOERROR
+                                      :
 #endif
-                DNS_RCODE_SERVFAIL;
+                                      DNS_RCODE_SERVFAIL;
     for (struct addrinfo *ai = res; ai && n < MAX_ADDRS; ai = ai->ai_next) {
         struct dns_answer_addr a = {.family = ai->ai_family};
         if (ai->ai_family == AF_INET)
@@ -304,8 +309,10 @@ static void on_resolved(void *data, struct addrinfo *res, int gai_err)
             addr_text(&a, ip, sizeof ip);
             enum lh_outcome o = lh_network_decide(NET_KIND_DNS, ip, 0, s->command, &d);
             if (o == LH_OK && !d.allow)
-                snprintf(d.reason, sizeof d.reason, "%.120s resolves to %s, a loopback, link-local or private "
-                         "address, which needs a rule of its own", p->name, ip);
+                snprintf(d.reason, sizeof d.reason,
+                         "%.120s resolves to %s, a loopback, link-local or private "
+                         "address, which needs a rule of its own",
+                         p->name, ip);
             audit_log_decision(s->audit, NET_KIND_DNS, ip, 0, &d, o, s->command);
             if (o != LH_OK || !d.allow) {
                 dropped++;
@@ -417,8 +424,8 @@ static void on_udp(struct ev_loop *loop, struct ev_io *io, uint32_t events)
     for (int i = 0; i < UDP_PER_WAKE; i++) {
         uint8_t buf[4096];
         struct waiter w = {.fromlen = sizeof w.from};
-        ssize_t n = recvfrom(s->udp_fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&w.from,
-                             &w.fromlen);
+        ssize_t n = recvfrom(s->udp_fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC,
+                             (struct sockaddr *)&w.from, &w.fromlen);
         if (n < 0)
             return;
         if (!take_token(s))

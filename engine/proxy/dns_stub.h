@@ -31,6 +31,7 @@ struct dns_stub *dns_stub_new(struct ev_loop *loop, int udp_fd, int tcp_fd, stru
 /* The names the stub answered with the address sa (AF_INET / AF_INET6), most recent first (one
  * address often serves several names: a CDN's, or the spec's 127.0.0.2): up to max of them into
  * names (each 254 bytes). Returns how many. */
-size_t dns_stub_names_for(const struct dns_stub *s, const struct sockaddr *sa, char (*names)[254], size_t max);
+size_t dns_stub_names_for(const struct dns_stub *s, const struct sockaddr *sa, char (*names)[254],
+                          size_t max);
 void dns_stub_free(struct dns_stub *s);
 #endif

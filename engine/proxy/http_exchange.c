@@ -13,7 +13,8 @@ void hx_start(struct http_exchange *x, const struct http_request *req, const cha
     memset(x, 0, sizeof *x);
     x->req_body = req->body;
     x->req_left = req->content_length;
-    x->req_done = req->body == HTTP_BODY_NONE || (req->body == HTTP_BODY_CONTENT_LENGTH && req->content_length == 0);
+    x->req_done = req->body == HTTP_BODY_NONE ||
+                  (req->body == HTTP_BODY_CONTENT_LENGTH && req->content_length == 0);
     http_chunked_init(&x->req_chunked);
     x->client_keep_alive = req->keep_alive;
     x->was_head = req->method.len == 4 && memcmp(buf + req->method.off, "HEAD", 4) == 0;
@@ -51,10 +52,11 @@ static bool header_is(const char *line, size_t len, const char *name)
 
 /* Copy the response head without hop-by-hop fields (RFC 9110 §7.6.1), ending with the
  * proxy's own Connection field. */
-static int emit_head(struct http_exchange *x, const struct http_response *r, hx_emit_fn emit, void *ctx)
+static int emit_head(struct http_exchange *x, const struct http_response *r, hx_emit_fn emit,
+                     void *ctx)
 {
-    static const char *const hop[] = {"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer",
-                                       "Upgrade", "Proxy-Authenticate"};
+    static const char *const hop[] = {"Connection", "Keep-Alive", "Proxy-Connection",  "TE",
+                                      "Trailer",    "Upgrade",    "Proxy-Authenticate"};
     char *out = xmalloc(r->head_len + 64);
     size_t o = 0;
     const char *p = x->rhead, *end = x->rhead + r->head_len - 2; /* before the blank line */
@@ -75,7 +77,8 @@ static int emit_head(struct http_exchange *x, const struct http_response *r, hx_
         p += len + 2;
     }
     const char *conn = r->status_code == 101 ? "Connection: Upgrade\r\n\r\n"
-                       : hx_keep_alive(x) ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+                       : hx_keep_alive(x)    ? "Connection: keep-alive\r\n\r\n"
+                                             : "Connection: close\r\n\r\n";
     memcpy(out + o, conn, strlen(conn));
     o += strlen(conn);
     int rc = emit(ctx, out, o);
@@ -93,7 +96,8 @@ int hx_response_bytes(struct http_exchange *x, const char *p, size_t n, hx_emit_
             memcpy(x->rhead + x->rhead_len, p, take);
             x->rhead_len += take;
             struct http_response r;
-            enum http_parse_result pr = http_parse_response(x->rhead, x->rhead_len, x->was_head, &r);
+            enum http_parse_result pr =
+                http_parse_response(x->rhead, x->rhead_len, x->was_head, &r);
             if (pr == HTTP_PARSE_INCOMPLETE) {
                 if (x->rhead_len == HX_HEAD_MAX) {
                     x->error = "response head too large";
@@ -120,7 +124,8 @@ int hx_response_bytes(struct http_exchange *x, const char *p, size_t n, hx_emit_
             x->rhead_len = 0;
             if (r.interim)
                 continue;
-            x->resp_done = r.body == HTTP_BODY_NONE || (r.body == HTTP_BODY_CONTENT_LENGTH && r.content_length == 0);
+            x->resp_done = r.body == HTTP_BODY_NONE ||
+                           (r.body == HTTP_BODY_CONTENT_LENGTH && r.content_length == 0);
             continue;
         }
         size_t take = n;
@@ -133,7 +138,8 @@ int hx_response_bytes(struct http_exchange *x, const char *p, size_t n, hx_emit_
             size_t consumed = 0;
             enum http_chunked_result cr = http_chunked_feed(&x->resp_chunked, p, n, &consumed);
             if (cr == HTTP_CHUNKED_ERROR) {
-                x->error = x->resp_chunked.error ? x->resp_chunked.error : "malformed chunked response";
+                x->error =
+                    x->resp_chunked.error ? x->resp_chunked.error : "malformed chunked response";
                 return -1;
             }
             take = consumed;

@@ -25,15 +25,15 @@ struct http_exchange {
     bool client_keep_alive;
     bool was_head;
     /* response */
-    char *rhead;            /* response head being read (HX_HEAD_MAX) */
+    char *rhead; /* response head being read (HX_HEAD_MAX) */
     size_t rhead_len;
     bool head_done;
     enum http_body resp_body;
     uint64_t resp_left;
     struct http_chunked resp_chunked;
     bool resp_done;
-    bool resp_close;        /* the client connection must close after this response */
-    const char *error;      /* set when a message is malformed: close both sides */
+    bool resp_close;   /* the client connection must close after this response */
+    const char *error; /* set when a message is malformed: close both sides */
 };
 
 /* Start an exchange for a parsed request (buf: the bytes req's spans point into). */

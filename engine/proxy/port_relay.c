@@ -28,7 +28,7 @@
 #include "proxy/splice_pipe.h"
 
 #define SWEEP_MS 1000
-#define ACCEPT_BURST 64   /* per wake-up, so one listener cannot starve the loop */
+#define ACCEPT_BURST 64 /* per wake-up, so one listener cannot starve the loop */
 #define IDLE_RELEASE_MS 2000
 
 enum listener_kind { LK_HOST_PORT, LK_PUBLISHED };
@@ -39,23 +39,23 @@ struct listener {
     enum listener_kind kind;
     int fd;
     struct ev_io w;
-    bool paused;            /* out of fds: not watched until the next sweep */
-    struct port_binding b;  /* host ports: port == host_port, host_addr "127.0.0.1" */
+    bool paused;           /* out of fds: not watched until the next sweep */
+    struct port_binding b; /* host ports: port == host_port, host_addr "127.0.0.1" */
     uint64_t refused_logged_ms;
-    bool failure_said;      /* a far side's failure is said once per port, then only logged */
+    bool failure_said; /* a far side's failure is said once per port, then only logged */
     struct listener *next;
 };
 
 struct tunnel {
     struct port_relay *pr;
-    struct listener *l;     /* NULL once closed */
+    struct listener *l; /* NULL once closed */
     enum tunnel_state state;
-    int a, b;               /* a: the accepted side; b: the far side (-1 until there) */
+    int a, b; /* a: the accepted side; b: the far side (-1 until there) */
     struct ev_io aw, bw;
     struct splice_pipe a2b, b2a;
     bool a_eof, b_eof, a_shut, b_shut;
-    bool a_ended_early;     /* the client shut its write side before the far side was there */
-    unsigned id;            /* WAITING: the question to init */
+    bool a_ended_early; /* the client shut its write side before the far side was there */
+    unsigned id;        /* WAITING: the question to init */
     uint64_t started_ms, active_ms;
     bool closed;
     struct tunnel *prev, *next, *next_closed;
@@ -218,11 +218,13 @@ static void far_side_failed(struct tunnel *t, int err)
     if (l) {
         char reason[256];
         if (l->kind == LK_HOST_PORT)
-            snprintf(reason, sizeof reason, "cannot connect to the host's 127.0.0.1:%u: %s%s", l->b.port,
-                     strerror(err), err == ECONNREFUSED ? " (is the service running?)" : "");
+            snprintf(reason, sizeof reason, "cannot connect to the host's 127.0.0.1:%u: %s%s",
+                     l->b.port, strerror(err),
+                     err == ECONNREFUSED ? " (is the service running?)" : "");
         else
-            snprintf(reason, sizeof reason, "cannot connect to the sandbox's 127.0.0.1:%u: %s%s", l->b.port,
-                     strerror(err), err == ECONNREFUSED ? " (nothing listens there yet?)" : "");
+            snprintf(reason, sizeof reason, "cannot connect to the sandbox's 127.0.0.1:%u: %s%s",
+                     l->b.port, strerror(err),
+                     err == ECONNREFUSED ? " (nothing listens there yet?)" : "");
         if (!l->failure_said)
             LOG_W(kind_name(l), "%s", reason);
         else
@@ -272,7 +274,8 @@ static void connect_host(struct tunnel *t)
         far_side_failed(t, errno);
         return;
     }
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t->l->b.port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)t->l->b.port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
         int err = errno;
@@ -313,8 +316,8 @@ static void audit(struct listener *l, int fd, bool allow, const char *why)
     bool v6 = strchr(l->b.host_addr, ':') != NULL;
     snprintf(rule, sizeof rule, "published %s%s%s:%u", v6 ? "[" : "", l->b.host_addr, v6 ? "]" : "",
              l->b.host_port);
-    snprintf(reason, sizeof reason, "%s: from %s on the host to the sandbox's 127.0.0.1:%u", why, peer,
-             l->b.port);
+    snprintf(reason, sizeof reason, "%s: from %s on the host to the sandbox's 127.0.0.1:%u", why,
+             peer, l->b.port);
     audit_log_event(l->pr->audit, "publish", peer, l->b.port, allow, rule, reason, l->pr->command);
 }
 
@@ -480,8 +483,8 @@ void port_relay_set_inside(struct port_relay *pr, port_relay_inside_fn fn, void 
     pr->inside_ctx = ctx;
 }
 
-int port_relay_publish(struct port_relay *pr, const char *host_addr, unsigned host_port, unsigned port,
-                       struct port_binding *out, char *err, size_t errlen)
+int port_relay_publish(struct port_relay *pr, const char *host_addr, unsigned host_port,
+                       unsigned port, struct port_binding *out, char *err, size_t errlen)
 {
     if (!pr->inside) {
         snprintf(err, errlen, "this sandbox cannot publish ports (it has no network of its own)");
@@ -523,13 +526,15 @@ int port_relay_publish(struct port_relay *pr, const char *host_addr, unsigned ho
     int one = 1, r = 0;
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        (ss.ss_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0) ||
+        (ss.ss_family == AF_INET6 &&
+         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0) ||
         bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, 128) < 0) {
         r = -errno;
         if (r == -EADDRINUSE)
             snprintf(err, errlen, "%s:%u is taken on the host (%s)", addr, host_port, strerror(-r));
         else
-            snprintf(err, errlen, "cannot listen on %s:%u on the host: %s", addr, host_port, strerror(-r));
+            snprintf(err, errlen, "cannot listen on %s:%u on the host: %s", addr, host_port,
+                     strerror(-r));
         if (fd >= 0)
             close(fd);
         return r;

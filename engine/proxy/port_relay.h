@@ -28,10 +28,10 @@ struct port_relay;
 
 /* A published port as the API shows it. */
 struct port_binding {
-    unsigned port;          /* in the sandbox */
-    char host_addr[64];     /* on the host: the address listened on */
+    unsigned port;      /* in the sandbox */
+    char host_addr[64]; /* on the host: the address listened on */
     unsigned host_port;
-    unsigned open;          /* connections open now */
+    unsigned open;            /* connections open now */
     unsigned long long total; /* connections accepted so far */
 };
 
@@ -50,8 +50,8 @@ void port_relay_set_inside(struct port_relay *pr, port_relay_inside_fn fn, void 
  * 0 with *out filled, or -errno with one line in err: -EINVAL (bad port or address), -EEXIST
  * (port already published), -EADDRINUSE (the host port is taken), -ENOTSUP (nothing connects
  * inside), another -errno. */
-int port_relay_publish(struct port_relay *pr, const char *host_addr, unsigned host_port, unsigned port,
-                       struct port_binding *out, char *err, size_t errlen);
+int port_relay_publish(struct port_relay *pr, const char *host_addr, unsigned host_port,
+                       unsigned port, struct port_binding *out, char *err, size_t errlen);
 /* Stop publishing port: its listener and its open connections close. 0 or -ENOENT. */
 int port_relay_unpublish(struct port_relay *pr, unsigned port);
 /* The published ports, up to max of them into out (in the order published); returns how many

@@ -46,18 +46,19 @@
 #include "proxy/transparent.h"
 #include "base/util.h"
 
-#define RELAY_BUF (128 * 1024)     /* per direction; large buffers are most of relay speed */
-#define HEAD_MAX (48 * 1024)       /* request line + headers, above the parser's own limits */
-#define HEAD_INITIAL 4096          /* most heads fit; the buffer grows up to HEAD_MAX */
-#define IDLE_RELEASE_MS 2000       /* a tunnel idle this long gives its buffers back */
-#define HEAD_TIMEOUT_MS 30000      /* a client must finish its request head in this time (408) */
+#define RELAY_BUF (128 * 1024) /* per direction; large buffers are most of relay speed */
+#define HEAD_MAX (48 * 1024)   /* request line + headers, above the parser's own limits */
+#define HEAD_INITIAL 4096      /* most heads fit; the buffer grows up to HEAD_MAX */
+#define IDLE_RELEASE_MS 2000   /* a tunnel idle this long gives its buffers back */
+#define HEAD_TIMEOUT_MS 30000  /* a client must finish its request head in this time (408) */
 #define CONNECT_TIMEOUT_MS 15000
-#define MAX_CONNS 1024             /* per sandbox; more are refused at once */
+#define MAX_CONNS 1024 /* per sandbox; more are refused at once */
 #define SWEEP_MS 1000
-#define TRANSPARENT_WAIT_MS 1000   /* a transparent client without a DNS name has this long to
+#define TRANSPARENT_WAIT_MS \
+    1000                        /* a transparent client without a DNS name has this long to
                                     * send a TLS server name or Host; then its address decides */
-#define LINGER_MS 2000             /* after an error reply: the client's bytes are drained this long */
-#define LINGER_MAX (256 * 1024)    /* ... or up to this many (a 200 KB head line is drained whole) */
+#define LINGER_MS 2000          /* after an error reply: the client's bytes are drained this long */
+#define LINGER_MAX (256 * 1024) /* ... or up to this many (a 200 KB head line is drained whole) */
 
 static void conn_update(struct conn *c);
 static void conn_close(struct conn *c);
@@ -65,7 +66,10 @@ static void relay(struct conn *c, unsigned dirs);
 
 /* ---- buffers ---- */
 
-static size_t buf_space(const struct relay_buf *b) { return b->data ? RELAY_BUF - b->off - b->len : RELAY_BUF; }
+static size_t buf_space(const struct relay_buf *b)
+{
+    return b->data ? RELAY_BUF - b->off - b->len : RELAY_BUF;
+}
 
 static int buf_append(struct relay_buf *b, const char *p, size_t n)
 {
@@ -182,7 +186,8 @@ void proxy_conn_refuse(struct conn *c, const struct net_decision *d)
 {
     char where[300];
     bool v6 = strchr(c->host, ':') != NULL; /* an IPv6 address: in brackets, as a rule writes it */
-    snprintf(where, sizeof where, "%s%s%s:%u", v6 ? "[" : "", c->host, v6 ? "]" : "", (unsigned)c->port);
+    snprintf(where, sizeof where, "%s%s%s:%u", v6 ? "[" : "", c->host, v6 ? "]" : "",
+             (unsigned)c->port);
     note_denied(c->px, where);
     if (c->kind == CONN_TRANSPARENT) {
         LOG_I("proxy", "refused a transparent connection to %s (%s): %s", where, c->orig_ip,
@@ -281,7 +286,8 @@ static bool is_unspecified_address(const struct sockaddr *sa)
         return false;
     const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
     static const unsigned char zero4[4];
-    return IN6_IS_ADDR_UNSPECIFIED(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && memcmp(a6->s6_addr + 12, zero4, 4) == 0);
+    return IN6_IS_ADDR_UNSPECIFIED(a6) ||
+           (IN6_IS_ADDR_V4MAPPED(a6) && memcmp(a6->s6_addr + 12, zero4, 4) == 0);
 }
 
 static bool host_is_ip_literal(const char *host)
@@ -300,17 +306,22 @@ static bool address_permitted(struct conn *c, const struct addrinfo *ai, struct 
     if (!unspecified && (host_is_ip_literal(c->host) || !is_special_address(ai->ai_addr)))
         return true;
     char ip[INET6_ADDRSTRLEN] = "";
-    const void *src = ai->ai_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr
-                                                : (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+    const void *src = ai->ai_family == AF_INET6
+                          ? (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr
+                          : (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
     inet_ntop(ai->ai_family, src, ip, sizeof ip);
     if (unspecified) {
         memset(d, 0, sizeof *d);
         if (strcmp(c->host, ip) == 0)
-            snprintf(d->reason, sizeof d->reason, "%s is the unspecified address, which reaches the host's "
-                     "own services; the proxy never connects to it", ip);
+            snprintf(d->reason, sizeof d->reason,
+                     "%s is the unspecified address, which reaches the host's "
+                     "own services; the proxy never connects to it",
+                     ip);
         else
-            snprintf(d->reason, sizeof d->reason, "%.100s resolves to %s, the unspecified address, which reaches the "
-                     "host's own services; the proxy never connects to it", c->host, ip);
+            snprintf(d->reason, sizeof d->reason,
+                     "%.100s resolves to %s, the unspecified address, which reaches the "
+                     "host's own services; the proxy never connects to it",
+                     c->host, ip);
         audit_log_decision(c->px->audit, c->net_kind, ip, c->port, d, LH_OK, c->px->command);
         return false;
     }
@@ -318,8 +329,10 @@ static bool address_permitted(struct conn *c, const struct addrinfo *ai, struct 
     audit_log_decision(c->px->audit, c->net_kind, ip, c->port, d, o, c->px->command);
     if (o == LH_OK && d->allow)
         return true;
-    snprintf(d->reason, sizeof d->reason, "%.120s resolves to %s, a loopback, link-local or multicast "
-             "address, which needs a rule of its own", c->host, ip);
+    snprintf(d->reason, sizeof d->reason,
+             "%.120s resolves to %s, a loopback, link-local or multicast "
+             "address, which needs a rule of its own",
+             c->host, ip);
     bool v6 = ai->ai_family == AF_INET6;
     snprintf(d->suggest, sizeof d->suggest, "--network-allow %s%s%s%s:%u",
              c->net_kind == NET_KIND_SOCKS ? "tcp://" : "", v6 ? "[" : "", ip, v6 ? "]" : "",
@@ -411,7 +424,8 @@ static void on_resolved(void *data, struct addrinfo *res, int gai_err)
             return;
         }
         char body[512];
-        snprintf(body, sizeof body, "cordon: cannot resolve %s: %s\n", c->host, gai_strerror(gai_err));
+        snprintf(body, sizeof body, "cordon: cannot resolve %s: %s\n", c->host,
+                 gai_strerror(gai_err));
         http_error(c, 502, NULL, body);
         return;
     }
@@ -607,7 +621,8 @@ static void read_socks_head(struct conn *c)
  * src -> pipe -> dst with splice. woken: an event of this direction came (src readable or dst
  * writable); without one only the buffer is flushed, so no splice is tried (and no pipe opened)
  * that can only answer EAGAIN. */
-static int pump(struct relay_buf *b, struct splice_pipe *p, int src, bool *src_eof, int dst, bool woken)
+static int pump(struct relay_buf *b, struct splice_pipe *p, int src, bool *src_eof, int dst,
+                bool woken)
 {
     if (b->len > 0) {
         ssize_t w = buf_flush(b, dst);
@@ -787,7 +802,8 @@ static void read_transparent_head(struct conn *c)
         c->head_len += (size_t)n;
     }
     char name[256];
-    enum transparent_name r = transparent_name_from((const uint8_t *)c->head, c->head_len, name, sizeof name);
+    enum transparent_name r =
+        transparent_name_from((const uint8_t *)c->head, c->head_len, name, sizeof name);
     if (r == TN_NEED_MORE && c->head_len < HEAD_MAX && !c->c_eof)
         return;
     transparent_decide(c, r == TN_FOUND ? name : NULL);
@@ -797,7 +813,8 @@ static void read_transparent_head(struct conn *c)
 static void transparent_start(struct conn *c)
 {
     struct sockaddr_storage dst;
-    if (transparent_original_dst(c->cfd, &dst, c->orig_ip, sizeof c->orig_ip, &c->port) < 0 || c->port == 0) {
+    if (transparent_original_dst(c->cfd, &dst, c->orig_ip, sizeof c->orig_ip, &c->port) < 0 ||
+        c->port == 0) {
         conn_close(c);
         return;
     }
@@ -807,7 +824,8 @@ static void transparent_start(struct conn *c)
     size_t n = dns_stub_names_for(c->px->dns, (struct sockaddr *)&dst, names, 8), pick = 0;
     for (size_t i = 0; i < n && n > 1; i++) {
         struct net_decision d;
-        if (lh_network_decide(NET_KIND_CONNECT, names[i], c->port, c->px->command, &d) == LH_OK && d.allow) {
+        if (lh_network_decide(NET_KIND_CONNECT, names[i], c->port, c->px->command, &d) == LH_OK &&
+            d.allow) {
             pick = i;
             break;
         }
@@ -958,8 +976,10 @@ static void conn_update(struct conn *c)
               (direction_drained(&c->c2u, &c->c2u_pipe) ? 0 : EPOLLOUT);
         break;
     case ST_HTTP:
-        cev = (!c->hx.req_done && !c->c_eof && buf_space(&c->c2u) && c->head_len < HEAD_MAX ? EPOLLIN : 0) |
-              (c->u2c.len ? EPOLLOUT : 0);
+        cev =
+            (!c->hx.req_done && !c->c_eof && buf_space(&c->c2u) && c->head_len < HEAD_MAX ? EPOLLIN
+                                                                                          : 0) |
+            (c->u2c.len ? EPOLLOUT : 0);
         uev = (!c->hx.resp_done && buf_space(&c->u2c) >= HX_HEAD_MAX + 128 ? EPOLLIN : 0) |
               (c->c2u.len ? EPOLLOUT : 0);
         break;
@@ -1100,7 +1120,8 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
                 conn_close(c);
         } else if (c->state == ST_LINGER && now >= c->linger_until_ms) {
             conn_close(c);
-        } else if (c->state == ST_CONNECTING && now - c->started_ms > HEAD_TIMEOUT_MS + CONNECT_TIMEOUT_MS) {
+        } else if (c->state == ST_CONNECTING &&
+                   now - c->started_ms > HEAD_TIMEOUT_MS + CONNECT_TIMEOUT_MS) {
             connect_failed(c, ETIMEDOUT);
         } else if (c->state == ST_RELAY && now - c->active_ms > IDLE_RELEASE_MS) {
             /* An idle tunnel keeps no buffer: 1,000 held tunnels cost a few MiB. */
@@ -1115,7 +1136,8 @@ static void on_sweep(struct ev_loop *loop, struct ev_timer *t)
     ev_timer_start(loop, t, SWEEP_MS, on_sweep, px);
 }
 
-struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd, char **command)
+struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd,
+                        char **command)
 {
     struct proxy *px = xcalloc(1, sizeof *px);
     px->loop = loop;
@@ -1143,17 +1165,27 @@ fail:
 
 /* A name the resolver refused is reported like a refused destination: "NAME" alone (a rule
  * naming it, on any port, makes it answerable). */
-static void dns_refused(void *ctx, const char *name) { note_denied(ctx, name); }
+static void dns_refused(void *ctx, const char *name)
+{
+    note_denied(ctx, name);
+}
 
 int proxy_attach_dns(struct proxy *px, int udp_fd, int tcp_fd)
 {
-    px->dns = dns_stub_new(px->loop, udp_fd, tcp_fd, px->resolver, px->audit, px->command, dns_refused, px);
+    px->dns = dns_stub_new(px->loop, udp_fd, tcp_fd, px->resolver, px->audit, px->command,
+                           dns_refused, px);
     return px->dns ? 0 : -1;
 }
 
-const struct str_list *proxy_denied(const struct proxy *px) { return &px->denied; }
+const struct str_list *proxy_denied(const struct proxy *px)
+{
+    return &px->denied;
+}
 
-uint64_t proxy_denial_mark(const struct proxy *px) { return px->denials; }
+uint64_t proxy_denial_mark(const struct proxy *px)
+{
+    return px->denials;
+}
 
 void proxy_denied_since(const struct proxy *px, uint64_t mark, struct str_list *out)
 {
@@ -1204,7 +1236,8 @@ void proxy_free(struct proxy *px)
 int proxy_attach_transparent(struct proxy *px, int listen_fd)
 {
     fcntl(listen_fd, F_SETFL, O_NONBLOCK);
-    if (ev_io_start(px->loop, &px->transparent_w, listen_fd, EPOLLIN, on_transparent_listener, px) < 0) {
+    if (ev_io_start(px->loop, &px->transparent_w, listen_fd, EPOLLIN, on_transparent_listener, px) <
+        0) {
         LOG_E("proxy", "cannot serve transparent connections: %s", strerror(errno));
         close(listen_fd);
         return -1;

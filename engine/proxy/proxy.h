@@ -14,7 +14,8 @@ struct proxy;
 
 /* Takes ownership of the two listening fds. command: the sandboxed command's argv (for the
  * decisions and the audit log). NULL on failure (logged). */
-struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd, char **command);
+struct proxy *proxy_new(struct ev_loop *loop, int http_listen_fd, int socks_listen_fd,
+                        char **command);
 /* Someone who can answer questions about unlisted destinations (the terminal of `cordon run`).
  * ask: show question id; answer later with proxy_answer(). closed: question id was settled
  * without the owner (it timed out): stop showing it. */
@@ -32,7 +33,8 @@ void proxy_set_owner(struct proxy *px, const struct proxy_owner *owner, double t
 void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer);
 /* The destination pending question id is about (host: at most 255 bytes); false when no such
  * question is pending. */
-bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n, unsigned *port);
+bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n,
+                           unsigned *port);
 /* Keep an answer for host:port as if the owner had given it (a grant made after a refusal), or
  * forget the one kept (an "allow for this command" whose command has ended). */
 void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow);

@@ -54,7 +54,8 @@ bool proxy_ask_amend(struct conn *c, struct net_decision *d)
         struct grant *g = find_grant(a, c->host, c->port);
         if (g) {
             d->allow = g->allow;
-            snprintf(d->reason, sizeof d->reason, "%s earlier in this run", g->allow ? "allowed" : "denied");
+            snprintf(d->reason, sizeof d->reason, "%s earlier in this run",
+                     g->allow ? "allowed" : "denied");
         } else if (a->owner.ask) {
             c->question = question_for(a, c)->id;
             return true;
@@ -121,9 +122,15 @@ void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer)
     for (struct question *q = px->asking.questions; q; q = q->next) {
         if (q->id == id) {
             switch (answer) {
-            case PROXY_ALLOW_COMMAND: settle(px, q, true, true, "allowed for this command by the owner"); return;
-            case PROXY_ALLOW_SESSION: settle(px, q, true, true, "allowed for the session by the owner"); return;
-            case PROXY_DENY: settle(px, q, false, true, "denied by the owner"); return;
+            case PROXY_ALLOW_COMMAND:
+                settle(px, q, true, true, "allowed for this command by the owner");
+                return;
+            case PROXY_ALLOW_SESSION:
+                settle(px, q, true, true, "allowed for the session by the owner");
+                return;
+            case PROXY_DENY:
+                settle(px, q, false, true, "denied by the owner");
+                return;
             }
         }
     }
@@ -143,7 +150,8 @@ void proxy_ask_expire(struct proxy *px, uint64_t now_ms)
     }
 }
 
-bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n, unsigned *port)
+bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n,
+                           unsigned *port)
 {
     for (const struct question *q = px->asking.questions; q; q = q->next) {
         if (q->id == id) {
@@ -179,7 +187,10 @@ void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow)
     px->asking.grants = g;
 }
 
-const struct str_list *proxy_asked(const struct proxy *px) { return &px->asking.asked; }
+const struct str_list *proxy_asked(const struct proxy *px)
+{
+    return &px->asking.asked;
+}
 
 void proxy_ask_free(struct proxy *px)
 {

@@ -17,7 +17,16 @@
 
 /* CONN_TRANSPARENT: network.transparent, a connection redirected from any address (transparent.h) */
 enum conn_kind { CONN_HTTP, CONN_SOCKS, CONN_TRANSPARENT };
-enum conn_state { ST_HEAD, ST_ASKING, ST_RESOLVING, ST_CONNECTING, ST_RELAY, ST_HTTP, ST_CLOSING, ST_LINGER };
+enum conn_state {
+    ST_HEAD,
+    ST_ASKING,
+    ST_RESOLVING,
+    ST_CONNECTING,
+    ST_RELAY,
+    ST_HTTP,
+    ST_CLOSING,
+    ST_LINGER
+};
 
 struct relay_buf {
     char *data;
@@ -30,25 +39,25 @@ struct conn {
     enum conn_state state;
     int cfd, ufd;
     struct ev_io cw, uw;
-    char *head;               /* HEAD state: bytes read so far (and, for HTTP, the next request) */
+    char *head; /* HEAD state: bytes read so far (and, for HTTP, the next request) */
     size_t head_len, head_cap;
     struct socks5_parser socks;
     char host[256];
     uint16_t port;
-    bool is_connect;          /* HTTP CONNECT */
-    char orig_ip[46];         /* CONN_TRANSPARENT: the address the client connected to */
-    bool pin_orig;            /* connect to orig_ip (the DNS stub's answer for host, or host is it) */
+    bool is_connect;  /* HTTP CONNECT */
+    char orig_ip[46]; /* CONN_TRANSPARENT: the address the client connected to */
+    bool pin_orig;    /* connect to orig_ip (the DNS stub's answer for host, or host is it) */
     enum net_kind net_kind;
     struct resolve_job *job;
     struct addrinfo *addrs, *next_addr;
     struct relay_buf c2u, u2c;
     struct splice_pipe c2u_pipe, u2c_pipe; /* RELAY: the bytes after the buffered ones */
-    struct http_exchange hx;  /* HTTP state */
-    bool c_eof, u_eof;        /* read side ended */
-    bool c_shut, u_shut;      /* write side shut after the peer's EOF was flushed */
+    struct http_exchange hx;               /* HTTP state */
+    bool c_eof, u_eof;                     /* read side ended */
+    bool c_shut, u_shut;                   /* write side shut after the peer's EOF was flushed */
     uint64_t started_ms;
-    uint64_t active_ms;       /* last relayed byte */
-    unsigned question;        /* ASKING: the question it waits for */
+    uint64_t active_ms; /* last relayed byte */
+    unsigned question;  /* ASKING: the question it waits for */
     bool closed;
     uint64_t linger_until_ms; /* LINGER: close by then at the latest */
     size_t lingered;          /* LINGER: bytes read and dropped so far */
@@ -76,22 +85,22 @@ struct grant {
 
 /* The questions and answers of one proxy (proxy_ask.c). */
 struct proxy_asking {
-    struct proxy_owner owner;   /* ask == NULL: nobody to ask */
+    struct proxy_owner owner; /* ask == NULL: nobody to ask */
     uint64_t timeout_ms;
     struct question *questions;
     unsigned next_question;
     struct grant *grants;
-    struct str_list asked;      /* "host:port" the owner was asked about */
+    struct str_list asked; /* "host:port" the owner was asked about */
 };
 
 struct proxy {
     struct ev_loop *loop;
     int http_fd, socks_fd;
-    int transparent_fd;         /* -1 without network.transparent */
+    int transparent_fd; /* -1 without network.transparent */
     struct ev_io http_w, socks_w, resolver_w, transparent_w;
     struct ev_timer sweep;
     struct resolver *resolver;
-    struct dns_stub *dns;       /* the sandbox's resolver (dns_stub.c), NULL without one */
+    struct dns_stub *dns; /* the sandbox's resolver (dns_stub.c), NULL without one */
     char *command;
     struct conn *conns, *closed;
     size_t n_conns;

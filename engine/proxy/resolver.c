@@ -35,7 +35,7 @@ struct resolver {
     struct resolve_job *done;
     int efd;
     bool quit;
-    int want_threads;        /* started on the first lookup that needs one */
+    int want_threads; /* started on the first lookup that needs one */
     int n_threads;
     pthread_t threads[8];
 };
@@ -47,14 +47,16 @@ static void push_done(struct resolver *r, struct resolve_job *j)
     j->next = r->done;
     r->done = j;
     pthread_mutex_unlock(&r->lock);
-    if (write(r->efd, &one, sizeof one) < 0) { /* eventfd counter full: the loop wakes anyway */ }
+    if (write(r->efd, &one, sizeof one) < 0) { /* eventfd counter full: the loop wakes anyway */
+    }
 }
 
 /* CORDON_HOSTS_FILE, when set, is a test hook: names are looked up in that hosts(5)-format file
  * only ("ADDR NAME..." lines, exact names, case-insensitive), never in DNS, so specs can give
  * names to their stand-in origins on 127.0.0.2 without the network. A name not in it does not
  * exist (EAI_NONAME). Unset (always, outside tests): getaddrinfo. */
-static int hosts_file_lookup(const char *path, const char *host, const char *port, struct addrinfo **out)
+static int hosts_file_lookup(const char *path, const char *host, const char *port,
+                             struct addrinfo **out)
 {
     FILE *f = fopen(path, "re");
     *out = NULL;
@@ -66,10 +68,12 @@ static int hosts_file_lookup(const char *path, const char *host, const char *por
         char *save = NULL, *addr = strtok_r(line, " \t\r\n", &save);
         if (!addr || addr[0] == '#')
             continue;
-        for (char *name = strtok_r(NULL, " \t\r\n", &save); name; name = strtok_r(NULL, " \t\r\n", &save)) {
+        for (char *name = strtok_r(NULL, " \t\r\n", &save); name;
+             name = strtok_r(NULL, " \t\r\n", &save)) {
             if (strcasecmp(name, host) != 0)
                 continue;
-            struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res = NULL;
+            struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST},
+                            *res = NULL;
             if (getaddrinfo(addr, port, &hints, &res) == 0) {
                 *tail = res;
                 while (res->ai_next)
@@ -101,8 +105,8 @@ static void *worker(void *arg)
             r->pending_tail = NULL;
         pthread_mutex_unlock(&r->lock);
 
-        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                                 .ai_flags = AI_ADDRCONFIG};
+        struct addrinfo hints = {
+            .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
         const char *hosts = getenv("CORDON_HOSTS_FILE");
         if (hosts && hosts[0])
             j->err = hosts_file_lookup(hosts, j->host, j->port, &j->res);
@@ -148,9 +152,13 @@ struct resolver *resolver_new(int threads)
     return r;
 }
 
-int resolver_fd(const struct resolver *r) { return r->efd; }
+int resolver_fd(const struct resolver *r)
+{
+    return r->efd;
+}
 
-struct resolve_job *resolver_lookup(struct resolver *r, const char *host, uint16_t port, resolve_cb cb, void *data)
+struct resolve_job *resolver_lookup(struct resolver *r, const char *host, uint16_t port,
+                                    resolve_cb cb, void *data)
 {
     struct resolve_job *j = xcalloc(1, sizeof *j);
     snprintf(j->host, sizeof j->host, "%s", host);
@@ -191,7 +199,8 @@ void resolver_cancel(struct resolver *r, struct resolve_job *job)
 void resolver_dispatch(struct resolver *r)
 {
     uint64_t count;
-    if (read(r->efd, &count, sizeof count) < 0) { /* nothing new; the queue decides */ }
+    if (read(r->efd, &count, sizeof count) < 0) { /* nothing new; the queue decides */
+    }
     pthread_mutex_lock(&r->lock);
     struct resolve_job *list = r->done;
     r->done = NULL;

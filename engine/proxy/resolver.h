@@ -19,7 +19,8 @@ struct resolver *resolver_new(int threads);
 /* The fd the loop watches for readability; then call resolver_dispatch(). */
 int resolver_fd(const struct resolver *r);
 /* Queue a lookup of host:port (numeric hosts are answered without a thread). */
-struct resolve_job *resolver_lookup(struct resolver *r, const char *host, uint16_t port, resolve_cb cb, void *data);
+struct resolve_job *resolver_lookup(struct resolver *r, const char *host, uint16_t port,
+                                    resolve_cb cb, void *data);
 /* The requester went away: drop the job's result when it arrives. Loop thread only. */
 void resolver_cancel(struct resolver *r, struct resolve_job *job);
 /* Run the callbacks of finished jobs. Loop thread only. */

@@ -9,7 +9,10 @@
 
 #define TLS_RECORD_MAX 16384
 
-static size_t rd16(const uint8_t *p) { return (size_t)p[0] << 8 | p[1]; }
+static size_t rd16(const uint8_t *p)
+{
+    return (size_t)p[0] << 8 | p[1];
+}
 
 static bool name_ok(const uint8_t *s, size_t n)
 {
@@ -17,8 +20,8 @@ static bool name_ok(const uint8_t *s, size_t n)
         return false;
     for (size_t i = 0; i < n; i++) {
         uint8_t c = s[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                  c == '_' || c == '.';
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_' || c == '.';
         if (!ok || (c == '.' && s[i + 1] == '.'))
             return false;
     }

@@ -73,7 +73,7 @@ static size_t request_length(struct socks5_parser *p, enum socks5_result *res)
     }
     if (h >= 2 && m[1] != SOCKS5_CMD_CONNECT) {
         *res = fail(p, SOCKS5_REP_CMD_NOT_SUPPORTED,
-                    m[1] == SOCKS5_CMD_BIND ? "BIND is not supported"
+                    m[1] == SOCKS5_CMD_BIND            ? "BIND is not supported"
                     : m[1] == SOCKS5_CMD_UDP_ASSOCIATE ? "UDP ASSOCIATE is not supported"
                                                        : "unknown command");
         return 0;

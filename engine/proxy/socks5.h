@@ -33,25 +33,29 @@ enum socks5_reply_code {
     SOCKS5_REP_ATYP_NOT_SUPPORTED = 0x08,
 };
 
-enum socks5_cmd { SOCKS5_CMD_CONNECT = 0x01, SOCKS5_CMD_BIND = 0x02, SOCKS5_CMD_UDP_ASSOCIATE = 0x03 };
+enum socks5_cmd {
+    SOCKS5_CMD_CONNECT = 0x01,
+    SOCKS5_CMD_BIND = 0x02,
+    SOCKS5_CMD_UDP_ASSOCIATE = 0x03
+};
 enum socks5_atyp { SOCKS5_ATYP_IPV4 = 0x01, SOCKS5_ATYP_DOMAIN = 0x03, SOCKS5_ATYP_IPV6 = 0x04 };
 
 #define SOCKS5_MSG_MAX 262 /* the longest request: 4 + 1 + 255 + 2 */
 
 struct socks5_parser {
     int state;
-    size_t have;                        /* bytes of the current message in msg */
-    unsigned char msg[SOCKS5_MSG_MAX];  /* the current message, kept across feeds */
-    bool no_auth_offered;               /* after GREETING_REPLY */
+    size_t have;                       /* bytes of the current message in msg */
+    unsigned char msg[SOCKS5_MSG_MAX]; /* the current message, kept across feeds */
+    bool no_auth_offered;              /* after GREETING_REPLY */
     /* After SOCKS5_REQUEST: */
-    unsigned char cmd;                  /* SOCKS5_CMD_CONNECT */
-    unsigned char atyp;                 /* enum socks5_atyp: was host a name or a literal */
-    char host[256];                     /* a name as sent (1..255 bytes of letters, digits, '-', '.',
+    unsigned char cmd;  /* SOCKS5_CMD_CONNECT */
+    unsigned char atyp; /* enum socks5_atyp: was host a name or a literal */
+    char host[256];     /* a name as sent (1..255 bytes of letters, digits, '-', '.',
                                          * '_', ':'), or the address as inet_ntop text */
-    uint16_t port;                      /* 1..65535 */
+    uint16_t port;      /* 1..65535 */
     /* After SOCKS5_ERROR: */
-    unsigned char reply_code;           /* enum socks5_reply_code */
-    const char *error;                  /* a short static text for the log */
+    unsigned char reply_code; /* enum socks5_reply_code */
+    const char *error;        /* a short static text for the log */
 };
 
 void socks5_init(struct socks5_parser *p);

@@ -48,7 +48,8 @@ int splice_pump(struct splice_pipe *p, int src, bool *src_eof, int dst)
             return r;
     }
     if (!*src_eof && p->len < p->cap) {
-        ssize_t n = splice(src, NULL, p->w, NULL, p->cap - p->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        ssize_t n =
+            splice(src, NULL, p->w, NULL, p->cap - p->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (n == 0)
             *src_eof = true;
         else if (n > 0)
@@ -69,7 +70,10 @@ int splice_pump(struct splice_pipe *p, int src, bool *src_eof, int dst)
     return 0;
 }
 
-bool splice_pipe_full(const struct splice_pipe *p) { return p->r >= 0 && p->len >= p->cap; }
+bool splice_pipe_full(const struct splice_pipe *p)
+{
+    return p->r >= 0 && p->len >= p->cap;
+}
 
 void splice_pipe_close(struct splice_pipe *p)
 {

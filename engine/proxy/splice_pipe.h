@@ -9,9 +9,9 @@
 #include <stddef.h>
 
 struct splice_pipe {
-    int r, w;       /* -1 until the first byte */
-    size_t len;     /* bytes in the pipe, not yet written to dst */
-    size_t cap;     /* the pipe's capacity */
+    int r, w;   /* -1 until the first byte */
+    size_t len; /* bytes in the pipe, not yet written to dst */
+    size_t cap; /* the pipe's capacity */
 };
 
 void splice_pipe_init(struct splice_pipe *p);

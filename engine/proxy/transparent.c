@@ -18,7 +18,8 @@
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
 
-int transparent_original_dst(int fd, struct sockaddr_storage *out, char *ip, size_t iplen, uint16_t *port)
+int transparent_original_dst(int fd, struct sockaddr_storage *out, char *ip, size_t iplen,
+                             uint16_t *port)
 {
     struct sockaddr_storage local;
     socklen_t len = sizeof local;
@@ -26,7 +27,8 @@ int transparent_original_dst(int fd, struct sockaddr_storage *out, char *ip, siz
     if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
         return -errno;
     bool v4 = local.ss_family == AF_INET ||
-              (local.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&local)->sin6_addr));
+              (local.ss_family == AF_INET6 &&
+               IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&local)->sin6_addr));
     len = sizeof *out;
     if (v4) {
         struct sockaddr_in *sin = (struct sockaddr_in *)out;
@@ -53,8 +55,8 @@ int transparent_original_dst(int fd, struct sockaddr_storage *out, char *ip, siz
 
 static bool host_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-           c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
 }
 
 /* An HTTP/1 request head's Host (the head may be incomplete: NEED_MORE until its end). */
@@ -103,10 +105,14 @@ enum transparent_name transparent_name_from(const uint8_t *p, size_t n, char *ho
     if (n == 0)
         return TN_NEED_MORE;
     switch (sni_parse(p, n, host, cap)) {
-    case SNI_FOUND: return TN_FOUND;
-    case SNI_NEED_MORE: return TN_NEED_MORE;
-    case SNI_NONE: return TN_NONE;
-    case SNI_NOT_TLS: break;
+    case SNI_FOUND:
+        return TN_FOUND;
+    case SNI_NEED_MORE:
+        return TN_NEED_MORE;
+    case SNI_NONE:
+        return TN_NONE;
+    case SNI_NOT_TLS:
+        break;
     }
     return http_host(p, n, host, cap);
 }

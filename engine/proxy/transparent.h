@@ -13,7 +13,8 @@
 /* The address the client connected to (SO_ORIGINAL_DST), as text (ip: at least 46 bytes) and
  * port. -errno; -EACCES when it is the sandbox's own loopback, 127.0.0.1 or ::1 (the listener
  * itself, reached directly: nothing to forward). */
-int transparent_original_dst(int fd, struct sockaddr_storage *out, char *ip, size_t iplen, uint16_t *port);
+int transparent_original_dst(int fd, struct sockaddr_storage *out, char *ip, size_t iplen,
+                             uint16_t *port);
 
 enum transparent_name { TN_FOUND, TN_NEED_MORE, TN_NONE };
 /* The name in the first n bytes a client sent: a ClientHello's server name, or an HTTP/1 request's

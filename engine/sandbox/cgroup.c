@@ -199,9 +199,10 @@ static int v2_place(const char *c_dir, bool c_is_root, unsigned mask, struct pla
             return 1;
         }
     }
-    snprintf(err, errlen, "the caller's cgroup (%s) cannot hand the controllers to a child of its "
-             "own (it holds processes, or is not writable) and its parent is %s", c_dir,
-             c_is_root ? "out of sight" : "not writable");
+    snprintf(err, errlen,
+             "the caller's cgroup (%s) cannot hand the controllers to a child of its "
+             "own (it holds processes, or is not writable) and its parent is %s",
+             c_dir, c_is_root ? "out of sight" : "not writable");
     return 0;
 }
 
@@ -234,12 +235,14 @@ static size_t find_places(unsigned need, struct place *pl, char *err, size_t err
         if (!(left & (1u << i)))
             continue;
         char dir[PATH_MAX];
-        if (!m.v1[i][0] || !o.v1[i][0] || !join_path(dir, sizeof dir, m.v1[i], m.v1_root[i], o.v1[i])) {
+        if (!m.v1[i][0] || !o.v1[i][0] ||
+            !join_path(dir, sizeof dir, m.v1[i], m.v1_root[i], o.v1[i])) {
             snprintf(err, errlen, "no cgroup offers the %s controller", controller_names[i]);
             return 0;
         }
         if (!writable_dir(dir)) {
-            snprintf(err, errlen, "the caller's %s cgroup (%s) is not writable", controller_names[i], dir);
+            snprintf(err, errlen, "the caller's %s cgroup (%s) is not writable",
+                     controller_names[i], dir);
             return 0;
         }
         size_t j = 0; /* co-mounted controllers share one directory */
@@ -266,7 +269,8 @@ static void sweep_stale(const char *parent)
     struct dirent *de;
     while ((de = readdir(d))) {
         int pid, end = 0;
-        if (sscanf(de->d_name, "cordon-%d%n", &pid, &end) != 1 || de->d_name[end] != '\0' || pid <= 0)
+        if (sscanf(de->d_name, "cordon-%d%n", &pid, &end) != 1 || de->d_name[end] != '\0' ||
+            pid <= 0)
             continue;
         if (kill(pid, 0) < 0 && errno == ESRCH) {
             char dir[PATH_MAX];
@@ -313,7 +317,8 @@ int cgroup_create(struct cgroup *cg, pid_t pid, unsigned controllers, char *err,
         }
         if (cg->n_dirs == CGROUP_MAX_DIRS) {
             r = -ENOSPC;
-            snprintf(err, errlen, "the sandbox's cgroup would need more than %d directories", CGROUP_MAX_DIRS);
+            snprintf(err, errlen, "the sandbox's cgroup would need more than %d directories",
+                     CGROUP_MAX_DIRS);
             break;
         }
         sweep_stale(pl[i].parent);
@@ -337,7 +342,8 @@ int cgroup_create(struct cgroup *cg, pid_t pid, unsigned controllers, char *err,
     return 1;
 }
 
-int cgroup_set_limits(const struct cgroup *cg, unsigned long long pids_max, unsigned long long memory_max)
+int cgroup_set_limits(const struct cgroup *cg, unsigned long long pids_max,
+                      unsigned long long memory_max)
 {
     char v[32];
     int r = 0;
@@ -354,7 +360,8 @@ int cgroup_set_limits(const struct cgroup *cg, unsigned long long pids_max, unsi
             /* Swap counts too, where the kernel accounts it: the limit is the sandbox's
              * memory, not its RAM share. Absent (no swap accounting): nothing to bound. */
             if (r == 0)
-                (void)write_str(dir, v1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max", v1 ? v : "0");
+                (void)write_str(dir, v1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max",
+                                v1 ? v : "0");
         }
     }
     return r;
@@ -380,7 +387,8 @@ unsigned long long cgroup_oom_kills(const struct cgroup *cg)
     for (size_t i = 0; i < cg->n_dirs; i++) {
         char buf[4096];
         if (!(cg->controllers[i] & CGROUP_MEMORY) ||
-            read_str(cg->dirs[i], cg->v1[i] ? "memory.oom_control" : "memory.events", buf, sizeof buf) < 0)
+            read_str(cg->dirs[i], cg->v1[i] ? "memory.oom_control" : "memory.events", buf,
+                     sizeof buf) < 0)
             continue;
         for (const char *p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
             unsigned long long n;

@@ -36,7 +36,8 @@ int cgroup_create(struct cgroup *cg, pid_t pid, unsigned controllers, char *err,
 unsigned cgroup_controllers(const struct cgroup *cg);
 /* Set pids.max (0: leave it unlimited) and the memory limit (0: likewise) where cg has them.
  * 0 or -errno. */
-int cgroup_set_limits(const struct cgroup *cg, unsigned long long pids_max, unsigned long long memory_max);
+int cgroup_set_limits(const struct cgroup *cg, unsigned long long pids_max,
+                      unsigned long long memory_max);
 /* Move pid (the sandbox's init, before it runs anything) into each directory of cg it is not
  * in yet. Slow (the kernel waits for an RCU grace period, about 10 ms): `cordon run` does it
  * while the profile is resolved. 0 or -errno. */

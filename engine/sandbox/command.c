@@ -47,7 +47,8 @@ static void reset_ignored_signals(void)
     for (int sig = 1; sig <= 64; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP)
             continue;
-        if (syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof cur.mask) == 0 && cur.handler == SIG_IGN)
+        if (syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof cur.mask) == 0 &&
+            cur.handler == SIG_IGN)
             (void)syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
     }
 }

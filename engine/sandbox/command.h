@@ -10,6 +10,7 @@
 
 /* slave: the pty slave to attach, or -1 to keep the inherited fds 0-2; out_fd, err_fd: what
  * becomes fds 1 and 2 without a pty (-1: keep the inherited one). Never returns. */
-CORDON_NORETURN void command_exec(const struct sandbox_config *cfg, const struct sc_program *seccomp,
-                                  char **argv, int slave, int out_fd, int err_fd);
+CORDON_NORETURN void command_exec(const struct sandbox_config *cfg,
+                                  const struct sc_program *seccomp, char **argv, int slave,
+                                  int out_fd, int err_fd);
 #endif

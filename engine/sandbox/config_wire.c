@@ -56,7 +56,8 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
     }
     for (size_t i = 0; i < cfg->n_rlimits; i++) {
         char r[80];
-        snprintf(r, sizeof r, "%d %llu %llu", cfg->rlimits[i].resource, cfg->rlimits[i].soft, cfg->rlimits[i].hard);
+        snprintf(r, sizeof r, "%d %llu %llu", cfg->rlimits[i].resource, cfg->rlimits[i].soft,
+                 cfg->rlimits[i].hard);
         put(f, 'L', r);
     }
     char sizes[48];
@@ -88,8 +89,12 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
         const char *v = buf + off + 1;
         off += strlen(v) + 2;
         switch (tag) {
-        case 'w': cfg->workspace = xstrdup(v); break;
-        case 'c': cfg->cwd = xstrdup(v); break;
+        case 'w':
+            cfg->workspace = xstrdup(v);
+            break;
+        case 'c':
+            cfg->cwd = xstrdup(v);
+            break;
         case 'F':
             cfg->workspace_readonly = v[0] == '1';
             cfg->net_unrestricted = v[0] && v[1] == '1';
@@ -97,15 +102,35 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             if (v[0] && v[1] && v[2] && v[3] >= '0' && v[3] <= '2')
                 cfg->home_mode = (enum sandbox_home)(v[3] - '0');
             break;
-        case 'X': cfg->net_transparent = v[0] == '2' ? NET_TRANSPARENT_REQUIRED : NET_TRANSPARENT_ON; break;
-        case 'h': free(cfg->home); cfg->home = xstrdup(v); break;
-        case 'l': free(cfg->home_layer); cfg->home_layer = xstrdup(v); break;
-        case 'W': str_list_push(&cfg->writable, v); break;
-        case 'H': str_list_push(&cfg->hidden, v); break;
-        case 'R': str_list_push(&cfg->readonly_in_workspace, v); break;
-        case 'B': str_list_push(&cfg->run_binds, v); break;
-        case 'P': str_list_push(&cfg->protected_paths, v); break;
-        case 'E': str_list_push(&cfg->env, v); break;
+        case 'X':
+            cfg->net_transparent = v[0] == '2' ? NET_TRANSPARENT_REQUIRED : NET_TRANSPARENT_ON;
+            break;
+        case 'h':
+            free(cfg->home);
+            cfg->home = xstrdup(v);
+            break;
+        case 'l':
+            free(cfg->home_layer);
+            cfg->home_layer = xstrdup(v);
+            break;
+        case 'W':
+            str_list_push(&cfg->writable, v);
+            break;
+        case 'H':
+            str_list_push(&cfg->hidden, v);
+            break;
+        case 'R':
+            str_list_push(&cfg->readonly_in_workspace, v);
+            break;
+        case 'B':
+            str_list_push(&cfg->run_binds, v);
+            break;
+        case 'P':
+            str_list_push(&cfg->protected_paths, v);
+            break;
+        case 'E':
+            str_list_push(&cfg->env, v);
+            break;
         case 'T': {
             char *end;
             unsigned long port = strtoul(v, &end, 10);
@@ -132,7 +157,8 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
     }
     free(buf);
     if (!cfg->workspace || !cfg->cwd) {
-        snprintf(err, errlen, "sandbox set-up: the configuration from the controller has no workspace");
+        snprintf(err, errlen,
+                 "sandbox set-up: the configuration from the controller has no workspace");
         return -1;
     }
     return 0;

@@ -30,8 +30,8 @@ int confine_rlimits(const struct sandbox_config *cfg)
 /* Root-without-privilege: uid 0 gains no capabilities at exec (NOROOT), changing uids does
  * not touch capabilities (NO_SETUID_FIXUP), KEEP_CAPS stays off and no ambient capability can
  * be raised again; each bit locked so a later step cannot undo it. */
-#define CONFINE_SECUREBITS                                                                 \
-    (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |                       \
+#define CONFINE_SECUREBITS                                                                   \
+    (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |                         \
      SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | \
      SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 

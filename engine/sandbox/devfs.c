@@ -21,7 +21,8 @@
  * container's stays (read-only, as the whole host tree already is). */
 static bool proc_shared, sys_shared;
 
-static const char *const device_nodes[DEVFS_N_NODES] = {"null", "zero", "full", "random", "urandom", "tty"};
+static const char *const device_nodes[DEVFS_N_NODES] = {"null",   "zero",    "full",
+                                                        "random", "urandom", "tty"};
 
 int devfs_capture(struct devfs_capture *cap, struct mnt_err *e)
 {
@@ -40,7 +41,7 @@ int devfs_capture(struct devfs_capture *cap, struct mnt_err *e)
 int devfs_build(struct devfs_capture *cap, unsigned long long shm_size, struct mnt_err *e)
 {
     static const char *const links[][2] = {
-        {"/proc/self/fd", "/dev/fd"},     {"/proc/self/fd/0", "/dev/stdin"},
+        {"/proc/self/fd", "/dev/fd"},       {"/proc/self/fd/0", "/dev/stdin"},
         {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
         {"pts/ptmx", "/dev/ptmx"},
     };
@@ -48,7 +49,8 @@ int devfs_build(struct devfs_capture *cap, unsigned long long shm_size, struct m
     /* Unsized, a tmpfs may take half the host's RAM, and every sandbox has its own. */
     char shm_opts[48];
     snprintf(shm_opts, sizeof shm_opts, "mode=1777,size=%llu", shm_size);
-    if (mnt_mount(e, "cordon-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
+    if (mnt_mount(e, "cordon-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") <
+        0)
         goto out;
     for (int i = 0; i < DEVFS_N_NODES; i++) {
         char path[32];
@@ -71,7 +73,8 @@ int devfs_build(struct devfs_capture *cap, unsigned long long shm_size, struct m
         }
     }
     /* Nothing may be added to /dev afterwards. */
-    if (mnt_mount(e, NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) < 0)
+    if (mnt_mount(e, NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC,
+                  NULL) < 0)
         goto out;
     r = 0;
 out:

@@ -46,8 +46,9 @@ struct capture {
  * fresh /run; any other is covered by a read-only bind of the generated file. */
 static int resolv_conf_build(struct mnt_err *e)
 {
-    static const char body[] = "# cordon: the sandbox's resolver (names some network rule could allow)\n"
-                               "nameserver " NETNS_DNS_ADDR "\noptions edns0\n";
+    static const char body[] =
+        "# cordon: the sandbox's resolver (names some network rule could allow)\n"
+        "nameserver " NETNS_DNS_ADDR "\noptions edns0\n";
     static const char generated[] = "/run/.cordon-resolv.conf";
     char target[512] = "/etc/resolv.conf";
     struct stat st;
@@ -65,7 +66,8 @@ static int resolv_conf_build(struct mnt_err *e)
             snprintf(target, sizeof target, "/etc/%s", link);
     }
     const char *write_to = strncmp(target, "/run/", 5) == 0 ? target : generated;
-    for (char *slash = strchr((char *)write_to + 5, '/'); slash && write_to == target; slash = strchr(slash + 1, '/')) {
+    for (char *slash = strchr((char *)write_to + 5, '/'); slash && write_to == target;
+         slash = strchr(slash + 1, '/')) {
         *slash = '\0';
         (void)mkdir(target, 0755);
         *slash = '/';
@@ -126,8 +128,10 @@ static int capture_no_links(struct mnt_err *e, const char *path)
                            .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
     int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
     if (pfd < 0 && errno == ELOOP) {
-        snprintf(e->buf, e->len, "sandbox set-up: %s: a symbolic link appeared on the way since "
-                 "the path was resolved: refused", path);
+        snprintf(e->buf, e->len,
+                 "sandbox set-up: %s: a symbolic link appeared on the way since "
+                 "the path was resolved: refused",
+                 path);
         return -1;
     }
     if (pfd < 0)
@@ -241,7 +245,9 @@ static void say_shared(bool proc, bool sys)
           "this container masks parts of %s, so the kernel refuses the sandbox its own: it sees "
           "the container's, read-only%s%s; run the container with --security-opt unmask=ALL "
           "(Podman) or --security-opt systempaths=unconfined (Docker) for the sandbox's own",
-          proc && sys ? "/proc and /sys" : proc ? "/proc" : "/sys",
+          proc && sys ? "/proc and /sys"
+          : proc      ? "/proc"
+                      : "/sys",
           proc ? ", and Landlock keeps other processes' memory, environment, files and root from "
                  "it (their pids and command lines show; pids there are the container's, so ps "
                  "fails)"
@@ -279,7 +285,8 @@ int fsview_prepare(struct fsview_early *early, char *err, size_t errlen)
     return 0;
 }
 
-int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, char *err, size_t errlen)
+int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, char *err,
+                 size_t errlen)
 {
     struct mnt_err e = {err, errlen};
     struct capture *caps = xcalloc(cfg->writable.len + 1, sizeof *caps);
@@ -321,7 +328,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         close(self_fd);
         self_fd = -1;
     } else if (!cfg->net_unrestricted && self_fd < 0) {
-        LOG_W("fsview", "cordon's own binary cannot be bound into the sandbox: no `cordon nc` inside");
+        LOG_W("fsview",
+              "cordon's own binary cannot be bound into the sandbox: no `cordon nc` inside");
     }
     for (; n_run < cfg->run_binds.len; n_run++)
         if ((run_fds[n_run] = mnt_capture(&e, cfg->run_binds.items[n_run])) < 0)
@@ -353,7 +361,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     }
     if (self_fd >= 0 && mnt_attach(&e, self_fd, FSVIEW_CORDON_EXE, true) < 0)
         goto out;
-    if (devfs_build(&dev, cfg->shm_size ? cfg->shm_size : SANDBOX_SHM_SIZE_DEFAULT, &e) < 0 || procfs_build(&e) < 0)
+    if (devfs_build(&dev, cfg->shm_size ? cfg->shm_size : SANDBOX_SHM_SIZE_DEFAULT, &e) < 0 ||
+        procfs_build(&e) < 0)
         goto out;
     if (!cfg->net_unrestricted && sysfs_build(&e) < 0)
         goto out;
@@ -382,8 +391,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
             goto out;
     }
     if (protect_in_workspace(cfg, &e) < 0 || protect_own_paths(cfg, &e) < 0 ||
-        git_worktree_apply(&gw, &e) < 0 ||
-        hide_apply_in_writable(&plan, &e) < 0)
+        git_worktree_apply(&gw, &e) < 0 || hide_apply_in_writable(&plan, &e) < 0)
         goto out;
     r = 0;
 out:

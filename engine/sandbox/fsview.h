@@ -19,11 +19,12 @@
  * and cordon's own binary captured, the mount points read. */
 struct fsview_early {
     struct devfs_capture dev;
-    int self_fd;              /* a read-only bind of cordon's binary, or -1 */
-    struct str_list mounts;   /* the host's mount points */
+    int self_fd;            /* a read-only bind of cordon's binary, or -1 */
+    struct str_list mounts; /* the host's mount points */
 };
 /* 0, or -1 with one line in err (early is then released). */
 int fsview_prepare(struct fsview_early *early, char *err, size_t errlen);
 /* Build the view from early (which it releases, on every path). 0, or -1 with one line in err. */
-int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, char *err, size_t errlen);
+int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, char *err,
+                 size_t errlen);
 #endif

@@ -27,7 +27,7 @@
 
 struct git_worktree_entry {
     char *name;
-    mode_t type;      /* S_IFDIR, S_IFREG or S_IFLNK */
+    mode_t type; /* S_IFDIR, S_IFREG or S_IFLNK */
     bool writable;
     bool placeholder; /* missing on the host: an empty mount point, so that no rename makes it */
     int fd;           /* the captured tree, or -1 (a symlink, a placeholder) */
@@ -36,7 +36,8 @@ struct git_worktree_entry {
 
 /* What git writes in the common dir for commit, branch, stash, fetch, rebase (and git-lfs and
  * rerere): the object, ref and log stores. Everything else at the top stays read-only. */
-static const char *const writable_names[] = {"objects", "refs", "logs", "packed-refs", "rr-cache", "lfs"};
+static const char *const writable_names[] = {"objects",     "refs",     "logs",
+                                             "packed-refs", "rr-cache", "lfs"};
 /* Files git replaces by a rename at the top: when missing on the host, a mount point stands in
  * for them, so that the rename fails instead of landing in the tmpfs (a packed-refs written
  * there would be lost while the loose refs it packed are deleted from the host). */
@@ -52,7 +53,8 @@ static bool in_list(const char *name, const char *const *list, size_t n)
 
 /* The one path a pointer file (`.git`, `commondir`, `gitdir`) holds, with prefix removed,
  * made absolute against base and canonical. NULL with why set. */
-static char *read_pointer(const char *file, const char *prefix, const char *base, char *why, size_t whylen)
+static char *read_pointer(const char *file, const char *prefix, const char *base, char *why,
+                          size_t whylen)
 {
     char *buf = NULL, *abs = NULL, *r = NULL;
     size_t len = 0;
@@ -101,7 +103,8 @@ static char *parent_of(const char *path)
 
 /* Check that the `.git` file leads to this worktree's own admin folder C/worktrees/NAME of a
  * repository the caller owns; set gw->admin and gw->common. 0, or -1 with why. */
-static int resolve(const struct sandbox_config *cfg, struct git_worktree *gw, char *why, size_t whylen)
+static int resolve(const struct sandbox_config *cfg, struct git_worktree *gw, char *why,
+                   size_t whylen)
 {
     char *admin = NULL, *common = NULL, *back = NULL, *up = NULL, *upup = NULL, *f = NULL;
     int r = -1;
@@ -111,7 +114,8 @@ static int resolve(const struct sandbox_config *cfg, struct git_worktree *gw, ch
     upup = parent_of(up);
     const char *base = strrchr(up, '/');
     if (!owned(admin, true) || !base || strcmp(base, "/worktrees") != 0) {
-        snprintf(why, whylen, "%s leads to %s, not a worktree's admin folder you own", gw->git_file, admin);
+        snprintf(why, whylen, "%s leads to %s, not a worktree's admin folder you own", gw->git_file,
+                 admin);
         goto out;
     }
     f = xasprintf("%s/commondir", admin);
@@ -144,7 +148,8 @@ static int resolve(const struct sandbox_config *cfg, struct git_worktree *gw, ch
         goto out;
     }
     for (size_t i = 0; i < cfg->hidden.len; i++) {
-        if (path_is_within(common, cfg->hidden.items[i]) || path_is_within(cfg->hidden.items[i], common)) {
+        if (path_is_within(common, cfg->hidden.items[i]) ||
+            path_is_within(cfg->hidden.items[i], common)) {
             snprintf(why, whylen, "its repository %s is hidden (%s)", common, cfg->hidden.items[i]);
             goto out;
         }
@@ -189,7 +194,8 @@ static void add_entry(struct git_worktree *gw, const char *name, mode_t type, in
 /* A detached recursive copy of the entry name of dir, which must still be of type (a symbolic
  * link swapped in since the readdir is refused, not followed: a command of a session whose
  * workspace is the main worktree may change the common dir while this runs). */
-static int capture_entry(int dir, const char *name, mode_t type, const char *path, struct mnt_err *e)
+static int capture_entry(int dir, const char *name, mode_t type, const char *path,
+                         struct mnt_err *e)
 {
     struct stat st;
     int pfd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -261,7 +267,8 @@ out:
     return r;
 }
 
-int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *gw, struct mnt_err *e)
+int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *gw,
+                         struct mnt_err *e)
 {
     memset(gw, 0, sizeof *gw);
     gw->admin_fd = -1;
@@ -285,8 +292,10 @@ int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *
     gw->git_file = dotgit;
     char why[PATH_MAX * 2 + 128];
     if (resolve(cfg, gw, why, sizeof why) < 0) {
-        LOG_W("git", "the workspace's git repository is not writable in this sandbox (git commit "
-                     "will fail): %s", why);
+        LOG_W("git",
+              "the workspace's git repository is not writable in this sandbox (git commit "
+              "will fail): %s",
+              why);
         return 0;
     }
     /* An empty config.worktree, held read-only below: else a command could make one, which the

@@ -32,19 +32,20 @@
 struct git_worktree_entry;
 
 struct git_worktree {
-    char *git_file;                    /* workspace/.git when a regular file, else NULL */
-    char *admin;                       /* the admin folder (canonical), NULL: no grant */
-    char *common;                      /* the common dir (canonical) */
-    int admin_fd;                      /* the admin folder, captured writable, or -1 */
+    char *git_file;                     /* workspace/.git when a regular file, else NULL */
+    char *admin;                        /* the admin folder (canonical), NULL: no grant */
+    char *common;                       /* the common dir (canonical) */
+    int admin_fd;                       /* the admin folder, captured writable, or -1 */
     struct git_worktree_entry *entries; /* the common dir's entries, captured */
     size_t n_entries;
-    char *main_worktrees;              /* workspace is the main worktree: its .git/worktrees */
+    char *main_worktrees; /* workspace is the main worktree: its .git/worktrees */
 };
 
 /* Before the host is made read-only: read and check the paths, capture what will be attached.
  * 0 (with or without a grant; a refused one said in one warning line), or -1 with one line in
  * e when a capture fails. gw is released on -1. */
-int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *gw, struct mnt_err *e);
+int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *gw,
+                         struct mnt_err *e);
 /* After the workspace and the writable paths are attached: build the common dir's view and the
  * read-only binds. 0, or -1 with one line in e. */
 int git_worktree_apply(struct git_worktree *gw, struct mnt_err *e);

@@ -18,9 +18,9 @@
 #include "base/log.h"
 
 struct hide_group {
-    char *target;         /* directory the overlay covers */
-    struct str_list rel;  /* whiteouts, relative to target */
-    bool rebuilt;         /* mounts below target: rebuilt on a tmpfs, not overlaid */
+    char *target;        /* directory the overlay covers */
+    struct str_list rel; /* whiteouts, relative to target */
+    bool rebuilt;        /* mounts below target: rebuilt on a tmpfs, not overlaid */
 };
 
 static char *parent_of(const char *path)
@@ -34,7 +34,8 @@ static char *parent_of(const char *path)
 static bool any_within(const struct str_list *paths, const char *dir, bool strictly)
 {
     for (size_t i = 0; i < paths->len; i++)
-        if (path_is_within(paths->items[i], dir) && !(strictly && strcmp(paths->items[i], dir) == 0))
+        if (path_is_within(paths->items[i], dir) &&
+            !(strictly && strcmp(paths->items[i], dir) == 0))
             return true;
     return false;
 }
@@ -140,7 +141,8 @@ void hide_whiteouts_for(const char *target, const char *h, const struct str_list
     struct stat st;
     if (lstat(h, &st) < 0) {
         char *c = first_missing(h);
-        if (c && path_is_within(c, target) && strcmp(c, target) != 0 && !str_list_contains(rel, c + n + 1))
+        if (c && path_is_within(c, target) && strcmp(c, target) != 0 &&
+            !str_list_contains(rel, c + n + 1))
             str_list_push(rel, c + n + 1);
         free(c);
         return;
@@ -198,7 +200,8 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
             if (i == j || !inner->target || !outer->target ||
                 !path_is_within(inner->target, outer->target))
                 continue;
-            const char *suffix = inner->target + strlen(outer->target) + (strcmp(outer->target, "/") ? 1 : 0);
+            const char *suffix =
+                inner->target + strlen(outer->target) + (strcmp(outer->target, "/") ? 1 : 0);
             for (size_t k = 0; k < inner->rel.len; k++)
                 str_list_push_owned(&outer->rel, xasprintf("%s/%s", suffix, inner->rel.items[k]));
             free(inner->target);
@@ -307,8 +310,10 @@ static int rebuilt_collect(const struct hide_group *g, const char *dir, const ch
             continue; /* hidden */
         }
         if (out->len == REBUILT_MAX) {
-            snprintf(e->buf, e->len, "sandbox set-up: cannot hide in %s: more than %d entries "
-                     "to rebuild (it has mounts below it)", g->target, REBUILT_MAX);
+            snprintf(e->buf, e->len,
+                     "sandbox set-up: cannot hide in %s: more than %d entries "
+                     "to rebuild (it has mounts below it)",
+                     g->target, REBUILT_MAX);
             r = -1;
         } else if (lstat(full, &en.st) < 0) {
             r = errno == ENOENT ? 0 : mnt_fail(e, "stat", full); /* gone since the listing */
@@ -327,8 +332,9 @@ static int rebuilt_collect(const struct hide_group *g, const char *dir, const ch
                 target[n] = '\0';
                 en.link = xstrdup(target);
             }
-        } else if ((en.fd = open_tree(AT_FDCWD, full, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                          AT_RECURSIVE | AT_SYMLINK_NOFOLLOW)) < 0) {
+        } else if ((en.fd = open_tree(AT_FDCWD, full,
+                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+                                          AT_SYMLINK_NOFOLLOW)) < 0) {
             r = mnt_fail(e, "open_tree", full);
         }
         if (r == 0 && (en.fd >= 0 || en.link || S_ISDIR(en.st.st_mode))) {
@@ -356,7 +362,8 @@ static int rebuilt_make(int tmpfs_fd, const struct rebuilt_entry *en, struct mnt
         r = symlinkat(en->link, tmpfs_fd, en->rel);
     } else if (S_ISDIR(en->st.st_mode)) {
         r = mkdirat(tmpfs_fd, en->rel, en->fd >= 0 ? 0755 : en->st.st_mode & 07777);
-        if (r == 0 && en->fd < 0 && fchownat(tmpfs_fd, en->rel, en->st.st_uid, en->st.st_gid, 0) < 0) {
+        if (r == 0 && en->fd < 0 &&
+            fchownat(tmpfs_fd, en->rel, en->st.st_uid, en->st.st_gid, 0) < 0) {
             /* unmapped owner: keep ours */
         }
     } else {
@@ -384,7 +391,8 @@ static int build_rebuilt(const struct hide_group *g, struct mnt_err *e)
     snprintf(mode, sizeof mode, "%o", (unsigned)(st.st_mode & 07777));
     if ((tmpfs_fd = mnt_detached_tmpfs(e, mode)) < 0)
         goto out;
-    if (fchownat(tmpfs_fd, "", st.st_uid, st.st_gid, AT_EMPTY_PATH) < 0) { /* as above */ }
+    if (fchownat(tmpfs_fd, "", st.st_uid, st.st_gid, AT_EMPTY_PATH) < 0) { /* as above */
+    }
     for (size_t i = 0; i < list.len; i++)
         if (rebuilt_make(tmpfs_fd, &list.items[i], e) < 0)
             goto out;
@@ -449,7 +457,8 @@ int hide_build_layer(const char *target, int target_fd, const struct str_list *r
     /* The overlay's directories take their owner and mode from this top layer. */
     if (mkdirat(tmpfs_fd, layer, st.st_mode & 07777) < 0)
         return mnt_fail(e, "mkdir whiteout layer for", target);
-    if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */ }
+    if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */
+    }
     for (size_t i = 0; i < rel->len; i++) {
         if (has_hidden_ancestor(rel, rel->items[i]))
             continue; /* already inside a whiteout */
@@ -462,7 +471,8 @@ int hide_build_layer(const char *target, int target_fd, const struct str_list *r
             struct stat hs;
             int got = target_fd >= 0 ? fstatat(target_fd, sub, &hs, 0) : stat(host, &hs);
             if (got == 0 && mkdirat(tmpfs_fd, path, hs.st_mode & 07777) == 0)
-                if (fchownat(tmpfs_fd, path, hs.st_uid, hs.st_gid, 0) < 0) { /* as above */ }
+                if (fchownat(tmpfs_fd, path, hs.st_uid, hs.st_gid, 0) < 0) { /* as above */
+                }
             free(host);
             *s = '/';
         }
@@ -535,7 +545,8 @@ int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
         if (tmpfs_fd < 0) {
             if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
                 goto out;
-            if (symlinkat(HIDDEN_FILE_TARGET, tmpfs_fd, "file") < 0 || mkdirat(tmpfs_fd, "dir", 0555) < 0) {
+            if (symlinkat(HIDDEN_FILE_TARGET, tmpfs_fd, "file") < 0 ||
+                mkdirat(tmpfs_fd, "dir", 0555) < 0) {
                 mnt_fail(e, "create cover for", h);
                 goto out;
             }

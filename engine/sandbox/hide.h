@@ -35,7 +35,8 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
 int hide_read_mount_points(struct str_list *out, struct mnt_err *e);
 /* Mark the covered directories that have mounts (of those listed) below them, to be rebuilt
  * rather than overlaid. Before the view changes. 0. */
-int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e);
+int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts,
+                           struct mnt_err *e);
 /* Mount the overlays and the rebuilt directories. After the root is read-only. */
 int hide_apply(struct hide_plan *plan, struct mnt_err *e);
 /* Cover hidden paths inside writable areas. After the writable binds. */

@@ -202,8 +202,9 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
     hv->mode = cfg->home_mode;
     hv->home = cfg->home;
     if (strcmp(hv->home, "/") == 0) {
-        snprintf(e->buf, e->len, "the home directory is /, which cannot take a copy-on-write home "
-                                 "(profile key home = \"readonly\", --home readonly, avoids it)");
+        snprintf(e->buf, e->len,
+                 "the home directory is /, which cannot take a copy-on-write home "
+                 "(profile key home = \"readonly\", --home readonly, avoids it)");
         return -1;
     }
     const char *below = mount_below(hv->home, mounts);
@@ -213,9 +214,11 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
          * home can be built over this one. A read-only home is the stricter view, so the
          * sandbox starts with it rather than not at all (a project mounted under the home is
          * the usual container set-up), and says so. */
-        LOG_W("home", "%s is a mount below the home %s, and the kernel refuses a copy-on-write "
-                      "home over it: the home is read-only in this sandbox (mount it elsewhere, "
-                      "or set home = \"readonly\" to say so yourself)", below, hv->home);
+        LOG_W("home",
+              "%s is a mount below the home %s, and the kernel refuses a copy-on-write "
+              "home over it: the home is read-only in this sandbox (mount it elsewhere, "
+              "or set home = \"readonly\" to say so yourself)",
+              below, hv->home);
         hv->mode = SANDBOX_HOME_READONLY;
         for (size_t i = 0; i < cfg->hidden.len; i++)
             str_list_push(hidden_rest, cfg->hidden.items[i]);
@@ -231,23 +234,26 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
     }
     if (hv->mode == SANDBOX_HOME_OVERLAY) {
         if (!cfg->home_layer) {
-            snprintf(e->buf, e->len, "no folder for the home layer (neither XDG_STATE_HOME nor "
-                                     "HOME is set; profile key home = \"tmpfs\" or \"readonly\" avoids it)");
+            snprintf(e->buf, e->len,
+                     "no folder for the home layer (neither XDG_STATE_HOME nor "
+                     "HOME is set; profile key home = \"tmpfs\" or \"readonly\" avoids it)");
             return -1;
         }
         if (layer_on_overlay(cfg->home_layer)) {
             /* A container's root file system is an overlay, and overlayfs takes no upper layer
              * on an overlay: the home stays copy-on-write, with a fresh layer (as "tmpfs"). */
-            LOG_W("home", "the home layer's folder %s is on an overlay file system (a container's?), "
-                          "which cannot hold another overlay's writes: this sandbox's home writes "
-                          "are not kept (a volume mounted at the state folder keeps them)",
+            LOG_W("home",
+                  "the home layer's folder %s is on an overlay file system (a container's?), "
+                  "which cannot hold another overlay's writes: this sandbox's home writes "
+                  "are not kept (a volume mounted at the state folder keeps them)",
                   cfg->home_layer);
             hv->mode = SANDBOX_HOME_TMPFS;
         } else if (take_layer(hv, cfg->home_layer, e) < 0 ||
-            (hv->layer_fd = capture_one(e, cfg->home_layer)) < 0)
+                   (hv->layer_fd = capture_one(e, cfg->home_layer)) < 0)
             return -1;
     }
-    if ((hv->home_fd = capture_one(e, hv->home)) < 0 || capture_submounts(hv, cfg, visible, mounts, e) < 0)
+    if ((hv->home_fd = capture_one(e, hv->home)) < 0 ||
+        capture_submounts(hv, cfg, visible, mounts, e) < 0)
         return -1;
     int r = pthread_create(&hv->builder, NULL, build, hv);
     if (r != 0) {
@@ -287,7 +293,8 @@ static int overlay_detached(const char *opts, bool rdonly, struct mnt_err *e)
         char *eq = strchr(kv, '=');
         if (eq)
             *eq = '\0';
-        if (fsconfig(fs, eq ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, kv, eq ? eq + 1 : NULL, 0) < 0) {
+        if (fsconfig(fs, eq ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, kv, eq ? eq + 1 : NULL, 0) <
+            0) {
             fs_fail(fs, e, "overlay option", kv);
             goto out;
         }
@@ -318,7 +325,8 @@ static int clear_volatile(int layer_fd, struct mnt_err *e)
                  {"work/work/incompat/volatile", AT_REMOVEDIR},
                  {"work/work/incompat", AT_REMOVEDIR}};
     for (size_t i = 0; i < ARRAY_LEN(marks); i++)
-        if (unlinkat(layer_fd, marks[i].path, marks[i].flags) < 0 && errno != ENOENT && errno != ENOTDIR)
+        if (unlinkat(layer_fd, marks[i].path, marks[i].flags) < 0 && errno != ENOENT &&
+            errno != ENOTDIR)
             return mnt_fail(e, "remove overlayfs' mark", marks[i].path);
     return 0;
 }
@@ -347,7 +355,8 @@ static void *build(void *arg)
             mnt_fail(&e, "mkdir the home's tmpfs layer for", hv->home);
             goto out;
         }
-        if (fchownat(tmpfs_fd, "u", st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */ }
+        if (fchownat(tmpfs_fd, "u", st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */
+        }
     } else if (clear_volatile(hv->layer_fd, &e) < 0) {
         goto out;
     } else if (fstatat(hv->layer_fd, "upper", &ust, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -367,14 +376,15 @@ static void *build(void *arg)
             goto out;
         free(opts);
         opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/upper:/proc/self/fd/%d,"
-                         "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
+                                           "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
                          hv->layer_fd, base_fd, tmpfs_fd, tmpfs_fd);
     } else if (fresh_upper) {
         opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
-                         "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
+                                           "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
                          tmpfs_fd, hv->home_fd, tmpfs_fd, tmpfs_fd);
     } else {
-        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
+        opts = xasprintf(HOME_OVERLAY_OPTS
+                         ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
                          "upperdir=/proc/self/fd/%d/upper,workdir=/proc/self/fd/%d/work",
                          tmpfs_fd, hv->home_fd, hv->layer_fd, hv->layer_fd);
     }
@@ -401,9 +411,11 @@ int home_view_apply(struct home_view *hv, struct mnt_err *e)
         return 0;
     join(hv);
     if (hv->mnt_fd < 0) {
-        snprintf(e->buf, e->len, "the copy-on-write home cannot be built on this kernel or file "
-                                 "system (%s); profile key home = \"readonly\" (--home readonly) "
-                                 "avoids it", hv->err[0] ? hv->err : "no reason given");
+        snprintf(e->buf, e->len,
+                 "the copy-on-write home cannot be built on this kernel or file "
+                 "system (%s); profile key home = \"readonly\" (--home readonly) "
+                 "avoids it",
+                 hv->err[0] ? hv->err : "no reason given");
         return -1;
     }
     /* A home below the sandbox's own /tmp or /run is not shown there: its mount point is made

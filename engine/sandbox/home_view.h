@@ -21,17 +21,17 @@
 #include "base/util.h"
 
 struct home_view {
-    enum sandbox_home mode;      /* SANDBOX_HOME_READONLY: nothing to build */
-    const char *home;            /* borrowed from the configuration */
-    struct str_list rel;         /* whiteouts, relative to home */
-    int home_fd;                 /* detached clone of the host's home mount: the lowest layer */
-    int layer_fd;                /* detached read-write clone of the layer folder, or -1 */
-    bool shared;                 /* the layer is another sandbox's: read-only, tmpfs on top */
-    struct str_list sub_paths;   /* mounts below the home, put back on top of the overlay */
+    enum sandbox_home mode;    /* SANDBOX_HOME_READONLY: nothing to build */
+    const char *home;          /* borrowed from the configuration */
+    struct str_list rel;       /* whiteouts, relative to home */
+    int home_fd;               /* detached clone of the host's home mount: the lowest layer */
+    int layer_fd;              /* detached read-write clone of the layer folder, or -1 */
+    bool shared;               /* the layer is another sandbox's: read-only, tmpfs on top */
+    struct str_list sub_paths; /* mounts below the home, put back on top of the overlay */
     int *sub_fds;
-    pthread_t builder;           /* builds the overlay while init builds the rest of the view */
+    pthread_t builder; /* builds the overlay while init builds the rest of the view */
     bool building;
-    int mnt_fd;                  /* the built overlay, detached; -1: see err */
+    int mnt_fd; /* the built overlay, detached; -1: see err */
     char err[512];
 };
 

@@ -30,11 +30,15 @@
 
 static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
-static void ignore_signal(int sig) { (void)sig; }
+static void ignore_signal(int sig)
+{
+    (void)sig;
+}
 
 CORDON_NORETURN static void setup_failed(const char *what, int err)
 {
-    fprintf(stderr, "cordon: sandbox set-up: %s%s%s\n", what, err ? ": " : "", err ? strerror(err) : "");
+    fprintf(stderr, "cordon: sandbox set-up: %s%s%s\n", what, err ? ": " : "",
+            err ? strerror(err) : "");
     _exit(CORDON_EXIT_SETUP);
 }
 
@@ -70,14 +74,18 @@ static int supervisor_signals(void)
  * no relay process, no socket a command could reach other than these two. */
 static void hand_over_proxy_listeners(int ctl)
 {
-    static const struct { uint16_t port; char tag; } listeners[] = {
+    static const struct {
+        uint16_t port;
+        char tag;
+    } listeners[] = {
         {PROXY_HTTP_PORT, INIT_MSG_HTTP_LISTENER},
         {PROXY_SOCKS_PORT, INIT_MSG_SOCKS_LISTENER},
     };
     for (size_t i = 0; i < ARRAY_LEN(listeners); i++) {
         int one = 1, r;
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(listeners[i].port),
+        struct sockaddr_in sa = {.sin_family = AF_INET,
+                                 .sin_port = htons(listeners[i].port),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
             bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1024) < 0)
@@ -95,7 +103,8 @@ static void hand_over_dns_listeners(int ctl)
     int udp, tcp, r;
     if ((r = netns_dns_listeners(&udp, &tcp)) < 0)
         setup_failed("creating the resolver's sockets", -r);
-    if ((r = fdpass_send(ctl, udp, INIT_MSG_DNS_UDP)) < 0 || (r = fdpass_send(ctl, tcp, INIT_MSG_DNS_TCP)) < 0)
+    if ((r = fdpass_send(ctl, udp, INIT_MSG_DNS_UDP)) < 0 ||
+        (r = fdpass_send(ctl, tcp, INIT_MSG_DNS_TCP)) < 0)
         setup_failed("passing the resolver's sockets to the controller", -r);
     close(udp);
     close(tcp);
@@ -113,8 +122,10 @@ static void transparent_unavailable(const struct sandbox_config *cfg, const char
         fprintf(stderr, "cordon: network.transparent is required, but %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
-    fprintf(stderr, "cordon: no transparent network (%s): only clients that use the proxy "
-            "variables reach the network\n", err);
+    fprintf(stderr,
+            "cordon: no transparent network (%s): only clients that use the proxy "
+            "variables reach the network\n",
+            err);
 }
 
 static void transparent_started(int ctl, const struct sandbox_config *cfg)
@@ -152,7 +163,8 @@ static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
     for (size_t i = 0; i < cfg->n_host_ports; i++) {
         int one = 1, r;
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->host_ports[i]),
+        struct sockaddr_in sa = {.sin_family = AF_INET,
+                                 .sin_port = htons(cfg->host_ports[i]),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
             bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0)
@@ -161,12 +173,14 @@ static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
             setup_failed("passing a host port's listener to the controller", -r);
         /* [::1]:PORT as well, when the sandbox's loopback has IPv6 */
         int fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(cfg->host_ports[i]),
+        struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6,
+                                   .sin6_port = htons(cfg->host_ports[i]),
                                    .sin6_addr = IN6ADDR_LOOPBACK_INIT};
         bool v6 = fd6 >= 0 && setsockopt(fd6, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
                   setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
                   bind(fd6, (struct sockaddr *)&sa6, sizeof sa6) == 0 && listen(fd6, 256) == 0;
-        r = v6 ? fdpass_send(ctl, fd6, INIT_MSG_HOST_PORT6) : fdpass_send(ctl, fd, INIT_MSG_NO_HOST_PORT6);
+        r = v6 ? fdpass_send(ctl, fd6, INIT_MSG_HOST_PORT6)
+               : fdpass_send(ctl, fd, INIT_MSG_NO_HOST_PORT6);
         if (r < 0)
             setup_failed("passing a host port's listener to the controller", -r);
         if (fd6 >= 0)
@@ -198,8 +212,8 @@ static void receive_filter(int sock, struct sc_program *prog)
     ssize_t n;
     RETRY_EINTR(n, recv(sock, buf, sizeof buf, 0));
     size_t body = n > 0 ? (size_t)n - 1 : 0;
-    if (n <= 0 || buf[0] != INIT_MSG_FILTER || body == 0 || body % sizeof(struct sock_filter) != 0 ||
-        body / sizeof(struct sock_filter) > BPF_MAXINSNS)
+    if (n <= 0 || buf[0] != INIT_MSG_FILTER || body == 0 ||
+        body % sizeof(struct sock_filter) != 0 || body / sizeof(struct sock_filter) > BPF_MAXINSNS)
         _exit(CORDON_EXIT_SETUP); /* the controller reports why */
     memcpy(insns, buf + 1, body);
     prog->insns = insns;
@@ -221,7 +235,8 @@ static void connect_inside(int ctl)
     } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
         reply.value = -errno;
     } else {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)req.value),
+        struct sockaddr_in sa = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)req.value),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
             reply.value = -errno;
@@ -290,7 +305,8 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     memset(cfg, 0, sizeof *cfg);
     receive_config(p->ctl_sock, cfg);
     if (p->early_network && cfg->net_unrestricted)
-        setup_failed("the profile wants the host's network, but the sandbox already has its own", 0);
+        setup_failed("the profile wants the host's network, but the sandbox already has its own",
+                     0);
     if (!p->early_network && !cfg->net_unrestricted)
         set_up_network(p->ctl_sock);
     if (!cfg->net_unrestricted)

@@ -16,13 +16,13 @@
 #include "sandbox/seccomp_filter.h"
 
 struct init_params {
-    char **argv;             /* the command */
-    int ctl_sock;            /* to the controller: the pty master (fd passing) and the status out,
+    char **argv;         /* the command */
+    int ctl_sock;        /* to the controller: the pty master (fd passing) and the status out,
                               * the seccomp filter in (built by the controller meanwhile) */
-    int parent_alive_fd;     /* read end of a pipe the controller keeps open: HUP = it is gone */
+    int parent_alive_fd; /* read end of a pipe the controller keeps open: HUP = it is gone */
     bool want_pty;
-    int out_pipe, err_pipe;  /* write ends for the command's stdout and stderr, or -1: keep 1, 2 */
-    sigset_t command_mask;   /* the caller's signal mask, before cordon blocked its own */
+    int out_pipe, err_pipe; /* write ends for the command's stdout and stderr, or -1: keep 1, 2 */
+    sigset_t command_mask;  /* the caller's signal mask, before cordon blocked its own */
     uid_t uid;
     gid_t gid;
     /* Make the network namespace (loopback up, proxy listeners handed over) before the
@@ -35,14 +35,14 @@ struct init_params {
 /* What init reports on ctl_sock when the command has ended (tag 'S'). */
 struct init_status {
     char tag;
-    int32_t exit_code;       /* the command's, or 128+signal */
-    int32_t signal;          /* the terminating signal, 0 if it exited */
+    int32_t exit_code; /* the command's, or 128+signal */
+    int32_t signal;    /* the terminating signal, 0 if it exited */
 };
 
 /* The controller clones init first, resolves the profile meanwhile and sends the result
  * (INIT_MSG_CONFIG); then it compiles the seccomp filter while init builds the view, and sends
  * it as one message: INIT_MSG_FILTER followed by the BPF instructions, or INIT_MSG_ABORT. */
-#define INIT_MSG_CONFIG 'C'  /* first, with a memfd holding the resolved configuration */
+#define INIT_MSG_CONFIG 'C' /* first, with a memfd holding the resolved configuration */
 #define INIT_MSG_FILTER 'F'
 #define INIT_MSG_ABORT 'A'
 /* Messages from init, each carrying one fd: the proxy's two listeners, the resolver's two, the
@@ -76,7 +76,7 @@ struct init_status {
 #define INIT_MSG_CONNECTED 'o'
 struct init_connect {
     char tag;
-    uint32_t id;             /* the controller's, echoed */
+    uint32_t id; /* the controller's, echoed */
     int32_t value;
 };
 
@@ -86,10 +86,10 @@ struct init_connect {
 
 /* What the set-up shared by `cordon run` and sessions leaves for the supervisor. */
 struct init_ready {
-    struct sandbox_config cfg;  /* as the controller resolved it */
-    struct sc_program filter;   /* the seccomp filter each command loads before exec */
-    int sfd;                    /* signalfd: SIGCHLD and the forwarded signals, all blocked */
-    int slave;                  /* the pty slave with want_pty, else -1 */
+    struct sandbox_config cfg; /* as the controller resolved it */
+    struct sc_program filter;  /* the seccomp filter each command loads before exec */
+    int sfd;                   /* signalfd: SIGCHLD and the forwarded signals, all blocked */
+    int slave;                 /* the pty slave with want_pty, else -1 */
 };
 
 /* The set-up: id maps, network namespace (loopback up, proxy listeners handed over; before the

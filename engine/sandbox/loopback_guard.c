@@ -66,8 +66,8 @@ int loopback_guard_check(char *err, size_t errlen)
 
 int loopback_guard_apply(const struct sandbox_config *cfg)
 {
-    struct ll_ruleset_attr attr = {
-        .handled_access_net = LL_ACCESS_NET_BIND_TCP | LL_ACCESS_NET_CONNECT_TCP};
+    struct ll_ruleset_attr attr = {.handled_access_net =
+                                       LL_ACCESS_NET_BIND_TCP | LL_ACCESS_NET_CONNECT_TCP};
     int fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
     if (fd < 0)
         return -errno;

@@ -52,7 +52,8 @@ static int bound_socket(int type, const char *addr, unsigned port)
         return -errno;
     if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || (type == SOCK_STREAM && listen(fd, 64) < 0)) {
+        bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+        (type == SOCK_STREAM && listen(fd, 64) < 0)) {
         r = -errno;
         close(fd);
         return r ? r : -EINVAL;
@@ -132,15 +133,14 @@ out:
 /* The nftables rule: every TCP connection not to the sandbox's own loopback (127.0.0.1, the
  * resolver's 127.0.0.53, ::1) goes to the transparent listener. The rest of 127/8 is the host's
  * loopback as far as the rules go (a special address: only a rule naming it reaches it). */
-static const char nft_rules[] =
-    "table inet cordon {\n"
-    "  chain out {\n"
-    "    type nat hook output priority -100; policy accept;\n"
-    "    ip daddr { 127.0.0.1, 127.0.0.53 } return\n"
-    "    ip6 daddr ::1 return\n"
-    "    meta l4proto tcp redirect to :18082\n"
-    "  }\n"
-    "}\n";
+static const char nft_rules[] = "table inet cordon {\n"
+                                "  chain out {\n"
+                                "    type nat hook output priority -100; policy accept;\n"
+                                "    ip daddr { 127.0.0.1, 127.0.0.53 } return\n"
+                                "    ip6 daddr ::1 return\n"
+                                "    meta l4proto tcp redirect to :18082\n"
+                                "  }\n"
+                                "}\n";
 
 /* Start nft -f - with the rules, keeping CAP_NET_ADMIN across the exec (an unmapped-root init
  * would lose it); nft_finish() waits for it. 0, or -1 with the reason in err. */
@@ -227,7 +227,8 @@ static int transparent_listener(void)
     int one = 1, zero = 0;
     int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd >= 0) {
-        struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_port = htons(NETNS_TRANSPARENT_PORT),
+        struct sockaddr_in6 sa = {.sin6_family = AF_INET6,
+                                  .sin6_port = htons(NETNS_TRANSPARENT_PORT),
                                   .sin6_addr = IN6ADDR_ANY_INIT};
         if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) == 0 &&
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
@@ -259,7 +260,8 @@ int netns_transparent_start(struct netns_transparent *t, char *err, size_t errle
     }
     int fd = transparent_listener();
     if (fd < 0) {
-        snprintf(err, errlen, "cannot listen on port %d: %s", NETNS_TRANSPARENT_PORT, strerror(-fd));
+        snprintf(err, errlen, "cannot listen on port %d: %s", NETNS_TRANSPARENT_PORT,
+                 strerror(-fd));
         return -1;
     }
     if (nft_start(t, err, errlen) < 0) {

@@ -55,7 +55,10 @@ int pty_raw_mode(int fd, struct termios *saved)
     return 0;
 }
 
-void pty_restore_mode(int fd, const struct termios *saved) { (void)tcsetattr(fd, TCSAFLUSH, saved); }
+void pty_restore_mode(int fd, const struct termios *saved)
+{
+    (void)tcsetattr(fd, TCSAFLUSH, saved);
+}
 
 void pty_copy_winsize(int from, int to)
 {

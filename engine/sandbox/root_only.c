@@ -21,7 +21,7 @@ struct walk {
     const struct sandbox_root_only *ro;
     const struct str_list *keep;
     const char *home;
-    size_t max, left;     /* the bound; entries that may still be judged */
+    size_t max, left; /* the bound; entries that may still be judged */
     bool warned;
     struct str_list *hidden;
     int added;
@@ -94,8 +94,10 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
         if (w->left == 0) {
             /* Fail closed: what is not judged is not shown. */
             if (!w->warned)
-                LOG_W("root_only", "more than %zu entries under the root_only scan roots; the rest "
-                      "of %s and of the directories not yet scanned is hidden", w->max, path);
+                LOG_W("root_only",
+                      "more than %zu entries under the root_only scan roots; the rest "
+                      "of %s and of the directories not yet scanned is hidden",
+                      w->max, path);
             w->warned = true;
             if (!kept)
                 add(w, full);
@@ -130,10 +132,15 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
     closedir(d);
 }
 
-int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep, const char *home,
-                   size_t max_entries, struct str_list *hidden, char *err, size_t errlen)
+int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep,
+                   const char *home, size_t max_entries, struct str_list *hidden, char *err,
+                   size_t errlen)
 {
-    struct walk w = {.ro = ro, .keep = keep, .home = home, .max = max_entries, .left = max_entries,
+    struct walk w = {.ro = ro,
+                     .keep = keep,
+                     .home = home,
+                     .max = max_entries,
+                     .left = max_entries,
                      .hidden = hidden};
     for (size_t i = 0; i < ro->scan.len; i++) {
         const char *root = ro->scan.items[i];
@@ -141,14 +148,16 @@ int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *ke
         if (fd < 0 && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
             continue; /* missing, a symlink or not a directory: nothing below it to scan */
         if (fd < 0) {
-            snprintf(err, errlen, "root_only: cannot read the scan root %s: %s", root, strerror(errno));
+            snprintf(err, errlen, "root_only: cannot read the scan root %s: %s", root,
+                     strerror(errno));
             return -errno;
         }
         struct stat st;
         if (fstat(fd, &st) < 0) {
             int r = -errno;
             close(fd);
-            snprintf(err, errlen, "root_only: cannot stat the scan root %s: %s", root, strerror(-r));
+            snprintf(err, errlen, "root_only: cannot stat the scan root %s: %s", root,
+                     strerror(-r));
             return r;
         }
         if (inside_kept(&w, root)) {

@@ -27,6 +27,7 @@ bool root_only_judge(const struct stat *st);
  * (~/.local/bin) and are often 0700. max_entries: the bound (ROOT_ONLY_MAX_ENTRIES); when it is
  * hit, one line says so and every entry not yet judged is hidden (fail closed). Returns the
  * number of paths added, or -errno with one line in err for a scan root that cannot be read. */
-int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep, const char *home,
-                   size_t max_entries, struct str_list *hidden, char *err, size_t errlen);
+int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep,
+                   const char *home, size_t max_entries, struct str_list *hidden, char *err,
+                   size_t errlen);
 #endif

@@ -15,36 +15,37 @@ enum flag_state { FLAG_UNSET = 0, FLAG_FALSE = 1, FLAG_TRUE = 2 };
  * same meaning (every flag has a profile key); the profile hook merges these over
  * the named profile. Strings are borrowed from argv. */
 struct run_flags {
-    const char *profile;            /* --profile NAME; NULL: the default ("coding") */
-    const char *workspace;          /* --workspace DIR; NULL: the current directory */
-    struct str_list writable;       /* --allow-write PATH (repeatable) -> writable */
-    struct str_list hidden;         /* --hide PATH (repeatable) -> hidden */
+    const char *profile;                  /* --profile NAME; NULL: the default ("coding") */
+    const char *workspace;                /* --workspace DIR; NULL: the current directory */
+    struct str_list writable;             /* --allow-write PATH (repeatable) -> writable */
+    struct str_list hidden;               /* --hide PATH (repeatable) -> hidden */
     enum flag_state unrestricted_network; /* --unrestricted-network -> network.unrestricted */
-    enum flag_state allow_loopback; /* --allow-loopback -> network.loopback */
-    enum flag_state allow_docker;   /* --allow-docker -> allow_docker */
+    enum flag_state allow_loopback;       /* --allow-loopback -> network.loopback */
+    enum flag_state allow_docker;         /* --allow-docker -> allow_docker */
     enum flag_state allow_home_workspace; /* --allow-home-workspace -> allow_home_workspace */
-    enum flag_state json;           /* --json -> json */
-    struct str_list network_allow;  /* --network-allow RULE (repeatable) -> network.allow */
-    struct str_list network_deny;   /* --network-deny RULE (repeatable) -> network.deny */
-    struct str_list host_ports;     /* --allow-host-port PORT (repeatable) -> network.host_ports */
-    struct str_list publish;        /* --publish [HOSTADDR:]HOSTPORT:PORT (repeatable); no profile
+    enum flag_state json;                 /* --json -> json */
+    struct str_list network_allow;        /* --network-allow RULE (repeatable) -> network.allow */
+    struct str_list network_deny;         /* --network-deny RULE (repeatable) -> network.deny */
+    struct str_list host_ports;      /* --allow-host-port PORT (repeatable) -> network.host_ports */
+    struct str_list publish;         /* --publish [HOSTADDR:]HOSTPORT:PORT (repeatable); no profile
                                      * key: a port published to the host is the session's, not the
                                      * profile's */
     enum flag_state ask_sandbox_off; /* --ask-sandbox-off -> escalation.ask_sandbox_off */
-    enum flag_state plan;           /* --plan -> escalation.plan */
-    const char *permission_timeout; /* --permission-timeout DURATION -> escalation.permission_timeout */
-    const char *home;               /* --home overlay|readonly|tmpfs -> home */
-    char **command;                 /* argv after "--", NULL-terminated, at least one word */
-    const char *policy_file;        /* --policy FILE: one more policy layer on top, this run only */
-    enum flag_state session_exec;   /* --session-exec=false -> session.exec_per_command = true */
-    bool detach;                    /* session start --detach: outlive the starting process */
-    const char *owner;              /* session start --owner PID: whose exit ends the session */
+    enum flag_state plan;            /* --plan -> escalation.plan */
+    const char
+        *permission_timeout; /* --permission-timeout DURATION -> escalation.permission_timeout */
+    const char *home;        /* --home overlay|readonly|tmpfs -> home */
+    char **command;          /* argv after "--", NULL-terminated, at least one word */
+    const char *policy_file; /* --policy FILE: one more policy layer on top, this run only */
+    enum flag_state session_exec; /* --session-exec=false -> session.exec_per_command = true */
+    bool detach;                  /* session start --detach: outlive the starting process */
+    const char *owner;            /* session start --owner PID: whose exit ends the session */
 };
 
 /* One resource limit from the profile's `rlimits` table. */
 struct sandbox_rlimit {
-    int resource;                   /* RLIMIT_* */
-    unsigned long long soft, hard;  /* RLIM_INFINITY allowed */
+    int resource;                  /* RLIMIT_* */
+    unsigned long long soft, hard; /* RLIM_INFINITY allowed */
 };
 
 #define SANDBOX_MAX_RLIMITS 16
@@ -52,17 +53,17 @@ struct sandbox_rlimit {
 
 /* Profile key `home`: what commands see at the caller's home directory. */
 enum sandbox_home {
-    SANDBOX_HOME_READONLY = 0,      /* the host's home, read-only (hidden paths missing) */
-    SANDBOX_HOME_OVERLAY,           /* copy-on-write over it; writes kept in the workspace's layer */
-    SANDBOX_HOME_TMPFS,             /* copy-on-write over it; writes discarded when the sandbox ends */
+    SANDBOX_HOME_READONLY = 0, /* the host's home, read-only (hidden paths missing) */
+    SANDBOX_HOME_OVERLAY,      /* copy-on-write over it; writes kept in the workspace's layer */
+    SANDBOX_HOME_TMPFS,        /* copy-on-write over it; writes discarded when the sandbox ends */
 };
 
 /* Profile key root_only: what a caller of uid 0 must not read (sandbox/root_only.h). */
 struct sandbox_root_only {
-    bool hide;                      /* root_only.hide: scan and hide (only when the uid is 0) */
-    struct str_list scan;           /* root_only.scan: absolute directories looked through */
-    unsigned depth;                 /* root_only.depth: levels below each scan root */
-    struct str_list visible;        /* root_only.visible: absolute names never hidden by it */
+    bool hide;               /* root_only.hide: scan and hide (only when the uid is 0) */
+    struct str_list scan;    /* root_only.scan: absolute directories looked through */
+    unsigned depth;          /* root_only.depth: levels below each scan root */
+    struct str_list visible; /* root_only.visible: absolute names never hidden by it */
 };
 
 /* network.transparent: off; on where the kernel can (else one line, and the proxy variables
@@ -73,29 +74,30 @@ enum net_transparent { NET_TRANSPARENT_OFF, NET_TRANSPARENT_ON, NET_TRANSPARENT_
  * paths and the workspace are canonical (realpath) and exist; hidden paths may not exist.
  * Owned by whoever filled it; freed with sandbox_config_free(). */
 struct sandbox_config {
-    char *profile;                  /* name of the resolved profile */
-    char *workspace;                /* writable unless workspace_readonly */
-    bool workspace_readonly;        /* profile key workspace_readonly (the `readonly` profile) */
-    bool allow_home_workspace;      /* profile key allow_home_workspace: the workspace may be the
+    char *profile;             /* name of the resolved profile */
+    char *workspace;           /* writable unless workspace_readonly */
+    bool workspace_readonly;   /* profile key workspace_readonly (the `readonly` profile) */
+    bool allow_home_workspace; /* profile key allow_home_workspace: the workspace may be the
                                      * caller's home or one of its ancestors */
-    char *cwd;                      /* directory the command starts in */
-    struct str_list writable;       /* extra writable paths (--allow-write, profile `writable`) */
-    struct str_list hidden;         /* paths that must look missing (ENOENT) */
+    char *cwd;                 /* directory the command starts in */
+    struct str_list writable;  /* extra writable paths (--allow-write, profile `writable`) */
+    struct str_list hidden;    /* paths that must look missing (ENOENT) */
     struct sandbox_root_only root_only; /* for a uid-0 caller, added to hidden by the controller */
     struct str_list readonly_in_workspace; /* relative to workspace: ".git/hooks", ".cordon", ... */
-    struct str_list run_binds;      /* absolute host paths re-bound into the fresh /run */
+    struct str_list run_binds;             /* absolute host paths re-bound into the fresh /run */
     /* cordon's own directories (config, state, session sockets; canonical, existing) that lie
      * inside a writable area: bound read-only, every directory between them and that area made
      * a mount point so that none can be renamed away and replaced. The controller fills it. */
     struct str_list protected_paths;
-    bool net_unrestricted;          /* no network namespace at all */
-    bool net_loopback;              /* commands may serve TCP on the sandbox loopback */
-    enum net_transparent net_transparent; /* network.transparent: TCP to any address via the policy */
+    bool net_unrestricted; /* no network namespace at all */
+    bool net_loopback;     /* commands may serve TCP on the sandbox loopback */
+    enum net_transparent
+        net_transparent; /* network.transparent: TCP to any address via the policy */
     unsigned short host_ports[SANDBOX_MAX_HOST_PORTS]; /* network.host_ports: the host's
                                      * 127.0.0.1:PORT reachable inside at 127.0.0.1:PORT */
     size_t n_host_ports;
-    bool block_unix_sockets;        /* seccomp refuses socket(AF_UNIX, ...) */
-    struct str_list seccomp_deny;   /* extra syscall names refused with EPERM */
+    bool block_unix_sockets;      /* seccomp refuses socket(AF_UNIX, ...) */
+    struct str_list seccomp_deny; /* extra syscall names refused with EPERM */
     struct sandbox_rlimit rlimits[SANDBOX_MAX_RLIMITS];
     size_t n_rlimits;
     /* profile key `limits`: the whole sandbox's bounds. pids_max and memory_max need a cgroup
@@ -103,18 +105,18 @@ struct sandbox_config {
     unsigned long long pids_max;
     unsigned long long memory_max;
     unsigned long long tmp_size, shm_size;
-    struct str_list env;            /* the command's whole environment, "NAME=VALUE" */
-    bool json;                      /* print one JSON result object after the command */
-    double grace_seconds;           /* TERM -> KILL grace period (session.grace) */
+    struct str_list env;               /* the command's whole environment, "NAME=VALUE" */
+    bool json;                         /* print one JSON result object after the command */
+    double grace_seconds;              /* TERM -> KILL grace period (session.grace) */
     size_t capture_head, capture_tail; /* bytes of each output stream kept for refusal detection */
-    double permission_timeout;      /* seconds a question may wait for its answer (then: deny) */
-    bool network_ask;               /* network.ask: unlisted destinations may be asked about */
-    bool exec_per_command;          /* session.exec_per_command: each exec in a fresh sandbox */
-    unsigned max_background;        /* session.max_background: live background jobs at most */
-    size_t log_cap;                 /* session.log_cap: bytes of a background job's log kept */
-    enum sandbox_home home_mode;    /* profile key home */
-    char *home;                     /* the caller's home, canonical; NULL: no home view */
-    char *home_layer;               /* overlay: the workspace's layer folder (upper/, work/) */
+    double permission_timeout;         /* seconds a question may wait for its answer (then: deny) */
+    bool network_ask;                  /* network.ask: unlisted destinations may be asked about */
+    bool exec_per_command;             /* session.exec_per_command: each exec in a fresh sandbox */
+    unsigned max_background;           /* session.max_background: live background jobs at most */
+    size_t log_cap;                    /* session.log_cap: bytes of a background job's log kept */
+    enum sandbox_home home_mode;       /* profile key home */
+    char *home;                        /* the caller's home, canonical; NULL: no home view */
+    char *home_layer;                  /* overlay: the workspace's layer folder (upper/, work/) */
 };
 
 /* limits.* when the resolved profile has none (the values of `coding`). */

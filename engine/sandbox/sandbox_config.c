@@ -160,12 +160,16 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
             if (strcmp(a, r) != 0)
                 LOG_W("config", "--allow-write %s resolves to %s: that is what is writable", p, r);
         } else if (ws_rel && !path_is_within(r, cfg->workspace)) {
-            snprintf(err, errlen, "profile '%s': writable %s leads outside the workspace (to %s): "
-                     "refused", pname, p, r);
+            snprintf(err, errlen,
+                     "profile '%s': writable %s leads outside the workspace (to %s): "
+                     "refused",
+                     pname, p, r);
             rc = -1;
         } else if (link) {
-            snprintf(err, errlen, "profile '%s': writable %s passes the symbolic link %s, which a "
-                     "sandboxed command could have planted: refused (name the real path)", pname, p, link);
+            snprintf(err, errlen,
+                     "profile '%s': writable %s passes the symbolic link %s, which a "
+                     "sandboxed command could have planted: refused (name the real path)",
+                     pname, p, link);
             rc = -1;
         }
         free(link);

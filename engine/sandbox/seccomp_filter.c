@@ -42,17 +42,45 @@
  * every mount-API call, namespace changes. A name missing on one architecture is skipped
  * for that architecture by libseccomp. */
 static const char *const default_denied[] = {
-    "ptrace", "process_vm_readv", "process_vm_writev",
-    "keyctl", "add_key", "request_key",
-    "bpf", "perf_event_open", "userfaultfd",
-    "io_uring_setup", "io_uring_enter", "io_uring_register",
-    "kexec_load", "kexec_file_load",
-    "open_by_handle_at", "name_to_handle_at",
-    "init_module", "finit_module", "delete_module",
-    "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog",
-    "mount", "umount", "umount2", "pivot_root", "chroot", /* umount: the x86 ABI's old call */
-    "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
-    "setns", "unshare",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "kexec_load",
+    "kexec_file_load",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "syslog",
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "chroot", /* umount: the x86 ABI's old call */
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "setns",
+    "unshare",
 };
 
 /* personality(2) values that change nothing dangerous (as Docker's default profile):
@@ -99,7 +127,8 @@ static int add_arches(scmp_filter_ctx ctx, char *err, size_t errlen)
         name0 = 2;
     } else {
         struct utsname u;
-        set_err(err, errlen, "seccomp: architecture %s is not supported; refusing to run unfiltered",
+        set_err(err, errlen,
+                "seccomp: architecture %s is not supported; refusing to run unfiltered",
                 machine_name(&u));
         return -1;
     }
@@ -114,8 +143,8 @@ static int add_arches(scmp_filter_ctx ctx, char *err, size_t errlen)
     return 0;
 }
 
-static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, int nr,
-                    unsigned n_args, const struct scmp_arg_cmp *args, char *err, size_t errlen)
+static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, int nr, unsigned n_args,
+                    const struct scmp_arg_cmp *args, char *err, size_t errlen)
 {
     int r = seccomp_rule_add_array(ctx, action, nr, n_args, args);
     if (r < 0) {
@@ -271,8 +300,8 @@ static int add_profile_rules(const struct sandbox_config *cfg, scmp_filter_ctx c
         /* socket(AF_UNIX, ...) only: socketpair() stays, it reaches nothing outside. On x86
          * libseccomp also refuses socketcall(SYS_SOCKET), whose arguments it cannot see. */
         struct scmp_arg_cmp a = SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint64_t)AF_UNIX);
-        if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "socket", SCMP_SYS(socket), 1, &a, err,
-                     errlen) < 0)
+        if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "socket", SCMP_SYS(socket), 1, &a, err, errlen) <
+            0)
             return -1;
     }
     if (loopback_guard_wanted(cfg) && (add_inet_tcp_only_rules(ctx, err, errlen) < 0 ||
@@ -359,9 +388,9 @@ struct prefix {
     struct sock_filter insn[PRE_MAX];
     int jt[PRE_MAX], jf[PRE_MAX]; /* labels; a BPF_JA's target is in jt */
     size_t n;
-    size_t at[LBL_MAX];           /* where each label is, once placed */
+    size_t at[LBL_MAX]; /* where each label is, once placed */
     bool placed[LBL_MAX];
-    int labels;                   /* labels handed out by new_label() */
+    int labels; /* labels handed out by new_label() */
     bool overflow;
 };
 
@@ -436,7 +465,8 @@ static int emit_abi(struct prefix *p, const struct abi_numbers *a, char *err, si
 {
     uint32_t top, extra_top;
     if (!highest_known(a->scmp_arch, a->table_lo, a->table_hi, &top)) {
-        set_err(err, errlen, "seccomp: libseccomp knows no system call of an architecture in the filter");
+        set_err(err, errlen,
+                "seccomp: libseccomp knows no system call of an architecture in the filter");
         return -1;
     }
     uint32_t gap_end = a->extra_hi ? a->extra_lo - 1 : a->last;
@@ -445,7 +475,8 @@ static int emit_abi(struct prefix *p, const struct abi_numbers *a, char *err, si
     if (a->extra_hi) {
         /* A block libseccomp knows nothing of is refused whole: it could filter none of it. */
         uint32_t from = highest_known(a->scmp_arch, a->extra_lo, a->extra_hi, &extra_top)
-                            ? extra_top + 1 : a->extra_lo;
+                            ? extra_top + 1
+                            : a->extra_lo;
         emit_range(p, from, a->last);
     }
     emit(p, BPF_JMP | BPF_JEQ | BPF_K, a->socket, LBL_FAMILY, LBL_NEXT);
@@ -492,7 +523,8 @@ static int prepend_checks(scmp_filter_ctx ctx, struct sc_program *prog, char *er
     for (size_t i = 0; i < ARRAY_LEN(allowed_families); i++)
         emit(p, BPF_JMP | BPF_JEQ | BPF_K, allowed_families[i], LBL_END, LBL_NEXT);
     place(p, LBL_NO_FAMILY);
-    emit(p, BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EAFNOSUPPORT & SECCOMP_RET_DATA), LBL_NEXT, LBL_NEXT);
+    emit(p, BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EAFNOSUPPORT & SECCOMP_RET_DATA), LBL_NEXT,
+         LBL_NEXT);
     place(p, LBL_ENOSYS);
     emit(p, BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA), LBL_NEXT, LBL_NEXT);
     place(p, LBL_END);

@@ -44,8 +44,8 @@ enum api_phase { PH_BODY, PH_WAITING, PH_ANSWERED, PH_SENDING };
 struct api_server {
     struct ev_loop *loop;
     struct MHD_Daemon *d;
-    struct ev_io io;          /* MHD's epoll fd */
-    struct ev_timer timer;    /* MHD_get_timeout */
+    struct ev_io io;       /* MHD's epoll fd */
+    struct ev_timer timer; /* MHD_get_timeout */
     api_handler handler;
     void *ctx;
     uid_t uid;
@@ -60,17 +60,17 @@ struct api_request {
     struct api_request *prev, *next;
     enum api_phase phase;
     char *method, *path;
-    char *body;               /* NUL-terminated; NULL until the first byte */
+    char *body; /* NUL-terminated; NULL until the first byte */
     size_t body_len, body_cap;
     bool too_large;
-    bool suspended;           /* we suspended it and have not resumed it yet */
+    bool suspended; /* we suspended it and have not resumed it yet */
     /* The answer, between api_respond/api_stream_begin and MHD_queue_response. */
     struct MHD_Response *resp;
     unsigned int status;
     /* Streaming. */
     bool streaming, stream_ended, stream_failed;
     char *buf;
-    size_t off, len, cap;     /* pending bytes are buf[off, len) */
+    size_t off, len, cap; /* pending bytes are buf[off, len) */
     void (*on_gone)(void *ctx, struct api_request *req);
     void *gone_ctx;
 };
@@ -119,7 +119,8 @@ static struct MHD_Response *make_response(const char *content_type, const char *
 
 /* Queue {"error": msg} on conn from inside the access handler (for answers that never reach
  * the handler: wrong uid, body too large). */
-static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned int status, const char *msg)
+static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned int status,
+                                   const char *msg)
 {
     size_t len = 0;
     char *body = json_error_body(msg, &len);
@@ -217,8 +218,10 @@ static const char *peer_verdict(struct api_server *s, int fd)
     int pidfd = -1;
     socklen_t plen = sizeof pidfd;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &plen) < 0 || pidfd < 0) {
-        LOG_W("api", "SO_PEERPIDFD: %s (Linux 6.5 or later is needed to tell a sandboxed "
-              "client from a host one); refusing the client", strerror(errno));
+        LOG_W("api",
+              "SO_PEERPIDFD: %s (Linux 6.5 or later is needed to tell a sandboxed "
+              "client from a host one); refusing the client",
+              strerror(errno));
         return "this session cannot tell who the client is";
     }
     int ours = pidfd_in_our_user_namespace(pidfd);
@@ -242,7 +245,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!ci) {
         LOG_W("api", "cannot get a client connection's fd; refusing it");
-        *socket_context = (void *)(uintptr_t)"this session cannot tell who the client is";
+        *socket_context = (void *)(uintptr_t) "this session cannot tell who the client is";
         return;
     }
     *socket_context = (void *)(uintptr_t)peer_verdict(s, ci->connect_fd);
@@ -263,8 +266,8 @@ static const char *peer_refusal(struct MHD_Connection *conn)
  * "100 Continue" to a client that asked for one). */
 static bool declared_too_large(struct MHD_Connection *conn)
 {
-    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (!cl)
         return false;
     errno = 0;
@@ -528,14 +531,11 @@ static struct MHD_Daemon *start_daemon(struct api_server *s, int listen_fd)
             close(fd);
         return NULL;
     }
-    struct MHD_Daemon *d =
-        MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
-                         NULL, on_access, s,
-                         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, or MHD warns */
-                         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-                         MHD_OPTION_END);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_access, s,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, or MHD warns */
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     if (!d && fstat(fd, &now) == 0 && now.st_dev == ours.st_dev && now.st_ino == ours.st_ino)
         close(fd);
     return d;
@@ -609,8 +609,14 @@ void api_server_after_round(struct api_server *s)
         run_mhd(s);
 }
 
-const char *api_method(const struct api_request *req) { return req->method; }
-const char *api_path(const struct api_request *req) { return req->path; }
+const char *api_method(const struct api_request *req)
+{
+    return req->method;
+}
+const char *api_path(const struct api_request *req)
+{
+    return req->path;
+}
 
 const char *api_query(const struct api_request *req, const char *name)
 {
@@ -681,11 +687,10 @@ void api_stream_begin(struct api_request *req, const char *content_type)
     /* A HEAD gets the headers only; MHD 0.9.75 would still send a chunked response's last
      * chunk ("0\r\n\r\n") after them, so it gets an empty complete response instead, and
      * the stream's writes pile up unread until MHD is done with it (soon: on_gone). */
-    struct MHD_Response *r =
-        strcmp(req->method, MHD_HTTP_METHOD_HEAD) == 0
-            ? MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT)
-            : MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, API_STREAM_BLOCK, stream_read,
-                                                req, NULL);
+    struct MHD_Response *r = strcmp(req->method, MHD_HTTP_METHOD_HEAD) == 0
+                                 ? MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT)
+                                 : MHD_create_response_from_callback(
+                                       MHD_SIZE_UNKNOWN, API_STREAM_BLOCK, stream_read, req, NULL);
     if (r && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                                      content_type ? content_type : API_JSON) != MHD_YES) {
         MHD_destroy_response(r);

@@ -32,8 +32,8 @@ void api_server_stop(struct api_server *s);
  * connections, queued stream data); call after each round of the event loop. */
 void api_server_after_round(struct api_server *s);
 
-const char *api_method(const struct api_request *req);   /* "GET", "POST", ... */
-const char *api_path(const struct api_request *req);     /* "/v1/jobs/12/stop", no query,
+const char *api_method(const struct api_request *req); /* "GET", "POST", ... */
+const char *api_path(const struct api_request *req);   /* "/v1/jobs/12/stop", no query,
                                                             %-escapes decoded */
 /* The value of query argument `name`, or NULL. */
 const char *api_query(const struct api_request *req, const char *name);
@@ -62,5 +62,6 @@ size_t api_stream_pending(const struct api_request *req);
  * while its connection waits for the handler (no answer yet, or a stream with nothing to
  * send) is noticed at the next answer or write (libmicrohttpd does not watch a suspended
  * connection). */
-void api_on_gone(struct api_request *req, void (*fn)(void *ctx, struct api_request *req), void *ctx);
+void api_on_gone(struct api_request *req, void (*fn)(void *ctx, struct api_request *req),
+                 void *ctx);
 #endif

@@ -129,7 +129,8 @@ CORDON_NORETURN static void sandbox_main(const struct init_ready *ready, char *c
     }
 }
 
-pid_t fresh_sandbox_spawn(const struct init_ready *ready, char *command, int out_fd, int err_fd, int ctl)
+pid_t fresh_sandbox_spawn(const struct init_ready *ready, char *command, int out_fd, int err_fd,
+                          int ctl)
 {
     /* Raw clone with a NULL stack behaves like fork() (copying init is cheap: it is small). */
     long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL, NULL);

@@ -39,8 +39,9 @@ static int drop_oldest(struct job_log *l, uint64_t keep)
     if (keep > l->size - l->marker)
         keep = l->size - l->marker; /* output only: the old marker line is replaced */
     l->dropped += l->size - l->marker - keep;
-    int mlen = snprintf(marker, sizeof marker, "[cordon: %" PRIu64 " earlier bytes of this log were dropped]\n",
-                        l->dropped);
+    int mlen =
+        snprintf(marker, sizeof marker,
+                 "[cordon: %" PRIu64 " earlier bytes of this log were dropped]\n", l->dropped);
     uint64_t from = l->size - keep, to = (uint64_t)mlen;
     char *buf = malloc(1 << 16);
     if (!buf)

@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 struct job_log {
-    int fd;               /* read-write, opened by init inside the sandbox; -1 when none */
-    uint64_t size;        /* bytes in the file now */
-    uint64_t dropped;     /* bytes of output dropped so far */
-    uint64_t marker;      /* bytes of the marker line at the start of the file (0: none) */
+    int fd;           /* read-write, opened by init inside the sandbox; -1 when none */
+    uint64_t size;    /* bytes in the file now */
+    uint64_t dropped; /* bytes of output dropped so far */
+    uint64_t marker;  /* bytes of the marker line at the start of the file (0: none) */
     size_t cap;
 };
 

@@ -72,7 +72,8 @@ static void pump(struct log_stream *ls)
         if (ls->pos < ls->dropped) { /* trimmed under our feet: say so, go on with the rest */
             char line[128];
             int n = snprintf(line, sizeof line,
-                             "%s[cordon: %" PRIu64 " bytes of this log were dropped while it was read]\n",
+                             "%s[cordon: %" PRIu64
+                             " bytes of this log were dropped while it was read]\n",
                              ls->mid_line ? "\n" : "", ls->dropped - ls->pos);
             ls->mid_line = false;
             api_stream_write(ls->req, line, (size_t)n);
@@ -108,13 +109,20 @@ void log_stream_start(struct session *s, struct job *j, struct api_request *req)
             close(fd);
         free(buf);
         free(ls);
-        api_respond_error(req, 500, "reading the log: %s", fd < 0 ? "cannot duplicate its descriptor"
-                                                                   : "out of memory");
+        api_respond_error(req, 500, "reading the log: %s",
+                          fd < 0 ? "cannot duplicate its descriptor" : "out of memory");
         return;
     }
-    *ls = (struct log_stream){.next = s->log_streams, .s = s, .req = req, .live = l,
-                              .dropped = l->dropped, .marker = l->marker, .fd = fd,
-                              .pos = l->dropped, .end = l->dropped + l->size - l->marker, .buf = buf};
+    *ls = (struct log_stream){.next = s->log_streams,
+                              .s = s,
+                              .req = req,
+                              .live = l,
+                              .dropped = l->dropped,
+                              .marker = l->marker,
+                              .fd = fd,
+                              .pos = l->dropped,
+                              .end = l->dropped + l->size - l->marker,
+                              .buf = buf};
     s->log_streams = ls;
     api_stream_begin(req, "text/plain");
     api_on_gone(req, on_gone, ls);

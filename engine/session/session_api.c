@@ -69,13 +69,15 @@ static void route_exec(struct session *s, struct api_request *req)
         } else if (strcmp(k, "turn") == 0) {
             if (x->type == JSON_NULL)
                 continue;
-            if (x->type != JSON_STRING || x->len == 0 || x->len > TURN_MAX || strlen(x->str) != x->len)
+            if (x->type != JSON_STRING || x->len == 0 || x->len > TURN_MAX ||
+                strlen(x->str) != x->len)
                 problem = "\"turn\" must be a string of 1 to 128 bytes";
             else
                 e.turn = x->str;
         } else {
             static char msg[160];
-            snprintf(msg, sizeof msg, "unknown field \"%.60s\" (known: command, background, timeout, turn)", k);
+            snprintf(msg, sizeof msg,
+                     "unknown field \"%.60s\" (known: command, background, timeout, turn)", k);
             problem = msg;
         }
     }
@@ -101,9 +103,11 @@ static void route_answer(struct session *s, struct api_request *req, const char 
     const struct json_value *a = v->type == JSON_OBJECT ? json_get(v, "answer") : NULL;
     const struct json_value *by = v->type == JSON_OBJECT ? json_get(v, "by") : NULL;
     /* "by" is only a label for the settled events (who answered), never a permission */
-    bool by_ok = !by || (by->type == JSON_STRING && by->len > 0 && by->len <= 200 && strlen(by->str) == by->len);
+    bool by_ok = !by || (by->type == JSON_STRING && by->len > 0 && by->len <= 200 &&
+                         strlen(by->str) == by->len);
     if (!a || a->type != JSON_STRING || !by_ok || v->len != 1u + (by != NULL))
-        api_respond_error(req, 400, "the body must be {\"answer\": \"once\" | \"session\" | \"deny\"}, "
+        api_respond_error(req, 400,
+                          "the body must be {\"answer\": \"once\" | \"session\" | \"deny\"}, "
                           "optionally with \"by\": a string of 1 to 200 bytes naming who answered");
     else
         session_op_answer(s, req, (unsigned)id, a->str, by ? by->str : NULL);
@@ -133,7 +137,8 @@ static void route_publish(struct session *s, struct api_request *req)
             if (x->type == JSON_NULL)
                 continue;
             if (!whole || x->number < 0 || x->number > 65535)
-                problem = "\"host_port\" must be a port on the host, 1 to 65535, or 0 for any free one";
+                problem =
+                    "\"host_port\" must be a port on the host, 1 to 65535, or 0 for any free one";
             else
                 host_port = (long)x->number;
         } else if (strcmp(k, "host_addr") == 0) {
@@ -145,7 +150,8 @@ static void route_publish(struct session *s, struct api_request *req)
                 host_addr = x->str;
         } else {
             static char msg[160];
-            snprintf(msg, sizeof msg, "unknown field \"%.60s\" (known: port, host_port, host_addr)", k);
+            snprintf(msg, sizeof msg, "unknown field \"%.60s\" (known: port, host_port, host_addr)",
+                     k);
             problem = msg;
         }
     }
@@ -187,7 +193,9 @@ void session_handle_request(void *ctx, struct api_request *req)
         const char *rest = path + 9, *slash = strchr(rest, '/');
         long pid = slash ? parse_pid(rest, (size_t)(slash - rest)) : -1;
         if (pid < 0) {
-            api_respond_error(req, 404, "no such path: %s (a job is /v1/jobs/PID/log or /v1/jobs/PID/stop)", path);
+            api_respond_error(req, 404,
+                              "no such path: %s (a job is /v1/jobs/PID/log or /v1/jobs/PID/stop)",
+                              path);
             return;
         }
         if (strcmp(slash, "/log") == 0) {
@@ -206,7 +214,8 @@ void session_handle_request(void *ctx, struct api_request *req)
     } else if (strncmp(path, "/v1/ports/", 10) == 0) {
         long port = parse_pid(path + 10, strlen(path + 10));
         if (port < 1 || port > 65535) {
-            api_respond_error(req, 404, "no such path: %s (a published port is /v1/ports/PORT, 1 to 65535)",
+            api_respond_error(req, 404,
+                              "no such path: %s (a published port is /v1/ports/PORT, 1 to 65535)",
                               path);
             return;
         }

@@ -107,9 +107,12 @@ bool approval_parse_answer(const char *s, enum approval_answer *out)
 const char *approval_answer_name(enum approval_answer a)
 {
     switch (a) {
-    case ANSWER_ONCE: return "once";
-    case ANSWER_SESSION: return "session";
-    case ANSWER_DENY: return "deny";
+    case ANSWER_ONCE:
+        return "once";
+    case ANSWER_SESSION:
+        return "session";
+    case ANSWER_DENY:
+        return "deny";
     }
     return "?";
 }

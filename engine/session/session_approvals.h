@@ -17,19 +17,19 @@ enum approval_answer { ANSWER_ONCE, ANSWER_SESSION, ANSWER_DENY };
 struct approval {
     unsigned id;
     enum approval_kind kind;
-    char *question;           /* one line for a person */
-    char *command;            /* the command that asked (rerun: the one to run outside) */
-    char host[256];           /* network: the destination */
+    char *question; /* one line for a person */
+    char *command;  /* the command that asked (rerun: the one to run outside) */
+    char host[256]; /* network: the destination */
     unsigned port;
-    unsigned proxy_id;        /* network: the proxy's question */
-    long job;                 /* the pid of the exec concerned, 0 when not known */
-    double asked, expires;    /* Unix seconds */
-    struct ev_timer timer;    /* rerun: the permission timeout (the proxy times its own) */
+    unsigned proxy_id;     /* network: the proxy's question */
+    long job;              /* the pid of the exec concerned, 0 when not known */
+    double asked, expires; /* Unix seconds */
+    struct ev_timer timer; /* rerun: the permission timeout (the proxy times its own) */
     struct approval *next;
 };
 
 struct approvals {
-    struct approval *list;    /* oldest first */
+    struct approval *list; /* oldest first */
     unsigned next_id;
 };
 

@@ -61,7 +61,8 @@ static void question_line(struct json_buf *b, const struct session *s, const str
     json_buf_lit(b, "}");
 }
 
-static void settled_line(struct json_buf *b, unsigned id, enum approval_answer answer, const char *by)
+static void settled_line(struct json_buf *b, unsigned id, enum approval_answer answer,
+                         const char *by)
 {
     json_buf_printf(b, "{\"event\":\"settled\",\"id\":%u,\"answer\":\"%s\",\"by\":", id,
                     approval_answer_name(answer));

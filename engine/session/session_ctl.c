@@ -42,7 +42,8 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
     if (m->pid <= 0) {
         if (j->req) {
             api_on_gone(j->req, NULL, NULL);
-            api_respond_error(j->req, 500, "the session could not start the command: %s", strerror(-m->pid));
+            api_respond_error(j->req, 500, "the session could not start the command: %s",
+                              strerror(-m->pid));
         }
         j->req = NULL;
         j->state = JOB_EXITED;
@@ -65,10 +66,12 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
         s->dirty = true;
         if (j->req) {
             char msg[256];
-            snprintf(msg, sizeof msg, "Background command started.\nPID: %d\nLog: " SESSION_LOG_DIR
-                     "/%d.log\nStop: kill -TERM -- -%d\n", (int)j->pid, (int)j->pid, (int)j->pid);
-            json_buf_printf(&b, "{\"pid\":%d,\"log\":\"" SESSION_LOG_DIR "/%d.log\",\"turn\":", (int)j->pid,
-                            (int)j->pid);
+            snprintf(msg, sizeof msg,
+                     "Background command started.\nPID: %d\nLog: " SESSION_LOG_DIR
+                     "/%d.log\nStop: kill -TERM -- -%d\n",
+                     (int)j->pid, (int)j->pid, (int)j->pid);
+            json_buf_printf(&b, "{\"pid\":%d,\"log\":\"" SESSION_LOG_DIR "/%d.log\",\"turn\":",
+                            (int)j->pid, (int)j->pid);
             json_buf_cstr_or_null(&b, j->turn);
             json_buf_lit(&b, ",\"message\":");
             json_buf_string(&b, msg, strlen(msg));
@@ -166,10 +169,19 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
             return;
         }
         switch (m.tag) {
-        case SW_STARTED: on_started(s, &m, fds[0]); fds[0] = -1; break;
-        case SW_EXITED: on_exited(s, m.pid, m.value); break;
-        case SW_SIGNALED: job_stop_signaled(s, m.pid, m.value); break;
-        case SW_GONE: on_gone(s, m.pid); break;
+        case SW_STARTED:
+            on_started(s, &m, fds[0]);
+            fds[0] = -1;
+            break;
+        case SW_EXITED:
+            on_exited(s, m.pid, m.value);
+            break;
+        case SW_SIGNALED:
+            job_stop_signaled(s, m.pid, m.value);
+            break;
+        case SW_GONE:
+            on_gone(s, m.pid);
+            break;
         case SW_CONNECTED:
             if (s->p.ports) {
                 int got = m.pid < 0 ? m.pid : fds[0] >= 0 ? fds[0] : -EBADMSG;
@@ -177,7 +189,8 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
                 fds[0] = -1;
             }
             break;
-        default: break;
+        default:
+            break;
         }
         for (int i = 0; i < 2; i++)
             if (fds[i] >= 0)
@@ -207,7 +220,8 @@ static void binding_json(struct json_buf *b, const struct port_binding *p)
 {
     json_buf_printf(b, "{\"port\":%u,\"host_addr\":", p->port);
     json_buf_cstr_or_null(b, p->host_addr);
-    json_buf_printf(b, ",\"host_port\":%u,\"open\":%u,\"connections\":%llu}", p->host_port, p->open, p->total);
+    json_buf_printf(b, ",\"host_port\":%u,\"open\":%u,\"connections\":%llu}", p->host_port, p->open,
+                    p->total);
 }
 
 int session_connect_inside(void *ctx, unsigned id, unsigned port)
@@ -219,37 +233,45 @@ int session_connect_inside(void *ctx, unsigned id, unsigned port)
     return sw_send(s->p.ctl, &m, NULL, 0, NULL, 0);
 }
 
-void session_op_publish(struct session *s, struct api_request *req, const char *host_addr, long host_port,
-                        long port)
+void session_op_publish(struct session *s, struct api_request *req, const char *host_addr,
+                        long host_port, long port)
 {
     if (s->shutting_down) {
         api_respond_error(req, 409, "the session is stopping");
         return;
     }
     if (!s->p.ports) {
-        api_respond_error(req, 409, "this session has no network of its own (network.unrestricted): its "
+        api_respond_error(req, 409,
+                          "this session has no network of its own (network.unrestricted): its "
                           "ports are the host's already");
         return;
     }
     if (port < 1 || port > 65535) {
-        api_respond_error(req, 400, "\"port\" must be a port in the sandbox, 1 to 65535 (got %ld)", port);
+        api_respond_error(req, 400, "\"port\" must be a port in the sandbox, 1 to 65535 (got %ld)",
+                          port);
         return;
     }
     if (host_port < -1 || host_port > 65535) {
-        api_respond_error(req, 400, "\"host_port\" must be a port on the host, 1 to 65535, or 0 for any free "
-                          "one (got %ld)", host_port);
+        api_respond_error(req, 400,
+                          "\"host_port\" must be a port on the host, 1 to 65535, or 0 for any free "
+                          "one (got %ld)",
+                          host_port);
         return;
     }
     char err[256];
     struct port_binding b;
-    int r = port_relay_publish(s->p.ports, host_addr, host_port < 0 ? (unsigned)port : (unsigned)host_port,
-                               (unsigned)port, &b, err, sizeof err);
+    int r = port_relay_publish(s->p.ports, host_addr,
+                               host_port < 0 ? (unsigned)port : (unsigned)host_port, (unsigned)port,
+                               &b, err, sizeof err);
     if (r < 0) {
-        int code = r == -EINVAL ? 400 : r == -EEXIST || r == -EADDRINUSE || r == -ENOTSUP ? 409 : 500;
+        int code = r == -EINVAL                                        ? 400
+                   : r == -EEXIST || r == -EADDRINUSE || r == -ENOTSUP ? 409
+                                                                       : 500;
         api_respond_error(req, code, "%s", err);
         return;
     }
-    LOG_I("session", "published the sandbox's port %u at %s:%u on the host", b.port, b.host_addr, b.host_port);
+    LOG_I("session", "published the sandbox's port %u at %s:%u on the host", b.port, b.host_addr,
+          b.host_port);
     struct json_buf out = {0};
     binding_json(&out, &b);
     api_respond(req, 200, NULL, out.data, out.len);
@@ -258,8 +280,10 @@ void session_op_publish(struct session *s, struct api_request *req, const char *
 
 void session_op_unpublish(struct session *s, struct api_request *req, long port)
 {
-    if (!s->p.ports || port < 1 || port > 65535 || port_relay_unpublish(s->p.ports, (unsigned)port) < 0) {
-        api_respond_error(req, 404, "port %ld is not published (see cordon session status %s)", port, s->p.name);
+    if (!s->p.ports || port < 1 || port > 65535 ||
+        port_relay_unpublish(s->p.ports, (unsigned)port) < 0) {
+        api_respond_error(req, 404, "port %ld is not published (see cordon session status %s)",
+                          port, s->p.name);
         return;
     }
     LOG_I("session", "unpublished the sandbox's port %ld", port);
@@ -289,7 +313,8 @@ void session_op_info(struct session *s, struct api_request *req)
     for (struct job *j = s->jobs; j; j = j->next)
         running += j->pid > 0 && j->state == JOB_RUNNING;
     json_buf_printf(&b, "\"jobs_running\":%u,\"session_exec\":%s,\"stopping\":%s,", running,
-                    s->p.cfg->exec_per_command ? "false" : "true", s->shutting_down ? "true" : "false");
+                    s->p.cfg->exec_per_command ? "false" : "true",
+                    s->shutting_down ? "true" : "false");
     json_buf_lit(&b, "\"host_ports\":[");
     for (size_t i = 0; i < s->p.cfg->n_host_ports; i++)
         json_buf_printf(&b, "%s%u", i ? "," : "", s->p.cfg->host_ports[i]);
@@ -314,9 +339,10 @@ static void refuse_busy(struct session *s, struct api_request *req)
         json_buf_printf(&names, "%s%d (%.60s%s)", names.len ? ", " : "", (int)j->pid, j->command,
                         strlen(j->command) > 60 ? "..." : "");
     }
-    api_respond_error(req, 409, "at most %u background jobs may run at once in a session; running: %s "
-                      "(stop one with: cordon stop %s PID)", s->p.cfg->max_background,
-                      names.data ? names.data : "none", s->p.name);
+    api_respond_error(req, 409,
+                      "at most %u background jobs may run at once in a session; running: %s "
+                      "(stop one with: cordon stop %s PID)",
+                      s->p.cfg->max_background, names.data ? names.data : "none", s->p.name);
     json_buf_free(&names);
 }
 
@@ -327,8 +353,10 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
         return;
     }
     if (e->background && e->timeout > 0) {
-        api_respond_error(req, 400, "a background command cannot take a timeout; stop it when it "
-                          "is no longer needed (cordon stop %s PID)", s->p.name);
+        api_respond_error(req, 400,
+                          "a background command cannot take a timeout; stop it when it "
+                          "is no longer needed (cordon stop %s PID)",
+                          s->p.name);
         return;
     }
     if (e->background && jobs_running_background(s) >= s->p.cfg->max_background) {
@@ -359,8 +387,11 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
     if (r == 0) {
         if (w[1] < 0)
             w[1] = w[0]; /* a background job logs both streams to one file */
-        struct sw_msg m = {.tag = SW_SPAWN, .id = j->id, .value = (int32_t)len,
-                           .flags = (e->background ? SW_BACKGROUND : 0) | (j->fresh ? SW_FRESH : 0)};
+        struct sw_msg m = {.tag = SW_SPAWN,
+                           .id = j->id,
+                           .value = (int32_t)len,
+                           .flags =
+                               (e->background ? SW_BACKGROUND : 0) | (j->fresh ? SW_FRESH : 0)};
         r = sw_send(s->p.ctl, &m, e->command, len, w, 2);
     }
     if (w[0] >= 0)
@@ -392,8 +423,10 @@ void session_op_log(struct session *s, struct api_request *req, long pid)
 {
     struct job *j = job_by_pid(s, pid);
     if (!j || !j->background) {
-        api_respond_error(req, 404, "no background job with pid %ld in session '%s' (cordon jobs %s "
-                          "lists them)", pid, s->p.name, s->p.name);
+        api_respond_error(req, 404,
+                          "no background job with pid %ld in session '%s' (cordon jobs %s "
+                          "lists them)",
+                          pid, s->p.name, s->p.name);
         return;
     }
     if (j->log.fd < 0) {

@@ -19,14 +19,14 @@ struct session;
 struct session_params {
     const char *name;
     const char *socket_path;
-    const char *state_path;         /* NAME.jobs.json */
+    const char *state_path;           /* NAME.jobs.json */
     const struct sandbox_config *cfg; /* borrowed for the session's life */
-    int ctl;                        /* the socket to init (non-blocking) */
-    pid_t init_pid;                 /* host pid */
-    pid_t owner_pid;                /* 0 with --detach */
-    struct proxy *proxy;            /* the egress proxy, NULL without a network namespace */
-    struct port_relay *ports;       /* host ports and published ports, NULL without one */
-    void (*on_ended)(void *ctx);    /* init is gone: the controller may exit */
+    int ctl;                          /* the socket to init (non-blocking) */
+    pid_t init_pid;                   /* host pid */
+    pid_t owner_pid;                  /* 0 with --detach */
+    struct proxy *proxy;              /* the egress proxy, NULL without a network namespace */
+    struct port_relay *ports;         /* host ports and published ports, NULL without one */
+    void (*on_ended)(void *ctx);      /* init is gone: the controller may exit */
     void *ctx;
 };
 
@@ -40,8 +40,8 @@ void session_handle_request(void *session, struct api_request *req);
 struct exec_request {
     const char *command;
     bool background;
-    double timeout;                 /* seconds; 0: none */
-    const char *turn;               /* NULL: none */
+    double timeout;   /* seconds; 0: none */
+    const char *turn; /* NULL: none */
 };
 void session_op_info(struct session *s, struct api_request *req);
 void session_op_exec(struct session *s, struct api_request *req, const struct exec_request *e);
@@ -53,8 +53,8 @@ void session_op_stop_session(struct session *s, struct api_request *req);
 void session_op_approvals(struct session *s, struct api_request *req);
 /* POST /v1/ports, DELETE /v1/ports/PORT (port_relay.h). host_addr NULL: 127.0.0.1; host_port
  * -1: the same as port. */
-void session_op_publish(struct session *s, struct api_request *req, const char *host_addr, long host_port,
-                        long port);
+void session_op_publish(struct session *s, struct api_request *req, const char *host_addr,
+                        long host_port, long port);
 void session_op_unpublish(struct session *s, struct api_request *req, long port);
 /* port_relay's inside_connect for the session's init (ctx: the session). */
 int session_connect_inside(void *ctx, unsigned id, unsigned port);

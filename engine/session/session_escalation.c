@@ -112,7 +112,8 @@ static void grant_once(struct session *s, const struct approval *x)
     char key[300];
     once_key(x, key, sizeof key);
     for (struct job *j = s->jobs; j; j = j->next)
-        if (!j->background && j->state == JOB_RUNNING && j->pid > 0 && !str_list_contains(&j->net_once, key))
+        if (!j->background && j->state == JOB_RUNNING && j->pid > 0 &&
+            !str_list_contains(&j->net_once, key))
             str_list_push(&j->net_once, key);
 }
 
@@ -169,16 +170,20 @@ static void run_outside(struct job *j, const char *why)
     j->rerun_out.stream = "stdout";
     j->rerun_err.stream = "stderr";
     char note[1024];
-    int len = snprintf(note, sizeof note, "cordon: ran outside the sandbox, as approved %s, because %s\n", why,
-                       j->refusals[j->asked_refusal].reason);
-    job_stream_output(j, &j->rerun_err, note, len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, false);
-    LOG_I("session", "job %d runs again outside the sandbox, as approved: %s", (int)j->pid, j->command);
+    int len =
+        snprintf(note, sizeof note, "cordon: ran outside the sandbox, as approved %s, because %s\n",
+                 why, j->refusals[j->asked_refusal].reason);
+    job_stream_output(j, &j->rerun_err, note,
+                      len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, false);
+    LOG_I("session", "job %d runs again outside the sandbox, as approved: %s", (int)j->pid,
+          j->command);
     char err[256];
     struct rerun_callbacks cb = {.ctx = j, .output = rerun_output, .done = rerun_done};
     j->rerun = rerun_start(j->s->loop, j->s->p.cfg, j->command, &cb, err, sizeof err);
     if (!j->rerun) {
         len = snprintf(note, sizeof note, "cordon: could not run it outside: %s\n", err);
-        job_stream_output(j, &j->rerun_err, note, len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, true);
+        job_stream_output(j, &j->rerun_err, note,
+                          len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, true);
         job_finish_stream(j);
     }
 }
@@ -208,11 +213,14 @@ static bool offer_destination(struct job *j, const struct lh_refusal *r)
 {
     struct session *s = j->s;
     const char *colon = strrchr(r->path, ':');
-    if (!j->req || !approvers_present(s) || !s->p.proxy || !colon || colon == r->path || str_list_contains(proxy_asked(s->p.proxy), r->path))
+    if (!j->req || !approvers_present(s) || !s->p.proxy || !colon || colon == r->path ||
+        str_list_contains(proxy_asked(s->p.proxy), r->path))
         return false;
     char question[700];
-    snprintf(question, sizeof question, "the sandbox's network policy blocked %.300s: allow it (then run the "
-             "command again)?", r->path);
+    snprintf(question, sizeof question,
+             "the sandbox's network policy blocked %.300s: allow it (then run the "
+             "command again)?",
+             r->path);
     j->approval = approvals_add(&s->approvals, APPROVAL_NETWORK, question, j->command,
                                 s->p.cfg->permission_timeout);
     struct approval *x = j->approval;
@@ -224,7 +232,8 @@ static bool offer_destination(struct job *j, const struct lh_refusal *r)
     else
         snprintf(x->host, sizeof x->host, "%.*s", (int)hn, r->path);
     x->port = (unsigned)atoi(colon + 1);
-    ev_timer_start(s->loop, &x->timer, (uint64_t)(s->p.cfg->permission_timeout * 1000), on_question_timeout, j);
+    ev_timer_start(s->loop, &x->timer, (uint64_t)(s->p.cfg->permission_timeout * 1000),
+                   on_question_timeout, j);
     announce(s, x, j);
     approvers_question(s, x);
     return true;
@@ -237,8 +246,9 @@ void escalation_judge(struct job *j)
     struct str_list denied = {0};
     if (s->p.proxy)
         proxy_denied_since(s->p.proxy, j->denial_mark, &denied);
-    j->n_refusals = refusal_report(s->p.cfg, j->command, j->exit_code, j->signal, &j->cap_out, &j->cap_err,
-                                   &denied, false, j->refusals, ARRAY_LEN(j->refusals));
+    j->n_refusals =
+        refusal_report(s->p.cfg, j->command, j->exit_code, j->signal, &j->cap_out, &j->cap_err,
+                       &denied, false, j->refusals, ARRAY_LEN(j->refusals));
     str_list_free(&denied);
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
@@ -270,15 +280,17 @@ void escalation_judge(struct job *j)
         char question[1024];
         /* "session" matches the command string, not what it runs: the approver must know that
          * the same words later run outside whatever the scripts they start have become. */
-        snprintf(question, sizeof question, "%s (the sandboxed attempt already ran and may have left "
+        snprintf(question, sizeof question,
+                 "%s (the sandboxed attempt already ran and may have left "
                  "partial changes; 'session' runs this exact command string outside, unasked, each "
                  "time the sandbox refuses it again, not what it runs: the scripts it starts may "
-                 "change)", e.reason);
+                 "change)",
+                 e.reason);
         j->approval = approvals_add(&s->approvals, APPROVAL_RERUN, question, j->command,
                                     s->p.cfg->permission_timeout);
         j->approval->job = j->pid;
-        ev_timer_start(s->loop, &j->approval->timer, (uint64_t)(s->p.cfg->permission_timeout * 1000),
-                       on_question_timeout, j);
+        ev_timer_start(s->loop, &j->approval->timer,
+                       (uint64_t)(s->p.cfg->permission_timeout * 1000), on_question_timeout, j);
         announce(s, j->approval, j);
         approvers_question(s, j->approval);
         return; /* the exit event waits for the answer */
@@ -306,8 +318,8 @@ static struct job *job_of_approval(struct session *s, const struct approval *x)
 
 /* Settle x with answer a given by `by` (person: an approver's answer, not a deny for want of
  * one); its effect, the settled events, and one line for the person in message. x is freed. */
-static void settle(struct session *s, struct approval *x, enum approval_answer a, const char *by, bool person,
-                   char *message, size_t mlen)
+static void settle(struct session *s, struct approval *x, enum approval_answer a, const char *by,
+                   bool person, char *message, size_t mlen)
 {
     struct job *j = job_of_approval(s, x);
     approvers_settled(s, x, a, by, x->proxy_id ? NULL : j);
@@ -331,16 +343,18 @@ static void settle(struct session *s, struct approval *x, enum approval_answer a
             j->approval = NULL;
             char note[600];
             int len = snprintf(note, sizeof note, "cordon: %s\n", message);
-            job_stream_output(j, &j->err, note, len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, true);
+            job_stream_output(j, &j->err, note,
+                              len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, true);
             job_finish_stream(j);
             session_prune(s);
         }
     } else if (x->kind == APPROVAL_NETWORK) {
         if (a == ANSWER_ONCE)
             grant_once(s, x);
-        proxy_answer(s->p.proxy, x->proxy_id, a == ANSWER_ONCE      ? PROXY_ALLOW_COMMAND
-                                              : a == ANSWER_SESSION ? PROXY_ALLOW_SESSION
-                                                                    : PROXY_DENY);
+        proxy_answer(s->p.proxy, x->proxy_id,
+                     a == ANSWER_ONCE      ? PROXY_ALLOW_COMMAND
+                     : a == ANSWER_SESSION ? PROXY_ALLOW_SESSION
+                                           : PROXY_DENY);
         if (a == ANSWER_DENY && !person) /* nobody said no: the next attempt is judged afresh */
             proxy_forget(s->p.proxy, x->host, x->port);
         snprintf(message, mlen, "%s:%u %s", x->host, x->port,
@@ -352,8 +366,9 @@ static void settle(struct session *s, struct approval *x, enum approval_answer a
         ev_timer_stop(s->loop, &x->timer);
         if (a == ANSWER_SESSION)
             str_list_push(&s->allowed_outside, x->command);
-        snprintf(message, mlen, "%s", a == ANSWER_DENY ? "denied: not run outside the sandbox"
-                                      : "running it outside the sandbox");
+        snprintf(message, mlen, "%s",
+                 a == ANSWER_DENY ? "denied: not run outside the sandbox"
+                                  : "running it outside the sandbox");
         approvals_remove(&s->approvals, x);
         if (j) {
             j->approval = NULL;
@@ -377,8 +392,10 @@ void session_op_answer(struct session *s, struct api_request *req, unsigned id, 
     }
     struct approval *x = approvals_find(&s->approvals, id);
     if (!x) {
-        api_respond_error(req, 404, "no pending approval %u in session '%s' (answered, timed out, or "
-                          "never asked; cordon approve lists none: GET /v1/approvals)", id, s->p.name);
+        api_respond_error(req, 404,
+                          "no pending approval %u in session '%s' (answered, timed out, or "
+                          "never asked; cordon approve lists none: GET /v1/approvals)",
+                          id, s->p.name);
         return;
     }
     char message[512];

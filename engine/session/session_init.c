@@ -83,8 +83,9 @@ static char *find_bash(const struct sandbox_config *cfg)
         const char *end = strchr(p, ':');
         size_t n = end ? (size_t)(end - p) : strlen(p);
         char candidate[4096];
-        if (n > 0 && p[0] == '/' && snprintf(candidate, sizeof candidate, "%.*s/bash", (int)n, p) <
-            (int)sizeof candidate && access(candidate, X_OK) == 0) {
+        if (n > 0 && p[0] == '/' &&
+            snprintf(candidate, sizeof candidate, "%.*s/bash", (int)n, p) < (int)sizeof candidate &&
+            access(candidate, X_OK) == 0) {
             memcpy(found, candidate, strlen(candidate) + 1);
             break;
         }
@@ -100,7 +101,7 @@ static char *find_bash(const struct sandbox_config *cfg)
  * appeared is bound read-only in the session's mount namespace before the next command
  * starts. A process already running with a descriptor open inside it keeps what that allows. */
 struct late_ro {
-    bool *done;                 /* per readonly_in_workspace entry: bound, or nothing to do */
+    bool *done; /* per readonly_in_workspace entry: bound, or nothing to do */
     size_t n;
 };
 
@@ -214,7 +215,8 @@ static void connect_inside(int ctl, const struct sw_msg *req)
     } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
         reply.pid = -errno;
     } else {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)req->value),
+        struct sockaddr_in sa = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)req->value),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
             reply.pid = -errno;
@@ -287,7 +289,8 @@ void session_init_main(const struct init_params *p)
     struct late_ro late;
     late_ro_init(&ready.cfg, &late);
     static char command[SW_MAX_COMMAND + 1];
-    struct pollfd pfd[2] = {{.fd = ready.sfd, .events = POLLIN}, {.fd = p->ctl_sock, .events = POLLIN}};
+    struct pollfd pfd[2] = {{.fd = ready.sfd, .events = POLLIN},
+                            {.fd = p->ctl_sock, .events = POLLIN}};
     for (;;) {
         if (poll(pfd, 2, -1) < 0)
             continue; /* EINTR */

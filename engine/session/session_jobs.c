@@ -26,9 +26,12 @@
 static const char *state_name(enum job_state st)
 {
     switch (st) {
-    case JOB_RUNNING: return "running";
-    case JOB_EXITED: return "exited";
-    case JOB_STOPPED: return "stopped";
+    case JOB_RUNNING:
+        return "running";
+    case JOB_EXITED:
+        return "exited";
+    case JOB_STOPPED:
+        return "stopped";
     }
     return "?";
 }
@@ -110,20 +113,26 @@ void job_json(struct json_buf *b, const struct job *j)
     json_buf_printf(b, ",\"background\":%s,\"state\":\"%s\",", j->background ? "true" : "false",
                     leftover ? "running" : state_name(j->state));
     if (leftover)
-        json_buf_printf(b, "\"exit_code\":null,\"signal\":null,\"started\":%.3f,\"ended\":null,"
+        json_buf_printf(b,
+                        "\"exit_code\":null,\"signal\":null,\"started\":%.3f,\"ended\":null,"
                         "\"duration_ms\":null,\"leader_running\":false,\"leader_exit_code\":%d,"
-                        "\"leader_signal\":%d", j->started, j->exit_code, j->signal);
+                        "\"leader_signal\":%d",
+                        j->started, j->exit_code, j->signal);
     else if (j->state == JOB_RUNNING)
-        json_buf_printf(b, "\"exit_code\":null,\"signal\":null,\"started\":%.3f,\"ended\":null,"
-                        "\"duration_ms\":null", j->started);
+        json_buf_printf(b,
+                        "\"exit_code\":null,\"signal\":null,\"started\":%.3f,\"ended\":null,"
+                        "\"duration_ms\":null",
+                        j->started);
     else
-        json_buf_printf(b, "\"exit_code\":%d,\"signal\":%d,\"started\":%.3f,\"ended\":%.3f,"
-                        "\"duration_ms\":%.1f", j->exit_code, j->signal, j->started, j->ended,
+        json_buf_printf(b,
+                        "\"exit_code\":%d,\"signal\":%d,\"started\":%.3f,\"ended\":%.3f,"
+                        "\"duration_ms\":%.1f",
+                        j->exit_code, j->signal, j->started, j->ended,
                         (double)(j->end_ms - j->start_ms));
     if (leftover)
         left_json(b, j);
-    json_buf_printf(b, ",\"timed_out\":%s,\"sandbox_running\":%s,\"log\":", j->timed_out ? "true" : "false",
-                    j->sandbox_running ? "true" : "false");
+    json_buf_printf(b, ",\"timed_out\":%s,\"sandbox_running\":%s,\"log\":",
+                    j->timed_out ? "true" : "false", j->sandbox_running ? "true" : "false");
     if (j->background)
         json_buf_printf(b, "\"" SESSION_LOG_DIR "/%d.log\"}", (int)j->pid);
     else
@@ -163,7 +172,8 @@ void jobs_persist(struct session *s)
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s.tmp", s->p.state_path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0 || write_all(fd, b.data, b.len) < 0 || fsync(fd) < 0 || rename(tmp, s->p.state_path) < 0)
+    if (fd < 0 || write_all(fd, b.data, b.len) < 0 || fsync(fd) < 0 ||
+        rename(tmp, s->p.state_path) < 0)
         LOG_W("session", "saving the job state to %s: %s", s->p.state_path, strerror(errno));
     if (fd >= 0)
         close(fd);
@@ -244,8 +254,8 @@ void session_prune(struct session *s)
             finished++;
     for (struct job *j = s->jobs, *next; j; j = next) {
         next = j->next;
-        bool idle = j->state != JOB_RUNNING && !j->stopping && !j->req && j->out.fd < 0 && j->err.fd < 0 &&
-                    !j->sandbox_running && !j->approval && !j->rerun;
+        bool idle = j->state != JOB_RUNNING && !j->stopping && !j->req && j->out.fd < 0 &&
+                    j->err.fd < 0 && !j->sandbox_running && !j->approval && !j->rerun;
         if (!idle)
             continue;
         if ((!j->background && !j->turn) || finished > FINISHED_KEPT) {
@@ -300,11 +310,13 @@ void job_finish_stream(struct job *j)
     if (!j->req)
         return;
     struct json_buf b = {0};
-    json_buf_printf(&b, "{\"event\":\"exit\",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
-                    "\"stopped\":%s,\"duration_ms\":%.1f,\"ran_outside\":%s,\"refusals\":[",
-                    (int)j->pid, j->exit_code, j->signal, j->timed_out ? "true" : "false",
-                    j->state == JOB_STOPPED ? "true" : "false", (double)(j->end_ms - j->start_ms),
-                    j->ran_outside ? "true" : "false");
+    json_buf_printf(
+        &b,
+        "{\"event\":\"exit\",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
+        "\"stopped\":%s,\"duration_ms\":%.1f,\"ran_outside\":%s,\"refusals\":[",
+        (int)j->pid, j->exit_code, j->signal, j->timed_out ? "true" : "false",
+        j->state == JOB_STOPPED ? "true" : "false", (double)(j->end_ms - j->start_ms),
+        j->ran_outside ? "true" : "false");
     for (size_t i = 0; i < j->n_refusals; i++) {
         const struct lh_refusal *r = &j->refusals[i];
         json_buf_printf(&b, "%s{\"kind\":", i ? "," : "");

@@ -23,9 +23,9 @@
 #include "base/util.h"
 
 #define STOP_POLL_MS 50
-#define STOP_GIVE_UP_MS 5000          /* after KILL: then the group is reported as surviving */
-#define STREAM_HIGH_WATER (1u << 20)  /* bytes queued to a slow client before reading pauses */
-#define FINISHED_KEPT 128             /* finished jobs remembered (listed, or for their turn) */
+#define STOP_GIVE_UP_MS 5000         /* after KILL: then the group is reported as surviving */
+#define STREAM_HIGH_WATER (1u << 20) /* bytes queued to a slow client before reading pauses */
+#define FINISHED_KEPT 128            /* finished jobs remembered (listed, or for their turn) */
 
 enum job_state { JOB_RUNNING, JOB_EXITED, JOB_STOPPED };
 
@@ -35,12 +35,12 @@ struct approver;
 
 /* One stop or cancel request waiting for its groups to be gone. */
 struct stop_batch {
-    struct api_request *req;  /* NULL once the client left */
-    struct job *job;          /* the job of a stop request; NULL for a turn */
-    char *turn;               /* the turn of a cancel request */
+    struct api_request *req; /* NULL once the client left */
+    struct job *job;         /* the job of a stop request; NULL for a turn */
+    char *turn;              /* the turn of a cancel request */
     int pending;
     bool failed;
-    struct json_buf stopped;  /* the pids whose group was alive, as a JSON list body */
+    struct json_buf stopped; /* the pids whose group was alive, as a JSON list body */
 };
 
 struct stop_ref {
@@ -52,8 +52,8 @@ struct job_pipe {
     int fd;
     struct ev_io w;
     struct job *job;
-    const char *stream;       /* "stdout" / "stderr" */
-    unsigned char carry[4];   /* the start of a UTF-8 sequence cut by the last read */
+    const char *stream;     /* "stdout" / "stderr" */
+    unsigned char carry[4]; /* the start of a UTF-8 sequence cut by the last read */
     size_t carry_len;
 };
 
@@ -61,20 +61,20 @@ struct job {
     struct job *next;
     struct session *s;
     uint32_t id;
-    pid_t pid;                /* inside the sandbox; 0 until init reports the start */
+    pid_t pid; /* inside the sandbox; 0 until init reports the start */
     char *command, *turn;
     bool background;
     bool leader_running;
     bool fresh, sandbox_running; /* in a sandbox of its own (--session-exec=false), still there */
     enum job_state state;
     int exit_code, signal;
-    double started, ended;    /* Unix seconds */
+    double started, ended; /* Unix seconds */
     uint64_t start_ms, end_ms;
     bool timed_out, stop_requested;
     struct job_pipe out, err;
     struct job_log log;
     bool has_log;
-    struct api_request *req;  /* the exec request: answered (bg) or streamed to (fg) */
+    struct api_request *req; /* the exec request: answered (bg) or streamed to (fg) */
     double timeout;
     struct ev_timer timeout_t;
     /* stopping the group */
@@ -86,20 +86,20 @@ struct job {
     /* judging a finished foreground command (session_escalation.c) */
     struct capture cap_out, cap_err; /* head and tail of each stream, for the refusal hook */
     struct lh_refusal refusals[8];
-    size_t n_refusals, asked_refusal; /* asked_refusal: the one a re-run was asked about */
-    struct approval *approval;       /* the pending question about running it outside */
-    struct rerun *rerun;             /* it runs again outside the sandbox, as approved */
+    size_t n_refusals, asked_refusal;     /* asked_refusal: the one a re-run was asked about */
+    struct approval *approval;            /* the pending question about running it outside */
+    struct rerun *rerun;                  /* it runs again outside the sandbox, as approved */
     struct job_pipe rerun_out, rerun_err; /* stream names and UTF-8 carry of the re-run */
     bool ran_outside;
-    struct str_list net_once;        /* "PORT HOST" allowed for this command only */
-    uint64_t denial_mark;            /* the proxy's refusals before it started */
+    struct str_list net_once; /* "PORT HOST" allowed for this command only */
+    uint64_t denial_mark;     /* the proxy's refusals before it started */
 };
 
 struct session {
     struct ev_loop *loop;
     struct session_params p;
     struct ev_io ctl_w;
-    struct job *jobs;         /* oldest first */
+    struct job *jobs; /* oldest first */
     uint32_t next_id, next_seq;
     double started;
     bool shutting_down, ended, dirty;

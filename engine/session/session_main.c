@@ -12,5 +12,6 @@ int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "session") == 0 && strcmp(argv[2], "start") == 0)
         return session_start_main(argc - 3, argv + 3);
-    return cli_usage_error("session", "cordon-session only starts sessions (cordon session start NAME)");
+    return cli_usage_error("session",
+                           "cordon-session only starts sessions (cordon session start NAME)");
 }

@@ -28,8 +28,10 @@ int session_dir_ensure(char *err, size_t errlen)
         return -1;
     }
     if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
-        snprintf(err, errlen, "%s is not a directory of yours with mode 0700: refusing to put "
-                 "session sockets there", dir);
+        snprintf(err, errlen,
+                 "%s is not a directory of yours with mode 0700: refusing to put "
+                 "session sockets there",
+                 dir);
         return -1;
     }
     return 0;

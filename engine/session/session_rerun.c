@@ -72,8 +72,9 @@ static void on_child_end(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     maybe_done(r);
 }
 
-struct rerun *rerun_start(struct ev_loop *loop, const struct sandbox_config *cfg, const char *command,
-                          const struct rerun_callbacks *cb, char *err, size_t errlen)
+struct rerun *rerun_start(struct ev_loop *loop, const struct sandbox_config *cfg,
+                          const char *command, const struct rerun_callbacks *cb, char *err,
+                          size_t errlen)
 {
     int o[2], e[2];
     if (pipe2(o, O_CLOEXEC) < 0) {

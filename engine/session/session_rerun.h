@@ -13,12 +13,13 @@ struct rerun;
 struct rerun_callbacks {
     void *ctx;
     void (*output)(void *ctx, int fd, const char *data, size_t n); /* fd 1 or 2 */
-    void (*done)(void *ctx, int exit_code);                         /* 128+N for a signal */
+    void (*done)(void *ctx, int exit_code);                        /* 128+N for a signal */
 };
 
 /* Start `bash -c command`; NULL with a line in err. */
-struct rerun *rerun_start(struct ev_loop *loop, const struct sandbox_config *cfg, const char *command,
-                          const struct rerun_callbacks *cb, char *err, size_t errlen);
+struct rerun *rerun_start(struct ev_loop *loop, const struct sandbox_config *cfg,
+                          const char *command, const struct rerun_callbacks *cb, char *err,
+                          size_t errlen);
 /* KILL its group if it still runs (the session is ending), and free it. */
 void rerun_free(struct rerun *r);
 #endif

@@ -125,10 +125,11 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
 /* Wait for the fds init hands over (proxy listeners, host ports' listeners), then ping it: a
  * reply means init finished its set-up and serves the socket. -1 when init failed (it said
  * why). */
-static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports, int *http_fd, int *socks_fd)
+static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports, int *http_fd,
+                         int *socks_fd)
 {
-    for (int expected = want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0; expected > 0;
-         expected--) {
+    for (int expected = want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0;
+         expected > 0; expected--) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
         if (fd < 0)
@@ -147,8 +148,8 @@ static int wait_for_init(struct controller *c, bool want_proxy, size_t host_port
     }
     struct sw_msg ping = {.tag = SW_SIGNAL, .pid = 0}, reply;
     int fds[2];
-    if (sw_send(c->ctl, &ping, NULL, 0, NULL, 0) < 0 || sw_recv(c->ctl, &reply, NULL, 0, fds, 0) < 0 ||
-        reply.tag != SW_SIGNALED)
+    if (sw_send(c->ctl, &ping, NULL, 0, NULL, 0) < 0 ||
+        sw_recv(c->ctl, &reply, NULL, 0, fds, 0) < 0 || reply.tag != SW_SIGNALED)
         return -1;
     return 0;
 }
@@ -193,8 +194,8 @@ static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, p
 }
 
 /* The controller, in the forked child. Returns the exit status of the controller process. */
-static int controller_main(struct controller *c, struct run_flags *flags, const char *cwd, int ready_fd,
-                           pid_t owner)
+static int controller_main(struct controller *c, struct run_flags *flags, const char *cwd,
+                           int ready_fd, pid_t owner)
 {
     char err[1024];
     struct sandbox_config cfg = {0};
@@ -205,7 +206,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     if (listen_fd < 0)
         die("session start: %s", err);
     int sp[2], alive[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(alive, O_CLOEXEC) < 0)
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
+        pipe2(alive, O_CLOEXEC) < 0)
         die_errno("socketpair");
     if ((c->sfd = block_signals()) < 0)
         die_errno("signalfd");
@@ -226,8 +228,12 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         close(ready_fd);
         if (c->owner_fd >= 0)
             close(c->owner_fd);
-        struct init_params ip = {.ctl_sock = sp[1], .parent_alive_fd = alive[0], .out_pipe = -1,
-                                 .err_pipe = -1, .uid = uid, .gid = gid};
+        struct init_params ip = {.ctl_sock = sp[1],
+                                 .parent_alive_fd = alive[0],
+                                 .out_pipe = -1,
+                                 .err_pipe = -1,
+                                 .uid = uid,
+                                 .gid = gid};
         sigemptyset(&ip.command_mask);
         session_init_main(&ip);
     }
@@ -255,7 +261,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         c->ports = port_relay_new(&c->loop, label);
         port_relay_set_inside(c->ports, connect_inside, c);
     }
-    if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports, &http_fd, &socks_fd) < 0)
+    if (r == 0 &&
+        wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports, &http_fd, &socks_fd) < 0)
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
@@ -283,13 +290,20 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     /* Room for several commands of up to SW_MAX_COMMAND bytes queued to init at once. */
     int sndbuf = 4 * SW_MAX_COMMAND;
     (void)setsockopt(c->ctl, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-    struct session_params sp_ = {.name = c->name, .socket_path = c->socket_path,
-                                 .state_path = c->state_path, .cfg = &cfg, .ctl = c->ctl,
-                                 .init_pid = pid, .owner_pid = owner, .proxy = c->proxy, .ports = c->ports,
+    struct session_params sp_ = {.name = c->name,
+                                 .socket_path = c->socket_path,
+                                 .state_path = c->state_path,
+                                 .cfg = &cfg,
+                                 .ctl = c->ctl,
+                                 .init_pid = pid,
+                                 .owner_pid = owner,
+                                 .proxy = c->proxy,
+                                 .ports = c->ports,
                                  .on_ended = on_session_ended,
                                  .ctx = c};
     c->session = session_new(&c->loop, &sp_);
-    c->api = api_server_start(&c->loop, listen_fd, session_handle_request, c->session, err, sizeof err);
+    c->api =
+        api_server_start(&c->loop, listen_fd, session_handle_request, c->session, err, sizeof err);
     if (!c->api) {
         unlink(c->socket_path);
         die("session start: %s", err);
@@ -375,8 +389,10 @@ static int owner_check(const char *text, pid_t *pid, char *err, size_t errlen)
         return -1;
     }
     if ((pid_t)v == getpid()) {
-        snprintf(err, errlen, "--owner %ld: that is session start itself, which returns once the session "
-                 "answers", v);
+        snprintf(err, errlen,
+                 "--owner %ld: that is session start itself, which returns once the session "
+                 "answers",
+                 v);
         return -1;
     }
     *pid = (pid_t)v;
@@ -396,14 +412,19 @@ static int become_approver(const char *name)
     if (slash) {
         char path[PATH_MAX + 16];
         snprintf(path, sizeof path, "%.*s/cordon", (int)(slash - self), self);
-        printf("cordon: session '%s' started; this terminal answers its approvals (Ctrl-C stops answering, "
-               "not the session: cordon session stop %s ends it)\n", name, name);
+        printf(
+            "cordon: session '%s' started; this terminal answers its approvals (Ctrl-C stops answering, "
+            "not the session: cordon session stop %s ends it)\n",
+            name, name);
         fflush(stdout);
         char *argv[] = {path, (char *)"approve", (char *)"--watch", (char *)name, NULL};
         execv(path, argv);
     }
-    fprintf(stderr, "cordon: session start: the session runs, but this terminal cannot answer its approvals "
-            "(cannot run cordon approve --watch: %s)\n", strerror(errno));
+    fprintf(
+        stderr,
+        "cordon: session start: the session runs, but this terminal cannot answer its approvals "
+        "(cannot run cordon approve --watch: %s)\n",
+        strerror(errno));
     return 0;
 }
 
@@ -423,8 +444,10 @@ int session_start_main(int argc, char **argv)
     }
     if (!csock_name_valid(name)) {
         run_flags_free(&flags);
-        return cli_usage_error("session start", "invalid session name '%s' (letters, digits, '_', "
-                               "'.', '-'; at most %d; not starting with '.' or '-')", name, CSOCK_NAME_MAX);
+        return cli_usage_error("session start",
+                               "invalid session name '%s' (letters, digits, '_', "
+                               "'.', '-'; at most %d; not starting with '.' or '-')",
+                               name, CSOCK_NAME_MAX);
     }
     struct controller c = {.name = name, .ctl = -1, .sfd = -1, .owner_fd = -1};
     err[0] = '\0'; /* only session_dir_ensure says why; the others fail for a too long path */
@@ -432,8 +455,10 @@ int session_start_main(int argc, char **argv)
         csock_path(name, c.socket_path, sizeof c.socket_path) < 0 || /* the clients' rule */
         session_file(name, "jobs.json", c.state_path, sizeof c.state_path) < 0 ||
         session_file(name, "log", c.log_path, sizeof c.log_path) < 0) {
-        fprintf(stderr, "cordon: session start: %s\n", err[0] ? err : "the session's socket path is too long "
-                "for a Unix socket (a shorter XDG_RUNTIME_DIR or name)");
+        fprintf(stderr, "cordon: session start: %s\n",
+                err[0] ? err
+                       : "the session's socket path is too long "
+                         "for a Unix socket (a shorter XDG_RUNTIME_DIR or name)");
         run_flags_free(&flags);
         return 1;
     }
@@ -443,11 +468,15 @@ int session_start_main(int argc, char **argv)
         int alive = csock_probe(c.socket_path);
         if (alive != 0) {
             if (alive > 0)
-                fprintf(stderr, "cordon: session start: a session named '%s' is already running (stop "
-                        "it with: cordon session stop %s)\n", name, name);
+                fprintf(stderr,
+                        "cordon: session start: a session named '%s' is already running (stop "
+                        "it with: cordon session stop %s)\n",
+                        name, name);
             else
-                fprintf(stderr, "cordon: session start: cannot tell whether %s is a running session: "
-                        "%s\n", c.socket_path, strerror(-alive));
+                fprintf(stderr,
+                        "cordon: session start: cannot tell whether %s is a running session: "
+                        "%s\n",
+                        c.socket_path, strerror(-alive));
             run_flags_free(&flags);
             return 1;
         }
@@ -468,7 +497,8 @@ int session_start_main(int argc, char **argv)
             owner = getppid();
         c.owner_fd = (int)syscall(SYS_pidfd_open, owner, 0);
         if (c.owner_fd < 0)
-            die_errno("session start: cannot watch the owner process %d (use --detach?)", (int)owner);
+            die_errno("session start: cannot watch the owner process %d (use --detach?)",
+                      (int)owner);
     }
     /* A person at this terminal can answer the session's questions (see the top comment). */
     bool approver = !flags.detach && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&

@@ -36,7 +36,8 @@ static void batch_answer(struct stop_batch *b)
         if (b->failed && b->job)
             api_respond_error(b->req, 500, "process group %d survived SIGKILL", (int)b->job->pid);
         else if (b->failed)
-            api_respond_error(b->req, 500, "a process group of turn '%s' survived SIGKILL", b->turn);
+            api_respond_error(b->req, 500, "a process group of turn '%s' survived SIGKILL",
+                              b->turn);
         else if (b->job) {
             struct json_buf out = {0};
             job_json(&out, b->job);
@@ -189,8 +190,9 @@ void session_op_stop_job(struct session *s, struct api_request *req, long pid)
 {
     struct job *j = job_by_pid(s, pid);
     if (!j || !job_listed(j)) {
-        api_respond_error(req, 404, "no job with pid %ld in session '%s' (cordon jobs %s lists them)",
-                          pid, s->p.name, s->p.name);
+        api_respond_error(req, 404,
+                          "no job with pid %ld in session '%s' (cordon jobs %s lists them)", pid,
+                          s->p.name, s->p.name);
         return;
     }
     struct stop_batch *b = batch_new(req);

@@ -8,7 +8,8 @@
 
 #include "base/util.h"
 
-int sw_send(int sock, const struct sw_msg *msg, const void *payload, size_t len, const int *fds, int nfds)
+int sw_send(int sock, const struct sw_msg *msg, const void *payload, size_t len, const int *fds,
+            int nfds)
 {
     union {
         char buf[CMSG_SPACE(2 * sizeof(int))];
@@ -38,8 +39,11 @@ long sw_recv(int sock, struct sw_msg *msg, void *buf, size_t cap, int fds[2], in
         char buf[CMSG_SPACE(2 * sizeof(int))];
         struct cmsghdr align;
     } u;
-    struct iovec iov[2] = {{.iov_base = msg, .iov_len = sizeof *msg}, {.iov_base = buf, .iov_len = cap}};
-    struct msghdr m = {.msg_iov = iov, .msg_iovlen = cap ? 2 : 1, .msg_control = u.buf,
+    struct iovec iov[2] = {{.iov_base = msg, .iov_len = sizeof *msg},
+                           {.iov_base = buf, .iov_len = cap}};
+    struct msghdr m = {.msg_iov = iov,
+                       .msg_iovlen = cap ? 2 : 1,
+                       .msg_control = u.buf,
                        .msg_controllen = sizeof u.buf};
     fds[0] = fds[1] = -1;
     ssize_t n;

@@ -33,24 +33,25 @@ enum sw_tag {
     SW_CONNECTED = 'c',
 };
 
-#define SW_BACKGROUND 1u   /* SW_SPAWN flag: log to $TMPDIR/cordon/processes/PID.log */
-#define SW_FRESH 2u        /* SW_SPAWN flag: in a sandbox of its own (fresh_sandbox.h) */
-#define SW_MAX_COMMAND (128 * 1024)  /* bytes of a shell string */
+#define SW_BACKGROUND 1u            /* SW_SPAWN flag: log to $TMPDIR/cordon/processes/PID.log */
+#define SW_FRESH 2u                 /* SW_SPAWN flag: in a sandbox of its own (fresh_sandbox.h) */
+#define SW_MAX_COMMAND (128 * 1024) /* bytes of a shell string */
 
 struct sw_msg {
     uint8_t tag;
     uint8_t flags;
     uint16_t pad;
-    uint32_t id;          /* SPAWN/STARTED: the controller's job id; SIGNAL/SIGNALED: seq;
+    uint32_t id;   /* SPAWN/STARTED: the controller's job id; SIGNAL/SIGNALED: seq;
                            * CONNECT/CONNECTED: the connection's */
-    int32_t pid;          /* STARTED/EXITED: pid or -errno; SIGNAL(ED): the group;
+    int32_t pid;   /* STARTED/EXITED: pid or -errno; SIGNAL(ED): the group;
                            * CONNECTED: 0 or -errno */
-    int32_t value;        /* SIGNAL: signal; SIGNALED: result; EXITED: wait status;
+    int32_t value; /* SIGNAL: signal; SIGNALED: result; EXITED: wait status;
                            * SHUTDOWN: grace in ms; SPAWN: payload length; CONNECT: port */
 };
 
 /* Send msg with payload (may be NULL/0) and nfds descriptors (0..2). 0 or -errno. */
-int sw_send(int sock, const struct sw_msg *msg, const void *payload, size_t len, const int *fds, int nfds);
+int sw_send(int sock, const struct sw_msg *msg, const void *payload, size_t len, const int *fds,
+            int nfds);
 /* Receive one message; the payload (up to cap bytes) goes to buf, descriptors to fds (unused
  * slots -1; received ones are O_CLOEXEC). Returns the payload length, -EPIPE on EOF, -EAGAIN,
  * -EBADMSG for a short or truncated packet, or another -errno. */

@@ -21,30 +21,30 @@ struct test_case {
     void (*fn)(void);
 };
 
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
             fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-            _exit(1);                                                                \
-        }                                                                            \
+            _exit(1);                                                                  \
+        }                                                                              \
     } while (0)
-#define CHECK_EQ_INT(a, b)                                                            \
-    do {                                                                              \
-        long long _a = (long long)(a), _b = (long long)(b);                           \
-        if (_a != _b) {                                                               \
-            fprintf(stderr, "  %s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, \
-                    #a, _a, _b);                                                      \
-            _exit(1);                                                                 \
-        }                                                                             \
+#define CHECK_EQ_INT(a, b)                                                                      \
+    do {                                                                                        \
+        long long _a = (long long)(a), _b = (long long)(b);                                     \
+        if (_a != _b) {                                                                         \
+            fprintf(stderr, "  %s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #a, _a, \
+                    _b);                                                                        \
+            _exit(1);                                                                           \
+        }                                                                                       \
     } while (0)
-#define CHECK_STR_CONTAINS(hay, needle)                                                  \
-    do {                                                                                 \
-        const char *_h = (hay), *_n = (needle);                                          \
-        if (!_h || !strstr(_h, _n)) {                                                    \
+#define CHECK_STR_CONTAINS(hay, needle)                                                      \
+    do {                                                                                     \
+        const char *_h = (hay), *_n = (needle);                                              \
+        if (!_h || !strstr(_h, _n)) {                                                        \
             fprintf(stderr, "  %s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__, \
-                    _h ? _h : "(null)", _n);                                             \
-            _exit(1);                                                                    \
-        }                                                                                \
+                    _h ? _h : "(null)", _n);                                                 \
+            _exit(1);                                                                        \
+        }                                                                                    \
     } while (0)
 
 #define TEST_DEADLINE_SECONDS 20
@@ -83,8 +83,12 @@ static inline void test_leak_check_early(void)
     test_leaks_checked = 1;
 }
 #else
-static inline void test_leak_check(void) {}
-static inline void test_leak_check_early(void) {}
+static inline void test_leak_check(void)
+{
+}
+static inline void test_leak_check_early(void)
+{
+}
 #endif
 
 static inline int test_run_all(const struct test_case *cases, size_t n)
@@ -135,10 +139,10 @@ static inline int test_run_all(const struct test_case *cases, size_t n)
     return failed ? 1 : 0;
 }
 
-#define TEST_MAIN(...)                                                  \
-    int main(void)                                                      \
-    {                                                                   \
-        static const struct test_case cases[] = {__VA_ARGS__};          \
-        return test_run_all(cases, sizeof cases / sizeof cases[0]);     \
+#define TEST_MAIN(...)                                              \
+    int main(void)                                                  \
+    {                                                               \
+        static const struct test_case cases[] = {__VA_ARGS__};      \
+        return test_run_all(cases, sizeof cases / sizeof cases[0]); \
     }
 #endif

@@ -29,7 +29,6 @@
 #include "base/util.h"
 #include "test.h"
 
-
 /* ---- the server side: a handler with a few behaviours picked by path ---- */
 
 struct tstate {
@@ -39,8 +38,8 @@ struct tstate {
     int gone;                    /* on_gone calls */
     struct api_request *pending; /* /deferred */
     struct ev_timer t_pending;
-    struct api_request *never;   /* /never: held, never answered */
-    struct api_request *stream;  /* /stream, /forever, /quiet */
+    struct api_request *never;  /* /never: held, never answered */
+    struct api_request *stream; /* /stream, /forever, /quiet */
     int stream_n, stream_max, stream_every_ms;
     struct ev_timer t_stream;
 };
@@ -119,7 +118,8 @@ static void handler(void *ctx, struct api_request *req)
         CHECK(api_query(req, "absent") == NULL);
         CHECK(body[blen] == '\0');
         char out[512];
-        int n = snprintf(out, sizeof out, "{\"method\":\"%s\",\"path\":\"%s\",\"x\":\"%s\",\"body\":\"%.100s\"}",
+        int n = snprintf(out, sizeof out,
+                         "{\"method\":\"%s\",\"path\":\"%s\",\"x\":\"%s\",\"body\":\"%.100s\"}",
                          api_method(req), path, x ? x : "(none)", body);
         api_respond(req, 200, NULL, out, (size_t)n);
     } else if (strcmp(path, "/len") == 0) {
@@ -129,7 +129,8 @@ static void handler(void *ctx, struct api_request *req)
         for (size_t i = 0; i < blen; i++)
             all_x = all_x && body[i] == 'x';
         char out[64];
-        int n = snprintf(out, sizeof out, "{\"len\":%zu,\"all_x\":%s}", blen, all_x ? "true" : "false");
+        int n =
+            snprintf(out, sizeof out, "{\"len\":%zu,\"all_x\":%s}", blen, all_x ? "true" : "false");
         api_respond(req, 200, NULL, out, (size_t)n);
     } else if (strcmp(path, "/error") == 0) {
         api_respond_error(req, 404, "no \"%s\" here\\\n\t%c", "such", 1);
@@ -456,10 +457,13 @@ static void client_sync(void)
     CHECK_EQ_INT(r.status, 200);
     CHECK_STR_CONTAINS(r.head, "content-type: application/json");
     CHECK_STR_CONTAINS(r.body, "\"method\":\"GET\",\"path\":\"/sync\",\"x\":\"a b\",\"body\":\"\"");
-    send_str(&c, "POST /sync HTTP/1.1\r\nHost: cordon\r\nContent-Length: 11\r\n\r\n{\"a\":\"b c\"}");
+    send_str(&c,
+             "POST /sync HTTP/1.1\r\nHost: cordon\r\nContent-Length: 11\r\n\r\n{\"a\":\"b c\"}");
     read_response(&c, &r);
     CHECK_EQ_INT(r.status, 200);
-    CHECK_STR_CONTAINS(r.body, "\"method\":\"POST\",\"path\":\"/sync\",\"x\":\"(none)\",\"body\":\"{\"a\":\"b c\"}\"");
+    CHECK_STR_CONTAINS(
+        r.body,
+        "\"method\":\"POST\",\"path\":\"/sync\",\"x\":\"(none)\",\"body\":\"{\"a\":\"b c\"}\"");
     /* A chunked request body. */
     send_str(&c, "POST /sync HTTP/1.1\r\nHost: cordon\r\nTransfer-Encoding: chunked\r\n\r\n"
                  "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
@@ -553,7 +557,9 @@ static void client_keepalive(void)
         CHECK(strcmp(r.body, "line 0\nline 1\nline 2\nline 3\nline 4\nline 5\n") == 0);
     }
     /* Two requests in one write (pipelined). */
-    send_str(&c, "GET /sync?x=1 HTTP/1.1\r\nHost: cordon\r\n\r\nGET /sync?x=2 HTTP/1.1\r\nHost: cordon\r\n\r\n");
+    send_str(
+        &c,
+        "GET /sync?x=1 HTTP/1.1\r\nHost: cordon\r\n\r\nGET /sync?x=2 HTTP/1.1\r\nHost: cordon\r\n\r\n");
     read_response(&c, &r);
     CHECK_STR_CONTAINS(r.body, "\"x\":\"1\"");
     read_response(&c, &r);
@@ -611,10 +617,10 @@ static void client_malformed(void)
 {
     /* MHD answers each of these with 400 itself. */
     static const char *bad[] = {
-        "GET /\r\n\r\n",                                             /* no version */
-        "GET / HTTQ/1.1\r\nHost: cordon\r\n\r\n",                    /* bad version */
-        "GET / HTTP/1.1 x\r\nHost: cordon\r\n\r\n",                  /* four words */
-        "GET / HTTP/1.1\r\nHost: cordon\r\nNoColon\r\n\r\n",         /* bad header line */
+        "GET /\r\n\r\n",                                     /* no version */
+        "GET / HTTQ/1.1\r\nHost: cordon\r\n\r\n",            /* bad version */
+        "GET / HTTP/1.1 x\r\nHost: cordon\r\n\r\n",          /* four words */
+        "GET / HTTP/1.1\r\nHost: cordon\r\nNoColon\r\n\r\n", /* bad header line */
         "POST / HTTP/1.1\r\nHost: cordon\r\nContent-Length: abc\r\n\r\n",
         "POST / HTTP/1.1\r\nHost: cordon\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
         /* MHD 0.9.75 closes on a request line without a space, without a word: either is a
@@ -684,7 +690,8 @@ static void client_large(void)
 
     /* Exactly 1 MiB is accepted. */
     client_begin(&c);
-    snprintf(head, sizeof head, "POST /len HTTP/1.1\r\nHost: cordon\r\nContent-Length: %zu\r\n\r\n", mib);
+    snprintf(head, sizeof head, "POST /len HTTP/1.1\r\nHost: cordon\r\nContent-Length: %zu\r\n\r\n",
+             mib);
     send_body_request(&c, head, mib, false);
     read_response(&c, &r);
     CHECK_EQ_INT(r.status, 200);
@@ -694,7 +701,8 @@ static void client_large(void)
 
     /* One byte more, declared: refused from the headers alone. */
     client_begin(&c);
-    snprintf(head, sizeof head, "POST /len HTTP/1.1\r\nHost: cordon\r\nContent-Length: %zu\r\n\r\n", mib + 1);
+    snprintf(head, sizeof head, "POST /len HTTP/1.1\r\nHost: cordon\r\nContent-Length: %zu\r\n\r\n",
+             mib + 1);
     send_body_request(&c, head, mib + 1, false);
     read_response(&c, &r);
     CHECK_EQ_INT(r.status, 413);
@@ -705,8 +713,10 @@ static void client_large(void)
 
     /* Declared, with Expect: 100-continue: refused without the body ever being sent. */
     client_begin(&c);
-    snprintf(head, sizeof head, "POST /len HTTP/1.1\r\nHost: cordon\r\nContent-Length: %zu\r\n"
-                                "Expect: 100-continue\r\n\r\n", 5 * mib);
+    snprintf(head, sizeof head,
+             "POST /len HTTP/1.1\r\nHost: cordon\r\nContent-Length: %zu\r\n"
+             "Expect: 100-continue\r\n\r\n",
+             5 * mib);
     send_str(&c, head);
     read_response(&c, &r);
     CHECK_EQ_INT(r.status, 413);
@@ -715,7 +725,8 @@ static void client_large(void)
 
     /* Chunked, so only counting finds it: the body is read and dropped, then 413. */
     client_begin(&c);
-    send_body_request(&c, "POST /len HTTP/1.1\r\nHost: cordon\r\nTransfer-Encoding: chunked\r\n\r\n",
+    send_body_request(&c,
+                      "POST /len HTTP/1.1\r\nHost: cordon\r\nTransfer-Encoding: chunked\r\n\r\n",
                       mib + 70000, true);
     read_response(&c, &r);
     CHECK_EQ_INT(r.status, 413);
@@ -925,8 +936,8 @@ static void client_exits_keeps_connection(void)
  * CAP_SYS_ADMIN, and the pid must be free). It waits to be killed. */
 static pid_t host_process_with_pid(pid_t pid)
 {
-    struct clone_args args = {.exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)&pid,
-                              .set_tid_size = 1};
+    struct clone_args args = {
+        .exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)&pid, .set_tid_size = 1};
     long r = syscall(SYS_clone3, &args, sizeof args);
     if (r == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a test that failed before the kill */
@@ -954,7 +965,8 @@ static void test_peer_gone_pid_reused_refused(void)
     pid_t host = host_process_with_pid(a);
     if (host < 0)
         printf("# peer_gone_pid_reused_refused: pid %d not reused (%s); the gone peer is still "
-               "checked\n", (int)a, strerror(errno));
+               "checked\n",
+               (int)a, strerror(errno));
     else
         CHECK_EQ_INT(host, a);
     CHECK(write(go_pipe[1], "g", 1) == 1);
@@ -991,14 +1003,10 @@ static void test_start_failure(void)
     ev_loop_close(&loop);
 }
 
-TEST_MAIN({"sync_response", test_sync_response},
-          {"deferred_response", test_deferred_response},
-          {"streamed_response", test_streamed_response},
-          {"keepalive", test_keepalive},
-          {"head_request", test_head_request},
-          {"malformed_request", test_malformed_request},
-          {"body_limit", test_body_limit},
-          {"client_gone_mid_stream", test_client_gone_mid_stream},
+TEST_MAIN({"sync_response", test_sync_response}, {"deferred_response", test_deferred_response},
+          {"streamed_response", test_streamed_response}, {"keepalive", test_keepalive},
+          {"head_request", test_head_request}, {"malformed_request", test_malformed_request},
+          {"body_limit", test_body_limit}, {"client_gone_mid_stream", test_client_gone_mid_stream},
           {"stop_with_requests_in_flight", test_stop_with_requests_in_flight},
           {"peer_uid_refused", test_peer_uid_refused},
           {"peer_other_userns_refused", test_peer_other_userns_refused},

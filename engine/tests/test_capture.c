@@ -125,7 +125,8 @@ static void test_candidates_match_the_kept_lines(void)
 {
     struct marker_set *m = test_set();
     static const char *const words[] = {"sudo", "bus", "ead-only", "o such file", "rror 2)", "su",
-                                        "do", "b", "us", "\n", "\n", "x", "yy ", "zzz", "ead-", "only"};
+                                        "do",   "b",   "us",       "\n",          "\n",      "x",
+                                        "yy ",  "zzz", "ead-",     "only"};
     for (int round = 0; round < 3000; round++) {
         /* a random text of words, markers and pieces of markers */
         char text[4096];
@@ -156,8 +157,8 @@ static void test_candidates_match_the_kept_lines(void)
         char *want_text = reference_candidates(kept, tlen);
         char *got = capture_candidates(&c, &clen, &c_cut);
         if (strcmp(got, want_text) != 0)
-            fprintf(stderr, "  round %d: kept \"%s\"\n  want \"%s\"\n  got  \"%s\"\n", round,
-                    kept, want_text, got);
+            fprintf(stderr, "  round %d: kept \"%s\"\n  want \"%s\"\n  got  \"%s\"\n", round, kept,
+                    want_text, got);
         CHECK(strcmp(got, want_text) == 0);
         CHECK_EQ_INT(clen, strlen(want_text));
         CHECK_EQ_INT(c_cut, t_cut);
@@ -218,5 +219,6 @@ TEST_MAIN({"short output is kept whole", test_short_output_is_kept_whole},
           {"long output keeps head and tail", test_long_output_keeps_head_and_tail},
           {"memory is bounded", test_memory_is_bounded},
           {"candidates match the kept lines", test_candidates_match_the_kept_lines},
-          {"bytes known to be pushed out are skipped", test_bytes_known_to_be_pushed_out_are_skipped},
+          {"bytes known to be pushed out are skipped",
+           test_bytes_known_to_be_pushed_out_are_skipped},
           {"markers are checked", test_markers_are_checked})

@@ -15,7 +15,8 @@
 
 #define ARGV(...) ((char **)(const char *[]){__VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)))
-#define PARSE(a, err, ...) cexec_parse_args(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (a), err, sizeof err)
+#define PARSE(a, err, ...) \
+    cexec_parse_args(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (a), err, sizeof err)
 
 static void test_exec_plain(void)
 {
@@ -52,8 +53,9 @@ static void test_exec_words_joined(void)
 {
     struct cexec_args a;
     char err[256];
-    CHECK_EQ_INT(PARSE(&a, err, "exec", "web", "--", "ls", "-la", "--background", "/tmp", "--", "x y"),
-                 CEXEC_RUN);
+    CHECK_EQ_INT(
+        PARSE(&a, err, "exec", "web", "--", "ls", "-la", "--background", "/tmp", "--", "x y"),
+        CEXEC_RUN);
     CHECK(strcmp(a.command, "ls -la /tmp -- x y") == 0);
     CHECK(a.background);
     cexec_args_free(&a);
@@ -83,7 +85,8 @@ static void test_exec_usage_errors(void)
     CHECK_STR_CONTAINS(err, "missing NAME");
     cexec_args_free(&a);
     CHECK_EQ_INT(PARSE(&a, err, "exec", "x/y", "--", "true"), CEXEC_USAGE);
-    CHECK(strcmp(err, "invalid session name 'x/y' (letters, digits, '_', '.', '-'; at most 64)") == 0);
+    CHECK(strcmp(err, "invalid session name 'x/y' (letters, digits, '_', '.', '-'; at most 64)") ==
+          0);
     cexec_args_free(&a);
     CHECK_EQ_INT(PARSE(&a, err, "exec", "web", "--timeout", "0", "--", "true"), CEXEC_USAGE);
     CHECK_STR_CONTAINS(err, "--timeout '0'");
@@ -91,7 +94,8 @@ static void test_exec_usage_errors(void)
     CHECK_EQ_INT(PARSE(&a, err, "exec", "web", "--", "true", "--timeout"), CEXEC_USAGE);
     CHECK_STR_CONTAINS(err, "needs a value");
     cexec_args_free(&a);
-    CHECK_EQ_INT(PARSE(&a, err, "exec", "web", "--background", "--", "true", "--timeout=1"), CEXEC_USAGE);
+    CHECK_EQ_INT(PARSE(&a, err, "exec", "web", "--background", "--", "true", "--timeout=1"),
+                 CEXEC_USAGE);
     CHECK_STR_CONTAINS(err, "foreground");
     cexec_args_free(&a);
     CHECK_EQ_INT(PARSE(&a, err, "exec", "web", "--frob", "--", "true"), CEXEC_USAGE);
@@ -110,7 +114,8 @@ static void test_timeout_values(void)
     CHECK(cexec_parse_timeout("0.25", &v) && v == 0.25);
     CHECK(cexec_parse_timeout(".5", &v) && v == 0.5);
     CHECK(cexec_parse_timeout("1e2", &v) && v == 100.0);
-    const char *bad[] = {"0", "0.0", "-1", "+1", " 1", "1s", "abc", "", "inf", "nan", "1e999", "0x10"};
+    const char *bad[] = {"0",   "0.0", "-1",  "+1",  " 1",    "1s",
+                         "abc", "",    "inf", "nan", "1e999", "0x10"};
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         if (cexec_parse_timeout(bad[i], &v)) {
             fprintf(stderr, "  accepted '%s'\n", bad[i]);
@@ -135,7 +140,10 @@ static void test_exec_body(void)
                        "echo \"hi\"\n\tdone"),
                  CEXEC_RUN);
     char *body = cexec_body(&a, &len);
-    CHECK(strcmp(body, "{\"command\":\"echo \\\"hi\\\"\\n\\tdone\",\"timeout\":1.5,\"turn\":\"t\\\"7\"}") == 0);
+    CHECK(
+        strcmp(body,
+               "{\"command\":\"echo \\\"hi\\\"\\n\\tdone\",\"timeout\":1.5,\"turn\":\"t\\\"7\"}") ==
+        0);
     CHECK_EQ_INT(len, strlen(body));
     free(body);
     cexec_args_free(&a);
@@ -189,7 +197,8 @@ static void test_pids(void)
     long pid;
     CHECK(cjobs_parse_pid("12", &pid) && pid == 12);
     CHECK(cjobs_parse_pid("2147483647", &pid) && pid == 2147483647L);
-    const char *bad[] = {"", "0", "-1", "+1", "1x", "x", "2147483648", "99999999999999999999", " 1"};
+    const char *bad[] = {"",  "0", "-1", "+1", "1x", "x", "2147483648", "99999999999999999999",
+                         " 1"};
     for (size_t i = 0; i < ARRAY_LEN(bad); i++)
         CHECK(!cjobs_parse_pid(bad[i], &pid));
 }
@@ -278,19 +287,27 @@ static void test_events(void)
     CHECK(ev.kind == NDJSON_STARTED && ev.pid == 12);
     ndjson_event_free(&ev);
 
-    CHECK_EQ_INT(decode("{\"event\":\"output\",\"stream\":\"stdout\",\"data\":\"hi\\u0000\\n\"}", &ev, err,
-                        sizeof err), 0);
-    CHECK(ev.kind == NDJSON_OUTPUT && ev.fd == 1 && ev.len == 4 && memcmp(ev.data, "hi\0\n", 4) == 0);
+    CHECK_EQ_INT(decode("{\"event\":\"output\",\"stream\":\"stdout\",\"data\":\"hi\\u0000\\n\"}",
+                        &ev, err, sizeof err),
+                 0);
+    CHECK(ev.kind == NDJSON_OUTPUT && ev.fd == 1 && ev.len == 4 &&
+          memcmp(ev.data, "hi\0\n", 4) == 0);
     ndjson_event_free(&ev);
 
-    CHECK_EQ_INT(decode("{\"event\":\"output\",\"stream\":\"stderr\",\"data_base64\":\"/w==\"}", &ev, err,
-                        sizeof err), 0);
-    CHECK(ev.kind == NDJSON_OUTPUT && ev.fd == 2 && ev.len == 1 && (unsigned char)ev.data[0] == 0xff);
+    CHECK_EQ_INT(decode("{\"event\":\"output\",\"stream\":\"stderr\",\"data_base64\":\"/w==\"}",
+                        &ev, err, sizeof err),
+                 0);
+    CHECK(ev.kind == NDJSON_OUTPUT && ev.fd == 2 && ev.len == 1 &&
+          (unsigned char)ev.data[0] == 0xff);
     ndjson_event_free(&ev);
 
-    CHECK_EQ_INT(decode("{\"event\":\"exit\",\"pid\":12,\"exit_code\":143,\"signal\":15,\"timed_out\":true,"
-                        "\"stopped\":false,\"duration_ms\":3.1}", &ev, err, sizeof err), 0);
-    CHECK(ev.kind == NDJSON_EXIT && ev.exit_code == 143 && ev.signal == 15 && ev.timed_out && !ev.stopped);
+    CHECK_EQ_INT(
+        decode("{\"event\":\"exit\",\"pid\":12,\"exit_code\":143,\"signal\":15,\"timed_out\":true,"
+               "\"stopped\":false,\"duration_ms\":3.1}",
+               &ev, err, sizeof err),
+        0);
+    CHECK(ev.kind == NDJSON_EXIT && ev.exit_code == 143 && ev.signal == 15 && ev.timed_out &&
+          !ev.stopped);
     CHECK(fabs(ev.duration_ms - 3.1) < 1e-9);
     ndjson_event_free(&ev);
 
@@ -302,7 +319,7 @@ static void test_events(void)
 static void test_bad_events(void)
 {
     const char *bad[] = {
-        "{\"event\":\"output\",\"stream\":\"stdout\"",                 /* cut */
+        "{\"event\":\"output\",\"stream\":\"stdout\"", /* cut */
         "[1]",
         "{\"pid\":1}",
         "{\"event\":\"output\",\"stream\":\"stdin\",\"data\":\"x\"}",
@@ -326,17 +343,13 @@ static void test_bad_events(void)
 }
 
 TEST_MAIN({"exec: shell string after --", test_exec_plain},
-          {"exec: options before -- and after the shell string", test_exec_options_before_and_after},
+          {"exec: options before -- and after the shell string",
+           test_exec_options_before_and_after},
           {"exec: later words joined with spaces", test_exec_words_joined},
           {"exec: usage errors", test_exec_usage_errors},
-          {"exec: timeout values", test_timeout_values},
-          {"exec: request body", test_exec_body},
-          {"session names", test_session_names},
-          {"socket paths", test_socket_paths},
-          {"PIDs", test_pids},
-          {"commands shown on one line", test_command_line},
+          {"exec: timeout values", test_timeout_values}, {"exec: request body", test_exec_body},
+          {"session names", test_session_names}, {"socket paths", test_socket_paths},
+          {"PIDs", test_pids}, {"commands shown on one line", test_command_line},
           {"ndjson: lines cut anywhere", test_lines_split_anywhere},
-          {"ndjson: a line handler stops the feed", test_lines_stop},
-          {"base64", test_base64},
-          {"ndjson: events", test_events},
-          {"ndjson: malformed events", test_bad_events})
+          {"ndjson: a line handler stops the feed", test_lines_stop}, {"base64", test_base64},
+          {"ndjson: events", test_events}, {"ndjson: malformed events", test_bad_events})

@@ -127,7 +127,10 @@ static void reap(pid_t pid)
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
-#define P(s) {s, sizeof s - 1, false}
+#define P(s)                   \
+    {                          \
+        s, sizeof s - 1, false \
+    }
 
 /* What a sink got: the bytes, how many pieces, the NDJSON lines they make. */
 struct got {
@@ -180,12 +183,17 @@ static void test_content_length(void)
     fresh_runtime();
     struct chttp h;
     const struct piece pieces[] = {
-        P("HTTP/1.1 200 OK\r\nContent-Type: appli"), P("cation/json\r\nContent-Length: 11\r"),
-        P("\n\r\n{\"a\":"), P("true}\n"), P("bytes after the body are not read as it"),
+        P("HTTP/1.1 200 OK\r\nContent-Type: appli"),
+        P("cation/json\r\nContent-Length: 11\r"),
+        P("\n\r\n{\"a\":"),
+        P("true}\n"),
+        P("bytes after the body are not read as it"),
     };
-    const char *expect = "POST /v1/exec HTTP/1.1\r\nHost: cordon\r\nContent-Type: application/json\r\n"
-                         "Content-Length: 18\r\n\r\n{\"command\":\"true\"}";
-    CHECK_EQ_INT(exchange(&h, expect, pieces, 5, "POST", "/v1/exec", "{\"command\":\"true\"}", NULL), 0);
+    const char *expect =
+        "POST /v1/exec HTTP/1.1\r\nHost: cordon\r\nContent-Type: application/json\r\n"
+        "Content-Length: 18\r\n\r\n{\"command\":\"true\"}";
+    CHECK_EQ_INT(
+        exchange(&h, expect, pieces, 5, "POST", "/v1/exec", "{\"command\":\"true\"}", NULL), 0);
     CHECK_EQ_INT(h.status, 200);
     CHECK(chttp_ok(&h));
     CHECK_EQ_INT(h.body_len, 11);
@@ -196,12 +204,15 @@ static void test_content_length(void)
      * Content-Length body, and a 204, complete at the head. */
     const struct piece empty[] = {P("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")};
     CHECK_EQ_INT(exchange(&h, "GET /v1/jobs HTTP/1.1\r\nHost: cordon\r\n\r\n", empty, 1, "GET",
-                          "/v1/jobs", NULL, NULL), 0);
+                          "/v1/jobs", NULL, NULL),
+                 0);
     CHECK_EQ_INT(h.body_len, 0);
     chttp_close(&h);
     const struct piece no_content[] = {P("HTTP/1.1 204 No Content\r\n\r\n")};
-    CHECK_EQ_INT(exchange(&h, "POST /v1/session/stop HTTP/1.1\r\nHost: cordon\r\nContent-Length: 0\r\n\r\n",
-                          no_content, 1, "POST", "/v1/session/stop", NULL, NULL), 0);
+    CHECK_EQ_INT(
+        exchange(&h, "POST /v1/session/stop HTTP/1.1\r\nHost: cordon\r\nContent-Length: 0\r\n\r\n",
+                 no_content, 1, "POST", "/v1/session/stop", NULL, NULL),
+        0);
     CHECK_EQ_INT(h.status, 204);
     chttp_close(&h);
     drop_runtime();
@@ -297,7 +308,8 @@ static void test_events_arrive_as_sent(void)
     const struct piece pieces[] = {
         P("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1c\r\n{\"event\":\"started\",\"pid\":3}\n\r\n"),
         {"33\r\n{\"event\":\"output\",\"stream\":\"stdout\",\"data\":\"hi\\n\"}\n\r\n"
-         "27\r\n{\"event\":\"exit\",\"pid\":3,\"exit_code\":0}\n\r\n0\r\n\r\n", 0, true},
+         "27\r\n{\"event\":\"exit\",\"pid\":3,\"exit_code\":0}\n\r\n0\r\n\r\n",
+         0, true},
     };
     struct piece p[2] = {pieces[0], pieces[1]};
     p[1].len = strlen(p[1].p);
@@ -385,11 +397,14 @@ static void test_malformed(void)
     expect_failure(not_http, 1, "not an HTTP/1.x response", true, NULL);
     const struct piece bare_lf[] = {P("HTTP/1.1 200 OK\nContent-Length: 0\n\n")};
     expect_failure(bare_lf, 1, "CRLF", true, NULL);
-    const struct piece two_lengths[] = {P("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok")};
+    const struct piece two_lengths[] = {
+        P("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok")};
     expect_failure(two_lengths, 1, "Content-Length", true, NULL);
-    const struct piece chunk[] = {P("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), P("zz\r\n")};
+    const struct piece chunk[] = {P("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
+                                  P("zz\r\n")};
     expect_failure(chunk, 2, "chunk size expected", true, NULL);
-    const struct piece no_crlf[] = {P("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX")};
+    const struct piece no_crlf[] = {
+        P("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX")};
     expect_failure(no_crlf, 1, "CRLF", true, NULL);
     drop_runtime();
 }
@@ -415,7 +430,8 @@ static void test_error_status_is_collected(void)
     fresh_runtime();
     struct chttp h;
     struct got g = {0};
-    const struct piece pieces[] = {P("HTTP/1.1 404 Not Found\r\nContent-Length: 14\r\n\r\n{\"error\":\"no\"}")};
+    const struct piece pieces[] = {
+        P("HTTP/1.1 404 Not Found\r\nContent-Length: 14\r\n\r\n{\"error\":\"no\"}")};
     CHECK_EQ_INT(exchange(&h, NULL, pieces, 1, "POST", "/v1/exec", "{}", &g), 0);
     CHECK_EQ_INT(h.status, 404);
     CHECK(!chttp_ok(&h));
@@ -430,8 +446,9 @@ static void test_sink_stops(void)
     fresh_runtime();
     struct chttp h;
     struct got g = {.stop_after = 1};
-    const struct piece pieces[] = {P("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n"),
-                                   P("2\r\ncd\r\n0\r\n\r\n")};
+    const struct piece pieces[] = {
+        P("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n"),
+        P("2\r\ncd\r\n0\r\n\r\n")};
     CHECK_EQ_INT(exchange(&h, NULL, pieces, 2, "POST", "/v1/exec", "{}", &g), -1);
     CHECK(h.sink_stopped);
     CHECK_EQ_INT(g.pieces, 1);
@@ -485,7 +502,8 @@ static void test_escape(void)
     free(e);
 }
 
-TEST_MAIN({"content_length", test_content_length}, {"chunked_every_split", test_chunked_every_split},
+TEST_MAIN({"content_length", test_content_length},
+          {"chunked_every_split", test_chunked_every_split},
           {"chunked_awkward_pieces", test_chunked_awkward_pieces},
           {"events_arrive_as_sent", test_events_arrive_as_sent}, {"until_close", test_until_close},
           {"interim_answer", test_interim_answer}, {"truncated", test_truncated},

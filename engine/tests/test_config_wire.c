@@ -45,7 +45,8 @@ static void test_round_trip(void)
     CHECK(str_list_contains(&b.env, "EMPTY="));
     CHECK_EQ_INT(b.n_rlimits, 2);
     CHECK(b.rlimits[1].hard == RLIM_INFINITY && b.rlimits[1].soft == 1024);
-    CHECK(b.protected_paths.len == 1 && strcmp(b.protected_paths.items[0], "/home/dev/.config/cordon") == 0);
+    CHECK(b.protected_paths.len == 1 &&
+          strcmp(b.protected_paths.items[0], "/home/dev/.config/cordon") == 0);
     CHECK(b.n_host_ports == 2 && b.host_ports[0] == 5432 && b.host_ports[1] == 6379);
     CHECK(b.net_transparent == NET_TRANSPARENT_REQUIRED);
     CHECK(b.tmp_size == a.tmp_size && b.shm_size == a.shm_size);

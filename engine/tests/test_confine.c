@@ -116,7 +116,10 @@ static void test_root_without_setpcap_refused(void)
 {
     /* uid 0 that cannot lock SECBIT_NOROOT would get its bounding set back at exec: refuse. */
     enter_userns_as_root();
-    struct __attribute__((packed)) { uint32_t version; int pid; } hdr = {0x20080522, 0};
+    struct __attribute__((packed)) {
+        uint32_t version;
+        int pid;
+    } hdr = {0x20080522, 0};
     uint32_t data[6] = {0}; /* all capabilities cleared */
     CHECK_EQ_INT(syscall(SYS_capset, &hdr, data), 0);
     CHECK_EQ_INT(confine_drop_capabilities(), -EPERM);

@@ -204,13 +204,14 @@ static void test_reply(void)
     struct dns_query q;
     size_t n = make_query(m, "Example.com", DNS_TYPE_A, 0);
     CHECK_EQ_INT(dns_msg_parse_query(m, n, &q), 0);
-    struct dns_answer_addr a[3] = {{AF_INET, {93, 184, 216, 34}}, {AF_INET6, {0x20, 0x01}}, {AF_INET, {10, 0, 0, 1}}};
+    struct dns_answer_addr a[3] = {
+        {AF_INET, {93, 184, 216, 34}}, {AF_INET6, {0x20, 0x01}}, {AF_INET, {10, 0, 0, 1}}};
     size_t r = dns_msg_build_reply(&q, DNS_RCODE_NOERROR, a, 3, 60, 512, out, sizeof out);
     CHECK_EQ_INT(r, n + 2 * 16);
     CHECK_EQ_INT(out[0], 0x12);
-    CHECK_EQ_INT(out[2], 0x81); /* QR, RD */
-    CHECK_EQ_INT(out[3], 0x80); /* RA, NOERROR */
-    CHECK_EQ_INT(out[7], 2);    /* two A records, not the AAAA */
+    CHECK_EQ_INT(out[2], 0x81);                   /* QR, RD */
+    CHECK_EQ_INT(out[3], 0x80);                   /* RA, NOERROR */
+    CHECK_EQ_INT(out[7], 2);                      /* two A records, not the AAAA */
     CHECK(memcmp(out + 12, m + 12, n - 12) == 0); /* the question, in its own case */
     CHECK_EQ_INT(out[n], 0xC0);
     CHECK_EQ_INT(out[n + 1], 12);
@@ -232,7 +233,8 @@ static void test_reply(void)
     /* EDNS: an OPT record at the end; BADVERS in its extended bits */
     n = make_query(m, "example.com", DNS_TYPE_AAAA, 1232);
     CHECK_EQ_INT(dns_msg_parse_query(m, n, &q), 0);
-    r = dns_msg_build_reply(&q, DNS_RCODE_NOERROR, a, 3, 60, dns_msg_udp_limit(&q), out, sizeof out);
+    r = dns_msg_build_reply(&q, DNS_RCODE_NOERROR, a, 3, 60, dns_msg_udp_limit(&q), out,
+                            sizeof out);
     CHECK_EQ_INT(r, n + 28);
     CHECK_EQ_INT(out[11], 1);
     r = dns_msg_build_reply(&q, DNS_RCODE_BADVERS, NULL, 0, 0, 512, out, sizeof out);
@@ -254,6 +256,6 @@ static void test_reply(void)
     CHECK_EQ_INT(dns_msg_build_reply(&q, DNS_RCODE_FORMERR, NULL, 0, 0, 11, out, sizeof out), 0);
 }
 
-TEST_MAIN({"plain query", test_plain_query}, {"EDNS", test_edns_query}, {"malformed", test_malformed},
-          {"oversized name", test_oversized_name}, {"compression", test_compression},
-          {"odd names", test_odd_names}, {"reply", test_reply})
+TEST_MAIN({"plain query", test_plain_query}, {"EDNS", test_edns_query},
+          {"malformed", test_malformed}, {"oversized name", test_oversized_name},
+          {"compression", test_compression}, {"odd names", test_odd_names}, {"reply", test_reply})

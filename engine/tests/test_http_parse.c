@@ -14,7 +14,10 @@ static enum http_parse_result parse_n(const char *s, size_t n, const struct http
     return http_parse_request(s, n, lim, &req);
 }
 
-static enum http_parse_result parse(const char *s) { return parse_n(s, strlen(s), NULL); }
+static enum http_parse_result parse(const char *s)
+{
+    return parse_n(s, strlen(s), NULL);
+}
 
 static int span_is(const char *buf, struct http_span sp, const char *want)
 {
@@ -130,8 +133,9 @@ static void test_connect_pipelined_bytes(void)
     /* A CONNECT has no content: whatever its headers say, the tunnel starts after the head. */
     expect_ok("CONNECT h:443 HTTP/1.1\r\nContent-Length: 5\r\n\r\n");
     CHECK_EQ_INT(req.body, HTTP_BODY_NONE);
-    expect_error("CONNECT h:443 HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
-                 "both");
+    expect_error(
+        "CONNECT h:443 HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+        "both");
     const char get[] = "GET http://h/ HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET http://x/";
     CHECK_EQ_INT(parse(get), HTTP_PARSE_OK);
     CHECK_EQ_INT(req.head_len, sizeof get - 1 - strlen("abcGET http://x/"));
@@ -284,7 +288,15 @@ static void test_content_length(void)
     expect_error("POST http://h/ HTTP/1.1\r\nContent-Length: 7\r\nContent-Length: 8\r\n\r\n", 400,
                  "Content-Length");
     expect_error("POST http://h/ HTTP/1.1\r\nContent-Length: 7, 8\r\n\r\n", 400, "Content-Length");
-    const char *bad[] = {"+5", "-1", "5a", "0x5", "5 5", "", ",", "5.0", "99999999999999999999999",
+    const char *bad[] = {"+5",
+                         "-1",
+                         "5a",
+                         "0x5",
+                         "5 5",
+                         "",
+                         ",",
+                         "5.0",
+                         "99999999999999999999999",
                          "18446744073709551616"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char buf[200];
@@ -300,10 +312,13 @@ static void test_transfer_encoding(void)
     expect_ok("POST http://h/ HTTP/1.1\r\ntransfer-encoding:   ChUnKeD  \r\n\r\n");
     CHECK_EQ_INT(req.body, HTTP_BODY_CHUNKED);
     expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "chunked");
-    expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, "chunked");
-    expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 501, "chunked");
-    expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
-                 501, "chunked");
+    expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501,
+                 "chunked");
+    expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 501,
+                 "chunked");
+    expect_error(
+        "POST http://h/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+        501, "chunked");
     expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n", 501, "chunked");
     expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n", 501, "chunked");
     expect_error("POST http://h/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "HTTP/1.0");
@@ -311,12 +326,14 @@ static void test_transfer_encoding(void)
 
 static void test_smuggling(void)
 {
-    expect_error("POST http://h/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
-                 "both");
-    expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", 400,
-                 "both");
-    expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\n", 400,
-                 "both");
+    expect_error(
+        "POST http://h/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+        "both");
+    expect_error(
+        "POST http://h/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", 400,
+        "both");
+    expect_error("POST http://h/ HTTP/1.1\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\n",
+                 400, "both");
     /* obs-fold, and whitespace before the first header. */
     expect_error("GET http://h/ HTTP/1.1\r\nX-A: 1\r\n  continued\r\n\r\n", 400, "folding");
     expect_error("GET http://h/ HTTP/1.1\r\n\tX-A: 1\r\n\r\n", 400, "folding");
@@ -397,22 +414,21 @@ static size_t upstream(const char *s, char *out, size_t cap)
 
 static void test_build_upstream(void)
 {
-    const char *s =
-        "POST http://example.com:8080/api/v1?x=1 HTTP/1.1\r\n"
-        "Host: evil.example\r\n"
-        "User-Agent: curl/8\r\n"
-        "Connection: close, X-Drop-Me, content-length, Transfer-Encoding\r\n"
-        "X-Drop-Me: 1\r\n"
-        "Keep-Alive: timeout=5\r\n"
-        "Proxy-Connection: keep-alive\r\n"
-        "Proxy-Authorization: Basic Zm9vOmJhcg==\r\n"
-        "Proxy-Authenticate: Basic\r\n"
-        "TE: trailers\r\n"
-        "Trailer: X-Sum\r\n"
-        "Upgrade: websocket\r\n"
-        "Transfer-Encoding: chunked\r\n"
-        "x-keep: a b \r\n"
-        "\r\n";
+    const char *s = "POST http://example.com:8080/api/v1?x=1 HTTP/1.1\r\n"
+                    "Host: evil.example\r\n"
+                    "User-Agent: curl/8\r\n"
+                    "Connection: close, X-Drop-Me, content-length, Transfer-Encoding\r\n"
+                    "X-Drop-Me: 1\r\n"
+                    "Keep-Alive: timeout=5\r\n"
+                    "Proxy-Connection: keep-alive\r\n"
+                    "Proxy-Authorization: Basic Zm9vOmJhcg==\r\n"
+                    "Proxy-Authenticate: Basic\r\n"
+                    "TE: trailers\r\n"
+                    "Trailer: X-Sum\r\n"
+                    "Upgrade: websocket\r\n"
+                    "Transfer-Encoding: chunked\r\n"
+                    "x-keep: a b \r\n"
+                    "\r\n";
     const char *want = "POST /api/v1?x=1 HTTP/1.1\r\n"
                        "Host: example.com:8080\r\n"
                        "User-Agent: curl/8\r\n"
@@ -432,10 +448,15 @@ static void test_build_upstream(void)
     CHECK_EQ_INT(http_build_upstream(&req, s, out, n), n);
 
     /* Content-Length survives being named in Connection (it frames the relayed body). */
-    const char *cl = "PUT http://h/f HTTP/1.1\r\nConnection: Content-Length\r\nContent-Length: 3\r\n\r\n";
+    const char *cl =
+        "PUT http://h/f HTTP/1.1\r\nConnection: Content-Length\r\nContent-Length: 3\r\n\r\n";
     n = upstream(cl, out, sizeof out);
     out[n] = '\0';
-    CHECK(strcmp(out, "PUT /f HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\n") == 0);
+    CHECK(
+        strcmp(
+            out,
+            "PUT /f HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\n") ==
+        0);
 
     n = upstream("GET http://h HTTP/1.0\r\n\r\n", out, sizeof out);
     out[n] = '\0';
@@ -453,8 +474,9 @@ static void test_build_upstream(void)
 
 /* --- chunked --- */
 
-static const char chunked_body[] = "4;ext=1;q=\"a b\"\r\nWiki\r\n5 \r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n"
-                                   "a ; x\r\n0123456789\r\n000\r\nX-Trailer: a\r\nX-Other: b\r\n\r\n";
+static const char chunked_body[] =
+    "4;ext=1;q=\"a b\"\r\nWiki\r\n5 \r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n"
+    "a ; x\r\n0123456789\r\n000\r\nX-Trailer: a\r\nX-Other: b\r\n\r\n";
 static const char chunked_next[] = "GET http://next/ HTTP/1.1\r\n";
 
 static enum http_chunked_result feed_all(const char *p, size_t n, size_t *consumed)
@@ -641,41 +663,51 @@ static void test_response_framing(void)
 
     CHECK_EQ_INT(presp("HTTP/1.1 204 No Content\r\n\r\n", false), HTTP_PARSE_OK);
     CHECK_EQ_INT(resp.body, HTTP_BODY_NONE);
-    CHECK_EQ_INT(presp("HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false), HTTP_PARSE_OK);
+    CHECK_EQ_INT(presp("HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false),
+                 HTTP_PARSE_OK);
     CHECK_EQ_INT(resp.body, HTTP_BODY_NONE);
     CHECK_EQ_INT(presp("HTTP/1.1 100 Continue\r\n\r\n", false), HTTP_PARSE_OK);
     CHECK(resp.interim);
     CHECK_EQ_INT(resp.body, HTTP_BODY_NONE);
     CHECK_EQ_INT(presp("HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n", false), HTTP_PARSE_OK);
     CHECK(resp.interim);
-    CHECK_EQ_INT(presp("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
-                       false), HTTP_PARSE_OK);
+    CHECK_EQ_INT(
+        presp(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+            false),
+        HTTP_PARSE_OK);
     CHECK(!resp.interim);
     CHECK_EQ_INT(resp.body, HTTP_BODY_UNTIL_CLOSE);
     CHECK(resp.close);
 
-    CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", false), HTTP_PARSE_OK);
-    CHECK_EQ_INT(resp.body, HTTP_BODY_CHUNKED);
-    CHECK(!resp.close);
-    CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", false), HTTP_PARSE_OK);
-    CHECK_EQ_INT(resp.body, HTTP_BODY_CHUNKED);
-    CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", false),
+    CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", false),
                  HTTP_PARSE_OK);
     CHECK_EQ_INT(resp.body, HTTP_BODY_CHUNKED);
+    CHECK(!resp.close);
+    CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", false),
+                 HTTP_PARSE_OK);
+    CHECK_EQ_INT(resp.body, HTTP_BODY_CHUNKED);
+    CHECK_EQ_INT(
+        presp("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", false),
+        HTTP_PARSE_OK);
+    CHECK_EQ_INT(resp.body, HTTP_BODY_CHUNKED);
     CHECK(resp.close);
-    CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", false), HTTP_PARSE_OK);
+    CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", false),
+                 HTTP_PARSE_OK);
     CHECK_EQ_INT(resp.body, HTTP_BODY_UNTIL_CLOSE);
     CHECK(resp.close);
     CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\n\r\n", false), HTTP_PARSE_OK);
     CHECK_EQ_INT(resp.body, HTTP_BODY_UNTIL_CLOSE);
     CHECK(resp.close);
-    CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", false), HTTP_PARSE_OK);
+    CHECK_EQ_INT(presp("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", false),
+                 HTTP_PARSE_OK);
     CHECK(resp.close);
     CHECK_EQ_INT(presp("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n", false), HTTP_PARSE_OK);
     CHECK(resp.close);
     CHECK_EQ_INT(resp.version_minor, 0);
-    CHECK_EQ_INT(presp("HTTP/1.0 200 OK\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\n", false),
-                 HTTP_PARSE_OK);
+    CHECK_EQ_INT(
+        presp("HTTP/1.0 200 OK\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\n", false),
+        HTTP_PARSE_OK);
     CHECK(!resp.close);
     CHECK_EQ_INT(presp("HTTP/1.1 404\r\nContent-Length: 2\r\n\r\n", false), HTTP_PARSE_OK);
     CHECK_EQ_INT(resp.status_code, 404);
@@ -723,11 +755,12 @@ static void test_response_errors(void)
 static void test_error_response(void)
 {
     char out[512];
-    size_t n = http_error_response(403, "X-Cordon-Error: blocked-by-policy\r\n", "blocked: h:443\n", out,
-                                   sizeof out);
-    const char *want = "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                       "Content-Length: 15\r\nConnection: close\r\nX-Cordon-Error: blocked-by-policy\r\n"
-                       "\r\nblocked: h:443\n";
+    size_t n = http_error_response(403, "X-Cordon-Error: blocked-by-policy\r\n", "blocked: h:443\n",
+                                   out, sizeof out);
+    const char *want =
+        "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        "Content-Length: 15\r\nConnection: close\r\nX-Cordon-Error: blocked-by-policy\r\n"
+        "\r\nblocked: h:443\n";
     CHECK_EQ_INT(n, strlen(want));
     CHECK(strcmp(out, want) == 0);
     n = http_error_response(431, NULL, NULL, out, sizeof out);
@@ -750,13 +783,14 @@ static void test_error_response(void)
 }
 
 TEST_MAIN({"absolute_form", test_absolute_form}, {"connect_forms", test_connect_forms},
-          {"connect_pipelined_bytes", test_connect_pipelined_bytes}, {"refused_forms", test_refused_forms},
-          {"version", test_version}, {"request_line_syntax", test_request_line_syntax},
+          {"connect_pipelined_bytes", test_connect_pipelined_bytes},
+          {"refused_forms", test_refused_forms}, {"version", test_version},
+          {"request_line_syntax", test_request_line_syntax},
           {"request_line_limit", test_request_line_limit}, {"header_limits", test_header_limits},
           {"content_length", test_content_length}, {"transfer_encoding", test_transfer_encoding},
           {"smuggling", test_smuggling}, {"keep_alive", test_keep_alive},
           {"every_split_point", test_every_split_point}, {"build_upstream", test_build_upstream},
           {"chunked_whole", test_chunked_whole}, {"chunked_every_split", test_chunked_every_split},
-          {"chunked_data_left", test_chunked_data_left},
-          {"chunked_errors", test_chunked_errors}, {"response_framing", test_response_framing},
-          {"response_errors", test_response_errors}, {"error_response", test_error_response})
+          {"chunked_data_left", test_chunked_data_left}, {"chunked_errors", test_chunked_errors},
+          {"response_framing", test_response_framing}, {"response_errors", test_response_errors},
+          {"error_response", test_error_response})

@@ -53,8 +53,12 @@ static void dump_value(struct dump *d, const struct json_value *v)
 {
     char num[64];
     switch (v->type) {
-    case JSON_NULL: puts_(d, "null"); break;
-    case JSON_BOOL: puts_(d, v->boolean ? "true" : "false"); break;
+    case JSON_NULL:
+        puts_(d, "null");
+        break;
+    case JSON_BOOL:
+        puts_(d, v->boolean ? "true" : "false");
+        break;
     case JSON_NUMBER:
         snprintf(num, sizeof num, "%s%.17g", v->is_integer ? "" : "~", v->number);
         puts_(d, num);
@@ -126,9 +130,10 @@ static const struct valid_case valid[] = {
     {"\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"", 0, "\"\\x22\\x5c/\\x08\\x0c\\x0a\\x0d\\x09\""},
     {"\"\\u0041\\u00e9\\u20AC\"", 0, "\"A\\xc3\\xa9\\xe2\\x82\\xac\""},
     {"\"\\ud83d\\ude00\"", 0, "\"\\xf0\\x9f\\x98\\x80\""}, /* a surrogate pair joined */
-    {"\"\\uDBFF\\uDFFF\"", 0, "\"\\xf4\\x8f\\xbf\\xbf\""},  /* U+10FFFF */
-    {"\"a\\u0000b\"", 0, "\"a\\x00b\""},                    /* NUL inside a value is kept */
-    {"\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"", 0, "\"\\xc3\\xa9\\xe2\\x82\\xac\\xf0\\x9f\\x98\\x80\""},
+    {"\"\\uDBFF\\uDFFF\"", 0, "\"\\xf4\\x8f\\xbf\\xbf\""}, /* U+10FFFF */
+    {"\"a\\u0000b\"", 0, "\"a\\x00b\""},                   /* NUL inside a value is kept */
+    {"\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"", 0,
+     "\"\\xc3\\xa9\\xe2\\x82\\xac\\xf0\\x9f\\x98\\x80\""},
     {"\"\x7f\"", 0, "\"\\x7f\""}, /* DEL is not a control character to JSON */
     {"[]", 0, "[]"},
     {"{}", 0, "{}"},
@@ -167,7 +172,7 @@ static void test_valid_documents(void)
 
 struct bad_case {
     const char *in;
-    size_t len; /* 0: strlen(in) */
+    size_t len;      /* 0: strlen(in) */
     const char *err; /* the whole message */
 };
 
@@ -245,7 +250,7 @@ static const struct bad_case bad[] = {
     {"\"\xed\xa0\x80\"", 0, "offset 1: invalid UTF-8 in string"},     /* an encoded surrogate */
     {"\"\xf4\x90\x80\x80\"", 0, "offset 1: invalid UTF-8 in string"}, /* above U+10FFFF */
     {"\"\xf5\x80\x80\x80\"", 0, "offset 1: invalid UTF-8 in string"},
-    {"\"x\xe2\x82\"", 0, "offset 2: invalid UTF-8 in string"},        /* cut short by the quote */
+    {"\"x\xe2\x82\"", 0, "offset 2: invalid UTF-8 in string"}, /* cut short by the quote */
     {"\"\xc3\"", 0, "offset 1: invalid UTF-8 in string"},
     {"\"\xc3(\"", 0, "offset 1: invalid UTF-8 in string"},
     /* arrays */
@@ -282,8 +287,10 @@ static const struct bad_case bad[] = {
     /* what other readers take but RFC 8259 does not */
     {"/* c */ 1", 0, "offset 0: invalid number"},
     {"// c\n1", 0, "offset 0: invalid number"},
-    {"\f1", 0, "offset 0: invalid number"},     /* form feed is not JSON white space */
-    {"\xc2\xa0" "1", 0, "offset 0: invalid number"}, /* nor is U+00A0 */
+    {"\f1", 0, "offset 0: invalid number"}, /* form feed is not JSON white space */
+    {"\xc2\xa0"
+     "1",
+     0, "offset 0: invalid number"}, /* nor is U+00A0 */
 };
 
 static void test_malformed_documents(void)
@@ -458,9 +465,7 @@ static void test_short_error_buffer(void)
 }
 
 TEST_MAIN({"valid documents", test_valid_documents},
-          {"malformed documents", test_malformed_documents},
-          {"nesting limit", test_nesting_limit},
+          {"malformed documents", test_malformed_documents}, {"nesting limit", test_nesting_limit},
           {"every truncation is refused", test_every_truncation_is_refused},
-          {"large objects", test_large_objects},
-          {"get and type names", test_get_and_type_names},
+          {"large objects", test_large_objects}, {"get and type names", test_get_and_type_names},
           {"short error buffer", test_short_error_buffer})

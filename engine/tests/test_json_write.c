@@ -18,15 +18,22 @@ struct json_case {
     const char *want;
 };
 
-#define CASE(name, in, want) {name, in, sizeof(in) - 1, want}
+#define CASE(name, in, want)           \
+    {                                  \
+        name, in, sizeof(in) - 1, want \
+    }
 
 static const struct json_case json_cases[] = {
     CASE("empty", "", "\"\""),
     CASE("plain", "git status --short", "\"git status --short\""),
     CASE("quote and backslash", "say \"hi\" \\ bye", "\"say \\\"hi\\\" \\\\ bye\""),
     CASE("short forms", "a\nb\rc\td", "\"a\\nb\\rc\\td\""),
-    CASE("other controls", "\x01\x08\x0b\x0c\x1b\x1f", "\"\\u0001\\u0008\\u000b\\u000c\\u001b\\u001f\""),
-    CASE("DEL", "a\x7f" "b", "\"a\\u007fb\""),
+    CASE("other controls", "\x01\x08\x0b\x0c\x1b\x1f",
+         "\"\\u0001\\u0008\\u000b\\u000c\\u001b\\u001f\""),
+    CASE("DEL",
+         "a\x7f"
+         "b",
+         "\"a\\u007fb\""),
     CASE("embedded NUL, length form", "a\0b", "\"a\\u0000b\""),
     CASE("slash stays", "/usr/bin", "\"/usr/bin\""),
     CASE("valid 2-byte", "caf\xC3\xA9", "\"caf\xC3\xA9\""),
@@ -34,7 +41,10 @@ static const struct json_case json_cases[] = {
     CASE("valid 4-byte", "\xF0\x9F\x98\x80", "\"\xF0\x9F\x98\x80\""),
     CASE("U+FFFD itself stays", FFFD, "\"" FFFD "\""),
     CASE("highest code point", "\xF4\x8F\xBF\xBF", "\"\xF4\x8F\xBF\xBF\""),
-    CASE("lone 0xff", "a\xff" "b", "\"a" FFFD "b\""),
+    CASE("lone 0xff",
+         "a\xff"
+         "b",
+         "\"a" FFFD "b\""),
     CASE("lone continuation byte", "\x80", "\"" FFFD "\""),
     CASE("overlong '/' (2 bytes)", "\xC0\xAF", "\"" FFFD FFFD "\""),
     CASE("overlong NUL (2 bytes)", "\xC1\x80", "\"" FFFD FFFD "\""),

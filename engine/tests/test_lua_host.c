@@ -15,8 +15,8 @@
 #include "test.h"
 #include "base/util.h"
 
-static char tmp[PATH_MAX];   /* scratch root: datadir, home, workspace live under it */
-static char data[PATH_MAX + 16];  /* fixture datadir */
+static char tmp[PATH_MAX];       /* scratch root: datadir, home, workspace live under it */
+static char data[PATH_MAX + 16]; /* fixture datadir */
 static char home[PATH_MAX + 16];
 static char err[2048];
 static char e0[] = "PATH=/usr/bin:/bin", e1[] = "OPENAI_API_KEY=sk-1", e2[] = "GITHUB_TOKEN=gh",
@@ -79,8 +79,10 @@ static void open_ok(void)
 
 static struct run_flags flags_for(const char *profile)
 {
-    struct run_flags f = {.profile = profile, .unrestricted_network = FLAG_UNSET,
-                          .allow_loopback = FLAG_UNSET, .allow_docker = FLAG_UNSET,
+    struct run_flags f = {.profile = profile,
+                          .unrestricted_network = FLAG_UNSET,
+                          .allow_loopback = FLAG_UNSET,
+                          .allow_docker = FLAG_UNSET,
                           .json = FLAG_UNSET};
     return f;
 }
@@ -262,7 +264,8 @@ static void test_profile_validation(void)
     free(want);
     f = flags_for("wrongtype");
     CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
-    want = xasprintf("%s/profiles/wrongtype.lua:3: key 'network.loopback': expected a boolean", data);
+    want =
+        xasprintf("%s/profiles/wrongtype.lua:3: key 'network.loopback': expected a boolean", data);
     CHECK_STR_CONTAINS(err, want);
     free(want);
     f = flags_for("loop-a");
@@ -293,7 +296,7 @@ static const char bad_layer[] =
     "      pcall(function() local t = {} for i = 1, math.maxinteger do t[i] = {i} end end)\n"
     "      return next({ name = \"coding\", flags = input.flags })\n"
     "    end\n"
-    "    if input.name == \"raise\" then error(\"boom\") end\n"       /* line 15 */
+    "    if input.name == \"raise\" then error(\"boom\") end\n" /* line 15 */
     "    if input.name == \"bad\" then return 42 end\n"
     "    if input.name == \"badkey\" then return { colour = \"red\" } end\n"
     "    if input.name == \"globals\" then\n"
@@ -306,7 +309,7 @@ static const char bad_layer[] =
     "      assert(not pcall(require, \"io\"), \"require io\")\n"
     "      return next({ name = \"coding\", flags = input.flags })\n"
     "    end\n"
-    "    if input.name == \"setglobal\" then leaked = 1 end\n"          /* line 28 */
+    "    if input.name == \"setglobal\" then leaked = 1 end\n" /* line 28 */
     "    return next(input)\n"
     "  end,\n"
     "  environment = function(input, next)\n"
@@ -342,8 +345,8 @@ static void test_environment_hook_failures(void)
         "return {\n"
         "  environment = function(input, next)\n"
         "    local d = input.profile.description\n"
-        "    if d == \"raise\" then error(\"env boom\") end\n"                 /* line 4 */
-        "    if d == \"loop\" then while true do end end\n"                     /* line 5 */
+        "    if d == \"raise\" then error(\"env boom\") end\n" /* line 4 */
+        "    if d == \"loop\" then while true do end end\n"    /* line 5 */
         "    if d == \"bomb\" then local t = {} while true do t[#t + 1] = (\"x\"):rep(4096) .. #t end end\n"
         "    return next(input)\n"
         "  end,\n"
@@ -391,7 +394,7 @@ static void test_hook_nomem(void)
     char *want = xasprintf("%s/policies/50-bad.lua:2: memory cap exceeded", data);
     CHECK_STR_CONTAINS(err, want);
     free(want);
-    CHECK_EQ_INT(resolve_name("coding"), LH_OK); /* the state was rebuilt */
+    CHECK_EQ_INT(resolve_name("coding"), LH_OK);       /* the state was rebuilt */
     CHECK_EQ_INT(resolve_name("bombcatch"), LH_NOMEM); /* pcall cannot hide it */
     CHECK_EQ_INT(resolve_name("strict"), LH_OK);
     lh_close();
@@ -454,7 +457,8 @@ static void test_policy_load_errors(void)
     put(data, "policies/10-global.lua", "\nx = 1\nreturn {}\n");
     struct lh_options opt = {.datadir = data};
     CHECK_EQ_INT(lh_open(&opt, err, sizeof err), -1);
-    char *want = xasprintf("%s/policies/10-global.lua:2: assignment to undeclared global 'x'", data);
+    char *want =
+        xasprintf("%s/policies/10-global.lua:2: assignment to undeclared global 'x'", data);
     CHECK_STR_CONTAINS(err, want);
     free(want);
     put(data, "policies/10-global.lua", "return { netwrok = function() end }\n");
@@ -738,14 +742,16 @@ static void test_network_invalid_rule(void)
     struct sandbox_config cfg;
     CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
     CHECK_EQ_INT(strcmp(err, "invalid network rule '*': a bare '*' would allow every host; "
-                             "write '*:443' or a domain"), 0);
+                             "write '*:443' or a domain"),
+                 0);
     str_list_free(&f.network_allow);
     str_list_push(&f.network_deny, "tcp://db");
     CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
     CHECK_STR_CONTAINS(err, "invalid network rule 'tcp://db': a tcp:// rule needs a port");
     str_list_free(&f.network_deny);
     /* a profile's own bad entry fails the same way */
-    put(data, "profiles/badnet.lua", "return { extends = \"coding\", network = { allow = { \"a.*.b\" } } }\n");
+    put(data, "profiles/badnet.lua",
+        "return { extends = \"coding\", network = { allow = { \"a.*.b\" } } }\n");
     f = flags_for("badnet");
     CHECK_EQ_INT(resolve(&f, &cfg), LH_ERROR);
     CHECK_STR_CONTAINS(err, "invalid network rule 'a.*.b'");
@@ -868,7 +874,8 @@ static void test_network_environment(void)
     CHECK(str_list_contains(&cfg.env, "NO_PROXY=localhost,127.0.0.1,::1"));
     CHECK(str_list_contains(&cfg.env, "CORDON_SOCKS_PROXY=socks5h://127.0.0.1:18081"));
     /* ssh's ProxyCommand names cordon where the sandbox has it (bound in by fsview.c). */
-    CHECK(str_list_contains(&cfg.env, "GIT_SSH_COMMAND=ssh -o \"ProxyCommand='" FSVIEW_CORDON_EXE "' nc %h %p\""));
+    CHECK(str_list_contains(&cfg.env, "GIT_SSH_COMMAND=ssh -o \"ProxyCommand='" FSVIEW_CORDON_EXE
+                                      "' nc %h %p\""));
     CHECK(str_list_contains(&cfg.env, "NODE_USE_ENV_PROXY=1"));
     CHECK(cfg.net_loopback);
     sandbox_config_free(&cfg);
@@ -909,16 +916,21 @@ static void open_refusal(const char *user_layer)
     free(ucfg);
 }
 
-static struct lh_command_result cmd_result(const char *command, int exit_code, const char *stderr_text)
+static struct lh_command_result cmd_result(const char *command, int exit_code,
+                                           const char *stderr_text)
 {
     static struct str_list writable, hidden;
     if (!writable.len) {
         str_list_push(&writable, "/home/dev/app");
         str_list_push(&hidden, "/etc/shadow");
     }
-    struct lh_command_result in = {.command = command, .exit_code = exit_code,
-                                   .stderr_text = stderr_text, .stderr_len = strlen(stderr_text),
-                                   .cwd = "/home/dev/app", .writable = &writable, .hidden = &hidden};
+    struct lh_command_result in = {.command = command,
+                                   .exit_code = exit_code,
+                                   .stderr_text = stderr_text,
+                                   .stderr_len = strlen(stderr_text),
+                                   .cwd = "/home/dev/app",
+                                   .writable = &writable,
+                                   .hidden = &hidden};
     return in;
 }
 
@@ -927,8 +939,8 @@ static void test_refusal_detect(void)
     open_refusal(NULL);
     struct lh_refusal r[4];
     size_t n = 99;
-    struct lh_command_result in = cmd_result("touch /etc/motd", 1,
-        "touch: cannot touch '/etc/motd': Read-only file system\n");
+    struct lh_command_result in = cmd_result(
+        "touch /etc/motd", 1, "touch: cannot touch '/etc/motd': Read-only file system\n");
     CHECK_EQ_INT(lh_detect_refusals(&in, r, 4, &n, err, sizeof err), LH_OK);
     CHECK_EQ_INT(n, 1);
     CHECK(strcmp(r[0].kind, "write") == 0);
@@ -948,17 +960,23 @@ static void test_refusal_detect(void)
 
     /* escalation: deny without --ask-sandbox-off, ask (rerun) with it when interactive */
     struct lh_escalation e;
-    CHECK_EQ_INT(lh_escalate(&r[0], "touch /etc/motd", false, false, false, true, &e, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(
+        lh_escalate(&r[0], "touch /etc/motd", false, false, false, true, &e, err, sizeof err),
+        LH_OK);
     CHECK(!e.ask);
     CHECK_STR_CONTAINS(e.reason, "--ask-sandbox-off");
     in.exit_code = 1;
     CHECK_EQ_INT(lh_detect_refusals(&in, r, 4, &n, err, sizeof err), LH_OK);
-    CHECK_EQ_INT(lh_escalate(&r[0], "touch /etc/motd", true, false, false, true, &e, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(
+        lh_escalate(&r[0], "touch /etc/motd", true, false, false, true, &e, err, sizeof err),
+        LH_OK);
     CHECK(e.ask);
     CHECK(strcmp(e.offer, "rerun") == 0);
-    CHECK_EQ_INT(lh_escalate(&r[0], "touch /etc/motd", true, true, false, true, &e, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(
+        lh_escalate(&r[0], "touch /etc/motd", true, true, false, true, &e, err, sizeof err), LH_OK);
     CHECK(!e.ask);
-    CHECK_EQ_INT(lh_escalate(&r[0], "touch /etc/motd", true, false, true, true, &e, err, sizeof err), LH_OK);
+    CHECK_EQ_INT(
+        lh_escalate(&r[0], "touch /etc/motd", true, false, true, true, &e, err, sizeof err), LH_OK);
     CHECK(!e.ask);
     lh_close();
 }
@@ -968,8 +986,8 @@ static void test_refusal_host_override(void)
     open_refusal(NULL);
     struct lh_refusal r[4];
     size_t n;
-    struct lh_command_result in = cmd_result("cat /etc/shadow", 1,
-        "cat: /etc/shadow: No such file or directory\n");
+    struct lh_command_result in =
+        cmd_result("cat /etc/shadow", 1, "cat: /etc/shadow: No such file or directory\n");
     struct str_list exists = {0}, sockets = {0}, none = {0};
     str_list_push(&exists, "/etc/shadow");
     lh_set_host_override(&exists, &sockets);
@@ -982,7 +1000,8 @@ static void test_refusal_host_override(void)
     /* a socket: the Docker client, and its parent directories exist */
     str_list_push(&sockets, "/run/docker.sock");
     lh_set_host_override(&none, &sockets);
-    struct lh_command_result d = cmd_result("docker ps", 1,
+    struct lh_command_result d = cmd_result(
+        "docker ps", 1,
         "Cannot connect to the Docker daemon at unix:///run/docker.sock. Is the docker daemon running?\n");
     CHECK_EQ_INT(lh_detect_refusals(&d, r, 4, &n, err, sizeof err), LH_OK);
     CHECK_EQ_INT(n, 1);
@@ -990,8 +1009,8 @@ static void test_refusal_host_override(void)
     CHECK(strcmp(r[0].path, "/run/docker.sock") == 0);
     lh_clear_host_override();
     /* the live host: this path does not exist */
-    struct lh_command_result m = cmd_result("cat /etc/cordon-no-such", 1,
-        "cat: /etc/cordon-no-such: No such file or directory\n");
+    struct lh_command_result m = cmd_result(
+        "cat /etc/cordon-no-such", 1, "cat: /etc/cordon-no-such: No such file or directory\n");
     CHECK_EQ_INT(lh_detect_refusals(&m, r, 4, &n, err, sizeof err), LH_OK);
     CHECK_EQ_INT(n, 0);
     str_list_free(&exists);
@@ -1007,7 +1026,7 @@ static void test_refusal_hook_errors(void)
         "return {\n"
         "  refusal = function(input, next)\n"
         "    local c = input.command\n"
-        "    if c == \"raise\" then error(\"detector broke\") end\n"          /* line 4 */
+        "    if c == \"raise\" then error(\"detector broke\") end\n" /* line 4 */
         "    if c == \"kind\" then return { { kind = \"bogus\", line = \"l\", reason = \"r\" } } end\n"
         "    if c == \"key\" then return { { kind = \"write\", line = \"l\", reason = \"r\", x = 1 } } end\n"
         "    if c == \"type\" then return \"write\" end\n"
@@ -1058,16 +1077,20 @@ static void test_refusal_hook_errors(void)
     CHECK(strlen(r[0].reason) == 510); /* 255 two-byte characters fit in 511 bytes */
 
     struct lh_escalation e;
-    CHECK_EQ_INT(lh_escalate(&r[0], "maybe", true, false, false, true, &e, err, sizeof err), LH_BAD_RESULT);
+    CHECK_EQ_INT(lh_escalate(&r[0], "maybe", true, false, false, true, &e, err, sizeof err),
+                 LH_BAD_RESULT);
     CHECK(!e.ask);
     CHECK_STR_CONTAINS(e.reason, "policy error: ");
-    CHECK_EQ_INT(lh_escalate(&r[0], "nooffer", true, false, false, true, &e, err, sizeof err), LH_BAD_RESULT);
+    CHECK_EQ_INT(lh_escalate(&r[0], "nooffer", true, false, false, true, &e, err, sizeof err),
+                 LH_BAD_RESULT);
     CHECK(!e.ask);
-    CHECK_EQ_INT(lh_escalate(&r[0], "raise", true, false, false, true, &e, err, sizeof err), LH_ERROR);
+    CHECK_EQ_INT(lh_escalate(&r[0], "raise", true, false, false, true, &e, err, sizeof err),
+                 LH_ERROR);
     CHECK(!e.ask);
     CHECK_STR_CONTAINS(err, "policy.lua:");
     /* after the memory bomb the state was rebuilt and works */
-    struct lh_command_result ok = cmd_result("touch /etc/x", 1, "touch: cannot touch '/etc/x': Read-only file system\n");
+    struct lh_command_result ok =
+        cmd_result("touch /etc/x", 1, "touch: cannot touch '/etc/x': Read-only file system\n");
     CHECK_EQ_INT(lh_detect_refusals(&ok, r, 4, &n, err, sizeof err), LH_OK);
     CHECK_EQ_INT(n, 1);
     lh_close();

@@ -70,7 +70,7 @@ static void test_cut_in_pieces(void)
 
 static void test_tail_only_and_head_only(void)
 {
-    check(100, 0, 10, 3);   /* read_log's tail_lines: the last bytes only */
+    check(100, 0, 10, 3); /* read_log's tail_lines: the last bytes only */
     check(100, 0, 10, 100);
     check(100, 10, 0, 7);
     check(10, 0, 10, 1);

@@ -75,10 +75,12 @@ static void test_send_lines(void)
     char buf[512] = "";
     ssize_t n = read(r, buf, sizeof buf - 1);
     CHECK(n > 0);
-    CHECK(strcmp(buf, "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32601,\"message\":"
-                      "\"no \\\"such\\\"\\nmethod\"}}\n"
-                      "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"bad\"}}\n"
-                      "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}\n") == 0);
+    CHECK(
+        strcmp(buf,
+               "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32601,\"message\":"
+               "\"no \\\"such\\\"\\nmethod\"}}\n"
+               "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"bad\"}}\n"
+               "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}\n") == 0);
 }
 
 /* Plays the client: reads our request from the pipe and answers it through mcp_answer. */
@@ -97,7 +99,8 @@ static void *client(void *arg)
     const struct json_value *id = json_get(req, "id");
     CHECK(strcmp(json_get(req, "method")->str, "elicitation/create") == 0);
     char answer[200];
-    snprintf(answer, sizeof answer, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"action\":\"accept\"}}",
+    snprintf(answer, sizeof answer,
+             "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"action\":\"accept\"}}",
              (long long)id->number);
     json_free(req);
     mcp_answer(parse(answer));
@@ -111,7 +114,8 @@ static void test_request_answered(void)
     CHECK(pthread_create(&t, NULL, client, &r) == 0);
     struct json_value *res = NULL;
     char err[128];
-    CHECK(mcp_request("elicitation/create", "{\"message\":\"m\"}", 0, 10, &res, err, sizeof err) == 0);
+    CHECK(mcp_request("elicitation/create", "{\"message\":\"m\"}", 0, 10, &res, err, sizeof err) ==
+          0);
     CHECK(strcmp(json_get(json_get(res, "result"), "action")->str, "accept") == 0);
     json_free(res);
     pthread_join(t, NULL);

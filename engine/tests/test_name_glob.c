@@ -22,12 +22,12 @@ static const struct {
     {"A", "", false},
     /* a leading star */
     {"*_API_KEY", "OPENAI_API_KEY", true},
-    {"*_API_KEY", "_API_KEY", true},            /* the star matches none */
+    {"*_API_KEY", "_API_KEY", true}, /* the star matches none */
     {"*_API_KEY", "OPENAI_API_KEYS", false},
     {"*_API_KEY", "API_KEY", false},
     {"*_TOKEN", "GITHUB_TOKEN", true},
     {"*_TOKEN", "TOKEN", false},
-    {"*_TOKEN", "A_TOKEN_TOKEN", true},         /* the last occurrence ends the name */
+    {"*_TOKEN", "A_TOKEN_TOKEN", true}, /* the last occurrence ends the name */
     {"*_TOKEN", "A_TOKEN_TOKENX", false},
     /* a trailing star */
     {"AWS_*", "AWS_SECRET_ACCESS_KEY", true},
@@ -81,7 +81,8 @@ static void test_table(void)
         bool got = name_glob_match(globs[i].pattern, globs[i].name);
         if (got != globs[i].match) {
             fprintf(stderr, "  \"%s\" vs \"%s\": %s, expected %s\n", globs[i].pattern,
-                    globs[i].name, got ? "match" : "no match", globs[i].match ? "match" : "no match");
+                    globs[i].name, got ? "match" : "no match",
+                    globs[i].match ? "match" : "no match");
             bad++;
         }
     }

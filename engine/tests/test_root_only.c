@@ -16,13 +16,13 @@ static void test_judge(void)
     CHECK(root_only_judge(&st));
     st.st_mode = S_IFREG | 0644;
     CHECK(!root_only_judge(&st));
-    st.st_mode = S_IFREG | 0640;                 /* group-readable only: still root-only to others */
+    st.st_mode = S_IFREG | 0640; /* group-readable only: still root-only to others */
     CHECK(root_only_judge(&st));
     st.st_mode = S_IFDIR | 0755;
     CHECK(!root_only_judge(&st));
-    st.st_mode = S_IFDIR | 0751;                 /* no r for others: cannot be listed */
+    st.st_mode = S_IFDIR | 0751; /* no r for others: cannot be listed */
     CHECK(root_only_judge(&st));
-    st.st_mode = S_IFDIR | 0754;                 /* no x for others: cannot be entered */
+    st.st_mode = S_IFDIR | 0754; /* no x for others: cannot be entered */
     CHECK(root_only_judge(&st));
     st.st_mode = S_IFLNK | 0700;
     CHECK(!root_only_judge(&st));
@@ -69,10 +69,10 @@ static void fixture(void)
     mk("open", 0755, true);
     mk("open/deep", 0755, true);
     mk("open/deep/secret", 0600, false);
-    mk("ws-parent", 0700, true);                 /* holds the workspace: looked into, not hidden */
+    mk("ws-parent", 0700, true); /* holds the workspace: looked into, not hidden */
     mk("ws-parent/ws", 0755, true);
     mk("ws-parent/other", 0600, false);
-    mk("ws-parent/ws/own", 0600, false);         /* the workspace's own: never judged */
+    mk("ws-parent/ws/own", 0600, false); /* the workspace's own: never judged */
     char *link = xasprintf("%s/link", base);
     CHECK(symlink("secret", link) == 0);
     free(link);
@@ -103,21 +103,23 @@ static void test_scan(void)
     scan(3, ROOT_ONLY_MAX_ENTRIES, &hidden, &n);
     CHECK_EQ_INT(n, 4);
     CHECK(hidden_has(&hidden, "secret"));
-    CHECK(hidden_has(&hidden, "closed"));           /* whole */
-    CHECK(!hidden_has(&hidden, "closed/inner"));    /* not looked into */
+    CHECK(hidden_has(&hidden, "closed"));        /* whole */
+    CHECK(!hidden_has(&hidden, "closed/inner")); /* not looked into */
     CHECK(hidden_has(&hidden, "open/deep/secret"));
     CHECK(hidden_has(&hidden, "ws-parent/other"));
     CHECK(!hidden_has(&hidden, "ws-parent") && !hidden_has(&hidden, "ws-parent/ws/own"));
-    CHECK(!hidden_has(&hidden, "public") && !hidden_has(&hidden, "named") && !hidden_has(&hidden, "link"));
+    CHECK(!hidden_has(&hidden, "public") && !hidden_has(&hidden, "named") &&
+          !hidden_has(&hidden, "link"));
     str_list_free(&hidden);
 
-    scan(2, ROOT_ONLY_MAX_ENTRIES, &hidden, &n);    /* open/deep/secret is at level 3 */
+    scan(2, ROOT_ONLY_MAX_ENTRIES, &hidden, &n); /* open/deep/secret is at level 3 */
     CHECK(!hidden_has(&hidden, "open/deep/secret"));
     CHECK(hidden_has(&hidden, "secret"));
     str_list_free(&hidden);
 
-    scan(3, 0, &hidden, &n);                        /* bound hit at once: all but the kept hidden */
-    CHECK(hidden_has(&hidden, "public") && hidden_has(&hidden, "open") && hidden_has(&hidden, "secret"));
+    scan(3, 0, &hidden, &n); /* bound hit at once: all but the kept hidden */
+    CHECK(hidden_has(&hidden, "public") && hidden_has(&hidden, "open") &&
+          hidden_has(&hidden, "secret"));
     CHECK(!hidden_has(&hidden, "ws-parent") && !hidden_has(&hidden, "named"));
     str_list_free(&hidden);
     char *cmd = xasprintf("rm -rf '%s'", base);

@@ -107,9 +107,9 @@ static void test_personality(void)
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
         CHECK_EQ_INT(ERRNO_OF(SYS_personality, allowed[i]), 0);
     CHECK_EQ_INT(ERRNO_OF(SYS_personality, 0UL), 0); /* back to PER_LINUX */
-    static const unsigned long refused[] = {ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, 1, 7, 9,
-                                            0x20001, 0x20009, 0xfffffffe, 0x7fffffff,
-                                            0x80000000, 0x40008};
+    static const unsigned long refused[] = {
+        ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, 1,          7,          9,      0x20001,
+        0x20009,           0xfffffffe,        0x7fffffff, 0x80000000, 0x40008};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         if (ERRNO_OF(SYS_personality, refused[i]) != EPERM)
             fprintf(stderr, "  personality(0x%lx) not refused\n", refused[i]);
@@ -166,7 +166,8 @@ static void test_unknown_name(void)
     char err[256] = "";
     CHECK_EQ_INT(sc_build(&cfg, &prog, err, sizeof err), -1);
     CHECK(prog.insns == NULL);
-    CHECK_STR_CONTAINS(err, "seccomp: unknown system call 'no_such_call' in profile key seccomp.deny");
+    CHECK_STR_CONTAINS(err,
+                       "seccomp: unknown system call 'no_such_call' in profile key seccomp.deny");
     str_list_free(&cfg.seccomp_deny);
 }
 
@@ -193,7 +194,8 @@ static void test_build_twice_and_free(void)
 static void test_prebuilt_matches_libseccomp(void)
 {
     for (int variant = 0; variant < 4; variant++) {
-        struct sandbox_config cfg = {.block_unix_sockets = variant & 1, .net_loopback = variant & 2};
+        struct sandbox_config cfg = {.block_unix_sockets = variant & 1,
+                                     .net_loopback = variant & 2};
         struct sc_program built, compiled;
         char err[256];
         CHECK_EQ_INT(sc_build(&cfg, &built, err, sizeof err), 0);
@@ -210,7 +212,8 @@ static void test_prebuilt_matches_libseccomp(void)
     CHECK_EQ_INT(sc_build(&cfg, &plain, err, sizeof err), 0);
     str_list_push(&cfg.seccomp_deny, "getcwd");
     CHECK_EQ_INT(sc_build(&cfg, &more, err, sizeof err), 0);
-    CHECK(more.len != plain.len || memcmp(more.insns, plain.insns, plain.len * sizeof *plain.insns) != 0);
+    CHECK(more.len != plain.len ||
+          memcmp(more.insns, plain.insns, plain.len * sizeof *plain.insns) != 0);
     sc_program_free(&plain);
     sc_program_free(&more);
     str_list_free(&cfg.seccomp_deny);
@@ -229,22 +232,52 @@ static uint32_t bpf_run(const struct sc_program *p, const struct seccomp_data *d
             CHECK(f->k + 4 <= sizeof *d && f->k % 4 == 0);
             memcpy(&a, (const char *)d + f->k, 4);
             break;
-        case BPF_LD | BPF_MEM: a = mem[f->k]; break;
-        case BPF_LDX | BPF_MEM: x = mem[f->k]; break;
-        case BPF_LD | BPF_IMM: a = f->k; break;
-        case BPF_ST: mem[f->k] = a; break;
-        case BPF_STX: mem[f->k] = x; break;
-        case BPF_MISC | BPF_TAX: x = a; break;
-        case BPF_MISC | BPF_TXA: a = x; break;
-        case BPF_ALU | BPF_AND | BPF_K: a &= f->k; break;
-        case BPF_ALU | BPF_OR | BPF_K: a |= f->k; break;
-        case BPF_JMP | BPF_JA: pc += f->k; break;
-        case BPF_JMP | BPF_JEQ | BPF_K: pc += a == f->k ? f->jt : f->jf; break;
-        case BPF_JMP | BPF_JGT | BPF_K: pc += a > f->k ? f->jt : f->jf; break;
-        case BPF_JMP | BPF_JGE | BPF_K: pc += a >= f->k ? f->jt : f->jf; break;
-        case BPF_JMP | BPF_JSET | BPF_K: pc += (a & f->k) ? f->jt : f->jf; break;
-        case BPF_RET | BPF_K: return f->k;
-        case BPF_RET | BPF_A: return a;
+        case BPF_LD | BPF_MEM:
+            a = mem[f->k];
+            break;
+        case BPF_LDX | BPF_MEM:
+            x = mem[f->k];
+            break;
+        case BPF_LD | BPF_IMM:
+            a = f->k;
+            break;
+        case BPF_ST:
+            mem[f->k] = a;
+            break;
+        case BPF_STX:
+            mem[f->k] = x;
+            break;
+        case BPF_MISC | BPF_TAX:
+            x = a;
+            break;
+        case BPF_MISC | BPF_TXA:
+            a = x;
+            break;
+        case BPF_ALU | BPF_AND | BPF_K:
+            a &= f->k;
+            break;
+        case BPF_ALU | BPF_OR | BPF_K:
+            a |= f->k;
+            break;
+        case BPF_JMP | BPF_JA:
+            pc += f->k;
+            break;
+        case BPF_JMP | BPF_JEQ | BPF_K:
+            pc += a == f->k ? f->jt : f->jf;
+            break;
+        case BPF_JMP | BPF_JGT | BPF_K:
+            pc += a > f->k ? f->jt : f->jf;
+            break;
+        case BPF_JMP | BPF_JGE | BPF_K:
+            pc += a >= f->k ? f->jt : f->jf;
+            break;
+        case BPF_JMP | BPF_JSET | BPF_K:
+            pc += (a & f->k) ? f->jt : f->jf;
+            break;
+        case BPF_RET | BPF_K:
+            return f->k;
+        case BPF_RET | BPF_A:
+            return a;
         default:
             fprintf(stderr, "  bpf_run: opcode 0x%x not handled\n", f->code);
             CHECK(0);
@@ -276,13 +309,56 @@ static uint32_t verdict(const struct sc_program *p, uint32_t arch, int nr, uint6
 
 /* Families socket() and socketpair() refuse: every one the kernel knows but the four allowed,
  * AF_UNSPEC, values past AF_MAX, and negative ones. */
-static const uint64_t refused_families[] = {
-    AF_UNSPEC, AF_AX25, AF_IPX, AF_APPLETALK, AF_NETROM, AF_BRIDGE, AF_ATMPVC, AF_X25, AF_ROSE,
-    AF_DECnet, AF_NETBEUI, AF_SECURITY, AF_KEY, AF_PACKET, AF_ASH, AF_ECONET, AF_ATMSVC, AF_RDS,
-    AF_SNA, AF_IRDA, AF_PPPOX, AF_WANPIPE, AF_LLC, AF_IB, AF_MPLS, AF_CAN, AF_TIPC, AF_BLUETOOTH,
-    AF_IUCV, AF_RXRPC, AF_ISDN, AF_PHONET, AF_IEEE802154, AF_CAIF, AF_ALG, AF_NFC, AF_VSOCK,
-    AF_KCM, AF_QIPCRTR, AF_SMC, AF_XDP, AF_MCTP, 46, 47, 63, 64, 255, 0x7fffffff, 0xffffffff,
-    0xffffffffffffffffull};
+static const uint64_t refused_families[] = {AF_UNSPEC,
+                                            AF_AX25,
+                                            AF_IPX,
+                                            AF_APPLETALK,
+                                            AF_NETROM,
+                                            AF_BRIDGE,
+                                            AF_ATMPVC,
+                                            AF_X25,
+                                            AF_ROSE,
+                                            AF_DECnet,
+                                            AF_NETBEUI,
+                                            AF_SECURITY,
+                                            AF_KEY,
+                                            AF_PACKET,
+                                            AF_ASH,
+                                            AF_ECONET,
+                                            AF_ATMSVC,
+                                            AF_RDS,
+                                            AF_SNA,
+                                            AF_IRDA,
+                                            AF_PPPOX,
+                                            AF_WANPIPE,
+                                            AF_LLC,
+                                            AF_IB,
+                                            AF_MPLS,
+                                            AF_CAN,
+                                            AF_TIPC,
+                                            AF_BLUETOOTH,
+                                            AF_IUCV,
+                                            AF_RXRPC,
+                                            AF_ISDN,
+                                            AF_PHONET,
+                                            AF_IEEE802154,
+                                            AF_CAIF,
+                                            AF_ALG,
+                                            AF_NFC,
+                                            AF_VSOCK,
+                                            AF_KCM,
+                                            AF_QIPCRTR,
+                                            AF_SMC,
+                                            AF_XDP,
+                                            AF_MCTP,
+                                            46,
+                                            47,
+                                            63,
+                                            64,
+                                            255,
+                                            0x7fffffff,
+                                            0xffffffff,
+                                            0xffffffffffffffffull};
 static const uint64_t allowed_families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 
 static void test_every_abi_has_the_rules(void)
@@ -297,7 +373,8 @@ static void test_every_abi_has_the_rules(void)
     /* native: keyctl 250, getpid 39, personality 135 */
     CHECK_EQ_INT(verdict(&p, native, 250, 0, 0), RET_EPERM);
     CHECK_EQ_INT(verdict(&p, native, 39, 0, 0), SECCOMP_RET_ALLOW);
-    CHECK_EQ_INT(verdict(&p, native, 135, 0x100000008ull, 0), SECCOMP_RET_ALLOW); /* kernel sees 8 */
+    CHECK_EQ_INT(verdict(&p, native, 135, 0x100000008ull, 0),
+                 SECCOMP_RET_ALLOW); /* kernel sees 8 */
     CHECK_EQ_INT(verdict(&p, native, 135, 0x100040000ull, 0), RET_EPERM);
     /* i386: keyctl 288, getpid 20, clone 120, clone3 435, personality 136, ioctl 54,
      * socket 359, socketcall 102 (SYS_SOCKET = 1: its arguments are out of sight) */
@@ -400,8 +477,11 @@ static void test_socket_families(void)
         const uint32_t native = AUDIT_ARCH_X86_64, i386 = AUDIT_ARCH_I386;
         const int x32 = 0x40000000;
         /* socket and socketpair: x86_64 41, 53; x32 the same with the x32 bit; i386 359, 360 */
-        const struct { uint32_t arch; int nr; } calls[] = {
-            {native, 41}, {native, 53}, {native, x32 | 41}, {native, x32 | 53}, {i386, 359}, {i386, 360}};
+        const struct {
+            uint32_t arch;
+            int nr;
+        } calls[] = {{native, 41},       {native, 53}, {native, x32 | 41},
+                     {native, x32 | 53}, {i386, 359},  {i386, 360}};
         /* socketcall: SYS_SOCKET and SYS_SOCKETPAIR refused whole (arguments in memory), others
          * (SYS_CONNECT 3) go on to libseccomp's rules */
         CHECK_EQ_INT(verdict(&p, i386, 102, 1, 0), RET_EAFNOSUPPORT);
@@ -409,12 +489,18 @@ static void test_socket_families(void)
         CHECK_EQ_INT(verdict(&p, i386, 102, 3, 0), SECCOMP_RET_ALLOW);
 #elif defined(__aarch64__)
         /* socket and socketpair: aarch64 198, 199; arm 281, 288 */
-        const struct { uint32_t arch; int nr; } calls[] = {
-            {AUDIT_ARCH_AARCH64, 198}, {AUDIT_ARCH_AARCH64, 199}, {AUDIT_ARCH_ARM, 281}, {AUDIT_ARCH_ARM, 288}};
+        const struct {
+            uint32_t arch;
+            int nr;
+        } calls[] = {{AUDIT_ARCH_AARCH64, 198},
+                     {AUDIT_ARCH_AARCH64, 199},
+                     {AUDIT_ARCH_ARM, 281},
+                     {AUDIT_ARCH_ARM, 288}};
 #endif
         for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
             for (size_t i = 0; i < sizeof refused_families / sizeof refused_families[0]; i++) {
-                uint32_t v = verdict(&p, calls[c].arch, calls[c].nr, refused_families[i], SOCK_STREAM);
+                uint32_t v =
+                    verdict(&p, calls[c].arch, calls[c].nr, refused_families[i], SOCK_STREAM);
                 if (v != RET_EAFNOSUPPORT)
                     fprintf(stderr, "  nr %d family 0x%llx: 0x%x\n", calls[c].nr,
                             (unsigned long long)refused_families[i], v);
@@ -443,10 +529,12 @@ static void test_socket_families_kernel(void)
 {
     struct sandbox_config cfg = {.net_loopback = true};
     load(&cfg);
-    static const int refused[] = {AF_VSOCK, AF_PACKET, AF_ALG, AF_KEY, AF_BLUETOOTH, AF_TIPC, AF_XDP};
+    static const int refused[] = {AF_VSOCK,     AF_PACKET, AF_ALG, AF_KEY,
+                                  AF_BLUETOOTH, AF_TIPC,   AF_XDP};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         CHECK_EQ_INT(ERRNO_OF(SYS_socket, refused[i], SOCK_STREAM, 0), EAFNOSUPPORT);
-        CHECK_EQ_INT(ERRNO_OF(SYS_socket, (1ull << 32) | (unsigned)refused[i], SOCK_DGRAM, 0), EAFNOSUPPORT);
+        CHECK_EQ_INT(ERRNO_OF(SYS_socket, (1ull << 32) | (unsigned)refused[i], SOCK_DGRAM, 0),
+                     EAFNOSUPPORT);
         int sv[2];
         CHECK_EQ_INT(ERRNO_OF(SYS_socketpair, refused[i], SOCK_STREAM, 0, sv), EAFNOSUPPORT);
     }
@@ -508,7 +596,8 @@ static void test_unknown_numbers_enosys(void)
         CHECK_EQ_INT(verdict(&p, native, (int)topx32, 0, 0), SECCOMP_RET_ALLOW);
         CHECK_EQ_INT(verdict(&p, native, (int)topx32 + 1, 0, 0), RET_ENOSYS);
         CHECK_EQ_INT(verdict(&p, native, (int)(x32 + 511), 0, 0), RET_ENOSYS);
-        CHECK_EQ_INT(verdict(&p, native, (int)(x32 + 512), 0, 0), SECCOMP_RET_ALLOW); /* rt_sigaction */
+        CHECK_EQ_INT(verdict(&p, native, (int)(x32 + 512), 0, 0),
+                     SECCOMP_RET_ALLOW); /* rt_sigaction */
         CHECK_EQ_INT(verdict(&p, native, (int)topx32_own, 0, 0), SECCOMP_RET_ALLOW);
         CHECK_EQ_INT(verdict(&p, native, (int)topx32_own + 1, 0, 0), RET_ENOSYS);
         CHECK_EQ_INT(verdict(&p, native, (int)0x80000000u, 0, 0), RET_ENOSYS);
@@ -516,9 +605,11 @@ static void test_unknown_numbers_enosys(void)
         /* the refusals by name are unchanged around it */
         CHECK_EQ_INT(verdict(&p, native, 250 /* keyctl */, 0, 0), RET_EPERM);
         CHECK_EQ_INT(verdict(&p, native, 39 /* getpid */, 0, 0), SECCOMP_RET_ALLOW);
-        CHECK_EQ_INT(verdict(&p, native, 79 /* getcwd */, 0, 0), k == 1 ? RET_EPERM : SECCOMP_RET_ALLOW);
+        CHECK_EQ_INT(verdict(&p, native, 79 /* getcwd */, 0, 0),
+                     k == 1 ? RET_EPERM : SECCOMP_RET_ALLOW);
 #elif defined(__aarch64__)
-        uint32_t top = top_known(SCMP_ARCH_AARCH64, 0, 1023), arm = top_known(SCMP_ARCH_ARM, 0, 511);
+        uint32_t top = top_known(SCMP_ARCH_AARCH64, 0, 1023),
+                 arm = top_known(SCMP_ARCH_ARM, 0, 511);
         CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_AARCH64, (int)top, 0, 0), SECCOMP_RET_ALLOW);
         CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_AARCH64, (int)top + 1, 0, 0), RET_ENOSYS);
         CHECK_EQ_INT(verdict(&p, AUDIT_ARCH_ARM, (int)arm, 0, 0), SECCOMP_RET_ALLOW);
@@ -581,28 +672,33 @@ static void test_x86_32_abi_filtered(void)
     CHECK_EQ_INT(int80(310, CLONE_NEWUSER, 0, 0), -EPERM);
     CHECK_EQ_INT(int80(183, 0, 0, 0), -EPERM);
 }
-#define ARCH_CASES , {"x86 (int 0x80) ABI filtered too", test_x86_32_abi_filtered}
+#define ARCH_CASES                                                  \
+    ,                                                               \
+    {                                                               \
+        "x86 (int 0x80) ABI filtered too", test_x86_32_abi_filtered \
+    }
 #else
 #define ARCH_CASES
 #endif
 
-TEST_MAIN({"default refusals return EPERM", test_default_refusals},
-          {"clone(CLONE_NEWUSER) refused, clone3 ENOSYS, fork works",
-           test_clone_newuser_refused_fork_allowed},
-          {"TIOCSTI/TIOCLINUX refused", test_tty_injection_refused},
-          {"personality: only harmless values", test_personality},
-          {"socket(AF_UNIX) allowed by default", test_unix_sockets_default_allowed},
-          {"block_unix_sockets refuses socket(AF_UNIX) only", test_block_unix_sockets},
-          {"seccomp.deny entries refused", test_deny_list},
-          {"unknown name in seccomp.deny is an error", test_unknown_name},
-          {"build is deterministic; free and empty load", test_build_twice_and_free},
-          {"prebuilt programs are libseccomp's for the same rules", test_prebuilt_matches_libseccomp},
-          {"x86, x32 (or arm) ABIs get the same rules (BPF evaluated)", test_every_abi_has_the_rules},
-          {"no loopback service: inet is TCP only, no Fast Open (BPF evaluated)",
-           test_no_loopback_inet_is_tcp_only},
-          {"socket families other than unix, inet, inet6, netlink refused (BPF evaluated)",
-           test_socket_families},
-          {"socket families refused by the kernel-loaded filter", test_socket_families_kernel},
-          {"numbers above libseccomp's table are ENOSYS (BPF evaluated)", test_unknown_numbers_enosys},
-          {"a number above libseccomp's table is ENOSYS from the kernel", test_unknown_numbers_kernel}
-          ARCH_CASES)
+TEST_MAIN(
+    {"default refusals return EPERM", test_default_refusals},
+    {"clone(CLONE_NEWUSER) refused, clone3 ENOSYS, fork works",
+     test_clone_newuser_refused_fork_allowed},
+    {"TIOCSTI/TIOCLINUX refused", test_tty_injection_refused},
+    {"personality: only harmless values", test_personality},
+    {"socket(AF_UNIX) allowed by default", test_unix_sockets_default_allowed},
+    {"block_unix_sockets refuses socket(AF_UNIX) only", test_block_unix_sockets},
+    {"seccomp.deny entries refused", test_deny_list},
+    {"unknown name in seccomp.deny is an error", test_unknown_name},
+    {"build is deterministic; free and empty load", test_build_twice_and_free},
+    {"prebuilt programs are libseccomp's for the same rules", test_prebuilt_matches_libseccomp},
+    {"x86, x32 (or arm) ABIs get the same rules (BPF evaluated)", test_every_abi_has_the_rules},
+    {"no loopback service: inet is TCP only, no Fast Open (BPF evaluated)",
+     test_no_loopback_inet_is_tcp_only},
+    {"socket families other than unix, inet, inet6, netlink refused (BPF evaluated)",
+     test_socket_families},
+    {"socket families refused by the kernel-loaded filter", test_socket_families_kernel},
+    {"numbers above libseccomp's table are ENOSYS (BPF evaluated)", test_unknown_numbers_enosys},
+    {"a number above libseccomp's table is ENOSYS from the kernel",
+     test_unknown_numbers_kernel} ARCH_CASES)

@@ -17,8 +17,8 @@ static void test_plain_words_stay(void)
 
 static void test_special_words_round_trip_through_sh(void)
 {
-    char *const argv[] = {(char *)"bash", (char *)"-c", (char *)"echo 'a b' > \"$HOME/x\"; ls", (char *)"",
-                          (char *)"it's", NULL};
+    char *const argv[] = {(char *)"bash", (char *)"-c",   (char *)"echo 'a b' > \"$HOME/x\"; ls",
+                          (char *)"",     (char *)"it's", NULL};
     char *s = shell_join(argv);
     /* sh re-splits the line: printf shows each word between brackets */
     char *cmd = xasprintf("set -- %s; for w; do printf '[%%s]' \"$w\"; done", s);

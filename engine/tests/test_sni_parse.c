@@ -84,7 +84,8 @@ static void test_transparent_name(void)
     char host[256];
     CHECK_EQ_INT(transparent_name_from(hello, sizeof hello - 1, host, sizeof host), TN_FOUND);
     CHECK(strcmp(host, "api.example.com") == 0);
-    CHECK_EQ_INT(tn("GET / HTTP/1.1\r\nUser-Agent: x\r\nhost:  Example.org:8080\r\n\r\n", host), TN_FOUND);
+    CHECK_EQ_INT(tn("GET / HTTP/1.1\r\nUser-Agent: x\r\nhost:  Example.org:8080\r\n\r\n", host),
+                 TN_FOUND);
     CHECK(strcmp(host, "Example.org") == 0);
     CHECK_EQ_INT(tn("GET / HTTP/1.1\r\nUser-Agent: x\r\n", host), TN_NEED_MORE);
     CHECK_EQ_INT(tn("GE", host), TN_NEED_MORE);

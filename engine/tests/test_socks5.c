@@ -5,7 +5,8 @@
 #include "test.h"
 
 static const unsigned char greeting[] = {5, 2, 2, 0};
-static const unsigned char req_domain[] = {5, 1, 0, 3, 11, 'e', 'x', 'a', 'm', 'p', 'l', 'e', '.', 'c', 'o', 'm', 0x01, 0xbb};
+static const unsigned char req_domain[] = {5,   1,   0,   3,   11,  'e', 'x', 'a',  'm',
+                                           'p', 'l', 'e', '.', 'c', 'o', 'm', 0x01, 0xbb};
 static const unsigned char payload[] = "GET / HTTP/1.1\r\n";
 
 static struct socks5_parser p;
@@ -21,7 +22,8 @@ static void feed_one(const unsigned char *m, size_t n, enum socks5_result want)
     CHECK_EQ_INT(used, n);
 }
 
-static void expect_request_error(const unsigned char *m, size_t n, unsigned char code, const char *why)
+static void expect_request_error(const unsigned char *m, size_t n, unsigned char code,
+                                 const char *why)
 {
     socks5_init(&p);
     feed_one(greeting, sizeof greeting, SOCKS5_GREETING_REPLY);
@@ -71,7 +73,8 @@ static void test_greeting_refused(void)
     CHECK_EQ_INT(out[1], 0xFF);
     /* SOCKS4, or an HTTP request on the SOCKS port: refused at the first byte. */
     socks5_init(&p);
-    CHECK_EQ_INT(socks5_feed(&p, (const unsigned char *)"\x04\x01\x00\x50", 4, &used), SOCKS5_ERROR);
+    CHECK_EQ_INT(socks5_feed(&p, (const unsigned char *)"\x04\x01\x00\x50", 4, &used),
+                 SOCKS5_ERROR);
     CHECK_EQ_INT(used, 1);
     CHECK_EQ_INT(p.reply_code, SOCKS5_REP_GENERAL_FAILURE);
     socks5_init(&p);
@@ -193,18 +196,22 @@ static void test_refused_requests(void)
                          SOCKS5_REP_CMD_NOT_SUPPORTED, "BIND");
     expect_request_error((const unsigned char *)"\x05\x03\x00\x01\x00\x00\x00\x00\x00\x00", 10,
                          SOCKS5_REP_CMD_NOT_SUPPORTED, "UDP ASSOCIATE");
-    expect_request_error((const unsigned char *)"\x05\x09\x00", 3, SOCKS5_REP_CMD_NOT_SUPPORTED, "unknown");
-    expect_request_error((const unsigned char *)"\x05\x01\x00\x05\x00", 5, SOCKS5_REP_ATYP_NOT_SUPPORTED,
-                         "address type");
-    expect_request_error((const unsigned char *)"\x05\x01\x00\x00\x00", 5, SOCKS5_REP_ATYP_NOT_SUPPORTED,
-                         "address type");
-    expect_request_error((const unsigned char *)"\x04\x01\x00\x01", 4, SOCKS5_REP_GENERAL_FAILURE, "version");
-    expect_request_error((const unsigned char *)"\x05\x01\x01\x01", 4, SOCKS5_REP_GENERAL_FAILURE, "reserved");
-    expect_request_error((const unsigned char *)"\x05\x01\x00\x03\x00\x00\x50", 7, SOCKS5_REP_GENERAL_FAILURE,
-                         "empty");
+    expect_request_error((const unsigned char *)"\x05\x09\x00", 3, SOCKS5_REP_CMD_NOT_SUPPORTED,
+                         "unknown");
+    expect_request_error((const unsigned char *)"\x05\x01\x00\x05\x00", 5,
+                         SOCKS5_REP_ATYP_NOT_SUPPORTED, "address type");
+    expect_request_error((const unsigned char *)"\x05\x01\x00\x00\x00", 5,
+                         SOCKS5_REP_ATYP_NOT_SUPPORTED, "address type");
+    expect_request_error((const unsigned char *)"\x04\x01\x00\x01", 4, SOCKS5_REP_GENERAL_FAILURE,
+                         "version");
+    expect_request_error((const unsigned char *)"\x05\x01\x01\x01", 4, SOCKS5_REP_GENERAL_FAILURE,
+                         "reserved");
+    expect_request_error((const unsigned char *)"\x05\x01\x00\x03\x00\x00\x50", 7,
+                         SOCKS5_REP_GENERAL_FAILURE, "empty");
     expect_request_error((const unsigned char *)"\x05\x01\x00\x01\x7f\x00\x00\x01\x00\x00", 10,
                          SOCKS5_REP_GENERAL_FAILURE, "port 0");
-    static const char refused[] = {'\0', '\r', '\n', ' ', '%', '/', '@', '\\', '[', '\x80', '\x7f', '\t'};
+    static const char refused[] = {'\0', '\r', '\n', ' ',    '%',    '/',
+                                   '@',  '\\', '[',  '\x80', '\x7f', '\t'};
     for (size_t i = 0; i < sizeof refused; i++) {
         unsigned char m[] = {5, 1, 0, 3, 5, 'a', 'b', 'c', 'd', 'e', 0, 80};
         m[7] = (unsigned char)refused[i];
@@ -233,5 +240,5 @@ static void test_reply(void)
 
 TEST_MAIN({"greeting", test_greeting}, {"greeting_refused", test_greeting_refused},
           {"request_domain", test_request_domain}, {"request_ip", test_request_ip},
-          {"every_split_point", test_every_split_point}, {"refused_requests", test_refused_requests},
-          {"reply", test_reply})
+          {"every_split_point", test_every_split_point},
+          {"refused_requests", test_refused_requests}, {"reply", test_reply})

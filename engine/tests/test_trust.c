@@ -123,4 +123,5 @@ static void test_record_and_check(void)
     free(broken);
 }
 
-TEST_MAIN({"scan", test_scan}, {"compare", test_compare}, {"record_and_check", test_record_and_check})
+TEST_MAIN({"scan", test_scan}, {"compare", test_compare},
+          {"record_and_check", test_record_and_check})
