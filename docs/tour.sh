@@ -5,7 +5,7 @@ set -u
 CORDON=${1:?usage: tour.sh CORDON_BINARY}
 CORDON=$(cd "$(dirname "$CORDON")" && pwd)/$(basename "$CORDON")
 WS=$(mktemp -d /var/tmp/cordon-tour.XXXXXX)
-trap 'rm -rf "$WS"' EXIT
+trap '"$CORDON" home --reset >/dev/null 2>&1; rm -rf "$WS"' EXIT
 cd "$WS" || exit 1
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; printf '  -> exit %s\n' "$?"; }
@@ -19,6 +19,9 @@ step "$CORDON" run -- sh -c 'ls ~/.ssh'
 step "$CORDON" run -- ps -e
 step "$CORDON" run -- sh -c 'grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status'
 step "$CORDON" run -- sh -c 'ls /sys/class/net; cat /sys/class/net/lo/operstate'
+step "$CORDON" run --network-deny example.com -- curl -sS -m 5 -o /dev/null https://example.com/
+step "$CORDON" run -- sh -c 'git config --global user.name "Tour Agent"; git config --global user.name'
+step "$CORDON" home
 step "$CORDON" run --json -- sh -c 'echo building...; exit 3'
 step "$CORDON" run --profile strict -- python3 -c 'import socket; socket.socket(socket.AF_UNIX)'
 step "$CORDON" run --profile nosuch -- true
@@ -26,7 +29,7 @@ step "$CORDON" policy check
 # A session: one sandbox for many commands. Detached, so that on a terminal the start returns
 # instead of staying in the foreground as the session's approver; stopped below (and by the
 # trap if the tour is interrupted).
-trap '"$CORDON" session stop tour-$$ >/dev/null 2>&1; rm -rf "$WS"' EXIT
+trap '"$CORDON" session stop tour-$$ >/dev/null 2>&1; "$CORDON" home --reset >/dev/null 2>&1; rm -rf "$WS"' EXIT
 step "$CORDON" session start tour-$$ --detach
 step "$CORDON" exec tour-$$ -- 'echo shared > /tmp/note; cd /; FOO=1'
 step "$CORDON" exec tour-$$ -- 'cat /tmp/note; pwd; echo "FOO=${FOO:-unset}"'
@@ -35,5 +38,6 @@ step "$CORDON" exec tour-$$ --timeout 1 -- 'sleep 30'
 step "$CORDON" jobs tour-$$
 step "$CORDON" session stop tour-$$
 echo
-echo "tour done: writes outside the workspace, hidden files, other profiles' refusals and a"
+echo "tour done: writes outside the workspace, hidden files, a blocked destination, the private"
+echo "copy-on-write home, other profiles' refusals and a"
 echo "session (shared /tmp, no leaking cd or variables, a background job, a timeout) are shown above."
