@@ -121,7 +121,7 @@ static void test_oversized_name(void)
 {
     uint8_t m[700];
     struct dns_query q;
-    char name[300];
+    char name[5 * 64]; /* 5 labels of 63 and their dots, with the NUL */
     /* 5 labels of 63: 319 bytes, over 253 */
     size_t w = 0;
     for (int i = 0; i < 5; i++) {
