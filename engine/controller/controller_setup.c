@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sandbox/config_wire.h"
+#include "sandbox/grants.h"
 #include "sandbox/home_view.h"
 #include "policy/layer_dirs.h"
 #include "base/fdpass.h"
@@ -355,7 +356,8 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     if (flags->json != FLAG_UNSET)
         cfg->json = flags->json == FLAG_TRUE;
     if (check_home_workspace(cfg, err, errlen) < 0 || protect_own_dirs(cfg, err, errlen) < 0 ||
-        prepare_home(cfg, err, errlen) < 0 || hide_root_only(cfg, err, errlen) < 0)
+        prepare_home(cfg, err, errlen) < 0 || hide_root_only(cfg, err, errlen) < 0 ||
+        grants_resolve(cfg, environ, getenv("HOME"), err, errlen) < 0)
         return -1;
     /* Fail closed: a sandbox that cannot keep its commands off the loopback is not started. */
     if (loopback_guard_wanted(cfg) && loopback_guard_check(err, errlen) < 0)

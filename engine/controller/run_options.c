@@ -31,6 +31,8 @@ enum opt_id {
     OPT_ALLOW_HOST_PORT,
     OPT_PUBLISH,
     OPT_HOME,
+    OPT_ALLOW_SSH_AGENT,
+    OPT_ALLOW_GPG_AGENT,
 };
 
 struct opt_def {
@@ -61,6 +63,8 @@ static const struct opt_def options[] = {
     {"session-exec", OPT_SESSION_EXEC, false},
     {"detach", OPT_DETACH, false}, /* session start only */
     {"owner", OPT_OWNER, true},    /* session start only */
+    {"allow-ssh-agent", OPT_ALLOW_SSH_AGENT, false},
+    {"allow-gpg-agent", OPT_ALLOW_GPG_AGENT, false},
 };
 
 /* The synopses, one per command: the first line of its --help and the end of its usage errors. */
@@ -98,7 +102,11 @@ static void print_options(FILE *out, bool session)
         "                          the file yourself)\n"
         "  --home MODE             the home directory: overlay (writes kept in the workspace's\n"
         "                          own layer, see cordon home), tmpfs (writes discarded at the\n"
-        "                          end), readonly\n",
+        "                          end), readonly\n"
+        "  --allow-ssh-agent       your ssh-agent ($SSH_AUTH_SOCK) is reachable inside, at a\n"
+        "                          fixed path SSH_AUTH_SOCK names (the keys stay in it)\n"
+        "  --allow-gpg-agent       your gpg-agent signs inside (commits, tags): its socket and\n"
+        "                          your public keyring, never the private keys\n",
         out);
     if (session)
         fputs("  --session-exec=false    run each exec in a fresh sandbox of its own\n"
@@ -270,6 +278,12 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
                                  "option '--home' takes overlay, readonly or tmpfs, not '%s'",
                                  value);
             out->home = value;
+            break;
+        case OPT_ALLOW_SSH_AGENT:
+            out->allow_ssh_agent = b;
+            break;
+        case OPT_ALLOW_GPG_AGENT:
+            out->allow_gpg_agent = b;
             break;
         }
     }

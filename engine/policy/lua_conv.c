@@ -96,6 +96,8 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
     set_flag(L, NULL, "allow_docker", flags->allow_docker);
     set_flag(L, NULL, "allow_home_workspace", flags->allow_home_workspace);
     set_flag(L, NULL, "json", flags->json);
+    set_flag(L, "grants", "ssh_agent", flags->allow_ssh_agent);
+    set_flag(L, "grants", "gpg_agent", flags->allow_gpg_agent);
     set_flag(L, "escalation", "ask_sandbox_off", flags->ask_sandbox_off);
     set_flag(L, "escalation", "plan", flags->plan);
     /* --session-exec=false means: every exec in a fresh sandbox */
@@ -371,6 +373,32 @@ static void read_root_only(lua_State *L, int idx, struct sandbox_config *cfg)
     lua_pop(L, 1);
 }
 
+/* grants: { ssh_agent, gpg_agent, sockets = { NAME = { from = "...", env = "VAR" } } }, as
+ * profile.lua validates it; sockets become "NAME\tFROM" (sandbox/grants.c resolves them, the
+ * environment hook sets each env). */
+static void read_grants(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    if (sub_field(L, idx, "grants")) { /* [..., g] */
+        cfg->grant_ssh_agent = read_bool(L, -1, "ssh_agent", "grants.ssh_agent", false);
+        cfg->grant_gpg_agent = read_bool(L, -1, "gpg_agent", "grants.gpg_agent", false);
+        if (sub_field(L, -1, "sockets")) { /* [..., g, s] */
+            lua_pushnil(L);
+            while (lua_next(L, -2)) { /* [..., g, s, name, entry] */
+                if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1))
+                    bad(L, "grants.sockets", "a table of NAME = { from = \"...\" }");
+                const char *name = lua_tostring(L, -2);
+                if (raw_field(L, -1, "from") != LUA_TSTRING) /* [..., name, entry, from] */
+                    bad(L, "grants.sockets", "entries with from = \"...\"");
+                str_list_push_owned(&cfg->grant_sockets,
+                                    xasprintf("%s\t%s", name, lua_tostring(L, -1)));
+                lua_pop(L, 2); /* [..., g, s, name] */
+            }
+        }
+        lua_pop(L, 1); /* [..., g] */
+    }
+    lua_pop(L, 1);
+}
+
 void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
                      struct lc_profile_extra *extra)
 {
@@ -432,6 +460,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
     read_rlimits(L, idx, cfg);
     read_limits(L, idx, cfg);
     read_root_only(L, idx, cfg);
+    read_grants(L, idx, cfg);
 
     if (sub_field(L, idx, "env")) /* [..., env] */
         read_list(L, -1, "hide_paths_in", "env.hide_paths_in", &extra->hide_paths_in);

@@ -1,7 +1,8 @@
 /* fsview.c — see fsview.h. The sequence:
  *   1. make every mount private, so nothing propagates back to the host;
  *   2. capture (open_tree clones) what must stay writable or be re-attached later: workspace,
- *      writable paths, host device nodes, sockets re-bound into /run; note the hidden paths'
+ *      writable paths, host device nodes, sockets re-bound into /run, the granted agent sockets
+ *      (grants.h); note the hidden paths'
  *      parents with mounts below them (hide.h rebuilds those instead of overlaying them);
  *   3. one recursive mount_setattr: the whole host tree read-only and nosuid;
  *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc (in a container that masks parts of
@@ -28,6 +29,7 @@
 
 #include "sandbox/devfs.h"
 #include "sandbox/git_worktree.h"
+#include "sandbox/grants.h"
 #include "sandbox/hide.h"
 #include "sandbox/home_view.h"
 #include "base/log.h"
@@ -299,6 +301,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     struct home_view home;
     struct str_list visible = {0}, hidden = {0};
     struct git_worktree gw = {.admin_fd = -1};
+    struct grants_capture grants = {0};
     int r = -1;
 
     str_list_push(&visible, cfg->workspace);
@@ -334,6 +337,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     for (; n_run < cfg->run_binds.len; n_run++)
         if ((run_fds[n_run] = mnt_capture(&e, cfg->run_binds.items[n_run])) < 0)
             goto out;
+    if (grants_capture(cfg, &grants, &e) < 0)
+        goto out;
     if (hide_capture_submounts(&plan, &early->mounts, &e) < 0 ||
         git_worktree_prepare(cfg, &gw, &e) < 0)
         goto out;
@@ -360,6 +365,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
             goto out;
     }
     if (self_fd >= 0 && mnt_attach(&e, self_fd, FSVIEW_CORDON_EXE, true) < 0)
+        goto out;
+    if (grants_apply(&grants, &e) < 0)
         goto out;
     if (devfs_build(&dev, cfg->shm_size ? cfg->shm_size : SANDBOX_SHM_SIZE_DEFAULT, &e) < 0 ||
         procfs_build(&e) < 0)
@@ -412,5 +419,6 @@ out:
     home_view_free(&home);
     hide_plan_free(&plan);
     git_worktree_release(&gw);
+    grants_release(&grants);
     return r;
 }

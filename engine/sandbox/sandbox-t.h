@@ -40,6 +40,8 @@ struct run_flags {
     enum flag_state session_exec; /* --session-exec=false -> session.exec_per_command = true */
     bool detach;                  /* session start --detach: outlive the starting process */
     const char *owner;            /* session start --owner PID: whose exit ends the session */
+    enum flag_state allow_ssh_agent; /* --allow-ssh-agent -> grants.ssh_agent */
+    enum flag_state allow_gpg_agent; /* --allow-gpg-agent -> grants.gpg_agent */
 };
 
 /* One resource limit from the profile's `rlimits` table. */
@@ -117,6 +119,11 @@ struct sandbox_config {
     enum sandbox_home home_mode;       /* profile key home */
     char *home;                        /* the caller's home, canonical; NULL: no home view */
     char *home_layer;                  /* overlay: the workspace's layer folder (upper/, work/) */
+    /* profile key grants (sandbox/grants.h): the caller's agent sockets bound in by name */
+    bool grant_ssh_agent;            /* grants.ssh_agent: $SSH_AUTH_SOCK */
+    bool grant_gpg_agent;            /* grants.gpg_agent: gpg-agent's socket, public keyring */
+    struct str_list grant_sockets;   /* grants.sockets as written: "NAME\tFROM" */
+    struct str_list grant_binds;     /* grants_resolve's binds: "sTARGET\tSOURCE" (s: socket, f: file) */
 };
 
 /* limits.* when the resolved profile has none (the values of `coding`). */

@@ -33,6 +33,8 @@ void sandbox_config_free(struct sandbox_config *cfg)
     str_list_free(&cfg->env);
     free(cfg->home);
     free(cfg->home_layer);
+    str_list_free(&cfg->grant_sockets);
+    str_list_free(&cfg->grant_binds);
     memset(cfg, 0, sizeof *cfg);
 }
 

@@ -22,6 +22,24 @@ function M.has_url_password(value)
     end
 end
 
+-- The variables that name the profile's granted sockets at their fixed places inside
+-- (engine/sandbox/grants.h): SSH_AUTH_SOCK, GNUPGHOME, each grants.sockets entry's env. A set
+-- wins over a strip, so the coding profile's stripping of the caller's SSH_AUTH_SOCK stays for
+-- every run without the grant.
+M.GRANTS_DIR = "/run/cordon/grants"
+M.GNUPG_HOME = "/run/cordon/gnupg"
+function M.grant_vars(profile)
+    local g, vars = profile.grants or {}, {}
+    if g.ssh_agent then vars.SSH_AUTH_SOCK = M.GRANTS_DIR .. "/ssh_agent.sock" end
+    if g.gpg_agent then vars.GNUPGHOME = M.GNUPG_HOME end
+    for name, e in pairs(g.sockets or {}) do
+        if type(e) == "table" and type(e.env) == "string" then
+            vars[e.env] = M.GRANTS_DIR .. "/" .. name .. ".sock"
+        end
+    end
+    return vars
+end
+
 -- The default policy's answer for a resolved profile and the caller's environment: the
 -- profile's env.set plus the variables every sandboxed command gets; unset: the profile's
 -- env.strip patterns, and with env.strip_url_passwords the name of every caller's variable
@@ -32,6 +50,7 @@ function M.default(profile, caller_env)
     for k, v in pairs(penv.set or {}) do set[k] = v end
     set.CORDON_SANDBOX = "1"
     set.TMPDIR = "/tmp"
+    for k, v in pairs(M.grant_vars(profile)) do set[k] = v end
     local unset = {}
     for i, p in ipairs(penv.strip or {}) do unset[i] = p end
     if penv.strip_url_passwords then

@@ -195,7 +195,8 @@ function M.validate(t, schema, prefix)
             local kp, msg = M.validate(v, kind, path)
             if kp then return kp, msg end
         else
-            local msg, whole = checks[kind](v)
+            local msg, whole, sub = checks[kind](v)
+            if sub then path = path .. "." .. sub end -- the entry at fault, for its line
             if msg then return path, whole and msg or (msg .. ", got " .. type_name(v)) end
         end
     end
@@ -242,7 +243,7 @@ function M.merge(base, over, schema)
             end
         elseif type(kind) == "table" and type(out[k]) == "table" then
             out[k] = M.merge(out[k], v, kind)
-        elseif kind == "strmap" and type(out[k]) == "table" then
+        elseif (kind == "strmap" or kind == "grantmap") and type(out[k]) == "table" then
             for name, s in pairs(v) do out[k][name] = s end
         else
             out[k] = copy(v)
@@ -281,5 +282,42 @@ function M.resolve(name, load)
     out.name = name
     return out
 end
+
+-- grants: the caller's agent sockets bound in by name, each at a fixed path under
+-- /run/cordon/grants (engine/sandbox/grants.h, docs/grants.md). ssh_agent binds $SSH_AUTH_SOCK
+-- (--allow-ssh-agent), gpg_agent gpg-agent's socket and the public keyring (--allow-gpg-agent);
+-- sockets = { NAME = { from = "/abs" | "~/x" | "$VAR", env = "VAR" } } any other socket, merged by
+-- NAME. "grantmap" is that table.
+M.GRANT_BUILTINS = { ssh_agent = true, gpg_agent = true }
+M.GRANTS_MAX = 16
+checks.grantmap = function(v)
+    if type(v) ~= "table" or is_list(v) and #v > 0 then
+        return 'expected a table of NAME = { from = "/path" | "~/path" | "$VAR", env = "VAR" }'
+    end
+    local names = sorted_keys(v)
+    if #names > M.GRANTS_MAX then return ("at most %d sockets"):format(M.GRANTS_MAX), true end
+    for _, name in ipairs(names) do
+        local e = v[name]
+        if not M.valid_name(name) then
+            return ("bad name %s: expected %s"):format(tostring(name), M.NAME_PATTERN), true
+        end
+        if M.GRANT_BUILTINS[name] then
+            return ("%s is a built-in grant: grants.%s = true"):format(name, name), true, name
+        end
+        if type(e) ~= "table" then return "expected a table { from = ..., env = ... }, got " .. type_name(e), true, name end
+        for k in pairs(e) do
+            if k ~= "from" and k ~= "env" then return ("unknown key '%s'"):format(tostring(k)), true, name end
+        end
+        local from = e.from
+        if type(from) ~= "string" or not (from:match("^/.") or from:match("^~/.")
+                or from:match("^%$[%a_][%w_]*$")) then
+            return 'from: expected an absolute path, "~/path" or "$VAR", got ' .. tostring(from), true, name
+        end
+        if e.env ~= nil and (type(e.env) ~= "string" or not e.env:match("^[%a_][%w_]*$")) then
+            return "env: expected a variable name, got " .. tostring(e.env), true, name
+        end
+    end
+end
+M.schema.grants = { ssh_agent = "boolean", gpg_agent = "boolean", sockets = "grantmap" }
 
 return M
