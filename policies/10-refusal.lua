@@ -31,7 +31,8 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   "blocked-by-policy", "does not allow", "unix:path=", "resolve", "resolution",
                   "EAI_AGAIN", "ECONNRESET", "namespace", "usable sandbox", "cordon sandbox",
                   "SUID sandbox", "resource busy", "EBUSY", "temporary object directory",
-                  "insufficient permission", "unable to create temporary", "Could not attach" }
+                  "insufficient permission", "unable to create temporary", "Could not attach",
+                  "gpg failed" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -198,6 +199,19 @@ local function detect(input)
                 return
             end
         end
+        -- no agent to sign or log in with, and the profile grants none (grants.gpg_agent,
+        -- grants.ssh_agent): the flag that binds the caller's in
+        if not is_data then
+            local grant = refusal.grant_missing(line)
+            if grant and not (input.grants or {})[grant] then
+                add("grant", nil, line, grant == "gpg_agent"
+                    and "gpg could not sign: the sandbox reaches no gpg-agent (--allow-gpg-agent "
+                        .. "lets yours sign: its socket and public keyring, never the private keys)"
+                    or "no ssh-agent is reachable in the sandbox (--allow-ssh-agent makes yours, "
+                        .. "$SSH_AUTH_SOCK, reachable inside)")
+                return
+            end
+        end
         -- writes and hidden paths: only when the command failed, only its own diagnostics
         if not failed or is_data or not refusal.is_diagnostic(line, programs, stream) then return end
         -- a git push to a repository given by its path, outside the writable set: the line
@@ -306,10 +320,11 @@ return {
     --           stderr = "...", truncated = false, cwd = "/abs", writable = { abs... },
     --           hidden = { abs... }, network_denied = { "host:port", ... }, candidates = bool,
     --           workspace = "/abs"|nil, workspace_readonly = bool, profile = "name"|nil,
-    --           readonly_in_workspace = { abs... }, block_unix_sockets = bool }
+    --           readonly_in_workspace = { abs... }, block_unix_sockets = bool,
+    --           grants = { ssh_agent = bool, gpg_agent = bool } }
     --         (candidates: stdout/stderr hold only the kept lines with a marker)
     -- result: { { kind = "write"|"hidden"|"protected"|"sudo"|"docker"|"dbus"|"network"|"ptrace"|
-    --             "unix-socket"|"nested-namespace",
+    --             "unix-socket"|"nested-namespace"|"grant",
     --             path = "..."|nil, line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
     refusal = function(input, _next)
         local denied = input.network_denied

@@ -85,6 +85,8 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         .profile = cfg->profile,
         .readonly_in_workspace = &protected_in_ws,
         .block_unix_sockets = cfg->block_unix_sockets,
+        .grant_ssh_agent = cfg->grant_ssh_agent,
+        .grant_gpg_agent = cfg->grant_gpg_agent,
     };
     char msg[1024];
     enum lh_outcome o = lh_detect_refusals(&in, found, max, &n, msg, sizeof msg);

@@ -755,6 +755,12 @@ void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
     lua_setfield(L, -2, "readonly_in_workspace");
     lua_pushboolean(L, in->block_unix_sockets);
     lua_setfield(L, -2, "block_unix_sockets");
+    lua_createtable(L, 0, 2); /* grants = { ssh_agent, gpg_agent } */
+    lua_pushboolean(L, in->grant_ssh_agent);
+    lua_setfield(L, -2, "ssh_agent");
+    lua_pushboolean(L, in->grant_gpg_agent);
+    lua_setfield(L, -2, "gpg_agent");
+    lua_setfield(L, -2, "grants");
 }
 
 void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
@@ -774,7 +780,7 @@ void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
 
 static const char *const refusal_kinds[] = {
     "write", "hidden",  "protected", "sudo",        "docker",
-    "dbus",  "network", "ptrace",    "unix-socket", "nested-namespace"};
+    "dbus",  "network", "ptrace",    "unix-socket", "nested-namespace", "grant"};
 
 /* Check one refusal table at idx (raises naming the index i). */
 static void check_refusal(lua_State *L, int idx, lua_Integer i)
@@ -804,7 +810,7 @@ static void check_refusal(lua_State *L, int idx, lua_Integer i)
     if (!ok)
         luaL_error(L,
                    "refusal result[%d]: kind must be write, hidden, protected, sudo, "
-                   "docker, dbus, network, ptrace, unix-socket or nested-namespace, got %s",
+                   "docker, dbus, network, ptrace, unix-socket, nested-namespace or grant, got %s",
                    (int)i, kind ? kind : "nil");
     lua_pop(L, 1);
     if (raw_field(L, idx, "reason") != LUA_TSTRING)

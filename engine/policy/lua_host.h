@@ -163,7 +163,7 @@ int lh_layer_hooks(const char *path, char *out, size_t outlen);
 /* One refusal the `refusal` hook reported, copied out of Lua (strings truncated to fit at a
  * UTF-8 boundary, control characters replaced by '?', always NUL-terminated; path "" when the
  * policy gave none). kind is one of write, hidden, sudo, docker, dbus, network,
- * nested-namespace. */
+ * nested-namespace, grant. */
 struct lh_refusal {
     char kind[24];
     char path[1024];
@@ -196,6 +196,7 @@ struct lh_command_result {
     const char *profile;     /* the resolved profile's name, or NULL */
     const struct str_list *readonly_in_workspace; /* absolute: the protected paths inside it */
     bool block_unix_sockets; /* seccomp refuses socket(AF_UNIX) (the `strict` profile) */
+    bool grant_ssh_agent, grant_gpg_agent; /* grants.ssh_agent, grants.gpg_agent (grants.h) */
 };
 
 /* The markers the refusal layers key on (`refusal_markers`, lua/HOOKS.md), compiled by

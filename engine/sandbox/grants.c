@@ -369,9 +369,19 @@ static int gnupg_home(struct mnt_err *e)
     if (mkdir_parents(GRANTS_GNUPG_HOME, 0755) < 0 ||
         (mkdir(GRANTS_GNUPG_HOME, 0700) < 0 && errno != EEXIST))
         return mnt_fail(e, "mkdir", GRANTS_GNUPG_HOME);
-    if (write_file(GRANTS_GNUPG_HOME "/gpg.conf", conf, sizeof conf - 1) < 0 ||
-        write_file(GRANTS_GNUPG_HOME "/common.conf", common, sizeof common - 1) < 0)
-        return mnt_fail(e, "writing", GRANTS_GNUPG_HOME "/gpg.conf");
+    static const char *const names[] = {GRANTS_GNUPG_HOME "/gpg.conf",
+                                         GRANTS_GNUPG_HOME "/common.conf"};
+    const char *const bodies[] = {conf, common};
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        int fd = open(names[i], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int r = fd < 0 ? -errno : write_all(fd, bodies[i], strlen(bodies[i]));
+        if (fd >= 0 && close(fd) < 0 && r == 0)
+            r = -errno;
+        if (r < 0) {
+            errno = -r;
+            return mnt_fail(e, "writing", names[i]);
+        }
+    }
     return 0;
 }
 

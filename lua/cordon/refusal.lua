@@ -564,4 +564,23 @@ function M.parent(path)
     return d == "" and "/" or d
 end
 
+-- ---- agents a grant would reach ------------------------------------------------------------
+
+-- What git (signing) and ssh-add print when no agent answers, and the grant (profile key
+-- grants.NAME, engine/sandbox/grants.h) that would make the caller's reachable.
+M.grant_missing_patterns = {
+    { "gpg failed to sign the data", "gpg_agent" },
+    { "^error: gpg failed", "gpg_agent" },
+    { "Could not open a connection to your authentication agent", "ssh_agent" },
+    { "^Error connecting to agent: ", "ssh_agent" },
+}
+
+--- The grant whose missing agent line shows (gpg_agent, ssh_agent), or nil.
+function M.grant_missing(line)
+    for _, p in ipairs(M.grant_missing_patterns) do
+        if line:find(p[1], 1, p[1]:sub(1, 1) ~= "^") then return p[2] end
+    end
+    return nil
+end
+
 return M
