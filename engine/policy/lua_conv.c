@@ -779,8 +779,8 @@ void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
 }
 
 static const char *const refusal_kinds[] = {
-    "write", "hidden",  "protected", "sudo",        "docker",
-    "dbus",  "network", "ptrace",    "unix-socket", "nested-namespace", "grant"};
+    "write",  "hidden",      "protected",        "sudo", "docker", "dbus", "network",
+    "ptrace", "unix-socket", "nested-namespace", "grant"};
 
 /* Check one refusal table at idx (raises naming the index i). */
 static void check_refusal(lua_State *L, int idx, lua_Integer i)

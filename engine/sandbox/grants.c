@@ -370,7 +370,7 @@ static int gnupg_home(struct mnt_err *e)
         (mkdir(GRANTS_GNUPG_HOME, 0700) < 0 && errno != EEXIST))
         return mnt_fail(e, "mkdir", GRANTS_GNUPG_HOME);
     static const char *const names[] = {GRANTS_GNUPG_HOME "/gpg.conf",
-                                         GRANTS_GNUPG_HOME "/common.conf"};
+                                        GRANTS_GNUPG_HOME "/common.conf"};
     const char *const bodies[] = {conf, common};
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
         int fd = open(names[i], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);

@@ -120,10 +120,10 @@ struct sandbox_config {
     char *home;                        /* the caller's home, canonical; NULL: no home view */
     char *home_layer;                  /* overlay: the workspace's layer folder (upper/, work/) */
     /* profile key grants (sandbox/grants.h): the caller's agent sockets bound in by name */
-    bool grant_ssh_agent;            /* grants.ssh_agent: $SSH_AUTH_SOCK */
-    bool grant_gpg_agent;            /* grants.gpg_agent: gpg-agent's socket, public keyring */
-    struct str_list grant_sockets;   /* grants.sockets as written: "NAME\tFROM" */
-    struct str_list grant_binds;     /* grants_resolve's binds: "sTARGET\tSOURCE" (s: socket, f: file) */
+    bool grant_ssh_agent;          /* grants.ssh_agent: $SSH_AUTH_SOCK */
+    bool grant_gpg_agent;          /* grants.gpg_agent: gpg-agent's socket, public keyring */
+    struct str_list grant_sockets; /* grants.sockets as written: "NAME\tFROM" */
+    struct str_list grant_binds;   /* grants_resolve: "sTARGET\tSOURCE" (s socket, f file) */
 };
 
 /* limits.* when the resolved profile has none (the values of `coding`). */

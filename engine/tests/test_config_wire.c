@@ -33,6 +33,7 @@ static void test_round_trip(void)
     a.net_transparent = NET_TRANSPARENT_REQUIRED;
     a.tmp_size = 2ULL << 30;
     a.shm_size = 512ULL << 20;
+    str_list_push(&a.grant_binds, "s/run/cordon/grants/ssh_agent.sock\t/tmp/ssh-x/agent\twith tab");
     int fd = memfd_create("cfg", MFD_CLOEXEC);
     CHECK(fd >= 0);
     CHECK_EQ_INT(config_wire_write(fd, &a), 0);
@@ -50,6 +51,7 @@ static void test_round_trip(void)
     CHECK(b.n_host_ports == 2 && b.host_ports[0] == 5432 && b.host_ports[1] == 6379);
     CHECK(b.net_transparent == NET_TRANSPARENT_REQUIRED);
     CHECK(b.tmp_size == a.tmp_size && b.shm_size == a.shm_size);
+    CHECK(b.grant_binds.len == 1 && strcmp(b.grant_binds.items[0], a.grant_binds.items[0]) == 0);
     sandbox_config_free(&a);
     sandbox_config_free(&b);
 }

@@ -304,7 +304,9 @@ checks.grantmap = function(v)
         if M.GRANT_BUILTINS[name] then
             return ("%s is a built-in grant: grants.%s = true"):format(name, name), true, name
         end
-        if type(e) ~= "table" then return "expected a table { from = ..., env = ... }, got " .. type_name(e), true, name end
+        if type(e) ~= "table" then
+            return "expected a table { from = ..., env = ... }, got " .. type_name(e), true, name
+        end
         for k in pairs(e) do
             if k ~= "from" and k ~= "env" then return ("unknown key '%s'"):format(tostring(k)), true, name end
         end

@@ -30,3 +30,20 @@ describe("cordon.env.check_result", function()
         end)
     end
 end)
+
+describe("cordon.env grants", function()
+    it("points SSH_AUTH_SOCK, GNUPGHOME and each socket's env at their fixed places", function()
+        local r = env.default { grants = { ssh_agent = true, gpg_agent = true,
+                                           sockets = { podman = { from = "/p", env = "PODMAN_SOCK" },
+                                                       quiet = { from = "/q" } } } }
+        assert.are.equal("/run/cordon/grants/ssh_agent.sock", r.set.SSH_AUTH_SOCK)
+        assert.are.equal("/run/cordon/gnupg", r.set.GNUPGHOME)
+        assert.are.equal("/run/cordon/grants/podman.sock", r.set.PODMAN_SOCK)
+        assert.is_nil(env.check_result(r))
+    end)
+    it("sets none of them without grants", function()
+        local r = env.default { grants = { ssh_agent = false } }
+        assert.is_nil(r.set.SSH_AUTH_SOCK)
+        assert.is_nil(r.set.GNUPGHOME)
+    end)
+end)

@@ -131,3 +131,40 @@ describe("cordon.profile.valid_name", function()
         it("refuses '" .. n .. "'", function() assert.is_false(profile.valid_name(n)) end)
     end
 end)
+
+describe("cordon.profile grants", function()
+    local cases = {
+        { { grants = { ssh_agent = true, gpg_agent = false } }, nil },
+        { { grants = { sockets = { podman = { from = "$PODMAN_SOCK", env = "DOCKER_HOST_SOCK" },
+                                   x = { from = "~/.x/agent.sock" }, y = { from = "/run/y.sock" } } } }, nil },
+        { { grants = { ssh_agent = "yes" } }, "grants.ssh_agent", "expected a boolean" },
+        { { grants = { fido = true } }, "grants.fido", "unknown key" },
+        { { grants = { sockets = { "/run/a.sock" } } }, "grants.sockets", "expected a table of NAME" },
+        { { grants = { sockets = { Bad = { from = "/a" } } } }, "grants.sockets", "bad name Bad" },
+        { { grants = { sockets = { ssh_agent = { from = "/a" } } } }, "grants.sockets.ssh_agent", "built-in" },
+        { { grants = { sockets = { a = "/a" } } }, "grants.sockets.a", "expected a table" },
+        { { grants = { sockets = { a = { from = "rel.sock" } } } }, "grants.sockets.a", "from: expected" },
+        { { grants = { sockets = { a = { from = "$1X" } } } }, "grants.sockets.a", "from: expected" },
+        { { grants = { sockets = { a = { from = "/a", to = "/b" } } } }, "grants.sockets.a", "unknown key 'to'" },
+        { { grants = { sockets = { a = { from = "/a", env = "A-B" } } } }, "grants.sockets.a", "env: expected" },
+    }
+    for i, c in ipairs(cases) do
+        it("case " .. i .. (c[2] and (": " .. c[2]) or ": valid"), function()
+            local kp, msg = profile.validate(c[1])
+            assert.are.equal(c[2], kp)
+            if c[3] then assert.matches(c[3], msg, 1, true) end
+        end)
+    end
+    it("merges sockets by name, a child's entry over its parent's", function()
+        local m = profile.merge({ grants = { ssh_agent = true, sockets = { a = { from = "/a" } } } },
+                                { grants = { sockets = { a = { from = "/a2" }, b = { from = "/b" } } } })
+        assert.are.same({ ssh_agent = true, sockets = { a = { from = "/a2" }, b = { from = "/b" } } }, m.grants)
+    end)
+    it("names the line of the bad entry", function()
+        local ok, err = pcall(profile.resolve, "c", loader {
+            c = 'return { grants = { sockets = {\n  ok = { from = "/x" },\n  zz = { from = "x" },\n} } }',
+        })
+        assert.is_false(ok)
+        assert.matches("^/p/c.lua:3: key 'grants.sockets.zz': from: expected", err)
+    end)
+end)

@@ -308,7 +308,16 @@ describe("refusal hook, unit cases", function()
         { "a git push to a remote's name is the remote's own failure", { command = "git push origin HEAD", exit_code = 1,
           stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },
         { "a git push into the workspace", { command = "git push ../app/other HEAD", exit_code = 1,
-          stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },
+          stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },        -- ---- agents a grant would reach
+        { "a signed commit with no gpg-agent granted", { command = "git commit -S -m x", exit_code = 128,
+          stderr = "error: gpg failed to sign the data\nfatal: failed to write commit object\n" },
+          nil, { { "grant" } } },
+        { "ssh-add with no ssh-agent granted", { command = "ssh-add -l", exit_code = 2,
+          stderr = "Could not open a connection to your authentication agent.\n" }, nil, { { "grant" } } },
+        { "a signing failure with the gpg-agent granted is gpg's own", { command = "git tag -s v1", exit_code = 128,
+          grants = { gpg_agent = true }, stderr = "error: gpg failed to sign the data\n" }, nil, {} },
+        { "the words in a file's content are data", { command = "cat notes.txt", exit_code = 0,
+          stdout = "error: gpg failed to sign the data\n" }, nil, {} },
     }
     for _, c in ipairs(cases) do
         it(c[1], function()
