@@ -251,4 +251,13 @@ return {
     capture = { head = 64 * 1024, tail = 64 * 1024 },
 
     json = false,
+
+    -- The caller's agents, each bound in by name at a fixed path (docs/grants.md); none by
+    -- default: a command can ask an agent to sign or log in as you. A source that is missing
+    -- or not a socket stops the run with one line.
+    -- grants = {
+    --     ssh_agent = true,   -- $SSH_AUTH_SOCK at /run/cordon/grants/ssh_agent.sock (--allow-ssh-agent)
+    --     gpg_agent = true,   -- gpg-agent and the public keyring, GNUPGHOME=/run/cordon/gnupg
+    --     sockets = { podman = { from = "$PODMAN_SOCK", env = "PODMAN_SOCK" } },
+    -- },
 }
