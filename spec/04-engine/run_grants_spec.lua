@@ -129,6 +129,28 @@ describe("cordon run: agent sockets granted by name", function()
         end)
     end
 
+    it("--allow-gpg-agent finds the agent of the default home (~/.gnupg, GNUPGHOME unset), "
+        .. "which stays hidden", function()
+        local home = h.tmpdir()
+        local gnupg = home .. "/.gnupg"
+        h.sh_ok("mkdir -m 700 " .. h.quote(gnupg))
+        local g = "HOME=" .. h.quote(home) .. " "
+        h.sh_ok(g .. "gpg-agent --daemon >/dev/null 2>&1")
+        local pid = h.sh_ok(g .. "gpg-connect-agent 'getinfo pid' /bye"):match("D (%d+)")
+        assert(pid, "gpg-agent did not start")
+        h.defer(function() os.execute("kill -9 " .. pid .. " 2>/dev/null") end)
+        h.sh_ok(g .. "gpg --batch --passphrase '' --quick-gen-key 'Cordon Home <home@cordon.invalid>' "
+            .. "ed25519 sign never 2>/dev/null")
+        local fpr = h.sh_ok(g .. "gpg --with-colons -K"):match("\nfpr:+(%x+):")
+        local ws = signing_repo(nil, fpr)
+        local r = h.run_sh("ls ~/.gnupg 2>&1; git commit -q -S -m signed && echo SIGNED",
+            { workspace = ws, home = home, unset = { "GNUPGHOME" }, flags = { "--allow-gpg-agent" } })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.matches("No such file or directory", r.stdout, 1, true)
+        assert.matches("SIGNED", r.stdout, 1, true)
+        h.sh_ok(g .. "git -C " .. h.quote(ws) .. " verify-commit HEAD")
+    end)
+
     it("a profile's grants.sockets entry exposes exactly that socket, at its fixed path", function()
         local dir = socket_dir()
         local server = "import socket,sys,os\n"
