@@ -284,8 +284,10 @@ local function detect(input)
                     shown = l; break
                 end
             end
+            -- a SOCKS client's line (cordon nc's, ssh's through it) names the tcp:// rule
+            local rule = shown:find("tcp://" .. dest, 1, true) and "tcp://" .. dest or dest
             add("network", dest, shown, ("the sandbox's network policy blocked %s "
-                .. "(--network-allow %s would allow it)"):format(dest, dest))
+                .. "(--network-allow %s would allow it)"):format(dest, rule))
         end
     end
     -- a refusal without a path says less than one of its kind with a path: drop it
