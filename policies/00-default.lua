@@ -41,7 +41,7 @@ return {
     -- unset: the profile's env.strip, and (env.strip_url_passwords) the caller's variables whose
     -- value holds a URL with a password: cordon.env.default.
     -- Unless the network is unrestricted, every proxy variable points at the sandbox proxy
-    -- (HTTP clients, SOCKS-capable tools, ssh and git over ssh, Node's fetch); with
+    -- (HTTP clients, SOCKS-capable tools, tools given a ProxyCommand, Node's fetch); with
     -- `network.loopback` the sandbox's own loopback bypasses it. Unrestricted: the caller's
     -- proxy variables stay as they were.
     environment = function(input, _next)
@@ -55,9 +55,10 @@ return {
             local no_proxy = net.loopback and "localhost,127.0.0.1,::1" or ""
             r.set.NO_PROXY, r.set.no_proxy = no_proxy, no_proxy
             r.set.CORDON_SOCKS_PROXY = SOCKS_PROXY
-            local nc = nc_command()
-            r.set.CORDON_SSH_PROXY_COMMAND = nc
-            r.set.GIT_SSH_COMMAND = 'ssh -o "ProxyCommand=' .. nc .. '"'
+            -- for tools that take a ProxyCommand of their own; ssh itself (plain ssh, git, rsync)
+            -- has it from the sandbox's /etc/ssh/ssh_config, so GIT_SSH_COMMAND is the caller's
+            -- (an -o ProxyCommand there would win over the user's ~/.ssh/config)
+            r.set.CORDON_SSH_PROXY_COMMAND = nc_command()
             r.set.NODE_USE_ENV_PROXY = "1"
         end
         return r

@@ -47,7 +47,10 @@ local hidden = {
     "~/.local/share/opencode/auth.json", -- opencode's provider keys
     -- (gh copilot is a gh extension using ~/.config/gh's login, hidden above.)
     "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
-    "/etc/ssh",             -- host keys
+    -- the host's private host keys; the rest of /etc/ssh stays (the sandbox's ssh_config is the
+    -- host's plus the ProxyCommand through the proxy, ssh_known_hosts is the host's)
+    "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_dsa_key", "/etc/ssh/ssh_host_key",
 }
 if host.home() ~= "/root" then hidden[#hidden + 1] = "/root" end
 

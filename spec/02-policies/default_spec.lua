@@ -91,7 +91,7 @@ describe("policies/00-default.lua environment hook", function()
                           NO_PROXY = r.set.NO_PROXY, no_proxy = r.set.no_proxy,
                           CORDON_SOCKS_PROXY = "socks5h://127.0.0.1:18081",
                           CORDON_SSH_PROXY_COMMAND = r.set.CORDON_SSH_PROXY_COMMAND,
-                          GIT_SSH_COMMAND = r.set.GIT_SSH_COMMAND, NODE_USE_ENV_PROXY = "1" }, r.set)
+                          NODE_USE_ENV_PROXY = "1" }, r.set)
         assert.truthy(r.set.CORDON_SSH_PROXY_COMMAND:match("nc %%h %%p$"))
     end)
 end)
