@@ -15,6 +15,20 @@ local allowlist
 -- proxy and the SOCKS5 proxy listen on the sandbox's own loopback.
 local HTTP_PROXY = "http://127.0.0.1:18080"
 local SOCKS_PROXY = "socks5h://127.0.0.1:18081"
+-- Is the caller's home writable in this profile (the workspace may be the home or hold it, or a
+-- writable path holds it)?
+local function home_writable(p)
+    local home = host.home and host.home()
+    if p.allow_home_workspace or not home then return p.allow_home_workspace == true end
+    for _, w in ipairs(p.writable or {}) do
+        if type(w) == "string" then
+            w = w:gsub("^~", home):gsub("/+$", "")
+            if w == "" or home == w or home:sub(1, #w + 1) == w .. "/" then return true end
+        end
+    end
+    return false
+end
+
 -- ssh runs ProxyCommand through a shell: the binary is named by its absolute path (quoted).
 local function nc_command()
     local exe = host.cordon_exe and host.cordon_exe() or "cordon"
@@ -33,6 +47,13 @@ return {
         if kp then error(("command-line flags: key '%s': %s"):format(kp, msg), 0) end
         local out = profile.merge(resolved, input.flags)
         out.name = input.name
+        -- coding shows ~/.ssh's known_hosts and config and hides the rest by name; where the
+        -- home is writable, ~/.ssh would be too (a command could plant authorized_keys or a
+        -- ProxyCommand for the host's next ssh): there it is hidden whole
+        if home_writable(out) then
+            out.hidden = out.hidden or {}
+            out.hidden[#out.hidden + 1] = "~/.ssh"
+        end
         return out
     end,
 

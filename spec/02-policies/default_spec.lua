@@ -31,6 +31,12 @@ end
 
 local policy = load_policy(root .. "/policies/00-default.lua")
 
+local function count(list, item)
+    local n = 0
+    for _, v in ipairs(list or {}) do if v == item then n = n + 1 end end
+    return n
+end
+
 describe("policies/00-default.lua profile hook", function()
     -- name, flags -> checks on the result
     local cases = {
@@ -54,6 +60,17 @@ describe("policies/00-default.lua profile hook", function()
               assert.is_false(r.network.unrestricted)
               assert.is_true(r.json)
           end },
+        -- a writable home: ~/.ssh hidden whole (its config and known_hosts would be writable);
+        -- the hook appends it to what coding hid (here "~/.ssh" too: this host cannot list it)
+        { "coding", { allow_home_workspace = true }, function(r)
+            assert.are.equal(2, count(r.hidden, "~/.ssh"))
+        end },
+        { "coding", { writable = { "/home" } }, function(r)
+            assert.are.equal(2, count(r.hidden, "~/.ssh"))
+        end },
+        { "coding", { writable = { "~/src" } }, function(r)
+            assert.are.equal(1, count(r.hidden, "~/.ssh"))
+        end },
         { "strict", { workspace = "/w", allow_docker = true }, function(r)
             assert.are.equal("/w", r.workspace)
             assert.is_true(r.allow_docker)
