@@ -135,6 +135,19 @@ describe("ssh from the sandbox, as root", function()
         assert.falsy((h.read_file(s.dir .. "/log") or ""):find("Accepted publickey", 1, true))
     end)
 
+    it("asked on a terminal (network.ask): the question names tcp://127.0.0.2:PORT, 'c' lets ssh on", function()
+        needs()
+        local s = sshd()
+        local c = client(s, s.known)
+        local cmd = ("ssh %s -p %d root@127.0.0.2 echo reached"):format(ssh_opts(c), s.port)
+        local argv = { h.python, h.fixtures .. "/engine/egress/answer.py", "c", "40", "--", h.bin, "run",
+            "--workspace", c.ws, "--", "/bin/bash", "-c", cmd }
+        local r = h.sh(("cd %s && env HOME=%s %s"):format(h.quote(c.ws), h.quote(c.home), h.join(argv)))
+        assert.are.equal(0, r.code, h.describe(r))
+        has(r, ("wants to reach tcp://127.0.0.2:%d (socks), which no rule allows"):format(s.port))
+        has(r, "reached")
+    end)
+
     it("git clone, fetch and push over ssh:// with the caller's GIT_SSH_COMMAND", function()
         needs()
         local s = sshd()
