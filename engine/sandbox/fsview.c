@@ -124,7 +124,8 @@ static int ssh_config_build(struct mnt_err *e)
         mnt_fail(e, "reading", target);
         goto out;
     }
-    if (!(out = fopen(generated, "we")) || fputs("# cordon: the host's /etc/ssh/ssh_config\n", out) < 0 ||
+    if (!(out = fopen(generated, "we")) ||
+        fputs("# cordon: the host's /etc/ssh/ssh_config\n", out) < 0 ||
         fwrite(body, 1, n, out) != n || (n && body[n - 1] != '\n' && fputc('\n', out) < 0) ||
         fputs(block, out) < 0) {
         mnt_fail(e, "writing", generated);
