@@ -22,7 +22,8 @@ local function home_writable(p)
     if p.allow_home_workspace or not home then return p.allow_home_workspace == true end
     for _, w in ipairs(p.writable or {}) do
         if type(w) == "string" then
-            w = w:gsub("^~", home):gsub("/+$", "")
+            if w == "~" or w:sub(1, 2) == "~/" then w = home .. w:sub(2) end
+            w = w:gsub("/+$", "")
             if w == "" or home == w or home:sub(1, #w + 1) == w .. "/" then return true end
         end
     end

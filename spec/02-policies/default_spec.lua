@@ -68,6 +68,9 @@ describe("policies/00-default.lua profile hook", function()
         { "coding", { writable = { "/home" } }, function(r)
             assert.are.equal(2, count(r.hidden, "~/.ssh"))
         end },
+        { "coding", { writable = { "~/" } }, function(r)
+            assert.are.equal(2, count(r.hidden, "~/.ssh"))
+        end },
         { "coding", { writable = { "~/src" } }, function(r)
             assert.are.equal(1, count(r.hidden, "~/.ssh"))
         end },
