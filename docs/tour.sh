@@ -15,7 +15,7 @@ step "$CORDON" run -- sh -c 'echo hello from the sandbox; id -u; hostname'
 step "$CORDON" run -- sh -c 'echo note > notes.txt && ls -l notes.txt'
 step "$CORDON" run -- touch /etc/cordon-tour
 step "$CORDON" run -- cat /etc/shadow
-step "$CORDON" run -- sh -c 'ls ~/.ssh'
+step "$CORDON" run -- sh -c 'ls ~/.ssh; cat ~/.ssh/id_ed25519'
 step "$CORDON" run -- ps -e
 step "$CORDON" run -- sh -c 'grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status'
 step "$CORDON" run -- sh -c 'ls /sys/class/net; cat /sys/class/net/lo/operstate'

@@ -15,6 +15,21 @@ local allowlist
 -- proxy and the SOCKS5 proxy listen on the sandbox's own loopback.
 local HTTP_PROXY = "http://127.0.0.1:18080"
 local SOCKS_PROXY = "socks5h://127.0.0.1:18081"
+-- Is the caller's home writable in this profile (the workspace may be the home or hold it, or a
+-- writable path holds it)?
+local function home_writable(p)
+    local home = host.home and host.home()
+    if p.allow_home_workspace or not home then return p.allow_home_workspace == true end
+    for _, w in ipairs(p.writable or {}) do
+        if type(w) == "string" then
+            if w == "~" or w:sub(1, 2) == "~/" then w = home .. w:sub(2) end
+            w = w:gsub("/+$", "")
+            if w == "" or home == w or home:sub(1, #w + 1) == w .. "/" then return true end
+        end
+    end
+    return false
+end
+
 -- ssh runs ProxyCommand through a shell: the binary is named by its absolute path (quoted).
 local function nc_command()
     local exe = host.cordon_exe and host.cordon_exe() or "cordon"
@@ -33,6 +48,13 @@ return {
         if kp then error(("command-line flags: key '%s': %s"):format(kp, msg), 0) end
         local out = profile.merge(resolved, input.flags)
         out.name = input.name
+        -- coding shows ~/.ssh's known_hosts and config and hides the rest by name; where the
+        -- home is writable, ~/.ssh would be too (a command could plant authorized_keys or a
+        -- ProxyCommand for the host's next ssh): there it is hidden whole
+        if home_writable(out) then
+            out.hidden = out.hidden or {}
+            out.hidden[#out.hidden + 1] = "~/.ssh"
+        end
         return out
     end,
 
@@ -41,7 +63,7 @@ return {
     -- unset: the profile's env.strip, and (env.strip_url_passwords) the caller's variables whose
     -- value holds a URL with a password: cordon.env.default.
     -- Unless the network is unrestricted, every proxy variable points at the sandbox proxy
-    -- (HTTP clients, SOCKS-capable tools, ssh and git over ssh, Node's fetch); with
+    -- (HTTP clients, SOCKS-capable tools, tools given a ProxyCommand, Node's fetch); with
     -- `network.loopback` the sandbox's own loopback bypasses it. Unrestricted: the caller's
     -- proxy variables stay as they were.
     environment = function(input, _next)
@@ -55,9 +77,10 @@ return {
             local no_proxy = net.loopback and "localhost,127.0.0.1,::1" or ""
             r.set.NO_PROXY, r.set.no_proxy = no_proxy, no_proxy
             r.set.CORDON_SOCKS_PROXY = SOCKS_PROXY
-            local nc = nc_command()
-            r.set.CORDON_SSH_PROXY_COMMAND = nc
-            r.set.GIT_SSH_COMMAND = 'ssh -o "ProxyCommand=' .. nc .. '"'
+            -- for tools that take a ProxyCommand of their own; ssh itself (plain ssh, git, rsync)
+            -- has it from the sandbox's /etc/ssh/ssh_config, so GIT_SSH_COMMAND is the caller's
+            -- (an -o ProxyCommand there would win over the user's ~/.ssh/config)
+            r.set.CORDON_SSH_PROXY_COMMAND = nc_command()
             r.set.NODE_USE_ENV_PROXY = "1"
         end
         return r

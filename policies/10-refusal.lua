@@ -32,7 +32,7 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   "EAI_AGAIN", "ECONNRESET", "namespace", "usable sandbox", "cordon sandbox",
                   "SUID sandbox", "resource busy", "EBUSY", "temporary object directory",
                   "insufficient permission", "unable to create temporary", "Could not attach",
-                  "gpg failed" }
+                  "gpg failed", "verification failed" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -212,6 +212,20 @@ local function detect(input)
                 return
             end
         end
+        -- ssh could not verify a host key: the sandbox's doing only when a known-hosts file
+        -- that exists on the host is hidden (no key known at all is the user's own matter)
+        if failed and not is_data and refusal.host_key_failed(line) then
+            for _, f in ipairs(refusal.hidden_known_hosts(input.command, hidden, cwd)) do
+                if host.exists(f) then
+                    add("hidden", f, line, ("ssh could not verify the server's host key: %s, which "
+                        .. "holds known host keys, is hidden in the sandbox (it exists on the host; "
+                        .. "the profile key hidden or --hide names it; ssh -o UserKnownHostsFile=FILE "
+                        .. "reads another)"):format(f))
+                    return
+                end
+            end
+            return
+        end
         -- writes and hidden paths: only when the command failed, only its own diagnostics
         if not failed or is_data or not refusal.is_diagnostic(line, programs, stream) then return end
         -- a git push to a repository given by its path, outside the writable set: the line
@@ -298,8 +312,10 @@ local function detect(input)
                     shown = l; break
                 end
             end
+            -- a SOCKS client's line (cordon nc's, ssh's through it) names the tcp:// rule
+            local rule = shown:find("tcp://" .. dest, 1, true) and "tcp://" .. dest or dest
             add("network", dest, shown, ("the sandbox's network policy blocked %s "
-                .. "(--network-allow %s would allow it)"):format(dest, dest))
+                .. "(--network-allow %s would allow it)"):format(dest, rule))
         end
     end
     -- a refusal without a path says less than one of its kind with a path: drop it

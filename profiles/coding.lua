@@ -14,7 +14,7 @@
 -- a password, a private key): a command that needs one fails as if the user had never logged
 -- in, rather than reading it.
 local hidden = {
-    "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
+    "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker", "~/.kube",
     "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gcloud", "~/.azure",
     "~/.config/git/credentials",    -- git's second default credential store (XDG)
     "~/.pgpass",                    -- PostgreSQL passwords (libpq, psql)
@@ -47,9 +47,37 @@ local hidden = {
     "~/.local/share/opencode/auth.json", -- opencode's provider keys
     -- (gh copilot is a gh extension using ~/.config/gh's login, hidden above.)
     "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d",
-    "/etc/ssh",             -- host keys
+    -- the host's private host keys; the rest of /etc/ssh stays (the sandbox's ssh_config is the
+    -- host's plus the ProxyCommand through the proxy, ssh_known_hosts is the host's)
+    "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_dsa_key", "/etc/ssh/ssh_host_key",
 }
 if host.home() ~= "/root" then hidden[#hidden + 1] = "/root" end
+
+-- ~/.ssh: everything in it is hidden but what ssh needs to know a host (known_hosts, config:
+-- read through the copy-on-write home, so a new host key goes to the private layer) and the
+-- public keys. The usual names of private keys, agent and control sockets are hidden also when
+-- they do not exist yet: one the host creates later stays out of sight. A directory that cannot
+-- be listed (or holds over 256 names) is hidden whole.
+local ssh_shown = { known_hosts = true, known_hosts2 = true, config = true, ["config.d"] = true }
+local ssh_names = host.entries and host.entries("~/.ssh")
+if ssh_names then
+    local listed = {}
+    for i = 1, #ssh_names do
+        local name = ssh_names[i]
+        if not ssh_shown[name] and not name:find("%.pub$") then
+            listed[name] = true
+            hidden[#hidden + 1] = "~/.ssh/" .. name
+        end
+    end
+    local usual = { "id_rsa", "id_dsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed25519_sk",
+                    "id_xmss", "identity", "agent", "sockets", "controlmasters", "cm" }
+    for i = 1, #usual do
+        if not listed[usual[i]] then hidden[#hidden + 1] = "~/.ssh/" .. usual[i] end
+    end
+else
+    hidden[#hidden + 1] = "~/.ssh"
+end
 
 return {
     description = "Default: workspace writable, secrets hidden, network through the allowlist",

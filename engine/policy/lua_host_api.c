@@ -1,5 +1,5 @@
 /* lua_host_api.c — the `host` table policies and profiles are given (lua/HOOKS.md "host"):
- * host.profile, exists, is_dir, is_socket, home, workspace, getenv, cordon_exe, and the
+ * host.profile, exists, is_dir, is_socket, entries, home, workspace, getenv, cordon_exe, and the
  * recorded-case override of exists / is_socket (lh_set_host_override).
  * Uses: lua_host.c's loaders (lh_push_file, lh_load_sandboxed, the profile directories) and
  * the per-call context in the state (H.home, H.workspace); util.c for ~ expansion.
@@ -9,6 +9,7 @@
 #include "policy/lua_host.h"
 #include "policy/lua_host_private.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -107,6 +108,46 @@ static int host_is_socket(lua_State *L)
     return 1;
 }
 
+/* host.entries(path) -> { names, sorted } | nil: what a directory holds, so that a profile can
+ * hide all of it but what it names (coding's ~/.ssh). nil when it is no directory that can be
+ * read, or holds more than HOST_ENTRIES_MAX names: a caller then hides it whole. Names only:
+ * nothing about the entries themselves. */
+#define HOST_ENTRIES_MAX 256
+static int host_entries(lua_State *L)
+{
+    const char *p = luaL_checkstring(L, 1);
+    char *path = path_expand_home(p, H.home);
+    DIR *d = opendir(path);
+    free(path);
+    if (!d) {
+        lua_pushnil(L);
+        return 1;
+    }
+    struct str_list names = {0};
+    bool too_many = false;
+    struct dirent *de;
+    while (!too_many && (de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        too_many = names.len >= HOST_ENTRIES_MAX;
+        str_list_push(&names, de->d_name);
+    }
+    closedir(d);
+    if (too_many) {
+        str_list_free(&names);
+        lua_pushnil(L);
+        return 1;
+    }
+    str_list_sort(&names);
+    lua_createtable(L, (int)names.len, 0);
+    for (size_t i = 0; i < names.len; i++) {
+        lua_pushstring(L, names.items[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    str_list_free(&names);
+    return 1;
+}
+
 /* A string that may be absent: [-0, +1]. */
 static int push_opt_string(lua_State *L, const char *s)
 {
@@ -184,6 +225,7 @@ static const luaL_Reg host_api[] = {
     {"exists", host_exists},
     {"is_dir", host_is_dir},
     {"is_socket", host_is_socket},
+    {"entries", host_entries},
     {"home", host_home},
     {"workspace", host_workspace},
     {"getenv", host_getenv},

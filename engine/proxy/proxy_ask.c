@@ -41,8 +41,10 @@ static struct question *question_for(struct proxy_asking *a, const struct conn *
     if (!str_list_contains(&a->asked, dest))
         str_list_push(&a->asked, dest);
     char text[512];
-    snprintf(text, sizeof text, "the command wants to reach %.255s:%u (%s), which no rule allows",
-             c->host, (unsigned)c->port, net_kind_name(c->net_kind));
+    /* a SOCKS destination (cordon nc, ssh) as its rule is written: tcp://HOST:PORT */
+    snprintf(text, sizeof text, "the command wants to reach %s%.255s:%u (%s), which no rule allows",
+             c->net_kind == NET_KIND_SOCKS ? "tcp://" : "", c->host, (unsigned)c->port,
+             net_kind_name(c->net_kind));
     a->owner.ask(a->owner.ctx, q->id, text);
     return q;
 }

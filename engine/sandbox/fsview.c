@@ -86,6 +86,72 @@ static int resolv_conf_build(struct mnt_err *e)
     return mnt_setattr(e, target, false, MOUNT_ATTR_RDONLY, 0);
 }
 
+/* The sandbox's /etc/ssh/ssh_config is the host's, word for word, followed by one block that
+ * sends every ssh (plain ssh, git, rsync, scp) through `cordon nc`, which the proxy judges by the
+ * tcp:// rules: without it ssh would connect directly, and the network namespace has no route.
+ * ssh keeps the first value it reads, so a ProxyCommand or ProxyJump of the user's ~/.ssh/config
+ * or the host's own settings still wins; `Match host` sees the HostName an alias set. The
+ * sandbox's own loopback is left direct (a server the command runs there). Copied rather than
+ * included: an Include of /etc/ssh/ssh_config would name this very file. Read after the hidden
+ * paths are covered, so a hidden file is never copied in. */
+#define SSH_CONFIG_MAX (1 << 20)
+static int ssh_config_build(struct mnt_err *e)
+{
+    static const char target[] = "/etc/ssh/ssh_config";
+    static const char generated[] = "/run/.cordon-ssh_config";
+    static const char block[] =
+        "\n# cordon: every ssh but to the sandbox's own loopback goes through the sandbox proxy,\n"
+        "# which judges it by the tcp:// rules (--network-allow tcp://HOST:22)\n"
+        "Match host *,!127.0.0.1,!localhost,!::1\n"
+        "    ProxyCommand " FSVIEW_CORDON_EXE " nc %h %p\n";
+    struct stat st;
+    if (stat(target, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0; /* no ssh client configured here (or its file is hidden): nothing to cover */
+    if (st.st_size > SSH_CONFIG_MAX) {
+        snprintf(e->buf, e->len, "sandbox set-up: %s is larger than %d bytes: refused", target,
+                 SSH_CONFIG_MAX);
+        return -1;
+    }
+    int r = -1;
+    char *body = NULL;
+    FILE *in = NULL, *out = NULL;
+    size_t n = 0;
+    if (!(in = fopen(target, "re"))) {
+        mnt_fail(e, "reading", target);
+        goto out;
+    }
+    body = xcalloc((size_t)st.st_size + 1, 1);
+    n = fread(body, 1, (size_t)st.st_size, in);
+    if (ferror(in)) {
+        mnt_fail(e, "reading", target);
+        goto out;
+    }
+    if (!(out = fopen(generated, "we")) ||
+        fputs("# cordon: the host's /etc/ssh/ssh_config\n", out) < 0 ||
+        fwrite(body, 1, n, out) != n || (n && body[n - 1] != '\n' && fputc('\n', out) < 0) ||
+        fputs(block, out) < 0) {
+        mnt_fail(e, "writing", generated);
+        goto out;
+    }
+    int closed = fclose(out);
+    out = NULL;
+    if (closed != 0) {
+        mnt_fail(e, "writing", generated);
+        goto out;
+    }
+    if (mnt_mount(e, generated, target, NULL, MS_BIND, NULL) < 0 ||
+        mnt_setattr(e, target, false, MOUNT_ATTR_RDONLY, 0) < 0)
+        goto out;
+    r = 0;
+out:
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
+    free(body);
+    return r;
+}
+
 static int by_length(const void *a, const void *b)
 {
     const struct capture *x = a, *y = b;
@@ -384,6 +450,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         goto out;
     /* after the overlays: one on /etc would cover it */
     if (!cfg->net_unrestricted && resolv_conf_build(&e) < 0)
+        goto out;
+    if (!cfg->net_unrestricted && self_fd >= 0 && ssh_config_build(&e) < 0)
         goto out;
 
     /* 6. writable trees, outermost first so a nested one is not covered by its parent */

@@ -874,8 +874,7 @@ static void test_network_environment(void)
     CHECK(str_list_contains(&cfg.env, "NO_PROXY=localhost,127.0.0.1,::1"));
     CHECK(str_list_contains(&cfg.env, "CORDON_SOCKS_PROXY=socks5h://127.0.0.1:18081"));
     /* ssh's ProxyCommand names cordon where the sandbox has it (bound in by fsview.c). */
-    CHECK(str_list_contains(&cfg.env, "GIT_SSH_COMMAND=ssh -o \"ProxyCommand='" FSVIEW_CORDON_EXE
-                                      "' nc %h %p\""));
+    CHECK(str_list_contains(&cfg.env, "CORDON_SSH_PROXY_COMMAND='" FSVIEW_CORDON_EXE "' nc %h %p"));
     CHECK(str_list_contains(&cfg.env, "NODE_USE_ENV_PROXY=1"));
     CHECK(cfg.net_loopback);
     sandbox_config_free(&cfg);

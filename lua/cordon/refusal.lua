@@ -583,4 +583,44 @@ function M.grant_missing(line)
     return nil
 end
 
+-- ---- ssh host keys -------------------------------------------------------------------------
+
+--- Does line show ssh refusing the server because it could not verify its host key (no known
+-- key under strict checking, BatchMode, or a key that differs)?
+function M.host_key_failed(line)
+    return line:find("Host key verification failed", 1, true) ~= nil
+end
+
+--- The known-hosts files ssh may have read for command that lie in the hidden paths: those the
+-- command names (UserKnownHostsFile or GlobalKnownHostsFile as -o NAME=PATH, -o NAME PATH,
+-- -oNAME=PATH; relative ones against cwd), the system's, and ssh's defaults in every home the
+-- hidden list shows (a hidden `.../.ssh`, a hidden home, a hidden known_hosts itself). A list
+-- of absolute paths, the named ones first; whether each exists is the caller's question.
+function M.hidden_known_hosts(command, hidden, cwd)
+    local out, seen = {}, {}
+    local function add(p)
+        p = M.absolute(p, cwd)
+        if p and not seen[p] and M.under_any(p, hidden) then seen[p] = true; out[#out + 1] = p end
+    end
+    for _, key in ipairs({ "UserKnownHostsFile", "GlobalKnownHostsFile" }) do
+        for value in (command or ""):gmatch(key .. "[=%s]+[\"']?([^%s\"'$~]+)") do
+            add(value)
+        end
+    end
+    add("/etc/ssh/ssh_known_hosts")
+    add("/etc/ssh/ssh_known_hosts2")
+    for _, h in ipairs(hidden or {}) do
+        if type(h) == "string" then
+            if h:find("/known_hosts2?$") then
+                add(h)
+            elseif h:find("/%.ssh$") then
+                add(h .. "/known_hosts"); add(h .. "/known_hosts2")
+            else
+                add(h .. "/.ssh/known_hosts"); add(h .. "/.ssh/known_hosts2")
+            end
+        end
+    end
+    return out
+end
+
 return M

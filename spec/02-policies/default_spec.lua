@@ -31,6 +31,12 @@ end
 
 local policy = load_policy(root .. "/policies/00-default.lua")
 
+local function count(list, item)
+    local n = 0
+    for _, v in ipairs(list or {}) do if v == item then n = n + 1 end end
+    return n
+end
+
 describe("policies/00-default.lua profile hook", function()
     -- name, flags -> checks on the result
     local cases = {
@@ -54,6 +60,20 @@ describe("policies/00-default.lua profile hook", function()
               assert.is_false(r.network.unrestricted)
               assert.is_true(r.json)
           end },
+        -- a writable home: ~/.ssh hidden whole (its config and known_hosts would be writable);
+        -- the hook appends it to what coding hid (here "~/.ssh" too: this host cannot list it)
+        { "coding", { allow_home_workspace = true }, function(r)
+            assert.are.equal(2, count(r.hidden, "~/.ssh"))
+        end },
+        { "coding", { writable = { "/home" } }, function(r)
+            assert.are.equal(2, count(r.hidden, "~/.ssh"))
+        end },
+        { "coding", { writable = { "~/" } }, function(r)
+            assert.are.equal(2, count(r.hidden, "~/.ssh"))
+        end },
+        { "coding", { writable = { "~/src" } }, function(r)
+            assert.are.equal(1, count(r.hidden, "~/.ssh"))
+        end },
         { "strict", { workspace = "/w", allow_docker = true }, function(r)
             assert.are.equal("/w", r.workspace)
             assert.is_true(r.allow_docker)
@@ -91,7 +111,7 @@ describe("policies/00-default.lua environment hook", function()
                           NO_PROXY = r.set.NO_PROXY, no_proxy = r.set.no_proxy,
                           CORDON_SOCKS_PROXY = "socks5h://127.0.0.1:18081",
                           CORDON_SSH_PROXY_COMMAND = r.set.CORDON_SSH_PROXY_COMMAND,
-                          GIT_SSH_COMMAND = r.set.GIT_SSH_COMMAND, NODE_USE_ENV_PROXY = "1" }, r.set)
+                          NODE_USE_ENV_PROXY = "1" }, r.set)
         assert.truthy(r.set.CORDON_SSH_PROXY_COMMAND:match("nc %%h %%p$"))
     end)
 end)

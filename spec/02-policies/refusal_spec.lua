@@ -431,3 +431,45 @@ describe("escalate hook", function()
         end)
     end
 end)
+
+describe("refusal hook: ssh", function()
+    local failed = "No ED25519 host key is known for [gh.test]:22 and you have requested strict checking.\r\n"
+        .. "Host key verification failed.\r\n"
+    local function case(command, hidden, stderr)
+        return { command = command, exit_code = 255, stdout = "", stderr = stderr or failed,
+                 cwd = "/home/dev/ws", writable = { "/home/dev/ws" }, hidden = hidden }
+    end
+
+    it("a host key failure with a hidden known_hosts that exists names it", function()
+        local r = detect(case("ssh gh.test true", { "/home/dev/.ssh/known_hosts", "/etc/shadow" }),
+            { exists = { "/home/dev/.ssh/known_hosts" } })
+        assert.are.same({ "hidden" }, kinds(r))
+        assert.are.equal("/home/dev/.ssh/known_hosts", r[1].path)
+        assert.truthy(r[1].reason:find("host key", 1, true), r[1].reason)
+        assert.truthy(r[1].reason:find("--hide", 1, true), r[1].reason)
+    end)
+
+    it("a hidden ~/.ssh or home counts; a named UserKnownHostsFile first", function()
+        local r = detect(case("ssh -o UserKnownHostsFile=/srv/kh gh.test true", { "/home/dev/.ssh", "/srv/kh" }),
+            { exists = { "/home/dev/.ssh/known_hosts", "/srv/kh" } })
+        assert.are.equal("/srv/kh", r[1].path)
+        r = detect(case("git fetch", { "/root" }), { exists = { "/root/.ssh/known_hosts" } })
+        assert.are.equal("/root/.ssh/known_hosts", r[1].path)
+    end)
+
+    it("no line when no key is known at all (not the sandbox's doing)", function()
+        assert.are.same({}, detect(case("ssh gh.test true", { "/home/dev/.ssh/id_rsa", "/etc/shadow" }),
+            { exists = { "/home/dev/.ssh/id_rsa" } }))
+        assert.are.same({}, detect(case("ssh gh.test true", { "/home/dev/.ssh/known_hosts" }), { exists = {} }))
+    end)
+
+    it("a refused tcp:// destination names the tcp:// rule when cordon nc's line shows it", function()
+        local input = case("ssh -p 2222 gh.test true", {}, "cordon nc: the sandbox's network policy does not "
+            .. "allow tcp://gh.test:2222 (--network-allow tcp://gh.test:2222 would allow it, unless a deny "
+            .. "rule names it)\r\nkex_exchange_identification: Connection closed by remote host\r\n")
+        input.network_denied = { "gh.test:2222" }
+        local r = detect(input)
+        assert.are.same({ "network" }, kinds(r))
+        assert.truthy(r[1].reason:find("--network-allow tcp://gh.test:2222 would allow it", 1, true), r[1].reason)
+    end)
+end)

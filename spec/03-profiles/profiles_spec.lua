@@ -50,7 +50,8 @@ describe("built-in profiles", function()
         for _, p in ipairs { "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
                              "~/.kube", "~/.npmrc", "~/.pypirc", "~/.git-credentials",
                              "~/.config/gcloud", "~/.azure", "/etc/shadow", "/etc/gshadow",
-                             "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/root" } do
+                             "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_ed25519_key",
+                             "/etc/ssh/ssh_host_rsa_key", "/root" } do
             assert.is_true(has(r.hidden, p), p)
         end
         for _, p in ipairs { ".git/hooks", ".git/config", ".cordon" } do
@@ -62,6 +63,36 @@ describe("built-in profiles", function()
         end
         assert.is_false(r.workspace_readonly)
         assert.is_false(r.escalation.ask_sandbox_off)
+    end)
+
+    it("coding hides ~/.ssh but known_hosts, config and the public keys, and the usual key names", function()
+        host.entries = function(p)
+            assert.are.equal("~/.ssh", p)
+            return { "authorized_keys", "config", "config.d", "id_ed25519", "id_ed25519.pub",
+                     "known_hosts", "known_hosts2", "work.pem" }
+        end
+        local ok, r = pcall(profile.resolve, "coding", load_profile)
+        host.entries = nil
+        assert(ok, r)
+        for _, p in ipairs { "~/.ssh/authorized_keys", "~/.ssh/id_ed25519", "~/.ssh/work.pem",
+                             "~/.ssh/id_rsa", "~/.ssh/id_ecdsa", "~/.ssh/agent" } do
+            assert.is_true(has(r.hidden, p), p)
+        end
+        for _, p in ipairs { "~/.ssh", "~/.ssh/config", "~/.ssh/config.d", "~/.ssh/known_hosts",
+                             "~/.ssh/known_hosts2", "~/.ssh/id_ed25519.pub" } do
+            assert.is_false(has(r.hidden, p), p)
+        end
+        local n = 0
+        for _, p in ipairs(r.hidden) do if p == "~/.ssh/id_ed25519" then n = n + 1 end end
+        assert.are.equal(1, n)
+    end)
+
+    it("coding hides ~/.ssh whole when it cannot be listed", function()
+        host.entries = function() return nil end
+        local ok, r = pcall(profile.resolve, "coding", load_profile)
+        host.entries = nil
+        assert(ok, r)
+        assert.is_true(has(r.hidden, "~/.ssh"))
     end)
 
     it("coding holds agents' and editors' own configuration read-only in the workspace", function()

@@ -250,8 +250,7 @@ describe("egress: cordon nc and ssh", function()
         -- the copy alone has no share/cordon beside it: its policies are the checkout's
         local data = h.chomp(h.sh_ok("cd " .. h.quote(h.source_dir) .. " && pwd"))
         local r = h.sh(("cd %s && CORDON_DATADIR=%s %s run --network-allow tcp://127.0.0.1:%d "
-            .. "--network-allow 127.0.0.1:%d -- /bin/bash -c %s"):format(h.quote(ws), h.quote(data),
-            h.quote(dir .. "/cordon"), o.port, o.port,
+            .. "-- /bin/bash -c %s"):format(h.quote(ws), h.quote(data), h.quote(dir .. "/cordon"), o.port,
             h.quote(proxy_command(o.port) .. "printf 'ping\\n' | eval \"$cmd\"")))
         assert.are.equal(0, r.code, h.describe(r))
         assert.are.equal("ping\n", r.stdout, h.describe(r))
@@ -259,18 +258,23 @@ describe("egress: cordon nc and ssh", function()
 
     it("CORDON_SSH_PROXY_COMMAND relays to an allowed host TCP echo server", function()
         local o = origin("echo")
-        local r = ok(run(proxy_command(o.port) .. "printf 'ping\\n' | eval \"$cmd\"",
-            { "--network-allow", "tcp://127.0.0.1:" .. o.port, "--network-allow", allow(o) }))
+        local r, audit = run(proxy_command(o.port) .. "printf 'ping\\n' | eval \"$cmd\"",
+            { "--network-allow", "tcp://127.0.0.1:" .. o.port })
+        ok(r)
         assert.are.equal("ping\n", r.stdout)
+        -- cordon nc is a SOCKS client: judged by the tcp:// rule
+        local d = decisions(audit)[1]
+        assert.are.same({ "socks", "127.0.0.1", o.port, "allow" }, { d.kind, d.host, d.port, d.verdict })
     end)
 
-    it("cordon nc to a refused destination exits 1 with a message", function()
+    it("cordon nc to a refused destination exits 1 naming the tcp:// rule", function()
         local o = origin("echo")
+        -- an HTTP rule for the same host:port does not let a SOCKS client through
         local r = run(proxy_command(o.port) .. "printf 'ping\\n' | eval \"$cmd\"",
-            { "--network-allow", "127.0.0.1:1" })
+            { "--network-allow", allow(o) })
         assert.are.equal(1, r.code, h.describe(r))
-        has(r, "cordon nc: the sandbox proxy refused 127.0.0.1:" .. o.port)
-        has(r, "403")
+        has(r, "cordon nc: the sandbox's network policy does not allow tcp://127.0.0.1:" .. o.port)
+        has(r, "--network-allow tcp://127.0.0.1:" .. o.port .. " would allow it")
         assert.are.equal("", r.stdout)
         assert.are.equal(0, conns(o))
     end)
@@ -282,7 +286,7 @@ describe("egress: cordon nc and ssh", function()
 
     it("ssh with the ProxyCommand reaches the host's SSH banner", function()
         local o = origin("banner")
-        local r = run(ssh(o.port), { "--network-allow", allow(o) })
+        local r = run(ssh(o.port), { "--network-allow", "tcp://127.0.0.1:" .. o.port })
         assert.are.equal(255, r.code, h.describe(r)) -- the fake server hangs up after its banner
         has(r, "remote software version test")
         assert.falsy(r.stderr:find("Connection refused", 1, true), h.describe(r))
@@ -291,9 +295,9 @@ describe("egress: cordon nc and ssh", function()
 
     it("ssh with the ProxyCommand to a refused port never sees a banner", function()
         local o = origin("banner")
-        local r = run(ssh(o.port), { "--network-allow", "127.0.0.1:1" })
+        local r = run(ssh(o.port), { "--network-allow", "tcp://127.0.0.1:1" })
         assert.are.equal(255, r.code, h.describe(r))
-        has(r, "the sandbox proxy refused 127.0.0.1:" .. o.port)
+        has(r, "does not allow tcp://127.0.0.1:" .. o.port)
         assert.falsy(r.stderr:find("remote software version", 1, true), h.describe(r))
         assert.are.equal(0, conns(o))
     end)

@@ -201,7 +201,8 @@ end)
 describe("cordon run: hidden paths", function()
     after_each(h.cleanup)
 
-    local home_paths = { ".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker", ".kube" }
+    -- (~/.ssh itself shows known_hosts, config and public keys: its private keys are hidden)
+    local home_paths = { ".ssh/id_rsa", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker", ".kube" }
     for _, rel in ipairs(home_paths) do
         it("~/" .. rel .. " looks missing (ENOENT)", function()
             local home, marker = h.secret_home()
