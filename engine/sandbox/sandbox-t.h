@@ -117,6 +117,12 @@ struct sandbox_config {
     enum sandbox_home home_mode;       /* profile key home */
     char *home;                        /* the caller's home, canonical; NULL: no home view */
     char *home_layer;                  /* overlay: the workspace's layer folder (upper/, work/) */
+    /* profile key root_writes: a caller of uid 0 writes in files of other owners inside the
+     * writable set (sandbox/root_writes.h). Read by the controller only, never on the wire. */
+    bool root_writes;
+    /* Set by init (never on the wire) once the writable trees it attaches are idmapped: the
+     * command keeps CONFINE_ROOT_WRITE_CAPS. */
+    bool root_write_caps;
 };
 
 /* limits.* when the resolved profile has none (the values of `coding`). */
