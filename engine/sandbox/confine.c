@@ -1,6 +1,6 @@
 /* confine.c — the last steps of the command's process before exec: resource limits, dropping
  * every capability so that nothing is regained at exec (even as uid 0 in the sandbox's user
- * namespace) — for a root caller with idmapped writable trees every one but the four of
+ * namespace) — for a root caller with idmapped writable trees every one but the three of
  * CONFINE_ROOT_WRITE_CAPS, kept as ambient capabilities — and no_new_privs.
  * Owns: the securebits we lock and the order of the capability drop.
  * Uses: setrlimit, prctl, the raw capset system call (no libcap: nothing here may allocate).

@@ -79,7 +79,7 @@ static int idmapped_tree(const char *path, int userns_fd, char *why, size_t len)
     return fd;
 }
 
-int root_writes_send(int ctl, pid_t init_pid, unsigned maps, const struct sandbox_config *cfg)
+int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_config *cfg)
 {
     char why[PATH_MAX + 256] = "", nspath[64];
     size_t n = 1 + cfg->writable.len, made = 0;
@@ -104,6 +104,7 @@ int root_writes_send(int ctl, pid_t init_pid, unsigned maps, const struct sandbo
     }
     for (size_t i = 0; i < n && r == 0; i++)
         r = fdpass_send(ctl, fds[i], INIT_MSG_IDMAPPED);
+    cfg->root_write_caps = r == 0;
     goto out;
 none:
     if (why[0])

@@ -12,7 +12,8 @@
  *     inside id k there: files keep their real owners, new ones are root's, chown works;
  *   - the command keeps CONFINE_ROOT_WRITE_CAPS (confine.h), which act only where owners are
  *     mapped: in those trees, and on root's own files (read-only outside, and the root-only ones
- *     hidden: root_only.h).
+ *     hidden: root_only.h); and its seccomp filter refuses set-id mode bits (a set-user-ID root
+ *     program in a checkout other users run things from would be root's for them).
  * Anything missing (the parent may not write the wide maps, a tree's file system refuses an
  * idmap, the key is off): no capability at all and the trees init captured itself, as before,
  * with one line saying why when the key is on. Never more power without the idmapped trees.
@@ -38,9 +39,10 @@
  * or -1 with one line in err. */
 int root_writes_map(int ctl, pid_t init_pid, char *err, size_t errlen);
 /* Host, after the configuration went to init: the idmapped trees when cfg->root_writes, the maps
- * are both wide (maps: root_writes_map's result) and every tree takes the idmap; else
+ * are both wide (maps: root_writes_map's result) and every tree takes the idmap, and then
+ * cfg->root_write_caps is set (the seccomp filter, built next, depends on it); else
  * INIT_MSG_NO_IDMAP, with one line on stderr when the key asked for it. 0 or -errno (sending). */
-int root_writes_send(int ctl, pid_t init_pid, unsigned maps, const struct sandbox_config *cfg);
+int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_config *cfg);
 /* Init: the NS_MAPS_* bits the controller wrote, or -errno (-EPIPE: it is gone). */
 int root_writes_wait_maps(int ctl);
 /* Init: n trees into fds (the workspace first), or none. 1 with trees, 0 without (fds all -1),

@@ -120,8 +120,9 @@ struct sandbox_config {
     /* profile key root_writes: a caller of uid 0 writes in files of other owners inside the
      * writable set (sandbox/root_writes.h). Read by the controller only, never on the wire. */
     bool root_writes;
-    /* Set by init (never on the wire) once the writable trees it attaches are idmapped: the
-     * command keeps CONFINE_ROOT_WRITE_CAPS. */
+    /* Set by the controller once it sent init idmapped writable trees, and by init once it got
+     * them (never on the wire): the command keeps CONFINE_ROOT_WRITE_CAPS, and its seccomp
+     * filter refuses set-id mode bits. */
     bool root_write_caps;
 };
 
