@@ -77,7 +77,8 @@ int confine_keep_capabilities(unsigned long long keep)
         return -errno;
     int is_root = ruid == 0 || euid == 0 || suid == 0;
     /* With capabilities to keep, the ambient ones are raised before the raise is locked off. */
-    const unsigned long ambient_bits = SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    const unsigned long ambient_bits =
+        SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
     unsigned long first_bits = keep ? CONFINE_SECUREBITS & ~ambient_bits : CONFINE_SECUREBITS;
 
     if (privileged) {
@@ -121,7 +122,8 @@ int confine_keep_capabilities(unsigned long long keep)
         if ((r = set_capabilities(keep | (1ull << CAP_SETPCAP), keep)) < 0)
             return r;
         for (unsigned long cap = 0; cap < 64; cap++)
-            if ((keep & (1ull << cap)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+            if ((keep & (1ull << cap)) &&
+                prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
                 return -errno;
         int cur = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
         if (cur < 0 || prctl(PR_SET_SECUREBITS, (unsigned long)cur | ambient_bits, 0, 0, 0) < 0)

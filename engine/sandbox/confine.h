@@ -17,7 +17,8 @@ int confine_drop_capabilities(void);
  * CAP_FSETID: without it a write or a chown clears set-id bits as for anyone (the seccomp
  * filter refuses setting them, seccomp_filter.c). Never SYS_ADMIN, SETUID/SETGID, MKNOD, NET_*,
  * SYS_*, DAC_READ_SEARCH (file handles reach past every mount). */
-#define CONFINE_ROOT_WRITE_CAPS ((1ull << CAP_CHOWN) | (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_FOWNER))
+#define CONFINE_ROOT_WRITE_CAPS \
+    ((1ull << CAP_CHOWN) | (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_FOWNER))
 /* Drop every capability but those of keep that CONFINE_ROOT_WRITE_CAPS allows, which stay
  * permitted, effective, inheritable and ambient (so they survive exec despite NOROOT), with
  * every securebit still set and locked: no other capability can come back. A non-zero keep

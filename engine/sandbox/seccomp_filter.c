@@ -298,9 +298,9 @@ static int add_setid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
         unsigned mode_arg;
         int flags_arg; /* -1: the call always sets the mode */
     } calls[] = {
-        {"chmod", 1, -1},   {"fchmod", 1, -1},  {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
-        {"mknod", 1, -1},   {"mknodat", 2, -1}, {"creat", 1, -1},    {"open", 2, 1},
-        {"openat", 3, 2},
+        {"chmod", 1, -1},     {"fchmod", 1, -1}, {"fchmodat", 2, -1},
+        {"fchmodat2", 2, -1}, {"mknod", 1, -1},  {"mknodat", 2, -1},
+        {"creat", 1, -1},     {"open", 2, 1},    {"openat", 3, 2},
     };
     static const scmp_datum_t setid[] = {S_ISUID, S_ISGID, S_ISUID | S_ISGID};
     static const scmp_datum_t creating[] = {O_CREAT, O_TMPFILE};
@@ -314,8 +314,8 @@ static int add_setid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
                                         .datum_a = S_ISUID | S_ISGID,
                                         .datum_b = setid[s]};
             if (calls[i].flags_arg < 0) {
-                if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), calls[i].name, nr, 1, &mode, err,
-                             errlen) < 0)
+                if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), calls[i].name, nr, 1, &mode, err, errlen) <
+                    0)
                     return -1;
                 continue;
             }
@@ -325,8 +325,8 @@ static int add_setid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
                                                 .datum_a = creating[c],
                                                 .datum_b = creating[c]},
                                                mode};
-                if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), calls[i].name, nr, 2, both, err,
-                             errlen) < 0)
+                if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), calls[i].name, nr, 2, both, err, errlen) <
+                    0)
                     return -1;
             }
         }
