@@ -689,18 +689,26 @@ out:
 #ifndef CORDON_SC_GENERATOR
 /* The build-time program for cfg's rule set, or NULL when it has none. The prebuilt sets are
  * the default refusals with and without block_unix_sockets, for a sandbox with loopback
- * service (every built-in profile); whatever else add_profile_rules() reads (a deny list, the
- * rules of a sandbox without loopback service, a root caller's set-id rules) is compiled at run
- * time. A new input there must
+ * service (every built-in profile), each with and without a root caller's set-id rules; whatever
+ * else add_profile_rules() reads (a deny list, the rules of a sandbox without loopback service)
+ * is compiled at run time. A new input there must
  * be checked here too: test_seccomp_filter compares both ways. */
 static const struct sock_filter *prebuilt_for(const struct sandbox_config *cfg, unsigned short *len)
 {
-    if (cfg->seccomp_deny.len > 0 || loopback_guard_wanted(cfg) || cfg->root_write_caps)
+    if (cfg->seccomp_deny.len > 0 || loopback_guard_wanted(cfg))
         return NULL;
-    *len = cfg->block_unix_sockets ? sc_prebuilt_no_unix_len : sc_prebuilt_default_len;
-    if (*len == 0)
-        return NULL;
-    return cfg->block_unix_sockets ? sc_prebuilt_no_unix : sc_prebuilt_default;
+    static const struct {
+        const unsigned short *len;
+        const struct sock_filter *insns;
+    } sets[2][2] = {
+        {{&sc_prebuilt_default_len, sc_prebuilt_default},
+         {&sc_prebuilt_no_unix_len, sc_prebuilt_no_unix}},
+        {{&sc_prebuilt_root_writes_len, sc_prebuilt_root_writes},
+         {&sc_prebuilt_root_writes_no_unix_len, sc_prebuilt_root_writes_no_unix}},
+    };
+    const bool rw = cfg->root_write_caps, nu = cfg->block_unix_sockets;
+    *len = *sets[rw][nu].len;
+    return *len ? sets[rw][nu].insns : NULL;
 }
 
 int sc_build(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen)

@@ -225,9 +225,10 @@ static void test_build_twice_and_free(void)
  * service the program has rules of its own, compiled at run time, and must be that one too. */
 static void test_prebuilt_matches_libseccomp(void)
 {
-    for (int variant = 0; variant < 4; variant++) {
+    for (int variant = 0; variant < 8; variant++) {
         struct sandbox_config cfg = {.block_unix_sockets = variant & 1,
-                                     .net_loopback = variant & 2};
+                                     .net_loopback = variant & 2,
+                                     .root_write_caps = variant & 4};
         struct sc_program built, compiled;
         char err[256];
         CHECK_EQ_INT(sc_build(&cfg, &built, err, sizeof err), 0);
