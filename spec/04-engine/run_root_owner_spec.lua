@@ -224,19 +224,25 @@ describe("root writes", function()
         local ws = foreign_workspace()
         local secret, marker = foreign_secret()
         h.write_file(ws .. "/.env", marker .. "-ws\n", "600")
-        h.sh_ok(("chown %d:%d %s"):format(OWNER, OWNER, q(ws .. "/.env")))
-        local cfg = profile(("hidden = { %q, %q }"):format(secret, ws .. "/.env"))
+        h.sh_ok("mkdir " .. q(ws .. "/keys"))
+        h.write_file(ws .. "/keys/k", marker .. "-dir\n", "600")
+        h.sh_ok(("chown -R %d:%d %s %s"):format(OWNER, OWNER, q(ws .. "/.env"), q(ws .. "/keys")))
+        local cfg = profile(("hidden = { %q, %q, %q }"):format(secret, ws .. "/.env", ws .. "/keys"))
         local o = { workspace = ws, env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rootspec" } }
         local r = h.run_sh(table.concat({
             "cat .env", "cat " .. q(secret),
             "rm -f .env", "mv .env moved", "chmod 666 .env", "chown 0 .env",
             "echo x > .env", "cat .env moved", "ls -la",
+            "cat keys/k", "touch keys/new", "rmdir keys", "mv keys k2", "ls -A keys",
         }, "; "), o)
         hasnt(r.stdout, marker, r)
         has(r.stderr, q(secret):gsub("'", "") .. ": No such file or directory", r)
         assert.are.equal(marker .. "-ws\n", h.read_file(ws .. "/.env"))   -- untouched on the host
         assert.are.equal(OWNER, math.tointeger(tonumber(h.chomp(h.sh_ok("stat -c %u " .. q(ws .. "/.env"))))))
         assert.falsy(h.read_file(ws .. "/moved"))
+        assert.are.equal(marker .. "-dir\n", h.read_file(ws .. "/keys/k"))
+        assert.falsy(h.read_file(ws .. "/keys/new"))
+        assert.falsy(h.read_file(ws .. "/k2/k"))
     end)
 
     it("keeps root-only files hidden (/etc/shadow-, a mode 0000 file that only a capability could read)", function()
