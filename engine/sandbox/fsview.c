@@ -104,8 +104,13 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
          * the caller's next `git commit` runs outside: create the empty directory git itself
          * would have made, so that it can be held read-only like any other. */
         char *hooks = xasprintf("%s/hooks", git);
-        if (r == 0 && mkdir(hooks, 0755) < 0 && errno != EEXIST)
+        int made = r == 0 ? mkdir(hooks, 0755) : 0;
+        if (made < 0 && errno != EEXIST)
             r = mnt_fail(e, "mkdir", hooks);
+        else if (r == 0 && made == 0 && st.st_uid != getuid())
+            /* In a checkout of another user (root writes) it is theirs, as git would have made
+             * it: a root-owned hooks/ would keep them from adding hooks of their own. */
+            (void)!lchown(hooks, st.st_uid, st.st_gid);
         free(hooks);
     }
     free(git);
