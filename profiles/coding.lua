@@ -288,4 +288,11 @@ return {
     --     gpg_agent = true,   -- gpg-agent and the public keyring, GNUPGHOME=/run/cordon/gnupg
     --     sockets = { podman = { from = "$PODMAN_SOCK", env = "PODMAN_SOCK" } },
     -- },
+    -- A caller of uid 0 in a checkout owned by another user (a bind-mounted repository): true
+    -- lets its commands write there as root does outside, inside the workspace and writable
+    -- paths only (files keep their real owners, new ones are root's, chown works); everywhere
+    -- else they can do no more than without it. Where the kernel or the host cannot give it
+    -- safely (idmapped mounts), one line says so and files of other owners stay read-only.
+    -- Other callers: no effect. See docs/root-callers.md.
+    root_writes = true,
 }

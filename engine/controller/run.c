@@ -37,6 +37,7 @@
 #include "sandbox/pty.h"
 #include "controller/refusal_report.h"
 #include "controller/result_json.h"
+#include "sandbox/root_writes.h"
 #include "base/shell_quote.h"
 #include "base/visible.h"
 #include "sandbox/sandbox_config.h"
@@ -170,6 +171,7 @@ struct controller {
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
     bool have_cgroup;
     struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
+    int root_maps; /* a root caller's: the NS_MAPS_* bits written for init (root_writes.h) */
 };
 
 static void handle_signal(struct controller *c, int sig)
@@ -448,6 +450,10 @@ static void clone_init(struct controller *c, const struct init_params *ip, int a
     close(sp[1]);
     c->init_pid = pid;
     c->ctl = sp[0];
+    /* A root caller's init waits for its maps from here (root_writes.h). */
+    char err[256];
+    if (ip->uid == 0 && (c->root_maps = root_writes_map(c->ctl, pid, err, sizeof err)) < 0)
+        stop_init_and_die(c, err);
 }
 
 /* init made its network namespace before the profile was known (early_network); a profile
@@ -548,6 +554,8 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
         stop_init_and_die(c, err);
     c->have_cgroup = r > 0;
     r = controller_send_config(c->ctl, cfg);
+    if (r == 0 && ip->uid == 0)
+        r = root_writes_send(c->ctl, c->init_pid, (unsigned)c->root_maps, cfg);
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
     if (controller_compile_network(c->ctl, err, sizeof err) < 0)

@@ -425,6 +425,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
     cfg->allow_home_workspace =
         read_bool(L, idx, "allow_home_workspace", "allow_home_workspace", false);
     cfg->json = read_bool(L, idx, "json", "json", false);
+    cfg->root_writes = read_bool(L, idx, "root_writes", "root_writes", false);
 
     /* home: absent is "readonly", what a profile that does not say gets (nothing written). */
     cfg->home_mode = SANDBOX_HOME_READONLY;

@@ -70,7 +70,7 @@ void command_exec(const struct sandbox_config *cfg, const struct sc_program *sec
         fail("cannot enter ", cfg->cwd, errno, CORDON_EXIT_SETUP);
     if ((r = confine_rlimits(cfg)) < 0)
         fail("setting resource limits", NULL, -r, CORDON_EXIT_SETUP);
-    if ((r = confine_drop_capabilities()) < 0)
+    if ((r = confine_keep_capabilities(cfg->root_write_caps ? CONFINE_ROOT_WRITE_CAPS : 0)) < 0)
         fail("dropping capabilities", NULL, -r, CORDON_EXIT_SETUP);
     if ((r = confine_no_new_privs()) < 0)
         fail("setting no_new_privs", NULL, -r, CORDON_EXIT_SETUP);

@@ -172,8 +172,13 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
          * the caller's next `git commit` runs outside: create the empty directory git itself
          * would have made, so that it can be held read-only like any other. */
         char *hooks = xasprintf("%s/hooks", git);
-        if (r == 0 && mkdir(hooks, 0755) < 0 && errno != EEXIST)
+        int made = r == 0 ? mkdir(hooks, 0755) : 0;
+        if (made < 0 && errno != EEXIST)
             r = mnt_fail(e, "mkdir", hooks);
+        else if (r == 0 && made == 0 && st.st_uid != getuid())
+            /* In a checkout of another user (root writes) it is theirs, as git would have made
+             * it: a root-owned hooks/ would keep them from adding hooks of their own. */
+            (void)!lchown(hooks, st.st_uid, st.st_gid);
         free(hooks);
     }
     free(git);
@@ -334,6 +339,12 @@ static void early_release(struct fsview_early *early)
         close(early->self_fd);
     early->self_fd = -1;
     str_list_free(&early->mounts);
+    for (size_t i = 0; i < early->n_trees; i++)
+        if (early->trees[i] >= 0)
+            close(early->trees[i]);
+    free(early->trees);
+    early->trees = NULL;
+    early->n_trees = 0;
 }
 
 int fsview_prepare(struct fsview_early *early, char *err, size_t errlen)
@@ -387,10 +398,16 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     if (hv < 0)
         goto out;
 
-    /* 2. captures (the rest are fsview_prepare's) */
+    /* 2. captures (the rest are fsview_prepare's). A root caller's writable trees may come
+     * idmapped from the controller instead (visible is the workspace, then the writable paths,
+     * in the order it made them): those are attached as they are. */
     for (size_t i = 0; i < visible.len; i++) {
-        if ((caps[n_caps].fd = capture_no_links(&e, visible.items[i])) < 0)
+        if (i < early->n_trees && early->trees[i] >= 0) {
+            caps[n_caps].fd = early->trees[i];
+            early->trees[i] = -1;
+        } else if ((caps[n_caps].fd = capture_no_links(&e, visible.items[i])) < 0) {
             goto out;
+        }
         caps[n_caps++].path = visible.items[i];
     }
     if (cfg->net_unrestricted && self_fd >= 0) { /* `cordon nc` is for the proxy only */

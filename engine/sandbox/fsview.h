@@ -21,6 +21,10 @@ struct fsview_early {
     struct devfs_capture dev;
     int self_fd;            /* a read-only bind of cordon's binary, or -1 */
     struct str_list mounts; /* the host's mount points */
+    /* A root caller's writable trees as the controller idmapped them (root_writes.h), the
+     * workspace first, then the writable paths in their order; NULL: init captures its own. */
+    int *trees;
+    size_t n_trees;
 };
 /* 0, or -1 with one line in err (early is then released). */
 int fsview_prepare(struct fsview_early *early, char *err, size_t errlen);

@@ -25,6 +25,7 @@
 #include "base/log.h"
 #include "sandbox/netns.h"
 #include "sandbox/pty.h"
+#include "sandbox/root_writes.h"
 #include "sandbox/userns.h"
 #include "base/util.h"
 
@@ -265,6 +266,26 @@ static void connect_inside(int ctl)
         close(fd);
 }
 
+/* A root caller's writable trees, idmapped by the controller (root_writes.h), or word that there
+ * are none: then init captures them itself and the command keeps no capability. */
+static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsview_early *early)
+{
+    size_t n = 1 + cfg->writable.len;
+    int *fds = xcalloc(n, sizeof *fds);
+    int r = root_writes_receive(ctl, n, fds);
+    if (r == -EPIPE)
+        _exit(CORDON_EXIT_SETUP);
+    if (r < 0)
+        setup_failed("receiving the idmapped writable trees", -r);
+    if (r == 0) {
+        free(fds);
+        return;
+    }
+    early->trees = fds;
+    early->n_trees = n;
+    cfg->root_write_caps = true;
+}
+
 static void forward_signal(pid_t group, int sig)
 {
     if (group <= 1)
@@ -290,7 +311,13 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     char err[512];
     out->slave = -1;
     die_with_controller(p->parent_alive_fd);
-    int r = ns_write_id_maps(p->uid, p->gid);
+    /* A root caller's controller writes the wider maps (root_writes.h) and says which. */
+    int r = p->uid == 0 ? root_writes_wait_maps(p->ctl_sock) : 0;
+    if (r == -EPIPE)
+        _exit(CORDON_EXIT_SETUP); /* the controller is gone, or said why itself */
+    if (r < 0)
+        setup_failed("waiting for the uid/gid maps", -r);
+    r = ns_write_id_maps(p->uid, p->gid, (unsigned)r);
     if (r < 0)
         setup_failed("writing the uid/gid maps", -r);
     if (p->early_network)
@@ -304,6 +331,8 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     struct sandbox_config *cfg = &out->cfg;
     memset(cfg, 0, sizeof *cfg);
     receive_config(p->ctl_sock, cfg);
+    if (p->uid == 0)
+        receive_root_trees(p->ctl_sock, cfg, &early);
     if (p->early_network && cfg->net_unrestricted)
         setup_failed("the profile wants the host's network, but the sandbox already has its own",
                      0);

@@ -124,6 +124,13 @@ struct sandbox_config {
     bool grant_gpg_agent;          /* grants.gpg_agent: gpg-agent's socket, public keyring */
     struct str_list grant_sockets; /* grants.sockets as written: "NAME\tFROM" */
     struct str_list grant_binds;   /* grants_resolve: "sTARGET\tSOURCE" (s socket, f file) */
+    /* profile key root_writes: a caller of uid 0 writes in files of other owners inside the
+     * writable set (sandbox/root_writes.h). Read by the controller only, never on the wire. */
+    bool root_writes;
+    /* Set by the controller once it sent init idmapped writable trees, and by init once it got
+     * them (never on the wire): the command keeps CONFINE_ROOT_WRITE_CAPS, and its seccomp
+     * filter refuses set-id mode bits. */
+    bool root_write_caps;
 };
 
 /* limits.* when the resolved profile has none (the values of `coding`). */

@@ -10,6 +10,7 @@
 #include "sandbox/seccomp_filter.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sched.h>
@@ -282,9 +283,66 @@ static int add_no_fastopen_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
     return 0;
 }
 
+/* A root caller's command with root writes (sandbox/root_writes.h) owns the files it makes in a
+ * checkout that other users run programs from: a set-user-ID or set-group-ID bit set there would
+ * run a program of its choosing with root's ids for them, outside the sandbox. Every call that
+ * sets a mode refuses those bits with EPERM: the chmod family, mknod, and the opens that create
+ * (O_CREAT, O_TMPFILE; the mode of a plain open is ignored, so only those). openat2 carries its
+ * mode in a struct no filter can read: it fails with ENOSYS, as on a kernel without it, and
+ * callers fall back to openat. A name the build's libseccomp does not know is skipped: its
+ * number fails with ENOSYS anyway (prepend_checks). */
+static int add_setid_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        unsigned mode_arg;
+        int flags_arg; /* -1: the call always sets the mode */
+    } calls[] = {
+        {"chmod", 1, -1},     {"fchmod", 1, -1}, {"fchmodat", 2, -1},
+        {"fchmodat2", 2, -1}, {"mknod", 1, -1},  {"mknodat", 2, -1},
+        {"creat", 1, -1},     {"open", 2, 1},    {"openat", 3, 2},
+    };
+    static const scmp_datum_t setid[] = {S_ISUID, S_ISGID, S_ISUID | S_ISGID};
+    static const scmp_datum_t creating[] = {O_CREAT, O_TMPFILE};
+    for (size_t i = 0; i < ARRAY_LEN(calls); i++) {
+        int nr = seccomp_syscall_resolve_name(calls[i].name);
+        if (nr == __NR_SCMP_ERROR)
+            continue;
+        for (size_t s = 0; s < ARRAY_LEN(setid); s++) {
+            struct scmp_arg_cmp mode = {.arg = calls[i].mode_arg,
+                                        .op = SCMP_CMP_MASKED_EQ,
+                                        .datum_a = S_ISUID | S_ISGID,
+                                        .datum_b = setid[s]};
+            if (calls[i].flags_arg < 0) {
+                if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), calls[i].name, nr, 1, &mode, err, errlen) <
+                    0)
+                    return -1;
+                continue;
+            }
+            for (size_t c = 0; c < ARRAY_LEN(creating); c++) {
+                struct scmp_arg_cmp both[2] = {{.arg = (unsigned)calls[i].flags_arg,
+                                                .op = SCMP_CMP_MASKED_EQ,
+                                                .datum_a = creating[c],
+                                                .datum_b = creating[c]},
+                                               mode};
+                if (add_rule(ctx, SCMP_ACT_ERRNO(EPERM), calls[i].name, nr, 2, both, err, errlen) <
+                    0)
+                    return -1;
+            }
+        }
+    }
+    int nr = seccomp_syscall_resolve_name("openat2");
+    if (nr != __NR_SCMP_ERROR &&
+        add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "openat2", nr, 0, NULL, err, errlen) < 0)
+        return -1;
+    return 0;
+}
+
 static int add_profile_rules(const struct sandbox_config *cfg, scmp_filter_ctx ctx, char *err,
                              size_t errlen)
 {
+    if (cfg->root_write_caps && add_setid_rules(ctx, err, errlen) < 0)
+        return -1;
     for (size_t i = 0; i < cfg->seccomp_deny.len; i++) {
         const char *name = cfg->seccomp_deny.items[i];
         int nr = seccomp_syscall_resolve_name(name);
@@ -631,17 +689,26 @@ out:
 #ifndef CORDON_SC_GENERATOR
 /* The build-time program for cfg's rule set, or NULL when it has none. The prebuilt sets are
  * the default refusals with and without block_unix_sockets, for a sandbox with loopback
- * service (every built-in profile); whatever else add_profile_rules() reads (a deny list, the
- * rules of a sandbox without loopback service) is compiled at run time. A new input there must
+ * service (every built-in profile), each with and without a root caller's set-id rules; whatever
+ * else add_profile_rules() reads (a deny list, the rules of a sandbox without loopback service)
+ * is compiled at run time. A new input there must
  * be checked here too: test_seccomp_filter compares both ways. */
 static const struct sock_filter *prebuilt_for(const struct sandbox_config *cfg, unsigned short *len)
 {
     if (cfg->seccomp_deny.len > 0 || loopback_guard_wanted(cfg))
         return NULL;
-    *len = cfg->block_unix_sockets ? sc_prebuilt_no_unix_len : sc_prebuilt_default_len;
-    if (*len == 0)
-        return NULL;
-    return cfg->block_unix_sockets ? sc_prebuilt_no_unix : sc_prebuilt_default;
+    static const struct {
+        const unsigned short *len;
+        const struct sock_filter *insns;
+    } sets[2][2] = {
+        {{&sc_prebuilt_default_len, sc_prebuilt_default},
+         {&sc_prebuilt_no_unix_len, sc_prebuilt_no_unix}},
+        {{&sc_prebuilt_root_writes_len, sc_prebuilt_root_writes},
+         {&sc_prebuilt_root_writes_no_unix_len, sc_prebuilt_root_writes_no_unix}},
+    };
+    const bool rw = cfg->root_write_caps, nu = cfg->block_unix_sockets;
+    *len = *sets[rw][nu].len;
+    return *len ? sets[rw][nu].insns : NULL;
 }
 
 int sc_build(const struct sandbox_config *cfg, struct sc_program *out, char *err, size_t errlen)

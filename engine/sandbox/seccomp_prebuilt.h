@@ -11,4 +11,9 @@ extern const struct sock_filter sc_prebuilt_default[];
 /* The default refusals and socket(AF_UNIX, ...) (block_unix_sockets). */
 extern const unsigned short sc_prebuilt_no_unix_len;
 extern const struct sock_filter sc_prebuilt_no_unix[];
+/* Each of those with a root caller's set-id rules (root_write_caps, root writes). */
+extern const unsigned short sc_prebuilt_root_writes_len;
+extern const struct sock_filter sc_prebuilt_root_writes[];
+extern const unsigned short sc_prebuilt_root_writes_no_unix_len;
+extern const struct sock_filter sc_prebuilt_root_writes_no_unix[];
 #endif

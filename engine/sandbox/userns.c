@@ -1,5 +1,7 @@
 /* userns.c — see userns.h. The child writes its own maps (allowed for a single mapping of its
- * own ids), which saves the parent/child round trip bubblewrap makes. */
+ * own ids), which saves the parent/child round trip bubblewrap makes; only a root caller's
+ * wider maps cost that round trip (the kernel lets only a writer with CAP_SETUID in the parent
+ * namespace write more than one id). */
 #include "sandbox/userns.h"
 
 #include <errno.h>
@@ -27,17 +29,43 @@ int ns_unshare_net(void)
     return unshare(CLONE_NEWNET) < 0 ? -errno : 0;
 }
 
-int ns_write_id_maps(uid_t uid, gid_t gid)
+int ns_write_id_maps(uid_t uid, gid_t gid, unsigned done)
 {
     char line[64];
-    int r = write_file("/proc/self/setgroups", "deny", 4);
+    /* After a gid map setgroups cannot change: the parent denied it before writing one. */
+    int r = done & NS_MAPS_GID ? 0 : write_file("/proc/self/setgroups", "deny", 4);
     if (r < 0 && r != -ENOENT)
         return r;
     int n = snprintf(line, sizeof line, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-    if ((r = write_file("/proc/self/uid_map", line, (size_t)n)) < 0)
+    if (!(done & NS_MAPS_UID) && (r = write_file("/proc/self/uid_map", line, (size_t)n)) < 0)
         return r;
     n = snprintf(line, sizeof line, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-    return write_file("/proc/self/gid_map", line, (size_t)n);
+    if (!(done & NS_MAPS_GID) && (r = write_file("/proc/self/gid_map", line, (size_t)n)) < 0)
+        return r;
+    return 0;
+}
+
+int ns_write_root_maps(pid_t child)
+{
+    char path[64], map[64];
+    unsigned done = 0;
+    int n = snprintf(map, sizeof map, "0 0 1\n1 %u %u\n", NS_ROOT_SHIFT + 1u, NS_ROOT_RANGE);
+    /* setgroups first: the child may still have to write its own gid map, which needs it. */
+    snprintf(path, sizeof path, "/proc/%d/setgroups", (int)child);
+    int r = write_file(path, "deny", 4);
+    if (r < 0 && r != -ENOENT)
+        return r;
+    snprintf(path, sizeof path, "/proc/%d/gid_map", (int)child);
+    if ((r = write_file(path, map, (size_t)n)) == 0)
+        done |= NS_MAPS_GID;
+    else if (r != -EPERM)
+        return r;
+    snprintf(path, sizeof path, "/proc/%d/uid_map", (int)child);
+    if ((r = write_file(path, map, (size_t)n)) == 0)
+        done |= NS_MAPS_UID;
+    else if (r != -EPERM)
+        return r;
+    return (int)done;
 }
 
 const char *ns_explain_clone_error(int err)

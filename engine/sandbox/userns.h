@@ -2,7 +2,8 @@
  * the child's own uid/gid maps (caller's ids mapped to themselves, so files it creates belong to
  * the caller), and the network namespace, which the child creates itself: it is the costliest
  * namespace, and made there it overlaps with the controller's own work (the seccomp filter).
- * No setuid helper. Uses only syscalls. */
+ * For a caller of uid 0 the parent writes wider maps instead (ns_write_root_maps,
+ * docs/root-callers.md). No setuid helper. Uses only syscalls. */
 #ifndef CORDON_USERNS_H
 #define CORDON_USERNS_H
 #include <stdbool.h>
@@ -14,8 +15,26 @@
 pid_t ns_clone_sandbox(void);
 /* In the child: a fresh network namespace (only loopback, still down). 0 or -errno. */
 int ns_unshare_net(void);
-/* In the child: deny setgroups, map uid -> uid and gid -> gid. 0 or -errno. */
-int ns_write_id_maps(uid_t uid, gid_t gid);
+/* In the child: deny setgroups, map uid -> uid and gid -> gid, but for the maps the parent has
+ * already written (NS_MAPS_* bits in done). 0 or -errno. */
+int ns_write_id_maps(uid_t uid, gid_t gid, unsigned done);
+
+/* A caller of uid 0 (root writes, docs/root-callers.md): inside ids 1..NS_ROOT_RANGE are the
+ * kernel's NS_ROOT_SHIFT + id, and 0 is 0. The shifted range is one no host file uses (the
+ * upper half of the id space, which systemd's conventions leave unassigned), so that outside
+ * the writable set every file of another user stays unmapped: shown as nobody, and no
+ * capability of the sandbox's user namespace applies to it. The writable trees are attached
+ * through idmapped mounts whose idmap is the sandbox's own namespace (root_writes.h), which
+ * makes their on-disk id k the id k inside. */
+#define NS_ROOT_SHIFT 0x80000000u
+#define NS_ROOT_RANGE 65535u
+#define NS_MAPS_UID 1u
+#define NS_MAPS_GID 2u
+/* In the parent, right after ns_clone_sandbox, for a caller of uid 0: the child's setgroups
+ * denied and its uid and gid maps 0 -> 0 plus the shifted range. Returns the NS_MAPS_* bits of
+ * the maps written (a map the parent may not write, without CAP_SETUID or CAP_SETGID, is left
+ * to the child: ns_write_id_maps), or -errno when the child's /proc files cannot be reached. */
+int ns_write_root_maps(pid_t child);
 /* One line explaining why namespaces could not be created (which sysctl to change). */
 const char *ns_explain_clone_error(int err);
 #endif

@@ -28,6 +28,7 @@
 
 #include "base/evloop.h"
 #include "base/fdpass.h"
+#include "sandbox/root_writes.h"
 #include "base/log.h"
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
@@ -241,17 +242,20 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     close(alive[0]); /* alive[1] stays open until the controller exits: init watches it */
     c->init_pid = pid;
     c->ctl = sp[0];
+    /* A root caller's init waits for its maps from here (root_writes.h). */
+    int root_maps = uid == 0 ? root_writes_map(c->ctl, pid, err, sizeof err) : 0;
 
     /* The session's sandbox (init, every exec, the fresh sandboxes init forks for
      * exec_per_command) shares one cgroup, entered before init has its configuration. */
     struct controller_cgroup cgroup = {0};
-    int r = controller_resolve(flags, cwd, &cfg, err, sizeof err);
+    int r = root_maps < 0 ? -1 : controller_resolve(flags, cwd, &cfg, err, sizeof err);
     bool have_cgroup = false;
     if (r == 0 && (r = controller_cgroup(&cfg, &cgroup, err, sizeof err)) >= 0) {
         have_cgroup = r > 0;
         r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
     }
     if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
+        (uid != 0 || (r = root_writes_send(c->ctl, pid, (unsigned)root_maps, &cfg)) == 0) &&
         (r = controller_compile_network(c->ctl, err, sizeof err)) == 0)
         r = controller_send_filter(c->ctl, &cfg, &prog, err, sizeof err);
     int http_fd = -1, socks_fd = -1;

@@ -125,6 +125,42 @@ static void test_root_without_setpcap_refused(void)
     CHECK_EQ_INT(confine_drop_capabilities(), -EPERM);
 }
 
+/* Root writes: the three file capabilities survive exec as ambient ones, nothing else does
+ * (CAP_SYS_ADMIN asked for too is not kept), and nothing more can be raised. */
+static void test_root_writes_keeps_three(void)
+{
+    enter_userns_as_root();
+    CHECK_EQ_INT(confine_keep_capabilities(CONFINE_ROOT_WRITE_CAPS | (1ull << CAP_SYS_ADMIN)), 0);
+    CHECK_EQ_INT(confine_no_new_privs(), 0);
+    char after[8192];
+    status_after_exec(after, sizeof after);
+    /* CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER: bits 0, 1, 3 */
+    CHECK_STR_CONTAINS(after, "CapInh:\t000000000000000b\n");
+    CHECK_STR_CONTAINS(after, "CapPrm:\t000000000000000b\n");
+    CHECK_STR_CONTAINS(after, "CapEff:\t000000000000000b\n");
+    CHECK_STR_CONTAINS(after, "CapBnd:\t000000000000000b\n");
+    CHECK_STR_CONTAINS(after, "CapAmb:\t000000000000000b\n");
+    CHECK_STR_CONTAINS(after, "NoNewPrivs:\t1\n");
+    int sb = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+    CHECK(sb >= 0);
+    CHECK((sb & 0x3) == 0x3);   /* SECBIT_NOROOT | SECBIT_NOROOT_LOCKED */
+    CHECK((sb & 0xc0) == 0xc0); /* SECBIT_NO_CAP_AMBIENT_RAISE | its lock */
+    CHECK_EQ_INT(prctl(PR_SET_SECUREBITS, 0, 0, 0, 0), -1);
+    CHECK_EQ_INT(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_FSETID, 0, 0), -1);
+}
+
+static void test_root_writes_without_setpcap_refused(void)
+{
+    enter_userns_as_root();
+    struct __attribute__((packed)) {
+        uint32_t version;
+        int pid;
+    } hdr = {0x20080522, 0};
+    uint32_t data[6] = {0xb, 0xb, 0}; /* the three kept capabilities, no CAP_SETPCAP */
+    CHECK_EQ_INT(syscall(SYS_capset, &hdr, data), 0);
+    CHECK_EQ_INT(confine_keep_capabilities(CONFINE_ROOT_WRITE_CAPS), -EPERM);
+}
+
 static void test_rlimits(void)
 {
     struct sandbox_config cfg = {0};
@@ -154,4 +190,7 @@ TEST_MAIN({"uid 0 in a user namespace keeps no capability after exec",
            test_userns_root_loses_everything},
           {"unprivileged caller: drop and no_new_privs succeed", test_unprivileged},
           {"uid 0 without CAP_SETPCAP is refused", test_root_without_setpcap_refused},
+          {"root writes keep three file capabilities as ambient, nothing else",
+           test_root_writes_keeps_three},
+          {"root writes without CAP_SETPCAP are refused", test_root_writes_without_setpcap_refused},
           {"rlimits applied (core=0), bad limit reported", test_rlimits})

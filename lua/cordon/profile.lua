@@ -41,6 +41,7 @@ M.schema = {
     limits = { pids = "pids", memory = "size_or_unlimited", tmp_size = "size", shm_size = "size" },
     root_only = { hide = "boolean", scan = "abslist", depth = "depth", visible = "abslist" },
     json = "boolean",
+    root_writes = "boolean",
 }
 
 M.NAME_PATTERN = "^[a-z0-9][a-z0-9_-]*$"

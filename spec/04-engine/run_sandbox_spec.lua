@@ -326,13 +326,26 @@ describe("cordon run: privileges", function()
         return t
     end
 
-    it("has no capabilities and no_new_privs (root caller)", function()
-        local r = ok(h.run_sh("grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status"))
+    it("has no capabilities and no_new_privs (root caller, root_writes off)", function()
+        local cfg = h.profile_dir("nowrites", 'return { extends = "coding", root_writes = false }')
+        local r = ok(h.run_sh("grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status",
+            { env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "nowrites" } }))
         local st = status_of(r)
         assert.are.equal("0000000000000000", st.CapEff, h.describe(r))
         assert.are.equal("0000000000000000", st.CapPrm, h.describe(r))
         assert.are.equal("0000000000000000", st.CapAmb, h.describe(r))
         assert.are.equal("0000000000000000", st.CapBnd, h.describe(r))
+        assert.are.equal("1", st.NoNewPrivs, h.describe(r))
+    end)
+
+    it("keeps only root writes' three file capabilities and no_new_privs (root caller, coding)", function()
+        if h.chomp(h.sh_ok("id -u")) ~= "0" then h.skip("needs root: root writes are for a caller of uid 0") end
+        local r = ok(h.run_sh("grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status"))
+        local st = status_of(r)
+        -- CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER (docs/root-callers.md; run_root_owner_spec.lua)
+        for _, set in ipairs({ "CapEff", "CapPrm", "CapInh", "CapAmb", "CapBnd" }) do
+            assert.are.equal("000000000000000b", st[set], set .. "\n" .. h.describe(r))
+        end
         assert.are.equal("1", st.NoNewPrivs, h.describe(r))
     end)
 

@@ -1,0 +1,360 @@
+-- spec/04-engine/run_root_owner_spec.lua — profile key root_writes: a caller of uid 0 in a
+-- checkout owned by another user (uid 1001 here, made with chown -R in a temp dir) writes there
+-- as root does outside: files keep their real owners, new ones are root's, chown works. The
+-- power stays inside the writable set: each escape below is first shown to be meaningful
+-- (outside cordon root can do it, or the same command succeeds inside the workspace), then
+-- refused inside: another user's 0600 file elsewhere, /etc/passwd (EROFS), a hard link to a file
+-- outside, mount and umount, mknod, a hidden path, a root-only file (root_only), /proc/sys.
+-- With the key off, where the kernel refuses the idmap, and for a caller that is not root,
+-- nothing changes. Root only (skipped otherwise). Every file the spec makes is under /var/tmp
+-- (h.tmpdir) or /etc/cordon-spec-root-owner-TOKEN, removed by h.defer. Drives $CORDON_BIN;
+-- no network.
+local h = require("spec.helpers")
+
+local OWNER = 1001
+
+local function is_root()
+    return h.chomp(h.sh_ok("id -u")) == "0"
+end
+
+local function need_root()
+    if not is_root() then h.skip("needs root: root writes are for a caller of uid 0") end
+end
+
+local function ok(r)
+    assert.are.equal(0, r.code, h.describe(r))
+    return r
+end
+
+local function has(s, text, r)
+    assert.truthy(s:find(text, 1, true), "expected '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
+end
+
+local function hasnt(s, text, r)
+    assert.falsy(s:find(text, 1, true), "did not expect '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
+end
+
+local q = h.quote
+
+--- A workspace of uid OWNER: old (0600), log (0644), sub/inner, gone (to be removed).
+local function foreign_workspace()
+    local ws = h.workspace()
+    h.write_file(ws .. "/old", "old\n", "600")
+    h.write_file(ws .. "/log", "one\n", "644")
+    h.sh_ok("mkdir " .. q(ws .. "/sub") .. " && echo inner > " .. q(ws .. "/sub/inner")
+        .. " && echo gone > " .. q(ws .. "/gone"))
+    h.sh_ok(("chown -R %d:%d %s"):format(OWNER, OWNER, q(ws)))
+    return ws
+end
+
+--- `ls -ln` of one name: "UID GID".
+local function owners(line, name)
+    for l in line:gmatch("[^\n]+") do
+        local uid, gid = l:match("^%S+%s+%d+%s+(%d+)%s+(%d+)%s.*%s" .. name:gsub("%p", "%%%0") .. "$")
+        if uid then return uid .. " " .. gid end
+    end
+    return nil
+end
+
+--- A folder beside the workspace (world-traversable) with a 0600 file of uid OWNER.
+local function foreign_secret()
+    local dir = h.tmpdir()
+    h.sh_ok("chmod 755 " .. q(dir))
+    local marker = "cordon-spec-root-owner-" .. h.token()
+    h.write_file(dir .. "/secret", marker .. "\n", "600")
+    h.sh_ok(("chown %d:%d %s"):format(OWNER, OWNER, q(dir .. "/secret")))
+    return dir .. "/secret", marker
+end
+
+local function profile(body)
+    return h.profile_dir("rootspec", ('return { extends = "coding", %s }'):format(body))
+end
+
+describe("root writes", function()
+    after_each(h.cleanup)
+
+    it("writes, appends, removes, makes, chmods and chowns in a checkout of uid 1001; ls -ln shows the real owners", function()
+        need_root()
+        local ws = foreign_workspace()
+        local r = ok(h.run_sh(table.concat({
+            "set -e",
+            "echo two >> log",
+            "echo changed > old",
+            "echo new > new",
+            "mkdir made",
+            "rm gone",
+            "rm -r sub",
+            "chmod 640 old",
+            "echo handed > handed && chown 1001:1001 handed",
+            "echo taken > taken && chown 1001:1001 taken && chown 0:0 taken",
+            "ls -ln",
+        }, "\n"), { workspace = ws }))
+        local ls = r.stdout
+        assert.are.equal(OWNER .. " " .. OWNER, owners(ls, "old"), ls)
+        assert.are.equal(OWNER .. " " .. OWNER, owners(ls, "log"), ls)
+        assert.are.equal("0 0", owners(ls, "new"), ls)
+        assert.are.equal("0 0", owners(ls, "made"), ls)
+        assert.are.equal(OWNER .. " " .. OWNER, owners(ls, "handed"), ls)
+        assert.are.equal("0 0", owners(ls, "taken"), ls)
+        hasnt(ls, "65534", r)
+        hasnt(r.stderr, "root writes", r)
+        -- The host sees the same owners, and the writes.
+        local host = h.sh_ok("cd " .. q(ws) .. " && ls -ln")
+        assert.are.equal(OWNER .. " " .. OWNER, owners(host, "old"), host)
+        assert.are.equal("0 0", owners(host, "new"), host)
+        assert.are.equal(OWNER .. " " .. OWNER, owners(host, "handed"), host)
+        assert.are.equal("one\ntwo\n", h.read_file(ws .. "/log"))
+        assert.are.equal("changed\n", h.read_file(ws .. "/old"))
+        assert.falsy(h.read_file(ws .. "/gone"))
+        assert.are.equal("-rw-r-----", h.chomp(h.sh_ok("stat -c %A " .. q(ws .. "/old"))))
+    end)
+
+    it("makes a missing .git/hooks the repository owner's, held read-only", function()
+        need_root()
+        local ws = foreign_workspace()
+        h.sh_ok(("mkdir %s && chown %d:%d %s"):format(q(ws .. "/.git"), OWNER, OWNER, q(ws .. "/.git")))
+        local r = h.run_sh("touch .git/hooks/pre-commit", { workspace = ws })
+        has(r.stderr, "Read-only file system", r)
+        assert.are.equal(("%d %d"):format(OWNER, OWNER), h.chomp(h.sh_ok("stat -c '%u %g' " .. q(ws .. "/.git/hooks"))))
+        assert.falsy(h.read_file(ws .. "/.git/hooks/pre-commit"))
+    end)
+
+    it("keeps only three file capabilities, as ambient, with the maps of the design", function()
+        need_root()
+        local ws = foreign_workspace()
+        local r = ok(h.run_sh("grep -E '^Cap(Eff|Prm|Inh|Bnd|Amb)' /proc/self/status; cat /proc/self/uid_map /proc/self/gid_map; grep NoNewPrivs /proc/self/status",
+            { workspace = ws }))
+        for _, set in ipairs({ "Eff", "Prm", "Inh", "Bnd", "Amb" }) do
+            -- CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER: bits 0, 1, 3
+            has(r.stdout, ("Cap%s:\t000000000000000b"):format(set), r)
+        end
+        has(r.stdout, "NoNewPrivs:\t1", r)
+        local _, maps = r.stdout:gsub("0%s+0%s+1\n%s*1%s+2147483649%s+65535\n", "")
+        assert.are.equal(2, maps, h.describe(r))
+    end)
+
+    it("cannot set a set-user-ID or set-group-ID bit, and a write clears one", function()
+        need_root()
+        -- Outside, root sets both bits, and its write keeps them (CAP_FSETID).
+        local probe = h.tmpdir()
+        h.sh_ok(("cd %s && cp /bin/true t && chmod 6755 t && echo >> t && stat -c %%a t > mode"):format(q(probe)))
+        assert.are.equal("6755\n", h.read_file(probe .. "/mode"))
+        local ws = foreign_workspace()
+        h.sh_ok(("cp /bin/true %s && chown %d:%d %s && chmod 4755 %s"):format(q(ws .. "/theirs"), OWNER, OWNER,
+            q(ws .. "/theirs"), q(ws .. "/theirs")))
+        local r = h.run_sh(table.concat({
+            "cp /bin/true t",
+            "chmod 4755 t", "chmod 2755 t", "chmod u+s t", "chmod g+s made 2>/dev/null",
+            "install -m 4755 /bin/true i",
+            h.python .. " -c 'import os; os.open(\"c\", os.O_CREAT | os.O_WRONLY, 0o4755)'",
+            "echo >> theirs",
+            "chmod 755 t && echo plain-chmod",
+            "stat -c '%n %a' t i c theirs",
+        }, "; "), { workspace = ws })
+        has(r.stdout, "plain-chmod", r)
+        has(r.stderr, "Operation not permitted", r)
+        for file, mode in r.stdout:gmatch("(%S+) (%d+)\n") do
+            assert.is_true(#mode <= 3, "a set-id bit on " .. file .. ": " .. h.describe(r))
+        end
+        assert.are.equal("755", h.chomp(h.sh_ok("stat -c %a " .. q(ws .. "/t"))))
+        assert.are.equal("755", h.chomp(h.sh_ok("stat -c %a " .. q(ws .. "/theirs"))))  -- the write cleared it
+        assert.falsy(h.sh("test -u " .. q(ws .. "/i") .. " || test -g " .. q(ws .. "/i")).code == 0)
+        assert.falsy(h.read_file(ws .. "/c") and h.sh("test -u " .. q(ws .. "/c")).code == 0)
+    end)
+
+    it("cannot read another user's 0600 file outside the writable set", function()
+        need_root()
+        local secret, marker = foreign_secret()
+        has(h.sh_ok("cat " .. q(secret)), marker)                    -- outside, root reads it
+        local ws = foreign_workspace()
+        local r = h.run_sh("cat " .. q(secret) .. "; ls -ln " .. q(secret), { workspace = ws })
+        hasnt(r.stdout, marker, r)
+        has(r.stderr, "Permission denied", r)
+        has(r.stdout, " 65534 65534 ", r)                             -- nobody, as before
+        -- The same file inside the workspace is readable: the refusal is the place's.
+        h.sh_ok(("cp -p %s %s"):format(q(secret), q(ws .. "/copy")))
+        has(ok(h.run_sh("cat copy", { workspace = ws })).stdout, marker)
+    end)
+
+    it("cannot write through the read-only root: /etc/passwd stays EROFS", function()
+        need_root()
+        ok(h.sh("test -w /etc/passwd"))                               -- outside, root may
+        local ws = foreign_workspace()
+        local before = h.read_file("/etc/passwd")
+        local r = h.run_sh("echo cordon-spec >> /etc/passwd; touch /etc/cordon-spec-x; chmod 666 /etc/passwd; chown 1001 /etc/passwd",
+            { workspace = ws })
+        has(r.stderr, "/etc/passwd: Read-only file system", r)
+        has(r.stderr, "cordon-spec-x': Read-only file system", r)
+        assert.are.equal(before, h.read_file("/etc/passwd"))
+        assert.falsy(h.read_file("/etc/cordon-spec-x"))
+    end)
+
+    it("cannot reach a host file by a hard link from the workspace", function()
+        need_root()
+        local secret, marker = foreign_secret()
+        -- Outside, root links the file (same file system) and reads it through the link.
+        local dir = secret:match("^(.*)/[^/]+$")
+        h.sh_ok(("ln %s %s && cat %s && rm %s"):format(q(secret), q(dir .. "/l"), q(dir .. "/l"), q(dir .. "/l")))
+        local ws = foreign_workspace()
+        local r = h.run_sh(("ln %s hl; ln /etc/passwd pl; cat hl; ln old inside && echo inside-linked"):format(q(secret)),
+            { workspace = ws })
+        has(r.stderr, "Invalid cross-device link", r)
+        hasnt(r.stdout, marker, r)
+        has(r.stdout, "inside-linked", r)                             -- a link within works
+        assert.falsy(h.read_file(ws .. "/hl"))
+        assert.falsy(h.read_file(ws .. "/pl"))
+    end)
+
+    it("cannot mount, unmount or make device nodes", function()
+        need_root()
+        -- Outside (in a namespace of its own), root does all three.
+        local probe = h.tmpdir()
+        ok(h.sh(("unshare -m --propagation private sh -c 'mount -t tmpfs x %s && umount %s && mknod %s c 1 3'"):format(
+            q(probe), q(probe), q(probe .. "/null"))))
+        local ws = foreign_workspace()
+        local r = h.run_sh(table.concat({
+            "mkdir m",
+            "mount -t tmpfs x m && echo mounted",
+            "mount --bind /etc m && echo bound",
+            "umount " .. q(ws) .. " && echo unmounted",
+            "umount -l /etc && echo unmounted-etc",
+            "mknod null c 1 3 && echo made-node",
+            "mknod disk b 8 0 && echo made-block",
+            "echo done",
+        }, "; "), { workspace = ws })
+        has(r.stdout, "done", r)
+        for _, word in ipairs({ "mounted", "bound", "unmounted", "made-node", "made-block" }) do
+            hasnt(r.stdout, word .. "\n", r)
+        end
+        assert.falsy(h.read_file(ws .. "/null"))
+    end)
+
+    it("keeps hidden paths hidden, in the workspace and outside", function()
+        need_root()
+        local ws = foreign_workspace()
+        local secret, marker = foreign_secret()
+        h.write_file(ws .. "/.env", marker .. "-ws\n", "600")
+        h.sh_ok("mkdir " .. q(ws .. "/keys"))
+        h.write_file(ws .. "/keys/k", marker .. "-dir\n", "600")
+        h.sh_ok(("chown -R %d:%d %s %s"):format(OWNER, OWNER, q(ws .. "/.env"), q(ws .. "/keys")))
+        local cfg = profile(("hidden = { %q, %q, %q }"):format(secret, ws .. "/.env", ws .. "/keys"))
+        local o = { workspace = ws, env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rootspec" } }
+        local r = h.run_sh(table.concat({
+            "cat .env", "cat " .. q(secret),
+            "rm -f .env", "mv .env moved", "chmod 666 .env", "chown 0 .env",
+            "echo x > .env", "cat .env moved", "ls -la",
+            "cat keys/k", "touch keys/new", "rmdir keys", "mv keys k2", "ls -A keys",
+        }, "; "), o)
+        hasnt(r.stdout, marker, r)
+        has(r.stderr, q(secret):gsub("'", "") .. ": No such file or directory", r)
+        assert.are.equal(marker .. "-ws\n", h.read_file(ws .. "/.env"))   -- untouched on the host
+        assert.are.equal(OWNER, math.tointeger(tonumber(h.chomp(h.sh_ok("stat -c %u " .. q(ws .. "/.env"))))))
+        assert.falsy(h.read_file(ws .. "/moved"))
+        assert.are.equal(marker .. "-dir\n", h.read_file(ws .. "/keys/k"))
+        assert.falsy(h.read_file(ws .. "/keys/new"))
+        assert.falsy(h.read_file(ws .. "/k2/k"))
+    end)
+
+    it("keeps root-only files hidden (/etc/shadow-, a mode 0000 file that only a capability could read)", function()
+        need_root()
+        local name = "/etc/cordon-spec-root-owner-" .. h.token()
+        local marker = "cordon-spec-root-only-" .. h.token()
+        h.defer(function() os.remove(name) end)
+        h.write_file(name, marker .. "\n", "000")
+        has(h.sh_ok("cat " .. q(name)), marker)                     -- root outside reads it
+        local ws = foreign_workspace()
+        local files = { name }
+        for _, f in ipairs({ "/etc/shadow-", "/etc/gshadow-", "/etc/shadow" }) do
+            if h.sh("test -e " .. f).code == 0 and h.sh("stat -c %a " .. f).stdout:match("^[0-7]?[0-7][0-7]0\n") then
+                files[#files + 1] = f
+            end
+        end
+        for _, f in ipairs(files) do
+            local r = h.run_sh("cat " .. q(f), { workspace = ws })
+            assert.are_not.equal(0, r.code, h.describe(r))
+            has(r.stderr, f .. ": No such file or directory", r)
+            hasnt(r.stdout, marker, r)
+        end
+    end)
+
+    it("cannot write /proc/sys or /sys", function()
+        need_root()
+        ok(h.sh("test -w /proc/sys/kernel/core_pattern"))            -- outside, root may
+        local ws = foreign_workspace()
+        local before = h.read_file("/proc/sys/kernel/core_pattern")
+        local r = h.run_sh(table.concat({
+            "echo cordon-spec > /proc/sys/kernel/core_pattern",
+            "echo 1 > /proc/sys/vm/drop_caches",
+            "echo 1 > /proc/sys/net/ipv4/ip_forward",
+            "echo 1 > /proc/sysrq-trigger",
+            "echo x > /sys/kernel/uevent_helper",
+            "echo done",
+        }, "; "), { workspace = ws })
+        has(r.stdout, "done", r)
+        local _, n = r.stderr:gsub("Read%-only file system", "")
+        assert.is_true(n >= 4, h.describe(r))
+        assert.are.equal(before, h.read_file("/proc/sys/kernel/core_pattern"))
+    end)
+
+    it("with root_writes = false is as before: other owners' files show as nobody and stay read-only", function()
+        need_root()
+        local ws = foreign_workspace()
+        local cfg = profile("root_writes = false")
+        local r = h.run_sh("echo two >> log; ls -ln log; grep CapEff /proc/self/status; cat /proc/self/uid_map",
+            { workspace = ws, env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rootspec" } })
+        has(r.stderr, "log: Permission denied", r)
+        has(r.stdout, " 65534 65534 ", r)
+        has(r.stdout, "CapEff:\t0000000000000000", r)
+        hasnt(r.stderr, "root writes", r)                              -- the profile's choice: no line
+        assert.are.equal("one\n", h.read_file(ws .. "/log"))
+    end)
+
+    it("where the file system takes no idmapped mount: one line, no capability, as before", function()
+        need_root()
+        -- A ramfs takes no idmapped mount; mounted in a mount namespace of the spec's own.
+        local dir = h.tmpdir()
+        local script = table.concat({
+            ("mount -t ramfs none %s"):format(q(dir)),
+            ("mkdir %s/ws && echo one > %s/ws/log && chown -R %d:%d %s/ws"):format(q(dir), q(dir), OWNER, OWNER, q(dir)),
+            ("cd %s/ws"):format(q(dir)),
+            h.command_line({ "run", "--", "sh", "-c", "echo two >> log; ls -ln log; grep CapEff /proc/self/status" }),
+        }, " && ")
+        local r = h.sh("unshare -m --propagation private sh -c " .. q(script))
+        has(r.stderr, "cordon: root writes in files of other owners are unavailable (", r)
+        has(r.stderr, "takes no idmapped mount", r)
+        local _, lines = r.stderr:gsub("root writes in files", "")
+        assert.are.equal(1, lines, h.describe(r))
+        has(r.stderr, "log: Permission denied", r)
+        has(r.stdout, "CapEff:\t0000000000000000", r)
+    end)
+
+    it("changes nothing for a caller that is not root", function()
+        need_root()
+        local home = h.tmpdir()
+        h.sh_ok("chown 1002:1002 " .. q(home))
+        local ws = h.workspace(nil, 1002)
+        h.write_file(ws .. "/theirs", "theirs\n", "644")
+        h.sh_ok(("chown %d:%d %s"):format(OWNER, OWNER, q(ws .. "/theirs")))
+        local r = h.run_sh("echo x >> theirs; echo mine > mine; ls -ln; grep CapEff /proc/self/status; cat /proc/self/uid_map",
+            { workspace = ws, home = home, uid = 1002 })
+        has(r.stderr, "theirs: Permission denied", r)
+        assert.are.equal("65534 65534", owners(r.stdout, "theirs"), r.stdout)
+        assert.are.equal("1002 1002", owners(r.stdout, "mine"), r.stdout)
+        has(r.stdout, "CapEff:\t0000000000000000", r)
+        assert.truthy(r.stdout:match("\n%s*1002%s+1002%s+1\n"), h.describe(r))
+        hasnt(r.stderr, "root writes", r)
+    end)
+
+    it("holds in a session's commands too", function()
+        need_root()
+        local ws = foreign_workspace()
+        local secret, marker = foreign_secret()
+        local s = h.session_start("rootspec-" .. h.token(), { cwd = ws })
+        local r = h.cordon({ "exec", s.name, "--", "echo two >> log; echo new > new; cat " .. q(secret) .. "; ls -ln" },
+            { cwd = ws, env = s.env })
+        assert.are.equal(OWNER .. " " .. OWNER, owners(r.stdout, "log"), h.describe(r))
+        assert.are.equal("0 0", owners(r.stdout, "new"), h.describe(r))
+        hasnt(r.stdout, marker, r)
+        assert.are.equal("one\ntwo\n", h.read_file(ws .. "/log"))
+    end)
+end)
