@@ -161,6 +161,36 @@ describe("ssh from the sandbox, as root", function()
         assert.are.equal("inside\n", h.sh_ok("git --git-dir=" .. h.quote(s.repo) .. " log -1 --format=%s main"))
     end)
 
+    it("git clone and push over ssh with the key only in the caller's ssh-agent (--allow-ssh-agent)", function()
+        needs()
+        local s = sshd()
+        local c = client(s, s.known)
+        -- the key leaves the workspace: only the agent holds it
+        local sock = s.dir .. "/agent.sock"
+        h.spawn("ssh-agent -D -a " .. h.quote(sock))
+        assert(h.wait_for(function() return h.sh("test -S " .. h.quote(sock)).code == 0 end, 10),
+            "ssh-agent did not start")
+        h.sh_ok(("SSH_AUTH_SOCK=%s ssh-add -q %s && rm -f %s %s.pub")
+            :format(h.quote(sock), h.quote(c.key), h.quote(c.key), h.quote(c.key)))
+        local url = ("ssh://root@127.0.0.2:%d%s"):format(s.port, s.repo)
+        local ssh = ("ssh -o UserKnownHostsFile=%s/.ssh/known_hosts -o StrictHostKeyChecking=yes "
+            .. "-o BatchMode=yes -o ConnectTimeout=20"):format(h.quote(c.home))
+        local script = ("git clone -q %s clone && cd clone && "
+            .. "git -c user.name=spec -c user.email=spec@test commit -q --allow-empty -m by-agent && "
+            .. "git push -q origin HEAD"):format(h.quote(url))
+        local env = { GIT_SSH_COMMAND = ssh, SSH_AUTH_SOCK = sock }
+        -- outside, the agent alone logs in
+        local out = h.sh(("cd %s && SSH_AUTH_SOCK=%s GIT_SSH_COMMAND=%s git ls-remote %s")
+            :format(h.quote(c.ws), h.quote(sock), h.quote(ssh), h.quote(url)))
+        assert.are.equal(0, out.code, h.describe(out))
+        -- without the grant the agent is not there: no key, ssh's own publickey refusal
+        local r = run(c, script, allow(s), { env = env })
+        assert.are_not.equal(0, r.code, h.describe(r))
+        has(r, "Permission denied (publickey)")
+        ok(run(c, script, { "--allow-ssh-agent", table.unpack(allow(s)) }, { env = env }))
+        assert.are.equal("by-agent\n", h.sh_ok("git --git-dir=" .. h.quote(s.repo) .. " log -1 --format=%s main"))
+    end)
+
     it("a host key nobody knows fails as it does outside, with no cordon line", function()
         needs()
         local s = sshd()
