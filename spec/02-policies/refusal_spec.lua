@@ -309,6 +309,46 @@ describe("refusal hook, unit cases", function()
           stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },
         { "a git push into the workspace", { command = "git push ../app/other HEAD", exit_code = 1,
           stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },
+        -- ---- toolchains (cases 75 on): what a recording cannot show on this machine
+        { "systemctl on a host that runs systemd", { command = "systemctl start cron", exit_code = 1,
+          stderr = "System has not been booted with systemd as init system (PID 1). Can't operate.\n"
+            .. "Failed to connect to bus: Host is down\n" },
+          { exists = { "/run/systemd/system" }, sockets = { "/run/dbus/system_bus_socket" } },
+          { { "dbus", "/run/dbus/system_bus_socket" } } },
+        { "systemctl --user on a host that runs systemd", { command = "systemctl --user status", exit_code = 1,
+          stderr = "Failed to connect to bus: No medium found\n" },
+          { sockets = { "/run/dbus/system_bus_socket" } }, {} },
+        { "cargo's tempfile names the path after the message", { command = "cargo build --target-dir /srv/out/target",
+          exit_code = 101, stderr = "error: Read-only file system (os error 30) at path \"/srv/out/targetAbC123\"\n" },
+          { exists = { "/srv/out" } }, { { "write", "/srv/out/targetAbC123" } } },
+        { "cargo's chain as the engine passes it (only the lines with a marker)", { command = "cargo new /srv/x",
+          exit_code = 101, candidates = true,
+          stderr = "error: failed to create package `x` at `/srv/x`\n  failed to create directory `/srv/x`\n"
+            .. "  Read-only file system (os error 30)\n" }, nil, { { "write", "/srv/x" } } },
+        { "cargo's chain inside the workspace is the command's own", { command = "cargo new sub/x", exit_code = 101,
+          stderr = "error: failed to create directory `/home/dev/app/sub/x`\n\nCaused by:\n"
+            .. "  Permission denied (os error 13)\n" }, nil, {} },
+        { "a chain ends at a line that is not part of it", { command = "./build.sh", exit_code = 1,
+          stderr = "error: failed to create directory `/srv/x`\nbuild.sh: retrying\n"
+            .. "  Read-only file system (os error 30)\n" }, nil, { { "write", "nil" } } },
+        { "javac's parent directories inside the workspace are its own", { command = "javac -d out Hi.java",
+          exit_code = 1, stderr = "Hi.java:1: error: error while writing Hi: could not create parent directories\n" },
+          nil, {} },
+        { "javac's parent directories, -d after the sources", { command = "javac Hi.java -d /srv/classes",
+          exit_code = 1, stderr = "Hi.java:1: error: error while writing Hi: could not create parent directories\n" },
+          nil, { { "write", "/srv/classes" } } },
+        { "Maven's local repository in the workspace is its own", { command = "mvn -Dmaven.repo.local=m2 compile",
+          exit_code = 1, stderr = "[ERROR] Could not create local repository at /home/dev/app/m2 -> [Help 1]\n" },
+          nil, {} },
+        { "Maven's line in a log is data", { command = "cat build.log; exit 1", exit_code = 1,
+          stdout = "[ERROR] Could not create local repository at /srv/m2 -> [Help 1]\n" }, nil, {} },
+        { "PROG: mkdir: ... names no path", { command = "mytool init", exit_code = 1,
+          stderr = "mytool: mkdir: Read-only file system\n" }, nil, { { "write", "nil" } } },
+        { "crontab's spool when it is not hidden", { command = "crontab -l", exit_code = 1,
+          stderr = "crontabs: mkdir: Read-only file system\n" }, nil, { { "write", "/var/spool/cron/crontabs" } } },
+        { "a relative path in the workspace that cannot be read-only there", { command = "pip install /srv/pkg",
+          exit_code = 1, stderr = "      error: could not create 'build': Read-only file system\n" }, nil,
+          { { "write", "nil" } } },
     }
     for _, c in ipairs(cases) do
         it(c[1], function()
