@@ -35,7 +35,9 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   -- tools that say they could not create a path without an errno (Maven, javac)
                   "local repository", "parent directories",
                   -- the context line of cargo's error chain that names the path
-                  "failed to create" }
+                  "failed to create",
+                  -- Go's client through the proxy's 403 (the line to show for the destination)
+                  ": Forbidden" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do

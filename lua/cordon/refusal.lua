@@ -535,6 +535,8 @@ M.network_patterns = { "blocked%-by%-policy", "403 Forbidden", "CONNECT tunnel f
                        "Received HTTP code 403 from proxy", "Tunnel connection failed: 403",
                        "network policy does not allow", "HTTP Error 403", "status code 403",
                        "returned error: 403",
+                       -- Go's net/http through the proxy: Get "https://...": Forbidden
+                       '": Forbidden$',
                        -- network.transparent: a refused connection is reset; a name no rule
                        -- could allow gets REFUSED from the sandbox's resolver
                        "Connection reset by peer", "ECONNRESET", "Could not resolve host",

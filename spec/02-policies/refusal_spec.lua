@@ -198,6 +198,9 @@ describe("refusal hook, unit cases", function()
         { "network 403 through CONNECT", { command = "curl https://pypi.org/simple/", exit_code = 56,
           stderr = "curl: (56) CONNECT tunnel failed, response 403\n", network_denied = { "pypi.org:443" } },
           nil, { { "network", "pypi.org:443" } } },
+        { "Go's client behind the proxy", { command = "go mod download", exit_code = 1,
+          stderr = "go: golang.org/x/text@v0.3.0: Get \"https://proxy.golang.org/golang.org/x/text/@v/v0.3.0.info\": Forbidden\n",
+          network_denied = { "proxy.golang.org:443" } }, nil, { { "network", "proxy.golang.org:443" } } },
         { "a 403 without a denied destination is the server's", { command = "curl -f https://x.test/", exit_code = 22,
           stderr = "curl: (22) The requested URL returned error: 403\n" }, nil, {} },
         { "several refusals in one command", { command = "touch /etc/a; cat /etc/shadow", exit_code = 1,
@@ -380,6 +383,15 @@ describe("refusal hook, unit cases", function()
             .. "--allow-write /etc/motd)",
             got[1].reason)
         assert.are.equal("touch: cannot touch '/etc/motd': Read-only file system", got[1].line)
+    end)
+
+    it("a network refusal shows Go's Forbidden line", function()
+        local line = 'go: golang.org/x/text@v0.3.0: Get "https://proxy.golang.org/x/@v/v0.3.0.info": Forbidden'
+        local got = detect({ command = "go mod download", exit_code = 1, cwd = "/w", stdout = "",
+            stderr = "go: downloading golang.org/x/text v0.3.0\n" .. line .. "\n",
+            network_denied = { "proxy.golang.org:443" } })
+        assert.are.equal(1, #got, cjson.encode(got))
+        assert.are.equal(line, got[1].line)
     end)
 
     it("the reason follows where the path is and why", function()
