@@ -34,8 +34,8 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   "insufficient permission", "unable to create temporary", "Could not attach",
                   -- tools that say they could not create a path without an errno (Maven, javac)
                   "local repository", "parent directories",
-                  -- the context line of cargo's error chain that names the path
-                  "failed to create",
+                  -- the context lines of cargo's error chain that name the path
+                  "failed to create", "failed to open",
                   -- Go's client through the proxy's 403 (the line to show for the destination)
                   ": Forbidden" }
 
