@@ -297,9 +297,11 @@ local function detect(input)
     end
     -- On a terminal (input.merged) stdout carries stderr too: there a program's own diagnostic
     -- line counts even when the command also prints file content.
+    chain = nil  -- (on a terminal cargo's chain comes on stdout)
     for _, line in ipairs(refusal.lines(input.stdout)) do
         local is_data = stdout_is_data and not (input.merged and refusal.is_diagnostic(line, programs, "stdout"))
-        look(line, is_data, "stdout")
+        chain = refusal.chain_path(line, chain)
+        look(line, is_data, "stdout", chain)
     end
 
     -- every destination the egress proxy refused while the command ran, whatever the client

@@ -328,6 +328,9 @@ describe("refusal hook, unit cases", function()
           exit_code = 101, candidates = true,
           stderr = "error: failed to create package `x` at `/srv/x`\n  failed to create directory `/srv/x`\n"
             .. "  Read-only file system (os error 30)\n" }, nil, { { "write", "/srv/x" } } },
+        { "cargo's chain on a terminal (stdout holds stderr)", { command = "cargo new /srv/x", exit_code = 101,
+          merged = true, stdout = "error: failed to create directory `/srv/x`\n\nCaused by:\n"
+            .. "  Read-only file system (os error 30)\n" }, nil, { { "write", "/srv/x" } } },
         { "cargo's chain inside the workspace is the command's own", { command = "cargo new sub/x", exit_code = 101,
           stderr = "error: failed to create directory `/home/dev/app/sub/x`\n\nCaused by:\n"
             .. "  Permission denied (os error 13)\n" }, nil, {} },
