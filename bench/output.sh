@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/output.sh — refusal detection and the controller's memory when a command prints a lot:
 #
-#   bench/output.sh CORDON_BIN       (RUNS_BIG=5, RUNS_SMALL=20, BIG=1073741824 by default)
+#   bench/output.sh CORDON_BIN [BEFORE_BIN]  (RUNS_BIG=5, RUNS_SMALL=20, BIG=1073741824 by default)
 #
 # Runs `cordon run --json -- sh -c '...'` (pipes, not a pty: stdin is /dev/null) for a command
 # printing log lines (128 bytes each, with no refusal-like text in them):
@@ -22,14 +22,22 @@
 # the refusals found; then the issue's goals as met / NOT met: detection for the big output
 # within 2x of that for 1 KiB, and the controller's peak RSS under 32 MiB while relaying it.
 # Reports only; asserts nothing (the figures depend on the machine).
+#
+# With BEFORE_BIN (another build, e.g. main's before a change) each round also runs the four
+# cordon cases with it, right after CORDON_BIN's, and the table gets their rows ("before: ...")
+# and the before/after ratios of detect_ms.
 set -euo pipefail
 
 die() { printf 'output.sh: %s\n' "$*" >&2; exit 2; }
 
-[ $# -eq 1 ] || die "usage: $0 CORDON_BIN"
-cordon=$1
+[ $# -eq 1 ] || [ $# -eq 2 ] || die "usage: $0 CORDON_BIN [BEFORE_BIN]"
+cordon=$1 before=${2:-}
 case $cordon in /*) ;; *) cordon=$PWD/$cordon ;; esac
 [ -x "$cordon" ] || die "$cordon is not an executable file"
+if [ -n "$before" ]; then
+    case $before in /*) ;; *) before=$PWD/$before ;; esac
+    [ -x "$before" ] || die "$before is not an executable file"
+fi
 command -v python3 >/dev/null || die "python3 is needed (bench/output_run.py)"
 runner=$(cd "$(dirname "$0")" && pwd)/output_run.py
 runs_big=${RUNS_BIG:-5} runs_small=${RUNS_SMALL:-20} big=${BIG:-1073741824}
@@ -61,30 +69,37 @@ declare -A cmd=(
 declare -A want_refusals=([log-small]=0 [log-big]=0 [ref-small]=1 [ref-big]=1 [direct]=-1)
 declare -A want_bytes=([log-small]=1024 [log-big]=$big [ref-small]=1024 [ref-big]=$big [direct]=$big)
 
-# one CASE: appends "detect_ms duration_ms wall_ms vmhwm timerss exit refusals bytes" to $work/CASE
+# one CASE: appends "detect_ms duration_ms wall_ms vmhwm timerss exit refusals bytes" to
+# $work/CASE; a CASE "b-X" is X run with BEFORE_BIN
 one() {
-    local r f
-    if [ "$1" = direct ]; then
+    local r f bin=$cordon k=$1
+    if [ "${k#b-}" != "$k" ]; then bin=$before k=${k#b-}; fi
+    if [ "$k" = direct ]; then
         r=$(python3 "$runner" --plain sh -c "${cmd[log-big]}") || die "the direct run failed"
     else
-        r=$(python3 "$runner" "${timer[@]}" "$cordon" run --json -- sh -c "${cmd[$1]}") ||
-            die "$1 did not run: sh -c \"${cmd[$1]}\""
+        r=$(python3 "$runner" "${timer[@]}" "$bin" run --json -- sh -c "${cmd[$k]}") ||
+            die "$1 did not run: sh -c \"${cmd[$k]}\""
     fi
     read -ra f <<<"$r"
     [ "${f[5]}" -eq 1 ] || die "$1: exit code ${f[5]}, not 1"
-    [ "${f[6]}" -eq "${want_refusals[$1]}" ] || die "$1: ${f[6]} refusals reported, not ${want_refusals[$1]}"
-    [ "${f[7]}" -eq "${want_bytes[$1]}" ] || die "$1: ${f[7]} bytes relayed, not ${want_bytes[$1]}"
+    [ "${f[6]}" -eq "${want_refusals[$k]}" ] || die "$1: ${f[6]} refusals reported, not ${want_refusals[$k]}"
+    [ "${f[7]}" -eq "${want_bytes[$k]}" ] || die "$1: ${f[7]} bytes relayed, not ${want_bytes[$k]}"
     printf '%s\n' "$r" >>"$work/$1"
 }
 
 echo "== $(uname -r), $(nproc) cores; big = $big bytes; $runs_big big and $((per_round * runs_big)) small runs per kind"
 one log-small # the first run of all is not counted (caches, the page cache of the binary)
 : >"$work/log-small"
+if [ -n "$before" ]; then one b-log-small; : >"$work/b-log-small"; fi
 for round in $(seq 1 "$runs_big"); do
     for kind in log ref; do
         printf '  round %s/%s: %s, big\n' "$round" "$runs_big" "$kind" >&2
         one "$kind-big"
-        for _ in $(seq 1 "$per_round"); do one "$kind-small"; done
+        [ -z "$before" ] || one "b-$kind-big"
+        for _ in $(seq 1 "$per_round"); do
+            one "$kind-small"
+            [ -z "$before" ] || one "b-$kind-small"
+        done
     done
     one direct
 done
@@ -93,8 +108,10 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 col() { awk -v c="$2" '{ print $c }' "$work/$1"; }
 max() { sort -g | tail -n 1; }
 
+kinds=(log-small log-big ref-small ref-big direct)
+[ -z "$before" ] || kinds+=(b-log-small b-log-big b-ref-small b-ref-big)
 declare -A det wall hwm trss nref
-for k in log-small log-big ref-small ref-big direct; do
+for k in "${kinds[@]}"; do
     det[$k]=$(col "$k" 1 | median)
     wall[$k]=$(col "$k" 3 | median)
     hwm[$k]=$(col "$k" 4 | max)
@@ -106,14 +123,16 @@ human() { awk -v b="$1" 'BEGIN { split("B KiB MiB GiB", u, " "); i = 1
 bigname=$(human "$big")
 
 echo
-printf '%-26s %4s %10s %10s %9s %9s %8s\n' case runs detect_ms wall_ms "VmHWM" "time %M" refusals
-for k in log-small log-big ref-small ref-big direct; do
-    case $k in log-*) name="log" ;; ref-*) name="log + refusal" ;; *) name="direct (no cordon)" ;; esac
+[ -z "$before" ] || printf 'after: %s\nbefore: %s\n' "$cordon" "$before"
+printf '%-34s %4s %10s %10s %9s %9s %8s\n' case runs detect_ms wall_ms "VmHWM" "time %M" refusals
+for k in "${kinds[@]}"; do
+    case ${k#b-} in log-*) name="log" ;; ref-*) name="log + refusal" ;; *) name="direct (no cordon)" ;; esac
     case $k in *-small) name+=", 1 KiB" ;; *) name+=", $bigname" ;; esac
+    case $k in b-*) name="before: $name" ;; esac
     awk -v n="$name" -v r="$(wc -l <"$work/$k")" -v d="${det[$k]}" -v w="${wall[$k]}" \
         -v h="${hwm[$k]}" -v t="${trss[$k]}" -v f="${nref[$k]}" 'BEGIN {
-        if (d < 0) { printf "%-26s %4d %10s %10.1f\n", n, r, "-", w; exit }
-        printf "%-26s %4d %10.3f %10.1f %5.2f MiB %s %8d\n", n, r, d, w, h / 1024,
+        if (d < 0) { printf "%-34s %4d %10s %10.1f\n", n, r, "-", w; exit }
+        printf "%-34s %4d %10.3f %10.1f %5.2f MiB %s %8d\n", n, r, d, w, h / 1024,
             t < 0 ? "        -" : sprintf("%5.2f MiB", t / 1024), f }'
 done
 echo
@@ -130,3 +149,9 @@ awk -v ls="${det[log-small]}" -v lb="${det[log-big]}" -v rs="${det[ref-small]}" 
     printf "%s through cordon, median wall time   %.0f MiB/s  (direct: %.0f MiB/s)\n", bn,
         big / 1048576 / (w / 1000), big / 1048576 / (wd / 1000)
 }'
+if [ -n "$before" ]; then
+    for k in log-small log-big ref-small ref-big; do
+        awk -v k="$k" -v a="${det[$k]}" -v b="${det[b-$k]}" 'BEGIN {
+            printf "detect_ms after / before, %-15s %6.2f  (%.3f / %.3f ms)\n", k, (b > 0 ? a / b : 0), a, b }'
+    done
+fi

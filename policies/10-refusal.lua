@@ -32,7 +32,13 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   "EAI_AGAIN", "ECONNRESET", "namespace", "usable sandbox", "cordon sandbox",
                   "SUID sandbox", "resource busy", "EBUSY", "temporary object directory",
                   "insufficient permission", "unable to create temporary", "Could not attach",
-                  "gpg failed", "verification failed" }
+                  "gpg failed", "verification failed",
+                  -- tools that say they could not create a path without an errno (Maven, javac)
+                  "local repository", "parent directories",
+                  -- the context lines of cargo's error chain that name the path
+                  "failed to create", "failed to open",
+                  -- Go's client through the proxy's 403 (the line to show for the destination)
+                  ": Forbidden" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -73,6 +79,9 @@ local function detect(input)
     end
     local profile = input.profile or (ws_readonly and "readonly") or nil
     local targets = refusal.all_write_targets(segments, cwd)
+    local program_dir = refusal.program_dir(programs)
+    local javac_dir = refusal.javac_output_dir(segments)
+    javac_dir = javac_dir and refusal.absolute(javac_dir, cwd)
     local push_target = refusal.git_push_local_target(segments)
     push_target = push_target and refusal.absolute((push_target:gsub("^~", host.home and host.home() or "~")), cwd)
     local session_bus = false
@@ -139,7 +148,7 @@ local function detect(input)
             .. "workspace: --allow-write %s)"):format(abs, host_dir(abs)))
     end
 
-    local function look(line, is_data, stream)
+    local function look(line, is_data, stream, chain)
         -- sudo's own refusal, whatever the exit code, when the command runs sudo at all
         if programs.sudo then
             local cause = refusal.sudo_refusal(line)
@@ -172,7 +181,13 @@ local function detect(input)
         if not is_data then
             local sock, unknown_session = refusal.dbus_unreachable(line, session_bus)
             if sock then
-                if host.is_socket(sock) then
+                if host.is_socket(sock) and line:find("booted with systemd", 1, true) then
+                    -- systemctl refuses before it connects: there is no systemd inside, and the
+                    -- host's is out of reach
+                    add("dbus", sock, line, ("the sandbox runs no systemd and hides the host's "
+                        .. "system bus %s (systemctl cannot reach the host's systemd from inside; "
+                        .. "run it outside the sandbox)"):format(sock))
+                elseif host.is_socket(sock) then
                     add("dbus", sock, line, ("the sandbox hides the D-Bus socket %s (it exists "
                         .. "on the host)"):format(sock))
                 end
@@ -236,10 +251,29 @@ local function detect(input)
             end
             return
         end
+        -- a tool's own "could not create X" without an errno (Maven's local repository, javac's
+        -- output directory): the sandbox's only when X is outside the writable set
+        local unwritable = refusal.unwritable_path(line)
+        if unwritable == true then unwritable = javac_dir end
+        if unwritable then
+            local abs = refusal.absolute(unwritable, cwd)
+            if not refusal.under_any(abs, writable) then write_refusal(abs, line) end
+            return
+        end
         local class, at = refusal.errno_class(line)
         if not class then return end
-        local p = refusal.path_in_line(line, at)
-        local abs = p and refusal.absolute(p, cwd)
+        local p = refusal.path_in_line(line, at, programs)
+        -- cargo's chain: the cause line names no path, the context lines before it do
+        if not p and chain and line:match("^%s") then p = chain end
+        -- crontab's paths are relative to its spool, not to where the command ran
+        local abs = p and refusal.absolute(p, (program_dir and p:sub(1, 1) ~= "/") and program_dir or cwd)
+        if class == "erofs" and abs and p:sub(1, 1) ~= "/" and not ws_readonly and refusal.under_any(abs, writable)
+           and not (workspace and refusal.protected(abs, workspace, protected)) then
+            -- a relative path that lands in the writable set cannot be read-only there: it was
+            -- relative to a directory the program moved to (pip builds in the source tree), which
+            -- the line does not say
+            abs = nil
+        end
         if class == "erofs" then
             -- EROFS is the read-only bind itself: outside the workspace, a protected path
             -- inside it (.git/hooks, .cordon/), the readonly profile's workspace, or a hidden
@@ -284,12 +318,18 @@ local function detect(input)
         end
     end
 
-    for _, line in ipairs(refusal.lines(input.stderr)) do look(line, false, "stderr") end
+    local chain
+    for _, line in ipairs(refusal.lines(input.stderr)) do
+        chain = refusal.chain_path(line, chain)
+        look(line, false, "stderr", chain)
+    end
     -- On a terminal (input.merged) stdout carries stderr too: there a program's own diagnostic
     -- line counts even when the command also prints file content.
+    chain = nil  -- (on a terminal cargo's chain comes on stdout)
     for _, line in ipairs(refusal.lines(input.stdout)) do
         local is_data = stdout_is_data and not (input.merged and refusal.is_diagnostic(line, programs, "stdout"))
-        look(line, is_data, "stdout")
+        chain = refusal.chain_path(line, chain)
+        look(line, is_data, "stdout", chain)
     end
 
     -- every destination the egress proxy refused while the command ran, whatever the client

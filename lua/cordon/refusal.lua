@@ -1,9 +1,10 @@
 -- cordon.refusal — building blocks of the refusal detectors (policies/10-refusal.lua).
 -- Owns: reading output lines, telling a program's own diagnostic from content it printed,
--- pulling the path out of the error formats of coreutils, bash, git, Python, Node, Go, Rust and
--- Java, path arithmetic (absolute, normalised, "at or under"), which words of a command are
--- write targets, and recognising the lines of sudo, the Docker client, D-Bus clients and the
--- egress proxy's 403.
+-- pulling the path out of the error formats of coreutils, bash, git, Python, Node, Go, Rust,
+-- cargo's error chains, Java and javac, path arithmetic (absolute, normalised, "at or under"),
+-- which words of a command are write targets, recognising the lines of sudo, the Docker client, D-Bus clients and the
+-- egress proxy's 403, and the tools' lines that name a path they could not create without an
+-- errno (Maven, javac).
 -- Uses cordon.shell and nothing else, so plain lua5.4 runs it; host checks are the caller's
 -- (the policy passes `host` functions in). Must never decide on its own whether something is a
 -- refusal: it answers small questions, the policy combines them.
@@ -110,11 +111,13 @@ local language_formats = {
     "java%.nio%.file%.%a+Exception",                   -- Java NIO
     "java%.io%.FileNotFoundException",                 -- Java IO
     "^%s*%a*Error: %[Errno",                           -- Python, again for clarity
+    "^[^%s:]+:%d+: error: ",                           -- javac: Hi.java:1: error: ...
+    "^[^%s:]+:%d+:%d+: error: ",                       -- gcc, clang: x.c:1:2: error: ...
 }
 
 -- Prefixes many tools (git, cargo, make, npm, pip, apt) start their own diagnostics with.
 -- ssh and ssh-keygen print some of theirs without any prefix.
-local generic_prefixes = { "error:", "fatal:", "Error:", "ERROR:", "E:", "W:", "warning:", "npm ERR!",
+local generic_prefixes = { "error:", "fatal:", "Error:", "ERROR:", "%[ERROR%]", "E:", "W:", "warning:", "npm ERR!",
                            "npm error", "make:", "make%[%d+%]:", "Could not create directory '",
                            "Saving key \"", "Failed to add the host to the list of known hosts",
                            "hostfile_replace_entries: ", "update_known_hosts: " }
@@ -186,9 +189,18 @@ end
 
 --- The path a diagnostic line names (as written, not yet resolved), or nil. `at` is where
 -- the errno message starts (from errno_class): the path is looked for before it.
-function M.path_in_line(line, at)
+-- System calls some tools name between the path and the message: `crontabs: mkdir: Read-only
+-- file system` is about crontabs, not about a file called mkdir.
+local syscall_words = { mkdir = true, open = true, openat = true, stat = true, lstat = true, chdir = true,
+                        opendir = true, rename = true, unlink = true, creat = true, fopen = true,
+                        access = true, chmod = true, chown = true, rmdir = true, symlink = true }
+
+function M.path_in_line(line, at, programs)
     local head = at and line:sub(1, at - 1) or line
     local p
+    -- Rust's tempfile crate (cargo's --target-dir): Read-only file system (os error 30) at path "/x/targetAbC123"
+    p = line:match('%(os error %d+%) at path "(.-)"')
+    if p then return p end
     -- Python: PermissionError: [Errno 13] Permission denied: '/etc/x'  (path after the message)
     p = line:match("%[Errno %d+%][^:]*: '(.-)'") or line:match('%[Errno %d+%][^:]*: "(.-)"')
     if p then return p end
@@ -199,9 +211,10 @@ function M.path_in_line(line, at)
     p = line:match("E%u+: [%l%- ]+, %l+ '(.-)'")
     if p then return p end
     -- Java: java.nio.file.NoSuchFileException: /x  /  java.io.FileNotFoundException: /x (No such ...)
+    -- (jar: java.nio.file.FileSystemException: /x/hi.jar: Read-only file system: the colon is not the path's)
     p = line:match("java%.nio%.file%.%a+Exception: (%S+)") or
         line:match("java%.io%.FileNotFoundException: (.-) %(")
-    if p then return p end
+    if p then return (p:gsub(":$", "")) end
     -- apt: chmod 0700 of directory /var/lib/apt/lists/partial failed - SetupAPTPartialDirectory (30: ...
     p = head:match("(/%S+) failed %- [%w:]+ %(%d+: $")
     if p then return p end
@@ -224,6 +237,12 @@ function M.path_in_line(line, at)
     local parts = {}
     for part in (head:gsub(":%s*$", "")):gmatch("[^:]+") do parts[#parts + 1] = part end
     local cand = parts[#parts]
+    if cand and #parts >= 2 and syscall_words[(cand:gsub("^%s+", ""))] then
+        -- NAME: mkdir: message: NAME is the object, unless it is the program's own name
+        local before = parts[#parts - 1]:gsub("^%s+", ""):gsub("%s+$", "")
+        if #parts == 2 and programs and programs[shell.basename(before)] then return nil end
+        if looks_like_path(before) then return before end
+    end
     if cand and #parts >= 2 then
         cand = cand:gsub("^%s+", ""):gsub("%s+$", "")
         if looks_like_path(cand) and cand ~= "" then return cand end
@@ -237,6 +256,71 @@ function M.path_in_line(line, at)
     local w
     for x in head:gmatch("(/[^%s:'\"]+)") do w = x end
     return w
+end
+
+-- ---- error chains ------------------------------------------------------------------------
+
+--- cargo (and Rust's anyhow) print a chain: the context lines name the path, the last cause
+-- line only the errno: `error: failed to create directory `/x``, `Caused by:`, `  Read-only
+-- file system (os error 30)`. Given a stderr line and the path the chain named so far, the path
+-- the chain names after this line (nil: the line is not part of a chain). Only a quoted absolute
+-- path counts: the context lines also quote crate names and versions.
+function M.chain_path(line, prev)
+    if line:match("^%s*$") or line:match("^%s*Caused by:%s*$") then return prev end
+    if not (line:match("^error: ") or line:match("^%s+%S")) then return nil end
+    local last
+    for q in line:gmatch("`(/[^`]+)`") do last = q end
+    if not last then
+        for q in line:gmatch("'(/[^']+)'") do last = q end
+    end
+    if last and looks_like_path(last) then return last end
+    return line:match("^error: failed to %a+: (/%S+)$") or prev
+end
+
+-- Programs that change to a fixed directory before they name paths relative to it: crontab
+-- works in its spool (Debian's cron: /var/spool/cron, the crontabs under it).
+M.program_dirs = { crontab = "/var/spool/cron" }
+
+--- The directory relative paths in the command's diagnostics are relative to, when a program
+-- of the command changes to one of its own (program_dirs), else nil.
+function M.program_dir(programs)
+    for name, dir in pairs(M.program_dirs) do
+        if programs[name] then return dir end
+    end
+    return nil
+end
+
+-- ---- tools that name a path they could not create, without an errno ------------------------
+
+-- { pattern, capture }: Maven names its local repository; javac says only "could not create
+-- parent directories" (the directory is its -d, -s or -h option, the policy looks it up).
+M.unwritable_patterns = {
+    { "Could not create local repository at (/%S+)", true },
+    { "error while writing [%w_.$]+: could not create parent directories", false },
+}
+
+--- If line is one of those: the path it names, or true (it names none); else nil.
+function M.unwritable_path(line)
+    for _, p in ipairs(M.unwritable_patterns) do
+        local s, _, cap = line:find(p[1])
+        if s then
+            if p[2] then return (cap:gsub("[.,]$", "")) end
+            return true
+        end
+    end
+    return nil
+end
+
+--- javac's output directory (-d, -s, -h; the first given), as written, else nil.
+function M.javac_output_dir(segments)
+    for _, seg in ipairs(segments) do
+        if seg.name == "javac" then
+            for i, a in ipairs(seg.args) do
+                if (a == "-d" or a == "-s" or a == "-h") and seg.args[i + 1] then return seg.args[i + 1] end
+            end
+        end
+    end
+    return nil
 end
 
 -- Words with write intent in a tool's own message.
@@ -437,7 +521,9 @@ function M.dbus_unreachable(line, session)
     if line:find("Failed to connect to bus") or line:find("Failed to connect to user bus") or
        line:find("^%s*Could not connect: ") or line:find("Failed to open connection to") or
        line:find("Error connecting: Could not connect") or
-       line:find("Cannot autolaunch D%-Bus") then
+       line:find("Cannot autolaunch D%-Bus") or
+       -- systemctl: PID 1 in the sandbox is its init; the host's systemd is reached over its bus
+       line:find("System has not been booted with systemd") then
         if session then return nil, true end
         return M.system_bus
     end
@@ -449,6 +535,8 @@ M.network_patterns = { "blocked%-by%-policy", "403 Forbidden", "CONNECT tunnel f
                        "Received HTTP code 403 from proxy", "Tunnel connection failed: 403",
                        "network policy does not allow", "HTTP Error 403", "status code 403",
                        "returned error: 403",
+                       -- Go's net/http through the proxy: Get "https://...": Forbidden
+                       '": Forbidden$',
                        -- network.transparent: a refused connection is reset; a name no rule
                        -- could allow gets REFUSED from the sandbox's resolver
                        "Connection reset by peer", "ECONNRESET", "Could not resolve host",

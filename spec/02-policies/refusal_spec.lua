@@ -198,6 +198,9 @@ describe("refusal hook, unit cases", function()
         { "network 403 through CONNECT", { command = "curl https://pypi.org/simple/", exit_code = 56,
           stderr = "curl: (56) CONNECT tunnel failed, response 403\n", network_denied = { "pypi.org:443" } },
           nil, { { "network", "pypi.org:443" } } },
+        { "Go's client behind the proxy", { command = "go mod download", exit_code = 1,
+          stderr = "go: golang.org/x/text@v0.3.0: Get \"https://proxy.golang.org/golang.org/x/text/@v/v0.3.0.info\": Forbidden\n",
+          network_denied = { "proxy.golang.org:443" } }, nil, { { "network", "proxy.golang.org:443" } } },
         { "a 403 without a denied destination is the server's", { command = "curl -f https://x.test/", exit_code = 22,
           stderr = "curl: (22) The requested URL returned error: 403\n" }, nil, {} },
         { "several refusals in one command", { command = "touch /etc/a; cat /etc/shadow", exit_code = 1,
@@ -308,7 +311,8 @@ describe("refusal hook, unit cases", function()
         { "a git push to a remote's name is the remote's own failure", { command = "git push origin HEAD", exit_code = 1,
           stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },
         { "a git push into the workspace", { command = "git push ../app/other HEAD", exit_code = 1,
-          stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },        -- ---- agents a grant would reach
+          stderr = "error: remote unpack failed: unable to create temporary object directory\n" }, nil, {} },
+        -- ---- agents a grant would reach
         { "a signed commit with no gpg-agent granted", { command = "git commit -S -m x", exit_code = 128,
           stderr = "error: gpg failed to sign the data\nfatal: failed to write commit object\n" },
           nil, { { "grant" } } },
@@ -318,6 +322,49 @@ describe("refusal hook, unit cases", function()
           grants = { gpg_agent = true }, stderr = "error: gpg failed to sign the data\n" }, nil, {} },
         { "the words in a file's content are data", { command = "cat notes.txt", exit_code = 0,
           stdout = "error: gpg failed to sign the data\n" }, nil, {} },
+        -- ---- toolchains (cases 75 on): what a recording cannot show on this machine
+        { "systemctl on a host that runs systemd", { command = "systemctl start cron", exit_code = 1,
+          stderr = "System has not been booted with systemd as init system (PID 1). Can't operate.\n"
+            .. "Failed to connect to bus: Host is down\n" },
+          { exists = { "/run/systemd/system" }, sockets = { "/run/dbus/system_bus_socket" } },
+          { { "dbus", "/run/dbus/system_bus_socket" } } },
+        { "systemctl --user on a host that runs systemd", { command = "systemctl --user status", exit_code = 1,
+          stderr = "Failed to connect to bus: No medium found\n" },
+          { sockets = { "/run/dbus/system_bus_socket" } }, {} },
+        { "cargo's tempfile names the path after the message", { command = "cargo build --target-dir /srv/out/target",
+          exit_code = 101, stderr = "error: Read-only file system (os error 30) at path \"/srv/out/targetAbC123\"\n" },
+          { exists = { "/srv/out" } }, { { "write", "/srv/out/targetAbC123" } } },
+        { "cargo's chain as the engine passes it (only the lines with a marker)", { command = "cargo new /srv/x",
+          exit_code = 101, candidates = true,
+          stderr = "error: failed to create package `x` at `/srv/x`\n  failed to create directory `/srv/x`\n"
+            .. "  Read-only file system (os error 30)\n" }, nil, { { "write", "/srv/x" } } },
+        { "cargo's chain on a terminal (stdout holds stderr)", { command = "cargo new /srv/x", exit_code = 101,
+          merged = true, stdout = "error: failed to create directory `/srv/x`\n\nCaused by:\n"
+            .. "  Read-only file system (os error 30)\n" }, nil, { { "write", "/srv/x" } } },
+        { "cargo's chain inside the workspace is the command's own", { command = "cargo new sub/x", exit_code = 101,
+          stderr = "error: failed to create directory `/home/dev/app/sub/x`\n\nCaused by:\n"
+            .. "  Permission denied (os error 13)\n" }, nil, {} },
+        { "a chain ends at a line that is not part of it", { command = "./build.sh", exit_code = 1,
+          stderr = "error: failed to create directory `/srv/x`\nbuild.sh: retrying\n"
+            .. "  Read-only file system (os error 30)\n" }, nil, { { "write", "nil" } } },
+        { "javac's parent directories inside the workspace are its own", { command = "javac -d out Hi.java",
+          exit_code = 1, stderr = "Hi.java:1: error: error while writing Hi: could not create parent directories\n" },
+          nil, {} },
+        { "javac's parent directories, -d after the sources", { command = "javac Hi.java -d /srv/classes",
+          exit_code = 1, stderr = "Hi.java:1: error: error while writing Hi: could not create parent directories\n" },
+          nil, { { "write", "/srv/classes" } } },
+        { "Maven's local repository in the workspace is its own", { command = "mvn -Dmaven.repo.local=m2 compile",
+          exit_code = 1, stderr = "[ERROR] Could not create local repository at /home/dev/app/m2 -> [Help 1]\n" },
+          nil, {} },
+        { "Maven's line in a log is data", { command = "cat build.log; exit 1", exit_code = 1,
+          stdout = "[ERROR] Could not create local repository at /srv/m2 -> [Help 1]\n" }, nil, {} },
+        { "PROG: mkdir: ... names no path", { command = "mytool init", exit_code = 1,
+          stderr = "mytool: mkdir: Read-only file system\n" }, nil, { { "write", "nil" } } },
+        { "crontab's spool when it is not hidden", { command = "crontab -l", exit_code = 1,
+          stderr = "crontabs: mkdir: Read-only file system\n" }, nil, { { "write", "/var/spool/cron/crontabs" } } },
+        { "a relative path in the workspace that cannot be read-only there", { command = "pip install /srv/pkg",
+          exit_code = 1, stderr = "      error: could not create 'build': Read-only file system\n" }, nil,
+          { { "write", "nil" } } },
     }
     for _, c in ipairs(cases) do
         it(c[1], function()
@@ -349,6 +396,15 @@ describe("refusal hook, unit cases", function()
             .. "--allow-write /etc/motd)",
             got[1].reason)
         assert.are.equal("touch: cannot touch '/etc/motd': Read-only file system", got[1].line)
+    end)
+
+    it("a network refusal shows Go's Forbidden line", function()
+        local line = 'go: golang.org/x/text@v0.3.0: Get "https://proxy.golang.org/x/@v/v0.3.0.info": Forbidden'
+        local got = detect({ command = "go mod download", exit_code = 1, cwd = "/w", stdout = "",
+            stderr = "go: downloading golang.org/x/text v0.3.0\n" .. line .. "\n",
+            network_denied = { "proxy.golang.org:443" } })
+        assert.are.equal(1, #got, cjson.encode(got))
+        assert.are.equal(line, got[1].line)
     end)
 
     it("the reason follows where the path is and why", function()

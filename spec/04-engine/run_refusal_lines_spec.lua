@@ -70,4 +70,26 @@ describe("cordon run: refusal lines", function()
         assert.is_nil(r.stderr:find("outside the workspace", 1, true), h.describe(r))
         assert.are.equal(1, #cordon_lines(r), h.describe(r))
     end)
+
+    it("names the path of cargo's error chain, given on a line before the errno", function()
+        if not os.execute("command -v cargo >/dev/null 2>&1") then h.skip("no cargo here") end
+        local dir = h.tmpdir()
+        local r = h.run_sh("cargo new -q --vcs none " .. h.quote(dir .. "/hello"))
+        assert.are_not.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stderr:find("Caused by:", 1, true), h.describe(r))
+        has(r, "cordon: the sandbox refused a write to " .. dir .. "/hello (read-only outside the workspace: "
+            .. "--allow-write " .. dir .. ")")
+        assert.are.equal(1, #cordon_lines(r), h.describe(r))
+    end)
+
+    it("names javac's output directory when javac names none", function()
+        if not os.execute("command -v javac >/dev/null 2>&1") then h.skip("no javac here") end
+        local ws, dir = h.workspace(), h.tmpdir()
+        h.write_file(ws .. "/Hi.java", "public class Hi {}\n")
+        local r = h.run_sh("javac -d " .. h.quote(dir .. "/classes") .. " Hi.java", { workspace = ws })
+        assert.are_not.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stderr:find("could not create parent directories", 1, true), h.describe(r))
+        has(r, "cordon: the sandbox refused a write to " .. dir .. "/classes (read-only outside the workspace: "
+            .. "--allow-write " .. dir .. ")")
+    end)
 end)
