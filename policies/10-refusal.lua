@@ -352,10 +352,18 @@ local function detect(input)
                     shown = l; break
                 end
             end
-            -- a SOCKS client's line (cordon nc's, ssh's through it) names the tcp:// rule
-            local rule = shown:find("tcp://" .. dest, 1, true) and "tcp://" .. dest or dest
-            add("network", dest, shown, ("the sandbox's network policy blocked %s "
-                .. "(--network-allow %s would allow it)"):format(dest, rule))
+            local deny_rule = (input.network_denied_rules or {})[dest]
+            if deny_rule then
+                -- a deny rule refused it: no --network-allow changes that, the rule must go
+                add("network", dest, shown, ("the sandbox's network policy blocked %s: the deny "
+                    .. "rule '%s' names it (--network-deny or the profile's network.deny; "
+                    .. "only removing that rule allows it)"):format(dest, deny_rule))
+            else
+                -- a SOCKS client's line (cordon nc's, ssh's through it) names the tcp:// rule
+                local rule = shown:find("tcp://" .. dest, 1, true) and "tcp://" .. dest or dest
+                add("network", dest, shown, ("the sandbox's network policy blocked %s "
+                    .. "(--network-allow %s would allow it)"):format(dest, rule))
+            end
         end
     end
     -- a refusal without a path says less than one of its kind with a path: drop it

@@ -711,6 +711,29 @@ static void push_list_or_empty(lua_State *L, const struct str_list *l)
         lua_newtable(L);
 }
 
+/* The proxy's refused destinations: "host:port", or "host:port\tRULE" when a deny rule (not
+ * the lack of an allow rule) refused it. Sets network_denied (the destinations) and
+ * network_denied_rules (destination -> the deny rule as written) on the table at the top. */
+static void push_network_denied(lua_State *L, const struct str_list *l)
+{
+    size_t n = l ? l->len : 0;
+    lua_createtable(L, (int)n, 0);
+    lua_createtable(L, 0, 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *item = l->items[i], *tab = strchr(item, '\t');
+        size_t len = tab ? (size_t)(tab - item) : strlen(item);
+        lua_pushlstring(L, item, len);
+        lua_rawseti(L, -3, (lua_Integer)i + 1);
+        if (tab) {
+            lua_pushlstring(L, item, len);
+            lua_pushstring(L, tab + 1);
+            lua_rawset(L, -3);
+        }
+    }
+    lua_setfield(L, -3, "network_denied_rules");
+    lua_setfield(L, -2, "network_denied");
+}
+
 void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
 {
     lua_createtable(L, 0, 19); /* [t] */
@@ -740,8 +763,7 @@ void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
     lua_setfield(L, -2, "writable");
     push_list_or_empty(L, in->hidden);
     lua_setfield(L, -2, "hidden");
-    push_list_or_empty(L, in->network_denied);
-    lua_setfield(L, -2, "network_denied");
+    push_network_denied(L, in->network_denied);
     if (in->workspace) {
         lua_pushstring(L, in->workspace);
         lua_setfield(L, -2, "workspace");

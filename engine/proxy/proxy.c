@@ -184,11 +184,16 @@ static void transparent_reset(struct conn *c)
 
 void proxy_conn_refuse(struct conn *c, const struct net_decision *d)
 {
-    char where[300];
+    char where[300], noted[600];
     bool v6 = strchr(c->host, ':') != NULL; /* an IPv6 address: in brackets, as a rule writes it */
     snprintf(where, sizeof where, "%s%s%s:%u", v6 ? "[" : "", c->host, v6 ? "]" : "",
              (unsigned)c->port);
-    note_denied(c->px, where);
+    /* A deny rule refused it (no flag would allow it): the refusal line names the rule. */
+    if (d->rule[0] && !d->suggest[0] && !d->ask)
+        snprintf(noted, sizeof noted, "%s\t%s", where, d->rule);
+    else
+        snprintf(noted, sizeof noted, "%s", where);
+    note_denied(c->px, noted);
     if (c->kind == CONN_TRANSPARENT) {
         LOG_I("proxy", "refused a transparent connection to %s (%s): %s", where, c->orig_ip,
               d->suggest[0] ? d->suggest : d->reason);

@@ -40,7 +40,8 @@ bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size
 void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow);
 void proxy_forget(struct proxy *px, const char *host, unsigned port);
 
-/* The destinations refused so far ("host:port", each once), for refusal detection. */
+/* The destinations refused so far ("host:port", each once; "host:port\tRULE" when a deny rule
+ * refused it), for refusal detection. */
 const struct str_list *proxy_denied(const struct proxy *px);
 /* A mark for proxy_denied_since(): the number of refusals so far. */
 uint64_t proxy_denial_mark(const struct proxy *px);

@@ -106,7 +106,8 @@ struct proxy {
     size_t n_conns;
     struct audit_log *audit;
     struct proxy_asking asking; /* proxy_ask.c's */
-    struct str_list denied;     /* "host:port" refused, for refusal detection (at most 64) */
+    struct str_list denied;     /* "host:port" refused ("host:port\tRULE" when a deny rule did),
+                                 * for refusal detection (at most 64) */
     uint64_t denied_at[64];     /* the refusal count when denied.items[i] was last refused */
     uint64_t denials;           /* refusals so far */
 };

@@ -198,6 +198,11 @@ describe("refusal hook, unit cases", function()
         { "network 403 through CONNECT", { command = "curl https://pypi.org/simple/", exit_code = 56,
           stderr = "curl: (56) CONNECT tunnel failed, response 403\n", network_denied = { "pypi.org:443" } },
           nil, { { "network", "pypi.org:443" } } },
+        { "network refused by a deny rule names the rule, not a flag that cannot help",
+          { command = "curl https://pypi.org/simple/", exit_code = 56,
+            stderr = "curl: (56) CONNECT tunnel failed, response 403\n", network_denied = { "pypi.org:443" },
+            network_denied_rules = { ["pypi.org:443"] = "*.org" } },
+          nil, { { "network", "pypi.org:443", "the deny rule '*.org' names it" } } },
         { "Go's client behind the proxy", { command = "go mod download", exit_code = 1,
           stderr = "go: golang.org/x/text@v0.3.0: Get \"https://proxy.golang.org/golang.org/x/text/@v/v0.3.0.info\": Forbidden\n",
           network_denied = { "proxy.golang.org:443" } }, nil, { { "network", "proxy.golang.org:443" } } },
@@ -386,6 +391,16 @@ describe("refusal hook, unit cases", function()
             table.sort(pairs_got)
             table.sort(want)
             assert.are.same(want, pairs_got, cjson.encode(got))
+            -- a third field is text the reason must hold
+            for _, w in ipairs(c[4]) do
+                if w[3] then
+                    local found = false
+                    for _, r in ipairs(got) do
+                        if r.kind == w[1] and r.reason:find(w[3], 1, true) then found = true end
+                    end
+                    assert.is_true(found, "no reason holds '" .. w[3] .. "': " .. cjson.encode(got))
+                end
+            end
         end)
     end
 

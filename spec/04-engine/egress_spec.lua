@@ -108,6 +108,10 @@ describe("egress: curl through the HTTP proxy", function()
             { "--network-allow", allow(o), "--network-deny", "127.0.0.1" }))
         assert.are.equal("403", r.stdout)
         assert.are.equal(0, conns(o))
+        -- the line names the deny rule, and suggests no --network-allow (none would help)
+        has(r, ("cordon: the sandbox's network policy blocked 127.0.0.1:%d: the deny rule "
+            .. "'127.0.0.1' names it"):format(o.port))
+        assert.falsy(r.stderr:find("--network-allow", 1, true), h.describe(r))
     end)
 
     it("HTTPS through CONNECT to a local TLS origin works when allowed", function()
