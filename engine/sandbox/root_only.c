@@ -4,8 +4,9 @@
  * symlink is followed (a symlink's target is judged where it lies, if a scan root covers it).
  * An entry the directory itself marks as a symlink (d_type) is never root-only and is not
  * stat'ed; every other entry is (d_type says nothing of owner or mode). Also owns the scan
- * ahead: the same walk on a thread, and the replay of its answers that decides whether its
- * result may be used.
+ * ahead: the same walk cut into one task per entry of a scan root, taken by a thread and, once
+ * the profile is resolved, by the caller, and the replay of its answers that decides whether
+ * its result may be used.
  * Uses: util.c for the lists and path containment; log.c for the one line when the bound is hit.
  * Must never: change the host (it only reads directories), follow a symlink, or show what it
  * could not judge: past the bound the rest is hidden; use a scan ahead whose walk the real
@@ -316,32 +317,145 @@ void root_only_guess(struct sandbox_root_only *ro)
         str_list_push(&ro->visible, guess_visible[i]);
 }
 
+/* The scan ahead is cut into tasks, one per entry of a scan root (the entry judged, and the
+ * tree below it walked), taken in turn by the threads and, once the profile is resolved, by
+ * the caller too: /etc alone is half the walk. Each task has its own result and record; put
+ * end to end in task order they are the sequential walk's, as long as the bound is not reached
+ * (each task counts on its own; finish scans in place when their sum could have reached it). */
+struct task {
+    int dfd;          /* the scan root's directory (the ahead's), or -1 */
+    const char *root; /* the scan root's path */
+    char *name;       /* the entry; NULL: a task that only adds path */
+    char *path;       /* a root hidden by the walk of the roots (owned) */
+    struct str_list hidden;
+    struct answers record;
+    size_t judged; /* entries it looked at (stat) */
+    bool bound;    /* it reached the bound on its own */
+};
+
+/* One thread: while the profile resolves, init takes the other core (its namespaces, the
+ * early captures), so a second thread would only slow the resolution down; once it is resolved
+ * the caller takes tasks too. */
+#define AHEAD_THREADS 1
+
 struct root_only_ahead {
-    pthread_t thread;
+    pthread_t threads[AHEAD_THREADS];
+    size_t n_threads;
     atomic_bool stop;
+    atomic_size_t next; /* the next task to take */
     /* The guessed inputs (copies) and what the walk with them found. */
     struct sandbox_root_only ro;
     struct str_list keep;
     char *home;
     size_t max;
-    struct str_list hidden;
-    struct answers record;
-    char *warn_at;
+    struct answers record; /* the answers about the scan roots themselves */
+    struct task *tasks;
+    size_t n_tasks, cap_tasks;
+    int *fds; /* the scan roots' directories, closed at the end */
+    size_t n_fds;
     int r;
     char err[512];
 };
 
+static struct task *task_new(struct root_only_ahead *a)
+{
+    if (a->n_tasks == a->cap_tasks) {
+        a->cap_tasks = a->cap_tasks ? a->cap_tasks * 2 : 256;
+        a->tasks = xrealloc(a->tasks, a->cap_tasks * sizeof *a->tasks);
+    }
+    struct task *t = &a->tasks[a->n_tasks++];
+    memset(t, 0, sizeof *t);
+    t->dfd = -1;
+    return t;
+}
+
+static void task_run(struct root_only_ahead *a, struct task *t)
+{
+    if (!t->name)
+        return;
+    struct walk w;
+    walk_init(&w, &a->ro, &a->keep, a->home, a->max, &t->hidden);
+    w.record = &t->record;
+    w.stop = &a->stop;
+    path_set(&w, t->root);
+    path_enter(&w, w.len, t->name);
+    walk_entry(&w, t->dfd, t->name, a->ro.depth);
+    t->judged = a->max - w.left;
+    t->bound = w.warn_at != NULL;
+    free(w.warn_at);
+    free(w.path);
+}
+
+/* Take and run tasks until none is left (or the scan is not wanted any more). */
+static void take_tasks(struct root_only_ahead *a)
+{
+    while (!atomic_load_explicit(&a->stop, memory_order_relaxed)) {
+        size_t i = atomic_fetch_add(&a->next, 1);
+        if (i >= a->n_tasks)
+            break;
+        task_run(a, &a->tasks[i]);
+    }
+}
+
 static void *ahead_main(void *arg)
 {
-    struct root_only_ahead *a = arg;
-    struct walk w;
-    walk_init(&w, &a->ro, &a->keep, a->home, a->max, &a->hidden);
-    w.record = &a->record;
-    w.stop = &a->stop;
-    a->r = walk_roots(&w, a->err, sizeof a->err);
-    a->warn_at = w.warn_at;
-    free(w.path);
+    take_tasks(arg);
     return NULL;
+}
+
+/* The walk of the scan roots themselves, as walk_roots does it, with one task per entry of
+ * each root instead of the walk below it. Cheap (a listing of each root): done by the caller. */
+static void plan(struct root_only_ahead *a)
+{
+    struct walk w;
+    walk_init(&w, &a->ro, &a->keep, a->home, a->max, NULL);
+    w.record = &a->record;
+    a->fds = xcalloc(a->ro.scan.len + 1, sizeof *a->fds);
+    char *buf = xmalloc(DENTS_BUF);
+    for (size_t i = 0; i < a->ro.scan.len; i++) {
+        const char *root = a->ro.scan.items[i];
+        int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
+            continue;
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0) {
+            /* As walk_roots: the one line, and no further root. */
+            a->r = -errno;
+            snprintf(a->err, sizeof a->err, "root_only: cannot %s the scan root %s: %s",
+                     fd < 0 ? "read" : "stat", root, strerror(-a->r));
+            if (fd >= 0)
+                close(fd);
+            break;
+        }
+        unsigned ans = ask(&w, root);
+        bool kept = ans & (ANS_WAY | ANS_VISIBLE);
+        bool whole = !(ans & ANS_INSIDE) && !kept && !(ans & ANS_HOME) && root_only_judge(&st);
+        if (whole)
+            task_new(a)->path = xstrdup(root);
+        if (whole || (ans & ANS_INSIDE) || a->ro.depth == 0) {
+            close(fd);
+            continue;
+        }
+        a->fds[a->n_fds++] = fd;
+        ssize_t n;
+        while ((n = getdents64(fd, buf, DENTS_BUF)) > 0) {
+            for (ssize_t off = 0; off < n;) {
+                struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
+                off += de->d_reclen;
+                const char *name = de->d_name;
+                if ((name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]))) ||
+                    de->d_type == DT_LNK)
+                    continue;
+                struct task *t = task_new(a);
+                t->dfd = fd;
+                t->root = root;
+                t->name = xstrdup(name);
+            }
+        }
+        if (n < 0 && !kept)
+            task_new(a)->path = xstrdup(root);
+    }
+    free(buf);
 }
 
 static void copy_list(struct str_list *to, const struct str_list *from)
@@ -352,13 +466,21 @@ static void copy_list(struct str_list *to, const struct str_list *from)
 
 static void ahead_free(struct root_only_ahead *a)
 {
+    for (size_t i = 0; i < a->n_tasks; i++) {
+        free(a->tasks[i].name);
+        free(a->tasks[i].path);
+        str_list_free(&a->tasks[i].hidden);
+        free(a->tasks[i].record.buf);
+    }
+    free(a->tasks);
+    for (size_t i = 0; i < a->n_fds; i++)
+        close(a->fds[i]);
+    free(a->fds);
     str_list_free(&a->ro.scan);
     str_list_free(&a->ro.visible);
     str_list_free(&a->keep);
-    str_list_free(&a->hidden);
     free(a->home);
     free(a->record.buf);
-    free(a->warn_at);
     free(a);
 }
 
@@ -368,6 +490,7 @@ struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
 {
     struct root_only_ahead *a = xcalloc(1, sizeof *a);
     atomic_init(&a->stop, false);
+    atomic_init(&a->next, 0);
     a->ro.hide = ro->hide;
     a->ro.depth = ro->depth;
     copy_list(&a->ro.scan, &ro->scan);
@@ -375,11 +498,22 @@ struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
     copy_list(&a->keep, keep);
     a->home = home ? xstrdup(home) : NULL;
     a->max = max_entries;
-    if (pthread_create(&a->thread, NULL, ahead_main, a) != 0) {
+    plan(a);
+    while (a->n_threads < AHEAD_THREADS &&
+           pthread_create(&a->threads[a->n_threads], NULL, ahead_main, a) == 0)
+        a->n_threads++;
+    if (a->n_threads == 0) {
         ahead_free(a);
         return NULL;
     }
     return a;
+}
+
+static void ahead_join(struct root_only_ahead *a)
+{
+    for (size_t i = 0; i < a->n_threads; i++)
+        (void)pthread_join(a->threads[i], NULL);
+    a->n_threads = 0;
 }
 
 static bool same_list(const struct str_list *x, const struct str_list *y)
@@ -392,9 +526,22 @@ static bool same_list(const struct str_list *x, const struct str_list *y)
     return true;
 }
 
+/* Would the real inputs (in real) have given every answer of record the same? */
+static bool same_answers(const struct walk *real, const struct answers *record)
+{
+    for (size_t off = 0; off < record->len;) {
+        unsigned was = (unsigned char)record->buf[off];
+        const char *path = record->buf + off + 1;
+        if (answers_for(real, path) != was)
+            return false;
+        off += strlen(path) + 2;
+    }
+    return true;
+}
+
 /* Would the real inputs have taken the walk of a down the same way? The walk reads its inputs
  * only through the answers it recorded (and the roots, depth and bound), so: are they all the
- * same? */
+ * same? And would the sequential walk have stayed below the bound, as every task did? */
 static bool same_way(const struct root_only_ahead *a, const struct sandbox_root_only *ro,
                      const struct str_list *keep, const char *home, size_t max_entries)
 {
@@ -403,12 +550,14 @@ static bool same_way(const struct root_only_ahead *a, const struct sandbox_root_
         return false;
     struct walk real;
     walk_init(&real, ro, keep, home, max_entries, NULL);
-    for (size_t off = 0; off < a->record.len;) {
-        unsigned was = (unsigned char)a->record.buf[off];
-        const char *path = a->record.buf + off + 1;
-        if (answers_for(&real, path) != was)
+    if (!same_answers(&real, &a->record))
+        return false;
+    size_t judged = 0;
+    for (size_t i = 0; i < a->n_tasks; i++) {
+        const struct task *t = &a->tasks[i];
+        judged += t->judged;
+        if (t->bound || judged > max_entries || !same_answers(&real, &t->record))
             return false;
-        off += strlen(path) + 2;
     }
     return true;
 }
@@ -421,7 +570,8 @@ int root_only_finish(struct root_only_ahead *a, const struct sandbox_root_only *
         *used = false;
     if (!a)
         return root_only_scan(ro, keep, home, max_entries, hidden, err, errlen);
-    (void)pthread_join(a->thread, NULL);
+    take_tasks(a); /* what the threads have not taken yet, here rather than waiting */
+    ahead_join(a);
     if (!same_way(a, ro, keep, home, max_entries)) {
         ahead_free(a);
         return root_only_scan(ro, keep, home, max_entries, hidden, err, errlen);
@@ -434,10 +584,13 @@ int root_only_finish(struct root_only_ahead *a, const struct sandbox_root_only *
     } else {
         struct walk w;
         walk_init(&w, ro, keep, home, max_entries, hidden);
-        for (size_t i = 0; i < a->hidden.len; i++)
-            add(&w, a->hidden.items[i]);
-        if (a->warn_at)
-            warn_bound(&w, a->warn_at);
+        for (size_t i = 0; i < a->n_tasks; i++) {
+            const struct task *t = &a->tasks[i];
+            if (t->path)
+                add(&w, t->path);
+            for (size_t k = 0; k < t->hidden.len; k++)
+                add(&w, t->hidden.items[k]);
+        }
         r = w.added;
     }
     ahead_free(a);
@@ -449,6 +602,6 @@ void root_only_cancel(struct root_only_ahead *a)
     if (!a)
         return;
     atomic_store(&a->stop, true);
-    (void)pthread_join(a->thread, NULL);
+    ahead_join(a);
     ahead_free(a);
 }

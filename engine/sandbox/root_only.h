@@ -50,8 +50,9 @@ void root_only_guess(struct sandbox_root_only *ro);
 struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
                                         const struct str_list *keep, const char *home,
                                         size_t max_entries);
-/* Wait for the scan ahead (ahead may be NULL) and, with the real inputs, give what
- * root_only_scan would: its result when every answer it rested on is the same, else a scan done
+/* Finish the scan ahead (ahead may be NULL), taking here what the thread has not taken yet
+ * rather than waiting, and, with the real inputs, give what root_only_scan would: its result
+ * when every answer it rested on is the same and the bound was not reached, else a scan done
  * now. *used (may be NULL) says which. Frees ahead. */
 int root_only_finish(struct root_only_ahead *ahead, const struct sandbox_root_only *ro,
                      const struct str_list *keep, const char *home, size_t max_entries,

@@ -166,26 +166,31 @@ static void inputs_free(struct sandbox_root_only *ro, struct str_list *keep)
 /* Guess (depth g_depth, g_ws, g_named, g_extra, g_home), then finish with the fixture's real
  * inputs (depth 3, the workspace kept, "named" visible, no home): the result must be the scan's
  * (want), and *used says whether the guess was taken. */
-static void ahead_case(unsigned g_depth, bool g_ws, bool g_named, const char *g_extra,
-                       const char *g_home, const struct str_list *want, bool *used)
+static void ahead_case_max(unsigned g_depth, bool g_ws, bool g_named, const char *g_extra,
+                           const char *g_home, size_t max, const struct str_list *want, bool *used)
 {
     struct sandbox_root_only gro, ro;
     struct str_list gkeep, keep, hidden = {0};
     inputs(g_depth, g_ws, g_named, g_extra, &gro, &gkeep);
-    struct root_only_ahead *a = root_only_ahead(&gro, &gkeep, g_home, ROOT_ONLY_MAX_ENTRIES);
+    struct root_only_ahead *a = root_only_ahead(&gro, &gkeep, g_home, max);
     CHECK(a != NULL);
     inputs_free(&gro, &gkeep); /* the scan ahead has its own copies */
     inputs(3, true, true, NULL, &ro, &keep);
     str_list_push(&hidden, "/already/hidden"); /* what the list held before stays, first */
     char err[256] = "";
-    int n = root_only_finish(a, &ro, &keep, NULL, ROOT_ONLY_MAX_ENTRIES, &hidden, err, sizeof err,
-                             used);
+    int n = root_only_finish(a, &ro, &keep, NULL, max, &hidden, err, sizeof err, used);
     CHECK_EQ_INT(n, (long long)want->len);
     CHECK(strcmp(hidden.items[0], "/already/hidden") == 0);
     struct str_list rest = {.items = hidden.items + 1, .len = hidden.len - 1};
     CHECK(same_list(&rest, want));
     str_list_free(&hidden);
     inputs_free(&ro, &keep);
+}
+
+static void ahead_case(unsigned g_depth, bool g_ws, bool g_named, const char *g_extra,
+                       const char *g_home, const struct str_list *want, bool *used)
+{
+    ahead_case_max(g_depth, g_ws, g_named, g_extra, g_home, ROOT_ONLY_MAX_ENTRIES, want, used);
 }
 
 static void test_ahead(void)
@@ -214,6 +219,13 @@ static void test_ahead(void)
     CHECK(!used);
     ahead_case(3, true, true, NULL, "/nonexistent-cordon-home", &want, &used);
     CHECK(!used);
+    /* The bound: each task counts on its own, so when their sum passes it the scan is done
+     * again in place, where the bound falls where it falls in order. */
+    struct str_list bounded = {0};
+    scan(3, 3, &bounded, &n);
+    ahead_case_max(3, true, true, NULL, NULL, 3, &bounded, &used);
+    CHECK(!used);
+    str_list_free(&bounded);
     /* Not wanted after all: the thread is stopped and waited for. */
     struct sandbox_root_only ro;
     struct str_list keep;
