@@ -318,8 +318,9 @@ void root_only_guess(struct sandbox_root_only *ro)
 }
 
 /* The scan ahead is cut into tasks, one per entry of a scan root (the entry judged, and the
- * tree below it walked), taken in turn by the threads and, once the profile is resolved, by
- * the caller too: /etc alone is half the walk. Each task has its own result and record; put
+ * tree below it walked), taken in turn by the thread and, once the profile is resolved, by
+ * the caller too (/etc alone is half the walk: one task per root would leave the caller
+ * waiting). Each task has its own result and record; put
  * end to end in task order they are the sequential walk's, as long as the bound is not reached
  * (each task counts on its own; finish scans in place when their sum could have reached it). */
 struct task {
