@@ -311,35 +311,89 @@ out:
  * owner bit lets root read it, capabilities or not, so what only root may read under the scan
  * roots joins the hidden paths. Scanned anew on every start (nothing cached: a file made
  * root-only since the last run is hidden at the next). Never hidden by it: the workspace and
- * the writable paths (nor anything in them), the home and the ways down to them. 0, or -1 with
- * one line in err. */
-static int hide_root_only(struct sandbox_config *cfg, char *err, size_t errlen)
+ * the writable paths (nor anything in them), the home and the ways down to them.
+ * The scan costs as much as the rest of the set-up put together (a stat of every entry under
+ * /etc, /var, /root), so it is started ahead, on a thread, while the profile is resolved, with
+ * the coding profile's scan roots and the workspace the flags name; root_only_finish uses it
+ * only when the resolved profile would have walked the very same way, and scans again if not. */
+
+/* The scan's inputs as the walk takes them: absolute scan roots and visible names, the keep
+ * paths, the real home (new strings, freed by root_only_inputs_free). */
+static void root_only_inputs(const struct sandbox_root_only *from, const char *workspace,
+                             const char *cwd, const struct str_list *writable,
+                             struct sandbox_root_only *ro, struct str_list *keep, char **home)
 {
-    if (!cfg->root_only.hide || getuid() != 0)
+    *ro = (struct sandbox_root_only){.hide = true, .depth = from->depth};
+    for (size_t i = 0; i < from->scan.len; i++)
+        str_list_push_owned(&ro->scan, path_absolute(from->scan.items[i], "/"));
+    for (size_t i = 0; i < from->visible.len; i++)
+        str_list_push_owned(&ro->visible, path_absolute(from->visible.items[i], "/"));
+    *keep = (struct str_list){0};
+    str_list_push(keep, workspace);
+    str_list_push(keep, cwd);
+    for (size_t i = 0; i < writable->len; i++)
+        str_list_push(keep, writable->items[i]);
+    const char *h = getenv("HOME");
+    *home = h && *h ? realpath(h, NULL) : NULL;
+}
+
+static void root_only_inputs_free(struct sandbox_root_only *ro, struct str_list *keep, char *home)
+{
+    str_list_free(&ro->scan);
+    str_list_free(&ro->visible);
+    str_list_free(keep);
+    free(home);
+}
+
+/* The scan ahead, for a caller of uid 0, before the profile is known: NULL otherwise. */
+static struct root_only_ahead *root_only_start(const struct run_flags *flags, const char *cwd)
+{
+    if (getuid() != 0)
+        return NULL;
+    struct sandbox_root_only guess, ro;
+    struct str_list keep, writable = {0};
+    char *home;
+    root_only_guess(&guess);
+    char *ws = flags->workspace ? realpath(flags->workspace, NULL) : NULL;
+    for (size_t i = 0; i < flags->writable.len; i++)
+        str_list_push_owned(&writable, path_absolute(flags->writable.items[i], cwd));
+    root_only_inputs(&guess, ws ? ws : cwd, cwd, &writable, &ro, &keep, &home);
+    struct root_only_ahead *a = root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES);
+    root_only_inputs_free(&ro, &keep, home);
+    str_list_free(&guess.scan);
+    str_list_free(&guess.visible);
+    str_list_free(&writable);
+    free(ws);
+    return a;
+}
+
+/* 0, or -1 with one line in err. Takes over ahead. */
+static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ahead, char *err,
+                          size_t errlen)
+{
+    if (!cfg->root_only.hide || getuid() != 0) {
+        root_only_cancel(ahead);
         return 0;
-    struct sandbox_root_only ro = {.hide = true, .depth = cfg->root_only.depth};
-    for (size_t i = 0; i < cfg->root_only.scan.len; i++)
-        str_list_push_owned(&ro.scan, path_absolute(cfg->root_only.scan.items[i], "/"));
-    for (size_t i = 0; i < cfg->root_only.visible.len; i++)
-        str_list_push_owned(&ro.visible, path_absolute(cfg->root_only.visible.items[i], "/"));
-    const char *home = getenv("HOME");
-    char *real_home = home && *home ? realpath(home, NULL) : NULL;
-    struct str_list keep = {0};
-    str_list_push(&keep, cfg->workspace);
-    str_list_push(&keep, cfg->cwd);
-    for (size_t i = 0; i < cfg->writable.len; i++)
-        str_list_push(&keep, cfg->writable.items[i]);
-    int n = root_only_scan(&ro, &keep, real_home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err, errlen);
-    str_list_free(&keep);
-    str_list_free(&ro.scan);
-    str_list_free(&ro.visible);
-    free(real_home);
+    }
+    struct sandbox_root_only ro;
+    struct str_list keep;
+    char *home;
+    root_only_inputs(&cfg->root_only, cfg->workspace, cfg->cwd, &cfg->writable, &ro, &keep, &home);
+    bool used;
+    int n = root_only_finish(ahead, &ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err,
+                             errlen, &used);
+    LOG_D("root_only", "%s",
+          used ? "the scan done ahead is used"
+               : "scanned now (the profile's inputs differ from the guess)");
+    root_only_inputs_free(&ro, &keep, home);
     return n < 0 ? -1 : 0;
 }
 
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
                        char *err, size_t errlen)
 {
+    /* First, so that the walk overlaps the resolution of the profile (joined on every way out). */
+    struct root_only_ahead *ahead = root_only_start(flags, cwd);
     struct lh_options lopt;
     layer_dirs_default(&lopt);
     /* The project layer: the workspace's .cordon, only when the user trusts it (else one line
@@ -347,22 +401,28 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     layer_dirs_add_project(&lopt, flags->workspace ? flags->workspace : cwd);
     lopt.extra_policy = flags->policy_file;
     if (lh_open(&lopt, err, errlen) < 0)
-        return -1;
+        goto fail;
     /* The network rules are compiled after init has the configuration (controller_compile_network). */
     enum lh_outcome o =
         lh_resolve_sandbox_config(flags, cwd, getenv("HOME"), environ, cfg, err, errlen);
     if (o != LH_OK)
-        return -1;
+        goto fail;
     if (flags->json != FLAG_UNSET)
         cfg->json = flags->json == FLAG_TRUE;
     if (check_home_workspace(cfg, err, errlen) < 0 || protect_own_dirs(cfg, err, errlen) < 0 ||
-        prepare_home(cfg, err, errlen) < 0 || hide_root_only(cfg, err, errlen) < 0 ||
-        grants_resolve(cfg, environ, getenv("HOME"), err, errlen) < 0)
+        prepare_home(cfg, err, errlen) < 0)
+        goto fail;
+    int r = hide_root_only(cfg, ahead, err, errlen);
+    ahead = NULL;
+    if (r < 0 || grants_resolve(cfg, environ, getenv("HOME"), err, errlen) < 0)
         return -1;
     /* Fail closed: a sandbox that cannot keep its commands off the loopback is not started. */
     if (loopback_guard_wanted(cfg) && loopback_guard_check(err, errlen) < 0)
         return -1;
     return 0;
+fail:
+    root_only_cancel(ahead);
+    return -1;
 }
 
 /* The extra listeners of this process's sandbox (see controller_setup.h). */

@@ -1,15 +1,24 @@
 /* root_only.c — see root_only.h. Owns the walk of the scan roots: every directory is opened
- * relative to its parent's fd (openat, O_NOFOLLOW) and every entry judged by fstatat with
- * AT_SYMLINK_NOFOLLOW, so a path is never walked again from / and no symlink is followed (a
- * symlink's target is judged where it lies, if a scan root covers it).
+ * relative to its parent's fd (openat, O_NOFOLLOW) and listed with getdents64, every entry
+ * judged by fstatat with AT_SYMLINK_NOFOLLOW, so a path is never walked again from / and no
+ * symlink is followed (a symlink's target is judged where it lies, if a scan root covers it).
+ * An entry the directory itself marks as a symlink (d_type) is never root-only and is not
+ * stat'ed; every other entry is (d_type says nothing of owner or mode). Also owns the scan
+ * ahead: the same walk cut into one task per entry of a scan root, taken by a thread and, once
+ * the profile is resolved, by the caller, and the replay of its answers that decides whether
+ * its result may be used.
  * Uses: util.c for the lists and path containment; log.c for the one line when the bound is hit.
  * Must never: change the host (it only reads directories), follow a symlink, or show what it
- * could not judge: past the bound the rest is hidden. */
+ * could not judge: past the bound the rest is hidden; use a scan ahead whose walk the real
+ * inputs could have taken elsewhere. */
 #include "sandbox/root_only.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +26,36 @@
 
 #include "base/log.h"
 
+/* One getdents64 call's worth: most directories are listed in one call (and the empty one that
+ * says the end). */
+#define DENTS_BUF 32768
+
+/* The four answers about a path that the walk's way depends on (see root_only.h). */
+enum {
+    ANS_WAY = 1,     /* the home, a keep path, a visible name, or an ancestor of one */
+    ANS_VISIBLE = 2, /* named in visible */
+    ANS_INSIDE = 4,  /* inside a keep path */
+    ANS_HOME = 8,    /* inside the home */
+};
+
+/* Every answer given, in order: one byte of answers, then the path and its NUL. */
+struct answers {
+    char *buf;
+    size_t len, cap;
+};
+
 struct walk {
     const struct sandbox_root_only *ro;
     const struct str_list *keep;
     const char *home;
     size_t max, left; /* the bound; entries that may still be judged */
-    bool warned;
+    char *warn_at;    /* the directory where the bound was hit first; said once, at the end */
     struct str_list *hidden;
     int added;
+    struct answers *record; /* the scan ahead's record, or NULL */
+    atomic_bool *stop;      /* the scan ahead is not wanted any more, or NULL */
+    char *path;             /* the path of the entry at hand */
+    size_t len, cap;
 };
 
 bool root_only_judge(const struct stat *st)
@@ -59,6 +90,32 @@ static bool inside_kept(const struct walk *w, const char *path)
     return false;
 }
 
+static unsigned answers_for(const struct walk *w, const char *path)
+{
+    return (on_way_to_kept(w, path) ? ANS_WAY : 0) |
+           (str_list_contains(&w->ro->visible, path) ? ANS_VISIBLE : 0) |
+           (inside_kept(w, path) ? ANS_INSIDE : 0) |
+           (w->home && path_is_within(path, w->home) ? ANS_HOME : 0);
+}
+
+/* The answers about path, recorded when this is the scan ahead. */
+static unsigned ask(struct walk *w, const char *path)
+{
+    unsigned a = answers_for(w, path);
+    struct answers *r = w->record;
+    if (r) {
+        size_t n = strlen(path) + 2;
+        if (r->len + n > r->cap) {
+            r->cap = (r->len + n) * 2 + 4096;
+            r->buf = xrealloc(r->buf, r->cap);
+        }
+        r->buf[r->len] = (char)a;
+        memcpy(r->buf + r->len + 1, path, n - 1);
+        r->len += n;
+    }
+    return a;
+}
+
 static void add(struct walk *w, const char *path)
 {
     if (str_list_contains(w->hidden, path))
@@ -67,81 +124,108 @@ static void add(struct walk *w, const char *path)
     w->added++;
 }
 
-static char *join(const char *dir, const char *name)
+/* w->path becomes the entry name of the directory whose path is its first dir_len bytes. */
+static void path_enter(struct walk *w, size_t dir_len, const char *name)
 {
-    return xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
+    size_t n = strlen(name);
+    if (dir_len + n + 2 > w->cap) {
+        w->cap = (dir_len + n + 2) * 2;
+        w->path = xrealloc(w->path, w->cap);
+    }
+    size_t at = dir_len == 1 ? 0 : dir_len; /* "/" + name is "/name" */
+    w->path[at] = '/';
+    memcpy(w->path + at + 1, name, n + 1);
+    w->len = at + 1 + n;
 }
 
-/* Judge the entries of directory dfd (at path; taken over, closed here), descending depth - 1
- * more levels. */
-static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
+static void path_set(struct walk *w, const char *root)
 {
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
+    size_t n = strlen(root);
+    if (n + 1 > w->cap) {
+        w->cap = n + 1 + 256;
+        w->path = xrealloc(w->path, w->cap);
+    }
+    memcpy(w->path, root, n + 1);
+    w->len = n;
+}
+
+static void path_leave(struct walk *w, size_t dir_len)
+{
+    w->len = dir_len;
+    w->path[dir_len] = '\0';
+}
+
+static int walk_dir(struct walk *w, int dfd, unsigned depth);
+
+/* Judge the entry name of directory dfd (its path in w->path), descending depth - 1 more levels
+ * when it is a directory to look into. */
+static void walk_entry(struct walk *w, int dfd, const char *name, unsigned depth)
+{
+    const char *full = w->path;
+    unsigned a = ask(w, full);
+    if (a & (ANS_VISIBLE | ANS_INSIDE))
+        return; /* named visible, or the workspace's: shown as it is, whole */
+    bool kept = a & ANS_WAY;
+    if (w->left == 0) {
+        /* Fail closed: what is not judged is not shown. */
+        if (!w->warn_at) {
+            size_t dir_len = (size_t)(strrchr(full, '/') - full);
+            w->warn_at = dir_len ? strndup(full, dir_len) : xstrdup("/");
+        }
+        if (!kept)
+            add(w, full);
         return;
     }
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        char *full = join(path, de->d_name);
-        bool kept = on_way_to_kept(w, full);
-        if (str_list_contains(&w->ro->visible, full) || inside_kept(w, full)) {
-            free(full);
-            continue; /* named visible, or the workspace's: shown as it is, whole */
-        }
-        if (w->left == 0) {
-            /* Fail closed: what is not judged is not shown. */
-            if (!w->warned)
-                LOG_W("root_only",
-                      "more than %zu entries under the root_only scan roots; the rest "
-                      "of %s and of the directories not yet scanned is hidden",
-                      w->max, path);
-            w->warned = true;
-            if (!kept)
-                add(w, full);
-            free(full);
-            continue;
-        }
-        if (de->d_type == DT_LNK) {
-            free(full);
-            continue; /* a symlink, from the directory itself: no stat needed (/etc/alternatives) */
-        }
-        w->left--;
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode)) {
-            free(full);
-            continue; /* gone since readdir, or a symlink: nothing to hide here */
-        }
-        bool dir = S_ISDIR(st.st_mode);
-        bool in_home = w->home && path_is_within(full, w->home);
-        /* In the home a root-only directory is looked into while the depth allows, hidden
-         * whole at the last level (what is not judged is not shown). */
-        if (!kept && root_only_judge(&st) && !(dir && in_home && depth > 1)) {
-            add(w, full);
-        } else if (dir && depth > 1) {
-            int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0)
-                walk_dir(w, sub, full, depth - 1);
-            else if (!kept)
-                add(w, full); /* cannot look inside (as root: rare): do not show it */
-        }
-        free(full);
+    w->left--;
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
+        return; /* gone since the listing, or a symlink: nothing to hide here */
+    bool dir = S_ISDIR(st.st_mode);
+    /* In the home a root-only directory is looked into while the depth allows, hidden whole at
+     * the last level (what is not judged is not shown). */
+    if (!kept && root_only_judge(&st) && !(dir && (a & ANS_HOME) && depth > 1)) {
+        add(w, full);
+    } else if (dir && depth > 1) {
+        int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if ((sub < 0 || walk_dir(w, sub, depth - 1) < 0) && !kept)
+            add(w, w->path); /* cannot look inside (as root: rare): do not show it */
     }
-    closedir(d);
 }
 
-int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep,
-                   const char *home, size_t max_entries, struct str_list *hidden, char *err,
-                   size_t errlen)
+/* Judge the entries of directory dfd (its path in w->path; taken over, closed here), descending
+ * depth - 1 more levels. 0, or -1 when it could not be listed to the end. */
+static int walk_dir(struct walk *w, int dfd, unsigned depth)
 {
-    struct walk w = {.ro = ro,
-                     .keep = keep,
-                     .home = home,
-                     .max = max_entries,
-                     .left = max_entries,
-                     .hidden = hidden};
+    char *buf = xmalloc(DENTS_BUF);
+    size_t dir_len = w->len;
+    ssize_t n;
+    while ((n = getdents64(dfd, buf, DENTS_BUF)) > 0) {
+        for (ssize_t off = 0; off < n;) {
+            struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
+            off += de->d_reclen;
+            const char *name = de->d_name;
+            if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+                continue;
+            if (de->d_type == DT_LNK)
+                continue; /* a symlink, from the directory itself: no stat needed (/etc/alternatives) */
+            if (w->stop && atomic_load_explicit(w->stop, memory_order_relaxed)) {
+                n = 0;
+                goto out;
+            }
+            path_enter(w, dir_len, name);
+            walk_entry(w, dfd, name, depth);
+            path_leave(w, dir_len);
+        }
+    }
+out:
+    free(buf);
+    close(dfd);
+    return n < 0 ? -1 : 0;
+}
+
+static int walk_roots(struct walk *w, char *err, size_t errlen)
+{
+    const struct sandbox_root_only *ro = w->ro;
     for (size_t i = 0; i < ro->scan.len; i++) {
         const char *root = ro->scan.items[i];
         int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -160,21 +244,365 @@ int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *ke
                      strerror(-r));
             return r;
         }
-        if (inside_kept(&w, root)) {
+        unsigned a = ask(w, root);
+        if (a & ANS_INSIDE) {
             close(fd);
             continue;
         }
-        bool kept = on_way_to_kept(&w, root) || str_list_contains(&ro->visible, root);
-        bool in_home = home && path_is_within(root, home);
-        if (!kept && !in_home && root_only_judge(&st)) {
+        bool kept = a & (ANS_WAY | ANS_VISIBLE);
+        if (!kept && !(a & ANS_HOME) && root_only_judge(&st)) {
             close(fd);
-            add(&w, root);
+            add(w, root);
             continue;
         }
-        if (ro->depth > 0)
-            walk_dir(&w, fd, root, ro->depth);
-        else
+        if (ro->depth == 0) {
             close(fd);
+            continue;
+        }
+        path_set(w, root);
+        if (walk_dir(w, fd, ro->depth) < 0 && !kept)
+            add(w, root);
     }
-    return w.added;
+    return 0;
+}
+
+static void walk_init(struct walk *w, const struct sandbox_root_only *ro,
+                      const struct str_list *keep, const char *home, size_t max_entries,
+                      struct str_list *hidden)
+{
+    *w = (struct walk){.ro = ro,
+                       .keep = keep,
+                       .home = home,
+                       .max = max_entries,
+                       .left = max_entries,
+                       .hidden = hidden};
+}
+
+static void warn_bound(const struct walk *w, const char *at)
+{
+    LOG_W("root_only",
+          "more than %zu entries under the root_only scan roots; the rest of %s and of the "
+          "directories not yet scanned is hidden",
+          w->max, at);
+}
+
+int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep,
+                   const char *home, size_t max_entries, struct str_list *hidden, char *err,
+                   size_t errlen)
+{
+    struct walk w;
+    walk_init(&w, ro, keep, home, max_entries, hidden);
+    int r = walk_roots(&w, err, errlen);
+    if (w.warn_at)
+        warn_bound(&w, w.warn_at);
+    free(w.warn_at);
+    free(w.path);
+    return r < 0 ? r : w.added;
+}
+
+/* The built-in guess: profiles/coding.lua's root_only (test_root_only checks they agree). */
+static const char *const guess_scan[] = {"/etc", "/var", "/root",         "/boot",
+                                         "/opt", "/srv", "/usr/local/etc"};
+static const char *const guess_visible[] = {"/var/tmp"};
+#define GUESS_DEPTH 3
+
+void root_only_guess(struct sandbox_root_only *ro)
+{
+    memset(ro, 0, sizeof *ro);
+    ro->hide = true;
+    ro->depth = GUESS_DEPTH;
+    for (size_t i = 0; i < ARRAY_LEN(guess_scan); i++)
+        str_list_push(&ro->scan, guess_scan[i]);
+    for (size_t i = 0; i < ARRAY_LEN(guess_visible); i++)
+        str_list_push(&ro->visible, guess_visible[i]);
+}
+
+/* The scan ahead is cut into tasks, one per entry of a scan root (the entry judged, and the
+ * tree below it walked), taken in turn by the thread and, once the profile is resolved, by
+ * the caller too (/etc alone is half the walk: one task per root would leave the caller
+ * waiting). Each task has its own result and record; put
+ * end to end in task order they are the sequential walk's, as long as the bound is not reached
+ * (each task counts on its own; finish scans in place when their sum could have reached it). */
+struct task {
+    int dfd;          /* the scan root's directory (the ahead's), or -1 */
+    const char *root; /* the scan root's path */
+    char *name;       /* the entry; NULL: a task that only adds path */
+    char *path;       /* a root hidden by the walk of the roots (owned) */
+    struct str_list hidden;
+    struct answers record;
+    size_t judged; /* entries it looked at (stat) */
+    bool bound;    /* it reached the bound on its own */
+};
+
+/* One thread: while the profile resolves, init takes the other core (its namespaces, the
+ * early captures), so a second thread would only slow the resolution down; once it is resolved
+ * the caller takes tasks too. */
+#define AHEAD_THREADS 1
+
+struct root_only_ahead {
+    pthread_t threads[AHEAD_THREADS];
+    size_t n_threads;
+    atomic_bool stop;
+    atomic_size_t next; /* the next task to take */
+    /* The guessed inputs (copies) and what the walk with them found. */
+    struct sandbox_root_only ro;
+    struct str_list keep;
+    char *home;
+    size_t max;
+    struct answers record; /* the answers about the scan roots themselves */
+    struct task *tasks;
+    size_t n_tasks, cap_tasks;
+    int *fds; /* the scan roots' directories, closed at the end */
+    size_t n_fds;
+    int r;
+    char err[512];
+};
+
+static struct task *task_new(struct root_only_ahead *a)
+{
+    if (a->n_tasks == a->cap_tasks) {
+        a->cap_tasks = a->cap_tasks ? a->cap_tasks * 2 : 256;
+        a->tasks = xrealloc(a->tasks, a->cap_tasks * sizeof *a->tasks);
+    }
+    struct task *t = &a->tasks[a->n_tasks++];
+    memset(t, 0, sizeof *t);
+    t->dfd = -1;
+    return t;
+}
+
+static void task_run(struct root_only_ahead *a, struct task *t)
+{
+    if (!t->name)
+        return;
+    struct walk w;
+    walk_init(&w, &a->ro, &a->keep, a->home, a->max, &t->hidden);
+    w.record = &t->record;
+    w.stop = &a->stop;
+    path_set(&w, t->root);
+    path_enter(&w, w.len, t->name);
+    walk_entry(&w, t->dfd, t->name, a->ro.depth);
+    t->judged = a->max - w.left;
+    t->bound = w.warn_at != NULL;
+    free(w.warn_at);
+    free(w.path);
+}
+
+/* Take and run tasks until none is left (or the scan is not wanted any more). */
+static void take_tasks(struct root_only_ahead *a)
+{
+    while (!atomic_load_explicit(&a->stop, memory_order_relaxed)) {
+        size_t i = atomic_fetch_add(&a->next, 1);
+        if (i >= a->n_tasks)
+            break;
+        task_run(a, &a->tasks[i]);
+    }
+}
+
+static void *ahead_main(void *arg)
+{
+    take_tasks(arg);
+    return NULL;
+}
+
+/* The walk of the scan roots themselves, as walk_roots does it, with one task per entry of
+ * each root instead of the walk below it. Cheap (a listing of each root): done by the caller. */
+static void plan(struct root_only_ahead *a)
+{
+    struct walk w;
+    walk_init(&w, &a->ro, &a->keep, a->home, a->max, NULL);
+    w.record = &a->record;
+    a->fds = xcalloc(a->ro.scan.len + 1, sizeof *a->fds);
+    char *buf = xmalloc(DENTS_BUF);
+    for (size_t i = 0; i < a->ro.scan.len; i++) {
+        const char *root = a->ro.scan.items[i];
+        int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR))
+            continue;
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0) {
+            /* As walk_roots: the one line, and no further root. */
+            a->r = -errno;
+            snprintf(a->err, sizeof a->err, "root_only: cannot %s the scan root %s: %s",
+                     fd < 0 ? "read" : "stat", root, strerror(-a->r));
+            if (fd >= 0)
+                close(fd);
+            break;
+        }
+        unsigned ans = ask(&w, root);
+        bool kept = ans & (ANS_WAY | ANS_VISIBLE);
+        bool whole = !(ans & ANS_INSIDE) && !kept && !(ans & ANS_HOME) && root_only_judge(&st);
+        if (whole)
+            task_new(a)->path = xstrdup(root);
+        if (whole || (ans & ANS_INSIDE) || a->ro.depth == 0) {
+            close(fd);
+            continue;
+        }
+        a->fds[a->n_fds++] = fd;
+        ssize_t n;
+        while ((n = getdents64(fd, buf, DENTS_BUF)) > 0) {
+            for (ssize_t off = 0; off < n;) {
+                struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
+                off += de->d_reclen;
+                const char *name = de->d_name;
+                if ((name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]))) ||
+                    de->d_type == DT_LNK)
+                    continue;
+                struct task *t = task_new(a);
+                t->dfd = fd;
+                t->root = root;
+                t->name = xstrdup(name);
+            }
+        }
+        if (n < 0 && !kept)
+            task_new(a)->path = xstrdup(root);
+    }
+    free(buf);
+}
+
+static void copy_list(struct str_list *to, const struct str_list *from)
+{
+    for (size_t i = 0; i < from->len; i++)
+        str_list_push(to, from->items[i]);
+}
+
+static void ahead_free(struct root_only_ahead *a)
+{
+    for (size_t i = 0; i < a->n_tasks; i++) {
+        free(a->tasks[i].name);
+        free(a->tasks[i].path);
+        str_list_free(&a->tasks[i].hidden);
+        free(a->tasks[i].record.buf);
+    }
+    free(a->tasks);
+    for (size_t i = 0; i < a->n_fds; i++)
+        close(a->fds[i]);
+    free(a->fds);
+    str_list_free(&a->ro.scan);
+    str_list_free(&a->ro.visible);
+    str_list_free(&a->keep);
+    free(a->home);
+    free(a->record.buf);
+    free(a);
+}
+
+struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
+                                        const struct str_list *keep, const char *home,
+                                        size_t max_entries)
+{
+    struct root_only_ahead *a = xcalloc(1, sizeof *a);
+    atomic_init(&a->stop, false);
+    atomic_init(&a->next, 0);
+    a->ro.hide = ro->hide;
+    a->ro.depth = ro->depth;
+    copy_list(&a->ro.scan, &ro->scan);
+    copy_list(&a->ro.visible, &ro->visible);
+    copy_list(&a->keep, keep);
+    a->home = home ? xstrdup(home) : NULL;
+    a->max = max_entries;
+    plan(a);
+    while (a->n_threads < AHEAD_THREADS &&
+           pthread_create(&a->threads[a->n_threads], NULL, ahead_main, a) == 0)
+        a->n_threads++;
+    if (a->n_threads == 0) {
+        ahead_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+static void ahead_join(struct root_only_ahead *a)
+{
+    for (size_t i = 0; i < a->n_threads; i++)
+        (void)pthread_join(a->threads[i], NULL);
+    a->n_threads = 0;
+}
+
+static bool same_list(const struct str_list *x, const struct str_list *y)
+{
+    if (x->len != y->len)
+        return false;
+    for (size_t i = 0; i < x->len; i++)
+        if (strcmp(x->items[i], y->items[i]) != 0)
+            return false;
+    return true;
+}
+
+/* Would the real inputs (in real) have given every answer of record the same? */
+static bool same_answers(const struct walk *real, const struct answers *record)
+{
+    for (size_t off = 0; off < record->len;) {
+        unsigned was = (unsigned char)record->buf[off];
+        const char *path = record->buf + off + 1;
+        if (answers_for(real, path) != was)
+            return false;
+        off += strlen(path) + 2;
+    }
+    return true;
+}
+
+/* Would the real inputs have taken the walk of a down the same way? The walk reads its inputs
+ * only through the answers it recorded (and the roots, depth and bound), so: are they all the
+ * same? And would the sequential walk have stayed below the bound, as every task did? */
+static bool same_way(const struct root_only_ahead *a, const struct sandbox_root_only *ro,
+                     const struct str_list *keep, const char *home, size_t max_entries)
+{
+    if (!same_list(&a->ro.scan, &ro->scan) || a->ro.depth != ro->depth || a->max != max_entries ||
+        (!a->home != !home) || (home && strcmp(a->home, home) != 0))
+        return false;
+    struct walk real;
+    walk_init(&real, ro, keep, home, max_entries, NULL);
+    if (!same_answers(&real, &a->record))
+        return false;
+    size_t judged = 0;
+    for (size_t i = 0; i < a->n_tasks; i++) {
+        const struct task *t = &a->tasks[i];
+        judged += t->judged;
+        if (t->bound || judged > max_entries || !same_answers(&real, &t->record))
+            return false;
+    }
+    return true;
+}
+
+int root_only_finish(struct root_only_ahead *a, const struct sandbox_root_only *ro,
+                     const struct str_list *keep, const char *home, size_t max_entries,
+                     struct str_list *hidden, char *err, size_t errlen, bool *used)
+{
+    if (used)
+        *used = false;
+    if (!a)
+        return root_only_scan(ro, keep, home, max_entries, hidden, err, errlen);
+    take_tasks(a); /* what the threads have not taken yet, here rather than waiting */
+    ahead_join(a);
+    if (!same_way(a, ro, keep, home, max_entries)) {
+        ahead_free(a);
+        return root_only_scan(ro, keep, home, max_entries, hidden, err, errlen);
+    }
+    if (used)
+        *used = true;
+    int r = a->r;
+    if (r < 0) {
+        snprintf(err, errlen, "%s", a->err);
+    } else {
+        struct walk w;
+        walk_init(&w, ro, keep, home, max_entries, hidden);
+        for (size_t i = 0; i < a->n_tasks; i++) {
+            const struct task *t = &a->tasks[i];
+            if (t->path)
+                add(&w, t->path);
+            for (size_t k = 0; k < t->hidden.len; k++)
+                add(&w, t->hidden.items[k]);
+        }
+        r = w.added;
+    }
+    ahead_free(a);
+    return r;
+}
+
+void root_only_cancel(struct root_only_ahead *a)
+{
+    if (!a)
+        return;
+    atomic_store(&a->stop, true);
+    ahead_join(a);
+    ahead_free(a);
 }

@@ -24,10 +24,40 @@ bool root_only_judge(const struct stat *st);
  * and everything inside them (not even looked at: the caller's granted area); the home and the
  * ancestors of all of these, which are descended into instead. Inside home (may be NULL)
  * directories are descended into, not hidden whole: the home's own folders hold toolchains
- * (~/.local/bin) and are often 0700. max_entries: the bound (ROOT_ONLY_MAX_ENTRIES); when it is
- * hit, one line says so and every entry not yet judged is hidden (fail closed). Returns the
- * number of paths added, or -errno with one line in err for a scan root that cannot be read. */
+ * (~/.local/bin) and are often 0700. A directory that cannot be listed is hidden whole (unless
+ * it is one of the ways down). max_entries: the bound (ROOT_ONLY_MAX_ENTRIES); when it is hit,
+ * one line says so and every entry not yet judged is hidden (fail closed). Returns the number of
+ * paths added, or -errno with one line in err for a scan root that cannot be read. */
 int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep,
                    const char *home, size_t max_entries, struct str_list *hidden, char *err,
                    size_t errlen);
+
+/* The scan done ahead, on a thread, while the profile is still being resolved: started with
+ * inputs guessed before the profile is known (root_only_guess, the workspace the flags name),
+ * it is used only when the real inputs would have taken the walk down the very same way. The
+ * walk depends on its inputs only through four answers about each path it meets (named
+ * visible? inside a keep path? on the way to one, to the home or to a visible name? inside the
+ * home?), so every such answer is recorded and asked again with the real inputs; one different
+ * answer, or different scan roots, depth, home or bound, and the scan is done again in place.
+ * What the files are is read once, by the walk that is used: nothing outlives the run. */
+struct root_only_ahead;
+
+/* The coding profile's root_only scan roots, depth and visible names (profiles/coding.lua), the
+ * guess for a scan ahead. A profile that changes them only loses the head start. */
+void root_only_guess(struct sandbox_root_only *ro);
+/* Start the scan ahead with copies of the guessed inputs. NULL when no thread can be had (then
+ * root_only_finish scans in place). */
+struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
+                                        const struct str_list *keep, const char *home,
+                                        size_t max_entries);
+/* Finish the scan ahead (ahead may be NULL), taking here what the thread has not taken yet
+ * rather than waiting, and, with the real inputs, give what root_only_scan would: its result
+ * when every answer it rested on is the same and the bound was not reached, else a scan done
+ * now. *used (may be NULL) says which. Frees ahead. */
+int root_only_finish(struct root_only_ahead *ahead, const struct sandbox_root_only *ro,
+                     const struct str_list *keep, const char *home, size_t max_entries,
+                     struct str_list *hidden, char *err, size_t errlen, bool *used);
+/* No scan is wanted after all (root_only off, or the set-up failed): stop the thread at its next
+ * entry, wait for it and free ahead (may be NULL). Before any fork or clone: no thread may run. */
+void root_only_cancel(struct root_only_ahead *ahead);
 #endif

@@ -1,6 +1,8 @@
 /* test_root_only.c — the root_only scan: what only root may read is found (a directory whole),
  * the rest, symlinks, visible names and the ways to kept paths are not; depth and the entry
- * bound are kept, and past the bound what is not judged is hidden. Fixtures under $TMPDIR. */
+ * bound are kept, and past the bound what is not judged is hidden. The scan ahead gives what the
+ * scan with the real inputs gives, its own result only when those inputs change no answer, and
+ * its guess is the coding profile's root_only. Fixtures under $TMPDIR. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,4 +129,170 @@ static void test_scan(void)
     free(cmd);
 }
 
-TEST_MAIN({"judge", test_judge}, {"scan", test_scan})
+static bool same_list(const struct str_list *a, const struct str_list *b)
+{
+    if (a->len != b->len)
+        return false;
+    for (size_t i = 0; i < a->len; i++)
+        if (strcmp(a->items[i], b->items[i]) != 0)
+            return false;
+    return true;
+}
+
+/* The fixture's scan inputs, as scan() uses them; extra_keep (may be NULL) is one more keep
+ * path, ws: whether the workspace is kept, named: whether "named" is visible. */
+static void inputs(unsigned depth, bool ws, bool named, const char *extra_keep,
+                   struct sandbox_root_only *ro, struct str_list *keep)
+{
+    *ro = (struct sandbox_root_only){.hide = true, .depth = depth};
+    str_list_push(&ro->scan, base);
+    if (named)
+        str_list_push_owned(&ro->visible, xasprintf("%s/named", base));
+    str_list_push(&ro->scan, "/nonexistent-cordon-root-only");
+    *keep = (struct str_list){0};
+    if (ws)
+        str_list_push_owned(keep, xasprintf("%s/ws-parent/ws", base));
+    if (extra_keep)
+        str_list_push(keep, extra_keep);
+}
+
+static void inputs_free(struct sandbox_root_only *ro, struct str_list *keep)
+{
+    str_list_free(&ro->scan);
+    str_list_free(&ro->visible);
+    str_list_free(keep);
+}
+
+/* Guess (depth g_depth, g_ws, g_named, g_extra, g_home), then finish with the fixture's real
+ * inputs (depth 3, the workspace kept, "named" visible, no home): the result must be the scan's
+ * (want), and *used says whether the guess was taken. */
+static void ahead_case_max(unsigned g_depth, bool g_ws, bool g_named, const char *g_extra,
+                           const char *g_home, size_t max, const struct str_list *want, bool *used)
+{
+    struct sandbox_root_only gro, ro;
+    struct str_list gkeep, keep, hidden = {0};
+    inputs(g_depth, g_ws, g_named, g_extra, &gro, &gkeep);
+    struct root_only_ahead *a = root_only_ahead(&gro, &gkeep, g_home, max);
+    CHECK(a != NULL);
+    inputs_free(&gro, &gkeep); /* the scan ahead has its own copies */
+    inputs(3, true, true, NULL, &ro, &keep);
+    str_list_push(&hidden, "/already/hidden"); /* what the list held before stays, first */
+    char err[256] = "";
+    int n = root_only_finish(a, &ro, &keep, NULL, max, &hidden, err, sizeof err, used);
+    CHECK_EQ_INT(n, (long long)want->len);
+    CHECK(strcmp(hidden.items[0], "/already/hidden") == 0);
+    struct str_list rest = {.items = hidden.items + 1, .len = hidden.len - 1};
+    CHECK(same_list(&rest, want));
+    str_list_free(&hidden);
+    inputs_free(&ro, &keep);
+}
+
+static void ahead_case(unsigned g_depth, bool g_ws, bool g_named, const char *g_extra,
+                       const char *g_home, const struct str_list *want, bool *used)
+{
+    ahead_case_max(g_depth, g_ws, g_named, g_extra, g_home, ROOT_ONLY_MAX_ENTRIES, want, used);
+}
+
+static void test_ahead(void)
+{
+    if (getuid() != 0)
+        TEST_SKIP("needs root: the fixtures must be owned by uid 0");
+    fixture();
+    struct str_list want = {0};
+    int n;
+    scan(3, ROOT_ONLY_MAX_ENTRIES, &want, &n);
+    CHECK_EQ_INT(n, 4);
+    bool used;
+    ahead_case(3, true, true, NULL, NULL, &want, &used); /* guessed right */
+    CHECK(used);
+    /* A keep path the walk never meets changes no answer: the guess still holds. */
+    ahead_case(3, true, true, "/nonexistent-cordon-elsewhere/ws", NULL, &want, &used);
+    CHECK(used);
+    /* The guess did not keep the workspace (its parent, 0700, would be hidden whole). */
+    ahead_case(3, false, true, NULL, NULL, &want, &used);
+    CHECK(!used);
+    /* The guess did not name "named" visible (it would be hidden). */
+    ahead_case(3, true, false, NULL, NULL, &want, &used);
+    CHECK(!used);
+    /* Another depth, another home: scanned again. */
+    ahead_case(2, true, true, NULL, NULL, &want, &used);
+    CHECK(!used);
+    ahead_case(3, true, true, NULL, "/nonexistent-cordon-home", &want, &used);
+    CHECK(!used);
+    /* The bound: each task counts on its own, so when their sum passes it the scan is done
+     * again in place, where the bound falls where it falls in order. */
+    struct str_list bounded = {0};
+    scan(3, 3, &bounded, &n);
+    ahead_case_max(3, true, true, NULL, NULL, 3, &bounded, &used);
+    CHECK(!used);
+    str_list_free(&bounded);
+    /* Not wanted after all: the thread is stopped and waited for. */
+    struct sandbox_root_only ro;
+    struct str_list keep;
+    inputs(3, true, true, NULL, &ro, &keep);
+    root_only_cancel(root_only_ahead(&ro, &keep, NULL, ROOT_ONLY_MAX_ENTRIES));
+    root_only_cancel(NULL);
+    /* No scan ahead: finish scans in place. */
+    struct str_list hidden = {0};
+    char err[256] = "";
+    CHECK_EQ_INT(root_only_finish(NULL, &ro, &keep, NULL, ROOT_ONLY_MAX_ENTRIES, &hidden, err,
+                                  sizeof err, &used),
+                 4);
+    CHECK(!used && same_list(&hidden, &want));
+    str_list_free(&hidden);
+    inputs_free(&ro, &keep);
+    str_list_free(&want);
+    char *cmd = xasprintf("rm -rf '%s'", base);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+}
+
+/* The quoted strings of the Lua table that follows key (e.g. "scan = {") in text, up to its
+ * closing brace, comments left out. */
+static void lua_strings(const char *text, const char *key, struct str_list *out)
+{
+    const char *p = strstr(text, key);
+    CHECK(p != NULL);
+    for (p += strlen(key); *p && *p != '}'; p++) {
+        if (p[0] == '-' && p[1] == '-') {
+            p = strchr(p, '\n');
+            CHECK(p != NULL);
+        } else if (*p == '"') {
+            const char *end = strchr(p + 1, '"');
+            CHECK(end != NULL);
+            str_list_push_owned(out, strndup(p + 1, (size_t)(end - p - 1)));
+            p = end;
+        }
+    }
+}
+
+static void test_guess(void)
+{
+    char *path = xasprintf("%s/profiles/coding.lua", CORDON_DATADIR);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    const char *block = strstr(text, "root_only = {");
+    CHECK(block != NULL);
+    struct str_list scan_l = {0}, visible = {0};
+    lua_strings(block, "scan = {", &scan_l);
+    lua_strings(block, "visible = {", &visible);
+    const char *d = strstr(block, "depth = ");
+    CHECK(d != NULL);
+    struct sandbox_root_only g;
+    root_only_guess(&g);
+    CHECK(g.hide);
+    CHECK_EQ_INT(g.depth, atoi(d + strlen("depth = ")));
+    CHECK(same_list(&g.scan, &scan_l));
+    CHECK(same_list(&g.visible, &visible));
+    str_list_free(&g.scan);
+    str_list_free(&g.visible);
+    str_list_free(&scan_l);
+    str_list_free(&visible);
+    free(path);
+}
+
+TEST_MAIN({"judge", test_judge}, {"scan", test_scan}, {"ahead", test_ahead}, {"guess", test_guess})

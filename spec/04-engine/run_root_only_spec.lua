@@ -4,7 +4,8 @@
 -- permission for others, and every such directory (hidden whole), looks missing inside, unless
 -- root_only.visible names it; a non-root caller is not affected. Root only (skipped otherwise).
 -- Every file the spec makes it removes (h.defer, run by after_each even when a case fails):
--- a world-readable folder under /var/tmp, /etc/cordon-spec-secret-TOKEN, /root/.cordon-spec-secret-TOKEN.
+-- a world-readable folder under /var/tmp, /etc/cordon-spec-secret-TOKEN, /root/.cordon-spec-secret-TOKEN,
+-- /etc/cordon-spec-writable-TOKEN/ and /etc/cordon-spec-visible-TOKEN.
 -- Drives the built binary ($CORDON_BIN); no network.
 local h = require("spec.helpers")
 
@@ -106,6 +107,35 @@ describe("root_only", function()
         end
         local r = ok(h.run_sh("head -c 5 /etc/passwd"))
         assert.are.equal("root:", r.stdout)
+    end)
+
+    -- The scan starts ahead with the coding profile's roots and the flags' workspace; a profile
+    -- whose writable path or visible name lies where that walk went must not get its result.
+    it("keeps a profile's writable path and visible name under /etc that the default hides", function()
+        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
+        local tok = h.token()
+        local dir = "/etc/cordon-spec-writable-" .. tok
+        local vis = "/etc/cordon-spec-visible-" .. tok
+        h.defer(function() h.sh("rm -rf " .. h.quote(dir) .. " " .. h.quote(vis)) end)
+        h.sh_ok("mkdir -m 700 " .. h.quote(dir))
+        h.write_file(dir .. "/inner", "writable-" .. tok .. "\n", "600")
+        h.write_file(vis, "visible-" .. tok .. "\n", "600")
+        local q = h.quote
+        local cmd = ("cat %s/inner; cat %s"):format(q(dir), q(vis))
+        local r = h.run_sh(cmd)                                   -- the coding profile: hidden
+        hasnt(r.stdout, tok, r)
+        has(r.stderr, dir .. "/inner: No such file or directory", r)
+        has(r.stderr, vis .. ": No such file or directory", r)
+        local cfg = h.profile_dir("rowrite", ([[
+return {
+    extends = "coding",
+    writable = { %q },
+    root_only = { visible = { "/var/tmp", %q } },
+}
+]]):format(dir, vis))
+        r = ok(h.run_sh(cmd, { env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rowrite" } }))
+        has(r.stdout, "writable-" .. tok .. "\n", r)
+        has(r.stdout, "visible-" .. tok .. "\n", r)
     end)
 
     it("hides root-only files of root's own home when the caller is root", function()
