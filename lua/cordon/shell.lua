@@ -103,6 +103,10 @@ local ansi_escapes = { n = "\n", t = "\t", r = "\r", a = "\a", b = "\b", e = "\2
 local redir_ops = { "&>>", "&>", ">>", ">|", ">&", "<<<", "<<-", "<<", "<>", "<&", ">", "<" }
 local control_ops = { "||", "&&", "|&", ";;", "|", "&", ";", "\n", "(", ")" }
 
+-- The bytes where a run of ordinary word bytes ends: every byte some branch of tokenize reads
+-- specially (quotes, escapes, $, backticks, operators' first bytes, comments, braces, blanks).
+local SPECIAL = "[%s\\'\"$`<>|&;()#{}]"
+
 local function match_op(s, i, list)
     for _, op in ipairs(list) do
         if s:sub(i, i + #op - 1) == op then return op end
@@ -129,7 +133,14 @@ local function tokenize(s, subs)
     end
     while i <= n do
         local c = s:sub(i, i)
-        if c == "\\" then
+        local plain_end = s:find(SPECIAL, i)
+        if plain_end ~= i then
+            -- a run of bytes no rule below treats specially (most of a command line): one piece
+            -- of the word, taken at once instead of byte by byte through the operator lists
+            plain_end = plain_end or (n + 1)
+            add(s:sub(i, plain_end - 1))
+            i = plain_end
+        elseif c == "\\" then
             local d = s:sub(i + 1, i + 1)
             if d == "\n" then
                 i = i + 2 -- line continuation
