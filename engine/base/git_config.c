@@ -381,7 +381,7 @@ static const struct rule rules[] = {
     {"pager", SUB_NONE, NULL, V_NOT_BOOL, "runs that command as the pager"},
     {"interactive", SUB_NONE, "difffilter", V_ALWAYS, "runs that filter on git add -p"},
     {"sendemail", SUB_EITHER, NULL, V_ALWAYS,
-     "git send-email runs programs its settings name (sendmailCmd, toCmd, ccCmd, smtpServer)"},
+     "git send-email runs the programs its settings name: sendmailCmd, toCmd, smtpServer"},
     {"imap", SUB_NONE, "tunnel", V_ALWAYS, "runs that command from git imap-send"},
     {"guitool", SUB_ANY, "cmd", V_ALWAYS, "runs that command from git gui"},
     {"trailer", SUB_ANY, "command", V_ALWAYS, "runs that command from git interpret-trailers"},

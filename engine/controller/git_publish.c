@@ -200,15 +200,23 @@ static int read_host_file(int host_dir, const char *name, int flags, const struc
  * line names the key as its documentation does. */
 static char *display_key(const char *key)
 {
-    static const char *const names[] = {
-        "hooksPath",         "fsmonitor",       "sshCommand",
-        "gitProxy",          "askPass",         "alternateRefsCommand",
-        "textconv",          "packObjectsHook", "uploadpack",
-        "receivepack",       "pushurl",         "diffFilter",
-        "recentObjectsHook", "templateDir",     "authorsProg",
-        "defaultKeyCommand", "includeIf",       "smtpServer",
-        "sendmailCmd",       "toCmd",           "ccCmd",
-        "headerCmd",         "uploadPack",      "receivePack"};
+    static const char *const names[] = {"hooksPath",
+                                        "sshCommand",
+                                        "gitProxy",
+                                        "askPass",
+                                        "alternateRefsCommand",
+                                        "packObjectsHook",
+                                        "diffFilter",
+                                        "recentObjectsHook",
+                                        "templateDir",
+                                        "authorsProg",
+                                        "defaultKeyCommand",
+                                        "includeIf",
+                                        "smtpServer",
+                                        "sendmailCmd",
+                                        "toCmd",
+                                        "ccCmd",
+                                        "headerCmd"};
     char *out = xstrdup(key);
     char *first = strchr(out, '.'), *last = strrchr(out, '.');
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
