@@ -40,6 +40,15 @@
 #include "base/util.h"
 #include "sandbox/rename_notify.h"
 
+/* Linux 6.6: the listener's wake-ups switch straight to the supervisor and back, on the
+ * caller's CPU, instead of through the scheduler (older uapi headers lack the names). */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
 /* A git config larger than this is not one git wrote for a person: refused. */
 #define GIT_PUBLISH_MAX (1024 * 1024)
 
@@ -48,6 +57,11 @@ struct git_publish {
     struct ev_io w;
     int listener;
     int ws_fd; /* O_PATH of the workspace on the host, -1: mediate nothing */
+    /* /proc/PID/mem of the last caller: a process renaming many files (a package manager)
+     * costs one open. It holds that process's memory only: a pid used again by another
+     * process reads nothing through it (the old memory is gone), and is opened anew. */
+    int mem_fd;
+    pid_t mem_pid;
     char *workspace;
     struct seccomp_notif_sizes sizes;
     struct seccomp_notif *req;
@@ -109,6 +123,33 @@ static const char *last_component(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
+}
+
+/* The target path and, when it names a config file, the source path, from pid's memory. */
+static int read_paths(struct git_publish *g, pid_t pid, uint64_t to_addr, char *to,
+                      uint64_t from_addr, char *from, size_t size)
+{
+    int r = -ESRCH;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (g->mem_fd < 0 || g->mem_pid != pid || attempt > 0) {
+            char mem_path[64];
+            if (g->mem_fd >= 0)
+                close(g->mem_fd);
+            snprintf(mem_path, sizeof mem_path, "/proc/%d/mem", (int)pid);
+            g->mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
+            g->mem_pid = pid;
+            if (g->mem_fd < 0)
+                return -errno;
+        }
+        r = read_string(g->mem_fd, to_addr, to, size);
+        if (r == 0 || r == -ENAMETOOLONG)
+            break;
+    }
+    if (r < 0)
+        return r;
+    if (!is_config_name(last_component(to)))
+        return 1;
+    return read_string(g->mem_fd, from_addr, from, size);
 }
 
 /* The parent of path as pid sees it (dirfd its dirfd argument): an O_PATH fd, and its absolute
@@ -407,8 +448,7 @@ static void handle(struct git_publish *g)
 {
     struct seccomp_notif *req = g->req;
     struct verdict v = {.cont = true};
-    char from[PATH_MAX], to[PATH_MAX], mem_path[64];
-    int mem = -1;
+    char from[PATH_MAX], to[PATH_MAX];
     pid_t pid = (pid_t)req->pid;
     enum rename_call call = rename_notify_call(req->data.arch, req->data.nr);
     if (call == RENAME_CALL_NONE || g->ws_fd < 0)
@@ -424,11 +464,8 @@ static void handle(struct git_publish *g)
         if (call == RENAME_CALL_RENAMEAT2 && a[4] != 0)
             goto answer; /* RENAME_NOREPLACE / EXCHANGE / WHITEOUT: not git's commit */
     }
-    snprintf(mem_path, sizeof mem_path, "/proc/%d/mem", (int)pid);
-    if ((mem = open(mem_path, O_RDONLY | O_CLOEXEC)) < 0 ||
-        read_string(mem, to_addr, to, sizeof to) < 0 || !is_config_name(last_component(to)) ||
-        read_string(mem, from_addr, from, sizeof from) < 0)
-        goto answer;
+    if (read_paths(g, pid, to_addr, to, from_addr, from, sizeof to) != 0)
+        goto answer; /* not a config file, or unreadable: the kernel's */
     /* the pid still names the caller, so what was read is its */
     if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
         goto done;
@@ -439,8 +476,6 @@ static void handle(struct git_publish *g)
 answer:
     reply(g, req->id, &v);
 done:
-    if (mem >= 0)
-        close(mem);
     free(v.lines);
 }
 
@@ -464,6 +499,7 @@ struct git_publish *git_publish_start(struct ev_loop *loop, int listener, const 
     g->loop = loop;
     g->listener = listener;
     g->ws_fd = -1;
+    g->mem_fd = -1;
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &g->sizes) < 0) {
         g->sizes.seccomp_notif = sizeof(struct seccomp_notif);
         g->sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
@@ -472,6 +508,8 @@ struct git_publish *git_publish_start(struct ev_loop *loop, int listener, const 
         g->sizes.seccomp_notif = sizeof(struct seccomp_notif);
     if (g->sizes.seccomp_notif_resp < sizeof(struct seccomp_notif_resp))
         g->sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
+    /* best effort: without it (before 6.6) each rename waits for the scheduler twice */
+    (void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
     g->req = xcalloc(1, g->sizes.seccomp_notif);
     g->resp = xcalloc(1, g->sizes.seccomp_notif_resp);
     if (workspace) {
@@ -495,6 +533,8 @@ void git_publish_stop(struct git_publish *g)
     close(g->listener);
     if (g->ws_fd >= 0)
         close(g->ws_fd);
+    if (g->mem_fd >= 0)
+        close(g->mem_fd);
     free(g->workspace);
     free(g->req);
     free(g->resp);
