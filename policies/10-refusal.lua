@@ -31,7 +31,8 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   "blocked-by-policy", "does not allow", "unix:path=", "resolve", "resolution",
                   "EAI_AGAIN", "ECONNRESET", "namespace", "usable sandbox", "cordon sandbox",
                   "SUID sandbox", "resource busy", "EBUSY", "temporary object directory",
-                  "insufficient permission", "unable to create temporary", "Could not attach" }
+                  "insufficient permission", "unable to create temporary", "Could not attach",
+                  "refused git setting" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -139,6 +140,17 @@ local function detect(input)
     end
 
     local function look(line, is_data, stream)
+        -- cordon's own line for a git setting that would run code on the host (the controller
+        -- refused the config write while the command ran), whatever the exit code
+        if not is_data then
+            local key, why, rel = line:match("^cordon: refused git setting (%S+) %((.-)%): .*; (%S+) is unchanged$")
+            if key then
+                local abs = workspace and refusal.absolute(rel, workspace) or rel
+                add("protected", abs, line, ("the sandbox refused the git setting %s in %s (%s): "
+                    .. "make it outside the sandbox if you mean it"):format(key, abs, why))
+                return
+            end
+        end
         -- sudo's own refusal, whatever the exit code, when the command runs sudo at all
         if programs.sudo then
             local cause = refusal.sudo_refusal(line)

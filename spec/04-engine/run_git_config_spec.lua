@@ -153,6 +153,13 @@ describe("cordon run: git settings inside the sandbox", function()
         assert.truthy(r.stderr:find("cordon: refused git setting core.hooksPath (runs hooks from that folder)",
             1, true), h.describe(r))
         assert.is_nil(host_get(g.config, "core.hookspath"))
+        -- and the run's result lists it, with the config it concerns
+        r = h.cordon({ "run", "--json", "--", "git", "config", "core.hooksPath", ".husky" }, { cwd = g.ws })
+        local res = h.last_json(r.stdout)
+        assert.truthy(res and res.refusals and res.refusals[1], h.describe(r))
+        assert.are.equal("protected", res.refusals[1].kind)
+        assert.are.equal(g.config, res.refusals[1].path)
+        assert.truthy(res.refusals[1].reason:find("core.hooksPath", 1, true), h.describe(r))
     end)
 
     it("the host's own code-running settings stay as they are, and cannot be changed inside", function()
