@@ -297,7 +297,20 @@ static void mediate(int host_dir, const char *base, const char *lock, const stru
         add_line(v, "cordon: refused writing %s: cannot read its new text: %s", rel, strerror(-r));
         goto out;
     }
-    r = read_host_file(host_dir, base, O_RDWR, target, &cfg_fd, &old_text, &old_len);
+    if (target) {
+        r = read_host_file(host_dir, base, O_RDWR, target, &cfg_fd, &old_text, &old_len);
+    } else {
+        /* a config git creates (config.worktree, a new repository's): judged against nothing,
+         * made here, never by the kernel's rename of a text nobody read */
+        struct open_how how = {.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                               .mode = source->st_mode & 0666,
+                               .resolve =
+                                   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        long fd = syscall(SYS_openat2, host_dir, base, &how, sizeof how);
+        r = fd < 0 ? -errno : 0;
+        cfg_fd = (int)fd;
+        old_text = xstrdup("");
+    }
     if (r < 0) {
         add_line(v, "cordon: refused writing %s: cannot open it on the host: %s", rel,
                  strerror(-r));
@@ -326,8 +339,11 @@ static void mediate(int host_dir, const char *base, const char *lock, const stru
             free(shown);
         }
     }
-    if (refused)
+    if (refused) {
+        if (!target)
+            (void)unlinkat(host_dir, base, 0); /* made empty just now: no trace of the write */
         goto out;
+    }
     /* In place: the sandbox's read-only bind is of this inode; a rename on the host would
      * leave the sandbox reading the old file. Written first, then cut: a reader in between
      * sees the new text followed by the old one's tail at worst, for a moment. */
@@ -376,10 +392,21 @@ static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *
                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
     if (host_dir < 0 || fstat(host_dir, &st_host_dir) < 0 || !same_file(&st_host_dir, &st_to_dir))
         goto out; /* not the host's directory (a view of its own): the kernel decides */
-    if (fstatat(to_dir, base, &st_target, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st_target.st_mode) ||
-        fstatat(host_dir, base, &st_host_target, AT_SYMLINK_NOFOLLOW) < 0 ||
-        !same_file(&st_target, &st_host_target))
-        goto out; /* a config being created (git init): nothing to protect yet */
+    /* the target as both sides see it: the same regular file, or missing on both (git
+     * creating it: config.worktree, a new repository's config) */
+    bool creating = false;
+    if (fstatat(to_dir, base, &st_target, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (!S_ISREG(st_target.st_mode) ||
+            fstatat(host_dir, base, &st_host_target, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !same_file(&st_target, &st_host_target))
+            goto out; /* not the host's file: the kernel decides */
+    } else if (errno == ENOENT &&
+               fstatat(host_dir, base, &st_host_target, AT_SYMLINK_NOFOLLOW) < 0 &&
+               errno == ENOENT) {
+        creating = true;
+    } else {
+        goto out;
+    }
     v->cont = false;
     char *shown = xasprintf("%s%s%s", *rel ? rel : "", *rel ? "/" : "", base);
     if (fstatat(from_dir, lock, &st_source, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -387,7 +414,7 @@ static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *
         add_line(v, "cordon: refused writing %s: its lock file is gone: %s", shown,
                  strerror(errno));
     } else {
-        mediate(host_dir, base, lock, &st_target, &st_source, shown, v);
+        mediate(host_dir, base, lock, creating ? NULL : &st_target, &st_source, shown, v);
     }
     free(shown);
 out:

@@ -187,6 +187,18 @@ describe("cordon run: git settings inside the sandbox", function()
         assert.is_nil(host_get(sub, "core.hookspath"))
     end)
 
+    it("a config git creates (config.worktree) is judged before it exists", function()
+        local g = repo()
+        local wt = g.ws .. "/.git/config.worktree"
+        ok(h.run_sh("git config extensions.worktreeConfig true", { workspace = g.ws }))
+        local r = h.run_sh("git config --worktree core.hooksPath x", { workspace = g.ws })
+        assert.are_not.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stderr:find("refused git setting core.hooksPath", 1, true), h.describe(r))
+        assert.is_nil(h.read_file(wt), "config.worktree was created")
+        ok(h.run_sh("git config --worktree user.name Here", { workspace = g.ws }))
+        assert.are.equal("Here", host_get(wt, "user.name"))
+    end)
+
     it("other renames are the kernel's: mv works, a file moved onto .git/config does not", function()
         local g = repo()
         local r = h.run_sh("echo a > a && mv a b && cat b && printf '[core]\\n\\thooksPath = x\\n' > c && mv c .git/config",
