@@ -21,12 +21,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -53,8 +57,8 @@
 #define GIT_PUBLISH_MAX (1024 * 1024)
 
 struct git_publish {
-    struct ev_loop *loop;
-    struct ev_io w;
+    pthread_t thread;
+    int stop_fd; /* eventfd: the thread ends when it is readable */
     int listener;
     int ws_fd; /* O_PATH of the workspace on the host, -1: mediate nothing */
     /* /proc/PID/mem of the last caller: a process renaming many files (a package manager)
@@ -506,24 +510,41 @@ done:
     free(v.lines);
 }
 
-static void on_notify(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+/* The thread: poll (so that the listener's hang-up, when the last process of the sandbox is
+ * gone, is seen) and answer each notification at once. poll rather than the controller's epoll
+ * loop: with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP a poll waiter is woken on the caller's CPU and
+ * the caller resumes on the answer's, where epoll's relay of the wake-up loses that (and the
+ * loop may be busy with the proxy or the output when a rename comes). */
+static void *serve(void *arg)
 {
-    struct git_publish *g = w->data;
-    if (events & EPOLLIN) {
-        memset(g->req, 0, g->sizes.seccomp_notif);
-        if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_RECV, g->req) == 0)
-            handle(g);
-        else if (errno != EINTR && errno != ENOENT)
-            LOG_W("git", "reading a rename notification: %s", strerror(errno));
+    struct git_publish *g = arg;
+    struct pollfd p[2] = {{.fd = g->listener, .events = POLLIN},
+                          {.fd = g->stop_fd, .events = POLLIN}};
+    for (;;) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            LOG_E("git", "waiting for the sandbox's renames: %s", strerror(errno));
+            break;
+        }
+        if (p[1].revents)
+            break;
+        if (p[0].revents & POLLIN) {
+            memset(g->req, 0, g->sizes.seccomp_notif);
+            if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_RECV, g->req) == 0)
+                handle(g);
+            else if (errno != EINTR && errno != ENOENT)
+                LOG_W("git", "reading a rename notification: %s", strerror(errno));
+        } else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+            break; /* every process of the sandbox is gone */
+        }
     }
-    if ((events & (EPOLLHUP | EPOLLERR)) && !(events & EPOLLIN))
-        ev_io_stop(loop, w); /* every process of the sandbox is gone */
+    return NULL;
 }
 
-struct git_publish *git_publish_start(struct ev_loop *loop, int listener, const char *workspace)
+struct git_publish *git_publish_start(int listener, const char *workspace)
 {
     struct git_publish *g = xcalloc(1, sizeof *g);
-    g->loop = loop;
     g->listener = listener;
     g->ws_fd = -1;
     g->mem_fd = -1;
@@ -546,9 +567,18 @@ struct git_publish *git_publish_start(struct ev_loop *loop, int listener, const 
             LOG_W("git", "cannot open the workspace %s (%s): git config writes are not published",
                   workspace, strerror(errno));
     }
-    int r = ev_io_start(loop, &g->w, listener, EPOLLIN, on_notify, g);
-    if (r < 0)
-        die("cannot watch the sandbox's renames: %s", strerror(-r));
+    /* No rename may wait unanswered: without the thread, no sandbox (the caller's init dies
+     * with this process, and the command with it). Signals stay the main thread's. */
+    g->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (g->stop_fd < 0)
+        die_errno("cannot answer the sandbox's renames: eventfd");
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int r = pthread_create(&g->thread, NULL, serve, g);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r != 0)
+        die("cannot answer the sandbox's renames: %s", strerror(r));
     return g;
 }
 
@@ -556,7 +586,11 @@ void git_publish_stop(struct git_publish *g)
 {
     if (!g)
         return;
-    ev_io_stop(g->loop, &g->w);
+    uint64_t one = 1;
+    if (write(g->stop_fd, &one, sizeof one) != (ssize_t)sizeof one)
+        LOG_W("git", "stopping the rename answers: %s", strerror(errno));
+    pthread_join(g->thread, NULL);
+    close(g->stop_fd);
     close(g->listener);
     if (g->ws_fd >= 0)
         close(g->ws_fd);

@@ -5,22 +5,22 @@
  * setting that runs code (base/git_config.h), written into the host's file in place and the
  * rename reported done; else refused (EPERM) with one line on the command's stderr naming the
  * key and why. Every other rename is left to the kernel.
- * Used by `cordon run` (controller/run.c) and cordon-session, from their event loop. Must
+ * Used by `cordon run` (controller/run.c) and cordon-session (session_start.c). Must
  * never block on the sandbox, follow a link on the host, write outside the workspace, or let a
  * command's rename wait unanswered: any failure while mediating refuses, with one line. */
 #ifndef CORDON_GIT_PUBLISH_H
 #define CORDON_GIT_PUBLISH_H
-#include "base/evloop.h"
-
 struct git_publish;
 
-/* Start answering listener (the fd init handed over, taken) on loop. workspace: the canonical
- * host path of the workspace, which the sandbox sees at the same path; NULL or a read-only
- * workspace: nothing is mediated, every rename goes to the kernel. Never fails (a workspace
- * that cannot be opened mediates nothing, said once). */
-struct git_publish *git_publish_start(struct ev_loop *loop, int listener, const char *workspace);
+/* Start answering listener (the fd init handed over, taken), from a thread of its own that
+ * touches nothing of the caller's (no event loop, no Lua, no proxy). workspace: the canonical
+ * host path of the workspace, which the sandbox sees at the same path; NULL (a read-only
+ * workspace): nothing is mediated, every rename goes to the kernel. A workspace that cannot be
+ * opened mediates nothing, said once; a thread that cannot start ends cordon (die): a rename
+ * nobody answers would hang the command. */
+struct git_publish *git_publish_start(int listener, const char *workspace);
 
-/* Stop and close the listener (renames still waiting then fail with ENOSYS: call it once the
- * sandbox is gone). NULL is fine. */
+/* Stop the thread and close the listener (renames still waiting then fail with ENOSYS: call it
+ * once the sandbox is gone). NULL is fine. */
 void git_publish_stop(struct git_publish *g);
 #endif

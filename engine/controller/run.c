@@ -391,7 +391,7 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, si
                 LOG_E("run", "a host port's listener cannot be served: its connections fail");
             break;
         case INIT_MSG_RENAME_NOTIFY:
-            c->git = git_publish_start(&c->loop, fd, workspace);
+            c->git = git_publish_start(fd, workspace);
             break;
         default:
             if (!controller_take_listener(tag, fd))

@@ -138,7 +138,7 @@ static int wait_for_init(struct controller *c, bool want_proxy, size_t host_port
         if (fd < 0)
             return -1;
         if (tag == INIT_MSG_RENAME_NOTIFY && !c->git)
-            c->git = git_publish_start(&c->loop, fd, workspace);
+            c->git = git_publish_start(fd, workspace);
         else if (tag == INIT_MSG_HTTP_LISTENER)
             *http_fd = fd;
         else if (tag == INIT_MSG_SOCKS_LISTENER)
