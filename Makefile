@@ -83,6 +83,7 @@ bench: build
 	bash bench/policy.sh $(BUILD)/cordon
 	bash bench/session.sh $(BUILD)/cordon
 	bash bench/output.sh $(BUILD)/cordon
+	bash bench/rename.sh $(BUILD)/cordon
 
 # PREFIX/bin/cordon, cordon-session and PREFIX/share/cordon/{policies,profiles}, where the
 # installed cordon finds them (beside itself, not in this checkout). CMake's install reads
