@@ -349,12 +349,24 @@ static void mediate(int host_dir, const char *base, const char *lock, const stru
         goto out;
     }
     /* In place: the sandbox's read-only bind is of this inode; a rename on the host would
-     * leave the sandbox reading the old file. Written first, then cut: a reader in between
-     * sees the new text followed by the old one's tail at worst, for a moment. */
+     * leave the sandbox reading the old file. Room first (a full disk fails before any byte
+     * changes, where the file system can say), written, then cut: a reader in between sees
+     * the new text followed by the old one's tail at worst, for a moment. A write that fails
+     * half-way puts the old text back. */
+    int fr = new_len > old_len && fallocate(cfg_fd, 0, 0, (off_t)new_len) < 0 ? errno : 0;
+    if (fr != 0 && fr != EOPNOTSUPP && fr != ENOSYS) {
+        add_line(v, "cordon: refused writing %s: no room for it on the host: %s", rel,
+                 strerror(fr));
+        goto out;
+    }
     ssize_t n = new_len ? pwrite(cfg_fd, new_text, new_len, 0) : 0;
     if (n != (ssize_t)new_len || ftruncate(cfg_fd, (off_t)new_len) < 0) {
-        add_line(v, "cordon: refused writing %s: writing it on the host failed: %s", rel,
-                 n >= 0 && n != (ssize_t)new_len ? "a short write" : strerror(errno));
+        int e = n >= 0 && n != (ssize_t)new_len ? ENOSPC : errno;
+        bool restored = pwrite(cfg_fd, old_text, old_len, 0) == (ssize_t)old_len &&
+                        ftruncate(cfg_fd, (off_t)old_len) == 0;
+        add_line(v, "cordon: refused writing %s: writing it on the host failed: %s%s", rel,
+                 strerror(e),
+                 restored ? "" : " (and putting the old text back failed: look at it)");
         goto out;
     }
     if (unlinkat(host_dir, lock, 0) < 0)
