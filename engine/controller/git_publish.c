@@ -286,9 +286,30 @@ static bool has_entry(const struct git_config *c, const struct git_config_entry 
     return false;
 }
 
-/* Step 4: rel is the config's path in the workspace, for the lines. */
+/* core.worktree names where the host's git checks files out (relative: to the git directory,
+ * git_dir): outside the workspace, a `git checkout` on the host would write the repository's
+ * files there (a .bashrc into the home). NULL when it stays inside, lexically; a link inside
+ * the workspace on the way is not looked at (docs/git.md, limits). */
+static const char *worktree_outside(const struct git_config_entry *e, const char *git_dir,
+                                    const char *workspace)
+{
+    if (strcmp(e->key, "core.worktree") != 0)
+        return NULL;
+    if (!e->value || !*e->value || e->value[0] == '~')
+        return "points the work tree outside the workspace"; /* or could: refused */
+    char *where = path_absolute(e->value, git_dir);
+    bool inside = path_is_within(where, workspace);
+    free(where);
+    return inside ? NULL
+                  : "points the work tree outside the workspace, where the host's git would "
+                    "write files";
+}
+
+/* Step 4: rel is the config's path in the workspace, for the lines; git_dir its directory as
+ * the sandbox and the host both name it. */
 static void mediate(int host_dir, const char *base, const char *lock, const struct stat *target,
-                    const struct stat *source, const char *rel, struct verdict *v)
+                    const struct stat *source, const char *rel, const char *git_dir,
+                    const char *workspace, struct verdict *v)
 {
     char *new_text = NULL, *old_text = NULL, err[200];
     size_t new_len = 0, old_len = 0;
@@ -332,6 +353,8 @@ static void mediate(int host_dir, const char *base, const char *lock, const stru
     for (size_t i = 0; i < new_cfg.len; i++) {
         const struct git_config_entry *e = &new_cfg.items[i];
         const char *why = git_config_key_runs_code(e->key, e->value);
+        if (!why)
+            why = worktree_outside(e, git_dir, workspace);
         if (!why || has_entry(&old_cfg, e))
             continue; /* safe, or there before: the host's own setting, kept as it was */
         if (refused++ < 8) {
@@ -430,7 +453,8 @@ static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *
         add_line(v, "cordon: refused writing %s: its lock file is gone: %s", shown,
                  strerror(errno));
     } else {
-        mediate(host_dir, base, lock, creating ? NULL : &st_target, &st_source, shown, v);
+        mediate(host_dir, base, lock, creating ? NULL : &st_target, &st_source, shown, to_abs,
+                g->workspace, v);
     }
     free(shown);
 out:

@@ -199,6 +199,18 @@ describe("cordon run: git settings inside the sandbox", function()
         assert.are.equal("Here", host_get(wt, "user.name"))
     end)
 
+    it("core.worktree outside the workspace is refused; a submodule's, inside it, is not", function()
+        local g = repo()
+        local r = h.run_sh("git config core.worktree /root", { workspace = g.ws })
+        assert.are_not.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stderr:find("refused git setting core.worktree (points the work tree outside", 1, true),
+            h.describe(r))
+        assert.is_nil(host_get(g.config, "core.worktree"))
+        ok(h.run_sh(GIT_ENV .. "git -c protocol.file.allow=always submodule add -q " .. h.quote(g.lib) .. " lib",
+            { workspace = g.ws }))
+        assert.are.equal("../../../lib", host_get(g.ws .. "/.git/modules/lib/config", "core.worktree"))
+    end)
+
     it("other renames are the kernel's: mv works, a file moved onto .git/config does not", function()
         local g = repo()
         local r = h.run_sh("echo a > a && mv a b && cat b && printf '[core]\\n\\thooksPath = x\\n' > c && mv c .git/config",
