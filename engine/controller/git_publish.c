@@ -1,4 +1,5 @@
-/* git_publish.c — see git_publish.h. One notification per wake-up of the listener:
+/* git_publish.c — see git_publish.h. A thread of its own polls the listener and answers each
+ * notification at once:
  *   1. read the two paths from /proc/PID/mem, then check the notification is still live (the
  *      pid named the caller while we read);
  *   2. a target whose last component is not config / config.worktree: CONTINUE at once (the
@@ -6,13 +7,15 @@
  *   3. resolve both parents as the caller sees them (its root, cwd or dirfd, through /proc/PID)
  *      with no symbolic link; a parent that is a git directory (HEAD, and objects/ or
  *      commondir) inside the workspace, found again from the host's workspace fd as the same
- *      inode, with the source being the target's ".lock" beside it: mediate; else CONTINUE (the
- *      kernel renames; onto the read-only bind that fails with EBUSY);
+ *      inode, holding the same target (or none on both sides: git creating it), with the source
+ *      being the target's ".lock" beside it: mediate; else CONTINUE (the kernel renames; onto
+ *      the read-only bind that fails with EBUSY);
  *   4. mediate: read the lock and the current file on the host (openat2 beneath the workspace,
  *      no links, regular files of at most GIT_PUBLISH_MAX bytes, the same inodes the caller
- *      sees), parse both; a code-running entry (key and value) the current file does not have:
- *      EPERM and one line per key; else write the new text into the host's file in place (the
- *      sandbox's bind pins that inode), unlink the lock, reply 0.
+ *      sees), parse both; a code-running entry (key and value; core.worktree outside the
+ *      workspace too) the current file does not have: EPERM and one line per key; else write
+ *      the new text into the host's file in place (the sandbox's bind pins that inode; a new
+ *      one is created exclusively), unlink the lock, reply 0.
  * Uses base/git_config, base/util, base/log, sandbox/rename_notify. The lines go to the
  * caller's own stderr (its fd 2, taken with pidfd_getfd: written only when that cannot block),
  * else to cordon's log. */
