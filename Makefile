@@ -83,6 +83,7 @@ bench: build
 	bash bench/policy.sh $(BUILD)/cordon
 	bash bench/session.sh $(BUILD)/cordon
 	bash bench/output.sh $(BUILD)/cordon
+	bash bench/rename.sh $(BUILD)/cordon
 
 # PREFIX/bin/cordon, cordon-session and PREFIX/share/cordon/{policies,profiles}, where the
 # installed cordon finds them (beside itself, not in this checkout). CMake's install reads
@@ -104,7 +105,8 @@ FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
 # Each target is NAME:SOURCES, the sources comma-separated.
 FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules: \
                  dns:engine/proxy/dns_msg.c sni:engine/proxy/sni_parse.c \
-                 json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c
+                 json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c \
+                 git_config:engine/base/git_config.c
 # The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state.
 FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -llua5.4
 

@@ -38,7 +38,9 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   -- the context lines of cargo's error chain that name the path
                   "failed to create", "failed to open",
                   -- Go's client through the proxy's 403 (the line to show for the destination)
-                  ": Forbidden" }
+                  ": Forbidden",
+                  -- cordon's own line for a code-running git setting it refused
+                  "refused git setting" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -149,6 +151,17 @@ local function detect(input)
     end
 
     local function look(line, is_data, stream, chain)
+        -- cordon's own line for a git setting that would run code on the host (the controller
+        -- refused the config write while the command ran), whatever the exit code
+        if not is_data then
+            local key, why, rel = line:match("^cordon: refused git setting (%S+) %((.-)%): .*; (%S+) is unchanged$")
+            if key then
+                local abs = workspace and refusal.absolute(rel, workspace) or rel
+                add("protected", abs, line, ("the sandbox refused the git setting %s in %s (%s): "
+                    .. "make it outside the sandbox if you mean it"):format(key, abs, why))
+                return
+            end
+        end
         -- sudo's own refusal, whatever the exit code, when the command runs sudo at all
         if programs.sudo then
             local cause = refusal.sudo_refusal(line)

@@ -25,6 +25,7 @@
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
 #include "controller/escalate.h"
+#include "controller/git_publish.h"
 #include "base/clock.h"
 #include "controller/prompt.h"
 #include "base/evloop.h"
@@ -167,6 +168,7 @@ struct controller {
     struct ev_io sig_w, ctl_w, master_w, stdin_w;
     struct proxy *proxy;           /* NULL without a network namespace */
     struct port_relay *ports;      /* the host ports granted (network.host_ports), or NULL */
+    struct git_publish *git;       /* answers the sandbox's renames (git config writes) */
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
     bool have_cgroup;
@@ -362,9 +364,9 @@ static void supervise(struct controller *c)
  * expected one came. EOF means init failed its set-up; it said why on stderr, and supervise()
  * sees it exit. */
 static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
-                        char **command, int *http_fd, int *socks_fd)
+                        char **command, const char *workspace, int *http_fd, int *socks_fd)
 {
-    int expected = (want_pty ? 1 : 0) +
+    int expected = (want_pty ? 1 : 0) + 1 /* the rename listener */ +
                    (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
     while (expected-- > 0) {
         char tag = 0;
@@ -389,6 +391,9 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, si
                 c->ports = port_relay_new(&c->loop, command);
             if (port_relay_add_host_port(c->ports, fd) < 0)
                 LOG_E("run", "a host port's listener cannot be served: its connections fail");
+            break;
+        case INIT_MSG_RENAME_NOTIFY:
+            c->git = git_publish_start(fd, workspace);
             break;
         default:
             if (!controller_take_listener(tag, fd))
@@ -656,8 +661,8 @@ int run_main(int argc, char **argv)
     set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1], &ro_absent);
 
     int http_fd = -1, socks_fd = -1;
-    receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command, &http_fd,
-                &socks_fd);
+    receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command,
+                cfg.workspace_readonly ? NULL : cfg.workspace, &http_fd, &socks_fd);
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
             c.ports = port_relay_new(&c.loop, flags.command);
@@ -717,6 +722,8 @@ int run_main(int argc, char **argv)
         }
         free(line);
     }
+    git_publish_stop(c.git); /* init reaped every process that could rename */
+    c.git = NULL;
     proxy_free(c.proxy);
     c.proxy = NULL;
     port_relay_free(c.ports);

@@ -26,6 +26,7 @@
 #include "sandbox/netns.h"
 #include "sandbox/pty.h"
 #include "sandbox/root_writes.h"
+#include "sandbox/rename_notify.h"
 #include "sandbox/userns.h"
 #include "base/util.h"
 
@@ -306,6 +307,29 @@ static void set_up_network(int ctl)
     hand_over_dns_listeners(ctl);
 }
 
+/* The rename filter, once, before any command: every process of the sandbox inherits it, so
+ * each rename is answered by the controller (git's config writes published, refused or let
+ * through). Without it (an old kernel, a listener above cordon) one line, and the kernel
+ * answers renames itself: onto a protected file they fail with EBUSY, as without cordon's
+ * help. */
+static void hand_over_rename_listener(int ctl)
+{
+    int r, fd = rename_notify_install();
+    char tag = INIT_MSG_RENAME_NOTIFY;
+    if (fd < 0) {
+        fprintf(stderr,
+                "cordon: no rename supervision (%s): writes of the repository's protected git "
+                "config fail\n",
+                strerror(-fd));
+        tag = INIT_MSG_NO_RENAME_NOTIFY;
+        if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+            setup_failed("opening /dev/null", errno);
+    }
+    if ((r = fdpass_send(ctl, fd, tag)) < 0)
+        setup_failed("passing the rename listener to the controller", -r);
+    close(fd);
+}
+
 void init_prepare(const struct init_params *p, struct init_ready *out)
 {
     char err[512];
@@ -364,6 +388,7 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     (void)prctl(PR_SET_DUMPABLE, 0);
 
     receive_filter(p->ctl_sock, &out->filter);
+    hand_over_rename_listener(p->ctl_sock);
 
     out->sfd = supervisor_signals();
     if (out->sfd < 0)

@@ -68,6 +68,13 @@ struct init_status {
 #define INIT_MSG_HOST_PORT6 'U'
 #define INIT_MSG_NO_HOST_PORT6 'N'
 
+/* Last of the set-up, after the filter came: the listener of init's rename filter
+ * (sandbox/rename_notify.h), which the controller answers (controller/git_publish.h), or
+ * INIT_MSG_NO_RENAME_NOTIFY with /dev/null when the kernel cannot: renames then go straight to
+ * the kernel, and a write of a protected git config fails as before. */
+#define INIT_MSG_RENAME_NOTIFY 'R'
+#define INIT_MSG_NO_RENAME_NOTIFY 'r'
+
 /* While the command runs, the controller may ask init (cordon run's; a session's has its own
  * wire, session_wire.h) for a socket connected to the sandbox's 127.0.0.1:PORT, for a port
  * published to the host: INIT_MSG_CONNECT with value = PORT; init answers INIT_MSG_CONNECTED

@@ -32,6 +32,7 @@
 #include "base/log.h"
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
+#include "controller/git_publish.h"
 #include "controller/run_options.h"
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
@@ -55,6 +56,7 @@ struct controller {
     struct ev_io sig_w, owner_w;
     struct proxy *proxy;
     struct port_relay *ports; /* host ports and published ports (with a network namespace) */
+    struct git_publish *git;  /* answers the sandbox's renames (git config writes) */
     struct api_server *api;
     struct session *session;
     bool ended;
@@ -126,16 +128,19 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
 /* Wait for the fds init hands over (proxy listeners, host ports' listeners), then ping it: a
  * reply means init finished its set-up and serves the socket. -1 when init failed (it said
  * why). */
-static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports, int *http_fd,
-                         int *socks_fd)
+static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports,
+                         const char *workspace, int *http_fd, int *socks_fd)
 {
-    for (int expected = want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0;
+    for (int expected = 1 /* the rename listener */ +
+                        (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
          expected > 0; expected--) {
         char tag = 0;
         int fd = fdpass_recv(c->ctl, &tag);
         if (fd < 0)
             return -1;
-        if (tag == INIT_MSG_HTTP_LISTENER)
+        if (tag == INIT_MSG_RENAME_NOTIFY && !c->git)
+            c->git = git_publish_start(fd, workspace);
+        else if (tag == INIT_MSG_HTTP_LISTENER)
             *http_fd = fd;
         else if (tag == INIT_MSG_SOCKS_LISTENER)
             *socks_fd = fd;
@@ -266,13 +271,15 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         port_relay_set_inside(c->ports, connect_inside, c);
     }
     if (r == 0 &&
-        wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports, &http_fd, &socks_fd) < 0)
+        wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports,
+                      cfg.workspace_readonly ? NULL : cfg.workspace, &http_fd, &socks_fd) < 0)
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
     if (r < 0) {
         (void)kill(pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);
+        git_publish_stop(c->git);
         if (have_cgroup)
             (void)cgroup_remove(&cgroup.cg);
         unlink(c->socket_path);
@@ -349,6 +356,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     }
     if (have_cgroup) /* before the log is looked at: it may say something */
         remove_cgroup(&cfg, &cgroup.cg, pid);
+    git_publish_stop(c->git);
     unlink(c->socket_path);
     unlink(c->state_path);
     struct stat st;

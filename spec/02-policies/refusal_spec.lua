@@ -276,6 +276,15 @@ describe("refusal hook, unit cases", function()
           stderr = "error: could not write config file .git/config: Device or resource busy\n"
             .. "error: could not write config file .git/config: Device or resource busy\n" },
           nil, { { "protected", "/home/dev/app/.git/config" } } },
+        { "cordon's line for a refused git setting, whatever the exit code", { command = "npx husky || true",
+          exit_code = 0, stderr = "cordon: refused git setting core.hooksPath (runs hooks from that folder): "
+            .. "settings that run programs on the host are made outside the sandbox; .git/config is unchanged\n"
+            .. "error: could not write config file .git/config: Operation not permitted\n" },
+          nil, { { "protected", "/home/dev/app/.git/config" } } },
+        { "that line quoted in a log is data", { command = "cat build.log", exit_code = 0,
+          stdout = "cordon: refused git setting core.hooksPath (runs hooks from that folder): "
+            .. "settings that run programs on the host are made outside the sandbox; .git/config is unchanged\n" },
+          nil, {} },
         { "EBUSY elsewhere is the command's own", { command = "umount /mnt", exit_code = 32,
           stderr = "umount: /mnt: target is busy.\nrm: cannot remove '/mnt/x': Device or resource busy\n" }, nil, {} },
         { "EBUSY after a command that succeeded", { command = "git config a.b c || true", exit_code = 0,

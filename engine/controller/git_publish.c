@@ -1,0 +1,642 @@
+/* git_publish.c — see git_publish.h. A thread of its own polls the listener and answers each
+ * notification at once:
+ *   1. read the two paths from /proc/PID/mem, then check the notification is still live (the
+ *      pid named the caller while we read);
+ *   2. a target whose last component is not config / config.worktree: CONTINUE at once (the
+ *      cost of every other rename is this much);
+ *   3. resolve both parents as the caller sees them (its root, cwd or dirfd, through /proc/PID)
+ *      with no symbolic link; a parent that is a git directory (HEAD, and objects/ or
+ *      commondir) inside the workspace, found again from the host's workspace fd as the same
+ *      inode, holding the same target (or none on both sides: git creating it), with the source
+ *      being the target's ".lock" beside it: mediate; else CONTINUE (the kernel renames; onto
+ *      the read-only bind that fails with EBUSY);
+ *   4. mediate: read the lock and the current file on the host (openat2 beneath the workspace,
+ *      no links, regular files of at most GIT_PUBLISH_MAX bytes, the same inodes the caller
+ *      sees), parse both; a code-running entry (key and value; core.worktree outside the
+ *      workspace too) the current file does not have: EPERM and one line per key; else write
+ *      the new text into the host's file in place (the sandbox's bind pins that inode; a new
+ *      one is created exclusively), unlink the lock, reply 0.
+ * Uses base/git_config, base/util, base/log, sandbox/rename_notify. The lines go to the
+ * caller's own stderr (its fd 2, taken with pidfd_getfd: written only when that cannot block),
+ * else to cordon's log. */
+#include "controller/git_publish.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+
+#include "base/git_config.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "sandbox/rename_notify.h"
+
+/* Linux 6.6: the listener's wake-ups switch straight to the supervisor and back, on the
+ * caller's CPU, instead of through the scheduler (older uapi headers lack the names). */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+/* A git config larger than this is not one git wrote for a person: refused. */
+#define GIT_PUBLISH_MAX (1024 * 1024)
+
+struct git_publish {
+    pthread_t thread;
+    int stop_fd; /* eventfd: the thread ends when it is readable */
+    int listener;
+    int ws_fd; /* O_PATH of the workspace on the host, -1: mediate nothing */
+    /* /proc/PID/mem of the last caller: a process renaming many files (a package manager)
+     * costs one open. It holds that process's memory only: a pid used again by another
+     * process reads nothing through it (the old memory is gone), and is opened anew. */
+    int mem_fd;
+    pid_t mem_pid;
+    char *workspace;
+    struct seccomp_notif_sizes sizes;
+    struct seccomp_notif *req;
+    struct seccomp_notif_resp *resp;
+};
+
+/* What one rename gets. */
+struct verdict {
+    bool cont;   /* let the kernel do it */
+    int error;   /* else: 0 (done) or a positive errno */
+    char *lines; /* what to tell the caller, "\n"-separated, or NULL */
+};
+
+static void add_line(struct verdict *v, const char *fmt, ...) CORDON_PRINTF(2, 3);
+static void add_line(struct verdict *v, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    char *n = xasprintf("%s%s\n", v->lines ? v->lines : "", line);
+    free(v->lines);
+    v->lines = n;
+}
+
+static int openat2_fd(int dirfd, const char *path, int flags, unsigned long long resolve)
+{
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = resolve};
+    long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    return fd < 0 ? -errno : (int)fd;
+}
+
+/* The NUL-terminated string at addr in pid's memory, into buf. 0 or -errno. */
+static int read_string(int mem, uint64_t addr, char *buf, size_t size)
+{
+    size_t got = 0;
+    while (got < size) {
+        /* up to the end of the page: the next one may be unmapped */
+        size_t room = 4096 - (size_t)((addr + got) % 4096);
+        if (room > size - got)
+            room = size - got;
+        ssize_t n = pread(mem, buf + got, room, (off_t)(addr + got));
+        if (n <= 0)
+            return n < 0 ? -errno : -EFAULT;
+        if (memchr(buf + got, '\0', (size_t)n))
+            return 0;
+        got += (size_t)n;
+    }
+    return -ENAMETOOLONG;
+}
+
+static bool is_config_name(const char *base)
+{
+    return strcmp(base, "config") == 0 || strcmp(base, "config.worktree") == 0;
+}
+
+static const char *last_component(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* The target path and, when it names a config file, the source path, from pid's memory. */
+static int read_paths(struct git_publish *g, pid_t pid, uint64_t to_addr, char *to,
+                      uint64_t from_addr, char *from, size_t size)
+{
+    int r = -ESRCH;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (g->mem_fd < 0 || g->mem_pid != pid || attempt > 0) {
+            char mem_path[64];
+            if (g->mem_fd >= 0)
+                close(g->mem_fd);
+            snprintf(mem_path, sizeof mem_path, "/proc/%d/mem", (int)pid);
+            g->mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
+            g->mem_pid = pid;
+            if (g->mem_fd < 0)
+                return -errno;
+        }
+        r = read_string(g->mem_fd, to_addr, to, size);
+        if (r == 0 || r == -ENAMETOOLONG)
+            break;
+    }
+    if (r < 0)
+        return r;
+    if (!is_config_name(last_component(to)))
+        return 1;
+    return read_string(g->mem_fd, from_addr, from, size);
+}
+
+/* The parent of path as pid sees it (dirfd its dirfd argument): an O_PATH fd, and its absolute
+ * path in the sandbox (lexical: no link is followed on the way) in *abs. -errno. */
+static int open_parent(pid_t pid, int dirfd, const char *path, char **abs)
+{
+    int r, anchor = -1;
+    char *dir = xstrdup(path), anchor_path[64], where[PATH_MAX];
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    unsigned long long resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    if (dir[0] == '/') {
+        snprintf(anchor_path, sizeof anchor_path, "/proc/%d/root", (int)pid);
+        snprintf(where, sizeof where, "/");
+        resolve |= RESOLVE_IN_ROOT;
+    } else {
+        if (dirfd == AT_FDCWD)
+            snprintf(anchor_path, sizeof anchor_path, "/proc/%d/cwd", (int)pid);
+        else
+            snprintf(anchor_path, sizeof anchor_path, "/proc/%d/fd/%d", (int)pid, dirfd);
+        /* the directory's path as the sandbox names it (its mount namespace's own paths) */
+        ssize_t n = readlink(anchor_path, where, sizeof where - 1);
+        if (n <= 0 || where[0] != '/') {
+            r = n < 0 ? -errno : -ENOENT;
+            goto out;
+        }
+        where[n] = '\0';
+    }
+    anchor = open(anchor_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (anchor < 0) {
+        r = -errno;
+        goto out;
+    }
+    r = openat2_fd(anchor, dir[0] == '/' ? dir + 1 : dir, O_PATH | O_DIRECTORY, resolve);
+    if (r >= 0)
+        *abs = path_absolute(dir, where);
+out:
+    if (anchor >= 0)
+        close(anchor);
+    free(dir);
+    return r;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+static bool is_git_dir(int dfd)
+{
+    struct stat st;
+    if (fstatat(dfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return false;
+    if (fstatat(dfd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+        return true;
+    return fstatat(dfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Read the regular file name in host_dir (no link, at most GIT_PUBLISH_MAX bytes), which must
+ * be the inode want: its fd (flags O_RDONLY or O_RDWR) and its text. -errno. */
+static int read_host_file(int host_dir, const char *name, int flags, const struct stat *want,
+                          int *fd_out, char **text, size_t *len)
+{
+    struct stat st;
+    int fd = openat2_fd(host_dir, name, flags | O_NOFOLLOW | O_NONBLOCK,
+                        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+    if (fd < 0)
+        return fd;
+    int r = fstat(fd, &st) < 0 ? -errno : 0;
+    if (r == 0 && (!S_ISREG(st.st_mode) || !same_file(&st, want)))
+        r = -ESTALE; /* not the file the sandbox names */
+    if (r == 0 && st.st_size > GIT_PUBLISH_MAX)
+        r = -EFBIG;
+    if (r == 0)
+        r = read_fd(fd, GIT_PUBLISH_MAX, text, len);
+    if (r < 0 || !fd_out)
+        close(fd);
+    else
+        *fd_out = fd;
+    return r;
+}
+
+/* git's own spelling of the section and name (base/git_config.h lower-cases them), so that the
+ * line names the key as its documentation does. */
+static char *display_key(const char *key)
+{
+    static const char *const names[] = {"hooksPath",
+                                        "sshCommand",
+                                        "gitProxy",
+                                        "askPass",
+                                        "alternateRefsCommand",
+                                        "packObjectsHook",
+                                        "diffFilter",
+                                        "recentObjectsHook",
+                                        "templateDir",
+                                        "authorsProg",
+                                        "defaultKeyCommand",
+                                        "includeIf",
+                                        "smtpServer",
+                                        "sendmailCmd",
+                                        "toCmd",
+                                        "ccCmd",
+                                        "headerCmd"};
+    char *out = xstrdup(key);
+    char *first = strchr(out, '.'), *last = strrchr(out, '.');
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        if (first && strncasecmp(out, names[i], (size_t)(first - out)) == 0 &&
+            strlen(names[i]) == (size_t)(first - out))
+            memcpy(out, names[i], strlen(names[i]));
+        if (last && strcasecmp(last + 1, names[i]) == 0)
+            memcpy(last + 1, names[i], strlen(names[i]));
+    }
+    return out;
+}
+
+static bool has_entry(const struct git_config *c, const struct git_config_entry *e)
+{
+    for (size_t i = 0; i < c->len; i++) {
+        const struct git_config_entry *o = &c->items[i];
+        if (strcmp(o->key, e->key) != 0)
+            continue;
+        if ((!o->value && !e->value) || (o->value && e->value && strcmp(o->value, e->value) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* core.worktree names where the host's git checks files out (relative: to the git directory,
+ * git_dir): outside the workspace, a `git checkout` on the host would write the repository's
+ * files there (a .bashrc into the home). NULL when it stays inside, lexically; a link inside
+ * the workspace on the way is not looked at (docs/git.md, limits). */
+static const char *worktree_outside(const struct git_config_entry *e, const char *git_dir,
+                                    const char *workspace)
+{
+    if (strcmp(e->key, "core.worktree") != 0)
+        return NULL;
+    if (!e->value || !*e->value || e->value[0] == '~')
+        return "points the work tree outside the workspace"; /* or could: refused */
+    char *where = path_absolute(e->value, git_dir);
+    bool inside = path_is_within(where, workspace);
+    free(where);
+    return inside ? NULL
+                  : "points the work tree outside the workspace, where the host's git would "
+                    "write files";
+}
+
+/* Step 4: rel is the config's path in the workspace, for the lines; git_dir its directory as
+ * the sandbox and the host both name it. */
+static void mediate(int host_dir, const char *base, const char *lock, const struct stat *target,
+                    const struct stat *source, const char *rel, const char *git_dir,
+                    const char *workspace, struct verdict *v)
+{
+    char *new_text = NULL, *old_text = NULL, err[200];
+    size_t new_len = 0, old_len = 0;
+    int cfg_fd = -1;
+    struct git_config new_cfg = {0}, old_cfg = {0};
+    size_t refused = 0;
+    v->error = EPERM;
+    int r = read_host_file(host_dir, lock, O_RDONLY, source, NULL, &new_text, &new_len);
+    if (r < 0) {
+        add_line(v, "cordon: refused writing %s: cannot read its new text: %s", rel, strerror(-r));
+        goto out;
+    }
+    if (target) {
+        r = read_host_file(host_dir, base, O_RDWR, target, &cfg_fd, &old_text, &old_len);
+    } else {
+        /* a config git creates (config.worktree, a new repository's): judged against nothing,
+         * made here, never by the kernel's rename of a text nobody read */
+        struct open_how how = {.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                               .mode = source->st_mode & 0666,
+                               .resolve =
+                                   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        long fd = syscall(SYS_openat2, host_dir, base, &how, sizeof how);
+        r = fd < 0 ? -errno : 0;
+        cfg_fd = (int)fd;
+        old_text = xstrdup("");
+    }
+    if (r < 0) {
+        add_line(v, "cordon: refused writing %s: cannot open it on the host: %s", rel,
+                 strerror(-r));
+        goto out;
+    }
+    if (git_config_parse(new_text, new_len, &new_cfg, err, sizeof err) < 0) {
+        add_line(v, "cordon: refused writing %s: its new text is not git config (%s)", rel, err);
+        goto out;
+    }
+    if (git_config_parse(old_text, old_len, &old_cfg, err, sizeof err) < 0) {
+        add_line(v, "cordon: refused writing %s: its current text is not git config (%s)", rel,
+                 err);
+        goto out;
+    }
+    for (size_t i = 0; i < new_cfg.len; i++) {
+        const struct git_config_entry *e = &new_cfg.items[i];
+        const char *why = git_config_key_runs_code(e->key, e->value);
+        if (!why)
+            why = worktree_outside(e, git_dir, workspace);
+        if (!why || has_entry(&old_cfg, e))
+            continue; /* safe, or there before: the host's own setting, kept as it was */
+        if (refused++ < 8) {
+            char *shown = display_key(e->key);
+            add_line(v,
+                     "cordon: refused git setting %s (%s): settings that run programs on the "
+                     "host are made outside the sandbox; %s is unchanged",
+                     shown, why, rel);
+            free(shown);
+        }
+    }
+    if (refused) {
+        if (!target)
+            (void)unlinkat(host_dir, base, 0); /* made empty just now: no trace of the write */
+        goto out;
+    }
+    /* In place: the sandbox's read-only bind is of this inode; a rename on the host would
+     * leave the sandbox reading the old file. Room first (a full disk fails before any byte
+     * changes, where the file system can say), written, then cut: a reader in between sees
+     * the new text followed by the old one's tail at worst, for a moment. A write that fails
+     * half-way puts the old text back. */
+    int fr = new_len > old_len && fallocate(cfg_fd, 0, 0, (off_t)new_len) < 0 ? errno : 0;
+    if (fr != 0 && fr != EOPNOTSUPP && fr != ENOSYS) {
+        add_line(v, "cordon: refused writing %s: no room for it on the host: %s", rel,
+                 strerror(fr));
+        goto out;
+    }
+    ssize_t n = new_len ? pwrite(cfg_fd, new_text, new_len, 0) : 0;
+    if (n != (ssize_t)new_len || ftruncate(cfg_fd, (off_t)new_len) < 0) {
+        int e = n >= 0 && n != (ssize_t)new_len ? ENOSPC : errno;
+        bool restored = pwrite(cfg_fd, old_text, old_len, 0) == (ssize_t)old_len &&
+                        ftruncate(cfg_fd, (off_t)old_len) == 0;
+        add_line(v, "cordon: refused writing %s: writing it on the host failed: %s%s", rel,
+                 strerror(e),
+                 restored ? "" : " (and putting the old text back failed: look at it)");
+        goto out;
+    }
+    if (unlinkat(host_dir, lock, 0) < 0)
+        LOG_W("git", "%s published, but its lock file stays: %s", rel, strerror(errno));
+    v->error = 0;
+out:
+    if (cfg_fd >= 0)
+        close(cfg_fd);
+    git_config_free(&new_cfg);
+    git_config_free(&old_cfg);
+    free(new_text);
+    free(old_text);
+}
+
+/* Steps 3 and 4 for a rename of from onto to (dirfds as the caller passed them). */
+static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *from, int to_dirfd,
+                  const char *to, struct verdict *v)
+{
+    char *to_abs = NULL, *from_abs = NULL, *lock = NULL;
+    int to_dir = -1, from_dir = -1, host_dir = -1;
+    struct stat st_to_dir, st_from_dir, st_host_dir, st_target, st_host_target, st_source;
+    const char *base = last_component(to);
+    v->cont = true;
+    lock = xasprintf("%s.lock", base);
+    if (strcmp(last_component(from), lock) != 0)
+        goto out; /* not git's commit of its lock */
+    if ((to_dir = open_parent(pid, to_dirfd, to, &to_abs)) < 0 ||
+        (from_dir = open_parent(pid, from_dirfd, from, &from_abs)) < 0)
+        goto out;
+    if (fstat(to_dir, &st_to_dir) < 0 || fstat(from_dir, &st_from_dir) < 0 ||
+        !same_file(&st_to_dir, &st_from_dir) || !is_git_dir(to_dir))
+        goto out;
+    if (!path_is_within(to_abs, g->workspace))
+        goto out; /* a repository of the sandbox's own (in /tmp): its business */
+    const char *rel = to_abs + strlen(g->workspace);
+    while (*rel == '/')
+        rel++;
+    host_dir = openat2_fd(g->ws_fd, *rel ? rel : ".", O_PATH | O_DIRECTORY,
+                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+    if (host_dir < 0 || fstat(host_dir, &st_host_dir) < 0 || !same_file(&st_host_dir, &st_to_dir))
+        goto out; /* not the host's directory (a view of its own): the kernel decides */
+    /* the target as both sides see it: the same regular file, or missing on both (git
+     * creating it: config.worktree, a new repository's config) */
+    bool creating = false;
+    if (fstatat(to_dir, base, &st_target, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (!S_ISREG(st_target.st_mode) ||
+            fstatat(host_dir, base, &st_host_target, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !same_file(&st_target, &st_host_target))
+            goto out; /* not the host's file: the kernel decides */
+    } else if (errno == ENOENT &&
+               fstatat(host_dir, base, &st_host_target, AT_SYMLINK_NOFOLLOW) < 0 &&
+               errno == ENOENT) {
+        creating = true;
+    } else {
+        goto out;
+    }
+    v->cont = false;
+    char *shown = xasprintf("%s%s%s", *rel ? rel : "", *rel ? "/" : "", base);
+    if (fstatat(from_dir, lock, &st_source, AT_SYMLINK_NOFOLLOW) < 0) {
+        v->error = EPERM;
+        add_line(v, "cordon: refused writing %s: its lock file is gone: %s", shown,
+                 strerror(errno));
+    } else {
+        mediate(host_dir, base, lock, creating ? NULL : &st_target, &st_source, shown, to_abs,
+                g->workspace, v);
+    }
+    free(shown);
+out:
+    if (to_dir >= 0)
+        close(to_dir);
+    if (from_dir >= 0)
+        close(from_dir);
+    if (host_dir >= 0)
+        close(host_dir);
+    free(to_abs);
+    free(from_abs);
+    free(lock);
+}
+
+/* Write the lines to the caller's fd 2 when that cannot block (a pipe with room, a terminal,
+ * a file, a socket without waiting); false when they could not go there. */
+static bool tell_caller(pid_t pid, const char *lines)
+{
+    long pidfd = syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0)
+        return false;
+    long fd = syscall(SYS_pidfd_getfd, (int)pidfd, 2, 0);
+    close((int)pidfd);
+    if (fd < 0)
+        return false;
+    size_t len = strlen(lines);
+    bool ok = false;
+    struct stat st;
+    if (fstat((int)fd, &st) == 0) {
+        if (S_ISFIFO(st.st_mode)) {
+            int size = fcntl((int)fd, F_GETPIPE_SZ), queued = 0;
+            ok = size > 0 && ioctl((int)fd, FIONREAD, &queued) == 0 &&
+                 (size_t)queued + len <= (size_t)size && write((int)fd, lines, len) == (ssize_t)len;
+        } else if (S_ISSOCK(st.st_mode)) {
+            ok = send((int)fd, lines, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len;
+        } else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) {
+            ok = write((int)fd, lines, len) == (ssize_t)len;
+        }
+    }
+    close((int)fd);
+    return ok;
+}
+
+static void reply(struct git_publish *g, uint64_t id, const struct verdict *v)
+{
+    memset(g->resp, 0, g->sizes.seccomp_notif_resp);
+    g->resp->id = id;
+    if (v->cont)
+        g->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    else
+        g->resp->error = v->error ? -v->error : 0;
+    /* ENOENT: the caller is gone (killed while waiting), nothing to answer */
+    if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_SEND, g->resp) < 0 && errno != ENOENT)
+        LOG_W("git", "answering a rename: %s", strerror(errno));
+}
+
+static void handle(struct git_publish *g)
+{
+    struct seccomp_notif *req = g->req;
+    struct verdict v = {.cont = true};
+    char from[PATH_MAX], to[PATH_MAX];
+    pid_t pid = (pid_t)req->pid;
+    enum rename_call call = rename_notify_call(req->data.arch, req->data.nr);
+    if (call == RENAME_CALL_NONE || g->ws_fd < 0)
+        goto answer;
+    const __u64 *a = req->data.args;
+    int from_dirfd = AT_FDCWD, to_dirfd = AT_FDCWD;
+    uint64_t from_addr = a[0], to_addr = a[1];
+    if (call != RENAME_CALL_RENAME) {
+        from_dirfd = (int)a[0];
+        from_addr = a[1];
+        to_dirfd = (int)a[2];
+        to_addr = a[3];
+        if (call == RENAME_CALL_RENAMEAT2 && a[4] != 0)
+            goto answer; /* RENAME_NOREPLACE / EXCHANGE / WHITEOUT: not git's commit */
+    }
+    if (read_paths(g, pid, to_addr, to, from_addr, from, sizeof to) != 0)
+        goto answer; /* not a config file, or unreadable: the kernel's */
+    /* the pid still names the caller, so what was read is its */
+    if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+        goto done;
+    judge(g, pid, from_dirfd, from, to_dirfd, to, &v);
+    if (v.lines && ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0 &&
+        !tell_caller(pid, v.lines))
+        fprintf(stderr, "%s", v.lines);
+answer:
+    reply(g, req->id, &v);
+done:
+    free(v.lines);
+}
+
+/* The thread: poll (so that the listener's hang-up, when the last process of the sandbox is
+ * gone, is seen) and answer each notification at once. poll rather than the controller's epoll
+ * loop: with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP a poll waiter is woken on the caller's CPU and
+ * the caller resumes on the answer's, where epoll's relay of the wake-up loses that (and the
+ * loop may be busy with the proxy or the output when a rename comes). */
+static void *serve(void *arg)
+{
+    struct git_publish *g = arg;
+    struct pollfd p[2] = {{.fd = g->listener, .events = POLLIN},
+                          {.fd = g->stop_fd, .events = POLLIN}};
+    for (;;) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            LOG_E("git", "waiting for the sandbox's renames: %s", strerror(errno));
+            break;
+        }
+        if (p[1].revents)
+            break;
+        if (p[0].revents & POLLIN) {
+            memset(g->req, 0, g->sizes.seccomp_notif);
+            if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_RECV, g->req) == 0)
+                handle(g);
+            else if (errno != EINTR && errno != ENOENT)
+                LOG_W("git", "reading a rename notification: %s", strerror(errno));
+        } else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+            break; /* every process of the sandbox is gone */
+        }
+    }
+    return NULL;
+}
+
+struct git_publish *git_publish_start(int listener, const char *workspace)
+{
+    struct git_publish *g = xcalloc(1, sizeof *g);
+    g->listener = listener;
+    g->ws_fd = -1;
+    g->mem_fd = -1;
+    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &g->sizes) < 0) {
+        g->sizes.seccomp_notif = sizeof(struct seccomp_notif);
+        g->sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
+    }
+    if (g->sizes.seccomp_notif < sizeof(struct seccomp_notif))
+        g->sizes.seccomp_notif = sizeof(struct seccomp_notif);
+    if (g->sizes.seccomp_notif_resp < sizeof(struct seccomp_notif_resp))
+        g->sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
+    /* best effort: without it (before 6.6) each rename waits for the scheduler twice */
+    (void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+    g->req = xcalloc(1, g->sizes.seccomp_notif);
+    g->resp = xcalloc(1, g->sizes.seccomp_notif_resp);
+    if (workspace) {
+        g->workspace = xstrdup(workspace);
+        g->ws_fd = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (g->ws_fd < 0)
+            LOG_W("git", "cannot open the workspace %s (%s): git config writes are not published",
+                  workspace, strerror(errno));
+    }
+    /* No rename may wait unanswered: without the thread, no sandbox (the caller's init dies
+     * with this process, and the command with it). Signals stay the main thread's. */
+    g->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (g->stop_fd < 0)
+        die_errno("cannot answer the sandbox's renames: eventfd");
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int r = pthread_create(&g->thread, NULL, serve, g);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r != 0)
+        die("cannot answer the sandbox's renames: %s", strerror(r));
+    return g;
+}
+
+void git_publish_stop(struct git_publish *g)
+{
+    if (!g)
+        return;
+    uint64_t one = 1;
+    if (write(g->stop_fd, &one, sizeof one) != (ssize_t)sizeof one)
+        LOG_W("git", "stopping the rename answers: %s", strerror(errno));
+    pthread_join(g->thread, NULL);
+    close(g->stop_fd);
+    close(g->listener);
+    if (g->ws_fd >= 0)
+        close(g->ws_fd);
+    if (g->mem_fd >= 0)
+        close(g->mem_fd);
+    free(g->workspace);
+    free(g->req);
+    free(g->resp);
+    free(g);
+}

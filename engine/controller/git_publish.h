@@ -1,0 +1,26 @@
+/* git_publish.h — the host side of the sandbox's rename filter (sandbox/rename_notify.h):
+ * answers every rename of the sandbox. A rename of git's lock file onto a git config file of
+ * the workspace (config or config.worktree in a git directory), which the sandbox sees
+ * read-only, is mediated: the new text is read on the host and, unless it adds or changes a
+ * setting that runs code (base/git_config.h), written into the host's file in place and the
+ * rename reported done; else refused (EPERM) with one line on the command's stderr naming the
+ * key and why. Every other rename is left to the kernel.
+ * Used by `cordon run` (controller/run.c) and cordon-session (session_start.c). Must
+ * never block on the sandbox, follow a link on the host, write outside the workspace, or let a
+ * command's rename wait unanswered: any failure while mediating refuses, with one line. */
+#ifndef CORDON_GIT_PUBLISH_H
+#define CORDON_GIT_PUBLISH_H
+struct git_publish;
+
+/* Start answering listener (the fd init handed over, taken), from a thread of its own that
+ * touches nothing of the caller's (no event loop, no Lua, no proxy). workspace: the canonical
+ * host path of the workspace, which the sandbox sees at the same path; NULL (a read-only
+ * workspace): nothing is mediated, every rename goes to the kernel. A workspace that cannot be
+ * opened mediates nothing, said once; a thread that cannot start ends cordon (die): a rename
+ * nobody answers would hang the command. */
+struct git_publish *git_publish_start(int listener, const char *workspace);
+
+/* Stop the thread and close the listener (renames still waiting then fail with ENOSYS: call it
+ * once the sandbox is gone). NULL is fine. */
+void git_publish_stop(struct git_publish *g);
+#endif
