@@ -25,6 +25,7 @@
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
 #include "controller/escalate.h"
+#include "controller/git_guard.h"
 #include "base/clock.h"
 #include "controller/prompt.h"
 #include "base/evloop.h"
@@ -170,7 +171,32 @@ struct controller {
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
     bool have_cgroup;
     struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
+    struct git_guard *guard;         /* the workspace's repositories (git_guard.h), or NULL */
+    struct ev_timer guard_t;
 };
+
+/* Undo what the command changed in the workspace's repositories that would make the host's git
+ * run a program, one line each (git_guard.h). */
+static void guard_check(struct controller *c)
+{
+    struct str_list lines = {0};
+    if (c->guard)
+        (void)git_guard_check(c->guard, &lines);
+    for (size_t i = 0; i < lines.len; i++)
+        fprintf(stderr, "cordon: %s%s", lines.items[i], c->tty_raw ? "\r\n" : "\n");
+    str_list_free(&lines);
+}
+
+/* While the command runs, every GUARD_PERIOD_MS: an editor on the host runs `git status` by
+ * itself every few seconds, so what the command plants is undone within that period, not only
+ * when it ends. */
+#define GUARD_PERIOD_MS 1000
+static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
+{
+    struct controller *c = t->data;
+    guard_check(c);
+    ev_timer_start(loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
+}
 
 static void handle_signal(struct controller *c, int sig)
 {
@@ -337,6 +363,8 @@ static void supervise(struct controller *c)
     for (int i = 0; i < 2; i++)
         if (streams[i]->fd >= 0)
             ev_io_start(&c->loop, &streams[i]->w, streams[i]->fd, EPOLLIN, on_output, streams[i]);
+    if (c->guard)
+        ev_timer_start(&c->loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
     /* Until the status is in and the output pipes ended (init reaped every writer first). */
     while ((!c->init_done && !c->have_status) ||
            (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
@@ -349,6 +377,7 @@ static void supervise(struct controller *c)
             break;
         }
     }
+    ev_timer_stop(&c->loop, &c->guard_t);
     if (!c->have_status)
         read_status(c);
     /* What the command wrote last may still sit in the master. */
@@ -531,6 +560,11 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
+    /* The repositories' snapshot, before the command can change them; what it finds to hold
+     * read-only joins readonly_in_workspace, which init binds. */
+    if (!cfg->workspace_readonly &&
+        !(c->guard = git_guard_new(cfg->workspace, &cfg->readonly_in_workspace)))
+        stop_init_and_die(c, "the workspace's git repositories cannot be checked: refused");
     if (cfg->net_unrestricted && ip->early_network) {
         controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
         reclone_without_network(c, ip, alive_w);
@@ -685,6 +719,10 @@ int run_main(int argc, char **argv)
     }
     ro_appeared_report(&cfg, ro_absent);
     free(ro_absent);
+    /* init reported the status after reaping everything in the sandbox: nothing writes now */
+    guard_check(&c);
+    git_guard_free(c.guard);
+    c.guard = NULL;
 
     int sig;
     int code = final_status(&c, &sig);
