@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "controller/git_guard.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
 #include "session/session_jobs.h"
@@ -180,8 +181,50 @@ void jobs_persist(struct session *s)
     json_buf_free(&b);
 }
 
+/* ---- the repositories' check ------------------------------------------------------------- */
+
+/* While a job or a sandbox of its own runs, every GUARD_PERIOD_MS (an editor on the host runs
+ * `git status` by itself every few seconds); and at each foreground job's end (before its exit
+ * event), and before each command starts (session_ctl.c). */
+#define GUARD_PERIOD_MS 1000
+
+static bool anything_runs(const struct session *s)
+{
+    for (const struct job *j = s->jobs; j; j = j->next)
+        if (j->leader_running || j->sandbox_running || j->pid == 0)
+            return true;
+    return false;
+}
+
+void session_guard_check(struct session *s, struct job *j)
+{
+    if (!s->p.guard)
+        return;
+    struct str_list lines = {0};
+    (void)git_guard_check(s->p.guard, &lines);
+    for (size_t i = 0; i < lines.len; i++) {
+        LOG_W("session", "%s", lines.items[i]);
+        if (j && j->req) {
+            char *l = xasprintf("cordon: %s\n", lines.items[i]);
+            job_stream_output(j, &j->err, l, strlen(l), true);
+            free(l);
+        }
+    }
+    str_list_free(&lines);
+}
+
+static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
+{
+    struct session *s = t->data;
+    session_guard_check(s, NULL);
+    if (anything_runs(s))
+        ev_timer_start(loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
+}
+
 void session_after_round(struct session *s)
 {
+    if (s->p.guard && !s->guard_t.active && !s->ended && anything_runs(s))
+        ev_timer_start(s->loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
     if (s->dirty && !s->ended) {
         s->dirty = false;
         jobs_persist(s);
@@ -309,6 +352,7 @@ void job_finish_stream(struct job *j)
     escalation_job_done(j);
     if (!j->req)
         return;
+    session_guard_check(j->s, j); /* before the client has the result */
     struct json_buf b = {0};
     json_buf_printf(
         &b,
