@@ -358,6 +358,25 @@ static void add_admin(struct git_guard *g, struct gg_snap *s, const char *admin,
     }
 }
 
+/* core.hooksPath (relative to the worktree, where git runs hooks) when it lies in the
+ * workspace: its hooks, and for husky 9's `.husky/_` (whose hooks run `../pre-commit`) its
+ * parent's too. */
+static void hooks_path_folders(struct git_guard *g, struct gg_snap *s, const char *hooks_path,
+                               const char *worktree, const char *repo)
+{
+    char *h = resolve_in_ws(g, worktree, hooks_path);
+    if (!h)
+        return;
+    scan_hooks(g, s, h, repo, 0);
+    const char *last = strrchr(h, '/');
+    if (strcmp(last ? last + 1 : h, "_") == 0) {
+        char *up = parent_rel(h);
+        scan_hooks(g, s, up, repo, 0);
+        free(up);
+    }
+    free(h);
+}
+
 static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, const char *repo,
                        const char *worktree)
 {
@@ -401,19 +420,8 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
         record(g, s, p, GG_HOOK, repo, NULL); /* a file named hooks: nothing git reads */
     }
     free(p);
-    if (hooks_path && worktree) {
-        char *h = resolve_in_ws(g, worktree, hooks_path);
-        if (h) {
-            scan_hooks(g, s, h, repo, 0);
-            const char *last = strrchr(h, '/');
-            if (strcmp(last ? last + 1 : h, "_") == 0) { /* husky 9: `_/pre-commit` runs ../ */
-                char *up = parent_rel(h);
-                scan_hooks(g, s, up, repo, 0);
-                free(up);
-            }
-        }
-        free(h);
-    }
+    if (hooks_path && worktree)
+        hooks_path_folders(g, s, hooks_path, worktree, repo);
     free(hooks_path);
 
     p = join(gd, "worktrees");
@@ -440,6 +448,65 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
     free(p);
 }
 
+/* The one path a pointer file's text holds after prefix, trailing newlines removed; or NULL. */
+static char *pointer_path(const char *text, size_t len, const char *prefix)
+{
+    size_t plen = strlen(prefix);
+    if (!text || strlen(text) != len || len < plen || strncmp(text, prefix, plen) != 0)
+        return NULL;
+    char *p = xasprintf("%.*s", (int)(len - plen), text + plen);
+    size_t n = strlen(p);
+    while (n && (p[n - 1] == '\n' || p[n - 1] == '\r'))
+        p[--n] = '\0';
+    if (!n) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* A `.git` file leading out of the workspace (a linked worktree of a repository elsewhere):
+ * that repository's config and the worktree's config.worktree may name a core.hooksPath
+ * relative to this worktree, so in the workspace (husky's `.husky`). They are read from the
+ * host as they are (the sandbox holds them read-only: git_worktree.h). */
+static void outside_hooks_path(struct git_guard *g, struct gg_snap *s, const struct gg_item *x,
+                               const char *dir)
+{
+    char *raw = pointer_path(x->bytes, x->len, "gitdir: "), *base = NULL, *gd = NULL,
+         *common = NULL, *hp = NULL, *f = NULL, *text = NULL;
+    size_t len = 0;
+    if (!raw)
+        return;
+    base = dir[0] ? xasprintf("%s/%s", g->ws, dir) : xstrdup(g->ws);
+    gd = path_absolute(raw, base);
+    f = xasprintf("%s/commondir", gd);
+    if (read_file(f, O_NOFOLLOW, 4096, &text, &len) == 0) {
+        char *c = pointer_path(text, len, "");
+        common = c ? path_absolute(c, gd) : NULL;
+        free(c);
+    }
+    free(text);
+    text = NULL;
+    const char *files[2] = {common ? common : gd, gd};
+    static const char *const names[2] = {"config", "config.worktree"};
+    for (int i = 0; i < 2; i++) {
+        free(f);
+        f = xasprintf("%s/%s", files[i], names[i]);
+        if (read_file(f, O_NOFOLLOW, MAX_KEPT, &text, &len) == 0)
+            free(config_digest(text, len, &hp));
+        free(text);
+        text = NULL;
+    }
+    if (hp)
+        hooks_path_folders(g, s, hp, dir, dir);
+    free(raw);
+    free(base);
+    free(gd);
+    free(common);
+    free(hp);
+    free(f);
+}
+
 /* A `.git` in the worktree folder dir: a git dir, or a file (or link) naming one. */
 static void add_dotgit(struct git_guard *g, struct gg_snap *s, const char *dir, unsigned char type)
 {
@@ -453,6 +520,8 @@ static void add_dotgit(struct git_guard *g, struct gg_snap *s, const char *dir, 
         char *gd = pointer_target(g, x, dir, "gitdir: ");
         if (gd)
             add_gitdir(g, s, gd, dir, dir);
+        else if (x && x->type == S_IFREG)
+            outside_hooks_path(g, s, x, dir);
         free(gd);
     }
     free(p);
@@ -563,8 +632,9 @@ static char *neutralise(struct git_guard *g, const char *rel)
     return to;
 }
 
-/* Put x back as it was: its bytes (and mode), or its link. 0 or -errno. */
-static int restore(struct git_guard *g, const struct gg_item *x)
+/* Put x back as it was: its bytes (and mode), or its link. 0 or -errno. A folder in its place
+ * is renamed away first: *away (when not NULL) gets its new name. */
+static int restore(struct git_guard *g, const struct gg_item *x, char **away_out)
 {
     const char *base;
     if (x->type != S_IFLNK && (x->type != S_IFREG || !x->bytes))
@@ -579,7 +649,10 @@ static int restore(struct git_guard *g, const struct gg_item *x)
         char *away = neutralise(g, x->rel); /* a folder where the file was */
         if (!away)
             return -EEXIST;
-        free(away);
+        if (away_out)
+            *away_out = away;
+        else
+            free(away);
         if ((pfd = open_parent(g, x->rel, &base)) < 0)
             return pfd;
     }
@@ -656,7 +729,7 @@ static int write_over(struct git_guard *g, const struct gg_item *x, const char *
     y.bytes = (char *)bytes;
     y.len = len;
     y.type = S_IFREG;
-    return restore(g, &y);
+    return restore(g, &y, NULL);
 }
 
 /* The entries of digest a that are not in b, at most max of them, for a line. */
@@ -710,6 +783,9 @@ static bool same(const struct gg_item *o, const struct gg_item *n)
 static void say_neutralised(struct git_guard *g, struct str_list *lines, const struct gg_item *x,
                             const char *what)
 {
+    struct stat st;
+    if (!lstat_rel(g, x->rel, &st))
+        return; /* gone with its folder, which an earlier line named */
     char *to = neutralise(g, x->rel);
     if (to)
         say(lines, x, "%s: renamed to %s (exec bits off), so that git does not run it", what, to);
@@ -814,16 +890,22 @@ static void undo_changed(struct git_guard *g, struct str_list *lines, const stru
                  added, gone[0] ? " removed: " : "", gone);
     }
     snprintf(what, sizeof what, "%s changed by the command%s", kind_name(o), keys);
-    int r = restore(g, o);
+    char *away = NULL;
+    int r = restore(g, o, &away);
     if (r == 0) {
-        say(lines, o, "%s: its previous content restored", what);
+        say(lines, o, "%s: its previous content restored%s%s%s", what,
+            away ? " (the folder there renamed to " : "", away ? away : "", away ? ")" : "");
+        free(away);
         return;
     }
+    free(away);
     if (n->type == S_IFDIR && o->type != S_IFDIR) /* restore moved it away and failed after */
         snprintf(what + strlen(what), sizeof what - strlen(what), " (became a folder)");
     say_neutralised(g, lines, n, what);
 }
 
+/* o is not in the new snapshot: removed, or not looked at this time (its hooks folder is no
+ * longer the one git uses, which a line of its own undoes). */
 static void undo_removed(struct git_guard *g, struct str_list *lines, const struct gg_item *o)
 {
     const char *base;
@@ -831,10 +913,21 @@ static void undo_removed(struct git_guard *g, struct str_list *lines, const stru
     if (pfd < 0)
         return; /* its repository is gone with it: nothing to run */
     close(pfd);
-    int r = restore(g, o);
+    struct gg_snap here = {0};
+    struct gg_item *n = record(g, &here, o->rel, o->kind, o->repo, NULL);
+    bool present = n != NULL;
+    if (present && !same(o, n))
+        undo_changed(g, lines, o, n);
+    snap_free(&here);
+    if (present)
+        return;
+    char *away = NULL;
+    int r = restore(g, o, &away);
     if (r == 0)
-        say(lines, o, "%s removed by the command: restored", kind_name(o));
-    else if (r != -EOPNOTSUPP)
+        say(lines, o, "%s removed by the command: restored%s%s%s", kind_name(o),
+            away ? " (the folder there renamed to " : "", away ? away : "", away ? ")" : "");
+    free(away);
+    if (r < 0 && r != -EOPNOTSUPP)
         say(lines, o, "%s removed by the command: could not be restored (%s)", kind_name(o),
             strerror(-r));
 }
