@@ -53,6 +53,7 @@ struct gg_snap {
     struct str_list gitdirs;  /* git dirs looked into (workspace-relative) */
     struct str_list hookdirs; /* hooks folders looked into */
     struct str_list ro;       /* what the sandbox binds read-only */
+    struct str_list dotgits;  /* the folders holding a `.git` the walk found */
     size_t dirs, hooks;
     bool bound_hit, hooks_hit;
 };
@@ -64,6 +65,7 @@ struct git_guard {
     double last_ms;
     size_t last_dirs;
     bool bound_said;
+    double full_at, full_ms; /* the last walk: when (monotonic ms), and what it cost */
 };
 
 /* ---- file access beneath the workspace ---------------------------------------------------- */
@@ -180,6 +182,7 @@ static void snap_free(struct gg_snap *s)
     str_list_free(&s->gitdirs);
     str_list_free(&s->hookdirs);
     str_list_free(&s->ro);
+    str_list_free(&s->dotgits);
     memset(s, 0, sizeof *s);
 }
 
@@ -511,6 +514,8 @@ static void outside_hooks_path(struct git_guard *g, struct gg_snap *s, const str
 static void add_dotgit(struct git_guard *g, struct gg_snap *s, const char *dir, unsigned char type)
 {
     char *p = join(dir, ".git");
+    if (!str_list_contains(&s->dotgits, dir))
+        str_list_push(&s->dotgits, dir);
     if (type == DT_DIR) {
         add_gitdir(g, s, p, dir, dir);
     } else {
@@ -570,14 +575,30 @@ static int by_rel(const void *a, const void *b)
     return strcmp(((const struct gg_item *)a)->rel, ((const struct gg_item *)b)->rel);
 }
 
-static int snapshot(struct git_guard *g, struct gg_snap *s)
+/* The whole walk, or (quick) only the repositories the last snapshot knew: no new one is
+ * found then, but what a command plants in a known `.git` is, at a cost that does not grow with
+ * the workspace. */
+static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
 {
     memset(s, 0, sizeof *s);
     double t0 = clock_mono_ms_f();
-    int fd = open_beneath(g->wsfd, "", O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return fd;
-    walk(g, s, fd, "", 0);
+    if (quick) {
+        for (size_t i = 0; i < g->snap.dotgits.len; i++) {
+            const char *dir = g->snap.dotgits.items[i];
+            char *p = join(dir, ".git");
+            struct stat st;
+            if (lstat_rel(g, p, &st))
+                add_dotgit(g, s, dir, S_ISDIR(st.st_mode) ? DT_DIR : DT_REG);
+            free(p);
+        }
+    } else {
+        int fd = open_beneath(g->wsfd, "", O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+            return fd;
+        walk(g, s, fd, "", 0);
+        g->full_at = t0;
+        g->full_ms = clock_mono_ms_f() - t0;
+    }
     if (s->n)
         qsort(s->items, s->n, sizeof *s->items, by_rel);
     g->last_ms = clock_mono_ms_f() - t0;
@@ -957,7 +978,7 @@ struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly
     struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                            .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
     g->wsfd = (int)syscall(SYS_openat2, AT_FDCWD, workspace, &how, sizeof how);
-    if (g->wsfd < 0 || snapshot(g, &g->snap) < 0) {
+    if (g->wsfd < 0 || snapshot(g, &g->snap, false) < 0) {
         fprintf(stderr, "cordon: cannot look at the workspace %s for git repositories: %s\n",
                 workspace, strerror(errno));
         git_guard_free(g);
@@ -974,10 +995,10 @@ struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly
     return g;
 }
 
-int git_guard_check(struct git_guard *g, struct str_list *lines)
+static int check(struct git_guard *g, struct str_list *lines, bool quick)
 {
     struct gg_snap now;
-    int r = snapshot(g, &now);
+    int r = snapshot(g, &now, quick);
     if (r < 0) {
         str_list_push_owned(lines, xasprintf("git: cannot look at the workspace's repositories "
                                              "after the command (%s): not checked",
@@ -1004,7 +1025,7 @@ int git_guard_check(struct git_guard *g, struct str_list *lines)
     double ms = g->last_ms;
     if (found) { /* the state after the undo is the one to keep */
         snap_free(&now);
-        if (snapshot(g, &now) < 0)
+        if (snapshot(g, &now, quick) < 0)
             return found;
         ms += g->last_ms;
     }
@@ -1012,6 +1033,18 @@ int git_guard_check(struct git_guard *g, struct str_list *lines)
     g->snap = now;
     g->last_ms = ms;
     return found;
+}
+
+int git_guard_check(struct git_guard *g, struct str_list *lines)
+{
+    return check(g, lines, false);
+}
+
+int git_guard_tick(struct git_guard *g, struct str_list *lines)
+{
+    double since = clock_mono_ms_f() - g->full_at;
+    bool full = since >= GIT_GUARD_FULL_MIN_MS && since >= GIT_GUARD_FULL_FACTOR * g->full_ms;
+    return check(g, lines, !full);
 }
 
 double git_guard_last_ms(const struct git_guard *g)

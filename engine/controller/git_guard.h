@@ -25,6 +25,7 @@
  * file it cannot read or parse as harmless. */
 #ifndef CORDON_GIT_GUARD_H
 #define CORDON_GIT_GUARD_H
+#include <stdbool.h>
 #include <stddef.h>
 #include "base/util.h"
 
@@ -43,6 +44,14 @@ struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly
  * "cordon: " and without newline) is appended to lines. Returns how many differences were
  * found (0: none), or -errno when the workspace cannot be read (said in lines too). */
 int git_guard_check(struct git_guard *g, struct str_list *lines);
+
+/* For a timer while commands run: a check of the repositories already known (cheap: their
+ * `.git` only), and now and then a full one (the walk, which finds the new ones): when the last
+ * was GIT_GUARD_FULL_MIN_MS ago and GIT_GUARD_FULL_FACTOR times what it cost, so that the walk
+ * of a large workspace takes at most 1/FACTOR of the time. Returns as git_guard_check. */
+#define GIT_GUARD_FULL_MIN_MS 5000
+#define GIT_GUARD_FULL_FACTOR 50
+int git_guard_tick(struct git_guard *g, struct str_list *lines);
 
 /* How long the last walk took and how many directories it looked into. */
 double git_guard_last_ms(const struct git_guard *g);

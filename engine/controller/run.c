@@ -177,24 +177,24 @@ struct controller {
 
 /* Undo what the command changed in the workspace's repositories that would make the host's git
  * run a program, one line each (git_guard.h). */
-static void guard_check(struct controller *c)
+static void guard_check(struct controller *c, bool tick)
 {
     struct str_list lines = {0};
     if (c->guard)
-        (void)git_guard_check(c->guard, &lines);
+        (void)(tick ? git_guard_tick(c->guard, &lines) : git_guard_check(c->guard, &lines));
     for (size_t i = 0; i < lines.len; i++)
         fprintf(stderr, "cordon: %s%s", lines.items[i], c->tty_raw ? "\r\n" : "\n");
     str_list_free(&lines);
 }
 
-/* While the command runs, every GUARD_PERIOD_MS: an editor on the host runs `git status` by
- * itself every few seconds, so what the command plants is undone within that period, not only
- * when it ends. */
+/* While the command runs, every GUARD_PERIOD_MS (the known repositories; now and then all:
+ * git_guard_tick): an editor on the host runs `git status` by itself every few seconds, so what
+ * the command plants is undone within that period, not only when it ends. */
 #define GUARD_PERIOD_MS 1000
 static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
 {
     struct controller *c = t->data;
-    guard_check(c);
+    guard_check(c, true);
     ev_timer_start(loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
 }
 
@@ -720,7 +720,7 @@ int run_main(int argc, char **argv)
     ro_appeared_report(&cfg, ro_absent);
     free(ro_absent);
     /* init reported the status after reaping everything in the sandbox: nothing writes now */
-    guard_check(&c);
+    guard_check(&c, false);
     git_guard_free(c.guard);
     c.guard = NULL;
 

@@ -183,9 +183,10 @@ void jobs_persist(struct session *s)
 
 /* ---- the repositories' check ------------------------------------------------------------- */
 
-/* While a job or a sandbox of its own runs, every GUARD_PERIOD_MS (an editor on the host runs
- * `git status` by itself every few seconds); and at each foreground job's end (before its exit
- * event), and before each command starts (session_ctl.c). */
+/* While a job or a sandbox of its own runs, every GUARD_PERIOD_MS (the known repositories; now
+ * and then all: git_guard_tick), since an editor on the host runs `git status` by itself every
+ * few seconds; all of them at each foreground job's end (before its exit event), before each
+ * command starts (session_ctl.c) and when init is gone. */
 #define GUARD_PERIOD_MS 1000
 
 static bool anything_runs(const struct session *s)
@@ -196,12 +197,12 @@ static bool anything_runs(const struct session *s)
     return false;
 }
 
-void session_guard_check(struct session *s, struct job *j)
+static void guard_run(struct session *s, struct job *j, bool tick)
 {
     if (!s->p.guard)
         return;
     struct str_list lines = {0};
-    (void)git_guard_check(s->p.guard, &lines);
+    (void)(tick ? git_guard_tick(s->p.guard, &lines) : git_guard_check(s->p.guard, &lines));
     for (size_t i = 0; i < lines.len; i++) {
         LOG_W("session", "%s", lines.items[i]);
         if (j && j->req) {
@@ -213,10 +214,15 @@ void session_guard_check(struct session *s, struct job *j)
     str_list_free(&lines);
 }
 
+void session_guard_check(struct session *s, struct job *j)
+{
+    guard_run(s, j, false);
+}
+
 static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
 {
     struct session *s = t->data;
-    session_guard_check(s, NULL);
+    guard_run(s, NULL, true);
     if (anything_runs(s))
         ev_timer_start(loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
 }
