@@ -554,7 +554,10 @@ static void walk(struct git_guard *g, struct gg_snap *s, int fd, const char *rel
             add_dotgit(g, s, rel, type);
             continue;
         }
-        if (type != DT_DIR)
+        /* node_modules: tens of thousands of folders in a JavaScript project, alone past the
+         * bound; the person's git and editors do not look for repositories there (VS Code's
+         * git.repositoryScanIgnoredFolders) and packages arrive without their .git. */
+        if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
             continue;
         if (depth >= GIT_GUARD_MAX_DEPTH || s->dirs >= GIT_GUARD_MAX_DIRS) {
             s->bound_hit = true;

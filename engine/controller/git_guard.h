@@ -5,7 +5,7 @@
  * A snapshot lists, for every repository found in the workspace (the workspace's own, nested
  * ones, submodules' git dirs under .git/modules, linked worktrees' admin folders under
  * .git/worktrees; found by a walk of at most GIT_GUARD_MAX_DEPTH levels and GIT_GUARD_MAX_DIRS
- * directories, a bound hit said in one line):
+ * directories, a bound hit said in one line, that skips node_modules folders):
  *   - the pointer files git follows: a `.git` that is a file, `commondir`, `gitdir`;
  *   - the configs git reads (config, config.worktree): only their code-running entries
  *     (git_config_key_runs_code) are compared, their bytes kept to restore them;

@@ -25,8 +25,6 @@ local function repo(dir)
     git(dir, "init -q -b main && " .. "git -C " .. h.quote(dir) .. " commit -q --allow-empty -m one")
 end
 
-local HOOK = "#!/bin/sh\ntouch MARK\n"
-
 -- Each case: setup(root) -> ws, dir (where the host runs git afterwards), vars; attack: a bash
 -- script (MARK, WS, ROOT replaced) run in ws; host: what the person's git does next, in dir.
 local CASES = {
