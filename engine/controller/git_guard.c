@@ -25,8 +25,11 @@
 /* A hook, a config or a pointer file bigger than this is compared by size, inode and time and
  * cannot be restored (a new or changed one is neutralised instead). */
 #define MAX_KEPT (1024 * 1024)
-#define HOOKS_DEPTH 3   /* husky's `.husky/_/h` is two levels below the hooks folder */
-#define HOOKS_MAX 1024  /* entries recorded per snapshot in hooks folders, in all */
+#define HOOKS_DEPTH 3 /* husky's `.husky/_/h` is two levels below the hooks folder */
+/* Contents kept per snapshot, in all: past it files are compared by size, inode and time (a new
+ * one is still neutralised, a changed one renamed away), so that a command filling a hooks
+ * folder costs the check no more memory, and hides nothing. */
+#define KEPT_BUDGET (64 * 1024 * 1024)
 #define MODULES_DEPTH 4 /* a submodule's name may hold slashes: modules/a/b/c */
 #define REFUSED ".cordon-refused"
 
@@ -54,7 +57,7 @@ struct gg_snap {
     struct str_list hookdirs; /* hooks folders looked into */
     struct str_list ro;       /* what the sandbox binds read-only */
     struct str_list dotgits;  /* the folders holding a `.git` the walk found */
-    size_t dirs, hooks;
+    size_t dirs, kept;
     bool bound_hit, hooks_hit;
 };
 
@@ -66,6 +69,8 @@ struct git_guard {
     size_t last_dirs;
     bool bound_said;
     double full_at, full_ms; /* the last walk: when (monotonic ms), and what it cost */
+    struct str_list made;    /* what this check renamed things to: not new a round later */
+    int diffs;               /* differences this check found */
 };
 
 /* ---- file access beneath the workspace ---------------------------------------------------- */
@@ -226,8 +231,11 @@ static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char
         x->bytes = xstrdup(target);
         x->len = strlen(target);
     } else if (S_ISREG(st.st_mode)) {
-        int fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        int r = fd < 0 ? -errno : read_fd(fd, MAX_KEPT, &x->bytes, &x->len);
+        int fd = s->kept > KEPT_BUDGET
+                     ? -1
+                     : openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int r = fd < 0 ? -EFBIG : read_fd(fd, MAX_KEPT, &x->bytes, &x->len);
+        s->kept += x->len;
         if (fd >= 0)
             close(fd);
         if (r < 0) {
@@ -248,20 +256,18 @@ static void ro_push(struct git_guard *g, struct gg_snap *s, const char *rel)
         str_list_push(&s->ro, rel);
 }
 
-/* Names the guard itself leaves behind, and git's samples: nothing runs them. */
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static bool inert_name(const char *name)
-{
-    return ends_with(name, ".sample") || strstr(name, REFUSED) || ends_with(name, ".cordon-new");
-}
-
+/* The hooks in dir and below (HOOKS_DEPTH). samples: a git dir's own hooks folder, where git
+ * runs only a hook's exact name, so its *.sample files are inert; elsewhere (core.hooksPath's
+ * folder, whose hooks may source any file beside them) every file counts. Names the guard left
+ * (NAME.cordon-refused) are recorded like any other: the snapshot after an undo holds them. */
 static void scan_hooks(struct git_guard *g, struct gg_snap *s, const char *dir, const char *repo,
-                       int depth)
+                       int depth, bool samples)
 {
     if (depth == 0) {
         if (str_list_contains(&s->hookdirs, dir))
@@ -277,19 +283,17 @@ static void scan_hooks(struct git_guard *g, struct gg_snap *s, const char *dir, 
         return;
     }
     for (struct dirent *de; (de = readdir(d));) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || inert_name(de->d_name))
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+            (samples && ends_with(de->d_name, ".sample")))
             continue;
         char *p = join(dir, de->d_name);
         if (de->d_type == DT_DIR) {
             if (depth + 1 < HOOKS_DEPTH)
-                scan_hooks(g, s, p, repo, depth + 1);
+                scan_hooks(g, s, p, repo, depth + 1, samples);
             else
                 s->hooks_hit = true;
-        } else if (s->hooks < HOOKS_MAX) {
-            s->hooks++;
-            record(g, s, p, GG_HOOK, repo, NULL);
         } else {
-            s->hooks_hit = true;
+            record(g, s, p, GG_HOOK, repo, NULL);
         }
         free(p);
     }
@@ -370,11 +374,11 @@ static void hooks_path_folders(struct git_guard *g, struct gg_snap *s, const cha
     char *h = resolve_in_ws(g, worktree, hooks_path);
     if (!h)
         return;
-    scan_hooks(g, s, h, repo, 0);
+    scan_hooks(g, s, h, repo, 0, false);
     const char *last = strrchr(h, '/');
     if (strcmp(last ? last + 1 : h, "_") == 0) {
         char *up = parent_rel(h);
-        scan_hooks(g, s, up, repo, 0);
+        scan_hooks(g, s, up, repo, 0, false);
         free(up);
     }
     free(h);
@@ -415,10 +419,10 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
         struct gg_item *x = record(g, s, p, GG_HOOKS_LINK, repo, NULL);
         char *target = x && x->bytes ? resolve_in_ws(g, gd, x->bytes) : NULL;
         if (target)
-            scan_hooks(g, s, target, repo, 0);
+            scan_hooks(g, s, target, repo, 0, true);
         free(target);
     } else if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
-        scan_hooks(g, s, p, repo, 0);
+        scan_hooks(g, s, p, repo, 0, true);
     } else {
         record(g, s, p, GG_HOOK, repo, NULL); /* a file named hooks: nothing git reads */
     }
@@ -599,6 +603,16 @@ static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
         if (fd < 0)
             return fd;
         walk(g, s, fd, "", 0);
+        /* A repository the last snapshot knew stays looked at, even past the walk's bound (a
+         * command may fill the workspace with folders to push it out). */
+        for (size_t i = 0; i < g->snap.dotgits.len; i++) {
+            const char *dir = g->snap.dotgits.items[i];
+            char *p = join(dir, ".git");
+            struct stat st;
+            if (!str_list_contains(&s->dotgits, dir) && lstat_rel(g, p, &st))
+                add_dotgit(g, s, dir, S_ISDIR(st.st_mode) ? DT_DIR : DT_REG);
+            free(p);
+        }
         g->full_at = t0;
         g->full_ms = clock_mono_ms_f() - t0;
     }
@@ -611,15 +625,22 @@ static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
 
 /* ---- undoing ------------------------------------------------------------------------------ */
 
-CORDON_PRINTF(3, 4)
-static void say(struct str_list *lines, const struct gg_item *x, const char *fmt, ...)
+/* One line for a difference (counted in g->diffs even when a later round repeats it). */
+CORDON_PRINTF(4, 5)
+static void say(struct git_guard *g, struct str_list *lines, const struct gg_item *x,
+                const char *fmt, ...)
 {
+    g->diffs++;
     char what[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    str_list_push_owned(lines, xasprintf("git: repository %s: %s: %s", x->repo, x->rel, what));
+    char *line = xasprintf("git: repository %s: %s: %s", x->repo, x->rel, what);
+    if (str_list_contains(lines, line)) /* the same failure in a later round */
+        free(line);
+    else
+        str_list_push_owned(lines, line);
 }
 
 /* Rename rel out of git's way (NAME.cordon-refused, or .2 ... .9 when taken), exec bits off
@@ -640,8 +661,12 @@ static char *neutralise(struct git_guard *g, const char *rel)
     for (int i = 1; i < 10; i++) {
         free(to);
         to = i == 1 ? xasprintf("%s" REFUSED, base) : xasprintf("%s" REFUSED ".%d", base, i);
-        if (renameat2(pfd, base, pfd, to, RENAME_NOREPLACE) == 0)
+        if (renameat2(pfd, base, pfd, to, RENAME_NOREPLACE) == 0) {
+            char *dir = parent_rel(rel);
+            str_list_push_owned(&g->made, join(dir, to));
+            free(dir);
             break;
+        }
         if (errno != EEXIST) {
             free(to);
             to = NULL;
@@ -812,9 +837,11 @@ static void say_neutralised(struct git_guard *g, struct str_list *lines, const s
         return; /* gone with its folder, which an earlier line named */
     char *to = neutralise(g, x->rel);
     if (to)
-        say(lines, x, "%s: renamed to %s (exec bits off), so that git does not run it", what, to);
+        say(g, lines, x, "%s: renamed to %s (exec bits off), so that git does not run it", what,
+            to);
     else
-        say(lines, x, "%s: could NOT be renamed away; look at it before running git there", what);
+        say(g, lines, x, "%s: could NOT be renamed away; look at it before running git there",
+            what);
     free(to);
 }
 
@@ -867,8 +894,21 @@ static const char *kind_name(const struct gg_item *x)
     return "pointer file";
 }
 
+/* rel is (or is inside) what this check renamed something to. */
+static bool made_here(const struct git_guard *g, const char *rel)
+{
+    for (size_t i = 0; i < g->made.len; i++) {
+        size_t n = strlen(g->made.items[i]);
+        if (strncmp(rel, g->made.items[i], n) == 0 && (rel[n] == '\0' || rel[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
 static void undo_new(struct git_guard *g, struct str_list *lines, const struct gg_item *x)
 {
+    if (made_here(g, x->rel))
+        return;
     char what[512];
     if (x->kind == GG_CONFIG) {
         if (x->type == S_IFREG && x->digest && !x->digest[0])
@@ -881,7 +921,7 @@ static void undo_new(struct git_guard *g, struct str_list *lines, const struct g
             int r = write_over(g, x, fixed, len);
             free(fixed);
             if (r == 0) {
-                say(lines, x,
+                say(g, lines, x,
                     "a new config with code-running entries (%s): those lines "
                     "commented out (# cordon-refused)",
                     keys);
@@ -917,7 +957,7 @@ static void undo_changed(struct git_guard *g, struct str_list *lines, const stru
     char *away = NULL;
     int r = restore(g, o, &away);
     if (r == 0) {
-        say(lines, o, "%s: its previous content restored%s%s%s", what,
+        say(g, lines, o, "%s: its previous content restored%s%s%s", what,
             away ? " (the folder there renamed to " : "", away ? away : "", away ? ")" : "");
         free(away);
         return;
@@ -948,11 +988,11 @@ static void undo_removed(struct git_guard *g, struct str_list *lines, const stru
     char *away = NULL;
     int r = restore(g, o, &away);
     if (r == 0)
-        say(lines, o, "%s removed by the command: restored%s%s%s", kind_name(o),
+        say(g, lines, o, "%s removed by the command: restored%s%s%s", kind_name(o),
             away ? " (the folder there renamed to " : "", away ? away : "", away ? ")" : "");
     free(away);
     if (r < 0 && r != -EOPNOTSUPP)
-        say(lines, o, "%s removed by the command: could not be restored (%s)", kind_name(o),
+        say(g, lines, o, "%s removed by the command: could not be restored (%s)", kind_name(o),
             strerror(-r));
 }
 
@@ -969,9 +1009,9 @@ static void say_bounds(struct git_guard *g, const struct gg_snap *s, struct str_
                                              "ones are not checked after each command",
                                              s->dirs, GIT_GUARD_MAX_DEPTH));
     if (s->hooks_hit)
-        str_list_push_owned(lines, xasprintf("git: more than %d hooks (or folders %d deep) in "
-                                             "hooks folders: the rest is not checked",
-                                             HOOKS_MAX, HOOKS_DEPTH));
+        str_list_push_owned(lines, xasprintf("git: hooks folders hold folders more than %d "
+                                             "deep: what is below is not checked",
+                                             HOOKS_DEPTH));
 }
 
 struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly)
@@ -998,43 +1038,64 @@ struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly
     return g;
 }
 
-static int check(struct git_guard *g, struct str_list *lines, bool quick)
+/* Compare now with the snapshot and undo each difference: the number of lines said. */
+static int undo_differences(struct git_guard *g, struct gg_snap *now, struct str_list *lines)
 {
-    struct gg_snap now;
-    int r = snapshot(g, &now, quick);
-    if (r < 0) {
-        str_list_push_owned(lines, xasprintf("git: cannot look at the workspace's repositories "
-                                             "after the command (%s): not checked",
-                                             strerror(-r)));
-        return r;
-    }
-    say_bounds(g, &now, lines);
-    size_t before = lines->len;
+    int before = g->diffs;
     struct gg_snap *o = &g->snap;
     size_t i = 0, k = 0;
-    while (i < o->n || k < now.n) {
-        int c = i == o->n ? 1 : k == now.n ? -1 : strcmp(o->items[i].rel, now.items[k].rel);
+    while (i < o->n || k < now->n) {
+        int c = i == o->n ? 1 : k == now->n ? -1 : strcmp(o->items[i].rel, now->items[k].rel);
         if (c < 0)
             undo_removed(g, lines, &o->items[i++]);
         else if (c > 0)
-            undo_new(g, lines, &now.items[k++]);
+            undo_new(g, lines, &now->items[k++]);
         else {
-            if (!same(&o->items[i], &now.items[k]))
-                undo_changed(g, lines, &o->items[i], &now.items[k]);
+            if (!same(&o->items[i], &now->items[k]))
+                undo_changed(g, lines, &o->items[i], &now->items[k]);
             i++, k++;
         }
     }
-    int found = (int)(lines->len - before);
-    double ms = g->last_ms;
-    if (found) { /* the state after the undo is the one to keep */
-        snap_free(&now);
-        if (snapshot(g, &now, quick) < 0)
-            return found;
+    return g->diffs - before;
+}
+
+/* An undo can change what is looked at (a hooks link put back brings its folder in, with what
+ * the command put there): compare again with the same snapshot until nothing differs, so that
+ * nothing unseen becomes part of the next snapshot. After MAX_ROUNDS the old snapshot stays
+ * (the next check compares with it again), said in one line. */
+#define MAX_ROUNDS 4
+static int check(struct git_guard *g, struct str_list *lines, bool quick)
+{
+    struct gg_snap now;
+    int found = 0, n = 0;
+    double ms = 0;
+    str_list_free(&g->made);
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        int r = snapshot(g, &now, quick);
+        if (r < 0) {
+            str_list_push_owned(lines, xasprintf("git: cannot look at the workspace's "
+                                                 "repositories (%s): not checked",
+                                                 strerror(-r)));
+            return found ? found : r;
+        }
         ms += g->last_ms;
+        if (round == 0)
+            say_bounds(g, &now, lines);
+        n = undo_differences(g, &now, lines);
+        found += n;
+        if (n == 0)
+            break;
+        snap_free(&now);
+    }
+    g->last_ms = ms;
+    if (n) {
+        str_list_push_owned(lines, xasprintf("git: the repositories still differ after %d "
+                                             "rounds of undoing: checked again next time",
+                                             MAX_ROUNDS));
+        return found;
     }
     snap_free(&g->snap);
     g->snap = now;
-    g->last_ms = ms;
     return found;
 }
 
@@ -1067,6 +1128,7 @@ void git_guard_free(struct git_guard *g)
     snap_free(&g->snap);
     if (g->wsfd >= 0)
         close(g->wsfd);
+    str_list_free(&g->made);
     free(g->ws);
     free(g);
 }

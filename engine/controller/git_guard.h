@@ -18,7 +18,9 @@
  * a new hook, a new pointer leading out of the workspace (or anywhere it should not), a new
  * config entry that runs code is neutralised (renamed NAME.cordon-refused with its exec bits
  * off; a new repository's config has those lines commented out instead, so that the
- * repository keeps working). The snapshot is then the state after the undo.
+ * repository keeps working). The workspace is compared again with the same snapshot until
+ * nothing differs (an undo can bring a folder into view: a hooks link put back), and the
+ * snapshot is then the state after the undo.
  * Uses: base/git_config.h, openat2 from a descriptor of the workspace with RESOLVE_BENEATH and
  * RESOLVE_NO_SYMLINKS for every file it reads or writes (the sandbox may have planted links).
  * Must never: run git, follow a symbolic link, touch anything outside the workspace, or treat a
