@@ -33,7 +33,7 @@
 #define MODULES_DEPTH 4 /* a submodule's name may hold slashes: modules/a/b/c */
 #define REFUSED ".cordon-refused"
 
-enum gg_kind { GG_POINTER, GG_CONFIG, GG_HOOK, GG_HOOKS_LINK };
+enum gg_kind { GG_POINTER, GG_CONFIG, GG_HOOK, GG_HOOKS_LINK, GG_PROGRAM };
 
 struct gg_item {
     char *rel;  /* workspace-relative, no leading slash */
@@ -61,6 +61,21 @@ struct gg_snap {
     bool bound_hit, hooks_hit;
 };
 
+/* What a config's code-running entries point at that could lie in the workspace. */
+struct cfg_refs {
+    char *hooks_path;         /* the last core.hooksPath */
+    struct str_list includes; /* include.path, includeIf.*.path values */
+    struct str_list programs; /* the program of an entry that runs one, when it is a path */
+};
+
+static void cfg_refs_free(struct cfg_refs *r)
+{
+    free(r->hooks_path);
+    str_list_free(&r->includes);
+    str_list_free(&r->programs);
+    memset(r, 0, sizeof *r);
+}
+
 struct git_guard {
     char *ws;
     int wsfd;
@@ -68,9 +83,12 @@ struct git_guard {
     double last_ms;
     size_t last_dirs;
     bool bound_said;
-    double full_at, full_ms; /* the last walk: when (monotonic ms), and what it cost */
-    struct str_list made;    /* what this check renamed things to: not new a round later */
-    int diffs;               /* differences this check found */
+    double full_at, full_ms;    /* the last walk: when (monotonic ms), and what it cost */
+    struct str_list made;       /* what this check renamed things to: not new a round later */
+    char *home;                 /* the host's HOME, for `~/` in config values */
+    struct cfg_refs host;       /* what the host's own git configs point at */
+    struct str_list host_in_ws; /* the host's git configs (and their includes) in the workspace */
+    int diffs;                  /* differences this check found */
 };
 
 /* ---- file access beneath the workspace ---------------------------------------------------- */
@@ -136,9 +154,27 @@ static int by_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The program an entry runs when it names one by path (`/x/fsmon`, `./scripts/conv.sh`,
+ * `~/bin/x`, `!./tools/a.sh --flag`); NULL for a command git looks up in PATH. */
+static char *program_of(const char *value)
+{
+    if (!value)
+        return NULL;
+    const char *p = value;
+    while (*p == '!' || *p == ' ' || *p == '\t')
+        p++;
+    char quote = *p == '"' || *p == '\'' ? *p++ : 0;
+    const char *end = p;
+    while (*end && (quote ? *end != quote : (*end != ' ' && *end != '\t' && *end != ';')))
+        end++;
+    if (end == p || !memchr(p, '/', (size_t)(end - p)))
+        return NULL;
+    return xasprintf("%.*s", (int)(end - p), p);
+}
+
 /* The code-running entries of a config's text, one "key=value" a line, sorted; NULL when it
- * does not parse. *hooks_path (when not NULL) gets the last core.hookspath value. */
-static char *config_digest(const char *text, size_t len, char **hooks_path)
+ * does not parse. refs (when not NULL) gets what they point at. */
+static char *config_digest(const char *text, size_t len, struct cfg_refs *refs)
 {
     struct git_config c = {0};
     char err[256];
@@ -150,9 +186,19 @@ static char *config_digest(const char *text, size_t len, char **hooks_path)
         if (!git_config_key_runs_code(x->key, x->value))
             continue;
         str_list_push_owned(&l, x->value ? xasprintf("%s=%s", x->key, x->value) : xstrdup(x->key));
-        if (hooks_path && strcmp(x->key, "core.hookspath") == 0 && x->value) {
-            free(*hooks_path);
-            *hooks_path = xstrdup(x->value);
+        if (!refs || !x->value)
+            continue;
+        const char *last = strrchr(x->key, '.');
+        if (strcmp(x->key, "core.hookspath") == 0) {
+            free(refs->hooks_path);
+            refs->hooks_path = xstrdup(x->value);
+        } else if (strcmp(x->key, "include.path") == 0 ||
+                   (strncmp(x->key, "includeif.", 10) == 0 && last && strcmp(last, ".path") == 0)) {
+            str_list_push(&refs->includes, x->value);
+        } else {
+            char *prog = program_of(x->value);
+            if (prog)
+                str_list_push_owned(&refs->programs, prog);
         }
     }
     if (l.len)
@@ -192,9 +238,9 @@ static void snap_free(struct gg_snap *s)
 }
 
 /* Record rel when it exists (anything but a missing name is recorded). Returns the item or
- * NULL. *hooks_path: for a config, its core.hooksPath. */
+ * NULL. refs: for a config, what its entries point at. */
 static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char *rel,
-                              enum gg_kind kind, const char *repo, char **hooks_path)
+                              enum gg_kind kind, const char *repo, struct cfg_refs *refs)
 {
     const char *base;
     struct stat st;
@@ -243,7 +289,7 @@ static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char
             x->bytes = NULL;
         }
         if (kind == GG_CONFIG && x->bytes)
-            x->digest = config_digest(x->bytes, x->len, hooks_path);
+            x->digest = config_digest(x->bytes, x->len, refs);
     }
     close(pfd);
     return x;
@@ -384,17 +430,63 @@ static void hooks_path_folders(struct git_guard *g, struct gg_snap *s, const cha
     free(h);
 }
 
+static char *expand_home(const struct git_guard *g, const char *path)
+{
+    return g->home ? path_expand_home(path, g->home) : xstrdup(path);
+}
+
+/* What a repository's configs point at in the workspace, each recorded and held read-only:
+ * included configs (relative to the git dir), the folder core.hooksPath names (the
+ * repository's own, else the host's: relative to the worktree), and the programs code-running
+ * entries name by path (the repository's and the host's: relative to the worktree, where git
+ * runs them): a command that rewrote ./scripts/textconv.sh would have the host's next git diff
+ * run it. */
+static void follow_refs(struct git_guard *g, struct gg_snap *s, struct cfg_refs *refs,
+                        const char *gd, const char *worktree, const char *repo)
+{
+    for (size_t i = 0; i < refs->includes.len && i < 64; i++) { /* grows as includes include */
+        char *inc = expand_home(g, refs->includes.items[i]);
+        char *rel = resolve_in_ws(g, gd, inc);
+        if (rel) {
+            record(g, s, rel, GG_CONFIG, repo, refs);
+            ro_push(g, s, rel);
+        }
+        free(rel);
+        free(inc);
+    }
+    const char *hp = refs->hooks_path ? refs->hooks_path : g->host.hooks_path;
+    if (hp && worktree) {
+        char *e = expand_home(g, hp);
+        hooks_path_folders(g, s, e, worktree, repo);
+        free(e);
+    }
+    const struct str_list *lists[] = {&refs->programs, &g->host.programs};
+    for (size_t l = 0; l < ARRAY_LEN(lists); l++) {
+        for (size_t i = 0; i < lists[l]->len; i++) {
+            char *e = expand_home(g, lists[l]->items[i]);
+            char *rel = resolve_in_ws(g, worktree ? worktree : gd, e);
+            if (rel && rel[0]) {
+                record(g, s, rel, GG_PROGRAM, repo, NULL);
+                ro_push(g, s, rel);
+            }
+            free(rel);
+            free(e);
+        }
+    }
+}
+
 static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, const char *repo,
                        const char *worktree)
 {
     if (str_list_contains(&s->gitdirs, gd))
         return;
     str_list_push(&s->gitdirs, gd);
-    char *hooks_path = NULL, *p = NULL;
+    struct cfg_refs refs = {0};
+    char *p = NULL;
     static const char *const configs[] = {"config", "config.worktree"};
     for (size_t i = 0; i < ARRAY_LEN(configs); i++) {
         p = join(gd, configs[i]);
-        record(g, s, p, GG_CONFIG, repo, &hooks_path);
+        record(g, s, p, GG_CONFIG, repo, &refs);
         ro_push(g, s, p);
         free(p);
     }
@@ -427,9 +519,8 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
         record(g, s, p, GG_HOOK, repo, NULL); /* a file named hooks: nothing git reads */
     }
     free(p);
-    if (hooks_path && worktree)
-        hooks_path_folders(g, s, hooks_path, worktree, repo);
-    free(hooks_path);
+    follow_refs(g, s, &refs, gd, worktree, repo);
+    cfg_refs_free(&refs);
 
     p = join(gd, "worktrees");
     if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
@@ -480,7 +571,8 @@ static void outside_hooks_path(struct git_guard *g, struct gg_snap *s, const str
                                const char *dir)
 {
     char *raw = pointer_path(x->bytes, x->len, "gitdir: "), *base = NULL, *gd = NULL,
-         *common = NULL, *hp = NULL, *f = NULL, *text = NULL;
+         *common = NULL, *f = NULL, *text = NULL;
+    struct cfg_refs refs = {0};
     size_t len = 0;
     if (!raw)
         return;
@@ -500,17 +592,19 @@ static void outside_hooks_path(struct git_guard *g, struct gg_snap *s, const str
         free(f);
         f = xasprintf("%s/%s", files[i], names[i]);
         if (read_file(f, O_NOFOLLOW, MAX_KEPT, &text, &len) == 0)
-            free(config_digest(text, len, &hp));
+            free(config_digest(text, len, &refs));
         free(text);
         text = NULL;
     }
-    if (hp)
-        hooks_path_folders(g, s, hp, dir, dir);
+    str_list_free(&refs.includes); /* outside the workspace: the sandbox cannot change them */
+    char *p = join(dir, ".git");
+    follow_refs(g, s, &refs, p, dir, dir);
+    free(p);
+    cfg_refs_free(&refs);
     free(raw);
     free(base);
     free(gd);
     free(common);
-    free(hp);
     free(f);
 }
 
@@ -582,6 +676,55 @@ static int by_rel(const void *a, const void *b)
     return strcmp(((const struct gg_item *)a)->rel, ((const struct gg_item *)b)->rel);
 }
 
+/* The host's own git configs (system, global, and what they include): what they point at
+ * applies to every repository (a global core.hooksPath, a program named by path); one that
+ * lies in the workspace (a dotfiles repository, a workspace that is the home) is itself
+ * recorded and held read-only. Read once, before the sandbox: outside the workspace it cannot
+ * change them, inside it they are bound read-only. */
+#define HOST_CONFIGS_MAX 16
+static void host_configs(struct git_guard *g)
+{
+    struct str_list files = {0};
+    const char *sys = getenv("GIT_CONFIG_SYSTEM"), *glob = getenv("GIT_CONFIG_GLOBAL");
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    str_list_push(&files, sys && sys[0] ? sys : "/etc/gitconfig");
+    if (glob && glob[0]) {
+        str_list_push(&files, glob);
+    } else {
+        if (xdg && xdg[0])
+            str_list_push_owned(&files, xasprintf("%s/git/config", xdg));
+        else if (g->home)
+            str_list_push_owned(&files, xasprintf("%s/.config/git/config", g->home));
+        if (g->home)
+            str_list_push_owned(&files, xasprintf("%s/.gitconfig", g->home));
+    }
+    for (size_t i = 0; i < files.len && i < HOST_CONFIGS_MAX; i++) {
+        char *real = realpath(files.items[i], NULL), *text = NULL;
+        size_t len = 0;
+        if (!real)
+            continue;
+        char *rel = resolve_in_ws(g, "", real);
+        if (rel && !str_list_contains(&g->host_in_ws, rel))
+            str_list_push(&g->host_in_ws, rel);
+        free(rel);
+        if (read_file(real, 0, MAX_KEPT, &text, &len) == 0) {
+            size_t before = g->host.includes.len;
+            free(config_digest(text, len, &g->host));
+            char *dir = parent_rel(real);
+            for (size_t k = before; k < g->host.includes.len; k++) {
+                char *e = expand_home(g, g->host.includes.items[k]);
+                str_list_push_owned(&files, path_absolute(e, dir[0] ? dir : "/"));
+                free(e);
+            }
+            free(dir);
+        }
+        free(text);
+        free(real);
+    }
+    str_list_free(&g->host.includes); /* followed here */
+    str_list_free(&files);
+}
+
 /* The whole walk, or (quick) only the repositories the last snapshot knew: no new one is
  * found then, but what a command plants in a known `.git` is, at a cost that does not grow with
  * the workspace. */
@@ -589,6 +732,10 @@ static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
 {
     memset(s, 0, sizeof *s);
     double t0 = clock_mono_ms_f();
+    for (size_t i = 0; i < g->host_in_ws.len; i++) {
+        record(g, s, g->host_in_ws.items[i], GG_CONFIG, "~ (the host's own git config)", NULL);
+        ro_push(g, s, g->host_in_ws.items[i]);
+    }
     if (quick) {
         for (size_t i = 0; i < g->snap.dotgits.len; i++) {
             const char *dir = g->snap.dotgits.items[i];
@@ -820,7 +967,7 @@ static bool same(const struct gg_item *o, const struct gg_item *n)
         if (o->too_big || n->too_big)
             return o->too_big == n->too_big && o->size == n->size && o->ino == n->ino &&
                    o->mtime.tv_sec == n->mtime.tv_sec && o->mtime.tv_nsec == n->mtime.tv_nsec;
-        if (o->kind == GG_HOOK && (o->perm & 0111) != (n->perm & 0111))
+        if ((o->kind == GG_HOOK || o->kind == GG_PROGRAM) && (o->perm & 0111) != (n->perm & 0111))
             return false;
         return o->len == n->len && memcmp(o->bytes, n->bytes, o->len) == 0;
     }
@@ -888,6 +1035,8 @@ static const char *kind_name(const struct gg_item *x)
         return "hook";
     case GG_HOOKS_LINK:
         return "hooks folder link";
+    case GG_PROGRAM:
+        return "program a config entry runs";
     case GG_POINTER:
         break;
     }
@@ -1018,9 +1167,12 @@ struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly
 {
     struct git_guard *g = xcalloc(1, sizeof *g);
     g->ws = xstrdup(workspace);
+    const char *home = getenv("HOME");
+    g->home = home && home[0] == '/' ? xstrdup(home) : NULL;
     struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                            .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
     g->wsfd = (int)syscall(SYS_openat2, AT_FDCWD, workspace, &how, sizeof how);
+    host_configs(g);
     if (g->wsfd < 0 || snapshot(g, &g->snap, false) < 0) {
         fprintf(stderr, "cordon: cannot look at the workspace %s for git repositories: %s\n",
                 workspace, strerror(errno));
@@ -1129,6 +1281,9 @@ void git_guard_free(struct git_guard *g)
     if (g->wsfd >= 0)
         close(g->wsfd);
     str_list_free(&g->made);
+    cfg_refs_free(&g->host);
+    str_list_free(&g->host_in_ws);
+    free(g->home);
     free(g->ws);
     free(g);
 }

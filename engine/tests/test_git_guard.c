@@ -295,6 +295,66 @@ static void test_known_past_bound(void)
     str_list_free(&lines);
 }
 
+/* A program a config entry runs by path, in the workspace: held read-only, a change undone. */
+static void test_program_by_path(void)
+{
+    mk_ws();
+    repo("");
+    put(".git/config", "[diff \"pdf\"]\n\ttextconv = ./scripts/conv.sh --x\n", 0644);
+    put("scripts/conv.sh", "#!/bin/sh\ncat\n", 0755);
+    struct str_list ro = {0};
+    struct git_guard *g = git_guard_new(ws, &ro);
+    CHECK(g);
+    CHECK(str_list_contains(&ro, "scripts/conv.sh"));
+    put("scripts/conv.sh", "#!/bin/sh\ntouch /x\n", 0755);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 1);
+    dump(&lines);
+    char *c = get("scripts/conv.sh");
+    CHECK(c && strcmp(c, "#!/bin/sh\ncat\n") == 0);
+    free(c);
+    git_guard_free(g);
+    str_list_free(&ro);
+    str_list_free(&lines);
+}
+
+/* The host's global config: its relative core.hooksPath applies to every repository, and a
+ * global config that lies in the workspace (a dotfiles repository) is guarded itself. */
+static void test_host_config(void)
+{
+    mk_ws();
+    repo("proj");
+    put("dotfiles/gitconfig", "[core]\n\thooksPath = .githooks\n", 0644);
+    put("proj/.githooks/pre-commit", "#!/bin/sh\n", 0755);
+    char *home = at("home");
+    CHECK(mkdir(home, 0755) == 0);
+    char *link = xasprintf("%s/.gitconfig", home), *target = at("dotfiles/gitconfig");
+    CHECK(symlink(target, link) == 0);
+    setenv("HOME", home, 1);
+    unsetenv("GIT_CONFIG_GLOBAL");
+    unsetenv("XDG_CONFIG_HOME");
+    struct str_list ro = {0};
+    struct git_guard *g = git_guard_new(ws, &ro);
+    CHECK(g);
+    CHECK(str_list_contains(&ro, "dotfiles/gitconfig"));
+    CHECK(str_list_contains(&ro, "proj/.githooks"));
+    put("proj/.githooks/post-checkout", "#!/bin/sh\n", 0755);
+    put("dotfiles/gitconfig", "[core]\n\tfsmonitor = /x\n", 0644);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 2);
+    dump(&lines);
+    CHECK(exists("proj/.githooks/post-checkout.cordon-refused"));
+    char *c = get("dotfiles/gitconfig");
+    CHECK(c && strstr(c, "hooksPath") && !strstr(c, "fsmonitor"));
+    free(c);
+    free(home);
+    free(link);
+    free(target);
+    git_guard_free(g);
+    str_list_free(&ro);
+    str_list_free(&lines);
+}
+
 TEST_MAIN({"what exists is listed to hold read-only", test_readonly_list},
           {"a new hook, commondir and .git file are renamed away", test_new_hook_and_pointer},
           {"a config's code-running change is undone, other changes are not",
@@ -303,4 +363,7 @@ TEST_MAIN({"what exists is listed to hold read-only", test_readonly_list},
            test_new_repository_config_defused},
           {"planted links are renamed, nothing outside is touched", test_planted_links},
           {"a hooks link replaced by a folder is restored", test_hooks_link_replaced},
-          {"a known repository past the bound is still checked", test_known_past_bound})
+          {"a known repository past the bound is still checked", test_known_past_bound},
+          {"a program a config entry runs by path is guarded", test_program_by_path},
+          {"the host's global config: its hooksPath, and itself in the workspace",
+           test_host_config})
