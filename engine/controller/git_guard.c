@@ -1256,10 +1256,11 @@ int git_guard_check(struct git_guard *g, struct str_list *lines)
     return check(g, lines, false);
 }
 
-int git_guard_tick(struct git_guard *g, struct str_list *lines)
+int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk)
 {
     double since = clock_mono_ms_f() - g->full_at;
-    bool full = since >= GIT_GUARD_FULL_MIN_MS && since >= GIT_GUARD_FULL_FACTOR * g->full_ms;
+    bool full =
+        may_walk && since >= GIT_GUARD_FULL_MIN_MS && since >= GIT_GUARD_FULL_FACTOR * g->full_ms;
     return check(g, lines, !full);
 }
 

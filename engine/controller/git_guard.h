@@ -47,13 +47,13 @@ struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly
  * found (0: none), or -errno when the workspace cannot be read (said in lines too). */
 int git_guard_check(struct git_guard *g, struct str_list *lines);
 
-/* For a timer while commands run: a check of the repositories already known (cheap: their
- * `.git` only), and now and then a full one (the walk, which finds the new ones): when the last
+/* For a timer: a check of the repositories already known (cheap: their `.git` only), and,
+ * with may_walk, now and then a full one (the walk, which finds the new ones): when the last
  * was GIT_GUARD_FULL_MIN_MS ago and GIT_GUARD_FULL_FACTOR times what it cost, so that the walk
  * of a large workspace takes at most 1/FACTOR of the time. Returns as git_guard_check. */
 #define GIT_GUARD_FULL_MIN_MS 5000
 #define GIT_GUARD_FULL_FACTOR 50
-int git_guard_tick(struct git_guard *g, struct str_list *lines);
+int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk);
 
 /* How long the last walk took and how many directories it looked into. */
 double git_guard_last_ms(const struct git_guard *g);

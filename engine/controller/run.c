@@ -181,7 +181,7 @@ static void guard_check(struct controller *c, bool tick)
 {
     struct str_list lines = {0};
     if (c->guard)
-        (void)(tick ? git_guard_tick(c->guard, &lines) : git_guard_check(c->guard, &lines));
+        (void)(tick ? git_guard_tick(c->guard, &lines, true) : git_guard_check(c->guard, &lines));
     for (size_t i = 0; i < lines.len; i++)
         fprintf(stderr, "cordon: %s%s", lines.items[i], c->tty_raw ? "\r\n" : "\n");
     str_list_free(&lines);

@@ -386,7 +386,7 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
     if (r == 0 && !e->background)
         r = job_pipe_open(j, &j->err, "stderr", &w[1]);
     if (r == 0) {
-        session_guard_check(s, NULL); /* what ran before (a job in the background) is undone */
+        session_guard_check(s, NULL, false); /* what a background job planted is undone */
         if (w[1] < 0)
             w[1] = w[0]; /* a background job logs both streams to one file */
         struct sw_msg m = {.tag = SW_SPAWN,
@@ -452,7 +452,7 @@ void session_init_gone(struct session *s)
     ev_timer_stop(s->loop, &s->shutdown_t);
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->guard_t);
-    session_guard_check(s, NULL); /* the last word of what ran in the background */
+    session_guard_check(s, NULL, true); /* the last word of what ran in the background */
     approvers_end(s); /* their streams end: `cordon approve --watch` returns */
     if (!s->shutting_down)
         LOG_E("session", "the sandbox's init ended unexpectedly: the session is over");

@@ -183,10 +183,11 @@ void jobs_persist(struct session *s)
 
 /* ---- the repositories' check ------------------------------------------------------------- */
 
-/* While a job or a sandbox of its own runs, every GUARD_PERIOD_MS (the known repositories; now
- * and then all: git_guard_tick), since an editor on the host runs `git status` by itself every
- * few seconds; all of them at each foreground job's end (before its exit event), before each
- * command starts (session_ctl.c) and when init is gone. */
+/* Every GUARD_PERIOD_MS, and before each command starts (session_ctl.c): the known
+ * repositories, and while a job (or a sandbox of its own) runs now and then all
+ * (git_guard_tick), since an editor on the host runs `git status` by itself every few
+ * seconds. All of them (the walk) at each foreground job's end, before its exit event, and
+ * when init is gone. */
 #define GUARD_PERIOD_MS 1000
 
 static bool anything_runs(const struct session *s)
@@ -197,12 +198,15 @@ static bool anything_runs(const struct session *s)
     return false;
 }
 
-static void guard_run(struct session *s, struct job *j, bool tick)
+void session_guard_check(struct session *s, struct job *j, bool full)
 {
     if (!s->p.guard)
         return;
     struct str_list lines = {0};
-    (void)(tick ? git_guard_tick(s->p.guard, &lines) : git_guard_check(s->p.guard, &lines));
+    if (full)
+        (void)git_guard_check(s->p.guard, &lines);
+    else
+        (void)git_guard_tick(s->p.guard, &lines, anything_runs(s));
     for (size_t i = 0; i < lines.len; i++) {
         LOG_W("session", "%s", lines.items[i]);
         if (j && j->req) {
@@ -214,22 +218,19 @@ static void guard_run(struct session *s, struct job *j, bool tick)
     str_list_free(&lines);
 }
 
-void session_guard_check(struct session *s, struct job *j)
-{
-    guard_run(s, j, false);
-}
-
+/* For the session's whole life: a process a command left behind in the session's sandbox is no
+ * job, and may write while nothing runs. */
 static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
 {
     struct session *s = t->data;
-    guard_run(s, NULL, true);
-    if (anything_runs(s))
+    session_guard_check(s, NULL, false);
+    if (!s->ended)
         ev_timer_start(loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
 }
 
 void session_after_round(struct session *s)
 {
-    if (s->p.guard && !s->guard_t.active && !s->ended && anything_runs(s))
+    if (s->p.guard && !s->guard_t.active && !s->ended)
         ev_timer_start(s->loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
     if (s->dirty && !s->ended) {
         s->dirty = false;
@@ -358,7 +359,7 @@ void job_finish_stream(struct job *j)
     escalation_job_done(j);
     if (!j->req)
         return;
-    session_guard_check(j->s, j); /* before the client has the result */
+    session_guard_check(j->s, j, true); /* before the client has the result */
     struct json_buf b = {0};
     json_buf_printf(
         &b,

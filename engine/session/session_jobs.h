@@ -127,9 +127,9 @@ void jobs_persist(struct session *s);
 /* The newest job with that pid (pids are reused); NULL when none. */
 struct job *job_by_pid(struct session *s, long pid);
 /* Undo what the commands changed in the workspace's repositories that would make the host's
- * git run a program (git_guard.h): each line logged, and sent to j's client (when not NULL)
- * as its stderr, before its exit event. */
-void session_guard_check(struct session *s, struct job *j);
+ * git run a program (git_guard.h; full: the walk, else git_guard_tick): each line logged, and
+ * sent to j's client (when not NULL) as its stderr, before its exit event. */
+void session_guard_check(struct session *s, struct job *j, bool full);
 /* Background jobs running now. */
 unsigned jobs_running_background(struct session *s);
 /* A non-blocking pipe for p's stream of j: p gets the read end, *write_end the other. */
