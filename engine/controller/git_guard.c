@@ -238,7 +238,8 @@ static void snap_free(struct gg_snap *s)
 }
 
 /* Record rel when it exists (anything but a missing name is recorded). Returns the item or
- * NULL. refs: for a config, what its entries point at. */
+ * NULL. refs: for a config, what its entries point at. A path reached twice (a hook that a
+ * config entry also names) is recorded twice; snapshot() keeps one. */
 static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char *rel,
                               enum gg_kind kind, const char *repo, struct cfg_refs *refs)
 {
@@ -251,11 +252,6 @@ static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char
         close(pfd);
         return NULL;
     }
-    for (size_t i = 0; i < s->n; i++) /* reached twice (a .git file and modules/): once */
-        if (strcmp(s->items[i].rel, rel) == 0) {
-            close(pfd);
-            return NULL;
-        }
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 64;
         s->items = xrealloc(s->items, s->cap * sizeof *s->items);
@@ -673,7 +669,25 @@ static void walk(struct git_guard *g, struct gg_snap *s, int fd, const char *rel
 
 static int by_rel(const void *a, const void *b)
 {
-    return strcmp(((const struct gg_item *)a)->rel, ((const struct gg_item *)b)->rel);
+    const struct gg_item *x = a, *y = b;
+    int c = strcmp(x->rel, y->rel);
+    return c ? c : (int)x->kind - (int)y->kind;
+}
+
+/* Sorted by path, each path once (the first kind in enum order: a config over a hook). */
+static void sort_unique(struct gg_snap *s)
+{
+    if (!s->n)
+        return;
+    qsort(s->items, s->n, sizeof *s->items, by_rel);
+    size_t k = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (strcmp(s->items[i].rel, s->items[k].rel) == 0)
+            item_free(&s->items[i]);
+        else
+            s->items[++k] = s->items[i];
+    }
+    s->n = k + 1;
 }
 
 /* The host's own git configs (system, global, and what they include): what they point at
@@ -763,8 +777,7 @@ static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
         g->full_at = t0;
         g->full_ms = clock_mono_ms_f() - t0;
     }
-    if (s->n)
-        qsort(s->items, s->n, sizeof *s->items, by_rel);
+    sort_unique(s);
     g->last_ms = clock_mono_ms_f() - t0;
     g->last_dirs = s->dirs;
     return 0;
