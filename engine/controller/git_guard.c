@@ -291,10 +291,12 @@ static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char
     return x;
 }
 
+/* Hold rel read-only in the sandbox when it exists and is no link; never the workspace itself
+ * (a core.hooksPath of "." is compared, not bound: the workspace stays writable). */
 static void ro_push(struct git_guard *g, struct gg_snap *s, const char *rel)
 {
     struct stat st;
-    if (lstat_rel(g, rel, &st) && !S_ISLNK(st.st_mode) && !str_list_contains(&s->ro, rel))
+    if (rel[0] && lstat_rel(g, rel, &st) && !S_ISLNK(st.st_mode) && !str_list_contains(&s->ro, rel))
         str_list_push(&s->ro, rel);
 }
 
