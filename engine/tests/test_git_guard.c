@@ -84,6 +84,16 @@ static void repo(const char *dir)
     free(p);
 }
 
+static int write_file_new(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return -errno;
+    int r = write_all(fd, text, strlen(text));
+    close(fd);
+    return r;
+}
+
 static bool has_line(const struct str_list *l, const char *needle)
 {
     for (size_t i = 0; i < l->len; i++)
@@ -355,6 +365,44 @@ static void test_host_config(void)
     str_list_free(&lines);
 }
 
+/* The workspace is a linked worktree of a repository elsewhere whose config names
+ * core.hooksPath = .husky: relative to the worktree, so in the workspace. */
+static void test_worktree_hooks_path(void)
+{
+    mk_ws();
+    char *main = xasprintf("%s.main", ws), *f = NULL;
+    f = xasprintf("%s/.git/worktrees/wt/commondir", main);
+    CHECK(mkdir_parents(f, 0755) == 0);
+    CHECK(write_file_new(f, "../..\n") == 0);
+    free(f);
+    f = xasprintf("%s/.git/config", main);
+    CHECK(write_file_new(f, "[core]\n\thooksPath = .husky\n") == 0);
+    free(f);
+    f = xasprintf("gitdir: %s/.git/worktrees/wt\n", main);
+    put(".git", f, 0644);
+    free(f);
+    put(".husky/pre-commit", "#!/bin/sh\n", 0755);
+    struct str_list ro = {0};
+    struct git_guard *g = git_guard_new(ws, &ro);
+    CHECK(g);
+    CHECK(str_list_contains(&ro, ".husky"));
+    CHECK(str_list_contains(&ro, ".git"));
+    put(".husky/pre-commit", "#!/bin/sh\ntouch /x\n", 0755);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 1);
+    dump(&lines);
+    char *c = get(".husky/pre-commit");
+    CHECK(c && strcmp(c, "#!/bin/sh\n") == 0);
+    free(c);
+    f = xasprintf("rm -rf '%s'", main);
+    CHECK(system(f) == 0);
+    free(f);
+    free(main);
+    git_guard_free(g);
+    str_list_free(&ro);
+    str_list_free(&lines);
+}
+
 TEST_MAIN({"what exists is listed to hold read-only", test_readonly_list},
           {"a new hook, commondir and .git file are renamed away", test_new_hook_and_pointer},
           {"a config's code-running change is undone, other changes are not",
@@ -366,4 +414,5 @@ TEST_MAIN({"what exists is listed to hold read-only", test_readonly_list},
           {"a known repository past the bound is still checked", test_known_past_bound},
           {"a program a config entry runs by path is guarded", test_program_by_path},
           {"the host's global config: its hooksPath, and itself in the workspace",
-           test_host_config})
+           test_host_config},
+          {"a linked worktree's core.hooksPath folder in the workspace", test_worktree_hooks_path})
