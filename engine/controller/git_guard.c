@@ -1205,6 +1205,102 @@ struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly
     return g;
 }
 
+/* ---- the host's view: git rev-parse --git-common-dir --git-path hooks ------------------- */
+
+static const struct gg_item *find_item(const struct gg_snap *s, const char *rel)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(s->items[mid].rel, rel);
+        if (c == 0)
+            return &s->items[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* The last core.hookspath of a config item's digest, or NULL. */
+static char *digest_hooks_path(const struct gg_item *x)
+{
+    char *r = NULL;
+    static const char key[] = "core.hookspath=";
+    for (const char *p = x && x->digest ? x->digest : ""; (p = strstr(p, key));) {
+        if (p != x->digest && p[-1] != '\n') {
+            p++;
+            continue;
+        }
+        p += sizeof key - 1;
+        const char *nl = strchr(p, '\n');
+        free(r);
+        r = xasprintf("%.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
+    }
+    return r;
+}
+
+/* What the host's `git rev-parse --git-common-dir --git-path hooks` says in the worktree dir,
+ * worked out from the snapshot (git is never run): "COMMON HOOKS", workspace-relative where
+ * they lie in it. */
+static char *host_view(const struct git_guard *g, const struct gg_snap *s, const char *dir)
+{
+    char *dotgit = join(dir, ".git"), *gd = NULL, *common = NULL, *hp = NULL, *p;
+    const struct gg_item *x = find_item(s, dotgit);
+    if (x && x->type == S_IFREG) {
+        gd = pointer_target(g, x, dir, "gitdir: ");
+        if (!gd)
+            gd = pointer_path(x->bytes, x->len, "gitdir: ");
+    }
+    if (!gd)
+        gd = xstrdup(dotgit);
+    p = join(gd, "commondir");
+    const struct gg_item *cd = find_item(s, p);
+    common = pointer_target(g, cd, gd, "");
+    if (!common && cd && cd->type == S_IFREG) /* out of the workspace: as it says */
+        common = pointer_path(cd->bytes, cd->len, "");
+    free(p);
+    if (!common)
+        common = xstrdup(gd);
+    static const char *const configs[2][2] = {{"c", "config"}, {"g", "config.worktree"}};
+    for (int i = 0; i < 2; i++) {
+        p = join(configs[i][0][0] == 'c' ? common : gd, configs[i][1]);
+        char *v = digest_hooks_path(find_item(s, p));
+        if (v) {
+            free(hp);
+            hp = v;
+        }
+        free(p);
+    }
+    char *hooks = hp ? hp : join(common, "hooks");
+    char *r = xasprintf("%s %s", common, hooks);
+    if (hp != hooks)
+        free(hooks);
+    free(hp);
+    free(dotgit);
+    free(gd);
+    free(common);
+    return r;
+}
+
+/* One line per repository whose host view the command changed (the lines after it say how each
+ * change was undone). */
+static void say_views(const struct git_guard *g, const struct gg_snap *now, struct str_list *lines)
+{
+    for (size_t i = 0; i < g->snap.dotgits.len; i++) {
+        const char *dir = g->snap.dotgits.items[i];
+        char *was = host_view(g, &g->snap, dir), *is = host_view(g, now, dir);
+        if (strcmp(was, is) != 0)
+            str_list_push_owned(lines, xasprintf("git: repository %s: the host's `git rev-parse "
+                                                 "--git-common-dir --git-path hooks` would say "
+                                                 "\"%s\" instead of \"%s\": undone below",
+                                                 dir[0] ? dir : ".", is, was));
+        free(was);
+        free(is);
+    }
+}
+
 /* Compare now with the snapshot and undo each difference: the number of lines said. */
 static int undo_differences(struct git_guard *g, struct gg_snap *now, struct str_list *lines)
 {
@@ -1246,8 +1342,10 @@ static int check(struct git_guard *g, struct str_list *lines, bool quick)
             return found ? found : r;
         }
         ms += g->last_ms;
-        if (round == 0)
+        if (round == 0) {
             say_bounds(g, &now, lines);
+            say_views(g, &now, lines);
+        }
         n = undo_differences(g, &now, lines);
         found += n;
         if (n == 0)

@@ -223,6 +223,9 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
         assert.are.equal("undone\n", r.stdout)
         assert.is_truthy(r.stderr:find("cordon: git: repository .: .git/commondir: a new pointer file: "
             .. "renamed to commondir.cordon-refused", 1, true), h.describe(r))
+        assert.is_truthy(r.stderr:find("cordon: git: repository .: the host's `git rev-parse --git-common-dir "
+            .. "--git-path hooks` would say \"" .. root .. "/evil " .. root .. "/evil/hooks\" instead of "
+            .. "\".git .git/hooks\"", 1, true), h.describe(r))
         assert.is_true(exists(ws .. "/.git/commondir.cordon-refused"))
         assert.are.equal(".git\n.git/hooks\n", h.sh_ok(GIT_ENV .. "cd " .. h.quote(ws)
             .. " && git rev-parse --git-common-dir --git-path hooks"))
