@@ -357,9 +357,9 @@ void job_stream_output(struct job *j, struct job_pipe *p, const char *data, size
 void job_finish_stream(struct job *j)
 {
     escalation_job_done(j);
+    session_guard_check(j->s, j, true); /* before the client (if still there) has the result */
     if (!j->req)
         return;
-    session_guard_check(j->s, j, true); /* before the client has the result */
     struct json_buf b = {0};
     json_buf_printf(
         &b,
