@@ -559,12 +559,13 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     char err[1024];
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
-    *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
     /* The repositories' snapshot, before the command can change them; what it finds to hold
-     * read-only joins readonly_in_workspace, which init binds. */
+     * read-only joins readonly_in_workspace, which init binds (and ro_absent_note then covers
+     * every entry: each it adds exists). */
     if (!cfg->workspace_readonly &&
         !(c->guard = git_guard_new(cfg->workspace, &cfg->readonly_in_workspace)))
         stop_init_and_die(c, "the workspace's git repositories cannot be checked: refused");
+    *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
     if (cfg->net_unrestricted && ip->early_network) {
         controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
         reclone_without_network(c, ip, alive_w);
