@@ -1,9 +1,10 @@
 -- spec/04-engine/run_git_guard_spec.lua — nothing a sandboxed command writes in a git
 -- repository makes the host's git run a program: for a fresh `git init`, a nested repository, a
 -- submodule, a linked worktree (the workspace being the worktree, and the workspace being the
--- main repository with a worktree elsewhere), a symbolic-linked hooks folder and husky's
--- `.husky`, a command tries one way (hooks, core.hooksPath's folder, core.fsmonitor through a
--- planted commondir, a submodule's config, a replaced `.git` file). Each attempt is first shown
+-- main repository with a worktree elsewhere), a symbolic-linked hooks folder, husky's `.husky`
+-- (and husky 9's `.husky/_`) and a program a config entry runs by path, a command tries one way
+-- (hooks, core.hooksPath's folder, core.fsmonitor through a planted commondir, a submodule's
+-- config, a replaced `.git` file, a textconv script). Each attempt is first shown
 -- to work without cordon: the host's `git status` and `git commit` then create a marker file.
 -- Under cordon they do not, and `git rev-parse --git-common-dir --git-path hooks` on the host
 -- says what it said before. Then the window that remains (a new name in .git, which no mount
@@ -144,6 +145,38 @@ printf '#!/bin/sh\ntouch MARK\n' > .husky/pre-commit
 printf '#!/bin/sh\ntouch MARK\n' > .husky/commit-msg; chmod +x .husky/commit-msg
 ]],
         host = "git status; git commit -q --allow-empty -m two",
+    },
+    {
+        name = "husky 9: core.hooksPath = .husky/_, whose hooks run the ones in .husky",
+        setup = function(root)
+            local ws = root .. "/ws"
+            repo(ws)
+            h.sh_ok("mkdir -p " .. h.quote(ws .. "/.husky/_"))
+            h.write_file(ws .. "/.husky/_/pre-commit",
+                "#!/bin/sh\nexec sh \"$(dirname \"$0\")/../$(basename \"$0\")\"\n", "755")
+            h.write_file(ws .. "/.husky/pre-commit", "exit 0\n", "644")
+            git(ws, "config core.hooksPath .husky/_")
+            return ws, ws
+        end,
+        attack = [[printf 'touch MARK\n' > .husky/pre-commit]],
+        host = "git status; git commit -q --allow-empty -m two",
+    },
+    {
+        name = "a program a config entry runs by path: diff.conv.textconv = ./scripts/conv.sh",
+        setup = function(root)
+            local ws = root .. "/ws"
+            repo(ws)
+            h.sh_ok("mkdir -p " .. h.quote(ws .. "/scripts"))
+            h.write_file(ws .. "/scripts/conv.sh", "#!/bin/sh\ncat \"$1\"\n", "755")
+            h.write_file(ws .. "/.gitattributes", "*.txt diff=conv\n")
+            h.write_file(ws .. "/a.txt", "one\n")
+            git(ws, "config diff.conv.textconv ./scripts/conv.sh")
+            git(ws, "add -A && git -C " .. h.quote(ws) .. " commit -qm files")
+            h.write_file(ws .. "/a.txt", "two\n")
+            return ws, ws
+        end,
+        attack = [[printf '#!/bin/sh\ntouch MARK\ncat "$1"\n' > scripts/conv.sh]],
+        host = "git diff",
     },
 }
 
