@@ -25,6 +25,7 @@
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
 #include "controller/escalate.h"
+#include "controller/git_guard.h"
 #include "controller/git_publish.h"
 #include "base/clock.h"
 #include "controller/prompt.h"
@@ -174,7 +175,32 @@ struct controller {
     bool have_cgroup;
     struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
     int root_maps; /* a root caller's: the NS_MAPS_* bits written for init (root_writes.h) */
+    struct git_guard *guard;         /* the workspace's repositories (git_guard.h), or NULL */
+    struct ev_timer guard_t;
 };
+
+/* Undo what the command changed in the workspace's repositories that would make the host's git
+ * run a program, one line each (git_guard.h). */
+static void guard_check(struct controller *c, bool tick)
+{
+    struct str_list lines = {0};
+    if (c->guard)
+        (void)(tick ? git_guard_tick(c->guard, &lines, true) : git_guard_check(c->guard, &lines));
+    for (size_t i = 0; i < lines.len; i++)
+        fprintf(stderr, "cordon: %s%s", lines.items[i], c->tty_raw ? "\r\n" : "\n");
+    str_list_free(&lines);
+}
+
+/* While the command runs, every GUARD_PERIOD_MS (the known repositories; now and then all:
+ * git_guard_tick): an editor on the host runs `git status` by itself every few seconds, so what
+ * the command plants is undone within that period, not only when it ends. */
+#define GUARD_PERIOD_MS 1000
+static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
+{
+    struct controller *c = t->data;
+    guard_check(c, true);
+    ev_timer_start(loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
+}
 
 static void handle_signal(struct controller *c, int sig)
 {
@@ -341,6 +367,8 @@ static void supervise(struct controller *c)
     for (int i = 0; i < 2; i++)
         if (streams[i]->fd >= 0)
             ev_io_start(&c->loop, &streams[i]->w, streams[i]->fd, EPOLLIN, on_output, streams[i]);
+    if (c->guard)
+        ev_timer_start(&c->loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
     /* Until the status is in and the output pipes ended (init reaped every writer first). */
     while ((!c->init_done && !c->have_status) ||
            (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
@@ -353,6 +381,7 @@ static void supervise(struct controller *c)
             break;
         }
     }
+    ev_timer_stop(&c->loop, &c->guard_t);
     if (!c->have_status)
         read_status(c);
     /* What the command wrote last may still sit in the master. */
@@ -541,6 +570,12 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     char err[1024];
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
+    /* The repositories' snapshot, before the command can change them; what it finds to hold
+     * read-only joins readonly_in_workspace, which init binds (and ro_absent_note then covers
+     * every entry: each it adds exists). */
+    if (!cfg->workspace_readonly &&
+        !(c->guard = git_guard_new(cfg->workspace, &cfg->readonly_in_workspace)))
+        stop_init_and_die(c, "the workspace's git repositories cannot be checked: refused");
     *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
     if (cfg->net_unrestricted && ip->early_network) {
         controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
@@ -698,6 +733,10 @@ int run_main(int argc, char **argv)
     }
     ro_appeared_report(&cfg, ro_absent);
     free(ro_absent);
+    /* init reported the status after reaping everything in the sandbox: nothing writes now */
+    guard_check(&c, false);
+    git_guard_free(c.guard);
+    c.guard = NULL;
 
     int sig;
     int code = final_status(&c, &sig);

@@ -160,7 +160,12 @@ static int by_length(const void *a, const void *b)
 }
 
 /* Keep `.git` a mount point (so it cannot be renamed away and replaced by one with other
- * hooks) and make each readonly_in_workspace path that exists read-only. */
+ * hooks) and make each readonly_in_workspace path that exists read-only. That list holds, past
+ * the profile's entries, what the controller's walk of the workspace's repositories found
+ * (git_guard.h): every repository's config, config.worktree, commondir, gitdir, hooks (or the
+ * target of a hooks link), worktrees/, submodules' git dirs, `.git` files and core.hooksPath
+ * folders. A symbolic link is not bound (a mount cannot sit on one; the after-check compares
+ * it instead). */
 static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err *e)
 {
     struct stat st;

@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "controller/git_guard.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
@@ -385,6 +386,7 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
     if (r == 0 && !e->background)
         r = job_pipe_open(j, &j->err, "stderr", &w[1]);
     if (r == 0) {
+        session_guard_check(s, NULL, false); /* what a background job planted is undone */
         if (w[1] < 0)
             w[1] = w[0]; /* a background job logs both streams to one file */
         struct sw_msg m = {.tag = SW_SPAWN,
@@ -449,6 +451,8 @@ void session_init_gone(struct session *s)
     s->ended = true;
     ev_timer_stop(s->loop, &s->shutdown_t);
     ev_io_stop(s->loop, &s->ctl_w);
+    ev_timer_stop(s->loop, &s->guard_t);
+    session_guard_check(s, NULL, true); /* the last word of what ran in the background */
     approvers_end(s); /* their streams end: `cordon approve --watch` returns */
     if (!s->shutting_down)
         LOG_E("session", "the sandbox's init ended unexpectedly: the session is over");
@@ -503,5 +507,7 @@ void session_free(struct session *s)
     escalation_free(s);
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->shutdown_t);
+    ev_timer_stop(s->loop, &s->guard_t);
+    git_guard_free(s->p.guard);
     free(s);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "controller/git_guard.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
 #include "session/session_jobs.h"
@@ -180,8 +181,57 @@ void jobs_persist(struct session *s)
     json_buf_free(&b);
 }
 
+/* ---- the repositories' check ------------------------------------------------------------- */
+
+/* Every GUARD_PERIOD_MS, and before each command starts (session_ctl.c): the known
+ * repositories, and while a job (or a sandbox of its own) runs now and then all
+ * (git_guard_tick), since an editor on the host runs `git status` by itself every few
+ * seconds. All of them (the walk) at each foreground job's end, before its exit event, and
+ * when init is gone. */
+#define GUARD_PERIOD_MS 1000
+
+static bool anything_runs(const struct session *s)
+{
+    for (const struct job *j = s->jobs; j; j = j->next)
+        if (j->leader_running || j->sandbox_running || j->pid == 0)
+            return true;
+    return false;
+}
+
+void session_guard_check(struct session *s, struct job *j, bool full)
+{
+    if (!s->p.guard)
+        return;
+    struct str_list lines = {0};
+    if (full)
+        (void)git_guard_check(s->p.guard, &lines);
+    else
+        (void)git_guard_tick(s->p.guard, &lines, anything_runs(s));
+    for (size_t i = 0; i < lines.len; i++) {
+        LOG_W("session", "%s", lines.items[i]);
+        if (j && j->req) {
+            char *l = xasprintf("cordon: %s\n", lines.items[i]);
+            job_stream_output(j, &j->err, l, strlen(l), true);
+            free(l);
+        }
+    }
+    str_list_free(&lines);
+}
+
+/* For the session's whole life: a process a command left behind in the session's sandbox is no
+ * job, and may write while nothing runs. */
+static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
+{
+    struct session *s = t->data;
+    session_guard_check(s, NULL, false);
+    if (!s->ended)
+        ev_timer_start(loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
+}
+
 void session_after_round(struct session *s)
 {
+    if (s->p.guard && !s->guard_t.active && !s->ended)
+        ev_timer_start(s->loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
     if (s->dirty && !s->ended) {
         s->dirty = false;
         jobs_persist(s);
@@ -307,6 +357,7 @@ void job_stream_output(struct job *j, struct job_pipe *p, const char *data, size
 void job_finish_stream(struct job *j)
 {
     escalation_job_done(j);
+    session_guard_check(j->s, j, true); /* before the client (if still there) has the result */
     if (!j->req)
         return;
     struct json_buf b = {0};

@@ -111,6 +111,7 @@ struct session {
     struct str_list once_next;       /* "PORT HOST" allowed once after a refusal: for the next
                                       * foreground command */
     struct log_stream *log_streams;  /* GET /v1/jobs/PID/log answers in progress */
+    struct ev_timer guard_t;         /* the repositories' check while anything runs */
 };
 
 /* session_jobs.c */
@@ -125,6 +126,10 @@ void jobs_json(struct session *s, struct json_buf *b);
 void jobs_persist(struct session *s);
 /* The newest job with that pid (pids are reused); NULL when none. */
 struct job *job_by_pid(struct session *s, long pid);
+/* Undo what the commands changed in the workspace's repositories that would make the host's
+ * git run a program (git_guard.h; full: the walk, else git_guard_tick): each line logged, and
+ * sent to j's client (when not NULL) as its stderr, before its exit event. */
+void session_guard_check(struct session *s, struct job *j, bool full);
 /* Background jobs running now. */
 unsigned jobs_running_background(struct session *s);
 /* A non-blocking pipe for p's stream of j: p gets the read end, *write_end the other. */

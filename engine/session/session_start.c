@@ -32,6 +32,7 @@
 #include "base/log.h"
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
+#include "controller/git_guard.h"
 #include "controller/git_publish.h"
 #include "controller/run_options.h"
 #include "policy/lua_host.h"
@@ -254,6 +255,14 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
      * exec_per_command) shares one cgroup, entered before init has its configuration. */
     struct controller_cgroup cgroup = {0};
     int r = root_maps < 0 ? -1 : controller_resolve(flags, cwd, &cfg, err, sizeof err);
+    /* The repositories' snapshot before any command (git_guard.h); what it holds read-only
+     * joins readonly_in_workspace, which init binds. */
+    struct git_guard *guard = NULL;
+    if (r == 0 && !cfg.workspace_readonly &&
+        !(guard = git_guard_new(cfg.workspace, &cfg.readonly_in_workspace))) {
+        snprintf(err, sizeof err, "the workspace's git repositories cannot be checked: refused");
+        r = -1;
+    }
     bool have_cgroup = false;
     if (r == 0 && (r = controller_cgroup(&cfg, &cgroup, err, sizeof err)) >= 0) {
         have_cgroup = r > 0;
@@ -285,6 +294,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         unlink(c->socket_path);
         if (r == -1)
             fprintf(stderr, "cordon: %s\n", err);
+        git_guard_free(guard);
         port_relay_free(c->ports);
         return CORDON_EXIT_SETUP;
     }
@@ -305,6 +315,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
                                  .socket_path = c->socket_path,
                                  .state_path = c->state_path,
                                  .cfg = &cfg,
+                                 .guard = guard,
                                  .ctl = c->ctl,
                                  .init_pid = pid,
                                  .owner_pid = owner,

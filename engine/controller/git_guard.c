@@ -1,0 +1,1403 @@
+/* git_guard.c — see git_guard.h. Owns the walk that finds the workspace's repositories, the
+ * snapshot of what in them makes git run a program, and the undo of each difference. Uses
+ * base/git_config.c (parsing, the code-running judgement) and base/util.c. Must never: open
+ * anything but beneath the workspace's descriptor without a symbolic link on the way
+ * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, O_NOFOLLOW for the last name), run git, or leave a
+ * difference it could not undo unsaid. */
+#include "controller/git_guard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/git_config.h"
+
+/* A hook, a config or a pointer file bigger than this is compared by size, inode and time and
+ * cannot be restored (a new or changed one is neutralised instead). */
+#define MAX_KEPT (1024 * 1024)
+#define HOOKS_DEPTH 3 /* husky's `.husky/_/h` is two levels below the hooks folder */
+/* Contents kept per snapshot, in all: past it files are compared by size, inode and time (a new
+ * one is still neutralised, a changed one renamed away), so that a command filling a hooks
+ * folder costs the check no more memory, and hides nothing. */
+#define KEPT_BUDGET (64 * 1024 * 1024)
+#define MODULES_DEPTH 4 /* a submodule's name may hold slashes: modules/a/b/c */
+#define REFUSED ".cordon-refused"
+
+enum gg_kind { GG_POINTER, GG_CONFIG, GG_HOOK, GG_HOOKS_LINK, GG_PROGRAM };
+
+struct gg_item {
+    char *rel;  /* workspace-relative, no leading slash */
+    char *repo; /* the repository it belongs to, for the lines ("." for the workspace's own) */
+    enum gg_kind kind;
+    mode_t type; /* S_IFREG, S_IFLNK, S_IFDIR, ... */
+    mode_t perm;
+    char *bytes; /* a regular file's content (NULL when too big), a link's target */
+    size_t len;
+    bool too_big;
+    off_t size;
+    ino_t ino;
+    struct timespec mtime;
+    char *digest; /* GG_CONFIG: the code-running entries "key=value\n", sorted; NULL: unparseable */
+};
+
+struct gg_snap {
+    struct gg_item *items;
+    size_t n, cap;
+    struct str_list gitdirs;  /* git dirs looked into (workspace-relative) */
+    struct str_list hookdirs; /* hooks folders looked into */
+    struct str_list ro;       /* what the sandbox binds read-only */
+    struct str_list dotgits;  /* the folders holding a `.git` the walk found */
+    size_t dirs, kept;
+    bool bound_hit, hooks_hit;
+};
+
+/* What a config's code-running entries point at that could lie in the workspace. */
+struct cfg_refs {
+    char *hooks_path;         /* the last core.hooksPath */
+    struct str_list includes; /* include.path, includeIf.*.path values */
+    struct str_list programs; /* the program of an entry that runs one, when it is a path */
+};
+
+static void cfg_refs_free(struct cfg_refs *r)
+{
+    free(r->hooks_path);
+    str_list_free(&r->includes);
+    str_list_free(&r->programs);
+    memset(r, 0, sizeof *r);
+}
+
+struct git_guard {
+    char *ws;
+    int wsfd;
+    struct gg_snap snap;
+    double last_ms;
+    size_t last_dirs;
+    bool bound_said;
+    double full_at, full_ms;    /* the last walk: when (monotonic ms), and what it cost */
+    struct str_list made;       /* what this check renamed things to: not new a round later */
+    char *home;                 /* the host's HOME, for `~/` in config values */
+    struct cfg_refs host;       /* what the host's own git configs point at */
+    struct str_list host_in_ws; /* the host's git configs (and their includes) in the workspace */
+    int diffs;                  /* differences this check found */
+};
+
+/* ---- file access beneath the workspace ---------------------------------------------------- */
+
+static int open_beneath(int dirfd, const char *rel, int flags)
+{
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC),
+                           .resolve =
+                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, dirfd, rel[0] ? rel : ".", &how, sizeof how);
+    return fd < 0 ? -errno : fd;
+}
+
+static char *join(const char *a, const char *b)
+{
+    return a[0] ? xasprintf("%s/%s", a, b) : xstrdup(b);
+}
+
+/* The directory holding rel, opened O_PATH beneath the workspace; *base is rel's last name. */
+static int open_parent(const struct git_guard *g, const char *rel, const char **base)
+{
+    const char *slash = strrchr(rel, '/');
+    *base = slash ? slash + 1 : rel;
+    if (!slash)
+        return open_beneath(g->wsfd, "", O_PATH | O_DIRECTORY);
+    char *dir = xasprintf("%.*s", (int)(slash - rel), rel);
+    int fd = open_beneath(g->wsfd, dir, O_PATH | O_DIRECTORY);
+    free(dir);
+    return fd;
+}
+
+static bool lstat_rel(const struct git_guard *g, const char *rel, struct stat *st)
+{
+    const char *base;
+    int pfd = open_parent(g, rel, &base);
+    if (pfd < 0)
+        return false;
+    bool ok = fstatat(pfd, base, st, AT_SYMLINK_NOFOLLOW) == 0;
+    close(pfd);
+    return ok;
+}
+
+/* path (absolute, or relative to the workspace-relative dir base) as a workspace-relative path
+ * ("" for the workspace itself), lexically normalised; NULL when it leads out of it. */
+static char *resolve_in_ws(const struct git_guard *g, const char *base, const char *path)
+{
+    char *abs = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s/%s", g->ws, base, path);
+    char *norm = path_absolute(abs, "/");
+    char *r = NULL;
+    free(abs);
+    if (path_is_within(norm, g->ws)) {
+        const char *p = norm + strlen(g->ws);
+        r = xstrdup(p[0] == '/' ? p + 1 : p);
+    }
+    free(norm);
+    return r;
+}
+
+/* ---- config digests ----------------------------------------------------------------------- */
+
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The program an entry runs when it names one by path (`/x/fsmon`, `./scripts/conv.sh`,
+ * `~/bin/x`, `!./tools/a.sh --flag`); NULL for a command git looks up in PATH. */
+static char *program_of(const char *value)
+{
+    if (!value)
+        return NULL;
+    const char *p = value;
+    while (*p == '!' || *p == ' ' || *p == '\t')
+        p++;
+    char quote = *p == '"' || *p == '\'' ? *p++ : 0;
+    const char *end = p;
+    while (*end && (quote ? *end != quote : (*end != ' ' && *end != '\t' && *end != ';')))
+        end++;
+    if (end == p || !memchr(p, '/', (size_t)(end - p)))
+        return NULL;
+    return xasprintf("%.*s", (int)(end - p), p);
+}
+
+/* The code-running entries of a config's text, one "key=value" a line, sorted; NULL when it
+ * does not parse. refs (when not NULL) gets what they point at. */
+static char *config_digest(const char *text, size_t len, struct cfg_refs *refs)
+{
+    struct git_config c = {0};
+    char err[256];
+    if (git_config_parse(text, len, &c, err, sizeof err) < 0)
+        return NULL;
+    struct str_list l = {0};
+    for (size_t i = 0; i < c.len; i++) {
+        const struct git_config_entry *x = &c.items[i];
+        if (!git_config_key_runs_code(x->key, x->value))
+            continue;
+        str_list_push_owned(&l, x->value ? xasprintf("%s=%s", x->key, x->value) : xstrdup(x->key));
+        if (!refs || !x->value)
+            continue;
+        const char *last = strrchr(x->key, '.');
+        if (strcmp(x->key, "core.hookspath") == 0) {
+            free(refs->hooks_path);
+            refs->hooks_path = xstrdup(x->value);
+        } else if (strcmp(x->key, "include.path") == 0 ||
+                   (strncmp(x->key, "includeif.", 10) == 0 && last && strcmp(last, ".path") == 0)) {
+            str_list_push(&refs->includes, x->value);
+        } else {
+            char *prog = program_of(x->value);
+            if (prog)
+                str_list_push_owned(&refs->programs, prog);
+        }
+    }
+    if (l.len)
+        qsort(l.items, l.len, sizeof *l.items, by_str);
+    size_t total = 1;
+    for (size_t i = 0; i < l.len; i++)
+        total += strlen(l.items[i]) + 1;
+    char *d = xmalloc(total), *p = d;
+    for (size_t i = 0; i < l.len; i++)
+        p += sprintf(p, "%s\n", l.items[i]);
+    *p = '\0';
+    str_list_free(&l);
+    git_config_free(&c);
+    return d;
+}
+
+/* ---- the snapshot ------------------------------------------------------------------------- */
+
+static void item_free(struct gg_item *x)
+{
+    free(x->rel);
+    free(x->repo);
+    free(x->bytes);
+    free(x->digest);
+}
+
+static void snap_free(struct gg_snap *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        item_free(&s->items[i]);
+    free(s->items);
+    str_list_free(&s->gitdirs);
+    str_list_free(&s->hookdirs);
+    str_list_free(&s->ro);
+    str_list_free(&s->dotgits);
+    memset(s, 0, sizeof *s);
+}
+
+/* Record rel when it exists (anything but a missing name is recorded). Returns the item or
+ * NULL. refs: for a config, what its entries point at. A path reached twice (a hook that a
+ * config entry also names) is recorded twice; snapshot() keeps one. */
+static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char *rel,
+                              enum gg_kind kind, const char *repo, struct cfg_refs *refs)
+{
+    const char *base;
+    struct stat st;
+    int pfd = open_parent(g, rel, &base);
+    if (pfd < 0)
+        return NULL;
+    if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        close(pfd);
+        return NULL;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->items = xrealloc(s->items, s->cap * sizeof *s->items);
+    }
+    struct gg_item *x = &s->items[s->n++];
+    memset(x, 0, sizeof *x);
+    x->rel = xstrdup(rel);
+    x->repo = xstrdup(repo[0] ? repo : ".");
+    x->kind = kind;
+    x->type = st.st_mode & S_IFMT;
+    x->perm = st.st_mode & 07777;
+    x->size = st.st_size;
+    x->ino = st.st_ino;
+    x->mtime = st.st_mtim;
+    if (S_ISLNK(st.st_mode)) {
+        char target[4096];
+        ssize_t n = readlinkat(pfd, base, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        x->bytes = xstrdup(target);
+        x->len = strlen(target);
+    } else if (S_ISREG(st.st_mode)) {
+        int fd = s->kept > KEPT_BUDGET
+                     ? -1
+                     : openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int r = fd < 0 ? -EFBIG : read_fd(fd, MAX_KEPT, &x->bytes, &x->len);
+        s->kept += x->len;
+        if (fd >= 0)
+            close(fd);
+        if (r < 0) {
+            x->too_big = true; /* unread: compared by size, inode and time; never harmless */
+            x->bytes = NULL;
+        }
+        if (kind == GG_CONFIG && x->bytes)
+            x->digest = config_digest(x->bytes, x->len, refs);
+    }
+    close(pfd);
+    return x;
+}
+
+/* Hold rel read-only in the sandbox when it exists and is no link; never the workspace itself
+ * (a core.hooksPath of "." is compared, not bound: the workspace stays writable). */
+static void ro_push(struct git_guard *g, struct gg_snap *s, const char *rel)
+{
+    struct stat st;
+    if (rel[0] && lstat_rel(g, rel, &st) && !S_ISLNK(st.st_mode) && !str_list_contains(&s->ro, rel))
+        str_list_push(&s->ro, rel);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* The hooks in dir and below (HOOKS_DEPTH). samples: a git dir's own hooks folder, where git
+ * runs only a hook's exact name, so its *.sample files are inert; elsewhere (core.hooksPath's
+ * folder, whose hooks may source any file beside them) every file counts. Names the guard left
+ * (NAME.cordon-refused) are recorded like any other: the snapshot after an undo holds them. */
+static void scan_hooks(struct git_guard *g, struct gg_snap *s, const char *dir, const char *repo,
+                       int depth, bool samples)
+{
+    if (depth == 0) {
+        if (str_list_contains(&s->hookdirs, dir))
+            return;
+        str_list_push(&s->hookdirs, dir);
+        ro_push(g, s, dir);
+    }
+    int fd = open_beneath(g->wsfd, dir, O_RDONLY | O_DIRECTORY);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    for (struct dirent *de; (de = readdir(d));) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+            (samples && ends_with(de->d_name, ".sample")))
+            continue;
+        char *p = join(dir, de->d_name);
+        if (de->d_type == DT_DIR) {
+            if (depth + 1 < HOOKS_DEPTH)
+                scan_hooks(g, s, p, repo, depth + 1, samples);
+            else
+                s->hooks_hit = true;
+        } else {
+            record(g, s, p, GG_HOOK, repo, NULL);
+        }
+        free(p);
+    }
+    closedir(d);
+}
+
+/* A `.git` file's `gitdir: PATH` or a commondir's PATH, resolved in the workspace, or NULL. */
+static char *pointer_target(const struct git_guard *g, const struct gg_item *x, const char *base,
+                            const char *prefix)
+{
+    if (!x || x->type != S_IFREG || !x->bytes || strlen(x->bytes) != x->len)
+        return NULL;
+    size_t plen = strlen(prefix), len = x->len;
+    if (len < plen || strncmp(x->bytes, prefix, plen) != 0)
+        return NULL;
+    char *p = xasprintf("%.*s", (int)(len - plen), x->bytes + plen);
+    size_t n = strlen(p);
+    while (n && (p[n - 1] == '\n' || p[n - 1] == '\r' || p[n - 1] == ' '))
+        p[--n] = '\0';
+    char *r = n ? resolve_in_ws(g, base, p) : NULL;
+    free(p);
+    return r;
+}
+
+static char *parent_rel(const char *rel)
+{
+    const char *slash = strrchr(rel, '/');
+    return slash ? xasprintf("%.*s", (int)(slash - rel), rel) : xstrdup("");
+}
+
+static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, const char *repo,
+                       const char *worktree);
+
+/* modules/: each folder holding a HEAD or a config is a submodule's git dir. */
+static void scan_modules(struct git_guard *g, struct gg_snap *s, const char *dir, int depth)
+{
+    int fd = open_beneath(g->wsfd, dir, O_RDONLY | O_DIRECTORY);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char *p = join(dir, de->d_name), *head = join(p, "HEAD"), *cfg = join(p, "config");
+        struct stat st;
+        if (lstat_rel(g, head, &st) || lstat_rel(g, cfg, &st))
+            add_gitdir(g, s, p, p, NULL);
+        else if (depth + 1 < MODULES_DEPTH)
+            scan_modules(g, s, p, depth + 1);
+        free(p);
+        free(head);
+        free(cfg);
+    }
+    closedir(d);
+}
+
+/* A linked worktree's admin folder G/worktrees/NAME: what the worktree elsewhere follows. */
+static void add_admin(struct git_guard *g, struct gg_snap *s, const char *admin, const char *repo)
+{
+    static const char *const names[] = {"commondir", "gitdir", "config.worktree"};
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        char *p = join(admin, names[i]);
+        record(g, s, p, i == 2 ? GG_CONFIG : GG_POINTER, repo, NULL);
+        ro_push(g, s, p);
+        free(p);
+    }
+}
+
+/* core.hooksPath (relative to the worktree, where git runs hooks) when it lies in the
+ * workspace: its hooks, and for husky 9's `.husky/_` (whose hooks run `../pre-commit`) its
+ * parent's too. */
+static void hooks_path_folders(struct git_guard *g, struct gg_snap *s, const char *hooks_path,
+                               const char *worktree, const char *repo)
+{
+    char *h = resolve_in_ws(g, worktree, hooks_path);
+    if (!h)
+        return;
+    scan_hooks(g, s, h, repo, 0, false);
+    const char *last = strrchr(h, '/');
+    if (strcmp(last ? last + 1 : h, "_") == 0) {
+        char *up = parent_rel(h);
+        scan_hooks(g, s, up, repo, 0, false);
+        free(up);
+    }
+    free(h);
+}
+
+static char *expand_home(const struct git_guard *g, const char *path)
+{
+    return g->home ? path_expand_home(path, g->home) : xstrdup(path);
+}
+
+/* What a repository's configs point at in the workspace, each recorded and held read-only:
+ * included configs (relative to the git dir), the folder core.hooksPath names (the
+ * repository's own, else the host's: relative to the worktree), and the programs code-running
+ * entries name by path (the repository's and the host's: relative to the worktree, where git
+ * runs them): a command that rewrote ./scripts/textconv.sh would have the host's next git diff
+ * run it. */
+static void follow_refs(struct git_guard *g, struct gg_snap *s, struct cfg_refs *refs,
+                        const char *gd, const char *worktree, const char *repo)
+{
+    for (size_t i = 0; i < refs->includes.len && i < 64; i++) { /* grows as includes include */
+        char *inc = expand_home(g, refs->includes.items[i]);
+        char *rel = resolve_in_ws(g, gd, inc);
+        if (rel) {
+            record(g, s, rel, GG_CONFIG, repo, refs);
+            ro_push(g, s, rel);
+        }
+        free(rel);
+        free(inc);
+    }
+    const char *hp = refs->hooks_path ? refs->hooks_path : g->host.hooks_path;
+    if (hp && worktree) {
+        char *e = expand_home(g, hp);
+        hooks_path_folders(g, s, e, worktree, repo);
+        free(e);
+    }
+    const struct str_list *lists[] = {&refs->programs, &g->host.programs};
+    for (size_t l = 0; l < ARRAY_LEN(lists); l++) {
+        for (size_t i = 0; i < lists[l]->len; i++) {
+            char *e = expand_home(g, lists[l]->items[i]);
+            char *rel = resolve_in_ws(g, worktree ? worktree : gd, e);
+            if (rel && rel[0]) {
+                record(g, s, rel, GG_PROGRAM, repo, NULL);
+                ro_push(g, s, rel);
+            }
+            free(rel);
+            free(e);
+        }
+    }
+}
+
+static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, const char *repo,
+                       const char *worktree)
+{
+    if (str_list_contains(&s->gitdirs, gd))
+        return;
+    str_list_push(&s->gitdirs, gd);
+    struct cfg_refs refs = {0};
+    char *p = NULL;
+    static const char *const configs[] = {"config", "config.worktree"};
+    for (size_t i = 0; i < ARRAY_LEN(configs); i++) {
+        p = join(gd, configs[i]);
+        record(g, s, p, GG_CONFIG, repo, &refs);
+        ro_push(g, s, p);
+        free(p);
+    }
+    p = join(gd, "commondir");
+    struct gg_item *cd = record(g, s, p, GG_POINTER, repo, NULL);
+    ro_push(g, s, p);
+    free(p);
+    char *common = pointer_target(g, cd, gd, "");
+    if (common) /* its config and hooks are this repository's */
+        add_gitdir(g, s, common, repo, worktree);
+    free(common);
+    p = join(gd, "gitdir");
+    record(g, s, p, GG_POINTER, repo, NULL);
+    ro_push(g, s, p);
+    free(p);
+
+    p = join(gd, "hooks");
+    struct stat st;
+    if (lstat_rel(g, p, &st) && S_ISLNK(st.st_mode)) {
+        /* The link itself cannot hold a mount: its target is bound read-only instead, and the
+         * link is compared here after each command. */
+        struct gg_item *x = record(g, s, p, GG_HOOKS_LINK, repo, NULL);
+        char *target = x && x->bytes ? resolve_in_ws(g, gd, x->bytes) : NULL;
+        if (target)
+            scan_hooks(g, s, target, repo, 0, true);
+        free(target);
+    } else if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
+        scan_hooks(g, s, p, repo, 0, true);
+    } else {
+        record(g, s, p, GG_HOOK, repo, NULL); /* a file named hooks: nothing git reads */
+    }
+    free(p);
+    follow_refs(g, s, &refs, gd, worktree, repo);
+    cfg_refs_free(&refs);
+
+    p = join(gd, "worktrees");
+    if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
+        ro_push(g, s, p);
+        int fd = open_beneath(g->wsfd, p, O_RDONLY | O_DIRECTORY);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d && fd >= 0)
+            close(fd);
+        for (struct dirent *de; d && (de = readdir(d));) {
+            if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                continue;
+            char *admin = join(p, de->d_name);
+            add_admin(g, s, admin, repo);
+            free(admin);
+        }
+        if (d)
+            closedir(d);
+    }
+    free(p);
+    p = join(gd, "modules");
+    if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode))
+        scan_modules(g, s, p, 0);
+    free(p);
+}
+
+/* The one path a pointer file's text holds after prefix, trailing newlines removed; or NULL. */
+static char *pointer_path(const char *text, size_t len, const char *prefix)
+{
+    size_t plen = strlen(prefix);
+    if (!text || strlen(text) != len || len < plen || strncmp(text, prefix, plen) != 0)
+        return NULL;
+    char *p = xasprintf("%.*s", (int)(len - plen), text + plen);
+    size_t n = strlen(p);
+    while (n && (p[n - 1] == '\n' || p[n - 1] == '\r'))
+        p[--n] = '\0';
+    if (!n) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* A `.git` file leading out of the workspace (a linked worktree of a repository elsewhere):
+ * that repository's config and the worktree's config.worktree may name a core.hooksPath
+ * relative to this worktree, so in the workspace (husky's `.husky`). They are read from the
+ * host as they are (the sandbox holds them read-only: git_worktree.h). */
+static void outside_hooks_path(struct git_guard *g, struct gg_snap *s, const struct gg_item *x,
+                               const char *dir)
+{
+    char *raw = pointer_path(x->bytes, x->len, "gitdir: "), *base = NULL, *gd = NULL,
+         *common = NULL, *f = NULL, *text = NULL;
+    struct cfg_refs refs = {0};
+    size_t len = 0;
+    if (!raw)
+        return;
+    base = dir[0] ? xasprintf("%s/%s", g->ws, dir) : xstrdup(g->ws);
+    gd = path_absolute(raw, base);
+    f = xasprintf("%s/commondir", gd);
+    if (read_file(f, O_NOFOLLOW, 4096, &text, &len) == 0) {
+        char *c = pointer_path(text, len, "");
+        common = c ? path_absolute(c, gd) : NULL;
+        free(c);
+    }
+    free(text);
+    text = NULL;
+    const char *files[2] = {common ? common : gd, gd};
+    static const char *const names[2] = {"config", "config.worktree"};
+    for (int i = 0; i < 2; i++) {
+        free(f);
+        f = xasprintf("%s/%s", files[i], names[i]);
+        if (read_file(f, O_NOFOLLOW, MAX_KEPT, &text, &len) == 0)
+            free(config_digest(text, len, &refs));
+        free(text);
+        text = NULL;
+    }
+    str_list_free(&refs.includes); /* outside the workspace: the sandbox cannot change them */
+    char *p = join(dir, ".git");
+    follow_refs(g, s, &refs, p, dir, dir);
+    free(p);
+    cfg_refs_free(&refs);
+    free(raw);
+    free(base);
+    free(gd);
+    free(common);
+    free(f);
+}
+
+/* A `.git` in the worktree folder dir: a git dir, or a file (or link) naming one. */
+static void add_dotgit(struct git_guard *g, struct gg_snap *s, const char *dir, unsigned char type)
+{
+    char *p = join(dir, ".git");
+    if (!str_list_contains(&s->dotgits, dir))
+        str_list_push(&s->dotgits, dir);
+    if (type == DT_DIR) {
+        add_gitdir(g, s, p, dir, dir);
+    } else {
+        struct gg_item *x = record(g, s, p, GG_POINTER, dir, NULL);
+        if (x && x->type == S_IFREG)
+            ro_push(g, s, p);
+        char *gd = pointer_target(g, x, dir, "gitdir: ");
+        if (gd)
+            add_gitdir(g, s, gd, dir, dir);
+        else if (x && x->type == S_IFREG)
+            outside_hooks_path(g, s, x, dir);
+        free(gd);
+    }
+    free(p);
+}
+
+static void walk(struct git_guard *g, struct gg_snap *s, int fd, const char *rel, int depth)
+{
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    s->dirs++;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        unsigned char type = de->d_type;
+        if (type == DT_UNKNOWN) {
+            struct stat st;
+            if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                continue;
+            type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+        }
+        if (strcmp(de->d_name, ".git") == 0) {
+            add_dotgit(g, s, rel, type);
+            continue;
+        }
+        /* node_modules: tens of thousands of folders in a JavaScript project, alone past the
+         * bound; the person's git and editors do not look for repositories there (VS Code's
+         * git.repositoryScanIgnoredFolders) and packages arrive without their .git. */
+        if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
+            continue;
+        if (depth >= GIT_GUARD_MAX_DEPTH || s->dirs >= GIT_GUARD_MAX_DIRS) {
+            s->bound_hit = true;
+            continue;
+        }
+        int child = open_beneath(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
+        if (child < 0)
+            continue;
+        char *p = join(rel, de->d_name);
+        walk(g, s, child, p, depth + 1);
+        free(p);
+    }
+    closedir(d);
+}
+
+static int by_rel(const void *a, const void *b)
+{
+    const struct gg_item *x = a, *y = b;
+    int c = strcmp(x->rel, y->rel);
+    return c ? c : (int)x->kind - (int)y->kind;
+}
+
+/* Sorted by path, each path once (the first kind in enum order: a config over a hook). */
+static void sort_unique(struct gg_snap *s)
+{
+    if (!s->n)
+        return;
+    qsort(s->items, s->n, sizeof *s->items, by_rel);
+    size_t k = 0;
+    for (size_t i = 1; i < s->n; i++) {
+        if (strcmp(s->items[i].rel, s->items[k].rel) == 0)
+            item_free(&s->items[i]);
+        else
+            s->items[++k] = s->items[i];
+    }
+    s->n = k + 1;
+}
+
+/* The host's own git configs (system, global, and what they include): what they point at
+ * applies to every repository (a global core.hooksPath, a program named by path); one that
+ * lies in the workspace (a dotfiles repository, a workspace that is the home) is itself
+ * recorded and held read-only. Read once, before the sandbox: outside the workspace it cannot
+ * change them, inside it they are bound read-only. */
+#define HOST_CONFIGS_MAX 16
+static void host_configs(struct git_guard *g)
+{
+    struct str_list files = {0};
+    const char *sys = getenv("GIT_CONFIG_SYSTEM"), *glob = getenv("GIT_CONFIG_GLOBAL");
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    str_list_push(&files, sys && sys[0] ? sys : "/etc/gitconfig");
+    if (glob && glob[0]) {
+        str_list_push(&files, glob);
+    } else {
+        if (xdg && xdg[0])
+            str_list_push_owned(&files, xasprintf("%s/git/config", xdg));
+        else if (g->home)
+            str_list_push_owned(&files, xasprintf("%s/.config/git/config", g->home));
+        if (g->home)
+            str_list_push_owned(&files, xasprintf("%s/.gitconfig", g->home));
+    }
+    for (size_t i = 0; i < files.len && i < HOST_CONFIGS_MAX; i++) {
+        char *real = realpath(files.items[i], NULL), *text = NULL;
+        size_t len = 0;
+        if (!real)
+            continue;
+        char *rel = resolve_in_ws(g, "", real);
+        if (rel && !str_list_contains(&g->host_in_ws, rel))
+            str_list_push(&g->host_in_ws, rel);
+        free(rel);
+        if (read_file(real, 0, MAX_KEPT, &text, &len) == 0) {
+            size_t before = g->host.includes.len;
+            free(config_digest(text, len, &g->host));
+            char *dir = parent_rel(real);
+            for (size_t k = before; k < g->host.includes.len; k++) {
+                char *e = expand_home(g, g->host.includes.items[k]);
+                str_list_push_owned(&files, path_absolute(e, dir[0] ? dir : "/"));
+                free(e);
+            }
+            free(dir);
+        }
+        free(text);
+        free(real);
+    }
+    str_list_free(&g->host.includes); /* followed here */
+    str_list_free(&files);
+}
+
+/* The whole walk, or (quick) only the repositories the last snapshot knew: no new one is
+ * found then, but what a command plants in a known `.git` is, at a cost that does not grow with
+ * the workspace. */
+static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
+{
+    memset(s, 0, sizeof *s);
+    double t0 = clock_mono_ms_f();
+    for (size_t i = 0; i < g->host_in_ws.len; i++) {
+        record(g, s, g->host_in_ws.items[i], GG_CONFIG, "~ (the host's own git config)", NULL);
+        ro_push(g, s, g->host_in_ws.items[i]);
+    }
+    if (quick) {
+        for (size_t i = 0; i < g->snap.dotgits.len; i++) {
+            const char *dir = g->snap.dotgits.items[i];
+            char *p = join(dir, ".git");
+            struct stat st;
+            if (lstat_rel(g, p, &st))
+                add_dotgit(g, s, dir, S_ISDIR(st.st_mode) ? DT_DIR : DT_REG);
+            free(p);
+        }
+    } else {
+        int fd = open_beneath(g->wsfd, "", O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+            return fd;
+        walk(g, s, fd, "", 0);
+        /* A repository the last snapshot knew stays looked at, even past the walk's bound (a
+         * command may fill the workspace with folders to push it out). */
+        for (size_t i = 0; i < g->snap.dotgits.len; i++) {
+            const char *dir = g->snap.dotgits.items[i];
+            char *p = join(dir, ".git");
+            struct stat st;
+            if (!str_list_contains(&s->dotgits, dir) && lstat_rel(g, p, &st))
+                add_dotgit(g, s, dir, S_ISDIR(st.st_mode) ? DT_DIR : DT_REG);
+            free(p);
+        }
+        g->full_at = t0;
+        g->full_ms = clock_mono_ms_f() - t0;
+    }
+    sort_unique(s);
+    g->last_ms = clock_mono_ms_f() - t0;
+    g->last_dirs = s->dirs;
+    return 0;
+}
+
+/* ---- undoing ------------------------------------------------------------------------------ */
+
+/* One line for a difference (counted in g->diffs even when a later round repeats it). */
+CORDON_PRINTF(4, 5)
+static void say(struct git_guard *g, struct str_list *lines, const struct gg_item *x,
+                const char *fmt, ...)
+{
+    g->diffs++;
+    char what[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    char *line = xasprintf("git: repository %s: %s: %s", x->repo, x->rel, what);
+    if (str_list_contains(lines, line)) /* the same failure in a later round */
+        free(line);
+    else
+        str_list_push_owned(lines, line);
+}
+
+/* Rename rel out of git's way (NAME.cordon-refused, or .2 ... .9 when taken), exec bits off
+ * for a regular file. The new name, or NULL. */
+static char *neutralise(struct git_guard *g, const char *rel)
+{
+    const char *base;
+    int pfd = open_parent(g, rel, &base);
+    if (pfd < 0)
+        return NULL;
+    int fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        (void)fchmod(fd, st.st_mode & 07666);
+    if (fd >= 0)
+        close(fd);
+    char *to = NULL;
+    for (int i = 1; i < 10; i++) {
+        free(to);
+        to = i == 1 ? xasprintf("%s" REFUSED, base) : xasprintf("%s" REFUSED ".%d", base, i);
+        if (renameat2(pfd, base, pfd, to, RENAME_NOREPLACE) == 0) {
+            char *dir = parent_rel(rel);
+            str_list_push_owned(&g->made, join(dir, to));
+            free(dir);
+            break;
+        }
+        if (errno != EEXIST) {
+            free(to);
+            to = NULL;
+            break;
+        }
+        if (i == 9) {
+            free(to);
+            to = NULL;
+        }
+    }
+    close(pfd);
+    return to;
+}
+
+/* Put x back as it was: its bytes (and mode), or its link. 0 or -errno. A folder in its place
+ * is renamed away first: *away (when not NULL) gets its new name. */
+static int restore(struct git_guard *g, const struct gg_item *x, char **away_out)
+{
+    const char *base;
+    if (x->type != S_IFLNK && (x->type != S_IFREG || !x->bytes))
+        return -EOPNOTSUPP;
+    int pfd = open_parent(g, x->rel, &base);
+    if (pfd < 0)
+        return pfd;
+    struct stat st;
+    int r = 0;
+    if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+        close(pfd);
+        char *away = neutralise(g, x->rel); /* a folder where the file was */
+        if (!away)
+            return -EEXIST;
+        if (away_out)
+            *away_out = away;
+        else
+            free(away);
+        if ((pfd = open_parent(g, x->rel, &base)) < 0)
+            return pfd;
+    }
+    char *tmp = xasprintf(".%s.cordon-new", base);
+    (void)unlinkat(pfd, tmp, 0);
+    if (x->type == S_IFLNK) {
+        if (symlinkat(x->bytes, pfd, tmp) < 0)
+            r = -errno;
+    } else {
+        int fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            r = -errno;
+        if (r == 0)
+            r = write_all(fd, x->bytes, x->len);
+        if (r == 0 && fchmod(fd, x->perm) < 0)
+            r = -errno;
+        if (fd >= 0)
+            close(fd);
+    }
+    if (r == 0 && renameat(pfd, tmp, pfd, base) < 0)
+        r = -errno;
+    if (r < 0)
+        (void)unlinkat(pfd, tmp, 0);
+    free(tmp);
+    close(pfd);
+    return r;
+}
+
+/* A new config whose code-running entries are commented out; NULL when that leaves it running
+ * code or unparseable (the caller renames it then). */
+static char *config_defused(const struct gg_item *x, size_t *outlen)
+{
+    struct git_config c = {0};
+    char err[256];
+    if (!x->bytes || git_config_parse(x->bytes, x->len, &c, err, sizeof err) < 0)
+        return NULL;
+    size_t n_lines = 1;
+    for (size_t i = 0; i < x->len; i++)
+        n_lines += x->bytes[i] == '\n';
+    bool *off = xcalloc(n_lines + 1, sizeof *off);
+    for (size_t i = 0; i < c.len; i++)
+        if (git_config_key_runs_code(c.items[i].key, c.items[i].value) && c.items[i].line > 0 &&
+            (size_t)c.items[i].line <= n_lines)
+            off[c.items[i].line - 1] = true;
+    git_config_free(&c);
+    static const char mark[] = "# cordon-refused: ";
+    char *out = xmalloc(x->len + n_lines * (sizeof mark - 1) + 1);
+    size_t o = 0, line = 0;
+    for (size_t i = 0; i < x->len; i++) {
+        if ((i == 0 || x->bytes[i - 1] == '\n') && off[line]) {
+            memcpy(out + o, mark, sizeof mark - 1);
+            o += sizeof mark - 1;
+        }
+        out[o++] = x->bytes[i];
+        if (x->bytes[i] == '\n')
+            line++;
+    }
+    out[o] = '\0';
+    free(off);
+    char *d = config_digest(out, o, NULL);
+    bool clean = d && !d[0];
+    free(d);
+    if (!clean) {
+        free(out);
+        return NULL;
+    }
+    *outlen = o;
+    return out;
+}
+
+static int write_over(struct git_guard *g, const struct gg_item *x, const char *bytes, size_t len)
+{
+    struct gg_item y = *x;
+    y.bytes = (char *)bytes;
+    y.len = len;
+    y.type = S_IFREG;
+    return restore(g, &y, NULL);
+}
+
+/* The entries of digest a that are not in b, at most max of them, for a line. */
+static void digest_minus(const char *a, const char *b, char *out, size_t outlen)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (const char *p = a ? a : ""; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        bool in_b = false;
+        for (const char *q = b ? b : ""; *q && !in_b;) {
+            const char *nq = strchr(q, '\n');
+            size_t m = nq ? (size_t)(nq - q) : strlen(q);
+            in_b = m == n && memcmp(p, q, n) == 0;
+            q += m + (nq ? 1 : 0);
+        }
+        if (!in_b && o + 4 < outlen) {
+            int w =
+                snprintf(out + o, outlen - o, "%s%.*s", o ? ", " : "", (int)(n > 80 ? 80 : n), p);
+            o += w > 0 ? (size_t)w : 0;
+            if (o >= outlen)
+                o = outlen - 1;
+        }
+        p += n + (nl ? 1 : 0);
+    }
+    for (size_t i = 0; i < o; i++)
+        if ((unsigned char)out[i] < 0x20)
+            out[i] = '?';
+}
+
+static bool same(const struct gg_item *o, const struct gg_item *n)
+{
+    if (o->type != n->type)
+        return false;
+    if (o->kind == GG_CONFIG && o->type == S_IFREG && o->digest && n->digest)
+        return strcmp(o->digest, n->digest) == 0;
+    if (o->type == S_IFREG) {
+        if (o->too_big || n->too_big)
+            return o->too_big == n->too_big && o->size == n->size && o->ino == n->ino &&
+                   o->mtime.tv_sec == n->mtime.tv_sec && o->mtime.tv_nsec == n->mtime.tv_nsec;
+        if ((o->kind == GG_HOOK || o->kind == GG_PROGRAM) && (o->perm & 0111) != (n->perm & 0111))
+            return false;
+        return o->len == n->len && memcmp(o->bytes, n->bytes, o->len) == 0;
+    }
+    if (o->type == S_IFLNK)
+        return strcmp(o->bytes, n->bytes) == 0;
+    return true; /* a folder, a fifo: nothing git reads as code by itself */
+}
+
+static void say_neutralised(struct git_guard *g, struct str_list *lines, const struct gg_item *x,
+                            const char *what)
+{
+    struct stat st;
+    if (!lstat_rel(g, x->rel, &st))
+        return; /* gone with its folder, which an earlier line named */
+    char *to = neutralise(g, x->rel);
+    if (to)
+        say(g, lines, x, "%s: renamed to %s (exec bits off), so that git does not run it", what,
+            to);
+    else
+        say(g, lines, x, "%s: could NOT be renamed away; look at it before running git there",
+            what);
+    free(to);
+}
+
+/* Is a new pointer file one git itself writes and harmless: a `.git` file or a worktree's
+ * commondir naming a git dir inside the workspace (which the guard then looks into), or a
+ * worktree's gitdir (the worktree's place, which git reads no program from)? */
+static bool new_pointer_ok(struct git_guard *g, const struct gg_item *x)
+{
+    if (x->type != S_IFREG)
+        return false;
+    const char *base = strrchr(x->rel, '/');
+    base = base ? base + 1 : x->rel;
+    char *dir = parent_rel(x->rel);
+    bool ok = false;
+    if (strcmp(base, "gitdir") == 0) {
+        ok = true;
+    } else if (strcmp(base, ".git") == 0) {
+        char *t = pointer_target(g, x, dir, "gitdir: ");
+        int fd = t ? open_beneath(g->wsfd, t, O_PATH | O_DIRECTORY) : -1;
+        ok = fd >= 0;
+        if (fd >= 0)
+            close(fd);
+        free(t);
+    } else if (strcmp(base, "commondir") == 0) {
+        /* G/worktrees/NAME/commondir naming G, as `git worktree add` writes it */
+        char *t = pointer_target(g, x, dir, "");
+        char *up = parent_rel(dir), *upup = parent_rel(up);
+        const char *wt = strrchr(up, '/');
+        ok = t && strcmp(wt ? wt + 1 : up, "worktrees") == 0 && strcmp(t, upup) == 0;
+        free(t);
+        free(up);
+        free(upup);
+    }
+    free(dir);
+    return ok;
+}
+
+static const char *kind_name(const struct gg_item *x)
+{
+    switch (x->kind) {
+    case GG_CONFIG:
+        return "config";
+    case GG_HOOK:
+        return "hook";
+    case GG_HOOKS_LINK:
+        return "hooks folder link";
+    case GG_PROGRAM:
+        return "program a config entry runs";
+    case GG_POINTER:
+        break;
+    }
+    return "pointer file";
+}
+
+/* rel is (or is inside) what this check renamed something to. */
+static bool made_here(const struct git_guard *g, const char *rel)
+{
+    for (size_t i = 0; i < g->made.len; i++) {
+        size_t n = strlen(g->made.items[i]);
+        if (strncmp(rel, g->made.items[i], n) == 0 && (rel[n] == '\0' || rel[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
+static void undo_new(struct git_guard *g, struct str_list *lines, const struct gg_item *x)
+{
+    if (made_here(g, x->rel))
+        return;
+    char what[512];
+    if (x->kind == GG_CONFIG) {
+        if (x->type == S_IFREG && x->digest && !x->digest[0])
+            return; /* a new repository's config that runs nothing */
+        size_t len = 0;
+        char *fixed = x->type == S_IFREG ? config_defused(x, &len) : NULL;
+        if (fixed) {
+            char keys[512];
+            digest_minus(x->digest, "", keys, sizeof keys);
+            int r = write_over(g, x, fixed, len);
+            free(fixed);
+            if (r == 0) {
+                say(g, lines, x,
+                    "a new config with code-running entries (%s): those lines "
+                    "commented out (# cordon-refused)",
+                    keys);
+                return;
+            }
+        }
+        snprintf(what, sizeof what, "a new config git would run code from (%s)",
+                 x->type != S_IFREG ? "not a regular file"
+                 : x->digest        ? "code-running entries"
+                                    : "it does not parse");
+        say_neutralised(g, lines, x, what);
+        return;
+    }
+    if (x->kind == GG_POINTER && new_pointer_ok(g, x))
+        return;
+    snprintf(what, sizeof what, "a new %s%s", kind_name(x),
+             x->type == S_IFLNK ? " (a symbolic link)" : "");
+    say_neutralised(g, lines, x, what);
+}
+
+static void undo_changed(struct git_guard *g, struct str_list *lines, const struct gg_item *o,
+                         const struct gg_item *n)
+{
+    char what[1536], keys[1024] = "";
+    if (o->kind == GG_CONFIG && o->digest && n->digest && o->type == n->type) {
+        char added[256], gone[256];
+        digest_minus(n->digest, o->digest, added, sizeof added);
+        digest_minus(o->digest, n->digest, gone, sizeof gone);
+        snprintf(keys, sizeof keys, " (code-running entries%s%s%s%s)", added[0] ? " set: " : "",
+                 added, gone[0] ? " removed: " : "", gone);
+    }
+    snprintf(what, sizeof what, "%s changed by the command%s", kind_name(o), keys);
+    char *away = NULL;
+    int r = restore(g, o, &away);
+    if (r == 0) {
+        say(g, lines, o, "%s: its previous content restored%s%s%s", what,
+            away ? " (the folder there renamed to " : "", away ? away : "", away ? ")" : "");
+        free(away);
+        return;
+    }
+    free(away);
+    if (n->type == S_IFDIR && o->type != S_IFDIR) /* restore moved it away and failed after */
+        snprintf(what + strlen(what), sizeof what - strlen(what), " (became a folder)");
+    say_neutralised(g, lines, n, what);
+}
+
+/* o is not in the new snapshot: removed, or not looked at this time (its hooks folder is no
+ * longer the one git uses, which a line of its own undoes). */
+static void undo_removed(struct git_guard *g, struct str_list *lines, const struct gg_item *o)
+{
+    const char *base;
+    int pfd = open_parent(g, o->rel, &base);
+    if (pfd < 0)
+        return; /* its repository is gone with it: nothing to run */
+    close(pfd);
+    struct gg_snap here = {0};
+    struct gg_item *n = record(g, &here, o->rel, o->kind, o->repo, NULL);
+    bool present = n != NULL;
+    if (present && !same(o, n))
+        undo_changed(g, lines, o, n);
+    snap_free(&here);
+    if (present)
+        return;
+    char *away = NULL;
+    int r = restore(g, o, &away);
+    if (r == 0)
+        say(g, lines, o, "%s removed by the command: restored%s%s%s", kind_name(o),
+            away ? " (the folder there renamed to " : "", away ? away : "", away ? ")" : "");
+    free(away);
+    if (r < 0 && r != -EOPNOTSUPP)
+        say(g, lines, o, "%s removed by the command: could not be restored (%s)", kind_name(o),
+            strerror(-r));
+}
+
+/* ---- the interface ------------------------------------------------------------------------ */
+
+static void say_bounds(struct git_guard *g, const struct gg_snap *s, struct str_list *lines)
+{
+    if (g->bound_said || (!s->bound_hit && !s->hooks_hit))
+        return;
+    g->bound_said = true;
+    if (s->bound_hit)
+        str_list_push_owned(lines, xasprintf("git: looked for repositories in %zu folders, at "
+                                             "most %d levels deep, and stopped there: deeper "
+                                             "ones are not checked after each command",
+                                             s->dirs, GIT_GUARD_MAX_DEPTH));
+    if (s->hooks_hit)
+        str_list_push_owned(lines, xasprintf("git: hooks folders hold folders more than %d "
+                                             "deep: what is below is not checked",
+                                             HOOKS_DEPTH));
+}
+
+struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly)
+{
+    struct git_guard *g = xcalloc(1, sizeof *g);
+    g->ws = xstrdup(workspace);
+    const char *home = getenv("HOME");
+    g->home = home && home[0] == '/' ? xstrdup(home) : NULL;
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    g->wsfd = (int)syscall(SYS_openat2, AT_FDCWD, workspace, &how, sizeof how);
+    host_configs(g);
+    if (g->wsfd < 0 || snapshot(g, &g->snap, false) < 0) {
+        fprintf(stderr, "cordon: cannot look at the workspace %s for git repositories: %s\n",
+                workspace, strerror(errno));
+        git_guard_free(g);
+        return NULL;
+    }
+    struct str_list lines = {0};
+    say_bounds(g, &g->snap, &lines);
+    for (size_t i = 0; i < lines.len; i++)
+        fprintf(stderr, "cordon: %s\n", lines.items[i]);
+    str_list_free(&lines);
+    for (size_t i = 0; readonly && i < g->snap.ro.len; i++)
+        if (!str_list_contains(readonly, g->snap.ro.items[i]))
+            str_list_push(readonly, g->snap.ro.items[i]);
+    return g;
+}
+
+/* ---- the host's view: git rev-parse --git-common-dir --git-path hooks ------------------- */
+
+static const struct gg_item *find_item(const struct gg_snap *s, const char *rel)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(s->items[mid].rel, rel);
+        if (c == 0)
+            return &s->items[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* The last core.hookspath of a config item's digest, or NULL. */
+static char *digest_hooks_path(const struct gg_item *x)
+{
+    char *r = NULL;
+    static const char key[] = "core.hookspath=";
+    for (const char *p = x && x->digest ? x->digest : ""; (p = strstr(p, key));) {
+        if (p != x->digest && p[-1] != '\n') {
+            p++;
+            continue;
+        }
+        p += sizeof key - 1;
+        const char *nl = strchr(p, '\n');
+        free(r);
+        r = xasprintf("%.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
+    }
+    return r;
+}
+
+/* What the host's `git rev-parse --git-common-dir --git-path hooks` says in the worktree dir,
+ * worked out from the snapshot (git is never run): "COMMON HOOKS", workspace-relative where
+ * they lie in it. */
+static char *host_view(const struct git_guard *g, const struct gg_snap *s, const char *dir)
+{
+    char *dotgit = join(dir, ".git"), *gd = NULL, *common = NULL, *hp = NULL, *p;
+    const struct gg_item *x = find_item(s, dotgit);
+    if (x && x->type == S_IFREG) {
+        gd = pointer_target(g, x, dir, "gitdir: ");
+        if (!gd)
+            gd = pointer_path(x->bytes, x->len, "gitdir: ");
+    }
+    if (!gd)
+        gd = xstrdup(dotgit);
+    p = join(gd, "commondir");
+    const struct gg_item *cd = find_item(s, p);
+    common = pointer_target(g, cd, gd, "");
+    if (!common && cd && cd->type == S_IFREG) /* out of the workspace: as it says */
+        common = pointer_path(cd->bytes, cd->len, "");
+    free(p);
+    if (!common)
+        common = xstrdup(gd);
+    static const char *const configs[2][2] = {{"c", "config"}, {"g", "config.worktree"}};
+    for (int i = 0; i < 2; i++) {
+        p = join(configs[i][0][0] == 'c' ? common : gd, configs[i][1]);
+        char *v = digest_hooks_path(find_item(s, p));
+        if (v) {
+            free(hp);
+            hp = v;
+        }
+        free(p);
+    }
+    char *hooks = hp ? hp : join(common, "hooks");
+    char *r = xasprintf("%s %s", common, hooks);
+    if (hp != hooks)
+        free(hooks);
+    free(hp);
+    free(dotgit);
+    free(gd);
+    free(common);
+    return r;
+}
+
+/* One line per repository whose host view the command changed (the lines after it say how each
+ * change was undone). */
+static void say_views(const struct git_guard *g, const struct gg_snap *now, struct str_list *lines)
+{
+    for (size_t i = 0; i < g->snap.dotgits.len; i++) {
+        const char *dir = g->snap.dotgits.items[i];
+        char *was = host_view(g, &g->snap, dir), *is = host_view(g, now, dir);
+        if (strcmp(was, is) != 0)
+            str_list_push_owned(lines, xasprintf("git: repository %s: the host's `git rev-parse "
+                                                 "--git-common-dir --git-path hooks` would say "
+                                                 "\"%s\" instead of \"%s\": undone below",
+                                                 dir[0] ? dir : ".", is, was));
+        free(was);
+        free(is);
+    }
+}
+
+/* Compare now with the snapshot and undo each difference: the number of lines said. */
+static int undo_differences(struct git_guard *g, struct gg_snap *now, struct str_list *lines)
+{
+    int before = g->diffs;
+    struct gg_snap *o = &g->snap;
+    size_t i = 0, k = 0;
+    while (i < o->n || k < now->n) {
+        int c = i == o->n ? 1 : k == now->n ? -1 : strcmp(o->items[i].rel, now->items[k].rel);
+        if (c < 0)
+            undo_removed(g, lines, &o->items[i++]);
+        else if (c > 0)
+            undo_new(g, lines, &now->items[k++]);
+        else {
+            if (!same(&o->items[i], &now->items[k]))
+                undo_changed(g, lines, &o->items[i], &now->items[k]);
+            i++, k++;
+        }
+    }
+    return g->diffs - before;
+}
+
+/* An undo can change what is looked at (a hooks link put back brings its folder in, with what
+ * the command put there): compare again with the same snapshot until nothing differs, so that
+ * nothing unseen becomes part of the next snapshot. After MAX_ROUNDS the old snapshot stays
+ * (the next check compares with it again), said in one line. */
+#define MAX_ROUNDS 4
+static int check(struct git_guard *g, struct str_list *lines, bool quick)
+{
+    struct gg_snap now;
+    int found = 0, n = 0;
+    double ms = 0;
+    str_list_free(&g->made);
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        int r = snapshot(g, &now, quick);
+        if (r < 0) {
+            str_list_push_owned(lines, xasprintf("git: cannot look at the workspace's "
+                                                 "repositories (%s): not checked",
+                                                 strerror(-r)));
+            return found ? found : r;
+        }
+        ms += g->last_ms;
+        if (round == 0) {
+            say_bounds(g, &now, lines);
+            say_views(g, &now, lines);
+        }
+        n = undo_differences(g, &now, lines);
+        found += n;
+        if (n == 0)
+            break;
+        snap_free(&now);
+    }
+    g->last_ms = ms;
+    if (n) {
+        str_list_push_owned(lines, xasprintf("git: the repositories still differ after %d "
+                                             "rounds of undoing: checked again next time",
+                                             MAX_ROUNDS));
+        return found;
+    }
+    snap_free(&g->snap);
+    g->snap = now;
+    return found;
+}
+
+int git_guard_check(struct git_guard *g, struct str_list *lines)
+{
+    return check(g, lines, false);
+}
+
+int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk)
+{
+    double since = clock_mono_ms_f() - g->full_at;
+    bool full =
+        may_walk && since >= GIT_GUARD_FULL_MIN_MS && since >= GIT_GUARD_FULL_FACTOR * g->full_ms;
+    return check(g, lines, !full);
+}
+
+double git_guard_last_ms(const struct git_guard *g)
+{
+    return g->last_ms;
+}
+
+size_t git_guard_last_dirs(const struct git_guard *g)
+{
+    return g->last_dirs;
+}
+
+void git_guard_free(struct git_guard *g)
+{
+    if (!g)
+        return;
+    snap_free(&g->snap);
+    if (g->wsfd >= 0)
+        close(g->wsfd);
+    str_list_free(&g->made);
+    cfg_refs_free(&g->host);
+    str_list_free(&g->host_in_ws);
+    free(g->home);
+    free(g->ws);
+    free(g);
+}

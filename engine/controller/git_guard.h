@@ -1,0 +1,63 @@
+/* git_guard.h — the host-side check, after every sandboxed command, that nothing in a git
+ * repository of the workspace was changed so that the person's next git command on the host
+ * (`git status`, which editors run by themselves every few seconds) would run a program.
+ *
+ * A snapshot lists, for every repository found in the workspace (the workspace's own, nested
+ * ones, submodules' git dirs under .git/modules, linked worktrees' admin folders under
+ * .git/worktrees; found by a walk of at most GIT_GUARD_MAX_DEPTH levels and GIT_GUARD_MAX_DIRS
+ * directories, a bound hit said in one line, that skips node_modules folders):
+ *   - the pointer files git follows: a `.git` that is a file, `commondir`, `gitdir`;
+ *   - the configs git reads (config, config.worktree): only their code-running entries
+ *     (git_config_key_runs_code) are compared, their bytes kept to restore them;
+ *   - the hooks (not *.sample) of the hooks folder, of the folder it links to when it is a
+ *     symbolic link into the workspace, and of the core.hooksPath folder when that lies in the
+ *     workspace (husky's `.husky/_` brings its parent `.husky` along: its hooks call those);
+ *   - a hooks folder that is a symbolic link: its target.
+ * git_guard_check walks again and undoes each difference, one line each naming the repository,
+ * the file (and keys) and the action: a changed or removed file gets its previous bytes back;
+ * a new hook, a new pointer leading out of the workspace (or anywhere it should not), a new
+ * config entry that runs code is neutralised (renamed NAME.cordon-refused with its exec bits
+ * off; a new repository's config has those lines commented out instead, so that the
+ * repository keeps working). The workspace is compared again with the same snapshot until
+ * nothing differs (an undo can bring a folder into view: a hooks link put back), and the
+ * snapshot is then the state after the undo.
+ * Uses: base/git_config.h, openat2 from a descriptor of the workspace with RESOLVE_BENEATH and
+ * RESOLVE_NO_SYMLINKS for every file it reads or writes (the sandbox may have planted links).
+ * Must never: run git, follow a symbolic link, touch anything outside the workspace, or treat a
+ * file it cannot read or parse as harmless. */
+#ifndef CORDON_GIT_GUARD_H
+#define CORDON_GIT_GUARD_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "base/util.h"
+
+#define GIT_GUARD_MAX_DEPTH 6    /* directory levels below the workspace looked into */
+#define GIT_GUARD_MAX_DIRS 10000 /* directories looked into, in all (a walk: 0.1-0.25 s) */
+
+struct git_guard;
+
+/* Open the workspace (canonical, absolute) and take the first snapshot. The workspace-relative
+ * paths the sandbox should bind read-only (each exists, none is a symbolic link) are appended
+ * to readonly (when not NULL). NULL (said in one line on stderr) when the workspace cannot be
+ * opened: the caller stops, failing closed. */
+struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly);
+
+/* Compare the workspace now with the snapshot and undo each difference. Each line (without
+ * "cordon: " and without newline) is appended to lines. Returns how many differences were
+ * found (0: none), or -errno when the workspace cannot be read (said in lines too). */
+int git_guard_check(struct git_guard *g, struct str_list *lines);
+
+/* For a timer: a check of the repositories already known (cheap: their `.git` only), and,
+ * with may_walk, now and then a full one (the walk, which finds the new ones): when the last
+ * was GIT_GUARD_FULL_MIN_MS ago and GIT_GUARD_FULL_FACTOR times what it cost, so that the walk
+ * of a large workspace takes at most 1/FACTOR of the time. Returns as git_guard_check. */
+#define GIT_GUARD_FULL_MIN_MS 5000
+#define GIT_GUARD_FULL_FACTOR 50
+int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk);
+
+/* How long the last walk took and how many directories it looked into. */
+double git_guard_last_ms(const struct git_guard *g);
+size_t git_guard_last_dirs(const struct git_guard *g);
+
+void git_guard_free(struct git_guard *g);
+#endif

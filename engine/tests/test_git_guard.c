@@ -1,0 +1,418 @@
+/* test_git_guard.c — the repositories' check (controller/git_guard.c) on workspaces made here
+ * with plain files (no git needed): what it finds to hold read-only, each kind of difference
+ * and its undo, and that links a command planted never lead it out of the workspace. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "controller/git_guard.h"
+#include "test.h"
+
+static char ws[4096];
+
+static void mk_ws(void)
+{
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(ws, sizeof ws, "%s/git-guard.XXXXXX", tmp);
+    CHECK(mkdtemp(ws) != NULL);
+    char *real = realpath(ws, NULL);
+    CHECK(real);
+    snprintf(ws, sizeof ws, "%s", real);
+    free(real);
+}
+
+static char *at(const char *rel)
+{
+    return xasprintf("%s/%s", ws, rel);
+}
+
+static void put(const char *rel, const char *text, mode_t mode)
+{
+    char *p = at(rel);
+    CHECK(mkdir_parents(p, 0755) == 0);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    CHECK(fd >= 0);
+    CHECK(write_all(fd, text, strlen(text)) == 0);
+    CHECK(fchmod(fd, mode) == 0);
+    close(fd);
+    free(p);
+}
+
+static char *get(const char *rel)
+{
+    char *p = at(rel), *buf = NULL;
+    size_t len;
+    int r = read_file(p, O_NOFOLLOW, 1 << 20, &buf, &len);
+    free(p);
+    return r < 0 ? NULL : buf;
+}
+
+static bool exists(const char *rel)
+{
+    char *p = at(rel);
+    struct stat st;
+    bool r = lstat(p, &st) == 0;
+    free(p);
+    return r;
+}
+
+static mode_t mode_of(const char *rel)
+{
+    char *p = at(rel);
+    struct stat st;
+    CHECK(lstat(p, &st) == 0);
+    free(p);
+    return st.st_mode & 07777;
+}
+
+/* A git dir as `git init` leaves it, enough for the guard (which never runs git). */
+static void repo(const char *dir)
+{
+    char *p = xasprintf("%s%s.git/config", dir, dir[0] ? "/" : "");
+    put(p, "[core]\n\trepositoryformatversion = 0\n\tbare = false\n", 0644);
+    free(p);
+    p = xasprintf("%s%s.git/HEAD", dir, dir[0] ? "/" : "");
+    put(p, "ref: refs/heads/main\n", 0644);
+    free(p);
+    p = xasprintf("%s%s.git/hooks/pre-commit.sample", dir, dir[0] ? "/" : "");
+    put(p, "#!/bin/sh\n", 0755);
+    free(p);
+}
+
+static int write_file_new(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return -errno;
+    int r = write_all(fd, text, strlen(text));
+    close(fd);
+    return r;
+}
+
+static bool has_line(const struct str_list *l, const char *needle)
+{
+    for (size_t i = 0; i < l->len; i++)
+        if (strstr(l->items[i], needle))
+            return true;
+    return false;
+}
+
+static void dump(const struct str_list *l)
+{
+    for (size_t i = 0; i < l->len; i++)
+        fprintf(stderr, "  line: %s\n", l->items[i]);
+}
+
+static void test_readonly_list(void)
+{
+    mk_ws();
+    repo("");
+    repo("vendor/lib");
+    put(".git/modules/sub/config", "[core]\n\tbare = false\n", 0644);
+    put(".git/modules/sub/HEAD", "ref: refs/heads/main\n", 0644);
+    put("sub/.git", "gitdir: ../.git/modules/sub\n", 0644);
+    put(".husky/pre-commit", "#!/bin/sh\nexit 0\n", 0755);
+    put(".git/config", "[core]\n\thooksPath = .husky\n", 0644);
+    struct str_list ro = {0};
+    struct git_guard *g = git_guard_new(ws, &ro);
+    CHECK(g);
+    static const char *const want[] = {".git/config",
+                                       ".git/hooks",
+                                       "vendor/lib/.git/config",
+                                       "vendor/lib/.git/hooks",
+                                       ".git/modules/sub/config",
+                                       "sub/.git",
+                                       ".husky"};
+    for (size_t i = 0; i < ARRAY_LEN(want); i++) {
+        if (!str_list_contains(&ro, want[i]))
+            fprintf(stderr, "  missing: %s\n", want[i]);
+        CHECK(str_list_contains(&ro, want[i]));
+    }
+    CHECK(!str_list_contains(&ro, ".git/commondir")); /* only what exists */
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    git_guard_free(g);
+    str_list_free(&ro);
+    str_list_free(&lines);
+}
+
+static void test_new_hook_and_pointer(void)
+{
+    mk_ws();
+    repo("");
+    repo("vendor/lib");
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    put("vendor/lib/.git/hooks/pre-commit", "#!/bin/sh\ntouch /x\n", 0755);
+    put(".git/commondir", "/elsewhere\n", 0644);
+    put("fresh/.git", "gitdir: /outside/repo\n", 0644);
+    struct str_list lines = {0};
+    int n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK_EQ_INT(n, 3);
+    CHECK(!exists("vendor/lib/.git/hooks/pre-commit"));
+    CHECK(exists("vendor/lib/.git/hooks/pre-commit.cordon-refused"));
+    CHECK_EQ_INT(mode_of("vendor/lib/.git/hooks/pre-commit.cordon-refused") & 0111, 0);
+    CHECK(!exists(".git/commondir") && exists(".git/commondir.cordon-refused"));
+    CHECK(!exists("fresh/.git") && exists("fresh/.git.cordon-refused"));
+    CHECK(has_line(&lines, "repository vendor/lib: vendor/lib/.git/hooks/pre-commit: a new hook"));
+    /* the snapshot is now the state after the undo: nothing more to say */
+    str_list_free(&lines);
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+static void test_changed_config_restored(void)
+{
+    mk_ws();
+    repo("");
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    char *before = get(".git/config");
+    /* a harmless change is not a difference */
+    put(".git/config",
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[user]\n\tname = x\n", 0644);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    put(".git/config", "[core]\n\tfsmonitor = /bin/evil\n", 0644);
+    int n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK_EQ_INT(n, 1);
+    CHECK(has_line(&lines, "core.fsmonitor=/bin/evil"));
+    char *after = get(".git/config");
+    CHECK(after && strstr(after, "name = x") && !strstr(after, "fsmonitor"));
+    free(before);
+    free(after);
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+static void test_new_repository_config_defused(void)
+{
+    mk_ws();
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    put("app/.git/config",
+        "[core]\n\tbare = false\n\tfsmonitor = /bin/evil\n[user]\n\tname = kept\n", 0644);
+    put("app/.git/HEAD", "ref: refs/heads/main\n", 0644);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 1);
+    char *c = get("app/.git/config");
+    CHECK(c && strstr(c, "# cordon-refused: \tfsmonitor = /bin/evil") && strstr(c, "name = kept"));
+    free(c);
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+/* A command replaces the hooks folder of a nested repository with a link out of the workspace
+ * and puts one inside pointing at a hook outside: the guard renames the links and touches
+ * nothing outside. */
+static void test_planted_links(void)
+{
+    mk_ws();
+    repo("");
+    repo("n");
+    char *outside = xasprintf("%s.outside", ws);
+    CHECK(mkdir(outside, 0755) == 0 || errno == EEXIST);
+    char *hook = xasprintf("%s/pre-commit", outside);
+    int fd = open(hook, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK(chmod(hook, 0755) == 0);
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    char *nh = at("n/.git/hooks"), *link = at(".git/hooks/post-checkout");
+    char *cmd = xasprintf("rm -rf '%s'", nh);
+    CHECK(system(cmd) == 0);
+    CHECK(symlink(outside, nh) == 0);
+    CHECK(symlink(hook, link) == 0);
+    struct str_list lines = {0};
+    int n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK(n >= 2);
+    struct stat st;
+    CHECK(lstat(hook, &st) == 0 && (st.st_mode & 0111) == 0111); /* outside: untouched */
+    CHECK(!exists(".git/hooks/post-checkout") && exists(".git/hooks/post-checkout.cordon-refused"));
+    CHECK(!exists("n/.git/hooks") || !S_ISLNK(mode_of("n/.git/hooks")));
+    unlink(hook);
+    rmdir(outside);
+    free(outside);
+    free(hook);
+    free(nh);
+    free(link);
+    free(cmd);
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+/* The folder of a removed link: restored, the folder put there renamed away. */
+static void test_hooks_link_replaced(void)
+{
+    mk_ws();
+    repo("");
+    put(".githooks/pre-commit", "#!/bin/sh\nexit 0\n", 0755);
+    char *h = at(".git/hooks"), *cmd = xasprintf("rm -rf '%s'", h);
+    CHECK(system(cmd) == 0);
+    CHECK(symlink("../.githooks", h) == 0);
+    struct str_list ro = {0};
+    struct git_guard *g = git_guard_new(ws, &ro);
+    CHECK(g);
+    CHECK(str_list_contains(&ro, ".githooks"));
+    CHECK(unlink(h) == 0);
+    put(".git/hooks/pre-commit", "#!/bin/sh\ntouch /x\n", 0755);
+    put(".githooks/pre-push", "#!/bin/sh\ntouch /x\n", 0755);
+    struct str_list lines = {0};
+    git_guard_check(g, &lines);
+    dump(&lines);
+    char target[64] = "";
+    CHECK(readlink(h, target, sizeof target - 1) > 0);
+    CHECK(strcmp(target, "../.githooks") == 0);
+    CHECK(exists(".git/hooks.cordon-refused/pre-commit"));
+    CHECK(!exists(".githooks/pre-push") && exists(".githooks/pre-push.cordon-refused"));
+    free(h);
+    free(cmd);
+    git_guard_free(g);
+    str_list_free(&ro);
+    str_list_free(&lines);
+}
+
+/* A repository the snapshot knew stays checked when a command fills the workspace with folders
+ * to push it past the walk's bound. */
+static void test_known_past_bound(void)
+{
+    mk_ws();
+    repo("zz");
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    for (int i = 0; i < GIT_GUARD_MAX_DIRS + 10; i++) {
+        char *p = xasprintf("%s/a%05d", ws, i);
+        CHECK(mkdir(p, 0755) == 0);
+        free(p);
+    }
+    put("zz/.git/hooks/pre-commit", "#!/bin/sh\n", 0755);
+    struct str_list lines = {0};
+    git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK(has_line(&lines, "stopped there"));
+    CHECK(exists("zz/.git/hooks/pre-commit.cordon-refused"));
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+/* A program a config entry runs by path, in the workspace: held read-only, a change undone. */
+static void test_program_by_path(void)
+{
+    mk_ws();
+    repo("");
+    put(".git/config", "[diff \"pdf\"]\n\ttextconv = ./scripts/conv.sh --x\n", 0644);
+    put("scripts/conv.sh", "#!/bin/sh\ncat\n", 0755);
+    struct str_list ro = {0};
+    struct git_guard *g = git_guard_new(ws, &ro);
+    CHECK(g);
+    CHECK(str_list_contains(&ro, "scripts/conv.sh"));
+    put("scripts/conv.sh", "#!/bin/sh\ntouch /x\n", 0755);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 1);
+    dump(&lines);
+    char *c = get("scripts/conv.sh");
+    CHECK(c && strcmp(c, "#!/bin/sh\ncat\n") == 0);
+    free(c);
+    git_guard_free(g);
+    str_list_free(&ro);
+    str_list_free(&lines);
+}
+
+/* The host's global config: its relative core.hooksPath applies to every repository, and a
+ * global config that lies in the workspace (a dotfiles repository) is guarded itself. */
+static void test_host_config(void)
+{
+    mk_ws();
+    repo("proj");
+    put("dotfiles/gitconfig", "[core]\n\thooksPath = .githooks\n", 0644);
+    put("proj/.githooks/pre-commit", "#!/bin/sh\n", 0755);
+    char *home = at("home");
+    CHECK(mkdir(home, 0755) == 0);
+    char *link = xasprintf("%s/.gitconfig", home), *target = at("dotfiles/gitconfig");
+    CHECK(symlink(target, link) == 0);
+    setenv("HOME", home, 1);
+    unsetenv("GIT_CONFIG_GLOBAL");
+    unsetenv("XDG_CONFIG_HOME");
+    struct str_list ro = {0};
+    struct git_guard *g = git_guard_new(ws, &ro);
+    CHECK(g);
+    CHECK(str_list_contains(&ro, "dotfiles/gitconfig"));
+    CHECK(str_list_contains(&ro, "proj/.githooks"));
+    put("proj/.githooks/post-checkout", "#!/bin/sh\n", 0755);
+    put("dotfiles/gitconfig", "[core]\n\tfsmonitor = /x\n", 0644);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 2);
+    dump(&lines);
+    CHECK(exists("proj/.githooks/post-checkout.cordon-refused"));
+    char *c = get("dotfiles/gitconfig");
+    CHECK(c && strstr(c, "hooksPath") && !strstr(c, "fsmonitor"));
+    free(c);
+    free(home);
+    free(link);
+    free(target);
+    git_guard_free(g);
+    str_list_free(&ro);
+    str_list_free(&lines);
+}
+
+/* The workspace is a linked worktree of a repository elsewhere whose config names
+ * core.hooksPath = .husky: relative to the worktree, so in the workspace. */
+static void test_worktree_hooks_path(void)
+{
+    mk_ws();
+    char *main = xasprintf("%s.main", ws), *f = NULL;
+    f = xasprintf("%s/.git/worktrees/wt/commondir", main);
+    CHECK(mkdir_parents(f, 0755) == 0);
+    CHECK(write_file_new(f, "../..\n") == 0);
+    free(f);
+    f = xasprintf("%s/.git/config", main);
+    CHECK(write_file_new(f, "[core]\n\thooksPath = .husky\n") == 0);
+    free(f);
+    f = xasprintf("gitdir: %s/.git/worktrees/wt\n", main);
+    put(".git", f, 0644);
+    free(f);
+    put(".husky/pre-commit", "#!/bin/sh\n", 0755);
+    struct str_list ro = {0};
+    struct git_guard *g = git_guard_new(ws, &ro);
+    CHECK(g);
+    CHECK(str_list_contains(&ro, ".husky"));
+    CHECK(str_list_contains(&ro, ".git"));
+    put(".husky/pre-commit", "#!/bin/sh\ntouch /x\n", 0755);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 1);
+    dump(&lines);
+    char *c = get(".husky/pre-commit");
+    CHECK(c && strcmp(c, "#!/bin/sh\n") == 0);
+    free(c);
+    f = xasprintf("rm -rf '%s'", main);
+    CHECK(system(f) == 0);
+    free(f);
+    free(main);
+    git_guard_free(g);
+    str_list_free(&ro);
+    str_list_free(&lines);
+}
+
+TEST_MAIN({"what exists is listed to hold read-only", test_readonly_list},
+          {"a new hook, commondir and .git file are renamed away", test_new_hook_and_pointer},
+          {"a config's code-running change is undone, other changes are not",
+           test_changed_config_restored},
+          {"a new repository's code-running lines are commented out",
+           test_new_repository_config_defused},
+          {"planted links are renamed, nothing outside is touched", test_planted_links},
+          {"a hooks link replaced by a folder is restored", test_hooks_link_replaced},
+          {"a known repository past the bound is still checked", test_known_past_bound},
+          {"a program a config entry runs by path is guarded", test_program_by_path},
+          {"the host's global config: its hooksPath, and itself in the workspace",
+           test_host_config},
+          {"a linked worktree's core.hooksPath folder in the workspace", test_worktree_hooks_path})

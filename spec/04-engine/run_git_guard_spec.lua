@@ -1,0 +1,315 @@
+-- spec/04-engine/run_git_guard_spec.lua — nothing a sandboxed command writes in a git
+-- repository makes the host's git run a program: for a fresh `git init`, a nested repository, a
+-- submodule, a linked worktree (the workspace being the worktree, and the workspace being the
+-- main repository with a worktree elsewhere), a symbolic-linked hooks folder, husky's `.husky`
+-- (and husky 9's `.husky/_`) and a program a config entry runs by path, a command tries one way
+-- (hooks, core.hooksPath's folder, core.fsmonitor through a planted commondir, a submodule's
+-- config, a replaced `.git` file, a textconv script). Each attempt is first shown
+-- to work without cordon: the host's `git status` and `git commit` then create a marker file.
+-- Under cordon they do not, and `git rev-parse --git-common-dir --git-path hooks` on the host
+-- says what it said before. Then the window that remains (a new name in .git, which no mount
+-- can stop) is shown closing while the command still runs, and a session's background job is
+-- undone before its next command.
+-- Drives the built binary ($CORDON_BIN); runs as root; no network.
+local h = require("spec.helpers")
+
+local GIT_ENV = "export GIT_AUTHOR_NAME=spec GIT_AUTHOR_EMAIL=spec@example.com "
+    .. "GIT_COMMITTER_NAME=spec GIT_COMMITTER_EMAIL=spec@example.com GIT_CONFIG_NOSYSTEM=1 "
+    .. "GIT_CONFIG_GLOBAL=/dev/null; "
+
+local function git(dir, args)
+    return h.sh_ok(GIT_ENV .. "git -C " .. h.quote(dir) .. " " .. args)
+end
+
+local function repo(dir)
+    h.sh_ok("mkdir -p " .. h.quote(dir))
+    git(dir, "init -q -b main && " .. "git -C " .. h.quote(dir) .. " commit -q --allow-empty -m one")
+end
+
+-- Each case: setup(root) -> ws, dir (where the host runs git afterwards), vars; attack: a bash
+-- script (MARK, WS, ROOT replaced) run in ws; host: what the person's git does next, in dir.
+local CASES = {
+    {
+        name = "a fresh git init: hooks and core.fsmonitor in a repository made during the run",
+        setup = function(root)
+            local ws = root .. "/ws"
+            h.sh_ok("mkdir -p " .. h.quote(ws))
+            return ws, ws
+        end,
+        attack = [[
+git init -q -b main .
+printf '#!/bin/sh\ntouch MARK\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+printf '#!/bin/sh\ntouch MARK\n' > evil.sh; chmod +x evil.sh
+git config core.fsmonitor WS/evil.sh
+]],
+        host = "git status; git commit -q --allow-empty -m two",
+        expect = { ".git/hooks/pre-commit", ".git/config" },
+    },
+    {
+        name = "a nested repository: core.fsmonitor and a hook through a planted commondir",
+        setup = function(root)
+            local ws = root .. "/ws"
+            repo(ws)
+            repo(ws .. "/vendor/lib")
+            return ws, ws .. "/vendor/lib"
+        end,
+        attack = [[
+git init -q --bare evilc
+printf '#!/bin/sh\ntouch MARK\n' > evilc/hooks/pre-commit; chmod +x evilc/hooks/pre-commit
+printf '#!/bin/sh\ntouch MARK\n' > evil.sh; chmod +x evil.sh
+git --git-dir=evilc config core.bare false; git --git-dir=evilc config core.fsmonitor WS/evil.sh
+echo ../../../evilc > vendor/lib/.git/commondir
+]],
+        host = "git status; git commit -q --allow-empty -m two",
+        expect = { "vendor/lib/.git/commondir" },
+    },
+    {
+        name = "a submodule: its config under .git/modules",
+        setup = function(root)
+            local lib, ws = root .. "/lib", root .. "/ws"
+            repo(lib)
+            repo(ws)
+            git(ws, "-c protocol.file.allow=always submodule add -q " .. h.quote(lib) .. " sub")
+            git(ws, "commit -qm sub")
+            return ws, ws
+        end,
+        attack = [[
+printf '#!/bin/sh\ntouch MARK\n' > evil.sh; chmod +x evil.sh
+printf '[core]\n\tfsmonitor = WS/evil.sh\n' >> .git/modules/sub/config
+printf '#!/bin/sh\ntouch MARK\n' > .git/modules/sub/hooks/pre-commit
+chmod +x .git/modules/sub/hooks/pre-commit
+]],
+        host = "git status; git -C sub status; git -C sub commit -q --allow-empty -m two",
+    },
+    {
+        name = "the workspace is a linked worktree: its .git file replaced with gitdir: .evil",
+        setup = function(root)
+            local main, wt = root .. "/main", root .. "/wt"
+            repo(main)
+            git(main, "worktree add -q -b task " .. h.quote(wt))
+            return wt, wt
+        end,
+        attack = [[
+git init -q --bare .evil; git --git-dir=.evil config core.bare false
+printf '#!/bin/sh\ntouch MARK\n' > .evil/hooks/pre-commit; chmod +x .evil/hooks/pre-commit
+rm -f .git; echo 'gitdir: .evil' > .git
+]],
+        host = "git status; git commit -q --allow-empty -m two",
+    },
+    {
+        name = "the workspace is the main repository: another worktree's commondir",
+        setup = function(root)
+            local ws, wt = root .. "/ws", root .. "/wt"
+            repo(ws)
+            git(ws, "worktree add -q -b task " .. h.quote(wt))
+            return ws, wt
+        end,
+        attack = [[
+git init -q --bare evilc; git --git-dir=evilc config core.bare false
+printf '#!/bin/sh\ntouch MARK\n' > evilc/hooks/pre-commit; chmod +x evilc/hooks/pre-commit
+echo WS/evilc > .git/worktrees/wt/commondir
+]],
+        host = "git status; git commit -q --allow-empty -m two",
+    },
+    {
+        name = "a hooks folder that is a symbolic link into the work tree (.githooks)",
+        setup = function(root)
+            local ws = root .. "/ws"
+            repo(ws)
+            h.sh_ok("mkdir " .. h.quote(ws .. "/.githooks"))
+            h.write_file(ws .. "/.githooks/pre-commit", "#!/bin/sh\nexit 0\n", "755")
+            h.sh_ok("rm -rf " .. h.quote(ws .. "/.git/hooks") .. " && ln -s ../.githooks "
+                .. h.quote(ws .. "/.git/hooks"))
+            return ws, ws
+        end,
+        attack = [[
+printf '#!/bin/sh\ntouch MARK\n' > .githooks/pre-commit
+rm -f .git/hooks && mkdir .git/hooks && printf '#!/bin/sh\ntouch MARK\n' > .git/hooks/pre-commit
+chmod +x .git/hooks/pre-commit
+]],
+        host = "git status; git commit -q --allow-empty -m two",
+        expect = { ".git/hooks" },
+    },
+    {
+        name = "husky: core.hooksPath = .husky, whose hooks live in the workspace",
+        setup = function(root)
+            local ws = root .. "/ws"
+            repo(ws)
+            h.sh_ok("mkdir " .. h.quote(ws .. "/.husky"))
+            h.write_file(ws .. "/.husky/pre-commit", "#!/bin/sh\nexit 0\n", "755")
+            git(ws, "config core.hooksPath .husky")
+            return ws, ws
+        end,
+        attack = [[
+printf '#!/bin/sh\ntouch MARK\n' > .husky/pre-commit
+printf '#!/bin/sh\ntouch MARK\n' > .husky/commit-msg; chmod +x .husky/commit-msg
+]],
+        host = "git status; git commit -q --allow-empty -m two",
+    },
+    {
+        name = "husky 9: core.hooksPath = .husky/_, whose hooks run the ones in .husky",
+        setup = function(root)
+            local ws = root .. "/ws"
+            repo(ws)
+            h.sh_ok("mkdir -p " .. h.quote(ws .. "/.husky/_"))
+            h.write_file(ws .. "/.husky/_/pre-commit",
+                "#!/bin/sh\nexec sh \"$(dirname \"$0\")/../$(basename \"$0\")\"\n", "755")
+            h.write_file(ws .. "/.husky/pre-commit", "exit 0\n", "644")
+            git(ws, "config core.hooksPath .husky/_")
+            return ws, ws
+        end,
+        attack = [[printf 'touch MARK\n' > .husky/pre-commit]],
+        host = "git status; git commit -q --allow-empty -m two",
+    },
+    {
+        name = "a program a config entry runs by path: diff.conv.textconv = ./scripts/conv.sh",
+        setup = function(root)
+            local ws = root .. "/ws"
+            repo(ws)
+            h.sh_ok("mkdir -p " .. h.quote(ws .. "/scripts"))
+            h.write_file(ws .. "/scripts/conv.sh", "#!/bin/sh\ncat \"$1\"\n", "755")
+            h.write_file(ws .. "/.gitattributes", "*.txt diff=conv\n")
+            h.write_file(ws .. "/a.txt", "one\n")
+            git(ws, "config diff.conv.textconv ./scripts/conv.sh")
+            git(ws, "add -A && git -C " .. h.quote(ws) .. " commit -qm files")
+            h.write_file(ws .. "/a.txt", "two\n")
+            return ws, ws
+        end,
+        attack = [[printf '#!/bin/sh\ntouch MARK\ncat "$1"\n' > scripts/conv.sh]],
+        host = "git diff",
+    },
+}
+
+local function fill(script, vars)
+    return (script:gsub("[A-Z]+", function(w) return vars[w] end))
+end
+
+local function rev_parse(dir)
+    return h.sh(GIT_ENV .. "cd " .. h.quote(dir) .. " && git rev-parse --git-common-dir --git-path hooks"
+        .. " 2>&1").stdout
+end
+
+local function exists(path)
+    return h.sh("test -e " .. h.quote(path)).code == 0
+end
+
+local function host_git(dir, script)
+    return h.sh(GIT_ENV .. "cd " .. h.quote(dir) .. " && { " .. script .. "; } >/dev/null 2>&1")
+end
+
+describe("cordon run: nothing in a repository makes the host run a program", function()
+    lazy_setup(function()
+        assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
+        assert(h.sh("git --version").code == 0, "git is not installed")
+    end)
+    after_each(h.cleanup)
+
+    for _, c in ipairs(CASES) do
+        it(c.name, function()
+            -- without cordon: the attempt works
+            local root = h.tmpdir()
+            local ws, dir = c.setup(root)
+            local mark = root .. "/MARK"
+            local vars = { MARK = mark, WS = ws, ROOT = root }
+            h.sh(GIT_ENV .. "cd " .. h.quote(ws) .. " && bash -c " .. h.quote(fill(c.attack, vars))
+                .. " >/dev/null 2>&1")
+            host_git(dir, c.host)
+            assert.is_true(exists(mark), "the attempt does not work even without cordon: " .. c.name)
+
+            -- under cordon: it does not
+            root = h.tmpdir()
+            ws, dir = c.setup(root)
+            mark = root .. "/MARK"
+            vars = { MARK = mark, WS = ws, ROOT = root }
+            local before = rev_parse(dir)
+            if before:match("^fatal") then before = ".git\n.git/hooks\n" end -- git init inside
+            local r = h.run_sh(GIT_ENV .. fill(c.attack, vars), { workspace = ws, cwd = ws })
+            assert.is_false(exists(mark), "ran during the command\n" .. h.describe(r))
+            assert.are.equal(before, rev_parse(dir), h.describe(r))
+            host_git(dir, c.host)
+            assert.is_false(exists(mark), "the host's git ran the command's program\n" .. h.describe(r))
+            for _, rel in ipairs(c.expect or {}) do
+                assert.is_truthy(r.stderr:find("cordon: git: repository [^\n]*" .. rel:gsub("%p", "%%%0")),
+                    "no line names " .. rel .. "\n" .. h.describe(r))
+            end
+        end)
+    end
+
+    it("a new repository's harmless config and samples stay as git made them, and git works", function()
+        local ws = h.workspace()
+        local r = h.run_sh(GIT_ENV .. "git init -q -b main . && echo a > f && git add f && "
+            .. "git commit -qm one && git status --porcelain", { workspace = ws, cwd = ws })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.is_nil(r.stderr:find("cordon: git:", 1, true), h.describe(r))
+        assert.are.equal("one\n", git(ws, "log --format=%s"))
+    end)
+
+    it("a new name in .git, which no mount can stop, is undone while the command still runs", function()
+        local root = h.tmpdir()
+        local ws = root .. "/ws"
+        repo(ws)
+        -- the command plants .git/commondir and waits (at most 20 s) until it is gone
+        local r = h.run_sh("echo " .. h.quote(root .. "/evil") .. " > .git/commondir; "
+            .. "for i in $(seq 200); do test -e .git/commondir || { echo undone; exit 0; }; sleep 0.1; done; "
+            .. "echo still-there; exit 1", { workspace = ws, cwd = ws })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal("undone\n", r.stdout)
+        assert.is_truthy(r.stderr:find("cordon: git: repository .: .git/commondir: a new pointer file: "
+            .. "renamed to commondir.cordon-refused", 1, true), h.describe(r))
+        assert.is_truthy(r.stderr:find("cordon: git: repository .: the host's `git rev-parse --git-common-dir "
+            .. "--git-path hooks` would say \"" .. root .. "/evil " .. root .. "/evil/hooks\" instead of "
+            .. "\".git .git/hooks\"", 1, true), h.describe(r))
+        assert.is_true(exists(ws .. "/.git/commondir.cordon-refused"))
+        assert.are.equal(".git\n.git/hooks\n", h.sh_ok(GIT_ENV .. "cd " .. h.quote(ws)
+            .. " && git rev-parse --git-common-dir --git-path hooks"))
+    end)
+
+    it("a new repository's code-running config lines are commented out, the rest kept", function()
+        local ws = h.workspace()
+        local r = h.run_sh(GIT_ENV .. "git init -q -b main . && git config user.name kept && "
+            .. "git config core.fsmonitor /bin/evil && git config alias.x '!evil'",
+            { workspace = ws, cwd = ws })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.is_truthy(r.stderr:find(".git/config: a new config with code-running entries", 1, true),
+            h.describe(r))
+        assert.are.equal("kept\n", git(ws, "config user.name"))
+        assert.are.equal(1, h.sh(GIT_ENV .. "git -C " .. h.quote(ws) .. " config core.fsmonitor").code)
+        assert.are.equal(1, h.sh(GIT_ENV .. "git -C " .. h.quote(ws) .. " config alias.x").code)
+    end)
+end)
+
+describe("cordon session: a background job's plant is undone before the next command", function()
+    after_each(h.cleanup)
+
+    it("a hook planted in a nested repository made in the background", function()
+        local root = h.tmpdir()
+        local ws = root .. "/ws"
+        repo(ws)
+        local s = h.session_start("gg-" .. h.token(), { cwd = ws })
+        local bg = h.cordon({ "exec", s.name, "--background", "--", GIT_ENV .. "git init -q -b main sub && "
+            .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > sub/.git/hooks/pre-commit && "
+            .. "chmod +x sub/.git/hooks/pre-commit && touch planted && sleep 30" },
+            { cwd = ws, env = s.env })
+        assert.are.equal(0, bg.code, h.describe(bg))
+        assert.is_true(h.wait_for(function() return exists(ws .. "/planted") end, 20))
+        local r = h.cordon({ "exec", s.name, "--", "true" }, { cwd = ws, env = s.env })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.is_false(exists(ws .. "/sub/.git/hooks/pre-commit"))
+        assert.is_true(exists(ws .. "/sub/.git/hooks/pre-commit.cordon-refused"))
+        host_git(ws .. "/sub", "git commit -q --allow-empty -m x")
+        assert.is_false(exists(root .. "/MARK"))
+    end)
+
+    it("a foreground command's plant: the line comes with its result", function()
+        local root = h.tmpdir()
+        local ws = root .. "/ws"
+        repo(ws)
+        local s = h.session_start("gg-" .. h.token(), { cwd = ws })
+        local r = h.cordon({ "exec", s.name, "--", "echo /nowhere > .git/commondir" },
+            { cwd = ws, env = s.env })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.is_truthy(r.stderr:find("cordon: git: repository .: .git/commondir: a new pointer file", 1, true),
+            h.describe(r))
+        assert.is_false(exists(ws .. "/.git/commondir"))
+    end)
+end)
