@@ -1,13 +1,15 @@
 /* lua_host.c — the one owner of the lua_State. See lua_host.h.
  * Owns: creating and sandboxing the state (base, table, string, math, utf8 opened one by one;
- * text chunks only; require over the embedded lua/ modules; a fresh _ENV per policy and
+ * text chunks only, but for the embedded lua/ modules' build-time bytecode; require over those
+ * modules, each loaded on its first require; a fresh _ENV per policy and
  * profile file), the budgets (instruction count hook, allocator cap), the single protected
  * call every Lua entry goes through (outcome enum), loading the policy layers and profile
  * files, and the state's lifetime (rebuild after out-of-memory, close).
  * Uses: lua_host_api.c for the `host` table, lua_decide.c to forget a resolved profile,
  * lua_embedded.c for lua/, util.c, log.c, markers.c (the refusal markers, compiled once).
  * The decisions are lua_decide.c's, explain and check lua_explain.c's (lua_host_private.h).
- * Must never: run bytecode, open io/os/debug/package, call Lua outside lh_protected_call(),
+ * Must never: run bytecode but the embedded modules' (never from a file, a string or a user),
+ * open io/os/debug/package, call Lua outside lh_protected_call(),
  * look hooks up by global name (registry refs only), or let a hook error pass as "allow". */
 #include "policy/lua_host.h"
 #include "policy/lua_host_private.h"
@@ -367,7 +369,9 @@ static int lh_load(lua_State *L)
     return 1;
 }
 
-/* require(name): only the embedded lua/ modules, each loaded once, as text. */
+/* require(name): only the embedded lua/ modules, each loaded once, on its first require. They
+ * are the build's own bytecode (lua_compile.c), so mode "b" here and nowhere else: what a policy,
+ * a profile or load() brings is text, always. */
 static int lh_require(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
@@ -380,8 +384,8 @@ static int lh_require(lua_State *L)
         m++;
     if (!m->name)
         return luaL_error(L, "module '%s' not found (only the embedded cordon.* modules)", name);
-    if (luaL_loadbufferx(L, m->source, m->len, m->chunkname, "t") != LUA_OK)
-        return lua_error(L);
+    if (luaL_loadbufferx(L, (const char *)m->code, m->len, m->chunkname, "b") != LUA_OK)
+        return lua_error(L); /* "lua/cordon/NAME.lua: bad binary format ...": a broken build */
     lua_pushstring(L, name);
     lua_call(L, 1, 1); /* [name, loaded, mod] */
     if (lua_isnil(L, -1)) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "sandbox/fsview.h"
+#include "policy/lua_embedded.h"
 #include "policy/lua_host.h"
 #include "sandbox/sandbox_config.h"
 #include "test.h"
@@ -449,6 +450,15 @@ static void test_bytecode_refused(void)
     CHECK_EQ_INT(lh_open(&opt, err, sizeof err), -1);
     CHECK_STR_CONTAINS(err, "10-bin.lua");
     CHECK_STR_CONTAINS(err, "binary chunk");
+}
+
+/* The embedded modules are the build's bytecode (a policy file's bytecode is refused above). */
+static void test_embedded_bytecode_only(void)
+{
+    size_t n = 0;
+    for (const struct lua_embedded_module *m = lua_embedded_modules; m->name; m++, n++)
+        CHECK(m->len > 4 && memcmp(m->code, "\x1bLua", 4) == 0);
+    CHECK(n >= 8);
 }
 
 static void test_policy_load_errors(void)
@@ -1126,6 +1136,7 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"raise / bad result -> file:line", test_hook_errors},
           {"policies see only the sandboxed API", test_sandboxed_globals},
           {"bytecode is refused", test_bytecode_refused},
+          {"the embedded modules are bytecode", test_embedded_bytecode_only},
           {"policy load errors stop lh_open", test_policy_load_errors},
           {"user layer and user profiles", test_user_layer},
           {"lh_check_all reports every problem", test_check_all},
