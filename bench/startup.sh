@@ -18,8 +18,9 @@
 #   minimal /dev, own /proc, tmpfs /tmp, writable workspace = cwd), true and bash -c true
 # then prints the medians with user and system CPU time (less noisy than wall time on a loaded
 # machine), the ratios cordon/floor (goal: <= 1.4), cordon/bwrap, floor/bwrap, cordon/plain
-# and overlay home/read-only home (goal: <= 1.05); then times the two homes once more in turn,
-# round by round (ROUNDS=100), for a ratio the machine's drifting load moves less.
+# and overlay home/read-only home (goal: <= 1.05); then times the two homes, and the floor and
+# cordon (and BEFORE), once more in turn, round by round (ROUNDS=100), for ratios the
+# machine's drifting load moves less.
 # Runs inside a fresh temporary directory, which is the workspace of every sandboxed command.
 # A root caller's runs do more (the scan of root-only files, root writes, the cgroup): BENCH_UID
 # measures what an unprivileged caller pays, with the home in the temporary directory.
@@ -207,6 +208,27 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 mo=$(median "${ov[@]}") mr=$(median "${ro[@]}")
 awk -v o="$mo" -v r="$mr" 'BEGIN { x = o / r; printf "overlay %.3f  readonly %.3f  ratio %.3f  (goal <= 1.05: %s)\n", o, r, x, x <= 1.05 ? "met" : "NOT met" }'
+
+# The goal's ratio the same way: the floor and cordon (and $BEFORE) in turn, round by round.
+echo
+echo "== cordon against the floor${before:+ and BEFORE}, in turn, $rounds rounds (ms)"
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) * 1000 }'; }
+fl=() co=() be=()
+for ((i = 0; i < rounds; i++)); do
+    t0=$EPOCHREALTIME; "$floor" /bin/true </dev/null; t1=$EPOCHREALTIME
+    "$cordon" run -- true </dev/null; t2=$EPOCHREALTIME
+    fl+=("$(ms "$t0" "$t1")") co+=("$(ms "$t1" "$t2")")
+    if [ -n "$before" ]; then
+        t2=$EPOCHREALTIME; "$before" run -- true </dev/null; t3=$EPOCHREALTIME
+        be+=("$(ms "$t2" "$t3")")
+    fi
+done
+mf=$(median "${fl[@]}") mc=$(median "${co[@]}")
+awk -v f="$mf" -v c="$mc" 'BEGIN { x = c / f; printf "floor %.3f  cordon %.3f  cordon/floor %.3f  (goal <= 1.4: %s)\n", f, c, x, x <= 1.4 ? "met" : "NOT met" }'
+if [ -n "$before" ]; then
+    mb=$(median "${be[@]}")
+    awk -v f="$mf" -v c="$mc" -v b="$mb" 'BEGIN { printf "before %.3f  before/floor %.3f  cordon/before %.3f\n", b, b / f, c / b }'
+fi
 if [ -n "${JSON_OUT:-}" ]; then
     echo "hyperfine JSON: $json"
 fi
