@@ -157,6 +157,11 @@ int main(int argc, char **argv)
     FILE *f = fopen(tmp, "w");
     if (!L || !f) {
         fprintf(stderr, "lua_compile: %s: %s\n", tmp, L ? strerror(errno) : "no Lua state");
+        if (f)
+            fclose(f);
+        if (L)
+            lua_close(L);
+        remove(tmp);
         return 1;
     }
     struct dump text = {0}, d = {0};
@@ -186,6 +191,8 @@ int main(int argc, char **argv)
     }
     int n_data = first_data < argc ? argc - first_data : 0;
     char *built = calloc((size_t)n_data + 1, 1);
+    if (!built)
+        rc = 1;
     for (int i = 0; rc == 0 && i < n_data; i++) {
         int r = put_builtin(f, L, data_dir, argv[first_data + i], i, &text, &d);
         if (r < 0)
