@@ -1,13 +1,17 @@
 /* lua_host.c — the one owner of the lua_State. See lua_host.h.
  * Owns: creating and sandboxing the state (base, table, string, math, utf8 opened one by one;
- * text chunks only; require over the embedded lua/ modules; a fresh _ENV per policy and
+ * text chunks only, but for the embedded lua/ modules' build-time bytecode (and a built-in
+ * policy's or profile's, for a file that is byte for byte its text); require over those
+ * modules, each loaded on its first require; a fresh _ENV per policy and
  * profile file), the budgets (instruction count hook, allocator cap), the single protected
  * call every Lua entry goes through (outcome enum), loading the policy layers and profile
  * files, and the state's lifetime (rebuild after out-of-memory, close).
  * Uses: lua_host_api.c for the `host` table, lua_decide.c to forget a resolved profile,
  * lua_embedded.c for lua/, util.c, log.c, markers.c (the refusal markers, compiled once).
  * The decisions are lua_decide.c's, explain and check lua_explain.c's (lua_host_private.h).
- * Must never: run bytecode, open io/os/debug/package, call Lua outside lh_protected_call(),
+ * Must never: run bytecode but the binary's own (the embedded modules; a built-in policy or
+ * profile for a file holding exactly its text), never bytecode from a file, a string or a user,
+ * open io/os/debug/package, call Lua outside lh_protected_call(),
  * look hooks up by global name (registry refs only), or let a hook error pass as "allow". */
 #include "policy/lua_host.h"
 #include "policy/lua_host_private.h"
@@ -245,6 +249,61 @@ long lh_push_file(lua_State *L, const char *path)
     return (long)len;
 }
 
+/* The built-in file whose text buf is, byte for byte, or NULL. */
+static const struct lua_builtin_chunk *builtin_of(const char *buf, size_t len)
+{
+    for (const struct lua_builtin_chunk *b = lua_builtin_chunks; b->name; b++)
+        if (b->text_len == len && memcmp(b->text, buf, len) == 0)
+            return b;
+    return NULL;
+}
+
+/* The pieces of a built-in chunk, handed to lua_load in turn: no copy of them is made. */
+struct builtin_reader {
+    const void *piece[4];
+    size_t len[4];
+    int next;
+};
+
+static const char *read_piece(lua_State *L, void *ud, size_t *size)
+{
+    (void)L;
+    struct builtin_reader *r = ud;
+    while (r->next < 4 && r->len[r->next] == 0)
+        r->next++;
+    if (r->next == 4) {
+        *size = 0;
+        return NULL;
+    }
+    *size = r->len[r->next];
+    return r->piece[r->next++];
+}
+
+/* A file holding exactly a built-in policy's or profile's text: the build's bytecode of that
+ * text, named "@path" as the text would be (its messages and positions are the text's), instead
+ * of parsing it again. [name] -> [name, fn], true; false, with the stack as it was, when it
+ * cannot be loaded (the caller parses the text: the same function). The bytes are the binary's
+ * own, never the file's: the file was only compared. */
+static bool load_builtin(lua_State *L, const struct lua_builtin_chunk *b)
+{
+    size_t nl;
+    const char *name = lua_tolstring(L, -1, &nl);
+    unsigned char size[sizeof(size_t) * 8 / 7 + 1];
+    size_t n = 0;
+    /* Lua 5.4's dumped size: nl + 1 in 7-bit groups, most significant first, 0x80 on the last. */
+    for (size_t x = nl + 1; x || !n; x >>= 7)
+        size[sizeof size - ++n] = (unsigned char)(x & 0x7f);
+    size[sizeof size - 1] |= 0x80;
+    struct builtin_reader r = {.piece = {b->head, size + sizeof size - n, name, b->tail},
+                               .len = {b->head_len, n, nl, b->tail_len}};
+    if (lua_load(L, read_piece, &r, name, "b") == LUA_OK) /* [name, fn|msg] */
+        return true;
+    LOG_D(LH_UNIT, "%s: built-in chunk not loaded (%s): parsing the text", b->name,
+          lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return false;
+}
+
 /* Load the text chunk in the userdata on top as path, with a fresh sandbox _ENV:
  * [ud] -> [ud, fn]. Raises "path:line: message" on a syntax error or a binary chunk. */
 void lh_load_sandboxed(lua_State *L, const char *path, size_t len)
@@ -252,8 +311,11 @@ void lh_load_sandboxed(lua_State *L, const char *path, size_t len)
     if (!str_list_contains(&known_chunks, path) && known_chunks.len < 256)
         str_list_push(&known_chunks, path);
     const char *buf = lua_touserdata(L, -1);
-    lua_pushfstring(L, "@%s", path);                                  /* [ud, name] */
-    int st = luaL_loadbufferx(L, buf, len, lua_tostring(L, -1), "t"); /* [ud, name, fn|msg] */
+    lua_pushfstring(L, "@%s", path); /* [ud, name] */
+    const struct lua_builtin_chunk *b = builtin_of(buf, len);
+    int st = LUA_OK;
+    if (!b || !load_builtin(L, b))                                    /* [ud, name, fn] */
+        st = luaL_loadbufferx(L, buf, len, lua_tostring(L, -1), "t"); /* [ud, name, fn|msg] */
     lua_remove(L, -2);                                                /* [ud, fn|msg] */
     if (st != LUA_OK) {
         /* Name the file whole ("path:line: ..."), even when Lua shortened a long chunk name. */
@@ -367,7 +429,9 @@ static int lh_load(lua_State *L)
     return 1;
 }
 
-/* require(name): only the embedded lua/ modules, each loaded once, as text. */
+/* require(name): only the embedded lua/ modules, each loaded once, on its first require. They
+ * are the build's own bytecode (lua_compile.c), so mode "b" here and nowhere else: what a policy,
+ * a profile or load() brings is text, always. */
 static int lh_require(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
@@ -380,8 +444,8 @@ static int lh_require(lua_State *L)
         m++;
     if (!m->name)
         return luaL_error(L, "module '%s' not found (only the embedded cordon.* modules)", name);
-    if (luaL_loadbufferx(L, m->source, m->len, m->chunkname, "t") != LUA_OK)
-        return lua_error(L);
+    if (luaL_loadbufferx(L, (const char *)m->code, m->len, m->chunkname, "b") != LUA_OK)
+        return lua_error(L); /* "lua/cordon/NAME.lua: bad binary format ...": a broken build */
     lua_pushstring(L, name);
     lua_call(L, 1, 1); /* [name, loaded, mod] */
     if (lua_isnil(L, -1)) {

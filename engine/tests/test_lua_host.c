@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "sandbox/fsview.h"
+#include "policy/lua_embedded.h"
 #include "policy/lua_host.h"
 #include "sandbox/sandbox_config.h"
 #include "test.h"
@@ -449,6 +450,84 @@ static void test_bytecode_refused(void)
     CHECK_EQ_INT(lh_open(&opt, err, sizeof err), -1);
     CHECK_STR_CONTAINS(err, "10-bin.lua");
     CHECK_STR_CONTAINS(err, "binary chunk");
+}
+
+/* The embedded modules are the build's bytecode (a policy file's bytecode is refused above). */
+static void test_embedded_bytecode_only(void)
+{
+    size_t n = 0;
+    for (const struct lua_embedded_module *m = lua_embedded_modules; m->name; m++, n++)
+        CHECK(m->len > 4 && memcmp(m->code, "\x1bLua", 4) == 0);
+    CHECK(n >= 8);
+}
+
+/* The line of the first "profile = function" in text (1-based), 0 if none. */
+static int profile_hook_line(const char *text)
+{
+    static const char hook[] = "profile = function";
+    int line = 1;
+    for (const char *p = text; *p; p++) {
+        if (strncmp(p, hook, sizeof hook - 1) == 0)
+            return line;
+        line += *p == '\n';
+    }
+    return 0;
+}
+
+/* "file:LINE" -> LINE. */
+static int where_line(const char *where)
+{
+    const char *colon = strrchr(where, ':');
+    return colon ? atoi(colon + 1) : 0;
+}
+
+/* The built-in files' chunks are the tree's text compiled; a file holding exactly that text
+ * loads as the text would (its own path, its lines), an edited one is read as the edit. */
+static void test_builtin_chunks(void)
+{
+    size_t n = 0;
+    for (const struct lua_builtin_chunk *b = lua_builtin_chunks; b->name; b++, n++) {
+        char *src = xasprintf("%s/%s", CORDON_DATADIR, b->name);
+        char *text = NULL;
+        size_t len = 0;
+        CHECK(read_file(src, 0, 1 << 20, &text, &len) == 0);
+        CHECK(len == b->text_len && memcmp(text, b->text, len) == 0);
+        free(text);
+        free(src);
+    }
+    CHECK(n >= 2);
+    setup();
+    char *path = xasprintf("%s/policies/00-default.lua", data);
+    char *text = slurp(path);
+    int line = profile_hook_line(text);
+    CHECK(line > 0);
+    struct run_flags f = flags_for(NULL);
+    struct lh_explanation ex;
+    open_ok();
+    CHECK_EQ_INT(lh_explain_profile(&f, &ex), LH_OK);
+    CHECK_STR_CONTAINS(ex.layer[0].where, path);
+    CHECK_EQ_INT(where_line(ex.layer[0].where), line);
+    lh_explanation_free(&ex);
+    lh_close();
+    /* One line more on top: the edit is what loads, its hook a line lower. */
+    char *edited = xasprintf("-- edited\n%s", text);
+    put(data, "policies/00-default.lua", edited);
+    open_ok();
+    CHECK_EQ_INT(lh_explain_profile(&f, &ex), LH_OK);
+    CHECK_STR_CONTAINS(ex.layer[0].where, path);
+    CHECK_EQ_INT(where_line(ex.layer[0].where), line + 1);
+    lh_explanation_free(&ex);
+    lh_close();
+    /* The same text with a syntax error at its end: the file's own message. */
+    char *broken = xasprintf("%s\nreturn (\n", text);
+    put(data, "policies/00-default.lua", broken);
+    struct lh_options opt = {.datadir = data};
+    CHECK_EQ_INT(lh_open(&opt, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, path);
+    free(broken);
+    free(edited);
+    free(text);
+    free(path);
 }
 
 static void test_policy_load_errors(void)
@@ -1126,6 +1205,8 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"raise / bad result -> file:line", test_hook_errors},
           {"policies see only the sandboxed API", test_sandboxed_globals},
           {"bytecode is refused", test_bytecode_refused},
+          {"the embedded modules are bytecode", test_embedded_bytecode_only},
+          {"a built-in file's chunk only for its exact text", test_builtin_chunks},
           {"policy load errors stop lh_open", test_policy_load_errors},
           {"user layer and user profiles", test_user_layer},
           {"lh_check_all reports every problem", test_check_all},
