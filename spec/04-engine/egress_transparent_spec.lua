@@ -195,6 +195,37 @@ echo | openssl s_client -connect 127.0.0.2:%d -servername evil.test 2>&1 | grep 
         assert.truthy(log:find('"kind":"connect","host":"evil.test","port":' .. tls.port .. ',"verdict":"deny"', 1, true), log)
     end)
 
+    it("a server that speaks first reaches a silent client at an allowed address, audited once", function()
+        -- an SSH-like origin: its banner first, then it echoes one line
+        local port = free_port()
+        h.spawn(h.python .. " -c " .. h.quote(([[
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.2", %d)); s.listen(8)
+while True:
+    c, _ = s.accept()
+    try:
+        c.sendall(b"HELLO-1.0 banner\r\n")
+        c.sendall(c.recv(100))
+    except OSError:
+        pass  # the readiness probe hangs up at once
+    c.close()
+]]):format(port)))
+        wait_listening(port)
+        local r = run(h.python .. " -c " .. h.quote(([[
+import socket
+s = socket.create_connection(("127.0.0.2", %d))
+print(s.recv(100).decode().strip())
+s.sendall(b"ping\n")
+print(s.recv(100).decode().strip())
+]]):format(port)), { "--network-allow", "127.0.0.2:" .. port })
+        assert.are.equal(0, r.code, h.describe(r))
+        has(r, "HELLO-1.0 banner\nping")
+        local log = h.read_file(audit) or ""
+        local _, n = log:gsub('"kind":"connect","host":"127.0.0.2","port":' .. port .. ',"verdict":"allow"', "")
+        assert.are.equal(1, n, log)
+    end)
+
     it("the rule is in the sandbox's own nftables, sent without nft(8)", function()
         if h.sh("id -u").stdout ~= "0\n" or h.sh("test -x /usr/sbin/nft").code ~= 0 then
             h.skip("needs root (to enter the sandbox's network namespace) and /usr/sbin/nft")
