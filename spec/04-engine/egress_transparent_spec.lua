@@ -1,6 +1,7 @@
 -- spec/04-engine/egress_transparent_spec.lua — the sandbox's resolver (127.0.0.53) and
--- network.transparent seen by real clients that do not use the proxy variables (coding keeps it
--- off; the spec runs a profile of its own, coding with network.transparent = true):
+-- network.transparent seen by real clients that do not use the proxy variables (coding has it
+-- on; the spec runs a profile of its own, coding with network.transparent = true, so it does not
+-- depend on that default):
 -- Node's fetch and https.get, Python's socket and getaddrinfo, curl --noproxy '*', getent,
 -- against origins the spec starts on the host's 127.0.0.2 (HTTP, and openssl s_server with a
 -- throwaway certificate for the TLS server name). Names come from a hosts file of the spec's
@@ -195,6 +196,13 @@ echo | openssl s_client -connect 127.0.0.2:%d -servername evil.test 2>&1 | grep 
         assert.truthy(log:find('"kind":"connect","host":"evil.test","port":' .. tls.port .. ',"verdict":"deny"', 1, true), log)
     end)
 
+    it("coding has it on: curl --noproxy '*' reaches an allowed origin with no profile named", function()
+        local r = h.run_sh(("curl -sS --noproxy '*' --max-time 10 http://127.0.0.2:%d/probe.txt"):format(web.port),
+            { flags = { "--network-allow", "127.0.0.2:" .. web.port }, env = env(), unset = UNSET })
+        assert.are.equal(0, r.code, h.describe(r))
+        has(r, web.marker)
+    end)
+
     it("a server that speaks first reaches a silent client at an allowed address, audited once", function()
         -- an SSH-like origin: its banner first, then it echoes one line
         local port = free_port()
@@ -295,15 +303,20 @@ int main(int argc, char **argv)
             r.cmd = cmd
             return r
         end
-        local r = without_nf({ "run", "--profile", "transparent", "--", "/bin/sh", "-c", "echo ran" },
-            { env = env() })
-        assert.are.equal(0, r.code, h.describe(r))
-        has(r, "ran")
-        has(r, "cordon: no transparent network (the kernel has no nf_tables): only clients that use "
-            .. "the proxy variables reach the network")
-        local _, lines = (r.stdout .. r.stderr):gsub("no transparent network", "")
-        assert.are.equal(1, lines, h.describe(r))
-        r = without_nf({ "run", "--profile", "needs-transparent", "--", "/bin/sh", "-c", "echo ran" },
+        -- coding itself (no profile named) and a profile with transparent = true alike
+        for _, with in ipairs({ {}, { "--profile", "transparent" } }) do
+            local args = { "run" }
+            for _, f in ipairs(with) do args[#args + 1] = f end
+            for _, a in ipairs({ "--", "/bin/sh", "-c", "echo ran" }) do args[#args + 1] = a end
+            local r = without_nf(args, { env = env() })
+            assert.are.equal(0, r.code, h.describe(r))
+            has(r, "ran")
+            has(r, "cordon: no transparent network (the kernel has no nf_tables): only clients that "
+                .. "use the proxy variables reach the network")
+            local _, lines = (r.stdout .. r.stderr):gsub("no transparent network", "")
+            assert.are.equal(1, lines, h.describe(r))
+        end
+        local r = without_nf({ "run", "--profile", "needs-transparent", "--", "/bin/sh", "-c", "echo ran" },
             { env = env() })
         assert.are.equal(125, r.code, h.describe(r))
         has(r, "cordon: network.transparent is required, but the kernel has no nf_tables\n")
