@@ -828,8 +828,8 @@ static void spec_start(struct conn *c, const struct sockaddr_storage *dst)
         lh_network_decide(NET_KIND_CONNECT, c->orig_ip, c->port, c->px->command, &d) != LH_OK ||
         !d.allow || d.ask)
         return;
-    socklen_t len = dst->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                               : sizeof(struct sockaddr_in);
+    socklen_t len =
+        dst->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
     int fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return;
