@@ -319,8 +319,12 @@ dl_url="http://127.0.0.1:$oport/bytes/$bytes"
 allow=(--network-allow "127.0.0.1:$oport")
 in_cordon() { "$cordon" run "${allow[@]}" -- "$@"; }
 # the transparent path: a client with no proxy variables, straight to the origin on 127.0.0.2
-allow_t=(--network-allow "127.0.0.2:$oport")
-in_cordon_t() { "$cordon" run "${allow_t[@]}" -- env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u ALL_PROXY -u all_proxy "$@"; }
+# (a profile of the bench's own turns network.transparent on, whatever coding's default is)
+mkdir -p "$work/config/cordon/profiles"
+echo 'return { extends = "coding", network = { transparent = true } }' \
+    >"$work/config/cordon/profiles/bench-transparent.lua"
+allow_t=(--profile bench-transparent --network-allow "127.0.0.2:$oport")
+in_cordon_t() { XDG_CONFIG_HOME=$work/config "$cordon" run "${allow_t[@]}" -- env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u ALL_PROXY -u all_proxy "$@"; }
 dl_url_t="http://127.0.0.2:$oport/bytes/$bytes"
 
 echo "origin 127.0.0.1:$oport, tinyproxy 127.0.0.1:$tport ($(tinyproxy -v 2>&1 | head -1)); $runs x $mib MiB, $requests requests, $tunnels tunnels" >&2

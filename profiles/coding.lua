@@ -162,10 +162,9 @@ return {
         ask = true,             -- ask an interactive owner about unknown hosts
         -- true: TCP from clients that ignore the proxy variables goes through the same rules
         -- (the kernel needs nf_tables nat; without it one line says so and the variables
-        -- remain). Off by default until the nft exec's start-up cost (~3-5 ms a sandbox) is
-        -- gone, e.g. the redirect set up through netlink without exec'ing nft. The sandbox's
-        -- resolver (127.0.0.53) is on either way: it costs no exec.
-        transparent = false,
+        -- remain). The redirect is one netlink batch from init: start-up with it is that of
+        -- without, within noise. The sandbox's resolver (127.0.0.53) is on either way.
+        transparent = true,
     },
 
     seccomp = {

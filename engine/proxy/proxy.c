@@ -781,13 +781,103 @@ static void http_exchange(struct conn *c)
 
 /* ---- transparent connections ---- */
 
-/* Decide c by name (NULL: by its original address). */
+/* The connection made ahead of the name is not the one used: close it. */
+static void spec_drop(struct conn *c)
+{
+    if (c->ufd >= 0) {
+        ev_io_stop(c->px->loop, &c->uw);
+        close(c->ufd);
+        c->ufd = -1;
+    }
+    free(c->spec_d);
+    c->spec_d = NULL;
+    c->spec_up = false;
+}
+
+/* Decide c by name (NULL, or the address itself as an HTTP Host: by its original address). */
 static void transparent_decide(struct conn *c, const char *name)
 {
+    if (name && strcmp(name, c->orig_ip) == 0)
+        name = NULL;
     snprintf(c->host, sizeof c->host, "%s", name ? name : c->orig_ip);
     c->pin_orig = !name;
     c->net_kind = NET_KIND_CONNECT;
+    if (!name && c->spec_d) {
+        /* decided by its address, which was decided (allowed) at accept: that decision is the
+         * one audited, and the connection to it is made or under way */
+        audit_log_decision(c->px->audit, c->net_kind, c->host, c->port, c->spec_d, LH_OK,
+                           c->px->command);
+        free(c->spec_d);
+        c->spec_d = NULL;
+        if (c->spec_up) {
+            connected(c);
+            return;
+        }
+        c->state = ST_CONNECTING;
+        conn_update(c);
+        return;
+    }
+    spec_drop(c); /* a name decides: it goes where the name resolves */
     decide_and_go(c);
+}
+
+/* A transparent connection without a DNS name to an address a rule allows by itself: connect
+ * there now, while the client's first bytes (a TLS server name, a Host) are awaited. A
+ * server that speaks first (SSH, SMTP) is then heard at once instead of after
+ * TRANSPARENT_WAIT_MS, and a client's name costs no connect round trip after it. The address's
+ * decision is kept, unaudited: it is audited only if it is the one used (no name came). */
+static void spec_start(struct conn *c, const struct sockaddr_storage *dst)
+{
+    struct net_decision d;
+    if (is_unspecified_address((const struct sockaddr *)dst) ||
+        lh_network_decide(NET_KIND_CONNECT, c->orig_ip, c->port, c->px->command, &d) != LH_OK ||
+        !d.allow || d.ask)
+        return;
+    socklen_t len =
+        dst->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    int fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    int one = 1, err = 0;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(fd, (const struct sockaddr *)dst, len) < 0 && errno != EINPROGRESS) {
+        close(fd);
+        return;
+    }
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    socklen_t elen = sizeof err;
+    bool up = poll(&pfd, 1, 0) == 1;
+    if (up && (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err)) {
+        close(fd); /* refused at once: the usual path reports it */
+        return;
+    }
+    if (ev_io_start(c->px->loop, &c->uw, fd, up ? EPOLLIN : EPOLLOUT, on_upstream, c) < 0) {
+        close(fd);
+        return;
+    }
+    c->ufd = fd;
+    c->spec_up = up;
+    c->spec_d = xmalloc(sizeof d);
+    memcpy(c->spec_d, &d, sizeof d);
+}
+
+/* An event on the connection made ahead of the name (state HEAD): established, or failed (the
+ * usual path decides and connects later), or the server spoke first: decided by its address. */
+static void spec_event(struct conn *c, uint32_t events)
+{
+    if (!c->spec_up) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
+            spec_drop(c);
+            return;
+        }
+        c->spec_up = true;
+        conn_update(c);
+        if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)))
+            return;
+    }
+    transparent_decide(c, NULL);
 }
 
 /* The first bytes of a transparent connection the DNS stub gave no name for. */
@@ -842,6 +932,7 @@ static void transparent_start(struct conn *c)
         decide_and_go(c);
         return;
     }
+    spec_start(c, &dst);
     read_transparent_head(c);
 }
 
@@ -951,6 +1042,10 @@ static void on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events)
             connect_result(c);
         return;
     }
+    if (c->state == ST_HEAD && c->spec_d) {
+        spec_event(c, events);
+        return;
+    }
     if (c->state == ST_RELAY)
         relay(c, upstream_dirs(events));
     else if (c->state == ST_HTTP)
@@ -967,6 +1062,8 @@ static void conn_update(struct conn *c)
     switch (c->state) {
     case ST_HEAD:
         cev = EPOLLIN | (c->u2c.len ? EPOLLOUT : 0);
+        if (c->spec_d) /* transparent: the connection made ahead of the name */
+            uev = c->spec_up ? EPOLLIN | EPOLLRDHUP : EPOLLOUT;
         break;
     case ST_ASKING:
     case ST_RESOLVING:
@@ -1205,6 +1302,7 @@ void proxy_after_round(struct proxy *px)
         struct conn *c = px->closed;
         px->closed = c->next_closed;
         free(c->head);
+        free(c->spec_d);
         hx_free(&c->hx);
         buf_release(&c->c2u);
         buf_release(&c->u2c);

@@ -47,6 +47,11 @@ struct conn {
     bool is_connect;  /* HTTP CONNECT */
     char orig_ip[46]; /* CONN_TRANSPARENT: the address the client connected to */
     bool pin_orig;    /* connect to orig_ip (the DNS stub's answer for host, or host is it) */
+    /* CONN_TRANSPARENT without a DNS name, orig_ip allowed by a rule of its own: its decision
+     * (audited if it is the one used) while ufd connects there ahead of the client's first bytes;
+     * spec_up once that connection is established */
+    struct net_decision *spec_d;
+    bool spec_up;
     enum net_kind net_kind;
     struct resolve_job *job;
     struct addrinfo *addrs, *next_addr;

@@ -113,10 +113,9 @@ static void hand_over_dns_listeners(int ctl)
 }
 
 /* network.transparent: every TCP connection from inside not to its loopback lands on one more
- * listener, handed over like the others. A kernel (or host) that cannot: with "required" no
- * sandbox; with true one line, and the command gets the proxy variables only. nft runs while
- * the view is built (transparent_started, then transparent_done). */
-static struct netns_transparent transparent = {.listen_fd = -1, .nft_pid = -1, .nft_out = -1};
+ * listener, handed over like the others. A kernel that cannot: with "required" no sandbox;
+ * with true one line, and the command gets the proxy variables only. */
+static struct netns_transparent transparent = {.listen_fd = -1};
 
 static void transparent_unavailable(const struct sandbox_config *cfg, const char *err)
 {
@@ -146,15 +145,6 @@ static void transparent_started(int ctl, const struct sandbox_config *cfg)
     if ((r = fdpass_send(ctl, fd, tag)) < 0)
         setup_failed("passing the transparent listener to the controller", -r);
     close(fd);
-}
-
-/* Without the redirect the listener handed over gets no connection: a connect() to any other
- * address is refused at once by the local route. */
-static void transparent_done(const struct sandbox_config *cfg)
-{
-    char err[512];
-    if (netns_transparent_finish(&transparent, err, sizeof err) < 0)
-        transparent_unavailable(cfg, err);
 }
 
 /* The listeners of the host ports granted (network.host_ports), on the sandbox's 127.0.0.1,
@@ -370,7 +360,6 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
-    transparent_done(cfg);
     /* The UTS namespace is the sandbox's either way; a container's seccomp profile (Podman's
      * default) refuses sethostname without CAP_SYS_ADMIN in the container, so the sandbox then
      * keeps the container's name, which its /etc/hostname shows anyway. */

@@ -1,26 +1,23 @@
 /* netns.c — see netns.h. Loopback: one ioctl pair on "lo"; no netlink needed for a single
- * flag. The resolver's sockets: plain binds on 127.0.0.53. Transparent mode (the part below): two netlink route messages and one nft(8) run. */
+ * flag. The resolver's sockets: plain binds on 127.0.0.53. Transparent mode (the part below):
+ * two netlink route messages and one nf_tables batch (nft_netlink.c: no nft(8) run, which cost
+ * a fork and an exec of a few milliseconds on every start). */
 #include "sandbox/netns.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <net/if.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "base/util.h"
+#include "sandbox/nft_netlink.h"
 
 int netns_loopback_up(void)
 {
@@ -130,96 +127,6 @@ out:
     return r;
 }
 
-/* The nftables rule: every TCP connection not to the sandbox's own loopback (127.0.0.1, the
- * resolver's 127.0.0.53, ::1) goes to the transparent listener. The rest of 127/8 is the host's
- * loopback as far as the rules go (a special address: only a rule naming it reaches it). */
-static const char nft_rules[] = "table inet cordon {\n"
-                                "  chain out {\n"
-                                "    type nat hook output priority -100; policy accept;\n"
-                                "    ip daddr { 127.0.0.1, 127.0.0.53 } return\n"
-                                "    ip6 daddr ::1 return\n"
-                                "    meta l4proto tcp redirect to :18082\n"
-                                "  }\n"
-                                "}\n";
-
-/* Start nft -f - with the rules, keeping CAP_NET_ADMIN across the exec (an unmapped-root init
- * would lose it); nft_finish() waits for it. 0, or -1 with the reason in err. */
-static int nft_start(struct netns_transparent *t, char *err, size_t errlen)
-{
-    static const char *const paths[] = {"/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft"};
-    const char *nft = NULL;
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0] && !nft; i++)
-        if (access(paths[i], X_OK) == 0)
-            nft = paths[i];
-    if (!nft) {
-        snprintf(err, errlen, "nft(8) is not installed");
-        return -1;
-    }
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) < 0)
-        return snprintf(err, errlen, "pipe: %s", strerror(errno)), -1;
-    if (pipe2(out, O_CLOEXEC) < 0) {
-        close(in[0]);
-        close(in[1]);
-        return snprintf(err, errlen, "pipe: %s", strerror(errno)), -1;
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-        struct __user_cap_data_struct data[2];
-        if (syscall(SYS_capget, &hdr, data) == 0) {
-            data[CAP_NET_ADMIN / 32].inheritable |= 1u << (CAP_NET_ADMIN % 32);
-            (void)syscall(SYS_capset, &hdr, data);
-            (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_NET_ADMIN, 0, 0);
-        }
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        dup2(out[1], 2);
-        char *argv[] = {(char *)nft, (char *)"-f", (char *)"-", NULL};
-        char *envp[] = {NULL};
-        execve(nft, argv, envp);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        close(in[1]);
-        close(out[0]);
-        return -1;
-    }
-    /* a few hundred bytes: the pipe takes them without nft reading yet */
-    (void)write_all(in[1], nft_rules, sizeof nft_rules - 1);
-    close(in[1]);
-    t->nft_pid = pid;
-    t->nft_out = out[0];
-    return 0;
-}
-
-int netns_transparent_finish(struct netns_transparent *t, char *err, size_t errlen)
-{
-    if (t->nft_pid <= 0)
-        return 0;
-    int r = 0;
-    char msg[512];
-    ssize_t n = read(t->nft_out, msg, sizeof msg - 1);
-    close(t->nft_out);
-    int st = 0;
-    while (waitpid(t->nft_pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    t->nft_pid = -1;
-    t->nft_out = -1;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        msg[n > 0 ? n : 0] = '\0';
-        char *nl = strchr(msg, '\n');
-        if (nl)
-            *nl = '\0';
-        snprintf(err, errlen, "nft could not add the redirect rule%s%s", msg[0] ? ": " : "", msg);
-        r = -1;
-    }
-    return r;
-}
-
 /* The listener: one dual-stack socket on [::]:PORT (IPv4 connections arrive as mapped
  * addresses), else IPv4 only when the namespace has no IPv6. */
 static int transparent_listener(void)
@@ -247,8 +154,7 @@ static int transparent_listener(void)
 
 int netns_transparent_start(struct netns_transparent *t, char *err, size_t errlen)
 {
-    t->listen_fd = t->nft_out = -1;
-    t->nft_pid = -1;
+    t->listen_fd = -1;
     int r;
     if ((r = add_local_route(AF_INET)) < 0 && r != -EEXIST) {
         snprintf(err, errlen, "cannot add a local route for every IPv4 address: %s", strerror(-r));
@@ -264,7 +170,8 @@ int netns_transparent_start(struct netns_transparent *t, char *err, size_t errle
                  strerror(-fd));
         return -1;
     }
-    if (nft_start(t, err, errlen) < 0) {
+    /* The rule last: a connection redirected before the listener existed would be refused. */
+    if (nft_netlink_add_redirect(NETNS_TRANSPARENT_PORT, err, errlen) < 0) {
         close(fd);
         return -1;
     }

@@ -18,15 +18,10 @@ int netns_dns_listeners(int *udp_fd, int *tcp_fd);
  * address is accepted by this namespace, and an nftables rule redirecting every TCP connection
  * not to the sandbox's own loopback to NETNS_TRANSPARENT_PORT, where t->listen_fd listens (the
  * original destination is SO_ORIGINAL_DST). Needs nf_tables with nat and redirect in the kernel
- * and nft(8) on the host. start: routes, listener, and nft started (it runs while init builds
- * the view: an exec of nft is most of the cost); finish: wait for nft. Each 0, or -1 with the
- * reason in err (start leaves nothing open). */
-#include <sys/types.h>
+ * (nothing on the host: the rule goes over netlink, nft_netlink.h). 0, or -1 with the reason in
+ * err (nothing left open, no rule added). */
 struct netns_transparent {
     int listen_fd;
-    pid_t nft_pid;
-    int nft_out;
 };
 int netns_transparent_start(struct netns_transparent *t, char *err, size_t errlen);
-int netns_transparent_finish(struct netns_transparent *t, char *err, size_t errlen);
 #endif
