@@ -39,6 +39,10 @@ static void ignore_signal(int sig)
 
 CORDON_NORETURN static void setup_failed(const char *what, int err)
 {
+    /* The controller is gone (it stopped on an error it printed itself, or died): a second line
+     * about the socket to it would only bury the cause. */
+    if (err == EPIPE)
+        _exit(CORDON_EXIT_SETUP);
     fprintf(stderr, "cordon: sandbox set-up: %s%s%s\n", what, err ? ": " : "",
             err ? strerror(err) : "");
     _exit(CORDON_EXIT_SETUP);
