@@ -6,7 +6,8 @@
  *      cost of every other rename is this much);
  *   3. resolve both parents as the caller sees them (its root, cwd or dirfd, through /proc/PID)
  *      with no symbolic link; a parent that is a git directory (HEAD, and objects/ or
- *      commondir) inside the workspace, found again from the host's workspace fd as the same
+ *      commondir) inside a mediated tree (the workspace, a writable path outside it), found
+ *      again from the host's fd of that tree as the same
  *      inode, holding the same target (or none on both sides: git creating it), with the source
  *      being the target's ".lock" beside it: mediate; else CONTINUE (the kernel renames; onto
  *      the read-only bind that fails with EBUSY);
@@ -63,13 +64,16 @@ struct git_publish {
     pthread_t thread;
     int stop_fd; /* eventfd: the thread ends when it is readable */
     int listener;
-    int ws_fd; /* O_PATH of the workspace on the host, -1: mediate nothing */
+    /* The trees mediated (the workspace, writable paths outside it: git_guards_roots), each
+     * canonical with an O_PATH fd of it on the host (-1: that tree is not mediated). */
+    size_t n_roots;
+    char **root;
+    int *root_fd;
     /* /proc/PID/mem of the last caller: a process renaming many files (a package manager)
      * costs one open. It holds that process's memory only: a pid used again by another
      * process reads nothing through it (the old memory is gone), and is opened anew. */
     int mem_fd;
     pid_t mem_pid;
-    char *workspace;
     struct seccomp_notif_sizes sizes;
     struct seccomp_notif *req;
     struct seccomp_notif_resp *resp;
@@ -425,12 +429,20 @@ static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *
     if (fstat(to_dir, &st_to_dir) < 0 || fstat(from_dir, &st_from_dir) < 0 ||
         !same_file(&st_to_dir, &st_from_dir) || !is_git_dir(to_dir))
         goto out;
-    if (!path_is_within(to_abs, g->workspace))
+    /* the innermost mediated tree holding it (a writable path inside the workspace is the
+     * workspace's) */
+    size_t best = g->n_roots;
+    for (size_t i = 0; i < g->n_roots; i++)
+        if (g->root_fd[i] >= 0 && path_is_within(to_abs, g->root[i]) &&
+            (best == g->n_roots || strlen(g->root[i]) > strlen(g->root[best])))
+            best = i;
+    if (best == g->n_roots)
         goto out; /* a repository of the sandbox's own (in /tmp): its business */
-    const char *rel = to_abs + strlen(g->workspace);
+    const char *workspace = g->root[best];
+    const char *rel = to_abs + strlen(workspace);
     while (*rel == '/')
         rel++;
-    host_dir = openat2_fd(g->ws_fd, *rel ? rel : ".", O_PATH | O_DIRECTORY,
+    host_dir = openat2_fd(g->root_fd[best], *rel ? rel : ".", O_PATH | O_DIRECTORY,
                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
     if (host_dir < 0 || fstat(host_dir, &st_host_dir) < 0 || !same_file(&st_host_dir, &st_to_dir))
         goto out; /* not the host's directory (a view of its own): the kernel decides */
@@ -450,14 +462,15 @@ static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *
         goto out;
     }
     v->cont = false;
-    char *shown = xasprintf("%s%s%s", *rel ? rel : "", *rel ? "/" : "", base);
+    /* by its full path: the tree may be the workspace or a writable path elsewhere */
+    char *shown = xasprintf("%s/%s", to_abs, base);
     if (fstatat(from_dir, lock, &st_source, AT_SYMLINK_NOFOLLOW) < 0) {
         v->error = EPERM;
         add_line(v, "cordon: refused writing %s: its lock file is gone: %s", shown,
                  strerror(errno));
     } else {
         mediate(host_dir, base, lock, creating ? NULL : &st_target, &st_source, shown, to_abs,
-                g->workspace, v);
+                workspace, v);
     }
     free(shown);
 out:
@@ -521,7 +534,7 @@ static void handle(struct git_publish *g)
     char from[PATH_MAX], to[PATH_MAX];
     pid_t pid = (pid_t)req->pid;
     enum rename_call call = rename_notify_call(req->data.arch, req->data.nr);
-    if (call == RENAME_CALL_NONE || g->ws_fd < 0)
+    if (call == RENAME_CALL_NONE || g->n_roots == 0)
         goto answer;
     const __u64 *a = req->data.args;
     int from_dirfd = AT_FDCWD, to_dirfd = AT_FDCWD;
@@ -581,11 +594,10 @@ static void *serve(void *arg)
     return NULL;
 }
 
-struct git_publish *git_publish_start(int listener, const char *workspace)
+struct git_publish *git_publish_start(int listener, const struct str_list *roots)
 {
     struct git_publish *g = xcalloc(1, sizeof *g);
     g->listener = listener;
-    g->ws_fd = -1;
     g->mem_fd = -1;
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &g->sizes) < 0) {
         g->sizes.seccomp_notif = sizeof(struct seccomp_notif);
@@ -599,12 +611,15 @@ struct git_publish *git_publish_start(int listener, const char *workspace)
     (void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
     g->req = xcalloc(1, g->sizes.seccomp_notif);
     g->resp = xcalloc(1, g->sizes.seccomp_notif_resp);
-    if (workspace) {
-        g->workspace = xstrdup(workspace);
-        g->ws_fd = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (g->ws_fd < 0)
-            LOG_W("git", "cannot open the workspace %s (%s): git config writes are not published",
-                  workspace, strerror(errno));
+    g->n_roots = roots ? roots->len : 0;
+    g->root = xcalloc(g->n_roots + 1, sizeof *g->root);
+    g->root_fd = xcalloc(g->n_roots + 1, sizeof *g->root_fd);
+    for (size_t i = 0; i < g->n_roots; i++) {
+        g->root[i] = xstrdup(roots->items[i]);
+        g->root_fd[i] = open(g->root[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (g->root_fd[i] < 0)
+            LOG_W("git", "cannot open %s (%s): its git config writes are not published",
+                  g->root[i], strerror(errno));
     }
     /* No rename may wait unanswered: without the thread, no sandbox (the caller's init dies
      * with this process, and the command with it). Signals stay the main thread's. */
@@ -631,11 +646,15 @@ void git_publish_stop(struct git_publish *g)
     pthread_join(g->thread, NULL);
     close(g->stop_fd);
     close(g->listener);
-    if (g->ws_fd >= 0)
-        close(g->ws_fd);
+    for (size_t i = 0; i < g->n_roots; i++) {
+        if (g->root_fd[i] >= 0)
+            close(g->root_fd[i]);
+        free(g->root[i]);
+    }
+    free(g->root);
+    free(g->root_fd);
     if (g->mem_fd >= 0)
         close(g->mem_fd);
-    free(g->workspace);
     free(g->req);
     free(g->resp);
     free(g);

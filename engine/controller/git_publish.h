@@ -1,6 +1,6 @@
 /* git_publish.h — the host side of the sandbox's rename filter (sandbox/rename_notify.h):
  * answers every rename of the sandbox. A rename of git's lock file onto a git config file of
- * the workspace (config or config.worktree in a git directory), which the sandbox sees
+ * a writable tree (config or config.worktree in a git directory), which the sandbox sees
  * read-only, is mediated: the new text is read on the host and, unless it adds or changes a
  * setting that runs code (base/git_config.h), written into the host's file in place and the
  * rename reported done; else refused (EPERM) with one line on the command's stderr naming the
@@ -10,15 +10,18 @@
  * command's rename wait unanswered: any failure while mediating refuses, with one line. */
 #ifndef CORDON_GIT_PUBLISH_H
 #define CORDON_GIT_PUBLISH_H
+#include "base/util.h"
+
 struct git_publish;
 
 /* Start answering listener (the fd init handed over, taken), from a thread of its own that
- * touches nothing of the caller's (no event loop, no Lua, no proxy). workspace: the canonical
- * host path of the workspace, which the sandbox sees at the same path; NULL (a read-only
- * workspace): nothing is mediated, every rename goes to the kernel. A workspace that cannot be
- * opened mediates nothing, said once; a thread that cannot start ends cordon (die): a rename
- * nobody answers would hang the command. */
-struct git_publish *git_publish_start(int listener, const char *workspace);
+ * touches nothing of the caller's (no event loop, no Lua, no proxy). roots: the canonical host
+ * paths of the trees whose git configs are mediated (the workspace and writable paths outside
+ * it: git_guards_roots), which the sandbox sees at the same paths; none (a read-only
+ * workspace, no writable path): nothing is mediated, every rename goes to the kernel. A tree
+ * that cannot be opened is not mediated, said once; a thread that cannot start ends cordon
+ * (die): a rename nobody answers would hang the command. */
+struct git_publish *git_publish_start(int listener, const struct str_list *roots);
 
 /* Stop the thread and close the listener (renames still waiting then fail with ENOSYS: call it
  * once the sandbox is gone). NULL is fine. */

@@ -25,7 +25,7 @@
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
 #include "controller/escalate.h"
-#include "controller/git_guard.h"
+#include "controller/git_guards.h"
 #include "controller/git_publish.h"
 #include "base/clock.h"
 #include "controller/prompt.h"
@@ -175,17 +175,17 @@ struct controller {
     bool have_cgroup;
     struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
     int root_maps; /* a root caller's: the NS_MAPS_* bits written for init (root_writes.h) */
-    struct git_guard *guard;         /* the workspace's repositories (git_guard.h), or NULL */
+    struct git_guards *guard;        /* the writable trees' repositories (git_guards.h), or NULL */
     struct ev_timer guard_t;
 };
 
 /* Undo what the command changed in the workspace's repositories that would make the host's git
- * run a program, one line each (git_guard.h). */
+ * run a program, one line each (git_guards.h). */
 static void guard_check(struct controller *c, bool tick)
 {
     struct str_list lines = {0};
     if (c->guard)
-        (void)(tick ? git_guard_tick(c->guard, &lines, true) : git_guard_check(c->guard, &lines));
+        (void)(tick ? git_guards_tick(c->guard, &lines, true) : git_guards_check(c->guard, &lines));
     for (size_t i = 0; i < lines.len; i++)
         fprintf(stderr, "cordon: %s%s", lines.items[i], c->tty_raw ? "\r\n" : "\n");
     str_list_free(&lines);
@@ -393,7 +393,8 @@ static void supervise(struct controller *c)
  * expected one came. EOF means init failed its set-up; it said why on stderr, and supervise()
  * sees it exit. */
 static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
-                        char **command, const char *workspace, int *http_fd, int *socks_fd)
+                        char **command, const struct str_list *git_roots, int *http_fd,
+                        int *socks_fd)
 {
     int expected = (want_pty ? 1 : 0) + 1 /* the rename listener */ +
                    (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
@@ -422,7 +423,7 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, si
                 LOG_E("run", "a host port's listener cannot be served: its connections fail");
             break;
         case INIT_MSG_RENAME_NOTIFY:
-            c->git = git_publish_start(fd, workspace);
+            c->git = git_publish_start(fd, git_roots);
             break;
         default:
             if (!controller_take_listener(tag, fd))
@@ -570,12 +571,11 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     char err[1024];
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
-    /* The repositories' snapshot, before the command can change them; what it finds to hold
-     * read-only joins readonly_in_workspace, which init binds (and ro_absent_note then covers
-     * every entry: each it adds exists). */
-    if (!cfg->workspace_readonly &&
-        !(c->guard = git_guard_new(cfg->workspace, &cfg->readonly_in_workspace)))
-        stop_init_and_die(c, "the workspace's git repositories cannot be checked: refused");
+    /* The repositories' snapshots, before the command can change them; what they find to hold
+     * read-only joins readonly_in_workspace and protected_paths, which init binds (and
+     * ro_absent_note then covers every entry: each it adds exists). */
+    if (!(c->guard = git_guards_new(cfg)))
+        stop_init_and_die(c, "the writable trees' git repositories cannot be checked: refused");
     *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
     if (cfg->net_unrestricted && ip->early_network) {
         controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
@@ -697,7 +697,7 @@ int run_main(int argc, char **argv)
 
     int http_fd = -1, socks_fd = -1;
     receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command,
-                cfg.workspace_readonly ? NULL : cfg.workspace, &http_fd, &socks_fd);
+                git_guards_roots(c.guard), &http_fd, &socks_fd);
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
             c.ports = port_relay_new(&c.loop, flags.command);
@@ -735,7 +735,7 @@ int run_main(int argc, char **argv)
     free(ro_absent);
     /* init reported the status after reaping everything in the sandbox: nothing writes now */
     guard_check(&c, false);
-    git_guard_free(c.guard);
+    git_guards_free(c.guard);
     c.guard = NULL;
 
     int sig;

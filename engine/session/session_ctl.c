@@ -18,7 +18,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
-#include "controller/git_guard.h"
+#include "controller/git_guards.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
@@ -508,6 +508,6 @@ void session_free(struct session *s)
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->shutdown_t);
     ev_timer_stop(s->loop, &s->guard_t);
-    git_guard_free(s->p.guard);
+    git_guards_free(s->p.guard);
     free(s);
 }

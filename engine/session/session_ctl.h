@@ -28,7 +28,7 @@ struct session_params {
     struct port_relay *ports;         /* host ports and published ports, NULL without one */
     void (*on_ended)(void *ctx);      /* init is gone: the controller may exit */
     void *ctx;
-    struct git_guard *guard; /* the workspace's repositories (git_guard.h), or NULL */
+    struct git_guards *guard; /* the writable trees' repositories (git_guards.h), or NULL */
 };
 
 struct session *session_new(struct ev_loop *loop, const struct session_params *p);

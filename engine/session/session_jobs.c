@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "controller/git_guard.h"
+#include "controller/git_guards.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
 #include "session/session_jobs.h"
@@ -204,9 +204,9 @@ void session_guard_check(struct session *s, struct job *j, bool full)
         return;
     struct str_list lines = {0};
     if (full)
-        (void)git_guard_check(s->p.guard, &lines);
+        (void)git_guards_check(s->p.guard, &lines);
     else
-        (void)git_guard_tick(s->p.guard, &lines, anything_runs(s));
+        (void)git_guards_tick(s->p.guard, &lines, anything_runs(s));
     for (size_t i = 0; i < lines.len; i++) {
         LOG_W("session", "%s", lines.items[i]);
         if (j && j->req) {

@@ -32,7 +32,7 @@
 #include "base/log.h"
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
-#include "controller/git_guard.h"
+#include "controller/git_guards.h"
 #include "controller/git_publish.h"
 #include "controller/run_options.h"
 #include "policy/lua_host.h"
@@ -130,7 +130,7 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
  * reply means init finished its set-up and serves the socket. -1 when init failed (it said
  * why). */
 static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports,
-                         const char *workspace, int *http_fd, int *socks_fd)
+                         const struct str_list *git_roots, int *http_fd, int *socks_fd)
 {
     for (int expected = 1 /* the rename listener */ +
                         (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
@@ -140,7 +140,7 @@ static int wait_for_init(struct controller *c, bool want_proxy, size_t host_port
         if (fd < 0)
             return -1;
         if (tag == INIT_MSG_RENAME_NOTIFY && !c->git)
-            c->git = git_publish_start(fd, workspace);
+            c->git = git_publish_start(fd, git_roots);
         else if (tag == INIT_MSG_HTTP_LISTENER)
             *http_fd = fd;
         else if (tag == INIT_MSG_SOCKS_LISTENER)
@@ -257,10 +257,9 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     int r = root_maps < 0 ? -1 : controller_resolve(flags, cwd, &cfg, err, sizeof err);
     /* The repositories' snapshot before any command (git_guard.h); what it holds read-only
      * joins readonly_in_workspace, which init binds. */
-    struct git_guard *guard = NULL;
-    if (r == 0 && !cfg.workspace_readonly &&
-        !(guard = git_guard_new(cfg.workspace, &cfg.readonly_in_workspace))) {
-        snprintf(err, sizeof err, "the workspace's git repositories cannot be checked: refused");
+    struct git_guards *guard = NULL;
+    if (r == 0 && !(guard = git_guards_new(&cfg))) {
+        snprintf(err, sizeof err, "the writable trees' git repositories cannot be checked: refused");
         r = -1;
     }
     bool have_cgroup = false;
@@ -281,7 +280,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     }
     if (r == 0 &&
         wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports,
-                      cfg.workspace_readonly ? NULL : cfg.workspace, &http_fd, &socks_fd) < 0)
+                      git_guards_roots(guard), &http_fd, &socks_fd) < 0)
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
@@ -294,7 +293,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         unlink(c->socket_path);
         if (r == -1)
             fprintf(stderr, "cordon: %s\n", err);
-        git_guard_free(guard);
+        git_guards_free(guard);
         port_relay_free(c->ports);
         return CORDON_EXIT_SETUP;
     }

@@ -1,0 +1,34 @@
+/* git_guards.h — the repositories' check (git_guard.h) for every tree a sandboxed command can
+ * write on the host: the workspace, and each writable path (--allow-write, the profile's
+ * `writable`) that is a directory outside it. A repository there is one the person's git uses
+ * as much as the workspace's, so it gets the same protection: what git follows to find hooks
+ * and config held read-only where it exists (the workspace's through readonly_in_workspace,
+ * a writable path's through protected_paths, which init binds the same way), compared and
+ * undone after each command, and its config writes mediated (git_publish.h, given roots()).
+ * Owns: which trees are guarded and the label of their lines ("in PATH: ...").
+ * Must never: guard a tree the command cannot write, or start a sandbox whose trees could not
+ * be looked at (NULL: the caller stops, failing closed). */
+#ifndef CORDON_GIT_GUARDS_H
+#define CORDON_GIT_GUARDS_H
+#include <stdbool.h>
+#include "base/util.h"
+#include "sandbox/sandbox-t.h"
+
+struct git_guards;
+
+/* The first snapshots of cfg's trees; what they hold read-only is appended to
+ * cfg->readonly_in_workspace (the workspace's) and cfg->protected_paths (a writable path's).
+ * Before init has the configuration. NULL (said on stderr) when a tree cannot be looked at. */
+struct git_guards *git_guards_new(struct sandbox_config *cfg);
+
+/* git_guard_check / git_guard_tick over every tree; lines as theirs, a writable path's prefixed
+ * with "in PATH: ". Returns the differences found, or the first -errno. */
+int git_guards_check(struct git_guards *gs, struct str_list *lines);
+int git_guards_tick(struct git_guards *gs, struct str_list *lines, bool may_walk);
+
+/* The guarded trees, canonical (the workspace first when it is writable): the roots inside
+ * which git config writes are mediated. Empty when nothing is guarded. */
+const struct str_list *git_guards_roots(const struct git_guards *gs);
+
+void git_guards_free(struct git_guards *gs);
+#endif
