@@ -725,53 +725,67 @@ struct walk {
     long long start_ns; /* CLOCK_REALTIME at the walk's start */
     size_t listed;      /* folders whose entries were read this time */
     size_t names;       /* sub-folders the new tree holds */
+    char rel[(GIT_GUARD_MAX_DEPTH + 1) * (NAME_MAX + 1)]; /* the folder visited, from the top */
+    size_t rel_len;
+    char *buf[GIT_GUARD_MAX_DEPTH + 1]; /* getdents64's, one per depth */
 };
+
+#define DENTS_BUF (32 * 1024)
 
 /* Sub-folders a tree holds at most (a command may make a million in one folder): past it a
  * folder's sub-folders are looked into as it is listed, and it is listed again next time. */
 #define NAMES_MAX (4 * GIT_GUARD_MAX_DIRS)
 
-static struct gg_dir *visit(struct walk *w, int pfd, struct gg_dir *old, const char *rel, int depth,
-                            dev_t pdev, bool ptrusted);
+static struct gg_dir *visit(struct walk *w, int pfd, struct gg_dir *old, int depth, dev_t pdev,
+                            bool ptrusted);
 
 /* Visit the sub-folder o of d (what the last walk knew of it, a stub when nothing; consumed)
  * from d's descriptor fd: what this walk saw of it, a stub when it was not looked into. */
 static struct gg_dir *visit_sub(struct walk *w, int fd, const struct gg_dir *d, struct gg_dir *o,
-                                const char *rel, int depth)
+                                int depth)
 {
-    char name[NAME_MAX + 1];
-    snprintf(name, sizeof name, "%s", o->name);
     if (depth >= GIT_GUARD_MAX_DEPTH || w->s->dirs >= GIT_GUARD_MAX_DIRS) {
         w->s->bound_hit = true; /* not looked into: listed in full when next reached */
         if (!o->listed)
             return o;
+        struct gg_dir *stub = dir_stub(o->name);
         dir_free(o);
-        return dir_stub(name);
+        return stub;
     }
-    char *p = join(rel, name);
-    struct gg_dir *v = visit(w, fd, o, p, depth + 1, d->dev, d->trusted);
-    free(p);
-    return v ? v : dir_stub(name);
+    size_t len = w->rel_len, n = strlen(o->name);
+    if (len)
+        w->rel[w->rel_len++] = '/';
+    const char *name = w->rel + w->rel_len;      /* o's name, which outlives o (consumed) */
+    memcpy(w->rel + w->rel_len, o->name, n + 1); /* depth and NAME_MAX bound it */
+    w->rel_len += n;
+    struct gg_dir *v = visit(w, fd, o, depth + 1, d->dev, d->trusted);
+    if (!v)
+        v = dir_stub(name);
+    w->rel_len = len;
+    w->rel[len] = '\0';
+    return v;
 }
 
-static void visit_subs(struct walk *w, int fd, struct gg_dir *d, const char *rel, int depth)
+static void visit_subs(struct walk *w, int fd, struct gg_dir *d, int depth)
 {
     for (size_t i = 0; i < d->n; i++)
-        d->subs[i] = visit_sub(w, fd, d, d->subs[i], rel, depth);
+        d->subs[i] = visit_sub(w, fd, d, d->subs[i], depth);
 }
 
-/* List the folder open at fd (O_RDONLY, consumed): its `.git` and its sub-folders. */
-static struct gg_dir *list_dir(struct walk *w, int fd, struct gg_dir *old, const char *name,
-                               const char *rel, int depth, dev_t pdev, bool ptrusted)
+/* List the folder open at fd (O_RDONLY, consumed; its name is old's): its `.git` and its
+ * sub-folders. getdents64 straight into a buffer of this depth: a DIR costs two fcntl more. */
+static struct gg_dir *list_dir(struct walk *w, int fd, struct gg_dir *old, int depth, dev_t pdev,
+                               bool ptrusted)
 {
     struct stat st;
-    DIR *dp = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) ? fdopendir(fd) : NULL;
-    if (!dp) {
+    if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
         close(fd);
         dir_free(old);
         return NULL;
     }
-    struct gg_dir *d = dir_stub(name);
+    struct gg_dir *d = xcalloc(1, sizeof *d);
+    d->name = old->name; /* taken: old is freed below */
+    old->name = NULL;
     d->dev = st.st_dev;
     d->ino = st.st_ino;
     d->ctime = st.st_ctim;
@@ -781,42 +795,55 @@ static struct gg_dir *list_dir(struct walk *w, int fd, struct gg_dir *old, const
         ts_ns(st.st_ctim) >= w->start_ns - (st.st_ctim.tv_nsec == 0 ? RACY_NS_COARSE : RACY_NS);
     w->s->dirs++;
     w->listed++;
+    if (!w->buf[depth])
+        w->buf[depth] = xmalloc(DENTS_BUF);
+    char *buf = w->buf[depth];
     size_t cap = 0;
-    for (struct dirent *de; (de = readdir(dp));) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        unsigned char type = de->d_type;
-        if (type == DT_UNKNOWN) {
-            struct stat cst;
-            if (fstatat(dirfd(dp), de->d_name, &cst, AT_SYMLINK_NOFOLLOW) < 0)
+    for (;;) {
+        ssize_t got = getdents64(fd, buf, DENTS_BUF);
+        if (got <= 0) {
+            if (got < 0)
+                d->racy = true; /* not read to its end: listed again next time */
+            break;
+        }
+        for (ssize_t off = 0; off < got;) {
+            struct dirent64 *de = (struct dirent64 *)(buf + off);
+            off += de->d_reclen;
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                 continue;
-            type = S_ISDIR(cst.st_mode) ? DT_DIR : S_ISLNK(cst.st_mode) ? DT_LNK : DT_REG;
+            unsigned char type = de->d_type;
+            if (type == DT_UNKNOWN) {
+                struct stat cst;
+                if (fstatat(fd, de->d_name, &cst, AT_SYMLINK_NOFOLLOW) < 0)
+                    continue;
+                type = S_ISDIR(cst.st_mode) ? DT_DIR : S_ISLNK(cst.st_mode) ? DT_LNK : DT_REG;
+            }
+            if (strcmp(de->d_name, ".git") == 0) {
+                d->dotgit = type;
+                add_dotgit(w->g, w->s, w->rel, type);
+                continue;
+            }
+            /* node_modules: tens of thousands of folders in a JavaScript project, alone past
+             * the bound; the person's git and editors do not look for repositories there (VS
+             * Code's git.repositoryScanIgnoredFolders) and packages arrive without their .git. */
+            if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
+                continue;
+            if (w->names >= NAMES_MAX) {
+                /* past what a walk keeps: looked into now, as it comes, and d listed again */
+                d->racy = true;
+                dir_free(visit_sub(w, fd, d, dir_stub(de->d_name), depth));
+                continue;
+            }
+            if (d->n == cap) {
+                cap = cap ? cap * 2 : 8;
+                d->subs = xrealloc(d->subs, cap * sizeof *d->subs);
+            }
+            d->subs[d->n++] = dir_stub(de->d_name);
+            w->names++;
         }
-        if (strcmp(de->d_name, ".git") == 0) {
-            d->dotgit = type;
-            add_dotgit(w->g, w->s, rel, type);
-            continue;
-        }
-        /* node_modules: tens of thousands of folders in a JavaScript project, alone past the
-         * bound; the person's git and editors do not look for repositories there (VS Code's
-         * git.repositoryScanIgnoredFolders) and packages arrive without their .git. */
-        if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
-            continue;
-        if (w->names >= NAMES_MAX) {
-            /* past what a walk keeps: looked into now, as it comes, and d listed again */
-            d->racy = true;
-            dir_free(visit_sub(w, dirfd(dp), d, dir_stub(de->d_name), rel, depth));
-            continue;
-        }
-        if (d->n == cap) {
-            cap = cap ? cap * 2 : 8;
-            d->subs = xrealloc(d->subs, cap * sizeof *d->subs);
-        }
-        d->subs[d->n++] = dir_stub(de->d_name);
-        w->names++;
     }
     /* what the last walk knew of each sub-folder, by name (the rest of old is freed) */
-    if (old && old->n && d->n) {
+    if (old->n && d->n) {
         qsort(old->subs, old->n, sizeof *old->subs, by_dir_name);
         for (size_t i = 0; i < d->n; i++) {
             struct gg_dir **hit =
@@ -828,37 +855,35 @@ static struct gg_dir *list_dir(struct walk *w, int fd, struct gg_dir *old, const
             }
         }
     }
-    visit_subs(w, dirfd(dp), d, rel, depth);
-    closedir(dp);
     dir_free(old); /* what was not matched by name */
+    visit_subs(w, fd, d, depth);
+    close(fd);
     return d;
 }
 
-/* The folder name in pfd: unchanged since old was listed (same dev, ino and ctime), its
+/* The folder old->name in pfd: unchanged since old was listed (same dev, ino and ctime), its
  * entries are old's, and only its sub-folders are visited (a folder without any costs one
  * fstatat); else it is listed. Consumes old; NULL when it cannot be looked into. */
-static struct gg_dir *visit(struct walk *w, int pfd, struct gg_dir *old, const char *rel, int depth,
-                            dev_t pdev, bool ptrusted)
+static struct gg_dir *visit(struct walk *w, int pfd, struct gg_dir *old, int depth, dev_t pdev,
+                            bool ptrusted)
 {
-    char name[NAME_MAX + 1];
-    snprintf(name, sizeof name, "%s", old->name); /* old may be freed before name is used */
     struct stat st;
     if (old->listed && !old->racy && old->trusted && w->names + old->n <= NAMES_MAX) {
         if (old->n == 0) {
-            if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && same_stamp(old, &st)) {
+            if (fstatat(pfd, old->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && same_stamp(old, &st)) {
                 w->s->dirs++; /* a folder without sub-folders: one fstatat */
                 if (old->dotgit)
-                    add_dotgit(w->g, w->s, rel, old->dotgit);
+                    add_dotgit(w->g, w->s, w->rel, old->dotgit);
                 return old;
             }
         } else {
-            int fd = open_beneath(pfd, name, O_PATH | O_DIRECTORY);
+            int fd = open_beneath(pfd, old->name, O_PATH | O_DIRECTORY);
             if (fd >= 0 && fstat(fd, &st) == 0 && same_stamp(old, &st)) {
                 w->s->dirs++;
                 w->names += old->n;
                 if (old->dotgit)
-                    add_dotgit(w->g, w->s, rel, old->dotgit);
-                visit_subs(w, fd, old, rel, depth);
+                    add_dotgit(w->g, w->s, w->rel, old->dotgit);
+                visit_subs(w, fd, old, depth);
                 close(fd);
                 return old;
             }
@@ -866,12 +891,14 @@ static struct gg_dir *visit(struct walk *w, int pfd, struct gg_dir *old, const c
                 close(fd);
         }
     }
-    int fd = open_beneath(pfd, name, O_RDONLY | O_DIRECTORY);
+    int fd = open_beneath(pfd, old->name, O_RDONLY | O_DIRECTORY);
     if (fd < 0) {
+        int e = errno;
         dir_free(old);
+        errno = e;
         return NULL;
     }
-    return list_dir(w, fd, old, name, rel, depth, pdev, ptrusted);
+    return list_dir(w, fd, old, depth, pdev, ptrusted);
 }
 
 static int by_rel(const void *a, const void *b)
@@ -969,15 +996,19 @@ static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
     } else {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
-        struct walk w = {.g = g, .s = s, .start_ns = ts_ns(now)};
+        struct walk *w = xcalloc(1, sizeof *w);
+        *w = (struct walk){.g = g, .s = s, .start_ns = ts_ns(now)};
         struct gg_dir *root = g->tree ? g->tree : dir_stub(".");
-        g->tree = visit(&w, g->wsfd, root, "", 0, 0, false);
-        if (!g->tree) {
-            int r = -errno;
+        g->tree = visit(w, g->wsfd, root, 0, 0, false);
+        int r = g->tree ? 0 : errno ? -errno : -EIO;
+        g->last_listed = w->listed;
+        for (size_t i = 0; i < ARRAY_LEN(w->buf); i++)
+            free(w->buf[i]);
+        free(w);
+        if (r < 0) {
             snap_free(s);
-            return r < 0 ? r : -EIO;
+            return r;
         }
-        g->last_listed = w.listed;
         /* A repository the last snapshot knew stays looked at, even past the walk's bound (a
          * command may fill the workspace with folders to push it out). */
         for (size_t i = 0; i < g->snap.dotgits.len; i++) {
