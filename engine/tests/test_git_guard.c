@@ -628,6 +628,36 @@ static void test_incremental_bound(void)
     str_list_free(&lines);
 }
 
+/* A folder with more sub-folders than a walk keeps names of: looked into as it is listed, and
+ * listed again by the next walk, unchanged or not; the workspace's repository is still checked. */
+static void test_incremental_names_past_budget(void)
+{
+    struct stat st;
+    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode))
+        setenv("TMPDIR", "/dev/shm", 1); /* 40000 folders: made in a second there */
+    mk_ws();
+    repo(""); /* found before any bound */
+    for (int i = 0; i < 4 * GIT_GUARD_MAX_DIRS + 10; i++) {
+        char *p = xasprintf("%s/big/%05d", ws, i);
+        if (i == 0)
+            CHECK(mkdir_parents(p, 0755) == 0);
+        CHECK(mkdir(p, 0755) == 0);
+        free(p);
+    }
+    settle();
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    CHECK(git_guard_last_listed(g) >= 1); /* big, again */
+    put(".git/hooks/pre-commit", "#!/bin/sh\n", 0755);
+    CHECK_EQ_INT(git_guard_check(g, &lines), 1);
+    CHECK(exists(".git/hooks/pre-commit.cordon-refused"));
+    git_guard_free(g);
+    str_list_free(&lines);
+    rm_rf(ws); /* not left for later walks of the build tree */
+}
+
 TEST_MAIN(
     {"what exists is listed to hold read-only", test_readonly_list},
     {"a new hook, commondir and .git file are renamed away", test_new_hook_and_pointer},
@@ -646,4 +676,5 @@ TEST_MAIN(
     {"incremental: a sub-tree moved in from outside", test_incremental_moved_in},
     {"incremental: a folder replaced by a symbolic link", test_incremental_folder_to_link},
     {"incremental: a known folder removed, one of its name made", test_incremental_removed},
-    {"incremental: the bound", test_incremental_bound})
+    {"incremental: the bound", test_incremental_bound},
+    {"incremental: more sub-folders than a walk keeps", test_incremental_names_past_budget})
