@@ -1,5 +1,6 @@
-/* git_guard.c — see git_guard.h. Owns the walk that finds the workspace's repositories, the
- * snapshot of what in them makes git run a program, and the undo of each difference. Uses
+/* git_guard.c — see git_guard.h. Owns the walk that finds the workspace's repositories (and
+ * what it keeps of the folders between walks, so that an unchanged one is not listed again),
+ * the snapshot of what in them makes git run a program, and the undo of each difference. Uses
  * base/git_config.c (parsing, the code-running judgement) and base/util.c. Must never: open
  * anything but beneath the workspace's descriptor without a symbolic link on the way
  * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, O_NOFOLLOW for the last name), run git, or leave a

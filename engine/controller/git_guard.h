@@ -38,7 +38,7 @@
 #include "base/util.h"
 
 #define GIT_GUARD_MAX_DEPTH 6    /* directory levels below the workspace looked into */
-#define GIT_GUARD_MAX_DIRS 10000 /* directories looked into, in all (a walk: 0.1-0.25 s) */
+#define GIT_GUARD_MAX_DIRS 10000 /* directories looked into, in all (0.1-0.25 s listed) */
 
 struct git_guard;
 
