@@ -1,5 +1,6 @@
-/* git_guard.c — see git_guard.h. Owns the walk that finds the workspace's repositories, the
- * snapshot of what in them makes git run a program, and the undo of each difference. Uses
+/* git_guard.c — see git_guard.h. Owns the walk that finds the workspace's repositories (and
+ * what it keeps of the folders between walks, so that an unchanged one is not listed again),
+ * the snapshot of what in them makes git run a program, and the undo of each difference. Uses
  * base/git_config.c (parsing, the code-running judgement) and base/util.c. Must never: open
  * anything but beneath the workspace's descriptor without a symbolic link on the way
  * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, O_NOFOLLOW for the last name), run git, or leave a
@@ -9,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -76,12 +80,15 @@ static void cfg_refs_free(struct cfg_refs *r)
     memset(r, 0, sizeof *r);
 }
 
+struct gg_dir;
+
 struct git_guard {
     char *ws;
     int wsfd;
     struct gg_snap snap;
+    struct gg_dir *tree; /* what the last walk saw of the folders, for the next one */
     double last_ms;
-    size_t last_dirs;
+    size_t last_dirs, last_listed;
     bool bound_said;
     double full_at, full_ms;    /* the last walk: when (monotonic ms), and what it cost */
     struct str_list made;       /* what this check renamed things to: not new a round later */
@@ -628,45 +635,271 @@ static void add_dotgit(struct git_guard *g, struct gg_snap *s, const char *dir, 
     free(p);
 }
 
-static void walk(struct git_guard *g, struct gg_snap *s, int fd, const char *rel, int depth)
+/* ---- the walk ----------------------------------------------------------------------------- */
+
+/* What the last walk saw of a folder it listed: its identity and change stamp, whether it held
+ * a `.git` (and of what type), and its sub-folders in listing order. A later walk that finds
+ * the same (dev, ino, ctime) knows the entries are the same without listing them: adding,
+ * removing or renaming a name changes the folder's ctime, which a command cannot put back
+ * (utimes(2) sets the mtime it is given, and the ctime to now). */
+struct gg_dir {
+    char *name; /* in its parent; "." for the workspace */
+    dev_t dev;
+    ino_t ino;
+    struct timespec ctime;
+    bool listed;          /* the fields below are known (false: never listed, or cut by a bound) */
+    bool racy;            /* its ctime was too close to the walk: list it again next time */
+    bool trusted;         /* on a file system whose ctime this trusts */
+    unsigned char dotgit; /* 0, or the DT_ type of its `.git` */
+    struct gg_dir **subs; /* its sub-folders (not node_modules), each listed or not */
+    size_t n;
+};
+
+/* A ctime this close to the walk's start may be shared by a change made just after the folder
+ * was listed (the kernel stamps with a clock of a tick's granularity, some file systems with
+ * whole seconds): such a folder is listed again next time. */
+#define RACY_NS (100 * 1000 * 1000LL)
+#define RACY_NS_COARSE (2 * 1000 * 1000 * 1000LL) /* a ctime of whole seconds */
+
+static void dir_free(struct gg_dir *d)
 {
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
+    if (!d)
         return;
+    for (size_t i = 0; i < d->n; i++)
+        dir_free(d->subs[i]);
+    free(d->subs);
+    free(d->name);
+    free(d);
+}
+
+static struct gg_dir *dir_stub(const char *name)
+{
+    struct gg_dir *d = xcalloc(1, sizeof *d);
+    d->name = xstrdup(name);
+    return d;
+}
+
+/* File systems whose folders' ctime changes with every change of their entries, seen by this
+ * host as it happens. Any other (NFS, CIFS/SMB, FUSE, 9p, Ceph, FAT, ...) is listed in full
+ * each walk: their attributes may be cached or made up by a server or a daemon. */
+static bool fs_trusted(int fd)
+{
+    static const unsigned long trusted[] = {
+        0xEF53,     /* ext2, ext3, ext4 */
+        0x58465342, /* xfs */
+        0x9123683E, /* btrfs */
+        0x01021994, /* tmpfs */
+        0x858458F6, /* ramfs */
+        0x794C7630, /* overlayfs (its upper layer's stamps) */
+        0xF2F52010, /* f2fs */
+        0xCA451A4E, /* bcachefs */
+        0x2FC12FC1, /* zfs */
+    };
+    struct statfs sf;
+    if (fstatfs(fd, &sf) < 0)
+        return false;
+    for (size_t i = 0; i < ARRAY_LEN(trusted); i++)
+        if ((unsigned long)sf.f_type == trusted[i])
+            return true;
+    return false;
+}
+
+static long long ts_ns(struct timespec t)
+{
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static bool same_stamp(const struct gg_dir *d, const struct stat *st)
+{
+    return S_ISDIR(st->st_mode) && d->dev == st->st_dev && d->ino == st->st_ino &&
+           d->ctime.tv_sec == st->st_ctim.tv_sec && d->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static int by_dir_name(const void *a, const void *b)
+{
+    return strcmp((*(struct gg_dir *const *)a)->name, (*(struct gg_dir *const *)b)->name);
+}
+
+struct walk {
+    struct git_guard *g;
+    struct gg_snap *s;
+    long long start_ns; /* CLOCK_REALTIME at the walk's start */
+    size_t listed;      /* folders whose entries were read this time */
+    size_t names;       /* sub-folders the new tree holds */
+    char rel[(GIT_GUARD_MAX_DEPTH + 1) * (NAME_MAX + 1)]; /* the folder visited, from the top */
+    size_t rel_len;
+    char *buf[GIT_GUARD_MAX_DEPTH + 1]; /* getdents64's, one per depth */
+};
+
+#define DENTS_BUF (32 * 1024)
+
+/* Sub-folders a tree holds at most (a command may make a million in one folder): past it a
+ * folder's sub-folders are looked into as it is listed, and it is listed again next time. */
+#define NAMES_MAX (4 * GIT_GUARD_MAX_DIRS)
+
+static struct gg_dir *visit(struct walk *w, int pfd, struct gg_dir *old, int depth, dev_t pdev,
+                            bool ptrusted);
+
+/* Visit the sub-folder o of d (what the last walk knew of it, a stub when nothing; consumed)
+ * from d's descriptor fd: what this walk saw of it, a stub when it was not looked into. */
+static struct gg_dir *visit_sub(struct walk *w, int fd, const struct gg_dir *d, struct gg_dir *o,
+                                int depth)
+{
+    if (depth >= GIT_GUARD_MAX_DEPTH || w->s->dirs >= GIT_GUARD_MAX_DIRS) {
+        w->s->bound_hit = true; /* not looked into: listed in full when next reached */
+        if (!o->listed)
+            return o;
+        struct gg_dir *stub = dir_stub(o->name);
+        dir_free(o);
+        return stub;
     }
-    s->dirs++;
-    for (struct dirent *de; (de = readdir(d));) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        unsigned char type = de->d_type;
-        if (type == DT_UNKNOWN) {
-            struct stat st;
-            if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    size_t len = w->rel_len, n = strlen(o->name);
+    if (len)
+        w->rel[w->rel_len++] = '/';
+    const char *name = w->rel + w->rel_len;      /* o's name, which outlives o (consumed) */
+    memcpy(w->rel + w->rel_len, o->name, n + 1); /* depth and NAME_MAX bound it */
+    w->rel_len += n;
+    struct gg_dir *v = visit(w, fd, o, depth + 1, d->dev, d->trusted);
+    if (!v)
+        v = dir_stub(name);
+    w->rel_len = len;
+    w->rel[len] = '\0';
+    return v;
+}
+
+static void visit_subs(struct walk *w, int fd, struct gg_dir *d, int depth)
+{
+    for (size_t i = 0; i < d->n; i++)
+        d->subs[i] = visit_sub(w, fd, d, d->subs[i], depth);
+}
+
+/* List the folder open at fd (O_RDONLY, consumed; its name is old's): its `.git` and its
+ * sub-folders. getdents64 straight into a buffer of this depth: a DIR costs two fcntl more. */
+static struct gg_dir *list_dir(struct walk *w, int fd, struct gg_dir *old, int depth, dev_t pdev,
+                               bool ptrusted)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        close(fd);
+        dir_free(old);
+        return NULL;
+    }
+    struct gg_dir *d = xcalloc(1, sizeof *d);
+    d->name = old->name; /* taken: old is freed below */
+    old->name = NULL;
+    d->dev = st.st_dev;
+    d->ino = st.st_ino;
+    d->ctime = st.st_ctim;
+    d->listed = true;
+    d->trusted = st.st_dev == pdev && depth > 0 ? ptrusted : fs_trusted(fd);
+    d->racy =
+        ts_ns(st.st_ctim) >= w->start_ns - (st.st_ctim.tv_nsec == 0 ? RACY_NS_COARSE : RACY_NS);
+    w->s->dirs++;
+    w->listed++;
+    if (!w->buf[depth])
+        w->buf[depth] = xmalloc(DENTS_BUF);
+    char *buf = w->buf[depth];
+    size_t cap = 0;
+    for (;;) {
+        ssize_t got = getdents64(fd, buf, DENTS_BUF);
+        if (got <= 0) {
+            if (got < 0)
+                d->racy = true; /* not read to its end: listed again next time */
+            break;
+        }
+        for (ssize_t off = 0; off < got;) {
+            struct dirent64 *de = (struct dirent64 *)(buf + off);
+            off += de->d_reclen;
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                 continue;
-            type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+            unsigned char type = de->d_type;
+            if (type == DT_UNKNOWN) {
+                struct stat cst;
+                if (fstatat(fd, de->d_name, &cst, AT_SYMLINK_NOFOLLOW) < 0)
+                    continue;
+                type = S_ISDIR(cst.st_mode) ? DT_DIR : S_ISLNK(cst.st_mode) ? DT_LNK : DT_REG;
+            }
+            if (strcmp(de->d_name, ".git") == 0) {
+                d->dotgit = type;
+                add_dotgit(w->g, w->s, w->rel, type);
+                continue;
+            }
+            /* node_modules: tens of thousands of folders in a JavaScript project, alone past
+             * the bound; the person's git and editors do not look for repositories there (VS
+             * Code's git.repositoryScanIgnoredFolders) and packages arrive without their .git. */
+            if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
+                continue;
+            if (w->names >= NAMES_MAX) {
+                /* past what a walk keeps: looked into now, as it comes, and d listed again */
+                d->racy = true;
+                dir_free(visit_sub(w, fd, d, dir_stub(de->d_name), depth));
+                continue;
+            }
+            if (d->n == cap) {
+                cap = cap ? cap * 2 : 8;
+                d->subs = xrealloc(d->subs, cap * sizeof *d->subs);
+            }
+            d->subs[d->n++] = dir_stub(de->d_name);
+            w->names++;
         }
-        if (strcmp(de->d_name, ".git") == 0) {
-            add_dotgit(g, s, rel, type);
-            continue;
-        }
-        /* node_modules: tens of thousands of folders in a JavaScript project, alone past the
-         * bound; the person's git and editors do not look for repositories there (VS Code's
-         * git.repositoryScanIgnoredFolders) and packages arrive without their .git. */
-        if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
-            continue;
-        if (depth >= GIT_GUARD_MAX_DEPTH || s->dirs >= GIT_GUARD_MAX_DIRS) {
-            s->bound_hit = true;
-            continue;
-        }
-        int child = open_beneath(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
-        if (child < 0)
-            continue;
-        char *p = join(rel, de->d_name);
-        walk(g, s, child, p, depth + 1);
-        free(p);
     }
-    closedir(d);
+    /* what the last walk knew of each sub-folder, by name (the rest of old is freed) */
+    if (old->n && d->n) {
+        qsort(old->subs, old->n, sizeof *old->subs, by_dir_name);
+        for (size_t i = 0; i < d->n; i++) {
+            struct gg_dir **hit =
+                bsearch(&d->subs[i], old->subs, old->n, sizeof *old->subs, by_dir_name);
+            if (hit && (*hit)->listed) {
+                struct gg_dir *t = d->subs[i];
+                d->subs[i] = *hit;
+                *hit = t; /* the stub takes its place, freed with old */
+            }
+        }
+    }
+    dir_free(old); /* what was not matched by name */
+    visit_subs(w, fd, d, depth);
+    close(fd);
+    return d;
+}
+
+/* The folder old->name in pfd: unchanged since old was listed (same dev, ino and ctime), its
+ * entries are old's, and only its sub-folders are visited (a folder without any costs one
+ * fstatat); else it is listed. Consumes old; NULL when it cannot be looked into. */
+static struct gg_dir *visit(struct walk *w, int pfd, struct gg_dir *old, int depth, dev_t pdev,
+                            bool ptrusted)
+{
+    struct stat st;
+    if (old->listed && !old->racy && old->trusted && w->names + old->n <= NAMES_MAX) {
+        if (old->n == 0) {
+            if (fstatat(pfd, old->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && same_stamp(old, &st)) {
+                w->s->dirs++; /* a folder without sub-folders: one fstatat */
+                if (old->dotgit)
+                    add_dotgit(w->g, w->s, w->rel, old->dotgit);
+                return old;
+            }
+        } else {
+            int fd = open_beneath(pfd, old->name, O_PATH | O_DIRECTORY);
+            if (fd >= 0 && fstat(fd, &st) == 0 && same_stamp(old, &st)) {
+                w->s->dirs++;
+                w->names += old->n;
+                if (old->dotgit)
+                    add_dotgit(w->g, w->s, w->rel, old->dotgit);
+                visit_subs(w, fd, old, depth);
+                close(fd);
+                return old;
+            }
+            if (fd >= 0)
+                close(fd);
+        }
+    }
+    int fd = open_beneath(pfd, old->name, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        int e = errno;
+        dir_free(old);
+        errno = e;
+        return NULL;
+    }
+    return list_dir(w, fd, old, depth, pdev, ptrusted);
 }
 
 static int by_rel(const void *a, const void *b)
@@ -762,10 +995,21 @@ static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
             free(p);
         }
     } else {
-        int fd = open_beneath(g->wsfd, "", O_RDONLY | O_DIRECTORY);
-        if (fd < 0)
-            return fd;
-        walk(g, s, fd, "", 0);
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        struct walk *w = xcalloc(1, sizeof *w);
+        *w = (struct walk){.g = g, .s = s, .start_ns = ts_ns(now)};
+        struct gg_dir *root = g->tree ? g->tree : dir_stub(".");
+        g->tree = visit(w, g->wsfd, root, 0, 0, false);
+        int r = g->tree ? 0 : errno ? -errno : -EIO;
+        g->last_listed = w->listed;
+        for (size_t i = 0; i < ARRAY_LEN(w->buf); i++)
+            free(w->buf[i]);
+        free(w);
+        if (r < 0) {
+            snap_free(s);
+            return r;
+        }
         /* A repository the last snapshot knew stays looked at, even past the walk's bound (a
          * command may fill the workspace with folders to push it out). */
         for (size_t i = 0; i < g->snap.dotgits.len; i++) {
@@ -1387,11 +1631,17 @@ size_t git_guard_last_dirs(const struct git_guard *g)
     return g->last_dirs;
 }
 
+size_t git_guard_last_listed(const struct git_guard *g)
+{
+    return g->last_listed;
+}
+
 void git_guard_free(struct git_guard *g)
 {
     if (!g)
         return;
     snap_free(&g->snap);
+    dir_free(g->tree);
     if (g->wsfd >= 0)
         close(g->wsfd);
     str_list_free(&g->made);

@@ -13,6 +13,12 @@
  *     symbolic link into the workspace, and of the core.hooksPath folder when that lies in the
  *     workspace (husky's `.husky/_` brings its parent `.husky` along: its hooks call those);
  *   - a hooks folder that is a symbolic link: its target.
+ * The walks after the first are incremental: a folder whose (st_dev, st_ino, st_ctime) are those
+ * the last walk saw has the same entries, so only its sub-folders are looked at (one fstatat for
+ * a folder without any); a changed or new folder, one whose ctime was too close to the walk
+ * before, and every folder of a file system whose ctime is not trusted (anything but the local
+ * ones of fs_trusted: NFS, SMB, FUSE, 9p, ...) is listed. What is known is kept in memory for the
+ * life of the guard (a run, a session), never on disk.
  * git_guard_check walks again and undoes each difference, one line each naming the repository,
  * the file (and keys) and the action: a changed or removed file gets its previous bytes back;
  * a new hook, a new pointer leading out of the workspace (or anywhere it should not), a new
@@ -32,7 +38,7 @@
 #include "base/util.h"
 
 #define GIT_GUARD_MAX_DEPTH 6    /* directory levels below the workspace looked into */
-#define GIT_GUARD_MAX_DIRS 10000 /* directories looked into, in all (a walk: 0.1-0.25 s) */
+#define GIT_GUARD_MAX_DIRS 10000 /* directories looked into, in all (0.1-0.25 s listed) */
 
 struct git_guard;
 
@@ -55,9 +61,11 @@ int git_guard_check(struct git_guard *g, struct str_list *lines);
 #define GIT_GUARD_FULL_FACTOR 50
 int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk);
 
-/* How long the last walk took and how many directories it looked into. */
+/* How long the last walk took, how many directories it looked into, and how many of those it
+ * listed (read the entries of): the others were unchanged since the walk before. */
 double git_guard_last_ms(const struct git_guard *g);
 size_t git_guard_last_dirs(const struct git_guard *g);
+size_t git_guard_last_listed(const struct git_guard *g);
 
 void git_guard_free(struct git_guard *g);
 #endif

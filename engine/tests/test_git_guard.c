@@ -403,16 +403,278 @@ static void test_worktree_hooks_path(void)
     str_list_free(&lines);
 }
 
-TEST_MAIN({"what exists is listed to hold read-only", test_readonly_list},
-          {"a new hook, commondir and .git file are renamed away", test_new_hook_and_pointer},
-          {"a config's code-running change is undone, other changes are not",
-           test_changed_config_restored},
-          {"a new repository's code-running lines are commented out",
-           test_new_repository_config_defused},
-          {"planted links are renamed, nothing outside is touched", test_planted_links},
-          {"a hooks link replaced by a folder is restored", test_hooks_link_replaced},
-          {"a known repository past the bound is still checked", test_known_past_bound},
-          {"a program a config entry runs by path is guarded", test_program_by_path},
-          {"the host's global config: its hooksPath, and itself in the workspace",
-           test_host_config},
-          {"a linked worktree's core.hooksPath folder in the workspace", test_worktree_hooks_path})
+/* ---- the incremental walk ----------------------------------------------------------------- */
+
+/* The folders made so far get a ctime older than the guard's margin for a ctime too close to a
+ * walk (which it lists again): only then are they taken as unchanged. */
+static void settle(void)
+{
+    usleep(250 * 1000);
+}
+
+static void mkdir_rel(const char *rel)
+{
+    char *p = at(rel);
+    CHECK(mkdir_parents(p, 0755) == 0);
+    CHECK(mkdir(p, 0755) == 0 || errno == EEXIST);
+    free(p);
+}
+
+static void rm_rf(const char *abs)
+{
+    char *cmd = xasprintf("rm -rf '%s'", abs);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+}
+
+/* A workspace of 1 + 3 + 9 + 27 folders (t/a.. t/a/a.. t/a/a/a..) plus a repository. */
+static void tree(void)
+{
+    static const char *const n[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 3; k++) {
+                char *p = xasprintf("t/%s/%s/%s", n[i], n[j], n[k]);
+                mkdir_rel(p);
+                free(p);
+            }
+    repo("");
+}
+
+/* Nothing changed: no folder is listed again, every one is looked at. A repository made deep
+ * inside then (its folder's ctime changed, its ancestors' did not) is still found. */
+static void test_incremental_deep_repository(void)
+{
+    mk_ws();
+    tree();
+    settle();
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    size_t all = git_guard_last_dirs(g);
+    CHECK_EQ_INT(all, 41);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    CHECK_EQ_INT(git_guard_last_dirs(g), all);
+    CHECK_EQ_INT(git_guard_last_listed(g), 0);
+    put("t/b/c/a/.git/config", "[core]\n\tfsmonitor = /bin/evil\n", 0644);
+    put("t/b/c/a/.git/HEAD", "ref: refs/heads/main\n", 0644);
+    int n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(git_guard_last_listed(g), 1); /* t/b/c/a only */
+    char *c = get("t/b/c/a/.git/config");
+    CHECK(c && strstr(c, "# cordon-refused: \tfsmonitor"));
+    free(c);
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+/* A `.git` added to a known folder whose mtime is then put back: its ctime still changed. */
+static void test_incremental_mtime_put_back(void)
+{
+    mk_ws();
+    tree();
+    settle();
+    char *dir = at("t/c/a");
+    struct stat before;
+    CHECK(stat(dir, &before) == 0);
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    put("t/c/a/.git", "gitdir: /outside/repo\n", 0644);
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    CHECK(utimensat(AT_FDCWD, dir, times, AT_SYMLINK_NOFOLLOW) == 0);
+    struct stat after;
+    CHECK(stat(dir, &after) == 0);
+    CHECK(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+          after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+    struct str_list lines = {0};
+    int n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK_EQ_INT(n, 1);
+    CHECK(!exists("t/c/a/.git") && exists("t/c/a/.git.cordon-refused"));
+    free(dir);
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+/* A sub-tree moved in from outside the workspace, over a known (empty) folder's name: its
+ * folders are new to the walk, whatever their ctime. */
+static void test_incremental_moved_in(void)
+{
+    mk_ws();
+    tree();
+    char *out = xasprintf("%s.out", ws);
+    rm_rf(out);
+    char *hook = xasprintf("%s/m/n/.git/hooks/pre-commit", out);
+    CHECK(mkdir_parents(hook, 0755) == 0);
+    CHECK(write_file_new(hook, "#!/bin/sh\ntouch /x\n") == 0);
+    CHECK(chmod(hook, 0755) == 0);
+    char *from = xasprintf("%s/m", out), *to = at("t/a/b/c");
+    settle();
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    CHECK(rename(from, to) == 0);
+    struct str_list lines = {0};
+    int n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK(n >= 1);
+    CHECK(exists("t/a/b/c/n/.git/hooks/pre-commit.cordon-refused"));
+    rm_rf(out);
+    free(out);
+    free(hook);
+    free(from);
+    free(to);
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+/* A known folder replaced by a symbolic link to a repository outside: not followed, nothing
+ * outside touched; a folder put back there later is listed, not taken from what was known. */
+static void test_incremental_folder_to_link(void)
+{
+    mk_ws();
+    tree();
+    char *out = xasprintf("%s.out", ws);
+    rm_rf(out);
+    char *hook = xasprintf("%s/.git/hooks/pre-commit", out);
+    CHECK(mkdir_parents(hook, 0755) == 0);
+    CHECK(write_file_new(hook, "#!/bin/sh\n") == 0);
+    CHECK(chmod(hook, 0755) == 0);
+    settle();
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    char *b = at("t/b");
+    rm_rf(b);
+    CHECK(symlink(out, b) == 0);
+    struct str_list lines = {0};
+    int n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK_EQ_INT(n, 0);
+    struct stat st;
+    CHECK(lstat(hook, &st) == 0 && (st.st_mode & 0111) == 0111); /* outside: untouched */
+    CHECK(lstat(b, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(git_guard_last_dirs(g) < 41);
+    CHECK(unlink(b) == 0);
+    put("t/b/a/.git/hooks/post-checkout", "#!/bin/sh\n", 0755);
+    n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK_EQ_INT(n, 1);
+    CHECK(exists("t/b/a/.git/hooks/post-checkout.cordon-refused"));
+    rm_rf(out);
+    free(out);
+    free(hook);
+    free(b);
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+/* A known folder removed, then one of the same name made (its inode may be the freed one): what
+ * was known of it is not used. */
+static void test_incremental_removed(void)
+{
+    mk_ws();
+    tree();
+    repo("t/c/b/c");
+    settle();
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    char *c = at("t/c");
+    rm_rf(c);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    CHECK_EQ_INT(git_guard_last_dirs(g), 41 - 13);
+    put("t/c/b/c/.git/config", "[core]\n\tfsmonitor = /bin/evil\n", 0644);
+    int n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK_EQ_INT(n, 1);
+    char *cfg = get("t/c/b/c/.git/config");
+    CHECK(cfg && strstr(cfg, "# cordon-refused: \tfsmonitor"));
+    free(cfg);
+    free(c);
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+/* The bound holds in the incremental walk too: folders added to an unchanged workspace push it
+ * past GIT_GUARD_MAX_DIRS, which is said, and the known repository is still checked. */
+static void test_incremental_bound(void)
+{
+    mk_ws();
+    repo("zz");
+    for (int i = 0; i < GIT_GUARD_MAX_DIRS - 200; i++) {
+        char *p = xasprintf("%s/d%02d/a%05d", ws, i % 50, i);
+        CHECK(mkdir_parents(p, 0755) == 0);
+        CHECK(mkdir(p, 0755) == 0);
+        free(p);
+    }
+    settle();
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    CHECK(git_guard_last_dirs(g) < GIT_GUARD_MAX_DIRS);
+    for (int i = 0; i < 200; i++) {
+        char *p = xasprintf("%s/e%03d", ws, i);
+        CHECK(mkdir(p, 0755) == 0);
+        free(p);
+    }
+    put("zz/.git/hooks/pre-commit", "#!/bin/sh\n", 0755);
+    struct str_list lines = {0};
+    git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK(has_line(&lines, "stopped there"));
+    CHECK_EQ_INT(git_guard_last_dirs(g), GIT_GUARD_MAX_DIRS);
+    CHECK(git_guard_last_listed(g) <= 1 + 200); /* the workspace, and what was added */
+    CHECK(exists("zz/.git/hooks/pre-commit.cordon-refused"));
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+/* A folder with more sub-folders than a walk keeps names of: looked into as it is listed, and
+ * listed again by the next walk, unchanged or not; the workspace's repository is still checked. */
+static void test_incremental_names_past_budget(void)
+{
+    struct stat st;
+    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode))
+        setenv("TMPDIR", "/dev/shm", 1); /* 40000 folders: made in a second there */
+    mk_ws();
+    repo(""); /* found before any bound */
+    for (int i = 0; i < 4 * GIT_GUARD_MAX_DIRS + 10; i++) {
+        char *p = xasprintf("%s/big/%05d", ws, i);
+        if (i == 0)
+            CHECK(mkdir_parents(p, 0755) == 0);
+        CHECK(mkdir(p, 0755) == 0);
+        free(p);
+    }
+    settle();
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    CHECK(git_guard_last_listed(g) >= 1); /* big, again */
+    put(".git/hooks/pre-commit", "#!/bin/sh\n", 0755);
+    CHECK_EQ_INT(git_guard_check(g, &lines), 1);
+    CHECK(exists(".git/hooks/pre-commit.cordon-refused"));
+    git_guard_free(g);
+    str_list_free(&lines);
+    rm_rf(ws); /* not left for later walks of the build tree */
+}
+
+TEST_MAIN(
+    {"what exists is listed to hold read-only", test_readonly_list},
+    {"a new hook, commondir and .git file are renamed away", test_new_hook_and_pointer},
+    {"a config's code-running change is undone, other changes are not",
+     test_changed_config_restored},
+    {"a new repository's code-running lines are commented out", test_new_repository_config_defused},
+    {"planted links are renamed, nothing outside is touched", test_planted_links},
+    {"a hooks link replaced by a folder is restored", test_hooks_link_replaced},
+    {"a known repository past the bound is still checked", test_known_past_bound},
+    {"a program a config entry runs by path is guarded", test_program_by_path},
+    {"the host's global config: its hooksPath, and itself in the workspace", test_host_config},
+    {"a linked worktree's core.hooksPath folder in the workspace", test_worktree_hooks_path},
+    {"incremental: nothing listed again; a repository made deep inside is found",
+     test_incremental_deep_repository},
+    {"incremental: a .git added, the folder's mtime put back", test_incremental_mtime_put_back},
+    {"incremental: a sub-tree moved in from outside", test_incremental_moved_in},
+    {"incremental: a folder replaced by a symbolic link", test_incremental_folder_to_link},
+    {"incremental: a known folder removed, one of its name made", test_incremental_removed},
+    {"incremental: the bound", test_incremental_bound},
+    {"incremental: more sub-folders than a walk keeps", test_incremental_names_past_budget})

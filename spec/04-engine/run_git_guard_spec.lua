@@ -9,7 +9,9 @@
 -- Under cordon they do not, and `git rev-parse --git-common-dir --git-path hooks` on the host
 -- says what it said before. Then the window that remains (a new name in .git, which no mount
 -- can stop) is shown closing while the command still runs, and a session's background job is
--- undone before its next command.
+-- undone before its next command. A repository made deep in a tree that is otherwise unchanged
+-- (the check after a command lists again only the folders whose ctime changed) is found by a run
+-- and by a session's next command.
 -- Drives the built binary ($CORDON_BIN); runs as root; no network.
 local h = require("spec.helpers")
 
@@ -277,6 +279,26 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
         assert.are.equal(1, h.sh(GIT_ENV .. "git -C " .. h.quote(ws) .. " config core.fsmonitor").code)
         assert.are.equal(1, h.sh(GIT_ENV .. "git -C " .. h.quote(ws) .. " config alias.x").code)
     end)
+
+    -- The check after the command walks incrementally (only folders whose ctime changed are
+    -- listed again): a repository made deep in a tree older than the walk's margin, its folder's
+    -- mtime put back, is still found.
+    it("a repository made deep in an unchanged tree, its folder's mtime put back, is found", function()
+        local root = h.tmpdir()
+        local ws = root .. "/ws"
+        repo(ws)
+        h.sh_ok("mkdir -p " .. h.quote(ws .. "/a/b/c/d/e") .. " " .. h.quote(ws .. "/a/x/y")
+            .. " && sleep 0.3")
+        local r = h.run_sh(GIT_ENV .. "t=$(stat -c %y a/b/c/d) && git init -q -b main a/b/c/d && "
+            .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > a/b/c/d/.git/hooks/pre-commit && "
+            .. "chmod +x a/b/c/d/.git/hooks/pre-commit && touch -d \"$t\" a/b/c/d",
+            { workspace = ws, cwd = ws })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d: a/b/c/d/.git/hooks/pre-commit: "
+            .. "a new hook", 1, true), h.describe(r))
+        host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
+        assert.is_false(exists(root .. "/MARK"))
+    end)
 end)
 
 describe("cordon session: a background job's plant is undone before the next command", function()
@@ -312,5 +334,23 @@ describe("cordon session: a background job's plant is undone before the next com
         assert.is_truthy(r.stderr:find("cordon: git: repository .: .git/commondir: a new pointer file", 1, true),
             h.describe(r))
         assert.is_false(exists(ws .. "/.git/commondir"))
+    end)
+
+    it("a repository made deep in an unchanged tree by a later command is found", function()
+        local root = h.tmpdir()
+        local ws = root .. "/ws"
+        repo(ws)
+        h.sh_ok("mkdir -p " .. h.quote(ws .. "/a/b/c/d") .. " && sleep 0.3")
+        local s = h.session_start("gg-" .. h.token(), { cwd = ws })
+        local r = h.cordon({ "exec", s.name, "--", "true" }, { cwd = ws, env = s.env })
+        assert.are.equal(0, r.code, h.describe(r))
+        r = h.cordon({ "exec", s.name, "--", GIT_ENV .. "git init -q -b main a/b/c/d && "
+            .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > a/b/c/d/.git/hooks/pre-commit && "
+            .. "chmod +x a/b/c/d/.git/hooks/pre-commit" }, { cwd = ws, env = s.env })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d: a/b/c/d/.git/hooks/pre-commit: "
+            .. "a new hook", 1, true), h.describe(r))
+        host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
+        assert.is_false(exists(root .. "/MARK"))
     end)
 end)
