@@ -22,6 +22,8 @@ step "$CORDON" run -- sh -c 'ls /sys/class/net; cat /sys/class/net/lo/operstate'
 step "$CORDON" run --network-deny example.com -- curl -sS -m 5 -o /dev/null https://example.com/
 step "$CORDON" run -- sh -c 'git config --global user.name "Tour Agent"; git config --global user.name'
 step "$CORDON" home
+git init -q "$WS" && git -C "$WS" -c user.name=tour -c user.email=tour@example.com commit -q --allow-empty -m start
+step "$CORDON" run -- sh -c 'git config user.email agent@example.com && git config user.email; git config core.hooksPath .hooks'
 step "$CORDON" run --json -- sh -c 'echo building...; exit 3'
 step "$CORDON" run --profile strict -- python3 -c 'import socket; socket.socket(socket.AF_UNIX)'
 step "$CORDON" run --profile nosuch -- true
@@ -39,5 +41,6 @@ step "$CORDON" jobs tour-$$
 step "$CORDON" session stop tour-$$
 echo
 echo "tour done: writes outside the workspace, hidden files, a blocked destination, the private"
-echo "copy-on-write home, other profiles' refusals and a"
+echo "copy-on-write home, a git setting kept and one that would run code refused, other profiles'"
+echo "refusals and a"
 echo "session (shared /tmp, no leaking cd or variables, a background job, a timeout) are shown above."
