@@ -1,10 +1,12 @@
 /* git_guard.c — see git_guard.h. Owns the walk that finds the workspace's repositories (and
- * what it keeps of the folders between walks, so that an unchanged one is not listed again),
+ * what it keeps of the folders between walks, so that an unchanged one is not listed again, in
+ * memory and, between runs, in the cache file: its format, reading and writing),
  * the snapshot of what in them makes git run a program, and the undo of each difference. Uses
  * base/git_config.c (parsing, the code-running judgement) and base/util.c. Must never: open
  * anything but beneath the workspace's descriptor without a symbolic link on the way
- * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, O_NOFOLLOW for the last name), run git, or leave a
- * difference it could not undo unsaid. */
+ * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, O_NOFOLLOW for the last name), run git, leave a
+ * difference it could not undo unsaid, or take from the cache file more than which entries a
+ * folder had at the stamps it gives. */
 #include "controller/git_guard.h"
 
 #include <dirent.h>
