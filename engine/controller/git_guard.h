@@ -18,7 +18,9 @@
  * a folder without any); a changed or new folder, one whose ctime was too close to the walk
  * before, and every folder of a file system whose ctime is not trusted (anything but the local
  * ones of fs_trusted: NFS, SMB, FUSE, 9p, ...) is listed. What is known is kept in memory for the
- * life of the guard (a run, a session), never on disk.
+ * life of the guard (a run, a session) and, for a guard made with a cache file, written there
+ * after each check's walk, so that the next run's first walk is incremental too (the file is
+ * read with every field checked; anything amiss, or another root, means a full walk).
  * git_guard_check walks again and undoes each difference, one line each naming the repository,
  * the file (and keys) and the action: a changed or removed file gets its previous bytes back;
  * a new hook, a new pointer leading out of the workspace (or anywhere it should not), a new
@@ -47,6 +49,12 @@ struct git_guard;
  * to readonly (when not NULL). NULL (said in one line on stderr) when the workspace cannot be
  * opened: the caller stops, failing closed. */
 struct git_guard *git_guard_new(const char *workspace, struct str_list *readonly);
+
+/* git_guard_new, with the tree of folders the last walk saw read from the file cache (when it
+ * is one this guard can use) and written there after each check that walked (a new file
+ * renamed over it, 0600). cache lies where no sandbox can write: cordon's state directory. */
+struct git_guard *git_guard_new_cached(const char *workspace, struct str_list *readonly,
+                                       const char *cache);
 
 /* Compare the workspace now with the snapshot and undo each difference. Each line (without
  * "cordon: " and without newline) is appended to lines. Returns how many differences were

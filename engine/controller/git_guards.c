@@ -1,4 +1,8 @@
-/* git_guards.c — see git_guards.h. */
+/* git_guards.c — see git_guards.h. Also owns where each tree's walk is kept between runs:
+ * "$XDG_STATE_HOME/cordon/git-walks/<sha256 of the tree's canonical path>" (XDG_STATE_HOME
+ * defaulting to ~/.local/state, beside the home layers), inside cordon's state directory, which
+ * every sandbox has hidden (protect_own_dirs). Must never put that file where a sandbox can
+ * write: the next run trusts its stamps. */
 #include "controller/git_guards.h"
 
 #include <stdio.h>
@@ -6,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/sha256.h"
 #include "controller/git_guard.h"
 
 struct git_guards {
@@ -29,6 +34,34 @@ static bool own_tree(const struct sandbox_config *cfg, const struct str_list *ro
     return true;
 }
 
+/* The file keeping root's walk between runs, its folder made (0700); NULL when there is no
+ * state directory or it cannot be made: the first walk of each run is then a full one. */
+static char *walk_cache(const char *root)
+{
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    char *dir = state && state[0] == '/' ? xasprintf("%s/cordon/git-walks", state)
+                : home && home[0] == '/'
+                    ? xasprintf("%s/.local/state/cordon/git-walks", strcmp(home, "/") ? home : "")
+                    : NULL;
+    char hex[SHA256_HEX_LEN + 1];
+    if (!dir || mkdir_p(dir, 0700) < 0) {
+        free(dir);
+        return NULL;
+    }
+    sha256_hex(root, strlen(root), hex);
+    char *path = xasprintf("%s/%s", dir, hex);
+    free(dir);
+    return path;
+}
+
+static struct git_guard *guard_new(const char *root, struct str_list *readonly)
+{
+    char *cache = walk_cache(root);
+    struct git_guard *g = git_guard_new_cached(root, readonly, cache);
+    free(cache);
+    return g;
+}
+
 static void add(struct git_guards *gs, struct git_guard *g, const char *root)
 {
     gs->guard = xrealloc(gs->guard, (gs->roots.len + 1) * sizeof *gs->guard);
@@ -40,7 +73,7 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
 {
     struct git_guards *gs = xcalloc(1, sizeof *gs);
     if (cfg->workspace && !cfg->workspace_readonly) {
-        struct git_guard *g = git_guard_new(cfg->workspace, &cfg->readonly_in_workspace);
+        struct git_guard *g = guard_new(cfg->workspace, &cfg->readonly_in_workspace);
         if (!g)
             goto fail;
         add(gs, g, cfg->workspace);
@@ -56,7 +89,7 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
         if (!own_tree(cfg, &gs->roots, root))
             continue;
         struct str_list ro = {0};
-        struct git_guard *g = git_guard_new(root, &ro);
+        struct git_guard *g = guard_new(root, &ro);
         if (!g) {
             str_list_free(&ro);
             str_list_free(&order);

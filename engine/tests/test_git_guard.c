@@ -658,6 +658,235 @@ static void test_incremental_names_past_budget(void)
     rm_rf(ws); /* not left for later walks of the build tree */
 }
 
+/* ---- the walk kept between runs (git_guard_new_cached) ------------------------------------ */
+
+static char *cache_path(void)
+{
+    return xasprintf("%s.walk", ws); /* beside the workspace: not walked */
+}
+
+/* A guard's walk is written to its cache by a check; the guard made next with it (the next
+ * run) lists no folder unchanged since, yet finds a repository the host made deep inside in
+ * between (its folder's ctime changed), and one made while it runs, as a run of its own would. */
+static void test_cache_next_run(void)
+{
+    mk_ws();
+    tree();
+    settle();
+    char *cache = cache_path();
+    struct str_list lines = {0}, ro = {0};
+    struct git_guard *g = git_guard_new_cached(ws, NULL, cache);
+    CHECK(g);
+    CHECK_EQ_INT(git_guard_last_listed(g), 41);
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    git_guard_free(g);
+    struct stat st;
+    CHECK(lstat(cache, &st) == 0 && S_ISREG(st.st_mode));
+    CHECK_EQ_INT(st.st_mode & 0777, 0600);
+    repo("t/b/c/a"); /* the host's, between the runs */
+    settle();
+    g = git_guard_new_cached(ws, &ro, cache);
+    CHECK(g);
+    CHECK_EQ_INT(git_guard_last_dirs(g), 41);
+    CHECK_EQ_INT(git_guard_last_listed(g), 1); /* t/b/c/a only */
+    CHECK(str_list_contains(&ro, "t/b/c/a/.git/config"));
+    /* read afresh, though the folder holding it was not listed */
+    CHECK(str_list_contains(&ro, ".git/config"));
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    CHECK_EQ_INT(git_guard_last_listed(g), 0);
+    put("t/c/a/b/.git/config", "[core]\n\tfsmonitor = /bin/evil\n", 0644); /* the command's */
+    put("t/c/a/b/.git/HEAD", "ref: refs/heads/main\n", 0644);
+    int n = git_guard_check(g, &lines);
+    dump(&lines);
+    CHECK_EQ_INT(n, 1);
+    char *c = get("t/c/a/b/.git/config");
+    CHECK(c && strstr(c, "# cordon-refused: \tfsmonitor"));
+    free(c);
+    git_guard_free(g);
+    /* The next run's first walk: the defused repository is known, its folder (changed by the
+     * undo, too close to that check's walk) listed once more. */
+    settle();
+    str_list_free(&ro);
+    g = git_guard_new_cached(ws, &ro, cache);
+    CHECK(g);
+    CHECK(str_list_contains(&ro, "t/c/a/b/.git/config"));
+    CHECK(git_guard_last_listed(g) <= 2);
+    git_guard_free(g);
+    unlink(cache);
+    free(cache);
+    str_list_free(&ro);
+    str_list_free(&lines);
+    rm_rf(ws);
+}
+
+/* A folder whose ctime was too close to the walk that listed it (marked so in the file: made
+ * here, the margin of a real one depends on how fast the walks come) is listed again by the
+ * next run's first walk, though its stamps are unchanged. */
+static void test_cache_racy(void)
+{
+    mk_ws();
+    tree();
+    settle();
+    char *cache = cache_path(), *buf = NULL;
+    size_t len = 0;
+    struct str_list lines = {0};
+    struct git_guard *g = git_guard_new_cached(ws, NULL, cache);
+    CHECK(g);
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    git_guard_free(g);
+    CHECK(read_file(cache, 0, 1 << 24, &buf, &len) == 0);
+    CHECK(len > 64 && buf[40 + 24] == 1); /* the root's flags: listed */
+    buf[40 + 24] = 3;                     /* listed, too close */
+    int fd = open(cache, O_WRONLY | O_TRUNC);
+    CHECK(fd >= 0 && write_all(fd, buf, len) == 0);
+    close(fd);
+    g = git_guard_new_cached(ws, NULL, cache);
+    CHECK(g);
+    CHECK_EQ_INT(git_guard_last_listed(g), 1); /* the root only */
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    git_guard_free(g);
+    g = git_guard_new_cached(ws, NULL, cache); /* that check kept it, settled: not again */
+    CHECK(g);
+    CHECK_EQ_INT(git_guard_last_listed(g), 0);
+    git_guard_free(g);
+    unlink(cache);
+    free(cache);
+    free(buf);
+    str_list_free(&lines);
+    rm_rf(ws);
+}
+
+/* Write bytes [0, len) of buf, then extra, over path. */
+static void rewrite(const char *path, const char *buf, size_t len, const char *extra, size_t xlen)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    CHECK(write_all(fd, buf, len) == 0);
+    if (xlen)
+        CHECK(write_all(fd, extra, xlen) == 0);
+    close(fd);
+}
+
+/* A full walk, and what it finds is what a guard without a cache finds. */
+static void expect_full_walk(const char *cache, const struct str_list *want, const char *what)
+{
+    struct str_list ro = {0}, lines = {0};
+    struct git_guard *g = git_guard_new_cached(ws, &ro, cache);
+    CHECK(g);
+    if (git_guard_last_listed(g) != 41)
+        fprintf(stderr, "  %s: %zu listed\n", what, git_guard_last_listed(g));
+    CHECK_EQ_INT(git_guard_last_listed(g), 41);
+    CHECK_EQ_INT(ro.len, want->len);
+    for (size_t i = 0; i < want->len; i++)
+        CHECK(str_list_contains(&ro, want->items[i]));
+    git_guard_free(g); /* no check: the file stays as this case made it */
+    str_list_free(&ro);
+    str_list_free(&lines);
+}
+
+/* A cache file that is truncated, corrupt, of another version, too big, a link, or another
+ * tree's (another root inode) is not used: a full walk, with the same result. */
+static void test_cache_ignored(void)
+{
+    mk_ws();
+    tree();
+    repo("t/a/b/c");
+    settle();
+    char *cache = cache_path(), *buf = NULL;
+    size_t len = 0;
+    struct str_list want = {0}, lines = {0};
+    struct git_guard *g = git_guard_new_cached(ws, &want, cache);
+    CHECK(g);
+    CHECK_EQ_INT(git_guard_check(g, &lines), 0);
+    git_guard_free(g);
+    CHECK(read_file(cache, 0, 1 << 24, &buf, &len) == 0);
+    CHECK(len > 64);
+    str_list_free(&want);
+    g = git_guard_new_cached(ws, &want, cache); /* the file works: nothing listed */
+    CHECK_EQ_INT(git_guard_last_listed(g), 0);
+    git_guard_free(g);
+
+    rewrite(cache, buf, len / 2, NULL, 0);
+    expect_full_walk(cache, &want, "truncated");
+    rewrite(cache, buf, len - 1, NULL, 0);
+    expect_full_walk(cache, &want, "one byte short");
+    rewrite(cache, buf, len, "x", 1);
+    expect_full_walk(cache, &want, "a byte more");
+    char *bad = xmalloc(len);
+    memcpy(bad, buf, len);
+    bad[0] ^= 0x20;
+    rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "magic");
+    memcpy(bad, buf, len);
+    bad[16] ^= 0x7; /* version */
+    rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "version");
+    memcpy(bad, buf, len);
+    bad[20] ^= 0x1; /* record count */
+    rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "count");
+    memcpy(bad, buf, len);
+    bad[24] ^= 0x1; /* device */
+    rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "device");
+    memcpy(bad, buf, len);
+    bad[40 + 24] = 0x10; /* the root's flags: an unknown bit */
+    rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "flags");
+    memcpy(bad, buf, len);
+    bad[40 + 26] = (char)0xff; /* the root's name length, past the file */
+    bad[40 + 27] = (char)0x00;
+    rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "name length");
+    memcpy(bad, buf, len);
+    bad[40 + 28] = '/'; /* the root's name */
+    rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "name");
+    memcpy(bad, buf, len);
+    bad[40 + 20] = (char)0xff; /* the root's sub-folders: more than there are records */
+    rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "sub-folders");
+    memcpy(bad, buf, len);
+    bad[32] ^= 0x1; /* another root inode, in the header and the root's record alike: taken */
+    bad[40] ^= 0x1; /* as it is, only the root would be listed (its stamp differs), not all */
+    rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "root inode");
+    free(bad);
+
+    /* too big: past any tree's size (read no further than its size) */
+    rewrite(cache, buf, len, NULL, 0);
+    CHECK(truncate(cache, 64 << 20) == 0);
+    expect_full_walk(cache, &want, "oversized");
+
+    /* a symbolic link to a good copy */
+    char *copy = xasprintf("%s.copy", cache);
+    rewrite(copy, buf, len, NULL, 0);
+    CHECK(unlink(cache) == 0 && symlink(copy, cache) == 0);
+    expect_full_walk(cache, &want, "symbolic link");
+    unlink(cache);
+
+    /* another tree at the same path: the workspace made again (another root inode) */
+    char *old = xasprintf("%s.old", ws);
+    CHECK(rename(ws, old) == 0);
+    char *cmd = xasprintf("cp -a '%s' '%s'", old, ws);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+    rm_rf(old);
+    settle();
+    rewrite(cache, buf, len, NULL, 0);
+    expect_full_walk(cache, &want, "another root");
+
+    unlink(cache);
+    unlink(copy);
+    free(copy);
+    free(old);
+    free(buf);
+    free(cache);
+    str_list_free(&want);
+    str_list_free(&lines);
+    rm_rf(ws);
+}
+
 TEST_MAIN(
     {"what exists is listed to hold read-only", test_readonly_list},
     {"a new hook, commondir and .git file are renamed away", test_new_hook_and_pointer},
@@ -677,4 +906,7 @@ TEST_MAIN(
     {"incremental: a folder replaced by a symbolic link", test_incremental_folder_to_link},
     {"incremental: a known folder removed, one of its name made", test_incremental_removed},
     {"incremental: the bound", test_incremental_bound},
-    {"incremental: more sub-folders than a walk keeps", test_incremental_names_past_budget})
+    {"incremental: more sub-folders than a walk keeps", test_incremental_names_past_budget},
+    {"cached: the next guard lists no unchanged folder, finds what is new", test_cache_next_run},
+    {"cached: a corrupt, foreign or oversized file means a full walk", test_cache_ignored},
+    {"cached: a stamp too close to the walk that kept it is listed again", test_cache_racy})

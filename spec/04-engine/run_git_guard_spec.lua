@@ -11,7 +11,8 @@
 -- can stop) is shown closing while the command still runs, and a session's background job is
 -- undone before its next command. A repository made deep in a tree that is otherwise unchanged
 -- (the check after a command lists again only the folders whose ctime changed) is found by a run
--- and by a session's next command.
+-- and by a session's next command, and by the next run, whose first walk starts from the
+-- folders' stamps the last run kept (where no command can write them).
 -- Drives the built binary ($CORDON_BIN); runs as root; no network.
 local h = require("spec.helpers")
 
@@ -298,6 +299,60 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             .. "a new hook", 1, true), h.describe(r))
         host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
         assert.is_false(exists(root .. "/MARK"))
+    end)
+
+    -- A run's first walk starts from the folders' stamps the last run's check kept in cordon's
+    -- state directory: what it skips is only the listing of a folder unchanged since.
+    it("the next run's walk from the last run's: what each run's command made is undone in it", function()
+        local root = h.tmpdir()
+        local ws, home = root .. "/ws", h.secret_home()
+        repo(ws)
+        h.sh_ok("mkdir -p " .. h.quote(ws .. "/a/b/c/d/e") .. " " .. h.quote(ws .. "/a/x/y")
+            .. " && sleep 0.3")
+        local plant = function(dir)
+            return GIT_ENV .. "t=$(stat -c %y " .. dir .. ") && git init -q -b main " .. dir .. " && "
+                .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > " .. dir .. "/.git/hooks/pre-commit && "
+                .. "chmod +x " .. dir .. "/.git/hooks/pre-commit && touch -d \"$t\" " .. dir
+        end
+        local r = h.run_sh(plant("a/b/c/d"), { workspace = ws, cwd = ws, home = home })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d: a/b/c/d/.git/hooks/pre-commit: "
+            .. "a new hook", 1, true), h.describe(r))
+        local kept = h.sh_ok("ls " .. h.quote(home .. "/.local/state/cordon/git-walks"))
+        assert.is_truthy(kept:match("^%x+\n$"), kept)
+        -- the person's own repository, made between the runs deep in the unchanged tree: part of
+        -- the next run's first snapshot (its folder's ctime changed), so its hooks folder is held
+        -- read-only during the command, and nothing of it is undone
+        git(ws .. "/a/x/y", "init -q -b main")
+        h.sh_ok("sleep 0.3")
+        r = h.run_sh(plant("a/b/c/d/e") .. " && { printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > "
+            .. "a/x/y/.git/hooks/pre-commit || echo refused; }",
+            { workspace = ws, cwd = ws, home = home })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal("refused\n", r.stdout, h.describe(r))
+        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d/e: a/b/c/d/e/.git/hooks/pre-commit: "
+            .. "a new hook", 1, true), h.describe(r))
+        assert.is_nil(r.stderr:find("cordon: git: repository a/x/y", 1, true), h.describe(r))
+        assert.is_false(exists(ws .. "/a/x/y/.git/hooks/pre-commit"))
+        for _, dir in ipairs({ "a/b/c/d", "a/b/c/d/e", "a/x/y" }) do
+            host_git(ws .. "/" .. dir, "git commit -q --allow-empty -m x")
+        end
+        assert.is_false(exists(root .. "/MARK"))
+    end)
+
+    it("the kept walk lies where no command can write it, even in the workspace", function()
+        local ws = h.workspace()
+        local state = ws .. "/state"
+        local r = h.run_sh("true", { workspace = ws, cwd = ws, env = { XDG_STATE_HOME = state } })
+        assert.are.equal(0, r.code, h.describe(r))
+        local dir = state .. "/cordon/git-walks"
+        local name = h.sh_ok("ls " .. h.quote(dir)):gsub("\n$", "")
+        assert.is_truthy(name:match("^%x+$"), name)
+        r = h.run_sh("ls " .. h.quote(dir) .. " || echo hidden; echo forged > " .. h.quote(dir .. "/" .. name)
+            .. " || echo refused", { workspace = ws, cwd = ws, env = { XDG_STATE_HOME = state } })
+        assert.is_truthy(r.stdout:find("hidden\n", 1, true), h.describe(r))
+        assert.is_truthy(r.stdout:find("refused\n", 1, true), h.describe(r))
+        assert.are.equal("cordon git walk", h.sh_ok("head -c 15 " .. h.quote(dir .. "/" .. name)))
     end)
 end)
 
