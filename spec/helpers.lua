@@ -334,6 +334,32 @@ function h.describe(r)
         r.cmd or "?", tostring(r.code), r.stdout, r.stderr)
 end
 
+--- Asserts that a result exited 0; returns it.
+function h.ok(r)
+    require("luassert").are.equal(0, r.code, h.describe(r))
+    return r
+end
+
+-- where: a string, or a result (its stdout and stderr); r: the result to describe on failure.
+local function haystack(where, r)
+    if type(where) == "table" then return where.stdout .. where.stderr, where end
+    return where, r
+end
+
+--- Asserts that text is in where (a string, or a result's stdout and stderr).
+function h.has(where, text, r)
+    local s, res = haystack(where, r)
+    require("luassert").truthy(s:find(text, 1, true),
+        "expected '" .. text .. "' in:\n" .. (res and h.describe(res) or s))
+end
+
+--- Asserts that text is not in where (a string, or a result's stdout and stderr).
+function h.hasnt(where, text, r)
+    local s, res = haystack(where, r)
+    require("luassert").falsy(s:find(text, 1, true),
+        "did not expect '" .. text .. "' in:\n" .. (res and h.describe(res) or s))
+end
+
 --- Decodes the JSON object on the last non-empty line of s.
 function h.last_json(s)
     local cjson = require("cjson")

@@ -15,15 +15,9 @@ local h = require("spec.helpers")
 local FIX = h.fixtures .. "/engine/egress"
 local CURL = "curl -sS --noproxy '' --max-time 20 "
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
-local function has(r, text)
-    assert.truthy((r.stdout .. r.stderr):find(text, 1, true),
-        "expected output containing '" .. text .. "'\n" .. h.describe(r))
-end
+local has = h.has
 
 --- Starts origin.py KIND on the host's 127.0.0.1; returns { pid, port, ready, marker }.
 local function origin(kind, ...)

@@ -17,10 +17,7 @@ local h = require("spec.helpers")
 local UNSET = { "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy",
                 "NODE_USE_ENV_PROXY", "no_proxy", "NO_PROXY" }
 
-local function has(r, text)
-    assert.truthy((r.stdout .. r.stderr):find(text, 1, true),
-        "expected output containing '" .. text .. "'\n" .. h.describe(r))
-end
+local has = h.has
 
 --- A free TCP port on 127.0.0.2.
 local function free_port()

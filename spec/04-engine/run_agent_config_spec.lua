@@ -42,10 +42,7 @@ local function profile_list()
     return chunk().readonly_in_workspace
 end
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
 local function git_ws()
     local ws = h.workspace()

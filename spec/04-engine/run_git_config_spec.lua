@@ -14,10 +14,7 @@ local NOBODY = 65534
 local GIT_ENV = "export GIT_AUTHOR_NAME=spec GIT_AUTHOR_EMAIL=spec@example.com "
     .. "GIT_COMMITTER_NAME=spec GIT_COMMITTER_EMAIL=spec@example.com GIT_CONFIG_NOSYSTEM=1; "
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
 -- A workspace holding a repository with one commit on main, a bare repository and a
 -- submodule source beside it (in the workspace's parent). With uid, all of it is that uid's.

@@ -7,18 +7,11 @@
 -- Drives the built binary ($CORDON_BIN); loopback only.
 local h = require("spec.helpers")
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
-local function has(s, text, r)
-    assert.truthy(s:find(text, 1, true), "expected '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
-end
+local has = h.has
 
-local function hasnt(s, text, r)
-    assert.falsy(s:find(text, 1, true), "did not expect '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
-end
+local hasnt = h.hasnt
 
 local function have(prog)
     return h.sh("command -v " .. prog).code == 0

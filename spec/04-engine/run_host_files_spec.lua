@@ -12,10 +12,7 @@ local h = require("spec.helpers")
 
 local NOBODY = 65534
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
 local function exists(path)
     return h.sh("test -e " .. h.quote(path) .. " || test -L " .. h.quote(path)).code == 0

@@ -61,15 +61,9 @@ local function installed(prefix, args, opts)
     return r
 end
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
-local function has(r, text)
-    assert.truthy((r.stdout .. r.stderr):find(text, 1, true),
-        "expected output containing '" .. text .. "'\n" .. h.describe(r))
-end
+local has = h.has
 
 local function stderr_lines(r)
     local lines = {}

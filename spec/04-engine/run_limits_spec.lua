@@ -31,10 +31,7 @@ for k in kids:
     os.waitpid(k, 0)
 ]]
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
 -- XDG_CONFIG_HOME with one profile `lim` extending coding with these limits (a Lua table body).
 local function limits_profile(limits, owner_uid)

@@ -13,18 +13,11 @@ local function is_root()
     return h.chomp(h.sh_ok("id -u")) == "0"
 end
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
-local function has(s, text, r)
-    assert.truthy(s:find(text, 1, true), "expected '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
-end
+local has = h.has
 
-local function hasnt(s, text, r)
-    assert.falsy(s:find(text, 1, true), "did not expect '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
-end
+local hasnt = h.hasnt
 
 --- A world-readable folder the spec owns, scanned by a test profile "rospec" (extends coding):
 -- secret (0600), public (0644), named (0600, listed in root_only.visible), closed/ (0700, with a

@@ -21,18 +21,11 @@ local function need_root()
     if not is_root() then h.skip("needs root: root writes are for a caller of uid 0") end
 end
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
-local function has(s, text, r)
-    assert.truthy(s:find(text, 1, true), "expected '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
-end
+local has = h.has
 
-local function hasnt(s, text, r)
-    assert.falsy(s:find(text, 1, true), "did not expect '" .. text .. "' in:\n" .. (r and h.describe(r) or s))
-end
+local hasnt = h.hasnt
 
 local q = h.quote
 

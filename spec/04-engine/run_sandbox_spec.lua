@@ -7,10 +7,7 @@ local h = require("spec.helpers")
 
 local NOBODY = 65534
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
 local function fails_with(r, pattern)
     assert.are_not.equal(0, r.code, "expected a failure\n" .. h.describe(r))

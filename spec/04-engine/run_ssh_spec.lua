@@ -10,20 +10,11 @@
 -- Needs root (sshd, useradd), /usr/sbin/sshd, ssh, ssh-keygen, git.
 local h = require("spec.helpers")
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
-local function has(r, text)
-    assert.truthy((r.stdout .. r.stderr):find(text, 1, true),
-        "expected output containing '" .. text .. "'\n" .. h.describe(r))
-end
+local has = h.has
 
-local function hasnt(r, text)
-    assert.falsy((r.stdout .. r.stderr):find(text, 1, true),
-        "expected no output containing '" .. text .. "'\n" .. h.describe(r))
-end
+local hasnt = h.hasnt
 
 local function needs()
     if h.chomp(h.sh_ok("id -u")) ~= "0" then h.skip("needs root to run sshd and to add a user") end

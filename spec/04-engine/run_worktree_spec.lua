@@ -39,10 +39,7 @@ local function digest(paths)
         .. " -printf '%p %m %s\\n' 2>/dev/null | sort")
 end
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
 describe("cordon run: the workspace is a linked git worktree", function()
     lazy_setup(function()

@@ -69,10 +69,7 @@ os.rename(ready + ".tmp", ready)
 srv.serve_forever()
 ]]
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
 local function script(body)
     local path = h.tmpdir() .. "/script.py"

@@ -10,10 +10,7 @@
 -- timing is asserted. Drives the built binary ($CORDON_BIN); loopback only; needs curl, python3.
 local h = require("spec.helpers")
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
 local function cli(s, args)
     return h.cordon(args, { cwd = s.cwd, env = s.env })

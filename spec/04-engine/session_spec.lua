@@ -38,10 +38,7 @@ local function reap_sleep(arg)
     end)
 end
 
-local function ok(r)
-    assert.are.equal(0, r.code, h.describe(r))
-    return r
-end
+local ok = h.ok
 
 -- Starts a session with a unique name; returns the session table of h.session_start.
 local function start(opts)
