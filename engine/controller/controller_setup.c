@@ -309,8 +309,10 @@ out:
 
 /* Profile key root_only, for a caller of uid 0 only: a uid-0 command reads every file whose
  * owner bit lets root read it, capabilities or not, so what only root may read under the scan
- * roots joins the hidden paths. Scanned anew on every start (nothing cached: a file made
- * root-only since the last run is hidden at the next). Never hidden by it: the workspace and
+ * roots joins the hidden paths. Judged anew on every start (a file made root-only since the
+ * last run is hidden at the next); only the listings of folders unchanged since the last run come
+ * from $XDG_STATE_HOME/cordon/root-walk (root_only_cache; hidden from every sandbox with the rest
+ * of the state, protect_own_dirs). Never hidden by it: the workspace and
  * the writable paths (nor anything in them), the home and the ways down to them.
  * The scan costs as much as the rest of the set-up put together (a stat of every entry under
  * /etc, /var, /root), so it is started ahead, on a thread, while the profile is resolved, with
@@ -345,6 +347,24 @@ static void root_only_inputs_free(struct sandbox_root_only *ro, struct str_list 
     free(home);
 }
 
+/* The file keeping the walk's listings between runs, its folder made (0700); NULL when there is
+ * no state directory or it cannot be made: every folder is then listed. */
+static char *root_only_cache_path(void)
+{
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    char *dir = state && state[0] == '/' ? xasprintf("%s/cordon", state)
+                : home && home[0] == '/'
+                    ? xasprintf("%s/.local/state/cordon", strcmp(home, "/") ? home : "")
+                    : NULL;
+    if (!dir || mkdir_p(dir, 0700) < 0) {
+        free(dir);
+        return NULL;
+    }
+    char *path = xasprintf("%s/root-walk", dir);
+    free(dir);
+    return path;
+}
+
 /* The scan ahead, for a caller of uid 0, before the profile is known: NULL otherwise. */
 static struct root_only_ahead *root_only_start(const struct run_flags *flags, const char *cwd)
 {
@@ -358,7 +378,10 @@ static struct root_only_ahead *root_only_start(const struct run_flags *flags, co
     for (size_t i = 0; i < flags->writable.len; i++)
         str_list_push_owned(&writable, path_absolute(flags->writable.items[i], cwd));
     root_only_inputs(&guess, ws ? ws : cwd, cwd, &writable, &ro, &keep, &home);
-    struct root_only_ahead *a = root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES);
+    char *cache = root_only_cache_path();
+    struct root_only_ahead *a =
+        root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
+    free(cache);
     root_only_inputs_free(&ro, &keep, home);
     str_list_free(&guess.scan);
     str_list_free(&guess.visible);

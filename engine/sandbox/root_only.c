@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -54,6 +56,7 @@ struct walk {
     int added;
     struct answers *record; /* the scan ahead's record, or NULL */
     atomic_bool *stop;      /* the scan ahead is not wanted any more, or NULL */
+    struct root_only_cache *cache; /* the kept listings, or NULL */
     char *path;             /* the path of the entry at hand */
     size_t len, cap;
 };
@@ -192,12 +195,277 @@ static void walk_entry(struct walk *w, int dfd, const char *name, unsigned depth
     }
 }
 
-/* Judge the entries of directory dfd (its path in w->path; taken over, closed here), descending
- * depth - 1 more levels. 0, or -1 when it could not be listed to the end. */
-static int walk_dir(struct walk *w, int dfd, unsigned depth)
+/* The kept listings (see root_only.h). A folder's entries are a function of the folder while
+ * its (dev, ino, ctime) stay the same: adding, removing or renaming an entry sets its ctime to
+ * now, and nothing (not utimes) sets a ctime back. So a folder met again with the same three is
+ * not listed: its entries (the names that are not symlinks, which is all the walk uses of a
+ * listing; a name that becomes a symlink is an unlink and a create, a new ctime) come from the
+ * file. Only the listing is taken from it; every entry is stat'ed and judged afresh, since a
+ * chmod changes only the file's own ctime.
+ * Layout, in this host's byte order (the file never leaves it): "cordon root walk" (16 bytes),
+ * u32 version, u32 folders; then per folder, in increasing (dev, ino): u64 dev, u64 ino,
+ * i64 ctime seconds, u32 ctime nanoseconds, u32 length of the names, the names (each ends in a
+ * NUL). Anything odd (a field out of bounds, a name with a '/', "." or "..", folders out of
+ * order, the wrong size, owner or mode) and nothing of the file is used: a full walk. */
+#define CACHE_MAGIC "cordon root walk"
+#define CACHE_VERSION 1u
+#define CACHE_HEAD (16 + 4 + 4)
+#define CACHE_REC (8 + 8 + 8 + 4 + 4)
+#define CACHE_MAX_DIRS ROOT_ONLY_MAX_ENTRIES
+#define CACHE_MAX ((size_t)16 << 20)
+/* A folder whose ctime is this close to the walk may still change within the same tick of the
+ * kernel's coarse clock without its ctime moving: it is listed again next time. Whole-second
+ * stamps (a file system without finer ones) need the whole second and one more. */
+#define SETTLE_NS 100000000LL
+#define SETTLE_WHOLE_NS 2000000000LL
+
+struct ro_dir {
+    uint64_t dev, ino;
+    int64_t sec;
+    uint32_t nsec, len; /* len: bytes of names */
+    char *names;        /* NUL-terminated names, end to end */
+};
+
+struct root_only_cache {
+    char *path;
+    char *buf; /* the file read; old[i].names point into it */
+    struct ro_dir *old;
+    size_t n_old;
+    long long start_ns; /* CLOCK_REALTIME when opened, before any listing */
+    pthread_mutex_t mu; /* guards what follows: the walk ahead and the caller add to it */
+    struct ro_dir *cur; /* what this run's walks saw, for the next run (names owned) */
+    size_t n_cur, cap_cur;
+    size_t listed; /* folders listed and worth keeping (settled, trusted) */
+};
+
+static bool cache_get(const char **p, const char *end, void *out, size_t n)
+{
+    if ((size_t)(end - *p) < n)
+        return false;
+    memcpy(out, *p, n);
+    *p += n;
+    return true;
+}
+
+static bool names_ok(const char *names, uint32_t len)
+{
+    if (len && names[len - 1] != '\0')
+        return false;
+    for (const char *q = names, *end = names + len; q < end;) {
+        size_t n = strlen(q);
+        if (n == 0 || n > NAME_MAX || memchr(q, '/', n) ||
+            (q[0] == '.' && (n == 1 || (n == 2 && q[1] == '.'))))
+            return false;
+        q += n + 1;
+    }
+    return true;
+}
+
+static int dir_cmp(const struct ro_dir *a, const struct ro_dir *b)
+{
+    if (a->dev != b->dev)
+        return a->dev < b->dev ? -1 : 1;
+    return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+static int dir_cmp_q(const void *a, const void *b)
+{
+    return dir_cmp(a, b);
+}
+
+/* The file's folders, or none at all when anything about it does not fit. */
+static void cache_load(struct root_only_cache *c)
+{
+    struct stat st;
+    size_t len = 0;
+    int fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 077) || (size_t)st.st_size > CACHE_MAX ||
+        read_fd(fd, CACHE_MAX, &c->buf, &len) < 0)
+        goto out;
+    const char *p = c->buf, *end = c->buf + len;
+    char magic[16];
+    uint32_t version, n;
+    if (!cache_get(&p, end, magic, 16) || memcmp(magic, CACHE_MAGIC, 16) != 0 ||
+        !cache_get(&p, end, &version, 4) || version != CACHE_VERSION ||
+        !cache_get(&p, end, &n, 4) || n > CACHE_MAX_DIRS)
+        goto out;
+    c->old = xcalloc(n ? n : 1, sizeof *c->old);
+    for (uint32_t i = 0; i < n; i++) {
+        struct ro_dir *d = &c->old[i];
+        if (!cache_get(&p, end, &d->dev, 8) || !cache_get(&p, end, &d->ino, 8) ||
+            !cache_get(&p, end, &d->sec, 8) || !cache_get(&p, end, &d->nsec, 4) ||
+            !cache_get(&p, end, &d->len, 4) || d->nsec >= 1000000000u ||
+            (size_t)(end - p) < d->len || !names_ok(p, d->len) ||
+            (i && dir_cmp(&c->old[i - 1], d) >= 0))
+            goto out;
+        d->names = (char *)p;
+        p += d->len;
+    }
+    if (p != end)
+        goto out;
+    c->n_old = n;
+out:
+    if (c->n_old == 0) {
+        free(c->old);
+        c->old = NULL;
+    }
+    close(fd);
+}
+
+struct root_only_cache *root_only_cache_open(const char *path)
+{
+    if (!path)
+        return NULL;
+    struct root_only_cache *c = xcalloc(1, sizeof *c);
+    c->path = xstrdup(path);
+    pthread_mutex_init(&c->mu, NULL);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    c->start_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+    cache_load(c);
+    return c;
+}
+
+/* Write what this run saw: a new file beside the old (O_EXCL, 0600), renamed over it, so that a
+ * reader sees a whole file. Only when a folder was listed (else the file already says it all). A
+ * failure costs the next run its listings only: not said. */
+static void cache_save(struct root_only_cache *c)
+{
+    if (c->listed == 0 && c->n_cur == c->n_old)
+        return;
+    qsort(c->cur, c->n_cur, sizeof *c->cur, dir_cmp_q);
+    size_t total = CACHE_HEAD, n = 0;
+    for (size_t i = 0; i < c->n_cur; i++)
+        total += CACHE_REC + c->cur[i].len;
+    char *buf = xmalloc(total), *p = buf;
+#define PUT(v, k) (memcpy(p, (v), (k)), p += (k))
+    uint32_t version = CACHE_VERSION, count = 0;
+    PUT(CACHE_MAGIC, 16);
+    PUT(&version, 4);
+    PUT(&count, 4); /* filled in below */
+    for (size_t i = 0; i < c->n_cur && n < CACHE_MAX_DIRS; i++) {
+        const struct ro_dir *d = &c->cur[i];
+        if (i && dir_cmp(&c->cur[i - 1], d) == 0)
+            continue; /* the same folder met twice (a bind mount): once */
+        PUT(&d->dev, 8);
+        PUT(&d->ino, 8);
+        PUT(&d->sec, 8);
+        PUT(&d->nsec, 4);
+        PUT(&d->len, 4);
+        PUT(d->names, d->len);
+        n++;
+    }
+#undef PUT
+    count = (uint32_t)n;
+    memcpy(buf + 20, &count, 4);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    char *tmp = xasprintf("%s.%d.%ld.tmp", c->path, (int)getpid(), (long)now.tv_nsec);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    bool ok = fd >= 0 && (size_t)(p - buf) <= CACHE_MAX && write_all(fd, buf, (size_t)(p - buf)) == 0;
+    if (fd >= 0 && close(fd) < 0)
+        ok = false;
+    if (!(ok && rename(tmp, c->path) == 0) && fd >= 0)
+        unlink(tmp);
+    free(tmp);
+    free(buf);
+}
+
+void root_only_cache_close(struct root_only_cache *c, bool save)
+{
+    if (!c)
+        return;
+    if (save)
+        cache_save(c);
+    for (size_t i = 0; i < c->n_cur; i++)
+        free(c->cur[i].names);
+    free(c->cur);
+    free(c->old);
+    free(c->buf);
+    free(c->path);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* File systems whose folders' ctime changes with every change of their entries, seen by this
+ * host as it happens. Any other (NFS, CIFS/SMB, FUSE, 9p, Ceph, FAT, ...) is listed every walk:
+ * their attributes may be cached or made up by a server or a daemon. */
+static bool fs_trusted(int fd)
+{
+    static const unsigned long trusted[] = {
+        0xEF53,     /* ext2, ext3, ext4 */
+        0x58465342, /* xfs */
+        0x9123683E, /* btrfs */
+        0x01021994, /* tmpfs */
+        0x858458F6, /* ramfs */
+        0x794C7630, /* overlayfs (its upper layer's stamps) */
+        0xF2F52010, /* f2fs */
+        0xCA451A4E, /* bcachefs */
+        0x2FC12FC1, /* zfs */
+    };
+    struct statfs sf;
+    if (fstatfs(fd, &sf) < 0)
+        return false;
+    for (size_t i = 0; i < ARRAY_LEN(trusted); i++)
+        if ((unsigned long)sf.f_type == trusted[i])
+            return true;
+    return false;
+}
+
+/* The kept listing of the folder st describes, when its (dev, ino, ctime) are the same. */
+static const struct ro_dir *cache_find(const struct root_only_cache *c, const struct stat *st)
+{
+    struct ro_dir key = {.dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino};
+    const struct ro_dir *d = c->n_old ? bsearch(&key, c->old, c->n_old, sizeof key, dir_cmp_q) : NULL;
+    if (!d || d->sec != (int64_t)st->st_ctim.tv_sec || d->nsec != (uint32_t)st->st_ctim.tv_nsec)
+        return NULL;
+    return d;
+}
+
+/* Keep the listing names (len bytes) of the folder st describes for the next run. */
+static void cache_keep(struct root_only_cache *c, const struct stat *st, const char *names,
+                       size_t len, bool listed)
+{
+    if (len > UINT32_MAX)
+        return;
+    pthread_mutex_lock(&c->mu);
+    if (c->n_cur == c->cap_cur) {
+        c->cap_cur = c->cap_cur ? c->cap_cur * 2 : 256;
+        c->cur = xrealloc(c->cur, c->cap_cur * sizeof *c->cur);
+    }
+    struct ro_dir *d = &c->cur[c->n_cur++];
+    *d = (struct ro_dir){.dev = (uint64_t)st->st_dev,
+                         .ino = (uint64_t)st->st_ino,
+                         .sec = (int64_t)st->st_ctim.tv_sec,
+                         .nsec = (uint32_t)st->st_ctim.tv_nsec,
+                         .len = (uint32_t)len,
+                         .names = xmalloc(len ? len : 1)};
+    memcpy(d->names, names, len);
+    if (listed)
+        c->listed++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Is the folder's ctime old enough that a change after this walk's listing must move it? */
+static bool settled(const struct root_only_cache *c, const struct stat *st)
+{
+    long long ct = (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+    return ct < c->start_ns - (st->st_ctim.tv_nsec ? SETTLE_NS : SETTLE_WHOLE_NS);
+}
+
+struct names {
+    char *buf;
+    size_t len, cap;
+};
+
+/* The names (not symlinks, not "." or "..") of directory dfd, end to end. 0, or -1 when it could
+ * not be listed to the end. */
+static int list_names(int dfd, struct names *out)
 {
     char *buf = xmalloc(DENTS_BUF);
-    size_t dir_len = w->len;
     ssize_t n;
     while ((n = getdents64(dfd, buf, DENTS_BUF)) > 0) {
         for (ssize_t off = 0; off < n;) {
@@ -208,19 +476,57 @@ static int walk_dir(struct walk *w, int dfd, unsigned depth)
                 continue;
             if (de->d_type == DT_LNK)
                 continue; /* a symlink, from the directory itself: no stat needed (/etc/alternatives) */
-            if (w->stop && atomic_load_explicit(w->stop, memory_order_relaxed)) {
-                n = 0;
-                goto out;
+            size_t k = strlen(name) + 1;
+            if (out->len + k > out->cap) {
+                out->cap = (out->len + k) * 2 + 4096;
+                out->buf = xrealloc(out->buf, out->cap);
             }
-            path_enter(w, dir_len, name);
-            walk_entry(w, dfd, name, depth);
-            path_leave(w, dir_len);
+            memcpy(out->buf + out->len, name, k);
+            out->len += k;
         }
     }
-out:
     free(buf);
-    close(dfd);
     return n < 0 ? -1 : 0;
+}
+
+/* Judge the entries of directory dfd (its path in w->path; taken over, closed here), descending
+ * depth - 1 more levels: its kept listing when it is unchanged, else it is listed (and kept for
+ * the next run when that may be trusted). 0, or -1 when it could not be listed to the end. */
+static int walk_dir(struct walk *w, int dfd, unsigned depth)
+{
+    struct names own = {0};
+    const char *names;
+    size_t len;
+    int r = 0;
+    struct stat st;
+    bool have_st = w->cache && fstat(dfd, &st) == 0;
+    const struct ro_dir *kept = have_st ? cache_find(w->cache, &st) : NULL;
+    if (kept) {
+        names = kept->names;
+        len = kept->len;
+        cache_keep(w->cache, &st, names, len, false);
+    } else {
+        r = list_names(dfd, &own);
+        names = own.buf;
+        len = own.len;
+        if (r == 0 && have_st && settled(w->cache, &st) && fs_trusted(dfd))
+            cache_keep(w->cache, &st, names, len, true);
+    }
+    size_t dir_len = w->len;
+    for (size_t off = 0; off < len;) {
+        const char *name = names + off;
+        off += strlen(name) + 1;
+        if (w->stop && atomic_load_explicit(w->stop, memory_order_relaxed)) {
+            r = 0;
+            break;
+        }
+        path_enter(w, dir_len, name);
+        walk_entry(w, dfd, name, depth);
+        path_leave(w, dir_len);
+    }
+    free(own.buf);
+    close(dfd);
+    return r;
 }
 
 static int walk_roots(struct walk *w, char *err, size_t errlen)
@@ -287,11 +593,12 @@ static void warn_bound(const struct walk *w, const char *at)
 }
 
 int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep,
-                   const char *home, size_t max_entries, struct str_list *hidden, char *err,
-                   size_t errlen)
+                   const char *home, size_t max_entries, struct root_only_cache *cache,
+                   struct str_list *hidden, char *err, size_t errlen)
 {
     struct walk w;
     walk_init(&w, ro, keep, home, max_entries, hidden);
+    w.cache = cache;
     int r = walk_roots(&w, err, errlen);
     if (w.warn_at)
         warn_bound(&w, w.warn_at);
@@ -354,6 +661,7 @@ struct root_only_ahead {
     size_t n_tasks, cap_tasks;
     int *fds; /* the scan roots' directories, closed at the end */
     size_t n_fds;
+    struct root_only_cache *cache; /* owned; may be NULL */
     int r;
     char err[512];
 };
@@ -378,6 +686,7 @@ static void task_run(struct root_only_ahead *a, struct task *t)
     walk_init(&w, &a->ro, &a->keep, a->home, a->max, &t->hidden);
     w.record = &t->record;
     w.stop = &a->stop;
+    w.cache = a->cache;
     path_set(&w, t->root);
     path_enter(&w, w.len, t->name);
     walk_entry(&w, t->dfd, t->name, a->ro.depth);
@@ -482,14 +791,16 @@ static void ahead_free(struct root_only_ahead *a)
     str_list_free(&a->keep);
     free(a->home);
     free(a->record.buf);
+    root_only_cache_close(a->cache, false);
     free(a);
 }
 
 struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
                                         const struct str_list *keep, const char *home,
-                                        size_t max_entries)
+                                        size_t max_entries, struct root_only_cache *cache)
 {
     struct root_only_ahead *a = xcalloc(1, sizeof *a);
+    a->cache = cache;
     atomic_init(&a->stop, false);
     atomic_init(&a->next, 0);
     a->ro.hide = ro->hide;
@@ -504,6 +815,8 @@ struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
            pthread_create(&a->threads[a->n_threads], NULL, ahead_main, a) == 0)
         a->n_threads++;
     if (a->n_threads == 0) {
+        root_only_cache_close(a->cache, false);
+        a->cache = NULL;
         ahead_free(a);
         return NULL;
     }
@@ -570,12 +883,16 @@ int root_only_finish(struct root_only_ahead *a, const struct sandbox_root_only *
     if (used)
         *used = false;
     if (!a)
-        return root_only_scan(ro, keep, home, max_entries, hidden, err, errlen);
+        return root_only_scan(ro, keep, home, max_entries, NULL, hidden, err, errlen);
     take_tasks(a); /* what the threads have not taken yet, here rather than waiting */
     ahead_join(a);
+    struct root_only_cache *cache = a->cache;
+    a->cache = NULL;
     if (!same_way(a, ro, keep, home, max_entries)) {
         ahead_free(a);
-        return root_only_scan(ro, keep, home, max_entries, hidden, err, errlen);
+        int n = root_only_scan(ro, keep, home, max_entries, cache, hidden, err, errlen);
+        root_only_cache_close(cache, n >= 0);
+        return n;
     }
     if (used)
         *used = true;
@@ -595,6 +912,7 @@ int root_only_finish(struct root_only_ahead *a, const struct sandbox_root_only *
         r = w.added;
     }
     ahead_free(a);
+    root_only_cache_close(cache, r >= 0);
     return r;
 }
 

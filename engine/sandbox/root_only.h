@@ -2,8 +2,9 @@
  * only root may read (owned by uid 0, no read permission for others; a directory without r or x
  * for others), found under the profile's scan roots, become hidden paths. A uid-0 command has no
  * capabilities, but the owner bit alone lets it read them: /etc/shadow-, ssh host keys, debconf's
- * passwords. Runs on the host side, before the configuration goes to init; nothing is cached: a
- * file changed since the last run is judged anew. */
+ * passwords. Runs on the host side, before the configuration goes to init. Every entry is judged
+ * anew at every run (a file made root-only since the last run is hidden at the next); only the
+ * listings of folders unchanged since the last run may come from a file (root_only_cache). */
 #ifndef CORDON_ROOT_ONLY_H
 #define CORDON_ROOT_ONLY_H
 #include <stdbool.h>
@@ -28,9 +29,23 @@ bool root_only_judge(const struct stat *st);
  * it is one of the ways down). max_entries: the bound (ROOT_ONLY_MAX_ENTRIES); when it is hit,
  * one line says so and every entry not yet judged is hidden (fail closed). Returns the number of
  * paths added, or -errno with one line in err for a scan root that cannot be read. */
+struct root_only_cache;
 int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep,
-                   const char *home, size_t max_entries, struct str_list *hidden, char *err,
-                   size_t errlen);
+                   const char *home, size_t max_entries, struct root_only_cache *cache,
+                   struct str_list *hidden, char *err, size_t errlen);
+
+/* The listings kept between runs (cache, may be NULL above): per folder the walk listed, its
+ * (st_dev, st_ino, st_ctim) and the names in it. A folder met with the same three is not listed
+ * again (a change of its entries moves its ctime, and nothing moves a ctime back); its entries
+ * are still stat'ed and judged, since a chmod changes only the file's own ctime. Kept only for
+ * folders on a file system whose ctime is trusted and whose ctime is not within 100 ms (2 s for
+ * whole-second stamps) of the walk. The file (path, in a folder no sandbox can see or write) is
+ * read only when it is a regular file of this euid, mode 0600 or less, not a symlink, bounded,
+ * and every field fits; else it is ignored: a full walk. NULL when path is NULL. */
+struct root_only_cache *root_only_cache_open(const char *path);
+/* Free c (may be NULL), first writing (save) what this run's walks saw when a folder was listed:
+ * by rename from a temporary file beside it, 0600. */
+void root_only_cache_close(struct root_only_cache *c, bool save);
 
 /* The scan done ahead, on a thread, while the profile is still being resolved: started with
  * inputs guessed before the profile is known (root_only_guess, the workspace the flags name),
@@ -39,17 +54,19 @@ int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *ke
  * visible? inside a keep path? on the way to one, to the home or to a visible name? inside the
  * home?), so every such answer is recorded and asked again with the real inputs; one different
  * answer, or different scan roots, depth, home or bound, and the scan is done again in place.
- * What the files are is read once, by the walk that is used: nothing outlives the run. */
+ * What the files are is read once, by the walk that is used; only folders' listings outlive the
+ * run (root_only_cache). */
 struct root_only_ahead;
 
 /* The coding profile's root_only scan roots, depth and visible names (profiles/coding.lua), the
  * guess for a scan ahead. A profile that changes them only loses the head start. */
 void root_only_guess(struct sandbox_root_only *ro);
-/* Start the scan ahead with copies of the guessed inputs. NULL when no thread can be had (then
- * root_only_finish scans in place). */
+/* Start the scan ahead with copies of the guessed inputs; it takes over cache (may be NULL),
+ * used by root_only_finish's walk too and saved there. NULL when no thread can be had (then
+ * root_only_finish scans in place, without the cache). */
 struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
                                         const struct str_list *keep, const char *home,
-                                        size_t max_entries);
+                                        size_t max_entries, struct root_only_cache *cache);
 /* Finish the scan ahead (ahead may be NULL), taking here what the thread has not taken yet
  * rather than waiting, and, with the real inputs, give what root_only_scan would: its result
  * when every answer it rested on is the same and the bound was not reached, else a scan done

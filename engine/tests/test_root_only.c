@@ -89,7 +89,7 @@ static void scan(unsigned depth, size_t max, struct str_list *hidden, int *n)
     struct str_list keep = {0};
     str_list_push_owned(&keep, xasprintf("%s/ws-parent/ws", base));
     char err[256] = "";
-    *n = root_only_scan(&ro, &keep, NULL, max, hidden, err, sizeof err);
+    *n = root_only_scan(&ro, &keep, NULL, max, NULL, hidden, err, sizeof err);
     str_list_free(&ro.scan);
     str_list_free(&ro.visible);
     str_list_free(&keep);
@@ -172,7 +172,7 @@ static void ahead_case_max(unsigned g_depth, bool g_ws, bool g_named, const char
     struct sandbox_root_only gro, ro;
     struct str_list gkeep, keep, hidden = {0};
     inputs(g_depth, g_ws, g_named, g_extra, &gro, &gkeep);
-    struct root_only_ahead *a = root_only_ahead(&gro, &gkeep, g_home, max);
+    struct root_only_ahead *a = root_only_ahead(&gro, &gkeep, g_home, max, NULL);
     CHECK(a != NULL);
     inputs_free(&gro, &gkeep); /* the scan ahead has its own copies */
     inputs(3, true, true, NULL, &ro, &keep);
@@ -230,7 +230,7 @@ static void test_ahead(void)
     struct sandbox_root_only ro;
     struct str_list keep;
     inputs(3, true, true, NULL, &ro, &keep);
-    root_only_cancel(root_only_ahead(&ro, &keep, NULL, ROOT_ONLY_MAX_ENTRIES));
+    root_only_cancel(root_only_ahead(&ro, &keep, NULL, ROOT_ONLY_MAX_ENTRIES, NULL));
     root_only_cancel(NULL);
     /* No scan ahead: finish scans in place. */
     struct str_list hidden = {0};
