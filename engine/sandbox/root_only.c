@@ -54,10 +54,10 @@ struct walk {
     char *warn_at;    /* the directory where the bound was hit first; said once, at the end */
     struct str_list *hidden;
     int added;
-    struct answers *record; /* the scan ahead's record, or NULL */
-    atomic_bool *stop;      /* the scan ahead is not wanted any more, or NULL */
+    struct answers *record;        /* the scan ahead's record, or NULL */
+    atomic_bool *stop;             /* the scan ahead is not wanted any more, or NULL */
     struct root_only_cache *cache; /* the kept listings, or NULL */
-    char *path;             /* the path of the entry at hand */
+    char *path;                    /* the path of the entry at hand */
     size_t len, cap;
 };
 
@@ -236,6 +236,7 @@ struct root_only_cache {
     struct ro_dir *cur; /* what this run's walks saw, for the next run (names owned) */
     size_t n_cur, cap_cur;
     size_t listed; /* folders listed and worth keeping (settled, trusted) */
+    size_t reused; /* folders whose listing came from the file */
 };
 
 static bool cache_get(const char **p, const char *end, void *out, size_t n)
@@ -365,13 +366,22 @@ static void cache_save(struct root_only_cache *c)
     clock_gettime(CLOCK_MONOTONIC, &now);
     char *tmp = xasprintf("%s.%d.%ld.tmp", c->path, (int)getpid(), (long)now.tv_nsec);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    bool ok = fd >= 0 && (size_t)(p - buf) <= CACHE_MAX && write_all(fd, buf, (size_t)(p - buf)) == 0;
+    bool ok =
+        fd >= 0 && (size_t)(p - buf) <= CACHE_MAX && write_all(fd, buf, (size_t)(p - buf)) == 0;
     if (fd >= 0 && close(fd) < 0)
         ok = false;
     if (!(ok && rename(tmp, c->path) == 0) && fd >= 0)
         unlink(tmp);
     free(tmp);
     free(buf);
+}
+
+size_t root_only_cache_reused(struct root_only_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->reused;
+    pthread_mutex_unlock(&c->mu);
+    return n;
 }
 
 void root_only_cache_close(struct root_only_cache *c, bool save)
@@ -419,7 +429,8 @@ static bool fs_trusted(int fd)
 static const struct ro_dir *cache_find(const struct root_only_cache *c, const struct stat *st)
 {
     struct ro_dir key = {.dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino};
-    const struct ro_dir *d = c->n_old ? bsearch(&key, c->old, c->n_old, sizeof key, dir_cmp_q) : NULL;
+    const struct ro_dir *d =
+        c->n_old ? bsearch(&key, c->old, c->n_old, sizeof key, dir_cmp_q) : NULL;
     if (!d || d->sec != (int64_t)st->st_ctim.tv_sec || d->nsec != (uint32_t)st->st_ctim.tv_nsec)
         return NULL;
     return d;
@@ -446,6 +457,8 @@ static void cache_keep(struct root_only_cache *c, const struct stat *st, const c
     memcpy(d->names, names, len);
     if (listed)
         c->listed++;
+    else
+        c->reused++;
     pthread_mutex_unlock(&c->mu);
 }
 

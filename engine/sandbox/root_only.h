@@ -43,6 +43,8 @@ int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *ke
  * read only when it is a regular file of this euid, mode 0600 or less, not a symlink, bounded,
  * and every field fits; else it is ignored: a full walk. NULL when path is NULL. */
 struct root_only_cache *root_only_cache_open(const char *path);
+/* How many folders' listings came from the file so far (not NULL). */
+size_t root_only_cache_reused(struct root_only_cache *c);
 /* Free c (may be NULL), first writing (save) what this run's walks saw when a folder was listed:
  * by rename from a temporary file beside it, 0600. */
 void root_only_cache_close(struct root_only_cache *c, bool save);

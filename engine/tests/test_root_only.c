@@ -80,7 +80,8 @@ static void fixture(void)
     free(link);
 }
 
-static void scan(unsigned depth, size_t max, struct str_list *hidden, int *n)
+static void scan_cached(unsigned depth, size_t max, struct root_only_cache *cache,
+                        struct str_list *hidden, int *n)
 {
     struct sandbox_root_only ro = {.hide = true, .depth = depth};
     str_list_push(&ro.scan, base);
@@ -89,10 +90,15 @@ static void scan(unsigned depth, size_t max, struct str_list *hidden, int *n)
     struct str_list keep = {0};
     str_list_push_owned(&keep, xasprintf("%s/ws-parent/ws", base));
     char err[256] = "";
-    *n = root_only_scan(&ro, &keep, NULL, max, NULL, hidden, err, sizeof err);
+    *n = root_only_scan(&ro, &keep, NULL, max, cache, hidden, err, sizeof err);
     str_list_free(&ro.scan);
     str_list_free(&ro.visible);
     str_list_free(&keep);
+}
+
+static void scan(unsigned depth, size_t max, struct str_list *hidden, int *n)
+{
+    scan_cached(depth, max, NULL, hidden, n);
 }
 
 static void test_scan(void)
@@ -247,6 +253,131 @@ static void test_ahead(void)
     free(cmd);
 }
 
+/* The same paths, in any order (a kept listing may come in another order than a fresh one). */
+static bool same_set(const struct str_list *a, const struct str_list *b)
+{
+    if (a->len != b->len)
+        return false;
+    for (size_t i = 0; i < a->len; i++)
+        if (!str_list_contains(b, a->items[i]))
+            return false;
+    return true;
+}
+
+/* One scan of the fixture with the kept listings of file (opened, used, saved); *reused: how
+ * many folders were not listed. Checked against a fresh scan: the same paths. */
+static void cached_scan(const char *file, bool save, size_t *reused, struct str_list *hidden)
+{
+    struct str_list fresh = {0};
+    int n, nf;
+    scan(3, ROOT_ONLY_MAX_ENTRIES, &fresh, &nf);
+    struct root_only_cache *c = root_only_cache_open(file);
+    CHECK(c != NULL);
+    scan_cached(3, ROOT_ONLY_MAX_ENTRIES, c, hidden, &n);
+    *reused = root_only_cache_reused(c);
+    root_only_cache_close(c, save);
+    CHECK_EQ_INT(n, nf);
+    CHECK(same_set(hidden, &fresh));
+    str_list_free(&fresh);
+}
+
+static void write_text(const char *path, const char *text, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+    CHECK(fd >= 0);
+    CHECK(write(fd, text, len) == (ssize_t)len);
+    close(fd);
+}
+
+static void test_cache(void)
+{
+    if (getuid() != 0)
+        TEST_SKIP("needs root: the fixtures must be owned by uid 0");
+    fixture();
+    /* The fixture's folders are new: a ctime this close to the walk is not kept. Past 100 ms it
+     * is (a sleep, not a timing assertion: the checks hold whatever the clock). */
+    usleep(200 * 1000);
+    char *file = xasprintf("%s.walk", base), *tmp = xasprintf("%s.copy", base);
+    struct str_list hidden = {0};
+    size_t reused;
+    /* No file yet: every folder listed, then kept (0600, root's). */
+    cached_scan(file, true, &reused, &hidden);
+    CHECK_EQ_INT((int)reused, 0);
+    struct stat st;
+    CHECK(lstat(file, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600 &&
+          st.st_uid == 0);
+    str_list_free(&hidden);
+    /* Unchanged: no folder listed (base, open, open/deep, ws-parent), the same paths hidden. */
+    cached_scan(file, true, &reused, &hidden);
+    CHECK(reused >= 3);
+    str_list_free(&hidden);
+    /* Made root-only by chmod since: its folder is not listed again, the file is still hidden. */
+    mk("open/later", 0644, false);
+    usleep(200 * 1000);
+    cached_scan(file, true, &reused, &hidden); /* open listed again, and kept */
+    CHECK(!hidden_has(&hidden, "open/later"));
+    str_list_free(&hidden);
+    char *later = xasprintf("%s/open/later", base);
+    CHECK(chmod(later, 0600) == 0);
+    free(later);
+    cached_scan(file, true, &reused, &hidden);
+    CHECK(reused >= 3);
+    CHECK(hidden_has(&hidden, "open/later"));
+    str_list_free(&hidden);
+    /* Added since (its folder's ctime moved): listed and judged. */
+    mk("open/deep/added", 0600, false);
+    cached_scan(file, true, &reused, &hidden);
+    CHECK(hidden_has(&hidden, "open/deep/added"));
+    str_list_free(&hidden);
+    /* A corrupt, cut, foreign or loose file: not used at all, a full walk, the same result. */
+    char *text;
+    size_t len;
+    CHECK(read_file(file, O_NOFOLLOW, 1 << 20, &text, &len) == 0 && len > 24);
+    for (int k = 0; k < 6; k++) {
+        char *bad = xmalloc(len);
+        memcpy(bad, text, len);
+        size_t blen = len;
+        if (k == 0)
+            bad[0] ^= 1; /* the magic */
+        else if (k == 1)
+            blen--; /* cut */
+        else if (k == 2)
+            memset(bad + len - 4, '/', 3); /* a name with a '/' */
+        else if (k == 3)
+            bad[20] ^= 0x40; /* the folder count */
+        write_text(tmp, bad, blen);
+        if (k == 4)
+            CHECK(chown(tmp, 1000, 1000) == 0); /* not root's */
+        else if (k == 5)
+            CHECK(chmod(tmp, 0644) == 0); /* readable by others */
+        CHECK(rename(tmp, file) == 0);
+        cached_scan(file, false, &reused, &hidden);
+        CHECK_EQ_INT((int)reused, 0);
+        str_list_free(&hidden);
+        free(bad);
+    }
+    /* A symlink to a good file: not followed. */
+    write_text(tmp, text, len);
+    CHECK(unlink(file) == 0);
+    CHECK(symlink(tmp, file) == 0);
+    cached_scan(file, false, &reused, &hidden);
+    CHECK_EQ_INT((int)reused, 0);
+    str_list_free(&hidden);
+    /* The good file back: used again. */
+    CHECK(unlink(file) == 0);
+    CHECK(rename(tmp, file) == 0);
+    cached_scan(file, false, &reused, &hidden);
+    CHECK(reused >= 3);
+    str_list_free(&hidden);
+    free(text);
+    unlink(file);
+    char *cmd = xasprintf("rm -rf '%s'", base);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+    free(file);
+    free(tmp);
+}
+
 /* The quoted strings of the Lua table that follows key (e.g. "scan = {") in text, up to its
  * closing brace, comments left out. */
 static void lua_strings(const char *text, const char *key, struct str_list *out)
@@ -295,4 +426,5 @@ static void test_guess(void)
     free(path);
 }
 
-TEST_MAIN({"judge", test_judge}, {"scan", test_scan}, {"ahead", test_ahead}, {"guess", test_guess})
+TEST_MAIN({"judge", test_judge}, {"scan", test_scan}, {"ahead", test_ahead}, {"cache", test_cache},
+          {"guess", test_guess})
