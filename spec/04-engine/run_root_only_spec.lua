@@ -166,4 +166,32 @@ return {
         has(r.stderr, "Permission denied", r)                     -- the file's own mode refuses it
         hasnt(r.stdout, marker, r)
     end)
+
+    it("judges every file anew when the folders' listings come from the last run's walk", function()
+        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
+        local base, marker, cfg = fixture()
+        local state = h.tmpdir()
+        local q = h.quote
+        local o = { env = { XDG_CONFIG_HOME = cfg, XDG_STATE_HOME = state }, flags = { "--profile", "rospec" } }
+        -- A folder changed within 100 ms of a walk is listed again next time: let the new one settle.
+        h.sh_ok("sleep 0.3")
+        local walk = state .. "/cordon/root-walk"
+        local r = h.run_sh(("cat %s/public; ls %s"):format(q(base), q(walk)), o)
+        has(r.stdout, "public\n", r)
+        has(r.stderr, "No such file or directory", r)             -- the state dir is not seen inside
+        has(h.sh_ok("stat -c '%a %u' " .. q(walk)), "600 0")     -- kept, root's own, 0600
+        -- Made root-only since: the folder's listing is kept (its ctime did not move), the file
+        -- is judged anew and hidden; one added since is listed and judged.
+        h.sh_ok("chmod 600 " .. q(base .. "/public"))
+        r = h.run_sh(("cd %s; cat public; cat secret"):format(q(base)), o)
+        has(r.stderr, "cat: public: No such file or directory", r)
+        hasnt(r.stdout, marker, r)
+        h.write_file(base .. "/added", marker .. "-added\n", "600")
+        r = h.run_sh(("cd %s; cat added"):format(q(base)), o)
+        has(r.stderr, "cat: added: No such file or directory", r)
+        hasnt(r.stdout, marker, r)
+        -- A file the sandbox would write there is refused: the state dir is not writable inside.
+        r = h.run_sh(("echo x > %s"):format(q(walk)), o)
+        assert.are_not.equal(0, r.code, r.stderr)
+    end)
 end)
