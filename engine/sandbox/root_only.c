@@ -158,7 +158,8 @@ static void path_leave(struct walk *w, size_t dir_len)
     w->path[dir_len] = '\0';
 }
 
-static int walk_dir(struct walk *w, int dfd, unsigned depth);
+static int walk_dir(struct walk *w, int dfd, unsigned depth, bool path_only);
+static const struct ro_dir *cache_find(const struct root_only_cache *c, const struct stat *st);
 
 /* Judge the entry name of directory dfd (its path in w->path), descending depth - 1 more levels
  * when it is a directory to look into. */
@@ -189,8 +190,12 @@ static void walk_entry(struct walk *w, int dfd, const char *name, unsigned depth
     if (!kept && root_only_judge(&st) && !(dir && (a & ANS_HOME) && depth > 1)) {
         add(w, full);
     } else if (dir && depth > 1) {
-        int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if ((sub < 0 || walk_dir(w, sub, depth - 1) < 0) && !kept)
+        /* A folder that looks unchanged is opened as a path only (cheaper: it is not to be
+         * listed); walk_dir checks it is the very one and opens it for listing if not. */
+        bool path_only = w->cache && cache_find(w->cache, &st);
+        int sub = openat(dfd, name,
+                         (path_only ? O_PATH : O_RDONLY) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if ((sub < 0 || walk_dir(w, sub, depth - 1, path_only) < 0) && !kept)
             add(w, w->path); /* cannot look inside (as root: rare): do not show it */
     }
 }
@@ -502,10 +507,11 @@ static int list_names(int dfd, struct names *out)
     return n < 0 ? -1 : 0;
 }
 
-/* Judge the entries of directory dfd (its path in w->path; taken over, closed here), descending
- * depth - 1 more levels: its kept listing when it is unchanged, else it is listed (and kept for
- * the next run when that may be trusted). 0, or -1 when it could not be listed to the end. */
-static int walk_dir(struct walk *w, int dfd, unsigned depth)
+/* Judge the entries of directory dfd (its path in w->path; taken over, closed here; path_only:
+ * opened O_PATH), descending depth - 1 more levels: its kept listing when it is unchanged, else it
+ * is listed (and kept for the next run when that may be trusted). 0, or -1 when it could not be
+ * listed to the end. */
+static int walk_dir(struct walk *w, int dfd, unsigned depth, bool path_only)
 {
     struct names own = {0};
     const char *names;
@@ -519,6 +525,14 @@ static int walk_dir(struct walk *w, int dfd, unsigned depth)
         len = kept->len;
         cache_keep(w->cache, &st, names, len, false);
     } else {
+        if (path_only) {
+            /* Changed since its stat: the fd cannot list, open the same folder for that. */
+            int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            close(dfd);
+            if (fd < 0)
+                return -1;
+            dfd = fd;
+        }
         r = list_names(dfd, &own);
         names = own.buf;
         len = own.len;
@@ -579,7 +593,7 @@ static int walk_roots(struct walk *w, char *err, size_t errlen)
             continue;
         }
         path_set(w, root);
-        if (walk_dir(w, fd, ro->depth) < 0 && !kept)
+        if (walk_dir(w, fd, ro->depth, false) < 0 && !kept)
             add(w, root);
     }
     return 0;
