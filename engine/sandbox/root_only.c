@@ -6,11 +6,15 @@
  * stat'ed; every other entry is (d_type says nothing of owner or mode). Also owns the scan
  * ahead: the same walk cut into one task per entry of a scan root, taken by a thread and, once
  * the profile is resolved, by the caller, and the replay of its answers that decides whether
- * its result may be used.
- * Uses: util.c for the lists and path containment; log.c for the one line when the bound is hit.
- * Must never: change the host (it only reads directories), follow a symlink, or show what it
- * could not judge: past the bound the rest is hidden; use a scan ahead whose walk the real
- * inputs could have taken elsewhere. */
+ * its result may be used. And the kept listings (root_only_cache): the file of folders' entries
+ * between runs, read, checked and written here.
+ * Uses: util.c for the lists, path containment and whole-file reads; log.c for the one line when
+ * the bound is hit.
+ * Must never: change the host (it only reads directories; it writes only the kept listings'
+ * file it is given), follow a symlink, or show what it could not judge: past the bound the rest
+ * is hidden; use a scan ahead whose walk the real inputs could have taken elsewhere; take from
+ * the file anything but a listing (every entry is stat'ed and judged each run), or use a file
+ * that is not whole, root's own and consistent. */
 #include "sandbox/root_only.h"
 
 #include <dirent.h>

@@ -2,7 +2,9 @@
  * the rest, symlinks, visible names and the ways to kept paths are not; depth and the entry
  * bound are kept, and past the bound what is not judged is hidden. The scan ahead gives what the
  * scan with the real inputs gives, its own result only when those inputs change no answer, and
- * its guess is the coding profile's root_only. Fixtures under $TMPDIR. */
+ * its guess is the coding profile's root_only. The walk with the last run's kept listings hides
+ * what a fresh walk hides (files chmod'ed or added since included), and a bad file is not used.
+ * Fixtures under $TMPDIR. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
