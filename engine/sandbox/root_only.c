@@ -463,7 +463,8 @@ static void cache_keep(struct root_only_cache *c, const struct stat *st, const c
                          .nsec = (uint32_t)st->st_ctim.tv_nsec,
                          .len = (uint32_t)len,
                          .names = xmalloc(len ? len : 1)};
-    memcpy(d->names, names, len);
+    if (len) /* an empty folder's names may be NULL: memcpy's arguments must not be */
+        memcpy(d->names, names, len);
     if (listed)
         c->listed++;
     else
