@@ -21,12 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/dir_stamp.h"
 #include "base/git_config.h"
 
 /* A hook, a config or a pointer file bigger than this is compared by size, inode and time and
@@ -660,11 +660,8 @@ struct gg_dir {
     size_t n;
 };
 
-/* A ctime this close to the walk's start may be shared by a change made just after the folder
- * was listed (the kernel stamps with a clock of a tick's granularity, some file systems with
- * whole seconds): such a folder is listed again next time. */
-#define RACY_NS (100 * 1000 * 1000LL)
-#define RACY_NS_COARSE (2 * 1000 * 1000 * 1000LL) /* a ctime of whole seconds */
+/* A ctime too close to the walk's start (dir_stamp_settled) may be shared by a change made just
+ * after the folder was listed: such a folder is listed again next time. */
 
 static void dir_free(struct gg_dir *d)
 {
@@ -682,36 +679,6 @@ static struct gg_dir *dir_stub(const char *name)
     struct gg_dir *d = xcalloc(1, sizeof *d);
     d->name = xstrdup(name);
     return d;
-}
-
-/* File systems whose folders' ctime changes with every change of their entries, seen by this
- * host as it happens. Any other (NFS, CIFS/SMB, FUSE, 9p, Ceph, FAT, ...) is listed in full
- * each walk: their attributes may be cached or made up by a server or a daemon. */
-static bool fs_trusted(int fd)
-{
-    static const unsigned long trusted[] = {
-        0xEF53,     /* ext2, ext3, ext4 */
-        0x58465342, /* xfs */
-        0x9123683E, /* btrfs */
-        0x01021994, /* tmpfs */
-        0x858458F6, /* ramfs */
-        0x794C7630, /* overlayfs (its upper layer's stamps) */
-        0xF2F52010, /* f2fs */
-        0xCA451A4E, /* bcachefs */
-        0x2FC12FC1, /* zfs */
-    };
-    struct statfs sf;
-    if (fstatfs(fd, &sf) < 0)
-        return false;
-    for (size_t i = 0; i < ARRAY_LEN(trusted); i++)
-        if ((unsigned long)sf.f_type == trusted[i])
-            return true;
-    return false;
-}
-
-static long long ts_ns(struct timespec t)
-{
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 static bool same_stamp(const struct gg_dir *d, const struct stat *st)
@@ -796,9 +763,8 @@ static struct gg_dir *list_dir(struct walk *w, int fd, struct gg_dir *old, int d
     d->ino = st.st_ino;
     d->ctime = st.st_ctim;
     d->listed = true;
-    d->trusted = st.st_dev == pdev && depth > 0 ? ptrusted : fs_trusted(fd);
-    d->racy =
-        ts_ns(st.st_ctim) >= w->start_ns - (st.st_ctim.tv_nsec == 0 ? RACY_NS_COARSE : RACY_NS);
+    d->trusted = st.st_dev == pdev && depth > 0 ? ptrusted : dir_stamp_fs_trusted(fd);
+    d->racy = !dir_stamp_settled(&st, w->start_ns);
     w->s->dirs++;
     w->listed++;
     if (!w->buf[depth])
@@ -1000,10 +966,8 @@ static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
             free(p);
         }
     } else {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
         struct walk *w = xcalloc(1, sizeof *w);
-        *w = (struct walk){.g = g, .s = s, .start_ns = ts_ns(now)};
+        *w = (struct walk){.g = g, .s = s, .start_ns = dir_stamp_now_ns()};
         struct gg_dir *root = g->tree ? g->tree : dir_stub(".");
         g->tree = visit(w, g->wsfd, root, 0, 0, false);
         int r = g->tree ? 0 : errno ? -errno : -EIO;
@@ -1106,7 +1070,8 @@ static void cache_put(struct cache_out *o, const struct gg_dir *d)
 static void cache_save(struct git_guard *g)
 {
     struct stat st;
-    if (!g->cache || !g->tree || !g->tree_dirty || fstat(g->wsfd, &st) < 0 || !fs_trusted(g->wsfd))
+    if (!g->cache || !g->tree || !g->tree_dirty || fstat(g->wsfd, &st) < 0 ||
+        !dir_stamp_fs_trusted(g->wsfd))
         return;
     struct cache_out o = {.dev = st.st_dev};
     uint32_t version = CACHE_VERSION, recs = 0;
@@ -1200,7 +1165,7 @@ static struct gg_dir *cache_load(const struct git_guard *g)
     char *buf = NULL;
     size_t len = 0;
     struct gg_dir *root = NULL;
-    if (!g->cache || fstat(g->wsfd, &ws) < 0 || !fs_trusted(g->wsfd))
+    if (!g->cache || fstat(g->wsfd, &ws) < 0 || !dir_stamp_fs_trusted(g->wsfd))
         return NULL;
     int fd = open(g->cache, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)

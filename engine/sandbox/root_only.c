@@ -26,10 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/dir_stamp.h"
 #include "base/log.h"
 
 /* One getdents64 call's worth: most directories are listed in one call (and the empty one that
@@ -222,11 +222,6 @@ static void walk_entry(struct walk *w, int dfd, const char *name, unsigned depth
 #define CACHE_REC (8 + 8 + 8 + 4 + 4)
 #define CACHE_MAX_DIRS ROOT_ONLY_MAX_ENTRIES
 #define CACHE_MAX ((size_t)16 << 20)
-/* A folder whose ctime is this close to the walk may still change within the same tick of the
- * kernel's coarse clock without its ctime moving: it is listed again next time. Whole-second
- * stamps (a file system without finer ones) need the whole second and one more. */
-#define SETTLE_NS 100000000LL
-#define SETTLE_WHOLE_NS 2000000000LL
 
 struct ro_dir {
     uint64_t dev, ino;
@@ -332,9 +327,7 @@ struct root_only_cache *root_only_cache_open(const char *path)
     struct root_only_cache *c = xcalloc(1, sizeof *c);
     c->path = xstrdup(path);
     pthread_mutex_init(&c->mu, NULL);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    c->start_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+    c->start_ns = dir_stamp_now_ns();
     cache_load(c);
     return c;
 }
@@ -409,31 +402,6 @@ void root_only_cache_close(struct root_only_cache *c, bool save)
     free(c);
 }
 
-/* File systems whose folders' ctime changes with every change of their entries, seen by this
- * host as it happens. Any other (NFS, CIFS/SMB, FUSE, 9p, Ceph, FAT, ...) is listed every walk:
- * their attributes may be cached or made up by a server or a daemon. */
-static bool fs_trusted(int fd)
-{
-    static const unsigned long trusted[] = {
-        0xEF53,     /* ext2, ext3, ext4 */
-        0x58465342, /* xfs */
-        0x9123683E, /* btrfs */
-        0x01021994, /* tmpfs */
-        0x858458F6, /* ramfs */
-        0x794C7630, /* overlayfs (its upper layer's stamps) */
-        0xF2F52010, /* f2fs */
-        0xCA451A4E, /* bcachefs */
-        0x2FC12FC1, /* zfs */
-    };
-    struct statfs sf;
-    if (fstatfs(fd, &sf) < 0)
-        return false;
-    for (size_t i = 0; i < ARRAY_LEN(trusted); i++)
-        if ((unsigned long)sf.f_type == trusted[i])
-            return true;
-    return false;
-}
-
 /* The kept listing of the folder st describes, when its (dev, ino, ctime) are the same. */
 static const struct ro_dir *cache_find(const struct root_only_cache *c, const struct stat *st)
 {
@@ -470,13 +438,6 @@ static void cache_keep(struct root_only_cache *c, const struct stat *st, const c
     else
         c->reused++;
     pthread_mutex_unlock(&c->mu);
-}
-
-/* Is the folder's ctime old enough that a change after this walk's listing must move it? */
-static bool settled(const struct root_only_cache *c, const struct stat *st)
-{
-    long long ct = (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
-    return ct < c->start_ns - (st->st_ctim.tv_nsec ? SETTLE_NS : SETTLE_WHOLE_NS);
 }
 
 struct names {
@@ -541,7 +502,8 @@ static int walk_dir(struct walk *w, int dfd, unsigned depth, bool path_only)
         r = list_names(dfd, &own);
         names = own.buf;
         len = own.len;
-        if (r == 0 && have_st && settled(w->cache, &st) && fs_trusted(dfd))
+        if (r == 0 && have_st && dir_stamp_settled(&st, w->cache->start_ns) &&
+            dir_stamp_fs_trusted(dfd))
             cache_keep(w->cache, &st, names, len, true);
     }
     size_t dir_len = w->len;
