@@ -17,10 +17,11 @@
  * the last walk saw has the same entries, so only its sub-folders are looked at (one fstatat for
  * a folder without any); a changed or new folder, one whose ctime was too close to the walk
  * before, and every folder of a file system whose ctime is not trusted (anything but the local
- * ones of fs_trusted: NFS, SMB, FUSE, 9p, ...) is listed. What is known is kept in memory for the
- * life of the guard (a run, a session) and, for a guard made with a cache file, written there
- * after each check's walk, so that the next run's first walk is incremental too (the file is
- * read with every field checked; anything amiss, or another root, means a full walk).
+ * ones of dir_stamp_fs_trusted: NFS, SMB, FUSE, 9p, ...) is listed. What is known is kept in
+ * memory for the life of the guard (a run, a session) and, for a guard made with a cache file,
+ * written there after each check's walk, so that the next run's first walk is incremental too
+ * (the file is read with every field checked; anything amiss, or another root, means a full
+ * walk).
  * git_guard_check walks again and undoes each difference, one line each naming the repository,
  * the file (and keys) and the action: a changed or removed file gets its previous bytes back;
  * a new hook, a new pointer leading out of the workspace (or anywhere it should not), a new
