@@ -119,6 +119,17 @@ static char *join(const char *a, const char *b)
     return a[0] ? xasprintf("%s/%s", a, b) : xstrdup(b);
 }
 
+/* The folder rel beneath the workspace, opened for reading its entries (no link followed), or
+ * NULL. */
+static DIR *opendir_beneath(const struct git_guard *g, const char *rel)
+{
+    int fd = open_beneath(g->wsfd, rel, O_RDONLY | O_DIRECTORY);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    return d;
+}
+
 /* The directory holding rel, opened O_PATH beneath the workspace; *base is rel's last name. */
 static int open_parent(const struct git_guard *g, const char *rel, const char **base)
 {
@@ -331,13 +342,9 @@ static void scan_hooks(struct git_guard *g, struct gg_snap *s, const char *dir, 
         str_list_push(&s->hookdirs, dir);
         ro_push(g, s, dir);
     }
-    int fd = open_beneath(g->wsfd, dir, O_RDONLY | O_DIRECTORY);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = opendir_beneath(g, dir);
+    if (!d)
         return;
-    }
     for (struct dirent *de; (de = readdir(d));) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
             (samples && ends_with(de->d_name, ".sample")))
@@ -386,13 +393,9 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
 /* modules/: each folder holding a HEAD or a config is a submodule's git dir. */
 static void scan_modules(struct git_guard *g, struct gg_snap *s, const char *dir, int depth)
 {
-    int fd = open_beneath(g->wsfd, dir, O_RDONLY | O_DIRECTORY);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = opendir_beneath(g, dir);
+    if (!d)
         return;
-    }
     for (struct dirent *de; (de = readdir(d));) {
         if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
@@ -535,10 +538,7 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
     p = join(gd, "worktrees");
     if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
         ro_push(g, s, p);
-        int fd = open_beneath(g->wsfd, p, O_RDONLY | O_DIRECTORY);
-        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d && fd >= 0)
-            close(fd);
+        DIR *d = opendir_beneath(g, p);
         for (struct dirent *de; d && (de = readdir(d));) {
             if (de->d_type != DT_DIR || de->d_name[0] == '.')
                 continue;
