@@ -76,6 +76,9 @@ enum net_kind {
     NET_KIND_DNS,     /* a name the sandbox's DNS stub was asked for (port 0), or an address
                          * a name's answer holds that needs a rule of its own */
 };
+/* The name a net_kind has in the network hook's input and the audit log ("http", "connect",
+ * "socks", "dns"), or NULL for a value outside the enum. */
+const char *lh_net_kind_name(enum net_kind kind);
 
 /* The `network` hook's answer, copied out of Lua (strings truncated to fit, always
  * NUL-terminated; empty when the policy gave none). */

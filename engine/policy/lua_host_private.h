@@ -133,8 +133,6 @@ void lh_restore_profile(lua_State *L);
 /* Push the network hook's input { kind, host, port, command?, profile }: [-0, +1]. */
 void lh_push_network_input(lua_State *L, const char *kind, const char *host, unsigned port,
                            const char *command);
-/* The name a net_kind has in the hook's input, or NULL. */
-const char *lh_net_kind_name(enum net_kind kind);
 /* Forget the resolved profile (and one left for lh_resolve_network). lh_close() calls it. */
 void lh_forget_resolved(void);
 #endif

@@ -26,17 +26,8 @@ struct audit_log {
 
 const char *net_kind_name(enum net_kind kind)
 {
-    switch (kind) {
-    case NET_KIND_HTTP:
-        return "http";
-    case NET_KIND_CONNECT:
-        return "connect";
-    case NET_KIND_SOCKS:
-        return "socks";
-    case NET_KIND_DNS:
-        return "dns";
-    }
-    return "?";
+    const char *name = lh_net_kind_name(kind); /* the policy's names, one table */
+    return name ? name : "?";
 }
 
 static char *audit_path(void)

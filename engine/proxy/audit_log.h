@@ -18,5 +18,6 @@ void audit_log_decision(struct audit_log *log, enum net_kind kind, const char *h
 void audit_log_event(struct audit_log *log, const char *kind, const char *host, unsigned port,
                      bool allow, const char *rule, const char *reason, const char *command);
 void audit_log_close(struct audit_log *log);
+/* lh_net_kind_name, "?" for a value outside the enum: for lines and the log. */
 const char *net_kind_name(enum net_kind kind);
 #endif
