@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -161,6 +162,43 @@ int read_file(const char *path, int oflags, size_t max, char **out, size_t *len)
         return -errno;
     int rc = read_fd(fd, max, out, len);
     close(fd);
+    return rc;
+}
+
+int read_private_file(const char *path, size_t max, char **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = fstat(fd, &st) < 0 ? -errno : 0;
+    if (rc == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
+                    (size_t)st.st_size > max))
+        rc = -EPERM;
+    if (rc == 0)
+        rc = read_fd(fd, max, out, len);
+    close(fd);
+    return rc;
+}
+
+int write_private_file(const char *path, const void *buf, size_t len)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    char *tmp = xasprintf("%s.%d.%ld.tmp", path, (int)getpid(), (long)now.tv_nsec);
+    int rc = 0, fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = -errno;
+    } else {
+        rc = write_all(fd, buf, len);
+        if (close(fd) < 0 && rc == 0)
+            rc = -errno;
+        if (rc == 0 && rename(tmp, path) < 0)
+            rc = -errno;
+        if (rc < 0)
+            unlink(tmp);
+    }
+    free(tmp);
     return rc;
 }
 

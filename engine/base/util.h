@@ -44,6 +44,14 @@ int write_all(int fd, const void *buf, size_t len);
 int read_fd(int fd, size_t max, char **out, size_t *len);
 /* read_fd of the file at path, opened O_RDONLY|O_CLOEXEC|oflags (e.g. O_NOFOLLOW). */
 int read_file(const char *path, int oflags, size_t max, char **out, size_t *len);
+/* A file this process keeps for itself (state between runs): read_file of path only when it is
+ * a regular file (no link followed, no fifo waited on) of this euid, mode 0600 or narrower, of
+ * at most max bytes; else -EPERM (or -errno) and nothing returned. */
+int read_private_file(const char *path, size_t max, char **out, size_t *len);
+/* Replace path with len bytes of buf, mode 0600: written to a new file beside it (O_EXCL, no
+ * link followed) and renamed over it, so that a reader sees the old file or the whole new one.
+ * 0 or -errno (the new file removed). */
+int write_private_file(const char *path, const void *buf, size_t len);
 
 /* mkdir -p: make path and every missing directory above it with mode (directories that
  * exist are left as they are). 0 or -errno. Allocates nothing. */

@@ -1083,18 +1083,8 @@ static void cache_save(struct git_guard *g)
     out_put(&o, &ino, 8);
     cache_put(&o, g->tree);
     memcpy(o.buf + 20, &o.recs, 4);
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    char *tmp = xasprintf("%s.%d.%ld.tmp", g->cache, (int)getpid(), (long)now.tv_nsec);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    bool ok = fd >= 0 && o.recs <= CACHE_MAX_RECS && write_all(fd, o.buf, o.len) == 0;
-    if (fd >= 0 && close(fd) < 0)
-        ok = false;
-    if (ok && rename(tmp, g->cache) == 0)
+    if (o.recs <= CACHE_MAX_RECS && write_private_file(g->cache, o.buf, o.len) == 0)
         g->tree_dirty = false;
-    else if (fd >= 0)
-        unlink(tmp);
-    free(tmp);
     free(o.buf);
 }
 
@@ -1161,18 +1151,13 @@ static struct gg_dir *cache_get(struct cache_in *in, int depth)
  * cannot be read whole, or anything in it does not fit. */
 static struct gg_dir *cache_load(const struct git_guard *g)
 {
-    struct stat ws, st;
+    struct stat ws;
     char *buf = NULL;
     size_t len = 0;
     struct gg_dir *root = NULL;
-    if (!g->cache || fstat(g->wsfd, &ws) < 0 || !dir_stamp_fs_trusted(g->wsfd))
+    if (!g->cache || fstat(g->wsfd, &ws) < 0 || !dir_stamp_fs_trusted(g->wsfd) ||
+        read_private_file(g->cache, CACHE_MAX, &buf, &len) < 0)
         return NULL;
-    int fd = open(g->cache, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-        (size_t)st.st_size > CACHE_MAX || read_fd(fd, CACHE_MAX, &buf, &len) < 0)
-        goto out;
     struct cache_in in = {.p = buf, .end = buf + len, .dev = ws.st_dev};
     char magic[16];
     uint32_t version, recs;
@@ -1189,7 +1174,6 @@ static struct gg_dir *cache_load(const struct git_guard *g)
         root = NULL;
     }
 out:
-    close(fd);
     free(buf);
     return root;
 }

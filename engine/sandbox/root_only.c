@@ -281,15 +281,9 @@ static int dir_cmp_q(const void *a, const void *b)
 /* The file's folders, or none at all when anything about it does not fit. */
 static void cache_load(struct root_only_cache *c)
 {
-    struct stat st;
     size_t len = 0;
-    int fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
+    if (read_private_file(c->path, CACHE_MAX, &c->buf, &len) < 0)
         return;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-        (st.st_mode & 077) || (size_t)st.st_size > CACHE_MAX ||
-        read_fd(fd, CACHE_MAX, &c->buf, &len) < 0)
-        goto out;
     const char *p = c->buf, *end = c->buf + len;
     char magic[16];
     uint32_t version, n;
@@ -317,7 +311,6 @@ out:
         free(c->old);
         c->old = NULL;
     }
-    close(fd);
 }
 
 struct root_only_cache *root_only_cache_open(const char *path)
@@ -364,17 +357,8 @@ static void cache_save(struct root_only_cache *c)
 #undef PUT
     count = (uint32_t)n;
     memcpy(buf + 20, &count, 4);
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    char *tmp = xasprintf("%s.%d.%ld.tmp", c->path, (int)getpid(), (long)now.tv_nsec);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    bool ok =
-        fd >= 0 && (size_t)(p - buf) <= CACHE_MAX && write_all(fd, buf, (size_t)(p - buf)) == 0;
-    if (fd >= 0 && close(fd) < 0)
-        ok = false;
-    if (!(ok && rename(tmp, c->path) == 0) && fd >= 0)
-        unlink(tmp);
-    free(tmp);
+    if ((size_t)(p - buf) <= CACHE_MAX)
+        (void)write_private_file(c->path, buf, (size_t)(p - buf)); /* a failure: not said */
     free(buf);
 }
 
