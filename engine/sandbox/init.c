@@ -391,6 +391,10 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
 CORDON_NORETURN void init_main(const struct init_params *p)
 {
     struct init_ready ready;
+    /* While the controller still resolves the profile, not on the way to the command's exec;
+     * nothing in init sets a disposition to SIG_IGN (supervisor_signals installs handlers, which
+     * the exec resets itself). */
+    command_note_ignored_signals();
     init_prepare(p, &ready);
     struct sandbox_config cfg = ready.cfg;
     struct sc_program filter = ready.filter;
