@@ -571,9 +571,15 @@ int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc, 
         snprintf(err, errlen, "%s", cc->why);
         goto fail;
     }
-    if (cc->started && cc->made == 0)
+    /* The thread found no place for pids: asked again for pids alone, cgroup_create reads the
+     * same files to the same answer (as much again as the thread took, on the way to init's
+     * configuration). Another controller wanted (memory) is asked for again, with pids. */
+    unsigned known_absent = 0;
+    if (cc->started && cc->made == 0) {
         snprintf(why, sizeof why, "%s", cc->why);
-    if (need & ~cgroup_controllers(cg)) {
+        known_absent = CGROUP_PIDS;
+    }
+    if (need & ~cgroup_controllers(cg) & ~known_absent) {
         char more[PATH_MAX + 128];
         r = cgroup_create(cg, getpid(), need, more, sizeof more);
         if (r < 0) {

@@ -53,6 +53,14 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     bool candidates = out->markers && err->markers;
     char *out_text = hook_text(out, candidates, &out_len, &out_cut);
     char *err_text = hook_text(err, candidates, &err_len, &err_cut);
+    /* Every layer defining the hook declared its markers, no kept line holds one and the proxy
+     * refused nothing: a line without a marker cannot show a layer a refusal (lua/HOOKS.md,
+     * refusal_markers), so the answer is none, known without the hook's call. */
+    if (candidates && out_len == 0 && err_len == 0 && network_denied->len == 0) {
+        free(out_text);
+        free(err_text);
+        return 0;
+    }
     struct str_list writable = {0};
     str_list_push(&writable, cfg->workspace_readonly ? "/tmp" : cfg->workspace);
     str_list_push(&writable, "/tmp");

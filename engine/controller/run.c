@@ -587,8 +587,6 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
         close(ip->out_pipe);
         close(ip->err_pipe);
     }
-    output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
-    output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
     int r = controller_cgroup(cfg, &c->cgroup, err, sizeof err);
     if (r < 0)
         stop_init_and_die(c, err);
@@ -598,6 +596,9 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
         r = root_writes_send(c->ctl, c->init_pid, (unsigned)c->root_maps, cfg);
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
+    /* Needed once the command prints (supervise), not by init: after its configuration. */
+    output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
+    output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
     if (controller_compile_network(c->ctl, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     /* init runs nothing before it has the filter: in its cgroup by then */

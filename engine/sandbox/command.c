@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -34,21 +36,45 @@ CORDON_NORETURN static void fail(const char *what, const char *arg, int err, int
  * stays ignored across fork and exec: every command would inherit it, and `yes | head` would
  * end in EPIPE errors instead of SIGPIPE. A command starts with every disposition at default,
  * as in a fresh login. (Handlers are reset by exec itself; only SIG_IGN survives it.) */
+
+/* The kernel's struct sigaction, through the raw call: glibc's sigaction() refuses the real-time
+ * signals it reserves (32 and 33), which a caller may have ignored too. */
+struct kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    unsigned long mask;
+};
+
+#define COMMAND_NSIG 64
+
+/* Bit sig-1: found ignored by command_note_ignored_signals, once it ran (ignored_known). */
+static uint64_t ignored;
+static bool ignored_known;
+
+static bool is_ignored(int sig)
+{
+    struct kernel_sigaction cur;
+    return syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof cur.mask) == 0 &&
+           cur.handler == SIG_IGN;
+}
+
+void command_note_ignored_signals(void)
+{
+    ignored = 0;
+    for (int sig = 1; sig <= COMMAND_NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP && is_ignored(sig))
+            ignored |= 1ull << (sig - 1);
+    ignored_known = true;
+}
+
 static void reset_ignored_signals(void)
 {
-    /* The kernel's struct sigaction, through the raw call: glibc's sigaction() refuses the
-     * real-time signals it reserves (32 and 33), which a caller may have ignored too. */
-    struct {
-        void (*handler)(int);
-        unsigned long flags;
-        void (*restorer)(void);
-        unsigned long mask;
-    } cur, dfl = {.handler = SIG_DFL};
-    for (int sig = 1; sig <= 64; sig++) {
+    struct kernel_sigaction dfl = {.handler = SIG_DFL};
+    for (int sig = 1; sig <= COMMAND_NSIG; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP)
             continue;
-        if (syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof cur.mask) == 0 &&
-            cur.handler == SIG_IGN)
+        if (ignored_known ? (ignored >> (sig - 1)) & 1 : is_ignored(sig))
             (void)syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
     }
 }

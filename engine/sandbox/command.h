@@ -8,6 +8,12 @@
 #include "sandbox/sandbox-t.h"
 #include "sandbox/seccomp_filter.h"
 
+/* Which signals this process ignores, noted now so that command_exec resets just those (one
+ * call each instead of a look at every signal, on the way to the command's exec). Only in a
+ * process that sets no disposition to SIG_IGN between this call and command_exec; without it,
+ * command_exec looks at every signal itself. */
+void command_note_ignored_signals(void);
+
 /* slave: the pty slave to attach, or -1 to keep the inherited fds 0-2; out_fd, err_fd: what
  * becomes fds 1 and 2 without a pty (-1: keep the inherited one). Never returns. */
 CORDON_NORETURN void command_exec(const struct sandbox_config *cfg,

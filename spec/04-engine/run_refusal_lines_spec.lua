@@ -93,4 +93,17 @@ describe("cordon run: refusal lines", function()
         has(r, "cordon: the sandbox refused a write to " .. dir .. "/classes (read-only outside the workspace: "
             .. "--allow-write " .. dir .. ")")
     end)
+
+    it("asks a layer's detector only about lines holding one of its markers", function()
+        -- a detector that fails whenever it is asked: the failure's line says when it was
+        local policy = h.tmpdir() .. "/policy.lua"
+        h.write_file(policy, 'return { refusal_markers = { "MARKED" }, '
+            .. 'refusal = function() error("asked") end }\n')
+        local quiet = h.run_sh("echo plain; echo plain >&2", { flags = { "--policy", policy } })
+        assert.are.equal(0, quiet.code, h.describe(quiet))
+        assert.is_nil(quiet.stderr:find("refusal detection failed", 1, true), h.describe(quiet))
+        local marked = h.run_sh("echo MARKED >&2", { flags = { "--policy", policy } })
+        assert.are.equal(0, marked.code, h.describe(marked))
+        assert.truthy(marked.stderr:find("refusal detection failed", 1, true), h.describe(marked))
+    end)
 end)
