@@ -301,9 +301,6 @@ static void set_up_network(int ctl)
     hand_over_dns_listeners(ctl);
 }
 
-static bool rename_ahead;   /* installed by init_main before init_prepare */
-static int rename_ahead_fd; /* its result: the listener or -errno */
-
 /* The rename filter, once, before any command: every process of the sandbox inherits it, so
  * each rename is answered by the controller (git's config writes published, refused or let
  * through). Without it (an old kernel, a listener above cordon) one line, and the kernel
@@ -311,7 +308,7 @@ static int rename_ahead_fd; /* its result: the listener or -errno */
  * help. */
 static void hand_over_rename_listener(int ctl)
 {
-    int r, fd = rename_ahead ? rename_ahead_fd : rename_notify_install();
+    int r, fd = rename_notify_install();
     char tag = INIT_MSG_RENAME_NOTIFY;
     if (fd < 0) {
         fprintf(stderr,
@@ -398,10 +395,6 @@ CORDON_NORETURN void init_main(const struct init_params *p)
      * nothing in init sets a disposition to SIG_IGN (supervisor_signals installs handlers, which
      * the exec resets itself). */
     command_note_ignored_signals();
-    /* The rename filter too: init itself renames nothing, and the listener goes to the
-     * controller (or its absence is told) where init_prepare always did, after the filter. */
-    rename_ahead_fd = rename_notify_install();
-    rename_ahead = true;
     init_prepare(p, &ready);
     struct sandbox_config cfg = ready.cfg;
     struct sc_program filter = ready.filter;
