@@ -13,10 +13,27 @@
  * init, in the new mount namespace. */
 #ifndef CORDON_HIDE_H
 #define CORDON_HIDE_H
+#include <stdbool.h>
+#include <sys/types.h>
 #include "sandbox/mount_ops.h"
 #include "base/util.h"
 
 struct hide_group;
+
+/* What one build has learnt of the host's paths (lstat: exists or not, and its mode): the hidden
+ * names share their parents, and each would otherwise look them all up again. Valid only while
+ * the host's tree shows unchanged (before the view's mounts); freed with hide_lookup_free. */
+struct hide_seen {
+    char *path;
+    mode_t mode;
+    bool exists;
+};
+struct hide_lookup {
+    struct hide_seen *items;
+    size_t len;
+};
+void hide_lookup_free(struct hide_lookup *lk);
+
 struct hide_plan {
     struct hide_group *groups;
     size_t n_groups;
@@ -46,8 +63,8 @@ void hide_plan_free(struct hide_plan *plan);
  * that make hidden path h (strictly below target) missing: h itself; for an h that does not
  * exist, its first missing component; for an h that contains a visible path, every entry of h
  * but the ways down to it. Appended to rel without repeats. */
-void hide_whiteouts_for(const char *target, const char *h, const struct str_list *visible,
-                        struct str_list *rel);
+void hide_whiteouts_for(struct hide_lookup *lk, const char *target, const char *h,
+                        const struct str_list *visible, struct str_list *rel);
 /* Build, in directory layer of the tmpfs tmpfs_fd, an overlay layer for target holding a
  * whiteout for every name of rel (relative to target; their parents exist on the host) and the
  * directories leading to them, each with the host's owner and mode. target_fd: the host's target

@@ -224,14 +224,16 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
             str_list_push(hidden_rest, cfg->hidden.items[i]);
         return 0;
     }
+    struct hide_lookup lk = {0}; /* the home's parents, looked up once for all its names */
     for (size_t i = 0; i < cfg->hidden.len; i++) {
         const char *h = cfg->hidden.items[i];
         /* Inside the workspace or a writable path, hide.c's covers apply (bound on top). */
         if (path_is_within(h, hv->home) && !inside_any(h, visible))
-            hide_whiteouts_for(hv->home, h, visible, &hv->rel);
+            hide_whiteouts_for(&lk, hv->home, h, visible, &hv->rel);
         else
             str_list_push(hidden_rest, h);
     }
+    hide_lookup_free(&lk);
     if (hv->mode == SANDBOX_HOME_OVERLAY) {
         if (!cfg->home_layer) {
             snprintf(e->buf, e->len,
