@@ -513,7 +513,11 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     }
 
     /* 5. hidden paths */
-    if (hide_apply(&plan, &e) < 0 || home_view_apply(&home->hv, &e) < 0)
+    if (hide_apply(&plan, &e) < 0)
+        goto out;
+    home_view_close_later(plan.layers_fd); /* off the path, with the home's own captures */
+    plan.layers_fd = -1;
+    if (home_view_apply(&home->hv, &e) < 0)
         goto out;
     /* after the overlays: one on /etc would cover it */
     if (!cfg->net_unrestricted && resolv_conf_build(&e) < 0)

@@ -199,6 +199,7 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
                      const struct str_list *fresh, struct hide_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
+    plan->layers_fd = -1;
     struct hide_lookup lk = {0};
     for (size_t i = 0; i < hidden->len; i++) {
         const char *h = hidden->items[i];
@@ -562,7 +563,7 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e)
     }
     r = 0;
 out:
-    close(tmpfs_fd); /* the overlays keep the layers alive; nothing else can reach them */
+    plan->layers_fd = tmpfs_fd; /* the overlays keep the layers alive; nothing else reaches them */
     return r;
 }
 
@@ -624,5 +625,8 @@ void hide_plan_free(struct hide_plan *plan)
     }
     free(plan->groups);
     str_list_free(&plan->in_writable);
+    if (plan->layers_fd >= 0)
+        close(plan->layers_fd);
     memset(plan, 0, sizeof *plan);
+    plan->layers_fd = -1;
 }

@@ -38,6 +38,7 @@ struct hide_plan {
     struct hide_group *groups;
     size_t n_groups;
     struct str_list in_writable; /* hidden paths inside writable areas (fallback cover) */
+    int layers_fd;               /* hide_apply's detached tmpfs of the overlays' layers, or -1 */
 };
 
 /* Decide what to cover, from the host's view (before any mount changes). visible: paths that
@@ -54,7 +55,9 @@ int hide_read_mount_points(struct str_list *out, struct mnt_err *e);
  * rather than overlaid. Before the view changes. 0. */
 int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts,
                            struct mnt_err *e);
-/* Mount the overlays and the rebuilt directories. After the root is read-only. */
+/* Mount the overlays and the rebuilt directories. After the root is read-only. The detached
+ * tmpfs of their layers is left in plan->layers_fd, for the caller to close when it suits (its
+ * last close waits for the kernel's RCU grace period) or hide_plan_free. */
 int hide_apply(struct hide_plan *plan, struct mnt_err *e);
 /* Cover hidden paths inside writable areas. After the writable binds. */
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e);

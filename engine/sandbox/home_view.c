@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,11 @@ static pthread_cond_t built_cv = PTHREAD_COND_INITIALIZER;
 static bool built;
 static pthread_t tidier;
 static bool tidying;
+/* Descriptors init gave the builder to close when it is done (home_view_close_later); n_later
+ * is SIZE_MAX once it has closed them. */
+static bool builder_started;
+static int later[4];
+static size_t n_later;
 
 void home_view_release(void)
 {
@@ -278,6 +284,9 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
         return mnt_fail(e, "start building", hv->home);
     }
     hv->building = true;
+    pthread_mutex_lock(&built_mu);
+    builder_started = true;
+    pthread_mutex_unlock(&built_mu);
     return 0;
 }
 
@@ -435,7 +444,8 @@ static void *build(void *arg)
 {
     struct home_view *hv = arg;
     struct mnt_err e = {hv->err, sizeof hv->err};
-    int tmpfs_fd = -1, base_fd = -1, tidy_fd = -1;
+    int tmpfs_fd = -1, base_fd = -1;
+    bool tidy = false;
     char *opts = NULL;
     struct stat st, ust;
     if (fstat(hv->home_fd, &st) < 0) { /* the host's home: its owner and mode */
@@ -487,24 +497,47 @@ static void *build(void *arg)
     }
     hv->mnt_fd = overlay_detached(opts, false, &e);
     if (hv->mnt_fd >= 0 && !fresh_upper) {
-        tidy_fd = hv->layer_fd; /* the builder's from here on: init no longer needs it */
-        hv->layer_fd = -1;
+        tidy = true;
     }
 out:
-    if (tmpfs_fd >= 0)
-        close(tmpfs_fd); /* the overlay keeps its layers; nothing else can reach them */
-    if (base_fd >= 0)
-        close(base_fd);
     free(opts);
+    /* The captures are the builder's to close from here on: init no longer needs them once the
+     * overlay is built (it holds clones of its layers), and the last close of a detached mount
+     * waits for the kernel's RCU grace period (a tenth of a millisecond or more, each). */
+    int home_fd = hv->home_fd, layer_fd = hv->layer_fd;
+    hv->home_fd = hv->layer_fd = -1;
     pthread_mutex_lock(&built_mu);
     built = true; /* from here on hv is init's alone */
     pthread_cond_signal(&built_cv);
     pthread_mutex_unlock(&built_mu);
-    if (tidy_fd >= 0) {
-        tidy_spare(tidy_fd);
-        close(tidy_fd);
+    if (tidy) {
+        tidy_spare(layer_fd);
     }
+    /* The overlay keeps its layers; nothing else can reach them. */
+    int fds[] = {tmpfs_fd, base_fd, home_fd, layer_fd};
+    for (size_t i = 0; i < ARRAY_LEN(fds); i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    pthread_mutex_lock(&built_mu);
+    size_t n = n_later;
+    n_later = SIZE_MAX; /* closes nothing more: home_view_close_later closes at once */
+    pthread_mutex_unlock(&built_mu);
+    for (size_t i = 0; i < n; i++)
+        close(later[i]);
     return NULL;
+}
+
+void home_view_close_later(int fd)
+{
+    if (fd < 0)
+        return;
+    pthread_mutex_lock(&built_mu);
+    bool taken = builder_started && n_later < ARRAY_LEN(later);
+    if (taken)
+        later[n_later++] = fd;
+    pthread_mutex_unlock(&built_mu);
+    if (!taken)
+        close(fd);
 }
 
 /* Wait until the builder has said the overlay built; its tidy goes on, for home_view_release. */

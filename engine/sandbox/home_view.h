@@ -64,6 +64,10 @@ int home_view_apply(struct home_view *hv, struct mnt_err *e);
  * lock). The builder goes on emptying the layer's spare work directory (home_view.c), for
  * home_view_release to wait for. */
 void home_view_free(struct home_view *hv);
+/* Close fd (a detached mount the view no longer needs) off init's path: the builder does once it
+ * is done, as it does its own captures (a detached mount's last close waits for the kernel's RCU
+ * grace period); at once when there is no builder, or it is done already. */
+void home_view_close_later(int fd);
 /* Let go of the layer's lock, once nothing in the sandbox can write any more (init has killed
  * and reaped everything): the next sandbox of the workspace need not wait for this init's exit.
  * First waits for the builder's tidy of the layer, which only the lock's holder may do. */
