@@ -146,15 +146,12 @@ static char *first_missing(struct hide_lookup *lk, const char *path)
 }
 
 /* A hidden path that does not exist now must stay missing whatever the host creates there
- * later: whiteout its first missing component in the overlay of that component's parent (which
+ * later: whiteout its first missing component c in the overlay of that component's parent (which
  * exists). Not possible at the top level ("/" takes no overlay), below a fresh file system (the
  * host's path is not shown there) or in a writable area (covers need an existing path). */
-static void hide_missing(struct hide_plan *plan, struct hide_lookup *lk, const char *h,
+static void hide_missing(struct hide_plan *plan, struct hide_lookup *lk, const char *c,
                          const struct str_list *visible, const struct str_list *fresh)
 {
-    char *c = first_missing(lk, h);
-    if (!c)
-        return;
     char *parent = parent_of(c);
     struct stat st;
     mode_t mode = 0;
@@ -165,7 +162,6 @@ static void hide_missing(struct hide_plan *plan, struct hide_lookup *lk, const c
     if (dir && !inside_any(c, visible) && !below_any(c, fresh) && !inside_any(c, fresh))
         str_list_push(&group_for(plan, parent)->rel, strrchr(c, '/') + 1);
     free(parent);
-    free(c);
 }
 
 void hide_whiteouts_for(struct hide_lookup *lk, const char *target, const char *h,
@@ -174,9 +170,9 @@ void hide_whiteouts_for(struct hide_lookup *lk, const char *target, const char *
     size_t n = strlen(target);
     if (!path_is_within(h, target) || strcmp(h, target) == 0)
         return;
-    if (!lookup_exists(lk, h, NULL)) {
-        char *c = first_missing(lk, h);
-        if (c && path_is_within(c, target) && strcmp(c, target) != 0 &&
+    char *c = first_missing(lk, h); /* NULL: h exists */
+    if (c) {
+        if (path_is_within(c, target) && strcmp(c, target) != 0 &&
             !str_list_contains(rel, c + n + 1))
             str_list_push(rel, c + n + 1);
         free(c);
@@ -205,8 +201,11 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
         const char *h = hidden->items[i];
         if (strcmp(h, "/") == 0)
             continue; /* "/" cannot be hidden */
-        if (!lookup_exists(&lk, h, NULL)) {
-            hide_missing(plan, &lk, h, visible, fresh);
+        /* NULL: h exists */
+        char *c = first_missing(&lk, h);
+        if (c) {
+            hide_missing(plan, &lk, c, visible, fresh);
+            free(c);
             continue;
         }
         if (str_list_contains(visible, h)) {
