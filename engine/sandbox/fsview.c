@@ -13,8 +13,9 @@
  * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
  * depend on which paths steps 4-5 cover. Step 1 and the captures that need no configuration
  * (device nodes, cordon's binary, the list of mounts) are fsview_prepare's, which init runs
- * before the configuration arrives; the home's captures and the start of its overlay's build
- * (home_view_prepare) are fsview_configured's, which init runs as soon as it has it. */
+ * before the configuration arrives (with the home's builder thread, which waits for it); the
+ * home's captures and the start of its overlay's build (home_view_prepare) are
+ * fsview_configured's, which init runs as soon as it has it. */
 #include "sandbox/fsview.h"
 
 #include <errno.h>
@@ -409,6 +410,7 @@ int fsview_prepare(struct fsview_early *early, char *err, size_t errlen)
     }
     /* This very binary (init has not exec'd), for `cordon nc` inside. */
     early->self_fd = capture_self();
+    home_view_start_early(); /* the home's builder, ready for the configuration */
     return 0;
 }
 

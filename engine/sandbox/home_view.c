@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,12 @@ static bool tidying;
 static bool builder_started;
 static int later[4];
 static size_t n_later;
+/* The builder started ahead (home_view_start_early), waiting for go: then building go_hv, or
+ * (NULL) nothing. */
+static pthread_cond_t go_cv = PTHREAD_COND_INITIALIZER;
+static bool early, go;
+static pthread_t early_builder;
+static struct home_view *go_hv;
 
 void home_view_release(void)
 {
@@ -116,6 +123,55 @@ static bool inside_any(const char *path, const struct str_list *dirs)
 }
 
 static void *build(void *arg);
+static void *build_early(void *arg);
+
+void home_view_start_early(void)
+{
+    if (early || pthread_create(&early_builder, NULL, build_early, NULL) != 0)
+        return; /* without it, home_view_prepare starts the builder itself */
+    early = true;
+    pthread_mutex_lock(&built_mu);
+    builder_started = true;
+    pthread_mutex_unlock(&built_mu);
+}
+
+/* Hand hv to the builder (the early one, or one started now). 0, or -1 with e set. */
+static int start_build(struct home_view *hv, struct mnt_err *e)
+{
+    if (early) {
+        pthread_mutex_lock(&built_mu);
+        go_hv = hv;
+        go = true;
+        pthread_cond_signal(&go_cv);
+        pthread_mutex_unlock(&built_mu);
+        hv->builder = early_builder;
+    } else {
+        int r = pthread_create(&hv->builder, NULL, build, hv);
+        if (r != 0) {
+            errno = r;
+            return mnt_fail(e, "start building", hv->home);
+        }
+        pthread_mutex_lock(&built_mu);
+        builder_started = true;
+        pthread_mutex_unlock(&built_mu);
+    }
+    hv->building = true;
+    return 0;
+}
+
+/* Nothing to build: the early builder closes what it made and ends (home_view_release joins it). */
+static void stop_early(void)
+{
+    if (!early || go)
+        return;
+    pthread_mutex_lock(&built_mu);
+    go = true;
+    go_hv = NULL;
+    pthread_cond_signal(&go_cv);
+    pthread_mutex_unlock(&built_mu);
+    tidier = early_builder;
+    tidying = true;
+}
 
 /* A detached clone of the one mount at path (not its submounts): a layer, or the home's lower. */
 static int capture_one(struct mnt_err *e, const char *path)
@@ -205,9 +261,11 @@ static int capture_submounts(struct home_view *hv, const struct sandbox_config *
     return r;
 }
 
-int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
-                      const struct str_list *visible, const struct str_list *mounts,
-                      struct str_list *hidden_rest, struct mnt_err *e)
+/* home_view_prepare but for its builder: 0 with hv->mode SANDBOX_HOME_READONLY when there is
+ * nothing to build. */
+static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
+                   const struct str_list *visible, const struct str_list *mounts,
+                   struct str_list *hidden_rest, struct mnt_err *e)
 {
     memset(hv, 0, sizeof *hv);
     hv->home_fd = hv->layer_fd = hv->mnt_fd = -1;
@@ -278,16 +336,18 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
     if ((hv->home_fd = capture_one(e, hv->home)) < 0 ||
         capture_submounts(hv, cfg, visible, mounts, e) < 0)
         return -1;
-    int r = pthread_create(&hv->builder, NULL, build, hv);
-    if (r != 0) {
-        errno = r;
-        return mnt_fail(e, "start building", hv->home);
-    }
-    hv->building = true;
-    pthread_mutex_lock(&built_mu);
-    builder_started = true;
-    pthread_mutex_unlock(&built_mu);
     return 0;
+}
+
+int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
+                      const struct str_list *visible, const struct str_list *mounts,
+                      struct str_list *hidden_rest, struct mnt_err *e)
+{
+    int r = prepare(hv, cfg, visible, mounts, hidden_rest, e);
+    if (r == 0 && hv->mode != SANDBOX_HOME_READONLY)
+        return start_build(hv, e);
+    stop_early();
+    return r;
 }
 
 /* A refusal of fsconfig on fs: the kernel's own message when it left one ("e overlayfs: ..."). */
@@ -439,12 +499,12 @@ static void tidy_spare(int layer_fd)
 /* Build the home's overlay, detached: the whiteout layer, the fresh upper when nothing is kept,
  * the mount itself. Runs on a thread of its own while init builds the rest of the view (the
  * mount's work on the host's file system is mostly waiting). hv->mnt_fd, or hv->err; then, the
- * overlay said built, the layer's spare tidied. */
-static void *build(void *arg)
+ * overlay said built, the layer's spare tidied. tmpfs_fd: the whiteout layer's file system when
+ * made ahead (taken), or -1. */
+static void build_with(struct home_view *hv, int tmpfs_fd)
 {
-    struct home_view *hv = arg;
     struct mnt_err e = {hv->err, sizeof hv->err};
-    int tmpfs_fd = -1, base_fd = -1;
+    int base_fd = -1;
     bool tidy = false;
     char *opts = NULL;
     struct stat st, ust;
@@ -452,7 +512,7 @@ static void *build(void *arg)
         mnt_fail(&e, "stat", hv->home);
         goto out;
     }
-    if ((tmpfs_fd = mnt_detached_tmpfs(&e, "0755")) < 0)
+    if (tmpfs_fd < 0 && (tmpfs_fd = mnt_detached_tmpfs(&e, "0755")) < 0)
         goto out;
     if (hide_build_layer(hv->home, hv->home_fd, &hv->rel, tmpfs_fd, "wl", &e) < 0)
         goto out;
@@ -518,12 +578,55 @@ out:
     for (size_t i = 0; i < ARRAY_LEN(fds); i++)
         if (fds[i] >= 0)
             close(fds[i]);
+}
+
+/* The builder's last act: what init gave it to close (home_view_close_later). */
+static void close_later_ones(void)
+{
     pthread_mutex_lock(&built_mu);
     size_t n = n_later;
     n_later = SIZE_MAX; /* closes nothing more: home_view_close_later closes at once */
     pthread_mutex_unlock(&built_mu);
     for (size_t i = 0; i < n; i++)
         close(later[i]);
+}
+
+/* The builder outlives the view's build (its tidy runs while the command starts): no signal
+ * meant for init's supervisor (signalfd) may land on it. */
+static void block_signals(void)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+}
+
+static void *build(void *arg)
+{
+    block_signals();
+    build_with(arg, -1);
+    close_later_ones();
+    return NULL;
+}
+
+/* Started before the configuration is known, while init waits for it: the thread's own start
+ * and its tmpfs are then off the path, and the build begins as soon as home_view_prepare says. */
+static void *build_early(void *arg)
+{
+    (void)arg;
+    block_signals();
+    char err[256];
+    struct mnt_err e = {err, sizeof err};
+    int tmpfs_fd = mnt_detached_tmpfs(&e, "0755"); /* failed: build_with tries again, and says */
+    pthread_mutex_lock(&built_mu);
+    while (!go)
+        pthread_cond_wait(&go_cv, &built_mu);
+    struct home_view *hv = go_hv;
+    pthread_mutex_unlock(&built_mu);
+    if (hv)
+        build_with(hv, tmpfs_fd);
+    else if (tmpfs_fd >= 0)
+        close(tmpfs_fd);
+    close_later_ones();
     return NULL;
 }
 

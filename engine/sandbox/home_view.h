@@ -47,6 +47,9 @@ char *home_view_layers_root(void);
  * descriptor holding it, -EBUSY when a sandbox holds it, another -errno. */
 int home_view_layer_lock(const char *layer);
 
+/* Start the overlay's builder thread before the configuration is known (init waits for it
+ * then): it makes its tmpfs and waits for home_view_prepare. Optional; once, before it. */
+void home_view_start_early(void);
 /* Before the view changes (the captures need the host's read-write tree): take the hidden paths
  * under the home out of cfg->hidden into the view's whiteouts (the rest are appended to
  * hidden_rest, for hide.c), lock or share the layer, capture the home, the layer and the mounts
