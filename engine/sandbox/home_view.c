@@ -492,7 +492,20 @@ static void tidy_spare(int layer_fd)
         (void)mkdirat(layer_fd, SPARE_WORK, 0700);
         return;
     }
-    empty_dir(fd, 4);
+    /* What a volatile mount leaves, removed by name; only anything more (a crash's leftovers,
+     * overlayfs' temporary files) needs the walk. */
+    static const struct {
+        const char *path;
+        int flags;
+    } left[] = {{"work/incompat/volatile/dirty", 0},
+                {"work/incompat/volatile", AT_REMOVEDIR},
+                {"work/incompat", AT_REMOVEDIR},
+                {"work", AT_REMOVEDIR}};
+    bool more = false;
+    for (size_t i = 0; i < ARRAY_LEN(left); i++)
+        more |= unlinkat(fd, left[i].path, left[i].flags) < 0 && errno != ENOENT;
+    if (more)
+        empty_dir(fd, 4);
     close(fd);
 }
 
