@@ -569,9 +569,7 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
                          tmpfs_fd, hv->home_fd, hv->layer_fd, hv->layer_fd);
     }
     hv->mnt_fd = overlay_detached(opts, false, &e);
-    if (hv->mnt_fd >= 0 && !fresh_upper) {
-        tidy = true;
-    }
+    tidy = hv->mnt_fd >= 0 && !fresh_upper; /* the spare is the lock holder's */
 out:
     free(opts);
     /* The captures are the builder's to close from here on: init no longer needs them once the
@@ -583,9 +581,8 @@ out:
     built = true; /* from here on hv is init's alone */
     pthread_cond_signal(&built_cv);
     pthread_mutex_unlock(&built_mu);
-    if (tidy) {
+    if (tidy)
         tidy_spare(layer_fd);
-    }
     /* The overlay keeps its layers; nothing else can reach them. */
     int fds[] = {tmpfs_fd, base_fd, home_fd, layer_fd};
     for (size_t i = 0; i < ARRAY_LEN(fds); i++)
