@@ -13,7 +13,9 @@
  * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
  * depend on which paths steps 4-5 cover. Step 1 and the captures that need no configuration
  * (device nodes, cordon's binary, the list of mounts) are fsview_prepare's, which init runs
- * before the configuration arrives. */
+ * before the configuration arrives (with the home's builder thread, which waits for it); the
+ * home's captures and the start of its overlay's build (home_view_prepare) are
+ * fsview_configured's, which init runs as soon as it has it. */
 #include "sandbox/fsview.h"
 
 #include <errno.h>
@@ -333,8 +335,50 @@ static void say_shared(bool proc, bool sys)
           sys ? "; /sys/class/net lists the container's interfaces" : "");
 }
 
+/* The copy-on-write home, as fsview_configured began it: the hidden paths it left to hide.c, and
+ * what its start said. */
+struct fsview_home {
+    struct home_view hv;
+    struct str_list hidden;
+    int r;
+    char err[512];
+};
+
+static void home_release(struct fsview_home *h)
+{
+    if (!h)
+        return;
+    home_view_free(&h->hv);
+    str_list_free(&h->hidden);
+    free(h);
+}
+
+/* What stays writable: the workspace, then the writable paths, in the configuration's order. */
+static void visible_of(const struct sandbox_config *cfg, struct str_list *visible)
+{
+    str_list_push(visible, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(visible, cfg->writable.items[i]);
+}
+
+void fsview_configured(struct fsview_early *early, const struct sandbox_config *cfg)
+{
+    if (early->home)
+        return;
+    struct fsview_home *h = xcalloc(1, sizeof *h);
+    struct mnt_err e = {h->err, sizeof h->err};
+    struct str_list visible = {0};
+    visible_of(cfg, &visible);
+    /* The home's hidden names become whiteouts of the home's own overlay; hide.c gets the rest. */
+    h->r = home_view_prepare(&h->hv, cfg, &visible, &early->mounts, &h->hidden, &e);
+    str_list_free(&visible);
+    early->home = h;
+}
+
 static void early_release(struct fsview_early *early)
 {
+    home_release(early->home);
+    early->home = NULL;
     for (int i = 0; i < DEVFS_N_NODES; i++) {
         if (early->dev.fds[i] >= 0)
             close(early->dev.fds[i]);
@@ -366,6 +410,7 @@ int fsview_prepare(struct fsview_early *early, char *err, size_t errlen)
     }
     /* This very binary (init has not exec'd), for `cordon nc` inside. */
     early->self_fd = capture_self();
+    home_view_start_early(); /* the home's builder, ready for the configuration */
     return 0;
 }
 
@@ -380,15 +425,13 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     int self_fd = early->self_fd;
     size_t n_run = 0;
     struct hide_plan plan;
-    struct home_view home;
-    struct str_list visible = {0}, hidden = {0};
+    struct fsview_home *home = NULL;
+    struct str_list visible = {0};
     struct git_worktree gw = {.admin_fd = -1};
     struct grants_capture grants = {0};
     int r = -1;
 
-    str_list_push(&visible, cfg->workspace);
-    for (size_t i = 0; i < cfg->writable.len; i++)
-        str_list_push(&visible, cfg->writable.items[i]);
+    visible_of(cfg, &visible);
     /* Step 4's file systems (/var/run: a tmpfs of its own, or a link to /run). */
     struct str_list fresh = {0};
     static const char *const fresh_roots[] = {"/tmp", "/run", "/var/run", "/dev", "/proc"};
@@ -396,12 +439,16 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         str_list_push(&fresh, fresh_roots[i]);
     if (!cfg->net_unrestricted)
         str_list_push(&fresh, "/sys");
-    /* The home's hidden names become whiteouts of the home's own overlay; hide.c gets the rest. */
-    int hv = home_view_prepare(&home, cfg, &visible, &early->mounts, &hidden, &e);
-    hide_plan_build(&hidden, &visible, &fresh, &plan);
+    /* The home's overlay is under way since the configuration came (unless init did not say). */
+    fsview_configured(early, cfg);
+    home = early->home;
+    early->home = NULL;
+    hide_plan_build(&home->hidden, &visible, &fresh, &plan);
     str_list_free(&fresh);
-    if (hv < 0)
+    if (home->r < 0) {
+        snprintf(err, errlen, "%s", home->err);
         goto out;
+    }
 
     /* 2. captures (the rest are fsview_prepare's). A root caller's writable trees may come
      * idmapped from the controller instead (visible is the workspace, then the writable paths,
@@ -468,7 +515,11 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     }
 
     /* 5. hidden paths */
-    if (hide_apply(&plan, &e) < 0 || home_view_apply(&home, &e) < 0)
+    if (hide_apply(&plan, &e) < 0)
+        goto out;
+    home_view_close_later(plan.layers_fd); /* off the path, with the home's own captures */
+    plan.layers_fd = -1;
+    if (home_view_apply(&home->hv, &e) < 0)
         goto out;
     /* after the overlays: one on /etc would cover it */
     if (!cfg->net_unrestricted && resolv_conf_build(&e) < 0)
@@ -505,8 +556,7 @@ out:
     free(caps);
     free(run_fds);
     str_list_free(&visible);
-    str_list_free(&hidden);
-    home_view_free(&home);
+    home_release(home);
     hide_plan_free(&plan);
     git_worktree_release(&gw);
     grants_release(&grants);

@@ -94,16 +94,48 @@ static void whiteout_contents(struct hide_group *g, const char *dir, const char 
     closedir(d);
 }
 
+/* Does path exist (lstat), by the memo when it knows: an answer it keeps, or a prefix it knows
+ * to be missing (every longer path fails then too, whatever the reason the prefix failed).
+ * mode: the lstat's file type and mode, when it exists. */
+static bool lookup_exists(struct hide_lookup *lk, const char *path, mode_t *mode)
+{
+    for (size_t i = 0; i < lk->len; i++) {
+        const struct hide_seen *s = &lk->items[i];
+        if (strcmp(s->path, path) == 0) {
+            if (mode)
+                *mode = s->mode;
+            return s->exists;
+        }
+        if (!s->exists && path_is_within(path, s->path))
+            return false;
+    }
+    struct stat st;
+    bool exists = lstat(path, &st) == 0;
+    lk->items = xrealloc(lk->items, (lk->len + 1) * sizeof *lk->items);
+    lk->items[lk->len++] = (struct hide_seen){xstrdup(path), exists ? st.st_mode : 0, exists};
+    if (mode)
+        *mode = exists ? st.st_mode : 0;
+    return exists;
+}
+
+void hide_lookup_free(struct hide_lookup *lk)
+{
+    for (size_t i = 0; i < lk->len; i++)
+        free(lk->items[i].path);
+    free(lk->items);
+    lk->items = NULL;
+    lk->len = 0;
+}
+
 /* The first component of path (absolute, normalised) that does not exist: a new string, or NULL
  * when all of it exists. */
-static char *first_missing(const char *path)
+static char *first_missing(struct hide_lookup *lk, const char *path)
 {
     char *p = xstrdup(path);
-    struct stat st;
     for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
         if (s)
             *s = '\0';
-        if (lstat(p, &st) < 0)
+        if (!lookup_exists(lk, p, NULL))
             return p;
         if (!s)
             break;
@@ -114,34 +146,33 @@ static char *first_missing(const char *path)
 }
 
 /* A hidden path that does not exist now must stay missing whatever the host creates there
- * later: whiteout its first missing component in the overlay of that component's parent (which
+ * later: whiteout its first missing component c in the overlay of that component's parent (which
  * exists). Not possible at the top level ("/" takes no overlay), below a fresh file system (the
  * host's path is not shown there) or in a writable area (covers need an existing path). */
-static void hide_missing(struct hide_plan *plan, const char *h, const struct str_list *visible,
-                         const struct str_list *fresh)
+static void hide_missing(struct hide_plan *plan, struct hide_lookup *lk, const char *c,
+                         const struct str_list *visible, const struct str_list *fresh)
 {
-    char *c = first_missing(h);
-    if (!c)
-        return;
     char *parent = parent_of(c);
     struct stat st;
-    if (strcmp(parent, "/") != 0 && stat(parent, &st) == 0 && S_ISDIR(st.st_mode) &&
-        !inside_any(c, visible) && !below_any(c, fresh) && !inside_any(c, fresh))
+    mode_t mode = 0;
+    /* The parent exists (the walk found it): a directory by its lstat needs no stat to say so;
+     * a symbolic link is followed, as before. */
+    bool dir = strcmp(parent, "/") != 0 && lookup_exists(lk, parent, &mode) &&
+               (S_ISDIR(mode) || (S_ISLNK(mode) && stat(parent, &st) == 0 && S_ISDIR(st.st_mode)));
+    if (dir && !inside_any(c, visible) && !below_any(c, fresh) && !inside_any(c, fresh))
         str_list_push(&group_for(plan, parent)->rel, strrchr(c, '/') + 1);
     free(parent);
-    free(c);
 }
 
-void hide_whiteouts_for(const char *target, const char *h, const struct str_list *visible,
-                        struct str_list *rel)
+void hide_whiteouts_for(struct hide_lookup *lk, const char *target, const char *h,
+                        const struct str_list *visible, struct str_list *rel)
 {
     size_t n = strlen(target);
     if (!path_is_within(h, target) || strcmp(h, target) == 0)
         return;
-    struct stat st;
-    if (lstat(h, &st) < 0) {
-        char *c = first_missing(h);
-        if (c && path_is_within(c, target) && strcmp(c, target) != 0 &&
+    char *c = first_missing(lk, h); /* NULL: h exists */
+    if (c) {
+        if (path_is_within(c, target) && strcmp(c, target) != 0 &&
             !str_list_contains(rel, c + n + 1))
             str_list_push(rel, c + n + 1);
         free(c);
@@ -164,13 +195,17 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
                      const struct str_list *fresh, struct hide_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
+    plan->layers_fd = -1;
+    struct hide_lookup lk = {0};
     for (size_t i = 0; i < hidden->len; i++) {
         const char *h = hidden->items[i];
-        struct stat st;
         if (strcmp(h, "/") == 0)
             continue; /* "/" cannot be hidden */
-        if (lstat(h, &st) < 0) {
-            hide_missing(plan, h, visible, fresh);
+        /* NULL: h exists */
+        char *c = first_missing(&lk, h);
+        if (c) {
+            hide_missing(plan, &lk, c, visible, fresh);
+            free(c);
             continue;
         }
         if (str_list_contains(visible, h)) {
@@ -210,6 +245,7 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
             break;
         }
     }
+    hide_lookup_free(&lk);
 }
 
 int hide_read_mount_points(struct str_list *out, struct mnt_err *e)
@@ -459,7 +495,10 @@ int hide_build_layer(const char *target, int target_fd, const struct str_list *r
         return mnt_fail(e, "mkdir whiteout layer for", target);
     if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */
     }
-    for (size_t i = 0; i < rel->len; i++) {
+    /* Each intermediate directory is looked up and made once, however many names it holds. */
+    struct str_list tried = {0};
+    int r = 0;
+    for (size_t i = 0; i < rel->len && r == 0; i++) {
         if (has_hidden_ancestor(rel, rel->items[i]))
             continue; /* already inside a whiteout */
         char *path = xasprintf("%s/%s", layer, rel->items[i]);
@@ -467,23 +506,24 @@ int hide_build_layer(const char *target, int target_fd, const struct str_list *r
         for (char *s = strchr(path + strlen(layer) + 1, '/'); s; s = strchr(s + 1, '/')) {
             *s = '\0';
             const char *sub = path + strlen(layer) + 1;
-            char *host = xasprintf("%s/%s", target, sub);
-            struct stat hs;
-            int got = target_fd >= 0 ? fstatat(target_fd, sub, &hs, 0) : stat(host, &hs);
-            if (got == 0 && mkdirat(tmpfs_fd, path, hs.st_mode & 07777) == 0)
-                if (fchownat(tmpfs_fd, path, hs.st_uid, hs.st_gid, 0) < 0) { /* as above */
-                }
-            free(host);
+            if (!str_list_contains(&tried, sub)) {
+                str_list_push(&tried, sub);
+                char *host = xasprintf("%s/%s", target, sub);
+                struct stat hs;
+                int got = target_fd >= 0 ? fstatat(target_fd, sub, &hs, 0) : stat(host, &hs);
+                if (got == 0 && mkdirat(tmpfs_fd, path, hs.st_mode & 07777) == 0)
+                    if (fchownat(tmpfs_fd, path, hs.st_uid, hs.st_gid, 0) < 0) { /* as above */
+                    }
+                free(host);
+            }
             *s = '/';
         }
-        int r = mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0));
-        if (r < 0 && errno != EEXIST) {
-            free(path);
-            return mnt_fail(e, "create whiteout for", rel->items[i]);
-        }
+        if (mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0)) < 0 && errno != EEXIST)
+            r = mnt_fail(e, "create whiteout for", rel->items[i]);
         free(path);
     }
-    return 0;
+    str_list_free(&tried);
+    return r;
 }
 
 int hide_apply(struct hide_plan *plan, struct mnt_err *e)
@@ -522,7 +562,7 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e)
     }
     r = 0;
 out:
-    close(tmpfs_fd); /* the overlays keep the layers alive; nothing else can reach them */
+    plan->layers_fd = tmpfs_fd; /* the overlays keep the layers alive; nothing else reaches them */
     return r;
 }
 
@@ -584,5 +624,8 @@ void hide_plan_free(struct hide_plan *plan)
     }
     free(plan->groups);
     str_list_free(&plan->in_writable);
+    if (plan->layers_fd >= 0)
+        close(plan->layers_fd);
     memset(plan, 0, sizeof *plan);
+    plan->layers_fd = -1;
 }

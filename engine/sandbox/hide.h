@@ -13,14 +13,32 @@
  * init, in the new mount namespace. */
 #ifndef CORDON_HIDE_H
 #define CORDON_HIDE_H
+#include <stdbool.h>
+#include <sys/types.h>
 #include "sandbox/mount_ops.h"
 #include "base/util.h"
 
 struct hide_group;
+
+/* What one build has learnt of the host's paths (lstat: exists or not, and its mode): the hidden
+ * names share their parents, and each would otherwise look them all up again. Valid only while
+ * the host's tree shows unchanged (before the view's mounts); freed with hide_lookup_free. */
+struct hide_seen {
+    char *path;
+    mode_t mode;
+    bool exists;
+};
+struct hide_lookup {
+    struct hide_seen *items;
+    size_t len;
+};
+void hide_lookup_free(struct hide_lookup *lk);
+
 struct hide_plan {
     struct hide_group *groups;
     size_t n_groups;
     struct str_list in_writable; /* hidden paths inside writable areas (fallback cover) */
+    int layers_fd;               /* hide_apply's detached tmpfs of the overlays' layers, or -1 */
 };
 
 /* Decide what to cover, from the host's view (before any mount changes). visible: paths that
@@ -37,7 +55,9 @@ int hide_read_mount_points(struct str_list *out, struct mnt_err *e);
  * rather than overlaid. Before the view changes. 0. */
 int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts,
                            struct mnt_err *e);
-/* Mount the overlays and the rebuilt directories. After the root is read-only. */
+/* Mount the overlays and the rebuilt directories. After the root is read-only. The detached
+ * tmpfs of their layers is left in plan->layers_fd, for the caller to close when it suits (its
+ * last close waits for the kernel's RCU grace period) or hide_plan_free. */
 int hide_apply(struct hide_plan *plan, struct mnt_err *e);
 /* Cover hidden paths inside writable areas. After the writable binds. */
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e);
@@ -46,8 +66,8 @@ void hide_plan_free(struct hide_plan *plan);
  * that make hidden path h (strictly below target) missing: h itself; for an h that does not
  * exist, its first missing component; for an h that contains a visible path, every entry of h
  * but the ways down to it. Appended to rel without repeats. */
-void hide_whiteouts_for(const char *target, const char *h, const struct str_list *visible,
-                        struct str_list *rel);
+void hide_whiteouts_for(struct hide_lookup *lk, const char *target, const char *h,
+                        const struct str_list *visible, struct str_list *rel);
 /* Build, in directory layer of the tmpfs tmpfs_fd, an overlay layer for target holding a
  * whiteout for every name of rel (relative to target; their parents exist on the host) and the
  * directories leading to them, each with the host's owner and mode. target_fd: the host's target

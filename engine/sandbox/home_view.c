@@ -9,9 +9,12 @@
  * the layer: the whiteouts are made anew on every start. */
 #include "sandbox/home_view.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +35,33 @@
 /* The layer's lock: held by this init until everything else in the sandbox is gone. */
 static int held_lock = -1;
 
+/* The builder says the overlay is built (hv->mnt_fd or hv->err set) here, and then goes on to
+ * tidy the layer's spare work directory (tidy_spare) while the command starts: init waits for
+ * the first, home_view_release for the second. Static, not in the home_view: the builder must
+ * not touch what init frees once it has said so. */
+static pthread_mutex_t built_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t built_cv = PTHREAD_COND_INITIALIZER;
+static bool built;
+static pthread_t tidier;
+static bool tidying;
+/* Descriptors init gave the builder to close when it is done (home_view_close_later); n_later
+ * is SIZE_MAX once it has closed them. */
+static bool builder_started;
+static int later[4];
+static size_t n_later;
+/* The builder started ahead (home_view_start_early), waiting for go: then building go_hv, or
+ * (NULL) nothing. */
+static pthread_cond_t go_cv = PTHREAD_COND_INITIALIZER;
+static bool early, go;
+static pthread_t early_builder;
+static struct home_view *go_hv;
+
 void home_view_release(void)
 {
+    /* The tidy is the lock holder's: the next sandbox takes the spare only once it is done. */
+    if (tidying)
+        pthread_join(tidier, NULL);
+    tidying = false;
     if (held_lock >= 0)
         close(held_lock);
     held_lock = -1;
@@ -95,6 +123,55 @@ static bool inside_any(const char *path, const struct str_list *dirs)
 }
 
 static void *build(void *arg);
+static void *build_early(void *arg);
+
+void home_view_start_early(void)
+{
+    if (early || pthread_create(&early_builder, NULL, build_early, NULL) != 0)
+        return; /* without it, home_view_prepare starts the builder itself */
+    early = true;
+    pthread_mutex_lock(&built_mu);
+    builder_started = true;
+    pthread_mutex_unlock(&built_mu);
+}
+
+/* Hand hv to the builder (the early one, or one started now). 0, or -1 with e set. */
+static int start_build(struct home_view *hv, struct mnt_err *e)
+{
+    if (early) {
+        pthread_mutex_lock(&built_mu);
+        go_hv = hv;
+        go = true;
+        pthread_cond_signal(&go_cv);
+        pthread_mutex_unlock(&built_mu);
+        hv->builder = early_builder;
+    } else {
+        int r = pthread_create(&hv->builder, NULL, build, hv);
+        if (r != 0) {
+            errno = r;
+            return mnt_fail(e, "start building", hv->home);
+        }
+        pthread_mutex_lock(&built_mu);
+        builder_started = true;
+        pthread_mutex_unlock(&built_mu);
+    }
+    hv->building = true;
+    return 0;
+}
+
+/* Nothing to build: the early builder closes what it made and ends (home_view_release joins it). */
+static void stop_early(void)
+{
+    if (!early || go)
+        return;
+    pthread_mutex_lock(&built_mu);
+    go = true;
+    go_hv = NULL;
+    pthread_cond_signal(&go_cv);
+    pthread_mutex_unlock(&built_mu);
+    tidier = early_builder;
+    tidying = true;
+}
 
 /* A detached clone of the one mount at path (not its submounts): a layer, or the home's lower. */
 static int capture_one(struct mnt_err *e, const char *path)
@@ -184,9 +261,11 @@ static int capture_submounts(struct home_view *hv, const struct sandbox_config *
     return r;
 }
 
-int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
-                      const struct str_list *visible, const struct str_list *mounts,
-                      struct str_list *hidden_rest, struct mnt_err *e)
+/* home_view_prepare but for its builder: 0 with hv->mode SANDBOX_HOME_READONLY when there is
+ * nothing to build. */
+static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
+                   const struct str_list *visible, const struct str_list *mounts,
+                   struct str_list *hidden_rest, struct mnt_err *e)
 {
     memset(hv, 0, sizeof *hv);
     hv->home_fd = hv->layer_fd = hv->mnt_fd = -1;
@@ -224,14 +303,16 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
             str_list_push(hidden_rest, cfg->hidden.items[i]);
         return 0;
     }
+    struct hide_lookup lk = {0}; /* the home's parents, looked up once for all its names */
     for (size_t i = 0; i < cfg->hidden.len; i++) {
         const char *h = cfg->hidden.items[i];
         /* Inside the workspace or a writable path, hide.c's covers apply (bound on top). */
         if (path_is_within(h, hv->home) && !inside_any(h, visible))
-            hide_whiteouts_for(hv->home, h, visible, &hv->rel);
+            hide_whiteouts_for(&lk, hv->home, h, visible, &hv->rel);
         else
             str_list_push(hidden_rest, h);
     }
+    hide_lookup_free(&lk);
     if (hv->mode == SANDBOX_HOME_OVERLAY) {
         if (!cfg->home_layer) {
             snprintf(e->buf, e->len,
@@ -255,13 +336,18 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
     if ((hv->home_fd = capture_one(e, hv->home)) < 0 ||
         capture_submounts(hv, cfg, visible, mounts, e) < 0)
         return -1;
-    int r = pthread_create(&hv->builder, NULL, build, hv);
-    if (r != 0) {
-        errno = r;
-        return mnt_fail(e, "start building", hv->home);
-    }
-    hv->building = true;
     return 0;
+}
+
+int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
+                      const struct str_list *visible, const struct str_list *mounts,
+                      struct str_list *hidden_rest, struct mnt_err *e)
+{
+    int r = prepare(hv, cfg, visible, mounts, hidden_rest, e);
+    if (r == 0 && hv->mode != SANDBOX_HOME_READONLY)
+        return start_build(hv, e);
+    stop_early();
+    return r;
 }
 
 /* A refusal of fsconfig on fs: the kernel's own message when it left one ("e overlayfs: ..."). */
@@ -331,21 +417,115 @@ static int clear_volatile(int layer_fd, struct mnt_err *e)
     return 0;
 }
 
+/* The previous mount's work directory, taken out of the way in one rename: the layer keeps a
+ * spare next to `work`, emptied by the last sandbox after its command had started (tidy_spare),
+ * and the two are exchanged. Removing the old one's contents here instead (clear_volatile, and
+ * the kernel's own removal of work/work at the mount) took more than half a millisecond of
+ * journalled changes on every start. Both must be directories (no link is followed to one): a
+ * `work` that is none stays, and overlayfs refuses it as before. Without a spare (the first
+ * start, an older cordon's layer, a file system without RENAME_EXCHANGE) nothing changes, and
+ * clear_volatile does the work in place. What a crash leaves in the spare (the removal cut
+ * short) is no more than a used `work` holds: clear_volatile and the kernel clear it as ever. */
+#define SPARE_WORK "work.spare"
+
+static bool dir_at(int fd, const char *name)
+{
+    struct stat st;
+    return fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void swap_work(int layer_fd)
+{
+    if (dir_at(layer_fd, "work") && dir_at(layer_fd, SPARE_WORK))
+        (void)renameat2(layer_fd, SPARE_WORK, layer_fd, "work", RENAME_EXCHANGE);
+}
+
+/* Remove what directory fd holds, depth-first, at most depth levels down (an overlay's work
+ * directory holds two or three); nothing is followed: links are removed as names, directories
+ * opened with O_NOFOLLOW. Best effort: what stays is cleared at the next start. */
+static void empty_dir(int fd, int depth)
+{
+    int dfd = dup(fd);
+    DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) {
+            (void)unlinkat(fd, de->d_name, 0);
+            continue;
+        }
+        if (unlinkat(fd, de->d_name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+            continue;
+        if (errno == ENOTDIR) {
+            (void)unlinkat(fd, de->d_name, 0);
+            continue;
+        }
+        int sub = -1;
+        if (depth > 0)
+            sub = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+            continue;
+        empty_dir(sub, depth - 1);
+        close(sub);
+        (void)unlinkat(fd, de->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
+/* The spare emptied for the next start, or made when there is none (an older layer's first
+ * start). Only the holder of the layer's lock, after its mount. */
+static void tidy_spare(int layer_fd)
+{
+    int fd = openat(layer_fd, SPARE_WORK, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno != ENOENT) {
+        /* Not a directory (a link, a file): never the spare. */
+        if (unlinkat(layer_fd, SPARE_WORK, 0) < 0 && errno != ENOENT)
+            return;
+    }
+    if (fd < 0) {
+        (void)mkdirat(layer_fd, SPARE_WORK, 0700);
+        return;
+    }
+    /* What a volatile mount leaves, removed by name; only anything more (a crash's leftovers,
+     * overlayfs' temporary files) needs the walk. */
+    static const struct {
+        const char *path;
+        int flags;
+    } left[] = {{"work/incompat/volatile/dirty", 0},
+                {"work/incompat/volatile", AT_REMOVEDIR},
+                {"work/incompat", AT_REMOVEDIR},
+                {"work", AT_REMOVEDIR}};
+    bool more = false;
+    for (size_t i = 0; i < ARRAY_LEN(left); i++)
+        more |= unlinkat(fd, left[i].path, left[i].flags) < 0 && errno != ENOENT;
+    if (more)
+        empty_dir(fd, 4);
+    close(fd);
+}
+
 /* Build the home's overlay, detached: the whiteout layer, the fresh upper when nothing is kept,
  * the mount itself. Runs on a thread of its own while init builds the rest of the view (the
- * mount's work on the host's file system is mostly waiting). hv->mnt_fd, or hv->err. */
-static void *build(void *arg)
+ * mount's work on the host's file system is mostly waiting). hv->mnt_fd, or hv->err; then, the
+ * overlay said built, the layer's spare tidied. tmpfs_fd: the whiteout layer's file system when
+ * made ahead (taken), or -1. */
+static void build_with(struct home_view *hv, int tmpfs_fd)
 {
-    struct home_view *hv = arg;
     struct mnt_err e = {hv->err, sizeof hv->err};
-    int tmpfs_fd = -1, base_fd = -1;
+    int base_fd = -1;
+    bool tidy = false;
     char *opts = NULL;
     struct stat st, ust;
     if (fstat(hv->home_fd, &st) < 0) { /* the host's home: its owner and mode */
         mnt_fail(&e, "stat", hv->home);
         goto out;
     }
-    if ((tmpfs_fd = mnt_detached_tmpfs(&e, "0755")) < 0)
+    if (tmpfs_fd < 0 && (tmpfs_fd = mnt_detached_tmpfs(&e, "0755")) < 0)
         goto out;
     if (hide_build_layer(hv->home, hv->home_fd, &hv->rel, tmpfs_fd, "wl", &e) < 0)
         goto out;
@@ -357,7 +537,7 @@ static void *build(void *arg)
         }
         if (fchownat(tmpfs_fd, "u", st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */
         }
-    } else if (clear_volatile(hv->layer_fd, &e) < 0) {
+    } else if (swap_work(hv->layer_fd), clear_volatile(hv->layer_fd, &e) < 0) {
         goto out;
     } else if (fstatat(hv->layer_fd, "upper", &ust, AT_SYMLINK_NOFOLLOW) < 0 ||
                ((ust.st_mode & 07777) != (st.st_mode & 07777) &&
@@ -389,19 +569,101 @@ static void *build(void *arg)
                          tmpfs_fd, hv->home_fd, hv->layer_fd, hv->layer_fd);
     }
     hv->mnt_fd = overlay_detached(opts, false, &e);
+    tidy = hv->mnt_fd >= 0 && !fresh_upper; /* the spare is the lock holder's */
 out:
-    if (tmpfs_fd >= 0)
-        close(tmpfs_fd); /* the overlay keeps its layers; nothing else can reach them */
-    if (base_fd >= 0)
-        close(base_fd);
     free(opts);
+    /* The captures are the builder's to close from here on: init no longer needs them once the
+     * overlay is built (it holds clones of its layers), and the last close of a detached mount
+     * waits for the kernel's RCU grace period (a tenth of a millisecond or more, each). */
+    int home_fd = hv->home_fd, layer_fd = hv->layer_fd;
+    hv->home_fd = hv->layer_fd = -1;
+    pthread_mutex_lock(&built_mu);
+    built = true; /* from here on hv is init's alone */
+    pthread_cond_signal(&built_cv);
+    pthread_mutex_unlock(&built_mu);
+    if (tidy)
+        tidy_spare(layer_fd);
+    /* The overlay keeps its layers; nothing else can reach them. */
+    int fds[] = {tmpfs_fd, base_fd, home_fd, layer_fd};
+    for (size_t i = 0; i < ARRAY_LEN(fds); i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* The builder's last act: what init gave it to close (home_view_close_later). */
+static void close_later_ones(void)
+{
+    pthread_mutex_lock(&built_mu);
+    size_t n = n_later;
+    n_later = SIZE_MAX; /* closes nothing more: home_view_close_later closes at once */
+    pthread_mutex_unlock(&built_mu);
+    for (size_t i = 0; i < n; i++)
+        close(later[i]);
+}
+
+/* The builder outlives the view's build (its tidy runs while the command starts): no signal
+ * meant for init's supervisor (signalfd) may land on it. */
+static void block_signals(void)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+}
+
+static void *build(void *arg)
+{
+    block_signals();
+    build_with(arg, -1);
+    close_later_ones();
     return NULL;
 }
 
+/* Started before the configuration is known, while init waits for it: the thread's own start
+ * and its tmpfs are then off the path, and the build begins as soon as home_view_prepare says. */
+static void *build_early(void *arg)
+{
+    (void)arg;
+    block_signals();
+    char err[256];
+    struct mnt_err e = {err, sizeof err};
+    int tmpfs_fd = mnt_detached_tmpfs(&e, "0755"); /* failed: build_with tries again, and says */
+    pthread_mutex_lock(&built_mu);
+    while (!go)
+        pthread_cond_wait(&go_cv, &built_mu);
+    struct home_view *hv = go_hv;
+    pthread_mutex_unlock(&built_mu);
+    if (hv)
+        build_with(hv, tmpfs_fd);
+    else if (tmpfs_fd >= 0)
+        close(tmpfs_fd);
+    close_later_ones();
+    return NULL;
+}
+
+void home_view_close_later(int fd)
+{
+    if (fd < 0)
+        return;
+    pthread_mutex_lock(&built_mu);
+    bool taken = builder_started && n_later < ARRAY_LEN(later);
+    if (taken)
+        later[n_later++] = fd;
+    pthread_mutex_unlock(&built_mu);
+    if (!taken)
+        close(fd);
+}
+
+/* Wait until the builder has said the overlay built; its tidy goes on, for home_view_release. */
 static void join(struct home_view *hv)
 {
-    if (hv->building)
-        pthread_join(hv->builder, NULL);
+    if (!hv->building)
+        return;
+    pthread_mutex_lock(&built_mu);
+    while (!built)
+        pthread_cond_wait(&built_cv, &built_mu);
+    pthread_mutex_unlock(&built_mu);
+    tidier = hv->builder;
+    tidying = true;
     hv->building = false;
 }
 

@@ -8,7 +8,9 @@
  * One sandbox at a time writes a layer: the one that mounted it holds an flock on the layer's
  * lock file for its whole life (init keeps the descriptor, until it has killed the rest). A second concurrent sandbox of the workspace gets
  * the layer as one more read-only layer and a fresh tmpfs on top, and says that its home writes
- * are not kept: overlayfs must not have one upper directory mounted twice.
+ * are not kept: overlayfs must not have one upper directory mounted twice. The layer folder holds
+ * upper/, work/ (overlayfs' work directory), work.spare/ (the next start's, see home_view.c) and
+ * the lock.
  * Uses: hide.c (the whiteouts), mount_ops.c. Runs in init, in the new mount namespace.
  * Must never: write to the host's home, fall back to a writable host home, or show the layer's
  * own path inside (the layer is reached through a descriptor captured before the view changes). */
@@ -45,6 +47,9 @@ char *home_view_layers_root(void);
  * descriptor holding it, -EBUSY when a sandbox holds it, another -errno. */
 int home_view_layer_lock(const char *layer);
 
+/* Start the overlay's builder thread before the configuration is known (init waits for it
+ * then): it makes its tmpfs and waits for home_view_prepare. Optional; once, before it. */
+void home_view_start_early(void);
 /* Before the view changes (the captures need the host's read-write tree): take the hidden paths
  * under the home out of cfg->hidden into the view's whiteouts (the rest are appended to
  * hidden_rest, for hide.c), lock or share the layer, capture the home, the layer and the mounts
@@ -58,9 +63,16 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
 /* Attach the built overlay on the home, after hide.c's overlays and before the writable binds.
  * 0, or -1 with one line in e naming the cause and the profile key that avoids it. */
 int home_view_apply(struct home_view *hv, struct mnt_err *e);
-/* Waits for the builder, releases what apply did not consume (never the layer's lock). */
+/* Waits until the builder has built, releases what apply did not consume (never the layer's
+ * lock). The builder goes on emptying the layer's spare work directory (home_view.c), for
+ * home_view_release to wait for. */
 void home_view_free(struct home_view *hv);
+/* Close fd (a detached mount the view no longer needs) off init's path: the builder does once it
+ * is done, as it does its own captures (a detached mount's last close waits for the kernel's RCU
+ * grace period); at once when there is no builder, or it is done already. */
+void home_view_close_later(int fd);
 /* Let go of the layer's lock, once nothing in the sandbox can write any more (init has killed
- * and reaped everything): the next sandbox of the workspace need not wait for this init's exit. */
+ * and reaped everything): the next sandbox of the workspace need not wait for this init's exit.
+ * First waits for the builder's tidy of the layer, which only the lock's holder may do. */
 void home_view_release(void);
 #endif

@@ -351,6 +351,7 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     receive_config(p->ctl_sock, cfg);
     if (p->uid == 0)
         receive_root_trees(p->ctl_sock, cfg, &early);
+    fsview_configured(&early, cfg); /* the home's overlay is built meanwhile */
     if (p->early_network && cfg->net_unrestricted)
         setup_failed("the profile wants the host's network, but the sandbox already has its own",
                      0);

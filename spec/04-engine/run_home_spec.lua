@@ -354,6 +354,34 @@ describe("the copy-on-write home", function()
         assert.are_not.equal(0, h.sh("test -e " .. h.quote(home .. "/.gitconfig")).code)
     end)
 
+    it("a sandbox killed at its start leaves the layer whole: the next starts, no stray work dir", function()
+        local t = setup(true)
+        local layer = t.env.XDG_STATE_HOME .. "/cordon/homes/"
+            .. h.chomp(h.sh_ok("printf %s " .. h.quote(t.ws) .. " | sha256sum | cut -d' ' -f1"))
+        local entries = "ls -A " .. h.quote(layer) .. " | LC_ALL=C sort | tr '\\n' ' '"
+        ok(run(t, "echo one > ~/one"))
+        -- kill -9 the whole sandbox as soon as its command runs (its home write shows in the layer)
+        local line = h.command_line({ "run", "--workspace", t.ws, "--", "/bin/sh", "-c",
+            "echo two > ~/two; exec sleep 5" }, { home = t.home, env = t.env, timeout = false })
+        h.sh_ok("cd " .. h.quote(t.ws) .. " && { " .. line .. " & } ; pid=$!; i=0; while [ ! -s "
+            .. h.quote(layer .. "/upper/two") .. " ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); "
+            .. "done; kill -9 $pid; wait $pid; true")
+        local r = ok(run(t, "cat ~/one ~/two"))
+        assert.are.equal("one\ntwo\n", r.stdout)
+        assert.are.equal("lock upper work work.spare ", h.sh_ok(entries))
+        assert.are.equal("", h.sh_ok("ls -A " .. h.quote(layer .. "/work.spare")))
+        -- what a crash in the middle of emptying the spare leaves (overlayfs' volatile mark, which
+        -- would refuse the mount) is cleared by the next start that takes it
+        h.sh_ok("mkdir -p " .. h.quote(layer .. "/work.spare/work/incompat/volatile") .. " && touch "
+            .. h.quote(layer .. "/work.spare/work/incompat/volatile/dirty"))
+        for _ = 1, 2 do
+            r = ok(run(t, "cat ~/one"))
+            assert.are.equal("one\n", r.stdout)
+        end
+        assert.are.equal("lock upper work work.spare ", h.sh_ok(entries))
+        assert.are.equal("", h.sh_ok("ls -A " .. h.quote(layer .. "/work.spare")))
+    end)
+
     it("a home that cannot take an overlay stops the sandbox, naming --home readonly", function()
         local t = setup(true)
         local r = h.run_sh("echo ran", { home = "/", workspace = t.ws, env = t.env })
