@@ -29,8 +29,9 @@
 #define PC_TABLE_MAX ((size_t)512 << 10) /* the serialised profile */
 #define PC_TABLE_DEPTH 16
 #define PC_TABLE_NODES 20000
-#define PC_ENTRIES_KEPT 64            /* the oldest beyond these are removed at a write */
-#define PC_GETENV_ALLOW_MAX (1 << 20) /* a larger getenv-allow makes the run uncacheable */
+#define PC_ENTRIES_KEPT 64                /* the oldest beyond these are removed at a write */
+#define PC_GETENV_ALLOW_MAX (1 << 20)     /* a larger getenv-allow makes the run uncacheable */
+#define PC_FILE_INLINE ((size_t)64 << 10) /* a file up to this size is kept whole, not hashed */
 
 /* ---- buffers ------------------------------------------------------------------------------ */
 
@@ -216,17 +217,26 @@ int pc_lua_names(const char *dir, struct str_list *out)
 
 /* ---- answers, encoded the one way the recording and the replay both use ------------------- */
 
+/* A file's answer: its errno, or its bytes. Up to PC_FILE_INLINE bytes are kept themselves (a
+ * replay then compares them, which costs less than hashing them again), a larger file by its
+ * SHA-256. */
 static void enc_file(struct pc_buf *a, int err, const void *data, size_t len)
 {
     put_u32(a, (uint32_t)-err);
-    if (err == 0) {
-        struct sha256_ctx c;
-        uint8_t d[SHA256_DIGEST_LEN];
-        sha256_init(&c);
-        sha256_update(&c, data, len);
-        sha256_final(&c, d);
-        pc_buf_put(a, d, sizeof d);
+    if (err != 0)
+        return;
+    if (len <= PC_FILE_INLINE) {
+        put_u8(a, 'b');
+        put_bytes(a, data, len);
+        return;
     }
+    struct sha256_ctx c;
+    uint8_t d[SHA256_DIGEST_LEN];
+    sha256_init(&c);
+    sha256_update(&c, data, len);
+    sha256_final(&c, d);
+    put_u8(a, 'h');
+    pc_buf_put(a, d, sizeof d);
 }
 
 static void enc_names(struct pc_buf *a, int err, const struct str_list *names)

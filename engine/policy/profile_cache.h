@@ -30,7 +30,8 @@
 /* The kinds of question a transcript holds. */
 enum pc_kind {
     PC_PROJECT = 1,  /* the project layer lh_options names: its trusted files (rel + hash) */
-    PC_FILE,         /* a layer or profile read (lh_push_file): errno, or SHA-256 of the bytes */
+    PC_FILE,         /* a layer or profile read (lh_push_file): errno, or its bytes (a large file:
+                      * their SHA-256) */
     PC_LIST,         /* the *.lua names of the built-in policies/ directory, sorted, or errno */
     PC_ACCESS,       /* access(F_OK) of the user's policy.lua */
     PC_STAT,         /* host.exists / is_dir / is_socket: the path after ~, its file type or 0 */
@@ -38,7 +39,7 @@ enum pc_kind {
     PC_GETENV,       /* host.getenv: name and value (or nil) */
     PC_HOME,         /* host.home */
     PC_WORKSPACE,    /* host.workspace (checked against the live resolved workspace) */
-    PC_GETENV_ALLOW, /* the user's getenv-allow file: errno, or SHA-256 of its bytes */
+    PC_GETENV_ALLOW, /* the user's getenv-allow file: errno, or its bytes as PC_FILE */
     PC_PRINT,        /* a line print() logged: shown again on a hit */
     PC_KIND_END
 };
