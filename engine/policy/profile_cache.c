@@ -794,6 +794,29 @@ int pc_table_push(lua_State *L, const unsigned char *p, size_t len)
 
 /* ---- entries ------------------------------------------------------------------------------ */
 
+/* A check of an entry's bytes against corruption (a disk, a hand edit), cheaper than a hash of
+ * them: each step is a bijection of the state, so a change of any one 8-byte word always
+ * changes the result. No MAC: an entry is trusted for being the caller's private file in a
+ * directory no sandbox sees, and a corrupted question would otherwise go unnoticed when its
+ * answer happens to match (a changed path that is as absent as the recorded one). */
+static uint64_t check_sum(const unsigned char *p, size_t n)
+{
+    const uint64_t k = 0x9E3779B97F4A7C15ull;
+    uint64_t h = 0x243F6A8885A308D3ull ^ ((uint64_t)n * k);
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w ^ ((uint64_t)n << 56)) * k;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 32);
+}
+
 bool pc_entry_build(const uint8_t key[PC_KEY_LEN], const struct pc_buf *table,
                     const struct str_list *env, bool markers_known, const struct str_list *markers,
                     struct pc_buf *out)
@@ -809,6 +832,7 @@ bool pc_entry_build(const uint8_t key[PC_KEY_LEN], const struct pc_buf *table,
     put_list(out, env);
     put_u8(out, markers_known);
     put_list(out, markers);
+    put_u64(out, check_sum(out->data, out->len));
     if (out->len > PC_ENTRY_MAX) {
         pc_buf_free(out);
         return false;
@@ -842,7 +866,12 @@ static bool get_record(struct rd *r, unsigned *kind, const char **q, size_t *qle
 int pc_entry_parse(char *buf, size_t len, const uint8_t key[PC_KEY_LEN], struct pc_entry *e)
 {
     *e = (struct pc_entry){.buf = buf, .len = len};
-    struct rd r = {(const unsigned char *)buf, (const unsigned char *)buf + len, false};
+    if (len < PC_MAGIC_LEN + PC_KEY_LEN + 8)
+        goto bad;
+    struct rd sum = {(const unsigned char *)buf + len - 8, (const unsigned char *)buf + len, false};
+    if (get_u64(&sum) != check_sum((const unsigned char *)buf, len - 8))
+        goto bad;
+    struct rd r = {(const unsigned char *)buf, (const unsigned char *)buf + len - 8, false};
     unsigned char magic[PC_MAGIC_LEN], k[PC_KEY_LEN];
     if (!get(&r, magic, sizeof magic) || memcmp(magic, PC_MAGIC, sizeof magic) != 0 ||
         !get(&r, k, sizeof k) || memcmp(k, key, sizeof k) != 0)
