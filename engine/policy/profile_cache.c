@@ -648,7 +648,8 @@ static int dump_table(struct dump *d, int idx, int depth)
         keys[n++] = k;
     }
     if (rc == 0) {
-        qsort(keys, n, sizeof *keys, tkey_cmp);
+        if (n)
+            qsort(keys, n, sizeof *keys, tkey_cmp);
         put_u8(d->out, 'T');
         put_u32(d->out, (uint32_t)n);
         for (size_t i = 0; i < n && rc == 0; i++) {
@@ -799,8 +800,9 @@ int pc_table_push(lua_State *L, const unsigned char *p, size_t len)
  * changes the result. No MAC: an entry is trusted for being the caller's private file in a
  * directory no sandbox sees, and a corrupted question would otherwise go unnoticed when its
  * answer happens to match (a changed path that is as absent as the recorded one). */
-static uint64_t check_sum(const unsigned char *p, size_t n)
+uint64_t pc_entry_check(const void *data, size_t n)
 {
+    const unsigned char *p = data;
     const uint64_t k = 0x9E3779B97F4A7C15ull;
     uint64_t h = 0x243F6A8885A308D3ull ^ ((uint64_t)n * k);
     for (; n >= 8; p += 8, n -= 8) {
@@ -832,7 +834,7 @@ bool pc_entry_build(const uint8_t key[PC_KEY_LEN], const struct pc_buf *table,
     put_list(out, env);
     put_u8(out, markers_known);
     put_list(out, markers);
-    put_u64(out, check_sum(out->data, out->len));
+    put_u64(out, pc_entry_check(out->data, out->len));
     if (out->len > PC_ENTRY_MAX) {
         pc_buf_free(out);
         return false;
@@ -869,7 +871,7 @@ int pc_entry_parse(char *buf, size_t len, const uint8_t key[PC_KEY_LEN], struct 
     if (len < PC_MAGIC_LEN + PC_KEY_LEN + 8)
         goto bad;
     struct rd sum = {(const unsigned char *)buf + len - 8, (const unsigned char *)buf + len, false};
-    if (get_u64(&sum) != check_sum((const unsigned char *)buf, len - 8))
+    if (get_u64(&sum) != pc_entry_check((const unsigned char *)buf, len - 8))
         goto bad;
     struct rd r = {(const unsigned char *)buf, (const unsigned char *)buf + len - 8, false};
     unsigned char magic[PC_MAGIC_LEN], k[PC_KEY_LEN];
