@@ -212,6 +212,37 @@ static void test_entry(void)
     CHECK_EQ_INT(pc_entry_load(link, key, &e), -1);
     free(link);
     free(path);
+    /* at most 64 entries are kept: a write removes the oldest beyond them, nothing else */
+    char *other_file = put("profiles/notes", "kept");
+    for (int i = 0; i < 70; i++) {
+        char name[PC_KEY_LEN * 2 + 1];
+        snprintf(name, sizeof name, "%064d", i);
+        char *p = xasprintf("%s/profiles/%s", dir, name);
+        pc_entry_store(p, &entry);
+        struct timespec ts[2] = {{.tv_sec = 1000 + i}, {.tv_sec = 1000 + i}};
+        CHECK(utimensat(AT_FDCWD, p, ts, 0) == 0);
+        free(p);
+    }
+    /* each write beyond 64 removed the oldest (by modification time): 0..5 */
+    char *first = xasprintf("%s/profiles/%064d", dir, 6),
+         *last = xasprintf("%s/profiles/%064d", dir, 69);
+    CHECK(access(first, F_OK) == 0);
+    char *one_more = xasprintf("%s/profiles/%064d", dir, 70);
+    pc_entry_store(one_more, &entry);
+    CHECK(access(first, F_OK) < 0 && access(last, F_OK) == 0 && access(one_more, F_OK) == 0);
+    CHECK(access(other_file, F_OK) == 0);
+    int kept = 0;
+    for (int i = 0; i <= 70; i++) {
+        char *p = xasprintf("%s/profiles/%064d", dir, i);
+        kept += access(p, F_OK) == 0;
+        CHECK(i >= 7 || access(p, F_OK) < 0);
+        free(p);
+    }
+    CHECK_EQ_INT(kept, 64);
+    free(first);
+    free(last);
+    free(one_more);
+    free(other_file);
     pc_buf_free(&table);
     pc_buf_free(&entry);
     free(layer);
