@@ -38,11 +38,12 @@
 extern char **environ;
 
 /* cordon's own directories, as the host finds them later: a command must never change what
- * a later run trusts (the user's policy and profiles, the trust records, getenv-allow), the
- * audit log, or where a session's socket lives. Both the XDG place and the HOME place are
- * listed when they differ, since the next run may be started with either. The configuration
- * stays readable (it is the person's policy, no secret, and commands may well read it); the
- * trust records, the state (the audit log names destinations) and the socket folders are hidden. */
+ * a later run trusts (the user's policy and profiles, the trust records, getenv-allow, the
+ * cache of resolved profiles), the audit log, or where a session's socket lives. Both the XDG
+ * place and the HOME place are listed when they differ, since the next run may be started with
+ * either. The configuration stays readable (it is the person's policy, no secret, and commands
+ * may well read it); the trust records, the state (the audit log names destinations), the
+ * cache and the socket folders are hidden. */
 #define OWN_DIRS_MAX 10
 struct own_dir {
     char *path;

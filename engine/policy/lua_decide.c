@@ -2,11 +2,15 @@
  * `environment` hooks, then the profile's paths and network rules), each new network
  * destination (`network`), refusal detection (`refusal`) and escalation (`escalate`); and
  * the resolved profile they share, kept in the state (and its network lists copied to C so a
- * state rebuilt after out-of-memory decides with the same rules).
+ * state rebuilt after out-of-memory decides with the same rules); and `cordon run`'s way
+ * through the cache of resolved profiles (lh_resolve_sandbox_config_cached: a hit rebuilds the
+ * profile in a small state and runs the same C reads and checks on it).
  * Uses: lua_host.c's protected call and state (lua_host_private.h), lua_host_api.c's
- * recorded-case override, lua_conv.c for values, sandbox_config.c for the profile's paths.
+ * recorded-case override, lua_conv.c for values, sandbox_config.c for the profile's paths,
+ * profile_cache.c for the key, the transcript and the entries.
  * Must never: call Lua outside lh_protected_call(), let any outcome but LH_OK allow a
- * connection or ask for an escalation (fail closed), or print (callers report errors). */
+ * connection or ask for an escalation (fail closed), serve a cache entry any of whose checks
+ * failed, or print (callers report errors; a hit logs the print() lines the miss logged). */
 #include "policy/lua_host.h"
 #include "policy/lua_host_private.h"
 

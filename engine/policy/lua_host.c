@@ -7,7 +7,9 @@
  * call every Lua entry goes through (outcome enum), loading the policy layers and profile
  * files, and the state's lifetime (rebuild after out-of-memory, close).
  * Uses: lua_host_api.c for the `host` table, lua_decide.c to forget a resolved profile,
- * lua_embedded.c for lua/, util.c, log.c, markers.c (the refusal markers, compiled once).
+ * lua_embedded.c for lua/, util.c, log.c, markers.c (the refusal markers, compiled once),
+ * profile_cache.c (the files and listings the loaders read, print()'s lines and math.random
+ * noted for the cache of resolved profiles).
  * The decisions are lua_decide.c's, explain and check lua_explain.c's (lua_host_private.h).
  * Must never: run bytecode but the binary's own (the embedded modules; a built-in policy or
  * profile for a file holding exactly its text), never bytecode from a file, a string or a user,

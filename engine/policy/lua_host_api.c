@@ -2,7 +2,9 @@
  * host.profile, exists, is_dir, is_socket, entries, home, workspace, getenv, cordon_exe, and the
  * recorded-case override of exists / is_socket (lh_set_host_override).
  * Uses: lua_host.c's loaders (lh_push_file, lh_load_sandboxed, the profile directories) and
- * the per-call context in the state (H.home, H.workspace); util.c for ~ expansion.
+ * the per-call context in the state (H.home, H.workspace); util.c for ~ expansion;
+ * profile_cache.c's probes, through which every answer is also noted while a resolution is
+ * recorded for the cache of resolved profiles.
  * Must never: give a policy anything but answers about paths and the allowed variables
  * (no writes, no file contents but a profile's own source, no process or network access),
  * or run Lua outside the protected call its caller is in. */
