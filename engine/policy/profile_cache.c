@@ -345,7 +345,9 @@ void pc_record_begin(const struct lh_options *opt)
 {
     pc_buf_free(&R.rec);
     R.n = 0;
-    R.uncacheable = false;
+    /* a project directory without its trusted files would be read from disk by paths the
+     * transcript does not record (lh_file_exists): layer_dirs never names one so */
+    R.uncacheable = opt->project_dir && !opt->project_files;
     R.on = true;
     struct pc_buf a = {0};
     enc_project(&a, opt);
