@@ -339,3 +339,20 @@ end }
         end)
     end)
 end
+
+describe("the profile cache and sessions", function()
+    lazy_setup(function()
+        assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
+    end)
+    after_each(h.cleanup)
+
+    it("a session resolves its profile without the cache: no entry is written", function()
+        local c = setup(nil)
+        put(c, ".config/cordon/policy.lua", HIDE_PA)
+        local s = h.session_start("pcache-" .. h.token(), { cwd = c.ws, env = { HOME = c.home } })
+        local r = h.cordon({ "exec", s.name, "--", SEE }, { cwd = c.ws, home = c.home, env = s.env })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.matches("^no%-pa\nmarker%-pb\n", r.stdout)
+        assert.are.equal(0, count(entries(c)))
+    end)
+end)
