@@ -6,7 +6,9 @@
 -- getenv-allow file, a trusted project edited or revoked, a host.exists answer, a new ~/.ssh
 -- entry, the environment, the flags, the workspace. A broken, foreign, linked or 0644 entry is
 -- ignored; an unwritable cache changes nothing; the cache is hidden from every sandbox. As root
--- and as uid 65534 (from the helpers' shared copy of cordon). Drives the built binary.
+-- and as uid 65534 (from the helpers' shared copy of cordon); a session (as root) does not use
+-- the cache. print() logs nothing at cordon's log level: a hit's output is checked to be the
+-- miss's, and the line to be in the entry. Drives the built binary.
 local h = require("spec.helpers")
 
 local UID = 65534
