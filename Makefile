@@ -106,8 +106,10 @@ FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
 FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules: \
                  dns:engine/proxy/dns_msg.c sni:engine/proxy/sni_parse.c \
                  json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c \
-                 git_config:engine/base/git_config.c
-# The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state.
+                 git_config:engine/base/git_config.c \
+                 profile_cache:engine/policy/profile_cache.c,engine/policy/trust.c,engine/base/util.c,engine/base/log.c,engine/base/sha256.c,engine/base/json_read.c,engine/base/json_write.c
+# The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state; the profile
+# cache's reads its table dumps into one.
 FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -llua5.4
 
 .PHONY: fuzz
@@ -123,7 +125,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; src=$$(echo "$${t#*:}" | tr , ' '); \
 	  echo "fuzz: building fuzz_$$name"; \
-	  extra=; [ "$$name" = rules ] && extra='$(FUZZ_RULES_FLAGS)'; \
+	  extra=; case $$name in rules|profile_cache) extra='$(FUZZ_RULES_FLAGS)';; esac; \
 	  eval $(FUZZ_CC) $(FUZZ_CFLAGS) -o $(FUZZ_BUILD)/fuzz_$$name engine/fuzz/fuzz_$$name.c $$src $$extra; \
 	done
 	@set -e; for t in $(FUZZ_TARGETS); do \

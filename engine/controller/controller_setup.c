@@ -38,11 +38,13 @@
 extern char **environ;
 
 /* cordon's own directories, as the host finds them later: a command must never change what
- * a later run trusts (the user's policy and profiles, the trust records, getenv-allow), the
- * audit log, or where a session's socket lives. Both the XDG place and the HOME place are
- * listed when they differ, since the next run may be started with either. The configuration
- * stays readable (it is the person's policy, no secret, and commands may well read it); the
- * trust records, the state (the audit log names destinations) and the socket folders are hidden. */
+ * a later run trusts (the user's policy and profiles, the trust records, getenv-allow, the
+ * cache of resolved profiles), the audit log, or where a session's socket lives. Both the XDG
+ * place and the HOME place are listed when they differ, since the next run may be started with
+ * either. The configuration stays readable (it is the person's policy, no secret, and commands
+ * may well read it); the trust records, the state (the audit log names destinations), the
+ * cache and the socket folders are hidden. */
+#define OWN_DIRS_MAX 10
 struct own_dir {
     char *path;
     const char *what;
@@ -52,11 +54,12 @@ struct own_dir {
 static size_t own_dirs(struct own_dir *out, size_t max)
 {
     const char *home = getenv("HOME"), *xc = getenv("XDG_CONFIG_HOME"),
-               *xs = getenv("XDG_STATE_HOME"), *xr = getenv("XDG_RUNTIME_DIR");
+               *xs = getenv("XDG_STATE_HOME"), *xr = getenv("XDG_RUNTIME_DIR"),
+               *xk = getenv("XDG_CACHE_HOME");
     bool has_home = home && *home;
-    char *cands[8];
-    const char *whats[8];
-    bool hides[8];
+    char *cands[OWN_DIRS_MAX];
+    const char *whats[OWN_DIRS_MAX];
+    bool hides[OWN_DIRS_MAX];
     size_t n = 0;
 #define OWN(p, w, hd) (cands[n] = (p), whats[n] = (w), hides[n] = (hd), n++)
     if (xc && *xc) {
@@ -76,6 +79,11 @@ static size_t own_dirs(struct own_dir *out, size_t max)
         OWN(xstrdup(dir), "session sockets", true);
     if (csock_dir_for(NULL, getuid(), dir, sizeof dir) == 0)
         OWN(xstrdup(dir), "session sockets", true);
+    /* the resolved profiles a later run serves without evaluating the policy again */
+    if (xk && *xk)
+        OWN(xasprintf("%s/cordon", xk), "cache", true);
+    if (has_home)
+        OWN(xasprintf("%s/.cache/cordon", home), "cache", true);
 #undef OWN
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -131,8 +139,8 @@ static bool writable_from_inside(const struct sandbox_config *cfg, const char *p
  * workspace or writable path inside one of them is refused. 0, or -1 with one line in err. */
 static int protect_own_dirs(struct sandbox_config *cfg, char *err, size_t errlen)
 {
-    struct own_dir dirs[8];
-    size_t n = own_dirs(dirs, 8);
+    struct own_dir dirs[OWN_DIRS_MAX];
+    size_t n = own_dirs(dirs, OWN_DIRS_MAX);
     struct str_list areas = {0};
     if (!cfg->workspace_readonly)
         str_list_push(&areas, cfg->workspace);
@@ -412,6 +420,13 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
     return n < 0 ? -1 : 0;
 }
 
+static bool use_profile_cache;
+
+void controller_use_profile_cache(bool on)
+{
+    use_profile_cache = on;
+}
+
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
                        char *err, size_t errlen)
 {
@@ -423,11 +438,15 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
      * says why and the lower layers apply). --policy FILE is the user's own choice: no check. */
     layer_dirs_add_project(&lopt, flags->workspace ? flags->workspace : cwd);
     lopt.extra_policy = flags->policy_file;
-    if (lh_open(&lopt, err, errlen) < 0)
-        goto fail;
     /* The network rules are compiled after init has the configuration (controller_compile_network). */
-    enum lh_outcome o =
-        lh_resolve_sandbox_config(flags, cwd, getenv("HOME"), environ, cfg, err, errlen);
+    enum lh_outcome o;
+    if (use_profile_cache)
+        o = lh_resolve_sandbox_config_cached(&lopt, flags, cwd, getenv("HOME"), environ, cfg, err,
+                                             errlen);
+    else if (lh_open(&lopt, err, errlen) < 0)
+        goto fail;
+    else
+        o = lh_resolve_sandbox_config(flags, cwd, getenv("HOME"), environ, cfg, err, errlen);
     if (o != LH_OK)
         goto fail;
     if (flags->json != FLAG_UNSET)

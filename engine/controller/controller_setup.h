@@ -17,6 +17,9 @@
  * profile hook: flags merged over the named profile. 0, or -1 with the reason in err. The
  * profile's network rules are not compiled yet: controller_compile_network() does that once
  * init has the configuration, so that it overlaps with the building of the sandbox. */
+/* `cordon run` only: controller_resolve() goes through the cache of resolved profiles
+ * (lh_resolve_sandbox_config_cached); a session and the policy commands resolve without it. */
+void controller_use_profile_cache(bool on);
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
                        char *err, size_t errlen);
 /* The sandbox's cgroup (sandbox/cgroup.h) as it is being made. Moving a process into a cgroup

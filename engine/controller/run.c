@@ -569,6 +569,7 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
                            const struct init_params *ip, int alive_w, bool **ro_absent)
 {
     char err[1024];
+    controller_use_profile_cache(true);
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     /* The repositories' snapshots, before the command can change them; what they find to hold

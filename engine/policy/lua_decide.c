@@ -2,11 +2,15 @@
  * `environment` hooks, then the profile's paths and network rules), each new network
  * destination (`network`), refusal detection (`refusal`) and escalation (`escalate`); and
  * the resolved profile they share, kept in the state (and its network lists copied to C so a
- * state rebuilt after out-of-memory decides with the same rules).
+ * state rebuilt after out-of-memory decides with the same rules); and `cordon run`'s way
+ * through the cache of resolved profiles (lh_resolve_sandbox_config_cached: a hit rebuilds the
+ * profile in a small state and runs the same C reads and checks on it).
  * Uses: lua_host.c's protected call and state (lua_host_private.h), lua_host_api.c's
- * recorded-case override, lua_conv.c for values, sandbox_config.c for the profile's paths.
+ * recorded-case override, lua_conv.c for values, sandbox_config.c for the profile's paths,
+ * profile_cache.c for the key, the transcript and the entries.
  * Must never: call Lua outside lh_protected_call(), let any outcome but LH_OK allow a
- * connection or ask for an escalation (fail closed), or print (callers report errors). */
+ * connection or ask for an escalation (fail closed), serve a cache entry any of whose checks
+ * failed, or print (callers report errors; a hit logs the print() lines the miss logged). */
 #include "policy/lua_host.h"
 #include "policy/lua_host_private.h"
 
@@ -21,8 +25,10 @@
 #include <lua.h>
 
 #include "base/log.h"
+#include "base/markers.h"
 #include "base/util.h"
 #include "policy/lua_conv.h"
+#include "policy/profile_cache.h"
 #include "sandbox/sandbox_config.h"
 
 static void forget_profile(void)
@@ -181,6 +187,57 @@ static void hide_named_paths(struct sandbox_config *cfg, const struct str_list *
     }
 }
 
+/* ---- the cache of resolved profiles (profile_cache.h) -------------------------------------- */
+
+/* What a resolution through the cache leaves for lh_resolve_network(): after a hit, the layer
+ * options to open the state with and the profile table to compile the rules of; after a miss
+ * that can be cached, the entry to write once the rules compiled. */
+static struct {
+    struct pc_buf table; /* the resolved profile as dumped (a miss while recording; a hit) */
+    bool open_pending;   /* a hit: the state is opened by lh_resolve_network() */
+    char *datadir, *user_config_dir, *project_dir, *extra_policy;
+    const struct trust_set *project_files;
+    char *store_path; /* a miss: where the entry goes */
+    struct pc_buf entry;
+} cache;
+
+static void cache_forget(void)
+{
+    pc_buf_free(&cache.table);
+    pc_buf_free(&cache.entry);
+    free(cache.datadir);
+    free(cache.user_config_dir);
+    free(cache.project_dir);
+    free(cache.extra_policy);
+    free(cache.store_path);
+    memset(&cache, 0, sizeof cache);
+}
+
+struct dump_ctx {
+    int ref;
+    struct pc_buf *out;
+    int rc;
+};
+
+static int dump_protected(lua_State *L)
+{
+    struct dump_ctx *d = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, d->ref);
+    d->rc = pc_table_dump(L, -1, d->out);
+    return 0;
+}
+
+/* The resolved table as pure data into out, or the resolution marked uncacheable. */
+static void dump_resolved(int ref, struct pc_buf *out)
+{
+    struct dump_ctx d = {ref, out, -1};
+    char err[256];
+    out->len = 0;
+    if (lh_protected_call(dump_protected, &d, "profile cache", err, sizeof err) != LH_OK ||
+        d.rc < 0)
+        pc_uncacheable("the resolved profile is not plain data");
+}
+
 /* The profile, paths and environment, and the network rules unless defer_network: then the
  * resolved profile is kept for lh_resolve_network(). */
 static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char *cwd,
@@ -216,6 +273,8 @@ static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char
     H.workspace = NULL;
     lh_hook_where(HOOK_PROFILE, where, sizeof where);
     o = lh_protected_call(call_profile_hook, &c, where, err, errlen);
+    if (o == LH_OK && pc_recording())
+        dump_resolved(c.ref_resolved, &cache.table);
     /* An invalid rule's message names the entry; no policy position would help. */
     if (o == LH_OK && !defer_network)
         o = lh_protected_call(compile_network, &c, NULL, err, errlen);
@@ -228,6 +287,15 @@ static enum lh_outcome resolve_sandbox(const struct run_flags *flags, const char
         H.workspace = cfg->workspace;
         lh_hook_where(HOOK_ENVIRONMENT, where, sizeof where);
         o = lh_protected_call(call_environment_hook, &c, where, err, errlen);
+    }
+    if (o == LH_OK && pc_recording()) {
+        /* The environment hook sees the resolved table: one it changed is not what a hit
+         * would rebuild for the network rules. */
+        struct pc_buf after = {0};
+        dump_resolved(c.ref_resolved, &after);
+        if (after.len != cache.table.len || memcmp(after.data, cache.table.data, after.len))
+            pc_uncacheable("the environment hook changed the profile");
+        pc_buf_free(&after);
     }
     if (o == LH_OK && defer_network) {
         forget_profile(); /* no rules until they are compiled */
@@ -260,8 +328,169 @@ enum lh_outcome lh_resolve_sandbox_config(const struct run_flags *flags, const c
     return resolve_sandbox(flags, cwd, home, environ_in, cfg, true, err, errlen);
 }
 
+struct hit_ctx {
+    const struct pc_entry *e;
+    struct sandbox_config *cfg;
+    struct lc_profile_extra extra;
+    int rc;
+};
+
+/* In the small state of a hit: the table rebuilt, then read by the code a miss reads it with. */
+static int hit_read(lua_State *L)
+{
+    struct hit_ctx *h = lua_touserdata(L, 1);
+    if (pc_table_push(L, h->e->table, h->e->table_len) < 0)
+        return 0;
+    lc_read_profile(L, -1, h->cfg, &h->extra);
+    h->rc = 0;
+    return 0;
+}
+
+/* Serve the entry at path when its transcript replays exactly and the live C checks pass on
+ * its profile (the paths, the workspace host.workspace answered). 0 with cfg filled, or -1
+ * with cfg empty: a miss, silently. */
+static int serve(const char *path, const uint8_t key[PC_KEY_LEN], const struct lh_options *opt,
+                 const struct run_flags *flags, const char *cwd, const char *home,
+                 char *const *environ_in, struct sandbox_config *cfg)
+{
+    struct pc_entry e;
+    struct hit_ctx h = {.cfg = cfg, .rc = -1};
+    struct marker_set *markers = NULL;
+    char err[1024];
+    int rc = -1;
+    memset(cfg, 0, sizeof *cfg);
+    if (pc_entry_load(path, key, &e) < 0)
+        return -1;
+    h.e = &e;
+    if (pc_replay(&e, opt, home) < 0)
+        goto out;
+    lua_State *L = luaL_newstate(); /* no layers: only the table and lc_read_profile */
+    if (!L)
+        goto out;
+    lua_pushcfunction(L, hit_read);
+    lua_pushlightuserdata(L, &h);
+    int st = lua_pcall(L, 1, 0, 0);
+    lua_close(L);
+    if (st != LUA_OK || h.rc < 0)
+        goto out;
+    hide_named_paths(cfg, &h.extra.hide_paths_in, environ_in);
+    if (sandbox_config_resolve_paths(cfg, flags, cwd, home, h.extra.workspace, h.extra.allow_docker,
+                                     err, sizeof err) < 0)
+        goto out;
+    if (e.workspace_seen && strcmp(e.workspace_seen, cfg->workspace) != 0)
+        goto out;
+    if (e.markers_known && !(markers = marker_set_new(&e.markers, err, sizeof err)))
+        goto out;
+    for (size_t i = 0; i < e.env.len; i++)
+        str_list_push(&cfg->env, e.env.items[i]);
+    /* A hit: the state stays closed until lh_resolve_network(); the refusal markers the layers
+     * declared are known now, as after lh_open(). */
+    lh_close();
+    H.markers = markers;
+    H.markers_known = e.markers_known;
+    H.marker_list = e.markers;
+    e.markers = (struct str_list){0};
+    cache.open_pending = true;
+    cache.datadir = xstrdup(opt->datadir);
+    cache.user_config_dir = opt->user_config_dir ? xstrdup(opt->user_config_dir) : NULL;
+    cache.project_dir = opt->project_dir ? xstrdup(opt->project_dir) : NULL;
+    cache.project_files = opt->project_files;
+    cache.extra_policy = opt->extra_policy ? xstrdup(opt->extra_policy) : NULL;
+    cache.table.len = 0;
+    pc_buf_put(&cache.table, e.table, e.table_len);
+    for (size_t i = 0; i < e.prints.len; i++)
+        lh_log_print(e.prints.items[i]);
+    rc = 0;
+out:
+    free(h.extra.workspace);
+    str_list_free(&h.extra.hide_paths_in);
+    if (rc < 0)
+        sandbox_config_free(cfg);
+    pc_entry_free(&e);
+    return rc;
+}
+
+enum lh_outcome lh_resolve_sandbox_config_cached(const struct lh_options *opt,
+                                                 const struct run_flags *flags, const char *cwd,
+                                                 const char *home, char *const *environ_in,
+                                                 struct sandbox_config *cfg, char *err,
+                                                 size_t errlen)
+{
+    cache_forget();
+    char cwdbuf[PATH_MAX];
+    if (!cwd)
+        cwd = getcwd(cwdbuf, sizeof cwdbuf) ? cwdbuf : "/";
+    if (!home)
+        home = getenv("HOME");
+    uint8_t key[PC_KEY_LEN];
+    char *path =
+        home && pc_key(flags, cwd, home, environ_in, opt, key) == 0 ? pc_entry_path(key) : NULL;
+    if (path && serve(path, key, opt, flags, cwd, home, environ_in, cfg) == 0) {
+        free(path);
+        return LH_OK;
+    }
+    if (path)
+        pc_record_begin(opt);
+    enum lh_outcome o = LH_ERROR;
+    if (lh_open(opt, err, errlen) == 0)
+        o = resolve_sandbox(flags, cwd, home, environ_in, cfg, true, err, errlen);
+    pc_record_end();
+    if (o == LH_OK && path && cache.table.len &&
+        pc_entry_build(key, &cache.table, &cfg->env, H.markers_known, &H.marker_list,
+                       &cache.entry)) {
+        cache.store_path = path; /* written once the rules compiled (lh_resolve_network) */
+        path = NULL;
+    }
+    pc_buf_free(&cache.table);
+    free(path);
+    return o;
+}
+
+static int push_cached_table(lua_State *L)
+{
+    if (pc_table_push(L, cache.table.data, cache.table.len) < 0)
+        return luaL_error(L, "the cached profile cannot be rebuilt");
+    H.ref_unchecked = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+/* After a hit: open the state as the miss would have (its print() lines were shown already),
+ * keeping the refusal markers the hit compiled (the run's captures hold them), and make the
+ * cached table the profile whose rules are compiled. */
+static enum lh_outcome open_after_hit(char *err, size_t errlen)
+{
+    struct lh_options opt = {.datadir = cache.datadir,
+                             .user_config_dir = cache.user_config_dir,
+                             .project_dir = cache.project_dir,
+                             .project_files = cache.project_files,
+                             .extra_policy = cache.extra_policy};
+    struct marker_set *markers = H.markers;
+    struct str_list marker_list = H.marker_list;
+    bool known = H.markers_known;
+    H.markers = NULL;
+    H.marker_list = (struct str_list){0};
+    H.print_muted = true;
+    int r = lh_open(&opt, err, errlen);
+    H.print_muted = false;
+    marker_set_free(H.markers);
+    str_list_free(&H.marker_list);
+    H.markers = markers;
+    H.marker_list = marker_list;
+    H.markers_known = known;
+    if (r < 0)
+        return LH_ERROR;
+    return lh_protected_call(push_cached_table, NULL, "profile cache", err, errlen);
+}
+
 enum lh_outcome lh_resolve_network(char *err, size_t errlen)
 {
+    if (cache.open_pending) {
+        cache.open_pending = false;
+        enum lh_outcome o = open_after_hit(err, errlen);
+        cache_forget();
+        if (o != LH_OK)
+            return o;
+    }
     if (H.ref_unchecked == LUA_NOREF || !H.L || H.need_rebuild) {
         snprintf(err, errlen, "no resolved profile to compile the network rules of");
         forget_unchecked();
@@ -272,6 +501,9 @@ enum lh_outcome lh_resolve_network(char *err, size_t errlen)
     forget_unchecked();
     if (o != LH_OK)
         forget_profile();
+    if (o == LH_OK && cache.store_path)
+        pc_entry_store(cache.store_path, &cache.entry);
+    cache_forget();
     return o;
 }
 

@@ -7,7 +7,9 @@
  * call every Lua entry goes through (outcome enum), loading the policy layers and profile
  * files, and the state's lifetime (rebuild after out-of-memory, close).
  * Uses: lua_host_api.c for the `host` table, lua_decide.c to forget a resolved profile,
- * lua_embedded.c for lua/, util.c, log.c, markers.c (the refusal markers, compiled once).
+ * lua_embedded.c for lua/, util.c, log.c, markers.c (the refusal markers, compiled once),
+ * profile_cache.c (the files and listings the loaders read, print()'s lines and math.random
+ * noted for the cache of resolved profiles).
  * The decisions are lua_decide.c's, explain and check lua_explain.c's (lua_host_private.h).
  * Must never: run bytecode but the binary's own (the embedded modules; a built-in policy or
  * profile for a file holding exactly its text), never bytecode from a file, a string or a user,
@@ -33,6 +35,7 @@
 #include "base/log.h"
 #include "base/markers.h"
 #include "policy/lua_embedded.h"
+#include "policy/profile_cache.h"
 #include "policy/trust.h"
 #include "base/util.h"
 
@@ -220,19 +223,31 @@ long lh_push_file(lua_State *L, const char *path)
 {
     bool inside;
     const struct trust_entry *t = trusted_entry(path, &inside);
-    if (inside) /* trust hashed these bytes: never the path again */
-        return t && t->data ? lh_push_buffer(L, t->data, t->len) : -ENOENT;
+    if (inside) { /* trust hashed these bytes: never the path again */
+        if (!t || !t->data) {
+            pc_note_file(PC_FILE, path, -ENOENT, NULL, 0);
+            return -ENOENT;
+        }
+        pc_note_file(PC_FILE, path, 0, t->data, t->len);
+        return lh_push_buffer(L, t->data, t->len);
+    }
     struct stat st;
-    if (stat(path, &st) < 0)
-        return -errno;
-    if (!S_ISREG(st.st_mode))
+    if (stat(path, &st) < 0) {
+        int e = errno;
+        pc_note_file(PC_FILE, path, -e, NULL, 0);
+        return -e;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        pc_note_file(PC_FILE, path, -EISDIR, NULL, 0);
         return -EISDIR;
+    }
     size_t cap = (size_t)st.st_size;
     char *buf = lua_newuserdatauv(L, cap + 1, 0); /* [ud] (may raise; no fd open yet) */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         lua_pop(L, 1);
+        pc_note_file(PC_FILE, path, -e, NULL, 0);
         return -e;
     }
     size_t len = 0;
@@ -246,6 +261,7 @@ long lh_push_file(lua_State *L, const char *path)
     }
     close(fd);
     buf[len] = '\0';
+    pc_note_file(PC_FILE, path, 0, buf, len);
     return (long)len;
 }
 
@@ -365,6 +381,7 @@ size_t lh_profile_dirs(char *dirs[LH_PROFILE_DIRS_MAX])
  * messages and `policy check`: the run path never scans directories. */
 void lh_list_profile_names(struct str_list *out, struct str_list *bad_files)
 {
+    pc_uncacheable("a scan of the profile directories"); /* no transcript record replays it */
     char *dirs[LH_PROFILE_DIRS_MAX];
     size_t nd = lh_profile_dirs(dirs);
     for (size_t i = 0; i < nd; i++) {
@@ -406,8 +423,15 @@ static int lh_print(lua_State *L)
         luaL_addvalue(&b);
     }
     luaL_pushresult(&b);
-    LOG_I(LH_UNIT, "%s", lua_tostring(L, -1));
+    pc_note_print(lua_tostring(L, -1));
+    if (!H.print_muted)
+        LOG_I(LH_UNIT, "%s", lua_tostring(L, -1));
     return 0;
+}
+
+void lh_log_print(const char *line)
+{
+    LOG_I(LH_UNIT, "%s", line);
 }
 
 /* load(chunk [, chunkname [, mode [, env]]]): strings only, text only, whatever mode says. */
@@ -457,6 +481,30 @@ static int lh_require(lua_State *L)
     return 1;
 }
 
+/* math.random and math.randomseed: a state's generator starts from a random seed, so what a
+ * policy draws is no function of its inputs: such a resolution is never cached. Upvalue 1 is
+ * the library's function. */
+static int lh_math_random(lua_State *L)
+{
+    pc_uncacheable("math.random");
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+static void wrap_math_random(lua_State *L)
+{
+    static const char *const names[] = {"random", "randomseed"};
+    lua_getglobal(L, LUA_MATHLIBNAME); /* [math] */
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        lua_getfield(L, -1, names[i]); /* [math, f] */
+        lua_pushcclosure(L, lh_math_random, 1);
+        lua_setfield(L, -2, names[i]);
+    }
+    lua_pop(L, 1);
+}
+
 static void open_libs(lua_State *L)
 {
     static const luaL_Reg libs[] = {
@@ -473,6 +521,7 @@ static void open_libs(lua_State *L)
         lua_pushnil(L);
         lua_setglobal(L, drop[i]);
     }
+    wrap_math_random(L);
     lua_register(L, "load", lh_load);
     lua_register(L, "print", lh_print);
     lua_register(L, "require", lh_require);
@@ -528,27 +577,24 @@ static int add_layer_protected(lua_State *L)
 static void layer_files(lua_State *L, struct str_list *files)
 {
     char *dir = xasprintf("%s/policies", H.datadir);
-    DIR *d = opendir(dir);
-    if (!d) {
-        lua_pushfstring(L, "%s: %s", dir, strerror(errno));
+    struct str_list names = {0};
+    int err = pc_lua_names(dir, &names);
+    pc_note_names(PC_LIST, dir, err, &names);
+    if (err < 0) {
+        str_list_free(&names);
+        lua_pushfstring(L, "%s: %s", dir, strerror(-err));
         free(dir);
         lua_error(L);
     }
-    struct str_list names = {0};
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (e->d_name[0] != '.' && l > 4 && strcmp(e->d_name + l - 4, ".lua") == 0)
-            str_list_push(&names, e->d_name);
-    }
-    closedir(d);
-    str_list_sort(&names);
     for (size_t i = 0; i < names.len; i++)
         str_list_push_owned(files, xasprintf("%s/%s", dir, names.items[i]));
     str_list_free(&names);
     free(dir);
     char *user = H.user_config_dir ? xasprintf("%s/policy.lua", H.user_config_dir) : NULL;
-    if (user && access(user, F_OK) == 0)
+    bool user_exists = user && access(user, F_OK) == 0;
+    if (user)
+        pc_note_access(user, user_exists);
+    if (user_exists)
         str_list_push(files, user);
     free(user);
     char *proj = H.project_dir ? xasprintf("%s/policy.lua", H.project_dir) : NULL;

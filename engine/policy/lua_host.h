@@ -68,6 +68,20 @@ enum lh_outcome lh_resolve_sandbox_config(const struct run_flags *flags, const c
                                           struct sandbox_config *cfg, char *err, size_t errlen);
 enum lh_outcome lh_resolve_network(char *err, size_t errlen);
 
+/* lh_open(opt) and lh_resolve_sandbox_config() through the cache of resolved profiles
+ * (profile_cache.h; `cordon run` only): when an entry's key and every answer of its transcript
+ * match, the layers are not evaluated: cfg is rebuilt from the entry by the same C code (the
+ * paths checked live), its print() lines shown again, and the state is opened only by
+ * lh_resolve_network() (off the sandbox's path), which compiles the rules of the cached
+ * profile. Otherwise the host is opened and the profile resolved as always, recording a
+ * transcript; lh_resolve_network() writes the entry once the rules compiled. Outcomes and
+ * messages are lh_open's and lh_resolve_sandbox_config's. */
+enum lh_outcome lh_resolve_sandbox_config_cached(const struct lh_options *opt,
+                                                 const struct run_flags *flags, const char *cwd,
+                                                 const char *home, char *const *environ_in,
+                                                 struct sandbox_config *cfg, char *err,
+                                                 size_t errlen);
+
 /* One new network destination, as the egress proxy sees it. */
 enum net_kind {
     NET_KIND_HTTP,    /* an absolute-form HTTP request (port 80 when the URL has none) */

@@ -2,7 +2,9 @@
  * host.profile, exists, is_dir, is_socket, entries, home, workspace, getenv, cordon_exe, and the
  * recorded-case override of exists / is_socket (lh_set_host_override).
  * Uses: lua_host.c's loaders (lh_push_file, lh_load_sandboxed, the profile directories) and
- * the per-call context in the state (H.home, H.workspace); util.c for ~ expansion.
+ * the per-call context in the state (H.home, H.workspace); util.c for ~ expansion;
+ * profile_cache.c's probes, through which every answer is also noted while a resolution is
+ * recorded for the cache of resolved profiles.
  * Must never: give a policy anything but answers about paths and the allowed variables
  * (no writes, no file contents but a profile's own source, no process or network access),
  * or run Lua outside the protected call its caller is in. */
@@ -21,6 +23,7 @@
 #include <lua.h>
 
 #include "base/util.h"
+#include "policy/profile_cache.h"
 #include "sandbox/fsview.h"
 
 /* Names a policy may read with host.getenv() (documented in lua/HOOKS.md). */
@@ -84,10 +87,10 @@ static mode_t host_stat(lua_State *L)
 {
     const char *p = luaL_checkstring(L, 1);
     char *path = path_expand_home(p, H.home);
-    struct stat st;
-    int r = stat(path, &st);
+    unsigned type = pc_stat_type(path);
+    pc_note_stat(path, type);
     free(path);
-    return r == 0 ? (st.st_mode & S_IFMT) : 0;
+    return (mode_t)type;
 }
 
 static int host_exists(lua_State *L)
@@ -110,35 +113,20 @@ static int host_is_socket(lua_State *L)
 
 /* host.entries(path) -> { names, sorted } | nil: what a directory holds, so that a profile can
  * hide all of it but what it names (coding's ~/.ssh). nil when it is no directory that can be
- * read, or holds more than HOST_ENTRIES_MAX names: a caller then hides it whole. Names only:
+ * read, or holds more than PC_HOST_ENTRIES_MAX names: a caller then hides it whole. Names only:
  * nothing about the entries themselves. */
-#define HOST_ENTRIES_MAX 256
 static int host_entries(lua_State *L)
 {
     const char *p = luaL_checkstring(L, 1);
     char *path = path_expand_home(p, H.home);
-    DIR *d = opendir(path);
-    free(path);
-    if (!d) {
-        lua_pushnil(L);
-        return 1;
-    }
     struct str_list names = {0};
-    bool too_many = false;
-    struct dirent *de;
-    while (!too_many && (de = readdir(d))) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        too_many = names.len >= HOST_ENTRIES_MAX;
-        str_list_push(&names, de->d_name);
-    }
-    closedir(d);
-    if (too_many) {
-        str_list_free(&names);
+    int r = pc_dir_entries(path, PC_HOST_ENTRIES_MAX, &names);
+    pc_note_names(PC_ENTRIES, path, r, &names);
+    free(path);
+    if (r < 0) {
         lua_pushnil(L);
         return 1;
     }
-    str_list_sort(&names);
     lua_createtable(L, (int)names.len, 0);
     for (size_t i = 0; i < names.len; i++) {
         lua_pushstring(L, names.items[i]);
@@ -160,11 +148,13 @@ static int push_opt_string(lua_State *L, const char *s)
 
 static int host_home(lua_State *L)
 {
+    pc_note_value(PC_HOME, "", H.home);
     return push_opt_string(L, H.home);
 }
 
 static int host_workspace(lua_State *L)
 {
+    pc_note_value(PC_WORKSPACE, "", H.workspace);
     return push_opt_string(L, H.workspace);
 }
 
@@ -186,6 +176,7 @@ void lh_api_open(void)
     if (!H.user_config_dir)
         return;
     char *path = xasprintf("%s/getenv-allow", H.user_config_dir);
+    pc_note_file(PC_GETENV_ALLOW, path, 0, NULL, 0); /* read and hashed as the replay will */
     FILE *f = fopen(path, "re");
     free(path);
     if (!f)
@@ -209,8 +200,10 @@ static int host_getenv(lua_State *L)
     bool allowed = str_list_contains(&user_getenv_allowed, name);
     for (size_t i = 0; !allowed && i < ARRAY_LEN(getenv_allowed); i++)
         allowed = strcmp(name, getenv_allowed[i]) == 0;
-    if (allowed)
+    if (allowed) {
+        pc_note_value(PC_GETENV, name, getenv(name));
         return push_opt_string(L, getenv(name));
+    }
     luaL_where(L, 1); /* where the policy called it: file:line */
     lua_pushfstring(L,
                     "host.getenv: '%s' is not available to policies (allowed: HOME, USER, PATH, "

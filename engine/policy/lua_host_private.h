@@ -41,6 +41,8 @@ struct lh_state {
     bool budget_tripped;
     bool validating;   /* errors now are the result's fault: LH_BAD_RESULT */
     bool need_rebuild; /* after LUA_ERRMEM: rebuild before reuse */
+    bool print_muted;  /* print() logs nothing: the layers loaded again after a cache hit,
+                        * whose lines the hit already showed (profile_cache.h) */
     /* options, copied */
     char *datadir, *user_config_dir, *project_dir, *extra_policy;
     const struct trust_set *project_files; /* lh_options.project_files, borrowed */
@@ -111,6 +113,9 @@ size_t lh_profile_dirs(char *dirs[LH_PROFILE_DIRS_MAX]);
  * not a valid profile name go to bad_files (may be NULL). Scans directories: messages and
  * `policy check` only. */
 void lh_list_profile_names(struct str_list *out, struct str_list *bad_files);
+
+/* A line print() logged, as print() logs it: a cache hit shows the lines of the resolution. */
+void lh_log_print(const char *line);
 
 /* ---- lua_host_api.c: the `host` table ------------------------------------------------------ */
 

@@ -17,13 +17,17 @@ local function have(prog)
     return h.sh("command -v " .. prog).code == 0
 end
 
---- A fresh home (owned by the spec) and a workspace; cordon's state (the layers) lives in the
--- home, as XDG says, unless state_outside: then in a temp dir of its own.
+--- A fresh home (owned by the spec) and a workspace; cordon's state (the layers) and its cache
+-- (resolved profiles) live in the home, as XDG says, unless state_outside: then in temp dirs of
+-- their own.
 local function setup(state_outside)
     local home = h.tmpdir()
     local ws = h.workspace()
     local env = {}
-    if state_outside then env.XDG_STATE_HOME = h.tmpdir() end
+    if state_outside then
+        env.XDG_STATE_HOME = h.tmpdir()
+        env.XDG_CACHE_HOME = h.tmpdir()
+    end
     return { home = home, ws = ws, env = env }
 end
 

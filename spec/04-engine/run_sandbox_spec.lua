@@ -230,9 +230,9 @@ describe("cordon run: hidden paths", function()
         h.write_file(ws .. "/file", "x")
         local home = h.secret_home()
         local before = { h.tree(ws), h.tree(home), h.sh_ok("ls -a /etc"), h.sh_ok("ls -a /root") }
-        -- (cordon's own state, the home layer, lives outside this home: it is not hiding's)
+        -- (cordon's own state, the home layer, and its cache live outside this home: not hiding's)
         local r = h.run_sh('stat "$HOME/.ssh" /etc/shadow; ls -a "$HOME" /etc > /dev/null; true',
-            { workspace = ws, home = home, env = { XDG_STATE_HOME = h.tmpdir() } })
+            { workspace = ws, home = home, env = { XDG_STATE_HOME = h.tmpdir(), XDG_CACHE_HOME = h.tmpdir() } })
         ok(r)
         local after = { h.tree(ws), h.tree(home), h.sh_ok("ls -a /etc"), h.sh_ok("ls -a /root") }
         assert.are.same(before, after)
@@ -243,7 +243,7 @@ describe("cordon run: hidden paths", function()
         local ws = h.workspace()
         local before = { h.tree(home), h.tree(ws) }
         local r = h.run_sh('stat "$HOME/.ssh" "$HOME/.netrc"',
-            { workspace = ws, home = home, env = { XDG_STATE_HOME = h.tmpdir() } })
+            { workspace = ws, home = home, env = { XDG_STATE_HOME = h.tmpdir(), XDG_CACHE_HOME = h.tmpdir() } })
         fails_with(r, "No such file or directory")
         assert.are.same(before, { h.tree(home), h.tree(ws) })
     end)
