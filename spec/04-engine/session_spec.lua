@@ -162,11 +162,12 @@ describe("cordon session: commands share one sandbox", function()
         local s = start()
         local probe = "grep -E '^(Cap|NoNewPrivs|Seccomp|PPid)' /proc/$$/status; cat /proc/$$/limits; pwd; "
             .. "ls /proc/self/fd; id; umask; trap -p; [ \"$(ps -o pgid= -p $$)\" -eq $$ ] && "
-            .. "[ \"$(ps -o sid= -p $$)\" -eq $$ ] && echo own-session"
+            .. "[ \"$(ps -o sid= -p $$)\" -eq $$ ] && echo own-session; "
+            .. "cat /proc/$$/environ >/dev/null && echo dumpable" -- a spare is not, until its exec
         -- the session's first exec is vforked by init; each later one is the spare made
         -- ahead (a child of init, comm cordon-session, until its exec)
         local first = ok(exec(s, probe))
-        assert.matches("own%-session\n$", first.stdout)
+        assert.matches("own%-session\ndumpable\n$", first.stdout)
         assert.matches("PPid:%s+1\n", first.stdout)
         assert.are.equal(first.stdout, ok(exec(s, probe)).stdout)
         local r = ok(exec(s, "for i in $(seq 200); do S=$(ps -eo pid=,comm= | awk '$2 == \"cordon-session\" && $1 != 1 "
