@@ -357,6 +357,14 @@ static void ro_push(struct git_guard *g, struct gg_snap *s, const char *rel)
         str_list_push(&s->ro, rel);
 }
 
+/* ro_push for what record() just found at rel (x: its item, NULL when missing), from the one
+ * look record took instead of a second. */
+static void ro_push_recorded(struct gg_snap *s, const char *rel, const struct gg_item *x)
+{
+    if (x && rel[0] && x->type != S_IFLNK && !str_list_contains(&s->ro, rel))
+        str_list_push(&s->ro, rel);
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
@@ -452,8 +460,7 @@ static void add_admin(struct git_guard *g, struct gg_snap *s, const char *admin,
     static const char *const names[] = {"commondir", "gitdir", "config.worktree"};
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
         char *p = join(admin, names[i]);
-        record(g, s, p, i == 2 ? GG_CONFIG : GG_POINTER, repo, NULL);
-        ro_push(g, s, p);
+        ro_push_recorded(s, p, record(g, s, p, i == 2 ? GG_CONFIG : GG_POINTER, repo, NULL));
         free(p);
     }
 }
@@ -494,10 +501,8 @@ static void follow_refs(struct git_guard *g, struct gg_snap *s, struct cfg_refs 
     for (size_t i = 0; i < refs->includes.len && i < 64; i++) { /* grows as includes include */
         char *inc = expand_home(g, refs->includes.items[i]);
         char *rel = resolve_in_ws(g, gd, inc);
-        if (rel) {
-            record(g, s, rel, GG_CONFIG, repo, refs);
-            ro_push(g, s, rel);
-        }
+        if (rel)
+            ro_push_recorded(s, rel, record(g, s, rel, GG_CONFIG, repo, refs));
         free(rel);
         free(inc);
     }
@@ -512,10 +517,8 @@ static void follow_refs(struct git_guard *g, struct gg_snap *s, struct cfg_refs 
         for (size_t i = 0; i < lists[l]->len; i++) {
             char *e = expand_home(g, lists[l]->items[i]);
             char *rel = resolve_in_ws(g, worktree ? worktree : gd, e);
-            if (rel && rel[0]) {
-                record(g, s, rel, GG_PROGRAM, repo, NULL);
-                ro_push(g, s, rel);
-            }
+            if (rel && rel[0])
+                ro_push_recorded(s, rel, record(g, s, rel, GG_PROGRAM, repo, NULL));
             free(rel);
             free(e);
         }
@@ -533,26 +536,25 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
     static const char *const configs[] = {"config", "config.worktree"};
     for (size_t i = 0; i < ARRAY_LEN(configs); i++) {
         p = join(gd, configs[i]);
-        record(g, s, p, GG_CONFIG, repo, &refs);
-        ro_push(g, s, p);
+        ro_push_recorded(s, p, record(g, s, p, GG_CONFIG, repo, &refs));
         free(p);
     }
     p = join(gd, "commondir");
     struct gg_item *cd = record(g, s, p, GG_POINTER, repo, NULL);
-    ro_push(g, s, p);
+    ro_push_recorded(s, p, cd);
     free(p);
     char *common = pointer_target(g, cd, gd, "");
     if (common) /* its config and hooks are this repository's */
         add_gitdir(g, s, common, repo, worktree);
     free(common);
     p = join(gd, "gitdir");
-    record(g, s, p, GG_POINTER, repo, NULL);
-    ro_push(g, s, p);
+    ro_push_recorded(s, p, record(g, s, p, GG_POINTER, repo, NULL));
     free(p);
 
     p = join(gd, "hooks");
     struct stat st;
-    if (lstat_rel(g, p, &st) && S_ISLNK(st.st_mode)) {
+    bool have = lstat_rel(g, p, &st);
+    if (have && S_ISLNK(st.st_mode)) {
         /* The link itself cannot hold a mount: its target is bound read-only instead, and the
          * link is compared here after each command. */
         struct gg_item *x = record(g, s, p, GG_HOOKS_LINK, repo, NULL);
@@ -560,7 +562,7 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
         if (target)
             scan_hooks(g, s, target, repo, 0, true);
         free(target);
-    } else if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
+    } else if (have && S_ISDIR(st.st_mode)) {
         scan_hooks(g, s, p, repo, 0, true);
     } else {
         record(g, s, p, GG_HOOK, repo, NULL); /* a file named hooks: nothing git reads */
@@ -987,8 +989,9 @@ static int snapshot_in(struct git_guard *g, struct gg_snap *s, bool quick)
     memset(s, 0, sizeof *s);
     double t0 = clock_mono_ms_f();
     for (size_t i = 0; i < g->host_in_ws.len; i++) {
-        record(g, s, g->host_in_ws.items[i], GG_CONFIG, "~ (the host's own git config)", NULL);
-        ro_push(g, s, g->host_in_ws.items[i]);
+        const char *rel = g->host_in_ws.items[i];
+        ro_push_recorded(s, rel,
+                         record(g, s, rel, GG_CONFIG, "~ (the host's own git config)", NULL));
     }
     if (quick) {
         for (size_t i = 0; i < g->snap.dotgits.len; i++) {
