@@ -15,11 +15,16 @@
 #   api-exec     POST /v1/exec {"command":"true"} on ONE keep-alive connection, read to the
 #                exit event (bench/session_client.py), alternating in blocks of 25 with
 #   api-baseline os.posix_spawn + waitpid of `bash -c true` in that same Python process
+#   cli-alt      `cordon exec NAME -- true` spawned by bench/session_client.py --cli,
+#                alternating in blocks of 25 with
+#   bash-alt     `bash -c true` spawned by that same process (hyperfine runs all of one
+#                command's runs before the next's: on a busy machine cli-exec and bash can
+#                see different loads; this pair cannot)
 #   py-client    cordon.Session.exec("true") of the Python client (clients/python, one
 #                keep-alive connection), alternating one by one with
 #   py-raw       bench/session_client.py's raw exec, in that same process
-# and prints the medians, the ratios against the goals (cli-exec/bash <= 3, api-exec/baseline
-# <= 1.5, py-client/py-raw <= 1.1), how much faster than a fresh bwrap sandbox an exec is, and the idle RSS of the session (controller + its init, VmRSS;
+# and prints the medians, the ratios against the goals (cli-exec/bash <= 3, the same for
+# cli-alt/bash-alt, api-exec/baseline <= 1.5, py-client/py-raw <= 1.1), how much faster than a fresh bwrap sandbox an exec is, and the idle RSS of the session (controller + its init, VmRSS;
 # goal < 8 MiB), right after start and again after the runs.
 # Reports only; it asserts nothing about time (the figures depend on the machine).
 set -euo pipefail
@@ -112,6 +117,11 @@ api_json=$($py "$client" "$sock" "$runs") || die "the API client failed"
 echo "$api_json"
 
 echo
+echo "== CLI: $runs \`cordon exec $name -- true\`, alternating in blocks with bash -c true, spawned by one process"
+cli_json=$($py "$client" --cli "$cordon" "$name" "$runs") || die "the CLI alternation failed"
+echo "$cli_json"
+
+echo
 echo "== Python client: $runs Session.exec('true') on its keep-alive connection, alternating one by one with the raw API client"
 # Both in one process, alternating one by one (ABBA...): both are execs, so the work the
 # session still does after an exit event falls on the next exec of either kind alike, and
@@ -147,12 +157,13 @@ read -r rss_end rss_pids_end < <(session_rss_kib)
 
 echo
 echo "== session exec (ms), $(uname -r), $(nproc) cores, runs=$runs"
-$py - "$json" "$api_json" "$rss_start" "$rss_end" "$rss_pids_start" "$pyclient_json" <<'PY'
+$py - "$json" "$api_json" "$rss_start" "$rss_end" "$rss_pids_start" "$pyclient_json" "$cli_json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 api = json.loads(sys.argv[2])
 rss_start, rss_end, pids = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 pyc = json.loads(sys.argv[6])
+cli = json.loads(sys.argv[7])
 rows = {}
 for r in doc["results"]:
     rows[r["command"]] = {k: r[k] * 1e3 for k in ("median", "mean", "min", "max")}
@@ -160,8 +171,11 @@ rows["api-exec"] = api["api_exec"]
 rows["api-baseline"] = api["spawn_bash"]
 rows["py-client"] = pyc["client"]
 rows["py-raw"] = pyc["raw"]
+rows["cli-alt"] = cli["cli_exec"]
+rows["bash-alt"] = cli["bash"]
 print("%-14s %9s %9s %9s %9s" % ("command", "median", "mean", "min", "max"))
-for n in ("cli-exec", "api-exec", "py-client", "py-raw", "bash", "api-baseline", "bwrap"):
+for n in ("cli-exec", "cli-alt", "api-exec", "py-client", "py-raw", "bash", "bash-alt", "api-baseline",
+          "bwrap"):
     r = rows[n]
     print("%-14s %9.3f %9.3f %9.3f %9.3f" % (n, r["median"], r["mean"], r["min"], r["max"]))
 def ratio(a, b, label, goal, le):
@@ -170,6 +184,7 @@ def ratio(a, b, label, goal, le):
     print("%-40s %6.2f  (goal %s %s: %s)" % (label, x, "<=" if le else ">=", goal, "met" if met else "NOT met"))
 print()
 ratio("cli-exec", "bash", "cli exec / bash -c true", 3, True)
+ratio("cli-alt", "bash-alt", "cli exec / bash -c true (alternating)", 3, True)
 ratio("api-exec", "api-baseline", "api exec / bash -c true (same process)", 1.5, True)
 ratio("py-client", "py-raw", "python client / raw API client", 1.10, True)
 print("%-40s %6.0f us  (raw API client: %.0f us)" % ("python client's own CPU per exec", pyc["client"]["cpu_us"],

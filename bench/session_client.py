@@ -3,6 +3,7 @@
 long-lived client, against spawning `bash -c true` directly from the same process.
 
     session_client.py SOCKET RUNS [BLOCK]
+    session_client.py --cli CORDON NAME RUNS [BLOCK]
 
 Keeps ONE HTTP/1.1 keep-alive connection on the session's Unix socket and sends RUNS sequential
 `POST /v1/exec {"command":"true"}`; each is timed from the first byte sent until the NDJSON
@@ -15,6 +16,12 @@ exit event (reaping, bookkeeping) is charged to the next exec, as in a real comm
 not to the baseline. (Alternating one by one would put that work on the spawn and inflate both.)
 Prints one JSON object: medians, means, min and max in milliseconds. Raises (exit 1) when the
 session answers anything but a clean exit 0, or closes the connection.
+
+With --cli, the same alternation in blocks for the CLI's round trip: os.posix_spawn of
+`CORDON exec NAME -- true` (in this process's working directory and environment, so its
+XDG_RUNTIME_DIR) against `bash -c true`, each + os.waitpid, output to /dev/null. hyperfine
+runs all of one command's runs before the next's, so on a busy machine the two can see
+different loads; blocks of 25 back to back keep them side by side.
 """
 import json
 import os
@@ -100,27 +107,22 @@ def spawn_bash_true(env):
         raise RuntimeError("bash -c true: status %d" % status)
 
 
-def summary(xs):
-    ms = [x * 1e3 for x in xs]
-    return {"median": statistics.median(ms), "mean": statistics.fmean(ms), "min": min(ms), "max": max(ms),
-            "runs": len(ms)}
+def spawn_ok(argv, env, devnull):
+    actions = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        raise RuntimeError("%s: status %d" % (" ".join(argv), status))
 
 
-def main():
-    if len(sys.argv) not in (3, 4):
-        sys.stderr.write(__doc__)
-        return 2
-    path, runs = sys.argv[1], int(sys.argv[2])
-    block = int(sys.argv[3]) if len(sys.argv) == 4 else 25
-    if runs <= 0 or block <= 0:
-        raise ValueError("RUNS and BLOCK must be positive")
-    env = dict(os.environ)
-    conn = Conn(path)
-    kinds = (("api", conn.exec_true, []), ("spawn", lambda: spawn_bash_true(env), []))
-    for i in range(10):  # warm up both paths
-        conn.exec_true()
-        spawn_bash_true(env)
-    while len(kinds[0][2]) < runs or len(kinds[1][2]) < runs:
+def alternate(kinds, runs, block):
+    """Runs each (name, fn, times) in turn, in blocks of block back-to-back timed runs; at each
+    switch a 50 ms pause and one run not counted (what a session still does after an exit
+    event is charged to its next exec, not to the other kind)."""
+    for _ in range(10):  # warm up every path
+        for _, fn, _ in kinds:
+            fn()
+    while any(len(times) < runs for _, _, times in kinds):
         for _, fn, times in kinds:
             n = min(block, runs - len(times))
             if n <= 0:
@@ -131,6 +133,43 @@ def main():
                 t0 = time.perf_counter()
                 fn()
                 times.append(time.perf_counter() - t0)
+
+
+def main_cli(argv):
+    cordon, name, runs = argv[0], argv[1], int(argv[2])
+    block = int(argv[3]) if len(argv) == 4 else 25
+    if runs <= 0 or block <= 0:
+        raise ValueError("RUNS and BLOCK must be positive")
+    env = dict(os.environ)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    cli = [cordon, "exec", name, "--", "true"]
+    kinds = (("cli", lambda: spawn_ok(cli, env, devnull), []),
+             ("bash", lambda: spawn_ok(["/bin/bash", "-c", "true"], env, devnull), []))
+    alternate(kinds, runs, block)
+    print(json.dumps({"cli_exec": summary(kinds[0][2]), "bash": summary(kinds[1][2]), "block": block}))
+    return 0
+
+
+def summary(xs):
+    ms = [x * 1e3 for x in xs]
+    return {"median": statistics.median(ms), "mean": statistics.fmean(ms), "min": min(ms), "max": max(ms),
+            "runs": len(ms)}
+
+
+def main():
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "--cli":
+        return main_cli(sys.argv[2:])
+    if len(sys.argv) not in (3, 4):
+        sys.stderr.write(__doc__)
+        return 2
+    path, runs = sys.argv[1], int(sys.argv[2])
+    block = int(sys.argv[3]) if len(sys.argv) == 4 else 25
+    if runs <= 0 or block <= 0:
+        raise ValueError("RUNS and BLOCK must be positive")
+    env = dict(os.environ)
+    conn = Conn(path)
+    kinds = (("api", conn.exec_true, []), ("spawn", lambda: spawn_bash_true(env), []))
+    alternate(kinds, runs, block)
     print(json.dumps({"api_exec": summary(kinds[0][2]), "spawn_bash": summary(kinds[1][2]), "block": block}))
     return 0
 

@@ -85,9 +85,20 @@ static void cfg_refs_free(struct cfg_refs *r)
 
 struct gg_dir;
 
+/* The folder a snapshot last looked in, kept open for the next name in it (a repository's
+ * dozen names all lie in its git dir, each recorded and then held read-only: one descriptor
+ * instead of an openat2 and a close for each look). Only while snapshot() runs: an undo, and
+ * the next check, open afresh. */
+struct parent_cache {
+    bool on;
+    char *rel; /* workspace-relative ("" for the workspace) */
+    int fd;    /* O_PATH, opened beneath the workspace as open_parent opens it; -1: none */
+};
+
 struct git_guard {
     char *ws;
     int wsfd;
+    struct parent_cache *pc;
     struct gg_snap snap;
     struct gg_dir *tree; /* what the last walk saw of the folders, for the next one */
     double last_ms;
@@ -130,17 +141,40 @@ static DIR *opendir_beneath(const struct git_guard *g, const char *rel)
     return d;
 }
 
-/* The directory holding rel, opened O_PATH beneath the workspace; *base is rel's last name. */
+static void parent_cache_set(struct parent_cache *pc, bool on)
+{
+    if (pc->fd >= 0)
+        close(pc->fd);
+    free(pc->rel);
+    *pc = (struct parent_cache){.on = on, .fd = -1};
+}
+
+/* The directory holding rel, opened O_PATH beneath the workspace (or the snapshot's cached
+ * one, the same folder); *base is rel's last name. Given back with close_parent. */
 static int open_parent(const struct git_guard *g, const char *rel, const char **base)
 {
     const char *slash = strrchr(rel, '/');
+    size_t n = slash ? (size_t)(slash - rel) : 0;
+    struct parent_cache *pc = g->pc;
     *base = slash ? slash + 1 : rel;
-    if (!slash)
-        return open_beneath(g->wsfd, "", O_PATH | O_DIRECTORY);
-    char *dir = xasprintf("%.*s", (int)(slash - rel), rel);
+    if (pc->on && pc->fd >= 0 && strlen(pc->rel) == n && strncmp(pc->rel, rel, n) == 0)
+        return pc->fd;
+    char *dir = xasprintf("%.*s", (int)n, rel);
     int fd = open_beneath(g->wsfd, dir, O_PATH | O_DIRECTORY);
-    free(dir);
+    if (pc->on && fd >= 0) {
+        parent_cache_set(pc, true);
+        pc->rel = dir;
+        pc->fd = fd;
+    } else {
+        free(dir);
+    }
     return fd;
+}
+
+static void close_parent(const struct git_guard *g, int fd)
+{
+    if (fd != g->pc->fd)
+        close(fd);
 }
 
 static bool lstat_rel(const struct git_guard *g, const char *rel, struct stat *st)
@@ -150,7 +184,7 @@ static bool lstat_rel(const struct git_guard *g, const char *rel, struct stat *s
     if (pfd < 0)
         return false;
     bool ok = fstatat(pfd, base, st, AT_SYMLINK_NOFOLLOW) == 0;
-    close(pfd);
+    close_parent(g, pfd);
     return ok;
 }
 
@@ -272,7 +306,7 @@ static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char
     if (pfd < 0)
         return NULL;
     if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-        close(pfd);
+        close_parent(g, pfd);
         return NULL;
     }
     if (s->n == s->cap) {
@@ -310,7 +344,7 @@ static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char
         if (kind == GG_CONFIG && x->bytes)
             x->digest = config_digest(x->bytes, x->len, refs);
     }
-    close(pfd);
+    close_parent(g, pfd);
     return x;
 }
 
@@ -320,6 +354,14 @@ static void ro_push(struct git_guard *g, struct gg_snap *s, const char *rel)
 {
     struct stat st;
     if (rel[0] && lstat_rel(g, rel, &st) && !S_ISLNK(st.st_mode) && !str_list_contains(&s->ro, rel))
+        str_list_push(&s->ro, rel);
+}
+
+/* ro_push for what record() just found at rel (x: its item, NULL when missing), from the one
+ * look record took instead of a second. */
+static void ro_push_recorded(struct gg_snap *s, const char *rel, const struct gg_item *x)
+{
+    if (x && rel[0] && x->type != S_IFLNK && !str_list_contains(&s->ro, rel))
         str_list_push(&s->ro, rel);
 }
 
@@ -418,8 +460,7 @@ static void add_admin(struct git_guard *g, struct gg_snap *s, const char *admin,
     static const char *const names[] = {"commondir", "gitdir", "config.worktree"};
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
         char *p = join(admin, names[i]);
-        record(g, s, p, i == 2 ? GG_CONFIG : GG_POINTER, repo, NULL);
-        ro_push(g, s, p);
+        ro_push_recorded(s, p, record(g, s, p, i == 2 ? GG_CONFIG : GG_POINTER, repo, NULL));
         free(p);
     }
 }
@@ -460,10 +501,8 @@ static void follow_refs(struct git_guard *g, struct gg_snap *s, struct cfg_refs 
     for (size_t i = 0; i < refs->includes.len && i < 64; i++) { /* grows as includes include */
         char *inc = expand_home(g, refs->includes.items[i]);
         char *rel = resolve_in_ws(g, gd, inc);
-        if (rel) {
-            record(g, s, rel, GG_CONFIG, repo, refs);
-            ro_push(g, s, rel);
-        }
+        if (rel)
+            ro_push_recorded(s, rel, record(g, s, rel, GG_CONFIG, repo, refs));
         free(rel);
         free(inc);
     }
@@ -478,10 +517,8 @@ static void follow_refs(struct git_guard *g, struct gg_snap *s, struct cfg_refs 
         for (size_t i = 0; i < lists[l]->len; i++) {
             char *e = expand_home(g, lists[l]->items[i]);
             char *rel = resolve_in_ws(g, worktree ? worktree : gd, e);
-            if (rel && rel[0]) {
-                record(g, s, rel, GG_PROGRAM, repo, NULL);
-                ro_push(g, s, rel);
-            }
+            if (rel && rel[0])
+                ro_push_recorded(s, rel, record(g, s, rel, GG_PROGRAM, repo, NULL));
             free(rel);
             free(e);
         }
@@ -499,26 +536,25 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
     static const char *const configs[] = {"config", "config.worktree"};
     for (size_t i = 0; i < ARRAY_LEN(configs); i++) {
         p = join(gd, configs[i]);
-        record(g, s, p, GG_CONFIG, repo, &refs);
-        ro_push(g, s, p);
+        ro_push_recorded(s, p, record(g, s, p, GG_CONFIG, repo, &refs));
         free(p);
     }
     p = join(gd, "commondir");
     struct gg_item *cd = record(g, s, p, GG_POINTER, repo, NULL);
-    ro_push(g, s, p);
+    ro_push_recorded(s, p, cd);
     free(p);
     char *common = pointer_target(g, cd, gd, "");
     if (common) /* its config and hooks are this repository's */
         add_gitdir(g, s, common, repo, worktree);
     free(common);
     p = join(gd, "gitdir");
-    record(g, s, p, GG_POINTER, repo, NULL);
-    ro_push(g, s, p);
+    ro_push_recorded(s, p, record(g, s, p, GG_POINTER, repo, NULL));
     free(p);
 
     p = join(gd, "hooks");
     struct stat st;
-    if (lstat_rel(g, p, &st) && S_ISLNK(st.st_mode)) {
+    bool have = lstat_rel(g, p, &st);
+    if (have && S_ISLNK(st.st_mode)) {
         /* The link itself cannot hold a mount: its target is bound read-only instead, and the
          * link is compared here after each command. */
         struct gg_item *x = record(g, s, p, GG_HOOKS_LINK, repo, NULL);
@@ -526,7 +562,7 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
         if (target)
             scan_hooks(g, s, target, repo, 0, true);
         free(target);
-    } else if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
+    } else if (have && S_ISDIR(st.st_mode)) {
         scan_hooks(g, s, p, repo, 0, true);
     } else {
         record(g, s, p, GG_HOOK, repo, NULL); /* a file named hooks: nothing git reads */
@@ -948,13 +984,14 @@ static void host_configs(struct git_guard *g)
 /* The whole walk, or (quick) only the repositories the last snapshot knew: no new one is
  * found then, but what a command plants in a known `.git` is, at a cost that does not grow with
  * the workspace. */
-static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
+static int snapshot_in(struct git_guard *g, struct gg_snap *s, bool quick)
 {
     memset(s, 0, sizeof *s);
     double t0 = clock_mono_ms_f();
     for (size_t i = 0; i < g->host_in_ws.len; i++) {
-        record(g, s, g->host_in_ws.items[i], GG_CONFIG, "~ (the host's own git config)", NULL);
-        ro_push(g, s, g->host_in_ws.items[i]);
+        const char *rel = g->host_in_ws.items[i];
+        ro_push_recorded(s, rel,
+                         record(g, s, rel, GG_CONFIG, "~ (the host's own git config)", NULL));
     }
     if (quick) {
         for (size_t i = 0; i < g->snap.dotgits.len; i++) {
@@ -998,6 +1035,14 @@ static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
     g->last_ms = clock_mono_ms_f() - t0;
     g->last_dirs = s->dirs;
     return 0;
+}
+
+static int snapshot(struct git_guard *g, struct gg_snap *s, bool quick)
+{
+    parent_cache_set(g->pc, true);
+    int r = snapshot_in(g, s, quick);
+    parent_cache_set(g->pc, false);
+    return r;
 }
 
 /* ---- the walk's tree between runs --------------------------------------------------------- */
@@ -1581,6 +1626,8 @@ struct git_guard *git_guard_new_cached(const char *workspace, struct str_list *r
 {
     struct git_guard *g = xcalloc(1, sizeof *g);
     g->ws = xstrdup(workspace);
+    g->pc = xcalloc(1, sizeof *g->pc);
+    g->pc->fd = -1;
     g->cache = cache ? xstrdup(cache) : NULL;
     const char *home = getenv("HOME");
     g->home = home && home[0] == '/' ? xstrdup(home) : NULL;
@@ -1802,6 +1849,8 @@ void git_guard_free(struct git_guard *g)
         return;
     snap_free(&g->snap);
     dir_free(g->tree);
+    parent_cache_set(g->pc, false);
+    free(g->pc);
     if (g->wsfd >= 0)
         close(g->wsfd);
     str_list_free(&g->made);

@@ -79,10 +79,45 @@ static void reset_ignored_signals(void)
     }
 }
 
+/* The confinement every command of a sandbox gets alike: resource limits, capabilities,
+ * no_new_privs, the Landlock guards, the seccomp filter, in that order. 0, or -errno with
+ * *what naming the step that failed. */
+static int confine(const struct sandbox_config *cfg, const struct sc_program *seccomp,
+                   const char **what)
+{
+    int r;
+    unsigned long long keep = cfg->root_write_caps ? CONFINE_ROOT_WRITE_CAPS : 0;
+    if ((r = confine_rlimits(cfg)) < 0) {
+        *what = "setting resource limits";
+    } else if ((r = confine_keep_capabilities(keep)) < 0) {
+        *what = "dropping capabilities";
+    } else if ((r = confine_no_new_privs()) < 0) {
+        *what = "setting no_new_privs";
+    } else if (loopback_guard_wanted(cfg) && (r = loopback_guard_apply(cfg)) < 0) {
+        *what = "restricting loopback TCP (Landlock)";
+    } else if (procfs_is_shared() && (r = procfs_guard_apply()) < 0) {
+        *what = "guarding the container's /proc (Landlock)";
+    } else if ((r = sc_load(seccomp)) < 0) {
+        *what = "loading the seccomp filter";
+    }
+    return r;
+}
+
+CORDON_NORETURN static void exec_command(const struct sandbox_config *cfg, char **argv)
+{
+    /* execvp searches the PATH of the environment it runs in: the sandbox's. */
+    static char *empty_env[] = {NULL};
+    environ = cfg->env.items ? cfg->env.items : empty_env;
+    execvp(argv[0], argv);
+    int err = errno;
+    fail(argv[0], NULL, err, err == ENOENT ? 127 : 126);
+}
+
 void command_exec(const struct sandbox_config *cfg, const struct sc_program *seccomp, char **argv,
                   int slave, int out_fd, int err_fd)
 {
     int r;
+    const char *what = NULL;
     reset_ignored_signals();
     if (setsid() < 0)
         fail("setsid", NULL, errno, CORDON_EXIT_SETUP);
@@ -94,22 +129,32 @@ void command_exec(const struct sandbox_config *cfg, const struct sc_program *sec
         fail("close_range", NULL, errno, CORDON_EXIT_SETUP);
     if (chdir(cfg->cwd) < 0)
         fail("cannot enter ", cfg->cwd, errno, CORDON_EXIT_SETUP);
-    if ((r = confine_rlimits(cfg)) < 0)
-        fail("setting resource limits", NULL, -r, CORDON_EXIT_SETUP);
-    if ((r = confine_keep_capabilities(cfg->root_write_caps ? CONFINE_ROOT_WRITE_CAPS : 0)) < 0)
-        fail("dropping capabilities", NULL, -r, CORDON_EXIT_SETUP);
-    if ((r = confine_no_new_privs()) < 0)
-        fail("setting no_new_privs", NULL, -r, CORDON_EXIT_SETUP);
-    if (loopback_guard_wanted(cfg) && (r = loopback_guard_apply(cfg)) < 0)
-        fail("restricting loopback TCP (Landlock)", NULL, -r, CORDON_EXIT_SETUP);
-    if (procfs_is_shared() && (r = procfs_guard_apply()) < 0)
-        fail("guarding the container's /proc (Landlock)", NULL, -r, CORDON_EXIT_SETUP);
-    if ((r = sc_load(seccomp)) < 0)
-        fail("loading the seccomp filter", NULL, -r, CORDON_EXIT_SETUP);
-    /* execvp searches the PATH of the environment it runs in: the sandbox's. */
-    static char *empty_env[] = {NULL};
-    environ = cfg->env.items ? cfg->env.items : empty_env;
-    execvp(argv[0], argv);
-    int err = errno;
-    fail(argv[0], NULL, err, err == ENOENT ? 127 : 126);
+    if ((r = confine(cfg, seccomp, &what)) < 0)
+        fail(what, NULL, -r, CORDON_EXIT_SETUP);
+    exec_command(cfg, argv);
+}
+
+int command_prepare(const struct sandbox_config *cfg, const struct sc_program *seccomp,
+                    const char **what)
+{
+    reset_ignored_signals();
+    if (setsid() < 0) {
+        *what = "setsid";
+        return -errno;
+    }
+    return confine(cfg, seccomp, what);
+}
+
+void command_exec_prepared(const struct sandbox_config *cfg, char **argv, int out_fd, int err_fd,
+                           int prepared, const char *what)
+{
+    if ((out_fd >= 0 && dup2(out_fd, 1) < 0) || (err_fd >= 0 && dup2(err_fd, 2) < 0))
+        fail("redirecting the output", NULL, errno, CORDON_EXIT_SETUP);
+    if (close_range(3, ~0U, 0) < 0)
+        fail("close_range", NULL, errno, CORDON_EXIT_SETUP);
+    if (chdir(cfg->cwd) < 0)
+        fail("cannot enter ", cfg->cwd, errno, CORDON_EXIT_SETUP);
+    if (prepared < 0) /* reported on the command's own stderr, as command_exec does */
+        fail(what, NULL, -prepared, CORDON_EXIT_SETUP);
+    exec_command(cfg, argv);
 }

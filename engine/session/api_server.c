@@ -480,22 +480,33 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const ch
 
 static void on_timer(struct ev_loop *loop, struct ev_timer *t);
 
+/* MHD_run passes over each ready connection once: sending a stream's next chunk, the headers
+ * before a stream's first bytes, or the last chunk after its end each take a pass of their
+ * own, and MHD says so with a timeout of 0. Passes run back to back while it does, at most
+ * this many: waiting for the loop's next round (a 1 ms timer) put a millisecond between the
+ * headers and the first event, and another before the end of every exec's stream. */
+#define MHD_PASSES_MAX 8
+
 static void run_mhd(struct api_server *s)
 {
-    s->dirty = false;
-    s->in_run = true;
-    if (MHD_run(s->d) != MHD_YES)
-        LOG_E("api", "MHD_run failed");
-    s->in_run = false;
     MHD_UNSIGNED_LONG_LONG ms = 0;
-    if (MHD_get_timeout(s->d, &ms) != MHD_YES) {
-        ev_timer_stop(s->loop, &s->timer);
-        return;
+    for (int pass = 0; pass < MHD_PASSES_MAX; pass++) {
+        s->dirty = false;
+        s->in_run = true;
+        if (MHD_run(s->d) != MHD_YES)
+            LOG_E("api", "MHD_run failed");
+        s->in_run = false;
+        if (MHD_get_timeout(s->d, &ms) != MHD_YES) {
+            ev_timer_stop(s->loop, &s->timer);
+            return;
+        }
+        if (ms != 0)
+            break;
     }
     if (ms == 0) {
-        /* Work is pending now: after_round runs it at the end of this round; the timer (not
-         * 0 ms, which would fire again within the same round) covers owners that do not call
-         * after_round. */
+        /* Still work pending after that many passes: after_round runs it at the end of this
+         * round; the timer (not 0 ms, which would fire again within the same round) covers
+         * owners that do not call after_round. */
         s->dirty = true;
         ms = 1;
     }

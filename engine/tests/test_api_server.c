@@ -1,6 +1,7 @@
 /* test_api_server.c — the control API's HTTP server (api_server.h) on a real Unix socket: the
  * test drives the event loop while a forked client speaks raw HTTP/1.1 to it. Covers complete
- * answers given inside the handler and later from a timer, streams (chunked), keep-alive and
+ * answers given inside the handler and later from a timer, streams (chunked; one ended between
+ * rounds goes out whole in the next after_round), keep-alive and
  * pipelining, HEAD, requests MHD refuses itself, bodies at and over 1 MiB, clients that leave
  * mid-stream, stopping with requests in flight, start-up failures, and the peer checks: (as
  * root) another uid; a client in another user namespace; one that connected from another user
@@ -905,6 +906,39 @@ static void test_peer_other_userns_refused(void)
 
 /* The client that connects from another user namespace, hands its connection to a child and
  * exits, so that its pid can be given to a host process before the child sends a request. */
+/* A stream ended between rounds (as a session ends an exec's stream when init reports the
+ * command's end) goes out whole, through its last chunk, in the one after_round that follows:
+ * no further loop round (nor MHD's timer) is needed for the client to have the response. The
+ * client is this process: everything it reads was sent before the read. */
+static void test_stream_end_same_round(void)
+{
+    setup();
+    struct client c;
+    memset(&c, 0, sizeof c);
+    c.fd = connect_to(sock_path, false);
+    send_str(&c, "GET /quiet HTTP/1.1\r\nHost: cordon\r\n\r\n");
+    for (int i = 0; i < 200 && !st.stream; i++)
+        round_once(10);
+    CHECK(st.stream != NULL);
+    for (int i = 0; i < 20; i++) /* the headers go out; MHD settles with the stream dry */
+        round_once(1);
+    api_stream_write(st.stream, "last\n", 5);
+    api_stream_end(st.stream);
+    st.stream = NULL;
+    api_server_after_round(st.srv);
+    ssize_t n;
+    while ((n = recv(c.fd, c.buf + c.len, sizeof c.buf - 1 - c.len, MSG_DONTWAIT)) > 0)
+        c.len += (size_t)n;
+    c.buf[c.len] = '\0';
+    CHECK_STR_CONTAINS(c.buf, "HTTP/1.1 200");
+    CHECK_STR_CONTAINS(c.buf, "\r\n5\r\nlast\n\r\n0\r\n\r\n");
+    CHECK(c.len >= 5 && memcmp(c.buf + c.len - 5, "0\r\n\r\n", 5) == 0);
+    close(c.fd);
+    drive_ms(50);
+    CHECK_EQ_INT(st.gone, 0);
+    teardown();
+}
+
 static int go_pipe[2], pid_pipe[2];
 
 static void client_exits_keeps_connection(void)
@@ -1004,7 +1038,8 @@ static void test_start_failure(void)
 }
 
 TEST_MAIN({"sync_response", test_sync_response}, {"deferred_response", test_deferred_response},
-          {"streamed_response", test_streamed_response}, {"keepalive", test_keepalive},
+          {"streamed_response", test_streamed_response},
+          {"stream_end_same_round", test_stream_end_same_round}, {"keepalive", test_keepalive},
           {"head_request", test_head_request}, {"malformed_request", test_malformed_request},
           {"body_limit", test_body_limit}, {"client_gone_mid_stream", test_client_gone_mid_stream},
           {"stop_with_requests_in_flight", test_stop_with_requests_in_flight},
