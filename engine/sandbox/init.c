@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,45 +77,131 @@ static int supervisor_signals(void)
     return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
-/* The proxy's listening sockets are created here, inside the sandbox's network namespace, and
- * handed to the controller, which accepts on them and connects out from the host's namespace:
- * no relay process, no socket a command could reach other than these two. */
-static void hand_over_proxy_listeners(int ctl)
+/* The sandbox's own network: a namespace with loopback up and, in it, the proxy's two
+ * listening sockets and the resolver's two, handed to the controller, which accepts on them and
+ * connects out from the host's namespace (dns_stub.c serves the resolver; /etc/resolv.conf in
+ * the view names it): no relay process, no socket a command could reach other than these.
+ * Made apart from being passed: with early_network a thread of init makes it (network_thread)
+ * while init builds the view, and init itself, after the join, reports a failure (an _exit on
+ * the thread would cut short one of the view's mounts half-way). */
+enum { NET_HTTP, NET_SOCKS, NET_DNS_UDP, NET_DNS_TCP, NET_N_FDS };
+struct network {
+    int fds[NET_N_FDS];
+    int ns_fd;          /* the thread's namespace, which init enters (enter_network); else -1 */
+    const char *failed; /* the step that failed, in setup_failed's words, or NULL */
+    int err;            /* and its errno */
+    pthread_t thread;
+    bool running; /* the thread is not joined yet */
+};
+static struct network net = {.fds = {-1, -1, -1, -1}, .ns_fd = -1};
+
+static void network_failed(struct network *n, const char *what, int err)
 {
-    static const struct {
-        uint16_t port;
-        char tag;
-    } listeners[] = {
-        {PROXY_HTTP_PORT, INIT_MSG_HTTP_LISTENER},
-        {PROXY_SOCKS_PORT, INIT_MSG_SOCKS_LISTENER},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(listeners); i++) {
-        int one = 1, r;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_port = htons(listeners[i].port),
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1024) < 0)
-            setup_failed("creating the proxy listeners", errno);
-        if ((r = fdpass_send(ctl, fd, listeners[i].tag)) < 0)
-            setup_failed("passing the proxy listeners to the controller", -r);
-        close(fd);
-    }
+    n->failed = what;
+    n->err = err;
 }
 
-/* The sandbox's resolver listens here too, inside the namespace, and is served by the
- * controller like the proxy (dns_stub.c): /etc/resolv.conf in the view names it. */
-static void hand_over_dns_listeners(int ctl)
+static int proxy_listener(uint16_t port)
 {
-    int udp, tcp, r;
-    if ((r = netns_dns_listeners(&udp, &tcp)) < 0)
-        setup_failed("creating the resolver's sockets", -r);
-    if ((r = fdpass_send(ctl, udp, INIT_MSG_DNS_UDP)) < 0 ||
-        (r = fdpass_send(ctl, tcp, INIT_MSG_DNS_TCP)) < 0)
-        setup_failed("passing the resolver's sockets to the controller", -r);
-    close(udp);
-    close(tcp);
+    int one = 1, r;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0)
+        return -errno;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1024) < 0) {
+        r = -errno;
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+/* In the calling task only: a network namespace is per task, so on a thread the rest of init
+ * stays where it is until it enters this one. */
+static void make_network(struct network *n)
+{
+    int r;
+    if ((r = ns_unshare_net()) < 0) {
+        network_failed(n, "creating the network namespace", -r);
+        return;
+    }
+    if ((r = netns_loopback_up()) < 0) {
+        network_failed(n, "bringing up loopback", -r);
+        return;
+    }
+    if ((n->fds[NET_HTTP] = proxy_listener(PROXY_HTTP_PORT)) < 0 ||
+        (n->fds[NET_SOCKS] = proxy_listener(PROXY_SOCKS_PORT)) < 0) {
+        network_failed(n, "creating the proxy listeners",
+                       -(n->fds[NET_HTTP] < 0 ? n->fds[NET_HTTP] : n->fds[NET_SOCKS]));
+        return;
+    }
+    if ((r = netns_dns_listeners(&n->fds[NET_DNS_UDP], &n->fds[NET_DNS_TCP])) < 0)
+        network_failed(n, "creating the resolver's sockets", -r);
+}
+
+static void *network_thread(void *arg)
+{
+    struct network *n = arg;
+    make_network(n);
+    if (!n->failed && (n->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
+        network_failed(n, "opening the network namespace", errno);
+    return NULL;
+}
+
+/* early_network: the thread starts at once, and init goes on with the view. A thread that
+ * cannot be started: the same work, in line. */
+static void start_network(struct network *n)
+{
+    if (pthread_create(&n->thread, NULL, network_thread, n) == 0)
+        n->running = true;
+    else
+        make_network(n);
+}
+
+/* fsview_build's enter_network, just before /sys is mounted: the thread's namespace becomes
+ * init's (and so the command's, which init starts). */
+static int enter_network(void *ctx, char *err, size_t errlen)
+{
+    struct network *n = ctx;
+    int r;
+    if (n->running) {
+        n->running = false;
+        if ((r = pthread_join(n->thread, NULL)) != 0)
+            network_failed(n, "waiting for the network namespace", r);
+        else if (!n->failed && setns(n->ns_fd, CLONE_NEWNET) < 0)
+            network_failed(n, "entering the network namespace", errno);
+    }
+    if (n->ns_fd >= 0)
+        close(n->ns_fd);
+    n->ns_fd = -1;
+    if (!n->failed)
+        return 0;
+    snprintf(err, errlen, "sandbox set-up: %s: %s", n->failed, strerror(n->err));
+    return -1;
+}
+
+static void hand_over_network(int ctl, struct network *n)
+{
+    static const struct {
+        char tag;
+        const char *what;
+    } out[NET_N_FDS] = {
+        [NET_HTTP] = {INIT_MSG_HTTP_LISTENER, "passing the proxy listeners to the controller"},
+        [NET_SOCKS] = {INIT_MSG_SOCKS_LISTENER, "passing the proxy listeners to the controller"},
+        [NET_DNS_UDP] = {INIT_MSG_DNS_UDP, "passing the resolver's sockets to the controller"},
+        [NET_DNS_TCP] = {INIT_MSG_DNS_TCP, "passing the resolver's sockets to the controller"},
+    };
+    if (n->failed)
+        setup_failed(n->failed, n->err);
+    for (int i = 0; i < NET_N_FDS; i++) {
+        int r = fdpass_send(ctl, n->fds[i], out[i].tag);
+        if (r < 0)
+            setup_failed(out[i].what, -r);
+        close(n->fds[i]);
+        n->fds[i] = -1;
+    }
 }
 
 /* network.transparent: every TCP connection from inside not to its loopback lands on one more
@@ -183,6 +271,15 @@ static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
             close(fd6);
         close(fd);
     }
+}
+
+/* What the configuration adds to the network: the host ports' listeners and the transparent
+ * one, made in the sandbox's namespace (init is in it by now). */
+static void hand_over_more_listeners(int ctl, const struct sandbox_config *cfg)
+{
+    hand_over_host_ports(ctl, cfg);
+    if (cfg->net_transparent != NET_TRANSPARENT_OFF)
+        transparent_started(ctl, cfg);
 }
 
 /* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
@@ -289,16 +386,11 @@ static void forward_signal(pid_t group, int sig)
         (void)kill(group, sig); /* the child may not have called setsid() yet */
 }
 
-/* The sandbox's own network: a namespace with loopback up and the proxy's listeners in it. */
+/* Without early_network: the network made and passed in line, before the view. */
 static void set_up_network(int ctl)
 {
-    int r;
-    if ((r = ns_unshare_net()) < 0)
-        setup_failed("creating the network namespace", -r);
-    if ((r = netns_loopback_up()) < 0)
-        setup_failed("bringing up loopback", -r);
-    hand_over_proxy_listeners(ctl);
-    hand_over_dns_listeners(ctl);
+    make_network(&net);
+    hand_over_network(ctl, &net);
 }
 
 /* The rename filter, once, before any command: every process of the sandbox inherits it, so
@@ -329,6 +421,12 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     char err[512];
     out->slave = -1;
     die_with_controller(p->parent_alive_fd);
+    /* The network namespace takes longest of what needs no configuration: its thread starts
+     * first, before the maps (the owner of a new user namespace has CAP_SYS_ADMIN in it from
+     * the clone on, and nothing of the network needs the ids mapped). A root caller's maps,
+     * which the controller writes, come first as before. */
+    if (p->early_network && p->uid != 0)
+        start_network(&net);
     /* A root caller's controller writes the wider maps (root_writes.h) and says which. */
     int r = p->uid == 0 ? root_writes_wait_maps(p->ctl_sock) : 0;
     if (r == -EPIPE)
@@ -338,12 +436,16 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     r = ns_write_id_maps(p->uid, p->gid, (unsigned)r);
     if (r < 0)
         setup_failed("writing the uid/gid maps", -r);
-    if (p->early_network)
-        set_up_network(p->ctl_sock);
+    if (p->early_network && p->uid == 0)
+        start_network(&net);
     struct fsview_early early;
     if (fsview_prepare(&early, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
+    }
+    if (p->early_network) {
+        early.enter_network = enter_network;
+        early.enter_ctx = &net;
     }
     /* The controller resolves the profile while this process starts: wait for the result. */
     struct sandbox_config *cfg = &out->cfg;
@@ -354,15 +456,19 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     if (p->early_network && cfg->net_unrestricted)
         setup_failed("the profile wants the host's network, but the sandbox already has its own",
                      0);
-    if (!p->early_network && !cfg->net_unrestricted)
+    if (!p->early_network && !cfg->net_unrestricted) {
         set_up_network(p->ctl_sock);
-    if (!cfg->net_unrestricted)
-        hand_over_host_ports(p->ctl_sock, cfg);
-    if (!cfg->net_unrestricted && cfg->net_transparent != NET_TRANSPARENT_OFF)
-        transparent_started(p->ctl_sock, cfg);
+        hand_over_more_listeners(p->ctl_sock, cfg);
+    }
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
+    }
+    /* The view entered the namespace before /sys (enter_network); the controller takes the
+     * listeners only once it sent the filter, which init waits for below. */
+    if (p->early_network) {
+        hand_over_network(p->ctl_sock, &net);
+        hand_over_more_listeners(p->ctl_sock, cfg);
     }
     /* The UTS namespace is the sandbox's either way; a container's seccomp profile (Podman's
      * default) refuses sethostname without CAP_SYS_ADMIN in the container, so the sandbox then
