@@ -80,25 +80,40 @@ static int supervisor_signals(void)
 /* The sandbox's own network: a namespace with loopback up and, in it, the proxy's two
  * listening sockets and the resolver's two, handed to the controller, which accepts on them and
  * connects out from the host's namespace (dns_stub.c serves the resolver; /etc/resolv.conf in
- * the view names it): no relay process, no socket a command could reach other than these.
- * Made apart from being passed: with early_network a thread of init makes it (network_thread)
- * while init builds the view, and init itself, after the join, reports a failure (an _exit on
- * the thread would cut short one of the view's mounts half-way). */
-enum { NET_HTTP, NET_SOCKS, NET_DNS_UDP, NET_DNS_TCP, NET_N_FDS };
+ * the view names it): no relay process, no socket a command could reach other than these. Then
+ * what the configuration adds: the host ports' listeners and the transparent one. With
+ * early_network a thread of init does all of it (network_thread) while init waits for the
+ * configuration and builds the view; init itself reports a failure, after the join (an _exit
+ * on the thread would cut short one of the view's mounts half-way). */
 struct network {
-    int fds[NET_N_FDS];
+    int ctl;
     int ns_fd;          /* the thread's namespace, which init enters (enter_network); else -1 */
     const char *failed; /* the step that failed, in setup_failed's words, or NULL */
     int err;            /* and its errno */
+    char no_transparent[512]; /* why the kernel cannot (network.transparent), or "" */
+    /* The thread waits for the configuration (network_configured) after the namespace. */
+    pthread_mutex_t lock;
+    pthread_cond_t configured;
+    const struct sandbox_config *cfg;
     pthread_t thread;
-    bool running; /* the thread is not joined yet */
+    bool threaded, joined;
 };
-static struct network net = {.fds = {-1, -1, -1, -1}, .ns_fd = -1};
+static struct network net = {
+    .ns_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .configured = PTHREAD_COND_INITIALIZER};
 
-static void network_failed(struct network *n, const char *what, int err)
+/* -1, so that a step can end with `return network_failed(...)`. */
+static int network_failed(struct network *n, const char *what, int err)
 {
     n->failed = what;
     n->err = err;
+    return -1;
+}
+
+static int send_fd(struct network *n, int fd, char tag, const char *what)
+{
+    int r = fdpass_send(n->ctl, fd, tag);
+    close(fd);
+    return r < 0 ? network_failed(n, what, -r) : 0;
 }
 
 static int proxy_listener(uint16_t port)
@@ -119,130 +134,62 @@ static int proxy_listener(uint16_t port)
 }
 
 /* In the calling task only: a network namespace is per task, so on a thread the rest of init
- * stays where it is until it enters this one. */
-static void make_network(struct network *n)
+ * stays where it is until it enters this one. 0 or -1 (n->failed). */
+static int make_network(struct network *n)
 {
-    int r;
-    if ((r = ns_unshare_net()) < 0) {
-        network_failed(n, "creating the network namespace", -r);
-        return;
-    }
-    if ((r = netns_loopback_up()) < 0) {
-        network_failed(n, "bringing up loopback", -r);
-        return;
-    }
-    if ((n->fds[NET_HTTP] = proxy_listener(PROXY_HTTP_PORT)) < 0 ||
-        (n->fds[NET_SOCKS] = proxy_listener(PROXY_SOCKS_PORT)) < 0) {
-        network_failed(n, "creating the proxy listeners",
-                       -(n->fds[NET_HTTP] < 0 ? n->fds[NET_HTTP] : n->fds[NET_SOCKS]));
-        return;
-    }
-    if ((r = netns_dns_listeners(&n->fds[NET_DNS_UDP], &n->fds[NET_DNS_TCP])) < 0)
-        network_failed(n, "creating the resolver's sockets", -r);
-}
-
-static void *network_thread(void *arg)
-{
-    struct network *n = arg;
-    make_network(n);
-    if (!n->failed && (n->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
-        network_failed(n, "opening the network namespace", errno);
-    return NULL;
-}
-
-/* early_network: the thread starts at once, and init goes on with the view. A thread that
- * cannot be started: the same work, in line. */
-static void start_network(struct network *n)
-{
-    if (pthread_create(&n->thread, NULL, network_thread, n) == 0)
-        n->running = true;
-    else
-        make_network(n);
-}
-
-/* fsview_build's enter_network, just before /sys is mounted: the thread's namespace becomes
- * init's (and so the command's, which init starts). */
-static int enter_network(void *ctx, char *err, size_t errlen)
-{
-    struct network *n = ctx;
-    int r;
-    if (n->running) {
-        n->running = false;
-        if ((r = pthread_join(n->thread, NULL)) != 0)
-            network_failed(n, "waiting for the network namespace", r);
-        else if (!n->failed && setns(n->ns_fd, CLONE_NEWNET) < 0)
-            network_failed(n, "entering the network namespace", errno);
-    }
-    if (n->ns_fd >= 0)
-        close(n->ns_fd);
-    n->ns_fd = -1;
-    if (!n->failed)
-        return 0;
-    snprintf(err, errlen, "sandbox set-up: %s: %s", n->failed, strerror(n->err));
-    return -1;
-}
-
-static void hand_over_network(int ctl, struct network *n)
-{
+    int r, udp, tcp;
     static const struct {
+        uint16_t port;
         char tag;
-        const char *what;
-    } out[NET_N_FDS] = {
-        [NET_HTTP] = {INIT_MSG_HTTP_LISTENER, "passing the proxy listeners to the controller"},
-        [NET_SOCKS] = {INIT_MSG_SOCKS_LISTENER, "passing the proxy listeners to the controller"},
-        [NET_DNS_UDP] = {INIT_MSG_DNS_UDP, "passing the resolver's sockets to the controller"},
-        [NET_DNS_TCP] = {INIT_MSG_DNS_TCP, "passing the resolver's sockets to the controller"},
+    } proxy[] = {
+        {PROXY_HTTP_PORT, INIT_MSG_HTTP_LISTENER},
+        {PROXY_SOCKS_PORT, INIT_MSG_SOCKS_LISTENER},
     };
-    if (n->failed)
-        setup_failed(n->failed, n->err);
-    for (int i = 0; i < NET_N_FDS; i++) {
-        int r = fdpass_send(ctl, n->fds[i], out[i].tag);
-        if (r < 0)
-            setup_failed(out[i].what, -r);
-        close(n->fds[i]);
-        n->fds[i] = -1;
+    if ((r = ns_unshare_net()) < 0)
+        return network_failed(n, "creating the network namespace", -r);
+    if ((r = netns_loopback_up()) < 0)
+        return network_failed(n, "bringing up loopback", -r);
+    for (size_t i = 0; i < ARRAY_LEN(proxy); i++) {
+        if ((r = proxy_listener(proxy[i].port)) < 0)
+            return network_failed(n, "creating the proxy listeners", -r);
+        if (send_fd(n, r, proxy[i].tag, "passing the proxy listeners to the controller") < 0)
+            return -1;
     }
+    if ((r = netns_dns_listeners(&udp, &tcp)) < 0)
+        return network_failed(n, "creating the resolver's sockets", -r);
+    if (send_fd(n, udp, INIT_MSG_DNS_UDP, "passing the resolver's sockets to the controller") < 0) {
+        close(tcp);
+        return -1;
+    }
+    return send_fd(n, tcp, INIT_MSG_DNS_TCP, "passing the resolver's sockets to the controller");
 }
 
 /* network.transparent: every TCP connection from inside not to its loopback lands on one more
  * listener, handed over like the others. A kernel that cannot: with "required" no sandbox;
- * with true one line, and the command gets the proxy variables only. */
+ * with true one line, and the command gets the proxy variables only (network_report says
+ * which). */
 static struct netns_transparent transparent = {.listen_fd = -1};
 
-static void transparent_unavailable(const struct sandbox_config *cfg, const char *err)
+static int transparent_started(struct network *n, const struct sandbox_config *cfg)
 {
-    if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED) {
-        fprintf(stderr, "cordon: network.transparent is required, but %s\n", err);
-        _exit(CORDON_EXIT_SETUP);
-    }
-    fprintf(stderr,
-            "cordon: no transparent network (%s): only clients that use the proxy "
-            "variables reach the network\n",
-            err);
-}
-
-static void transparent_started(int ctl, const struct sandbox_config *cfg)
-{
-    char err[512];
-    int fd, r;
+    int fd;
     char tag = INIT_MSG_TRANSPARENT;
-    if (netns_transparent_start(&transparent, err, sizeof err) < 0) {
-        transparent_unavailable(cfg, err);
+    if (netns_transparent_start(&transparent, n->no_transparent, sizeof n->no_transparent) < 0) {
+        if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED)
+            return -1;
         tag = INIT_MSG_NO_TRANSPARENT;
         if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-            setup_failed("opening /dev/null", errno);
+            return network_failed(n, "opening /dev/null", errno);
     } else {
         fd = transparent.listen_fd;
     }
-    if ((r = fdpass_send(ctl, fd, tag)) < 0)
-        setup_failed("passing the transparent listener to the controller", -r);
-    close(fd);
+    return send_fd(n, fd, tag, "passing the transparent listener to the controller");
 }
 
 /* The listeners of the host ports granted (network.host_ports), on the sandbox's 127.0.0.1,
  * handed to the controller like the proxy's: it connects to the host's 127.0.0.1:PORT for each
  * connection accepted. Made here, by init, so that no command can have bound the port first. */
-static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
+static int hand_over_host_ports(struct network *n, const struct sandbox_config *cfg)
 {
     for (size_t i = 0; i < cfg->n_host_ports; i++) {
         int one = 1, r;
@@ -252,9 +199,9 @@ static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
             bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0)
-            setup_failed("creating the listener of a host port", errno);
-        if ((r = fdpass_send(ctl, fd, INIT_MSG_HOST_PORT)) < 0)
-            setup_failed("passing a host port's listener to the controller", -r);
+            return network_failed(n, "creating the listener of a host port", errno);
+        if ((r = fdpass_send(n->ctl, fd, INIT_MSG_HOST_PORT)) < 0)
+            return network_failed(n, "passing a host port's listener to the controller", -r);
         /* [::1]:PORT as well, when the sandbox's loopback has IPv6 */
         int fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
         struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6,
@@ -263,23 +210,114 @@ static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
         bool v6 = fd6 >= 0 && setsockopt(fd6, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
                   setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
                   bind(fd6, (struct sockaddr *)&sa6, sizeof sa6) == 0 && listen(fd6, 256) == 0;
-        r = v6 ? fdpass_send(ctl, fd6, INIT_MSG_HOST_PORT6)
-               : fdpass_send(ctl, fd, INIT_MSG_NO_HOST_PORT6);
-        if (r < 0)
-            setup_failed("passing a host port's listener to the controller", -r);
+        r = v6 ? fdpass_send(n->ctl, fd6, INIT_MSG_HOST_PORT6)
+               : fdpass_send(n->ctl, fd, INIT_MSG_NO_HOST_PORT6);
         if (fd6 >= 0)
             close(fd6);
         close(fd);
+        if (r < 0)
+            return network_failed(n, "passing a host port's listener to the controller", -r);
     }
+    return 0;
 }
 
-/* What the configuration adds to the network: the host ports' listeners and the transparent
- * one, made in the sandbox's namespace (init is in it by now). */
-static void hand_over_more_listeners(int ctl, const struct sandbox_config *cfg)
+/* What the configuration adds, in the sandbox's namespace. 0 or -1. */
+static int hand_over_more_listeners(struct network *n, const struct sandbox_config *cfg)
 {
-    hand_over_host_ports(ctl, cfg);
-    if (cfg->net_transparent != NET_TRANSPARENT_OFF)
-        transparent_started(ctl, cfg);
+    if (hand_over_host_ports(n, cfg) < 0)
+        return -1;
+    return cfg->net_transparent == NET_TRANSPARENT_OFF ? 0 : transparent_started(n, cfg);
+}
+
+/* What went wrong, in today's words, or the one line of a kernel without transparent mode:
+ * exits on a failure (and when network.transparent is required), returns otherwise. */
+static void network_report(const struct network *n, const struct sandbox_config *cfg)
+{
+    if (n->failed)
+        setup_failed(n->failed, n->err);
+    if (!n->no_transparent[0])
+        return;
+    if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED) {
+        fprintf(stderr, "cordon: network.transparent is required, but %s\n", n->no_transparent);
+        _exit(CORDON_EXIT_SETUP);
+    }
+    fprintf(stderr,
+            "cordon: no transparent network (%s): only clients that use the proxy "
+            "variables reach the network\n",
+            n->no_transparent);
+}
+
+static void *network_thread(void *arg)
+{
+    struct network *n = arg;
+    if (make_network(n) == 0 &&
+        (n->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
+        network_failed(n, "opening the network namespace", errno);
+    if (n->failed)
+        return NULL;
+    pthread_mutex_lock(&n->lock);
+    while (!n->cfg)
+        pthread_cond_wait(&n->configured, &n->lock);
+    pthread_mutex_unlock(&n->lock);
+    (void)hand_over_more_listeners(n, n->cfg);
+    return NULL;
+}
+
+/* early_network: the thread starts at once, and init goes on. A thread that cannot be
+ * started leaves it to init, in line once the configuration came (set_up_network). */
+static void start_network(struct network *n, int ctl)
+{
+    n->ctl = ctl;
+    n->threaded = pthread_create(&n->thread, NULL, network_thread, n) == 0;
+}
+
+/* The configuration came (and wants the sandbox's own network): the thread goes on with it. */
+static void network_configured(struct network *n, const struct sandbox_config *cfg)
+{
+    pthread_mutex_lock(&n->lock);
+    n->cfg = cfg;
+    pthread_cond_signal(&n->configured);
+    pthread_mutex_unlock(&n->lock);
+}
+
+static bool network_refused(const struct network *n)
+{
+    return n->failed ||
+           (n->no_transparent[0] && n->cfg && n->cfg->net_transparent == NET_TRANSPARENT_REQUIRED);
+}
+
+/* fsview_build's enter_network, just before /sys is mounted: the thread's namespace becomes
+ * init's (and so the command's, which init starts). A refusal is network_report's to tell,
+ * once fsview_build has returned. */
+static int enter_network(void *ctx, char *err, size_t errlen)
+{
+    struct network *n = ctx;
+    int r = pthread_join(n->thread, NULL);
+    n->joined = true;
+    if (r != 0)
+        network_failed(n, "waiting for the network namespace", r);
+    else if (!n->failed && setns(n->ns_fd, CLONE_NEWNET) < 0)
+        network_failed(n, "entering the network namespace", errno);
+    if (n->ns_fd >= 0)
+        close(n->ns_fd);
+    n->ns_fd = -1;
+    if (network_refused(n)) {
+        snprintf(err, errlen, "sandbox set-up: the network namespace is refused");
+        return -1;
+    }
+    network_report(n, n->cfg); /* the one line of a kernel without transparent mode, if any */
+    return 0;
+}
+
+/* Without the thread (no early_network, or none could start): in line, once the configuration
+ * came, before the view. */
+static void set_up_network(struct network *n, int ctl, const struct sandbox_config *cfg)
+{
+    n->ctl = ctl;
+    n->cfg = cfg;
+    if (make_network(n) == 0)
+        (void)hand_over_more_listeners(n, cfg);
+    network_report(n, cfg);
 }
 
 /* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
@@ -386,13 +424,6 @@ static void forward_signal(pid_t group, int sig)
         (void)kill(group, sig); /* the child may not have called setsid() yet */
 }
 
-/* Without early_network: the network made and passed in line, before the view. */
-static void set_up_network(int ctl)
-{
-    make_network(&net);
-    hand_over_network(ctl, &net);
-}
-
 /* The rename filter, once, before any command: every process of the sandbox inherits it, so
  * each rename is answered by the controller (git's config writes published, refused or let
  * through). Without it (an old kernel, a listener above cordon) one line, and the kernel
@@ -426,7 +457,7 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
      * the clone on, and nothing of the network needs the ids mapped). A root caller's maps,
      * which the controller writes, come first as before. */
     if (p->early_network && p->uid != 0)
-        start_network(&net);
+        start_network(&net, p->ctl_sock);
     /* A root caller's controller writes the wider maps (root_writes.h) and says which. */
     int r = p->uid == 0 ? root_writes_wait_maps(p->ctl_sock) : 0;
     if (r == -EPIPE)
@@ -437,13 +468,13 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     if (r < 0)
         setup_failed("writing the uid/gid maps", -r);
     if (p->early_network && p->uid == 0)
-        start_network(&net);
+        start_network(&net, p->ctl_sock);
     struct fsview_early early;
     if (fsview_prepare(&early, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
-    if (p->early_network) {
+    if (net.threaded) {
         early.enter_network = enter_network;
         early.enter_ctx = &net;
     }
@@ -456,19 +487,15 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     if (p->early_network && cfg->net_unrestricted)
         setup_failed("the profile wants the host's network, but the sandbox already has its own",
                      0);
-    if (!p->early_network && !cfg->net_unrestricted) {
-        set_up_network(p->ctl_sock);
-        hand_over_more_listeners(p->ctl_sock, cfg);
-    }
+    if (net.threaded)
+        network_configured(&net, cfg);
+    else if (!cfg->net_unrestricted)
+        set_up_network(&net, p->ctl_sock, cfg);
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
+        if (net.joined && network_refused(&net))
+            network_report(&net, cfg);
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
-    }
-    /* The view entered the namespace before /sys (enter_network); the controller takes the
-     * listeners only once it sent the filter, which init waits for below. */
-    if (p->early_network) {
-        hand_over_network(p->ctl_sock, &net);
-        hand_over_more_listeners(p->ctl_sock, cfg);
     }
     /* The UTS namespace is the sandbox's either way; a container's seccomp profile (Podman's
      * default) refuses sethostname without CAP_SYS_ADMIN in the container, so the sandbox then
