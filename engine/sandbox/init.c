@@ -198,10 +198,16 @@ static int hand_over_host_ports(struct network *n, const struct sandbox_config *
                                  .sin_port = htons(cfg->host_ports[i]),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0)
-            return network_failed(n, "creating the listener of a host port", errno);
-        if ((r = fdpass_send(n->ctl, fd, INIT_MSG_HOST_PORT)) < 0)
+            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0) {
+            r = errno;
+            if (fd >= 0)
+                close(fd);
+            return network_failed(n, "creating the listener of a host port", r);
+        }
+        if ((r = fdpass_send(n->ctl, fd, INIT_MSG_HOST_PORT)) < 0) {
+            close(fd);
             return network_failed(n, "passing a host port's listener to the controller", -r);
+        }
         /* [::1]:PORT as well, when the sandbox's loopback has IPv6 */
         int fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
         struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6,
