@@ -91,15 +91,18 @@ struct network {
     const char *failed; /* the step that failed, in setup_failed's words, or NULL */
     int err;            /* and its errno */
     char no_transparent[512]; /* why the kernel cannot (network.transparent), or "" */
-    /* The thread waits for the configuration (network_configured) after the namespace. */
+    /* Under lock: the thread made the namespace (or failed), the configuration came, who
+     * makes what it adds (whichever of the two gets there first), the thread is done. */
     pthread_mutex_t lock;
-    pthread_cond_t configured;
+    pthread_cond_t changed;
+    bool made, done;
     const struct sandbox_config *cfg;
+    enum { MORE_UNCLAIMED, MORE_BY_THREAD, MORE_BY_INIT } more;
     pthread_t thread;
-    bool threaded, joined;
+    bool threaded, entered;
 };
 static struct network net = {
-    .ns_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .configured = PTHREAD_COND_INITIALIZER};
+    .ns_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
 /* -1, so that a step can end with `return network_failed(...)`. */
 static int network_failed(struct network *n, const char *what, int err)
@@ -253,19 +256,31 @@ static void network_report(const struct network *n, const struct sandbox_config 
             n->no_transparent);
 }
 
+/* The namespace, then what the configuration adds, unless init got to the view's /sys first
+ * and makes that itself (enter_network): a thread woken late would keep it waiting. */
 static void *network_thread(void *arg)
 {
     struct network *n = arg;
-    if (make_network(n) == 0 &&
-        (n->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
+    bool ok = make_network(n) == 0;
+    if (ok && (n->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0) {
         network_failed(n, "opening the network namespace", errno);
-    if (n->failed)
-        return NULL;
+        ok = false;
+    }
     pthread_mutex_lock(&n->lock);
-    while (!n->cfg)
-        pthread_cond_wait(&n->configured, &n->lock);
+    n->made = true;
+    pthread_cond_broadcast(&n->changed);
+    while (ok && !n->cfg && n->more == MORE_UNCLAIMED)
+        pthread_cond_wait(&n->changed, &n->lock);
+    if (ok && n->more == MORE_UNCLAIMED)
+        n->more = MORE_BY_THREAD;
+    bool mine = ok && n->more == MORE_BY_THREAD;
     pthread_mutex_unlock(&n->lock);
-    (void)hand_over_more_listeners(n, n->cfg);
+    if (mine)
+        (void)hand_over_more_listeners(n, n->cfg);
+    pthread_mutex_lock(&n->lock);
+    n->done = true;
+    pthread_cond_broadcast(&n->changed);
+    pthread_mutex_unlock(&n->lock);
     return NULL;
 }
 
@@ -282,7 +297,7 @@ static void network_configured(struct network *n, const struct sandbox_config *c
 {
     pthread_mutex_lock(&n->lock);
     n->cfg = cfg;
-    pthread_cond_signal(&n->configured);
+    pthread_cond_broadcast(&n->changed);
     pthread_mutex_unlock(&n->lock);
 }
 
@@ -292,27 +307,46 @@ static bool network_refused(const struct network *n)
            (n->no_transparent[0] && n->cfg && n->cfg->net_transparent == NET_TRANSPARENT_REQUIRED);
 }
 
-/* fsview_build's enter_network, just before /sys is mounted: the thread's namespace becomes
- * init's (and so the command's, which init starts). A refusal is network_report's to tell,
- * once fsview_build has returned. */
+/* fsview_build's enter_network, just before /sys is mounted: once the thread made its namespace
+ * (and, if it had begun them, the configuration's listeners), that namespace becomes init's,
+ * and so the command's, which init starts; init makes the configuration's listeners itself if
+ * the thread had not begun them. The thread's own end is not waited for here (network_join).
+ * A refusal is network_report's to tell, once fsview_build has returned. */
 static int enter_network(void *ctx, char *err, size_t errlen)
 {
     struct network *n = ctx;
-    int r = pthread_join(n->thread, NULL);
-    n->joined = true;
-    if (r != 0)
-        network_failed(n, "waiting for the network namespace", r);
-    else if (!n->failed && setns(n->ns_fd, CLONE_NEWNET) < 0)
+    pthread_mutex_lock(&n->lock);
+    while (!n->made)
+        pthread_cond_wait(&n->changed, &n->lock);
+    if (n->more == MORE_UNCLAIMED) {
+        n->more = MORE_BY_INIT;
+        pthread_cond_broadcast(&n->changed);
+    }
+    while (n->more == MORE_BY_THREAD && !n->done)
+        pthread_cond_wait(&n->changed, &n->lock);
+    pthread_mutex_unlock(&n->lock);
+    n->entered = true;
+    if (!n->failed && setns(n->ns_fd, CLONE_NEWNET) < 0)
         network_failed(n, "entering the network namespace", errno);
     if (n->ns_fd >= 0)
         close(n->ns_fd);
     n->ns_fd = -1;
+    if (!n->failed && n->more == MORE_BY_INIT)
+        (void)hand_over_more_listeners(n, n->cfg);
     if (network_refused(n)) {
         snprintf(err, errlen, "sandbox set-up: the network namespace is refused");
         return -1;
     }
     network_report(n, n->cfg); /* the one line of a kernel without transparent mode, if any */
     return 0;
+}
+
+/* After the view: the thread has ended, or is about to (it has nothing left to do). */
+static void network_join(struct network *n)
+{
+    int r = pthread_join(n->thread, NULL);
+    if (r != 0)
+        setup_failed("waiting for the network namespace's thread", r);
 }
 
 /* Without the thread (no early_network, or none could start): in line, once the configuration
@@ -498,11 +532,13 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     else if (!cfg->net_unrestricted)
         set_up_network(&net, p->ctl_sock, cfg);
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
-        if (net.joined && network_refused(&net))
+        if (net.entered && network_refused(&net))
             network_report(&net, cfg);
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
+    if (net.threaded)
+        network_join(&net);
     /* The UTS namespace is the sandbox's either way; a container's seccomp profile (Podman's
      * default) refuses sethostname without CAP_SYS_ADMIN in the container, so the sandbox then
      * keeps the container's name, which its /etc/hostname shows anyway. */
