@@ -82,9 +82,10 @@ static int supervisor_signals(void)
  * connects out from the host's namespace (dns_stub.c serves the resolver; /etc/resolv.conf in
  * the view names it): no relay process, no socket a command could reach other than these. Then
  * what the configuration adds: the host ports' listeners and the transparent one. With
- * early_network a thread of init does all of it (network_thread) while init waits for the
- * configuration and builds the view; init itself reports a failure, after the join (an _exit
- * on the thread would cut short one of the view's mounts half-way). */
+ * early_network a thread of init does it (network_thread) while init waits for the
+ * configuration and builds the view, which enters the thread's namespace before /sys
+ * (enter_network); init itself reports a failure, once the thread is through (an _exit on the
+ * thread would cut short one of the view's mounts half-way). */
 struct network {
     int ctl;
     int ns_fd;          /* the thread's namespace, which init enters (enter_network); else -1 */

@@ -25,9 +25,9 @@ struct init_params {
     sigset_t command_mask;  /* the caller's signal mask, before cordon blocked its own */
     uid_t uid;
     gid_t gid;
-    /* Make the network namespace (loopback up, proxy listeners) on a thread from init's start,
-     * while the controller still resolves the profile and init builds the view (the listeners
-     * are handed over after the view): `cordon run`
+    /* Make the network namespace (loopback up, proxy listeners handed over) on a thread from
+     * init's start, while the controller still resolves the profile and init builds the view,
+     * which enters it before /sys: `cordon run`
      * sets it and clones init anew, without it, when the profile turns out to want the host's
      * network (network.unrestricted). A configuration asking for that anyway is refused. */
     bool early_network;
