@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <linux/filter.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -182,8 +183,10 @@ static int transparent_started(struct network *n, const struct sandbox_config *c
         if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED)
             return -1;
         tag = INIT_MSG_NO_TRANSPARENT;
-        if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-            return network_failed(n, "opening /dev/null", errno);
+        /* The placeholder the message needs is no file: on the thread, init may be building
+         * /dev at this very moment. */
+        if ((fd = eventfd(0, EFD_CLOEXEC)) < 0)
+            return network_failed(n, "making the transparent listener's placeholder", errno);
     } else {
         fd = transparent.listen_fd;
     }
