@@ -506,6 +506,9 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     if (devfs_build(&dev, cfg->shm_size ? cfg->shm_size : SANDBOX_SHM_SIZE_DEFAULT, &e) < 0 ||
         procfs_build(&e) < 0)
         goto out;
+    if (!cfg->net_unrestricted && early->enter_network &&
+        early->enter_network(early->enter_ctx, err, errlen) < 0)
+        goto out;
     if (!cfg->net_unrestricted && sysfs_build(&e) < 0)
         goto out;
     if (procfs_is_shared() || (!cfg->net_unrestricted && sysfs_is_shared())) {

@@ -22,13 +22,19 @@ struct fsview_early {
     struct devfs_capture dev;
     int self_fd;            /* a read-only bind of cordon's binary, or -1 */
     struct str_list mounts; /* the host's mount points */
+    /* Called once, just before /sys is mounted (a sysfs shows the network namespace of the task
+     * that mounts it, and may be mounted only from one owned by the sandbox's user namespace):
+     * init enters there the network namespace a thread of it made meanwhile. NULL: this task
+     * is in its namespace already. 0, or -1 with one line in err. */
+    int (*enter_network)(void *ctx, char *err, size_t errlen);
+    void *enter_ctx;
     /* A root caller's writable trees as the controller idmapped them (root_writes.h), the
      * workspace first, then the writable paths in their order; NULL: init captures its own. */
     int *trees;
     size_t n_trees;
     struct fsview_home *home; /* begun by fsview_configured, or NULL */
 };
-/* 0, or -1 with one line in err (early is then released). */
+/* 0, or -1 with one line in err (early is then released). Leaves enter_network NULL. */
 int fsview_prepare(struct fsview_early *early, char *err, size_t errlen);
 /* What needs only the configuration, begun as soon as it is known (before the network is set
  * up): the copy-on-write home's captures, its overlay built on a thread from here on. A failure

@@ -5,12 +5,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <linux/filter.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -75,86 +78,125 @@ static int supervisor_signals(void)
     return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
-/* The proxy's listening sockets are created here, inside the sandbox's network namespace, and
- * handed to the controller, which accepts on them and connects out from the host's namespace:
- * no relay process, no socket a command could reach other than these two. */
-static void hand_over_proxy_listeners(int ctl)
+/* The sandbox's own network: a namespace with loopback up and, in it, the proxy's two
+ * listening sockets and the resolver's two, handed to the controller, which accepts on them and
+ * connects out from the host's namespace (dns_stub.c serves the resolver; /etc/resolv.conf in
+ * the view names it): no relay process, no socket a command could reach other than these. Then
+ * what the configuration adds: the host ports' listeners and the transparent one. With
+ * early_network a thread of init does it (network_thread) while init waits for the
+ * configuration and builds the view, which enters the thread's namespace before /sys
+ * (enter_network); init itself reports a failure, once the thread is through (an _exit on the
+ * thread would cut short one of the view's mounts half-way). */
+struct network {
+    int ctl;
+    int ns_fd;          /* the thread's namespace, which init enters (enter_network); else -1 */
+    const char *failed; /* the step that failed, in setup_failed's words, or NULL */
+    int err;            /* and its errno */
+    char no_transparent[512]; /* why the kernel cannot (network.transparent), or "" */
+    /* Under lock: the thread made the namespace (or failed), the configuration came, who
+     * makes what it adds (whichever of the two gets there first), the thread is done. */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    bool made, done;
+    const struct sandbox_config *cfg;
+    enum { MORE_UNCLAIMED, MORE_BY_THREAD, MORE_BY_INIT } more;
+    pthread_t thread;
+    bool threaded, entered;
+};
+static struct network net = {
+    .ns_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
+
+/* -1, so that a step can end with `return network_failed(...)`. */
+static int network_failed(struct network *n, const char *what, int err)
 {
+    n->failed = what;
+    n->err = err;
+    return -1;
+}
+
+static int send_fd(struct network *n, int fd, char tag, const char *what)
+{
+    int r = fdpass_send(n->ctl, fd, tag);
+    close(fd);
+    return r < 0 ? network_failed(n, what, -r) : 0;
+}
+
+static int proxy_listener(uint16_t port)
+{
+    int one = 1, r;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0)
+        return -errno;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1024) < 0) {
+        r = -errno;
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+/* In the calling task only: a network namespace is per task, so on a thread the rest of init
+ * stays where it is until it enters this one. 0 or -1 (n->failed). */
+static int make_network(struct network *n)
+{
+    int r, udp, tcp;
     static const struct {
         uint16_t port;
         char tag;
-    } listeners[] = {
+    } proxy[] = {
         {PROXY_HTTP_PORT, INIT_MSG_HTTP_LISTENER},
         {PROXY_SOCKS_PORT, INIT_MSG_SOCKS_LISTENER},
     };
-    for (size_t i = 0; i < ARRAY_LEN(listeners); i++) {
-        int one = 1, r;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_port = htons(listeners[i].port),
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1024) < 0)
-            setup_failed("creating the proxy listeners", errno);
-        if ((r = fdpass_send(ctl, fd, listeners[i].tag)) < 0)
-            setup_failed("passing the proxy listeners to the controller", -r);
-        close(fd);
+    if ((r = ns_unshare_net()) < 0)
+        return network_failed(n, "creating the network namespace", -r);
+    if ((r = netns_loopback_up()) < 0)
+        return network_failed(n, "bringing up loopback", -r);
+    for (size_t i = 0; i < ARRAY_LEN(proxy); i++) {
+        if ((r = proxy_listener(proxy[i].port)) < 0)
+            return network_failed(n, "creating the proxy listeners", -r);
+        if (send_fd(n, r, proxy[i].tag, "passing the proxy listeners to the controller") < 0)
+            return -1;
     }
-}
-
-/* The sandbox's resolver listens here too, inside the namespace, and is served by the
- * controller like the proxy (dns_stub.c): /etc/resolv.conf in the view names it. */
-static void hand_over_dns_listeners(int ctl)
-{
-    int udp, tcp, r;
     if ((r = netns_dns_listeners(&udp, &tcp)) < 0)
-        setup_failed("creating the resolver's sockets", -r);
-    if ((r = fdpass_send(ctl, udp, INIT_MSG_DNS_UDP)) < 0 ||
-        (r = fdpass_send(ctl, tcp, INIT_MSG_DNS_TCP)) < 0)
-        setup_failed("passing the resolver's sockets to the controller", -r);
-    close(udp);
-    close(tcp);
+        return network_failed(n, "creating the resolver's sockets", -r);
+    if (send_fd(n, udp, INIT_MSG_DNS_UDP, "passing the resolver's sockets to the controller") < 0) {
+        close(tcp);
+        return -1;
+    }
+    return send_fd(n, tcp, INIT_MSG_DNS_TCP, "passing the resolver's sockets to the controller");
 }
 
 /* network.transparent: every TCP connection from inside not to its loopback lands on one more
  * listener, handed over like the others. A kernel that cannot: with "required" no sandbox;
- * with true one line, and the command gets the proxy variables only. */
+ * with true one line, and the command gets the proxy variables only (network_report says
+ * which). */
 static struct netns_transparent transparent = {.listen_fd = -1};
 
-static void transparent_unavailable(const struct sandbox_config *cfg, const char *err)
+static int transparent_started(struct network *n, const struct sandbox_config *cfg)
 {
-    if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED) {
-        fprintf(stderr, "cordon: network.transparent is required, but %s\n", err);
-        _exit(CORDON_EXIT_SETUP);
-    }
-    fprintf(stderr,
-            "cordon: no transparent network (%s): only clients that use the proxy "
-            "variables reach the network\n",
-            err);
-}
-
-static void transparent_started(int ctl, const struct sandbox_config *cfg)
-{
-    char err[512];
-    int fd, r;
+    int fd;
     char tag = INIT_MSG_TRANSPARENT;
-    if (netns_transparent_start(&transparent, err, sizeof err) < 0) {
-        transparent_unavailable(cfg, err);
+    if (netns_transparent_start(&transparent, n->no_transparent, sizeof n->no_transparent) < 0) {
+        if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED)
+            return -1;
         tag = INIT_MSG_NO_TRANSPARENT;
-        if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-            setup_failed("opening /dev/null", errno);
+        /* The placeholder the message needs is no file: on the thread, init may be building
+         * /dev at this very moment. */
+        if ((fd = eventfd(0, EFD_CLOEXEC)) < 0)
+            return network_failed(n, "making the transparent listener's placeholder", errno);
     } else {
         fd = transparent.listen_fd;
     }
-    if ((r = fdpass_send(ctl, fd, tag)) < 0)
-        setup_failed("passing the transparent listener to the controller", -r);
-    close(fd);
+    return send_fd(n, fd, tag, "passing the transparent listener to the controller");
 }
 
 /* The listeners of the host ports granted (network.host_ports), on the sandbox's 127.0.0.1,
  * handed to the controller like the proxy's: it connects to the host's 127.0.0.1:PORT for each
  * connection accepted. Made here, by init, so that no command can have bound the port first. */
-static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
+static int hand_over_host_ports(struct network *n, const struct sandbox_config *cfg)
 {
     for (size_t i = 0; i < cfg->n_host_ports; i++) {
         int one = 1, r;
@@ -163,10 +205,16 @@ static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
                                  .sin_port = htons(cfg->host_ports[i]),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0)
-            setup_failed("creating the listener of a host port", errno);
-        if ((r = fdpass_send(ctl, fd, INIT_MSG_HOST_PORT)) < 0)
-            setup_failed("passing a host port's listener to the controller", -r);
+            bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0) {
+            r = errno;
+            if (fd >= 0)
+                close(fd);
+            return network_failed(n, "creating the listener of a host port", r);
+        }
+        if ((r = fdpass_send(n->ctl, fd, INIT_MSG_HOST_PORT)) < 0) {
+            close(fd);
+            return network_failed(n, "passing a host port's listener to the controller", -r);
+        }
         /* [::1]:PORT as well, when the sandbox's loopback has IPv6 */
         int fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
         struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6,
@@ -175,14 +223,145 @@ static void hand_over_host_ports(int ctl, const struct sandbox_config *cfg)
         bool v6 = fd6 >= 0 && setsockopt(fd6, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
                   setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
                   bind(fd6, (struct sockaddr *)&sa6, sizeof sa6) == 0 && listen(fd6, 256) == 0;
-        r = v6 ? fdpass_send(ctl, fd6, INIT_MSG_HOST_PORT6)
-               : fdpass_send(ctl, fd, INIT_MSG_NO_HOST_PORT6);
-        if (r < 0)
-            setup_failed("passing a host port's listener to the controller", -r);
+        r = v6 ? fdpass_send(n->ctl, fd6, INIT_MSG_HOST_PORT6)
+               : fdpass_send(n->ctl, fd, INIT_MSG_NO_HOST_PORT6);
         if (fd6 >= 0)
             close(fd6);
         close(fd);
+        if (r < 0)
+            return network_failed(n, "passing a host port's listener to the controller", -r);
     }
+    return 0;
+}
+
+/* What the configuration adds, in the sandbox's namespace. 0 or -1. */
+static int hand_over_more_listeners(struct network *n, const struct sandbox_config *cfg)
+{
+    if (hand_over_host_ports(n, cfg) < 0)
+        return -1;
+    return cfg->net_transparent == NET_TRANSPARENT_OFF ? 0 : transparent_started(n, cfg);
+}
+
+/* What went wrong, in today's words, or the one line of a kernel without transparent mode:
+ * exits on a failure (and when network.transparent is required), returns otherwise. */
+static void network_report(const struct network *n, const struct sandbox_config *cfg)
+{
+    if (n->failed)
+        setup_failed(n->failed, n->err);
+    if (!n->no_transparent[0])
+        return;
+    if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED) {
+        fprintf(stderr, "cordon: network.transparent is required, but %s\n", n->no_transparent);
+        _exit(CORDON_EXIT_SETUP);
+    }
+    fprintf(stderr,
+            "cordon: no transparent network (%s): only clients that use the proxy "
+            "variables reach the network\n",
+            n->no_transparent);
+}
+
+/* The namespace, then what the configuration adds, unless init got to the view's /sys first
+ * and makes that itself (enter_network): a thread woken late would keep it waiting. */
+static void *network_thread(void *arg)
+{
+    struct network *n = arg;
+    bool ok = make_network(n) == 0;
+    if (ok && (n->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0) {
+        network_failed(n, "opening the network namespace", errno);
+        ok = false;
+    }
+    pthread_mutex_lock(&n->lock);
+    n->made = true;
+    pthread_cond_broadcast(&n->changed);
+    while (ok && !n->cfg && n->more == MORE_UNCLAIMED)
+        pthread_cond_wait(&n->changed, &n->lock);
+    if (ok && n->more == MORE_UNCLAIMED)
+        n->more = MORE_BY_THREAD;
+    bool mine = ok && n->more == MORE_BY_THREAD;
+    pthread_mutex_unlock(&n->lock);
+    if (mine)
+        (void)hand_over_more_listeners(n, n->cfg);
+    pthread_mutex_lock(&n->lock);
+    n->done = true;
+    pthread_cond_broadcast(&n->changed);
+    pthread_mutex_unlock(&n->lock);
+    return NULL;
+}
+
+/* early_network: the thread starts at once, and init goes on. A thread that cannot be
+ * started leaves it to init, in line once the configuration came (set_up_network). */
+static void start_network(struct network *n, int ctl)
+{
+    n->ctl = ctl;
+    n->threaded = pthread_create(&n->thread, NULL, network_thread, n) == 0;
+}
+
+/* The configuration came (and wants the sandbox's own network): the thread goes on with it. */
+static void network_configured(struct network *n, const struct sandbox_config *cfg)
+{
+    pthread_mutex_lock(&n->lock);
+    n->cfg = cfg;
+    pthread_cond_broadcast(&n->changed);
+    pthread_mutex_unlock(&n->lock);
+}
+
+static bool network_refused(const struct network *n)
+{
+    return n->failed ||
+           (n->no_transparent[0] && n->cfg && n->cfg->net_transparent == NET_TRANSPARENT_REQUIRED);
+}
+
+/* fsview_build's enter_network, just before /sys is mounted: once the thread made its namespace
+ * (and, if it had begun them, the configuration's listeners), that namespace becomes init's,
+ * and so the command's, which init starts; init makes the configuration's listeners itself if
+ * the thread had not begun them. The thread's own end is not waited for here (network_join).
+ * A refusal is network_report's to tell, once fsview_build has returned. */
+static int enter_network(void *ctx, char *err, size_t errlen)
+{
+    struct network *n = ctx;
+    pthread_mutex_lock(&n->lock);
+    while (!n->made)
+        pthread_cond_wait(&n->changed, &n->lock);
+    if (n->more == MORE_UNCLAIMED) {
+        n->more = MORE_BY_INIT;
+        pthread_cond_broadcast(&n->changed);
+    }
+    while (n->more == MORE_BY_THREAD && !n->done)
+        pthread_cond_wait(&n->changed, &n->lock);
+    pthread_mutex_unlock(&n->lock);
+    n->entered = true;
+    if (!n->failed && setns(n->ns_fd, CLONE_NEWNET) < 0)
+        network_failed(n, "entering the network namespace", errno);
+    if (n->ns_fd >= 0)
+        close(n->ns_fd);
+    n->ns_fd = -1;
+    if (!n->failed && n->more == MORE_BY_INIT)
+        (void)hand_over_more_listeners(n, n->cfg);
+    if (network_refused(n)) {
+        snprintf(err, errlen, "sandbox set-up: the network namespace is refused");
+        return -1;
+    }
+    network_report(n, n->cfg); /* the one line of a kernel without transparent mode, if any */
+    return 0;
+}
+
+/* After the view: the thread has ended, or is about to (it has nothing left to do). */
+static void network_join(struct network *n)
+{
+    int r = pthread_join(n->thread, NULL);
+    if (r != 0)
+        setup_failed("waiting for the network namespace's thread", r);
+}
+
+/* Without the thread (no early_network, or none could start): in line, once the configuration
+ * came, before the view. */
+static void set_up_network(struct network *n, int ctl, const struct sandbox_config *cfg)
+{
+    n->ctl = ctl;
+    n->cfg = cfg;
+    if (make_network(n) == 0)
+        (void)hand_over_more_listeners(n, cfg);
+    network_report(n, cfg);
 }
 
 /* The resolved configuration, as a memfd (config_wire.c). EOF or anything else: the controller
@@ -289,18 +468,6 @@ static void forward_signal(pid_t group, int sig)
         (void)kill(group, sig); /* the child may not have called setsid() yet */
 }
 
-/* The sandbox's own network: a namespace with loopback up and the proxy's listeners in it. */
-static void set_up_network(int ctl)
-{
-    int r;
-    if ((r = ns_unshare_net()) < 0)
-        setup_failed("creating the network namespace", -r);
-    if ((r = netns_loopback_up()) < 0)
-        setup_failed("bringing up loopback", -r);
-    hand_over_proxy_listeners(ctl);
-    hand_over_dns_listeners(ctl);
-}
-
 /* The rename filter, once, before any command: every process of the sandbox inherits it, so
  * each rename is answered by the controller (git's config writes published, refused or let
  * through). Without it (an old kernel, a listener above cordon) one line, and the kernel
@@ -329,6 +496,12 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     char err[512];
     out->slave = -1;
     die_with_controller(p->parent_alive_fd);
+    /* The network namespace takes longest of what needs no configuration: its thread starts
+     * first, before the maps (the owner of a new user namespace has CAP_SYS_ADMIN in it from
+     * the clone on, and nothing of the network needs the ids mapped). A root caller's maps,
+     * which the controller writes, come first as before. */
+    if (p->early_network && p->uid != 0)
+        start_network(&net, p->ctl_sock);
     /* A root caller's controller writes the wider maps (root_writes.h) and says which. */
     int r = p->uid == 0 ? root_writes_wait_maps(p->ctl_sock) : 0;
     if (r == -EPIPE)
@@ -338,12 +511,16 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     r = ns_write_id_maps(p->uid, p->gid, (unsigned)r);
     if (r < 0)
         setup_failed("writing the uid/gid maps", -r);
-    if (p->early_network)
-        set_up_network(p->ctl_sock);
+    if (p->early_network && p->uid == 0)
+        start_network(&net, p->ctl_sock);
     struct fsview_early early;
     if (fsview_prepare(&early, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
+    }
+    if (net.threaded) {
+        early.enter_network = enter_network;
+        early.enter_ctx = &net;
     }
     /* The controller resolves the profile while this process starts: wait for the result. */
     struct sandbox_config *cfg = &out->cfg;
@@ -355,16 +532,18 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     if (p->early_network && cfg->net_unrestricted)
         setup_failed("the profile wants the host's network, but the sandbox already has its own",
                      0);
-    if (!p->early_network && !cfg->net_unrestricted)
-        set_up_network(p->ctl_sock);
-    if (!cfg->net_unrestricted)
-        hand_over_host_ports(p->ctl_sock, cfg);
-    if (!cfg->net_unrestricted && cfg->net_transparent != NET_TRANSPARENT_OFF)
-        transparent_started(p->ctl_sock, cfg);
+    if (net.threaded)
+        network_configured(&net, cfg);
+    else if (!cfg->net_unrestricted)
+        set_up_network(&net, p->ctl_sock, cfg);
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
+        if (net.entered && network_refused(&net))
+            network_report(&net, cfg);
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
     }
+    if (net.threaded)
+        network_join(&net);
     /* The UTS namespace is the sandbox's either way; a container's seccomp profile (Podman's
      * default) refuses sethostname without CAP_SYS_ADMIN in the container, so the sandbox then
      * keeps the container's name, which its /etc/hostname shows anyway. */

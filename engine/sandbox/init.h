@@ -25,8 +25,9 @@ struct init_params {
     sigset_t command_mask;  /* the caller's signal mask, before cordon blocked its own */
     uid_t uid;
     gid_t gid;
-    /* Make the network namespace (loopback up, proxy listeners handed over) before the
-     * configuration arrives, while the controller still resolves the profile: `cordon run`
+    /* Make the network namespace (loopback up, proxy listeners handed over) on a thread from
+     * init's start, while the controller still resolves the profile and init builds the view,
+     * which enters it before /sys: `cordon run`
      * sets it and clones init anew, without it, when the profile turns out to want the host's
      * network (network.unrestricted). A configuration asking for that anyway is refused. */
     bool early_network;
@@ -99,8 +100,9 @@ struct init_ready {
     int slave;                 /* the pty slave with want_pty, else -1 */
 };
 
-/* The set-up: id maps, network namespace (loopback up, proxy listeners handed over; before the
- * configuration with early_network), configuration, filesystem view, hostname, pty, filter.
+/* The set-up: id maps, network namespace (loopback up, proxy listeners handed over; made on a
+ * thread alongside the view with early_network), configuration, filesystem view, hostname, pty,
+ * filter.
  * A failure prints one line and exits CORDON_EXIT_SETUP. */
 void init_prepare(const struct init_params *p, struct init_ready *out);
 
