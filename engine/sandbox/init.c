@@ -528,13 +528,13 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     receive_config(p->ctl_sock, cfg);
     if (p->uid == 0)
         receive_root_trees(p->ctl_sock, cfg, &early);
-    fsview_configured(&early, cfg); /* the home's overlay is built meanwhile */
     if (p->early_network && cfg->net_unrestricted)
         setup_failed("the profile wants the host's network, but the sandbox already has its own",
                      0);
     if (net.threaded)
-        network_configured(&net, cfg);
-    else if (!cfg->net_unrestricted)
+        network_configured(&net, cfg); /* the thread can make the listeners meanwhile */
+    fsview_configured(&early, cfg);    /* the home's overlay is built meanwhile */
+    if (!net.threaded && !cfg->net_unrestricted)
         set_up_network(&net, p->ctl_sock, cfg);
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
         if (net.entered && network_refused(&net))
