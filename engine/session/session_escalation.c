@@ -251,7 +251,8 @@ void escalation_judge(struct job *j)
                        &denied, false, j->refusals, ARRAY_LEN(j->refusals));
     str_list_free(&denied);
     bool ask_sandbox_off = false, plan = false;
-    lh_profile_escalation(&ask_sandbox_off, &plan);
+    if (j->n_refusals > 0) /* a Lua call, for the refusals only: none after most commands */
+        lh_profile_escalation(&ask_sandbox_off, &plan);
     /* Someone can be asked: an approver, and a client waiting for the result (a re-run's
      * output goes to it). */
     bool can_ask = j->req && approvers_present(s);

@@ -1,20 +1,12 @@
 /* session_init.c — see session_init.h. One poll over the signalfd and the controller's socket;
- * nothing blocks in between but the vfork of a command (until its exec), and the fork of the
- * next one's spare. Before each command, each readonly_in_workspace path created since the
- * session started is bound read-only.
+ * nothing blocks in between but the vfork of a command (until its exec). Before each command,
+ * each readonly_in_workspace path created since the session started is bound read-only.
  *
- * A spare is the next command's process, forked and confined ahead (command_prepare) while
- * nothing waits for it, so that a command's start costs a message instead of a vfork and the
- * confinement (the seccomp filter's load alone is a few hundred microseconds). It waits, with
- * no fd but its end of a socketpair and /dev/null, for its command and output pipes, then
- * execs (command_exec_prepared): a child of init in a session of its own, confined as the
- * vfork path's child is, its fds and working directory set once its command is known. It is
- * made non-dumpable until its exec (its memory is a copy of init's, and it has dropped the
- * capabilities that kept the commands from reading init's). Nothing is ever read from it. A
- * spare a command killed is found at reaping; one that cannot take its command is killed (not
- * yet reaped, so its pid is still its own) and the command starts the vfork way. The first is
- * made after the session's first command started, and none after a fresh sandbox's (SW_FRESH:
- * the session's commands all are). */
+ * Each command is vforked and confined on its way to exec (command_exec). A process made
+ * ahead for it (forked and confined while the last command ran) was tried: its start saved
+ * ~80 us of the confinement, but its exec then tore down the fork's copy of init's memory
+ * (~290 us more than a vfork child's exec), and the fork competed with the running command
+ * for the CPU: an exec through the API took longer, and ~0.7 ms more CPU. */
 #include "session/session_init.h"
 
 #include <errno.h>
@@ -25,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -159,95 +150,10 @@ static int late_ro_apply(const struct sandbox_config *cfg, struct late_ro *l)
     return 0;
 }
 
-/* ---- the next command's process, made ahead ------------------------------------------------ */
+/* ---- starting a command ----------------------------------------------------------------- */
 
-struct spare {
-    pid_t pid; /* 0: none (or it was reaped) */
-    int sock;  /* init's end */
-};
-
-static struct spare spare = {0, -1};
-/* The socket of the spare that took the last command, until it hangs up: it closes its end
- * right before its exec, and only then is the next spare made, so that the fork (a copy of
- * init's page tables) does not compete with the command's own start for the CPU. */
-static int spare_used = -1;
 static char *bash; /* find_bash's, once */
 static char dash_c[] = "-c";
-
-/* In the spare: its fds down to 0-2 and the socket (as fd 3), confined, then waiting for its
- * command. A failed step is reported on the command's stderr once there is one. */
-CORDON_NORETURN static void spare_main(const struct init_ready *ready, int sock)
-{
-    if (sock != 3 && dup2(sock, 3) < 0)
-        _exit(CORDON_EXIT_SETUP);
-    (void)close_range(4, ~0U, 0); /* before anything else: init's socket to the controller */
-    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    const char *what = NULL;
-    int prepared = command_prepare(&ready->cfg, &ready->filter, &what);
-    static char command[SW_MAX_COMMAND + 1];
-    struct sw_msg m;
-    int fds[2];
-    long len = sw_recv(3, &m, command, SW_MAX_COMMAND, fds, 0);
-    if (len <= 0 || m.tag != SW_SPAWN)
-        _exit(0); /* init let it go without a command */
-    command[len] = '\0';
-    char *argv[] = {bash, dash_c, command, NULL};
-    command_exec_prepared(&ready->cfg, argv, fds[0], fds[1], prepared, what);
-}
-
-/* A spare for the next command, unless there is one; none when fork fails (the next command
- * then starts the vfork way). */
-static void spare_make(const struct init_ready *ready)
-{
-    int sv[2];
-    if (spare.pid > 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return;
-    pid_t pid = fork();
-    if (pid == 0)
-        spare_main(ready, sv[1]);
-    close(sv[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        return;
-    }
-    spare.pid = pid;
-    spare.sock = sv[0];
-}
-
-/* The spare was reaped: it is no more (and its pid may be another process's from now on). */
-static void spare_reaped(pid_t pid)
-{
-    if (spare.pid <= 0 || pid != spare.pid)
-        return;
-    close(spare.sock);
-    spare.pid = 0;
-    spare.sock = -1;
-}
-
-/* Hand the command to the spare: its pid, or 0 when there is none or it cannot take it. */
-static pid_t spare_take(const char *command, size_t len, const int fds[2])
-{
-    if (spare.pid <= 0 || fds[0] < 0 || fds[1] < 0) /* the controller always sends both */
-        return 0;
-    struct sw_msg m = {.tag = SW_SPAWN, .value = (int32_t)len};
-    int r = sw_send(spare.sock, &m, command, len, fds, 2);
-    pid_t pid = spare.pid;
-    if (spare_used >= 0) /* the one before has not exec'd yet: this one's hang-up will do */
-        close(spare_used);
-    spare_used = r < 0 ? -1 : spare.sock;
-    if (r < 0)
-        close(spare.sock);
-    spare.pid = 0;
-    spare.sock = -1;
-    if (r < 0) {
-        (void)kill(pid, SIGKILL); /* not reaped yet (reaping clears spare.pid): still ours */
-        return 0;
-    }
-    return pid;
-}
 
 static void spawn(int ctl, const struct init_ready *ready, struct leaders *leaders,
                   struct late_ro *late, const struct sw_msg *req, char *command, const int fds[2])
@@ -266,15 +172,10 @@ static void spawn(int ctl, const struct init_ready *ready, struct leaders *leade
     char *argv[] = {bash, dash_c, command, NULL};
     sigset_t none;
     sigemptyset(&none);
-    /* The spare made ahead, else vfork: the child only makes system calls until exec
-     * (command.c), and copying init's page tables while the command waits would cost more than
-     * the rest of its start. */
+    /* vfork: the child only makes system calls until exec (command.c), and copying init's
+     * page tables while the command waits would cost more than the rest of its start. */
     bool fresh = req->flags & SW_FRESH;
-    pid_t pid = fresh ? fresh_sandbox_spawn(ready, command, fds[0], fds[1], ctl)
-                      : spare_take(command, strlen(command), fds);
-    bool from_spare = pid > 0 && !fresh;
-    if (pid == 0)
-        pid = vfork();
+    pid_t pid = fresh ? fresh_sandbox_spawn(ready, command, fds[0], fds[1], ctl) : vfork();
     if (pid == 0) {
         sigprocmask(SIG_SETMASK, &none, NULL);
         command_exec(&ready->cfg, &ready->filter, argv, -1, fds[0], fds[1]);
@@ -300,8 +201,6 @@ static void spawn(int ctl, const struct init_ready *ready, struct leaders *leade
     (void)sw_send(ctl, &reply, NULL, 0, log >= 0 ? &log : NULL, log >= 0 ? 1 : 0);
     if (log >= 0)
         close(log);
-    if (!fresh && !from_spare)
-        spare_make(ready); /* the next command's process (else once this spare has exec'd) */
 }
 
 static void signal_group(int ctl, const struct sw_msg *req)
@@ -345,7 +244,6 @@ static bool reap(int ctl, struct leaders *leaders)
     int st;
     pid_t w;
     while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
-        spare_reaped(w);
         int kind = leaders_remove(leaders, w);
         if (kind == 0)
             continue; /* an orphan the sandbox left to PID 1 */
@@ -400,17 +298,11 @@ void session_init_main(const struct init_params *p)
     struct late_ro late;
     late_ro_init(&ready.cfg, &late);
     static char command[SW_MAX_COMMAND + 1];
-    struct pollfd pfd[3] = {
-        {.fd = ready.sfd, .events = POLLIN}, {.fd = p->ctl_sock, .events = POLLIN}, {.fd = -1}};
+    struct pollfd pfd[2] = {{.fd = ready.sfd, .events = POLLIN},
+                            {.fd = p->ctl_sock, .events = POLLIN}};
     for (;;) {
-        pfd[2].fd = spare_used; /* its hang-up (poll ignores -1) */
-        if (poll(pfd, 3, -1) < 0)
+        if (poll(pfd, 2, -1) < 0)
             continue; /* EINTR */
-        if (pfd[2].fd >= 0 && pfd[2].revents) {
-            close(spare_used);
-            spare_used = -1;
-            spare_make(&ready);
-        }
         if (pfd[0].revents) {
             /* One read (the signalfd blocks); other signals are ignored: the controller
              * stops the session through the socket. Reaping is cheap, so always reap. */
