@@ -22,7 +22,6 @@
 
 #include "sandbox/command.h"
 #include "sandbox/config_wire.h"
-#include "sandbox/devfs.h"
 #include "base/fdpass.h"
 #include "sandbox/fsview.h"
 #include "sandbox/home_view.h"
@@ -380,16 +379,13 @@ static void receive_config(int sock, struct sandbox_config *cfg)
     close(fd);
 }
 
-/* The controller's filter: 1 once it is in prog; without wait, 0 when it has not come yet. Any
- * other message or EOF means: do not run the command. */
-static int receive_filter(int sock, struct sc_program *prog, bool wait)
+/* Wait for the controller's filter; any other message or EOF means: do not run the command. */
+static void receive_filter(int sock, struct sc_program *prog)
 {
     static struct sock_filter insns[BPF_MAXINSNS + 1];
     static char buf[1 + sizeof insns];
     ssize_t n;
-    RETRY_EINTR(n, recv(sock, buf, sizeof buf, wait ? 0 : MSG_DONTWAIT));
-    if (n < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return 0;
+    RETRY_EINTR(n, recv(sock, buf, sizeof buf, 0));
     size_t body = n > 0 ? (size_t)n - 1 : 0;
     if (n <= 0 || buf[0] != INIT_MSG_FILTER || body == 0 ||
         body % sizeof(struct sock_filter) != 0 || body / sizeof(struct sock_filter) > BPF_MAXINSNS)
@@ -397,7 +393,6 @@ static int receive_filter(int sock, struct sc_program *prog, bool wait)
     memcpy(insns, buf + 1, body);
     prog->insns = insns;
     prog->len = (unsigned short)(body / sizeof(struct sock_filter));
-    return 1;
 }
 
 /* INIT_MSG_CONNECT: a socket connecting to the sandbox's 127.0.0.1:PORT, passed back at once
@@ -496,124 +491,7 @@ static void hand_over_rename_listener(int ctl)
     close(fd);
 }
 
-/* `cordon run`'s command process, made while init builds the view: forked (it runs beside
- * init) at the view's enter_network, once the filter has come (init's leave to run the
- * command: it is in the sandbox's cgroup by then) and the thread has made the network
- * namespace, which it enters itself when init has not yet. At once it keeps only the fds it
- * needs (the output pipes, its socket to init, the control socket until it has handed over the
- * rename listener) and is non-dumpable until its exec; it installs the rename filter itself
- * (in init, the home overlay's builder's RENAME_EXCHANGE would wait on the controller's
- * listener, which is answered only once init has finished), confines itself
- * (command_prepare), then waits for init to let it go once the view is finished, and execs
- * (command_exec_prepared). It shares init's mount namespace, so it sees the finished view by
- * then; a child of init in a session of its own, as the vfork path's. Not with a pty (its
- * slave is opened after the view), nor with the container's /proc (the Landlock guard on it
- * wants the finished view), nor without the network thread, nor when the filter comes only
- * after the view: those take the vfork path. */
-struct ahead {
-    const struct init_params *p; /* NULL: no command ahead (a session's init) */
-    const struct sandbox_config *cfg;
-    struct sc_program *filter;
-    bool have_filter; /* received at the fork's point (then not again) */
-    pid_t pid;        /* the command's, or 0 */
-    int sock;         /* init's end of the socketpair to it, or -1 */
-    int netns;        /* at the fork: the network namespace to enter, or -1 (init's) */
-};
-static struct ahead ahead = {.sock = -1, .netns = -1};
-
-/* fds 3 and up closed but keep's (-1 entries ignored). */
-static void close_all_but(int *keep, size_t n)
-{
-    for (size_t i = 1; i < n; i++) /* ascending */
-        for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-            int t = keep[j];
-            keep[j] = keep[j - 1];
-            keep[j - 1] = t;
-        }
-    unsigned from = 3;
-    for (size_t i = 0; i < n; i++) {
-        if (keep[i] < (int)from)
-            continue;
-        if ((unsigned)keep[i] > from)
-            (void)close_range(from, (unsigned)keep[i] - 1, 0);
-        from = (unsigned)keep[i] + 1;
-    }
-    (void)close_range(from, ~0U, 0);
-}
-
-CORDON_NORETURN static void ahead_main(const struct ahead *a, int sock)
-{
-    const struct init_params *p = a->p;
-    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* its memory is a copy of init's */
-    int keep[] = {p->ctl_sock, p->out_pipe, p->err_pipe, sock, a->netns};
-    close_all_but(keep, ARRAY_LEN(keep));
-    sigprocmask(SIG_SETMASK, &p->command_mask, NULL);
-    /* Forked before init entered the network namespace: there by the fd the thread opened. */
-    if (a->netns >= 0 && setns(a->netns, CLONE_NEWNET) < 0)
-        setup_failed("entering the network namespace", errno);
-    hand_over_rename_listener(p->ctl_sock); /* before the seccomp filter, as init's would be */
-    close(p->ctl_sock);
-    const char *what = NULL;
-    int prepared = command_prepare(a->cfg, a->filter, &what);
-    char c;
-    ssize_t n;
-    RETRY_EINTR(n, read(sock, &c, 1));
-    if (n != 1)
-        _exit(CORDON_EXIT_SETUP); /* init did not let it go: it stopped on an error it printed */
-    command_exec_prepared(a->cfg, p->argv, p->out_pipe, p->err_pipe, prepared, what);
-}
-
-/* Once the filter is there (and the container's /proc is not kept: its Landlock guard wants
- * the finished view): the fork. Before init has entered the network namespace, only once the
- * thread has made it: the child enters it from the thread's fd (which init closes once it has
- * entered it itself). A failed socketpair or fork leaves the command to the vfork path. */
-static void ahead_start(struct ahead *a, bool entered)
-{
-    int sv[2];
-    if (a->pid || procfs_is_shared())
-        return;
-    a->netns = -1;
-    if (!entered) {
-        pthread_mutex_lock(&net.lock);
-        bool made = net.made;
-        pthread_mutex_unlock(&net.lock);
-        if (!made || net.failed || net.ns_fd < 0)
-            return;
-        a->netns = net.ns_fd;
-    }
-    if (!a->have_filter && !receive_filter(a->p->ctl_sock, a->filter, false))
-        return;
-    a->have_filter = true;
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(sv[0]);
-        ahead_main(a, sv[1]);
-    }
-    close(sv[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        return;
-    }
-    a->pid = pid;
-    a->sock = sv[0];
-}
-
-/* fsview_build's enter_network with a command ahead: the fork comes first if it can, while
- * init would wait for the network thread; else once init is in the namespace. */
-static int enter_network_ahead(void *ctx, char *err, size_t errlen)
-{
-    struct ahead *a = ctx;
-    ahead_start(a, false);
-    if (enter_network(&net, err, errlen) < 0)
-        return -1;
-    ahead_start(a, true); /* the filter or the namespace may have come meanwhile */
-    return 0;
-}
-
-/* init_prepare, with with_ahead the command's process made during the view (struct ahead). */
-static void prepare(const struct init_params *p, struct init_ready *out, bool with_ahead)
+void init_prepare(const struct init_params *p, struct init_ready *out)
 {
     char err[512];
     out->slave = -1;
@@ -643,12 +521,6 @@ static void prepare(const struct init_params *p, struct init_ready *out, bool wi
     if (net.threaded) {
         early.enter_network = enter_network;
         early.enter_ctx = &net;
-    }
-    if (net.threaded && with_ahead) {
-        ahead = (struct ahead){
-            .p = p, .cfg = &out->cfg, .filter = &out->filter, .sock = -1, .netns = -1};
-        early.enter_network = enter_network_ahead;
-        early.enter_ctx = &ahead;
     }
     /* The controller resolves the profile while this process starts: wait for the result. */
     struct sandbox_config *cfg = &out->cfg;
@@ -688,35 +560,12 @@ static void prepare(const struct init_params *p, struct init_ready *out, bool wi
     /* The command (same uid) must not be able to ptrace or read init's memory. */
     (void)prctl(PR_SET_DUMPABLE, 0);
 
-    if (!ahead.have_filter)
-        (void)receive_filter(p->ctl_sock, &out->filter, true);
-    if (!ahead.pid) /* else the command's process has handed it over itself */
-        hand_over_rename_listener(p->ctl_sock);
+    receive_filter(p->ctl_sock, &out->filter);
+    hand_over_rename_listener(p->ctl_sock);
 
     out->sfd = supervisor_signals();
     if (out->sfd < 0)
         setup_failed("signalfd", errno);
-}
-
-void init_prepare(const struct init_params *p, struct init_ready *out)
-{
-    prepare(p, out, false);
-}
-
-/* Reap what has ended; true once the command has (its status in *status). */
-static bool reap_command(pid_t cmd, int *status)
-{
-    bool done = false;
-    for (;;) {
-        int st;
-        pid_t w = waitpid(-1, &st, WNOHANG);
-        if (w <= 0)
-            return done;
-        if (w == cmd) {
-            *status = st;
-            done = true;
-        }
-    }
 }
 
 CORDON_NORETURN void init_main(const struct init_params *p)
@@ -726,22 +575,17 @@ CORDON_NORETURN void init_main(const struct init_params *p)
      * nothing in init sets a disposition to SIG_IGN (supervisor_signals installs handlers, which
      * the exec resets itself). */
     command_note_ignored_signals();
-    prepare(p, &ready, !p->want_pty);
+    init_prepare(p, &ready);
     struct sandbox_config cfg = ready.cfg;
     struct sc_program filter = ready.filter;
     int slave = ready.slave, sfd = ready.sfd;
 
-    /* The command made ahead is let go: the view is finished. Otherwise vfork: the child only
-     * makes system calls until exec, and copying init's page tables would cost more than the
-     * rest of the start. Caught signals reset to default at exec. */
-    pid_t cmd = ahead.pid;
-    if (cmd > 0) {
-        (void)send(ahead.sock, "g", 1, MSG_NOSIGNAL); /* fails only if it is gone: reaped below */
-        close(ahead.sock);
-        ahead.sock = -1;
-    } else if ((cmd = vfork()) < 0) {
+    /* vfork: the child only makes system calls until exec, and copying init's page tables
+     * would cost more than the rest of the start. Caught signals reset to default at exec. */
+    pid_t cmd = vfork();
+    if (cmd < 0)
         setup_failed("vfork", errno);
-    } else if (cmd == 0) {
+    if (cmd == 0) {
         sigprocmask(SIG_SETMASK, &p->command_mask, NULL);
         command_exec(&cfg, &filter, p->argv, slave, p->out_pipe, p->err_pipe);
     }
@@ -754,10 +598,8 @@ CORDON_NORETURN void init_main(const struct init_params *p)
         close(p->err_pipe);
 
     int status = 0;
-    /* One made ahead may have ended before SIGCHLD went to the signalfd. */
-    bool command_done = cmd == ahead.pid && reap_command(cmd, &status);
     struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = p->ctl_sock, .events = POLLIN}};
-    while (!command_done) {
+    for (;;) {
         if (poll(pfd, 2, -1) < 0)
             continue; /* EINTR */
         if (pfd[1].revents & (POLLHUP | POLLERR))
@@ -775,7 +617,19 @@ CORDON_NORETURN void init_main(const struct init_params *p)
             forward_signal(cmd, (int)si.ssi_signo);
             continue;
         }
-        command_done = reap_command(cmd, &status);
+        bool command_done = false;
+        for (;;) {
+            int st;
+            pid_t w = waitpid(-1, &st, WNOHANG);
+            if (w <= 0)
+                break;
+            if (w == cmd) {
+                status = st;
+                command_done = true;
+            }
+        }
+        if (command_done)
+            break;
     }
 
     struct init_status msg = {.tag = 'S'};

@@ -72,9 +72,7 @@ struct init_status {
 /* Last of the set-up, after the filter came: the listener of init's rename filter
  * (sandbox/rename_notify.h), which the controller answers (controller/git_publish.h), or
  * INIT_MSG_NO_RENAME_NOTIFY with /dev/null when the kernel cannot: renames then go straight to
- * the kernel, and a write of a protected git config fails as before. `cordon run`'s command
- * made during the view installs that filter itself and sends the message from there, in no
- * fixed order with init's listeners: the controller takes them by their tags. */
+ * the kernel, and a write of a protected git config fails as before. */
 #define INIT_MSG_RENAME_NOTIFY 'R'
 #define INIT_MSG_NO_RENAME_NOTIFY 'r'
 

@@ -499,24 +499,6 @@ describe("cordon run: processes", function()
         assert.is_true(gone, "left alive: " .. table.concat(h.pgrep("^sleep " .. arg), " "))
     end)
 
-    -- init makes the command's process during the view when the filter has come by then, else
-    -- after the view: runs mix the two, and each must start the same process.
-    it("starts the command alike run after run: init's child, leading its own session, confined the same", function()
-        local script = "read -r pid _ _ ppid pgrp sid _ </proc/self/stat; "
-            .. "[ \"$pid\" = \"$$\" ] && echo \"ppid=$ppid pgrp=$((pgrp - pid)) sid=$((sid - pid))\"; "
-            .. "grep -E '^(NoNewPrivs|Seccomp|Seccomp_filters|Cap(Inh|Prm|Eff|Bnd|Amb)|SigIgn|SigBlk):' /proc/self/status; "
-            .. "ls /proc/self/fd | tr '\\n' ' '"
-        local first
-        for _ = 1, 8 do
-            local r = ok(h.run_sh(script))
-            assert.truthy(r.stdout:match("^ppid=1 pgrp=0 sid=0\n"), h.describe(r))
-            assert.truthy(r.stdout:match("\nNoNewPrivs:%s+1\n"), h.describe(r))
-            assert.truthy(r.stdout:match("\nSeccomp:%s+2\n"), h.describe(r))
-            first = first or r.stdout
-            assert.are.equal(first, r.stdout, h.describe(r))
-        end
-    end)
-
     it("starts the command with only fds 0, 1 and 2", function()
         local r = ok(h.run_sh("ls /proc/self/fd", { prefix = "exec 7</etc/hostname 9>/dev/null; " }))
         -- 3 is ls's own directory fd
