@@ -446,6 +446,11 @@ enum lh_outcome lh_resolve_sandbox_config_cached(const struct lh_options *opt,
     return o;
 }
 
+bool lh_network_rules_cached(void)
+{
+    return cache.open_pending;
+}
+
 static int push_cached_table(lua_State *L)
 {
     if (pc_table_push(L, cache.table.data, cache.table.len) < 0)

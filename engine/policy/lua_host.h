@@ -81,6 +81,11 @@ enum lh_outcome lh_resolve_sandbox_config_cached(const struct lh_options *opt,
                                                  const char *home, char *const *environ_in,
                                                  struct sandbox_config *cfg, char *err,
                                                  size_t errlen);
+/* Between a hit of lh_resolve_sandbox_config_cached() and lh_resolve_network(): the rules
+ * lh_resolve_network() will compile are those of an entry that was written only once they had
+ * compiled, from the same inputs, so they compile again (a caller may let the sandbox go on
+ * first). False after a miss, or without the cache. */
+bool lh_network_rules_cached(void);
 
 /* One new network destination, as the egress proxy sees it. */
 enum net_kind {
