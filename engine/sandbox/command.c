@@ -133,28 +133,3 @@ void command_exec(const struct sandbox_config *cfg, const struct sc_program *sec
         fail(what, NULL, -r, CORDON_EXIT_SETUP);
     exec_command(cfg, argv);
 }
-
-int command_prepare(const struct sandbox_config *cfg, const struct sc_program *seccomp,
-                    const char **what)
-{
-    reset_ignored_signals();
-    if (setsid() < 0) {
-        *what = "setsid";
-        return -errno;
-    }
-    return confine(cfg, seccomp, what);
-}
-
-void command_exec_prepared(const struct sandbox_config *cfg, char **argv, int out_fd, int err_fd,
-                           int prepared, const char *what)
-{
-    if ((out_fd >= 0 && dup2(out_fd, 1) < 0) || (err_fd >= 0 && dup2(err_fd, 2) < 0))
-        fail("redirecting the output", NULL, errno, CORDON_EXIT_SETUP);
-    if (close_range(3, ~0U, 0) < 0)
-        fail("close_range", NULL, errno, CORDON_EXIT_SETUP);
-    if (chdir(cfg->cwd) < 0)
-        fail("cannot enter ", cfg->cwd, errno, CORDON_EXIT_SETUP);
-    if (prepared < 0) /* reported on the command's own stderr, as command_exec does */
-        fail(what, NULL, -prepared, CORDON_EXIT_SETUP);
-    exec_command(cfg, argv);
-}

@@ -20,16 +20,4 @@ CORDON_NORETURN void command_exec(const struct sandbox_config *cfg,
                                   const struct sc_program *seccomp, char **argv, int slave,
                                   int out_fd, int err_fd);
 
-/* command_exec in two halves, for a process made before its command is known (a session's
- * next command, made ahead while the last one runs): command_prepare does what is the same
- * for every command of the sandbox (the signal dispositions, a session of its own, rlimits,
- * capabilities, no_new_privs, the Landlock guards, the seccomp filter); 0, or -errno with
- * *what naming the step that failed. command_exec_prepared, given the command, does the
- * rest (fds 1 and 2, only fds 0-2 left, the working directory) and execs; a failed prepare
- * (prepared < 0) is reported there, on the command's stderr, with command_exec's words and
- * exit code. No pty. Never returns. */
-int command_prepare(const struct sandbox_config *cfg, const struct sc_program *seccomp,
-                    const char **what);
-CORDON_NORETURN void command_exec_prepared(const struct sandbox_config *cfg, char **argv,
-                                           int out_fd, int err_fd, int prepared, const char *what);
 #endif
