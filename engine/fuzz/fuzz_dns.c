@@ -9,15 +9,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "fuzz/fuzz.h"
 #include "proxy/dns_msg.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)    \
-    do {             \
-        if (!(c))    \
-            abort(); \
-    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,15 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz.h"
 #include "base/http_parse.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)    \
-    do {             \
-        if (!(c))    \
-            abort(); \
-    } while (0)
 
 static struct http_request full, part;
 

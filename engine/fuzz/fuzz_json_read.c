@@ -16,16 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz.h"
 #include "base/json_read.h"
 #include "base/util.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)    \
-    do {             \
-        if (!(c))    \
-            abort(); \
-    } while (0)
 
 void *xmalloc(size_t n)
 {

@@ -18,16 +18,9 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "fuzz/fuzz.h"
 #include "base/util.h"
 #include "policy/profile_cache.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)    \
-    do {             \
-        if (!(c))    \
-            abort(); \
-    } while (0)
 
 /* A dump read back and dumped again is canonical: the same bytes once more. */
 static void check_table(lua_State *L, const unsigned char *p, size_t n)

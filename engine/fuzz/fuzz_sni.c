@@ -7,15 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz.h"
 #include "proxy/sni_parse.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)    \
-    do {             \
-        if (!(c))    \
-            abort(); \
-    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -7,15 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz.h"
 #include "proxy/socks5.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(c)    \
-    do {             \
-        if (!(c))    \
-            abort(); \
-    } while (0)
 
 #define MAX_EVENTS 8
 
