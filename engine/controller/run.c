@@ -600,8 +600,8 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     /* Needed once the command prints (supervise), not by init: after its configuration. */
     output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
     output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
-    /* The filter as early as it can go: init starts the command's process once it has it,
-     * while it builds the view. After a miss the rules are compiled first, so that an invalid
+    /* The filter as early as it can go, so that it is there when init has built the view
+     * (which is when init takes it) rather than after the rules' compilation. After a miss the rules are compiled first, so that an invalid
      * one stops the run before any command runs; after a hit they compiled before, from the
      * same inputs, and are compiled meanwhile (~0.7 ms: the policy state opens only now). Either
      * way before supervise(), the only place the proxy, the resolver and the rename listener
