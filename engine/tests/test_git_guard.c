@@ -31,15 +31,22 @@ static char *at(const char *rel)
     return xasprintf("%s/%s", ws, rel);
 }
 
-static void put(const char *rel, const char *text, mode_t mode)
+/* A file at path (its folders made), holding text, with mode. */
+static void put_file(const char *path, const char *text, mode_t mode)
 {
-    char *p = at(rel);
-    CHECK(mkdir_parents(p, 0755) == 0);
-    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    CHECK(mkdir_parents(path, 0755) == 0);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
     CHECK(fd >= 0);
     CHECK(write_all(fd, text, strlen(text)) == 0);
     CHECK(fchmod(fd, mode) == 0);
     close(fd);
+}
+
+/* The same, at a path relative to the workspace. */
+static void put(const char *rel, const char *text, mode_t mode)
+{
+    char *p = at(rel);
+    put_file(p, text, mode);
     free(p);
 }
 
@@ -82,16 +89,6 @@ static void repo(const char *dir)
     p = xasprintf("%s%s.git/hooks/pre-commit.sample", dir, dir[0] ? "/" : "");
     put(p, "#!/bin/sh\n", 0755);
     free(p);
-}
-
-static int write_file_new(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return -errno;
-    int r = write_all(fd, text, strlen(text));
-    close(fd);
-    return r;
 }
 
 static bool has_line(const struct str_list *l, const char *needle)
@@ -372,11 +369,10 @@ static void test_worktree_hooks_path(void)
     mk_ws();
     char *main = xasprintf("%s.main", ws), *f = NULL;
     f = xasprintf("%s/.git/worktrees/wt/commondir", main);
-    CHECK(mkdir_parents(f, 0755) == 0);
-    CHECK(write_file_new(f, "../..\n") == 0);
+    put_file(f, "../..\n", 0644);
     free(f);
     f = xasprintf("%s/.git/config", main);
-    CHECK(write_file_new(f, "[core]\n\thooksPath = .husky\n") == 0);
+    put_file(f, "[core]\n\thooksPath = .husky\n", 0644);
     free(f);
     f = xasprintf("gitdir: %s/.git/worktrees/wt\n", main);
     put(".git", f, 0644);
@@ -506,9 +502,7 @@ static void test_incremental_moved_in(void)
     char *out = xasprintf("%s.out", ws);
     rm_rf(out);
     char *hook = xasprintf("%s/m/n/.git/hooks/pre-commit", out);
-    CHECK(mkdir_parents(hook, 0755) == 0);
-    CHECK(write_file_new(hook, "#!/bin/sh\ntouch /x\n") == 0);
-    CHECK(chmod(hook, 0755) == 0);
+    put_file(hook, "#!/bin/sh\ntouch /x\n", 0755);
     char *from = xasprintf("%s/m", out), *to = at("t/a/b/c");
     settle();
     struct git_guard *g = git_guard_new(ws, NULL);
@@ -537,9 +531,7 @@ static void test_incremental_folder_to_link(void)
     char *out = xasprintf("%s.out", ws);
     rm_rf(out);
     char *hook = xasprintf("%s/.git/hooks/pre-commit", out);
-    CHECK(mkdir_parents(hook, 0755) == 0);
-    CHECK(write_file_new(hook, "#!/bin/sh\n") == 0);
-    CHECK(chmod(hook, 0755) == 0);
+    put_file(hook, "#!/bin/sh\n", 0755);
     settle();
     struct git_guard *g = git_guard_new(ws, NULL);
     CHECK(g);
