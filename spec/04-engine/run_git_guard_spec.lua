@@ -201,6 +201,15 @@ local function host_git(dir, script)
     return h.sh(GIT_ENV .. "cd " .. h.quote(dir) .. " && { " .. script .. "; } >/dev/null 2>&1")
 end
 
+-- The run's command planted a hook in a repository it made at a/b/c/d: one line says it was
+-- undone, and the host's next commit there runs nothing (no ROOT/MARK).
+local function new_hook_undone(r, ws, root)
+    assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d: a/b/c/d/.git/hooks/pre-commit: "
+        .. "a new hook", 1, true), h.describe(r))
+    host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
+    assert.is_false(exists(root .. "/MARK"))
+end
+
 describe("cordon run: nothing in a repository makes the host run a program", function()
     lazy_setup(function()
         assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
@@ -295,10 +304,7 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             .. "chmod +x a/b/c/d/.git/hooks/pre-commit && touch -d \"$t\" a/b/c/d",
             { workspace = ws, cwd = ws })
         assert.are.equal(0, r.code, h.describe(r))
-        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d: a/b/c/d/.git/hooks/pre-commit: "
-            .. "a new hook", 1, true), h.describe(r))
-        host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
-        assert.is_false(exists(root .. "/MARK"))
+        new_hook_undone(r, ws, root)
     end)
 
     -- A run's first walk starts from the folders' stamps the last run's check kept in cordon's
@@ -403,9 +409,6 @@ describe("cordon session: a background job's plant is undone before the next com
             .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > a/b/c/d/.git/hooks/pre-commit && "
             .. "chmod +x a/b/c/d/.git/hooks/pre-commit" }, { cwd = ws, env = s.env })
         assert.are.equal(0, r.code, h.describe(r))
-        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d: a/b/c/d/.git/hooks/pre-commit: "
-            .. "a new hook", 1, true), h.describe(r))
-        host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
-        assert.is_false(exists(root .. "/MARK"))
+        new_hook_undone(r, ws, root)
     end)
 end)
