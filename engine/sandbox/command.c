@@ -79,17 +79,16 @@ static void reset_ignored_signals(void)
     }
 }
 
-/* The confinement every command of a sandbox gets alike: resource limits, capabilities,
- * no_new_privs, the Landlock guards, the seccomp filter, in that order. 0, or -errno with
- * *what naming the step that failed. */
-static int confine(const struct sandbox_config *cfg, const struct sc_program *seccomp,
-                   const char **what)
+/* The confinement every command of a sandbox gets alike, but for the resource limits (which
+ * belong to the process, not the thread): capabilities, no_new_privs, the Landlock guards, the
+ * seccomp filter, in that order. Each is a property of the calling thread that the processes it
+ * makes inherit. 0, or -errno with *what naming the step that failed. */
+int command_confine_thread(const struct sandbox_config *cfg, const struct sc_program *seccomp,
+                           const char **what)
 {
     int r;
     unsigned long long keep = cfg->root_write_caps ? CONFINE_ROOT_WRITE_CAPS : 0;
-    if ((r = confine_rlimits(cfg)) < 0) {
-        *what = "setting resource limits";
-    } else if ((r = confine_keep_capabilities(keep)) < 0) {
+    if ((r = confine_keep_capabilities(keep)) < 0) {
         *what = "dropping capabilities";
     } else if ((r = confine_no_new_privs()) < 0) {
         *what = "setting no_new_privs";
@@ -113,11 +112,11 @@ CORDON_NORETURN static void exec_command(const struct sandbox_config *cfg, char 
     fail(argv[0], NULL, err, err == ENOENT ? 127 : 126);
 }
 
-void command_exec(const struct sandbox_config *cfg, const struct sc_program *seccomp, char **argv,
-                  int slave, int out_fd, int err_fd)
+/* The steps of every command's process before its confinement: signals, a new session, the
+ * terminal or the output, only fds 0-2, the working directory. */
+static void start_command(const struct sandbox_config *cfg, int slave, int out_fd, int err_fd)
 {
     int r;
-    const char *what = NULL;
     reset_ignored_signals();
     if (setsid() < 0)
         fail("setsid", NULL, errno, CORDON_EXIT_SETUP);
@@ -129,7 +128,24 @@ void command_exec(const struct sandbox_config *cfg, const struct sc_program *sec
         fail("close_range", NULL, errno, CORDON_EXIT_SETUP);
     if (chdir(cfg->cwd) < 0)
         fail("cannot enter ", cfg->cwd, errno, CORDON_EXIT_SETUP);
-    if ((r = confine(cfg, seccomp, &what)) < 0)
+    if ((r = confine_rlimits(cfg)) < 0)
+        fail("setting resource limits", NULL, -r, CORDON_EXIT_SETUP);
+}
+
+void command_exec(const struct sandbox_config *cfg, const struct sc_program *seccomp, char **argv,
+                  int slave, int out_fd, int err_fd)
+{
+    const char *what = NULL;
+    start_command(cfg, slave, out_fd, err_fd);
+    int r = command_confine_thread(cfg, seccomp, &what);
+    if (r < 0)
         fail(what, NULL, -r, CORDON_EXIT_SETUP);
+    exec_command(cfg, argv);
+}
+
+void command_exec_confined(const struct sandbox_config *cfg, char **argv, int slave, int out_fd,
+                           int err_fd)
+{
+    start_command(cfg, slave, out_fd, err_fd);
     exec_command(cfg, argv);
 }

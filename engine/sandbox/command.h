@@ -20,4 +20,14 @@ CORDON_NORETURN void command_exec(const struct sandbox_config *cfg,
                                   const struct sc_program *seccomp, char **argv, int slave,
                                   int out_fd, int err_fd);
 
+/* command_exec's confinement but the resource limits, on the calling thread: what the processes
+ * it makes inherit (sandbox/spawner.h). 0, or -errno with *what naming the step that failed. */
+int command_confine_thread(const struct sandbox_config *cfg, const struct sc_program *seccomp,
+                           const char **what);
+
+/* command_exec in a process made by a thread that command_confine_thread confined: the same
+ * steps and limits, without putting the confinement on again. Never returns. */
+CORDON_NORETURN void command_exec_confined(const struct sandbox_config *cfg, char **argv,
+                                           int slave, int out_fd, int err_fd);
+
 #endif

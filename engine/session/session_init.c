@@ -2,11 +2,12 @@
  * nothing blocks in between but the vfork of a command (until its exec). Before each command,
  * each readonly_in_workspace path created since the session started is bound read-only.
  *
- * Each command is vforked and confined on its way to exec (command_exec). A process made
- * ahead for it (forked and confined while the last command ran) was tried: its start saved
- * ~80 us of the confinement, but its exec then tore down the fork's copy of init's memory
- * (~290 us more than a vfork child's exec), and the fork competed with the running command
- * for the CPU: an exec through the API took longer, and ~0.7 ms more CPU. */
+ * Each command's process is vforked by a thread of init confined once, at the start, with what
+ * every command gets (sandbox/spawner.h): attaching the seccomp filter alone cost ~250 us per
+ * command when each was confined on its way to exec (command_exec, still the way when the thread
+ * cannot be confined). A process made ahead for each command (forked and confined while the
+ * last command ran) was tried before: its exec tore down the fork's copy of init's memory
+ * (~290 us more than a vfork child's), and the fork competed with the running command. */
 #include "session/session_init.h"
 
 #include <errno.h>
@@ -26,6 +27,7 @@
 
 #include "sandbox/command.h"
 #include "sandbox/mount_ops.h"
+#include "sandbox/spawner.h"
 #include "session/fresh_sandbox.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -155,6 +157,30 @@ static int late_ro_apply(const struct sandbox_config *cfg, struct late_ro *l)
 static char *bash; /* find_bash's, once */
 static char dash_c[] = "-c";
 
+/* The command's process: made by the confined thread (spawner.h) when it runs, else vforked here
+ * and confined on its way to exec. -1 with errno set when it could not be made. */
+static pid_t start_command(const struct init_ready *ready, char **argv, const int fds[2])
+{
+    if (spawner_running()) {
+        pid_t pid = spawner_spawn(argv, -1, fds[0], fds[1]);
+        if (pid < 0) {
+            errno = (int)-pid;
+            return -1;
+        }
+        return pid;
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    /* vfork: the child only makes system calls until exec (command.c), and copying init's
+     * page tables while the command waits would cost more than the rest of its start. */
+    pid_t pid = vfork();
+    if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        command_exec(&ready->cfg, &ready->filter, argv, -1, fds[0], fds[1]);
+    }
+    return pid;
+}
+
 static void spawn(int ctl, const struct init_ready *ready, struct leaders *leaders,
                   struct late_ro *late, const struct sw_msg *req, char *command, const int fds[2])
 {
@@ -170,16 +196,9 @@ static void spawn(int ctl, const struct init_ready *ready, struct leaders *leade
     if (!bash)
         bash = find_bash(&ready->cfg);
     char *argv[] = {bash, dash_c, command, NULL};
-    sigset_t none;
-    sigemptyset(&none);
-    /* vfork: the child only makes system calls until exec (command.c), and copying init's
-     * page tables while the command waits would cost more than the rest of its start. */
     bool fresh = req->flags & SW_FRESH;
-    pid_t pid = fresh ? fresh_sandbox_spawn(ready, command, fds[0], fds[1], ctl) : vfork();
-    if (pid == 0) {
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        command_exec(&ready->cfg, &ready->filter, argv, -1, fds[0], fds[1]);
-    }
+    pid_t pid = fresh ? fresh_sandbox_spawn(ready, command, fds[0], fds[1], ctl)
+                      : start_command(ready, argv, fds);
     if (pid < 0 && fresh)
         errno = -pid;
     for (int i = 0; i < 2; i++)
@@ -286,7 +305,13 @@ CORDON_NORETURN static void shut_down(int ctl, int sfd, struct leaders *leaders,
 void session_init_main(const struct init_params *p)
 {
     struct init_ready ready;
+    /* Nothing in a session's init sets a disposition to SIG_IGN either (see init_main). */
+    command_note_ignored_signals();
     init_prepare(p, &ready);
+    /* Confined once: each command then starts without attaching the filter again. If the thread
+     * cannot be confined, each command is confined itself (and says why it cannot be). */
+    const char *what = NULL;
+    (void)spawner_start(&ready.cfg, &ready.filter, &what);
     /* From here on init writes nothing itself: the starter's terminal is let go. */
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {

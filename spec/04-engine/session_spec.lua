@@ -172,6 +172,30 @@ describe("cordon session: commands share one sandbox", function()
         for _ = 1, 4 do assert.are.equal(first.stdout, ok(exec(s, probe)).stdout) end
     end)
 
+    -- Each exec's process is made by a thread of init that carries the confinement
+    -- (engine/sandbox/spawner.h), not confined on its own way to exec as cordon run's command
+    -- is: what the command ends up with must be the same, whoever started the session.
+    it("confines each exec as cordon run confines its command, with no signal ignored though the starter ignores SIGPIPE", function()
+        local ws, runtime, name = h.workspace(), h.runtime_dir(), "spec-" .. h.token()
+        local s = { name = name, runtime = runtime, socket = h.session_socket(runtime, name), cwd = ws,
+                    env = { XDG_RUNTIME_DIR = runtime } }
+        h.defer(function() h.session_reap(s) end)
+        local outside = h.sh("trap '' PIPE; grep SigIgn /proc/self/status")
+        local ignored = tonumber(outside.stdout:match("SigIgn:%s+(%x+)"), 16)
+        assert.truthy(ignored and ignored & 0x1000 ~= 0, "the starter must ignore SIGPIPE\n" .. h.describe(outside))
+        ok(h.sh("trap '' PIPE; cd " .. h.quote(ws) .. " && XDG_RUNTIME_DIR=" .. h.quote(runtime) .. " "
+            .. h.quote(h.bin) .. " session start " .. name .. " --detach"))
+        local probe = "grep -E '^(Uid|Gid|Groups|Cap|NoNewPrivs|Seccomp|SigIgn|SigBlk)' /proc/$$/status; "
+            .. "cat /proc/$$/limits; pwd; ls /proc/self/fd; yes | head -c 4 >/dev/null; echo \"pipe ${PIPESTATUS[0]}\""
+        local run = ok(h.cordon({ "run", "--", "bash", "-c", probe }, { cwd = ws }))
+        assert.matches("Seccomp_filters:%s+2\n", run.stdout)
+        assert.matches("pipe 141\n", run.stdout) -- yes ended by SIGPIPE, not EPIPE
+        for _ = 1, 3 do assert.are.equal(run.stdout, ok(exec(s, probe)).stdout) end
+        local unshared = exec(s, "unshare -U true && echo unshared")
+        assert.are_not.equal(0, unshared.code, h.describe(unshared))
+        assert.matches("Operation not permitted", unshared.stderr .. unshared.stdout)
+    end)
+
     it("2,000 short-lived children leave no zombie behind", function()
         local s = start()
         ok(exec(s, "for i in $(seq 2000); do (true &); done; sleep 1", nil, { timeout = 240 }))
