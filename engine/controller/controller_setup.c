@@ -373,10 +373,20 @@ static char *root_only_cache_path(void)
     return path;
 }
 
-/* The scan ahead, for a caller of uid 0, before the profile is known: NULL otherwise. */
+/* The root caller's maps are shifted (controller_expect_root_shift): no scan for a profile that
+ * keeps the shift. */
+static bool expect_root_shift;
+
+void controller_expect_root_shift(bool on)
+{
+    expect_root_shift = on;
+}
+
+/* The scan ahead, for a caller of uid 0, before the profile is known: NULL otherwise (and when
+ * the shift is expected: the coding profile keeps it, so the scan would be wasted). */
 static struct root_only_ahead *root_only_start(const struct run_flags *flags, const char *cwd)
 {
-    if (getuid() != 0)
+    if (getuid() != 0 || expect_root_shift)
         return NULL;
     struct sandbox_root_only guess, ro;
     struct str_list keep, writable = {0};
@@ -402,7 +412,9 @@ static struct root_only_ahead *root_only_start(const struct run_flags *flags, co
 static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ahead, char *err,
                           size_t errlen)
 {
-    if (!cfg->root_only.hide || getuid() != 0) {
+    /* Shifted, every file of root's on the host's tree is unmapped in the sandbox: the kernel
+     * refuses what only root may read, wherever it is (sandbox/root_writes.h). */
+    if (!cfg->root_only.hide || getuid() != 0 || (expect_root_shift && cfg->root_writes)) {
         root_only_cancel(ahead);
         return 0;
     }
@@ -418,6 +430,12 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
                : "scanned now (the profile's inputs differ from the guess)");
     root_only_inputs_free(&ro, &keep, home);
     return n < 0 ? -1 : 0;
+}
+
+int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    expect_root_shift = false;
+    return hide_root_only(cfg, NULL, err, errlen);
 }
 
 static bool use_profile_cache;

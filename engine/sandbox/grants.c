@@ -332,6 +332,34 @@ static int capture_one(const char *bind, struct mnt_err *e)
     return fd;
 }
 
+static int *given;
+static size_t n_given;
+
+void grants_use_sources(const int *fds, size_t n)
+{
+    given = xcalloc(n + 1, sizeof *given);
+    memcpy(given, fds, n * sizeof *given);
+    n_given = n;
+}
+
+/* A source the controller captured (grants_use_sources): its type checked on the very mount. */
+static int take_given(size_t i, const char *bind, struct mnt_err *e)
+{
+    const char *src = strchr(bind, '\t') + 1;
+    struct stat st;
+    int fd = given[i];
+    given[i] = -1;
+    if (fd < 0 || fstat(fd, &st) < 0 ||
+        (bind[0] == 's' ? !S_ISSOCK(st.st_mode) : !S_ISREG(st.st_mode))) {
+        snprintf(e->buf, e->len, "sandbox set-up: grant %s: no longer a %s: refused", src,
+                 bind[0] == 's' ? "socket" : "regular file");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int grants_capture(const struct sandbox_config *cfg, struct grants_capture *gc, struct mnt_err *e)
 {
     memset(gc, 0, sizeof *gc);
@@ -346,7 +374,7 @@ int grants_capture(const struct sandbox_config *cfg, struct grants_capture *gc, 
             grants_release(gc);
             return -1;
         }
-        if ((gc->fds[gc->n] = capture_one(b, e)) < 0) {
+        if ((gc->fds[gc->n] = i < n_given ? take_given(i, b, e) : capture_one(b, e)) < 0) {
             grants_release(gc);
             return -1;
         }

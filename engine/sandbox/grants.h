@@ -42,4 +42,8 @@ int grants_capture(const struct sandbox_config *cfg, struct grants_capture *gc, 
  * line in e. */
 int grants_apply(struct grants_capture *gc, struct mnt_err *e);
 void grants_release(struct grants_capture *gc);
+/* A root caller's shifted sandbox (root_writes.h): the sources of cfg->grant_binds as the
+ * controller captured them, idmapped and read-only, in order (init may not reach them by their
+ * paths). grants_capture checks their type and takes them instead of opening the paths. */
+void grants_use_sources(const int *fds, size_t n);
 #endif

@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -16,16 +18,19 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fdpass.h"
+#include "base/log.h"
 #include "base/util.h"
 #include "sandbox/userns.h"
 
-int root_writes_map(int ctl, pid_t init_pid, char *err, size_t errlen)
+int root_writes_map(int ctl, pid_t init_pid, bool shift, char *err, size_t errlen)
 {
-    int done = ns_write_root_maps(init_pid);
+    int done = ns_write_root_maps(init_pid, shift);
     if (done < 0) {
         snprintf(err, errlen, "cannot write the sandbox's uid/gid maps: %s", strerror(-done));
         return -1;
@@ -50,33 +55,51 @@ static void refusal(char *why, size_t len, const char *path, const char *step, i
     snprintf(why, len, "%s: %s", path, what);
 }
 
-/* A detached recursive copy of the tree at path, reached with no symbolic link on the way (as
- * init's own captures are, fsview.c), private (what init mounts on it stays in the sandbox)
- * and idmapped with userns_fd. The fd, or -1 with why set. */
-static int idmapped_tree(const char *path, int userns_fd, char *why, size_t len)
+/* A detached copy of the tree at path (with its submounts when recursive), reached with no
+ * symbolic link on the way (as init's own captures are, fsview.c), private (what init mounts
+ * on it stays in the sandbox), idmapped with userns_fd, and given attrs (MOUNT_ATTR_RDONLY...).
+ * kind: 'd' a directory, 's' a socket, 'f' a regular file, 0 anything; checked on the very fd
+ * that is cloned. The fd, or -1 with why set. */
+static int capture(const char *path, int userns_fd, bool recursive, uint64_t attrs, char kind,
+                   char *why, size_t len)
 {
-    struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
                            .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
     int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
     if (pfd < 0) {
         refusal(why, len, path, "open", errno);
         return -1;
     }
-    int fd = open_tree(pfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+    struct stat st;
+    if (kind && (fstat(pfd, &st) < 0 || (kind == 'd' && !S_ISDIR(st.st_mode)) ||
+                 (kind == 's' && !S_ISSOCK(st.st_mode)) || (kind == 'f' && !S_ISREG(st.st_mode)))) {
+        refusal(why, len, path, "open", ENOTDIR);
+        close(pfd);
+        return -1;
+    }
+    int fd = open_tree(pfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                    (recursive ? AT_RECURSIVE : 0));
     int err = errno;
     close(pfd);
     if (fd < 0) {
         refusal(why, len, path, "open_tree", err);
         return -1;
     }
-    struct mount_attr attr = {
-        .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd, .propagation = MS_PRIVATE};
-    if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | attrs,
+                              .userns_fd = (uint64_t)userns_fd,
+                              .propagation = MS_PRIVATE};
+    if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) <
+        0) {
         refusal(why, len, path, "idmap", errno);
         close(fd);
         return -1;
     }
     return fd;
+}
+
+static int idmapped_tree(const char *path, int userns_fd, char *why, size_t len)
+{
+    return capture(path, userns_fd, true, 0, 0, why, len);
 }
 
 int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_config *cfg)
@@ -87,7 +110,7 @@ int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_conf
     int ns = -1, r = 0;
     if (!cfg->root_writes)
         goto none; /* the profile's choice: nothing to say */
-    if (maps != (NS_MAPS_UID | NS_MAPS_GID)) {
+    if ((maps & (NS_MAPS_UID | NS_MAPS_GID)) != (NS_MAPS_UID | NS_MAPS_GID)) {
         snprintf(why, sizeof why,
                  "this process may not map other users' ids: it lacks CAP_SETUID or CAP_SETGID");
         goto none;
@@ -137,7 +160,7 @@ int root_writes_wait_maps(int ctl)
         return -EPIPE;
     if (got != (ssize_t)sizeof msg || msg[0] != INIT_MSG_MAPS)
         return -EBADMSG;
-    return msg[1] & (int)(NS_MAPS_UID | NS_MAPS_GID);
+    return msg[1] & (int)(NS_MAPS_UID | NS_MAPS_GID | NS_MAPS_SHIFT);
 }
 
 int root_writes_receive(int ctl, size_t n, int *fds)
@@ -164,4 +187,212 @@ int root_writes_receive(int ctl, size_t n, int *fds)
         fds[i] = fd;
     }
     return 1;
+}
+
+int root_writes_receive_shift(int ctl, size_t n, int *fds)
+{
+    for (size_t i = 0; i < n; i++)
+        fds[i] = -1;
+    for (size_t i = 0; i < n; i++) {
+        char tag = 0;
+        int fd = fdpass_recv(ctl, &tag);
+        if (fd >= 0 && tag == INIT_MSG_SHIFT_BIND) {
+            fds[i] = fd;
+            continue;
+        }
+        if (fd >= 0)
+            close(fd);
+        if (fd >= 0 && tag == INIT_MSG_NO_SHIFT_BIND)
+            continue;
+        for (size_t j = 0; j < i; j++) {
+            if (fds[j] >= 0)
+                close(fds[j]);
+            fds[j] = -1;
+        }
+        return fd < 0 ? fd : -EBADMSG;
+    }
+    return 0;
+}
+
+/* ---- the shift (host side) -------------------------------------------------------------- */
+
+bool root_writes_shift_wanted(const struct sandbox_config *cfg)
+{
+    return cfg->root_writes && cfg->root_only.hide;
+}
+
+void root_writes_shift_free(struct root_shift *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->fds[i] >= 0)
+            close(s->fds[i]);
+    free(s->fds);
+    memset(s, 0, sizeof *s);
+}
+
+static void shift_push(struct root_shift *s, int fd)
+{
+    s->fds = xrealloc(s->fds, (s->n + 1) * sizeof *s->fds);
+    s->fds[s->n++] = fd;
+}
+
+static bool within_any(const char *path, const struct str_list *dirs)
+{
+    for (size_t i = 0; i < dirs->len; i++)
+        if (path_is_within(path, dirs->items[i]))
+            return true;
+    return false;
+}
+
+static int by_length(const void *a, const void *b)
+{
+    size_t la = strlen(*(char *const *)a), lb = strlen(*(char *const *)b);
+    return la < lb ? -1 : la > lb;
+}
+
+/* The paths root_only.visible names that the shift would otherwise refuse: canonical, existing,
+ * outermost first, none inside another, the home, a writable area or a hidden path (those are
+ * reached, or covered, anyway). */
+static void visible_binds(const struct sandbox_config *cfg, struct str_list *out)
+{
+    struct str_list areas = {0}, found = {0};
+    str_list_push(&areas, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&areas, cfg->writable.items[i]);
+    if (cfg->home)
+        str_list_push(&areas, cfg->home);
+    for (size_t i = 0; i < cfg->root_only.visible.len; i++) {
+        char *abs = path_absolute(cfg->root_only.visible.items[i], "/");
+        char *real = realpath(abs, NULL);
+        free(abs);
+        if (real && strcmp(real, "/") != 0 && !within_any(real, &areas) &&
+            !within_any(real, &cfg->hidden) && !str_list_contains(&found, real))
+            str_list_push(&found, real);
+        free(real);
+    }
+    qsort(found.items, found.len, sizeof *found.items, by_length);
+    for (size_t i = 0; i < found.len; i++)
+        if (!within_any(found.items[i], out))
+            str_list_push(out, found.items[i]);
+    str_list_free(&found);
+    str_list_free(&areas);
+}
+
+int root_writes_userns_of(pid_t pid)
+{
+    char nspath[64];
+    snprintf(nspath, sizeof nspath, "/proc/%d/ns/user", (int)pid);
+    int fd = open(nspath, O_RDONLY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int root_writes_probe_userns(void)
+{
+    int p[2], fd = -1;
+    if (!ns_may_write_wide_maps())
+        return -EPERM;
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -errno;
+    pid_t child = fork();
+    if (child < 0) {
+        fd = -errno;
+        close(p[0]);
+        close(p[1]);
+        return fd;
+    }
+    if (child == 0) {
+        /* Only system calls here: the controller may have threads. */
+        char c = unshare(CLONE_NEWUSER) == 0 ? 'u' : 'x';
+        close(p[0]);
+        (void)!write(p[1], &c, 1);
+        pause();
+        _exit(0);
+    }
+    close(p[1]);
+    char c = 0;
+    ssize_t got;
+    RETRY_EINTR(got, read(p[0], &c, 1));
+    close(p[0]);
+    int done = got == 1 && c == 'u' ? ns_write_root_maps(child, true) : -EPERM;
+    if (done >= 0 && !(done & NS_MAPS_SHIFT))
+        done = -EPERM;
+    fd = done < 0 ? done : root_writes_userns_of(child);
+    (void)kill(child, SIGKILL);
+    (void)waitpid(child, NULL, 0);
+    return fd;
+}
+
+int root_writes_shift_prepare(int ns, struct sandbox_config *cfg, struct root_shift *s, char *why,
+                              size_t len)
+{
+    int r = -1;
+    memset(s, 0, sizeof *s);
+    str_list_free(&cfg->shift_binds);
+    /* The writable trees, read-write, with what is mounted below them. */
+    for (size_t i = 0; i < 1 + cfg->writable.len; i++) {
+        const char *path = i == 0 ? cfg->workspace : cfg->writable.items[i - 1];
+        int fd = idmapped_tree(path, ns, why, len);
+        if (fd < 0)
+            goto out;
+        shift_push(s, fd);
+    }
+    s->n_trees = s->n;
+    /* The home, read-only (the copy-on-write home's lower layer, or the home itself), unless it
+     * is hidden: then the covers show nothing of it anyway. */
+    const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if (cfg->home && strcmp(cfg->home, "/") != 0 && !within_any(cfg->home, &cfg->hidden))
+        str_list_push(&cfg->shift_binds, cfg->home);
+    visible_binds(cfg, &cfg->shift_binds);
+    for (size_t i = 0; i < cfg->shift_binds.len; i++) {
+        int fd = capture(cfg->shift_binds.items[i], ns, true, ro, 0, why, len);
+        if (fd < 0)
+            goto out;
+        shift_push(s, fd);
+    }
+    /* The home's layer folder: read-write, the upper and work directories and the lock. */
+    int layer = -1;
+    if (cfg->home_mode == SANDBOX_HOME_OVERLAY && cfg->home_layer &&
+        (layer = capture(cfg->home_layer, ns, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 'd',
+                         why, len)) < 0)
+        goto out;
+    shift_push(s, layer);
+    /* The granted sockets and keyring files, as grants.c checks them. */
+    for (size_t i = 0; i < cfg->grant_binds.len; i++) {
+        const char *b = cfg->grant_binds.items[i], *tab = strchr(b, '\t');
+        if (!tab || (b[0] != 's' && b[0] != 'f')) {
+            snprintf(why, len, "a malformed grant");
+            goto out;
+        }
+        int fd = capture(tab + 1, ns, false, ro | MOUNT_ATTR_NOEXEC, b[0], why, len);
+        if (fd < 0)
+            goto out;
+        shift_push(s, fd);
+    }
+    cfg->root_write_caps = true;
+    r = 0;
+out:
+    if (r < 0) {
+        root_writes_shift_free(s);
+        str_list_free(&cfg->shift_binds);
+    }
+    return r;
+}
+
+int root_writes_shift_send(int ctl, struct root_shift *s)
+{
+    int r = 0, placeholder = -1;
+    for (size_t i = 0; i < s->n && r == 0; i++) {
+        if (s->fds[i] >= 0) {
+            r = fdpass_send(ctl, s->fds[i], i < s->n_trees ? INIT_MSG_IDMAPPED : INIT_MSG_SHIFT_BIND);
+            continue;
+        }
+        if (placeholder < 0 && (placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+            r = -errno;
+        else
+            r = fdpass_send(ctl, placeholder, INIT_MSG_NO_SHIFT_BIND);
+    }
+    if (placeholder >= 0)
+        close(placeholder);
+    root_writes_shift_free(s);
+    return r;
 }
