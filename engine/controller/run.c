@@ -634,6 +634,11 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
         r = shifted ? root_writes_shift_send(c->ctl, &shift)
                     : root_writes_send(c->ctl, c->init_pid, (unsigned)c->root_maps, cfg);
     root_writes_shift_free(&shift);
+    /* Unshifted, the next run tries the shift again when the profile takes it and the writable
+     * trees took their idmap (the likeliest sign that the rest will). */
+    if (ip->uid == 0)
+        root_writes_hint_note(flags->profile, flags->workspace, cwd,
+                              !shifted && !(root_writes_shift_wanted(cfg) && cfg->root_write_caps));
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
     /* Needed once the command prints (supervise), not by init: after its configuration. */
@@ -737,6 +742,8 @@ int run_main(int argc, char **argv)
                              .uid = uid,
                              .gid = gid,
                              .early_network = flags.unrestricted_network != FLAG_TRUE};
+    /* A root caller asks for the shift unless the last run like this one could not keep it. */
+    c.no_shift = uid == 0 && root_writes_hint_no_shift(flags.profile, flags.workspace, cwd);
     clone_init(&c, &ip, alive[1]);
     controller_cgroup_begin(&c.cgroup, c.init_pid); /* while the profile is resolved */
 

@@ -25,6 +25,7 @@
 
 #include "base/fdpass.h"
 #include "base/log.h"
+#include "base/sha256.h"
 #include "base/util.h"
 #include "sandbox/userns.h"
 
@@ -395,4 +396,52 @@ int root_writes_shift_send(int ctl, struct root_shift *s)
         close(placeholder);
     root_writes_shift_free(s);
     return r;
+}
+
+/* ---- the hint (host side, `cordon run`) -------------------------------------------------- */
+
+/* $XDG_STATE_HOME/cordon/root-shift/<sha256 of the inputs>, or NULL (no state folder). */
+static char *hint_path(const char *profile, const char *workspace, const char *cwd, bool make)
+{
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    char *dir = state && state[0] == '/' ? xasprintf("%s/cordon/root-shift", state)
+                : home && home[0] == '/'
+                    ? xasprintf("%s/.local/state/cordon/root-shift", strcmp(home, "/") ? home : "")
+                    : NULL;
+    if (!dir || (make && mkdir_p(dir, 0700) < 0)) {
+        free(dir);
+        return NULL;
+    }
+    char *key = xasprintf("%s\n%s\n%s", profile ? profile : "", workspace ? workspace : "", cwd);
+    char hex[SHA256_HEX_LEN + 1];
+    sha256_hex(key, strlen(key), hex);
+    char *path = xasprintf("%s/%s", dir, hex);
+    free(key);
+    free(dir);
+    return path;
+}
+
+bool root_writes_hint_no_shift(const char *profile, const char *workspace, const char *cwd)
+{
+    char *path = hint_path(profile, workspace, cwd, false);
+    struct stat st;
+    bool no = path && lstat(path, &st) == 0;
+    free(path);
+    return no;
+}
+
+void root_writes_hint_note(const char *profile, const char *workspace, const char *cwd,
+                           bool no_shift)
+{
+    if (no_shift == root_writes_hint_no_shift(profile, workspace, cwd))
+        return;
+    char *path = hint_path(profile, workspace, cwd, no_shift);
+    if (path && no_shift) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            close(fd);
+    } else if (path) {
+        (void)unlink(path);
+    }
+    free(path);
 }

@@ -84,6 +84,16 @@ void root_writes_shift_free(struct root_shift *s);
  * it); else INIT_MSG_NO_IDMAP, with one line on stderr when the key asked for it. 0 or -errno
  * (sending). */
 int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_config *cfg);
+/* Host, `cordon run`: its init is cloned before the profile is known, so whether to ask for the
+ * shift is a guess, and a wrong one costs a second init. The last run with the same --profile,
+ * --workspace and current directory that could not keep the shift (the profile turns a key off,
+ * or an idmap was refused) leaves a mark in cordon's state folder (root-shift/, hidden in every
+ * sandbox, like the rest of it); the next asks for no shift then. A wrong mark only costs a
+ * scan or a second init, never the shift's protection: root_only's scan stands in for it. */
+bool root_writes_hint_no_shift(const char *profile, const char *workspace, const char *cwd);
+/* After the run's choice: no_shift = the profile or the kernel kept it from the shift. */
+void root_writes_hint_note(const char *profile, const char *workspace, const char *cwd,
+                           bool no_shift);
 /* Init: the NS_MAPS_* bits the controller wrote, or -errno (-EPIPE: it is gone). */
 int root_writes_wait_maps(int ctl);
 /* Init: n trees into fds (the workspace first), or none. 1 with trees, 0 without (fds all -1),
