@@ -176,6 +176,7 @@ struct controller {
     struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
     int root_maps; /* a root caller's: the NS_MAPS_* bits written for init (root_writes.h) */
     bool no_shift; /* a root caller's init is cloned (again) with the maps unshifted */
+    int owner_ns;  /* shifted: root_writes_owner_userns, made while this process is small */
     struct git_guards *guard;        /* the writable trees' repositories (git_guards.h), or NULL */
     struct ev_timer guard_t;
 };
@@ -491,6 +492,8 @@ static void clone_init(struct controller *c, const struct init_params *ip, int a
     if (ip->uid == 0 &&
         (c->root_maps = root_writes_map(c->ctl, pid, !c->no_shift, err, sizeof err)) < 0)
         stop_init_and_die(c, err);
+    if (ip->uid == 0 && (c->root_maps & (int)NS_MAPS_SHIFT) && c->owner_ns < 0)
+        c->owner_ns = root_writes_owner_userns();
 }
 
 /* A new init, when the first cannot serve the profile: it made its network namespace before the
@@ -518,8 +521,9 @@ static bool keep_shift(struct controller *c, struct sandbox_config *cfg, struct 
     char why[1024], err[1024];
     int ns = -1;
     bool wanted = root_writes_shift_wanted(cfg);
-    if (wanted && (ns = root_writes_userns_of(c->init_pid)) >= 0 &&
-        root_writes_shift_prepare(ns, cfg, shift, why, sizeof why) == 0) {
+    snprintf(why, sizeof why, "%s", strerror(-c->owner_ns));
+    if (wanted && c->owner_ns >= 0 && (ns = root_writes_userns_of(c->init_pid)) >= 0 &&
+        root_writes_shift_prepare(ns, c->owner_ns, cfg, shift, why, sizeof why) == 0) {
         close(ns);
         return true;
     }
@@ -700,7 +704,7 @@ int run_main(int argc, char **argv)
     struct run_flags flags;
     struct sandbox_config cfg = {0};
     struct sc_program prog = {0};
-    struct controller c = {.master = -1, .ctl = -1, .sfd = -1};
+    struct controller c = {.master = -1, .ctl = -1, .sfd = -1, .owner_ns = -1};
     if (ev_loop_init(&c.loop) < 0)
         die_errno("epoll");
     char cwd[PATH_MAX];

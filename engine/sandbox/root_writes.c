@@ -287,7 +287,9 @@ int root_writes_userns_of(pid_t pid)
     return fd < 0 ? -errno : fd;
 }
 
-int root_writes_probe_userns(void)
+/* A user namespace of its own with map (uid and gid alike), its process gone (the fd keeps it).
+ * The fd, or -errno. */
+static int userns_with(const char *map)
 {
     int p[2], fd = -1;
     if (!ns_may_write_wide_maps())
@@ -310,21 +312,39 @@ int root_writes_probe_userns(void)
         _exit(0);
     }
     close(p[1]);
-    char c = 0;
+    char c = 0, path[64];
     ssize_t got;
     RETRY_EINTR(got, read(p[0], &c, 1));
     close(p[0]);
-    int done = got == 1 && c == 'u' ? ns_write_root_maps(child, true) : -EPERM;
-    if (done >= 0 && !(done & NS_MAPS_SHIFT))
-        done = -EPERM;
-    fd = done < 0 ? done : root_writes_userns_of(child);
+    fd = got == 1 && c == 'u' ? 0 : -EPERM;
+    static const char *const files[] = {"gid_map", "uid_map"};
+    for (size_t i = 0; i < ARRAY_LEN(files) && fd == 0; i++) {
+        snprintf(path, sizeof path, "/proc/%d/%s", (int)child, files[i]);
+        fd = write_file(path, map, strlen(map));
+    }
+    if (fd == 0)
+        fd = root_writes_userns_of(child);
     (void)kill(child, SIGKILL);
     (void)waitpid(child, NULL, 0);
     return fd;
 }
 
-int root_writes_shift_prepare(int ns, struct sandbox_config *cfg, struct root_shift *s, char *why,
-                              size_t len)
+int root_writes_probe_userns(void)
+{
+    char map[64];
+    snprintf(map, sizeof map, "0 %u %u\n", NS_ROOT_SHIFT, NS_ROOT_RANGE + 1u);
+    return userns_with(map);
+}
+
+int root_writes_owner_userns(void)
+{
+    char map[64];
+    snprintf(map, sizeof map, "0 %u 1\n", NS_ROOT_SHIFT);
+    return userns_with(map);
+}
+
+int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, struct root_shift *s,
+                              char *why, size_t len)
 {
     int r = -1;
     memset(s, 0, sizeof *s);
@@ -339,13 +359,16 @@ int root_writes_shift_prepare(int ns, struct sandbox_config *cfg, struct root_sh
     }
     s->n_trees = s->n;
     /* The home, read-only (the copy-on-write home's lower layer, or the home itself), unless it
-     * is hidden: then the covers show nothing of it anyway. */
+     * is hidden: then the covers show nothing of it anyway. It, the visible paths and the
+     * granted sockets are idmapped with owner_ns, which maps root alone: root's files there are
+     * the command's own, every other user's stay unmapped, as on the rest of the host (the
+     * sandbox's namespace would hand the command's capabilities over them too). */
     const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     if (cfg->home && strcmp(cfg->home, "/") != 0 && !within_any(cfg->home, &cfg->hidden))
         str_list_push(&cfg->shift_binds, cfg->home);
     visible_binds(cfg, &cfg->shift_binds);
     for (size_t i = 0; i < cfg->shift_binds.len; i++) {
-        int fd = capture(cfg->shift_binds.items[i], ns, true, ro, 0, why, len);
+        int fd = capture(cfg->shift_binds.items[i], owner_ns, true, ro, 0, why, len);
         if (fd < 0)
             goto out;
         shift_push(s, fd);
@@ -364,7 +387,7 @@ int root_writes_shift_prepare(int ns, struct sandbox_config *cfg, struct root_sh
             snprintf(why, len, "a malformed grant");
             goto out;
         }
-        int fd = capture(tab + 1, ns, false, ro | MOUNT_ATTR_NOEXEC, b[0], why, len);
+        int fd = capture(tab + 1, owner_ns, false, ro | MOUNT_ATTR_NOEXEC, b[0], why, len);
         if (fd < 0)
             goto out;
         shift_push(s, fd);

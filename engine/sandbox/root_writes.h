@@ -62,12 +62,17 @@ struct root_shift {
     int *fds; /* -1: nothing for that entry (no layer) */
     size_t n, n_trees;
 };
-/* Make them, idmapped with the user namespace userns_fd (init's: root_writes_userns_of), fill
- * cfg->shift_binds (the home first, then the visible paths outermost first) and set
+/* Make them: the writable trees and the layer folder idmapped with the user namespace userns_fd
+ * (init's: root_writes_userns_of), the home, the visible paths and the granted sockets with
+ * owner_fd (root_writes_owner_userns: on-disk 0 is inside 0 there, every other id unmapped);
+ * fill cfg->shift_binds (the home first, then the visible paths outermost first) and set
  * cfg->root_write_caps. 0, or -1 with why (a path and the kernel's refusal) when one cannot be
  * had: nothing is kept, and the sandbox must go without the shift (a new init). */
-int root_writes_shift_prepare(int userns_fd, struct sandbox_config *cfg, struct root_shift *s,
-                              char *why, size_t len);
+int root_writes_shift_prepare(int userns_fd, int owner_fd, struct sandbox_config *cfg,
+                              struct root_shift *s, char *why, size_t len);
+/* A user namespace mapping inside 0 alone, to the kernel's NS_ROOT_SHIFT (the shifted sandbox's
+ * root), as the idmap of what the caller owns outside the writable set. Its fd, or -errno. */
+int root_writes_owner_userns(void);
 /* /proc/PID/ns/user opened, or -errno. */
 int root_writes_userns_of(pid_t pid);
 /* A throwaway user namespace with the shifted maps (its process is gone), for a session's

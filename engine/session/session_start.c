@@ -211,10 +211,12 @@ static int root_maps_after_resolve(struct controller *c, struct sandbox_config *
     char why[1024] = "";
     bool wanted = try_shift && root_writes_shift_wanted(cfg);
     bool ok = wanted;
+    int owner = wanted ? root_writes_owner_userns() : -1, r = -1;
     if (ok) {
         int probe = root_writes_probe_userns();
         struct root_shift tried;
-        ok = probe >= 0 && root_writes_shift_prepare(probe, cfg, &tried, why, sizeof why) == 0;
+        ok = probe >= 0 && owner >= 0 &&
+             root_writes_shift_prepare(probe, owner, cfg, &tried, why, sizeof why) == 0;
         if (probe >= 0)
             close(probe);
         if (ok)
@@ -223,24 +225,28 @@ static int root_maps_after_resolve(struct controller *c, struct sandbox_config *
         cfg->root_write_caps = false;
     }
     if ((*maps = root_writes_map(c->ctl, c->init_pid, ok, err, errlen)) < 0)
-        return -1;
+        goto out;
     bool shifted = *maps & (int)NS_MAPS_SHIFT;
     if (wanted && !shifted) {
         LOG_D("root_writes", "no shift (%s): root_only's scan instead", why[0] ? why : "the maps");
-        return controller_root_only_scan(cfg, err, errlen);
+        r = controller_root_only_scan(cfg, err, errlen);
+        goto out;
     }
+    r = 0;
     if (!shifted)
-        return 0;
+        goto out;
     int ns = root_writes_userns_of(c->init_pid);
-    if (ns < 0 || root_writes_shift_prepare(ns, cfg, shift, why, sizeof why) < 0) {
+    if (ns < 0 || root_writes_shift_prepare(ns, owner, cfg, shift, why, sizeof why) < 0) {
         snprintf(err, errlen, "the shifted sandbox's idmapped captures failed (%s)",
                  ns < 0 ? strerror(-ns) : why);
-        if (ns >= 0)
-            close(ns);
-        return -1;
+        r = -1;
     }
-    close(ns);
-    return 0;
+    if (ns >= 0)
+        close(ns);
+out:
+    if (owner >= 0)
+        close(owner);
+    return r;
 }
 
 /* The controller, in the forked child. Returns the exit status of the controller process. */
