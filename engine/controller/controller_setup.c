@@ -422,6 +422,11 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
     struct str_list keep;
     char *home;
     root_only_inputs(&cfg->root_only, cfg->workspace, cfg->cwd, &cfg->writable, &ro, &keep, &home);
+    if (!ahead) { /* none was started (the shift was expected): the same walk, with the cache */
+        char *cache = root_only_cache_path();
+        ahead = root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
+        free(cache);
+    }
     bool used;
     int n = root_only_finish(ahead, &ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err,
                              errlen, &used);

@@ -27,6 +27,7 @@
 #include "base/fdpass.h"
 #include "sandbox/fsview.h"
 #include "sandbox/grants.h"
+#include "sandbox/hide.h"
 #include "sandbox/home_view.h"
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
@@ -488,6 +489,13 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
             setup_failed(err, 0);
         }
         close(more[i]);
+    }
+    /* The covers of hidden paths rebuild a folder with mounts below it rather than lay an
+     * overlay on it (hide.h): they must know these. */
+    if (nb) {
+        str_list_free(&early->mounts);
+        if (hide_read_mount_points(&early->mounts, &e) < 0)
+            setup_failed(err, 0);
     }
     /* overlayfs takes a layer only from a mount of init's own namespace: the layer folder is
      * attached on a staging tmpfs, which the view's fresh /run covers (init_prepare detaches it

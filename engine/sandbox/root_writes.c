@@ -343,6 +343,34 @@ int root_writes_owner_userns(void)
     return userns_with(map);
 }
 
+/* Can init reach path by its name, shifted? Every folder on the way must let "other" search it
+ * (root's own are unmapped there), unless it lies in one that init attached before (via: the
+ * home, the visible paths) or in a file system of the sandbox's own (fsview.c's step 4). */
+static bool reachable(const char *path, const struct str_list *via, char *why, size_t len)
+{
+    static const char *const fresh[] = {"/tmp", "/run", "/var/run", "/dev", "/proc"};
+    struct str_list own = {0};
+    for (size_t i = 0; i < ARRAY_LEN(fresh); i++)
+        str_list_push(&own, fresh[i]);
+    char *a = xstrdup(path);
+    bool ok = true;
+    for (char *slash = strchr(a + 1, '/'); ok && slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        struct stat st;
+        if (within_any(a, via) || within_any(a, &own))
+            break;
+        if (stat(a, &st) < 0 || !(st.st_mode & S_IXOTH)) {
+            snprintf(why, len, "%s: its folder %s lets no other user through, and the sandbox's "
+                     "root is no owner on the host", path, a);
+            ok = false;
+        }
+        *slash = '/';
+    }
+    free(a);
+    str_list_free(&own);
+    return ok;
+}
+
 int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, struct root_shift *s,
                               char *why, size_t len)
 {
@@ -373,6 +401,24 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
             goto out;
         shift_push(s, fd);
     }
+    /* init attaches the writable trees by their names (fsview.c), and the command starts in the
+     * current folder: each must be reachable through what init can search. */
+    struct str_list via = {0};
+    for (size_t i = 0; i < cfg->shift_binds.len; i++)
+        str_list_push(&via, cfg->shift_binds.items[i]);
+    str_list_push(&via, cfg->workspace);
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        str_list_push(&via, cfg->writable.items[i]);
+    bool all = true;
+    for (size_t i = 0; all && i < 2 + cfg->writable.len; i++) {
+        const char *path = i == 0   ? cfg->workspace
+                           : i == 1 ? cfg->cwd
+                                    : cfg->writable.items[i - 2];
+        all = !path || reachable(path, &via, why, len);
+    }
+    str_list_free(&via);
+    if (!all)
+        goto out;
     /* The home's layer folder: read-write, the upper and work directories and the lock. */
     int layer = -1;
     if (cfg->home_mode == SANDBOX_HOME_OVERLAY && cfg->home_layer &&
