@@ -571,6 +571,10 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
      * made with an unmapped id is refused). Unshifted it is a no-op. */
     if (p->uid == 0 && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
         setup_failed("becoming the namespace's root", errno);
+    /* A change of credentials clears the parent-death signal: set it again (and look again
+     * whether the controller is still there). */
+    if (p->uid == 0)
+        die_with_controller(p->parent_alive_fd);
     if (p->early_network && p->uid == 0)
         start_network(&net, p->ctl_sock);
     struct fsview_early early;

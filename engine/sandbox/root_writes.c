@@ -252,8 +252,8 @@ static int by_length(const void *a, const void *b)
 }
 
 /* The paths root_only.visible names that the shift would otherwise refuse: canonical, existing,
- * outermost first, none inside another, the home, a writable area or a hidden path (those are
- * reached, or covered, anyway). */
+ * none inside another, the home, a writable area or a hidden path (those are reached, or
+ * covered, anyway). */
 static void visible_binds(const struct sandbox_config *cfg, struct str_list *out)
 {
     struct str_list areas = {0}, found = {0};
@@ -395,6 +395,9 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
     if (cfg->home && strcmp(cfg->home, "/") != 0 && !within_any(cfg->home, &cfg->hidden))
         str_list_push(&cfg->shift_binds, cfg->home);
     visible_binds(cfg, &cfg->shift_binds);
+    /* Outermost first: init reaches a home under /var/tmp's 0700 folders through /var/tmp. */
+    qsort(cfg->shift_binds.items, cfg->shift_binds.len, sizeof *cfg->shift_binds.items,
+          by_length);
     for (size_t i = 0; i < cfg->shift_binds.len; i++) {
         int fd = capture(cfg->shift_binds.items[i], owner_ns, true, ro, 0, why, len);
         if (fd < 0)

@@ -65,7 +65,7 @@ struct root_shift {
 /* Make them: the writable trees and the layer folder idmapped with the user namespace userns_fd
  * (init's: root_writes_userns_of), the home, the visible paths and the granted sockets with
  * owner_fd (root_writes_owner_userns: on-disk 0 is inside 0 there, every other id unmapped);
- * fill cfg->shift_binds (the home first, then the visible paths outermost first) and set
+ * fill cfg->shift_binds (the home and the visible paths, outermost first) and set
  * cfg->root_write_caps. 0, or -1 with why (a path and the kernel's refusal) when one cannot be
  * had: nothing is kept, and the sandbox must go without the shift (a new init). */
 int root_writes_shift_prepare(int userns_fd, int owner_fd, struct sandbox_config *cfg,

@@ -290,6 +290,21 @@ describe("root writes", function()
         has(h.sh_ok("cat " .. q(late)), marker)                     -- root outside reads it
     end)
 
+    -- Shifted, init changes its credentials (to the namespace's root), which clears the
+    -- parent-death signal: it must be set again, or a killed cordon would leave the sandbox on.
+    it("ends with its controller: kill -9 of cordon leaves nothing of the sandbox running", function()
+        need_root()
+        local ws = foreign_workspace()
+        local tag = "cordon-spec-orphan-" .. h.token()
+        local line = h.command_line({ "run", "--workspace", ws, "--", "/bin/bash", "-c",
+            (": > started; exec -a %s sleep 30"):format(tag) }, { timeout = false })
+        h.sh_ok("cd " .. q(ws) .. " && { " .. line .. " & } ; pid=$!; i=0; while [ ! -e started ] && [ $i -lt 400 ]; "
+            .. "do sleep 0.05; i=$((i+1)); done; kill -9 $pid; wait $pid; true")
+        local pattern = "[" .. tag:sub(1, 1) .. "]" .. tag:sub(2)   -- not this pgrep's own shell
+        assert.truthy(h.wait_for(function() return h.sh("pgrep -f " .. q(pattern)).code ~= 0 end, 10),
+            "a process of the killed sandbox is still running: " .. h.sh("pgrep -af " .. q(pattern)).stdout)
+    end)
+
     it("cannot write /proc/sys or /sys", function()
         need_root()
         ok(h.sh("test -w /proc/sys/kernel/core_pattern"))            -- outside, root may
