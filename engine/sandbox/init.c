@@ -451,7 +451,7 @@ static void connect_inside(int ctl)
  * the home and the paths root_only.visible names, attached here at their places before anything
  * of the view is built (the home's overlay, the covers of hidden paths and every capture reach
  * them by path, as they would the host's), the home's layer folder for the overlay, the granted
- * sockets for grants.c. */
+ * sockets for grants.c, cordon's own binary for `cordon nc`. */
 #define SHIFT_STAGE "/run"
 static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsview_early *early,
                                unsigned maps, bool *staged)
@@ -474,7 +474,7 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
     cfg->root_write_caps = true;
     if (!(maps & NS_MAPS_SHIFT))
         return;
-    size_t nb = cfg->shift_binds.len, m = nb + 1 + cfg->grant_binds.len;
+    size_t nb = cfg->shift_binds.len, m = nb + 1 + cfg->grant_binds.len + 1;
     int *more = xcalloc(m, sizeof *more);
     if ((r = root_writes_receive_shift(ctl, m, more)) == -EPIPE)
         _exit(CORDON_EXIT_SETUP);
@@ -511,6 +511,12 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
         *staged = true;
     }
     grants_use_sources(more + nb + 1, cfg->grant_binds.len);
+    /* cordon's binary, when init could not capture it itself (its folder is root's alone) */
+    int self = more[m - 1];
+    if (self >= 0 && early->self_fd < 0)
+        early->self_fd = self;
+    else if (self >= 0)
+        close(self);
     free(more);
 }
 

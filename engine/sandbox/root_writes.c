@@ -371,6 +371,24 @@ static bool reachable(const char *path, const struct str_list *via, char *why, s
     return ok;
 }
 
+/* A detached read-only clone of the running binary, or -1 (then init tries its own). */
+static int own_binary(void)
+{
+    char path[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0)
+        return -1;
+    path[n] = '\0';
+    int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                              .propagation = MS_PRIVATE};
+    if (fd >= 0 && mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, struct root_shift *s,
                               char *why, size_t len)
 {
@@ -441,6 +459,9 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
             goto out;
         shift_push(s, fd);
     }
+    /* cordon's own binary, for `cordon nc` inside (fsview.c binds it): init may not reach the
+     * folder it lies in (a copy in a 0700 folder of /tmp). Not idmapped: it is run, not owned. */
+    shift_push(s, own_binary());
     cfg->root_write_caps = true;
     r = 0;
 out:

@@ -44,7 +44,7 @@
  * cfg->writable in order) or one INIT_MSG_NO_IDMAP (with /dev/null: a message carries an fd).
  * Shifted, after the trees: one INIT_MSG_SHIFT_BIND per cfg->shift_binds entry (attached there by
  * init before the view is built), the home's layer folder (INIT_MSG_NO_SHIFT_BIND with /dev/null
- * when there is none), one per cfg->grant_binds entry. */
+ * when there is none), one per cfg->grant_binds entry, cordon's own binary (or none). */
 #define INIT_MSG_MAPS 'M'
 #define INIT_MSG_IDMAPPED 'I'
 #define INIT_MSG_NO_IDMAP 'i'
