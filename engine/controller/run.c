@@ -523,7 +523,7 @@ static bool keep_shift(struct controller *c, struct sandbox_config *cfg, struct 
     bool wanted = root_writes_shift_wanted(cfg);
     snprintf(why, sizeof why, "%s", strerror(-c->owner_ns));
     if (wanted && c->owner_ns >= 0 && (ns = root_writes_userns_of(c->init_pid)) >= 0 &&
-        root_writes_shift_prepare(ns, c->owner_ns, cfg, shift, why, sizeof why) == 0) {
+        root_writes_shift_prepare(ns, c->owner_ns, cfg, shift, false, why, sizeof why) == 0) {
         close(ns);
         return true;
     }

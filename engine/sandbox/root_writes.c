@@ -27,6 +27,7 @@
 #include "base/log.h"
 #include "base/sha256.h"
 #include "base/util.h"
+#include "sandbox/grants.h"
 #include "sandbox/userns.h"
 
 int root_writes_map(int ctl, pid_t init_pid, bool shift, char *err, size_t errlen)
@@ -390,7 +391,7 @@ static int own_binary(void)
 }
 
 int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, struct root_shift *s,
-                              char *why, size_t len)
+                              bool trial, char *why, size_t len)
 {
     int r = -1;
     memset(s, 0, sizeof *s);
@@ -447,14 +448,16 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
                          why, len)) < 0)
         goto out;
     shift_push(s, layer);
-    /* The granted sockets and keyring files, as grants.c checks them. */
-    for (size_t i = 0; i < cfg->grant_binds.len; i++) {
+    /* The granted sockets (relayed: grants.h) and keyring files, as grants.c checks them; a
+     * trial starts no relay. */
+    for (size_t i = 0; i < cfg->grant_binds.len && !trial; i++) {
         const char *b = cfg->grant_binds.items[i], *tab = strchr(b, '\t');
         if (!tab || (b[0] != 's' && b[0] != 'f')) {
             snprintf(why, len, "a malformed grant");
             goto out;
         }
-        int fd = capture(tab + 1, owner_ns, false, ro | MOUNT_ATTR_NOEXEC, b[0], why, len);
+        int fd = b[0] == 's' ? grants_relay(tab + 1, owner_ns, why, len)
+                             : capture(tab + 1, owner_ns, false, ro | MOUNT_ATTR_NOEXEC, b[0], why, len);
         if (fd < 0)
             goto out;
         shift_push(s, fd);

@@ -67,9 +67,10 @@ struct root_shift {
  * owner_fd (root_writes_owner_userns: on-disk 0 is inside 0 there, every other id unmapped);
  * fill cfg->shift_binds (the home and the visible paths, outermost first) and set
  * cfg->root_write_caps. 0, or -1 with why (a path and the kernel's refusal) when one cannot be
- * had: nothing is kept, and the sandbox must go without the shift (a new init). */
+ * had: nothing is kept, and the sandbox must go without the shift (a new init). trial: only to
+ * learn whether it would succeed (root_writes_probe_userns), nothing sent: no grant's relay. */
 int root_writes_shift_prepare(int userns_fd, int owner_fd, struct sandbox_config *cfg,
-                              struct root_shift *s, char *why, size_t len);
+                              struct root_shift *s, bool trial, char *why, size_t len);
 /* A user namespace mapping inside 0 alone, to the kernel's NS_ROOT_SHIFT (the shifted sandbox's
  * root), as the idmap of what the caller owns outside the writable set. Its fd, or -errno. */
 int root_writes_owner_userns(void);

@@ -216,7 +216,7 @@ static int root_maps_after_resolve(struct controller *c, struct sandbox_config *
         int probe = root_writes_probe_userns();
         struct root_shift tried;
         ok = probe >= 0 && owner >= 0 &&
-             root_writes_shift_prepare(probe, owner, cfg, &tried, why, sizeof why) == 0;
+             root_writes_shift_prepare(probe, owner, cfg, &tried, true, why, sizeof why) == 0;
         if (probe >= 0)
             close(probe);
         if (ok)
@@ -236,7 +236,7 @@ static int root_maps_after_resolve(struct controller *c, struct sandbox_config *
     if (!shifted)
         goto out;
     int ns = root_writes_userns_of(c->init_pid);
-    if (ns < 0 || root_writes_shift_prepare(ns, owner, cfg, shift, why, sizeof why) < 0) {
+    if (ns < 0 || root_writes_shift_prepare(ns, owner, cfg, shift, false, why, sizeof why) < 0) {
         snprintf(err, errlen, "the shifted sandbox's idmapped captures failed (%s)",
                  ns < 0 ? strerror(-ns) : why);
         r = -1;
