@@ -405,12 +405,15 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
         shift_push(s, fd);
     }
     s->n_trees = s->n;
-    /* The home, read-only (the copy-on-write home's lower layer, or the home itself), unless it
+    /* The home (the copy-on-write home's lower layer, or the home itself), unless it
      * is hidden: then the covers show nothing of it anyway. It, the visible paths and the
      * granted sockets are idmapped with owner_ns, which maps root alone: root's files there are
      * the command's own, every other user's stay unmapped, as on the rest of the host (the
      * sandbox's namespace would hand the command's capabilities over them too). */
-    const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    /* Not read-only yet: init writes in the host's tree before it turns it read-only as a whole
+     * (fsview.c step 3, which takes these too), as it did without the shift (a linked
+     * worktree's config.worktree in its admin folder under /var/tmp). */
+    const uint64_t ro = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     if (cfg->home && strcmp(cfg->home, "/") != 0 && !within_any(cfg->home, &cfg->hidden))
         str_list_push(&cfg->shift_binds, cfg->home);
     visible_binds(cfg, &cfg->shift_binds);
@@ -457,7 +460,8 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
             goto out;
         }
         int fd = b[0] == 's' ? grants_relay(tab + 1, owner_ns, why, len)
-                             : capture(tab + 1, owner_ns, false, ro | MOUNT_ATTR_NOEXEC, b[0], why, len);
+                             : capture(tab + 1, owner_ns, false,
+                                       ro | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, b[0], why, len);
         if (fd < 0)
             goto out;
         shift_push(s, fd);

@@ -11,10 +11,11 @@
  *   - the controller (root on the host: only it may) attaches the workspace and each writable
  *     path as detached trees idmapped with that very namespace, which turns on-disk id k into
  *     inside id k there: files keep their real owners, new ones are root's, chown works; and,
- *     idmapped the same way, what the caller owns outside them: its home (read-only, the lower
- *     layer of the copy-on-write home), the home's layer folder (read-write, reached by init
- *     through the descriptor only), the paths root_only.visible names (read-only) and the
- *     granted sockets (grants.h);
+ *     with a namespace mapping root alone, what the caller owns outside them: its home (the
+ *     lower layer of the copy-on-write home), the paths root_only.visible names (both made
+ *     read-only with the rest of the host's tree), the granted keyring files (a granted socket
+ *     is relayed: grants.h); and with the sandbox's, the home's layer folder (read-write,
+ *     staged by init for the overlay);
  *   - the command keeps CONFINE_ROOT_WRITE_CAPS (confine.h), which act only where owners are
  *     mapped: in those trees; and its seccomp filter refuses set-id mode bits (a set-user-ID
  *     root program in a checkout other users run things from would be root's for them).
