@@ -305,6 +305,38 @@ describe("root writes", function()
             "a process of the killed sandbox is still running: " .. h.sh("pgrep -af " .. q(pattern)).stdout)
     end)
 
+    -- Shifted, root's home is reached through the controller's idmapped capture, its layer
+    -- (here in a state folder inside /root, 0700) through a staged one: toolchains work as before.
+    it("keeps toolchains working in root's home: the home layer, ~/.local/bin, caches, git commit in uid 1001's checkout", function()
+        need_root()
+        local tok = h.token()
+        local state = "/root/.cordon-spec-state-" .. tok
+        local bin = "/root/.cordon-spec-bin-" .. tok
+        local kept = ".cordon-spec-kept-" .. tok
+        h.defer(function() h.sh("rm -rf " .. q(state) .. " " .. q(bin)) end)
+        h.sh_ok(("mkdir -m 700 %s %s && printf '#!/bin/sh\necho tool-ran\n' > %s/tool && chmod 700 %s/tool")
+            :format(q(state), q(bin), q(bin), q(bin)))
+        local ws = foreign_workspace()
+        -- safe.directory: git refuses root a checkout of another owner, outside as inside
+        h.sh_ok(("cd %s && git init -q && git -c safe.directory='*' add -A && git -c safe.directory='*' -c user.name=o -c user.email=o@x commit -qm one && chown -R %d:%d .git")
+            :format(q(ws), OWNER, OWNER))
+        local o = { workspace = ws, home = "/root", env = { XDG_STATE_HOME = state } }
+        local probe = h.run_sh("true", o)
+        if probe.code ~= 0 and probe.stderr:find("open_tree /root", 1, true) then
+            h.skip("no home view of /root on this machine now (a mount below it): " .. h.chomp(probe.stderr))
+        end
+        local r = ok(h.run_sh(("echo kept > ~/%s; %s/tool; mkdir -p ~/.npm/_cacache ~/.cache/pip/http && echo c > ~/.npm/_cacache/x && echo p > ~/.cache/pip/http/y; "
+            .. "echo two >> log && git -c safe.directory='*' -c user.name=r -c user.email=r@x commit -qam two && echo committed; head -1 /proc/self/uid_map")
+            :format(kept, bin), o))
+        has(r.stdout, "tool-ran\n", r)
+        has(r.stdout, "committed\n", r)
+        has(r.stdout, "2147483648", r)                               -- shifted
+        r = ok(h.run_sh(("cat ~/%s ~/.npm/_cacache/x ~/.cache/pip/http/y"):format(kept), o))
+        assert.are.equal("kept\nc\np\n", r.stdout, h.describe(r))   -- kept in the layer
+        assert.are_not.equal(0, h.sh("test -e " .. q("/root/" .. kept)).code) -- never in the real home
+        has(h.sh_ok("cd " .. q(ws) .. " && git -c safe.directory='*' log --format=%s -1"), "two")
+    end)
+
     it("cannot write /proc/sys or /sys", function()
         need_root()
         ok(h.sh("test -w /proc/sys/kernel/core_pattern"))            -- outside, root may
