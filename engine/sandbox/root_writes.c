@@ -417,6 +417,15 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
     if (cfg->home && strcmp(cfg->home, "/") != 0 && !within_any(cfg->home, &cfg->hidden))
         str_list_push(&cfg->shift_binds, cfg->home);
     visible_binds(cfg, &cfg->shift_binds);
+    /* The host's paths init re-binds into the fresh /run (run_binds: /run/docker.sock with
+     * allow_docker): root's there are the caller's, as they were before the shift (a socket
+     * of root:docker 0660 is connected to through its owner bits). */
+    for (size_t i = 0; i < cfg->run_binds.len; i++) {
+        struct stat st;
+        const char *b = cfg->run_binds.items[i];
+        if (lstat(b, &st) == 0 && !S_ISLNK(st.st_mode) && !within_any(b, &cfg->shift_binds))
+            str_list_push(&cfg->shift_binds, b);
+    }
     /* Outermost first: init reaches a home under /var/tmp's 0700 folders through /var/tmp. */
     qsort(cfg->shift_binds.items, cfg->shift_binds.len, sizeof *cfg->shift_binds.items,
           by_length);

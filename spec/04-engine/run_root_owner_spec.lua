@@ -337,6 +337,22 @@ describe("root writes", function()
         has(h.sh_ok("cd " .. q(ws) .. " && git -c safe.directory='*' log --format=%s -1"), "two")
     end)
 
+    -- A run_binds socket of root:docker 0660 (allow_docker's /run/docker.sock) is connected to
+    -- through its owner bits: shifted, through the controller's idmapped capture.
+    it("connects to a root-owned 0660 socket of run_binds", function()
+        need_root()
+        local path = "/run/cordon-spec-root-owner-" .. h.token() .. ".sock"
+        local server = ("import os, socket\ns = socket.socket(socket.AF_UNIX)\ns.bind(%q)\nos.chmod(%q, 0o660)\n"
+            .. "s.listen(4)\nwhile True:\n    c, _ = s.accept()\n    c.sendall(b'served\\n')\n    c.close()\n"):format(path, path)
+        local pid = h.spawn(h.python .. " -c " .. q(server))
+        h.defer(function() h.sh("kill " .. pid); os.remove(path) end)
+        assert.truthy(h.wait_for(function() return h.sh("test -S " .. q(path)).code == 0 end, 10))
+        local cfg = profile(("run_binds = { %q }"):format(path))
+        local r = ok(h.run_py(("import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect(%q)\nprint(s.recv(64).decode(), end='')"):format(path),
+            { env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rootspec" } }))
+        assert.are.equal("served\n", r.stdout, h.describe(r))
+    end)
+
     it("cannot write /proc/sys or /sys", function()
         need_root()
         ok(h.sh("test -w /proc/sys/kernel/core_pattern"))            -- outside, root may
