@@ -521,7 +521,7 @@ static bool keep_shift(struct controller *c, struct sandbox_config *cfg, struct 
     char why[1024], err[1024];
     int ns = -1;
     bool wanted = root_writes_shift_wanted(cfg);
-    snprintf(why, sizeof why, "%s", strerror(-c->owner_ns));
+    snprintf(why, sizeof why, "%s", c->owner_ns < 0 ? strerror(-c->owner_ns) : "init is gone");
     if (wanted && c->owner_ns >= 0 && (ns = root_writes_userns_of(c->init_pid)) >= 0 &&
         root_writes_shift_prepare(ns, c->owner_ns, cfg, shift, false, why, sizeof why) == 0) {
         close(ns);
@@ -530,7 +530,7 @@ static bool keep_shift(struct controller *c, struct sandbox_config *cfg, struct 
     if (ns >= 0)
         close(ns);
     if (wanted) /* the scan was skipped for the shift: it is needed after all */
-        LOG_D("root_writes", "no shift (%s): root_only's scan instead", ns < 0 ? "init" : why);
+        LOG_D("root_writes", "no shift (%s): root_only's scan instead", why);
     if (wanted && controller_root_only_scan(cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     c->no_shift = true;
