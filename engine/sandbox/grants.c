@@ -3,7 +3,8 @@
  * be, and the fixed place it gets inside.
  * Uses: the caller's environment and `gpgconf --list-dirs` (run on the host, before the sandbox
  * starts, to learn gpg's home and its agent's socket), realpath/stat, openat2 and the new mount
- * API (open_tree, mount_setattr) in init, mount_ops.h to attach.
+ * API (open_tree, mount_setattr) in init, mount_ops.h to attach; for a shifted root caller
+ * (root_writes.h) the relay of each granted socket, a process of the controller's.
  * Must never: bind a directory or a private key, follow a symbolic link planted where a
  * sandboxed command could write, start a gpg-agent or ssh-agent, or go on without a grant it
  * was asked for (the controller stops with one line instead). */
@@ -322,14 +323,25 @@ static void relay_end(int sig)
     _exit(0);
 }
 
+/* Connections relayed at once at most: each is a process of root's on the host, outside the
+ * sandbox's cgroup, so a command may not make them without bound. */
+#define RELAY_MAX_CONNS 64
+
 CORDON_NORETURN static void relay_serve(int lfd, const char *target)
 {
-    signal(SIGCHLD, SIG_IGN); /* the connections' processes reap themselves */
     signal(SIGTERM, relay_end);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    unsigned active = 0;
     for (;;) {
+        while (active > 0 && waitpid(-1, NULL, WNOHANG) > 0)
+            active--;
+        if (active >= RELAY_MAX_CONNS) { /* the next waits for one to end */
+            if (waitpid(-1, NULL, 0) > 0)
+                active--;
+            continue;
+        }
         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
@@ -347,6 +359,8 @@ CORDON_NORETURN static void relay_serve(int lfd, const char *target)
                 relay_copy(c, t);
             _exit(0);
         }
+        if (pid > 0)
+            active++;
         close(c);
     }
 }
