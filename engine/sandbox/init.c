@@ -454,7 +454,7 @@ static void connect_inside(int ctl)
  * sockets for grants.c, cordon's own binary for `cordon nc`. */
 #define SHIFT_STAGE "/run"
 static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsview_early *early,
-                               unsigned maps, bool *staged)
+                               unsigned maps)
 {
     size_t n = 1 + cfg->writable.len;
     int *fds = xcalloc(n, sizeof *fds);
@@ -482,10 +482,33 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
         setup_failed("receiving the idmapped home and visible paths", -r);
     char err[512];
     struct mnt_err e = {err, sizeof err};
+    /* overlayfs takes a layer only from a mount of init's own namespace: the layer folder is
+     * attached on a staging tmpfs on /run, which the view's fresh /run covers (left there: an
+     * unmount would wait for the kernel's RCU grace period on init's path). What init would
+     * re-bind from the host's /run (run_binds) is attached in it at the same place. */
+    bool staged = more[nb] >= 0;
+    if (staged) {
+        if (mnt_mount(&e, "cordon-stage", SHIFT_STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") <
+                0 ||
+            (mkdir(SHIFT_STAGE "/.cordon-layer", 0700) < 0 &&
+             mnt_fail(&e, "mkdir", SHIFT_STAGE "/.cordon-layer")) ||
+            mnt_attach(&e, more[nb], SHIFT_STAGE "/.cordon-layer", false) < 0)
+            setup_failed(err, 0);
+        close(more[nb]);
+        home_view_use_layer(SHIFT_STAGE "/.cordon-layer");
+    }
     for (size_t i = 0; i < nb; i++) {
-        if (more[i] < 0 || mnt_attach(&e, more[i], cfg->shift_binds.items[i], false) < 0) {
+        const char *path = cfg->shift_binds.items[i];
+        bool in_stage = staged && path_is_within(path, SHIFT_STAGE);
+        int made = in_stage ? mkdir_parents(path, 0755) : 0;
+        if (made < 0) {
+            errno = -made;
+            mnt_fail(&e, "mkdir", path);
+            setup_failed(err, 0);
+        }
+        if (more[i] < 0 || mnt_attach(&e, more[i], path, in_stage) < 0) {
             if (more[i] < 0)
-                snprintf(err, sizeof err, "no idmapped capture of %s", cfg->shift_binds.items[i]);
+                snprintf(err, sizeof err, "no idmapped capture of %s", path);
             setup_failed(err, 0);
         }
         close(more[i]);
@@ -496,19 +519,6 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
         str_list_free(&early->mounts);
         if (hide_read_mount_points(&early->mounts, &e) < 0)
             setup_failed(err, 0);
-    }
-    /* overlayfs takes a layer only from a mount of init's own namespace: the layer folder is
-     * attached on a staging tmpfs, which the view's fresh /run covers (init_prepare detaches it
-     * as soon as the home's overlay has its capture). */
-    if (more[nb] >= 0) {
-        if (mnt_mount(&e, "cordon-stage", SHIFT_STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") <
-                0 ||
-            (mkdir(SHIFT_STAGE "/layer", 0700) < 0 && mnt_fail(&e, "mkdir", SHIFT_STAGE "/layer")) ||
-            mnt_attach(&e, more[nb], SHIFT_STAGE "/layer", false) < 0)
-            setup_failed(err, 0);
-        close(more[nb]);
-        home_view_use_layer(SHIFT_STAGE "/layer");
-        *staged = true;
     }
     grants_use_sources(more + nb + 1, cfg->grant_binds.len);
     /* cordon's binary, when init could not capture it itself (its folder is root's alone) */
@@ -594,19 +604,16 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     }
     /* The controller resolves the profile while this process starts: wait for the result. */
     struct sandbox_config *cfg = &out->cfg;
-    bool staged = false;
     memset(cfg, 0, sizeof *cfg);
     receive_config(p->ctl_sock, cfg);
     if (p->uid == 0)
-        receive_root_trees(p->ctl_sock, cfg, &early, maps, &staged);
+        receive_root_trees(p->ctl_sock, cfg, &early, maps);
     if (p->early_network && cfg->net_unrestricted)
         setup_failed("the profile wants the host's network, but the sandbox already has its own",
                      0);
     if (net.threaded)
         network_configured(&net, cfg); /* the thread can make the listeners meanwhile */
     fsview_configured(&early, cfg);    /* the home's overlay is built meanwhile */
-    if (staged && umount2(SHIFT_STAGE, MNT_DETACH) < 0)
-        setup_failed("detaching the staged home layer", errno);
     if (!net.threaded && !cfg->net_unrestricted)
         set_up_network(&net, p->ctl_sock, cfg);
     if (fsview_build(cfg, &early, err, sizeof err) < 0) {
