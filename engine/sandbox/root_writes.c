@@ -1,10 +1,17 @@
 /* root_writes.c — see root_writes.h.
- * Owns: the idmapped captures of the writable set (made on the host, in the controller's own
- * mount namespace, where root may idmap the host's file systems) and their hand-over to init.
- * Uses: userns.c for the maps, fdpass.c, the new mount API (open_tree, mount_setattr).
- * Must never: give init a tree that is not idmapped with the sandbox's own user namespace (init
- * would then grant capabilities over the host's real owners), a tree reached through a symbolic
- * link, or a tree that propagates mounts back to the host; on any doubt it sends none. */
+ * Owns: the idmapped captures of what a root caller owns (made on the host, in the controller's
+ * own mount namespace, where root may idmap the host's file systems) and their hand-over to
+ * init: the writable set, and, shifted, the home, its layer folder, the visible paths, the
+ * run_binds paths, the granted keyring files (the sockets' relays are grants.c's) and cordon's
+ * own binary; the namespace that maps root alone (their idmap), a session's throwaway trial
+ * namespace, the mark of a `cordon run` that could not keep the shift.
+ * Uses: userns.c for the maps, fdpass.c, grants.c (relays), the new mount API (open_tree,
+ * mount_setattr).
+ * Must never: give init a writable tree that is not idmapped with the sandbox's own user
+ * namespace (init would then grant capabilities over the host's real owners), idmap anything
+ * outside the writable set with more than root mapped (the command's capabilities would reach
+ * other users' files there), a tree reached through a symbolic link, or a tree that propagates
+ * mounts back to the host; on any doubt it sends none, and the shift falls back to the scan. */
 #include "sandbox/root_writes.h"
 
 #include <errno.h>
