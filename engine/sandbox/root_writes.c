@@ -369,8 +369,9 @@ static int owner_child(void *arg)
         return 0;
     }
     /* The change of ids made it undumpable, which leaves its /proc files root's: dumpable for
-     * the three writes only (a process of uid NS_ROOT_SHIFT elsewhere, a shifted sandbox's,
-     * sees no host pid to reach it by, and its filter refuses ptrace anyway). */
+     * the writes (a process of uid NS_ROOT_SHIFT elsewhere, a shifted sandbox's, sees no host
+     * pid to reach it by, and its filter refuses ptrace anyway). Dumpable is the memory's, which
+     * is the controller's too: the controller puts back its own once the child is gone. */
     syscall(SYS_prctl, PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
     for (size_t i = 0; i < ARRAY_LEN(files); i++) {
         const char *body = i == 0 ? "deny" : j->map;
@@ -383,7 +384,6 @@ static int owner_child(void *arg)
             return 0;
         }
     }
-    syscall(SYS_prctl, PR_SET_DUMPABLE, 0L, 0L, 0L, 0L);
     long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
     j->fd = fd < 0 ? -EPERM : (int)fd;
     return 0;
@@ -394,12 +394,18 @@ int root_writes_owner_userns(void)
     static char stack[16384] __attribute__((aligned(16)));
     struct owner_job j = {.fd = -EPERM};
     snprintf(j.map, sizeof j.map, "0 %u 1\n", NS_ROOT_SHIFT);
+    /* Left undumpable, the controller would make every init it clones after this undumpable
+     * too, whose /proc/PID/ns a controller without CAP_SYS_PTRACE (in a container) may then not
+     * open. */
+    int dumpable = prctl(PR_GET_DUMPABLE);
     pid_t pid = clone(owner_child, stack + sizeof stack,
                       CLONE_VM | CLONE_FILES | CLONE_VFORK | SIGCHLD, &j);
-    if (pid < 0)
-        return -errno;
-    (void)waitpid(pid, NULL, 0);
-    return j.fd;
+    int err = errno;
+    if (pid > 0)
+        (void)waitpid(pid, NULL, 0);
+    if (dumpable >= 0)
+        (void)prctl(PR_SET_DUMPABLE, (unsigned long)dumpable);
+    return pid < 0 ? -err : j.fd;
 }
 
 /* Can init reach path by its name, shifted? Every folder on the way must let "other" search it
