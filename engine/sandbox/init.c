@@ -27,7 +27,6 @@
 #include "base/fdpass.h"
 #include "sandbox/fsview.h"
 #include "sandbox/grants.h"
-#include "sandbox/hide.h"
 #include "sandbox/home_view.h"
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
@@ -514,12 +513,11 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
         close(more[i]);
     }
     /* The covers of hidden paths rebuild a folder with mounts below it rather than lay an
-     * overlay on it (hide.h): they must know these. */
-    if (nb) {
-        str_list_free(&early->mounts);
-        if (hide_read_mount_points(&early->mounts, &e) < 0)
-            setup_failed(err, 0);
-    }
+     * overlay on it (hide.h): they must know these (what is mounted below them is listed
+     * already, at the same places). */
+    for (size_t i = 0; i < nb; i++)
+        if (!str_list_contains(&early->mounts, cfg->shift_binds.items[i]))
+            str_list_push(&early->mounts, cfg->shift_binds.items[i]);
     grants_use_sources(more + nb + 1, cfg->grant_binds.len);
     /* cordon's binary, when init could not capture it itself (its folder is root's alone) */
     int self = more[m - 1];
