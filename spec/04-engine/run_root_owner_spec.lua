@@ -393,9 +393,15 @@ describe("root writes", function()
             ("mount -t ramfs none %s"):format(q(dir)),
             ("mkdir %s/ws && echo one > %s/ws/log && chown -R %d:%d %s/ws"):format(q(dir), q(dir), OWNER, OWNER, q(dir)),
             ("cd %s/ws"):format(q(dir)),
-            h.command_line({ "run", "--", "sh", "-c", "echo two >> log; ls -ln log; grep CapEff /proc/self/status" }),
+            h.command_line({ "run", "--", "sh", "-c", "echo two >> log; ls -ln log; grep CapEff /proc/self/status; "
+                .. "cat /etc/shadow- >/dev/null; head -1 /proc/self/uid_map" }),
         }, " && ")
         local r = h.sh("unshare -m --propagation private sh -c " .. q(script))
+        -- No shift here (it needs the idmap): root_only's scan hides root-only files instead.
+        assert.truthy(r.stdout:match("\n%s*0%s+0%s+1\n"), h.describe(r))
+        if h.sh("test -e /etc/shadow-").code == 0 then
+            has(r.stderr, "/etc/shadow-: No such file or directory", r)
+        end
         has(r.stderr, "cordon: root writes in files of other owners are unavailable (", r)
         has(r.stderr, "takes no idmapped mount", r)
         local _, lines = r.stderr:gsub("root writes in files", "")
