@@ -573,7 +573,8 @@ int root_writes_shift_send(int ctl, struct root_shift *s)
 
 /* ---- the hint (host side, `cordon run`) -------------------------------------------------- */
 
-/* $XDG_STATE_HOME/cordon/root-shift/<sha256 of the inputs>, or NULL (no state folder). */
+/* $XDG_STATE_HOME/cordon/root-shift/<sha256 of the inputs: the profile's name, workspace and
+ * current folder, and where profiles are found>, or NULL (no state folder). */
 static char *hint_path(const char *profile, const char *workspace, const char *cwd, bool make)
 {
     const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
@@ -585,7 +586,10 @@ static char *hint_path(const char *profile, const char *workspace, const char *c
         free(dir);
         return NULL;
     }
-    char *key = xasprintf("%s\n%s\n%s", profile ? profile : "", workspace ? workspace : "", cwd);
+    /* The configuration folder too: a profile of the same name elsewhere is another profile. */
+    const char *config = getenv("XDG_CONFIG_HOME");
+    char *key = xasprintf("%s\n%s\n%s\n%s\n%s", profile ? profile : "", workspace ? workspace : "",
+                          cwd, config ? config : "", home ? home : "");
     char hex[SHA256_HEX_LEN + 1];
     sha256_hex(key, strlen(key), hex);
     char *path = xasprintf("%s/%s", dir, hex);
