@@ -373,7 +373,54 @@ static char *root_only_cache_path(void)
     return path;
 }
 
-/* The scan ahead, for a caller of uid 0, before the profile is known: NULL otherwise. */
+/* The root caller's maps are shifted (controller_expect_root_shift): the scan is cut to the
+ * home for a profile that keeps the shift (scan_home_only). */
+static bool expect_root_shift;
+
+/* Path components from dir down to path (path strictly inside dir). */
+static unsigned levels_below(const char *path, const char *dir)
+{
+    unsigned n = 0;
+    for (const char *p = path + (strcmp(dir, "/") == 0 ? 0 : strlen(dir)); *p; p++)
+        n += *p == '/';
+    return n;
+}
+
+/* Shifted, the kernel refuses every root-only file of the host's tree but those of the home,
+ * which is bound in as the caller's own (root_writes.h): there root's 0600 files would be the
+ * command's, so the scan still hides them, and looks nowhere else. ro's roots become those
+ * inside home, and home itself where a root above it reaches into it, at the depth left there
+ * (with several, the deepest: nothing any root would reach in the home is missed). No root left:
+ * nothing to scan. */
+static void scan_home_only(struct sandbox_root_only *ro, const char *home)
+{
+    struct str_list roots = {0};
+    unsigned depth = 0;
+    for (size_t i = 0; home && i < ro->scan.len; i++) {
+        const char *r = ro->scan.items[i];
+        unsigned left = ro->depth;
+        if (!path_is_within(r, home)) {
+            if (!path_is_within(home, r) || levels_below(home, r) >= ro->depth)
+                continue;
+            left = ro->depth - levels_below(home, r);
+            r = home;
+        }
+        if (!str_list_contains(&roots, r))
+            str_list_push(&roots, r);
+        depth = left > depth ? left : depth;
+    }
+    str_list_free(&ro->scan);
+    ro->scan = roots;
+    ro->depth = depth;
+}
+
+void controller_expect_root_shift(bool on)
+{
+    expect_root_shift = on;
+}
+
+/* The scan ahead, for a caller of uid 0, before the profile is known: NULL otherwise (shifted,
+ * cut to the home as hide_root_only will cut the profile's). */
 static struct root_only_ahead *root_only_start(const struct run_flags *flags, const char *cwd)
 {
     if (getuid() != 0)
@@ -386,10 +433,14 @@ static struct root_only_ahead *root_only_start(const struct run_flags *flags, co
     for (size_t i = 0; i < flags->writable.len; i++)
         str_list_push_owned(&writable, path_absolute(flags->writable.items[i], cwd));
     root_only_inputs(&guess, ws ? ws : cwd, cwd, &writable, &ro, &keep, &home);
-    char *cache = root_only_cache_path();
-    struct root_only_ahead *a =
-        root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
-    free(cache);
+    if (expect_root_shift)
+        scan_home_only(&ro, home);
+    struct root_only_ahead *a = NULL;
+    if (ro.scan.len > 0) {
+        char *cache = root_only_cache_path();
+        a = root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
+        free(cache);
+    }
     root_only_inputs_free(&ro, &keep, home);
     str_list_free(&guess.scan);
     str_list_free(&guess.visible);
@@ -410,6 +461,20 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
     struct str_list keep;
     char *home;
     root_only_inputs(&cfg->root_only, cfg->workspace, cfg->cwd, &cfg->writable, &ro, &keep, &home);
+    /* Shifted, every other file of root's on the host's tree is unmapped in the sandbox: the
+     * kernel refuses what only root may read there, wherever it is (sandbox/root_writes.h). */
+    if (expect_root_shift && cfg->root_writes)
+        scan_home_only(&ro, home);
+    if (ro.scan.len == 0) {
+        root_only_cancel(ahead);
+        root_only_inputs_free(&ro, &keep, home);
+        return 0;
+    }
+    if (!ahead) { /* none was started: the same walk, with the cache */
+        char *cache = root_only_cache_path();
+        ahead = root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
+        free(cache);
+    }
     bool used;
     int n = root_only_finish(ahead, &ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err,
                              errlen, &used);
@@ -418,6 +483,12 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
                : "scanned now (the profile's inputs differ from the guess)");
     root_only_inputs_free(&ro, &keep, home);
     return n < 0 ? -1 : 0;
+}
+
+int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    expect_root_shift = false;
+    return hide_root_only(cfg, NULL, err, errlen);
 }
 
 static bool use_profile_cache;

@@ -20,6 +20,13 @@
 /* `cordon run` only: controller_resolve() goes through the cache of resolved profiles
  * (lh_resolve_sandbox_config_cached); a session and the policy commands resolve without it. */
 void controller_use_profile_cache(bool on);
+/* A root caller's sandbox is to have the shifted maps (sandbox/root_writes.h): then
+ * controller_resolve neither starts nor runs root_only's scan for a profile that takes the shift
+ * (the kernel refuses root-only files itself). Said before controller_resolve. */
+void controller_expect_root_shift(bool on);
+/* The shift fell through after controller_resolve skipped the scan: root_only's scan now, its
+ * result added to cfg->hidden. 0, or -1 with one line in err. */
+int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen);
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
                        char *err, size_t errlen);
 /* The sandbox's cgroup (sandbox/cgroup.h) as it is being made. Moving a process into a cgroup

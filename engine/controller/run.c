@@ -175,6 +175,8 @@ struct controller {
     bool have_cgroup;
     struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
     int root_maps; /* a root caller's: the NS_MAPS_* bits written for init (root_writes.h) */
+    bool no_shift; /* a root caller's init is cloned (again) with the maps unshifted */
+    int owner_ns;  /* shifted: root_writes_owner_userns, made while this process is small */
     struct git_guards *guard;        /* the writable trees' repositories (git_guards.h), or NULL */
     struct ev_timer guard_t;
 };
@@ -487,20 +489,52 @@ static void clone_init(struct controller *c, const struct init_params *ip, int a
     c->ctl = sp[0];
     /* A root caller's init waits for its maps from here (root_writes.h). */
     char err[256];
-    if (ip->uid == 0 && (c->root_maps = root_writes_map(c->ctl, pid, err, sizeof err)) < 0)
+    if (ip->uid == 0 &&
+        (c->root_maps = root_writes_map(c->ctl, pid, !c->no_shift, err, sizeof err)) < 0)
         stop_init_and_die(c, err);
+    if (ip->uid == 0 && (c->root_maps & (int)NS_MAPS_SHIFT) && c->owner_ns < 0)
+        c->owner_ns = root_writes_owner_userns();
 }
 
-/* init made its network namespace before the profile was known (early_network); a profile
- * that wants the host's network gets a new init that makes none. */
-static void reclone_without_network(struct controller *c, const struct init_params *ip, int alive_w)
+/* A new init, when the first cannot serve the profile: it made its network namespace before the
+ * profile was known (early_network), and the profile wants the host's network (without_network);
+ * or a root caller's maps are shifted, and the profile or the kernel refuses the shift
+ * (c->no_shift). */
+static void reclone(struct controller *c, const struct init_params *ip, int alive_w,
+                    bool without_network)
 {
     (void)kill(c->init_pid, SIGKILL);
     (void)waitpid(c->init_pid, NULL, 0);
     close(c->ctl);
     struct init_params again = *ip;
-    again.early_network = false;
+    if (without_network)
+        again.early_network = false;
     clone_init(c, &again, alive_w);
+}
+
+/* A root caller's shifted maps: the idmapped captures the shift needs, into shift. false when the
+ * shift cannot be kept (the profile turns root_writes or root_only.hide off, or the kernel
+ * refuses an idmap): then c->no_shift is set, root_only's scan has run when the profile wants
+ * it, and a new init must be cloned. Fails closed on a failed scan. */
+static bool keep_shift(struct controller *c, struct sandbox_config *cfg, struct root_shift *shift)
+{
+    char why[1024], err[1024];
+    int ns = -1;
+    bool wanted = root_writes_shift_wanted(cfg);
+    snprintf(why, sizeof why, "%s", c->owner_ns < 0 ? strerror(-c->owner_ns) : "init is gone");
+    if (wanted && c->owner_ns >= 0 && (ns = root_writes_userns_of(c->init_pid)) >= 0 &&
+        root_writes_shift_prepare(ns, c->owner_ns, cfg, shift, false, why, sizeof why) == 0) {
+        close(ns);
+        return true;
+    }
+    if (ns >= 0)
+        close(ns);
+    if (wanted) /* the scan was skipped for the shift: it is needed after all */
+        LOG_D("root_writes", "no shift (%s): root_only's scan instead", why);
+    if (wanted && controller_root_only_scan(cfg, err, sizeof err) < 0)
+        stop_init_and_die(c, err);
+    c->no_shift = true;
+    return false;
 }
 
 /* A readonly_in_workspace path that does not exist when the view is built cannot be bound
@@ -570,6 +604,8 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
 {
     char err[1024];
     controller_use_profile_cache(true);
+    bool shifted = ip->uid == 0 && (c->root_maps & (int)NS_MAPS_SHIFT);
+    controller_expect_root_shift(shifted);
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     /* The repositories' snapshots, before the command can change them; what they find to hold
@@ -578,9 +614,14 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     if (!(c->guard = git_guards_new(cfg)))
         stop_init_and_die(c, "the writable trees' git repositories cannot be checked: refused");
     *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
-    if (cfg->net_unrestricted && ip->early_network) {
+    struct root_shift shift = {0};
+    bool had_shift = shifted;
+    if (shifted)
+        shifted = keep_shift(c, cfg, &shift);
+    bool without_network = cfg->net_unrestricted && ip->early_network;
+    if (without_network || (had_shift && !shifted)) {
         controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
-        reclone_without_network(c, ip, alive_w);
+        reclone(c, ip, alive_w, without_network);
     }
     /* No other init will be cloned: only init and the command hold these now. */
     close(ip->parent_alive_fd);
@@ -594,7 +635,14 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     c->have_cgroup = r > 0;
     r = controller_send_config(c->ctl, cfg);
     if (r == 0 && ip->uid == 0)
-        r = root_writes_send(c->ctl, c->init_pid, (unsigned)c->root_maps, cfg);
+        r = shifted ? root_writes_shift_send(c->ctl, &shift)
+                    : root_writes_send(c->ctl, c->init_pid, (unsigned)c->root_maps, cfg);
+    root_writes_shift_free(&shift);
+    /* Unshifted, the next run tries the shift again when the profile takes it and the writable
+     * trees took their idmap (the likeliest sign that the rest will). */
+    if (ip->uid == 0)
+        root_writes_hint_note(flags->profile, flags->workspace, cwd,
+                              !shifted && !(root_writes_shift_wanted(cfg) && cfg->root_write_caps));
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
     /* Needed once the command prints (supervise), not by init: after its configuration. */
@@ -656,7 +704,7 @@ int run_main(int argc, char **argv)
     struct run_flags flags;
     struct sandbox_config cfg = {0};
     struct sc_program prog = {0};
-    struct controller c = {.master = -1, .ctl = -1, .sfd = -1};
+    struct controller c = {.master = -1, .ctl = -1, .sfd = -1, .owner_ns = -1};
     if (ev_loop_init(&c.loop) < 0)
         die_errno("epoll");
     char cwd[PATH_MAX];
@@ -698,6 +746,8 @@ int run_main(int argc, char **argv)
                              .uid = uid,
                              .gid = gid,
                              .early_network = flags.unrestricted_network != FLAG_TRUE};
+    /* A root caller asks for the shift unless the last run like this one could not keep it. */
+    c.no_shift = uid == 0 && root_writes_hint_no_shift(flags.profile, flags.workspace, cwd);
     clone_init(&c, &ip, alive[1]);
     controller_cgroup_begin(&c.cgroup, c.init_pid); /* while the profile is resolved */
 

@@ -50,6 +50,7 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
     put_list(f, 'P', &cfg->protected_paths);
     put_list(f, 'E', &cfg->env);
     put_list(f, 'G', &cfg->grant_binds); /* grants.h: "KIND TARGET\tSOURCE" */
+    put_list(f, 'V', &cfg->shift_binds); /* root_writes.h: a shifted root caller's binds */
     for (size_t i = 0; i < cfg->n_host_ports; i++) {
         char port[8];
         snprintf(port, sizeof port, "%u", cfg->host_ports[i]);
@@ -134,6 +135,9 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             break;
         case 'G':
             str_list_push(&cfg->grant_binds, v);
+            break;
+        case 'V':
+            str_list_push(&cfg->shift_binds, v);
             break;
         case 'T': {
             char *end;

@@ -3,7 +3,8 @@
  * be, and the fixed place it gets inside.
  * Uses: the caller's environment and `gpgconf --list-dirs` (run on the host, before the sandbox
  * starts, to learn gpg's home and its agent's socket), realpath/stat, openat2 and the new mount
- * API (open_tree, mount_setattr) in init, mount_ops.h to attach.
+ * API (open_tree, mount_setattr) in init, mount_ops.h to attach; for a shifted root caller
+ * (root_writes.h) the relay of each granted socket, a process of the controller's.
  * Must never: bind a directory or a private key, follow a symbolic link planted where a
  * sandboxed command could write, start a gpg-agent or ssh-agent, or go on without a grant it
  * was asked for (the controller stops with one line instead). */
@@ -12,13 +13,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -277,6 +283,155 @@ out:
     return r;
 }
 
+/* ---- the relay (host side, a shifted root caller) ----------------------------------------- */
+
+/* Both ways between a and b until neither has more; then the process ends. */
+static void relay_copy(int a, int b)
+{
+    struct pollfd p[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
+    char buf[16384];
+    int open = 2;
+    while (open > 0) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            ssize_t n = read(p[i].fd, buf, sizeof buf);
+            if (n <= 0 || write_all(p[1 - i].fd, buf, (size_t)n) < 0) {
+                (void)shutdown(p[1 - i].fd, SHUT_WR);
+                p[i].fd = -1; /* poll skips it */
+                open--;
+            }
+        }
+    }
+}
+
+/* The relay's process: each connection accepted on lfd is connected to target, from the host's
+ * namespace and as root (a process of its own, which dies with its parent). Never returns. */
+static char relay_dir[32], relay_path[40];
+
+/* The controller is gone: the relay's socket and folder go with it. */
+static void relay_end(int sig)
+{
+    (void)sig;
+    (void)unlink(relay_path);
+    (void)rmdir(relay_dir);
+    _exit(0);
+}
+
+/* Connections relayed at once at most: each is a process of root's on the host, outside the
+ * sandbox's cgroup, so a command may not make them without bound. */
+#define RELAY_MAX_CONNS 64
+
+CORDON_NORETURN static void relay_serve(int lfd, const char *target)
+{
+    signal(SIGTERM, relay_end);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    unsigned active = 0;
+    for (;;) {
+        while (active > 0 && waitpid(-1, NULL, WNOHANG) > 0)
+            active--;
+        if (active >= RELAY_MAX_CONNS) { /* the next waits for one to end */
+            if (waitpid(-1, NULL, 0) > 0)
+                active--;
+            continue;
+        }
+        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            _exit(0);
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+            close(lfd);
+            struct sockaddr_un sa = {.sun_family = AF_UNIX};
+            snprintf(sa.sun_path, sizeof sa.sun_path, "%s", target);
+            int t = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (t >= 0 && connect(t, (struct sockaddr *)&sa, sizeof sa) == 0)
+                relay_copy(c, t);
+            _exit(0);
+        }
+        if (pid > 0)
+            active++;
+        close(c);
+    }
+}
+
+int grants_relay(const char *source, int owner_ns, char *why, size_t len)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char dir[] = "/tmp/cordon-grant.XXXXXX";
+    int lfd = -1, fd = -1;
+    if (strlen(source) >= sizeof sa.sun_path) {
+        snprintf(why, len, "%s: the path is too long for a socket", source);
+        return -1;
+    }
+    if (!mkdtemp(dir)) {
+        snprintf(why, len, "mkdtemp %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/s", dir);
+    lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 64) < 0) {
+        snprintf(why, len, "the relay of %s: %s", source, strerror(errno));
+        goto out;
+    }
+    /* The socket's own inode, bound in at the grant's place: a connection to it inside reaches
+     * this listener, whatever becomes of the path here. */
+    fd = open_tree(AT_FDCWD, sa.sun_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                          MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                              .userns_fd = (uint64_t)owner_ns,
+                              .propagation = MS_PRIVATE};
+    if (fd < 0 || mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+        snprintf(why, len, "the relay of %s: %s", source, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+        goto out;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, len, "the relay of %s: fork: %s", source, strerror(errno));
+        close(fd);
+        fd = -1;
+        goto out;
+    }
+    if (pid == 0) {
+        /* The path must stay while init attaches the capture (the kernel attaches no mount
+         * whose root is unlinked): the relay removes it when the controller ends. */
+        snprintf(relay_dir, sizeof relay_dir, "%s", dir);
+        snprintf(relay_path, sizeof relay_path, "%s/s", dir);
+        (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() == 1)
+            relay_end(0);
+        /* Nothing of the controller's but the listener: its output pipes held here would
+         * keep cordon's caller waiting for their end. */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        for (int i = 0; i < 3 && null >= 0; i++)
+            (void)dup2(null, i);
+        (void)syscall(SYS_close_range, 3u, (unsigned)lfd - 1u, 0u);
+        (void)syscall(SYS_close_range, (unsigned)lfd + 1u, ~0u, 0u);
+        relay_serve(lfd, source);
+    }
+    close(lfd);
+    return fd;
+out:
+    (void)unlink(sa.sun_path);
+    (void)rmdir(dir);
+    if (lfd >= 0)
+        close(lfd);
+    return fd;
+}
+
 /* ---- in init ---------------------------------------------------------------------------- */
 
 void grants_release(struct grants_capture *gc)
@@ -332,6 +487,34 @@ static int capture_one(const char *bind, struct mnt_err *e)
     return fd;
 }
 
+static int *given;
+static size_t n_given;
+
+void grants_use_sources(const int *fds, size_t n)
+{
+    given = xcalloc(n + 1, sizeof *given);
+    memcpy(given, fds, n * sizeof *given);
+    n_given = n;
+}
+
+/* A source the controller captured (grants_use_sources): its type checked on the very mount. */
+static int take_given(size_t i, const char *bind, struct mnt_err *e)
+{
+    const char *src = strchr(bind, '\t') + 1;
+    struct stat st;
+    int fd = given[i];
+    given[i] = -1;
+    if (fd < 0 || fstat(fd, &st) < 0 ||
+        (bind[0] == 's' ? !S_ISSOCK(st.st_mode) : !S_ISREG(st.st_mode))) {
+        snprintf(e->buf, e->len, "sandbox set-up: grant %s: no longer a %s: refused", src,
+                 bind[0] == 's' ? "socket" : "regular file");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int grants_capture(const struct sandbox_config *cfg, struct grants_capture *gc, struct mnt_err *e)
 {
     memset(gc, 0, sizeof *gc);
@@ -346,7 +529,7 @@ int grants_capture(const struct sandbox_config *cfg, struct grants_capture *gc, 
             grants_release(gc);
             return -1;
         }
-        if ((gc->fds[gc->n] = capture_one(b, e)) < 0) {
+        if ((gc->fds[gc->n] = i < n_given ? take_given(i, b, e) : capture_one(b, e)) < 0) {
             grants_release(gc);
             return -1;
         }

@@ -42,4 +42,15 @@ int grants_capture(const struct sandbox_config *cfg, struct grants_capture *gc, 
  * line in e. */
 int grants_apply(struct grants_capture *gc, struct mnt_err *e);
 void grants_release(struct grants_capture *gc);
+/* A root caller's shifted sandbox (root_writes.h): the sources of cfg->grant_binds as the
+ * controller captured them, idmapped and read-only, in order (init may not reach them by their
+ * paths). grants_capture checks their type and takes them instead of opening the paths. */
+void grants_use_sources(const int *fds, size_t n);
+/* Host, a shifted root caller: the sandbox's processes are the kernel's uid 2^31 to a socket's
+ * server (SO_PEERCRED), and ssh-agent refuses a peer that is neither root nor its own uid. So
+ * a granted socket is relayed: a listening socket of the controller's, bound in at the grant's
+ * place, whose connections a process of its own (root on the host, ending with the controller)
+ * connects to source, byte for byte, each in a process of its own. Returns that socket's
+ * capture (idmapped with owner_ns, read-only) to give init instead of source's, or -1 with why. */
+int grants_relay(const char *source, int owner_ns, char *why, size_t len);
 #endif

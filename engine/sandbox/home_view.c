@@ -114,6 +114,15 @@ int home_view_layer_lock(const char *layer)
     return fd;
 }
 
+/* Where init attached the controller's capture of the layer folder for a shifted root caller
+ * (home_view_use_layer), or NULL: the layer's own path. */
+static const char *staged_layer;
+
+void home_view_use_layer(const char *path)
+{
+    staged_layer = path;
+}
+
 static bool inside_any(const char *path, const struct str_list *dirs)
 {
     for (size_t i = 0; i < dirs->len; i++)
@@ -320,7 +329,9 @@ static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
                      "HOME is set; profile key home = \"tmpfs\" or \"readonly\" avoids it)");
             return -1;
         }
-        if (layer_on_overlay(cfg->home_layer)) {
+        /* A shifted root caller's init reaches the layer only where it staged it. */
+        const char *layer = staged_layer ? staged_layer : cfg->home_layer;
+        if (layer_on_overlay(layer)) {
             /* A container's root file system is an overlay, and overlayfs takes no upper layer
              * on an overlay: the home stays copy-on-write, with a fresh layer (as "tmpfs"). */
             LOG_W("home",
@@ -329,8 +340,7 @@ static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
                   "are not kept (a volume mounted at the state folder keeps them)",
                   cfg->home_layer);
             hv->mode = SANDBOX_HOME_TMPFS;
-        } else if (take_layer(hv, cfg->home_layer, e) < 0 ||
-                   (hv->layer_fd = capture_one(e, cfg->home_layer)) < 0)
+        } else if (take_layer(hv, layer, e) < 0 || (hv->layer_fd = capture_one(e, layer)) < 0)
             return -1;
     }
     if ((hv->home_fd = capture_one(e, hv->home)) < 0 ||

@@ -47,6 +47,11 @@ char *home_view_layers_root(void);
  * descriptor holding it, -EBUSY when a sandbox holds it, another -errno. */
 int home_view_layer_lock(const char *layer);
 
+/* A root caller's shifted sandbox (root_writes.h): init may not reach the layer folder by its
+ * path, and overlayfs takes no layer from a mount made outside init's namespace, so init
+ * attaches the controller's idmapped capture of it at path (a staging folder of its own) and
+ * the view takes the layer, and its lock, from there. Borrowed; before home_view_prepare. */
+void home_view_use_layer(const char *path);
 /* Start the overlay's builder thread before the configuration is known (init waits for it
  * then): it makes its tmpfs and waits for home_view_prepare. Optional; once, before it. */
 void home_view_start_early(void);

@@ -14,6 +14,8 @@
 #include <sys/prctl.h>
 #include <linux/filter.h>
 #include <sys/eventfd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -24,8 +26,10 @@
 #include "sandbox/config_wire.h"
 #include "base/fdpass.h"
 #include "sandbox/fsview.h"
+#include "sandbox/grants.h"
 #include "sandbox/home_view.h"
 #include "base/log.h"
+#include "sandbox/mount_ops.h"
 #include "sandbox/netns.h"
 #include "sandbox/pty.h"
 #include "sandbox/root_writes.h"
@@ -441,8 +445,15 @@ static void connect_inside(int ctl)
 }
 
 /* A root caller's writable trees, idmapped by the controller (root_writes.h), or word that there
- * are none: then init captures them itself and the command keeps no capability. */
-static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsview_early *early)
+ * are none: then init captures them itself and the command keeps no capability. Shifted
+ * (NS_MAPS_SHIFT in maps), the rest of what the caller owns follows (root_writes_receive_shift):
+ * the home and the paths root_only.visible names, attached here at their places before anything
+ * of the view is built (the home's overlay, the covers of hidden paths and every capture reach
+ * them by path, as they would the host's), the home's layer folder for the overlay, the granted
+ * sockets for grants.c, cordon's own binary for `cordon nc`. */
+#define SHIFT_STAGE "/run"
+static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsview_early *early,
+                               unsigned maps)
 {
     size_t n = 1 + cfg->writable.len;
     int *fds = xcalloc(n, sizeof *fds);
@@ -453,11 +464,68 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
         setup_failed("receiving the idmapped writable trees", -r);
     if (r == 0) {
         free(fds);
+        if (maps & NS_MAPS_SHIFT)
+            setup_failed("the controller sent no idmapped writable trees for a shifted sandbox", 0);
         return;
     }
     early->trees = fds;
     early->n_trees = n;
     cfg->root_write_caps = true;
+    if (!(maps & NS_MAPS_SHIFT))
+        return;
+    size_t nb = cfg->shift_binds.len, m = nb + 1 + cfg->grant_binds.len + 1;
+    int *more = xcalloc(m, sizeof *more);
+    if ((r = root_writes_receive_shift(ctl, m, more)) == -EPIPE)
+        _exit(CORDON_EXIT_SETUP);
+    if (r < 0)
+        setup_failed("receiving the idmapped home and visible paths", -r);
+    char err[512];
+    struct mnt_err e = {err, sizeof err};
+    /* overlayfs takes a layer only from a mount of init's own namespace: the layer folder is
+     * attached on a staging tmpfs on /run, which the view's fresh /run covers (left there: an
+     * unmount would wait for the kernel's RCU grace period on init's path). What init would
+     * re-bind from the host's /run (run_binds) is attached in it at the same place. */
+    bool staged = more[nb] >= 0;
+    if (staged) {
+        if (mnt_mount(&e, "cordon-stage", SHIFT_STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") <
+                0 ||
+            (mkdir(SHIFT_STAGE "/.cordon-layer", 0700) < 0 &&
+             mnt_fail(&e, "mkdir", SHIFT_STAGE "/.cordon-layer")) ||
+            mnt_attach(&e, more[nb], SHIFT_STAGE "/.cordon-layer", false) < 0)
+            setup_failed(err, 0);
+        close(more[nb]);
+        home_view_use_layer(SHIFT_STAGE "/.cordon-layer");
+    }
+    for (size_t i = 0; i < nb; i++) {
+        const char *path = cfg->shift_binds.items[i];
+        bool in_stage = staged && path_is_within(path, SHIFT_STAGE);
+        int made = in_stage ? mkdir_parents(path, 0755) : 0;
+        if (made < 0) {
+            errno = -made;
+            mnt_fail(&e, "mkdir", path);
+            setup_failed(err, 0);
+        }
+        if (more[i] < 0 || mnt_attach(&e, more[i], path, in_stage) < 0) {
+            if (more[i] < 0)
+                snprintf(err, sizeof err, "no idmapped capture of %s", path);
+            setup_failed(err, 0);
+        }
+        close(more[i]);
+    }
+    /* The covers of hidden paths rebuild a folder with mounts below it rather than lay an
+     * overlay on it (hide.h): they must know these (what is mounted below them is listed
+     * already, at the same places). */
+    for (size_t i = 0; i < nb; i++)
+        if (!str_list_contains(&early->mounts, cfg->shift_binds.items[i]))
+            str_list_push(&early->mounts, cfg->shift_binds.items[i]);
+    grants_use_sources(more + nb + 1, cfg->grant_binds.len);
+    /* cordon's binary, when init could not capture it itself (its folder is root's alone) */
+    int self = more[m - 1];
+    if (self >= 0 && early->self_fd < 0)
+        early->self_fd = self;
+    else if (self >= 0)
+        close(self);
+    free(more);
 }
 
 static void forward_signal(pid_t group, int sig)
@@ -508,9 +576,19 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
         _exit(CORDON_EXIT_SETUP); /* the controller is gone, or said why itself */
     if (r < 0)
         setup_failed("waiting for the uid/gid maps", -r);
-    r = ns_write_id_maps(p->uid, p->gid, (unsigned)r);
+    unsigned maps = (unsigned)r;
+    r = ns_write_id_maps(p->uid, p->gid, maps);
     if (r < 0)
         setup_failed("writing the uid/gid maps", -r);
+    /* Shifted, init's own ids (the host's 0) are unmapped in its namespace: it becomes the
+     * namespace's root, the kernel's NS_ROOT_SHIFT, before any thread or file is made (a file
+     * made with an unmapped id is refused). Unshifted it is a no-op. */
+    if (p->uid == 0 && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
+        setup_failed("becoming the namespace's root", errno);
+    /* A change of credentials clears the parent-death signal: set it again (and look again
+     * whether the controller is still there). */
+    if (p->uid == 0)
+        die_with_controller(p->parent_alive_fd);
     if (p->early_network && p->uid == 0)
         start_network(&net, p->ctl_sock);
     struct fsview_early early;
@@ -527,7 +605,7 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     memset(cfg, 0, sizeof *cfg);
     receive_config(p->ctl_sock, cfg);
     if (p->uid == 0)
-        receive_root_trees(p->ctl_sock, cfg, &early);
+        receive_root_trees(p->ctl_sock, cfg, &early, maps);
     if (p->early_network && cfg->net_unrestricted)
         setup_failed("the profile wants the host's network, but the sandbox already has its own",
                      0);

@@ -131,6 +131,9 @@ struct sandbox_config {
      * them (never on the wire): the command keeps CONFINE_ROOT_WRITE_CAPS, and its seccomp
      * filter refuses set-id mode bits. */
     bool root_write_caps;
+    /* A root caller's shifted sandbox (sandbox/root_writes.h): the paths init attaches from the
+     * controller's idmapped captures before the view is built (the home, root_only.visible). */
+    struct str_list shift_binds;
 };
 
 /* limits.* when the resolved profile has none (the values of `coding`). */

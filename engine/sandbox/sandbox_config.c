@@ -35,6 +35,7 @@ void sandbox_config_free(struct sandbox_config *cfg)
     free(cfg->home_layer);
     str_list_free(&cfg->grant_sockets);
     str_list_free(&cfg->grant_binds);
+    str_list_free(&cfg->shift_binds);
     memset(cfg, 0, sizeof *cfg);
 }
 

@@ -1,12 +1,14 @@
 /* userns.c — see userns.h. The child writes its own maps (allowed for a single mapping of its
  * own ids), which saves the parent/child round trip bubblewrap makes; only a root caller's
  * wider maps cost that round trip (the kernel lets only a writer with CAP_SETUID in the parent
- * namespace write more than one id). */
+ * namespace write more than one id). Uses: /proc, capget. */
 #include "sandbox/userns.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -45,11 +47,25 @@ int ns_write_id_maps(uid_t uid, gid_t gid, unsigned done)
     return 0;
 }
 
-int ns_write_root_maps(pid_t child)
+bool ns_may_write_wide_maps(void)
+{
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &hdr, data) < 0)
+        return false;
+    uint32_t want = (1u << CAP_SETUID) | (1u << CAP_SETGID);
+    return (data[0].effective & want) == want;
+}
+
+int ns_write_root_maps(pid_t child, bool shift)
 {
     char path[64], map[64];
     unsigned done = 0;
-    int n = snprintf(map, sizeof map, "0 0 1\n1 %u %u\n", NS_ROOT_SHIFT + 1u, NS_ROOT_RANGE);
+    /* Shifted only when both maps can be written: one map shifted and the other left to the
+     * child (0 -> 0) would leave root's group, or root itself, mapped on the host's files. */
+    shift = shift && ns_may_write_wide_maps();
+    int n = shift ? snprintf(map, sizeof map, "0 %u %u\n", NS_ROOT_SHIFT, NS_ROOT_RANGE + 1u)
+                  : snprintf(map, sizeof map, "0 0 1\n1 %u %u\n", NS_ROOT_SHIFT + 1u, NS_ROOT_RANGE);
     /* setgroups first: the child may still have to write its own gid map, which needs it. */
     snprintf(path, sizeof path, "/proc/%d/setgroups", (int)child);
     int r = write_file(path, "deny", 4);
@@ -65,7 +81,9 @@ int ns_write_root_maps(pid_t child)
         done |= NS_MAPS_UID;
     else if (r != -EPERM)
         return r;
-    return (int)done;
+    if (shift && done != (NS_MAPS_UID | NS_MAPS_GID))
+        return -EPERM; /* half a shift: never start that sandbox */
+    return (int)(done | (shift ? NS_MAPS_SHIFT : 0));
 }
 
 const char *ns_explain_clone_error(int err)

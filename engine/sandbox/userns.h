@@ -19,22 +19,28 @@ int ns_unshare_net(void);
  * already written (NS_MAPS_* bits in done). 0 or -errno. */
 int ns_write_id_maps(uid_t uid, gid_t gid, unsigned done);
 
-/* A caller of uid 0 (root writes, docs/root-callers.md): inside ids 1..NS_ROOT_RANGE are the
- * kernel's NS_ROOT_SHIFT + id, and 0 is 0. The shifted range is one no host file uses (the
- * upper half of the id space, which systemd's conventions leave unassigned), so that outside
- * the writable set every file of another user stays unmapped: shown as nobody, and no
- * capability of the sandbox's user namespace applies to it. The writable trees are attached
- * through idmapped mounts whose idmap is the sandbox's own namespace (root_writes.h), which
- * makes their on-disk id k the id k inside. */
+/* A caller of uid 0 (docs/root-callers.md). Shifted (the usual case): inside ids 0..NS_ROOT_RANGE
+ * are the kernel's NS_ROOT_SHIFT + id, root included, so that on the host's tree every file,
+ * root's too, is unmapped: shown as nobody, reached through its "other" bits only, and no
+ * capability of the sandbox's user namespace applies to it (the kernel grants one over an inode
+ * only when its owner and group are mapped). What the caller owns is reached through the
+ * controller's idmapped captures (root_writes.h), whose idmap is the sandbox's own namespace:
+ * there on-disk id k is inside id k. Not shifted (the fallback, root_writes.h says when): inside
+ * 0 is 0 and only 1..NS_ROOT_RANGE are shifted. The shifted range is one no host file uses (the
+ * upper half of the id space, which systemd's conventions leave unassigned). */
 #define NS_ROOT_SHIFT 0x80000000u
 #define NS_ROOT_RANGE 65535u
 #define NS_MAPS_UID 1u
 #define NS_MAPS_GID 2u
+#define NS_MAPS_SHIFT 4u /* inside 0 is the kernel's NS_ROOT_SHIFT, not 0 */
+/* Does this process hold CAP_SETUID and CAP_SETGID (effective), which wider maps need? */
+bool ns_may_write_wide_maps(void);
 /* In the parent, right after ns_clone_sandbox, for a caller of uid 0: the child's setgroups
- * denied and its uid and gid maps 0 -> 0 plus the shifted range. Returns the NS_MAPS_* bits of
- * the maps written (a map the parent may not write, without CAP_SETUID or CAP_SETGID, is left
- * to the child: ns_write_id_maps), or -errno when the child's /proc files cannot be reached. */
-int ns_write_root_maps(pid_t child);
+ * denied and its uid and gid maps written, shifted when shift is asked and both maps can be
+ * written. Returns the NS_MAPS_* bits (NS_MAPS_SHIFT with the shift; a map the parent may not
+ * write, without CAP_SETUID or CAP_SETGID, is left to the child: ns_write_id_maps), or -errno
+ * when the child's /proc files cannot be reached (-EPERM: half a shift, refused). */
+int ns_write_root_maps(pid_t child, bool shift);
 /* One line explaining why namespaces could not be created (which sysctl to change). */
 const char *ns_explain_clone_error(int err);
 #endif

@@ -200,6 +200,55 @@ static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, p
         LOG_W("limits", "cannot remove the session's cgroup %s: %s", cg->dirs[0], strerror(-r));
 }
 
+/* A root caller's maps, once the profile is resolved: shifted when it takes the shift and every
+ * idmapped capture it needs can be had (tried first with a throwaway namespace of the same maps,
+ * root_writes_probe_userns: a session's init cannot be cloned anew), the captures then made with
+ * init's own namespace into shift; else unshifted, after root_only's scan, which
+ * controller_resolve skipped for the shift. 0, or -1 with one line in err. */
+static int root_maps_after_resolve(struct controller *c, struct sandbox_config *cfg, bool try_shift,
+                                   int *maps, struct root_shift *shift, char *err, size_t errlen)
+{
+    char why[1024] = "";
+    bool wanted = try_shift && root_writes_shift_wanted(cfg);
+    bool ok = wanted;
+    int owner = wanted ? root_writes_owner_userns() : -1, r = -1;
+    if (ok) {
+        int probe = root_writes_probe_userns();
+        struct root_shift tried;
+        ok = probe >= 0 && owner >= 0 &&
+             root_writes_shift_prepare(probe, owner, cfg, &tried, true, why, sizeof why) == 0;
+        if (probe >= 0)
+            close(probe);
+        if (ok)
+            root_writes_shift_free(&tried);
+        str_list_free(&cfg->shift_binds); /* made again below, with init's namespace */
+        cfg->root_write_caps = false;
+    }
+    if ((*maps = root_writes_map(c->ctl, c->init_pid, ok, err, errlen)) < 0)
+        goto out;
+    bool shifted = *maps & (int)NS_MAPS_SHIFT;
+    if (wanted && !shifted) {
+        LOG_D("root_writes", "no shift (%s): root_only's scan instead", why[0] ? why : "the maps");
+        r = controller_root_only_scan(cfg, err, errlen);
+        goto out;
+    }
+    r = 0;
+    if (!shifted)
+        goto out;
+    int ns = root_writes_userns_of(c->init_pid);
+    if (ns < 0 || root_writes_shift_prepare(ns, owner, cfg, shift, false, why, sizeof why) < 0) {
+        snprintf(err, errlen, "the shifted sandbox's idmapped captures failed (%s)",
+                 ns < 0 ? strerror(-ns) : why);
+        r = -1;
+    }
+    if (ns >= 0)
+        close(ns);
+out:
+    if (owner >= 0)
+        close(owner);
+    return r;
+}
+
 /* The controller, in the forked child. Returns the exit status of the controller process. */
 static int controller_main(struct controller *c, struct run_flags *flags, const char *cwd,
                            int ready_fd, pid_t owner)
@@ -248,13 +297,19 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     close(alive[0]); /* alive[1] stays open until the controller exits: init watches it */
     c->init_pid = pid;
     c->ctl = sp[0];
-    /* A root caller's init waits for its maps from here (root_writes.h). */
-    int root_maps = uid == 0 ? root_writes_map(c->ctl, pid, err, sizeof err) : 0;
+    /* A root caller's init waits for its maps, written once the profile is resolved (the
+     * shift depends on it: root_writes.h). */
+    bool try_shift = uid == 0 && ns_may_write_wide_maps();
+    int root_maps = 0;
+    struct root_shift shift = {0};
+    controller_expect_root_shift(try_shift);
 
     /* The session's sandbox (init, every exec, the fresh sandboxes init forks for
      * exec_per_command) shares one cgroup, entered before init has its configuration. */
     struct controller_cgroup cgroup = {0};
-    int r = root_maps < 0 ? -1 : controller_resolve(flags, cwd, &cfg, err, sizeof err);
+    int r = controller_resolve(flags, cwd, &cfg, err, sizeof err);
+    if (r == 0 && uid == 0)
+        r = root_maps_after_resolve(c, &cfg, try_shift, &root_maps, &shift, err, sizeof err);
     /* The repositories' snapshot before any command (git_guard.h); what it holds read-only
      * joins readonly_in_workspace, which init binds. */
     struct git_guards *guard = NULL;
@@ -268,7 +323,9 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
     }
     if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
-        (uid != 0 || (r = root_writes_send(c->ctl, pid, (unsigned)root_maps, &cfg)) == 0) &&
+        (uid != 0 || (r = root_maps & (int)NS_MAPS_SHIFT
+                              ? root_writes_shift_send(c->ctl, &shift)
+                              : root_writes_send(c->ctl, pid, (unsigned)root_maps, &cfg)) == 0) &&
         (r = controller_compile_network(c->ctl, err, sizeof err)) == 0)
         r = controller_send_filter(c->ctl, &cfg, &prog, err, sizeof err);
     int http_fd = -1, socks_fd = -1;
@@ -284,6 +341,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
+    root_writes_shift_free(&shift);
     if (r < 0) {
         (void)kill(pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);

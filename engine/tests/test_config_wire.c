@@ -34,6 +34,8 @@ static void test_round_trip(void)
     a.tmp_size = 2ULL << 30;
     a.shm_size = 512ULL << 20;
     str_list_push(&a.grant_binds, "s/run/cordon/grants/ssh_agent.sock\t/tmp/ssh-x/agent\twith tab");
+    str_list_push(&a.shift_binds, "/root");
+    str_list_push(&a.shift_binds, "/var/tmp");
     int fd = memfd_create("cfg", MFD_CLOEXEC);
     CHECK(fd >= 0);
     CHECK_EQ_INT(config_wire_write(fd, &a), 0);
@@ -52,6 +54,7 @@ static void test_round_trip(void)
     CHECK(b.net_transparent == NET_TRANSPARENT_REQUIRED);
     CHECK(b.tmp_size == a.tmp_size && b.shm_size == a.shm_size);
     CHECK(b.grant_binds.len == 1 && strcmp(b.grant_binds.items[0], a.grant_binds.items[0]) == 0);
+    CHECK(b.shift_binds.len == 2 && strcmp(b.shift_binds.items[1], "/var/tmp") == 0);
     sandbox_config_free(&a);
     sandbox_config_free(&b);
 }

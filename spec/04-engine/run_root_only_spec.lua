@@ -1,12 +1,13 @@
--- spec/04-engine/run_root_only_spec.lua — profile key root_only: a caller of uid 0 runs commands
--- without capabilities, but the owner bit alone would let them read what only root may read.
--- When the caller is root, every file under the scan roots owned by uid 0 without read
--- permission for others, and every such directory (hidden whole), looks missing inside, unless
--- root_only.visible names it; a non-root caller is not affected. Root only (skipped otherwise).
--- Every file the spec makes it removes (h.defer, run by after_each even when a case fails):
--- a world-readable folder under /var/tmp, /etc/cordon-spec-secret-TOKEN, /root/.cordon-spec-secret-TOKEN,
--- /etc/cordon-spec-writable-TOKEN/ and /etc/cordon-spec-visible-TOKEN.
--- Drives the built binary ($CORDON_BIN); no network.
+-- spec/04-engine/run_root_only_spec.lua — profile key root_only: what only root may read stays
+-- out of a root caller's commands, unless root_only.visible names it; a non-root caller is not
+-- affected. Two ways (docs/root-callers.md): shifted (root_writes on, the usual case) every file
+-- of root's on the host is unmapped in the sandbox and the kernel refuses it (Permission denied,
+-- shown as nobody); the fallback (root_writes = false here, or where the shift cannot be had)
+-- scans the scan roots and hides each root-only file (No such file or directory). Each case runs
+-- the way it names. Root only (skipped otherwise). Every file the spec makes it removes
+-- (h.defer, run by after_each even when a case fails): a world-readable folder under /srv,
+-- /etc/cordon-spec-secret-TOKEN, /root/.cordon-spec-secret-TOKEN, /etc/cordon-spec-writable-TOKEN/
+-- and /etc/cordon-spec-visible-TOKEN. Drives the built binary ($CORDON_BIN); no network.
 local h = require("spec.helpers")
 
 local function is_root()
@@ -19,11 +20,13 @@ local has = h.has
 
 local hasnt = h.hasnt
 
---- A world-readable folder the spec owns, scanned by a test profile "rospec" (extends coding):
--- secret (0600), public (0644), named (0600, listed in root_only.visible), closed/ (0700, with a
--- world-readable file inside), link -> secret. Returns the folder, the marker and the config dir.
-local function fixture(uid_readable)
-    local base = h.tmpdir()
+--- A world-readable folder the spec owns under /srv (outside /var/tmp, which coding's
+-- root_only.visible shows), scanned by a test profile "rospec" (extends coding; with scan,
+-- root_writes = false: the fallback): secret (0600), public (0644), named (0600, listed in
+-- root_only.visible), closed/ (0700, with a world-readable file inside), link -> secret.
+-- Returns the folder, the marker and the config dir.
+local function fixture(uid_readable, scan)
+    local base = h.tmpdir("/srv")
     h.sh_ok("chmod 755 " .. h.quote(base))
     local marker = "cordon-spec-root-only-" .. h.token()
     h.write_file(base .. "/secret", marker .. "\n", "600")
@@ -36,8 +39,9 @@ local function fixture(uid_readable)
 return {
     extends = "coding",
     root_only = { scan = { %q }, visible = { %q } },
+    root_writes = %s,
 }
-]]):format(base, base .. "/named"))
+]]):format(base, base .. "/named", scan and "false" or "true"))
     if uid_readable then h.sh_ok("chmod -R a+rX " .. h.quote(cfg)) end
     return base, marker, cfg
 end
@@ -45,14 +49,32 @@ end
 describe("root_only", function()
     after_each(h.cleanup)
 
-    it("hides a root caller's root-only files and directories, not the rest", function()
+    it("shifted: refuses a root caller's root-only files and directories, not the rest, shows root's files as nobody", function()
         if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
         local base, marker, cfg = fixture()
+        has(h.sh_ok("cat " .. h.quote(base .. "/secret") .. " " .. h.quote(base .. "/closed/inner")), marker)
+        local o = { env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rospec" } }
+        local q = h.quote
+        local r = h.run_sh(("cd %s; cat secret; cat link; cat public; cat named; ls closed; cat closed/inner; stat -c '%%U %%n' public; id -u; head -1 /proc/self/uid_map"):format(q(base)), o)
+        hasnt(r.stdout, marker .. "\n", r)
+        has(r.stderr, "cat: secret: Permission denied", r)
+        has(r.stderr, "cat: link: Permission denied", r)
+        has(r.stdout, "public\n", r)
+        has(r.stdout, marker .. "-named\n", r)                    -- named in root_only.visible
+        has(r.stderr, "closed", r)
+        hasnt(r.stdout, "inner\n", r)
+        has(r.stdout, "nobody public\n0\n", r)                    -- root's file shown as nobody; uid 0 inside
+        has(r.stdout, "2147483648", r)
+    end)
+
+    it("scan (the fallback): hides a root caller's root-only files and directories, not the rest", function()
+        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
+        local base, marker, cfg = fixture(false, true)
         -- Outside, root reads all of it.
         has(h.sh_ok("cat " .. h.quote(base .. "/secret") .. " " .. h.quote(base .. "/closed/inner")), marker)
         local o = { env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rospec" } }
         local q = h.quote
-        local r = h.run_sh(("cd %s; cat secret; cat link; cat public; cat named; ls closed; cat closed/inner; ls -A"):format(q(base)), o)
+        local r = h.run_sh(("cd %s; cat secret; cat link; cat public; cat named; ls closed; cat closed/inner; ls -A; head -1 /proc/self/uid_map"):format(q(base)), o)
         hasnt(r.stdout, marker .. "\n", r)
         has(r.stderr, "cat: secret: No such file or directory", r)
         has(r.stderr, "cat: link: No such file or directory", r)  -- the link stays, its target is hidden
@@ -64,18 +86,31 @@ describe("root_only", function()
         local listing = r.stdout
         hasnt(listing, "\nsecret\n", r)
         has(listing, "link\n", r)
+        assert.truthy(r.stdout:match("\n%s*0%s+0%s+1\n"), h.describe(r)) -- not shifted
     end)
 
     it("leaves a root caller's workspace whole, its root-only files included", function()
         if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
-        local ws, parent = h.workspace()                          -- parent: 0700, under /var/tmp
+        -- Shifted: the parent (searchable) is the host's; a root-only file there is refused.
+        local ws, parent = h.workspace("/srv")
+        h.sh_ok("chmod 755 " .. h.quote(parent))
+        h.write_file(ws .. "/own", "own-secret\n", "600")
+        h.write_file(parent .. "/beside", "beside\n", "600")
+        local r = h.run_sh("cat own; cat ../beside; head -1 /proc/self/uid_map", { workspace = ws })
+        has(r.stdout, "own-secret\n", r)
+        has(r.stderr, "beside: Permission denied", r)
+        has(r.stdout, "2147483648", r)
+        -- A parent only root may search: init could not reach the workspace shifted, so the
+        -- scan stands in (and looks into the parent).
+        ws, parent = h.workspace("/srv")                          -- parent: 0700
         h.write_file(ws .. "/own", "own-secret\n", "600")
         h.write_file(parent .. "/beside", "beside\n", "600")
         local cfg = h.profile_dir("rospec", ('return { extends = "coding", root_only = { scan = { %q } } }'):format(parent))
-        local r = h.run_sh("cat own; cat ../beside", { workspace = ws, env = { XDG_CONFIG_HOME = cfg },
+        r = h.run_sh("cat own; cat ../beside; head -1 /proc/self/uid_map", { workspace = ws, env = { XDG_CONFIG_HOME = cfg },
                                                         flags = { "--profile", "rospec" } })
         has(r.stdout, "own-secret\n", r)
         has(r.stderr, "beside: No such file or directory", r)    -- the parent is looked into
+        assert.truthy(r.stdout:match("\n%s*0%s+0%s+1\n"), h.describe(r))
     end)
 
     it("refuses /etc/shadow- and /etc/gshadow-, an unlisted root-only file in /etc, keeps /etc/passwd", function()
@@ -92,19 +127,24 @@ describe("root_only", function()
                 files[#files + 1] = f
             end
         end
-        for _, f in ipairs(files) do
-            local r = h.run_sh("cat " .. h.quote(f))
-            assert.are_not.equal(0, r.code, h.describe(r))
-            has(r.stderr, f .. ": No such file or directory", r)
-            hasnt(r.stdout, marker, r)
+        local scan = h.profile_dir("roscan", 'return { extends = "coding", root_writes = false }')
+        for _, way in ipairs({ { {}, "Permission denied" },
+                               { { env = { XDG_CONFIG_HOME = scan }, flags = { "--profile", "roscan" } }, "No such file or directory" } }) do
+            for _, f in ipairs(files) do
+                local r = h.run_sh("cat " .. h.quote(f), way[1])
+                assert.are_not.equal(0, r.code, h.describe(r))
+                has(r.stderr, f .. ": " .. way[2], r)
+                hasnt(r.stdout, marker, r)
+            end
+            local r = ok(h.run_sh("head -c 5 /etc/passwd", way[1]))
+            assert.are.equal("root:", r.stdout)
         end
-        local r = ok(h.run_sh("head -c 5 /etc/passwd"))
-        assert.are.equal("root:", r.stdout)
     end)
 
-    -- The scan starts ahead with the coding profile's roots and the flags' workspace; a profile
-    -- whose writable path or visible name lies where that walk went must not get its result.
-    it("keeps a profile's writable path and visible name under /etc that the default hides", function()
+    -- Shifted, the visible name is bound in from the controller's capture; the scan (fallback)
+    -- starts ahead with the coding profile's roots and the flags' workspace, and a profile whose
+    -- writable path or visible name lies where that walk went must not get its result.
+    it("keeps a profile's writable path and visible name under /etc that the default refuses", function()
         if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
         local tok = h.token()
         local dir = "/etc/cordon-spec-writable-" .. tok
@@ -115,23 +155,29 @@ describe("root_only", function()
         h.write_file(vis, "visible-" .. tok .. "\n", "600")
         local q = h.quote
         local cmd = ("cat %s/inner; cat %s"):format(q(dir), q(vis))
-        local r = h.run_sh(cmd)                                   -- the coding profile: hidden
-        hasnt(r.stdout, tok, r)
-        has(r.stderr, dir .. "/inner: No such file or directory", r)
-        has(r.stderr, vis .. ": No such file or directory", r)
-        local cfg = h.profile_dir("rowrite", ([[
+        for _, way in ipairs({ { "true", "Permission denied" }, { "false", "No such file or directory" } }) do
+            local base = h.profile_dir("robase", ('return { extends = "coding", root_writes = %s }'):format(way[1]))
+            local r = h.run_sh(cmd, { env = { XDG_CONFIG_HOME = base }, flags = { "--profile", "robase" } })
+            hasnt(r.stdout, tok, r)
+            has(r.stderr, dir .. "/inner: " .. way[2], r)
+            has(r.stderr, vis .. ": " .. way[2], r)
+            local cfg = h.profile_dir("rowrite", ([[
 return {
     extends = "coding",
     writable = { %q },
     root_only = { visible = { "/var/tmp", %q } },
+    root_writes = %s,
 }
-]]):format(dir, vis))
-        r = ok(h.run_sh(cmd, { env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rowrite" } }))
-        has(r.stdout, "writable-" .. tok .. "\n", r)
-        has(r.stdout, "visible-" .. tok .. "\n", r)
+]]):format(dir, vis, way[1]))
+            r = ok(h.run_sh(cmd, { env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "rowrite" } }))
+            has(r.stdout, "writable-" .. tok .. "\n", r)
+            has(r.stdout, "visible-" .. tok .. "\n", r)
+        end
     end)
 
-    it("hides root-only files of root's own home when the caller is root", function()
+    -- Shifted, root's home is bound in as the caller's own (idmapped), so the kernel would let
+    -- its 0600 files through: the scan, cut to the home, hides them, as the fallback's does.
+    it("root's own home: its root-only files hidden, shifted and by the scan, its other files kept", function()
         if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
         local name = ".cordon-spec-secret-" .. h.token()
         local secret = "/root/" .. name
@@ -140,16 +186,26 @@ return {
         h.write_file(secret, marker .. "\n", "600")
         h.write_file(secret .. "-public", "home-public\n", "644")
         h.defer(function() os.remove(secret .. "-public") end)
+        has(h.sh_ok("cat " .. h.quote(secret)), marker)           -- outside, root reads it
         -- --home tmpfs: nothing of the sandbox's is kept in root's real state folder.
         local o = { home = "/root", flags = { "--home", "tmpfs" } }
         local probe = h.run_sh("true", o)
         if probe.code ~= 0 and probe.stderr:find("open_tree /root", 1, true) then
             h.skip("no home view of /root on this machine now (a mount below it): " .. h.chomp(probe.stderr))
         end
-        local r = h.run_sh("cat ~/" .. name .. "; cat ~/" .. name .. "-public", o)
+        local r = h.run_sh("cat ~/" .. name .. "; cat ~/" .. name .. "-public; cat ~/.ssh/x; head -1 /proc/self/uid_map", o)
         hasnt(r.stdout, marker, r)
         has(r.stderr, name .. ": No such file or directory", r)
         has(r.stdout, "home-public\n", r)
+        has(r.stdout, "2147483648", r)                            -- shifted
+        has(r.stderr, ".ssh/x: No such file or directory", r)     -- a hidden name of coding's
+        local scan = h.profile_dir("roscan", 'return { extends = "coding", root_writes = false }')
+        o = { home = "/root", env = { XDG_CONFIG_HOME = scan }, flags = { "--home", "tmpfs", "--profile", "roscan" } }
+        r = h.run_sh("cat ~/" .. name .. "; cat ~/" .. name .. "-public; head -1 /proc/self/uid_map", o)
+        hasnt(r.stdout, marker, r)
+        has(r.stderr, name .. ": No such file or directory", r)
+        has(r.stdout, "home-public\n", r)
+        assert.truthy(r.stdout:match("\n%s*0%s+0%s+1\n"), h.describe(r)) -- not shifted
     end)
 
     it("does not touch a caller that is not root", function()
@@ -167,9 +223,9 @@ return {
         hasnt(r.stdout, marker, r)
     end)
 
-    it("judges every file anew when the folders' listings come from the last run's walk", function()
+    it("scan (the fallback): judges every file anew when the folders' listings come from the last run's walk", function()
         if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
-        local base, marker, cfg = fixture()
+        local base, marker, cfg = fixture(false, true)
         local state = h.tmpdir()
         local q = h.quote
         local o = { env = { XDG_CONFIG_HOME = cfg, XDG_STATE_HOME = state }, flags = { "--profile", "rospec" } }
