@@ -386,12 +386,24 @@ static unsigned levels_below(const char *path, const char *dir)
     return n;
 }
 
+/* Is a name root_only.visible lists on the way from root r down to home (home included)? The
+ * walk from r shows it whole and does not look into it. */
+static bool visible_on_way(const struct sandbox_root_only *ro, const char *r, const char *home)
+{
+    for (size_t i = 0; i < ro->visible.len; i++) {
+        const char *v = ro->visible.items[i];
+        if (strcmp(v, r) != 0 && path_is_within(v, r) && path_is_within(home, v))
+            return true;
+    }
+    return false;
+}
+
 /* Shifted, the kernel refuses every root-only file of the host's tree but those of the home,
  * which is bound in as the caller's own (root_writes.h): there root's 0600 files would be the
  * command's, so the scan still hides them, and looks nowhere else. ro's roots become those
- * inside home, and home itself where a root above it reaches into it, at the depth left there
- * (with several, the deepest: nothing any root would reach in the home is missed). No root left:
- * nothing to scan. */
+ * inside home, and home itself where a root above it reaches into it (not through a visible
+ * name), at the depth left there (with several, the deepest: nothing any root would reach in
+ * the home is missed). No root left: nothing to scan. */
 static void scan_home_only(struct sandbox_root_only *ro, const char *home)
 {
     struct str_list roots = {0};
@@ -400,7 +412,8 @@ static void scan_home_only(struct sandbox_root_only *ro, const char *home)
         const char *r = ro->scan.items[i];
         unsigned left = ro->depth;
         if (!path_is_within(r, home)) {
-            if (!path_is_within(home, r) || levels_below(home, r) >= ro->depth)
+            if (!path_is_within(home, r) || levels_below(home, r) >= ro->depth ||
+                visible_on_way(ro, r, home))
                 continue;
             left = ro->depth - levels_below(home, r);
             r = home;

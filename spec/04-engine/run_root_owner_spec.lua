@@ -306,7 +306,9 @@ describe("root writes", function()
     end)
 
     -- Shifted, root's home is reached through the controller's idmapped capture, its layer
-    -- (here in a state folder inside /root, 0700) through a staged one: toolchains work as before.
+    -- (here in a state folder inside /root, 0700) through a staged one: toolchains work as before
+    -- (in a 0700 folder too; a tool of mode 0700 is root-only, and root_only hides it: see
+    -- run_root_only_spec's case of root's own home).
     it("keeps toolchains working in root's home: the home layer, ~/.local/bin, caches, git commit in uid 1001's checkout", function()
         need_root()
         local tok = h.token()
@@ -314,7 +316,7 @@ describe("root writes", function()
         local bin = "/root/.cordon-spec-bin-" .. tok
         local kept = ".cordon-spec-kept-" .. tok
         h.defer(function() h.sh("rm -rf " .. q(state) .. " " .. q(bin)) end)
-        h.sh_ok(("mkdir -m 700 %s %s && printf '#!/bin/sh\necho tool-ran\n' > %s/tool && chmod 700 %s/tool")
+        h.sh_ok(("mkdir -m 700 %s %s && printf '#!/bin/sh\necho tool-ran\n' > %s/tool && chmod 755 %s/tool")
             :format(q(state), q(bin), q(bin), q(bin)))
         local ws = foreign_workspace()
         -- safe.directory: git refuses root a checkout of another owner, outside as inside
