@@ -485,7 +485,8 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
     }
     if (!ahead) { /* none was started: the same walk, with the cache */
         char *cache = root_only_cache_path();
-        ahead = root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
+        ahead =
+            root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
         free(cache);
     }
     bool used;

@@ -27,7 +27,7 @@ int command_confine_thread(const struct sandbox_config *cfg, const struct sc_pro
 
 /* command_exec in a process made by a thread that command_confine_thread confined: the same
  * steps and limits, without putting the confinement on again. Never returns. */
-CORDON_NORETURN void command_exec_confined(const struct sandbox_config *cfg, char **argv,
-                                           int slave, int out_fd, int err_fd);
+CORDON_NORETURN void command_exec_confined(const struct sandbox_config *cfg, char **argv, int slave,
+                                           int out_fd, int err_fd);
 
 #endif

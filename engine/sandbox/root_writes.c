@@ -87,8 +87,9 @@ static int capture(const char *path, int userns_fd, bool recursive, uint64_t att
         close(pfd);
         return -1;
     }
-    int fd = open_tree(pfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                                    (recursive ? AT_RECURSIVE : 0));
+    int fd = open_tree(pfd, "",
+                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                           (recursive ? AT_RECURSIVE : 0));
     int err = errno;
     close(pfd);
     if (fd < 0) {
@@ -425,8 +426,10 @@ static bool reachable(const char *path, const struct str_list *via, char *why, s
         if (within_any(a, via) || within_any(a, &own))
             break;
         if (stat(a, &st) < 0 || !(st.st_mode & S_IXOTH)) {
-            snprintf(why, len, "%s: its folder %s lets no other user through, and the sandbox's "
-                     "root is no owner on the host", path, a);
+            snprintf(why, len,
+                     "%s: its folder %s lets no other user through, and the sandbox's "
+                     "root is no owner on the host",
+                     path, a);
             ok = false;
         }
         *slash = '/';
@@ -454,8 +457,8 @@ static int own_binary(void)
     return fd;
 }
 
-int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, struct root_shift *s,
-                              bool trial, char *why, size_t len)
+int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
+                              struct root_shift *s, bool trial, char *why, size_t len)
 {
     int r = -1;
     memset(s, 0, sizeof *s);
@@ -491,8 +494,7 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
             str_list_push(&cfg->shift_binds, b);
     }
     /* Outermost first: init reaches a home under /var/tmp's 0700 folders through /var/tmp. */
-    qsort(cfg->shift_binds.items, cfg->shift_binds.len, sizeof *cfg->shift_binds.items,
-          by_length);
+    qsort(cfg->shift_binds.items, cfg->shift_binds.len, sizeof *cfg->shift_binds.items, by_length);
     for (size_t i = 0; i < cfg->shift_binds.len; i++) {
         int fd = capture(cfg->shift_binds.items[i], owner_ns, true, ro, 0, why, len);
         if (fd < 0)
@@ -509,9 +511,7 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
         str_list_push(&via, cfg->writable.items[i]);
     bool all = true;
     for (size_t i = 0; all && i < 2 + cfg->writable.len; i++) {
-        const char *path = i == 0   ? cfg->workspace
-                           : i == 1 ? cfg->cwd
-                                    : cfg->writable.items[i - 2];
+        const char *path = i == 0 ? cfg->workspace : i == 1 ? cfg->cwd : cfg->writable.items[i - 2];
         all = !path || reachable(path, &via, why, len);
     }
     str_list_free(&via);
@@ -520,8 +520,8 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg, 
     /* The home's layer folder: read-write, the upper and work directories and the lock. */
     int layer = -1;
     if (cfg->home_mode == SANDBOX_HOME_OVERLAY && cfg->home_layer &&
-        (layer = capture(cfg->home_layer, ns, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 'd',
-                         why, len)) < 0)
+        (layer = capture(cfg->home_layer, ns, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 'd', why,
+                         len)) < 0)
         goto out;
     shift_push(s, layer);
     /* The granted sockets (relayed: grants.h) and keyring files, as grants.c checks them; a
@@ -557,7 +557,8 @@ int root_writes_shift_send(int ctl, struct root_shift *s)
     int r = 0, placeholder = -1;
     for (size_t i = 0; i < s->n && r == 0; i++) {
         if (s->fds[i] >= 0) {
-            r = fdpass_send(ctl, s->fds[i], i < s->n_trees ? INIT_MSG_IDMAPPED : INIT_MSG_SHIFT_BIND);
+            r = fdpass_send(ctl, s->fds[i],
+                            i < s->n_trees ? INIT_MSG_IDMAPPED : INIT_MSG_SHIFT_BIND);
             continue;
         }
         if (placeholder < 0 && (placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)

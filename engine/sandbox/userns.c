@@ -64,8 +64,9 @@ int ns_write_root_maps(pid_t child, bool shift)
     /* Shifted only when both maps can be written: one map shifted and the other left to the
      * child (0 -> 0) would leave root's group, or root itself, mapped on the host's files. */
     shift = shift && ns_may_write_wide_maps();
-    int n = shift ? snprintf(map, sizeof map, "0 %u %u\n", NS_ROOT_SHIFT, NS_ROOT_RANGE + 1u)
-                  : snprintf(map, sizeof map, "0 0 1\n1 %u %u\n", NS_ROOT_SHIFT + 1u, NS_ROOT_RANGE);
+    int n = shift
+                ? snprintf(map, sizeof map, "0 %u %u\n", NS_ROOT_SHIFT, NS_ROOT_RANGE + 1u)
+                : snprintf(map, sizeof map, "0 0 1\n1 %u %u\n", NS_ROOT_SHIFT + 1u, NS_ROOT_RANGE);
     /* setgroups first: the child may still have to write its own gid map, which needs it. */
     snprintf(path, sizeof path, "/proc/%d/setgroups", (int)child);
     int r = write_file(path, "deny", 4);
