@@ -339,6 +339,26 @@ describe("root writes", function()
         has(h.sh_ok("cd " .. q(ws) .. " && git -c safe.directory='*' log --format=%s -1"), "two")
     end)
 
+    -- Shifted, init is no owner of /root when /root is not the home: it cannot list it, and
+    -- nor can any command. A mount below it (a checkout in /root mounted over, as a test or a
+    -- container does) must not stop the start, and what is in it stays out of reach.
+    it("starts with a mount below a /root that is not the home, and nothing in it is reachable", function()
+        need_root()
+        local dir = "/root/.cordon-spec-mnt-" .. h.token()
+        h.defer(function() h.sh("rmdir " .. q(dir)) end)
+        h.sh_ok("mkdir -m 755 " .. q(dir))
+        local script = ("mount -t tmpfs cordon-spec %s && echo secret-in-mount > %s/f && exec \"$@\""):format(q(dir), q(dir))
+        local prefix = "unshare -m --propagation private sh -c " .. q(script) .. " sh "
+        local outside = h.sh(prefix .. "cat " .. q(dir .. "/f"))
+        has(outside.stdout, "secret-in-mount", outside)           -- root reads it outside
+        local r = h.run_sh("cat " .. q(dir .. "/f") .. "; ls /root; head -1 /proc/self/uid_map; echo ran",
+            { prefix = prefix })
+        has(r.stdout, "ran\n", r)
+        has(r.stdout, "2147483648", r)                            -- shifted
+        hasnt(r.stdout, "secret-in-mount", r)
+        has(r.stderr, "Permission denied", r)
+    end)
+
     -- A run_binds socket of root:docker 0660 (allow_docker's /run/docker.sock) is connected to
     -- through its owner bits: shifted, through the controller's idmapped capture.
     it("connects to a root-owned 0660 socket of run_binds", function()
