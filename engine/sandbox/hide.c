@@ -353,9 +353,9 @@ static int rebuilt_collect(const struct hide_group *g, const char *dir, const ch
             r = -1;
         } else if (lstat(full, &en.st) < 0) {
             r = errno == ENOENT ? 0 : mnt_fail(e, "stat", full); /* gone since the listing */
-        } else if (leads_to_hidden(g, sub) && !(access(full, R_OK | X_OK) < 0 && errno == EACCES)) {
+        } else if (leads_to_hidden(g, sub) && !(access(full, X_OK) < 0 && errno == EACCES)) {
             /* A symbolic link on the way is followed, as the overlay's layer would. (A folder
-             * on the way that may not be entered is copied whole below: no command reaches
+             * on the way that may not be searched is copied whole below: no command reaches
              * what it holds either.) */
             if (stat(full, &en.st) < 0 || !S_ISDIR(en.st.st_mode)) {
                 errno = ENOTDIR;
@@ -424,11 +424,12 @@ static int build_rebuilt(const struct hide_group *g, struct mnt_err *e)
         mnt_fail(e, "stat", g->target);
         goto out;
     }
-    /* A folder this process may not list or search is out of every command's reach too (a
-     * command has no id or capability init lacks): nothing in it needs hiding. So it is for a
-     * shifted root caller's init in a folder only the host's root may enter (/root, not the
-     * home, with a mount below it). */
-    if (access(g->target, R_OK | X_OK) < 0 && errno == EACCES) {
+    /* A folder this process may not search is out of every command's reach too (a command has
+     * no id or capability init lacks): nothing in it needs hiding. So it is for a shifted root
+     * caller's init in a folder only the host's root may enter (/root, not the home, with a
+     * mount below it). One it may search but not list is still reached by name: it is rebuilt,
+     * and its listing fails closed. */
+    if (access(g->target, X_OK) < 0 && errno == EACCES) {
         LOG_D("hide", "%s: not reachable from the sandbox, nothing hidden in it", g->target);
         r = 0;
         goto out;
