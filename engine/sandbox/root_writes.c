@@ -281,7 +281,8 @@ static void visible_binds(const struct sandbox_config *cfg, struct str_list *out
             str_list_push(&found, real);
         free(real);
     }
-    qsort(found.items, found.len, sizeof *found.items, by_length);
+    if (found.len > 1) /* qsort takes no NULL array, even empty */
+        qsort(found.items, found.len, sizeof *found.items, by_length);
     for (size_t i = 0; i < found.len; i++)
         if (!within_any(found.items[i], out))
             str_list_push(out, found.items[i]);
@@ -494,7 +495,9 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
             str_list_push(&cfg->shift_binds, b);
     }
     /* Outermost first: init reaches a home under /var/tmp's 0700 folders through /var/tmp. */
-    qsort(cfg->shift_binds.items, cfg->shift_binds.len, sizeof *cfg->shift_binds.items, by_length);
+    if (cfg->shift_binds.len > 1)
+        qsort(cfg->shift_binds.items, cfg->shift_binds.len, sizeof *cfg->shift_binds.items,
+              by_length);
     for (size_t i = 0; i < cfg->shift_binds.len; i++) {
         int fd = capture(cfg->shift_binds.items[i], owner_ns, true, ro, 0, why, len);
         if (fd < 0)
