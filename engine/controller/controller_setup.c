@@ -432,6 +432,17 @@ void controller_expect_root_shift(bool on)
     expect_root_shift = on;
 }
 
+/* root_only's walk of ro started on its thread, with the listings kept between runs. */
+static struct root_only_ahead *start_walk(const struct sandbox_root_only *ro,
+                                          const struct str_list *keep, const char *home)
+{
+    char *cache = root_only_cache_path();
+    struct root_only_ahead *a =
+        root_only_ahead(ro, keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
+    free(cache);
+    return a;
+}
+
 /* The scan ahead, for a caller of uid 0, before the profile is known: NULL otherwise (shifted,
  * cut to the home as hide_root_only will cut the profile's). */
 static struct root_only_ahead *root_only_start(const struct run_flags *flags, const char *cwd)
@@ -448,12 +459,7 @@ static struct root_only_ahead *root_only_start(const struct run_flags *flags, co
     root_only_inputs(&guess, ws ? ws : cwd, cwd, &writable, &ro, &keep, &home);
     if (expect_root_shift)
         scan_home_only(&ro, home);
-    struct root_only_ahead *a = NULL;
-    if (ro.scan.len > 0) {
-        char *cache = root_only_cache_path();
-        a = root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
-        free(cache);
-    }
+    struct root_only_ahead *a = ro.scan.len > 0 ? start_walk(&ro, &keep, home) : NULL;
     root_only_inputs_free(&ro, &keep, home);
     str_list_free(&guess.scan);
     str_list_free(&guess.visible);
@@ -483,12 +489,8 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
         root_only_inputs_free(&ro, &keep, home);
         return 0;
     }
-    if (!ahead) { /* none was started: the same walk, with the cache */
-        char *cache = root_only_cache_path();
-        ahead =
-            root_only_ahead(&ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
-        free(cache);
-    }
+    if (!ahead) /* none was started: the same walk */
+        ahead = start_walk(&ro, &keep, home);
     bool used;
     int n = root_only_finish(ahead, &ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err,
                              errlen, &used);

@@ -115,7 +115,7 @@ static int idmapped_tree(const char *path, int userns_fd, char *why, size_t len)
 
 int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_config *cfg)
 {
-    char why[PATH_MAX + 256] = "", nspath[64];
+    char why[PATH_MAX + 256] = "";
     size_t n = 1 + cfg->writable.len, made = 0;
     int *fds = xcalloc(n, sizeof *fds);
     int ns = -1, r = 0;
@@ -126,9 +126,8 @@ int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_conf
                  "this process may not map other users' ids: it lacks CAP_SETUID or CAP_SETGID");
         goto none;
     }
-    snprintf(nspath, sizeof nspath, "/proc/%d/ns/user", (int)init_pid);
-    if ((ns = open(nspath, O_RDONLY | O_CLOEXEC)) < 0) {
-        r = -errno;
+    if ((ns = root_writes_userns_of(init_pid)) < 0) {
+        r = ns;
         goto out; /* init is gone (it said why) */
     }
     for (; made < n; made++) {
@@ -174,6 +173,16 @@ int root_writes_wait_maps(int ctl)
     return msg[1] & (int)(NS_MAPS_UID | NS_MAPS_GID | NS_MAPS_SHIFT);
 }
 
+/* The first n of what init received, closed (each -1 after) when a later message is wrong. */
+static void close_received(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (fds[i] >= 0)
+            close(fds[i]);
+        fds[i] = -1;
+    }
+}
+
 int root_writes_receive(int ctl, size_t n, int *fds)
 {
     for (size_t i = 0; i < n; i++)
@@ -186,14 +195,10 @@ int root_writes_receive(int ctl, size_t n, int *fds)
             return 0;
         }
         if (fd < 0 || tag != INIT_MSG_IDMAPPED) {
-            int r = fd < 0 ? fd : -EBADMSG;
             if (fd >= 0)
                 close(fd);
-            for (size_t j = 0; j < i; j++) {
-                close(fds[j]);
-                fds[j] = -1;
-            }
-            return r;
+            close_received(fds, i);
+            return fd < 0 ? fd : -EBADMSG;
         }
         fds[i] = fd;
     }
@@ -215,11 +220,7 @@ int root_writes_receive_shift(int ctl, size_t n, int *fds)
             close(fd);
         if (fd >= 0 && tag == INIT_MSG_NO_SHIFT_BIND)
             continue;
-        for (size_t j = 0; j < i; j++) {
-            if (fds[j] >= 0)
-                close(fds[j]);
-            fds[j] = -1;
-        }
+        close_received(fds, i);
         return fd < 0 ? fd : -EBADMSG;
     }
     return 0;
