@@ -178,10 +178,11 @@ return {
     },
 
     -- Bounds the command cannot lift. pids: processes and threads of the whole sandbox at
-    -- once (a fork bomb stops there); memory: bytes of RAM for the whole sandbox, killed
-    -- past it ("unlimited" or absent: none); both need a cgroup (cordon uses a child of the
-    -- caller's; without one, pids falls back to RLIMIT_NPROC, which counts all of the user's
-    -- processes on the host). tmp_size, shm_size: the sizes of /tmp and /dev/shm, both RAM.
+    -- once (a fork bomb stops there): RLIMIT_NPROC, which the kernel counts per user
+    -- namespace, so per sandbox (a cgroup only for a root caller whose sandbox keeps the
+    -- host's uid 0, which RLIMIT_NPROC spares); memory: bytes of RAM for the whole sandbox,
+    -- killed past it ("unlimited" or absent: none), which needs a cgroup (cordon uses a child
+    -- of the caller's). tmp_size, shm_size: the sizes of /tmp and /dev/shm, both RAM.
     limits = {
         pids = 4096,
         tmp_size = "2G",

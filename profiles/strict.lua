@@ -17,8 +17,8 @@ return {
         nofile = 1024,
         fsize = 1024 * 1024 * 1024,        -- 1 GiB per file
         as = 8 * 1024 * 1024 * 1024,       -- 8 GiB address space
-        -- Not nproc: RLIMIT_NPROC counts all of the user's processes on the host (limits.pids
-        -- bounds the sandbox's own).
+        -- Not nproc: limits.pids bounds the sandbox's processes (and sets RLIMIT_NPROC itself
+        -- where that is how).
     },
 
     limits = {

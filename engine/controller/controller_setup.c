@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "sandbox/config_wire.h"
@@ -602,10 +603,19 @@ void controller_attach_listeners(struct proxy *px)
     extra.dns_udp = extra.dns_tcp = extra.transparent = -1;
 }
 
-/* The fallback for limits.pids without a cgroup: RLIMIT_NPROC, which the kernel counts per
- * real uid (per uid within the sandbox's user namespace since Linux 5.14, all of the user's
- * processes on the host before) and does not enforce for root. A profile's own rlimits.nproc
- * wins. */
+bool controller_pids_by_rlimit(bool host_root_inside)
+{
+    if (host_root_inside)
+        return false; /* the kernel holds the host's root to no RLIMIT_NPROC */
+    struct utsname u;
+    unsigned major = 0, minor = 0;
+    return uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+           (major > 5 || (major == 5 && minor >= 14));
+}
+
+/* limits.pids as RLIMIT_NPROC, which the kernel counts per real uid (per uid within the
+ * sandbox's user namespace since Linux 5.14, all of the user's processes on the host before) and
+ * does not enforce for the host's root. A profile's own rlimits.nproc wins. */
 static void nproc_fallback(struct sandbox_config *cfg)
 {
     for (size_t i = 0; i < cfg->n_rlimits; i++)
@@ -665,13 +675,18 @@ void controller_cgroup_abandon(struct controller_cgroup *cc)
     (void)cgroup_remove(&cc->cg);
 }
 
-int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc, char *err,
-                      size_t errlen)
+int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc,
+                      bool host_root_inside, char *err, size_t errlen)
 {
     struct cgroup *cg = &cc->cg;
     unsigned need = (cfg->pids_max ? CGROUP_PIDS : 0) | (cfg->memory_max ? CGROUP_MEMORY : 0);
     char why[PATH_MAX + 128] = "";
     int r = 0;
+    if (controller_pids_by_rlimit(host_root_inside) && !cc->started && !(need & CGROUP_MEMORY)) {
+        if (need & CGROUP_PIDS)
+            nproc_fallback(cfg);
+        return 0;
+    }
     wait_created(cc);
     if (cc->started && cc->made < 0 && (need & CGROUP_PIDS)) {
         snprintf(err, errlen, "%s", cc->why);
@@ -701,15 +716,14 @@ int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc, 
         goto fail;
     }
     unsigned missing = need & ~cgroup_controllers(cg);
-    bool root = getuid() == 0;
-    /* pids for a caller other than root has a fallback; the rest is only a cgroup's to give */
-    unsigned lost = missing & (root ? (CGROUP_PIDS | CGROUP_MEMORY) : CGROUP_MEMORY);
+    /* pids has RLIMIT_NPROC but for the host's root; the rest is only a cgroup's to give */
+    unsigned lost = missing & (host_root_inside ? (CGROUP_PIDS | CGROUP_MEMORY) : CGROUP_MEMORY);
     if (lost)
         LOG_W("limits", "no cgroup for this sandbox (%s): %s not applied", why,
               lost == (CGROUP_PIDS | CGROUP_MEMORY) ? "limits.memory and limits.pids"
               : lost == CGROUP_MEMORY               ? "limits.memory"
                                                     : "limits.pids");
-    if ((missing & CGROUP_PIDS) && !root)
+    if ((missing & CGROUP_PIDS) && !host_root_inside)
         nproc_fallback(cfg);
     return cg->n_dirs > 0;
 fail:

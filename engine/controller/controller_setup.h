@@ -29,9 +29,16 @@ void controller_expect_root_shift(bool on);
 int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen);
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
                        char *err, size_t errlen);
+/* Is limits.pids to be RLIMIT_NPROC rather than a cgroup? Where the kernel counts it per user
+ * namespace (Linux 5.14 on) it bounds each sandbox apart, as a cgroup's pids.max does: all of a
+ * sandbox's processes have one uid, which they cannot change. It binds every sandbox but one
+ * whose uid 0 is the host's (host_root_inside: a root caller's unshifted sandbox), which the
+ * kernel exempts. And it costs nothing, where moving init into a cgroup waits for an RCU grace
+ * period (0 to 27 ms on this machine, half the runs over 7 ms). */
+bool controller_pids_by_rlimit(bool host_root_inside);
 /* The sandbox's cgroup (sandbox/cgroup.h) as it is being made. Moving a process into a cgroup
- * takes the kernel an RCU grace period (about 10 ms here), so `cordon run` does it in a thread
- * from the clone of init on (a pids cgroup: nearly every profile has limits.pids), while the
+ * takes the kernel an RCU grace period, so `cordon run` does it in a thread from the clone of
+ * init on, when it will need a pids cgroup (nearly every profile has limits.pids), while the
  * profile is resolved and init builds the view; it must be over before init gets its seccomp
  * filter, the last thing init waits for before it runs the command. Zero-initialised: no
  * thread. */
@@ -57,13 +64,15 @@ void controller_cgroup_join(struct controller_cgroup *cc);
 void controller_cgroup_abandon(struct controller_cgroup *cc);
 /* Once the profile is resolved, before init has the configuration: the sandbox's own cgroup
  * with limits.pids and limits.memory, every directory made and limited (what the thread of
- * controller_cgroup_begin made is used; without one, all of it is done here). Where no cgroup
- * can be used: one warning line when a limit only a cgroup gives was asked for, and for a
- * caller other than root, limits.pids as RLIMIT_NPROC (added to cfg) unless the profile sets
- * rlimits.nproc. 1 with a cgroup, 0 without (none is left), or -1 with the reason in err (a
- * cgroup could be used but setting it up failed; none is left). */
-int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc, char *err,
-                      size_t errlen);
+ * controller_cgroup_begin made is used; without one, all of it is done here). No limits.memory
+ * and controller_pids_by_rlimit(host_root_inside): no cgroup, limits.pids is RLIMIT_NPROC
+ * (added to cfg) unless the profile sets rlimits.nproc. Where no cgroup can be used: one
+ * warning line when a limit only a cgroup gives was asked for, and but for the host's root
+ * inside, limits.pids as RLIMIT_NPROC all the same. 1 with a cgroup, 0 without (none is left),
+ * or -1 with the reason in err (a cgroup could be used but setting it up failed; none is
+ * left). */
+int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc,
+                      bool host_root_inside, char *err, size_t errlen);
 /* Before init gets its filter (so before anything runs in the sandbox): init_pid is in every
  * directory of the cgroup. 0, or -1 with the reason in err. With a cgroup, cgroup_remove(&cc->cg)
  * once init is gone, on every path. */

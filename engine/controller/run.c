@@ -629,7 +629,7 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
         close(ip->out_pipe);
         close(ip->err_pipe);
     }
-    int r = controller_cgroup(cfg, &c->cgroup, err, sizeof err);
+    int r = controller_cgroup(cfg, &c->cgroup, ip->uid == 0 && !shifted, err, sizeof err);
     if (r < 0)
         stop_init_and_die(c, err);
     c->have_cgroup = r > 0;
@@ -749,7 +749,9 @@ int run_main(int argc, char **argv)
     /* A root caller asks for the shift unless the last run like this one could not keep it. */
     c.no_shift = uid == 0 && root_writes_hint_no_shift(flags.profile, flags.workspace, cwd);
     clone_init(&c, &ip, alive[1]);
-    controller_cgroup_begin(&c.cgroup, c.init_pid); /* while the profile is resolved */
+    /* While the profile is resolved, when limits.pids will want a cgroup. */
+    if (!controller_pids_by_rlimit(uid == 0 && !(c.root_maps & (int)NS_MAPS_SHIFT)))
+        controller_cgroup_begin(&c.cgroup, c.init_pid);
 
     c.out.fd = out_pipe[0];
     c.err.fd = err_pipe[0];

@@ -318,7 +318,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         r = -1;
     }
     bool have_cgroup = false;
-    if (r == 0 && (r = controller_cgroup(&cfg, &cgroup, err, sizeof err)) >= 0) {
+    bool host_root_inside = uid == 0 && !(root_maps & (int)NS_MAPS_SHIFT);
+    if (r == 0 && (r = controller_cgroup(&cfg, &cgroup, host_root_inside, err, sizeof err)) >= 0) {
         have_cgroup = r > 0;
         r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
     }

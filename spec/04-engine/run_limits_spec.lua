@@ -33,9 +33,11 @@ for k in kids:
 
 local ok = h.ok
 
--- XDG_CONFIG_HOME with one profile `lim` extending coding with these limits (a Lua table body).
-local function limits_profile(limits, owner_uid)
-    local cfg = h.profile_dir("lim", ("return { extends = \"coding\", limits = { %s } }\n"):format(limits))
+-- XDG_CONFIG_HOME with one profile `lim` extending coding with these limits (a Lua table body),
+-- and more keys when given (a Lua table body's fields).
+local function limits_profile(limits, owner_uid, more)
+    local cfg = h.profile_dir("lim", ("return { extends = \"coding\", limits = { %s }, %s }\n"):format(
+        limits, more or ""))
     if owner_uid then
         h.sh_ok(("chmod -R a+rX %s && chmod 755 %s"):format(h.quote(cfg), h.quote(cfg)))
     end
@@ -60,7 +62,7 @@ describe("cordon run: limits.pids", function()
     end)
     after_each(h.cleanup)
 
-    it("a fork loop stops at the limit, for root too (a cgroup: RLIMIT_NPROC spares root)", function()
+    it("a fork loop stops at the limit, for root too", function()
         -- Without the low limit all 200 start: the bound below is the limit's doing.
         local wide = ok(h.run_py(FORKS, { flags = { "--profile", "lim" }, env = limits_profile("pids = 1000") }))
         assert.are.equal(200, started(wide), h.describe(wide))
@@ -68,6 +70,62 @@ describe("cordon run: limits.pids", function()
         need_cgroup(r)
         local n = started(r)
         assert.is_true(n > 0 and n <= 50, "started " .. n .. " with pids = 50\n" .. h.describe(r))
+    end)
+
+    -- A root caller's shifted sandbox (uid 0 inside is not the host's: root_writes.h) is bounded
+    -- by RLIMIT_NPROC, which the kernel counts per user namespace, so per sandbox; no cgroup.
+    it("as root, shifted: RLIMIT_NPROC bounds the sandbox alone, no cgroup, and it cannot be raised", function()
+        if not is_root then h.skip("needs root") end
+        local script = [[
+grep -c 'cordon-[0-9]' /proc/self/cgroup || true
+grep -q '^ *0 *2147483648 ' /proc/self/uid_map && echo shifted
+grep -E '^Max processes' /proc/self/limits
+python3 -c 'import resource
+s, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+try:
+    resource.setrlimit(resource.RLIMIT_NPROC, (hard + 1, hard + 1))
+    print("raised")
+except (ValueError, OSError) as e:
+    print("refused", e)'
+]] .. h.python .. " -c " .. h.quote(FORKS)
+        script = script:gsub("python3 %-c", h.python .. " -c", 1)
+        local env = limits_profile("pids = 50")
+        local r = ok(h.run_sh(script, { flags = { "--profile", "lim" }, env = env }))
+        if not r.stdout:match("\nshifted\n") then h.skip("root's sandbox is not shifted here") end
+        assert.truthy(r.stdout:match("^0\n"), "the sandbox has a cgroup of its own\n" .. h.describe(r))
+        assert.truthy(r.stdout:match("Max processes%s+50%s+50"), h.describe(r))
+        assert.truthy(r.stdout:match("refused"), h.describe(r))
+        local n = started(r)
+        assert.is_true(n > 0 and n <= 50, "started " .. n .. " with pids = 50\n" .. h.describe(r))
+        -- Per sandbox, not per host user: a second sandbox beside a full one starts its own.
+        local hold_ws = h.workspace()
+        local holder = h.spawn("sh -c " .. h.quote("cd " .. h.quote(hold_ws) .. " && exec " .. h.command_line(
+            { "run", "--profile", "lim", "--", h.python, "-c",
+              "import os,time\nfor i in range(40):\n    if os.fork() == 0:\n        time.sleep(20); os._exit(0)\nopen('full','w').close()\ntime.sleep(20)" },
+            { env = env })))
+        h.defer(function()
+            os.execute("kill -TERM " .. holder .. " 2>/dev/null")
+            h.wait_for(function() return not h.alive(holder) end, 20)
+        end)
+        assert(h.wait_for(function() return h.read_file(hold_ws .. "/full") end, 20),
+            "the first sandbox did not fill up")
+        local second = ok(h.run_py(FORKS, { flags = { "--profile", "lim" }, env = env }))
+        local m = started(second)
+        assert.is_true(m >= 40 and m <= 50, "started " .. m .. " beside a sandbox holding 41\n" .. h.describe(second))
+    end)
+
+    -- A root caller whose sandbox keeps the host's uid 0 (root_only off: no shift) is exempt from
+    -- RLIMIT_NPROC: the bound is a cgroup's.
+    it("as root, unshifted: a cgroup bounds the loop", function()
+        if not is_root then h.skip("needs root") end
+        local r = ok(h.run_py(FORKS, { flags = { "--profile", "lim" },
+            env = limits_profile("pids = 50", nil, "root_only = { hide = false }") }))
+        need_cgroup(r)
+        local n = started(r)
+        assert.is_true(n > 0 and n <= 50, "started " .. n .. " with pids = 50\n" .. h.describe(r))
+        local cg = ok(h.run_sh("grep -c 'cordon-[0-9]' /proc/self/cgroup",
+            { flags = { "--profile", "lim" }, env = limits_profile("pids = 50", nil, "root_only = { hide = false }") }))
+        assert.is_true(tonumber(h.chomp(cg.stdout)) > 0, h.describe(cg))
     end)
 
     it("the command cannot raise its own pids.max", function()
@@ -228,7 +286,8 @@ describe("cordon run and sessions: the cgroup", function()
     end)
 
     it("a session's execs share the session's cgroup, bounded, removed at session stop", function()
-        local env = limits_profile("pids = 50")
+        -- memory wants a cgroup for every caller (pids alone is RLIMIT_NPROC where that binds)
+        local env = limits_profile('pids = 50, memory = "512M"')
         local s = h.session_start("lim" .. h.token():sub(1, 6), { flags = { "--profile", "lim" }, env = env })
         local function exec(cmd)
             return h.cordon({ "exec", s.name, "--", cmd }, { cwd = s.cwd, env = s.env })
