@@ -236,6 +236,33 @@ static int check_home_workspace(const struct sandbox_config *cfg, char *err, siz
     return 0;
 }
 
+/* A folder of the home layer, made when missing (parents too when parents): a directory of the
+ * caller's, mode 0700 whatever the umask or an older cordon left (the layer holds copies of home
+ * files; set only when it differs, a chmod being a journalled change). 0, or -errno; -EPERM with
+ * *owner when it is another user's: a layer is its owner's alone, since what a root caller's
+ * sandbox writes into another user's layer (HOME kept by sudo -E) is root's, which that user's
+ * own sandboxes could then neither clear nor use. */
+static int layer_folder(const char *path, bool parents, uid_t *owner)
+{
+    int m = 0;
+    if (parents)
+        m = mkdir_p(path, 0700);
+    else if (mkdir(path, 0700) < 0 && errno != EEXIST)
+        m = -errno;
+    struct stat st;
+    if (m == 0 && lstat(path, &st) < 0)
+        m = -errno;
+    if (m == 0 && !S_ISDIR(st.st_mode))
+        m = -ENOTDIR;
+    if (m == 0 && st.st_uid != getuid()) {
+        *owner = st.st_uid;
+        m = -EPERM;
+    }
+    if (m == 0 && (st.st_mode & 07777) != 0700 && chmod(path, 0700) < 0)
+        m = -errno;
+    return m;
+}
+
 /* The home the sandbox shows (profile key home) and, for "overlay", the workspace's layer folder,
  * made here on the host side: only the caller can enter it (0700 up from the homes folder). The
  * homes folder itself is hidden inside every sandbox: no command reads another workspace's layer,
@@ -288,23 +315,29 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
     layer = home_view_layer_dir(cfg->workspace);
     char *upper = layer ? xasprintf("%s/upper", layer) : NULL,
          *work = layer ? xasprintf("%s/work", layer) : NULL;
-    int m = !layer ? -ENOENT : mkdir_p(root, 0700);
-    if (m == 0 && mkdir(layer, 0700) < 0 && errno != EEXIST)
+    uid_t owner = 0;
+    const char *at = NULL;
+    const char *const folders[] = {root, layer, work};
+    int m = layer ? 0 : -ENOENT;
+    for (size_t i = 0; m == 0 && i < ARRAY_LEN(folders); i++)
+        m = layer_folder((at = folders[i]), i == 0, &owner);
+    /* The upper folder takes the home's own mode at the mount; overlayfs judges the rest. */
+    if (m == 0 && mkdir((at = upper), 0700) < 0 && errno != EEXIST)
         m = -errno;
-    if (m == 0 && mkdir(upper, 0700) < 0 && errno != EEXIST)
-        m = -errno;
-    if (m == 0 && mkdir(work, 0700) < 0 && errno != EEXIST)
-        m = -errno;
-    /* Made 0700 whatever the umask or an older cordon left: the layer holds copies of home files. */
-    if (m == 0 && (chmod(root, 0700) < 0 || chmod(layer, 0700) < 0 || chmod(work, 0700) < 0))
-        m = -errno;
-    free(upper);
-    free(work);
-    if (m < 0) {
+    if (m == -EPERM)
+        snprintf(err, errlen,
+                 "the home layer folder %s belongs to uid %u, not to this caller (uid %u): a "
+                 "home layer is its owner's alone (run as that user, remove it, or set profile "
+                 "key home = \"tmpfs\" or \"readonly\": --home tmpfs, --home readonly)",
+                 at, (unsigned)owner, (unsigned)getuid());
+    else if (m < 0)
         snprintf(err, errlen,
                  "cannot make the home layer %s: %s; profile key home = \"tmpfs\" or "
                  "\"readonly\" (--home tmpfs, --home readonly) avoids it",
-                 layer ? layer : "(no XDG_STATE_HOME or HOME)", strerror(-m));
+                 at ? at : "(no XDG_STATE_HOME or HOME)", strerror(-m));
+    free(upper);
+    free(work);
+    if (m < 0) {
         r = -1;
         goto out;
     }

@@ -358,6 +358,31 @@ describe("the copy-on-write home", function()
         assert.are_not.equal(0, h.sh("test -e " .. h.quote(home .. "/.gitconfig")).code)
     end)
 
+    it("a layer of another user's is refused in one line, and its owner's runs go on #privileged", function()
+        if h.chomp(h.sh_ok("id -u")) ~= "0" then pending("needs root to switch to nobody") return end
+        local home = h.tmpdir()
+        h.sh_ok("chown 65534:65534 " .. h.quote(home))
+        local ws = h.workspace(nil, 65534)
+        local mine = { home = home, workspace = ws, uid = 65534 }
+        ok(h.run_sh("echo kept > ~/kept", mine))
+        -- root with nobody's HOME (sudo -E): its sandbox would leave root's files in the layer,
+        -- which nobody's own sandboxes could then neither clear nor use
+        local r = h.run_sh("echo ran > ~/x; echo ran", { home = home, workspace = ws })
+        assert.are.equal(125, r.code, h.describe(r))
+        hasnt(r.stdout, "ran", r)
+        has(r.stderr, "belongs to uid 65534, not to this caller (uid 0)", r)
+        has(r.stderr, "--home tmpfs", r)
+        assert.are.equal(1, select(2, r.stderr:gsub("\n", "")), h.describe(r))
+        assert.are.equal("", h.sh_ok("find " .. h.quote(home) .. " -uid 0"))
+        -- every run of the owner's works, as before (a polluted layer failed every other one)
+        for _ = 1, 3 do
+            assert.are.equal("kept\n", ok(h.run_sh("cat ~/kept", mine)).stdout)
+        end
+        -- and root can still run there without keeping the home
+        assert.are.equal("ran\n", ok(h.run_sh("echo ran", { home = home, workspace = ws,
+            flags = { "--home", "tmpfs" } })).stdout)
+    end)
+
     it("a sandbox killed at its start leaves the layer whole: the next starts, no stray work dir", function()
         local t = setup(true)
         local layer = t.env.XDG_STATE_HOME .. "/cordon/homes/"
@@ -394,16 +419,26 @@ describe("the copy-on-write home", function()
         has(r.stderr, "--home readonly", r)
         r = ok(h.run_sh("echo ran", { home = "/", workspace = t.ws, env = t.env, flags = { "--home", "readonly" } }))
         assert.are.equal("ran\n", r.stdout)
-        -- a layer overlayfs refuses (its work directory is a file): no sandbox, no writable
+        -- a layer overlayfs refuses (its upper directory is a file): no sandbox, no writable
         -- real home instead
         local layer = t.env.XDG_STATE_HOME .. "/cordon/homes/"
             .. h.chomp(h.sh_ok("printf %s " .. h.quote(t.ws) .. " | sha256sum | cut -d' ' -f1"))
-        h.sh_ok("mkdir -p " .. h.quote(layer .. "/upper") .. " && rm -rf " .. h.quote(layer .. "/work")
-            .. " && touch " .. h.quote(layer .. "/work"))
+        h.sh_ok("mkdir -p " .. h.quote(layer .. "/work") .. " && rm -rf " .. h.quote(layer .. "/upper")
+            .. " && touch " .. h.quote(layer .. "/upper"))
         r = h.run_sh("echo ran > ~/x; echo ran", { home = t.home, workspace = t.ws, env = t.env })
         assert.are.equal(125, r.code, h.describe(r))
         hasnt(r.stdout, "ran", r)
         has(r.stderr, "cannot be built", r)
+        has(r.stderr, "--home readonly", r)
+        assert.are.equal(1, select(2, r.stderr:gsub("\n", "")), h.describe(r))
+        assert.are_not.equal(0, h.sh("test -e " .. h.quote(t.home .. "/x")).code)
+        -- a work folder that is a file is refused before the mount, naming it
+        h.sh_ok("rm -rf " .. h.quote(layer .. "/upper") .. " " .. h.quote(layer .. "/work") .. " && mkdir "
+            .. h.quote(layer .. "/upper") .. " && touch " .. h.quote(layer .. "/work"))
+        r = h.run_sh("echo ran > ~/x; echo ran", { home = t.home, workspace = t.ws, env = t.env })
+        assert.are.equal(125, r.code, h.describe(r))
+        hasnt(r.stdout, "ran", r)
+        has(r.stderr, "cannot make the home layer " .. layer .. "/work: Not a directory", r)
         has(r.stderr, "--home readonly", r)
         assert.are.equal(1, select(2, r.stderr:gsub("\n", "")), h.describe(r))
         assert.are_not.equal(0, h.sh("test -e " .. h.quote(t.home .. "/x")).code)
