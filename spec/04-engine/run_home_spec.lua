@@ -345,12 +345,18 @@ describe("the copy-on-write home", function()
         assert.are_not.equal(0, h.sh("test -e " .. h.quote(home .. "/w")).code)
     end)
 
-    it("works for an unprivileged caller, whose layer is the caller's own #privileged", function()
-        if h.chomp(h.sh_ok("id -u")) ~= "0" then pending("needs root to switch to nobody") return end
+    -- nobody's own home and workspace, and run options for nobody there; nil when not root
+    local function nobodys()
+        if h.chomp(h.sh_ok("id -u")) ~= "0" then return nil end
         local home = h.tmpdir()
         h.sh_ok("chown 65534:65534 " .. h.quote(home))
         local ws = h.workspace(nil, 65534)
-        local o = { home = home, workspace = ws, uid = 65534 }
+        return home, ws, { home = home, workspace = ws, uid = 65534 }
+    end
+
+    it("works for an unprivileged caller, whose layer is the caller's own #privileged", function()
+        local home, _, o = nobodys()
+        if not home then pending("needs root to switch to nobody") return end
         ok(h.run_sh("git config --global user.name Nobody; mkdir -p ~/.cache/t && echo 1 > ~/.cache/t/x", o))
         local r = ok(h.run_sh("git config --global user.name; cat ~/.cache/t/x", o))
         assert.are.equal("Nobody\n1\n", r.stdout)
@@ -359,11 +365,8 @@ describe("the copy-on-write home", function()
     end)
 
     it("a layer of another user's is refused in one line, and its owner's runs go on #privileged", function()
-        if h.chomp(h.sh_ok("id -u")) ~= "0" then pending("needs root to switch to nobody") return end
-        local home = h.tmpdir()
-        h.sh_ok("chown 65534:65534 " .. h.quote(home))
-        local ws = h.workspace(nil, 65534)
-        local mine = { home = home, workspace = ws, uid = 65534 }
+        local home, ws, mine = nobodys()
+        if not home then pending("needs root to switch to nobody") return end
         ok(h.run_sh("echo kept > ~/kept", mine))
         -- root with nobody's HOME (sudo -E): its sandbox would leave root's files in the layer,
         -- which nobody's own sandboxes could then neither clear nor use
