@@ -175,7 +175,7 @@ ratio("cordon-true", "plain-true", "cordon/plain  true")
 ratio("cordon-bash", "plain-bash", "cordon/plain  bash -c true")
 ratio("cordon-true", "before-true", "cordon/before true")
 ratio("cordon-true", "cordon-rohome", "overlay home/read-only home", 1.05)
-ratio("cordon-roon", "cordon-rooff", "root_only on/off (root; goal: in turn, below)")
+ratio("cordon-roon", "cordon-rooff", "root_only on/off (goal: in turn)")
 LUA
 else
     python3 - "$json" <<'PY'
@@ -208,7 +208,7 @@ ratio("cordon-true", "plain-true", "cordon/plain  true")
 ratio("cordon-bash", "plain-bash", "cordon/plain  bash -c true")
 ratio("cordon-true", "before-true", "cordon/before true")
 ratio("cordon-true", "cordon-rohome", "overlay home/read-only home", 1.05)
-ratio("cordon-roon", "cordon-rooff", "root_only on/off (root; goal: in turn, below)")
+ratio("cordon-roon", "cordon-rooff", "root_only on/off (goal: in turn)")
 PY
 fi
 
