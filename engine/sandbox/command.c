@@ -149,3 +149,16 @@ void command_exec_confined(const struct sandbox_config *cfg, char **argv, int sl
     start_command(cfg, slave, out_fd, err_fd);
     exec_command(cfg, argv);
 }
+
+pid_t command_vfork(const struct sandbox_config *cfg, const struct sc_program *seccomp, char **argv,
+                    const sigset_t *mask, int slave, int out_fd, int err_fd)
+{
+    pid_t pid = vfork();
+    if (pid == 0) {
+        sigprocmask(SIG_SETMASK, mask, NULL);
+        if (seccomp)
+            command_exec(cfg, seccomp, argv, slave, out_fd, err_fd);
+        command_exec_confined(cfg, argv, slave, out_fd, err_fd);
+    }
+    return pid;
+}

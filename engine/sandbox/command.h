@@ -4,6 +4,9 @@
  * filter, then exec. A failed exec exits 127 (not found) or 126 (not runnable), as a shell does. */
 #ifndef CORDON_COMMAND_H
 #define CORDON_COMMAND_H
+#include <signal.h>
+#include <sys/types.h>
+
 #include "base/attrs.h"
 #include "sandbox/sandbox-t.h"
 #include "sandbox/seccomp_filter.h"
@@ -29,5 +32,12 @@ int command_confine_thread(const struct sandbox_config *cfg, const struct sc_pro
  * steps and limits, without putting the confinement on again. Never returns. */
 CORDON_NORETURN void command_exec_confined(const struct sandbox_config *cfg, char **argv, int slave,
                                            int out_fd, int err_fd);
+
+/* The command's process, vforked: the child takes mask as its signal mask, then command_exec
+ * with seccomp, or, made by a thread that command_confine_thread confined (seccomp NULL),
+ * command_exec_confined. vfork: the child only makes system calls until exec, and copying the
+ * caller's page tables would cost more than the rest of the start. Its pid, or -1 with errno. */
+pid_t command_vfork(const struct sandbox_config *cfg, const struct sc_program *seccomp, char **argv,
+                    const sigset_t *mask, int slave, int out_fd, int err_fd);
 
 #endif

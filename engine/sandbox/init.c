@@ -658,15 +658,11 @@ CORDON_NORETURN void init_main(const struct init_params *p)
     struct sc_program filter = ready.filter;
     int slave = ready.slave, sfd = ready.sfd;
 
-    /* vfork: the child only makes system calls until exec, and copying init's page tables
-     * would cost more than the rest of the start. Caught signals reset to default at exec. */
-    pid_t cmd = vfork();
+    /* Caught signals reset to default at exec. */
+    pid_t cmd =
+        command_vfork(&cfg, &filter, p->argv, &p->command_mask, slave, p->out_pipe, p->err_pipe);
     if (cmd < 0)
         setup_failed("vfork", errno);
-    if (cmd == 0) {
-        sigprocmask(SIG_SETMASK, &p->command_mask, NULL);
-        command_exec(&cfg, &filter, p->argv, slave, p->out_pipe, p->err_pipe);
-    }
     if (slave >= 0)
         close(slave);
     /* Only the command holds the output pipes: their end of file is its (and its children's). */

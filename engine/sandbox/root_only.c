@@ -1,6 +1,7 @@
-/* root_only.c — see root_only.h. The fallback of a root caller's sandbox that cannot be shifted
- * (root_writes.h: shifted, the kernel itself refuses every root-only file, and the controller
- * runs none of this). Owns the walk of the scan roots: every directory is opened
+/* root_only.c — see root_only.h. A root caller's whole scan when its sandbox cannot be shifted;
+ * shifted (root_writes.h: the kernel itself refuses every root-only file but those of the home,
+ * bound in as the caller's own) the controller walks only the scan roots' part in the home.
+ * Owns the walk of the scan roots: every directory is opened
  * relative to its parent's fd (openat, O_NOFOLLOW) and listed with getdents64, every entry
  * judged by fstatat with AT_SYMLINK_NOFOLLOW, so a path is never walked again from / and no
  * symlink is followed (a symlink's target is judged where it lies, if a scan root covers it).

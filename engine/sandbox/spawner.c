@@ -51,11 +51,7 @@ static void *serve(void *arg)
     for (;;) {
         while (!req.pending || req.pid != 0)
             pthread_cond_wait(&cv, &mu);
-        pid_t pid = vfork();
-        if (pid == 0) {
-            sigprocmask(SIG_SETMASK, &none, NULL);
-            command_exec_confined(config, req.argv, req.slave, req.out_fd, req.err_fd);
-        }
+        pid_t pid = command_vfork(config, NULL, req.argv, &none, req.slave, req.out_fd, req.err_fd);
         req.pid = pid < 0 ? -errno : pid;
         pthread_cond_broadcast(&cv);
     }

@@ -171,14 +171,7 @@ static pid_t start_command(const struct init_ready *ready, char **argv, const in
     }
     sigset_t none;
     sigemptyset(&none);
-    /* vfork: the child only makes system calls until exec (command.c), and copying init's
-     * page tables while the command waits would cost more than the rest of its start. */
-    pid_t pid = vfork();
-    if (pid == 0) {
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        command_exec(&ready->cfg, &ready->filter, argv, -1, fds[0], fds[1]);
-    }
-    return pid;
+    return command_vfork(&ready->cfg, &ready->filter, argv, &none, -1, fds[0], fds[1]);
 }
 
 static void spawn(int ctl, const struct init_ready *ready, struct leaders *leaders,
