@@ -25,6 +25,7 @@
 #include "policy/layer_dirs.h"
 #include "base/fdpass.h"
 #include "sandbox/init.h"
+#include "sandbox/late_names.h"
 #include "sandbox/loopback_guard.h"
 #include "sandbox/mount_ops.h"
 #include "sandbox/root_only.h"
@@ -502,6 +503,43 @@ static struct root_only_ahead *root_only_start(const struct run_flags *flags, co
     return a;
 }
 
+/* The walk of a shifted root caller's home left to finish after init has its configuration
+ * (controller_late_root_only): its thread, its inputs, and the controller's end of the names'
+ * socket once begun. */
+static bool late_allowed;
+static struct {
+    struct root_only_ahead *ahead; /* NULL: nothing left for later */
+    struct sandbox_root_only ro;
+    struct str_list keep;
+    char *home;
+    int fd;
+} late = {.fd = -1};
+
+void controller_late_root_only(bool on)
+{
+    late_allowed = on;
+}
+
+/* May the walk of ro (cut to the home) end after the configuration went? Only where init's home
+ * builder lays the whiteouts: a copy-on-write home, the one the walk took; init falls back to
+ * waiting itself when it ends up without the overlay. */
+static bool may_finish_late(const struct sandbox_config *cfg, const char *home)
+{
+    return late_allowed && expect_root_shift && cfg->root_writes && cfg->home && home &&
+           strcmp(cfg->home, home) == 0 && cfg->home_mode != SANDBOX_HOME_READONLY;
+}
+
+/* The walk left for later, finished into hidden: the number of names added, or -1 with err. */
+static int late_walk_finish(struct str_list *hidden, char *err, size_t errlen)
+{
+    bool used;
+    int n = root_only_finish(late.ahead, &late.ro, &late.keep, late.home, ROOT_ONLY_MAX_ENTRIES,
+                             hidden, err, errlen, &used);
+    late.ahead = NULL;
+    root_only_inputs_free(&late.ro, &late.keep, late.home);
+    return n;
+}
+
 /* 0, or -1 with one line in err. Takes over ahead. */
 static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ahead, char *err,
                           size_t errlen)
@@ -525,6 +563,15 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
     }
     if (!ahead) /* none was started: the same walk */
         ahead = start_walk(&ro, &keep, home);
+    if (ahead && may_finish_late(cfg, home)) {
+        /* The home's root-only names go to init after its configuration. */
+        late.ahead = ahead;
+        late.ro = ro;
+        late.keep = keep;
+        late.home = home;
+        cfg->root_only_late = true;
+        return 0;
+    }
     bool used;
     int n = root_only_finish(ahead, &ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err,
                              errlen, &used);
@@ -537,8 +584,63 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
 
 int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen)
 {
+    if (late.ahead) { /* the whole scan covers the home too */
+        root_only_cancel(late.ahead);
+        late.ahead = NULL;
+        root_only_inputs_free(&late.ro, &late.keep, late.home);
+        cfg->root_only_late = false;
+    }
     expect_root_shift = false;
     return hide_root_only(cfg, NULL, err, errlen);
+}
+
+int controller_root_only_late_begin(int ctl)
+{
+    if (!late.ahead)
+        return 0;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -errno;
+    int r = fdpass_send(ctl, sv[1], INIT_MSG_LATE_NAMES);
+    close(sv[1]);
+    if (r < 0)
+        close(sv[0]);
+    else
+        late.fd = sv[0];
+    return r;
+}
+
+int controller_root_only_late_finish(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    if (!late.ahead)
+        return 0;
+    size_t before = cfg->hidden.len;
+    int n = late_walk_finish(&cfg->hidden, err, errlen), r = n < 0 ? -1 : 0;
+    if (n >= 0 && late.fd >= 0) {
+        struct str_list names = {.items = cfg->hidden.items + before,
+                                 .len = cfg->hidden.len - before};
+        r = late_names_send(late.fd, &names);
+        LOG_D("root_only", "%d root-only names of the home sent after the configuration", n);
+        /* EPIPE: init is gone, having said why; the caller sees it exit. */
+        if (r == -EPIPE || r == -ECONNRESET)
+            r = 0;
+        else if (r < 0)
+            snprintf(err, errlen,
+                     "cannot hand the home's root-only names to the sandbox's init: %s",
+                     strerror(-r));
+    }
+    if (late.fd >= 0) /* without the end mark, init starts nothing */
+        close(late.fd);
+    late.fd = -1;
+    return r < 0 ? -1 : 0;
+}
+
+int controller_root_only_settle(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    if (!late.ahead)
+        return 0;
+    cfg->root_only_late = false;
+    return late_walk_finish(&cfg->hidden, err, errlen) < 0 ? -1 : 0;
 }
 
 static bool use_profile_cache;

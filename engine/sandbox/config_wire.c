@@ -45,6 +45,8 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
         put(f, 'l', cfg->home_layer);
     put_list(f, 'W', &cfg->writable);
     put_list(f, 'H', &cfg->hidden);
+    if (cfg->root_only_late)
+        put(f, 'O', "1");
     put_list(f, 'R', &cfg->readonly_in_workspace);
     put_list(f, 'B', &cfg->run_binds);
     put_list(f, 'P', &cfg->protected_paths);
@@ -120,6 +122,9 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             break;
         case 'H':
             str_list_push(&cfg->hidden, v);
+            break;
+        case 'O':
+            cfg->root_only_late = true;
             break;
         case 'R':
             str_list_push(&cfg->readonly_in_workspace, v);

@@ -4,6 +4,11 @@
 -- inside the workspace, the readonly profile's workspace).
 local h = require("spec.helpers")
 
+-- Is prog on the PATH the sandboxed commands get (h.path), not only on this shell's?
+local function on_path(prog)
+    return h.sh("env PATH=" .. h.path .. " sh -c " .. h.quote("command -v " .. prog)).code == 0
+end
+
 -- The "cordon: " lines of what cordon printed on stderr.
 local function cordon_lines(r)
     local out = {}
@@ -30,7 +35,7 @@ describe("cordon run: refusal lines", function()
     end)
 
     it("says npm's many error lines in one line, with the path", function()
-        if not os.execute("command -v npm >/dev/null 2>&1") then h.skip("no npm here") end
+        if not on_path("npm") then h.skip("no npm here") end
         local pkg = h.tmpdir()
         local name = "cordon-spec-pkg-" .. h.token():sub(1, 8)
         h.write_file(pkg .. "/package.json", ('{"name":"%s","version":"1.0.0"}'):format(name))
@@ -73,7 +78,7 @@ describe("cordon run: refusal lines", function()
     end)
 
     it("names the path of cargo's error chain, given on a line before the errno", function()
-        if not os.execute("command -v cargo >/dev/null 2>&1") then h.skip("no cargo here") end
+        if not on_path("cargo") then h.skip("no cargo here") end
         local dir = h.tmpdir()
         local r = h.run_sh("cargo new -q --vcs none " .. h.quote(dir .. "/hello"))
         assert.are_not.equal(0, r.code, h.describe(r))
@@ -84,7 +89,7 @@ describe("cordon run: refusal lines", function()
     end)
 
     it("names javac's output directory when javac names none", function()
-        if not os.execute("command -v javac >/dev/null 2>&1") then h.skip("no javac here") end
+        if not on_path("javac") then h.skip("no javac here") end
         local ws, dir = h.workspace(), h.tmpdir()
         h.write_file(ws .. "/Hi.java", "public class Hi {}\n")
         local r = h.run_sh("javac -d " .. h.quote(dir .. "/classes") .. " Hi.java", { workspace = ws })

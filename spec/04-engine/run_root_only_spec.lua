@@ -208,6 +208,55 @@ return {
         assert.truthy(r.stdout:match("\n%s*0%s+0%s+1\n"), h.describe(r)) -- not shifted
     end)
 
+    -- Shifted, the walk of the home may end after init has its configuration: its names then
+    -- come to init on a socket of their own, for the home's builder (or, when the home gets no
+    -- overlay, for the covers of hidden paths). Every way judges each entry at each run.
+    it("root's own home, whichever way the walk's names reach init: a root-only folder looked into, a file made root-only since the last run hidden", function()
+        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
+        local token = h.token()
+        local dir = "/root/.cordon-spec-closed-" .. token
+        local marker = "cordon-spec-home-" .. token
+        h.defer(function() h.sh("rm -rf " .. h.quote(dir)) end)
+        h.sh_ok("mkdir -m 700 " .. h.quote(dir))
+        h.write_file(dir .. "/inner-secret", marker .. "\n", "600")
+        h.write_file(dir .. "/inner-public", "inner-public\n", "644")
+        h.write_file(dir .. "/later", marker .. "-later\n", "644")
+        local cmd = ("cd %s; cat inner-public; cat inner-secret; cat later; head -1 /proc/self/uid_map"):format(h.quote(dir))
+        local ways = {
+            { "--home", "tmpfs" },      -- the overlay's builder takes the names
+            { "--home", "readonly" },   -- no overlay: the controller waits for the walk itself
+            { "--home", "tmpfs", "--hide", "/root" }, -- the whole home hidden: init waits for them
+        }
+        local probe = h.run_sh("true", { home = "/root", flags = ways[1] })
+        if probe.code ~= 0 and probe.stderr:find("open_tree /root", 1, true) then
+            h.skip("no home view of /root on this machine now (a mount below it): " .. h.chomp(probe.stderr))
+        end
+        for _, flags in ipairs(ways) do
+            local r = h.run_sh(cmd, { home = "/root", flags = flags })
+            hasnt(r.stdout, marker .. "\n", r)                     -- never the secret
+            if flags[3] == "--hide" then
+                hasnt(r.stdout, "inner-public", r)                  -- nothing of a hidden home
+                has(r.stderr, "No such file or directory", r)
+            elseif flags[2] == "readonly" then
+                -- the read-only home is root's tree as the kernel shows it shifted: its 0700
+                -- folder is not entered at all
+                hasnt(r.stdout, "inner-public", r)
+                has(r.stdout, "2147483648", r)
+            else
+                has(r.stdout, "inner-public\n", r)                  -- the folder is looked into
+                has(r.stderr, "inner-secret: No such file or directory", r)
+                has(r.stdout, marker .. "-later\n", r)              -- readable, so shown
+                has(r.stdout, "2147483648", r)                      -- shifted
+            end
+        end
+        -- Made root-only since: hidden at the next run, however the folder's listing was kept.
+        h.sh_ok("chmod 600 " .. h.quote(dir .. "/later"))
+        local r = h.run_sh(cmd, { home = "/root", flags = ways[1] })
+        hasnt(r.stdout, marker, r)
+        has(r.stderr, "later: No such file or directory", r)
+        has(r.stdout, "inner-public\n", r)
+    end)
+
     it("does not touch a caller that is not root", function()
         if not is_root() then h.skip("needs root to switch to nobody") end
         local base, marker, cfg = fixture(true)
