@@ -507,10 +507,17 @@ int hide_build_layer(const char *target, int target_fd, const struct str_list *r
         return mnt_fail(e, "mkdir whiteout layer for", target);
     if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */
     }
-    /* Each intermediate directory is looked up and made once, however many names it holds. */
+    return hide_add_whiteouts(target, target_fd, rel, 0, tmpfs_fd, layer, e);
+}
+
+int hide_add_whiteouts(const char *target, int target_fd, const struct str_list *rel, size_t from,
+                       int tmpfs_fd, const char *layer, struct mnt_err *e)
+{
+    /* Each intermediate directory is looked up and made once, however many names it holds (one
+     * an earlier call made is there already: mkdirat says so, and nothing changes). */
     struct str_list tried = {0};
     int r = 0;
-    for (size_t i = 0; i < rel->len && r == 0; i++) {
+    for (size_t i = from; i < rel->len && r == 0; i++) {
         if (has_hidden_ancestor(rel, rel->items[i]))
             continue; /* already inside a whiteout */
         char *path = xasprintf("%s/%s", layer, rel->items[i]);
@@ -530,8 +537,18 @@ int hide_build_layer(const char *target, int target_fd, const struct str_list *r
             }
             *s = '/';
         }
-        if (mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0)) < 0 && errno != EEXIST)
+        struct stat ws;
+        if (mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0)) == 0) {
+        } else if (errno != EEXIST) {
             r = mnt_fail(e, "create whiteout for", rel->items[i]);
+        } else if (fstatat(tmpfs_fd, path, &ws, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISCHR(ws.st_mode) ||
+                   ws.st_rdev != makedev(0, 0)) {
+            /* A folder an earlier call made on the way to a name inside this one: it would
+             * show, not hide, this name. */
+            snprintf(e->buf, e->len, "the whiteout for %s lies on the way to another",
+                     rel->items[i]);
+            r = -EEXIST;
+        }
         free(path);
     }
     str_list_free(&tried);

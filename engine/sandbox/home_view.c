@@ -601,6 +601,9 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
     }
     if (tmpfs_fd < 0 && (tmpfs_fd = mnt_detached_tmpfs(&e, "0755")) < 0)
         goto out;
+    const char *wl = "wl"; /* the whiteout layer's folder in tmpfs_fd */
+    if (hide_build_layer(hv->home, hv->home_fd, &hv->rel, tmpfs_fd, wl, &e) < 0)
+        goto out;
     bool fresh_upper = hv->mode == SANDBOX_HOME_TMPFS || hv->shared;
     if (fresh_upper) {
         if (mkdirat(tmpfs_fd, "u", st.st_mode & 07777) < 0 || mkdirat(tmpfs_fd, "w", 0700) < 0) {
@@ -618,25 +621,35 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
         mnt_fail(&e, "chmod the home layer of", hv->home);
         goto out;
     }
-    /* The whiteout layer last, when the controller's walk of the home has had the longest to
-     * send its root-only names (late_names.h); the rest needed none of them. */
+    /* The controller's walk of the home sends its root-only names (late_names.h) as late as it
+     * may: they are taken last, when everything else is ready for the mount, and added to the
+     * whiteout layer. One that is a folder the layer made on the way to an earlier name (a
+     * root-only folder hidden whole, holding a name the profile hides) needs the layer built
+     * again, whole, beside it. */
     if (hv->late_fd >= 0) {
         int fd = hv->late_fd;
+        size_t from = hv->rel.len;
         hv->late_fd = -1;
         if (take_late_names(fd, hv->home, hv->home_fd, &hv->visible, &hv->rel, hv->err,
                             sizeof hv->err) < 0) {
             hv->late_failed = true;
             goto out;
         }
+        int r = hide_add_whiteouts(hv->home, hv->home_fd, &hv->rel, from, tmpfs_fd, wl, &e);
+        if (r == -EEXIST) {
+            wl = "wl2";
+            r = hide_build_layer(hv->home, hv->home_fd, &hv->rel, tmpfs_fd, wl, &e);
+        }
+        if (r < 0)
+            goto out;
     }
-    if (hide_build_layer(hv->home, hv->home_fd, &hv->rel, tmpfs_fd, "wl", &e) < 0)
-        goto out;
     /* The layers are reached through descriptors: no path of the host's appears in the options. */
     if (hv->shared) {
         /* The layer lies inside the home: overlayfs refuses two lower layers one inside the
          * other (ELOOP). So first a read-only overlay of the home with its whiteouts, and that
          * mount (a file system of its own) is the lowest layer under the other sandbox's. */
-        opts = xasprintf("lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d", tmpfs_fd, hv->home_fd);
+        opts =
+            xasprintf("lowerdir=/proc/self/fd/%d/%s:/proc/self/fd/%d", tmpfs_fd, wl, hv->home_fd);
         if ((base_fd = overlay_detached(opts, true, &e)) < 0)
             goto out;
         free(opts);
@@ -644,14 +657,14 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
                                            "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
                          hv->layer_fd, base_fd, tmpfs_fd, tmpfs_fd);
     } else if (fresh_upper) {
-        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/%s:/proc/self/fd/%d,"
                                            "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
-                         tmpfs_fd, hv->home_fd, tmpfs_fd, tmpfs_fd);
+                         tmpfs_fd, wl, hv->home_fd, tmpfs_fd, tmpfs_fd);
     } else {
         opts = xasprintf(HOME_OVERLAY_OPTS
-                         ",lowerdir=/proc/self/fd/%d/wl:/proc/self/fd/%d,"
+                         ",lowerdir=/proc/self/fd/%d/%s:/proc/self/fd/%d,"
                          "upperdir=/proc/self/fd/%d/upper,workdir=/proc/self/fd/%d/work",
-                         tmpfs_fd, hv->home_fd, hv->layer_fd, hv->layer_fd);
+                         tmpfs_fd, wl, hv->home_fd, hv->layer_fd, hv->layer_fd);
     }
     hv->mnt_fd = overlay_detached(opts, false, &e);
     tidy = hv->mnt_fd >= 0 && !fresh_upper; /* the spare is the lock holder's */
