@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,6 +109,20 @@ int write_all(int fd, const void *buf, size_t len)
     while (len > 0) {
         ssize_t n;
         RETRY_EINTR(n, write(fd, p, len));
+        if (n < 0)
+            return -errno;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int sock_send_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n;
+        RETRY_EINTR(n, send(fd, p, len, MSG_NOSIGNAL));
         if (n < 0)
             return -errno;
         p += n;

@@ -39,6 +39,9 @@ void str_list_free(struct str_list *l);
 int write_file(const char *path, const char *buf, size_t len);
 /* Write all of buf to fd, retrying EINTR and short writes. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
+/* The same on a socket, with MSG_NOSIGNAL: a peer gone mid-write is -EPIPE for the caller to
+ * say, not a SIGPIPE. */
+int sock_send_all(int fd, const void *buf, size_t len);
 /* Everything fd has left to read (at most max bytes) into a new NUL-terminated buffer *out
  * of *len bytes. 0, -errno, or -EFBIG when there is more than max (nothing is returned then). */
 int read_fd(int fd, size_t max, char **out, size_t *len);

@@ -127,23 +127,6 @@ static ssize_t read_some(int fd, char *buf, size_t cap)
     }
 }
 
-/* The whole request, or -errno. MSG_NOSIGNAL: a session gone mid-write is a line of ours,
- * not a SIGPIPE (which stays for a closed stdout, as in any command of a pipeline). */
-static int send_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* 0 connected (h->fd), or -1 with h->missing / h->connect_errno set. */
 static int connect_session(struct chttp *h)
 {
@@ -288,7 +271,9 @@ int chttp_request(struct chttp *h, const char *method, const char *path, const c
         goto out;
     /* A session may answer and close before it has read everything (a body over its limit):
      * its answer, if one comes, says more than the failed write. */
-    send_err = send_all(h->fd, req, req_len);
+    /* MSG_NOSIGNAL: a session gone mid-write is a line of ours, not a SIGPIPE (which stays
+     * for a closed stdout, as in any command of a pipeline). */
+    send_err = sock_send_all(h->fd, req, req_len);
     buf = xmalloc(CHTTP_HEAD_MAX);
     if (read_head(h, buf, &have, send_err, &resp) < 0)
         goto out;

@@ -503,40 +503,49 @@ static struct root_only_ahead *root_only_start(const struct run_flags *flags, co
     return a;
 }
 
-/* The walk of a shifted root caller's home left to finish after init has its configuration
- * (controller_late_root_only): its thread, its inputs, and the controller's end of the names'
- * socket once begun. */
+/* The walk under way, between its start in hide_root_only and its end: at once there, or, for
+ * a shifted root caller's home, after init has its configuration (controller_late_root_only).
+ * Its thread, its inputs, and the controller's end of the names' socket once begun. */
 static bool late_allowed;
 static struct {
-    struct root_only_ahead *ahead; /* NULL: nothing left for later */
+    struct root_only_ahead *ahead; /* NULL: no walk under way */
     struct sandbox_root_only ro;
     struct str_list keep;
     char *home;
     int fd;
-} late = {.fd = -1};
+} pending = {.fd = -1};
 
 void controller_late_root_only(bool on)
 {
     late_allowed = on;
 }
 
-/* May the walk of ro (cut to the home) end after the configuration went? Only where init's home
- * builder lays the whiteouts: a copy-on-write home, the one the walk took; init falls back to
- * waiting itself when it ends up without the overlay. */
-static bool may_finish_late(const struct sandbox_config *cfg, const char *home)
+/* May the walk of the home (home_only: cut to it) end after the configuration went? Only where
+ * init's home builder lays the whiteouts: a copy-on-write home, the one the walk took; init
+ * falls back to waiting itself when it ends up without the overlay. */
+static bool may_finish_late(const struct sandbox_config *cfg, bool home_only, const char *home)
 {
-    return late_allowed && expect_root_shift && cfg->root_writes && cfg->home && home &&
-           strcmp(cfg->home, home) == 0 && cfg->home_mode != SANDBOX_HOME_READONLY;
+    return late_allowed && home_only && cfg->home && home && strcmp(cfg->home, home) == 0 &&
+           cfg->home_mode != SANDBOX_HOME_READONLY;
 }
 
-/* The walk left for later, finished into hidden: the number of names added, or -1 with err. */
-static int late_walk_finish(struct str_list *hidden, char *err, size_t errlen)
+/* The walk under way is over (finished or cancelled): its inputs freed. */
+static void pending_forget(void)
+{
+    pending.ahead = NULL;
+    root_only_inputs_free(&pending.ro, &pending.keep, pending.home);
+}
+
+/* The walk under way, finished into hidden: the number of names added, or -1 with err. */
+static int pending_finish(struct str_list *hidden, char *err, size_t errlen)
 {
     bool used;
-    int n = root_only_finish(late.ahead, &late.ro, &late.keep, late.home, ROOT_ONLY_MAX_ENTRIES,
-                             hidden, err, errlen, &used);
-    late.ahead = NULL;
-    root_only_inputs_free(&late.ro, &late.keep, late.home);
+    int n = root_only_finish(pending.ahead, &pending.ro, &pending.keep, pending.home,
+                             ROOT_ONLY_MAX_ENTRIES, hidden, err, errlen, &used);
+    LOG_D("root_only", "%s",
+          used ? "the scan done ahead is used"
+               : "scanned now (the profile's inputs differ from the guess)");
+    pending_forget();
     return n;
 }
 
@@ -554,7 +563,8 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
     root_only_inputs(&cfg->root_only, cfg->workspace, cfg->cwd, &cfg->writable, &ro, &keep, &home);
     /* Shifted, every other file of root's on the host's tree is unmapped in the sandbox: the
      * kernel refuses what only root may read there, wherever it is (sandbox/root_writes.h). */
-    if (expect_root_shift && cfg->root_writes)
+    bool home_only = expect_root_shift && cfg->root_writes;
+    if (home_only)
         scan_home_only(&ro, home);
     if (ro.scan.len == 0) {
         root_only_cancel(ahead);
@@ -563,31 +573,23 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
     }
     if (!ahead) /* none was started: the same walk */
         ahead = start_walk(&ro, &keep, home);
-    if (ahead && may_finish_late(cfg, home)) {
+    pending.ahead = ahead;
+    pending.ro = ro;
+    pending.keep = keep;
+    pending.home = home;
+    if (ahead && may_finish_late(cfg, home_only, home)) {
         /* The home's root-only names go to init after its configuration. */
-        late.ahead = ahead;
-        late.ro = ro;
-        late.keep = keep;
-        late.home = home;
         cfg->root_only_late = true;
         return 0;
     }
-    bool used;
-    int n = root_only_finish(ahead, &ro, &keep, home, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err,
-                             errlen, &used);
-    LOG_D("root_only", "%s",
-          used ? "the scan done ahead is used"
-               : "scanned now (the profile's inputs differ from the guess)");
-    root_only_inputs_free(&ro, &keep, home);
-    return n < 0 ? -1 : 0;
+    return pending_finish(&cfg->hidden, err, errlen) < 0 ? -1 : 0;
 }
 
 int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen)
 {
-    if (late.ahead) { /* the whole scan covers the home too */
-        root_only_cancel(late.ahead);
-        late.ahead = NULL;
-        root_only_inputs_free(&late.ro, &late.keep, late.home);
+    if (pending.ahead) { /* the whole scan covers the home too */
+        root_only_cancel(pending.ahead);
+        pending_forget();
         cfg->root_only_late = false;
     }
     expect_root_shift = false;
@@ -596,7 +598,7 @@ int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errl
 
 int controller_root_only_late_begin(int ctl)
 {
-    if (!late.ahead)
+    if (!pending.ahead)
         return 0;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -606,20 +608,20 @@ int controller_root_only_late_begin(int ctl)
     if (r < 0)
         close(sv[0]);
     else
-        late.fd = sv[0];
+        pending.fd = sv[0];
     return r;
 }
 
 int controller_root_only_late_finish(struct sandbox_config *cfg, char *err, size_t errlen)
 {
-    if (!late.ahead)
+    if (!pending.ahead)
         return 0;
     size_t before = cfg->hidden.len;
-    int n = late_walk_finish(&cfg->hidden, err, errlen), r = n < 0 ? -1 : 0;
-    if (n >= 0 && late.fd >= 0) {
+    int n = pending_finish(&cfg->hidden, err, errlen), r = n < 0 ? -1 : 0;
+    if (n >= 0 && pending.fd >= 0) {
         struct str_list names = {.items = cfg->hidden.items + before,
                                  .len = cfg->hidden.len - before};
-        r = late_names_send(late.fd, &names);
+        r = late_names_send(pending.fd, &names);
         LOG_D("root_only", "%d root-only names of the home sent after the configuration", n);
         /* EPIPE: init is gone, having said why; the caller sees it exit. */
         if (r == -EPIPE || r == -ECONNRESET)
@@ -629,18 +631,18 @@ int controller_root_only_late_finish(struct sandbox_config *cfg, char *err, size
                      "cannot hand the home's root-only names to the sandbox's init: %s",
                      strerror(-r));
     }
-    if (late.fd >= 0) /* without the end mark, init starts nothing */
-        close(late.fd);
-    late.fd = -1;
+    if (pending.fd >= 0) /* without the end mark, init starts nothing */
+        close(pending.fd);
+    pending.fd = -1;
     return r < 0 ? -1 : 0;
 }
 
 int controller_root_only_settle(struct sandbox_config *cfg, char *err, size_t errlen)
 {
-    if (!late.ahead)
+    if (!pending.ahead)
         return 0;
     cfg->root_only_late = false;
-    return late_walk_finish(&cfg->hidden, err, errlen) < 0 ? -1 : 0;
+    return pending_finish(&cfg->hidden, err, errlen) < 0 ? -1 : 0;
 }
 
 static bool use_profile_cache;

@@ -538,16 +538,17 @@ int hide_add_whiteouts(const char *target, int target_fd, const struct str_list 
             *s = '/';
         }
         struct stat ws;
-        if (mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0)) == 0) {
-        } else if (errno != EEXIST) {
-            r = mnt_fail(e, "create whiteout for", rel->items[i]);
-        } else if (fstatat(tmpfs_fd, path, &ws, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISCHR(ws.st_mode) ||
-                   ws.st_rdev != makedev(0, 0)) {
-            /* A folder an earlier call made on the way to a name inside this one: it would
-             * show, not hide, this name. */
-            snprintf(e->buf, e->len, "the whiteout for %s lies on the way to another",
-                     rel->items[i]);
-            r = -EEXIST;
+        if (mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0)) < 0) {
+            if (errno != EEXIST) {
+                r = mnt_fail(e, "create whiteout for", rel->items[i]);
+            } else if (fstatat(tmpfs_fd, path, &ws, AT_SYMLINK_NOFOLLOW) < 0 ||
+                       !S_ISCHR(ws.st_mode) || ws.st_rdev != makedev(0, 0)) {
+                /* A folder an earlier call made on the way to a name inside this one: it would
+                 * show, not hide, this name. */
+                snprintf(e->buf, e->len, "the whiteout for %s lies on the way to another",
+                         rel->items[i]);
+                r = -EEXIST;
+            }
         }
         free(path);
     }

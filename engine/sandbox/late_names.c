@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 int late_names_send(int fd, const struct str_list *names)
@@ -21,14 +20,7 @@ int late_names_send(int fd, const struct str_list *names)
         p += n;
     }
     *p = '\0'; /* the end mark */
-    int r = 0;
-    for (size_t off = 0; off < len && r == 0;) {
-        ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
-        if (n > 0)
-            off += (size_t)n;
-        else if (n < 0 && errno != EINTR)
-            r = -errno;
-    }
+    int r = sock_send_all(fd, buf, len);
     free(buf);
     return r;
 }
