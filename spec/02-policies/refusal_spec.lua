@@ -74,7 +74,8 @@ describe("refusal corpus (spec/fixtures/refusal)", function()
                 -- the cases from 51 on also say where the workspace is and what is protected
                 workspace = case.workspace, workspace_readonly = case.workspace_readonly,
                 profile = case.profile, readonly_in_workspace = case.readonly_in_workspace,
-                block_unix_sockets = case.block_unix_sockets,
+                block_unix_sockets = case.block_unix_sockets, root = case.root,
+                host_listening = case.host_listening,
             }
             local got = detect(input, case.host)
             local msg = ("command: %s\nexit: %d\nstderr: %s\nstdout: %s\ngot: %s"):format(
@@ -250,7 +251,7 @@ describe("refusal hook, unit cases", function()
         { "a pathless EROFS alone stays", { command = "npm ci", exit_code = 1,
           stderr = "npm error code EROFS\n" }, nil, { { "write", "nil" } } },
         -- ---- paths the first detector garbled
-        { "apt's (30: is not part of the path", { command = "apt-get update", exit_code = 100,
+        { "apt's (30: is not part of the path (apt run by a script)", { command = "./refresh.sh", exit_code = 100,
           stderr = "W: chmod 0700 of directory /var/lib/apt/lists/partial failed - SetupAPTPartialDirectory (30: Read-only file system)\n"
             .. "W: chown to _apt:root of directory /var/lib/apt/lists/partial failed - SetupAPTPartialDirectory (30: Read-only file system)\n" },
           nil, { { "write", "/var/lib/apt/lists/partial" } } },
