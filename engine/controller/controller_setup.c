@@ -36,6 +36,7 @@
 #include "base/session_socket.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "controller/loopback_rules.h"
 
 extern char **environ;
 
@@ -683,6 +684,7 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     ahead = NULL;
     if (r < 0 || grants_resolve(cfg, environ, getenv("HOME"), err, errlen) < 0)
         return -1;
+    loopback_rules_say(&flags->network_allow, cfg);
     /* Fail closed: a sandbox that cannot keep its commands off the loopback is not started. */
     if (loopback_guard_wanted(cfg) && loopback_guard_check(err, errlen) < 0)
         return -1;

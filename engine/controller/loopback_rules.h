@@ -1,0 +1,16 @@
+/* loopback_rules.h — runs in the controller, at start: says once, for each --network-allow rule
+ * that names the sandbox's own loopback (127.0.0.0/8, localhost, [::1]), that it does not reach
+ * a service on the host and which --allow-host-port does. */
+#ifndef CORDON_LOOPBACK_RULES_H
+#define CORDON_LOOPBACK_RULES_H
+#include "base/util.h"
+#include "sandbox/sandbox-t.h"
+
+/* The port of a loopback rule ("127.0.0.1:8080", "tcp://localhost:5432", "[::1]:80"): 1-65535;
+ * 0 for a loopback rule without a port; -1 when rule names no loopback. */
+int loopback_rule_port(const char *rule);
+
+/* One line on stderr per rule of allow naming the loopback at a port cfg does not already
+ * grant with network.host_ports. Returns the number of lines said. */
+size_t loopback_rules_say(const struct str_list *allow, const struct sandbox_config *cfg);
+#endif
