@@ -269,8 +269,8 @@ local function detect(input)
             for _, k in ipairs(refusal.hidden_ssh_keys(input.command, hidden, cwd)) do
                 if host.exists(k) then
                     add("grant", k, line, ("the ssh server took no key: the private keys in %s are "
-                        .. "hidden inside the sandbox (%s exists on the host; --allow-ssh-agent lets "
-                        .. "your ssh-agent sign inside, the keys never enter)")
+                        .. "hidden inside the sandbox (%s exists on the host); --allow-ssh-agent lets "
+                        .. "your ssh-agent sign inside, the keys never enter")
                         :format(refusal.parent(k), k))
                     return
                 end
@@ -283,8 +283,8 @@ local function detect(input)
             for _, g in ipairs(refusal.hidden_gnupg(hidden)) do
                 if host.exists(g) then
                     add("grant", g, line, ("gpg found no secret key: %s is hidden inside the sandbox "
-                        .. "(it exists on the host; --allow-gpg-agent lets your gpg-agent sign and "
-                        .. "decrypt inside, the private keys never enter)"):format(g))
+                        .. "(it exists on the host); --allow-gpg-agent lets your gpg-agent sign and "
+                        .. "decrypt inside, the private keys never enter"):format(g))
                     return
                 end
             end

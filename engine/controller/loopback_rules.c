@@ -34,8 +34,10 @@ int loopback_rule_port(const char *rule)
     size_t n = strlen(host);
     if (n > 1 && host[n - 1] == '.')
         host[n - 1] = '\0'; /* a trailing dot names the same host */
+    /* the names the sandbox's NO_PROXY lists: clients reach them directly, on the sandbox's
+     * own loopback (another 127.x address goes through the proxy to the host's) */
     bool loopback = strcasecmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 ||
-                    (strncmp(host, "127.", 4) == 0 && strspn(host, "0123456789.") == strlen(host));
+                    strcmp(host, "::1") == 0 || strcmp(host, "127.0.0.1") == 0;
     if (!loopback)
         return -1;
     if (!port || !*port)
@@ -59,13 +61,15 @@ size_t loopback_rules_say(const struct str_list *allow, const struct sandbox_con
             continue;
         if (port > 0)
             fprintf(stderr,
-                    "cordon: --network-allow %s names the sandbox's own loopback, not the host's: "
-                    "a service on the host's 127.0.0.1:%d is reached with --allow-host-port %d\n",
+                    "cordon: --network-allow %s: clients reach it directly (NO_PROXY), on the "
+                    "sandbox's own loopback, not the host's; --allow-host-port %d makes the "
+                    "host's 127.0.0.1:%d reachable inside\n",
                     allow->items[i], port, port);
         else
             fprintf(stderr,
-                    "cordon: --network-allow %s names the sandbox's own loopback, not the host's: "
-                    "a service on the host's loopback is reached with --allow-host-port PORT\n",
+                    "cordon: --network-allow %s: clients reach it directly (NO_PROXY), on the "
+                    "sandbox's own loopback, not the host's; --allow-host-port PORT makes a "
+                    "port of the host's 127.0.0.1 reachable inside\n",
                     allow->items[i]);
         said++;
     }

@@ -15,7 +15,7 @@
 static void test_rule_ports(void)
 {
     CHECK(loopback_rule_port("127.0.0.1:8080") == 8080);
-    CHECK(loopback_rule_port("127.1.2.3:5432") == 5432);
+    CHECK(loopback_rule_port("127.0.0.2:5432") == -1); /* through the proxy, the host's */
     CHECK(loopback_rule_port("localhost:3000") == 3000);
     CHECK(loopback_rule_port("LOCALHOST.:3000") == 3000);
     CHECK(loopback_rule_port("tcp://127.0.0.1:22") == 22);

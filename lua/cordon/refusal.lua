@@ -683,10 +683,19 @@ end
 -- The names ssh looks for its own keys under (ssh_config(5), IdentityFile's defaults).
 M.ssh_default_keys = { "id_rsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed25519_sk", "id_dsa" }
 
+--- Does name look like an ssh private key's file (ssh's default names, `*.pem`, `*key*`; not a
+-- public key, a socket folder or authorized_keys)?
+local function key_like(name)
+    return not name:find("%.pub$") and name ~= "authorized_keys" and name ~= "authorized_keys2"
+        and (name:find("^id_") ~= nil or name == "identity" or name:find("%.pem$") ~= nil
+             or name:find("key") ~= nil)
+end
+
 --- The private key files ssh may have wanted for command that lie in the hidden paths: those
--- the command names (`-i FILE`, `-oIdentityFile=FILE`; relative ones against cwd) and ssh's
--- defaults in every hidden `.ssh` (or under a hidden home). A list of absolute paths, the
--- named ones first; whether each exists is the caller's question.
+-- the command names (`-i FILE`, `-oIdentityFile=FILE`; relative ones against cwd), the hidden
+-- entries of a `.ssh` folder that look like keys (the profile hides ~/.ssh's private keys one
+-- by one), and ssh's defaults in a `.ssh` hidden whole. A list of absolute paths, the named
+-- ones first; whether each exists is the caller's question.
 function M.hidden_ssh_keys(command, hidden, cwd)
     local out, seen = {}, {}
     local function add(p)
@@ -697,8 +706,13 @@ function M.hidden_ssh_keys(command, hidden, cwd)
     for value in command:gmatch("%-i%s*[\"']?([^%s\"'$~]+)") do add(value) end
     for value in command:gmatch("IdentityFile[=%s]+[\"']?([^%s\"'$~]+)") do add(value) end
     for _, h in ipairs(hidden or {}) do
-        if type(h) == "string" and h:find("/%.ssh$") then
-            for _, k in ipairs(M.ssh_default_keys) do add(h .. "/" .. k) end
+        if type(h) == "string" then
+            local name = h:match("/%.ssh/([^/]+)$")
+            if name and key_like(name) then
+                add(h)
+            elseif h:find("/%.ssh$") then
+                for _, k in ipairs(M.ssh_default_keys) do add(h .. "/" .. k) end
+            end
         end
     end
     return out
