@@ -358,7 +358,8 @@ local function detect(input)
             -- a repository's .git that the command moves or removes: the sandbox holds it in
             -- place (its protected paths are mounts), so mv and rm meet EBUSY
             local gd = refusal.git_dir_of(abs)
-            if not (gd and (abs == gd or git_moves[gd])) and line:find(".git", 1, true) then
+            if not (gd and (abs == gd or git_moves[gd])) and next(git_moves)
+               and line:find(".git", 1, true) then
                 -- mv names both ends: the .git it moves may not be the path found first
                 gd = next(git_moves)
                 abs = gd
