@@ -504,10 +504,11 @@ return {
     --           hidden = { abs... }, network_denied = { "host:port", ... }, candidates = bool,
     --           workspace = "/abs"|nil, workspace_readonly = bool, profile = "name"|nil,
     --           readonly_in_workspace = { abs... }, block_unix_sockets = bool,
-    --           grants = { ssh_agent = bool, gpg_agent = bool } }
+    --           grants = { ssh_agent = bool, gpg_agent = bool }, root = bool,
+    --           host_listening = { port... } }
     --         (candidates: stdout/stderr hold only the kept lines with a marker)
     -- result: { { kind = "write"|"hidden"|"protected"|"sudo"|"docker"|"dbus"|"network"|"ptrace"|
-    --             "unix-socket"|"nested-namespace"|"grant",
+    --             "unix-socket"|"nested-namespace"|"grant"|"host-port"|"system"|"git-dir",
     --             path = "..."|nil, line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
     refusal = function(input, _next)
         local denied = input.network_denied
