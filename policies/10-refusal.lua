@@ -366,9 +366,17 @@ local function detect(input)
             end
             if gd and (abs == gd or git_moves[gd]) and workspace and refusal.within(gd, workspace)
                and not ws_readonly then
-                add("git-dir", gd, line, ("the sandbox holds the repository's %s in place (its hooks "
-                    .. "and config are protected inside): renaming or removing it is done outside "
-                    .. "the sandbox"):format(gd))
+                if git_moves[gd] == "rm" then
+                    -- rm took what it could before it met the held paths: say so, never "kept"
+                    add("git-dir", gd, line, ("rm could not remove the repository's %s whole: the "
+                        .. "sandbox holds it in place (its hooks and config are protected inside); what "
+                        .. "rm removed inside it before that is gone on the host too; removing a "
+                        .. "repository is done outside the sandbox"):format(gd))
+                else
+                    add("git-dir", gd, line, ("the sandbox holds the repository's %s in place (its "
+                        .. "hooks and config are protected inside): renaming or removing it is done "
+                        .. "outside the sandbox"):format(gd))
+                end
                 return
             end
             -- git renames its lock file onto .git/config, a read-only bind mount: EBUSY. Only

@@ -814,7 +814,7 @@ function M.git_dir_of(abs)
 end
 
 --- The `.git` folders command moves or removes (`mv .git X`, `rm -r .git`, `rmdir .git`),
--- absolute against cwd, as a set.
+-- absolute against cwd: a table `.git` -> "mv" or "rm" (rmdir counts as rm).
 function M.git_dir_moves(segments, cwd)
     local out = {}
     for _, seg in ipairs(segments or {}) do
@@ -826,7 +826,7 @@ function M.git_dir_moves(segments, cwd)
             local last = seg.name == "mv" and #args - 1 or #args  -- mv's last word is where to
             for i = 1, last do
                 local abs = M.absolute((args[i]:gsub("/+$", "")), cwd)
-                if abs and abs:find("/%.git$") then out[abs] = true end
+                if abs and abs:find("/%.git$") then out[abs] = seg.name == "mv" and "mv" or "rm" end
             end
         end
     end
