@@ -441,16 +441,12 @@ local function detect(input)
         end
         for _, dest in ipairs(denied) do
             local hostname = dest:match("^%[?(.-)%]?:%d+$") or dest
-            local shown, named = first or "", false
+            local shown = first or ""
             for _, l in ipairs(lines) do
                 if l:find(hostname, 1, true) and (refusal.network_blocked(l) or not first) then
-                    shown, named = l, true; break
+                    shown = l; break
                 end
             end
-            -- a command that succeeded is said to have been refused a destination only when
-            -- its output shows it: a request it made on the side and got over (npm's update
-            -- check, telemetry) is the audit log's, not a line after every run
-            if not failed and not first and not named then goto next_dest end
             local deny_rule = (input.network_denied_rules or {})[dest]
             if deny_rule then
                 -- a deny rule refused it: no --network-allow changes that, the rule must go
@@ -463,7 +459,6 @@ local function detect(input)
                 add("network", dest, shown, ("the sandbox's network policy blocked %s "
                     .. "(--network-allow %s would allow it)"):format(dest, rule))
             end
-            ::next_dest::
         end
     end
     -- a system installer's refused writes (its lock, /var/lib/dpkg, /usr) are one thing: an

@@ -61,15 +61,17 @@ size_t loopback_rules_say(const struct str_list *allow, const struct sandbox_con
             continue;
         if (port > 0)
             fprintf(stderr,
-                    "cordon: --network-allow %s: clients reach it directly (NO_PROXY), on the "
-                    "sandbox's own loopback, not the host's; --allow-host-port %d makes the "
-                    "host's 127.0.0.1:%d reachable inside\n",
+                    "cordon: the network rule %s reaches the host only through the proxy, which "
+                    "clients skip for 127.0.0.1, localhost and ::1 (NO_PROXY): they reach the "
+                    "sandbox's own loopback; --allow-host-port %d makes the host's 127.0.0.1:%d "
+                    "reachable inside\n",
                     allow->items[i], port, port);
         else
             fprintf(stderr,
-                    "cordon: --network-allow %s: clients reach it directly (NO_PROXY), on the "
-                    "sandbox's own loopback, not the host's; --allow-host-port PORT makes a "
-                    "port of the host's 127.0.0.1 reachable inside\n",
+                    "cordon: the network rule %s reaches the host only through the proxy, which "
+                    "clients skip for 127.0.0.1, localhost and ::1 (NO_PROXY): they reach the "
+                    "sandbox's own loopback; --allow-host-port PORT makes a port of the host's "
+                    "127.0.0.1 reachable inside\n",
                     allow->items[i]);
         said++;
     }

@@ -1,7 +1,7 @@
 /* loopback_rules.h — runs in the controller, at start: says once, for each --network-allow rule
  * that names what the sandbox's NO_PROXY sends straight to its own loopback (127.0.0.1,
- * localhost, ::1), that clients will not reach a service on the host through it and which
- * --allow-host-port does. */
+ * localhost, ::1), that only a client using the proxy anyway reaches the host's service with
+ * it, and which --allow-host-port reaches it for every client. */
 #ifndef CORDON_LOOPBACK_RULES_H
 #define CORDON_LOOPBACK_RULES_H
 #include "base/util.h"
