@@ -231,6 +231,18 @@ describe("cordon run: issue 28's refusal lines, with real programs", function()
             r = run_as(c, "gpg --batch --clearsign -o - m.txt 2>/dev/null", { "--allow-gpg-agent" })
             assert.are.equal(0, r.code, c.label .. h.describe(r))
             assert.truthy(r.stdout:find("BEGIN PGP SIGNATURE", 1, true), c.label .. h.describe(r))
+            -- git commit -S: git's own line, the same flag
+            h.sh_ok(("cd %s && %sgit init -q ."):format(h.quote(c.ws), as_user(c)))
+            local commit = "git -c user.name=Spec -c user.email=spec@test commit -q -S --allow-empty -m signed"
+            r = run_as(c, commit)
+            assert.are.equal(128, r.code, c.label .. h.describe(r))
+            has(r, "gpg failed to sign the data")
+            has(r, "--allow-gpg-agent")
+            assert.are.equal(1, #cordon_lines(r), c.label .. h.describe(r))
+            r = run_as(c, commit .. " && git log --format=%G?", { "--allow-gpg-agent" })
+            assert.are.equal(0, r.code, c.label .. h.describe(r))
+            assert.truthy(r.stdout:match("^[GU]\n$"), c.label .. h.describe(r)) -- signed
+            assert.are.equal(0, #cordon_lines(r), c.label .. h.describe(r))
         end
     end)
 
