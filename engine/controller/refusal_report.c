@@ -48,8 +48,8 @@ static char *hook_text(const struct capture *c, bool candidates, size_t *len, bo
  * cordon.refusal.refused_patterns key on)? */
 static bool shows_refused_connection(const char *text, size_t len)
 {
-    static const char *const words[] = {"onnection refused", "ECONNREFUSED", "Errno 111",
-                                        "os error 111", "Couldn't connect"};
+    static const char *const words[] = {"onnection refused", "ECONNREFUSED",     "Errno 111",
+                                        "os error 111",      "Couldn't connect", "(111)"};
     for (size_t i = 0; text && i < sizeof words / sizeof words[0]; i++)
         if (memmem(text, len, words[i], strlen(words[i])))
             return true;

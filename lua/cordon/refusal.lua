@@ -736,12 +736,14 @@ end
 
 -- A connection refused, as clients print it (curl's "Couldn't connect" is its 7 for a refusal).
 M.refused_patterns = { "Connection refused", "connection refused", "ECONNREFUSED", "Errno 111%]",
-                       "os error 111%)", "Couldn't connect to server" }
+                       "os error 111%)", "Couldn't connect to server",
+                       -- MySQL's and MariaDB's client: the errno in parentheses
+                       "Can't connect to .* %(111%)" }
 
 local loopback_port_patterns = {
     "127%.[%d.]+:(%d+)", "localhost:(%d+)", "%[::1%]:(%d+)",
     "127%.[%d.]+ port (%d+)", "localhost port (%d+)", "::1 port (%d+)",
-    "port=(%d+)", "%(127%.[%d.]+%), port (%d+)", "port (%d+) failed",
+    "port=(%d+)", "%(127%.[%d.]+%), port (%d+)", "port (%d+) failed", "'127%.[%d.]+' %((%d+)%)",
 }
 
 --- When line shows a connection to a loopback address refused: the port it names (a number),
