@@ -4,7 +4,9 @@
 -- cargo's error chains, Java and javac, path arithmetic (absolute, normalised, "at or under"),
 -- which words of a command are write targets, recognising the lines of sudo, the Docker client, D-Bus clients and the
 -- egress proxy's 403, and the tools' lines that name a path they could not create without an
--- errno (Maven, javac).
+-- errno (Maven, javac); ssh's publickey refusal and gpg's missing secret key with the hidden
+-- keys they point to, a refused connection's loopback port, the system installers' refusals,
+-- and a command that moves or removes a repository's .git.
 -- Uses cordon.shell and nothing else, so plain lua5.4 runs it; host checks are the caller's
 -- (the policy passes `host` functions in). Must never decide on its own whether something is a
 -- refusal: it answers small questions, the policy combines them.
