@@ -201,19 +201,23 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
         const char *h = hidden->items[i];
         if (strcmp(h, "/") == 0)
             continue; /* "/" cannot be hidden */
+        if (str_list_contains(visible, h)) {
+            LOG_W("hide", "%s is both hidden and writable; it stays visible", h);
+            continue;
+        }
+        /* Inside a writable area: judged once that area is attached (hide_apply_in_writable),
+         * where init reaches it; here, on the host's tree, a shifted root caller's init may not
+         * search a folder on the way (a workspace under a 0700 folder of /tmp) and would take
+         * the path for missing. */
+        if (inside_any(h, visible)) {
+            str_list_push(&plan->in_writable, h);
+            continue;
+        }
         /* NULL: h exists */
         char *c = first_missing(&lk, h);
         if (c) {
             hide_missing(plan, &lk, c, visible, fresh);
             free(c);
-            continue;
-        }
-        if (str_list_contains(visible, h)) {
-            LOG_W("hide", "%s is both hidden and writable; it stays visible", h);
-            continue;
-        }
-        if (inside_any(h, visible)) {
-            str_list_push(&plan->in_writable, h);
             continue;
         }
         if (below_any(h, fresh))
@@ -610,8 +614,12 @@ int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
     for (size_t i = 0; i < plan->in_writable.len; i++) {
         const char *h = plan->in_writable.items[i];
         struct stat st;
-        if (lstat(h, &st) < 0)
-            continue;
+        if (lstat(h, &st) < 0) {
+            if (errno == ENOENT || errno == ENOTDIR)
+                continue; /* nothing there: what a command makes there is its own */
+            mnt_fail(e, "look up hidden path", h); /* not knowing is no reason to show it */
+            goto out;
+        }
         if (tmpfs_fd < 0) {
             if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
                 goto out;
