@@ -62,6 +62,25 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e);
 /* Cover hidden paths inside writable areas. After the writable binds. */
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e);
 void hide_plan_free(struct hide_plan *plan);
+/* Hidden by rule (profile key hidden_except): each of rules, "DIR\tPATTERN[\tPATTERN...]"
+ * (DIR absolute), makes DIR show only the entries whose names match a pattern (fnmatch, one
+ * level: "known_hosts*", "*.pub", "config.d"), as they are at start; every other name, and every
+ * name the host adds later under any name, is missing. DIR becomes a fresh tmpfs holding a
+ * detached copy of each matching entry as the view shows it now (the copy-on-write home's, so a
+ * write to one goes where it went before); links are made anew. The tmpfs is read-only but where
+ * DIR is in a home the sandbox may write (home_writable: overlay or tmpfs): there a name a
+ * command makes lives as long as the sandbox. A DIR that no longer shows (hidden, or in a hidden
+ * folder) is left alone; one init may not list is covered whole by hide_apply_in_writable (pushed
+ * to plan->in_writable). A DIR that holds a visible path refuses. After the writable binds, before
+ * hide_apply_in_writable. 0, or -1 with one line in e. */
+int hide_apply_except(const struct str_list *rules, const struct str_list *visible,
+                      const char *home, bool home_writable, struct hide_plan *plan,
+                      struct mnt_err *e);
+/* Host side, before the sandbox starts: the path h names once every symbolic link on the way is
+ * followed (as far as its components exist: a link to a missing target gives that target; what
+ * follows a missing component is kept as written). A new string, or NULL when it is h itself
+ * (no link on the way, or the way cannot be looked into). A hidden link hides this too. */
+char *hide_link_target(const char *h);
 /* The whiteouts, relative to target (a directory the caller covers with an overlay of its own),
  * that make hidden path h (strictly below target) missing: h itself; for an h that does not
  * exist, its first missing component; for an h that contains a visible path, every entry of h
