@@ -239,6 +239,23 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
     }
     str_list_free(&cfg->hidden);
     cfg->hidden = hidden;
+    /* A rule's folder hidden whole (a writable home hides ~/.ssh so) needs no rule. */
+    for (size_t i = 0; i < cfg->hidden_except.len;) {
+        const char *rule = cfg->hidden_except.items[i];
+        char *dir = strndup(rule, strcspn(rule, "\t"));
+        bool whole = false;
+        for (size_t k = 0; k < cfg->hidden.len && !whole; k++)
+            whole = path_is_within(dir, cfg->hidden.items[k]);
+        free(dir);
+        if (!whole) {
+            i++;
+            continue;
+        }
+        free(cfg->hidden_except.items[i]);
+        memmove(&cfg->hidden_except.items[i], &cfg->hidden_except.items[i + 1],
+                (cfg->hidden_except.len - i - 1) * sizeof *cfg->hidden_except.items);
+        cfg->hidden_except.len--;
+    }
 
     for (size_t i = 0; i < cfg->run_binds.len; i++) {
         if (cfg->run_binds.items[i][0] != '/') {
