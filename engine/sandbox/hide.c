@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -827,10 +829,14 @@ int hide_apply_except(const struct str_list *rules, const struct str_list *visib
             snprintf(e->buf, e->len, "sandbox set-up: a malformed hidden_except rule");
             goto next;
         }
-        /* Through a link on the way (a home managed by stow): the folder it leads to. */
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-            r = 0; /* hidden, or in a hidden folder: missing already */
+        /* dir is the host's canonical path (the controller followed the host's links). No link
+         * is followed here: one on the way now was planted in the copy-on-write home by a
+         * command, and the host's folder does not show through it. */
+        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        dfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+        if (dfd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)) {
+            r = 0; /* hidden, in a hidden folder or replaced by the sandbox's own: not shown */
             goto next;
         }
         if (dfd < 0 && errno == EACCES) {
@@ -839,10 +845,11 @@ int hide_apply_except(const struct str_list *rules, const struct str_list *visib
             r = 0;
             goto next;
         }
-        if (dfd < 0 || !(real = realpath(dir, NULL))) {
+        if (dfd < 0) {
             mnt_fail(e, "open", dir);
             goto next;
         }
+        real = xstrdup(dir);
         if (any_within(visible, real, false)) {
             snprintf(e->buf, e->len,
                      "sandbox set-up: hidden_except %s holds the workspace or a writable path "

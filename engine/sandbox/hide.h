@@ -69,8 +69,11 @@ void hide_plan_free(struct hide_plan *plan);
  * detached copy of each matching entry as the view shows it now (the copy-on-write home's, so a
  * write to one goes where it went before); links are made anew. The tmpfs is read-only but where
  * DIR is in a home the sandbox may write (home_writable: overlay or tmpfs): there a name a
- * command makes lives as long as the sandbox. A DIR that no longer shows (hidden, or in a hidden
- * folder) is left alone; one init may not list is covered whole by hide_apply_in_writable (pushed
+ * command makes lives as long as the sandbox. DIR is the host's canonical path (the controller
+ * followed the host's links: a ~/.ssh managed by stow is ruled where it leads); no link is followed
+ * to it here. A DIR that no longer shows (hidden, in a hidden folder, or replaced by a link a
+ * command made in its copy-on-write home: the host's folder does not show through that) is left
+ * alone; one init may not list is covered whole by hide_apply_in_writable (pushed
  * to plan->in_writable). A DIR that holds a visible path refuses. After the writable binds, before
  * hide_apply_in_writable. 0, or -1 with one line in e. */
 int hide_apply_except(const struct str_list *rules, const struct str_list *visible,

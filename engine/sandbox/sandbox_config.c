@@ -192,17 +192,21 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
     cfg->writable = writable;
 
     /* hidden_except: a folder that is missing (or no folder) now is hidden whole, so that one
-     * the host makes later stays missing; the rest keep their rule, by absolute path. */
+     * the host makes later stays missing; the rest keep their rule, by the canonical path the
+     * host's links give (a ~/.ssh managed by stow: where it leads). init follows no link to it,
+     * so one a command planted in its copy-on-write home leads the rule nowhere. */
     struct str_list except = {0};
     for (size_t i = 0; i < cfg->hidden_except.len; i++) {
         const char *rule = cfg->hidden_except.items[i], *tab = strchr(rule, '\t');
         char *dir = tab ? strndup(rule, (size_t)(tab - rule)) : xstrdup(rule);
         char *e = path_expand_home(dir, home);
         char *a = path_absolute(e, cwd);
-        if (!tab || stat(a, &st) < 0 || !S_ISDIR(st.st_mode))
+        char *real = tab && stat(a, &st) == 0 && S_ISDIR(st.st_mode) ? realpath(a, NULL) : NULL;
+        if (!real)
             str_list_push(&cfg->hidden, a);
         else
-            str_list_push_owned(&except, xasprintf("%s%s", a, tab));
+            str_list_push_owned(&except, xasprintf("%s%s", real, tab));
+        free(real);
         free(dir);
         free(e);
         free(a);

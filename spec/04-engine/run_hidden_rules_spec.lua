@@ -111,6 +111,29 @@ describe("secrets hidden by rule", function()
             end
         end)
 
+        it("a ~/.ssh managed by stow is ruled where it leads; a link a command puts in its place "
+            .. "in the private home shows nothing of the host's, " .. who, function()
+            local home, secret = ssh_home(uidv)
+            h.sh_ok(("mv %s %s && ln -s dotfiles/ssh %s"):format(h.quote(home .. "/.ssh"),
+                h.quote(home .. "/dotfiles/ssh"), h.quote(home .. "/.ssh")))
+            chown(uidv, home)
+            local ws = h.workspace(nil, uidv)
+            local o = { workspace = ws, uid = uidv, home = home }
+            local r = h.run_sh("ls -A ~/.ssh/; cat ~/.ssh/id_ed25519 ~/dotfiles/ssh/id_ed25519 2>&1", o)
+            assert.are.equal("config\nconfig.d\nid_ed25519.pub\nknown_hosts\nknown_hosts.old\n",
+                r.stdout:match("^(.-)cat:"), h.describe(r))
+            h.hasnt(r.stdout, secret, r)
+            -- a command replaces ~/.ssh in its private home with a link to /: the next run starts,
+            -- its ~/.ssh is the command's own link, and the host's key is still not read
+            r = h.run_sh("rm -f ~/.ssh && ln -s / ~/.ssh && ls -d ~/.ssh/etc", o)
+            assert.are.equal(0, r.code, h.describe(r))
+            r = h.run_sh("ls -d ~/.ssh/etc && cat ~/dotfiles/ssh/id_ed25519 2>&1; echo end", o)
+            assert.are.equal(0, r.code, h.describe(r))
+            h.has(r.stdout, "/.ssh/etc\n", r)
+            h.hasnt(r.stdout, secret, r)
+            h.has(r.stdout, "No such file or directory", r)
+        end)
+
         it("--hide of a path in a workspace under the host's /tmp holds and creates nothing, "
             .. who, function()
             local ws = h.workspace("/tmp", uidv)
