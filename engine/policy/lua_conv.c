@@ -412,7 +412,9 @@ static void read_hidden_except(lua_State *L, int idx, struct sandbox_config *cfg
     if (t != LUA_TNIL && t != LUA_TTABLE)
         bad(L, "hidden_except", "a table of DIR = { PATTERN, ... }");
     struct str_list rules = {0};
-    for (lua_pushnil(L); t == LUA_TTABLE && lua_next(L, -2);) { /* [..., m, dir, pats] */
+    if (t == LUA_TTABLE)
+        lua_pushnil(L);                          /* [..., m, nil] */
+    while (t == LUA_TTABLE && lua_next(L, -2)) { /* [..., m, dir, pats] */
         if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1))
             bad(L, "hidden_except", "a table of DIR = { PATTERN, ... }");
         char *rule = xstrdup(lua_tostring(L, -2));
@@ -432,7 +434,7 @@ static void read_hidden_except(lua_State *L, int idx, struct sandbox_config *cfg
         str_list_push_owned(&rules, rule);
         lua_pop(L, 1); /* [..., m, dir] */
     }
-    lua_pop(L, 1);
+    lua_pop(L, 1); /* [...]: the map (lua_next popped the last key), or the nil */
     if (rules.len > 1)
         qsort(rules.items, rules.len, sizeof *rules.items, lc_by_string);
     for (size_t i = 0; i < rules.len; i++)
