@@ -871,6 +871,33 @@ int hide_apply_except(const struct str_list *rules, const struct str_list *visib
     return 0;
 }
 
+void hide_except_hidden_now(const struct str_list *rules, struct str_list *out)
+{
+    for (size_t i = 0; i < rules->len; i++) {
+        struct str_list pats = {0};
+        char *dir = xstrdup(rules->items[i]), *tab = strchr(dir, '\t');
+        for (char *p = tab; p; p = strchr(p, '\t')) {
+            *p++ = '\0';
+            char *end = strchr(p, '\t');
+            str_list_push_owned(&pats, end ? strndup(p, (size_t)(end - p)) : xstrdup(p));
+        }
+        DIR *d = opendir(dir);
+        size_t n = 0;
+        struct dirent *de;
+        while (d && n < EXCEPT_MAX && (de = readdir(d))) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                except_matches(&pats, de->d_name))
+                continue;
+            str_list_push_owned(out, xasprintf("%s/%s", dir, de->d_name));
+            n++;
+        }
+        if (d)
+            closedir(d);
+        free(dir);
+        str_list_free(&pats);
+    }
+}
+
 /* ---- links on the way to a hidden path (host side) ----------------------------------------- */
 
 /* a + "/" + b, without a doubled slash when a is "/". */

@@ -79,6 +79,10 @@ void hide_plan_free(struct hide_plan *plan);
 int hide_apply_except(const struct str_list *rules, const struct str_list *visible,
                       const char *home, bool home_writable, struct hide_plan *plan,
                       struct mnt_err *e);
+/* Host side, after a command: the names each rule's folder holds on the host now that the
+ * sandbox does not show (no pattern matches), appended to out as absolute paths (at most
+ * 256 a folder): for the refusal lines, which name a hidden path that exists. */
+void hide_except_hidden_now(const struct str_list *rules, struct str_list *out);
 /* Host side, before the sandbox starts: the path h names once every symbolic link on the way is
  * followed (as far as its components exist: a link to a missing target gives that target; what
  * follows a missing component is kept as written). A new string, or NULL when it is h itself

@@ -82,6 +82,11 @@ describe("secrets hidden by rule", function()
             local _, missing = r.stdout:gsub("No such file or directory", "")
             assert.are.equal(3, missing, h.describe(r))
             h.hasnt(r.stdout, "deploy_github\n", r)
+            -- a run that fails on it gets one cordon line naming it
+            r = h.run_sh("cat ~/.ssh/deploy_github", { workspace = ws, uid = uidv, home = home })
+            assert.are.equal(1, r.code, h.describe(r))
+            local _, lines = r.stderr:gsub("cordon: [^\n]*/%.ssh/deploy_github is hidden by the profile", "")
+            assert.are.equal(1, lines, h.describe(r))
 
             -- with every name of ~/.ssh shown (the rule off), the same key is read
             local cfg = open_ssh_profile()
