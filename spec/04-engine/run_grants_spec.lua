@@ -127,7 +127,7 @@ describe("cordon run: agent sockets granted by name", function()
             local _, lines = r.stderr:gsub("cordon: [^\n]*%-%-allow%-gpg%-agent", "")
             assert.are.equal(1, lines, h.describe(r))
         end)
-        it("--allow-gpg-agent binds the agent's restricted socket: clearsign works inside, "
+        it("--allow-gpg-agent binds the agent's restricted socket: decrypt and clearsign work inside, "
             .. "exporting or deleting a secret key is refused, " .. who, function()
             local uidv = uid or nil
             local gnupg, fpr = gpg_agent(uidv)
@@ -138,14 +138,21 @@ describe("cordon run: agent sockets granted by name", function()
                 .. "--passphrase '' --export-secret-keys " .. fpr .. " 2>/dev/null"))
             assert.matches("BEGIN PGP PRIVATE KEY BLOCK", out, 1, true)
             local ws = h.workspace(nil, uidv)
+            -- an encryption subkey, and a message to it made outside
+            h.sh_ok(as(uidv, g .. "gpg --batch --passphrase '' --quick-add-key " .. fpr
+                .. " cv25519 encr never 2>/dev/null"))
+            h.sh_ok(as(uidv, "echo cordon-decrypted | " .. g .. "gpg --batch --trust-model always -e -r "
+                .. fpr .. " -o " .. h.quote(ws .. "/msg.gpg") .. " 2>/dev/null"))
             local o = { workspace = ws, uid = uidv, env = { GNUPGHOME = gnupg },
                         home = uidv and h.secret_home(uidv) or nil, flags = { "--allow-gpg-agent" } }
-            local r = h.run_sh("echo cordon-clearsign | gpg --batch --clearsign > signed.asc && echo SIGNED; "
+            local r = h.run_sh("gpg --batch -q -d msg.gpg; "
+                .. "echo cordon-clearsign | gpg --batch --clearsign > signed.asc && echo SIGNED; "
                 .. "gpg --batch --armor --export-secret-keys " .. fpr .. "; echo export=$?; "
                 .. "gpg --batch --armor --pinentry-mode loopback --passphrase '' "
                 .. "--export-secret-keys " .. fpr .. "; echo loopback=$?; "
                 .. "gpg --batch --yes --delete-secret-keys " .. fpr .. "; echo delete=$?", o)
             assert.are.equal(0, r.code, h.describe(r))
+            assert.matches("^cordon%-decrypted\n", r.stdout)
             assert.matches("SIGNED", r.stdout, 1, true)
             assert.not_matches("PRIVATE KEY", r.stdout, 1, true)
             assert.matches("Forbidden", r.stderr, 1, true)
