@@ -96,7 +96,8 @@ describe("secrets hidden by rule", function()
             h.has(r.stdout, secret, r)
         end)
 
-        it("a hidden path that is a link (stow) hides its target too, in every home mode, "
+        it("a hidden path that is a link (stow) hides its target too, and ~/.ssh's rule holds, "
+            .. "in every home mode, "
             .. who, function()
             local home, secret = ssh_home(uidv)
             local ws = h.workspace(nil, uidv)
@@ -105,8 +106,11 @@ describe("secrets hidden by rule", function()
                 .. "cat " .. h.quote(home .. "/.aws/credentials") .. " " .. h.quote(home .. "/dotfiles/aws/credentials"))
             assert.are.equal(secret .. "\n" .. secret .. "\n", out)
             for _, mode in ipairs({ "overlay", "readonly", "tmpfs" }) do
-                local r = h.run_sh("cat ~/.aws/credentials ~/dotfiles/aws/credentials 2>&1; ls -A ~/dotfiles",
+                local r = h.run_sh("ls -A ~/.ssh | tr '\\n' ' '; echo; "
+                    .. "cat ~/.aws/credentials ~/dotfiles/aws/credentials 2>&1; ls -A ~/dotfiles",
                     { workspace = ws, uid = uidv, home = home, flags = { "--home", mode } })
+                -- the rule for ~/.ssh holds in this home mode as well
+                assert.matches("^config config.d id_ed25519.pub known_hosts known_hosts.old \n", r.stdout)
                 h.hasnt(r.stdout, secret, r)
                 local _, missing = r.stdout:gsub("No such file or directory", "")
                 assert.are.equal(2, missing, mode .. "\n" .. h.describe(r))
