@@ -9,8 +9,14 @@
  * (missing to open and stat; lstat shows the link), a directory by a removed directory (every
  * name in it is missing; stat of the directory itself still succeeds). A hidden path that does
  * not exist yet is covered too, so that what the host creates there later stays out of sight:
- * its first missing component gets a whiteout in the overlay of that component's parent. Runs in
- * init, in the new mount namespace. */
+ * its first missing component gets a whiteout in the overlay of that component's parent. A folder
+ * hidden by rule (hidden_except: only the names that match show, whatever is made there later)
+ * becomes a tmpfs holding copies of those names. A hidden path inside a writable area is judged
+ * once that area is attached (a shifted root caller's init may not search the host's way to it).
+ * Runs in init, in the new mount namespace; hide_link_target and hide_except_hidden_now run on
+ * the host, in the controller.
+ * Must never: create a file on the host or in the workspace, or show a name because it could not
+ * be looked at (what init cannot judge is covered or refused). */
 #ifndef CORDON_HIDE_H
 #define CORDON_HIDE_H
 #include <stdbool.h>
