@@ -757,3 +757,25 @@ enum git_config_verdict git_config_judge(const struct git_config *c,
     }
     return GIT_CONFIG_ALLOW;
 }
+
+const char *git_config_judge_kept(const struct git_config *old, const struct git_config *next,
+                                  const struct git_config_entry *e)
+{
+    const char *first = strchr(e->key, '.'), *last = strrchr(e->key, '.');
+    if (!first || !e->value)
+        return NULL;
+    size_t section_len = (size_t)(first - e->key);
+    bool has_sub = last != first;
+    for (size_t i = 0; i < ARRAY_LEN(allowed); i++) {
+        const struct allowed *r = &allowed[i];
+        if (r->kind != VK_REMOTE || strlen(r->section) != section_len ||
+            strncmp(e->key, r->section, section_len) != 0 || (r->sub == SUB_ANY) != has_sub ||
+            strcmp(last + 1, r->name) != 0)
+            continue;
+        if (defines_remote(old, e->value) && !defines_remote(next, e->value))
+            return "names a remote whose url this write removes: git would read the name as a "
+                   "path";
+        return NULL;
+    }
+    return NULL;
+}

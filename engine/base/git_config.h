@@ -55,6 +55,13 @@ enum git_config_verdict git_config_judge(const struct git_config *c,
                                          const struct git_config_entry *e, const char **why,
                                          const char **path);
 
+/* Entry e of the new config next, which old had too, unchanged: why keeping it refuses the
+ * write, or NULL. A removal runs nothing by itself, with one exception: a branch's remote (or
+ * another key naming one) whose remote the write takes the url of. git then reads the name as
+ * a path (or the .git/remotes file of that name), which the command can plant. */
+const char *git_config_judge_kept(const struct git_config *old, const struct git_config *next,
+                                  const struct git_config_entry *e);
+
 /* How git reads value as a remote URL: GIT_CONFIG_ALLOW (a network URL: https, http, ssh,
  * git, scp-like user@host:path), GIT_CONFIG_LOCAL_PATH (*path: the local path), or
  * GIT_CONFIG_REFUSE (*why: a transport helper such as ext:: or fd::, another scheme, a host

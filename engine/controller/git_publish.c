@@ -573,22 +573,27 @@ static void mediate(const struct git_publish *g, size_t root, int host_dir, cons
     }
     for (size_t i = 0; i < new_cfg.len; i++) {
         const struct git_config_entry *e = &new_cfg.items[i];
-        if (has_entry(&old_cfg, e))
-            continue; /* there before: the host's own setting, kept as it was */
-        const char *why = refusal(g, root, &new_cfg, e, git_dir);
-        if (!why)
+        /* there before: the host's own setting, kept as it was, unless the write changes
+         * what it means */
+        bool kept = has_entry(&old_cfg, e);
+        const char *why = kept ? git_config_judge_kept(&old_cfg, &new_cfg, e)
+                               : refusal(g, root, &new_cfg, e, git_dir);
+        if (!why || refused++ >= 8)
             continue;
-        if (refused++ < 8) {
-            char *shown = shown_key(e->key), *word = shell_word(e->value);
-            char *file = shell_word(rel);
+        char *shown = shown_key(e->key), *word = shell_word(e->value), *file = shell_word(rel);
+        if (kept)
+            add_line(v,
+                     "cordon: refused git setting %s (%s): if you mean it, run the same git "
+                     "command outside the sandbox; %s is unchanged",
+                     shown, why, rel);
+        else
             add_line(v,
                      "cordon: refused git setting %s (%s): if you mean it, run outside the "
                      "sandbox: git config --file %s %s %s; %s is unchanged",
                      shown, why, file ? file : "FILE", shown, word ? word : "VALUE", rel);
-            free(shown);
-            free(word);
-            free(file);
-        }
+        free(shown);
+        free(word);
+        free(file);
     }
     if (refused) {
         if (!target)

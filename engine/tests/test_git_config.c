@@ -513,6 +513,41 @@ static void test_judge_table(void)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* A kept entry is refused only when the write takes the url of the remote it names. */
+static void test_judge_kept(void)
+{
+    const char *old_text = "[remote \"origin\"]\n\turl = /srv/x.git\n"
+                           "[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"
+                           "[user]\n\tname = A\n";
+    const char *cases[][2] = {
+        /* the new text, and a word of the reason the kept branch.main.remote gets (or "") */
+        {"[remote \"origin\"]\n\tfetch = x\n[branch \"main\"]\n\tremote = origin\n", "path"},
+        {"[branch \"main\"]\n\tremote = origin\n", "path"},
+        {"[remote \"origin\"]\n\turl = /srv/y.git\n[branch \"main\"]\n\tremote = origin\n", ""},
+        {"[remote \"origin\"]\n\turl = /srv/x.git\n[branch \"main\"]\n\tremote = origin\n", ""},
+    };
+    struct git_config old = {0};
+    char err[200];
+    CHECK_EQ_INT(git_config_parse(old_text, strlen(old_text), &old, err, sizeof err), 0);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct git_config next = {0};
+        CHECK_EQ_INT(git_config_parse(cases[i][0], strlen(cases[i][0]), &next, err, sizeof err), 0);
+        const char *why = NULL;
+        for (size_t j = 0; j < next.len; j++)
+            if (strcmp(next.items[j].key, "branch.main.remote") == 0)
+                why = git_config_judge_kept(&old, &next, &next.items[j]);
+        if (*cases[i][1])
+            CHECK(why && strstr(why, cases[i][1]));
+        else
+            CHECK(!why);
+        git_config_free(&next);
+    }
+    /* a kept entry of no remote-naming key is never refused */
+    struct git_config_entry user = {.key = (char *)"user.name", .value = (char *)"A"};
+    CHECK(!git_config_judge_kept(&old, &(struct git_config){0}, &user));
+    git_config_free(&old);
+}
+
 /* Whatever the key, an unlisted one is refused: every key of the code-running table is. */
 static void test_code_running_keys_refused(void)
 {
@@ -540,4 +575,5 @@ TEST_MAIN({"parse table", test_parse_table},
           {"the parse table reads the same in real git", test_parse_table_matches_git},
           {"code-running key table", test_key_table},
           {"the allowlist: key and value to verdict", test_judge_table},
-          {"every code-running key is refused by the allowlist", test_code_running_keys_refused})
+          {"every code-running key is refused by the allowlist", test_code_running_keys_refused},
+          {"a kept branch remote whose url the write removes is refused", test_judge_kept})

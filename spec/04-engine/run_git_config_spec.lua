@@ -474,6 +474,32 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = NOBO
             assert.is_nil(h.read_file(b.log), "the host's fetch went through the command's proxy")
         end)
 
+        it("removing the url of the remote a branch pushes to: the person's push runs no planted hook", function()
+            local g = repo(who.uid)
+            local mark = g.marks .. "/pre-receive-ran"
+            local make = "git init -q --bare origin && " .. plant("origin/hooks/pre-receive", mark)
+            assert.are.equal(0, host_git(g, "push -q -u origin main").code)
+            -- without cordon: git reads the branch's remote "origin" as the path ./origin
+            assert.are.equal(0, host_sh(g, make).code)
+            assert.are.equal(0, host_git(g, "config --unset remote.origin.url").code)
+            local r = host_git(g, "push -q")
+            assert.is_true(exists(mark), "the planted hook did not run without cordon\n" .. h.describe(r))
+            h.sh_ok("rm -rf " .. h.quote(mark) .. " " .. h.quote(g.ws .. "/origin"))
+            assert.are.equal(0, host_git(g, "config remote.origin.url " .. h.quote(g.bare)).code)
+            -- inside: refused, naming the branch's setting; other removals are written
+            assert.are.equal(0, host_git(g, "config alias.st status").code)
+            r = run(g, make .. "; git config --unset remote.origin.url; echo status=$?; git config --unset alias.st")
+            refused_line(r, "branch.main.remote")
+            assert.truthy(r.stderr:find("run the same git command outside the sandbox", 1, true), h.describe(r))
+            assert.are_not.equal("0", r.stdout:match("status=(%d+)"), h.describe(r))
+            assert.are.equal(g.bare, host_get(g.config, "remote.origin.url"))
+            assert.is_nil(host_get(g.config, "alias.st"), "a removal was not written")
+            assert.are.equal(0, host_sh(g, "rm -rf origin && " .. make).code)
+            r = host_git(g, "push -q origin HEAD:refs/heads/after")
+            assert.are.equal(0, r.code, h.describe(r))
+            assert.is_false(exists(mark), "the planted pre-receive hook ran on the host")
+        end)
+
         it("core.worktree onto a folder later swapped for a link: the person's checkout writes inside", function()
             local g = repo(who.uid)
             local escaped = g.out .. "/f"
