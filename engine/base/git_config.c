@@ -1,10 +1,13 @@
 /* git_config.c — see git_config.h. Reads git's config syntax the way git's own reader does
  * (config.c: sections, "[a.b]" and [a "b"] subsections, keys, quoted values, escapes,
- * continuation lines, comments, CRLF line ends) and judges keys against the table of the ones
- * that make git run a program or load code.
- * Uses base/util (allocation). Must never: write, follow an include, or guess: where this
- * reader and git could disagree about a byte, it is a syntax error (the caller then refuses),
- * and where a key's meaning depends on its value in a way not modelled here, it runs code. */
+ * continuation lines, comments, CRLF line ends); judges an entry against the allowlist of
+ * settings written for a sandboxed command (key, then value by the key's rule; a remote URL
+ * read as git's transport_get reads it); and keeps the table of keys that make git run a
+ * program or load code (the reasons the refusals name; the repository guard's comparison).
+ * Uses base/util (allocation). Must never: touch the file system (a local path is the
+ * caller's to judge, on the host), write, follow an include, or guess: where this reader and
+ * git could disagree about a byte, it is a syntax error (the caller then refuses); a key not
+ * listed, or a value its rule does not take, is refused. */
 #include "base/git_config.h"
 
 #include <ctype.h>
