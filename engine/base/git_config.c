@@ -602,7 +602,7 @@ static size_t scheme_len(const char *v)
     return n;
 }
 
-/* The host of "[user@]host[:port]/..." reads as a command-line option to ssh. */
+/* The host or the port of "[user@]host[:port]/..." reads as a command-line option to ssh. */
 static bool host_is_option(const char *h)
 {
     const char *at = strchr(h, '@'), *slash = strchr(h, '/');
@@ -610,7 +610,13 @@ static bool host_is_option(const char *h)
         h = at + 1;
     if (*h == '[')
         h++;
-    return *h == '-';
+    if (*h == '-')
+        return true;
+    size_t authority = slash ? (size_t)(slash - h) : strlen(h);
+    for (size_t i = 0; i + 1 < authority; i++)
+        if (h[i] == ':' && h[i + 1] == '-')
+            return true;
+    return false;
 }
 
 enum git_config_verdict git_config_url(const char *value, const char **why, const char **path)

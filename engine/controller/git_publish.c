@@ -391,8 +391,9 @@ static const char *local_path_why(const struct git_publish *g, const char *path,
         if (!real)
             why = "a local path whose place on the host cannot be told";
         else if (in_writable(g, lexical) || in_writable(g, real))
-            why = "a local path into the workspace or a writable path, where the command can "
-                  "plant a repository whose hooks the host's git runs";
+            why = "a local path the sandbox writes, in the workspace, a writable path or the "
+                  "home's layer, where the command can plant a repository whose hooks the host's "
+                  "git runs";
         free(raw);
         free(lexical);
         free(real);
@@ -859,9 +860,13 @@ struct git_publish *git_publish_start(int listener, const struct str_list *roots
             add_writable(g, cfg->workspace);
         for (size_t i = 0; i < cfg->writable.len; i++)
             add_writable(g, cfg->writable.items[i]);
-        /* what a command writes in its home lands there, on the host */
-        if (cfg->home_mode == SANDBOX_HOME_OVERLAY)
-            add_writable(g, cfg->home_layer);
+        /* what a command writes in its home lands in its layer, on the host; the folder
+         * holding every workspace's layer, as another workspace's commands write theirs */
+        if (cfg->home_mode == SANDBOX_HOME_OVERLAY && cfg->home_layer) {
+            char *layers = path_absolute("..", cfg->home_layer);
+            add_writable(g, layers);
+            free(layers);
+        }
     }
     /* No rename may wait unanswered: without the thread, no sandbox (the caller's init dies
      * with this process, and the command with it). Signals stay the main thread's. */

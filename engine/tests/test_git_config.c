@@ -453,6 +453,8 @@ static const struct judge_case judge_cases[] = {
     {"remote.origin.url", "ssh://%2doProxyCommand=x/y", GIT_CONFIG_REFUSE, "option"},
     {"remote.origin.url", "-oProxyCommand=x:y", GIT_CONFIG_REFUSE, "option"},
     {"remote.origin.url", "u@-x:y", GIT_CONFIG_REFUSE, "option"},
+    {"remote.origin.url", "ssh://host:-oProxyCommand=x/y", GIT_CONFIG_REFUSE, "option"},
+    {"remote.origin.url", "ssh://host:22/y", GIT_CONFIG_ALLOW, NULL},
     {"remote.origin.url", "file://host/x", GIT_CONFIG_REFUSE, "file://"},
     {"remote.origin.url", "file:///x%2fy", GIT_CONFIG_REFUSE, "file://"},
     {"remote.origin.url", "~/x.git", GIT_CONFIG_REFUSE, "~"},

@@ -299,15 +299,17 @@ git remote add writable %s/pack.git; echo writable=$?
 git remote add link %s/link/.cache-pack; echo link=$?
 git remote add ext 'ext::sh -c touch%% x'; echo ext=$?
 git remote add scp git@example.com:team/app.git; echo scp=$?
-]]):format(h.quote(g.lib), h.quote(g.lib), h.quote(writable), h.quote(g.parent)), { "--allow-write", writable })
+git remote add layer %s/.local/state/cordon/homes/any/upper/evil.git; echo layer=$?
+]]):format(h.quote(g.lib), h.quote(g.lib), h.quote(writable), h.quote(g.parent), h.quote(h.home())),
+            { "--allow-write", writable })
         for name, want in pairs({ outside = "0", file = "0", scp = "0" }) do
             assert.are.equal(want, r.stdout:match(name .. "=(%d+)"), name .. "\n" .. h.describe(r))
         end
         assert.are.equal(g.lib, host_get(g.config, "remote.outside.url"))
         assert.are.equal("file://" .. g.lib, host_get(g.config, "remote.file.url"))
-        for _, name in ipairs({ "ws", "rel", "filews", "writable", "link" }) do
-            assert.truthy(r.stderr:find("refused git setting remote." .. name .. ".url (a local path into the "
-                .. "workspace or a writable path", 1, true), name .. "\n" .. h.describe(r))
+        for _, name in ipairs({ "ws", "rel", "filews", "writable", "link", "layer" }) do
+            assert.truthy(r.stderr:find("refused git setting remote." .. name .. ".url (a local path the sandbox "
+                .. "writes", 1, true), name .. "\n" .. h.describe(r))
             assert.are_not.equal("0", r.stdout:match(name .. "=(%d+)"), name .. "\n" .. h.describe(r))
             assert.is_nil(host_get(g.config, "remote." .. name .. ".url"), name)
         end
@@ -387,7 +389,7 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = NOBO
             -- inside: refused by name; the host's file has no pushurl
             r = run(g, make .. ' && git config remote.origin.pushurl "$PWD/.cache-pack"; echo status=$?')
             refused_line(r, "remote.origin.pushurl")
-            assert.truthy(r.stderr:find("a local path into the workspace or a writable path", 1, true), h.describe(r))
+            assert.truthy(r.stderr:find("a local path the sandbox writes", 1, true), h.describe(r))
             assert.are_not.equal("0", r.stdout:match("status=(%d+)"), h.describe(r))
             assert.is_nil(host_get(g.config, "remote.origin.pushurl"))
             -- the person's push, with the hook planted again whatever the run left of it
