@@ -95,8 +95,10 @@ git config push.autoSetupRemote true
 git config init.defaultBranch trunk
 git init -q fresh
 git -C fresh config user.name Fresh
+git init -q --object-format=sha256 fresh256
 git -c protocol.file.allow=always clone -q %s cloned
 git -C cloned config branch.main.rebase true
+git -C cloned sparse-checkout set --cone docs
 echo all-done
 ]]):format(h.quote(g.lib), h.quote(g.lib))
 end
@@ -121,6 +123,8 @@ local function check_safe(g)
     assert.are.equal("false", host_get(g.ws .. "/fresh/.git/config", "core.bare"))
     assert.are.equal(g.lib, host_get(g.ws .. "/cloned/.git/config", "remote.origin.url"))
     assert.are.equal("true", host_get(g.ws .. "/cloned/.git/config", "branch.main.rebase"))
+    assert.are.equal("sha256", host_get(g.ws .. "/fresh256/.git/config", "extensions.objectformat"))
+    assert.are.equal("true", host_get(g.ws .. "/cloned/.git/config.worktree", "core.sparsecheckout"))
     assert.are.equal("../../../lib", host_get(g.ws .. "/.git/modules/lib/config", "core.worktree"))
 end
 
