@@ -19,7 +19,8 @@
  *      tree, with no link on the way): EPERM and one line per key; else write
  *      the new text into the host's file in place (the sandbox's bind pins that inode; a new
  *      one is created exclusively), unlink the lock, reply 0.
- * Uses base/git_config, base/util, base/log, sandbox/rename_notify. The lines go to the
+ * Uses base/git_config, base/util, base/log, sandbox/rename_notify, and the sandbox's
+ * configuration (sandbox/sandbox-t.h) for what it writes on the host. The lines go to the
  * caller's own stderr (its fd 2, taken with pidfd_getfd: written only when that cannot block),
  * else to cordon's log. */
 #include "controller/git_publish.h"
@@ -432,8 +433,10 @@ static const char *work_tree_why(const struct git_publish *g, size_t root, const
         }
         char *slash = strrchr(rel, '/');
         if (fd != -ENOENT || !slash) {
-            if (fd != -ENOENT)
+            if (fd == -ELOOP || fd == -EXDEV)
                 why = "a work tree whose way on the host passes a link";
+            else if (fd != -ENOENT)
+                why = "a work tree whose way on the host cannot be looked at";
             break;
         }
         *slash = '\0';
