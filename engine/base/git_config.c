@@ -550,6 +550,7 @@ static const struct allowed allowed[] = {
     {"merge", SUB_NONE, "conflictstyle", VK_WORDS, "merge|diff3|zdiff3"},
     {"diff", SUB_NONE, "algorithm", VK_WORDS, "default|myers|minimal|patience|histogram"},
     {"color", SUB_NONE, "ui", VK_BOOL_OR_WORDS, "auto|always|never"},
+    {"lfs", SUB_NONE, "repositoryformatversion", VK_WORDS, "0"},
 };
 
 /* No byte below ' ' but a tab, no DEL: what a terminal would act on, what git's readers of

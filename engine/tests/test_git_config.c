@@ -395,6 +395,8 @@ static const struct judge_case judge_cases[] = {
     {"merge.conflictstyle", "zdiff3", GIT_CONFIG_ALLOW, NULL},
     {"diff.algorithm", "histogram", GIT_CONFIG_ALLOW, NULL},
     {"color.ui", "auto", GIT_CONFIG_ALLOW, NULL},
+    {"lfs.repositoryformatversion", "0", GIT_CONFIG_ALLOW, NULL},
+    {"lfs.url", "https://example.com/lfs", GIT_CONFIG_REFUSE, "not on the list"},
     /* the attacks of issue 26 and their kin */
     {"alias.st", "-c core.fsmonitor=./x status", GIT_CONFIG_REFUSE, "not on the list"},
     {"alias.f", "fetch --upload-pack=./x", GIT_CONFIG_REFUSE, "not on the list"},
