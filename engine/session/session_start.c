@@ -337,9 +337,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         c->ports = port_relay_new(&c->loop, label);
         port_relay_set_inside(c->ports, connect_inside, c);
     }
-    if (r == 0 &&
-        wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports,
-                      git_guards_roots(guard), &cfg, &http_fd, &socks_fd) < 0)
+    if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports, git_guards_roots(guard),
+                                &cfg, &http_fd, &socks_fd) < 0)
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
