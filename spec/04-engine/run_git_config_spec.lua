@@ -87,6 +87,7 @@ git remote add team https://example.com/team/app.git
 git config remote.team.pushurl git@example.com:team/app.git
 git push -q -u origin main
 git checkout -q -b x --track main
+git branch y && git branch -q --set-upstream-to=origin/main y
 git -c protocol.file.allow=always submodule add -q %s lib
 git config core.autocrlf input
 git config pull.rebase true
@@ -112,6 +113,7 @@ local function check_safe(g)
         ["remote.origin.url"] = g.bare,
         ["branch.main.remote"] = "origin", ["branch.main.merge"] = "refs/heads/main",
         ["branch.x.remote"] = ".", ["branch.x.merge"] = "refs/heads/main",
+        ["branch.y.remote"] = "origin", ["branch.y.merge"] = "refs/heads/main",
         ["submodule.lib.url"] = g.lib, ["submodule.lib.active"] = "true",
         ["core.autocrlf"] = "input", ["pull.rebase"] = "true", ["push.default"] = "simple",
         ["push.autosetupremote"] = "true", ["init.defaultbranch"] = "trunk",
