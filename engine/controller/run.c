@@ -395,8 +395,8 @@ static void supervise(struct controller *c)
  * expected one came. EOF means init failed its set-up; it said why on stderr, and supervise()
  * sees it exit. */
 static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
-                        char **command, const struct str_list *git_roots, int *http_fd,
-                        int *socks_fd)
+                        char **command, const struct str_list *git_roots,
+                        const struct sandbox_config *cfg, int *http_fd, int *socks_fd)
 {
     int expected = (want_pty ? 1 : 0) + 1 /* the rename listener */ +
                    (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
@@ -425,7 +425,7 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, si
                 LOG_E("run", "a host port's listener cannot be served: its connections fail");
             break;
         case INIT_MSG_RENAME_NOTIFY:
-            c->git = git_publish_start(fd, git_roots);
+            c->git = git_publish_start(fd, git_roots, cfg);
             break;
         default:
             if (!controller_take_listener(tag, fd))
@@ -768,7 +768,7 @@ int run_main(int argc, char **argv)
 
     int http_fd = -1, socks_fd = -1;
     receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command,
-                git_guards_roots(c.guard), &http_fd, &socks_fd);
+                git_guards_roots(c.guard), &cfg, &http_fd, &socks_fd);
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
             c.ports = port_relay_new(&c.loop, flags.command);
