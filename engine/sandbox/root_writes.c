@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/cordon_dirs.h"
 #include "base/fdpass.h"
 #include "base/log.h"
 #include "base/sha256.h"
@@ -582,19 +583,17 @@ int root_writes_shift_send(int ctl, struct root_shift *s)
  * current folder, and where profiles are found>, or NULL (no state folder). */
 static char *hint_path(const char *profile, const char *workspace, const char *cwd, bool make)
 {
-    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    char *dir = state && state[0] == '/' ? xasprintf("%s/cordon/root-shift", state)
-                : home && home[0] == '/'
-                    ? xasprintf("%s/.local/state/cordon/root-shift", strcmp(home, "/") ? home : "")
-                    : NULL;
+    const char *home = cdir_home();
+    char *dir = cdir_path(CDIR_STATE, "root-shift");
     if (!dir || (make && mkdir_p(dir, 0700) < 0)) {
         free(dir);
         return NULL;
     }
     /* The configuration folder too: a profile of the same name elsewhere is another profile. */
-    const char *config = getenv("XDG_CONFIG_HOME");
+    char *config = cdir_path(CDIR_CONFIG, NULL);
     char *key = xasprintf("%s\n%s\n%s\n%s\n%s", profile ? profile : "", workspace ? workspace : "",
                           cwd, config ? config : "", home ? home : "");
+    free(config);
     char hex[SHA256_HEX_LEN + 1];
     sha256_hex(key, strlen(key), hex);
     char *path = xasprintf("%s/%s", dir, hex);
