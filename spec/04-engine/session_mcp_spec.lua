@@ -284,6 +284,28 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.truthy(h.read_file(target), "the approved re-run did not write " .. target)
     end)
 
+    it("shows a control, bidi or zero-width character of the command visibly in the elicitation", function()
+        local s = h.session_start("spec-mcp-" .. h.token(), { flags = { "--ask-sandbox-off" } })
+        local target = h.tmpdir() .. "/written-outside"
+        -- ESC[8m would hide the rest on a terminal, U+202E reorders it, U+200B is invisible
+        local cmd = "touch " .. target .. " # \27[8m hidden \226\128\174 rtl \226\128\139 zw"
+        local exec = h.command_line({ "exec", s.name, "--", cmd }, { env = s.env })
+        local r = drive({
+            init(1, "2025-11-25", { elicitation = {} }), expect(1, "init"),
+            { spawn = "cd " .. h.quote(s.cwd) .. " && " .. exec, as = "exec" },
+            { answer = "elicitation/create", result = { action = "decline" }, as = "asked" },
+            { wait_spawned = "exec" },
+            { close = true },
+        }, { runtime = s.runtime, cwd = s.cwd, args = { "--session", s.name } })
+        assert.is_nil(r.error, r.describe)
+        local m = r.kept.asked.params.message
+        assert.truthy(m:find("touch " .. target, 1, true), m)
+        -- (the escalate policy's reason already shows ESC as "?"; the renderer takes the rest)
+        assert.truthy(m:find("[8m hidden <U+202E> rtl <U+200B> zw", 1, true), m)
+        assert.is_nil(m:find("[\27\226]"), m)
+        assert.is_nil(h.read_file(target), "a declined re-run wrote " .. target)
+    end)
+
     it("denies a question at once when the client cannot be asked", function()
         local o = h.origin()
         local r = drive({
