@@ -556,7 +556,7 @@ static bool *ro_absent_note(const struct sandbox_config *cfg)
     return absent;
 }
 
-/* An empty directory runs nothing (and the view itself makes .git/hooks when it is missing). */
+/* An empty directory runs nothing. */
 static bool holds_something(const char *path)
 {
     struct stat st;
