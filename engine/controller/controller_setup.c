@@ -891,9 +891,23 @@ void controller_oom_line(const struct sandbox_config *cfg, const struct cgroup *
     char limit[32];
     format_size(cfg->memory_max, limit, sizeof limit);
     if (kills == 1)
-        snprintf(line, len, "killed: out of memory (limit %s)", limit);
+        snprintf(line, len, "the command was killed: out of memory (limits.memory = %s)", limit);
     else
-        snprintf(line, len, "killed: out of memory (limit %s; %llu processes)", limit, kills);
+        snprintf(line, len,
+                 "the command was killed: out of memory (limits.memory = %s; %llu processes "
+                 "killed)",
+                 limit, kills);
+}
+
+void controller_pids_line(const struct sandbox_config *cfg, const struct cgroup *cg, char *line,
+                          size_t len)
+{
+    line[0] = '\0';
+    unsigned long long refused = cfg->pids_max ? cgroup_pids_refused(cg) : 0;
+    if (refused)
+        snprintf(line, len,
+                 "fork refused: the sandbox reached limits.pids = %llu (refused %llu %s)",
+                 cfg->pids_max, refused, refused == 1 ? "time" : "times");
 }
 
 int controller_send_config(int ctl, const struct sandbox_config *cfg)

@@ -797,10 +797,13 @@ int run_main(int argc, char **argv)
     if (c.have_cgroup) {
         /* The kernel counts its kills for the memory limit: a command that died of one (or
          * whose init did) is told so, not left to guess from a bare SIGKILL. */
-        char oom[128];
+        char oom[160], pids[160];
         controller_oom_line(&cfg, &c.cgroup.cg, oom, sizeof oom);
+        controller_pids_line(&cfg, &c.cgroup.cg, pids, sizeof pids);
         if (oom[0])
             fprintf(stderr, "cordon: %s\n", oom);
+        if (pids[0])
+            fprintf(stderr, "cordon: %s\n", pids);
     }
     ro_appeared_report(&cfg, ro_absent);
     free(ro_absent);

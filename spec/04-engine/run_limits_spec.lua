@@ -66,6 +66,7 @@ describe("cordon run: limits.pids", function()
         -- Without the low limit all 200 start: the bound below is the limit's doing.
         local wide = ok(h.run_py(FORKS, { flags = { "--profile", "lim" }, env = limits_profile("pids = 1000") }))
         assert.are.equal(200, started(wide), h.describe(wide))
+        assert.is_nil(wide.stderr:find("fork refused", 1, true), h.describe(wide))
         local r = ok(h.run_py(FORKS, { flags = { "--profile", "lim" }, env = limits_profile("pids = 50") }))
         need_cgroup(r)
         local n = started(r)
@@ -123,6 +124,10 @@ except (ValueError, OSError) as e:
         need_cgroup(r)
         local n = started(r)
         assert.is_true(n > 0 and n <= 50, "started " .. n .. " with pids = 50\n" .. h.describe(r))
+        -- the refusals are said, once, with the key that set the bound
+        assert.truthy(r.stderr:find("\ncordon: fork refused: the sandbox reached limits.pids = 50 (refused ", 1, true)
+            or r.stderr:find("^cordon: fork refused: the sandbox reached limits.pids = 50 %(refused "), h.describe(r))
+        assert.are.equal(1, select(2, r.stderr:gsub("fork refused", "")), h.describe(r))
         local cg = ok(h.run_sh("grep -c 'cordon-[0-9]' /proc/self/cgroup",
             { flags = { "--profile", "lim" }, env = limits_profile("pids = 50", nil, "root_only = { hide = false }") }))
         assert.is_true(tonumber(h.chomp(cg.stdout)) > 0, h.describe(cg))
@@ -227,7 +232,8 @@ describe("cordon run: limits.memory", function()
         need_cgroup(r)
         assert.are.equal(137, r.code, h.describe(r))
         assert.is_nil(r.stdout:match("allocated"), h.describe(r))
-        assert.truthy(r.stderr:match("cordon: killed: out of memory %(limit 64M%)"), h.describe(r))
+        assert.truthy(r.stderr:find("cordon: the command was killed: out of memory (limits.memory = 64M)\n", 1, true), h.describe(r))
+        assert.are.equal(1, select(2, r.stderr:gsub("out of memory", "")), h.describe(r))
     end)
 end)
 
