@@ -506,8 +506,10 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
             goto out;
         shift_push(s, fd);
     }
-    /* init attaches the writable trees by their names (fsview.c), and the command starts in the
-     * current folder: each must be reachable through what init can search. */
+    /* init attaches the writable trees, the home and the visible paths by their names (fsview.c,
+     * init.c: outermost first, so an inner one is reached through an outer one), and the command
+     * starts in the current folder: each must be reachable through what init can search. A home
+     * under a folder only root may search is not: no shift then, as for such a workspace. */
     struct str_list via = {0};
     for (size_t i = 0; i < cfg->shift_binds.len; i++)
         str_list_push(&via, cfg->shift_binds.items[i]);
@@ -519,6 +521,8 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
         const char *path = i == 0 ? cfg->workspace : i == 1 ? cfg->cwd : cfg->writable.items[i - 2];
         all = !path || reachable(path, &via, why, len);
     }
+    for (size_t i = 0; all && i < cfg->shift_binds.len; i++)
+        all = reachable(cfg->shift_binds.items[i], &via, why, len);
     str_list_free(&via);
     if (!all)
         goto out;
