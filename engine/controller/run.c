@@ -188,8 +188,11 @@ static void guard_check(struct controller *c, bool tick)
     struct str_list lines = {0};
     if (c->guard)
         (void)(tick ? git_guards_tick(c->guard, &lines, true) : git_guards_check(c->guard, &lines));
-    for (size_t i = 0; i < lines.len; i++)
-        fprintf(stderr, "cordon: %s%s", lines.items[i], c->tty_raw ? "\r\n" : "\n");
+    for (size_t i = 0; i < lines.len; i++) {
+        char *shown = visible_dup(lines.items[i]); /* names a command chose */
+        fprintf(stderr, "cordon: %s%s", shown, c->tty_raw ? "\r\n" : "\n");
+        free(shown);
+    }
     str_list_free(&lines);
 }
 
