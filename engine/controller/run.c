@@ -585,6 +585,10 @@ static void ro_appeared_report(const struct sandbox_config *cfg, const bool *abs
         if (!absent[i])
             continue;
         const char *rel = cfg->readonly_in_workspace.items[i];
+        /* the repository's own (a hooks folder made where there was none): the git guard
+         * recorded it missing and undoes what appears there in a line of its own */
+        if (strncmp(rel, ".git/", 5) == 0)
+            continue;
         char *p = xasprintf("%s/%s", cfg->workspace, rel);
         if (holds_something(p) && len < sizeof line)
             len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", len ? ", " : "", rel);

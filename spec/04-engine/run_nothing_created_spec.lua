@@ -54,6 +54,8 @@ local function cases(uid, label)
         local r = h.cordon({ "run", "--", "/bin/bash", "-c", PLANT:format(mark) },
             { cwd = ws, uid = uid, home = h.secret_home(uid) })
         assert.truthy(r.stderr:find("a new hook", 1, true), h.describe(r))
+        -- said once, by the guard that undid it
+        assert.are.equal(1, select(2, r.stderr:gsub("cordon:", "")), h.describe(r))
         local c = host_commit(ws, uid)
         assert.are.equal(0, c.code, h.describe(c))
         assert.is_nil(h.read_file(mark), h.describe(r))
