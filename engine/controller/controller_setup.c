@@ -107,6 +107,10 @@ static char *canonical_prefix(const char *path)
             break;
         }
         char *slash = strrchr(p, '/');
+        if (errno == ENOENT && slash == p && path[0] == '/') {
+            out = xstrdup(path); /* nothing below / exists: "/" is the ancestor (HOME=/) */
+            break;
+        }
         if (errno != ENOENT || !slash || slash == p)
             break;
         *slash = '\0';
