@@ -105,16 +105,9 @@ static void owner_show(struct terminal_owner *o)
 {
     if (o->n == 0)
         return;
-    /* The host name comes from the sandboxed command: shown so that no byte of it acts on the
-     * terminal. */
-    char text[sizeof o->queue[0].text * 4];
-    visible_render(o->queue[0].text, strlen(o->queue[0].text), text, sizeof text);
-    char line[sizeof text + 160];
-    snprintf(line, sizeof line,
-             "\r\n\033[1mcordon:\033[0m %s.\r\n"
-             "        [c] allow for this command  [s] allow for the session  [D] deny: ",
-             text);
-    prompt_say(o->fd, line);
+    /* The host name comes from the sandboxed command: prompt_show renders it. */
+    prompt_show(o->fd, o->queue[0].text,
+                "        [c] allow for this command  [s] allow for the session  [D] deny: ");
 }
 
 static void owner_pop(struct terminal_owner *o)
