@@ -914,6 +914,32 @@ void controller_pids_line(const struct sandbox_config *cfg, const struct cgroup 
                  cfg->pids_max, refused, refused == 1 ? "time" : "times");
 }
 
+void controller_limit_news(const struct sandbox_config *cfg, const struct cgroup *cg,
+                           struct limit_seen *seen, char *oom, size_t oom_len, char *pids,
+                           size_t pids_len)
+{
+    oom[0] = pids[0] = '\0';
+    unsigned long long kills = cfg->memory_max ? cgroup_oom_kills(cg) : 0;
+    unsigned long long refused = cfg->pids_max ? cgroup_pids_refused(cg) : 0;
+    if (kills > seen->oom_kills) {
+        char limit[32];
+        format_size(cfg->memory_max, limit, sizeof limit);
+        snprintf(oom, oom_len,
+                 "out of memory while the command ran: the kernel killed %llu %s of the "
+                 "session's sandbox (limits.memory = %s)",
+                 kills - seen->oom_kills, kills - seen->oom_kills == 1 ? "process" : "processes",
+                 limit);
+    }
+    if (refused > seen->pids_refused)
+        snprintf(pids, pids_len,
+                 "fork refused while the command ran: the session's sandbox reached "
+                 "limits.pids = %llu (refused %llu %s)",
+                 cfg->pids_max, refused - seen->pids_refused,
+                 refused - seen->pids_refused == 1 ? "time" : "times");
+    seen->oom_kills = kills > seen->oom_kills ? kills : seen->oom_kills;
+    seen->pids_refused = refused > seen->pids_refused ? refused : seen->pids_refused;
+}
+
 int controller_send_config(int ctl, const struct sandbox_config *cfg)
 {
     extra.expected =

@@ -104,6 +104,16 @@ void controller_oom_line(const struct sandbox_config *cfg, const struct cgroup *
  * counts them: under RLIMIT_NPROC alone the kernel keeps no count, and nothing is said. */
 void controller_pids_line(const struct sandbox_config *cfg, const struct cgroup *cg, char *line,
                           size_t len);
+/* A session's counters as last told (controller_limit_news). */
+struct limit_seen {
+    unsigned long long oom_kills, pids_refused;
+};
+/* The limit hits since *seen (which is brought up to date), for the command of a session that
+ * just ended: oom and pids get a line each ("" when nothing new), naming the session's sandbox,
+ * since a hit during the command may have been another job's. */
+void controller_limit_news(const struct sandbox_config *cfg, const struct cgroup *cg,
+                           struct limit_seen *seen, char *oom, size_t oom_len, char *pids,
+                           size_t pids_len);
 /* The resolved configuration to init in a memfd. 0; -EPIPE/-ECONNRESET when init already failed
  * its set-up (it said why); another -errno otherwise. */
 int controller_send_config(int ctl, const struct sandbox_config *cfg);

@@ -377,6 +377,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
                                  .state_path = c->state_path,
                                  .cfg = &cfg,
                                  .guard = guard,
+                                 .cgroup = have_cgroup ? &cgroup.cg : NULL,
                                  .ctl = c->ctl,
                                  .init_pid = pid,
                                  .owner_pid = owner,

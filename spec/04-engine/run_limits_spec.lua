@@ -304,6 +304,21 @@ describe("cordon run and sessions: the cgroup", function()
         local r = ok(exec(h.python .. " -c " .. h.quote(FORKS)))
         local n = started(r)
         assert.is_true(n > 0 and n <= 50, "started " .. n .. " with pids = 50\n" .. h.describe(r))
+        -- the cgroup counted the refusals (where it carries pids): one line on the exec's stderr
+        local events = h.read_file(dirs[1] .. "/pids.events") or ""
+        if events:match("max [1-9]") then
+            assert.truthy(r.stderr:find("cordon: fork refused while the command ran: the session's sandbox "
+                .. "reached limits.pids = 50 (refused ", 1, true), h.describe(r))
+            assert.are.equal(1, select(2, r.stderr:gsub("fork refused", "")), h.describe(r))
+        end
+        -- told once: the next command hits nothing and hears nothing
+        local quiet = ok(exec("true"))
+        assert.is_nil(quiet.stderr:find("refused", 1, true), h.describe(quiet))
+        -- an allocation over the limit: the kernel kills it, and the exec says so in one line
+        local big = exec(h.python .. " -c " .. h.quote("b = bytearray(768 << 20); print('allocated')"))
+        assert.is_nil(big.stdout:find("allocated", 1, true), h.describe(big))
+        assert.truthy(big.stderr:find("cordon: out of memory while the command ran: the kernel killed 1 process "
+            .. "of the session's sandbox (limits.memory = 512M)", 1, true), h.describe(big))
         ok(h.cordon({ "session", "stop", s.name }, { cwd = s.cwd, env = s.env, timeout = 30 }))
         assert.truthy(h.wait_for(function() return #existing(dirs) == 0 end, 10),
             "still there: " .. table.concat(existing(dirs), " "))
