@@ -889,8 +889,7 @@ static bool beyond_loopback(const char *addr)
 /* A port published on an address other than loopback is reachable from other machines: the
  * agent asked for it, so a person says yes (an elicitation) or it is refused. 0 when the person
  * allowed it, else -1 with the one line in err (declined, no answer, a client that cannot ask). */
-static int publish_asked(const struct mcp_server *s, const struct args *a, char *err,
-                         size_t errlen)
+static int publish_asked(const struct mcp_server *s, const struct args *a, char *err, size_t errlen)
 {
     static atomic_llong next_tag = -1; /* approvals' tags are their (positive) ids */
     char *addr = visible_dup(a->host_addr);
@@ -953,8 +952,7 @@ static void publish_port(const struct mcp_server *s, const struct args *a, const
     struct result res = {0};
     struct chttp h;
     char err[512];
-    if (a->host_addr && beyond_loopback(a->host_addr) &&
-        publish_asked(s, a, err, sizeof err) < 0) {
+    if (a->host_addr && beyond_loopback(a->host_addr) && publish_asked(s, a, err, sizeof err) < 0) {
         tool_error(id, &res, "cordon: %s", err);
         return;
     }
