@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "base/visible.h"
+#include "sandbox/hide.h"
 
 /* One line per refused thing: a refusal with the kind and path of one kept before it says
  * nothing new, and one without a path says less than one of its kind with a path. Keeps the
@@ -74,6 +75,12 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         str_list_push(&protected_in_ws, p);
         free(p);
     }
+    /* What looks missing: the hidden paths, and the names a folder hidden by rule holds on the
+     * host now (a key made there during the run included). */
+    struct str_list hidden = {0};
+    for (size_t i = 0; i < cfg->hidden.len; i++)
+        str_list_push(&hidden, cfg->hidden.items[i]);
+    hide_except_hidden_now(&cfg->hidden_except, &hidden);
     struct lh_command_result in = {
         .command = command,
         .exit_code = exit_code,
@@ -85,7 +92,7 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         .truncated = out_cut || err_cut,
         .cwd = cfg->cwd,
         .writable = &writable,
-        .hidden = &cfg->hidden,
+        .hidden = &hidden,
         .network_denied = network_denied,
         .merged = merged,
         .candidates = candidates,
@@ -116,6 +123,7 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         free(shown);
     }
     str_list_free(&writable);
+    str_list_free(&hidden);
     str_list_free(&protected_in_ws);
     free(out_text);
     free(err_text);

@@ -8,6 +8,7 @@
  *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc (in a container that masks parts of
  *      /proc, the container's, read-only: devfs.h; said in one line);
  *   5. overlays with whiteouts for hidden paths, then the copy-on-write home (home_view.h);
+ *      the folders hidden by rule (hidden_except) come on the finished view, after step 6;
  *   6. attach the captured writable trees (outermost first), then read-only binds inside them
  *      (the workspace's .git and readonly_in_workspace, cordon's own directories).
  * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
@@ -533,8 +534,13 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
             mnt_setattr(&e, caps[i].path, true, MOUNT_ATTR_RDONLY, 0) < 0)
             goto out;
     }
+    /* Folders hidden by rule, on the finished view (the home's overlay included), then the
+     * covers inside writable areas (and of a rule's folder init may not list). */
     if (protect_in_workspace(cfg, &e) < 0 || protect_own_paths(cfg, &e) < 0 ||
-        git_worktree_apply(&gw, &e) < 0 || hide_apply_in_writable(&plan, &e) < 0)
+        git_worktree_apply(&gw, &e) < 0 ||
+        hide_apply_except(&cfg->hidden_except, &visible, cfg->home,
+                          cfg->home_mode != SANDBOX_HOME_READONLY, &plan, &e) < 0 ||
+        hide_apply_in_writable(&plan, &e) < 0)
         goto out;
     r = 0;
 out:
