@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/visible.h"
 #include "sandbox/hide.h"
 
 /* One line per refused thing: a refusal with the kind and path of one kept before it says
@@ -112,11 +113,15 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     n = merge_refusals(found, n);
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
-    for (size_t i = 0; i < n; i++)
-        fprintf(stderr, "cordon: %s%s\n", found[i].reason,
+    for (size_t i = 0; i < n; i++) {
+        /* a reason names what the command chose (a path, a host): through the one renderer */
+        char *shown = visible_dup(found[i].reason);
+        fprintf(stderr, "cordon: %s%s\n", shown,
                 ask_sandbox_off || strcmp(found[i].kind, "network") == 0
                     ? ""
                     : "; run with --ask-sandbox-off to be asked next time");
+        free(shown);
+    }
     str_list_free(&writable);
     str_list_free(&hidden);
     str_list_free(&protected_in_ws);

@@ -188,10 +188,13 @@ static int block_signals(void)
  * until it is reaped here. */
 static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, pid_t init_pid)
 {
-    char oom[128];
+    char oom[160], pids[160];
     controller_oom_line(cfg, cg, oom, sizeof oom);
+    controller_pids_line(cfg, cg, pids, sizeof pids);
     if (oom[0])
         LOG_W("session", "%s", oom);
+    if (pids[0])
+        LOG_W("session", "%s", pids);
     if (waitpid(init_pid, NULL, WNOHANG) == 0) {
         (void)kill(init_pid, SIGKILL);
         (void)waitpid(init_pid, NULL, 0);
@@ -374,6 +377,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
                                  .state_path = c->state_path,
                                  .cfg = &cfg,
                                  .guard = guard,
+                                 .cgroup = have_cgroup ? &cgroup.cg : NULL,
                                  .ctl = c->ctl,
                                  .init_pid = pid,
                                  .owner_pid = owner,
