@@ -1,6 +1,7 @@
 /* said_once.c — see said_once.h. Owns the said/ folder under cordon's state folder and its
- * markers. Uses base/util (mkdir_p, xasprintf). Must never follow a link to make a marker
- * (O_NOFOLLOW, O_EXCL), nor fail a run: every error means "say it". */
+ * markers. Uses base/cordon_dirs (where the state folder is), base/util (mkdir_p, xasprintf).
+ * Must never follow a link to make a marker (O_NOFOLLOW, O_EXCL), nor fail a run: every error
+ * means "say it". */
 #include "base/said_once.h"
 
 #include <errno.h>
@@ -9,16 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cordon_dirs.h"
 #include "base/util.h"
 
 char *said_once_dir(void)
 {
-    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if (state && state[0] == '/')
-        return xasprintf("%s/cordon/said", state);
-    if (home && home[0] == '/')
-        return xasprintf("%s/.local/state/cordon/said", strcmp(home, "/") ? home : "");
-    return NULL;
+    return cdir_path(CDIR_STATE, "said");
 }
 
 static bool good_name(const char *name)

@@ -6,8 +6,8 @@
 #define CORDON_SAID_ONCE_H
 #include <stdbool.h>
 
-/* The folder of the markers (malloc'd), or NULL when there is no state folder (neither an
- * absolute XDG_STATE_HOME nor HOME). */
+/* The folder of the markers (malloc'd; cdir_path(CDIR_STATE, "said")), or NULL when there is
+ * no state folder (neither an absolute XDG_STATE_HOME nor HOME). */
 char *said_once_dir(void);
 
 /* Should line be said now under name ([A-Za-z0-9._-], at most 64 bytes)? true the first time

@@ -11,6 +11,8 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/visible.h"
+#include "sandbox/hide.h"
 #include "controller/host_listening.h"
 
 /* One line per refused thing: a refusal with the kind and path of one kept before it says
@@ -87,6 +89,12 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         str_list_push(&protected_in_ws, p);
         free(p);
     }
+    /* What looks missing: the hidden paths, and the names a folder hidden by rule holds on the
+     * host now (a key made there during the run included). */
+    struct str_list hidden = {0};
+    for (size_t i = 0; i < cfg->hidden.len; i++)
+        str_list_push(&hidden, cfg->hidden.items[i]);
+    hide_except_hidden_now(&cfg->hidden_except, &hidden);
     /* a refused connection may be to a port the host serves: which ones it does, looked up
      * only when a kept line shows a refusal of the kind (lua/HOOKS.md, host_listening) */
     struct str_list listening = {0};
@@ -103,7 +111,7 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         .truncated = out_cut || err_cut,
         .cwd = cfg->cwd,
         .writable = &writable,
-        .hidden = &cfg->hidden,
+        .hidden = &hidden,
         .network_denied = network_denied,
         .merged = merged,
         .candidates = candidates,
@@ -126,12 +134,17 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     n = merge_refusals(found, n);
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
-    for (size_t i = 0; i < n; i++)
-        fprintf(stderr, "cordon: %s%s\n", found[i].reason,
+    for (size_t i = 0; i < n; i++) {
+        /* a reason names what the command chose (a path, a host): through the one renderer */
+        char *shown = visible_dup(found[i].reason);
+        fprintf(stderr, "cordon: %s%s\n", shown,
                 ask_sandbox_off || strcmp(found[i].kind, "network") == 0
                     ? ""
                     : "; run with --ask-sandbox-off to be asked next time");
+        free(shown);
+    }
     str_list_free(&writable);
+    str_list_free(&hidden);
     str_list_free(&protected_in_ws);
     str_list_free(&listening);
     free(out_text);
