@@ -37,6 +37,8 @@
 #include "base/session_socket.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "base/said_once.h"
+#include "controller/loopback_rules.h"
 
 extern char **environ;
 
@@ -675,6 +677,7 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     ahead = NULL;
     if (r < 0 || grants_resolve(cfg, environ, getenv("HOME"), err, errlen) < 0)
         return -1;
+    loopback_rules_say(&flags->network_allow, cfg);
     /* Fail closed: a sandbox that cannot keep its commands off the loopback is not started. */
     if (loopback_guard_wanted(cfg) && loopback_guard_check(err, errlen) < 0)
         return -1;
@@ -847,11 +850,23 @@ int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc,
     unsigned missing = need & ~cgroup_controllers(cg);
     /* pids has RLIMIT_NPROC but for the host's root; the rest is only a cgroup's to give */
     unsigned lost = missing & (host_root_inside ? (CGROUP_PIDS | CGROUP_MEMORY) : CGROUP_MEMORY);
-    if (lost)
-        LOG_W("limits", "no cgroup for this sandbox (%s): %s not applied", why,
-              lost == (CGROUP_PIDS | CGROUP_MEMORY) ? "limits.memory and limits.pids"
-              : lost == CGROUP_MEMORY               ? "limits.memory"
-                                                    : "limits.pids");
+    if (lost) {
+        /* the machine's, not the run's: said once per machine (base/said_once), then kept for
+         * cordon doctor and the debug log */
+        bool both = lost == (CGROUP_PIDS | CGROUP_MEMORY);
+        char line[PATH_MAX + 256];
+        snprintf(line, sizeof line, "no cgroup for this sandbox (%s): %s not applied", why,
+                 both                    ? "limits.memory and limits.pids"
+                 : lost == CGROUP_MEMORY ? "limits.memory"
+                                         : "limits.pids");
+        if (said_once_first(both                    ? "limits.memory-pids"
+                            : lost == CGROUP_MEMORY ? "limits.memory"
+                                                    : "limits.pids",
+                            line))
+            LOG_W("limits", "%s (said once on this machine: cordon doctor lists it)", line);
+        else
+            LOG_D("limits", "%s", line);
+    }
     if ((missing & CGROUP_PIDS) && !host_root_inside)
         nproc_fallback(cfg);
     return cg->n_dirs > 0;
