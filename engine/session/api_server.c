@@ -221,6 +221,8 @@ static int peer_pidfd_by_cred(int fd, pid_t pid, int *pidfd_out)
         return -errno; /* ESRCH: already gone */
     ino_t peer = 0;
     int rc = unix_peer_inode(fd, &peer);
+    if (rc == -ENOTCONN)
+        rc = -ESRCH; /* the client closed its end: gone */
     if (rc < 0)
         goto fail;
     rc = unix_peer_pid_holds(pid, peer);
