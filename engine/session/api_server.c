@@ -221,9 +221,7 @@ static int peer_pidfd_by_cred(int fd, pid_t pid, int *pidfd_out)
         return -errno; /* ESRCH: already gone */
     ino_t peer = 0;
     int rc = unix_peer_inode(fd, &peer);
-    if (rc == -ENOTCONN)
-        rc = -ESRCH; /* the client closed its end: gone */
-    if (rc < 0)
+    if (rc < 0) /* -ENOTCONN: the client closed its end already */
         goto fail;
     rc = unix_peer_pid_holds(pid, peer);
     if (rc == 0)
@@ -262,6 +260,10 @@ static const char *peer_verdict(struct api_server *s, int fd)
     }
     int pidfd = -1;
     int rc = s->by_cred ? peer_pidfd_by_cred(fd, cred.pid, &pidfd) : unix_peer_pidfd(fd, &pidfd);
+    if (rc == -ENOTCONN) { /* a client that connects and closes (a liveness probe): no story */
+        LOG_D("api", "a client closed its connection before the check (pid %d)", (int)cred.pid);
+        return peer_sandboxed;
+    }
     if (rc == -ESRCH) {
         LOG_W("api", "refused a client that is gone, or not the process that connected (pid %d)",
               (int)cred.pid);
