@@ -267,6 +267,8 @@ static int idmap_probe(void)
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
+        close(go[1]); /* so that the parent's close ends the read below */
+        close(ready[0]);
         char x = unshare(CLONE_NEWUSER) < 0 ? 'e' : 'r';
         alarm(20);
         (void)!write(ready[1], &x, 1);
