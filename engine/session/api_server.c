@@ -205,12 +205,15 @@ static int pidfd_in_our_user_namespace(int pidfd)
  * from a parent that holds the end, and every holder is the connector or got it from the
  * connector's side: a process in a sandbox creates processes in the sandbox's user namespace
  * (refused by the user-namespace check that follows, as with SO_PEERPIDFD). What is left is a
- * host process that receives descriptors from a sandbox (SCM_RIGHTS) and keeps them, and that
- * lands on the recycled pid: such a deputy could as well connect on the sandbox's behalf with
- * SO_PEERPIDFD, so the fallback is not weaker than the mechanism.
- * (The process's start time against the connection's was considered and not used: the
- * connection's time is known only when it is accepted, after connect(), in clock ticks of
- * 10 ms; a pid recycled in between would pass.) */
+ * host process in our user namespace, started after the connector exited and given its
+ * recycled pid, that takes descriptors from the sandbox (SCM_RIGHTS) and keeps them open while
+ * the session looks: a deputy the sandbox would have to reach through a socket (a thread of a
+ * running service is no such process: pidfd_open refuses a thread's id). The session's socket
+ * itself is hidden inside every sandbox, so this check stands behind that wall, as with
+ * SO_PEERPIDFD, where a host deputy that connects for the sandbox passes as well.
+ * (The process's start time against the connection's was considered and not used: the check
+ * runs when the connection is accepted, the only time known for it, so every process alive
+ * then started before it.) */
 static int peer_pidfd_by_cred(int fd, pid_t pid, int *pidfd_out)
 {
     *pidfd_out = -1;
