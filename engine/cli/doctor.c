@@ -10,8 +10,8 @@
  *             AppArmor's confinement of this process and whether a `cordon` profile is loaded,
  *             Landlock's ABI, mount_setattr, seccomp (filters, user notification), SO_PEERPIDFD
  *             and its fallback (pidfd_open, sock_diag), cgroups (cgroup_create, then removed)
- *   child     as the caller: a user namespace with the caller's ids mapped, mount and network
- *             namespaces, a tmpfs, overlayfs with its layers given as detached mounts
+ *   child     as the caller: a user namespace with the caller's ids mapped; mount, pid, ipc,
+ *             uts and network namespaces; a tmpfs; overlayfs with its layers given as detached mounts
  *             (/proc/self/fd paths) and by path, the transparent mode's nftables rule
  *   child     (root only) the same user namespace and tmpfs as uid 65534: may other users?
  *   idmap     (root only) an idmapped clone of the current folder's mount */
@@ -162,7 +162,9 @@ static void ns_probe_child(struct ns_found *r, bool full)
         r->maps = write_str("/proc/self/gid_map", map);
     if (r->maps)
         return;
-    r->ns = unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0 ? errno : 0;
+    r->ns = unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0
+                ? errno
+                : 0;
     if (r->ns)
         return;
     (void)mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
@@ -483,7 +485,7 @@ static void build_report(const struct found *f, struct report *r)
     /* mechanisms */
     m = add_mech(r, "user_namespaces", "user namespaces", userns_ok);
     snprintf(m->detail, sizeof m->detail, "%s%s; user.max_user_namespaces=%ld%s%s",
-             userns_ok ? "a user, mount and network namespace with a tmpfs: ok" : "refused: ",
+             userns_ok ? "user, mount, pid and network namespaces with a tmpfs: ok" : "refused: ",
              userns_ok ? "" : err_name(userns_err), f->max_userns,
              f->unpriv_clone >= 0 ? "; kernel.unprivileged_userns_clone=" : "",
              f->unpriv_clone == 0  ? "0"
