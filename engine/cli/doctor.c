@@ -50,7 +50,9 @@
 #define SYNOPSIS "cordon doctor [--json]"
 #define NOBODY 65534
 #define DOC_LINE 384
-#define FORCED 0x7fff /* an "errno" of our own: the test switch says the mechanism is missing */
+#define FORCED 0x7fff   /* an "errno" of our own: the test switch says the mechanism is missing */
+#define DIED 0x7ffe     /* ... and another: the probe's child died before it could tell */
+#define UNPROBED 0x7ffd /* ... a step not tried: the namespaces it needs could not be made */
 
 /* ---- what the probes found ---- */
 
@@ -146,7 +148,7 @@ static void ns_probe_child(struct ns_found *r, bool full)
     uid_t uid = getuid();
     gid_t gid = getgid();
     memset(r, 0, sizeof *r);
-    r->maps = r->ns = r->tmpfs = r->ovl_fd = r->ovl_path = r->nft = ECANCELED;
+    r->maps = r->ns = r->tmpfs = r->ovl_fd = r->ovl_path = r->nft = UNPROBED;
     if (unshare(CLONE_NEWUSER) < 0) {
         r->userns = errno;
         return;
@@ -217,8 +219,9 @@ static void ns_probe_child(struct ns_found *r, bool full)
     r->nft = rc < 0 ? -rc : 0;
 }
 
-/* Run ns_probe_child in a child (as uid `as` when as != (uid_t)-1) and collect its findings.
- * 0, or -errno when the child could not run or report. */
+/* Run ns_probe_child in a child (as uid `as` when as != (uid_t)-1) and collect its findings
+ * (a child that died before it reported: r->userns = DIED). 0, -EPERM when it could not
+ * become uid `as`, or -errno when there is no child. */
 static int ns_probe(struct ns_found *r, uid_t as, bool full)
 {
     int p[2];
@@ -247,10 +250,17 @@ static int ns_probe(struct ns_found *r, uid_t as, bool full)
     ssize_t n;
     RETRY_EINTR(n, read(p[0], r, sizeof *r));
     close(p[0]);
-    int status;
+    int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    return n == (ssize_t)sizeof *r ? 0 : -EPROTO;
+    if (n == (ssize_t)sizeof *r)
+        return 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+        return -EPERM; /* could not become uid `as` (inside a sandbox, say) */
+    /* It died on the way (a seccomp filter's kill, its alarm): the namespaces are not there. */
+    memset(r, 0, sizeof *r);
+    r->userns = DIED;
+    return 0;
 }
 
 /* Root only: can the current folder's mount be cloned with an id mapping (as a shifted root
@@ -393,9 +403,9 @@ static int probe_all(struct found *f)
         return rc;
     if (f->uid == 0) {
         rc = ns_probe(&f->ns_other, NOBODY, false);
-        if (rc < 0)
+        if (rc < 0 && rc != -EPERM)
             return rc;
-        f->other_probed = true;
+        f->other_probed = rc == 0;
     }
     if (kernel_lacks_forced("overlay_userns"))
         f->ns.ovl_fd = f->ns.ovl_path = FORCED;
@@ -451,7 +461,11 @@ static struct cap *add_cap(struct report *r, const char *key, const char *name,
 
 static const char *err_name(int e)
 {
-    return e == FORCED ? "forced missing" : e ? strerror(e) : "ok";
+    return e == FORCED     ? "forced missing"
+           : e == DIED     ? "the probe was killed (a seccomp filter?)"
+           : e == UNPROBED ? "not tried (no namespaces)"
+           : e             ? strerror(e)
+                           : "ok";
 }
 
 /* What to do when user namespaces are refused: AppArmor's profile first where AppArmor
@@ -467,7 +481,7 @@ static void userns_advice(const struct found *f, int err, char *out, size_t len)
     else if (f->in_container)
         snprintf(out, len,
                  "in a container: its seccomp profile must allow user namespaces (Docker: "
-                 "--security-opt seccomp=unconfined), see docs/containers.md");
+                 "--security-opt seccomp=unconfined), see the README's \"In a container\"");
     else
         snprintf(out, len,
                  "enable unprivileged user namespaces "
@@ -566,7 +580,11 @@ static void build_report(const struct found *f, struct report *r)
     } else {
         snprintf(c->detail, sizeof c->detail, "namespaces, mounts and seccomp filters");
     }
-    if (!n->ovl_fd) {
+    if (!userns_ok) {
+        c = add_cap(r, "home", "copy-on-write home", CAP_OFF);
+        snprintf(c->detail, sizeof c->detail, "not probed: no user namespace here");
+        snprintf(c->advice, sizeof c->advice, "make user namespaces work first (above)");
+    } else if (!n->ovl_fd) {
         c = add_cap(r, "home", "copy-on-write home", CAP_FULL);
         snprintf(c->detail, sizeof c->detail, "overlayfs, its layers as detached mounts");
     } else if (!n->ovl_path) {
@@ -645,8 +663,12 @@ static void build_report(const struct found *f, struct report *r)
     c = add_cap(r, "transparent", "transparent mode (network.transparent)",
                 n->nft ? CAP_OFF : CAP_FULL);
     snprintf(c->detail, sizeof c->detail, "%s",
-             n->nft ? "no nf_tables in a user namespace" : "an nftables redirect to the proxy");
-    if (n->nft)
+             !userns_ok ? "not probed: no user namespace here"
+             : n->nft   ? "no nf_tables in a user namespace"
+                        : "an nftables redirect to the proxy");
+    if (!userns_ok)
+        snprintf(c->advice, sizeof c->advice, "make user namespaces work first (above)");
+    else if (n->nft)
         snprintf(c->advice, sizeof c->advice,
                  "modprobe nf_tables (CONFIG_NF_TABLES), or leave network.transparent off");
     c = add_cap(r, "limits", "limits.pids and limits.memory",

@@ -116,6 +116,32 @@ for _, user in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } 
     end)
 end
 
+describe("cordon doctor inside a sandbox", function()
+    after_each(h.cleanup)
+
+    it("says the default profile cannot start there (no user namespace), exit 1, not a failure", function()
+        local c, why = h.unprivileged_copy(0)
+        if not c then h.skip(why) end
+        local inner = "ASAN_OPTIONS=detect_leaks=0 CORDON_DATADIR=" .. h.quote(c.datadir) .. " "
+            .. h.quote(c.bin) .. " doctor --json; echo rc=$?"
+        local r = h.run_sh(inner)
+        local json, rc = r.stdout:match("^({[^\n]*})\nrc=(%d+)\n$")
+        assert.truthy(json, h.describe(r))
+        assert.are.equal("1", rc, h.describe(r))
+        local d = cjson.decode(json)
+        assert.is_false(d.default_profile_starts)
+        for _, cap in ipairs(d.capabilities) do
+            if cap.name == "sandbox" or cap.name == "home" or cap.name == "transparent" then
+                assert.are.equal("off", cap.state, cjson.encode(cap))
+                assert.are.equal("string", type(cap.advice), cjson.encode(cap))
+            end
+        end
+        -- the same doctor outside: it can start
+        local host = doctor_json(nil)
+        assert.is_true(host.default_profile_starts)
+    end)
+end)
+
 describe("cordon doctor usage", function()
     it("--help prints the usage and exit statuses; an unknown option is a usage error", function()
         local r = h.cordon({ "doctor", "--help" })
