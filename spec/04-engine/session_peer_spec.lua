@@ -7,8 +7,11 @@
 -- curl from the host is served; a client that connects and exits before the session looks at
 -- the connection (the session is stopped with SIGSTOP meanwhile; a child keeps the connection
 -- and reads the answer) is refused, where the same client that stays is served.
--- The pid-reuse attack (the connector's pid given to a host process before the check) is
--- engine/tests/test_api_server.c's, in both modes. Waits are bounded; nothing is timed.
+-- And (root: ns_last_pid) a client in another user namespace that connects, leaves its
+-- connection to a child and exits, its pid then given to a host process of the session's uid
+-- before the session looks: refused (without the fallback's proof that the process holds the
+-- connection, it was served: 200). engine/tests/test_api_server.c has the same attack with
+-- clone3's set_tid. Waits are bounded; nothing is timed.
 local h = require("spec.helpers")
 
 local NOBODY = 65534
@@ -64,6 +67,8 @@ c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 c.settimeout(30)
 c.connect(path)
 c.sendall(b"GET /v1/session HTTP/1.1\r\nHost: cordon\r\nConnection: close\r\n\r\n")
+with open(out + ".pid", "w") as f:
+    f.write(str(os.getpid()))
 open(out + ".connected", "w").close()
 if leave and os.fork() != 0:
     os._exit(0)
@@ -82,7 +87,8 @@ os.rename(out + ".part", out)
 -- Runs CLIENT against session s with the controller stopped (SIGSTOP) while it connects, so
 -- the session looks at the connection only after the client's parent is gone (leave) or
 -- while it waits (not leave). Returns the status line and body the client read.
-local function client_while_stopped(s, leave)
+local function client_while_stopped(s, leave, opts)
+    opts = opts or {}
     local dir = h.tmpdir()
     h.sh_ok("chmod 777 " .. h.quote(dir))
     local script, out = dir .. "/client.py", dir .. "/answer"
@@ -90,8 +96,8 @@ local function client_while_stopped(s, leave)
     h.sh_ok("kill -STOP " .. s.pid)
     local cont = false
     h.defer(function() if not cont then os.execute("kill -CONT " .. s.pid .. " 2>/dev/null") end end)
-    local cmd = ("%s%s %s %s %s %s"):format(as_user(s.uid), h.python, h.quote(script), h.quote(s.socket),
-        h.quote(out), leave and "1" or "0")
+    local cmd = ("%s%s%s %s %s %s %s"):format(as_user(s.uid), opts.prefix or "", h.python, h.quote(script),
+        h.quote(s.socket), h.quote(out), leave and "1" or "0")
     if leave then
         -- the parent has exited (and is reaped by this shell) before the session runs again
         h.sh_ok("timeout 30 " .. cmd)
@@ -101,10 +107,47 @@ local function client_while_stopped(s, leave)
         assert(h.wait_for(function() return h.read_file(out .. ".connected") ~= nil end, 15),
             "the staying client did not connect")
     end
+    if opts.meanwhile then opts.meanwhile(tonumber(h.read_file(out .. ".pid"))) end
     h.sh_ok("kill -CONT " .. s.pid)
     cont = true
     assert(h.wait_for(function() return h.read_file(out) ~= nil end, 30), "the client read no answer")
     return h.read_file(out)
+end
+
+-- Root: gives pid `want` to a new host process of uid (ns_last_pid), which sleeps; its pid, or
+-- nil when another process took the number first each time (bounded tries).
+local REUSE = [[
+import ctypes, os, sys, time
+want, uid = int(sys.argv[1]), int(sys.argv[2])
+for _ in range(200):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(want - 1))
+    p = os.fork()
+    if p == 0:
+        os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: as any process of that uid
+        time.sleep(120)
+        os._exit(0)
+    if p == want:
+        for _ in range(1000):  # until the child is of that uid (bounded)
+            with open("/proc/%d/status" % p) as f:
+                if ("\nUid:\t%d\t" % uid) in f.read():
+                    break
+            time.sleep(0.01)
+        print(p)
+        sys.exit(0)
+    os.kill(p, 9)
+    os.waitpid(p, 0)
+sys.exit(1)
+]]
+
+local function host_process_with_pid(want, uid)
+    local dir = h.tmpdir()
+    h.write_file(dir .. "/reuse.py", REUSE, "644")
+    local r = h.sh(("%s %s %d %d"):format(h.python, h.quote(dir .. "/reuse.py"), want, uid or 0))
+    local pid = tonumber(r.stdout:match("^(%d+)"))
+    if pid then h.defer(function() os.execute("kill -9 " .. pid .. " 2>/dev/null") end) end
+    return pid
 end
 
 for _, mode in ipairs(MODES) do
@@ -133,6 +176,29 @@ for _, mode in ipairs(MODES) do
                 local inside = h.sh(as_user(user.uid) .. "unshare --user --map-root-user " .. curl)
                 assert.truthy(inside.stdout:find("\n403$"), "from another user namespace: " .. inside.stdout .. inside.stderr)
                 assert.truthy(inside.stdout:find("sessions are not driven from inside a sandbox", 1, true), inside.stdout)
+            end)
+
+            it("a sandboxed client's pid given to a host process before the check: refused #privileged", function()
+                if h.sh("id -u").stdout ~= "0\n" or not h.read_file("/proc/sys/kernel/ns_last_pid") then
+                    h.skip("needs root and ns_last_pid to give a pid to a process")
+                end
+                local s = start(user.uid, mode.env)
+                local reused
+                local left = client_while_stopped(s, true, {
+                    prefix = "unshare --user --map-root-user ",
+                    meanwhile = function(pid)
+                        assert(pid, "the client wrote no pid")
+                        reused = host_process_with_pid(pid, user.uid)
+                        if reused then
+                            local st = h.read_file("/proc/" .. reused .. "/status") or ""
+                            assert.truthy(st:find("\nUid:%s+" .. (user.uid or 0) .. "%s"), st)
+                        end
+                    end,
+                })
+                if not reused then h.skip("the connector's pid was taken by another process every time") end
+                assert.truthy(left:find("^HTTP/1%.1 403"), left)
+                assert.truthy(left:find("sessions are not driven from inside a sandbox", 1, true)
+                    or left:find("this session cannot tell who the client is", 1, true), left)
             end)
 
             it("a client that exits before the check is refused; the same client that stays is served", function()
