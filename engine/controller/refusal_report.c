@@ -10,6 +10,8 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/visible.h"
+#include "sandbox/hide.h"
 
 /* One line per refused thing: a refusal with the kind and path of one kept before it says
  * nothing new, and one without a path says less than one of its kind with a path. Keeps the
@@ -73,6 +75,12 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         str_list_push(&protected_in_ws, p);
         free(p);
     }
+    /* What looks missing: the hidden paths, and the names a folder hidden by rule holds on the
+     * host now (a key made there during the run included). */
+    struct str_list hidden = {0};
+    for (size_t i = 0; i < cfg->hidden.len; i++)
+        str_list_push(&hidden, cfg->hidden.items[i]);
+    hide_except_hidden_now(&cfg->hidden_except, &hidden);
     struct lh_command_result in = {
         .command = command,
         .exit_code = exit_code,
@@ -84,7 +92,7 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         .truncated = out_cut || err_cut,
         .cwd = cfg->cwd,
         .writable = &writable,
-        .hidden = &cfg->hidden,
+        .hidden = &hidden,
         .network_denied = network_denied,
         .merged = merged,
         .candidates = candidates,
@@ -105,12 +113,17 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     n = merge_refusals(found, n);
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
-    for (size_t i = 0; i < n; i++)
-        fprintf(stderr, "cordon: %s%s\n", found[i].reason,
+    for (size_t i = 0; i < n; i++) {
+        /* a reason names what the command chose (a path, a host): through the one renderer */
+        char *shown = visible_dup(found[i].reason);
+        fprintf(stderr, "cordon: %s%s\n", shown,
                 ask_sandbox_off || strcmp(found[i].kind, "network") == 0
                     ? ""
                     : "; run with --ask-sandbox-off to be asked next time");
+        free(shown);
+    }
     str_list_free(&writable);
+    str_list_free(&hidden);
     str_list_free(&protected_in_ws);
     free(out_text);
     free(err_text);

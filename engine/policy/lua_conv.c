@@ -399,6 +399,49 @@ static void read_grants(lua_State *L, int idx, struct sandbox_config *cfg)
     lua_pop(L, 1);
 }
 
+static int lc_by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* hidden_except: { [DIR] = { PATTERN, ... } } as "DIR\tPATTERN\t...", in DIR order (the
+ * profile checked the shapes; these checks only keep a bad table from the wire). */
+static void read_hidden_except(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    int t = raw_field(L, idx, "hidden_except"); /* [..., m] */
+    if (t != LUA_TNIL && t != LUA_TTABLE)
+        bad(L, "hidden_except", "a table of DIR = { PATTERN, ... }");
+    struct str_list rules = {0};
+    if (t == LUA_TTABLE)
+        lua_pushnil(L);                          /* [..., m, nil] */
+    while (t == LUA_TTABLE && lua_next(L, -2)) { /* [..., m, dir, pats] */
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1))
+            bad(L, "hidden_except", "a table of DIR = { PATTERN, ... }");
+        char *rule = xstrdup(lua_tostring(L, -2));
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i); /* [..., m, dir, pats, pat] */
+            const char *p = lua_tostring(L, -1);
+            if (!p || !p[0] || strchr(p, '/') || strchr(p, '\t'))
+                bad(L, "hidden_except", "patterns of one name (no '/')");
+            char *more = xasprintf("%s\t%s", rule, p);
+            free(rule);
+            rule = more;
+            lua_pop(L, 1); /* [..., m, dir, pats] */
+        }
+        if (n == 0)
+            bad(L, "hidden_except", "at least one pattern per folder");
+        str_list_push_owned(&rules, rule);
+        lua_pop(L, 1); /* [..., m, dir] */
+    }
+    lua_pop(L, 1); /* [...]: the map (lua_next popped the last key), or the nil */
+    if (rules.len > 1)
+        qsort(rules.items, rules.len, sizeof *rules.items, lc_by_string);
+    for (size_t i = 0; i < rules.len; i++)
+        str_list_push(&cfg->hidden_except, rules.items[i]);
+    str_list_free(&rules);
+}
+
 void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
                      struct lc_profile_extra *extra)
 {
@@ -439,6 +482,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
     lua_pop(L, 1);
     read_list(L, idx, "writable", "writable", &cfg->writable);
     read_list(L, idx, "hidden", "hidden", &cfg->hidden);
+    read_hidden_except(L, idx, cfg);
     read_list(L, idx, "readonly_in_workspace", "readonly_in_workspace",
               &cfg->readonly_in_workspace);
     read_list(L, idx, "run_binds", "run_binds", &cfg->run_binds);
