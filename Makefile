@@ -10,11 +10,13 @@ PREFIX     ?= /usr/local
 # version spec/fixtures/mcp/package-lock.json pins; never committed (the build tree's).
 NPM_PREFIX ?= build-deps/npm
 # Debian 12 packages the build and the tests need (third_party/README.md says why; nftables:
-# nft(8), which init runs for network.transparent, docs/network-rules.md).
+# nft(8), which init runs for network.transparent, docs/network-rules.md; apparmor: the parser
+# that checks dist/apparmor/cordon).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
             bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check \
-            nftables ccache python3-venv podman runc debootstrap openssh-server gnupg gpg-agent
+            nftables ccache python3-venv podman runc debootstrap openssh-server gnupg gpg-agent \
+            apparmor
 
 .PHONY: all deps client-deps build run lint test test-asan bench install clean container-image
 
