@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -583,6 +584,63 @@ static void tidy_spare(int layer_fd)
     close(fd);
 }
 
+/* How the overlay's options name its layers. overlayfs takes a layer only from a mount of the
+ * mount namespace of the process that builds it (clone_private_mount's check): before Linux 6.15
+ * a detached mount (the captures) is refused ("failed to clone upperpath", EINVAL). So the
+ * builder thread unshares a mount namespace of its own (a copy of init's that nothing else sees
+ * or can reach), attaches the whiteout tmpfs on its "/" and the captured layers on folders of
+ * that tmpfs, and names them relative to it (its working directory): the same layers on every
+ * kernel, and no path of the host's in the options (nor a ',' or ':' of one). The copy goes once
+ * the overlay is built (the overlay keeps private clones of its layers). One way for every
+ * kernel: measured against naming the detached captures by /proc/self/fd/N on 6.18, 150 runs
+ * of `cordon run -- true` each, interleaved, the medians differ by less than 1.5%. */
+#define STAGE_HOME "lower"
+#define STAGE_LAYER "layer"
+#define STAGE_BASE "base"
+struct stage {
+    int saved_ns; /* the mount namespace the thread came from, to go back to; -1 */
+    bool unshared;
+};
+
+/* Attach the layer fd at name in the staging tmpfs. 0, or -1 with e set. */
+static int stage_one(int tmpfs_fd, int fd, const char *name, struct mnt_err *e)
+{
+    if ((mkdirat(tmpfs_fd, name, 0755) < 0 && errno != EEXIST) ||
+        move_mount(fd, "", tmpfs_fd, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        return mnt_fail(e, "stage the home's layer", name);
+    return 0;
+}
+
+/* Stage the whiteout tmpfs, the home (as STAGE_HOME) and the layer folder (layer_fd, or -1; as
+ * STAGE_LAYER) in the thread's own namespace, the thread's working directory the tmpfs. */
+static int stage_begin(struct stage *sg, int tmpfs_fd, int home_fd, int layer_fd, struct mnt_err *e)
+{
+    /* Without a way back the thread stays in its copy, which goes when the thread ends: nothing
+     * else it does needs init's namespace (the tidy reaches the layer by its descriptor). */
+    sg->saved_ns = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (unshare(CLONE_NEWNS) < 0)
+        return mnt_fail(e, "unshare a mount namespace to stage", "the home's layers");
+    sg->unshared = true;
+    if (move_mount(tmpfs_fd, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
+        fchdir(tmpfs_fd) < 0)
+        return mnt_fail(e, "stage the home's layers on", "/");
+    if (stage_one(tmpfs_fd, home_fd, STAGE_HOME, e) < 0 ||
+        (layer_fd >= 0 && stage_one(tmpfs_fd, layer_fd, STAGE_LAYER, e) < 0))
+        return -1;
+    return 0;
+}
+
+/* Back to init's namespace; the copy, and the staging in it, go with its last reference. */
+static void stage_end(struct stage *sg)
+{
+    if (sg->saved_ns < 0)
+        return;
+    if (sg->unshared)
+        (void)setns(sg->saved_ns, CLONE_NEWNS);
+    close(sg->saved_ns);
+    sg->saved_ns = -1;
+}
+
 /* Build the home's overlay, detached: the whiteout layer, the fresh upper when nothing is kept,
  * the mount itself. Runs on a thread of its own while init builds the rest of the view (the
  * mount's work on the host's file system is mostly waiting). hv->mnt_fd, or hv->err; then, the
@@ -591,6 +649,7 @@ static void tidy_spare(int layer_fd)
 static void build_with(struct home_view *hv, int tmpfs_fd)
 {
     struct mnt_err e = {hv->err, sizeof hv->err};
+    struct stage sg = {.saved_ns = -1};
     int base_fd = -1;
     bool tidy = false;
     char *opts = NULL;
@@ -643,28 +702,28 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
         if (r < 0)
             goto out;
     }
-    /* The layers are reached through descriptors: no path of the host's appears in the options. */
+    /* The layers by their staging names (stage_begin), relative to the thread's working
+     * directory: "." is the whiteout tmpfs. */
+    if (stage_begin(&sg, tmpfs_fd, hv->home_fd, hv->layer_fd, &e) < 0)
+        goto out;
     if (hv->shared) {
         /* The layer lies inside the home: overlayfs refuses two lower layers one inside the
          * other (ELOOP). So first a read-only overlay of the home with its whiteouts, and that
          * mount (a file system of its own) is the lowest layer under the other sandbox's. */
-        opts =
-            xasprintf("lowerdir=/proc/self/fd/%d/%s:/proc/self/fd/%d", tmpfs_fd, wl, hv->home_fd);
-        if ((base_fd = overlay_detached(opts, true, &e)) < 0)
+        opts = xasprintf("lowerdir=./%s:" STAGE_HOME, wl);
+        if ((base_fd = overlay_detached(opts, true, &e)) < 0 ||
+            stage_one(tmpfs_fd, base_fd, STAGE_BASE, &e) < 0)
             goto out;
         free(opts);
-        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/upper:/proc/self/fd/%d,"
-                                           "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
-                         hv->layer_fd, base_fd, tmpfs_fd, tmpfs_fd);
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=" STAGE_LAYER "/upper:" STAGE_BASE
+                                           ",upperdir=./u,workdir=./w");
     } else if (fresh_upper) {
-        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/%s:/proc/self/fd/%d,"
-                                           "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
-                         tmpfs_fd, wl, hv->home_fd, tmpfs_fd, tmpfs_fd);
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=./%s:" STAGE_HOME ",upperdir=./u,workdir=./w",
+                         wl);
     } else {
-        opts = xasprintf(HOME_OVERLAY_OPTS
-                         ",lowerdir=/proc/self/fd/%d/%s:/proc/self/fd/%d,"
-                         "upperdir=/proc/self/fd/%d/upper,workdir=/proc/self/fd/%d/work",
-                         tmpfs_fd, wl, hv->home_fd, hv->layer_fd, hv->layer_fd);
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=./%s:" STAGE_HOME ",upperdir=" STAGE_LAYER
+                                           "/upper,workdir=" STAGE_LAYER "/work",
+                         wl);
     }
     hv->mnt_fd = overlay_detached(opts, false, &e);
     tidy = hv->mnt_fd >= 0 && !fresh_upper; /* the spare is the lock holder's */
@@ -681,6 +740,7 @@ out:
     pthread_mutex_unlock(&built_mu);
     if (tidy)
         tidy_spare(layer_fd);
+    stage_end(&sg);
     /* The overlay keeps its layers; nothing else can reach them. */
     int fds[] = {tmpfs_fd, base_fd, home_fd, layer_fd};
     for (size_t i = 0; i < ARRAY_LEN(fds); i++)
