@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/kernel_lacks.h"
 #include "base/log.h"
 
 struct hide_group {
@@ -250,31 +251,7 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
 
 int hide_read_mount_points(struct str_list *out, struct mnt_err *e)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "re");
-    if (!f)
-        return mnt_fail(e, "open", "/proc/self/mountinfo");
-    char *line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, f) > 0) {
-        char point[4096];
-        if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1)
-            continue;
-        /* Undo mountinfo's octal escapes (\040 for a space, ...). */
-        char *w = point;
-        for (char *r = point; *r; r++) {
-            if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] && r[3]) {
-                *w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-                r += 3;
-            } else {
-                *w++ = *r;
-            }
-        }
-        *w = '\0';
-        str_list_push(out, point);
-    }
-    free(line);
-    fclose(f);
-    return 0;
+    return mnt_read_mount_points(out, e);
 }
 
 int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e)
@@ -566,11 +543,17 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e)
         return 0;
     if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
         return -1;
+    bool overlay_refused = kernel_lacks_forced("overlay_userns");
     for (size_t i = 0; i < plan->n_groups; i++) {
         struct hide_group *g = &plan->groups[i];
         if (!g->target)
             continue;
         if (g->rebuilt) {
+            if (build_rebuilt(g, e) < 0)
+                goto out;
+            continue;
+        }
+        if (overlay_refused) { /* said once: each would be refused the same */
             if (build_rebuilt(g, e) < 0)
                 goto out;
             continue;
@@ -586,8 +569,11 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e)
         free(opts);
         free(target);
         /* EINVAL: a mount below target that the list missed, or a stack of overlays too deep
-         * for another (a container whose root is an overlay on an overlay): rebuild instead. */
-        if (m < 0 && (err != EINVAL || build_rebuilt(g, e) < 0))
+         * for another (a container whose root is an overlay on an overlay), or (before Linux
+         * 6.15) a layer that is a detached mount; EPERM: no overlayfs in a user namespace
+         * (before Linux 5.11): rebuild instead. */
+        overlay_refused = m < 0 && err == EPERM;
+        if (m < 0 && ((err != EINVAL && err != EPERM) || build_rebuilt(g, e) < 0))
             goto out;
     }
     r = 0;
