@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 #include "base/sha256.h"
 #include "sandbox/hide.h"
 #include "sandbox/late_names.h"
+#include "sandbox/overlay_stage.h"
 
 #define HOME_OVERLAY_OPTS "userxattr,redirect_dir=nofollow,metacopy=off,index=off,xino=off,volatile"
 
@@ -425,55 +425,6 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
     return r;
 }
 
-/* A refusal of fsconfig on fs: the kernel's own message when it left one ("e overlayfs: ..."). */
-static int fs_fail(int fs, struct mnt_err *e, const char *what, const char *arg)
-{
-    int err = errno;
-    char msg[256];
-    ssize_t n = read(fs, msg, sizeof msg - 1);
-    if (n > 2) {
-        while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\0'))
-            n--;
-        msg[n] = '\0';
-        snprintf(e->buf, e->len, "%s (%s)", msg + 2, strerror(err));
-        return -1;
-    }
-    errno = err;
-    return mnt_fail(e, what, arg);
-}
-
-/* A detached overlay from "key=value,flag,..." options (no value holds a ','), with the
- * kernel's own message for a refusal. The mount fd, or -1 with err set. */
-static int overlay_detached(const char *opts, bool rdonly, struct mnt_err *e)
-{
-    int fs = fsopen("overlay", FSOPEN_CLOEXEC), mfd = -1;
-    if (fs < 0)
-        return mnt_fail(e, "fsopen", "overlay");
-    char *copy = xstrdup(opts), *save = NULL;
-    for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        if (eq)
-            *eq = '\0';
-        if (fsconfig(fs, eq ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, kv, eq ? eq + 1 : NULL, 0) <
-            0) {
-            fs_fail(fs, e, "overlay option", kv);
-            goto out;
-        }
-    }
-    if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-        fs_fail(fs, e, "mount overlayfs on", "the home");
-        goto out;
-    }
-    mfd = fsmount(fs, FSMOUNT_CLOEXEC,
-                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rdonly ? MOUNT_ATTR_RDONLY : 0));
-    if (mfd < 0)
-        mnt_fail(e, "fsmount", "overlayfs");
-out:
-    free(copy);
-    close(fs);
-    return mfd;
-}
-
 /* A `volatile` mount leaves work/work/incompat/volatile/dirty behind, and overlayfs refuses the
  * next mount while it is there (its way of saying the upper layer may have missed writes in a
  * crash). Only the sandbox holding the layer's lock gets here: remove it. */
@@ -584,62 +535,12 @@ static void tidy_spare(int layer_fd)
     close(fd);
 }
 
-/* How the overlay's options name its layers. overlayfs takes a layer only from a mount of the
- * mount namespace of the process that builds it (clone_private_mount's check): before Linux 6.15
- * a detached mount (the captures) is refused ("failed to clone upperpath", EINVAL). So the
- * builder thread unshares a mount namespace of its own (a copy of init's that nothing else sees
- * or can reach), attaches the whiteout tmpfs on its "/" and the captured layers on folders of
- * that tmpfs, and names them relative to it (its working directory): the same layers on every
- * kernel, and no path of the host's in the options (nor a ',' or ':' of one). The copy goes once
- * the overlay is built (the overlay keeps private clones of its layers). One way for every
- * kernel: measured against naming the detached captures by /proc/self/fd/N on 6.18, 150 runs
- * of `cordon run -- true` each, interleaved, the medians differ by less than 1.5%. */
+/* The layers' names in the staging (overlay_stage.h): "./wl" and the others are folders of the
+ * whiteout tmpfs, on which the builder stages the captures. */
 #define STAGE_HOME "lower"
 #define STAGE_LAYER "layer"
 #define STAGE_BASE "base"
-struct stage {
-    int saved_ns; /* the mount namespace the thread came from, to go back to; -1 */
-    bool unshared;
-};
-
-/* Attach the layer fd at name in the staging tmpfs. 0, or -1 with e set. */
-static int stage_one(int tmpfs_fd, int fd, const char *name, struct mnt_err *e)
-{
-    if ((mkdirat(tmpfs_fd, name, 0755) < 0 && errno != EEXIST) ||
-        move_mount(fd, "", tmpfs_fd, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-        return mnt_fail(e, "stage the home's layer", name);
-    return 0;
-}
-
-/* Stage the whiteout tmpfs, the home (as STAGE_HOME) and the layer folder (layer_fd, or -1; as
- * STAGE_LAYER) in the thread's own namespace, the thread's working directory the tmpfs. */
-static int stage_begin(struct stage *sg, int tmpfs_fd, int home_fd, int layer_fd, struct mnt_err *e)
-{
-    /* Without a way back the thread stays in its copy, which goes when the thread ends: nothing
-     * else it does needs init's namespace (the tidy reaches the layer by its descriptor). */
-    sg->saved_ns = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
-    if (unshare(CLONE_NEWNS) < 0)
-        return mnt_fail(e, "unshare a mount namespace to stage", "the home's layers");
-    sg->unshared = true;
-    if (move_mount(tmpfs_fd, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
-        fchdir(tmpfs_fd) < 0)
-        return mnt_fail(e, "stage the home's layers on", "/");
-    if (stage_one(tmpfs_fd, home_fd, STAGE_HOME, e) < 0 ||
-        (layer_fd >= 0 && stage_one(tmpfs_fd, layer_fd, STAGE_LAYER, e) < 0))
-        return -1;
-    return 0;
-}
-
-/* Back to init's namespace; the copy, and the staging in it, go with its last reference. */
-static void stage_end(struct stage *sg)
-{
-    if (sg->saved_ns < 0)
-        return;
-    if (sg->unshared)
-        (void)setns(sg->saved_ns, CLONE_NEWNS);
-    close(sg->saved_ns);
-    sg->saved_ns = -1;
-}
+#define HOME_ATTRS (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 
 /* Build the home's overlay, detached: the whiteout layer, the fresh upper when nothing is kept,
  * the mount itself. Runs on a thread of its own while init builds the rest of the view (the
@@ -649,7 +550,7 @@ static void stage_end(struct stage *sg)
 static void build_with(struct home_view *hv, int tmpfs_fd)
 {
     struct mnt_err e = {hv->err, sizeof hv->err};
-    struct stage sg = {.saved_ns = -1};
+    struct overlay_stage sg = {.saved_ns = -1};
     int base_fd = -1;
     bool tidy = false;
     char *opts = NULL;
@@ -702,17 +603,20 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
         if (r < 0)
             goto out;
     }
-    /* The layers by their staging names (stage_begin), relative to the thread's working
-     * directory: "." is the whiteout tmpfs. */
-    if (stage_begin(&sg, tmpfs_fd, hv->home_fd, hv->layer_fd, &e) < 0)
+    /* The layers by their staging names, relative to the builder's working directory: "." is
+     * the whiteout tmpfs (overlay_stage.h). */
+    if (overlay_stage_begin(&sg, tmpfs_fd, true, &e) < 0 ||
+        overlay_stage_attach(tmpfs_fd, hv->home_fd, STAGE_HOME, &e) < 0 ||
+        (hv->layer_fd >= 0 && overlay_stage_attach(tmpfs_fd, hv->layer_fd, STAGE_LAYER, &e) < 0))
         goto out;
     if (hv->shared) {
         /* The layer lies inside the home: overlayfs refuses two lower layers one inside the
          * other (ELOOP). So first a read-only overlay of the home with its whiteouts, and that
          * mount (a file system of its own) is the lowest layer under the other sandbox's. */
         opts = xasprintf("lowerdir=./%s:" STAGE_HOME, wl);
-        if ((base_fd = overlay_detached(opts, true, &e)) < 0 ||
-            stage_one(tmpfs_fd, base_fd, STAGE_BASE, &e) < 0)
+        if ((base_fd = overlay_stage_mount(opts, HOME_ATTRS | MOUNT_ATTR_RDONLY, "the home", &e)) <
+                0 ||
+            overlay_stage_attach(tmpfs_fd, base_fd, STAGE_BASE, &e) < 0)
             goto out;
         free(opts);
         opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=" STAGE_LAYER "/upper:" STAGE_BASE
@@ -725,7 +629,7 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
                                            "/upper,workdir=" STAGE_LAYER "/work",
                          wl);
     }
-    hv->mnt_fd = overlay_detached(opts, false, &e);
+    hv->mnt_fd = overlay_stage_mount(opts, HOME_ATTRS, "the home", &e);
     tidy = hv->mnt_fd >= 0 && !fresh_upper; /* the spare is the lock holder's */
 out:
     free(opts);
@@ -740,7 +644,7 @@ out:
     pthread_mutex_unlock(&built_mu);
     if (tidy)
         tidy_spare(layer_fd);
-    stage_end(&sg);
+    overlay_stage_end(&sg);
     /* The overlay keeps its layers; nothing else can reach them. */
     int fds[] = {tmpfs_fd, base_fd, home_fd, layer_fd};
     for (size_t i = 0; i < ARRAY_LEN(fds); i++)
