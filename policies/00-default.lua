@@ -48,7 +48,7 @@ return {
         if kp then error(("command-line flags: key '%s': %s"):format(kp, msg), 0) end
         local out = profile.merge(resolved, input.flags)
         out.name = input.name
-        -- coding shows ~/.ssh's known_hosts and config and hides the rest by name; where the
+        -- coding shows ~/.ssh's known_hosts and config and hides the rest by rule; where the
         -- home is writable, ~/.ssh would be too (a command could plant authorized_keys or a
         -- ProxyCommand for the host's next ssh): there it is hidden whole
         if home_writable(out) then

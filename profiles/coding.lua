@@ -54,31 +54,6 @@ local hidden = {
 }
 if host.home() ~= "/root" then hidden[#hidden + 1] = "/root" end
 
--- ~/.ssh: everything in it is hidden but what ssh needs to know a host (known_hosts, config:
--- read through the copy-on-write home, so a new host key goes to the private layer) and the
--- public keys. The usual names of private keys, agent and control sockets are hidden also when
--- they do not exist yet: one the host creates later stays out of sight. A directory that cannot
--- be listed (or holds over 256 names) is hidden whole.
-local ssh_shown = { known_hosts = true, known_hosts2 = true, config = true, ["config.d"] = true }
-local ssh_names = host.entries and host.entries("~/.ssh")
-if ssh_names then
-    local listed = {}
-    for i = 1, #ssh_names do
-        local name = ssh_names[i]
-        if not ssh_shown[name] and not name:find("%.pub$") then
-            listed[name] = true
-            hidden[#hidden + 1] = "~/.ssh/" .. name
-        end
-    end
-    local usual = { "id_rsa", "id_dsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed25519_sk",
-                    "id_xmss", "identity", "agent", "sockets", "controlmasters", "cm" }
-    for i = 1, #usual do
-        if not listed[usual[i]] then hidden[#hidden + 1] = "~/.ssh/" .. usual[i] end
-    end
-else
-    hidden[#hidden + 1] = "~/.ssh"
-end
-
 return {
     description = "Default: workspace writable, secrets hidden, network through the allowlist",
 
@@ -90,8 +65,18 @@ return {
     allow_home_workspace = false,
 
     -- Paths that look missing (ENOENT) inside the sandbox, whether or not they exist when it
-    -- starts. `~` is the caller's home.
+    -- starts. `~` is the caller's home. A path that is a symbolic link hides its target too.
     hidden = hidden,
+
+    -- Folders hidden by rule: each shows only the names that match its patterns, as they are
+    -- at start; every other name, made at any time under any name (a key the person creates
+    -- during a session), is missing. A folder that does not exist is hidden whole.
+    -- ~/.ssh: what ssh needs to know a host (known_hosts, config: read through the copy-on-write
+    -- home, so a new host key goes to the private layer) and the public keys; never a private
+    -- key, an agent's or a control master's socket.
+    hidden_except = {
+        ["~/.ssh"] = { "known_hosts*", "config", "config.d", "*.pub" },
+    },
 
     -- The caller's home: "overlay" (copy-on-write: commands write caches, ~/.gitconfig, ... to
     -- a private layer of the workspace's, kept across runs; `cordon home` shows it), "tmpfs"
@@ -218,7 +203,10 @@ return {
     },
 
     env = {
-        set = {},
+        -- npm's weekly update check asks the registry on the side of every command (`npm test`
+        -- too): refused by the network policy, it would name registry.npmjs.org after runs that
+        -- did nothing wrong. Off here; a project that wants it sets it back in its profile.
+        set = { NPM_CONFIG_UPDATE_NOTIFIER = "false" },
         -- Removed from the command's environment: names, or patterns where `*` matches any run
         -- of characters (case-sensitive, the whole name). The patterns are wide on purpose: a
         -- secret that survives is worse than a harmless variable lost. What they catch:

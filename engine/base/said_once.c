@@ -1,49 +1,49 @@
-/* said_once.c — see said_once.h. */
+/* said_once.c — see said_once.h. Owns the said/ folder under cordon's state folder and its
+ * markers. Uses base/cordon_dirs (where the state folder is), base/util (mkdir_p, xasprintf).
+ * Must never follow a link to make a marker (O_NOFOLLOW, O_EXCL), nor fail a run: every error
+ * means "say it". */
 #include "base/said_once.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base/cordon_dirs.h"
 #include "base/util.h"
 
-/* The folder of the markers, or NULL (no XDG_STATE_HOME and no HOME: then every run says it). */
-static char *said_dir(void)
+char *said_once_dir(void)
 {
-    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if (state && state[0] == '/')
-        return xasprintf("%s/cordon/said", state);
-    if (home && home[0] == '/')
-        return xasprintf("%s/.local/state/cordon/said", strcmp(home, "/") ? home : "");
-    return NULL;
+    return cdir_path(CDIR_STATE, "said");
 }
 
-bool said_once_first(const char *name)
+static bool good_name(const char *name)
 {
-    struct utsname u;
-    char *dir = said_dir();
-    if (!dir || uname(&u) < 0) {
-        free(dir);
-        return true;
+    size_t n = strlen(name);
+    return n > 0 && n <= 64 && name[0] != '.' &&
+           strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+bool said_once_first(const char *name, const char *line)
+{
+    bool say = true;
+    char *dir = said_once_dir(), *path = NULL;
+    if (!dir || !good_name(name) || mkdir_p(dir, 0700) < 0)
+        goto out;
+    path = xasprintf("%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        say = errno != EEXIST; /* there: said before */
+        goto out;
     }
-    /* The release, not only the name: a kernel that changes may change what it lacks. */
-    for (char *c = u.release; *c; c++)
-        if (*c == '/')
-            *c = '_';
-    char *path = xasprintf("%s/%s@%s", dir, name, u.release);
-    bool first = true;
-    if (mkdir_p(dir, 0700) == 0) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            close(fd);
-        else if (errno == EEXIST)
-            first = false;
-    }
+    size_t len = strlen(line);
+    bool whole = write(fd, line, len) == (ssize_t)len && write(fd, "\n", 1) == 1;
+    close(fd);
+    if (!whole)
+        unlink(path); /* a marker without its line: say it again next time */
+out:
     free(path);
     free(dir);
-    return first;
+    return say;
 }

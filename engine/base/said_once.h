@@ -1,16 +1,17 @@
-/* said_once.h — a line the person needs to read once, not at every run: what this machine's
- * kernel cannot do (a copy-on-write home on Linux before 5.11, ...). The first run on a machine
- * and kernel says it; a marker file under cordon's state folder ($XDG_STATE_HOME/cordon/said/,
- * XDG_STATE_HOME defaulting to ~/.local/state, a folder no sandbox can write) keeps the later
- * runs quiet. `cordon doctor` says it every time it is asked.
- * Uses: the caller's environment, uname(2), base/util. Runs in the controller (the caller's
- * own uid, on the host). Must never: keep a line from being said when the marker cannot be
- * made (then it is said at every run), or write outside that folder. */
+/* said_once.h — runs in the controller (host side): the lines about this machine that are said
+ * once, not at every run (a limit the kernel cannot apply here), kept as marker files under
+ * cordon's state folder ($XDG_STATE_HOME/cordon/said/NAME, else ~/.local/state/cordon/said/NAME),
+ * each holding the line, so `cordon doctor` can list them again. */
 #ifndef CORDON_SAID_ONCE_H
 #define CORDON_SAID_ONCE_H
 #include <stdbool.h>
 
-/* True when the line named `name` (a file name: [a-z0-9_-]) has not been said yet on this
- * machine with this kernel release, and marks it said; false when it has been. */
-bool said_once_first(const char *name);
+/* The folder of the markers (malloc'd; cdir_path(CDIR_STATE, "said")), or NULL when there is
+ * no state folder (neither an absolute XDG_STATE_HOME nor HOME). */
+char *said_once_dir(void);
+
+/* Should line be said now under name ([A-Za-z0-9._-], at most 64 bytes)? true the first time
+ * (the marker is made, holding line) and whenever no marker can be kept (no state folder, a
+ * write that fails: better said again than never); false once the marker exists. */
+bool said_once_first(const char *name, const char *line);
 #endif

@@ -399,6 +399,49 @@ static void read_grants(lua_State *L, int idx, struct sandbox_config *cfg)
     lua_pop(L, 1);
 }
 
+static int lc_by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* hidden_except: { [DIR] = { PATTERN, ... } } as "DIR\tPATTERN\t...", in DIR order (the
+ * profile checked the shapes; these checks only keep a bad table from the wire). */
+static void read_hidden_except(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    int t = raw_field(L, idx, "hidden_except"); /* [..., m] */
+    if (t != LUA_TNIL && t != LUA_TTABLE)
+        bad(L, "hidden_except", "a table of DIR = { PATTERN, ... }");
+    struct str_list rules = {0};
+    if (t == LUA_TTABLE)
+        lua_pushnil(L);                          /* [..., m, nil] */
+    while (t == LUA_TTABLE && lua_next(L, -2)) { /* [..., m, dir, pats] */
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1))
+            bad(L, "hidden_except", "a table of DIR = { PATTERN, ... }");
+        char *rule = xstrdup(lua_tostring(L, -2));
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i); /* [..., m, dir, pats, pat] */
+            const char *p = lua_tostring(L, -1);
+            if (!p || !p[0] || strchr(p, '/') || strchr(p, '\t'))
+                bad(L, "hidden_except", "patterns of one name (no '/')");
+            char *more = xasprintf("%s\t%s", rule, p);
+            free(rule);
+            rule = more;
+            lua_pop(L, 1); /* [..., m, dir, pats] */
+        }
+        if (n == 0)
+            bad(L, "hidden_except", "at least one pattern per folder");
+        str_list_push_owned(&rules, rule);
+        lua_pop(L, 1); /* [..., m, dir] */
+    }
+    lua_pop(L, 1); /* [...]: the map (lua_next popped the last key), or the nil */
+    if (rules.len > 1)
+        qsort(rules.items, rules.len, sizeof *rules.items, lc_by_string);
+    for (size_t i = 0; i < rules.len; i++)
+        str_list_push(&cfg->hidden_except, rules.items[i]);
+    str_list_free(&rules);
+}
+
 void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
                      struct lc_profile_extra *extra)
 {
@@ -439,6 +482,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
     lua_pop(L, 1);
     read_list(L, idx, "writable", "writable", &cfg->writable);
     read_list(L, idx, "hidden", "hidden", &cfg->hidden);
+    read_hidden_except(L, idx, cfg);
     read_list(L, idx, "readonly_in_workspace", "readonly_in_workspace",
               &cfg->readonly_in_workspace);
     read_list(L, idx, "run_binds", "run_binds", &cfg->run_binds);
@@ -784,6 +828,14 @@ void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
     lua_pushboolean(L, in->grant_gpg_agent);
     lua_setfield(L, -2, "gpg_agent");
     lua_setfield(L, -2, "grants");
+    lua_pushboolean(L, in->root);
+    lua_setfield(L, -2, "root");
+    lua_createtable(L, in->host_listening ? (int)in->host_listening->len : 0, 0);
+    for (size_t i = 0; in->host_listening && i < in->host_listening->len; i++) {
+        lua_pushinteger(L, strtol(in->host_listening->items[i], NULL, 10));
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "host_listening");
 }
 
 void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
@@ -802,8 +854,8 @@ void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
 }
 
 static const char *const refusal_kinds[] = {
-    "write",  "hidden",      "protected",        "sudo", "docker", "dbus", "network",
-    "ptrace", "unix-socket", "nested-namespace", "grant"};
+    "write",  "hidden",      "protected",        "sudo",  "docker",    "dbus",   "network",
+    "ptrace", "unix-socket", "nested-namespace", "grant", "host-port", "system", "git-dir"};
 
 /* Check one refusal table at idx (raises naming the index i). */
 static void check_refusal(lua_State *L, int idx, lua_Integer i)
@@ -831,10 +883,11 @@ static void check_refusal(lua_State *L, int idx, lua_Integer i)
     for (size_t k = 0; kind && k < ARRAY_LEN(refusal_kinds) && !ok; k++)
         ok = strcmp(kind, refusal_kinds[k]) == 0;
     if (!ok)
-        luaL_error(L,
-                   "refusal result[%d]: kind must be write, hidden, protected, sudo, "
-                   "docker, dbus, network, ptrace, unix-socket, nested-namespace or grant, got %s",
-                   (int)i, kind ? kind : "nil");
+        luaL_error(
+            L,
+            "refusal result[%d]: kind must be write, hidden, protected, sudo, "
+            "docker, dbus, network, ptrace, unix-socket, nested-namespace, grant, host-port, system or git-dir, got %s",
+            (int)i, kind ? kind : "nil");
     lua_pop(L, 1);
     if (raw_field(L, idx, "reason") != LUA_TSTRING)
         luaL_error(L, "refusal result[%d]: 'reason' is required", (int)i);

@@ -45,6 +45,7 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
         put(f, 'l', cfg->home_layer);
     put_list(f, 'W', &cfg->writable);
     put_list(f, 'H', &cfg->hidden);
+    put_list(f, 'S', &cfg->hidden_except); /* hide.h: "DIR\tPATTERN..." */
     if (cfg->root_only_late)
         put(f, 'O', "1");
     put_list(f, 'R', &cfg->readonly_in_workspace);
@@ -122,6 +123,9 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             break;
         case 'H':
             str_list_push(&cfg->hidden, v);
+            break;
+        case 'S':
+            str_list_push(&cfg->hidden_except, v);
             break;
         case 'O':
             cfg->root_only_late = true;

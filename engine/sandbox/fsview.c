@@ -8,6 +8,7 @@
  *   4. fresh tmpfs on /tmp and /run, the new /dev and /proc (in a container that masks parts of
  *      /proc, the container's, read-only: devfs.h; said in one line);
  *   5. overlays with whiteouts for hidden paths, then the copy-on-write home (home_view.h);
+ *      the folders hidden by rule (hidden_except) come on the finished view, after step 6;
  *   6. attach the captured writable trees (outermost first), then read-only binds inside them
  *      (the workspace's .git and readonly_in_workspace, cordon's own directories).
  * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
@@ -175,18 +176,10 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
     int r = 0;
     if (!cfg->workspace_readonly && lstat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
         r = mnt_mount(e, git, git, NULL, MS_BIND | MS_REC, NULL);
-        /* A repository without hooks/ would let a command create .git/hooks/pre-commit, which
-         * the caller's next `git commit` runs outside: create the empty directory git itself
-         * would have made, so that it can be held read-only like any other. */
-        char *hooks = xasprintf("%s/hooks", git);
-        int made = r == 0 ? mkdir(hooks, 0755) : 0;
-        if (made < 0 && errno != EEXIST)
-            r = mnt_fail(e, "mkdir", hooks);
-        else if (r == 0 && made == 0 && st.st_uid != getuid())
-            /* In a checkout of another user (root writes) it is theirs, as git would have made
-             * it: a root-owned hooks/ would keep them from adding hooks of their own. */
-            (void)!lchown(hooks, st.st_uid, st.st_gid);
-        free(hooks);
+        /* A repository without hooks/ is left without: a run creates nothing in the workspace
+         * (git runs no hook when the folder is missing, and makes none). A hooks/ a command
+         * creates is the repository guard's (git_guard.c recorded it missing: what appears
+         * there is undone and said after the command). */
     }
     free(git);
     for (size_t i = 0; r == 0 && i < cfg->readonly_in_workspace.len; i++) {
@@ -546,8 +539,13 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
             mnt_setattr(&e, caps[i].path, true, MOUNT_ATTR_RDONLY, 0) < 0)
             goto out;
     }
+    /* Folders hidden by rule, on the finished view (the home's overlay included), then the
+     * covers inside writable areas (and of a rule's folder init may not list). */
     if (protect_in_workspace(cfg, &e) < 0 || protect_own_paths(cfg, &e) < 0 ||
-        git_worktree_apply(&gw, &e) < 0 || hide_apply_in_writable(&plan, &e) < 0)
+        git_worktree_apply(&gw, &e) < 0 ||
+        hide_apply_except(&cfg->hidden_except, &visible, cfg->home,
+                          cfg->home_mode != SANDBOX_HOME_READONLY, &plan, &e) < 0 ||
+        hide_apply_in_writable(&plan, &e) < 0)
         goto out;
     r = 0;
 out:

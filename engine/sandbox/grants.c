@@ -98,9 +98,12 @@ static void unescape(char *s)
     *w = '\0';
 }
 
-/* gpg's home and its agent's socket as the caller's gpg sees them: `gpgconf --list-dirs` (it
- * knows /run/user/UID/gnupg, GNUPGHOME and the d.HASH directories of a home elsewhere), else
- * $GNUPGHOME or ~/.gnupg and its S.gpg-agent. Both strings new. */
+/* gpg's home and its agent's restricted socket as the caller's gpg sees them: `gpgconf
+ * --list-dirs` (it knows /run/user/UID/gnupg, GNUPGHOME and the d.HASH directories of a home
+ * elsewhere), else $GNUPGHOME or ~/.gnupg and its S.gpg-agent.extra. The extra socket is the one
+ * gpg-agent made for forwarding to other machines: it signs and decrypts, and refuses to export
+ * or delete a key (and to preset a passphrase); the main socket does all of those. Both strings
+ * new. */
 static void gpg_dirs(char *const *env, const char *home, char **homedir, char **socket_path)
 {
     *homedir = *socket_path = NULL;
@@ -137,9 +140,9 @@ static void gpg_dirs(char *const *env, const char *home, char **homedir, char **
         len = 0;
     for (char *save = NULL, *line = strtok_r(buf, "\n", &save); len && line;
          line = strtok_r(NULL, "\n", &save)) {
-        char **dst = strncmp(line, "homedir:", 8) == 0         ? homedir
-                     : strncmp(line, "agent-socket:", 13) == 0 ? socket_path
-                                                               : NULL;
+        char **dst = strncmp(line, "homedir:", 8) == 0               ? homedir
+                     : strncmp(line, "agent-extra-socket:", 19) == 0 ? socket_path
+                                                                     : NULL;
         if (dst && !*dst) {
             *dst = xstrdup(strchr(line, ':') + 1);
             unescape(*dst);
@@ -157,7 +160,7 @@ fallback:
         *homedir = g ? xstrdup(g) : xasprintf("%s/.gnupg", home);
     }
     if (!*socket_path)
-        *socket_path = xasprintf("%s/S.gpg-agent", *homedir);
+        *socket_path = xasprintf("%s/S.gpg-agent.extra", *homedir);
 }
 
 static int resolve_gpg(struct sandbox_config *cfg, const struct str_list *areas, char *const *env,
@@ -165,7 +168,9 @@ static int resolve_gpg(struct sandbox_config *cfg, const struct str_list *areas,
 {
     static const char what[] = "grants.gpg_agent (--allow-gpg-agent)";
     /* The public keyring only: the keys' owners and the trust in them. The private keys stay
-     * with the agent (private-keys-v1.d, never bound), which signs without handing them out. */
+     * with the agent (private-keys-v1.d, never bound), which, on its restricted socket, signs
+     * and decrypts without handing them out. Inside, gpg finds that socket under the main
+     * socket's name. */
     static const char *const keyring[] = {"pubring.kbx", "pubring.gpg", "trustdb.gpg"};
     char *homedir, *sock;
     gpg_dirs(env, home, &homedir, &sock);
@@ -180,8 +185,9 @@ static int resolve_gpg(struct sandbox_config *cfg, const struct str_list *areas,
     }
     if (lstat(sock, &st) < 0 && errno == ENOENT) {
         snprintf(err, errlen,
-                 "%s: no gpg-agent is listening at %s (gpgconf --launch gpg-agent starts one); "
-                 "the sandbox was not started",
+                 "%s: no gpg-agent is listening at %s, its restricted socket (gpgconf --launch "
+                 "gpg-agent starts one; extra-socket must not be disabled); the sandbox was not "
+                 "started",
                  what, sock);
         goto out;
     }
@@ -310,8 +316,9 @@ static void relay_copy(int a, int b)
     }
 }
 
-/* The relay's process: each connection accepted on lfd is connected to target, from the host's
- * namespace and as root (a process of its own, which dies with its parent). Never returns. */
+/* The relay's process: each connection accepted on lfd is connected to the socket captured at
+ * start (pfd, an O_PATH descriptor of its inode), from the host's namespace and as root (a
+ * process of its own, which dies with its parent). Never returns. */
 static char relay_dir[32], relay_path[40];
 
 /* The controller is gone: the relay's socket and folder go with it. */
@@ -327,7 +334,44 @@ static void relay_end(int sig)
  * sandbox's cgroup, so a command may not make them without bound. */
 #define RELAY_MAX_CONNS 64
 
-CORDON_NORETURN static void relay_serve(int lfd, const char *target)
+/* The socket captured at start: its O_PATH descriptor, device and inode, and its path (named in
+ * the line a failed connection gets). */
+struct relay_source {
+    int pfd;
+    dev_t dev;
+    ino_t ino;
+    const char *path;
+};
+
+/* Connect to exactly the captured socket: through /proc/self/fd/N, which the kernel resolves to
+ * the descriptor's own inode, never by its path, which a link or another socket may have taken
+ * since (root on the host would otherwise connect wherever it names). The inode is checked again
+ * on every connection. The connected socket, or -1 after one line on stderr. */
+static int relay_connect(const struct relay_source *src)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct stat st;
+    int t = -1;
+    if (fstat(src->pfd, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_dev != src->dev ||
+        st.st_ino != src->ino) {
+        errno = ESTALE;
+        goto fail;
+    }
+    snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d", src->pfd);
+    t = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (t >= 0 && connect(t, (struct sockaddr *)&sa, sizeof sa) == 0)
+        return t;
+fail:
+    dprintf(2,
+            "cordon: grant %s: the socket captured at start does not answer (%s); what its path "
+            "names now is not connected to\n",
+            src->path, strerror(errno));
+    if (t >= 0)
+        close(t);
+    return -1;
+}
+
+CORDON_NORETURN static void relay_serve(int lfd, const struct relay_source *src)
 {
     signal(SIGTERM, relay_end);
     sigset_t none;
@@ -352,10 +396,8 @@ CORDON_NORETURN static void relay_serve(int lfd, const char *target)
         if (pid == 0) {
             (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
             close(lfd);
-            struct sockaddr_un sa = {.sun_family = AF_UNIX};
-            snprintf(sa.sun_path, sizeof sa.sun_path, "%s", target);
-            int t = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            if (t >= 0 && connect(t, (struct sockaddr *)&sa, sizeof sa) == 0)
+            int t = relay_connect(src);
+            if (t >= 0)
                 relay_copy(c, t);
             _exit(0);
         }
@@ -365,17 +407,41 @@ CORDON_NORETURN static void relay_serve(int lfd, const char *target)
     }
 }
 
+/* The source socket, opened O_PATH with no symbolic link on the way (the controller made the
+ * path canonical; one swapped in since is refused) and checked to be a socket. */
+static int relay_capture_source(const char *source, struct relay_source *src, char *why, size_t len)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    struct stat st;
+    int pfd = (int)syscall(SYS_openat2, AT_FDCWD, source, &how, sizeof how);
+    if (pfd < 0) {
+        snprintf(why, len, "the relay of %s: %s", source,
+                 errno == ELOOP ? "a symbolic link appeared on the way since the path was "
+                                  "resolved: refused"
+                                : strerror(errno));
+        return -1;
+    }
+    if (fstat(pfd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+        snprintf(why, len, "the relay of %s: no longer a socket: refused", source);
+        close(pfd);
+        return -1;
+    }
+    *src = (struct relay_source){.pfd = pfd, .dev = st.st_dev, .ino = st.st_ino, .path = source};
+    return 0;
+}
+
 int grants_relay(const char *source, int owner_ns, char *why, size_t len)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     char dir[] = "/tmp/cordon-grant.XXXXXX";
+    struct relay_source src = {.pfd = -1};
     int lfd = -1, fd = -1;
-    if (strlen(source) >= sizeof sa.sun_path) {
-        snprintf(why, len, "%s: the path is too long for a socket", source);
+    if (relay_capture_source(source, &src, why, len) < 0)
         return -1;
-    }
     if (!mkdtemp(dir)) {
         snprintf(why, len, "mkdtemp %s: %s", dir, strerror(errno));
+        close(src.pfd);
         return -1;
     }
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s/s", dir);
@@ -413,18 +479,25 @@ int grants_relay(const char *source, int owner_ns, char *why, size_t len)
         (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() == 1)
             relay_end(0);
-        /* Nothing of the controller's but the listener: its output pipes held here would
-         * keep cordon's caller waiting for their end. */
+        /* Nothing of the controller's but the listener, the source and stderr (for the one
+         * line a refused connection gets; the relay ends with the controller, so it holds the
+         * caller's pipe no longer than the controller does). */
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        for (int i = 0; i < 3 && null >= 0; i++)
+        for (int i = 0; i < 2 && null >= 0; i++)
             (void)dup2(null, i);
-        (void)syscall(SYS_close_range, 3u, (unsigned)lfd - 1u, 0u);
-        (void)syscall(SYS_close_range, (unsigned)lfd + 1u, ~0u, 0u);
-        relay_serve(lfd, source);
+        int keep_lo = lfd < src.pfd ? lfd : src.pfd, keep_hi = lfd < src.pfd ? src.pfd : lfd;
+        (void)syscall(SYS_close_range, 3u, (unsigned)keep_lo - 1u, 0u);
+        if (keep_hi > keep_lo + 1)
+            (void)syscall(SYS_close_range, (unsigned)keep_lo + 1u, (unsigned)keep_hi - 1u, 0u);
+        (void)syscall(SYS_close_range, (unsigned)keep_hi + 1u, ~0u, 0u);
+        relay_serve(lfd, &src);
     }
     close(lfd);
+    close(src.pfd);
     return fd;
 out:
+    if (src.pfd >= 0)
+        close(src.pfd);
     (void)unlink(sa.sun_path);
     (void)rmdir(dir);
     if (lfd >= 0)

@@ -1,7 +1,9 @@
 /* grants.h — the caller's agent sockets a profile grants by name (profile key `grants`,
- * docs/grants.md): `ssh_agent` ($SSH_AUTH_SOCK), `gpg_agent` (gpg-agent's socket and the public
- * keyring, never the private keys) and `sockets = { NAME = { from = ... } }`. Each is bound in at
- * a fixed path under /run/cordon; nothing else of the host's sockets becomes reachable.
+ * docs/grants.md): `ssh_agent` ($SSH_AUTH_SOCK), `gpg_agent` (gpg-agent's restricted socket,
+ * S.gpg-agent.extra, which signs and decrypts but never exports or deletes a key, and the public
+ * keyring) and `sockets = { NAME = { from = ... } }`. Each is bound in at a fixed path under
+ * /run/cordon; nothing else of the host's sockets becomes reachable. A shifted root caller's
+ * relay connects only to the socket it captured at start (grants_relay).
  * Two halves: grants_resolve runs in the controller (on the host, before the sandbox starts) and
  * turns the profile's grants into binds (canonical host path -> fixed path inside); the capture
  * and apply run in init, inside fsview_build.
@@ -50,7 +52,9 @@ void grants_use_sources(const int *fds, size_t n);
  * server (SO_PEERCRED), and ssh-agent refuses a peer that is neither root nor its own uid. So
  * a granted socket is relayed: a listening socket of the controller's, bound in at the grant's
  * place, whose connections a process of its own (root on the host, ending with the controller)
- * connects to source, byte for byte, each in a process of its own. Returns that socket's
+ * connects to source, byte for byte, each in a process of its own. source is captured now (an
+ * O_PATH descriptor, no symbolic link on the way) and every connection goes to that inode, never
+ * to what the path names later (a link or another socket put there: refused with one line). Returns that socket's
  * capture (idmapped with owner_ns, read-only) to give init instead of source's, or -1 with why. */
 int grants_relay(const char *source, int owner_ns, char *why, size_t len);
 #endif

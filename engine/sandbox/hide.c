@@ -7,11 +7,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -203,19 +206,23 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
         const char *h = hidden->items[i];
         if (strcmp(h, "/") == 0)
             continue; /* "/" cannot be hidden */
+        if (str_list_contains(visible, h)) {
+            LOG_W("hide", "%s is both hidden and writable; it stays visible", h);
+            continue;
+        }
+        /* Inside a writable area: judged once that area is attached (hide_apply_in_writable),
+         * where init reaches it; here, on the host's tree, a shifted root caller's init may not
+         * search a folder on the way (a workspace under a 0700 folder of /tmp) and would take
+         * the path for missing. */
+        if (inside_any(h, visible)) {
+            str_list_push(&plan->in_writable, h);
+            continue;
+        }
         /* NULL: h exists */
         char *c = first_missing(&lk, h);
         if (c) {
             hide_missing(plan, &lk, c, visible, fresh);
             free(c);
-            continue;
-        }
-        if (str_list_contains(visible, h)) {
-            LOG_W("hide", "%s is both hidden and writable; it stays visible", h);
-            continue;
-        }
-        if (inside_any(h, visible)) {
-            str_list_push(&plan->in_writable, h);
             continue;
         }
         if (below_any(h, fresh))
@@ -645,8 +652,12 @@ int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
     for (size_t i = 0; i < plan->in_writable.len; i++) {
         const char *h = plan->in_writable.items[i];
         struct stat st;
-        if (lstat(h, &st) < 0)
-            continue;
+        if (lstat(h, &st) < 0) {
+            if (errno == ENOENT || errno == ENOTDIR)
+                continue; /* nothing there: what a command makes there is its own */
+            mnt_fail(e, "look up hidden path", h); /* not knowing is no reason to show it */
+            goto out;
+        }
         if (tmpfs_fd < 0) {
             if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
                 goto out;
@@ -693,4 +704,302 @@ void hide_plan_free(struct hide_plan *plan)
         close(plan->layers_fd);
     memset(plan, 0, sizeof *plan);
     plan->layers_fd = -1;
+}
+
+/* ---- hidden by rule (hidden_except) -------------------------------------------------------- */
+
+/* Matching entries of one rule's folder at most: a folder of keys and host lists, not a tree. */
+#define EXCEPT_MAX 256
+
+struct except_entry {
+    char *name;
+    int fd;     /* the copy (open_tree), or -1 for a link */
+    char *link; /* a symbolic link's target, or NULL */
+    mode_t mode;
+};
+
+static bool except_matches(const struct str_list *pats, const char *name)
+{
+    for (size_t i = 0; i < pats->len; i++)
+        if (fnmatch(pats->items[i], name, 0) == 0)
+            return true;
+    return false;
+}
+
+/* The entries of dfd (the folder dir) whose names match pats, each copied as it shows now. */
+static int except_collect(int dfd, const char *dir, const struct str_list *pats,
+                          struct except_entry **out, size_t *n, struct mnt_err *e)
+{
+    int lfd = dup(dfd);
+    DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+    if (!d) {
+        if (lfd >= 0)
+            close(lfd);
+        return mnt_fail(e, "list", dir);
+    }
+    int r = 0;
+    struct dirent *de;
+    errno = 0;
+    while (r == 0 && (de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+            !except_matches(pats, de->d_name))
+            continue;
+        struct stat st;
+        struct except_entry en = {.fd = -1};
+        if (*n == EXCEPT_MAX) {
+            snprintf(e->buf, e->len,
+                     "sandbox set-up: hidden_except %s: more than %d names match: refused", dir,
+                     EXCEPT_MAX);
+            r = -1;
+        } else if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (errno != ENOENT) /* gone since the listing: not shown */
+                r = mnt_fail(e, "stat in", dir);
+            continue;
+        } else if (S_ISLNK(st.st_mode)) {
+            char target[4096];
+            ssize_t len = readlinkat(dfd, de->d_name, target, sizeof target - 1);
+            if (len < 0) {
+                r = mnt_fail(e, "readlink in", dir);
+                continue;
+            }
+            target[len] = '\0';
+            en.link = xstrdup(target);
+        } else if ((en.fd = open_tree(dfd, de->d_name,
+                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+                                          AT_SYMLINK_NOFOLLOW)) < 0) {
+            r = mnt_fail(e, "open_tree in", dir);
+            continue;
+        }
+        en.name = xstrdup(de->d_name);
+        en.mode = st.st_mode;
+        *out = xrealloc(*out, (*n + 1) * sizeof **out);
+        (*out)[(*n)++] = en;
+        errno = 0;
+    }
+    if (r == 0 && errno != 0)
+        r = mnt_fail(e, "list", dir);
+    closedir(d);
+    return r;
+}
+
+/* One rule: real (the folder's canonical path in the view), shown only as pats allow. */
+static int except_apply_one(const char *real, int dfd, const struct str_list *pats, bool writable,
+                            struct mnt_err *e)
+{
+    struct except_entry *list = NULL;
+    size_t n = 0;
+    struct stat st;
+    int tmpfs_fd = -1, r = -1;
+    char mode[8];
+    if (fstat(dfd, &st) < 0) {
+        mnt_fail(e, "stat", real);
+        goto out;
+    }
+    if (except_collect(dfd, real, pats, &list, &n, e) < 0)
+        goto out;
+    snprintf(mode, sizeof mode, "%o", (unsigned)(st.st_mode & 07777));
+    if ((tmpfs_fd = mnt_detached_tmpfs(e, mode)) < 0)
+        goto out;
+    if (fchownat(tmpfs_fd, "", st.st_uid, st.st_gid, AT_EMPTY_PATH) < 0) { /* unmapped: ours */
+    }
+    for (size_t i = 0; i < n; i++) {
+        int m;
+        if (list[i].link) {
+            m = symlinkat(list[i].link, tmpfs_fd, list[i].name);
+        } else if (S_ISDIR(list[i].mode)) {
+            m = mkdirat(tmpfs_fd, list[i].name, 0755);
+        } else {
+            int fd = openat(tmpfs_fd, list[i].name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+            m = fd < 0 ? -1 : close(fd);
+        }
+        if (m < 0) {
+            mnt_fail(e, "create in the cover of", real);
+            goto out;
+        }
+    }
+    if (mnt_attach(e, tmpfs_fd, real, false) < 0)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        if (list[i].fd < 0)
+            continue;
+        char *path = xasprintf("%s/%s", strcmp(real, "/") ? real : "", list[i].name);
+        int m = mnt_attach(e, list[i].fd, path, false);
+        free(path);
+        if (m < 0)
+            goto out;
+    }
+    /* The folder itself: nothing new in it from a command where the home is read-only; the
+     * entries keep their own mounts' flags (a known_hosts of the copy-on-write home stays
+     * writable there, as before). */
+    if (mnt_setattr(e, real, false, (writable ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID, 0) < 0)
+        goto out;
+    r = 0;
+out:
+    if (tmpfs_fd >= 0)
+        close(tmpfs_fd);
+    for (size_t i = 0; i < n; i++) {
+        if (list[i].fd >= 0)
+            close(list[i].fd);
+        free(list[i].name);
+        free(list[i].link);
+    }
+    free(list);
+    return r;
+}
+
+int hide_apply_except(const struct str_list *rules, const struct str_list *visible,
+                      const char *home, bool home_writable, struct hide_plan *plan,
+                      struct mnt_err *e)
+{
+    for (size_t i = 0; i < rules->len; i++) {
+        struct str_list pats = {0};
+        char *dir = xstrdup(rules->items[i]), *tab = strchr(dir, '\t'), *real = NULL;
+        int r = -1, dfd = -1;
+        for (char *p = tab; p; p = strchr(p, '\t')) {
+            *p++ = '\0';
+            char *end = strchr(p, '\t');
+            str_list_push_owned(&pats, end ? strndup(p, (size_t)(end - p)) : xstrdup(p));
+        }
+        if (dir[0] != '/' || pats.len == 0) {
+            snprintf(e->buf, e->len, "sandbox set-up: a malformed hidden_except rule");
+            goto next;
+        }
+        /* dir is the host's canonical path (the controller followed the host's links). No link
+         * is followed here: one on the way now was planted in the copy-on-write home by a
+         * command, and the host's folder does not show through it. */
+        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        dfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+        if (dfd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)) {
+            r = 0; /* hidden, in a hidden folder or replaced by the sandbox's own: not shown */
+            goto next;
+        }
+        if (dfd < 0 && errno == EACCES) {
+            /* Not listable by init, so not by any command: covered whole (a dead folder). */
+            str_list_push(&plan->in_writable, dir);
+            r = 0;
+            goto next;
+        }
+        if (dfd < 0) {
+            mnt_fail(e, "open", dir);
+            goto next;
+        }
+        real = xstrdup(dir);
+        if (any_within(visible, real, false)) {
+            snprintf(e->buf, e->len,
+                     "sandbox set-up: hidden_except %s holds the workspace or a writable path "
+                     "(%s): refused; name a folder beside it",
+                     dir, real);
+            goto next;
+        }
+        r = except_apply_one(real, dfd, &pats, home_writable && home && path_is_within(real, home),
+                             e);
+    next:
+        if (dfd >= 0)
+            close(dfd);
+        free(real);
+        free(dir);
+        str_list_free(&pats);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void hide_except_hidden_now(const struct str_list *rules, struct str_list *out)
+{
+    for (size_t i = 0; i < rules->len; i++) {
+        struct str_list pats = {0};
+        char *dir = xstrdup(rules->items[i]), *tab = strchr(dir, '\t');
+        for (char *p = tab; p; p = strchr(p, '\t')) {
+            *p++ = '\0';
+            char *end = strchr(p, '\t');
+            str_list_push_owned(&pats, end ? strndup(p, (size_t)(end - p)) : xstrdup(p));
+        }
+        DIR *d = opendir(dir);
+        size_t n = 0;
+        struct dirent *de;
+        while (d && n < EXCEPT_MAX && (de = readdir(d))) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                except_matches(&pats, de->d_name))
+                continue;
+            str_list_push_owned(out, xasprintf("%s/%s", dir, de->d_name));
+            n++;
+        }
+        if (d)
+            closedir(d);
+        free(dir);
+        str_list_free(&pats);
+    }
+}
+
+/* ---- links on the way to a hidden path (host side) ----------------------------------------- */
+
+/* a + "/" + b, without a doubled slash when a is "/". */
+static char *join_path(const char *a, const char *b)
+{
+    return b[0] ? xasprintf("%s/%s", strcmp(a, "/") ? a : "", b) : xstrdup(a);
+}
+
+char *hide_link_target(const char *h)
+{
+    char *cur = xstrdup(h);
+    for (int hops = 0; hops < 40; hops++) {
+        /* The longest prefix of cur that stat (following links) finds, made canonical. */
+        char *p = xstrdup(cur), *rest = NULL;
+        struct stat st;
+        for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+            if (s)
+                *s = '\0';
+            if (stat(p, &st) < 0) {
+                rest = xstrdup(cur + (strrchr(p, '/') - p) + 1); /* from the failing component */
+                *strrchr(p, '/') = '\0';
+                break;
+            }
+            if (!s)
+                break;
+            *s = '/';
+        }
+        char *base = realpath(p[0] ? p : "/", NULL);
+        free(p);
+        if (!base) {
+            free(rest);
+            break; /* cannot be looked into: cur stands */
+        }
+        if (!rest) { /* all of it exists */
+            free(cur);
+            cur = base;
+            break;
+        }
+        /* The failing component: a link to a missing target is followed by hand. */
+        char *slash = strchr(rest, '/');
+        char *first = slash ? strndup(rest, (size_t)(slash - rest)) : xstrdup(rest);
+        char *at = join_path(base, first), target[4096];
+        ssize_t n = -1;
+        if (lstat(at, &st) == 0 && S_ISLNK(st.st_mode))
+            n = readlink(at, target, sizeof target - 1);
+        free(cur);
+        if (n > 0) {
+            target[n] = '\0';
+            char *t = target[0] == '/' ? xstrdup(target) : join_path(base, target);
+            cur = slash ? xasprintf("%s%s", t, slash) : xstrdup(t);
+            free(t);
+        } else {
+            cur = join_path(base, rest); /* missing, or not to be looked into: as written */
+        }
+        free(at);
+        free(first);
+        free(base);
+        free(rest);
+        if (n <= 0)
+            break;
+    }
+    /* Lexical tidy of what followed a missing component ("a/./b", "a//b"); ".." is left. */
+    char *norm = path_absolute(cur, "/");
+    free(cur);
+    if (strcmp(norm, h) == 0) {
+        free(norm);
+        return NULL;
+    }
+    return norm;
 }

@@ -9,8 +9,14 @@
  * (missing to open and stat; lstat shows the link), a directory by a removed directory (every
  * name in it is missing; stat of the directory itself still succeeds). A hidden path that does
  * not exist yet is covered too, so that what the host creates there later stays out of sight:
- * its first missing component gets a whiteout in the overlay of that component's parent. Runs in
- * init, in the new mount namespace. */
+ * its first missing component gets a whiteout in the overlay of that component's parent. A folder
+ * hidden by rule (hidden_except: only the names that match show, whatever is made there later)
+ * becomes a tmpfs holding copies of those names. A hidden path inside a writable area is judged
+ * once that area is attached (a shifted root caller's init may not search the host's way to it).
+ * Runs in init, in the new mount namespace; hide_link_target and hide_except_hidden_now run on
+ * the host, in the controller.
+ * Must never: create a file on the host or in the workspace, or show a name because it could not
+ * be looked at (what init cannot judge is covered or refused). */
 #ifndef CORDON_HIDE_H
 #define CORDON_HIDE_H
 #include <stdbool.h>
@@ -62,6 +68,32 @@ int hide_apply(struct hide_plan *plan, struct mnt_err *e);
 /* Cover hidden paths inside writable areas. After the writable binds. */
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e);
 void hide_plan_free(struct hide_plan *plan);
+/* Hidden by rule (profile key hidden_except): each of rules, "DIR\tPATTERN[\tPATTERN...]"
+ * (DIR absolute), makes DIR show only the entries whose names match a pattern (fnmatch, one
+ * level: "known_hosts*", "*.pub", "config.d"), as they are at start; every other name, and every
+ * name the host adds later under any name, is missing. DIR becomes a fresh tmpfs holding a
+ * detached copy of each matching entry as the view shows it now (the copy-on-write home's, so a
+ * write to one goes where it went before); links are made anew. The tmpfs is read-only but where
+ * DIR is in a home the sandbox may write (home_writable: overlay or tmpfs): there a name a
+ * command makes lives as long as the sandbox. DIR is the host's canonical path (the controller
+ * followed the host's links: a ~/.ssh managed by stow is ruled where it leads); no link is followed
+ * to it here. A DIR that no longer shows (hidden, in a hidden folder, or replaced by a link a
+ * command made in its copy-on-write home: the host's folder does not show through that) is left
+ * alone; one init may not list is covered whole by hide_apply_in_writable (pushed
+ * to plan->in_writable). A DIR that holds a visible path refuses. After the writable binds, before
+ * hide_apply_in_writable. 0, or -1 with one line in e. */
+int hide_apply_except(const struct str_list *rules, const struct str_list *visible,
+                      const char *home, bool home_writable, struct hide_plan *plan,
+                      struct mnt_err *e);
+/* Host side, after a command: the names each rule's folder holds on the host now that the
+ * sandbox does not show (no pattern matches), appended to out as absolute paths (at most
+ * 256 a folder): for the refusal lines, which name a hidden path that exists. */
+void hide_except_hidden_now(const struct str_list *rules, struct str_list *out);
+/* Host side, before the sandbox starts: the path h names once every symbolic link on the way is
+ * followed (as far as its components exist: a link to a missing target gives that target; what
+ * follows a missing component is kept as written). A new string, or NULL when it is h itself
+ * (no link on the way, or the way cannot be looked into). A hidden link hides this too. */
+char *hide_link_target(const char *h);
 /* The whiteouts, relative to target (a directory the caller covers with an overlay of its own),
  * that make hidden path h (strictly below target) missing: h itself; for an h that does not
  * exist, its first missing component; for an h that contains a visible path, every entry of h

@@ -84,6 +84,9 @@ struct sandbox_config {
     char *cwd;                 /* directory the command starts in */
     struct str_list writable;  /* extra writable paths (--allow-write, profile `writable`) */
     struct str_list hidden;    /* paths that must look missing (ENOENT) */
+    /* hidden_except: "DIR\tPATTERN[\tPATTERN...]", DIR showing only the names that match
+     * (hide.h, hide_apply_except); DIR absolute, existing (a missing one is in hidden instead). */
+    struct str_list hidden_except;
     struct sandbox_root_only root_only; /* for a uid-0 caller, added to hidden by the controller */
     /* The root-only names of the home are not in hidden yet: init gets them on a socket of their
      * own once the controller's walk is done (late_names.h). */

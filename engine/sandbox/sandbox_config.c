@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "sandbox/hide.h"
 
 void sandbox_config_free(struct sandbox_config *cfg)
 {
@@ -24,6 +25,7 @@ void sandbox_config_free(struct sandbox_config *cfg)
     free(cfg->cwd);
     str_list_free(&cfg->writable);
     str_list_free(&cfg->hidden);
+    str_list_free(&cfg->hidden_except);
     str_list_free(&cfg->root_only.scan);
     str_list_free(&cfg->root_only.visible);
     str_list_free(&cfg->readonly_in_workspace);
@@ -141,7 +143,8 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
         str_list_push_owned(&canon, r);
     }
     /* Pass 2: a link is followed only when the person named it on the command line (and then
-     * one line says where it leads). A profile's entry must not lead out of the workspace when
+     * one line says where it leads), and only when it lies outside every writable area. A
+     * profile's entry must not lead out of the workspace when
      * it is relative, nor pass a link that lies where a sandboxed command could have planted
      * it (the workspace, a writable area): the next run would make the link's target writable,
      * wherever it points. The view opens each canonical path again with no link allowed on the
@@ -159,7 +162,15 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
         char *a = path_absolute(e, ws_rel ? cfg->workspace : cwd);
         free(e);
         char *link = sandbox_config_link_within(a, &areas);
-        if (cli) {
+        if (cli && link) {
+            /* the person named the link, but not where a command pointed it meanwhile */
+            snprintf(err, errlen,
+                     "--allow-write %s passes the symbolic link %s, which lies in a writable "
+                     "area where a sandboxed command could have planted it: refused (it leads to "
+                     "%s; name that path if it is the one meant)",
+                     p, link, r);
+            rc = -1;
+        } else if (cli) {
             if (strcmp(a, r) != 0)
                 LOG_W("config", "--allow-write %s resolves to %s: that is what is writable", p, r);
         } else if (ws_rel && !path_is_within(r, cfg->workspace)) {
@@ -189,19 +200,75 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
     str_list_free(&cfg->writable);
     cfg->writable = writable;
 
+    /* hidden_except: a folder that is missing (or no folder) now is hidden whole, so that one
+     * the host makes later stays missing; the rest keep their rule, by the canonical path the
+     * host's links give (a ~/.ssh managed by stow: where it leads). init follows no link to it,
+     * so one a command planted in its copy-on-write home leads the rule nowhere. */
+    struct str_list except = {0};
+    for (size_t i = 0; i < cfg->hidden_except.len; i++) {
+        const char *rule = cfg->hidden_except.items[i], *tab = strchr(rule, '\t');
+        char *dir = tab ? strndup(rule, (size_t)(tab - rule)) : xstrdup(rule);
+        char *e = path_expand_home(dir, home);
+        char *a = path_absolute(e, cwd);
+        char *real = tab && stat(a, &st) == 0 && S_ISDIR(st.st_mode) ? realpath(a, NULL) : NULL;
+        if (!real)
+            str_list_push(&cfg->hidden, a);
+        else
+            str_list_push_owned(&except, xasprintf("%s%s", real, tab));
+        free(real);
+        free(dir);
+        free(e);
+        free(a);
+    }
+    str_list_free(&cfg->hidden_except);
+    cfg->hidden_except = except;
+
+    /* Each hidden path, and what it names through a link on the way (a home managed by stow:
+     * ~/.aws -> dotfiles/aws), which would show the same secret under its own name. */
     struct str_list hidden = {0};
     for (size_t i = 0; i < cfg->hidden.len; i++) {
         char *e = path_expand_home(cfg->hidden.items[i], home);
         char *a = path_absolute(e, cwd);
         free(e);
-        bool docker = strcmp(a, "/run/docker.sock") == 0 || strcmp(a, "/var/run/docker.sock") == 0;
-        if ((allow_docker && docker) || str_list_contains(&hidden, a))
-            free(a);
-        else
-            str_list_push_owned(&hidden, a);
+        for (int k = 0; a && k < 2; k++) {
+            char *next = k == 0 ? hide_link_target(a) : NULL;
+            if (next &&
+                (path_is_within(cfg->workspace, next) || (home && path_is_within(home, next)))) {
+                LOG_W("config",
+                      "hidden %s is a link to %s, which holds the workspace or the home: that "
+                      "is not hidden (hide what it should instead)",
+                      a, next);
+                free(next);
+                next = NULL;
+            }
+            bool docker =
+                strcmp(a, "/run/docker.sock") == 0 || strcmp(a, "/var/run/docker.sock") == 0;
+            if ((allow_docker && docker) || str_list_contains(&hidden, a))
+                free(a);
+            else
+                str_list_push_owned(&hidden, a);
+            a = next;
+        }
     }
     str_list_free(&cfg->hidden);
     cfg->hidden = hidden;
+    /* A rule's folder hidden whole (a writable home hides ~/.ssh so) needs no rule. */
+    for (size_t i = 0; i < cfg->hidden_except.len;) {
+        const char *rule = cfg->hidden_except.items[i];
+        char *dir = strndup(rule, strcspn(rule, "\t"));
+        bool whole = false;
+        for (size_t k = 0; k < cfg->hidden.len && !whole; k++)
+            whole = path_is_within(dir, cfg->hidden.items[k]);
+        free(dir);
+        if (!whole) {
+            i++;
+            continue;
+        }
+        free(cfg->hidden_except.items[i]);
+        memmove(&cfg->hidden_except.items[i], &cfg->hidden_except.items[i + 1],
+                (cfg->hidden_except.len - i - 1) * sizeof *cfg->hidden_except.items);
+        cfg->hidden_except.len--;
+    }
 
     for (size_t i = 0; i < cfg->run_binds.len; i++) {
         if (cfg->run_binds.items[i][0] != '/') {

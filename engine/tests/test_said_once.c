@@ -1,55 +1,67 @@
-/* test_said_once.c — base/said_once (a line said once per machine and kernel) and
- * kernel_older_than (base/kernel_lacks). */
+/* test_said_once.c — a line about the machine is said the first time only; without a place to
+ * keep the marker it is said every time. */
+#include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
+#include <string.h>
+#include <unistd.h>
 
-#include "base/kernel_lacks.h"
 #include "base/said_once.h"
 #include "test.h"
+#include "base/util.h"
 
-/* A fresh state folder under TMPDIR, as XDG_STATE_HOME. */
-static void fresh_state(void)
+static char *fresh_state(void)
 {
     const char *tmp = getenv("TMPDIR");
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/said-once.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+    char *dir = xasprintf("%s/said-once.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     CHECK(mkdtemp(dir) != NULL);
-    CHECK_EQ_INT(setenv("XDG_STATE_HOME", dir, 1), 0);
+    setenv("XDG_STATE_HOME", dir, 1);
+    return dir;
 }
 
-static void test_first_then_quiet(void)
+static void test_said_the_first_time_only(void)
 {
-    fresh_state();
-    CHECK(said_once_first("a-line"));
-    CHECK(!said_once_first("a-line"));
-    CHECK(!said_once_first("a-line"));
-    CHECK(said_once_first("another")); /* each line on its own */
-    /* the markers live where no sandbox writes: cordon's state folder, 0700 */
-    char path[4200];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/cordon/said", getenv("XDG_STATE_HOME"));
-    CHECK_EQ_INT(stat(path, &st), 0);
-    CHECK_EQ_INT(st.st_mode & 0777, 0700);
+    char *dir = fresh_state();
+    CHECK(said_once_first("limits.memory", "limits.memory not applied"));
+    CHECK(!said_once_first("limits.memory", "limits.memory not applied"));
+    CHECK(said_once_first("limits.pids", "limits.pids not applied")); /* another name */
+    char *path = xasprintf("%s/cordon/said/limits.memory", dir);
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(read_file(path, 0, 4096, &text, &len) == 0);
+    CHECK(text && len == 26 && memcmp(text, "limits.memory not applied\n", len) == 0);
+    free(text);
+    free(path);
+    char *cmd = xasprintf("rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+    free(dir);
 }
 
-static void test_said_when_no_marker_can_be_made(void)
+static void test_said_every_time_without_a_state_folder(void)
 {
-    /* Nowhere to keep the marker: said every time rather than never. */
-    CHECK_EQ_INT(setenv("XDG_STATE_HOME", "/proc/cordon-nowhere", 1), 0);
-    CHECK(said_once_first("a-line"));
-    CHECK(said_once_first("a-line"));
-    CHECK_EQ_INT(unsetenv("XDG_STATE_HOME"), 0);
-    CHECK_EQ_INT(unsetenv("HOME"), 0);
-    CHECK(said_once_first("a-line"));
+    unsetenv("XDG_STATE_HOME");
+    char *old = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    unsetenv("HOME");
+    CHECK(said_once_dir() == NULL);
+    CHECK(said_once_first("limits.memory", "x"));
+    CHECK(said_once_first("limits.memory", "x"));
+    if (old)
+        setenv("HOME", old, 1);
+    free(old);
 }
 
-static void test_kernel_older_than(void)
+static void test_a_bad_name_is_said(void)
 {
-    CHECK(!kernel_older_than(0, 0));
-    CHECK(!kernel_older_than(3, 0)); /* this kernel is newer than 3.0 */
-    CHECK(kernel_older_than(999, 0));
+    char *dir = fresh_state();
+    CHECK(said_once_first("../escape", "x"));
+    CHECK(said_once_first("../escape", "x"));
+    CHECK(said_once_first("", "x"));
+    char *cmd = xasprintf("test ! -e '%s/cordon/escape' && rm -rf '%s'", dir, dir);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+    free(dir);
 }
 
-TEST_MAIN({"first_then_quiet", test_first_then_quiet},
-          {"said_when_no_marker_can_be_made", test_said_when_no_marker_can_be_made},
-          {"kernel_older_than", test_kernel_older_than})
+TEST_MAIN({"said the first time only", test_said_the_first_time_only},
+          {"said every time without a state folder", test_said_every_time_without_a_state_folder},
+          {"a bad name is said, and makes nothing", test_a_bad_name_is_said})

@@ -24,6 +24,7 @@ M.schema = {
     home = "home",
     writable = "list",
     hidden = "list",
+    hidden_except = "exceptmap",
     readonly_in_workspace = "list",
     network = { allow = "list", deny = "list", loopback = "boolean", unrestricted = "boolean",
                 ask = "boolean", wildcard_special = "boolean", host_ports = "portlist",
@@ -244,7 +245,8 @@ function M.merge(base, over, schema)
             end
         elseif type(kind) == "table" and type(out[k]) == "table" then
             out[k] = M.merge(out[k], v, kind)
-        elseif (kind == "strmap" or kind == "grantmap") and type(out[k]) == "table" then
+        elseif (kind == "strmap" or kind == "grantmap" or kind == "exceptmap")
+                and type(out[k]) == "table" then
             for name, s in pairs(v) do out[k][name] = s end
         else
             out[k] = copy(v)
@@ -322,5 +324,32 @@ checks.grantmap = function(v)
     end
 end
 M.schema.grants = { ssh_agent = "boolean", gpg_agent = "boolean", sockets = "grantmap" }
+
+-- hidden_except: folders hidden by rule (engine/sandbox/hide.h, hide_apply_except). Each
+-- DIR = { PATTERN, ... } shows only DIR's entries whose names match a pattern (fnmatch: *, ?,
+-- [...]; one name, no '/'), as they are at start: every other name, made at any time, is
+-- missing. DIR is absolute or "~/..."; merged by DIR (a later layer's list replaces).
+M.HIDDEN_EXCEPT_MAX = 16
+checks.exceptmap = function(v)
+    if type(v) ~= "table" or is_list(v) and #v > 0 then
+        return 'expected a table of DIR = { "PATTERN", ... }'
+    end
+    local dirs = sorted_keys(v)
+    if #dirs > M.HIDDEN_EXCEPT_MAX then return ("at most %d folders"):format(M.HIDDEN_EXCEPT_MAX), true end
+    for _, dir in ipairs(dirs) do
+        if type(dir) ~= "string" or not (dir:match("^/.") or dir:match("^~/.")) then
+            return ('bad folder %s: expected an absolute path or "~/path"'):format(tostring(dir)), true
+        end
+        local pats = v[dir]
+        if not is_list(pats) or #pats == 0 then
+            return "expected a non-empty list of name patterns", true, dir
+        end
+        for i, p in ipairs(pats) do
+            if type(p) ~= "string" or p == "" or p:find("[/\t]") then
+                return ("item %d: expected a name pattern (no '/')"):format(i), true, dir
+            end
+        end
+    end
+end
 
 return M

@@ -60,19 +60,20 @@ describe("policies/00-default.lua profile hook", function()
               assert.is_false(r.network.unrestricted)
               assert.is_true(r.json)
           end },
-        -- a writable home: ~/.ssh hidden whole (its config and known_hosts would be writable);
-        -- the hook appends it to what coding hid (here "~/.ssh" too: this host cannot list it)
+        -- a writable home: ~/.ssh hidden whole (its config and known_hosts would be writable),
+        -- not only by coding's rule (hidden_except), which shows those
         { "coding", { allow_home_workspace = true }, function(r)
-            assert.are.equal(2, count(r.hidden, "~/.ssh"))
+            assert.are.equal(1, count(r.hidden, "~/.ssh"))
         end },
         { "coding", { writable = { "/home" } }, function(r)
-            assert.are.equal(2, count(r.hidden, "~/.ssh"))
+            assert.are.equal(1, count(r.hidden, "~/.ssh"))
         end },
         { "coding", { writable = { "~/" } }, function(r)
-            assert.are.equal(2, count(r.hidden, "~/.ssh"))
+            assert.are.equal(1, count(r.hidden, "~/.ssh"))
         end },
         { "coding", { writable = { "~/src" } }, function(r)
-            assert.are.equal(1, count(r.hidden, "~/.ssh"))
+            assert.are.equal(0, count(r.hidden, "~/.ssh"))
+            assert.is_table(r.hidden_except["~/.ssh"])
         end },
         { "strict", { workspace = "/w", allow_docker = true }, function(r)
             assert.are.equal("/w", r.workspace)

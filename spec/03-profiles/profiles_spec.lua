@@ -37,9 +37,10 @@ describe("built-in profiles", function()
             assert.is_nil(profile.validate(r))
             assert.are.equal(name, r.name)
             -- everything extends coding: the secrets stay hidden
-            for _, p in ipairs { "~/.ssh", "~/.aws", "~/.gnupg", "/etc/shadow", "/root" } do
+            for _, p in ipairs { "~/.aws", "~/.gnupg", "/etc/shadow", "/root" } do
                 assert.is_true(has(r.hidden, p), name .. " hides " .. p)
             end
+            assert.is_table(r.hidden_except["~/.ssh"], name .. " hides ~/.ssh by rule")
             assert.are.equal(0, r.rlimits.core)
             assert.are.equal(3, r.session.grace)
         end)
@@ -47,7 +48,7 @@ describe("built-in profiles", function()
 
     it("coding hides every credential store the design lists", function()
         local r = profile.resolve("coding", load_profile)
-        for _, p in ipairs { "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
+        for _, p in ipairs { "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
                              "~/.kube", "~/.npmrc", "~/.pypirc", "~/.git-credentials",
                              "~/.config/gcloud", "~/.azure", "/etc/shadow", "/etc/gshadow",
                              "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_ed25519_key",
@@ -65,34 +66,30 @@ describe("built-in profiles", function()
         assert.is_false(r.escalation.ask_sandbox_off)
     end)
 
-    it("coding hides ~/.ssh but known_hosts, config and the public keys, and the usual key names", function()
-        host.entries = function(p)
-            assert.are.equal("~/.ssh", p)
-            return { "authorized_keys", "config", "config.d", "id_ed25519", "id_ed25519.pub",
-                     "known_hosts", "known_hosts2", "work.pem" }
-        end
-        local ok, r = pcall(profile.resolve, "coding", load_profile)
-        host.entries = nil
-        assert(ok, r)
-        for _, p in ipairs { "~/.ssh/authorized_keys", "~/.ssh/id_ed25519", "~/.ssh/work.pem",
-                             "~/.ssh/id_rsa", "~/.ssh/id_ecdsa", "~/.ssh/agent" } do
-            assert.is_true(has(r.hidden, p), p)
-        end
-        for _, p in ipairs { "~/.ssh", "~/.ssh/config", "~/.ssh/config.d", "~/.ssh/known_hosts",
-                             "~/.ssh/known_hosts2", "~/.ssh/id_ed25519.pub" } do
-            assert.is_false(has(r.hidden, p), p)
-        end
-        local n = 0
-        for _, p in ipairs(r.hidden) do if p == "~/.ssh/id_ed25519" then n = n + 1 end end
-        assert.are.equal(1, n)
+    it("coding hides ~/.ssh by rule: only known_hosts*, config, config.d and *.pub show", function()
+        local r = profile.resolve("coding", load_profile)
+        local pats = r.hidden_except["~/.ssh"]
+        table.sort(pats)
+        assert.are.same({ "*.pub", "config", "config.d", "known_hosts*" }, pats)
+        -- by rule, not by name: no name of ~/.ssh is listed one by one
+        for _, p in ipairs(r.hidden) do assert.is_nil(p:match("^~/%.ssh"), p) end
     end)
 
-    it("coding hides ~/.ssh whole when it cannot be listed", function()
-        host.entries = function() return nil end
-        local ok, r = pcall(profile.resolve, "coding", load_profile)
-        host.entries = nil
-        assert(ok, r)
-        assert.is_true(has(r.hidden, "~/.ssh"))
+    it("hidden_except: folders absolute or ~/, patterns of one name; merged by folder", function()
+        for _, bad in ipairs {
+            { hidden_except = { "~/.ssh" } },
+            { hidden_except = { ["rel/dir"] = { "x" } } },
+            { hidden_except = { ["~/.ssh"] = {} } },
+            { hidden_except = { ["~/.ssh"] = { "a/b" } } },
+            { hidden_except = { ["~/.ssh"] = { 1 } } },
+        } do
+            assert.is_not_nil(profile.validate(bad))
+        end
+        assert.is_nil(profile.validate({ hidden_except = { ["/srv/keys"] = { "*.pub", "README" } } }))
+        local m = profile.merge({ hidden_except = { ["~/.ssh"] = { "config" }, ["/a"] = { "x" } } },
+            { hidden_except = { ["~/.ssh"] = { "*.pub" } } })
+        assert.are.same({ "*.pub" }, m.hidden_except["~/.ssh"])
+        assert.are.same({ "x" }, m.hidden_except["/a"])
     end)
 
     it("coding holds agents' and editors' own configuration read-only in the workspace", function()
@@ -168,7 +165,7 @@ describe("built-in profiles", function()
         caller_home = "/home/u"
         assert.is_true(ok_, r)
         assert.is_false(has(r.hidden, "/root"))
-        for _, p in ipairs { "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
+        for _, p in ipairs { "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.docker",
                              "~/.kube", "~/.npmrc", "~/.pypirc", "~/.git-credentials",
                              "~/.config/gcloud", "~/.azure" } do
             assert.is_true(has(r.hidden, p), p)

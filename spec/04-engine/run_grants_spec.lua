@@ -127,6 +127,90 @@ describe("cordon run: agent sockets granted by name", function()
             local _, lines = r.stderr:gsub("cordon: [^\n]*%-%-allow%-gpg%-agent", "")
             assert.are.equal(1, lines, h.describe(r))
         end)
+        it("--allow-gpg-agent binds the agent's restricted socket: decrypt and clearsign work inside, "
+            .. "exporting or deleting a secret key is refused, " .. who, function()
+            local uidv = uid or nil
+            local gnupg, fpr = gpg_agent(uidv)
+            local g = "GNUPGHOME=" .. h.quote(gnupg) .. " "
+            -- outside, through the main socket, the key without a passphrase exports whole:
+            -- what a command inside would get with the main socket bound in
+            local out = h.sh_ok(as(uidv, g .. "gpg --batch --armor --pinentry-mode loopback "
+                .. "--passphrase '' --export-secret-keys " .. fpr .. " 2>/dev/null"))
+            assert.matches("BEGIN PGP PRIVATE KEY BLOCK", out, 1, true)
+            local ws = h.workspace(nil, uidv)
+            -- an encryption subkey, and a message to it made outside
+            h.sh_ok(as(uidv, g .. "gpg --batch --passphrase '' --quick-add-key " .. fpr
+                .. " cv25519 encr never 2>/dev/null"))
+            h.sh_ok(as(uidv, "echo cordon-decrypted | " .. g .. "gpg --batch --trust-model always -e -r "
+                .. fpr .. " -o " .. h.quote(ws .. "/msg.gpg") .. " 2>/dev/null"))
+            local o = { workspace = ws, uid = uidv, env = { GNUPGHOME = gnupg },
+                        home = uidv and h.secret_home(uidv) or nil, flags = { "--allow-gpg-agent" } }
+            local r = h.run_sh("gpg --batch -q -d msg.gpg; "
+                .. "echo cordon-clearsign | gpg --batch --clearsign > signed.asc && echo SIGNED; "
+                .. "gpg --batch --armor --export-secret-keys " .. fpr .. "; echo export=$?; "
+                .. "gpg --batch --armor --pinentry-mode loopback --passphrase '' "
+                .. "--export-secret-keys " .. fpr .. "; echo loopback=$?; "
+                .. "gpg --batch --yes --delete-secret-keys " .. fpr .. "; echo delete=$?", o)
+            assert.are.equal(0, r.code, h.describe(r))
+            assert.matches("^cordon%-decrypted\n", r.stdout)
+            assert.matches("SIGNED", r.stdout, 1, true)
+            assert.not_matches("PRIVATE KEY", r.stdout, 1, true)
+            assert.matches("Forbidden", r.stderr, 1, true)
+            assert.matches("delete=2", r.stdout, 1, true)
+            -- the signature verifies outside, and the key is still there
+            h.sh_ok(as(uidv, g .. "gpg --batch --verify " .. h.quote(ws .. "/signed.asc")))
+            h.sh_ok(as(uidv, g .. "gpg --batch -K " .. fpr))
+        end)
+
+        it("a granted socket is the one captured at start: a link to another socket put at its "
+            .. "path later is not connected to, " .. who, function()
+            local uidv = uid or nil
+            local dir = socket_dir(uidv)
+            local server = "import socket,sys,os\n"
+                .. "s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)\n"
+                .. "while True:\n  c,_=s.accept(); c.sendall(sys.argv[2].encode()); c.close()\n"
+            h.write_file(dir .. "/server.py", server)
+            local a, b = dir .. "/a.sock", dir .. "/b.sock"
+            -- setpriv execs the server, so the pid is the server's own
+            local pre = uidv and ("setpriv --reuid=%d --regid=%d --clear-groups "):format(uidv, uidv) or ""
+            local pid_a = h.spawn(pre .. h.join({ h.python, dir .. "/server.py", a, "HELLO-a" }))
+            h.spawn(pre .. h.join({ h.python, dir .. "/server.py", b, "HELLO-b" }))
+            assert(h.wait_for(function()
+                return h.sh(("test -S %s && test -S %s"):format(h.quote(a), h.quote(b))).code == 0
+            end, 10), "the socket servers did not start")
+            local cfg = h.profile_dir("granted", ('return { extends = "coding", grants = { sockets = {\n'
+                .. '    one = { from = %q },\n} } }\n'):format(a))
+            if uidv then h.sh_ok(("chmod -R a+rX %s"):format(h.quote(cfg))) end
+            local ws = h.workspace(nil, uidv)
+            local client = "import socket,sys\n"
+                .. "try:\n  s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('got', s.recv(64).decode() or 'nothing')\n"
+                .. "except OSError as e: print('refused', e.errno)\n"
+            h.write_file(ws .. "/client.py", client)
+            local q = h.quote
+            -- connects once, waits for the host to swap the path, connects again
+            local script = ("%s client.py /run/cordon/grants/one.sock; touch ready; "
+                .. "for i in $(seq 600); do [ -e go ] && break; sleep 0.1; done; "
+                .. "%s client.py /run/cordon/grants/one.sock"):format(h.python, h.python)
+            local line = h.command_line({ "run", "--workspace", ws, "--profile", "granted", "--",
+                "/bin/bash", "-c", script }, { uid = uidv, home = uidv and h.secret_home(uidv) or nil,
+                env = { XDG_CONFIG_HOME = cfg } })
+            -- the swap: server a is gone, its path a link to b's socket
+            local r = h.sh(("cd %s && { %s & } ; for i in $(seq 600); do [ -e %s/ready ] && break; "
+                .. "sleep 0.1; done; kill -9 %d; rm -f %s; ln -s %s %s; touch %s/go; wait")
+                :format(q(ws), line, q(ws), pid_a, q(a), q(b), q(a), q(ws)))
+            assert.are.equal(0, r.code, h.describe(r))
+            assert.matches("^got HELLO%-a\n", r.stdout)
+            -- refused, or (relayed) accepted by the relay and closed at once with nothing sent
+            local second = r.stdout:match("\n([^\n]*)\n$")
+            assert.is_truthy(second == "got nothing" or (second or ""):match("^refused %d+$"), h.describe(r))
+            assert.not_matches("HELLO-b", r.stdout, 1, true)
+            if not uidv then -- a root caller's grant is relayed: the relay says why, in one line
+                local _, lines = r.stderr:gsub("cordon: grant [^\n]*captured at start", "")
+                assert.are.equal(1, lines, h.describe(r))
+            end
+            -- outside, the path now leads to b: what a relay by path would have reached
+            assert.matches("HELLO-b", h.sh_ok(as(uidv, h.join({ h.python, ws .. "/client.py", a }))), 1, true)
+        end)
     end
 
     it("--allow-gpg-agent finds the agent of the default home (~/.gnupg, GNUPGHOME unset), "
