@@ -1,0 +1,97 @@
+#!/bin/sh
+# matrix.sh — the smoke suite on Debian's kernels under qemu and on this machine's kernel.
+#
+# Usage: matrix.sh BUILD_DIR [host|bullseye|bookworm|trixie]...   (default: all four)
+# For each kernel: the suite (smoke.sh) as root and as an unprivileged user (the guest's
+# "kmx", uid 1000, with a home; on this machine uid 65534 via setpriv), then one table, rows
+# by {root, user}, and the lines of the rows that are not ok. Exits 1 if any row of any
+# kernel is not ok (or a kernel did not boot), 0 otherwise. Every guest boot is bounded by
+# boot.sh's timeout (CORDON_KERNEL_TIMEOUT, here 600 s unless set).
+# Owns: a staging directory under /var/tmp (removed at the end).
+# Uses: boot.sh, smoke.sh, cmake --install, setpriv. Must run as root.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+[ $# -ge 1 ] || { echo "usage: matrix.sh BUILD_DIR [host|bullseye|bookworm|trixie]..." >&2; exit 2; }
+build=$(cd "$1" && pwd)
+shift
+[ $# -gt 0 ] || set -- host bullseye bookworm trixie
+[ "$(id -u)" = 0 ] || { echo "matrix.sh: run as root (qemu's images, the host's root and user rows)" >&2; exit 1; }
+export CORDON_KERNEL_TIMEOUT=${CORDON_KERNEL_TIMEOUT:-600}
+
+stage=$(mktemp -d /var/tmp/cordon-kmx.XXXXXX)
+trap 'rm -rf "$stage"' EXIT INT TERM
+# What the guest gets besides the install: the suite and the clients, under /kmx.
+mkdir -p "$stage/add/kmx/clients/python" "$stage/add/kmx/clients/typescript"
+cp "$here/smoke.sh" "$stage/add/kmx/"
+cp -R "$src/clients/python/src" "$stage/add/kmx/clients/python/"
+cp "$src/clients/typescript/index.js" "$src/clients/typescript/package.json" "$stage/add/kmx/clients/typescript/"
+chmod -R a+rX "$stage"
+
+# The guest's command: the suite as root, then as kmx in its home.
+guest='echo "== root"; sh /kmx/smoke.sh; echo "== user"; setpriv --reuid=1000 --regid=1000 --init-groups env HOME=/home/kmx USER=kmx LOGNAME=kmx sh -c "cd /home/kmx && sh /kmx/smoke.sh"; echo "== end"'
+
+table() { # table TITLE FILE: rows x {root, user} from the suite's "== root" / "== user" output
+    awk -v title="$1" '
+        /^== root/ { who = "root"; next }
+        /^== user/ { who = "user"; next }
+        /^== end/ { who = ""; next }
+        who != "" && /^(ok|not ok|skip) / {
+            line = $0; st = $1; name = $2
+            if (st == "not") { st = "NOT OK"; name = $3 }
+            sub(/:$/, "", name)
+            if (st == "ok" && line ~ /\(refused with one line/) st = "ok (refused)"
+            if (!(name in seen)) { seen[name] = 1; order[++n] = name }
+            cell[name, who] = st
+            if (st == "NOT OK") bad[++nb] = who ": " line
+        }
+        END {
+            printf "\n== %s\n%-20s %-14s %-14s\n", title, "row", "root", "user"
+            for (i = 1; i <= n; i++)
+                printf "%-20s %-14s %-14s\n", order[i], \
+                    (order[i], "root") in cell ? cell[order[i], "root"] : "-", \
+                    (order[i], "user") in cell ? cell[order[i], "user"] : "-"
+            if (n == 0) print "(no rows: the suite did not run)"
+            for (i = 1; i <= nb; i++) print "  " bad[i]
+            exit (n == 0 || nb > 0) ? 1 : 0
+        }' "$2"
+}
+
+failed=0
+for k in "$@"; do
+    out=$stage/$k.out
+    case $k in
+    host)
+        # This machine's kernel: an install the unprivileged user can reach.
+        DESTDIR="$stage/host" cmake --install "$build" --prefix /usr/local >"$stage/install.log" 2>&1 ||
+            { cat "$stage/install.log" >&2; exit 1; }
+        chmod -R a+rX "$stage/host"
+        {
+            echo "== root"
+            CORDON=$stage/host/usr/local/bin/cordon SMOKE_CLIENTS=$stage/add/kmx/clients \
+                sh "$here/smoke.sh" || true
+            echo "== user"
+            setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR \
+                CORDON="$stage/host/usr/local/bin/cordon" SMOKE_CLIENTS="$stage/add/kmx/clients" \
+                sh "$here/smoke.sh" || true
+            echo "== end"
+        } >"$out" 2>&1
+        title="host ($(uname -r))"
+        ;;
+    bullseye | bookworm | trixie)
+        rc=0
+        sh "$here/boot.sh" "$k" "$build" --add "$stage/add" -- "$guest" >"$out" 2>&1 || rc=$?
+        kver=$(cat "$src/build-deps-kernels/kernel-$k/version" 2>/dev/null || echo "?")
+        title="$k ($kver)"
+        if [ $rc -ge 124 ]; then
+            tail -n 40 "$out" >&2
+            echo "matrix.sh: $k did not finish (boot.sh exit $rc)" >&2
+            failed=1
+        fi
+        ;;
+    *) echo "matrix.sh: unknown kernel '$k'" >&2; exit 2 ;;
+    esac
+    table "$title" "$out" || failed=1
+    [ -z "${CORDON_MATRIX_OUT:-}" ] || cp "$out" "$CORDON_MATRIX_OUT.$k"
+done
+exit $failed
