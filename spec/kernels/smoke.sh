@@ -49,7 +49,10 @@ trap 'exit 1' INT TERM HUP
 # c ARGS...: cordon in the workspace, bounded, stdout to $T/out/o, stderr to $T/out/e.
 c() { (cd "$W" && timeout -k 5 90 "$CORDON" "$@") >"$T/out/o" 2>"$T/out/e"; }
 # The first line cordon printed (its refusal or error), for a row's reason.
-cline() { grep -m1 '^cordon' "$T/out/e" 2>/dev/null || head -c 300 "$T/out/e" | head -n 2 | tr '\n' ' '; }
+cline() {
+    grep '^cordon' "$T/out/e" 2>/dev/null | head -n 4 | awk '{ printf "%s%s", (NR > 1 ? " | " : ""), $0 }' |
+        grep . || head -c 300 "$T/out/e" | head -n 2 | tr '\n' ' '
+}
 # A row that did not run because cordon refused: the kernel's one-line refusal names the
 # mechanism and the kernel that has it; anything else is a failure.
 why() {
@@ -404,7 +407,7 @@ print(libc.syscall(444,None,0,1))' 2>/dev/null)
 for r in ${SMOKE_ONLY:-$ROWS}; do
     t_$r >"$T/out/row" 2>&1 </dev/null
     rc=$?
-    out=$(tr '\n' ' ' <"$T/out/row" | cut -c1-400)
+    out=$(tr '\n' ' ' <"$T/out/row" | cut -c1-700)
     note=
     [ $r != landlock ] || note=" ($(landlock_note))"
     case $rc in
