@@ -8,7 +8,8 @@
 # kernel is not ok (or a kernel did not boot), 0 otherwise. Every guest boot is bounded by
 # boot.sh's timeout (CORDON_KERNEL_TIMEOUT, here 600 s unless set).
 # Owns: a staging directory under /var/tmp (removed at the end).
-# Uses: boot.sh, smoke.sh, cmake --install, setpriv. Must run as root.
+# Uses: boot.sh, smoke.sh, cmake --install, setpriv. Must run as root. SMOKE_ONLY and
+# SMOKE_FLAGS (see smoke.sh) are passed to every run of the suite, the guests' too.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -28,8 +29,16 @@ cp -R "$src/clients/python/src" "$stage/add/kmx/clients/python/"
 cp "$src/clients/typescript/index.js" "$src/clients/typescript/package.json" "$stage/add/kmx/clients/typescript/"
 chmod -R a+rX "$stage"
 
-# The guest's command: the suite as root, then as kmx in its home.
-guest='echo "== root"; sh /kmx/smoke.sh; echo "== user"; setpriv --reuid=1000 --regid=1000 --init-groups env HOME=/home/kmx USER=kmx LOGNAME=kmx sh -c "cd /home/kmx && sh /kmx/smoke.sh"; echo "== end"'
+# The guest's command: the suite as root and as kmx in its home, side by side (two vCPUs;
+# each pass has its own scratch directory, ports and session names), then both outputs.
+# SMOKE_ONLY and SMOKE_FLAGS (smoke.sh) pass through.
+guest="export SMOKE_ONLY='${SMOKE_ONLY:-}' SMOKE_FLAGS='${SMOKE_FLAGS:-}'"'
+[ -n "$SMOKE_ONLY" ] || unset SMOKE_ONLY
+sh /kmx/smoke.sh >/tmp/root.out 2>&1 &
+setpriv --reuid=1000 --regid=1000 --init-groups env HOME=/home/kmx USER=kmx LOGNAME=kmx \
+    sh -c "cd /home/kmx && sh /kmx/smoke.sh" >/tmp/user.out 2>&1 &
+wait
+echo "== root"; cat /tmp/root.out; echo "== user"; cat /tmp/user.out; echo "== end"'
 
 table() { # table TITLE FILE: rows x {root, user} from the suite's "== root" / "== user" output
     awk -v title="$1" '

@@ -5,7 +5,9 @@
 # Environment: CORDON (the binary, default: cordon on PATH), SMOKE_TMP (where the scratch
 #   home, workspace and servers' files go; default /var/tmp: a disk file system, as a
 #   person's home is), SMOKE_CLIENTS (a copy of clients/: python/src and typescript/;
-#   default /kmx/clients, the guest's), SMOKE_ONLY (space-separated row names to run).
+#   default /kmx/clients, the guest's), SMOKE_ONLY (space-separated row names to run),
+#   SMOKE_FLAGS (options added to every run, session start and mcp, to look past one
+#   failure, e.g. "--home readonly"; the matrix never sets it).
 # Prints one line per row: "ok NAME", "ok NAME (refused with one line: ...)" where the kernel
 # lacks the mechanism and cordon said so in one line, "not ok NAME: reason", "skip NAME:
 # reason" (only where a tool the row needs is missing); then exits 1 if any row is not ok.
@@ -47,7 +49,14 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 # c ARGS...: cordon in the workspace, bounded, stdout to $T/out/o, stderr to $T/out/e.
-c() { (cd "$W" && timeout -k 5 90 "$CORDON" "$@") >"$T/out/o" 2>"$T/out/e"; }
+# SMOKE_FLAGS (a diagnosis aid, e.g. "--home readonly"): added to every run and session start.
+c() {
+    case "$1 ${2:-}" in
+    "run "*) shift; set -- run ${SMOKE_FLAGS:-} "$@" ;;
+    "session start") a=$3; shift 3; set -- session start "$a" ${SMOKE_FLAGS:-} "$@" ;;
+    esac
+    (cd "$W" && timeout -k 5 90 "$CORDON" "$@") >"$T/out/o" 2>"$T/out/e"
+}
 # The first line cordon printed (its refusal or error), for a row's reason.
 cline() {
     grep '^cordon' "$T/out/e" 2>/dev/null | head -n 4 | awk '{ printf "%s%s", (NR > 1 ? " | " : ""), $0 }' |
@@ -227,7 +236,7 @@ t_approval() {
 t_mcp() {
     (cd "$W" && timeout -k 5 90 python3 -c '
 import json, subprocess, sys
-p = subprocess.Popen([sys.argv[1], "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+p = subprocess.Popen([sys.argv[1], "mcp"] + sys.argv[2].split(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 def send(m):
     p.stdin.write(json.dumps(m) + "\n"); p.stdin.flush()
 def recv(id):
@@ -247,7 +256,7 @@ r = recv(2)
 text = json.dumps(r)
 p.stdin.close(); p.wait(timeout=60)
 print("mcp-42" in text and "MCP-OK" or "MCP-BAD " + text[:300])
-' "$CORDON") >"$T/out/o" 2>"$T/out/e"
+' "$CORDON" "${SMOKE_FLAGS:-}") >"$T/out/o" 2>"$T/out/e"
     rc=$?
     grep -q '^MCP-OK$' "$T/out/o" || { why $rc "$(head -c 300 "$T/out/o")"; return 1; }
 }
