@@ -113,6 +113,7 @@ t_hidden() {
     c run -- sh -c 'test -e "$HOME/.ssh/id_x" && echo visible-key; cat /etc/shadow >/dev/null 2>&1 && echo read-shadow; echo done'
     rc=$?
     [ $rc = 0 ] && grep -q '^done$' "$T/out/o" || { why $rc "the command did not run"; return 1; }
+    # shellcheck disable=SC2088 # the words of the reason, not a path
     ! grep -q visible-key "$T/out/o" || { echo "~/.ssh/id_x is visible inside"; return 1; }
     ! grep -q read-shadow "$T/out/o" || { echo "/etc/shadow is readable inside"; return 1; }
 }
