@@ -131,7 +131,15 @@ flock -u 9
 # The payload disk: a tar of the installed cordon, the --add directories, /kmx/init and the
 # command, read by the initramfs over the root.
 work=$(mktemp -d /tmp/kmx-boot.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+qpid=
+# At exit: qemu stopped if still running, the boot's files removed (CORDON_KERNEL_KEEP=1
+# keeps them: console.log, out.log, payload.tar). Never fails, so the exit code stays.
+cleanup() {
+    if [ -n "$qpid" ]; then kill "$qpid" 2>/dev/null || true; fi
+    if [ -z "${CORDON_KERNEL_KEEP:-}" ]; then rm -rf "$work"; else echo "boot.sh: kept $work" >&2; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$work/payload/kmx"
 if [ -f "$tree/CMakeCache.txt" ]; then
     DESTDIR="$work/payload" cmake --install "$tree" --prefix /usr/local >"$work/install.log" 2>&1 ||
@@ -176,8 +184,10 @@ INIT
 chmod +x "$work/payload/kmx/init"
 tar -C "$work/payload" -cf "$work/payload.tar" --owner=0 --group=0 .
 
-rc=0
-timeout --foreground -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
+# The command's output is printed as the guest writes it (tail follows the second serial
+# port's file until qemu ends); its last line carries the exit code.
+: >"$work/out.log"
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
     -nodefaults -no-user-config -display none -monitor none -nic none -no-reboot \
     -kernel "$kdir/vmlinuz" -initrd "$initrd" \
     -append "console=ttyS0 root=/dev/vda rw panic=-1 mitigations=off random.trust_cpu=on loglevel=4" \
@@ -185,8 +195,11 @@ timeout --foreground -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m
     -drive "file=$work/payload.tar,format=raw,if=virtio,readonly=on" \
     -device virtio-rng-pci \
     -serial "file:$work/console.log" -serial "file:$work/out.log" \
-    </dev/null >"$work/qemu.log" 2>&1 || rc=$?
-tr -d '\r' <"$work/out.log" | grep -v '^KMX-EXIT ' || true
+    </dev/null >"$work/qemu.log" 2>&1 &
+qpid=$!
+tail -n +1 -s 0.5 --pid=$qpid -f "$work/out.log" | tr -d '\r' | grep --line-buffered -v '^KMX-EXIT ' || true
+rc=0
+wait $qpid || rc=$?
 code=$(tr -d '\r' <"$work/out.log" | sed -n 's/^KMX-EXIT \([0-9]*\)$/\1/p' | tail -n 1)
 if [ -n "$code" ]; then
     exit "$code"

@@ -30,30 +30,30 @@ cp "$src/clients/typescript/index.js" "$src/clients/typescript/package.json" "$s
 chmod -R a+rX "$stage"
 
 # The guest's command: the suite as root and as kmx in its home, side by side (two vCPUs;
-# each pass has its own scratch directory, ports and session names), then both outputs.
+# each pass has its own scratch directory, ports and session names). Each line comes out as
+# it is printed, marked "root| " or "user| ", so a guest cut short still shows how far it got.
 # SMOKE_ONLY and SMOKE_FLAGS (smoke.sh) pass through.
 guest="export SMOKE_ONLY='${SMOKE_ONLY:-}' SMOKE_FLAGS='${SMOKE_FLAGS:-}'"'
-[ -n "$SMOKE_ONLY" ] || unset SMOKE_ONLY
-sh /kmx/smoke.sh >/tmp/root.out 2>&1 &
+{ sh /kmx/smoke.sh 2>&1; echo "end"; } | sed -u "s/^/root| /" &
 setpriv --reuid=1000 --regid=1000 --init-groups env HOME=/home/kmx USER=kmx LOGNAME=kmx \
-    sh -c "cd /home/kmx && sh /kmx/smoke.sh" >/tmp/user.out 2>&1 &
-wait
-echo "== root"; cat /tmp/root.out; echo "== user"; cat /tmp/user.out; echo "== end"'
+    sh -c "cd /home/kmx && sh /kmx/smoke.sh 2>&1; echo end" | sed -u "s/^/user| /" &
+wait'
 
-table() { # table TITLE FILE: rows x {root, user} from the suite's "== root" / "== user" output
+table() { # table TITLE FILE: rows x {root, user} from lines "root| ROW" and "user| ROW"
     awk -v title="$1" '
-        /^== root/ { who = "root"; next }
-        /^== user/ { who = "user"; next }
-        /^== end/ { who = ""; next }
-        who != "" && /^(ok|not ok|skip) / {
-            line = $0; st = $1; name = $2
-            if (st == "not") { st = "NOT OK"; name = $3 }
+        /^(root|user)\| (ok|not ok|skip) / {
+            who = substr($0, 1, 4); line = substr($0, 7); split(line, w, " ")
+            st = w[1]; name = w[2]
+            if (st == "not") { st = "NOT OK"; name = w[3] }
             sub(/:$/, "", name)
             if (st == "ok" && line ~ /\(refused with one line/) st = "ok (refused)"
+            if (st == "ok" && match(line, /Landlock ABI [0-9]+/)) st = "ok (ABI " substr(line, RSTART + 13, RLENGTH - 13) ")"
+            if (st == "ok" && line ~ /no Landlock on this kernel/) st = "ok (none)"
             if (!(name in seen)) { seen[name] = 1; order[++n] = name }
             cell[name, who] = st
             if (st == "NOT OK") bad[++nb] = who ": " line
         }
+        /^(root|user)\| end$/ { ended[substr($0, 1, 4)] = 1 }
         END {
             printf "\n== %s\n%-20s %-14s %-14s\n", title, "row", "root", "user"
             for (i = 1; i <= n; i++)
@@ -62,7 +62,8 @@ table() { # table TITLE FILE: rows x {root, user} from the suite's "== root" / "
                     (order[i], "user") in cell ? cell[order[i], "user"] : "-"
             if (n == 0) print "(no rows: the suite did not run)"
             for (i = 1; i <= nb; i++) print "  " bad[i]
-            exit (n == 0 || nb > 0) ? 1 : 0
+            if (!("root" in ended) || !("user" in ended)) print "  (a pass did not finish)"
+            exit (n == 0 || nb > 0 || !("root" in ended) || !("user" in ended)) ? 1 : 0
         }' "$2"
 }
 
@@ -76,15 +77,16 @@ for k in "$@"; do
             { cat "$stage/install.log" >&2; exit 1; }
         chmod -R a+rX "$stage/host"
         {
-            echo "== root"
             CORDON=$stage/host/usr/local/bin/cordon SMOKE_CLIENTS=$stage/add/kmx/clients \
-                sh "$here/smoke.sh" || true
-            echo "== user"
+                sh "$here/smoke.sh" 2>&1
+            echo end
+        } | sed "s/^/root| /" >"$out"
+        {
             setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR \
                 CORDON="$stage/host/usr/local/bin/cordon" SMOKE_CLIENTS="$stage/add/kmx/clients" \
-                sh "$here/smoke.sh" || true
-            echo "== end"
-        } >"$out" 2>&1
+                sh "$here/smoke.sh" 2>&1
+            echo end
+        } | sed "s/^/user| /" >>"$out"
         title="host ($(uname -r))"
         ;;
     bullseye | bookworm | trixie)

@@ -71,6 +71,12 @@ why() {
     echo "$* (exit $rc${l:+; $l})"
 }
 
+# A client's failure: what it printed, and cordon's line within its error (or its last line).
+client_why() {
+    l=$(grep -o -m1 'cordon: .*' "$T/out/e" 2>/dev/null || tail -n 1 "$T/out/e")
+    echo "exit $1; $(head -c 200 "$T/out/o" | tr '\n' ' ')${l:+; $l}"
+}
+
 free_port() { # free_port ADDR: a port nothing listens on now
     python3 -c 'import socket,sys
 s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$1"
@@ -278,7 +284,7 @@ with Session.start("smoke-%d-py" % os.getpid(), workspace=".") as s:
     print("PY", r.exit_code, r.stdout.strip(), "bg-py" in s.logs(job.pid))
 ') >"$T/out/o" 2>"$T/out/e"
     rc=$?
-    grep -q '^PY 3 py-42 True$' "$T/out/o" || { why $rc "$(head -c 200 "$T/out/o") $(tail -n 1 "$T/out/e")"; return 1; }
+    grep -q '^PY 3 py-42 True$' "$T/out/o" || { client_why $rc; return 1; }
 }
 
 t_client_typescript() {
@@ -296,7 +302,7 @@ try {
 EOF
     (cd "$W" && CORDON_BIN="$CORDON" timeout -k 5 120 node "$T/ts.mjs") >"$T/out/o" 2>"$T/out/e"
     rc=$?
-    grep -q '^TS 4 ts-42$' "$T/out/o" || { why $rc "$(head -c 200 "$T/out/o") $(tail -n 1 "$T/out/e")"; return 1; }
+    grep -q '^TS 4 ts-42$' "$T/out/o" || { client_why $rc; return 1; }
 }
 
 t_proxy() {
