@@ -89,19 +89,26 @@ free_port() { # free_port ADDR: a port nothing listens on now
     python3 -c 'import socket,sys
 s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$1"
 }
-SERVED=0
-serve() { # serve ADDR: an HTTP server of $T/srv on ADDR (its own free port); the port in $PORT
-    SERVED=$((SERVED + 1))
-    f=$T/out/port.$SERVED
-    python3 -c 'import http.server,functools,sys,os
-h=functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[2])
-s=http.server.ThreadingHTTPServer((sys.argv[1],0), h)
-open(sys.argv[3]+".tmp","w").write(str(s.server_address[1])); os.rename(sys.argv[3]+".tmp", sys.argv[3])
-s.serve_forever()' "$1" "$T/srv" "$f" >/dev/null 2>&1 &
-    PIDS="$PIDS $!"
-    i=0
-    while [ ! -s "$f" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-    PORT=$(cat "$f" 2>/dev/null)
+SERVERS=
+serve() { # serve 1|2|3: the port of server N (1, 2: on 127.0.0.2; 3: on 127.0.0.1) in $PORT
+    if [ -z "$SERVERS" ]; then
+        # One Python for all three (each start costs seconds under emulation): HTTP servers of
+        # $T/srv on ports of their own choosing, written to a file once all listen.
+        python3 -c 'import http.server,functools,sys,os,threading
+h=functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+ss=[http.server.ThreadingHTTPServer((a,0), h) for a in ("127.0.0.2","127.0.0.2","127.0.0.1")]
+open(sys.argv[2]+".tmp","w").write(" ".join(str(s.server_address[1]) for s in ss))
+os.rename(sys.argv[2]+".tmp", sys.argv[2])
+for s in ss[1:]: threading.Thread(target=s.serve_forever, daemon=True).start()
+ss[0].serve_forever()' "$T/srv" "$T/out/ports" >/dev/null 2>&1 &
+        PIDS="$PIDS $!"
+        i=0
+        while [ ! -s "$T/out/ports" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+        SERVERS=$(cat "$T/out/ports" 2>/dev/null)
+    fi
+    # shellcheck disable=SC2086 # three words
+    set -- "$1" $SERVERS
+    case $1 in 1) PORT=${2:-} ;; 2) PORT=${3:-} ;; 3) PORT=${4:-} ;; esac
     [ -n "$PORT" ]
 }
 
@@ -246,7 +253,7 @@ t_session() {
 }
 
 t_approval() {
-    serve 127.0.0.2 || { echo "no server on 127.0.0.2"; return 1; }
+    serve 1 || { echo "no server on 127.0.0.2"; return 1; }
     p=$PORT
     s=smoke-$$-a
     c session start "$s" --detach --permission-timeout 60s || { why $? "session start failed"; return 1; }
@@ -326,7 +333,7 @@ EOF
 }
 
 t_proxy() {
-    serve 127.0.0.2 || { echo "no server on 127.0.0.2"; return 1; }
+    serve 1 || { echo "no server on 127.0.0.2"; return 1; }
     p=$PORT
     c run --network-allow "127.0.0.2:$p" -- sh -c "curl -sS --max-time 20 http://127.0.0.2:$p/m.txt; echo; echo \"proxy=\$HTTP_PROXY\""
     rc=$?
@@ -335,7 +342,7 @@ t_proxy() {
 }
 
 t_proxy_deny() {
-    serve 127.0.0.2 || { echo "no server on 127.0.0.2"; return 1; }
+    serve 1 || { echo "no server on 127.0.0.2"; return 1; }
     p=$PORT
     c run --network-allow "127.0.0.2:1" -- curl -sS --max-time 20 -o /dev/null -w '%{http_code}' "http://127.0.0.2:$p/m.txt"
     rc=$?
@@ -343,19 +350,19 @@ t_proxy_deny() {
 }
 
 t_transparent() {
-    serve 127.0.0.2 || { echo "no server on 127.0.0.2"; return 1; }
+    serve 1 || { echo "no server on 127.0.0.2"; return 1; }
     p=$PORT
     c run --network-allow "127.0.0.2:$p" -- curl -sS --noproxy '*' --max-time 20 "http://127.0.0.2:$p/m.txt"
     rc=$?
     [ $rc = 0 ] && grep -q cordon-smoke-marker "$T/out/o" || { why $rc "curl --noproxy '*' to an allowed host failed"; return 1; }
-    serve 127.0.0.2 || { echo "no second server on 127.0.0.2"; return 1; }
+    serve 2 || { echo "no second server on 127.0.0.2"; return 1; }
     q=$PORT
     c run --network-allow "127.0.0.2:$p" -- curl -sS --noproxy '*' --max-time 20 "http://127.0.0.2:$q/m.txt"
     ! grep -q cordon-smoke-marker "$T/out/o" || { echo "curl --noproxy '*' reached a host no rule allows"; return 1; }
 }
 
 t_resolver() {
-    serve 127.0.0.2 || { echo "no server on 127.0.0.2"; return 1; }
+    serve 1 || { echo "no server on 127.0.0.2"; return 1; }
     p=$PORT
     c run --network-allow "allowed.test:$p" --network-allow "127.0.0.2:$p" -- sh -c \
         "grep ^nameserver /etc/resolv.conf; getent hosts allowed.test; getent hosts blocked.test || echo blocked-unresolved; curl -sS --noproxy '*' --max-time 20 http://allowed.test:$p/m.txt"
@@ -367,7 +374,7 @@ t_resolver() {
 }
 
 t_host_port() {
-    serve 127.0.0.1 || { echo "no server on 127.0.0.1"; return 1; }
+    serve 3 || { echo "no server on 127.0.0.1"; return 1; }
     p=$PORT
     c run -- curl -sS --noproxy '*' --max-time 10 "http://127.0.0.1:$p/m.txt"
     ! grep -q cordon-smoke-marker "$T/out/o" || { echo "the host's 127.0.0.1:$p is reachable without a grant"; return 1; }
