@@ -197,9 +197,14 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 
     -serial "file:$work/console.log" -serial "file:$work/out.log" \
     </dev/null >"$work/qemu.log" 2>&1 &
 qpid=$!
-tail -n +1 -s 0.5 --pid=$qpid -f "$work/out.log" | tr -d '\r' | grep --line-buffered -v '^KMX-EXIT ' || true
+# The follower runs in the background too: the shell then sits in wait, which a signal
+# interrupts (its trap stops qemu at once, timeout being in a process group of its own).
+tail -n +1 -s 0.5 --pid=$qpid -f "$work/out.log" | tr -d '\r' | grep --line-buffered -v '^KMX-EXIT ' &
+fpid=$!
 rc=0
 wait $qpid || rc=$?
+qpid=
+wait $fpid || true
 code=$(tr -d '\r' <"$work/out.log" | sed -n 's/^KMX-EXIT \([0-9]*\)$/\1/p' | tail -n 1)
 if [ -n "$code" ]; then
     exit "$code"
