@@ -68,7 +68,7 @@ lacks_line() { # lacks_line REGEX
 # The first line cordon printed (its refusal or error), for a row's reason.
 cline() {
     grep '^cordon' "$T/out/e" 2>/dev/null | head -n 4 | awk '{ printf "%s%s", (NR > 1 ? " | " : ""), $0 }' |
-        grep . || head -c 300 "$T/out/e" | head -n 2 | tr '\n' ' '
+        grep . || head -c 300 "$T/out/e" | head -n 2 | tr '\n' ' ' | sed 's/ *$//'
 }
 # A row that did not run because cordon refused: the kernel's one-line refusal names the
 # mechanism and the kernel that has it; anything else is a failure.
@@ -450,7 +450,7 @@ print(libc.syscall(444,None,0,1))' 2>/dev/null)
 for r in ${SMOKE_ONLY:-$ROWS}; do
     t_$r >"$T/out/row" 2>&1 </dev/null
     rc=$?
-    out=$(tr '\n' ' ' <"$T/out/row" | cut -c1-700)
+    out=$(tr '\n' ' ' <"$T/out/row" | cut -c1-700 | sed 's/ *$//')
     note=
     [ $r != landlock ] || note=" ($(landlock_note))"
     case $rc in
