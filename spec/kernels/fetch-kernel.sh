@@ -7,7 +7,7 @@
 # Owns: CACHE_DIR/apt (a private apt state: its own sources.list naming only SUITE on the
 #   machine's Debian mirror, signed by the Debian archive keyring, kept out of the system's
 #   apt state) and CACHE_DIR/kernel-SUITE/.
-# Uses: apt-get (update, download), dpkg-deb.
+# Uses: mirror.sh, apt-get (update, download), dpkg-deb, depmod.
 # Never: touches /etc/apt, /var/lib/apt or /var/cache/apt; installs a package on the machine.
 set -eu
 PATH=$PATH:/usr/sbin:/sbin
@@ -29,16 +29,7 @@ if [ -f "$out/version" ] && [ -z "$(find "$out/version" -mmin +1440)" ]; then
     exit 0
 fi
 
-mirror() {
-    # The mirror apt uses on this machine (one-line or deb822 sources), never -security.
-    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
-        2>/dev/null | awk '
-        /^[ \t]*#/ { next }
-        $1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }
-        $1 == "URIs:" { print $2; exit }' | grep -v -- '-security' | head -n 1
-}
-url=${CORDON_KERNEL_MIRROR:-$(mirror)}
-[ -n "$url" ] || { echo "fetch-kernel.sh: no Debian mirror in /etc/apt/sources.list*" >&2; exit 1; }
+url=$(sh "$(dirname "$0")/mirror.sh")
 
 apt=$cache/apt/$suite
 mkdir -p "$apt/etc/preferences.d" "$apt/etc/apt.conf.d" "$apt/state/lists/partial" \

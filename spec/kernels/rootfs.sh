@@ -7,7 +7,7 @@
 # with an unprivileged user "kmx" (uid 1000, home /home/kmx). Made once per machine: a later
 # run finds CACHE_DIR/rootfs.done naming the same recipe and reuses it.
 # Owns: CACHE_DIR/rootfs, CACHE_DIR/rootfs.done, CACHE_DIR/debootstrap.log.
-# Uses: debootstrap, chroot; the mirror apt uses on this machine (no other host).
+# Uses: debootstrap, chroot, mirror.sh (the mirror apt uses on this machine; no other host).
 # Never: writes outside CACHE_DIR.
 set -eu
 PATH=$PATH:/usr/sbin:/sbin
@@ -21,12 +21,7 @@ pkgs=$pkgs,gnupg,gpg-agent,libseccomp2,liblua5.4-0,libmicrohttpd12,ca-certificat
 recipe="bookworm minbase $pkgs user-kmx-1000 v1"
 
 if [ "$(cat "$cache/rootfs.done" 2>/dev/null)" != "$recipe" ]; then
-    url=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
-        /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '
-        /^[ \t]*#/ { next }
-        $1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }
-        $1 == "URIs:" { print $2; exit }' | grep -v -- '-security' | head -n 1)
-    [ -n "$url" ] || { echo "rootfs.sh: no Debian mirror in /etc/apt/sources.list*" >&2; exit 1; }
+    url=$(sh "$(dirname "$0")/mirror.sh")
     rm -rf "$rootfs" "$cache/rootfs.done"
     debootstrap --variant=minbase --include="$pkgs" bookworm "$rootfs" "$url" \
         >"$cache/debootstrap.log" 2>&1 ||
