@@ -46,7 +46,11 @@ table() { # table TITLE FILE: rows x {root, user} from lines "root| ROW" and "us
             st = w[1]; name = w[2]
             if (st == "not") { st = "NOT OK"; name = w[3] }
             sub(/:$/, "", name)
-            if (st == "ok" && line ~ /\(refused with one line/) st = "ok (refused)"
+            if (st == "ok" && line ~ /\(refused with one line/) {
+                st = "ok (refused)"
+                said = line; sub(/^ok [^ ]* \(refused with one line: /, "", said); sub(/\)$/, "", said)
+                if (!(said in told)) { told[said] = 1; refused[++nr] = name ": " said }
+            }
             if (st == "ok" && match(line, /Landlock ABI [0-9]+/)) st = "ok (ABI " substr(line, RSTART + 13, RLENGTH - 13) ")"
             if (st == "ok" && line ~ /no Landlock on this kernel/) st = "ok (none)"
             if (!(name in seen)) { seen[name] = 1; order[++n] = name }
@@ -61,6 +65,7 @@ table() { # table TITLE FILE: rows x {root, user} from lines "root| ROW" and "us
                     (order[i], "root") in cell ? cell[order[i], "root"] : "-", \
                     (order[i], "user") in cell ? cell[order[i], "user"] : "-"
             if (n == 0) print "(no rows: the suite did not run)"
+            for (i = 1; i <= nr; i++) print "  refused: " refused[i]
             for (i = 1; i <= nb; i++) print "  " bad[i]
             if (!("root" in ended) || !("user" in ended)) print "  (a pass did not finish)"
             exit (n == 0 || nb > 0 || !("root" in ended) || !("user" in ended)) ? 1 : 0
