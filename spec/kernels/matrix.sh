@@ -97,7 +97,7 @@ for k in "$@"; do
     bullseye | bookworm | trixie)
         rc=0
         sh "$here/boot.sh" "$k" "$build" --add "$stage/add" -- "$guest" >"$out" 2>&1 || rc=$?
-        kver=$(cat "$src/build-deps-kernels/kernel-$k/version" 2>/dev/null || echo "?")
+        kver=$(cat "${CORDON_KERNELS_CACHE:-$src/build-deps-kernels}/kernel-$k/version" 2>/dev/null || echo "?")
         title="$k ($kver)"
         if [ $rc -ge 124 ]; then
             tail -n 40 "$out" >&2
