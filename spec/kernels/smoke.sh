@@ -10,8 +10,10 @@
 #   failure, e.g. "--home readonly"; the matrix never sets it).
 # Prints one line per row: "ok NAME", "ok NAME (refused with one line: ...)" where the kernel
 # lacks the mechanism and cordon said so in one line, "not ok NAME: reason", "skip NAME:
-# reason" (only where a tool the row needs is missing); then exits 1 if any row is not ok.
-# Owns: a scratch directory under SMOKE_TMP (removed at the end), the servers it starts on
+# reason" (a tool the row needs is missing, or a root caller's row run by another user);
+# then exits 1 if any row is not ok.
+# Owns: a scratch directory under SMOKE_TMP and, as root, one under /srv (removed at the
+#   end), the servers it starts on
 #   127.0.0.2 / 127.0.0.1 (stopped by pid) and the sessions it starts (stopped by name).
 # Uses: cordon, python3, curl, git, unshare, node (TypeScript client row only), timeout.
 # Never: touches the caller's real home; binds anything but loopback; waits unbounded.
@@ -32,7 +34,7 @@ echo "cordon-smoke-marker" >"$T/srv/m.txt"
 printf '127.0.0.2 allowed.test blocked.test\n' >"$T/hosts"
 PIDS=
 SESSIONS=
-RUNDIRS=
+ROOTDIRS=
 FAILED=0
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy no_proxy NO_PROXY
 export HOME="$H" CORDON_HOSTS_FILE="$T/hosts" XDG_RUNTIME_DIR="$T/run" XDG_CONFIG_HOME="$T/config"
@@ -42,7 +44,7 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 cleanup() {
     for s in $SESSIONS; do (cd "$W" && timeout 30 "$CORDON" session stop "$s" >/dev/null 2>&1); done
     for p in $PIDS; do kill "$p" 2>/dev/null; done
-    for d in $RUNDIRS; do rm -rf "$d"; done
+    for d in $ROOTDIRS; do rm -rf "$d"; done
     rm -rf "$T" 2>/dev/null || { chmod -R u+rwX "$T" 2>/dev/null; rm -rf "$T"; }
 }
 trap cleanup EXIT
@@ -65,13 +67,12 @@ c() {
 lacks_line() { # lacks_line REGEX
     grep -m1 -E "^cordon: .*($1).*Linux [0-9]" "$T/out/all" 2>/dev/null
 }
-# The first line cordon printed (its refusal or error), for a row's reason.
+# The lines cordon printed (up to four: its warnings, then its refusal or error), for a reason.
 cline() {
     grep '^cordon' "$T/out/e" 2>/dev/null | head -n 4 | awk '{ printf "%s%s", (NR > 1 ? " | " : ""), $0 }' |
         grep . || head -c 300 "$T/out/e" | head -n 2 | tr '\n' ' ' | sed 's/ *$//'
 }
-# A row that did not run because cordon refused: the kernel's one-line refusal names the
-# mechanism and the kernel that has it; anything else is a failure.
+# why RC TEXT...: a failed row's reason: the text, the exit code and cordon's lines.
 why() {
     rc=$1
     shift
@@ -155,7 +156,7 @@ t_root_protect() {
     # /var/tmp whose root files coding shows, or /run and /tmp, which are the sandbox's own).
     R=$(mktemp -d /srv/cordon-smoke-root.XXXXXX) || { echo "no scratch dir in /srv"; return 1; }
     chmod 755 "$R"
-    RUNDIRS="$RUNDIRS $R"
+    ROOTDIRS="$ROOTDIRS $R"
     echo root-secret >"$R/s"
     chmod 600 "$R/s"
     cat "$R/s" >/dev/null || { echo "root cannot read its own file outside"; return 1; }
