@@ -6,10 +6,11 @@
 #   SUITE  bullseye (5.10) | bookworm (6.1) | trixie (6.12): Debian's cloud kernel of that suite.
 #   TREE   a worktree's CMake build directory (installed with cmake --install, PREFIX
 #          /usr/local) or a DESTDIR that already holds usr/local/bin/cordon.
-#   --add DIR   DIR's contents are copied over the guest's / as well (repeatable).
-# The command runs as root in /root/ws (a workspace), in a Debian 12 root file system (kernel's modules, kmod,
-# git, curl, python3, nodejs, ssh, gpg, nft; user "kmx", uid 1000, home /home/kmx), loopback
-# only, no systemd; the guest powers off after it. Prints the command's output and exits with
+#   --add DIR   DIR's contents are copied over the guest's / as well (repeatable; a path
+#               without blanks).
+# The command runs as root in /root/ws (a workspace), in a Debian 12 root file system (the
+# kernel's modules, kmod, git, curl, python3, nodejs, ssh, gpg, nft; user "kmx", uid 1000, home
+# /home/kmx), loopback only, no systemd; the guest powers off after it. Prints the command's output and exits with
 # its exit code; 124 when the boot timed out (default 300 s), 125 when the guest died without
 # an exit code (the console's tail is printed). Every boot starts from the same image: writes
 # are thrown away (qemu snapshot).
