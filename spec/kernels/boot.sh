@@ -17,7 +17,9 @@
 # Owns: build-deps-kernels/ beside this checkout (or $CORDON_KERNELS_CACHE): kernels, the root
 #   file system, one ext4 image per kernel, the initramfs; a temporary directory per boot.
 # Uses: fetch-kernel.sh, rootfs.sh, qemu-system-x86_64 -accel tcg, busybox (static), cpio,
-#   mkfs.ext4, tar. Never /dev/kvm.
+#   mkfs.ext4, tar, cmake --install.
+# Never: uses /dev/kvm; gives the guest a network device; changes a cached image in place
+#   (a boot's writes go to qemu's snapshot); writes into TREE.
 set -eu
 PATH=$PATH:/usr/sbin:/sbin
 here=$(cd "$(dirname "$0")" && pwd)

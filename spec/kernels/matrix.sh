@@ -10,6 +10,7 @@
 # Owns: a staging directory under /var/tmp (removed at the end).
 # Uses: boot.sh, smoke.sh, cmake --install, setpriv. Must run as root. SMOKE_ONLY and
 # SMOKE_FLAGS (see smoke.sh) are passed to every run of the suite, the guests' too.
+# Never: counts a skipped or unfinished pass as green; writes into BUILD_DIR.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)

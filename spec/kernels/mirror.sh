@@ -6,6 +6,7 @@
 # or deb822 sources, never -security, only a URI with "debian" in it, so an Ubuntu or vendor
 # repository is never taken); else http://deb.debian.org/debian.
 # Owns nothing; reads /etc/apt/sources.list and /etc/apt/sources.list.d/ only.
+# Never: contacts a host; prints a non-Debian repository.
 set -eu
 if [ -n "${CORDON_KERNEL_MIRROR:-}" ]; then
     echo "$CORDON_KERNEL_MIRROR"

@@ -13,8 +13,8 @@
 # reason" (a tool the row needs is missing, or a root caller's row run by another user);
 # then exits 1 if any row is not ok.
 # Owns: a scratch directory under SMOKE_TMP and, as root, one under /srv (removed at the
-#   end), the servers it starts on
-#   127.0.0.2 / 127.0.0.1 (stopped by pid) and the sessions it starts (stopped by name).
+#   end), the servers it starts on 127.0.0.2 / 127.0.0.1 (stopped by pid) and the sessions
+#   it starts (stopped by name).
 # Uses: cordon, python3, curl, git, unshare, node (TypeScript client row only), timeout.
 # Never: touches the caller's real home; binds anything but loopback; waits unbounded.
 set -u
