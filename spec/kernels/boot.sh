@@ -19,7 +19,8 @@
 # Uses: fetch-kernel.sh, rootfs.sh, qemu-system-x86_64 -accel tcg, busybox (static), cpio,
 #   mkfs.ext4, tar, cmake --install.
 # Never: uses /dev/kvm; gives the guest a network device; changes a cached image in place
-#   (a boot's writes go to qemu's snapshot); writes into TREE.
+#   (a boot's writes go to qemu's snapshot); changes anything in TREE but the
+#   install_manifest.txt cmake --install writes there.
 set -eu
 PATH=$PATH:/usr/sbin:/sbin
 here=$(cd "$(dirname "$0")" && pwd)

@@ -10,7 +10,8 @@
 # Owns: a staging directory under /var/tmp (removed at the end).
 # Uses: boot.sh, smoke.sh, cmake --install, setpriv. Must run as root. SMOKE_ONLY and
 # SMOKE_FLAGS (see smoke.sh) are passed to every run of the suite, the guests' too.
-# Never: counts a skipped or unfinished pass as green; writes into BUILD_DIR.
+# Never: counts an unfinished pass as green; changes anything in BUILD_DIR but the
+#   install_manifest.txt cmake --install writes there.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
