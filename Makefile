@@ -18,7 +18,7 @@ PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmic
             nftables ccache python3-venv podman runc debootstrap openssh-server gnupg gpg-agent \
             apparmor
 
-.PHONY: all deps client-deps build run lint test test-asan bench install clean container-image
+.PHONY: all deps client-deps build run lint test test-asan test-kernels bench install clean container-image
 
 all: build
 
@@ -78,6 +78,25 @@ test-asan: deps client-deps container-image
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DENABLE_ASAN_UBSAN=ON -DCI_BUILD=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j1
+
+# The kernel matrix (docs/kernels.md): Debian's cloud kernels of bullseye (5.10), bookworm (6.1)
+# and trixie (6.12), fetched by package name through a private apt state, each booted under qemu
+# (TCG, never KVM) on a debootstrapped Debian 12 root file system with this build installed, and
+# this machine's kernel: spec/kernels/smoke.sh as root and as an unprivileged user, one table per
+# kernel. Everything is cached in build-deps-kernels/. Needs root.
+KERNEL_PACKAGES := qemu-system-x86 busybox-static cpio e2fsprogs debootstrap kmod xz-utils \
+                   debian-archive-keyring
+KERNELS         ?= host bullseye bookworm trixie
+
+test-kernels: build
+	@if [ "$$(id -u)" != 0 ]; then echo "make: test-kernels boots qemu images it builds as root: run as root" >&2; exit 1; fi
+	@missing=$$(for p in $(KERNEL_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+	    | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	sh spec/kernels/matrix.sh $(BUILD) $(KERNELS)
 
 bench: build
 	bash bench/startup.sh $(BUILD)/cordon
