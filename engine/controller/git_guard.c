@@ -112,6 +112,8 @@ struct git_guard {
     struct cfg_refs host;       /* what the host's own git configs point at */
     struct str_list host_in_ws; /* the host's git configs (and their includes) in the workspace */
     int diffs;                  /* differences this check found */
+    struct str_list found;      /* worktree folders the watcher found (repo_watch.h) */
+    struct str_list found_bare; /* git dirs it found that are no worktree's `.git` */
 };
 
 /* ---- file access beneath the workspace ---------------------------------------------------- */
@@ -981,6 +983,37 @@ static void host_configs(struct git_guard *g)
     str_list_free(&files);
 }
 
+/* The repositories the watcher found, wherever they lie (past the walk's bound, in
+ * node_modules), and the git dirs that are no worktree's: bare ones, submodules' and linked
+ * worktrees' elsewhere in the tree. */
+static void found_repos_one(struct git_guard *g, struct gg_snap *s, const char *rel, bool bare)
+{
+    if (!bare) {
+        char *p = join(rel, ".git");
+        struct stat st;
+        if (!str_list_contains(&s->dotgits, rel) && lstat_rel(g, p, &st))
+            add_dotgit(g, s, rel, S_ISDIR(st.st_mode) ? DT_DIR : DT_REG);
+        free(p);
+        return;
+    }
+    /* G/worktrees/NAME: a linked worktree's admin folder, its pointers only */
+    const char *slash = strrchr(rel, '/');
+    size_t at = slash ? (size_t)(slash - rel) : 0;
+    if (slash && at >= 9 && strncmp(slash - 9, "worktrees", 9) == 0 &&
+        (at == 9 || slash[-10] == '/'))
+        add_admin(g, s, rel, rel);
+    else
+        add_gitdir(g, s, rel, rel, NULL);
+}
+
+static void found_repos(struct git_guard *g, struct gg_snap *s)
+{
+    for (size_t i = 0; i < g->found.len; i++)
+        found_repos_one(g, s, g->found.items[i], false);
+    for (size_t i = 0; i < g->found_bare.len; i++)
+        found_repos_one(g, s, g->found_bare.items[i], true);
+}
+
 /* The whole walk, or (quick) only the repositories the last snapshot knew: no new one is
  * found then, but what a command plants in a known `.git` is, at a cost that does not grow with
  * the workspace. */
@@ -993,6 +1026,7 @@ static int snapshot_in(struct git_guard *g, struct gg_snap *s, bool quick)
         ro_push_recorded(s, rel,
                          record(g, s, rel, GG_CONFIG, "~ (the host's own git config)", NULL));
     }
+    found_repos(g, s);
     if (quick) {
         for (size_t i = 0; i < g->snap.dotgits.len; i++) {
             const char *dir = g->snap.dotgits.items[i];
@@ -1602,14 +1636,11 @@ static void undo_removed(struct git_guard *g, struct str_list *lines, const stru
 
 static void say_bounds(struct git_guard *g, const struct gg_snap *s, struct str_list *lines)
 {
-    if (g->bound_said || (!s->bound_hit && !s->hooks_hit))
+    if (g->bound_said || !s->hooks_hit)
         return;
     g->bound_said = true;
-    if (s->bound_hit)
-        str_list_push_owned(lines, xasprintf("git: looked for repositories in %zu folders, at "
-                                             "most %d levels deep, and stopped there: deeper "
-                                             "ones are not checked after each command",
-                                             s->dirs, GIT_GUARD_MAX_DEPTH));
+    /* The walk's bound (s->bound_hit) is not said: the watcher (repo_watch.h) finds what lies
+     * past it. */
     if (s->hooks_hit)
         str_list_push_owned(lines, xasprintf("git: hooks folders hold folders more than %d "
                                              "deep: what is below is not checked",
@@ -1802,8 +1833,7 @@ static int check(struct git_guard *g, struct str_list *lines, bool quick)
         snap_free(&now);
     }
     g->last_ms = ms;
-    if (!quick)
-        cache_save(g); /* the tree this check's last walk saw, for the next run's first */
+    cache_save(g); /* the tree the last walk saw (when it changed), for the next run's first */
     if (n) {
         str_list_push_owned(lines, xasprintf("git: the repositories still differ after %d "
                                              "rounds of undoing: checked again next time",
@@ -1826,6 +1856,47 @@ int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk)
     bool full =
         may_walk && since >= GIT_GUARD_FULL_MIN_MS && since >= GIT_GUARD_FULL_FACTOR * g->full_ms;
     return check(g, lines, !full);
+}
+
+const struct str_list *git_guard_readonly(const struct git_guard *g)
+{
+    return &g->snap.ro;
+}
+
+void git_guard_add_repo(struct git_guard *g, const char *rel, bool bare, bool existing)
+{
+    struct str_list *l = bare ? &g->found_bare : &g->found;
+    if (str_list_contains(l, rel))
+        return;
+    str_list_push(l, rel);
+    if (!existing)
+        return; /* the next check compares it with nothing: what it holds is new */
+    /* There before the sandbox: what it holds now is the person's, the reference to compare
+     * with from now on. */
+    struct gg_snap add;
+    memset(&add, 0, sizeof add);
+    parent_cache_set(g->pc, true);
+    found_repos_one(g, &add, rel, bare);
+    parent_cache_set(g->pc, false);
+    struct gg_snap known = g->snap; /* sorted: what it already holds stays as it was */
+    for (size_t i = 0; i < add.n; i++) {
+        if (find_item(&known, add.items[i].rel)) {
+            item_free(&add.items[i]);
+            continue;
+        }
+        if (g->snap.n == g->snap.cap) {
+            g->snap.cap = g->snap.cap ? g->snap.cap * 2 : 64;
+            g->snap.items = xrealloc(g->snap.items, g->snap.cap * sizeof *g->snap.items);
+            known.items = g->snap.items;
+        }
+        g->snap.items[g->snap.n++] = add.items[i];
+    }
+    add.n = 0;
+    for (size_t i = 0; i < add.ro.len; i++)
+        if (!str_list_contains(&g->snap.ro, add.ro.items[i]))
+            str_list_push(&g->snap.ro, add.ro.items[i]);
+    snap_free(&add);
+    sort_unique(&g->snap);
 }
 
 double git_guard_last_ms(const struct git_guard *g)
@@ -1854,6 +1925,8 @@ void git_guard_free(struct git_guard *g)
     if (g->wsfd >= 0)
         close(g->wsfd);
     str_list_free(&g->made);
+    str_list_free(&g->found);
+    str_list_free(&g->found_bare);
     cfg_refs_free(&g->host);
     str_list_free(&g->host_in_ws);
     free(g->home);

@@ -5,18 +5,30 @@
  * write: the next run trusts its stamps. */
 #include "controller/git_guards.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/dir_stamp.h"
+#include "base/log.h"
 #include "base/sha256.h"
 #include "controller/git_guard.h"
+#include "controller/repo_hold.h"
+#include "controller/repo_watch.h"
 
 struct git_guards {
     struct git_guard **guard; /* one per root, in roots' order */
     struct str_list roots;
-    bool first_is_workspace; /* its lines carry no label: the workspace is where the person is */
+    bool first_is_workspace;  /* its lines carry no label: the workspace is where the person is */
+    long long since_ns;       /* CLOCK_REALTIME before the first snapshot: the sandbox's start */
+    struct repo_hold *hold;   /* holds inside the running sandbox, or NULL */
+    struct repo_watch *watch; /* finds the repositories as they appear, or NULL: the walk does */
+    struct str_list held;     /* absolute paths held by hold (sorted) */
+    int ns[2];                /* the sandbox's user and mount namespaces, or -1 */
+    int ns_err;               /* why they could not be opened */
 };
 
 /* A writable path worth a guard of its own: a directory (not a link: the controller resolved
@@ -72,6 +84,8 @@ static void add(struct git_guards *gs, struct git_guard *g, const char *root)
 struct git_guards *git_guards_new(struct sandbox_config *cfg)
 {
     struct git_guards *gs = xcalloc(1, sizeof *gs);
+    gs->since_ns = dir_stamp_now_ns();
+    gs->ns[0] = gs->ns[1] = -1;
     if (cfg->workspace && !cfg->workspace_readonly) {
         struct git_guard *g = guard_new(cfg->workspace, &cfg->readonly_in_workspace);
         if (!g)
@@ -111,14 +125,63 @@ fail:
     return NULL;
 }
 
-/* Run one check over every tree; a writable path's lines are labelled with it. */
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* What a tree's snapshot holds read-only and is not held in the sandbox yet: held now (the
+ * binds init made at the start are read-only already: the helper leaves them). */
+static void hold_new(struct git_guards *gs, size_t i)
+{
+    const struct str_list *ro = git_guard_readonly(gs->guard[i]);
+    bool added = false;
+    for (size_t k = 0; k < ro->len; k++) {
+        char *abs = xasprintf("%s/%s", gs->roots.items[i], ro->items[k]);
+        const char *key = abs;
+        if (gs->held.len &&
+            bsearch(&key, gs->held.items, gs->held.len, sizeof *gs->held.items, by_str)) {
+            free(abs);
+            continue;
+        }
+        int r = repo_hold_path(gs->hold, abs);
+        if (r < 0 && r != -ENOENT && r != -ELOOP)
+            LOG_W("git", "holding %s read-only in the sandbox: %s", abs, strerror(-r));
+        str_list_push_owned(&gs->held, abs);
+        added = true;
+    }
+    if (added)
+        str_list_sort(&gs->held);
+}
+
+/* What the watcher found since the last look: each tree's guard told. */
+static void take_found(struct git_guards *gs, struct str_list *lines)
+{
+    if (!gs->watch)
+        return;
+    struct repo_found *f = NULL;
+    size_t n = repo_watch_take(gs->watch, &f, lines);
+    for (size_t k = 0; k < n; k++) {
+        if (f[k].root < gs->roots.len)
+            git_guard_add_repo(gs->guard[f[k].root], f[k].rel, f[k].bare, f[k].existing);
+        free(f[k].rel);
+    }
+    free(f);
+}
+
+/* Run one check over every tree; a writable path's lines are labelled with it. With the
+ * watcher, no check walks: it found every repository, and each is looked at. */
 static int each(struct git_guards *gs, struct str_list *lines, bool tick, bool may_walk)
 {
     int total = 0, first_err = 0;
+    take_found(gs, lines);
     for (size_t i = 0; i < gs->roots.len; i++) {
         struct str_list mine = {0};
-        int r = tick ? git_guard_tick(gs->guard[i], &mine, may_walk)
-                     : git_guard_check(gs->guard[i], &mine);
+        int r = gs->watch ? git_guard_tick(gs->guard[i], &mine, false)
+                : tick    ? git_guard_tick(gs->guard[i], &mine, may_walk)
+                          : git_guard_check(gs->guard[i], &mine);
+        if (gs->hold)
+            hold_new(gs, i);
         if (r < 0 && !first_err)
             first_err = r;
         else if (r > 0)
@@ -139,7 +202,39 @@ static int each(struct git_guards *gs, struct str_list *lines, bool tick, bool m
 
 int git_guards_check(struct git_guards *gs, struct str_list *lines)
 {
-    return gs ? each(gs, lines, false, false) : 0;
+    if (!gs)
+        return 0;
+    repo_watch_flush(gs->watch); /* what the command made is found before it is looked at */
+    return each(gs, lines, false, false);
+}
+
+void git_guards_capture(struct git_guards *gs, pid_t init_pid)
+{
+    if (gs && gs->roots.len && gs->ns[0] < 0)
+        gs->ns_err = repo_hold_open_ns(init_pid, gs->ns);
+}
+
+int git_guards_watch(struct git_guards *gs)
+{
+    if (!gs || !gs->roots.len)
+        return 0;
+    int err = gs->ns_err;
+    gs->hold = err ? NULL : repo_hold_start(gs->ns, &err);
+    if (!gs->hold)
+        fprintf(stderr,
+                "cordon: git: cannot hold repositories read-only inside the sandbox (%s): what "
+                "a command changes in them is undone after it, not refused\n",
+                strerror(-err));
+    gs->watch = repo_watch_start(&gs->roots, gs->hold, gs->since_ns);
+    /* What the first snapshots found, held now (init bound them at the start: left as is). */
+    for (size_t i = 0; gs->hold && i < gs->roots.len; i++)
+        hold_new(gs, i);
+    return gs->watch ? 0 : -1;
+}
+
+int git_guards_fd(const struct git_guards *gs)
+{
+    return gs ? repo_watch_fd(gs->watch) : -1;
 }
 
 int git_guards_tick(struct git_guards *gs, struct str_list *lines, bool may_walk)
@@ -157,6 +252,12 @@ void git_guards_free(struct git_guards *gs)
 {
     if (!gs)
         return;
+    repo_watch_free(gs->watch);
+    repo_hold_stop(gs->hold);
+    for (int i = 0; i < 2; i++)
+        if (gs->ns[i] >= 0)
+            close(gs->ns[i]);
+    str_list_free(&gs->held);
     for (size_t i = 0; i < gs->roots.len; i++)
         git_guard_free(gs->guard[i]);
     free(gs->guard);

@@ -11,6 +11,7 @@
 #ifndef CORDON_GIT_GUARDS_H
 #define CORDON_GIT_GUARDS_H
 #include <stdbool.h>
+#include <sys/types.h>
 #include "base/util.h"
 #include "sandbox/sandbox-t.h"
 
@@ -25,6 +26,22 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg);
  * with "in PATH: ". Returns the differences found, or the first -errno. */
 int git_guards_check(struct git_guards *gs, struct str_list *lines);
 int git_guards_tick(struct git_guards *gs, struct str_list *lines, bool may_walk);
+
+/* Before init has its configuration: take hold of init_pid's namespaces for git_guards_watch
+ * (an unprivileged caller cannot once init made itself undumpable). Said by git_guards_watch
+ * when it fails. */
+void git_guards_capture(struct git_guards *gs, pid_t init_pid);
+
+/* Once init has built the view (after git_guards_capture): hold what the
+ * snapshots found read-only inside the running sandbox (repo_hold.h) and start the watcher
+ * (repo_watch.h), which finds every repository as it appears, at any depth, and has it held.
+ * From then on git_guards_check and git_guards_tick never walk the trees (the watcher does, off
+ * the caller's thread), and git_guards_check first waits until the watcher has seen all the
+ * command made. -1 (said in one line) when the watcher cannot start: the walks go on. */
+int git_guards_watch(struct git_guards *gs);
+
+/* Readable when the watcher found something: call git_guards_tick. -1: no watcher. */
+int git_guards_fd(const struct git_guards *gs);
 
 /* The guarded trees, canonical (the workspace first when it is writable): the roots inside
  * which git config writes are mediated. Empty when nothing is guarded. */

@@ -1,0 +1,496 @@
+/* repo_watch.c — see repo_watch.h. The thread owns the inotify descriptor, the table of watches
+ * and the walks; the caller's side (take, flush) meets it only under the mutex. */
+#include "controller/repo_watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <linux/openat2.h>
+
+#include "base/log.h"
+
+#define WATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
+/* Folders one walk looks into at most (a bound on the loop, not on the trees people have). */
+#define WALK_MAX_DIRS 4000000u
+
+struct wd_ent {
+    size_t root;
+    char *rel; /* NULL: no watch */
+};
+
+struct repo_watch {
+    size_t n_roots;
+    char **root;
+    int *root_fd;
+    struct repo_hold *hold;
+    long long since_ns;
+    int ino, efd, cmd;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* under mu */
+    struct repo_found *found;
+    size_t n_found, cap_found;
+    struct str_list lines;
+    unsigned long flush_req, flush_done;
+    bool stop, gone;
+    /* the thread's own */
+    struct wd_ent *wds;
+    size_t n_wds;
+    bool limited, limit_said;
+    struct str_list seen; /* "ROOT:b:REL" of what was reported */
+};
+
+static int open_in(const struct repo_watch *w, size_t root, const char *rel, int flags)
+{
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC),
+                           .resolve =
+                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    return (int)syscall(SYS_openat2, w->root_fd[root], rel[0] ? rel : ".", &how, sizeof how);
+}
+
+static char *join(const char *a, const char *b)
+{
+    return a[0] ? xasprintf("%s/%s", a, b) : xstrdup(b);
+}
+
+static const char *base_name(const char *rel)
+{
+    const char *s = strrchr(rel, '/');
+    return s ? s + 1 : rel;
+}
+
+/* The name of rel's parent folder ("" at the top). */
+static bool parent_named(const char *rel, const char *name)
+{
+    const char *s = strrchr(rel, '/');
+    if (!s)
+        return false;
+    size_t n = strlen(name), at = (size_t)(s - rel);
+    return at >= n && strncmp(s - n, name, n) == 0 && (at == n || s[-(long)n - 1] == '/');
+}
+
+static bool has(int dfd, const char *name, mode_t type, struct stat *st)
+{
+    struct stat tmp;
+    struct stat *p = st ? st : &tmp;
+    return fstatat(dfd, name, p, AT_SYMLINK_NOFOLLOW) == 0 && (p->st_mode & S_IFMT) == type;
+}
+
+static bool before(const struct repo_watch *w, const struct stat *st)
+{
+    long long ns = (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+    return ns < w->since_ns;
+}
+
+static void hold(struct repo_watch *w, size_t root, const char *rel)
+{
+    if (!w->hold)
+        return;
+    char *abs = rel[0] ? xasprintf("%s/%s", w->root[root], rel) : xstrdup(w->root[root]);
+    int r = repo_hold_path(w->hold, abs);
+    if (r < 0 && r != -ENOENT)
+        LOG_W("git", "holding %s read-only in the sandbox: %s", abs, strerror(-r));
+    free(abs);
+}
+
+static void report(struct repo_watch *w, size_t root, const char *rel, bool bare, bool existing)
+{
+    char *key = xasprintf("%zu:%c:%s", root, bare ? 'b' : 'w', rel);
+    if (str_list_contains(&w->seen, key)) {
+        free(key);
+        return;
+    }
+    str_list_push_owned(&w->seen, key);
+    pthread_mutex_lock(&w->mu);
+    if (w->n_found == w->cap_found) {
+        w->cap_found = w->cap_found ? w->cap_found * 2 : 16;
+        w->found = xrealloc(w->found, w->cap_found * sizeof *w->found);
+    }
+    w->found[w->n_found++] =
+        (struct repo_found){.root = root, .rel = xstrdup(rel), .bare = bare, .existing = existing};
+    pthread_mutex_unlock(&w->mu);
+    uint64_t one = 1;
+    (void)!write(w->efd, &one, sizeof one);
+}
+
+static void say(struct repo_watch *w, char *line)
+{
+    pthread_mutex_lock(&w->mu);
+    str_list_push_owned(&w->lines, line);
+    pthread_mutex_unlock(&w->mu);
+    uint64_t one = 1;
+    (void)!write(w->efd, &one, sizeof one);
+}
+
+/* The folder rel (open at dfd) as a git dir: held and reported once it is one. A `.git` folder
+ * is its worktree's (reported as the folder holding it), anything else bare. Returns whether
+ * it is a git dir (its objects/, refs/, logs/ then go unwatched). */
+static bool look_at_gitdir(struct repo_watch *w, size_t root, const char *rel, int dfd)
+{
+    static const char *const held[] = {"config", "config.worktree", "hooks", "commondir", "gitdir"};
+    bool admin = parent_named(rel, "worktrees") &&
+                 (has(dfd, "gitdir", S_IFREG, NULL) || has(dfd, "commondir", S_IFREG, NULL));
+    bool gitdir = !admin && has(dfd, "HEAD", S_IFREG, NULL) && has(dfd, "objects", S_IFDIR, NULL) &&
+                  has(dfd, "refs", S_IFDIR, NULL);
+    if (!admin && !gitdir)
+        return false;
+    bool existing = true;
+    for (size_t i = 0; i < ARRAY_LEN(held); i++) {
+        struct stat st;
+        if (fstatat(dfd, held[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (i == 0 && !admin)
+                existing = false; /* a git dir without its config: being made */
+            continue;
+        }
+        if (!before(w, &st))
+            existing = false;
+        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+            char *p = join(rel, held[i]);
+            hold(w, root, p);
+            free(p);
+        }
+    }
+    if (strcmp(base_name(rel), ".git") == 0) {
+        const char *s = strrchr(rel, '/');
+        char *worktree = s ? xasprintf("%.*s", (int)(s - rel), rel) : xstrdup("");
+        report(w, root, worktree, false, existing);
+        free(worktree);
+    } else {
+        report(w, root, rel, true, existing);
+    }
+    return gitdir;
+}
+
+/* A `.git` that is a file in the folder rel: held, its worktree reported. */
+static void look_at_gitfile(struct repo_watch *w, size_t root, const char *rel, int dfd)
+{
+    struct stat st;
+    if (!has(dfd, ".git", S_IFREG, &st))
+        return;
+    char *p = join(rel, ".git");
+    hold(w, root, p);
+    free(p);
+    report(w, root, rel, false, before(w, &st));
+}
+
+/* Watch the folder open at dfd (rel in root). false when the watches ran out. */
+static bool add_watch(struct repo_watch *w, size_t root, const char *rel, int dfd)
+{
+    if (w->limited)
+        return false;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", dfd);
+    int wd = inotify_add_watch(w->ino, self, WATCH_MASK);
+    if (wd < 0) {
+        if (errno == ENOSPC) {
+            w->limited = true;
+            if (!w->limit_said) {
+                w->limit_said = true;
+                say(w, xasprintf("git: the writable trees have more folders than inotify may "
+                                 "watch (fs.inotify.max_user_watches): repositories past them "
+                                 "are found when each command ends, not as they appear"));
+            }
+        }
+        return false;
+    }
+    if ((size_t)wd >= w->n_wds) {
+        size_t n = (size_t)wd * 2 + 16;
+        w->wds = xrealloc(w->wds, n * sizeof *w->wds);
+        memset(w->wds + w->n_wds, 0, (n - w->n_wds) * sizeof *w->wds);
+        w->n_wds = n;
+    }
+    free(w->wds[wd].rel); /* the same folder again (moved): its new name */
+    w->wds[wd] = (struct wd_ent){.root = root, .rel = xstrdup(rel)};
+    return true;
+}
+
+/* Walk rel (in root) and everything below it: watch each folder, look at each for a
+ * repository. An explicit list, not recursion: a command may nest folders without end. */
+static void walk(struct repo_watch *w, size_t root, const char *start)
+{
+    struct str_list todo = {0};
+    size_t dirs = 0;
+    str_list_push(&todo, start);
+    while (todo.len && dirs < WALK_MAX_DIRS) {
+        char *rel = todo.items[--todo.len];
+        int dfd = open_in(w, root, rel, O_RDONLY | O_DIRECTORY);
+        if (dfd < 0) {
+            free(rel);
+            continue;
+        }
+        dirs++;
+        add_watch(w, root, rel, dfd);
+        bool gitdir = look_at_gitdir(w, root, rel, dfd);
+        DIR *d = fdopendir(dfd);
+        if (!d) {
+            close(dfd);
+            free(rel);
+            continue;
+        }
+        for (struct dirent *de; (de = readdir(d));) {
+            const char *n = de->d_name;
+            if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+                continue;
+            unsigned char type = de->d_type;
+            if (type == DT_UNKNOWN) {
+                struct stat st;
+                if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                    continue;
+                type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+            }
+            if (type == DT_REG && strcmp(n, ".git") == 0)
+                look_at_gitfile(w, root, rel, dirfd(d));
+            if (type != DT_DIR)
+                continue;
+            if (gitdir && (strcmp(n, "objects") == 0 || strcmp(n, "refs") == 0 ||
+                           strcmp(n, "logs") == 0 || strcmp(n, "lfs") == 0))
+                continue;
+            str_list_push_owned(&todo, join(rel, n));
+        }
+        closedir(d);
+        free(rel);
+    }
+    if (todo.len)
+        say(w, xasprintf("git: stopped looking for repositories in %s after %u folders",
+                         w->root[root], WALK_MAX_DIRS));
+    str_list_free(&todo);
+}
+
+static void walk_all(struct repo_watch *w)
+{
+    for (size_t i = 0; i < w->n_roots; i++)
+        walk(w, i, "");
+}
+
+/* The names whose making can turn a folder into a git dir, or add to what a git dir holds. */
+static bool git_name(const char *n)
+{
+    static const char *const names[] = {"HEAD",  "objects",   "refs",  "config", "config.worktree",
+                                        "hooks", "commondir", "gitdir"};
+    for (size_t i = 0; i < ARRAY_LEN(names); i++)
+        if (strcmp(n, names[i]) == 0)
+            return true;
+    return false;
+}
+
+static void on_event(struct repo_watch *w, const struct inotify_event *ev)
+{
+    if (ev->mask & IN_Q_OVERFLOW) {
+        walk_all(w); /* what the lost events said, found by looking again */
+        return;
+    }
+    if (ev->wd < 0 || (size_t)ev->wd >= w->n_wds || !w->wds[ev->wd].rel)
+        return;
+    struct wd_ent *e = &w->wds[ev->wd];
+    if (ev->mask & IN_IGNORED) {
+        free(e->rel);
+        e->rel = NULL;
+        return;
+    }
+    if (!ev->len || !(ev->mask & (IN_CREATE | IN_MOVED_TO)))
+        return;
+    size_t root = e->root;
+    char *rel = xstrdup(e->rel); /* a walk may grow the table */
+    if (ev->mask & IN_ISDIR) {
+        char *sub = join(rel, ev->name);
+        walk(w, root, sub);
+        free(sub);
+    }
+    if (strcmp(ev->name, ".git") == 0 || git_name(ev->name)) {
+        int dfd = open_in(w, root, rel, O_PATH | O_DIRECTORY);
+        if (dfd >= 0) {
+            if (strcmp(ev->name, ".git") == 0)
+                look_at_gitfile(w, root, rel, dfd);
+            else
+                look_at_gitdir(w, root, rel, dfd);
+            close(dfd);
+        }
+    }
+    free(rel);
+}
+
+/* Handle every event queued now. */
+static void drain(struct repo_watch *w)
+{
+    union {
+        char buf[64 * 1024];
+        struct inotify_event align;
+    } u;
+    for (int rounds = 0; rounds < 100000; rounds++) {
+        ssize_t n = read(w->ino, u.buf, sizeof u.buf);
+        if (n <= 0)
+            return; /* EAGAIN: nothing queued */
+        for (ssize_t off = 0; off < n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)(u.buf + off);
+            off += (ssize_t)(sizeof *ev + ev->len);
+            on_event(w, ev);
+        }
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    struct repo_watch *w = arg;
+    walk_all(w);
+    struct pollfd p[2] = {{.fd = w->ino, .events = POLLIN}, {.fd = w->cmd, .events = POLLIN}};
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        bool stop = w->stop;
+        unsigned long req = w->flush_req;
+        pthread_mutex_unlock(&w->mu);
+        if (stop)
+            break;
+        if (req != w->flush_done) {
+            drain(w);
+            if (w->limited)
+                walk_all(w); /* past the watches: looked at again each time */
+            pthread_mutex_lock(&w->mu);
+            w->flush_done = req;
+            pthread_cond_broadcast(&w->cv);
+            pthread_mutex_unlock(&w->mu);
+            continue;
+        }
+        if (poll(p, 2, -1) < 0)
+            continue; /* EINTR */
+        if (p[1].revents & POLLIN) {
+            uint64_t v;
+            (void)!read(w->cmd, &v, sizeof v);
+        }
+        if (p[0].revents & POLLIN)
+            drain(w);
+    }
+    pthread_mutex_lock(&w->mu);
+    w->gone = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_hold *hold,
+                                    long long since_ns)
+{
+    struct repo_watch *w = xcalloc(1, sizeof *w);
+    w->n_roots = roots->len;
+    w->root = xcalloc(roots->len + 1, sizeof *w->root);
+    w->root_fd = xcalloc(roots->len + 1, sizeof *w->root_fd);
+    w->hold = hold;
+    w->since_ns = since_ns;
+    w->ino = w->efd = w->cmd = -1;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    for (size_t i = 0; i < roots->len; i++) {
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        w->root[i] = xstrdup(roots->items[i]);
+        w->root_fd[i] = (int)syscall(SYS_openat2, AT_FDCWD, w->root[i], &how, sizeof how);
+        if (w->root_fd[i] < 0) {
+            fprintf(stderr, "cordon: git: cannot watch %s for repositories: %s\n", w->root[i],
+                    strerror(errno));
+            goto fail;
+        }
+    }
+    w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    w->cmd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->ino < 0 || w->efd < 0 || w->cmd < 0) {
+        fprintf(stderr, "cordon: git: cannot watch the writable trees for repositories: %s\n",
+                strerror(errno));
+        goto fail;
+    }
+    int r = pthread_create(&w->th, NULL, thread_main, w);
+    if (r != 0) {
+        fprintf(stderr, "cordon: git: cannot start the repositories' watcher: %s\n", strerror(r));
+        goto fail;
+    }
+    return w;
+fail:
+    w->gone = true; /* no thread to stop */
+    repo_watch_free(w);
+    return NULL;
+}
+
+int repo_watch_fd(const struct repo_watch *w)
+{
+    return w ? w->efd : -1;
+}
+
+size_t repo_watch_take(struct repo_watch *w, struct repo_found **out, struct str_list *lines)
+{
+    uint64_t v;
+    (void)!read(w->efd, &v, sizeof v);
+    pthread_mutex_lock(&w->mu);
+    size_t n = w->n_found;
+    *out = w->found;
+    w->found = NULL;
+    w->n_found = w->cap_found = 0;
+    for (size_t i = 0; i < w->lines.len; i++)
+        str_list_push(lines, w->lines.items[i]);
+    str_list_free(&w->lines);
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+
+void repo_watch_flush(struct repo_watch *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    unsigned long want = ++w->flush_req;
+    uint64_t one = 1;
+    (void)!write(w->cmd, &one, sizeof one);
+    while (!w->gone && w->flush_done < want)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void repo_watch_free(struct repo_watch *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    bool running = !w->gone;
+    w->stop = true;
+    pthread_mutex_unlock(&w->mu);
+    if (running) {
+        uint64_t one = 1;
+        (void)!write(w->cmd, &one, sizeof one);
+        pthread_join(w->th, NULL);
+    }
+    for (size_t i = 0; i < w->n_found; i++)
+        free(w->found[i].rel);
+    free(w->found);
+    str_list_free(&w->lines);
+    str_list_free(&w->seen);
+    for (size_t i = 0; i < w->n_wds; i++)
+        free(w->wds[i].rel);
+    free(w->wds);
+    for (size_t i = 0; i < w->n_roots; i++) {
+        free(w->root[i]);
+        if (w->root_fd[i] > 0)
+            close(w->root_fd[i]);
+    }
+    free(w->root);
+    free(w->root_fd);
+    if (w->ino >= 0)
+        close(w->ino);
+    if (w->efd >= 0)
+        close(w->efd);
+    if (w->cmd >= 0)
+        close(w->cmd);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}
