@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/dir_stamp.h"
 #include "base/log.h"
 #include "base/sha256.h"
 #include "controller/git_guard.h"
@@ -84,7 +83,7 @@ static void add(struct git_guards *gs, struct git_guard *g, const char *root)
 struct git_guards *git_guards_new(struct sandbox_config *cfg)
 {
     struct git_guards *gs = xcalloc(1, sizeof *gs);
-    gs->since_ns = dir_stamp_now_ns();
+    gs->since_ns = repo_watch_now_ns();
     gs->ns[0] = gs->ns[1] = -1;
     if (cfg->workspace && !cfg->workspace_readonly) {
         struct git_guard *g = guard_new(cfg->workspace, &cfg->readonly_in_workspace);

@@ -15,6 +15,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 #include <linux/openat2.h>
@@ -420,6 +421,13 @@ fail:
     w->gone = true; /* no thread to stop */
     repo_watch_free(w);
     return NULL;
+}
+
+long long repo_watch_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int repo_watch_fd(const struct repo_watch *w)

@@ -35,13 +35,17 @@ struct repo_watch;
 
 /* A repository found: in roots[root], rel (relative to it) is a folder holding a `.git`, or a
  * git dir (bare). existing: its config and hooks were there, unchanged, before since_ns
- * (CLOCK_REALTIME ns, the sandbox's start). */
+ * (repo_watch_now_ns before the sandbox started). */
 struct repo_found {
     size_t root;
     char *rel;
     bool bare;
     bool existing;
 };
+
+/* The clock file systems stamp ctimes with (CLOCK_REALTIME_COARSE), in ns: taken before the
+ * sandbox starts, anything made after it carries a ctime at or past it. */
+long long repo_watch_now_ns(void);
 
 /* Start the thread over roots (canonical absolute paths, copied), holding through hold (may be
  * NULL: found only). NULL (said in one line on stderr) when inotify or the thread cannot

@@ -228,8 +228,18 @@ static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
         ev_timer_start(loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
 }
 
+/* The watcher found repositories (held inside already): looked at now. */
+static void on_repo_found(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    session_guard_check(w->data, NULL, false);
+}
+
 void session_after_round(struct session *s)
 {
+    if (git_guards_fd(s->p.guard) >= 0 && !s->watch_w.active && !s->ended)
+        ev_io_start(s->loop, &s->watch_w, git_guards_fd(s->p.guard), EPOLLIN, on_repo_found, s);
     if (s->p.guard && !s->guard_t.active && !s->ended)
         ev_timer_start(s->loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
     if (s->dirty && !s->ended) {

@@ -112,6 +112,7 @@ struct session {
                                       * foreground command */
     struct log_stream *log_streams;  /* GET /v1/jobs/PID/log answers in progress */
     struct ev_timer guard_t;         /* the repositories' check while anything runs */
+    struct ev_io watch_w;            /* the repositories' watcher found one (git_guards_fd) */
 };
 
 /* session_jobs.c */

@@ -323,6 +323,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         have_cgroup = r > 0;
         r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
     }
+    git_guards_capture(guard, pid); /* while init is still ours to look at */
     if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
         (uid != 0 || (r = root_maps & (int)NS_MAPS_SHIFT
                               ? root_writes_shift_send(c->ctl, &shift)
@@ -342,6 +343,9 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
+    /* The view is built: every repository held inside as it appears (git_guards.h). */
+    if (r == 0)
+        (void)git_guards_watch(guard);
     root_writes_shift_free(&shift);
     if (r < 0) {
         (void)kill(pid, SIGKILL);

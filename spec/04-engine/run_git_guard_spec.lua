@@ -47,7 +47,8 @@ printf '#!/bin/sh\ntouch MARK\n' > evil.sh; chmod +x evil.sh
 printf '[core]\n\tfsmonitor = WS/evil.sh\n' >> .git/config
 ]],
         host = "git status; git commit -q --allow-empty -m two",
-        expect = { ".git/hooks/pre-commit", ".git/config" },
+        -- held read-only inside the moment `git init` completed it: refused at once
+        refused = { ".git/hooks/pre-commit", ".git/config" },
     },
     {
         name = "a nested repository: core.fsmonitor and a hook through a planted commondir",
@@ -241,6 +242,10 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             assert.are.equal(before, rev_parse(dir), h.describe(r))
             host_git(dir, c.host)
             assert.is_false(exists(mark), "the host's git ran the command's program\n" .. h.describe(r))
+            for _, rel in ipairs(c.refused or {}) do
+                assert.is_truthy(r.stderr:find(rel .. ": Read-only file system", 1, true),
+                    "not refused inside: " .. rel .. "\n" .. h.describe(r))
+            end
             for _, rel in ipairs(c.expect or {}) do
                 assert.is_truthy(r.stderr:find("cordon: git: repository [^\n]*" .. rel:gsub("%p", "%%%0")),
                     "no line names " .. rel .. "\n" .. h.describe(r))
@@ -277,22 +282,20 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             .. " && git rev-parse --git-common-dir --git-path hooks"))
     end)
 
-    it("a new repository's code-running config lines are commented out, the rest kept", function()
+    it("a new repository's config is held at once: a code-running line appended is refused", function()
         local ws = h.workspace()
         local r = h.run_sh(GIT_ENV .. "git init -q -b main . && git config user.name kept && "
             .. "printf '[core]\\n\\tfsmonitor = /bin/evil\\n[alias]\\n\\tx = !evil\\n' >> .git/config",
             { workspace = ws, cwd = ws })
-        assert.are.equal(0, r.code, h.describe(r))
-        assert.is_truthy(r.stderr:find(".git/config: a new config with code-running entries", 1, true),
-            h.describe(r))
+        assert.are_not.equal(0, r.code, h.describe(r))
+        assert.is_truthy(r.stderr:find(".git/config: Read-only file system", 1, true), h.describe(r))
         assert.are.equal("kept\n", git(ws, "config user.name"))
         assert.are.equal(1, h.sh(GIT_ENV .. "git -C " .. h.quote(ws) .. " config core.fsmonitor").code)
         assert.are.equal(1, h.sh(GIT_ENV .. "git -C " .. h.quote(ws) .. " config alias.x").code)
     end)
 
-    -- The check after the command walks incrementally (only folders whose ctime changed are
-    -- listed again): a repository made deep in a tree older than the walk's margin, its folder's
-    -- mtime put back, is still found.
+    -- The watcher sees the repository made (no folder stamps involved): one made deep in a tree
+    -- older than the walk's margin, its folder's mtime put back, is held at once.
     it("a repository made deep in an unchanged tree, its folder's mtime put back, is found", function()
         local root = h.tmpdir()
         local ws = root .. "/ws"
@@ -300,16 +303,19 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
         h.sh_ok("mkdir -p " .. h.quote(ws .. "/a/b/c/d/e") .. " " .. h.quote(ws .. "/a/x/y")
             .. " && sleep 0.3")
         local r = h.run_sh(GIT_ENV .. "t=$(stat -c %y a/b/c/d) && git init -q -b main a/b/c/d && "
-            .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > a/b/c/d/.git/hooks/pre-commit && "
-            .. "chmod +x a/b/c/d/.git/hooks/pre-commit && touch -d \"$t\" a/b/c/d",
+            .. "{ printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > a/b/c/d/.git/hooks/pre-commit "
+            .. "|| echo refused; } && touch -d \"$t\" a/b/c/d",
             { workspace = ws, cwd = ws })
         assert.are.equal(0, r.code, h.describe(r))
-        new_hook_undone(r, ws, root)
+        assert.are.equal("refused\n", r.stdout, h.describe(r))
+        host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
+        assert.is_false(exists(root .. "/MARK"))
     end)
 
     -- A run's first walk starts from the folders' stamps the last run's check kept in cordon's
-    -- state directory: what it skips is only the listing of a folder unchanged since.
-    it("the next run's walk from the last run's: what each run's command made is undone in it", function()
+    -- state directory: what it skips is only the listing of a folder unchanged since. What a
+    -- command makes meanwhile is held read-only inside as it appears.
+    it("the next run's walk from the last run's: what each run's command made is held", function()
         local root = h.tmpdir()
         local ws, home = root .. "/ws", h.secret_home()
         repo(ws)
@@ -317,13 +323,12 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             .. " && sleep 0.3")
         local plant = function(dir)
             return GIT_ENV .. "t=$(stat -c %y " .. dir .. ") && git init -q -b main " .. dir .. " && "
-                .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > " .. dir .. "/.git/hooks/pre-commit && "
-                .. "chmod +x " .. dir .. "/.git/hooks/pre-commit && touch -d \"$t\" " .. dir
+                .. "{ printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > " .. dir .. "/.git/hooks/pre-commit "
+                .. "|| echo refused; } && touch -d \"$t\" " .. dir
         end
         local r = h.run_sh(plant("a/b/c/d"), { workspace = ws, cwd = ws, home = home })
         assert.are.equal(0, r.code, h.describe(r))
-        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d: a/b/c/d/.git/hooks/pre-commit: "
-            .. "a new hook", 1, true), h.describe(r))
+        assert.are.equal("refused\n", r.stdout, h.describe(r))
         local kept = h.sh_ok("ls " .. h.quote(home .. "/.local/state/cordon/git-walks"))
         assert.is_truthy(kept:match("^%x+\n$"), kept)
         -- the person's own repository, made between the runs deep in the unchanged tree: part of
@@ -335,9 +340,7 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             .. "a/x/y/.git/hooks/pre-commit || echo refused; }",
             { workspace = ws, cwd = ws, home = home })
         assert.are.equal(0, r.code, h.describe(r))
-        assert.are.equal("refused\n", r.stdout, h.describe(r))
-        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d/e: a/b/c/d/e/.git/hooks/pre-commit: "
-            .. "a new hook", 1, true), h.describe(r))
+        assert.are.equal("refused\nrefused\n", r.stdout, h.describe(r))
         assert.is_nil(r.stderr:find("cordon: git: repository a/x/y", 1, true), h.describe(r))
         assert.is_false(exists(ws .. "/a/x/y/.git/hooks/pre-commit"))
         for _, dir in ipairs({ "a/b/c/d", "a/b/c/d/e", "a/x/y" }) do
