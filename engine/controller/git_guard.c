@@ -114,6 +114,10 @@ struct git_guard {
     int diffs;                  /* differences this check found */
     struct str_list found;      /* worktree folders the watcher found (repo_watch.h) */
     struct str_list found_bare; /* git dirs it found that are no worktree's `.git` */
+    struct str_list made_repos; /* of found, those made during the run: still being made */
+    long long since_ns;         /* the sandbox's start (git_guard_since), 0: unknown */
+    bool last;                  /* this check is the last of a command: nothing waits */
+    size_t n_deferred;          /* pointers left for a later check (undo_differences) */
 };
 
 /* ---- file access beneath the workspace ---------------------------------------------------- */
@@ -575,7 +579,9 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
 
     p = join(gd, "worktrees");
     if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
-        ro_push(g, s, p);
+        /* Not worktrees/ itself: `git worktree add` makes a folder there. Each admin folder's
+         * pointers are held (add_admin); the main worktree's other admin folders as a whole
+         * (git_worktree.h). */
         DIR *d = opendir_beneath(g, p);
         for (struct dirent *de; d && (de = readdir(d));) {
             if (de->d_type != DT_DIR || de->d_name[0] == '.')
@@ -1582,6 +1588,12 @@ static void undo_changed(struct git_guard *g, struct str_list *lines, const stru
                          const struct gg_item *n)
 {
     char what[1536], keys[1024] = "";
+    /* A pointer git itself writes twice while it makes a repository (`git submodule add` makes
+     * the `.git` file absolute, then relative; `git worktree add` the admin folder's gitdir):
+     * what an existing repository holds is read-only inside, so a change is one of a repository
+     * made during the run, judged as a new one would be. */
+    if (o->kind == GG_POINTER && n->kind == GG_POINTER && new_pointer_ok(g, n))
+        return;
     if (o->kind == GG_CONFIG && o->digest && n->digest && o->type == n->type) {
         char added[256], gone[256];
         digest_minus(n->digest, o->digest, added, sizeof added);
@@ -1770,6 +1782,8 @@ static void say_views(const struct git_guard *g, const struct gg_snap *now, stru
 {
     for (size_t i = 0; i < g->snap.dotgits.len; i++) {
         const char *dir = g->snap.dotgits.items[i];
+        if (str_list_contains(&g->made_repos, dir))
+            continue; /* git made it a step at a time: what it undoes is said by itself */
         char *was = host_view(g, &g->snap, dir), *is = host_view(g, now, dir);
         if (strcmp(was, is) != 0)
             str_list_push_owned(lines, xasprintf("git: repository %s: the host's `git rev-parse "
@@ -1781,23 +1795,66 @@ static void say_views(const struct git_guard *g, const struct gg_snap *now, stru
     }
 }
 
-/* Compare now with the snapshot and undo each difference: the number of lines said. */
+/* While commands run, a pointer file git has not finished (`git submodule add` writes the
+ * `.git` file twice, `git worktree add` its admin folder's files one by one, each created
+ * empty and then written) in a folder made during the run (its birth time after the
+ * sandbox's start) is judged only when it looks like one git writes, or at the command's end
+ * (g->last). A new name in a folder that was there (`.git/commondir`) is judged at once. */
+static bool defer_pointer(const struct git_guard *g, const struct gg_item *x)
+{
+    if (g->last || !g->since_ns || x->kind != GG_POINTER ||
+        new_pointer_ok((struct git_guard *)g, x))
+        return false;
+    char *dir = parent_rel(x->rel);
+    struct statx sx;
+    bool made = statx(g->wsfd, dir[0] ? dir : ".", AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) == 0 &&
+                (sx.stx_mask & STATX_BTIME) &&
+                (long long)sx.stx_btime.tv_sec * 1000000000LL + sx.stx_btime.tv_nsec >= g->since_ns;
+    free(dir);
+    return made;
+}
+
+/* Compare now with the snapshot and undo each difference: the number of lines said. A deferred
+ * pointer stays what the snapshot said (new: left out of now; changed: the old item kept). */
 static int undo_differences(struct git_guard *g, struct gg_snap *now, struct str_list *lines)
 {
     int before = g->diffs;
     struct gg_snap *o = &g->snap;
     size_t i = 0, k = 0;
+    g->n_deferred = 0;
     while (i < o->n || k < now->n) {
         int c = i == o->n ? 1 : k == now->n ? -1 : strcmp(o->items[i].rel, now->items[k].rel);
-        if (c < 0)
+        if (c < 0) {
             undo_removed(g, lines, &o->items[i++]);
-        else if (c > 0)
-            undo_new(g, lines, &now->items[k++]);
-        else {
-            if (!same(&o->items[i], &now->items[k]))
-                undo_changed(g, lines, &o->items[i], &now->items[k]);
+        } else if (c > 0) {
+            struct gg_item *x = &now->items[k++];
+            if (defer_pointer(g, x)) {
+                item_free(x);
+                x->rel = NULL; /* dropped from now below */
+                g->n_deferred++;
+            } else {
+                undo_new(g, lines, x);
+            }
+        } else {
+            if (!same(&o->items[i], &now->items[k])) {
+                if (defer_pointer(g, &now->items[k])) {
+                    struct gg_item t = o->items[i];
+                    o->items[i] = now->items[k];
+                    now->items[k] = t;
+                    g->n_deferred++;
+                } else {
+                    undo_changed(g, lines, &o->items[i], &now->items[k]);
+                }
+            }
             i++, k++;
         }
+    }
+    if (g->n_deferred) {
+        size_t m = 0;
+        for (size_t j = 0; j < now->n; j++)
+            if (now->items[j].rel)
+                now->items[m++] = now->items[j];
+        now->n = m;
     }
     return g->diffs - before;
 }
@@ -1847,7 +1904,23 @@ static int check(struct git_guard *g, struct str_list *lines, bool quick)
 
 int git_guard_check(struct git_guard *g, struct str_list *lines)
 {
-    return check(g, lines, false);
+    g->last = true;
+    int r = check(g, lines, false);
+    g->last = false;
+    return r;
+}
+
+int git_guard_check_known(struct git_guard *g, struct str_list *lines)
+{
+    g->last = true;
+    int r = check(g, lines, true);
+    g->last = false;
+    return r;
+}
+
+void git_guard_since(struct git_guard *g, long long since_ns)
+{
+    g->since_ns = since_ns;
 }
 
 int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk)
@@ -1869,8 +1942,11 @@ void git_guard_add_repo(struct git_guard *g, const char *rel, bool bare, bool ex
     if (str_list_contains(l, rel))
         return;
     str_list_push(l, rel);
-    if (!existing)
+    if (!existing) {
+        if (!bare)
+            str_list_push(&g->made_repos, rel);
         return; /* the next check compares it with nothing: what it holds is new */
+    }
     /* There before the sandbox: what it holds now is the person's, the reference to compare
      * with from now on. */
     struct gg_snap add;
@@ -1927,6 +2003,7 @@ void git_guard_free(struct git_guard *g)
     str_list_free(&g->made);
     str_list_free(&g->found);
     str_list_free(&g->found_bare);
+    str_list_free(&g->made_repos);
     cfg_refs_free(&g->host);
     str_list_free(&g->host_in_ws);
     free(g->home);

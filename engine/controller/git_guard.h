@@ -63,6 +63,14 @@ struct git_guard *git_guard_new_cached(const char *workspace, struct str_list *r
  * found (0: none), or -errno when the workspace cannot be read (said in lines too). */
 int git_guard_check(struct git_guard *g, struct str_list *lines);
 
+/* git_guard_check of the repositories known (the first walk's and git_guard_add_repo's), without
+ * a walk: the watcher found every one. For the check after a command. */
+int git_guard_check_known(struct git_guard *g, struct str_list *lines);
+
+/* The sandbox's start (repo_watch_now_ns): a pointer file git is still writing, in a folder born
+ * after it, is judged by a tick only when it looks like git's, else by the next check. */
+void git_guard_since(struct git_guard *g, long long since_ns);
+
 /* For a timer: a check of the repositories already known (cheap: their `.git` only), and,
  * with may_walk, now and then a full one (the walk, which finds the new ones): when the last
  * was GIT_GUARD_FULL_MIN_MS ago and GIT_GUARD_FULL_FACTOR times what it cost, so that the walk

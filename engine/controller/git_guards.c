@@ -75,6 +75,7 @@ static struct git_guard *guard_new(const char *root, struct str_list *readonly)
 
 static void add(struct git_guards *gs, struct git_guard *g, const char *root)
 {
+    git_guard_since(g, gs->since_ns);
     gs->guard = xrealloc(gs->guard, (gs->roots.len + 1) * sizeof *gs->guard);
     gs->guard[gs->roots.len] = g;
     str_list_push(&gs->roots, root);
@@ -129,21 +130,37 @@ static int by_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* What a tree's snapshot holds read-only and is not held in the sandbox yet: held now (the
- * binds init made at the start are read-only already: the helper leaves them). */
-static void hold_new(struct git_guards *gs, size_t i)
+/* What the watcher holds itself, once the git dir is complete (repo_watch.h): held here it could
+ * be mid-way (`git clone` still copying its hooks). A `.git` file made during the run is not held
+ * at all: `git submodule add` writes it twice, and what it may name is a git dir held by itself. */
+static bool watcher_holds(const char *rel)
+{
+    static const char *const names[] = {".git",  "config",    "config.worktree",
+                                        "hooks", "commondir", "gitdir"};
+    const char *s = strrchr(rel, '/');
+    for (size_t i = 0; i < ARRAY_LEN(names); i++)
+        if (strcmp(s ? s + 1 : rel, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* What a tree's snapshot holds read-only and is not held in the sandbox yet (a core.hooksPath
+ * folder, a hooks link's target, an included config, a program a config runs by path): held
+ * now. At the start (start: init bound them already) only noted. */
+static void hold_new(struct git_guards *gs, size_t i, bool start)
 {
     const struct str_list *ro = git_guard_readonly(gs->guard[i]);
     bool added = false;
     for (size_t k = 0; k < ro->len; k++) {
         char *abs = xasprintf("%s/%s", gs->roots.items[i], ro->items[k]);
         const char *key = abs;
-        if (gs->held.len &&
-            bsearch(&key, gs->held.items, gs->held.len, sizeof *gs->held.items, by_str)) {
+        if ((gs->held.len &&
+             bsearch(&key, gs->held.items, gs->held.len, sizeof *gs->held.items, by_str)) ||
+            (!start && watcher_holds(ro->items[k]))) {
             free(abs);
             continue;
         }
-        int r = repo_hold_path(gs->hold, abs);
+        int r = start ? 0 : repo_hold_path(gs->hold, abs);
         if (r < 0 && r != -ENOENT && r != -ELOOP)
             LOG_W("git", "holding %s read-only in the sandbox: %s", abs, strerror(-r));
         str_list_push_owned(&gs->held, abs);
@@ -176,11 +193,12 @@ static int each(struct git_guards *gs, struct str_list *lines, bool tick, bool m
     take_found(gs, lines);
     for (size_t i = 0; i < gs->roots.len; i++) {
         struct str_list mine = {0};
-        int r = gs->watch ? git_guard_tick(gs->guard[i], &mine, false)
-                : tick    ? git_guard_tick(gs->guard[i], &mine, may_walk)
-                          : git_guard_check(gs->guard[i], &mine);
+        int r = gs->watch && tick ? git_guard_tick(gs->guard[i], &mine, false)
+                : gs->watch       ? git_guard_check_known(gs->guard[i], &mine)
+                : tick            ? git_guard_tick(gs->guard[i], &mine, may_walk)
+                                  : git_guard_check(gs->guard[i], &mine);
         if (gs->hold)
-            hold_new(gs, i);
+            hold_new(gs, i, false);
         if (r < 0 && !first_err)
             first_err = r;
         else if (r > 0)
@@ -225,9 +243,9 @@ int git_guards_watch(struct git_guards *gs)
                 "a command changes in them is undone after it, not refused\n",
                 strerror(-err));
     gs->watch = repo_watch_start(&gs->roots, gs->hold, gs->since_ns);
-    /* What the first snapshots found, held now (init bound them at the start: left as is). */
+    /* What the first snapshots found: init bound it at the start. */
     for (size_t i = 0; gs->hold && i < gs->roots.len; i++)
-        hold_new(gs, i);
+        hold_new(gs, i, true);
     return gs->watch ? 0 : -1;
 }
 

@@ -107,11 +107,20 @@ static void hold(struct repo_watch *w, size_t root, const char *rel)
     free(abs);
 }
 
+static void poke(struct repo_watch *w)
+{
+    uint64_t one = 1;
+    (void)!write(w->efd, &one, sizeof one);
+}
+
+/* Found (once), and the caller's loop woken: a name git follows appeared in a repository already
+ * found (a planted commondir, which no hold can refuse: a new name) is looked at now. */
 static void report(struct repo_watch *w, size_t root, const char *rel, bool bare, bool existing)
 {
     char *key = xasprintf("%zu:%c:%s", root, bare ? 'b' : 'w', rel);
     if (str_list_contains(&w->seen, key)) {
         free(key);
+        poke(w);
         return;
     }
     str_list_push_owned(&w->seen, key);
@@ -144,25 +153,32 @@ static bool look_at_gitdir(struct repo_watch *w, size_t root, const char *rel, i
     static const char *const held[] = {"config", "config.worktree", "hooks", "commondir", "gitdir"};
     bool admin = parent_named(rel, "worktrees") &&
                  (has(dfd, "gitdir", S_IFREG, NULL) || has(dfd, "commondir", S_IFREG, NULL));
-    bool gitdir = !admin && has(dfd, "HEAD", S_IFREG, NULL) && has(dfd, "objects", S_IFDIR, NULL) &&
-                  has(dfd, "refs", S_IFDIR, NULL);
+    /* HEAD, objects/, refs/: a git dir; objects/, refs/ and a config without HEAD: a common dir
+     * a commondir pointer may name (git looks for objects/ and refs/ there) */
+    bool gitdir = !admin && has(dfd, "objects", S_IFDIR, NULL) && has(dfd, "refs", S_IFDIR, NULL) &&
+                  (has(dfd, "HEAD", S_IFREG, NULL) || has(dfd, "config", S_IFREG, NULL));
     if (!admin && !gitdir)
         return false;
-    bool existing = true;
+    /* there before the sandbox: its config (a git dir has one once made) and each of the others
+     * it has, changed before the start */
+    bool existing = true, present[ARRAY_LEN(held)];
     for (size_t i = 0; i < ARRAY_LEN(held); i++) {
         struct stat st;
-        if (fstatat(dfd, held[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
-            if (i == 0 && !admin)
-                existing = false; /* a git dir without its config: being made */
-            continue;
-        }
-        if (!before(w, &st))
+        present[i] = fstatat(dfd, held[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                     (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+        if (fstatat(dfd, held[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+            existing = existing && !(i == 0 && !admin);
+        else if (!before(w, &st))
             existing = false;
-        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
-            char *p = join(rel, held[i]);
-            hold(w, root, p);
-            free(p);
-        }
+    }
+    /* A linked worktree's admin folder made during the run is compared, not held, so that
+     * `git worktree remove` and `prune` can delete it (the check judges its pointers). */
+    for (size_t i = 0; i < ARRAY_LEN(held) && (existing || !admin); i++) {
+        if (!present[i])
+            continue;
+        char *p = join(rel, held[i]);
+        hold(w, root, p);
+        free(p);
     }
     if (strcmp(base_name(rel), ".git") == 0) {
         const char *s = strrchr(rel, '/');
@@ -175,16 +191,21 @@ static bool look_at_gitdir(struct repo_watch *w, size_t root, const char *rel, i
     return gitdir;
 }
 
-/* A `.git` that is a file in the folder rel: held, its worktree reported. */
+/* A `.git` that is a file in the folder rel: its worktree reported. Held only when it was there
+ * before the sandbox (`git submodule add` writes a new one twice; what it names is a git dir,
+ * held by itself when it lies in the trees, and the check compares the file). */
 static void look_at_gitfile(struct repo_watch *w, size_t root, const char *rel, int dfd)
 {
     struct stat st;
     if (!has(dfd, ".git", S_IFREG, &st))
         return;
-    char *p = join(rel, ".git");
-    hold(w, root, p);
-    free(p);
-    report(w, root, rel, false, before(w, &st));
+    bool existing = before(w, &st);
+    if (existing) {
+        char *p = join(rel, ".git");
+        hold(w, root, p);
+        free(p);
+    }
+    report(w, root, rel, false, existing);
 }
 
 /* Watch the folder open at dfd (rel in root). false when the watches ran out. */

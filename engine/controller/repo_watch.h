@@ -3,7 +3,8 @@
  * any folder (node_modules too), bare or not, from the sandbox's start on and the moment one
  * appears, and has what the host's git follows in it held read-only inside the sandbox at once
  * (repo_hold.h): the git dir's config, config.worktree, hooks, commondir and gitdir, and a
- * worktree's `.git` file. The rest (a core.hooksPath folder, what was planted before the hold,
+ * worktree's `.git` file that was there before the sandbox (a new one is compared by the check:
+ * `git submodule add` writes it twice). The rest (a core.hooksPath folder, what was planted before the hold,
  * the comparison) is git_guard's, on the caller's loop, told of each repository found.
  *
  * Why inotify, not fanotify: fanotify's FAN_CREATE|FAN_ONDIR|FAN_EVENT_ON_CHILD with
