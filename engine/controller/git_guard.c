@@ -118,6 +118,9 @@ struct git_guard {
     long long since_ns;         /* the sandbox's start (git_guard_since), 0: unknown */
     bool last;                  /* this check is the last of a command: nothing waits */
     size_t n_deferred;          /* pointers left for a later check (undo_differences) */
+    git_guard_hold_fn *hold;    /* holds a path read-only inside the sandbox, or NULL */
+    void *hold_ctx;
+    struct str_list stand_ins; /* empty pointer files put in a plant's place, held inside */
 };
 
 /* ---- file access beneath the workspace ---------------------------------------------------- */
@@ -1485,6 +1488,67 @@ static void say_neutralised(struct git_guard *g, struct str_list *lines, const s
     free(to);
 }
 
+/* A new name in a git dir that was there (a planted commondir, which no mount can refuse: it was
+ * not there to be held) is taken for the rest of the run: an empty file, read-only (so that no
+ * command without capabilities can open it for writing), made under a name of its own, held
+ * read-only inside the sandbox, and only then renamed into the plant's place (the hold moves
+ * with it): re-planting it inside then fails (EROFS, or EBUSY for a rename or unlink). The
+ * host's git refuses that repository (an empty commondir) until the command ends, when it is
+ * removed (git_guard_free); one line says so. Not for a `.git` file (a folder, not a git dir),
+ * not at the last check, not without a holder. */
+static void stand_in(struct git_guard *g, struct str_list *lines, const struct gg_item *x)
+{
+    const char *base = strrchr(x->rel, '/');
+    base = base ? base + 1 : x->rel;
+    if (!g->hold || g->last || x->kind != GG_POINTER || strcmp(base, ".git") == 0 ||
+        str_list_contains(&g->stand_ins, x->rel))
+        return;
+    char *tmp = xasprintf("%s.cordon-stand-in", x->rel);
+    const char *tbase;
+    int pfd = open_parent(g, tmp, &tbase), fd = -1, r = -1;
+    if (pfd >= 0)
+        fd = openat(pfd, tbase, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+    if (fd >= 0) {
+        close(fd);
+        r = g->hold(g->hold_ctx, tmp);
+        if (r == 0)
+            r = renameat2(pfd, tbase, pfd, base, RENAME_NOREPLACE) < 0 ? -errno : 0;
+        if (r < 0)
+            (void)unlinkat(pfd, tbase, 0);
+    }
+    if (pfd >= 0)
+        close_parent(g, pfd);
+    if (r == 0) {
+        str_list_push(&g->stand_ins, x->rel);
+        say(g, lines, x,
+            "an empty %s is held in its place until the command ends (git on the host refuses "
+            "this repository until then)",
+            base);
+    }
+    free(tmp);
+}
+
+static void stand_ins_remove(struct git_guard *g)
+{
+    for (size_t i = 0; i < g->stand_ins.len; i++) {
+        const char *base;
+        int pfd = open_parent(g, g->stand_ins.items[i], &base);
+        struct stat st;
+        if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            st.st_size == 0)
+            (void)unlinkat(pfd, base, 0);
+        if (pfd >= 0)
+            close(pfd);
+    }
+    str_list_free(&g->stand_ins);
+}
+
+void git_guard_set_hold(struct git_guard *g, git_guard_hold_fn *hold, void *ctx)
+{
+    g->hold = hold;
+    g->hold_ctx = ctx;
+}
+
 /* Is a new pointer file one git itself writes and harmless: a `.git` file or a worktree's
  * commondir naming a git dir inside the workspace (which the guard then looks into), or a
  * worktree's gitdir (the worktree's place, which git reads no program from)? */
@@ -1579,9 +1643,12 @@ static void undo_new(struct git_guard *g, struct str_list *lines, const struct g
     }
     if (x->kind == GG_POINTER && new_pointer_ok(g, x))
         return;
+    if (str_list_contains(&g->stand_ins, x->rel) && x->type == S_IFREG && x->size == 0)
+        return; /* this guard's own, still empty */
     snprintf(what, sizeof what, "a new %s%s", kind_name(x),
              x->type == S_IFLNK ? " (a symbolic link)" : "");
     say_neutralised(g, lines, x, what);
+    stand_in(g, lines, x);
 }
 
 static void undo_changed(struct git_guard *g, struct str_list *lines, const struct gg_item *o,
@@ -1994,6 +2061,7 @@ void git_guard_free(struct git_guard *g)
 {
     if (!g)
         return;
+    stand_ins_remove(g);
     snap_free(&g->snap);
     dir_free(g->tree);
     parent_cache_set(g->pc, false);

@@ -71,6 +71,13 @@ int git_guard_check_known(struct git_guard *g, struct str_list *lines);
  * after it, is judged by a tick only when it looks like git's, else by the next check. */
 void git_guard_since(struct git_guard *g, long long since_ns);
 
+/* How a check holds a path (workspace-relative) read-only inside the running sandbox: 0 or
+ * -errno (controller/repo_hold.h, through git_guards). With it, a pointer planted under a new
+ * name in a git dir that was there gets an empty stand-in held in its place for the rest of the
+ * run (removed by git_guard_free), so that the command cannot plant it again. */
+typedef int git_guard_hold_fn(void *ctx, const char *rel);
+void git_guard_set_hold(struct git_guard *g, git_guard_hold_fn *hold, void *ctx);
+
 /* For a timer: a check of the repositories already known (cheap: their `.git` only), and,
  * with may_walk, now and then a full one (the walk, which finds the new ones): when the last
  * was GIT_GUARD_FULL_MIN_MS ago and GIT_GUARD_FULL_FACTOR times what it cost, so that the walk

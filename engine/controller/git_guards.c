@@ -18,16 +18,19 @@
 #include "controller/repo_hold.h"
 #include "controller/repo_watch.h"
 
+struct hold_ctx;
+
 struct git_guards {
     struct git_guard **guard; /* one per root, in roots' order */
     struct str_list roots;
-    bool first_is_workspace;  /* its lines carry no label: the workspace is where the person is */
-    long long since_ns;       /* CLOCK_REALTIME before the first snapshot: the sandbox's start */
-    struct repo_hold *hold;   /* holds inside the running sandbox, or NULL */
-    struct repo_watch *watch; /* finds the repositories as they appear, or NULL: the walk does */
-    struct str_list held;     /* absolute paths held by hold (sorted) */
-    int ns[2];                /* the sandbox's user and mount namespaces, or -1 */
-    int ns_err;               /* why they could not be opened */
+    bool first_is_workspace;   /* its lines carry no label: the workspace is where the person is */
+    long long since_ns;        /* before the first snapshot (repo_watch_now_ns) */
+    struct repo_hold *hold;    /* holds inside the running sandbox, or NULL */
+    struct repo_watch *watch;  /* finds the repositories as they appear, or NULL: the walk does */
+    struct str_list held;      /* absolute paths held by hold (sorted) */
+    int ns[2];                 /* the sandbox's user and mount namespaces, or -1 */
+    int ns_err;                /* why they could not be opened */
+    struct hold_ctx *hold_ctx; /* one per tree, for git_guard_set_hold */
 };
 
 /* A writable path worth a guard of its own: a directory (not a link: the controller resolved
@@ -231,6 +234,21 @@ void git_guards_capture(struct git_guards *gs, pid_t init_pid)
         gs->ns_err = repo_hold_open_ns(init_pid, gs->ns);
 }
 
+/* git_guard_hold_fn for tree i: its relative path held by its absolute one. */
+struct hold_ctx {
+    struct git_guards *gs;
+    size_t i;
+};
+
+static int hold_rel(void *ctx, const char *rel)
+{
+    struct hold_ctx *h = ctx;
+    char *abs = xasprintf("%s/%s", h->gs->roots.items[h->i], rel);
+    int r = repo_hold_path(h->gs->hold, abs);
+    free(abs);
+    return r;
+}
+
 int git_guards_watch(struct git_guards *gs)
 {
     if (!gs || !gs->roots.len)
@@ -242,6 +260,13 @@ int git_guards_watch(struct git_guards *gs)
                 "cordon: git: cannot hold repositories read-only inside the sandbox (%s): what "
                 "a command changes in them is undone after it, not refused\n",
                 strerror(-err));
+    if (gs->hold) {
+        gs->hold_ctx = xcalloc(gs->roots.len, sizeof *gs->hold_ctx);
+        for (size_t i = 0; i < gs->roots.len; i++) {
+            gs->hold_ctx[i] = (struct hold_ctx){.gs = gs, .i = i};
+            git_guard_set_hold(gs->guard[i], hold_rel, &gs->hold_ctx[i]);
+        }
+    }
     gs->watch = repo_watch_start(&gs->roots, gs->hold, gs->since_ns);
     /* What the first snapshots found: init bound it at the start. */
     for (size_t i = 0; gs->hold && i < gs->roots.len; i++)
@@ -276,7 +301,8 @@ void git_guards_free(struct git_guards *gs)
             close(gs->ns[i]);
     str_list_free(&gs->held);
     for (size_t i = 0; i < gs->roots.len; i++)
-        git_guard_free(gs->guard[i]);
+        git_guard_free(gs->guard[i]); /* its stand-ins removed */
+    free(gs->hold_ctx);
     free(gs->guard);
     str_list_free(&gs->roots);
     free(gs);
