@@ -510,6 +510,7 @@ void session_free(struct session *s)
     ev_timer_stop(s->loop, &s->shutdown_t);
     ev_timer_stop(s->loop, &s->guard_t);
     ev_io_stop(s->loop, &s->watch_w);
+    str_list_free(&s->guard_said);
     git_guards_free(s->p.guard);
     free(s);
 }

@@ -76,7 +76,10 @@ describe("cordon run: a repository in a writable path outside the workspace", fu
         local root, ws, other = trees()
         local mark = root .. "/MARK"
         local hook = "sub/.git/hooks/pre-commit"
-        local make = GIT_ENV .. "git init -q -b main sub && " .. PLANT:format(mark, hook, hook)
+        local make = GIT_ENV .. "git init -q -b main sub && "
+            -- inside, once the watcher holds it (bounded): the plant is refused, not undone after
+            .. "{ [ -z \"$CORDON_SANDBOX\" ] || for i in $(seq 200); do grep -q \" $PWD/sub/.git/hooks ro,\" "
+            .. "/proc/self/mountinfo && break; sleep 0.05; done; }; " .. PLANT:format(mark, hook, hook)
         -- without cordon: the new repository's hook runs at the host's next commit there
         h.sh_ok("cd " .. h.quote(other) .. " && " .. make)
         assert.are.equal(0, git(other .. "/sub", "commit -q --allow-empty -m x").code)
