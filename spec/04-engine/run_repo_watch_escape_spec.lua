@@ -45,7 +45,7 @@ local function tree(uid)
     h.sh_ok("mkdir -p " .. h.quote(ws) .. " && printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > "
         .. h.quote(root .. "/evil.sh") .. " && chmod 755 " .. h.quote(root .. "/evil.sh"))
     h.sh_ok(as(nil, "cd " .. h.quote(ws) .. " && git init -q -b main && git commit -q --allow-empty -m one"))
-    if uid then h.sh_ok(("chmod 755 %s && chown -R %d:%d %s"):format(h.quote(root), uid, uid, h.quote(ws))) end
+    if uid then h.sh_ok(("chmod 755 %s && chown -R %d:%d %s"):format(h.quote(root), uid, uid, h.quote(root))) end
     return root, ws
 end
 
