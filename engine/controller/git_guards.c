@@ -28,8 +28,6 @@ struct git_guards {
     struct repo_hold *hold;    /* holds inside the running sandbox, or NULL */
     struct repo_watch *watch;  /* finds the repositories as they appear, or NULL: the walk does */
     struct str_list held;      /* absolute paths held by hold (sorted) */
-    int ns[2];                 /* the sandbox's user and mount namespaces, or -1 */
-    int ns_err;                /* why they could not be opened */
     struct hold_ctx *hold_ctx; /* one per tree, for git_guard_set_hold */
 };
 
@@ -88,7 +86,6 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
 {
     struct git_guards *gs = xcalloc(1, sizeof *gs);
     gs->since_ns = repo_watch_now_ns();
-    gs->ns[0] = gs->ns[1] = -1;
     if (cfg->workspace && !cfg->workspace_readonly) {
         struct git_guard *g = guard_new(cfg->workspace, &cfg->readonly_in_workspace);
         if (!g)
@@ -228,12 +225,6 @@ int git_guards_check(struct git_guards *gs, struct str_list *lines)
     return each(gs, lines, false, false);
 }
 
-void git_guards_capture(struct git_guards *gs, pid_t init_pid)
-{
-    if (gs && gs->roots.len && gs->ns[0] < 0)
-        gs->ns_err = repo_hold_open_ns(init_pid, gs->ns);
-}
-
 /* git_guard_hold_fn for tree i: its relative path held by its absolute one. */
 struct hold_ctx {
     struct git_guards *gs;
@@ -249,17 +240,24 @@ static int hold_rel(void *ctx, const char *rel)
     return r;
 }
 
-int git_guards_watch(struct git_guards *gs)
+int git_guards_watch(struct git_guards *gs, struct repo_hold *hold)
 {
-    if (!gs || !gs->roots.len)
+    if (!gs || !gs->roots.len) {
+        repo_hold_stop(hold);
         return 0;
-    int err = gs->ns_err;
-    gs->hold = err ? NULL : repo_hold_start(gs->ns, &err);
-    if (!gs->hold)
+    }
+    /* the namespaces were opened (said before init had its configuration); joined at the first
+     * hold, off this thread when the watcher asks: no round trip here */
+    int err = hold ? repo_hold_ready(hold) : -ENOSYS;
+    if (err < 0) {
         fprintf(stderr,
                 "cordon: git: cannot hold repositories read-only inside the sandbox (%s): what "
                 "a command changes in them is undone after it, not refused\n",
                 strerror(-err));
+        repo_hold_stop(hold);
+        hold = NULL;
+    }
+    gs->hold = hold;
     if (gs->hold) {
         gs->hold_ctx = xcalloc(gs->roots.len, sizeof *gs->hold_ctx);
         for (size_t i = 0; i < gs->roots.len; i++) {
@@ -296,9 +294,6 @@ void git_guards_free(struct git_guards *gs)
         return;
     repo_watch_free(gs->watch);
     repo_hold_stop(gs->hold);
-    for (int i = 0; i < 2; i++)
-        if (gs->ns[i] >= 0)
-            close(gs->ns[i]);
     str_list_free(&gs->held);
     for (size_t i = 0; i < gs->roots.len; i++)
         git_guard_free(gs->guard[i]); /* its stand-ins removed */

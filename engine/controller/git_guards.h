@@ -27,18 +27,15 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg);
 int git_guards_check(struct git_guards *gs, struct str_list *lines);
 int git_guards_tick(struct git_guards *gs, struct str_list *lines, bool may_walk);
 
-/* Before init has its configuration: take hold of init_pid's namespaces for git_guards_watch
- * (an unprivileged caller cannot once init made itself undumpable). Said by git_guards_watch
- * when it fails. */
-void git_guards_capture(struct git_guards *gs, pid_t init_pid);
-
-/* Once init has built the view (after git_guards_capture): hold what the
- * snapshots found read-only inside the running sandbox (repo_hold.h) and start the watcher
- * (repo_watch.h), which finds every repository as it appears, at any depth, and has it held.
- * From then on git_guards_check and git_guards_tick never walk the trees (the watcher does, off
- * the caller's thread), and git_guards_check first waits until the watcher has seen all the
- * command made. -1 (said in one line) when the watcher cannot start: the walks go on. */
-int git_guards_watch(struct git_guards *gs);
+/* Once init has built the view: with hold (repo_hold.h, forked when init was cloned; taken,
+ * NULL: none), hold what the snapshots found read-only inside the running sandbox and start the
+ * watcher (repo_watch.h), which finds every repository as it appears, at any depth, and has it
+ * held. From then on git_guards_check and git_guards_tick never walk the trees (the watcher
+ * does, off the caller's thread), and git_guards_check first waits until the watcher has seen
+ * all the command made. Without a holder, one line says so and the undo after the fact
+ * remains. -1 (said in one line) when the watcher cannot start: the walks go on. */
+struct repo_hold;
+int git_guards_watch(struct git_guards *gs, struct repo_hold *hold);
 
 /* Readable when the watcher found something: call git_guards_tick. -1: no watcher. */
 int git_guards_fd(const struct git_guards *gs);

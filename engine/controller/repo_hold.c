@@ -27,6 +27,7 @@
 struct repo_hold {
     pid_t pid;
     int sock;
+    int32_t opened;       /* the helper's word on init's namespaces: 1 not yet, 0, -errno */
     pthread_mutex_t lock; /* one request and its answer at a time */
 };
 
@@ -63,22 +64,32 @@ out:
     return r;
 }
 
-/* The helper's life: into the namespaces, then one answer per request until the controller's
- * end closes (or it dies: PR_SET_PDEATHSIG). */
-static _Noreturn void hold_serve(int sock, int userns, int mntns, pid_t parent)
+static int open_ns(pid_t pid, const char *which)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/ns/%s", (int)pid, which);
+    return open(p, O_RDONLY | O_CLOEXEC);
+}
+
+/* The helper's life: init's namespaces opened at once (it is dumpable until its view is built),
+ * said on the socket; joined at the first request (the view is built by then: a hold before it
+ * would be covered); then one answer per request until the controller's end closes (or it dies:
+ * PR_SET_PDEATHSIG). */
+static _Noreturn void hold_serve(int sock, pid_t init_pid, pid_t parent)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
         _exit(1);
-    int32_t joined = 0;
-    if (setns(userns, CLONE_NEWUSER) < 0 || setns(mntns, CLONE_NEWNS) < 0 || chdir("/") < 0)
-        joined = -errno;
-    /* nothing of the controller's stays open here but the socket */
-    if (dup2(sock, 3) < 0)
+    int userns = open_ns(init_pid, "user"), mntns = userns < 0 ? -1 : open_ns(init_pid, "mnt");
+    int32_t opened = userns < 0 || mntns < 0 ? -errno : 0;
+    /* nothing of the controller's stays open here but the socket and the namespaces */
+    if (dup2(sock, 3) < 0 || (userns >= 0 && dup2(userns, 4) < 0) ||
+        (mntns >= 0 && dup2(mntns, 5) < 0))
         _exit(1);
-    (void)syscall(SYS_close_range, 4u, ~0u, 0u);
-    (void)send(3, &joined, sizeof joined, MSG_NOSIGNAL);
-    if (joined < 0)
+    (void)syscall(SYS_close_range, 6u, ~0u, 0u);
+    (void)send(3, &opened, sizeof opened, MSG_NOSIGNAL);
+    if (opened < 0)
         _exit(1);
+    int32_t joined = 1; /* not yet */
     for (;;) {
         char path[PATH_MAX + 1];
         ssize_t n = recv(3, path, PATH_MAX, 0);
@@ -87,78 +98,55 @@ static _Noreturn void hold_serve(int sock, int userns, int mntns, pid_t parent)
         if (n <= 0)
             _exit(0);
         path[n] = '\0';
-        int32_t r = path[0] == '/' && (size_t)n == strlen(path) ? hold_one(path) : -EINVAL;
+        if (joined == 1) {
+            joined = setns(4, CLONE_NEWUSER) < 0 || setns(5, CLONE_NEWNS) < 0 || chdir("/") < 0
+                         ? -errno
+                         : 0;
+            close(4);
+            close(5);
+        }
+        int32_t r = joined < 0                                    ? joined
+                    : path[0] == '/' && (size_t)n == strlen(path) ? hold_one(path)
+                    : path[0] == '\0'                             ? 0 /* a ping */
+                                                                  : -EINVAL;
         if (send(3, &r, sizeof r, MSG_NOSIGNAL) < 0)
             _exit(0);
     }
 }
 
-static int open_ns(pid_t pid, const char *which)
+struct repo_hold *repo_hold_fork(pid_t init_pid)
 {
-    char p[64];
-    snprintf(p, sizeof p, "/proc/%d/ns/%s", (int)pid, which);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    return fd < 0 ? -errno : fd;
-}
-
-int repo_hold_open_ns(pid_t init_pid, int ns[2])
-{
-    ns[0] = open_ns(init_pid, "user");
-    ns[1] = ns[0] < 0 ? -1 : open_ns(init_pid, "mnt");
-    int r = ns[0] < 0 ? ns[0] : ns[1] < 0 ? ns[1] : 0;
-    if (r < 0) {
-        if (ns[0] >= 0)
-            close(ns[0]);
-        ns[0] = ns[1] = -1;
-    }
-    return r;
-}
-
-struct repo_hold *repo_hold_start(int ns[2], int *err)
-{
-    int sv[2] = {-1, -1}, userns = ns[0], mntns = ns[1];
-    struct repo_hold *h = NULL;
-    int32_t joined = -EIO;
-    ns[0] = ns[1] = -1;
-    *err = userns < 0 || mntns < 0 ? -EBADF : 0;
-    if (*err)
-        goto out;
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        *err = -errno;
-        goto out;
-    }
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return NULL;
     pid_t self = getpid(), pid = fork();
     if (pid < 0) {
-        *err = -errno;
-        goto out;
+        close(sv[0]);
+        close(sv[1]);
+        return NULL;
     }
     if (pid == 0)
-        hold_serve(sv[1], userns, mntns, self);
+        hold_serve(sv[1], init_pid, self);
     close(sv[1]);
-    sv[1] = -1;
-    ssize_t n;
-    RETRY_EINTR(n, recv(sv[0], &joined, sizeof joined, 0));
-    if (n != (ssize_t)sizeof joined || joined < 0) {
-        *err = n == (ssize_t)sizeof joined ? joined : -EPIPE;
-        (void)kill(pid, SIGKILL);
-        (void)waitpid(pid, NULL, 0);
-        goto out;
-    }
-    h = xcalloc(1, sizeof *h);
+    struct repo_hold *h = xcalloc(1, sizeof *h);
     h->pid = pid;
     h->sock = sv[0];
-    sv[0] = -1;
+    h->opened = 1; /* not heard yet */
     pthread_mutex_init(&h->lock, NULL);
-out:
-    if (sv[0] >= 0)
-        close(sv[0]);
-    if (sv[1] >= 0)
-        close(sv[1]);
-    if (userns >= 0)
-        close(userns);
-    if (mntns >= 0)
-        close(mntns);
     return h;
+}
+
+int repo_hold_ready(struct repo_hold *h)
+{
+    if (!h)
+        return -ENOSYS;
+    if (h->opened == 1) {
+        int32_t v = -EPIPE;
+        ssize_t n;
+        RETRY_EINTR(n, recv(h->sock, &v, sizeof v, 0));
+        h->opened = n == (ssize_t)sizeof v ? v : -EPIPE;
+    }
+    return h->opened;
 }
 
 int repo_hold_path(struct repo_hold *h, const char *path)
@@ -166,10 +154,17 @@ int repo_hold_path(struct repo_hold *h, const char *path)
     if (!h)
         return -ENOSYS;
     size_t len = strlen(path);
-    if (path[0] != '/' || len > PATH_MAX)
+    if ((len && path[0] != '/') || len > PATH_MAX)
         return -EINVAL;
+    if (!len) /* a ping: send() of nothing on a SOCK_SEQPACKET still makes a packet */
+        len = 1;
     int32_t r = -EPIPE;
     pthread_mutex_lock(&h->lock);
+    if (repo_hold_ready(h) < 0) {
+        r = h->opened;
+        pthread_mutex_unlock(&h->lock);
+        return r;
+    }
     ssize_t n;
     RETRY_EINTR(n, send(h->sock, path, len, MSG_NOSIGNAL));
     if (n == (ssize_t)len) {

@@ -5,10 +5,11 @@
  * hooks, pointers) cannot be rewritten or re-planted from inside once a repository is seen
  * (controller/repo_watch.h finds them, controller/git_guards.h asks for the holds).
  *
- * The helper is forked once (repo_hold_start, after init has built the view), joins init's user
+ * The helper is forked once, right after init is cloned (repo_hold_fork), joins init's user
  * namespace (where the controller's uid owns every capability) and mount namespace (the view:
- * init builds it in place, so the sandbox's paths are the host's), and answers one request at a
- * time on a socketpair: the path, absolute as the sandbox sees it; the answer, 0 or -errno.
+ * init builds it in place, so the sandbox's paths are the host's) once the view is built, and
+ * answers one request at a time on a socketpair: the path, absolute as the sandbox sees it; the
+ * answer, 0 or -errno.
  * It opens the path with no symbolic link followed (a command may have planted one), clones
  * what is there (recursively: a hooks folder's own mounts come along), makes the clone
  * read-only and nosuid, and moves it onto the very file it opened: nothing can be swapped in
@@ -24,15 +25,16 @@
 
 struct repo_hold;
 
-/* Open init_pid's user and mount namespaces (ns[0], ns[1]; O_CLOEXEC). Before init has its
- * configuration: init makes itself undumpable once the view is built, and /proc/PID/ns is then
- * closed to an unprivileged caller. 0 or -errno (both -1 then). */
-int repo_hold_open_ns(pid_t init_pid, int ns[2]);
+/* Fork the helper right after init is cloned, while this process is small (a fork copies its
+ * page tables, and every page either writes afterwards is copied). The helper opens init's user
+ * and mount namespaces at once (init is dumpable until it has built the view; afterwards
+ * /proc/PID/ns is closed to an unprivileged caller) and joins them at the first request. NULL
+ * when it cannot fork. */
+struct repo_hold *repo_hold_fork(pid_t init_pid);
 
-/* Fork the helper into the namespaces ns (from repo_hold_open_ns; closed here either way).
- * NULL (with -errno in *err) when it cannot start or join them; the caller says so in one line
- * and keeps the after-the-fact undo. */
-struct repo_hold *repo_hold_start(int ns[2], int *err);
+/* The helper's word on the namespaces: 0, or -errno (they could not be opened). Waits for it:
+ * call it before init gets its configuration, so that the opening came first. */
+int repo_hold_ready(struct repo_hold *h);
 
 /* Hold path (absolute, as the sandbox sees it) read-only inside. 0, or -errno: -ENOENT when it is
  * gone, -ELOOP when a link is on the way, -EPIPE when the helper is gone. Safe from any thread

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -47,6 +48,7 @@ struct repo_watch {
     struct str_list lines;
     unsigned long flush_req, flush_done;
     bool stop, gone;
+    bool busy; /* the first walk not done, or events being read and handled */
     /* the thread's own */
     struct wd_ent *wds;
     size_t n_wds;
@@ -218,7 +220,9 @@ static bool add_watch(struct repo_watch *w, size_t root, const char *rel, int df
     int wd = inotify_add_watch(w->ino, self, WATCH_MASK);
     if (wd < 0) {
         if (errno == ENOSPC) {
+            pthread_mutex_lock(&w->mu); /* read by repo_watch_flush */
             w->limited = true;
+            pthread_mutex_unlock(&w->mu);
             if (!w->limit_said) {
                 w->limit_said = true;
                 say(w, xasprintf("git: the writable trees have more folders than inotify may "
@@ -363,10 +367,18 @@ static void drain(struct repo_watch *w)
     }
 }
 
+static void set_busy(struct repo_watch *w, bool busy)
+{
+    pthread_mutex_lock(&w->mu);
+    w->busy = busy;
+    pthread_mutex_unlock(&w->mu);
+}
+
 static void *thread_main(void *arg)
 {
     struct repo_watch *w = arg;
     walk_all(w);
+    set_busy(w, false);
     struct pollfd p[2] = {{.fd = w->ino, .events = POLLIN}, {.fd = w->cmd, .events = POLLIN}};
     for (;;) {
         pthread_mutex_lock(&w->mu);
@@ -391,8 +403,11 @@ static void *thread_main(void *arg)
             uint64_t v;
             (void)!read(w->cmd, &v, sizeof v);
         }
-        if (p[0].revents & POLLIN)
+        if (p[0].revents & POLLIN) {
+            set_busy(w, true);
             drain(w);
+            set_busy(w, false);
+        }
     }
     pthread_mutex_lock(&w->mu);
     w->gone = true;
@@ -411,6 +426,7 @@ struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_ho
     w->hold = hold;
     w->since_ns = since_ns;
     w->ino = w->efd = w->cmd = -1;
+    w->busy = true;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     for (size_t i = 0; i < roots->len; i++) {
@@ -477,6 +493,14 @@ void repo_watch_flush(struct repo_watch *w)
     if (!w)
         return;
     pthread_mutex_lock(&w->mu);
+    /* Nothing to wait for (the common case, and one thread hand-off less on a busy machine):
+     * the first walk done, no event being handled, none queued, no walk owed for a lack of
+     * watches. */
+    int queued = 0;
+    if (!w->busy && !w->limited && ioctl(w->ino, FIONREAD, &queued) == 0 && queued == 0) {
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
     unsigned long want = ++w->flush_req;
     uint64_t one = 1;
     (void)!write(w->cmd, &one, sizeof one);

@@ -26,6 +26,7 @@
 #include "controller/controller_setup.h"
 #include "controller/escalate.h"
 #include "controller/git_guards.h"
+#include "controller/repo_hold.h"
 #include "controller/git_publish.h"
 #include "base/clock.h"
 #include "controller/prompt.h"
@@ -180,6 +181,7 @@ struct controller {
     struct git_guards *guard;        /* the writable trees' repositories (git_guards.h), or NULL */
     struct ev_timer guard_t;
     struct ev_io watch_w; /* the repositories' watcher found one (git_guards_fd) */
+    struct repo_hold *hold; /* forked with init (repo_hold.h), until git_guards_watch takes it */
 };
 
 /* Undo what the command changed in the workspace's repositories that would make the host's git
@@ -523,6 +525,8 @@ static void reclone(struct controller *c, const struct init_params *ip, int aliv
     if (without_network)
         again.early_network = false;
     clone_init(c, &again, alive_w);
+    repo_hold_stop(c->hold); /* the old init's namespaces */
+    c->hold = repo_hold_fork(c->init_pid);
 }
 
 /* A root caller's shifted maps: the idmapped captures the shift needs, into shift. false when the
@@ -658,7 +662,7 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     if (r < 0)
         stop_init_and_die(c, err);
     c->have_cgroup = r > 0;
-    git_guards_capture(c->guard, c->init_pid); /* while init is still ours to look at */
+    (void)repo_hold_ready(c->hold); /* init's namespaces opened before it has its configuration */
     r = controller_send_config(c->ctl, cfg);
     if (r == 0 && ip->uid == 0)
         r = shifted ? root_writes_shift_send(c->ctl, &shift)
@@ -780,6 +784,7 @@ int run_main(int argc, char **argv)
     /* A root caller asks for the shift unless the last run like this one could not keep it. */
     c.no_shift = uid == 0 && root_writes_hint_no_shift(flags.profile, flags.workspace, cwd);
     clone_init(&c, &ip, alive[1]);
+    c.hold = repo_hold_fork(c.init_pid); /* while this process is small, as init */
     /* While the profile is resolved, when limits.pids will want a cgroup. */
     if (!controller_pids_by_rlimit(uid == 0 && !(c.root_maps & (int)NS_MAPS_SHIFT)))
         controller_cgroup_begin(&c.cgroup, c.init_pid);
@@ -794,7 +799,8 @@ int run_main(int argc, char **argv)
                 git_guards_roots(c.guard), &http_fd, &socks_fd);
     /* The view is built (the rename listener comes after it): from now on every repository
      * is held inside as it appears, found off this thread. */
-    (void)git_guards_watch(c.guard);
+    (void)git_guards_watch(c.guard, c.hold);
+    c.hold = NULL; /* the guards' now */
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
             c.ports = port_relay_new(&c.loop, flags.command);
@@ -833,6 +839,7 @@ int run_main(int argc, char **argv)
     /* init reported the status after reaping everything in the sandbox: nothing writes now */
     guard_check(&c, false);
     git_guards_free(c.guard);
+    repo_hold_stop(c.hold); /* when the guards never took it */
     c.guard = NULL;
 
     int sig;

@@ -33,6 +33,7 @@
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
 #include "controller/git_guards.h"
+#include "controller/repo_hold.h"
 #include "controller/git_publish.h"
 #include "controller/run_options.h"
 #include "policy/lua_host.h"
@@ -297,6 +298,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     close(alive[0]); /* alive[1] stays open until the controller exits: init watches it */
     c->init_pid = pid;
     c->ctl = sp[0];
+    /* The helper that holds repositories inside the sandbox (repo_hold.h), while this is small. */
+    struct repo_hold *hold = repo_hold_fork(pid);
     /* A root caller's init waits for its maps, written once the profile is resolved (the
      * shift depends on it: root_writes.h). */
     bool try_shift = uid == 0 && ns_may_write_wide_maps();
@@ -323,7 +326,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         have_cgroup = r > 0;
         r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
     }
-    git_guards_capture(guard, pid); /* while init is still ours to look at */
+    (void)repo_hold_ready(hold); /* init's namespaces opened before it has its configuration */
     if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
         (uid != 0 || (r = root_maps & (int)NS_MAPS_SHIFT
                               ? root_writes_shift_send(c->ctl, &shift)
@@ -344,12 +347,15 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
     /* The view is built: every repository held inside as it appears (git_guards.h). */
-    if (r == 0)
-        (void)git_guards_watch(guard);
+    if (r == 0) {
+        (void)git_guards_watch(guard, hold);
+        hold = NULL;
+    }
     root_writes_shift_free(&shift);
     if (r < 0) {
         (void)kill(pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);
+        repo_hold_stop(hold);
         git_publish_stop(c->git);
         if (have_cgroup)
             (void)cgroup_remove(&cgroup.cg);
