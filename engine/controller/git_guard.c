@@ -1862,6 +1862,20 @@ static void say_views(const struct git_guard *g, const struct gg_snap *now, stru
     }
 }
 
+/* Was rel's folder made during the run (its birth time at or after the sandbox's start)? */
+static bool folder_made_during_run(const struct git_guard *g, const char *rel)
+{
+    if (!g->since_ns)
+        return false;
+    char *dir = parent_rel(rel);
+    struct statx sx;
+    bool made = statx(g->wsfd, dir[0] ? dir : ".", AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) == 0 &&
+                (sx.stx_mask & STATX_BTIME) &&
+                (long long)sx.stx_btime.tv_sec * 1000000000LL + sx.stx_btime.tv_nsec >= g->since_ns;
+    free(dir);
+    return made;
+}
+
 /* While commands run, a pointer file git has not finished (`git submodule add` writes the
  * `.git` file twice, `git worktree add` its admin folder's files one by one, each created
  * empty and then written) in a folder made during the run (its birth time after the
@@ -1869,16 +1883,8 @@ static void say_views(const struct git_guard *g, const struct gg_snap *now, stru
  * (g->last). A new name in a folder that was there (`.git/commondir`) is judged at once. */
 static bool defer_pointer(const struct git_guard *g, const struct gg_item *x)
 {
-    if (g->last || !g->since_ns || x->kind != GG_POINTER ||
-        new_pointer_ok((struct git_guard *)g, x))
-        return false;
-    char *dir = parent_rel(x->rel);
-    struct statx sx;
-    bool made = statx(g->wsfd, dir[0] ? dir : ".", AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) == 0 &&
-                (sx.stx_mask & STATX_BTIME) &&
-                (long long)sx.stx_btime.tv_sec * 1000000000LL + sx.stx_btime.tv_nsec >= g->since_ns;
-    free(dir);
-    return made;
+    return !g->last && x->kind == GG_POINTER && !new_pointer_ok((struct git_guard *)g, x) &&
+           folder_made_during_run(g, x->rel);
 }
 
 /* Compare now with the snapshot and undo each difference: the number of lines said. A deferred
@@ -1892,7 +1898,12 @@ static int undo_differences(struct git_guard *g, struct gg_snap *now, struct str
     while (i < o->n || k < now->n) {
         int c = i == o->n ? 1 : k == now->n ? -1 : strcmp(o->items[i].rel, now->items[k].rel);
         if (c < 0) {
-            undo_removed(g, lines, &o->items[i++]);
+            /* a pointer of a repository made during the run, removed (`git worktree remove`
+             * deletes its admin folder a file at a time): git's own undoing, nothing to put
+             * back */
+            if (!(o->items[i].kind == GG_POINTER && folder_made_during_run(g, o->items[i].rel)))
+                undo_removed(g, lines, &o->items[i]);
+            i++;
         } else if (c > 0) {
             struct gg_item *x = &now->items[k++];
             if (defer_pointer(g, x)) {

@@ -240,15 +240,13 @@ static int hold_rel(void *ctx, const char *rel)
     return r;
 }
 
-int git_guards_watch(struct git_guards *gs, struct repo_hold *hold)
+int git_guards_watch(struct git_guards *gs, struct repo_hold *hold, int hold_err)
 {
     if (!gs || !gs->roots.len) {
         repo_hold_stop(hold);
         return 0;
     }
-    /* the namespaces were opened (said before init had its configuration); joined at the first
-     * hold, off this thread when the watcher asks: no round trip here */
-    int err = hold ? repo_hold_ready(hold) : -ENOSYS;
+    int err = hold ? 0 : hold_err ? hold_err : -ENOSYS;
     if (err < 0) {
         fprintf(stderr,
                 "cordon: git: cannot hold repositories read-only inside the sandbox (%s): what "
@@ -265,10 +263,11 @@ int git_guards_watch(struct git_guards *gs, struct repo_hold *hold)
             git_guard_set_hold(gs->guard[i], hold_rel, &gs->hold_ctx[i]);
         }
     }
-    gs->watch = repo_watch_start(&gs->roots, gs->hold, gs->since_ns);
-    /* What the first snapshots found: init bound it at the start. */
+    /* What the first snapshots found: init bound it at the start; the watcher leaves it too (no
+     * helper forked for what is read-only already). */
     for (size_t i = 0; gs->hold && i < gs->roots.len; i++)
         hold_new(gs, i, true);
+    gs->watch = repo_watch_start(&gs->roots, gs->hold, gs->since_ns, &gs->held);
     return gs->watch ? 0 : -1;
 }
 

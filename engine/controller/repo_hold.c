@@ -25,9 +25,10 @@
 #include "base/util.h"
 
 struct repo_hold {
-    pid_t pid;
-    int sock;
-    int32_t opened;       /* the helper's word on init's namespaces: 1 not yet, 0, -errno */
+    int ns[2];            /* init's user and mount namespaces */
+    pid_t pid;            /* the helper, 0 until the first hold */
+    int sock;             /* to it, or -1 */
+    int failed;           /* -errno when it could not be forked */
     pthread_mutex_t lock; /* one request and its answer at a time */
 };
 
@@ -68,28 +69,26 @@ static int open_ns(pid_t pid, const char *which)
 {
     char p[64];
     snprintf(p, sizeof p, "/proc/%d/ns/%s", (int)pid, which);
-    return open(p, O_RDONLY | O_CLOEXEC);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
 }
 
-/* The helper's life: init's namespaces opened at once (it is dumpable until its view is built),
- * said on the socket; joined at the first request (the view is built by then: a hold before it
- * would be covered); then one answer per request until the controller's end closes (or it dies:
+/* The helper's life: into the namespaces (the view is built by the first hold), then one answer
+ * per request until the controller's end closes (or the thread that forked it ends:
  * PR_SET_PDEATHSIG). */
-static _Noreturn void hold_serve(int sock, pid_t init_pid, pid_t parent)
+static _Noreturn void hold_serve(int sock, int userns, int mntns, pid_t parent)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
         _exit(1);
-    int userns = open_ns(init_pid, "user"), mntns = userns < 0 ? -1 : open_ns(init_pid, "mnt");
-    int32_t opened = userns < 0 || mntns < 0 ? -errno : 0;
-    /* nothing of the controller's stays open here but the socket and the namespaces */
-    if (dup2(sock, 3) < 0 || (userns >= 0 && dup2(userns, 4) < 0) ||
-        (mntns >= 0 && dup2(mntns, 5) < 0))
+    int32_t joined =
+        setns(userns, CLONE_NEWUSER) < 0 || setns(mntns, CLONE_NEWNS) < 0 || chdir("/") < 0 ? -errno
+                                                                                            : 0;
+    /* nothing of the controller's stays open here but the socket, at 3 (moved out of the way
+     * first: it may be 3 already, or the copy would land on it) */
+    int s_hi = fcntl(sock, F_DUPFD, 10);
+    if (s_hi < 0 || dup2(s_hi, 3) < 0)
         _exit(1);
-    (void)syscall(SYS_close_range, 6u, ~0u, 0u);
-    (void)send(3, &opened, sizeof opened, MSG_NOSIGNAL);
-    if (opened < 0)
-        _exit(1);
-    int32_t joined = 1; /* not yet */
+    (void)syscall(SYS_close_range, 4u, ~0u, 0u);
     for (;;) {
         char path[PATH_MAX + 1];
         ssize_t n = recv(3, path, PATH_MAX, 0);
@@ -98,55 +97,52 @@ static _Noreturn void hold_serve(int sock, pid_t init_pid, pid_t parent)
         if (n <= 0)
             _exit(0);
         path[n] = '\0';
-        if (joined == 1) {
-            joined = setns(4, CLONE_NEWUSER) < 0 || setns(5, CLONE_NEWNS) < 0 || chdir("/") < 0
-                         ? -errno
-                         : 0;
-            close(4);
-            close(5);
-        }
         int32_t r = joined < 0                                    ? joined
                     : path[0] == '/' && (size_t)n == strlen(path) ? hold_one(path)
-                    : path[0] == '\0'                             ? 0 /* a ping */
                                                                   : -EINVAL;
         if (send(3, &r, sizeof r, MSG_NOSIGNAL) < 0)
             _exit(0);
     }
 }
 
-struct repo_hold *repo_hold_fork(pid_t init_pid)
+int repo_hold_open(pid_t init_pid, struct repo_hold **out)
+{
+    int userns = open_ns(init_pid, "user"), mntns = userns < 0 ? -1 : open_ns(init_pid, "mnt");
+    *out = NULL;
+    if (userns < 0 || mntns < 0) {
+        if (userns >= 0)
+            close(userns);
+        return userns < 0 ? userns : mntns;
+    }
+    struct repo_hold *h = xcalloc(1, sizeof *h);
+    h->ns[0] = userns;
+    h->ns[1] = mntns;
+    h->sock = -1;
+    pthread_mutex_init(&h->lock, NULL);
+    *out = h;
+    return 0;
+}
+
+/* The helper, forked at the first hold (under h->lock). 0 or -errno. */
+static int hold_fork(struct repo_hold *h)
 {
     int sv[2];
+    if (h->failed)
+        return h->failed;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return NULL;
+        return h->failed = -errno;
     pid_t self = getpid(), pid = fork();
     if (pid < 0) {
         close(sv[0]);
         close(sv[1]);
-        return NULL;
+        return h->failed = -errno;
     }
     if (pid == 0)
-        hold_serve(sv[1], init_pid, self);
+        hold_serve(sv[1], h->ns[0], h->ns[1], self);
     close(sv[1]);
-    struct repo_hold *h = xcalloc(1, sizeof *h);
     h->pid = pid;
     h->sock = sv[0];
-    h->opened = 1; /* not heard yet */
-    pthread_mutex_init(&h->lock, NULL);
-    return h;
-}
-
-int repo_hold_ready(struct repo_hold *h)
-{
-    if (!h)
-        return -ENOSYS;
-    if (h->opened == 1) {
-        int32_t v = -EPIPE;
-        ssize_t n;
-        RETRY_EINTR(n, recv(h->sock, &v, sizeof v, 0));
-        h->opened = n == (ssize_t)sizeof v ? v : -EPIPE;
-    }
-    return h->opened;
+    return 0;
 }
 
 int repo_hold_path(struct repo_hold *h, const char *path)
@@ -154,14 +150,11 @@ int repo_hold_path(struct repo_hold *h, const char *path)
     if (!h)
         return -ENOSYS;
     size_t len = strlen(path);
-    if ((len && path[0] != '/') || len > PATH_MAX)
+    if (path[0] != '/' || len > PATH_MAX)
         return -EINVAL;
-    if (!len) /* a ping: send() of nothing on a SOCK_SEQPACKET still makes a packet */
-        len = 1;
     int32_t r = -EPIPE;
     pthread_mutex_lock(&h->lock);
-    if (repo_hold_ready(h) < 0) {
-        r = h->opened;
+    if (!h->pid && (r = hold_fork(h)) < 0) {
         pthread_mutex_unlock(&h->lock);
         return r;
     }
@@ -180,9 +173,13 @@ void repo_hold_stop(struct repo_hold *h)
 {
     if (!h)
         return;
-    close(h->sock);
-    (void)kill(h->pid, SIGKILL);
-    (void)waitpid(h->pid, NULL, 0);
+    if (h->pid > 0) {
+        close(h->sock);
+        (void)kill(h->pid, SIGKILL);
+        (void)waitpid(h->pid, NULL, 0);
+    }
+    close(h->ns[0]);
+    close(h->ns[1]);
     pthread_mutex_destroy(&h->lock);
     free(h);
 }

@@ -5,16 +5,16 @@
  * hooks, pointers) cannot be rewritten or re-planted from inside once a repository is seen
  * (controller/repo_watch.h finds them, controller/git_guards.h asks for the holds).
  *
- * The helper is forked once, right after init is cloned (repo_hold_fork), joins init's user
+ * The helper is forked at the first hold (after init has built the view), joins init's user
  * namespace (where the controller's uid owns every capability) and mount namespace (the view:
- * init builds it in place, so the sandbox's paths are the host's) once the view is built, and
- * answers one request at a time on a socketpair: the path, absolute as the sandbox sees it; the
- * answer, 0 or -errno.
+ * init builds it in place, so the sandbox's paths are the host's), and answers one request at a
+ * time on a socketpair: the path, absolute as the sandbox sees it; the answer, 0 or -errno.
  * It opens the path with no symbolic link followed (a command may have planted one), clones
  * what is there (recursively: a hooks folder's own mounts come along), makes the clone
  * read-only and nosuid, and moves it onto the very file it opened: nothing can be swapped in
  * between. A path already read-only there is left as it is (one mount per hold).
- * Owns: the helper's life (killed and reaped by repo_hold_stop, dead with the controller).
+ * Owns: the helper's life (killed and reaped by repo_hold_stop, dead with the thread that
+ * forked it), and the namespaces' descriptors.
  * Uses: openat2, open_tree, mount_setattr, move_mount; nothing else runs in the helper (it is
  * forked from a process with threads: system calls and its own stack only, no allocation).
  * Must never: follow a link, hold anything the caller did not name, make anything writable, or
@@ -25,16 +25,12 @@
 
 struct repo_hold;
 
-/* Fork the helper right after init is cloned, while this process is small (a fork copies its
- * page tables, and every page either writes afterwards is copied). The helper opens init's user
- * and mount namespaces at once (init is dumpable until it has built the view; afterwards
- * /proc/PID/ns is closed to an unprivileged caller) and joins them at the first request. NULL
- * when it cannot fork. */
-struct repo_hold *repo_hold_fork(pid_t init_pid);
-
-/* The helper's word on the namespaces: 0, or -errno (they could not be opened). Waits for it:
- * call it before init gets its configuration, so that the opening came first. */
-int repo_hold_ready(struct repo_hold *h);
+/* Open init_pid's user and mount namespaces, before init has its configuration (init turns
+ * undumpable once its view is built, and /proc/PID/ns is then closed to an unprivileged
+ * caller). The helper itself is forked at the first hold, from whichever thread asks, and dies
+ * with that thread: a sandbox in which no repository appears costs no process and no copy of
+ * this one's pages. 0 (*out set) or -errno (*out NULL). */
+int repo_hold_open(pid_t init_pid, struct repo_hold **out);
 
 /* Hold path (absolute, as the sandbox sees it) read-only inside. 0, or -errno: -ENOENT when it is
  * gone, -ELOOP when a link is on the way, -EPIPE when the helper is gone. Safe from any thread

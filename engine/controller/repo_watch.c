@@ -46,14 +46,18 @@ struct repo_watch {
     struct repo_found *found;
     size_t n_found, cap_found;
     struct str_list lines;
-    unsigned long flush_req, flush_done;
-    bool stop, gone;
-    bool busy; /* the first walk not done, or events being read and handled */
+    bool stop;           /* repo_watch_free: the thread does nothing more */
+    bool working;        /* a side has the work (claim) */
+    bool working_thread; /* ... and it is the thread */
+    int refs;            /* the caller and the thread */
+    /* the work's (under working) */
+    bool walked; /* the first walk done */
     /* the thread's own */
     struct wd_ent *wds;
     size_t n_wds;
     bool limited, limit_said;
-    struct str_list seen; /* "ROOT:b:REL" of what was reported */
+    struct str_list seen;  /* "ROOT:b:REL" of what was reported */
+    struct str_list bound; /* held since the start (sorted): not asked for again */
 };
 
 static int open_in(const struct repo_watch *w, size_t root, const char *rel, int flags)
@@ -98,11 +102,22 @@ static bool before(const struct repo_watch *w, const struct stat *st)
     return ns < w->since_ns;
 }
 
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void hold(struct repo_watch *w, size_t root, const char *rel)
 {
     if (!w->hold)
         return;
     char *abs = rel[0] ? xasprintf("%s/%s", w->root[root], rel) : xstrdup(w->root[root]);
+    const char *key = abs;
+    if (w->bound.len &&
+        bsearch(&key, w->bound.items, w->bound.len, sizeof *w->bound.items, by_str)) {
+        free(abs);
+        return;
+    }
     int r = repo_hold_path(w->hold, abs);
     if (r < 0 && r != -ENOENT)
         LOG_W("git", "holding %s read-only in the sandbox: %s", abs, strerror(-r));
@@ -367,66 +382,86 @@ static void drain(struct repo_watch *w)
     }
 }
 
-static void set_busy(struct repo_watch *w, bool busy)
+static void free_all(struct repo_watch *w);
+
+/* Take the work (the walks, the table of watches): wait while the other side has it. false: the
+ * watcher is stopping (the thread's side only asks). Under w->mu. */
+static bool claim(struct repo_watch *w, bool thread)
 {
-    pthread_mutex_lock(&w->mu);
-    w->busy = busy;
+    while (w->working)
+        pthread_cond_wait(&w->cv, &w->mu);
+    if (thread && w->stop)
+        return false;
+    w->working = true;
+    w->working_thread = thread;
+    return true;
+}
+
+static void unclaim(struct repo_watch *w)
+{
+    w->working = false;
+    pthread_cond_broadcast(&w->cv);
+}
+
+/* The work owed: the first walk, the queued events, a walk past the watches when asked. */
+static void work(struct repo_watch *w, bool flush)
+{
+    if (!w->walked) {
+        walk_all(w);
+        w->walked = true;
+    }
+    drain(w);
+    if (flush && w->limited)
+        walk_all(w); /* past the watches: looked at again each time */
+}
+
+/* Whichever side lets go last frees. Under w->mu (released). */
+static void drop(struct repo_watch *w)
+{
+    bool last = --w->refs == 0;
     pthread_mutex_unlock(&w->mu);
+    if (last)
+        free_all(w);
 }
 
 static void *thread_main(void *arg)
 {
     struct repo_watch *w = arg;
-    walk_all(w);
-    set_busy(w, false);
     struct pollfd p[2] = {{.fd = w->ino, .events = POLLIN}, {.fd = w->cmd, .events = POLLIN}};
     for (;;) {
         pthread_mutex_lock(&w->mu);
-        bool stop = w->stop;
-        unsigned long req = w->flush_req;
-        pthread_mutex_unlock(&w->mu);
-        if (stop)
+        if (!claim(w, true))
             break;
-        if (req != w->flush_done) {
-            drain(w);
-            if (w->limited)
-                walk_all(w); /* past the watches: looked at again each time */
-            pthread_mutex_lock(&w->mu);
-            w->flush_done = req;
-            pthread_cond_broadcast(&w->cv);
-            pthread_mutex_unlock(&w->mu);
-            continue;
-        }
+        pthread_mutex_unlock(&w->mu);
+        work(w, false);
+        pthread_mutex_lock(&w->mu);
+        unclaim(w);
+        pthread_mutex_unlock(&w->mu);
         if (poll(p, 2, -1) < 0)
             continue; /* EINTR */
         if (p[1].revents & POLLIN) {
             uint64_t v;
             (void)!read(w->cmd, &v, sizeof v);
         }
-        if (p[0].revents & POLLIN) {
-            set_busy(w, true);
-            drain(w);
-            set_busy(w, false);
-        }
     }
-    pthread_mutex_lock(&w->mu);
-    w->gone = true;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    drop(w); /* w->mu held since the claim refused */
     return NULL;
 }
 
 struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_hold *hold,
-                                    long long since_ns)
+                                    long long since_ns, const struct str_list *bound)
 {
     struct repo_watch *w = xcalloc(1, sizeof *w);
+    for (size_t i = 0; bound && i < bound->len; i++)
+        str_list_push(&w->bound, bound->items[i]);
+    str_list_sort(&w->bound);
     w->n_roots = roots->len;
     w->root = xcalloc(roots->len + 1, sizeof *w->root);
     w->root_fd = xcalloc(roots->len + 1, sizeof *w->root_fd);
     w->hold = hold;
     w->since_ns = since_ns;
     w->ino = w->efd = w->cmd = -1;
-    w->busy = true;
+    w->refs = 1;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     for (size_t i = 0; i < roots->len; i++) {
@@ -448,14 +483,16 @@ struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_ho
                 strerror(errno));
         goto fail;
     }
+    w->refs = 2;
     int r = pthread_create(&w->th, NULL, thread_main, w);
     if (r != 0) {
+        w->refs = 1;
         fprintf(stderr, "cordon: git: cannot start the repositories' watcher: %s\n", strerror(r));
         goto fail;
     }
+    pthread_detach(w->th);
     return w;
 fail:
-    w->gone = true; /* no thread to stop */
     repo_watch_free(w);
     return NULL;
 }
@@ -492,20 +529,14 @@ void repo_watch_flush(struct repo_watch *w)
 {
     if (!w)
         return;
+    /* Done here, on the caller's thread, unless the thread is at it (then waited for): a
+     * command that ended before the thread ran costs no hand-off to it. */
     pthread_mutex_lock(&w->mu);
-    /* Nothing to wait for (the common case, and one thread hand-off less on a busy machine):
-     * the first walk done, no event being handled, none queued, no walk owed for a lack of
-     * watches. */
-    int queued = 0;
-    if (!w->busy && !w->limited && ioctl(w->ino, FIONREAD, &queued) == 0 && queued == 0) {
-        pthread_mutex_unlock(&w->mu);
-        return;
-    }
-    unsigned long want = ++w->flush_req;
-    uint64_t one = 1;
-    (void)!write(w->cmd, &one, sizeof one);
-    while (!w->gone && w->flush_done < want)
-        pthread_cond_wait(&w->cv, &w->mu);
+    claim(w, false);
+    pthread_mutex_unlock(&w->mu);
+    work(w, true);
+    pthread_mutex_lock(&w->mu);
+    unclaim(w);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -513,20 +544,27 @@ void repo_watch_free(struct repo_watch *w)
 {
     if (!w)
         return;
+    /* The thread may not have run yet: it is not waited for but told, and frees when it goes
+     * (it does nothing more once stop is set; work it is doing is waited for: it uses hold). */
     pthread_mutex_lock(&w->mu);
-    bool running = !w->gone;
     w->stop = true;
-    pthread_mutex_unlock(&w->mu);
-    if (running) {
+    while (w->working && w->working_thread)
+        pthread_cond_wait(&w->cv, &w->mu);
+    if (w->refs > 1) {
         uint64_t one = 1;
         (void)!write(w->cmd, &one, sizeof one);
-        pthread_join(w->th, NULL);
     }
+    drop(w);
+}
+
+static void free_all(struct repo_watch *w)
+{
     for (size_t i = 0; i < w->n_found; i++)
         free(w->found[i].rel);
     free(w->found);
     str_list_free(&w->lines);
     str_list_free(&w->seen);
+    str_list_free(&w->bound);
     for (size_t i = 0; i < w->n_wds; i++)
         free(w->wds[i].rel);
     free(w->wds);

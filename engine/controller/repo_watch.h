@@ -49,10 +49,10 @@ struct repo_found {
 long long repo_watch_now_ns(void);
 
 /* Start the thread over roots (canonical absolute paths, copied), holding through hold (may be
- * NULL: found only). NULL (said in one line on stderr) when inotify or the thread cannot
- * start. */
+ * NULL: found only) what is not in bound (absolute paths, sorted, copied: read-only since the
+ * start). NULL (said in one line on stderr) when inotify or the thread cannot start. */
 struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_hold *hold,
-                                    long long since_ns);
+                                    long long since_ns, const struct str_list *bound);
 
 /* Readable (an eventfd) when repositories or lines wait for repo_watch_take. */
 int repo_watch_fd(const struct repo_watch *w);

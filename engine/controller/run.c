@@ -181,7 +181,8 @@ struct controller {
     struct git_guards *guard;        /* the writable trees' repositories (git_guards.h), or NULL */
     struct ev_timer guard_t;
     struct ev_io watch_w; /* the repositories' watcher found one (git_guards_fd) */
-    struct repo_hold *hold; /* forked with init (repo_hold.h), until git_guards_watch takes it */
+    struct repo_hold *hold; /* init's namespaces (repo_hold.h), until git_guards_watch takes it */
+    int hold_err;           /* why there is no hold */
 };
 
 /* Undo what the command changed in the workspace's repositories that would make the host's git
@@ -525,8 +526,6 @@ static void reclone(struct controller *c, const struct init_params *ip, int aliv
     if (without_network)
         again.early_network = false;
     clone_init(c, &again, alive_w);
-    repo_hold_stop(c->hold); /* the old init's namespaces */
-    c->hold = repo_hold_fork(c->init_pid);
 }
 
 /* A root caller's shifted maps: the idmapped captures the shift needs, into shift. false when the
@@ -662,7 +661,8 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     if (r < 0)
         stop_init_and_die(c, err);
     c->have_cgroup = r > 0;
-    (void)repo_hold_ready(c->hold); /* init's namespaces opened before it has its configuration */
+    /* init's namespaces, for the holds inside (repo_hold.h): before it has its configuration */
+    c->hold_err = repo_hold_open(c->init_pid, &c->hold);
     r = controller_send_config(c->ctl, cfg);
     if (r == 0 && ip->uid == 0)
         r = shifted ? root_writes_shift_send(c->ctl, &shift)
@@ -784,7 +784,6 @@ int run_main(int argc, char **argv)
     /* A root caller asks for the shift unless the last run like this one could not keep it. */
     c.no_shift = uid == 0 && root_writes_hint_no_shift(flags.profile, flags.workspace, cwd);
     clone_init(&c, &ip, alive[1]);
-    c.hold = repo_hold_fork(c.init_pid); /* while this process is small, as init */
     /* While the profile is resolved, when limits.pids will want a cgroup. */
     if (!controller_pids_by_rlimit(uid == 0 && !(c.root_maps & (int)NS_MAPS_SHIFT)))
         controller_cgroup_begin(&c.cgroup, c.init_pid);
@@ -799,7 +798,7 @@ int run_main(int argc, char **argv)
                 git_guards_roots(c.guard), &http_fd, &socks_fd);
     /* The view is built (the rename listener comes after it): from now on every repository
      * is held inside as it appears, found off this thread. */
-    (void)git_guards_watch(c.guard, c.hold);
+    (void)git_guards_watch(c.guard, c.hold, c.hold_err);
     c.hold = NULL; /* the guards' now */
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)

@@ -298,8 +298,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     close(alive[0]); /* alive[1] stays open until the controller exits: init watches it */
     c->init_pid = pid;
     c->ctl = sp[0];
-    /* The helper that holds repositories inside the sandbox (repo_hold.h), while this is small. */
-    struct repo_hold *hold = repo_hold_fork(pid);
+    struct repo_hold *hold = NULL; /* init's namespaces, for the holds inside (repo_hold.h) */
     /* A root caller's init waits for its maps, written once the profile is resolved (the
      * shift depends on it: root_writes.h). */
     bool try_shift = uid == 0 && ns_may_write_wide_maps();
@@ -326,7 +325,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         have_cgroup = r > 0;
         r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
     }
-    (void)repo_hold_ready(hold); /* init's namespaces opened before it has its configuration */
+    int hold_err = repo_hold_open(pid, &hold); /* before init has its configuration */
     if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
         (uid != 0 || (r = root_maps & (int)NS_MAPS_SHIFT
                               ? root_writes_shift_send(c->ctl, &shift)
@@ -348,7 +347,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         r = -1;
     /* The view is built: every repository held inside as it appears (git_guards.h). */
     if (r == 0) {
-        (void)git_guards_watch(guard, hold);
+        (void)git_guards_watch(guard, hold, hold_err);
         hold = NULL;
     }
     root_writes_shift_free(&shift);
