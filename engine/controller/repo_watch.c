@@ -258,56 +258,118 @@ static bool add_watch(struct repo_watch *w, size_t root, const char *rel, int df
     return true;
 }
 
-/* Walk rel (in root) and everything below it: watch each folder, look at each for a
- * repository. An explicit list, not recursion: a command may nest folders without end. */
-static void walk(struct repo_watch *w, size_t root, const char *start)
+/* The walk's state: the folder's path from the root (built in place), the folders left for a
+ * walk from the root (deeper than WALK_DEPTH), how many were looked into, one getdents buffer
+ * per level. */
+#define WALK_DEPTH 128
+#define DENTS_BUF (32 * 1024)
+#define DENT_MAX (sizeof(struct dirent64) + NAME_MAX + 8) /* the largest record, aligned */
+struct walk {
+    size_t root, dirs;
+    char rel[PATH_MAX];
+    struct str_list deeper;
+    char *buf[WALK_DEPTH + 1];
+};
+
+/* The folder open at fd (taken), rel in w->rel (len bytes): watched, looked at, and its
+ * sub-folders walked from its descriptor (no path walked again from the root), depth first. */
+static void walk_dir(struct repo_watch *w, struct walk *k, int fd, size_t len, int depth)
 {
-    struct str_list todo = {0};
-    size_t dirs = 0;
-    str_list_push(&todo, start);
-    while (todo.len && dirs < WALK_MAX_DIRS) {
-        char *rel = todo.items[--todo.len];
-        int dfd = open_in(w, root, rel, O_RDONLY | O_DIRECTORY);
-        if (dfd < 0) {
-            free(rel);
-            continue;
-        }
-        dirs++;
-        add_watch(w, root, rel, dfd);
-        bool gitdir = look_at_gitdir(w, root, rel, dfd);
-        DIR *d = fdopendir(dfd);
-        if (!d) {
-            close(dfd);
-            free(rel);
-            continue;
-        }
-        for (struct dirent *de; (de = readdir(d));) {
+    k->dirs++;
+    add_watch(w, k->root, k->rel, fd);
+    if (!k->buf[depth])
+        k->buf[depth] = xmalloc(DENTS_BUF);
+    char *buf = k->buf[depth];
+    /* the names that may make it a git dir or hold one, seen in the listing: only then looked
+     * at (most folders cost no call beyond their listing) */
+    bool objects = false, pointer = false;
+    size_t n_subs = 0, cap = 0;
+    char **subs = NULL;
+    for (ssize_t got = DENTS_BUF; got > (ssize_t)(DENTS_BUF - DENT_MAX);) {
+        /* a listing that left room for the largest entry was the folder's last: no call more
+         * to be told so (a sixth of the walk's calls) */
+        got = getdents64(fd, buf, DENTS_BUF);
+        if (got <= 0)
+            break;
+        for (ssize_t off = 0; off < got;) {
+            struct dirent64 *de = (struct dirent64 *)(buf + off);
+            off += de->d_reclen;
             const char *n = de->d_name;
             if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
                 continue;
             unsigned char type = de->d_type;
             if (type == DT_UNKNOWN) {
                 struct stat st;
-                if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
                     continue;
                 type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
             }
+            if (strcmp(n, "objects") == 0)
+                objects = true;
+            else if (strcmp(n, "gitdir") == 0 || strcmp(n, "commondir") == 0)
+                pointer = true;
             if (type == DT_REG && strcmp(n, ".git") == 0)
-                look_at_gitfile(w, root, rel, dirfd(d));
+                look_at_gitfile(w, k->root, k->rel, fd);
             if (type != DT_DIR)
                 continue;
-            if (gitdir && (strcmp(n, "objects") == 0 || strcmp(n, "refs") == 0 ||
-                           strcmp(n, "logs") == 0 || strcmp(n, "lfs") == 0))
-                continue;
-            str_list_push_owned(&todo, join(rel, n));
+            if (n_subs == cap) {
+                cap = cap ? cap * 2 : 16;
+                subs = xrealloc(subs, cap * sizeof *subs);
+            }
+            subs[n_subs++] = xstrdup(n);
         }
-        closedir(d);
+    }
+    bool gitdir = (objects || pointer) && look_at_gitdir(w, k->root, k->rel, fd);
+    for (size_t i = 0; i < n_subs; i++) {
+        const char *n = subs[i];
+        size_t nl = strlen(n);
+        bool skip = (gitdir && (strcmp(n, "objects") == 0 || strcmp(n, "refs") == 0 ||
+                                strcmp(n, "logs") == 0 || strcmp(n, "lfs") == 0)) ||
+                    k->dirs >= WALK_MAX_DIRS || len + 1 + nl >= sizeof k->rel;
+        if (!skip) {
+            size_t at = len ? len + 1 : 0;
+            if (len)
+                k->rel[len] = '/';
+            memcpy(k->rel + at, n, nl + 1);
+            if (depth + 1 > WALK_DEPTH) {
+                str_list_push(&k->deeper, k->rel); /* from the root, later */
+            } else {
+                int sfd = openat(fd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sfd >= 0)
+                    walk_dir(w, k, sfd, at + nl, depth + 1);
+            }
+            k->rel[len] = '\0';
+        }
+        free(subs[i]);
+    }
+    free(subs);
+    close(fd);
+}
+
+/* Walk rel (in root) and everything below it: watch each folder, look at each for a
+ * repository. Recursion to WALK_DEPTH levels, then again from the root for what lies deeper (a
+ * command may nest folders without end). */
+static void walk(struct repo_watch *w, size_t root, const char *start)
+{
+    struct walk *k = xcalloc(1, sizeof *k);
+    k->root = root;
+    str_list_push(&k->deeper, start);
+    while (k->deeper.len && k->dirs < WALK_MAX_DIRS) {
+        char *rel = k->deeper.items[--k->deeper.len];
+        int fd = strlen(rel) < sizeof k->rel ? open_in(w, root, rel, O_RDONLY | O_DIRECTORY) : -1;
+        if (fd >= 0) {
+            snprintf(k->rel, sizeof k->rel, "%s", rel);
+            walk_dir(w, k, fd, strlen(k->rel), 0);
+        }
         free(rel);
     }
-    if (todo.len)
+    if (k->deeper.len)
         say(w, xasprintf("git: stopped looking for repositories in %s after %u folders",
                          w->root[root], WALK_MAX_DIRS));
-    str_list_free(&todo);
+    str_list_free(&k->deeper);
+    for (size_t i = 0; i < ARRAY_LEN(k->buf); i++)
+        free(k->buf[i]);
+    free(k);
 }
 
 static void walk_all(struct repo_watch *w)
