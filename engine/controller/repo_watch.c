@@ -7,6 +7,8 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,6 +448,33 @@ static void drain(struct repo_watch *w)
 
 static void free_all(struct repo_watch *w);
 
+/* The last close of an inotify descriptor with watches waits for the kernel's SRCU grace period
+ * (fsnotify_destroy_group: 10-20 ms on a busy machine), and so would cordon's exit. A child
+ * sharing this memory (no copy of it) but with a copy of the descriptor table makes the last
+ * close instead, with every other descriptor closed first (no pipe of the caller kept open),
+ * while this process goes on. Only system calls on its own stack there. */
+#define RELEASE_STACK (64 * 1024)
+static int release_child(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    if (fd > 0)
+        (void)syscall(SYS_close_range, 0u, (unsigned)fd - 1, 0u);
+    (void)syscall(SYS_close_range, (unsigned)fd + 1, ~0u, 0u);
+    (void)syscall(SYS_close, fd);
+    syscall(SYS_exit, 0);
+    return 0;
+}
+
+static void release_inotify(int fd)
+{
+    /* its own stack, left to it (never freed: the child may run after this returns; one per
+     * watcher, which a process has one of) */
+    char *stack = malloc(RELEASE_STACK);
+    if (stack)
+        (void)clone(release_child, stack + RELEASE_STACK, CLONE_VM | SIGCHLD, (void *)(intptr_t)fd);
+    close(fd);
+}
+
 /* Take the work (the walks, the table of watches): wait while the other side has it. false: the
  * watcher is stopping (the thread's side only asks). Under w->mu. */
 static bool claim(struct repo_watch *w, bool thread)
@@ -638,7 +667,7 @@ static void free_all(struct repo_watch *w)
     free(w->root);
     free(w->root_fd);
     if (w->ino >= 0)
-        close(w->ino);
+        release_inotify(w->ino);
     if (w->efd >= 0)
         close(w->efd);
     if (w->cmd >= 0)
