@@ -292,7 +292,8 @@ void git_guards_free(struct git_guards *gs)
     if (!gs)
         return;
     repo_watch_free(gs->watch);
-    repo_hold_stop(gs->hold);
+    if (!gs->watch)
+        repo_hold_stop(gs->hold); /* else the watcher's, whichever of its sides ends last */
     str_list_free(&gs->held);
     for (size_t i = 0; i < gs->roots.len; i++)
         git_guard_free(gs->guard[i]); /* its stand-ins removed */

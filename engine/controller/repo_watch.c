@@ -454,24 +454,47 @@ static void free_all(struct repo_watch *w);
  * close instead, with every other descriptor closed first (no pipe of the caller kept open),
  * while this process goes on. Only system calls on its own stack there. */
 #define RELEASE_STACK (64 * 1024)
+struct release {
+    int fd;   /* the inotify descriptor */
+    int hang; /* read end of a pipe whose write end this process holds, or -1 */
+};
+
 static int release_child(void *arg)
 {
-    int fd = (int)(intptr_t)arg;
-    if (fd > 0)
-        (void)syscall(SYS_close_range, 0u, (unsigned)fd - 1, 0u);
-    (void)syscall(SYS_close_range, (unsigned)fd + 1, ~0u, 0u);
-    (void)syscall(SYS_close, fd);
+    struct release r = *(struct release *)arg;
+    int keep_lo = r.hang >= 0 && r.hang < r.fd ? r.hang : r.fd;
+    int keep_hi = r.hang >= 0 && r.hang > r.fd ? r.hang : r.fd;
+    if (keep_lo > 0)
+        (void)syscall(SYS_close_range, 0u, (unsigned)keep_lo - 1, 0u);
+    if (keep_hi > keep_lo + 1)
+        (void)syscall(SYS_close_range, (unsigned)keep_lo + 1, (unsigned)keep_hi - 1, 0u);
+    (void)syscall(SYS_close_range, (unsigned)keep_hi + 1, ~0u, 0u);
+    if (r.hang >= 0) { /* until this process is gone (its pipe hangs up), 2 s at most */
+        struct pollfd p = {.fd = r.hang, .events = POLLIN};
+        (void)syscall(SYS_poll, &p, 1, 2000);
+    }
+    (void)syscall(SYS_close, r.fd);
     syscall(SYS_exit, 0);
     return 0;
 }
 
-static void release_inotify(int fd)
+/* Hand fd to a child that closes it last. With wait_exit, the child keeps it until this process
+ * has exited (or 2 s): a thread of ours may still hold the file (in poll) when we close ours,
+ * and the last reference, whoever drops it, pays the grace period. */
+static void release_inotify(int fd, bool wait_exit)
 {
     /* its own stack, left to it (never freed: the child may run after this returns; one per
      * watcher, which a process has one of) */
+    static struct release arg; /* read by the child before it is written again: one watcher */
+    int pipefd[2] = {-1, -1};
     char *stack = malloc(RELEASE_STACK);
+    if (wait_exit && pipe2(pipefd, O_CLOEXEC) < 0)
+        pipefd[0] = pipefd[1] = -1;
+    arg = (struct release){.fd = fd, .hang = pipefd[0]};
     if (stack)
-        (void)clone(release_child, stack + RELEASE_STACK, CLONE_VM | SIGCHLD, (void *)(intptr_t)fd);
+        (void)clone(release_child, stack + RELEASE_STACK, CLONE_VM | SIGCHLD, &arg);
+    if (pipefd[0] >= 0)
+        close(pipefd[0]); /* the write end stays open until this process exits (CLOEXEC) */
     close(fd);
 }
 
@@ -518,7 +541,7 @@ static void drop(struct repo_watch *w)
 static void *thread_main(void *arg)
 {
     struct repo_watch *w = arg;
-    struct pollfd p[2] = {{.fd = w->ino, .events = POLLIN}, {.fd = w->cmd, .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = -1, .events = POLLIN}, {.fd = w->cmd, .events = POLLIN}};
     for (;;) {
         pthread_mutex_lock(&w->mu);
         if (!claim(w, true))
@@ -527,6 +550,7 @@ static void *thread_main(void *arg)
         work(w, false);
         pthread_mutex_lock(&w->mu);
         unclaim(w);
+        p[0].fd = w->ino; /* -1 once repo_watch_free took it */
         pthread_mutex_unlock(&w->mu);
         if (poll(p, 2, -1) < 0)
             continue; /* EINTR */
@@ -584,6 +608,7 @@ struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_ho
     pthread_detach(w->th);
     return w;
 fail:
+    w->hold = NULL; /* not taken: the caller keeps it */
     repo_watch_free(w);
     return NULL;
 }
@@ -635,12 +660,17 @@ void repo_watch_free(struct repo_watch *w)
 {
     if (!w)
         return;
-    /* The thread may not have run yet: it is not waited for but told, and frees when it goes
-     * (it does nothing more once stop is set; work it is doing is waited for: it uses hold). */
+    /* The thread may not have run yet, or be at work: it is not waited for but told, and frees
+     * (the holder too) when it goes; it takes no work once stop is set. Parked (not at work), it
+     * touches the inotify descriptor no more: it is handed over here, to a child that closes it
+     * after this process exits, so that neither this process's exit nor the thread's waits for
+     * the kernel's teardown of the watches. */
     pthread_mutex_lock(&w->mu);
     w->stop = true;
-    while (w->working && w->working_thread)
-        pthread_cond_wait(&w->cv, &w->mu);
+    if (!(w->working && w->working_thread) && w->ino >= 0) {
+        release_inotify(w->ino, true);
+        w->ino = -1;
+    }
     if (w->refs > 1) {
         uint64_t one = 1;
         (void)!write(w->cmd, &one, sizeof one);
@@ -650,6 +680,7 @@ void repo_watch_free(struct repo_watch *w)
 
 static void free_all(struct repo_watch *w)
 {
+    repo_hold_stop(w->hold);
     for (size_t i = 0; i < w->n_found; i++)
         free(w->found[i].rel);
     free(w->found);
@@ -667,7 +698,7 @@ static void free_all(struct repo_watch *w)
     free(w->root);
     free(w->root_fd);
     if (w->ino >= 0)
-        release_inotify(w->ino);
+        release_inotify(w->ino, false);
     if (w->efd >= 0)
         close(w->efd);
     if (w->cmd >= 0)

@@ -49,7 +49,8 @@ struct repo_found {
 long long repo_watch_now_ns(void);
 
 /* Start the thread over roots (canonical absolute paths, copied), holding through hold (may be
- * NULL: found only) what is not in bound (absolute paths, sorted, copied: read-only since the
+ * NULL: found only; stopped by whichever side of the watcher ends last, after repo_watch_free:
+ * the caller may use it until then) what is not in bound (absolute paths, sorted, copied: read-only since the
  * start). NULL (said in one line on stderr) when inotify or the thread cannot start. */
 struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_hold *hold,
                                     long long since_ns, const struct str_list *bound);
