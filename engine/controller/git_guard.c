@@ -112,6 +112,15 @@ struct git_guard {
     struct cfg_refs host;       /* what the host's own git configs point at */
     struct str_list host_in_ws; /* the host's git configs (and their includes) in the workspace */
     int diffs;                  /* differences this check found */
+    struct str_list found;      /* worktree folders the watcher found (repo_watch.h) */
+    struct str_list found_bare; /* git dirs it found that are no worktree's `.git` */
+    struct str_list made_repos; /* of found, those made during the run: still being made */
+    long long since_ns;         /* the sandbox's start (git_guard_since), 0: unknown */
+    bool last;                  /* this check is the last of a command: nothing waits */
+    size_t n_deferred;          /* pointers left for a later check (undo_differences) */
+    git_guard_hold_fn *hold;    /* holds a path read-only inside the sandbox, or NULL */
+    void *hold_ctx;
+    struct str_list stand_ins; /* empty pointer files put in a plant's place, held inside */
 };
 
 /* ---- file access beneath the workspace ---------------------------------------------------- */
@@ -573,7 +582,9 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
 
     p = join(gd, "worktrees");
     if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
-        ro_push(g, s, p);
+        /* Not worktrees/ itself: `git worktree add` makes a folder there. Each admin folder's
+         * pointers are held (add_admin); the main worktree's other admin folders as a whole
+         * (git_worktree.h). */
         DIR *d = opendir_beneath(g, p);
         for (struct dirent *de; d && (de = readdir(d));) {
             if (de->d_type != DT_DIR || de->d_name[0] == '.')
@@ -981,6 +992,37 @@ static void host_configs(struct git_guard *g)
     str_list_free(&files);
 }
 
+/* The repositories the watcher found, wherever they lie (past the walk's bound, in
+ * node_modules), and the git dirs that are no worktree's: bare ones, submodules' and linked
+ * worktrees' elsewhere in the tree. */
+static void found_repos_one(struct git_guard *g, struct gg_snap *s, const char *rel, bool bare)
+{
+    if (!bare) {
+        char *p = join(rel, ".git");
+        struct stat st;
+        if (!str_list_contains(&s->dotgits, rel) && lstat_rel(g, p, &st))
+            add_dotgit(g, s, rel, S_ISDIR(st.st_mode) ? DT_DIR : DT_REG);
+        free(p);
+        return;
+    }
+    /* G/worktrees/NAME: a linked worktree's admin folder, its pointers only */
+    const char *slash = strrchr(rel, '/');
+    size_t at = slash ? (size_t)(slash - rel) : 0;
+    if (slash && at >= 9 && strncmp(slash - 9, "worktrees", 9) == 0 &&
+        (at == 9 || slash[-10] == '/'))
+        add_admin(g, s, rel, rel);
+    else
+        add_gitdir(g, s, rel, rel, NULL);
+}
+
+static void found_repos(struct git_guard *g, struct gg_snap *s)
+{
+    for (size_t i = 0; i < g->found.len; i++)
+        found_repos_one(g, s, g->found.items[i], false);
+    for (size_t i = 0; i < g->found_bare.len; i++)
+        found_repos_one(g, s, g->found_bare.items[i], true);
+}
+
 /* The whole walk, or (quick) only the repositories the last snapshot knew: no new one is
  * found then, but what a command plants in a known `.git` is, at a cost that does not grow with
  * the workspace. */
@@ -993,6 +1035,7 @@ static int snapshot_in(struct git_guard *g, struct gg_snap *s, bool quick)
         ro_push_recorded(s, rel,
                          record(g, s, rel, GG_CONFIG, "~ (the host's own git config)", NULL));
     }
+    found_repos(g, s);
     if (quick) {
         for (size_t i = 0; i < g->snap.dotgits.len; i++) {
             const char *dir = g->snap.dotgits.items[i];
@@ -1445,6 +1488,67 @@ static void say_neutralised(struct git_guard *g, struct str_list *lines, const s
     free(to);
 }
 
+/* A new name in a git dir that was there (a planted commondir, which no mount can refuse: it was
+ * not there to be held) is taken for the rest of the run: an empty file, read-only (so that no
+ * command without capabilities can open it for writing), made under a name of its own, held
+ * read-only inside the sandbox, and only then renamed into the plant's place (the hold moves
+ * with it): re-planting it inside then fails (EROFS, or EBUSY for a rename or unlink). The
+ * host's git refuses that repository (an empty commondir) until the command ends, when it is
+ * removed (git_guard_free); one line says so. Not for a `.git` file (a folder, not a git dir),
+ * not at the last check, not without a holder. */
+static void stand_in(struct git_guard *g, struct str_list *lines, const struct gg_item *x)
+{
+    const char *base = strrchr(x->rel, '/');
+    base = base ? base + 1 : x->rel;
+    if (!g->hold || g->last || x->kind != GG_POINTER || strcmp(base, ".git") == 0 ||
+        str_list_contains(&g->stand_ins, x->rel))
+        return;
+    char *tmp = xasprintf("%s.cordon-stand-in", x->rel);
+    const char *tbase;
+    int pfd = open_parent(g, tmp, &tbase), fd = -1, r = -1;
+    if (pfd >= 0)
+        fd = openat(pfd, tbase, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+    if (fd >= 0) {
+        close(fd);
+        r = g->hold(g->hold_ctx, tmp);
+        if (r == 0)
+            r = renameat2(pfd, tbase, pfd, base, RENAME_NOREPLACE) < 0 ? -errno : 0;
+        if (r < 0)
+            (void)unlinkat(pfd, tbase, 0);
+    }
+    if (pfd >= 0)
+        close_parent(g, pfd);
+    if (r == 0) {
+        str_list_push(&g->stand_ins, x->rel);
+        say(g, lines, x,
+            "an empty %s is held in its place until the command ends (git on the host refuses "
+            "this repository until then)",
+            base);
+    }
+    free(tmp);
+}
+
+static void stand_ins_remove(struct git_guard *g)
+{
+    for (size_t i = 0; i < g->stand_ins.len; i++) {
+        const char *base;
+        int pfd = open_parent(g, g->stand_ins.items[i], &base);
+        struct stat st;
+        if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            st.st_size == 0)
+            (void)unlinkat(pfd, base, 0);
+        if (pfd >= 0)
+            close(pfd);
+    }
+    str_list_free(&g->stand_ins);
+}
+
+void git_guard_set_hold(struct git_guard *g, git_guard_hold_fn *hold, void *ctx)
+{
+    g->hold = hold;
+    g->hold_ctx = ctx;
+}
+
 /* Is a new pointer file one git itself writes and harmless: a `.git` file or a worktree's
  * commondir naming a git dir inside the workspace (which the guard then looks into), or a
  * worktree's gitdir (the worktree's place, which git reads no program from)? */
@@ -1539,15 +1643,24 @@ static void undo_new(struct git_guard *g, struct str_list *lines, const struct g
     }
     if (x->kind == GG_POINTER && new_pointer_ok(g, x))
         return;
+    if (str_list_contains(&g->stand_ins, x->rel) && x->type == S_IFREG && x->size == 0)
+        return; /* this guard's own, still empty */
     snprintf(what, sizeof what, "a new %s%s", kind_name(x),
              x->type == S_IFLNK ? " (a symbolic link)" : "");
     say_neutralised(g, lines, x, what);
+    stand_in(g, lines, x);
 }
 
 static void undo_changed(struct git_guard *g, struct str_list *lines, const struct gg_item *o,
                          const struct gg_item *n)
 {
     char what[1536], keys[1024] = "";
+    /* A pointer git itself writes twice while it makes a repository (`git submodule add` makes
+     * the `.git` file absolute, then relative; `git worktree add` the admin folder's gitdir):
+     * what an existing repository holds is read-only inside, so a change is one of a repository
+     * made during the run, judged as a new one would be. */
+    if (o->kind == GG_POINTER && n->kind == GG_POINTER && new_pointer_ok(g, n))
+        return;
     if (o->kind == GG_CONFIG && o->digest && n->digest && o->type == n->type) {
         char added[256], gone[256];
         digest_minus(n->digest, o->digest, added, sizeof added);
@@ -1602,14 +1715,11 @@ static void undo_removed(struct git_guard *g, struct str_list *lines, const stru
 
 static void say_bounds(struct git_guard *g, const struct gg_snap *s, struct str_list *lines)
 {
-    if (g->bound_said || (!s->bound_hit && !s->hooks_hit))
+    if (g->bound_said || !s->hooks_hit)
         return;
     g->bound_said = true;
-    if (s->bound_hit)
-        str_list_push_owned(lines, xasprintf("git: looked for repositories in %zu folders, at "
-                                             "most %d levels deep, and stopped there: deeper "
-                                             "ones are not checked after each command",
-                                             s->dirs, GIT_GUARD_MAX_DEPTH));
+    /* The walk's bound (s->bound_hit) is not said: the watcher (repo_watch.h) finds what lies
+     * past it. */
     if (s->hooks_hit)
         str_list_push_owned(lines, xasprintf("git: hooks folders hold folders more than %d "
                                              "deep: what is below is not checked",
@@ -1739,6 +1849,8 @@ static void say_views(const struct git_guard *g, const struct gg_snap *now, stru
 {
     for (size_t i = 0; i < g->snap.dotgits.len; i++) {
         const char *dir = g->snap.dotgits.items[i];
+        if (str_list_contains(&g->made_repos, dir))
+            continue; /* git made it a step at a time: what it undoes is said by itself */
         char *was = host_view(g, &g->snap, dir), *is = host_view(g, now, dir);
         if (strcmp(was, is) != 0)
             str_list_push_owned(lines, xasprintf("git: repository %s: the host's `git rev-parse "
@@ -1750,23 +1862,77 @@ static void say_views(const struct git_guard *g, const struct gg_snap *now, stru
     }
 }
 
-/* Compare now with the snapshot and undo each difference: the number of lines said. */
+/* Was rel's folder made during the run (its birth time at or after the sandbox's start)? */
+static bool folder_made_during_run(const struct git_guard *g, const char *rel)
+{
+    if (!g->since_ns)
+        return false;
+    char *dir = parent_rel(rel);
+    struct statx sx;
+    bool made = statx(g->wsfd, dir[0] ? dir : ".", AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) == 0 &&
+                (sx.stx_mask & STATX_BTIME) &&
+                (long long)sx.stx_btime.tv_sec * 1000000000LL + sx.stx_btime.tv_nsec >= g->since_ns;
+    free(dir);
+    return made;
+}
+
+/* While commands run, a pointer file git has not finished (`git submodule add` writes the
+ * `.git` file twice, `git worktree add` its admin folder's files one by one, each created
+ * empty and then written) in a folder made during the run (its birth time after the
+ * sandbox's start) is judged only when it looks like one git writes, or at the command's end
+ * (g->last). A new name in a folder that was there (`.git/commondir`) is judged at once. */
+static bool defer_pointer(const struct git_guard *g, const struct gg_item *x)
+{
+    return !g->last && x->kind == GG_POINTER && !new_pointer_ok((struct git_guard *)g, x) &&
+           folder_made_during_run(g, x->rel);
+}
+
+/* Compare now with the snapshot and undo each difference: the number of lines said. A deferred
+ * pointer stays what the snapshot said (new: left out of now; changed: the old item kept). */
 static int undo_differences(struct git_guard *g, struct gg_snap *now, struct str_list *lines)
 {
     int before = g->diffs;
     struct gg_snap *o = &g->snap;
     size_t i = 0, k = 0;
+    g->n_deferred = 0;
     while (i < o->n || k < now->n) {
         int c = i == o->n ? 1 : k == now->n ? -1 : strcmp(o->items[i].rel, now->items[k].rel);
-        if (c < 0)
-            undo_removed(g, lines, &o->items[i++]);
-        else if (c > 0)
-            undo_new(g, lines, &now->items[k++]);
-        else {
-            if (!same(&o->items[i], &now->items[k]))
-                undo_changed(g, lines, &o->items[i], &now->items[k]);
+        if (c < 0) {
+            /* a pointer of a repository made during the run, removed (`git worktree remove`
+             * deletes its admin folder a file at a time): git's own undoing, nothing to put
+             * back */
+            if (!(o->items[i].kind == GG_POINTER && folder_made_during_run(g, o->items[i].rel)))
+                undo_removed(g, lines, &o->items[i]);
+            i++;
+        } else if (c > 0) {
+            struct gg_item *x = &now->items[k++];
+            if (defer_pointer(g, x)) {
+                item_free(x);
+                x->rel = NULL; /* dropped from now below */
+                g->n_deferred++;
+            } else {
+                undo_new(g, lines, x);
+            }
+        } else {
+            if (!same(&o->items[i], &now->items[k])) {
+                if (defer_pointer(g, &now->items[k])) {
+                    struct gg_item t = o->items[i];
+                    o->items[i] = now->items[k];
+                    now->items[k] = t;
+                    g->n_deferred++;
+                } else {
+                    undo_changed(g, lines, &o->items[i], &now->items[k]);
+                }
+            }
             i++, k++;
         }
+    }
+    if (g->n_deferred) {
+        size_t m = 0;
+        for (size_t j = 0; j < now->n; j++)
+            if (now->items[j].rel)
+                now->items[m++] = now->items[j];
+        now->n = m;
     }
     return g->diffs - before;
 }
@@ -1802,8 +1968,7 @@ static int check(struct git_guard *g, struct str_list *lines, bool quick)
         snap_free(&now);
     }
     g->last_ms = ms;
-    if (!quick)
-        cache_save(g); /* the tree this check's last walk saw, for the next run's first */
+    cache_save(g); /* the tree the last walk saw (when it changed), for the next run's first */
     if (n) {
         str_list_push_owned(lines, xasprintf("git: the repositories still differ after %d "
                                              "rounds of undoing: checked again next time",
@@ -1817,7 +1982,23 @@ static int check(struct git_guard *g, struct str_list *lines, bool quick)
 
 int git_guard_check(struct git_guard *g, struct str_list *lines)
 {
-    return check(g, lines, false);
+    g->last = true;
+    int r = check(g, lines, false);
+    g->last = false;
+    return r;
+}
+
+int git_guard_check_known(struct git_guard *g, struct str_list *lines)
+{
+    g->last = true;
+    int r = check(g, lines, true);
+    g->last = false;
+    return r;
+}
+
+void git_guard_since(struct git_guard *g, long long since_ns)
+{
+    g->since_ns = since_ns;
 }
 
 int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk)
@@ -1826,6 +2007,50 @@ int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk)
     bool full =
         may_walk && since >= GIT_GUARD_FULL_MIN_MS && since >= GIT_GUARD_FULL_FACTOR * g->full_ms;
     return check(g, lines, !full);
+}
+
+const struct str_list *git_guard_readonly(const struct git_guard *g)
+{
+    return &g->snap.ro;
+}
+
+void git_guard_add_repo(struct git_guard *g, const char *rel, bool bare, bool existing)
+{
+    struct str_list *l = bare ? &g->found_bare : &g->found;
+    if (str_list_contains(l, rel))
+        return;
+    str_list_push(l, rel);
+    if (!existing) {
+        if (!bare)
+            str_list_push(&g->made_repos, rel);
+        return; /* the next check compares it with nothing: what it holds is new */
+    }
+    /* There before the sandbox: what it holds now is the person's, the reference to compare
+     * with from now on. */
+    struct gg_snap add;
+    memset(&add, 0, sizeof add);
+    parent_cache_set(g->pc, true);
+    found_repos_one(g, &add, rel, bare);
+    parent_cache_set(g->pc, false);
+    struct gg_snap known = g->snap; /* sorted: what it already holds stays as it was */
+    for (size_t i = 0; i < add.n; i++) {
+        if (find_item(&known, add.items[i].rel)) {
+            item_free(&add.items[i]);
+            continue;
+        }
+        if (g->snap.n == g->snap.cap) {
+            g->snap.cap = g->snap.cap ? g->snap.cap * 2 : 64;
+            g->snap.items = xrealloc(g->snap.items, g->snap.cap * sizeof *g->snap.items);
+            known.items = g->snap.items;
+        }
+        g->snap.items[g->snap.n++] = add.items[i];
+    }
+    add.n = 0;
+    for (size_t i = 0; i < add.ro.len; i++)
+        if (!str_list_contains(&g->snap.ro, add.ro.items[i]))
+            str_list_push(&g->snap.ro, add.ro.items[i]);
+    snap_free(&add);
+    sort_unique(&g->snap);
 }
 
 double git_guard_last_ms(const struct git_guard *g)
@@ -1847,6 +2072,7 @@ void git_guard_free(struct git_guard *g)
 {
     if (!g)
         return;
+    stand_ins_remove(g);
     snap_free(&g->snap);
     dir_free(g->tree);
     parent_cache_set(g->pc, false);
@@ -1854,6 +2080,9 @@ void git_guard_free(struct git_guard *g)
     if (g->wsfd >= 0)
         close(g->wsfd);
     str_list_free(&g->made);
+    str_list_free(&g->found);
+    str_list_free(&g->found_bare);
+    str_list_free(&g->made_repos);
     cfg_refs_free(&g->host);
     str_list_free(&g->host_in_ws);
     free(g->home);

@@ -4,8 +4,9 @@
  *
  * A snapshot lists, for every repository found in the workspace (the workspace's own, nested
  * ones, submodules' git dirs under .git/modules, linked worktrees' admin folders under
- * .git/worktrees; found by a walk of at most GIT_GUARD_MAX_DEPTH levels and GIT_GUARD_MAX_DIRS
- * directories, a bound hit said in one line, that skips node_modules folders):
+ * .git/worktrees; found at start by a walk of at most GIT_GUARD_MAX_DEPTH levels and
+ * GIT_GUARD_MAX_DIRS directories that skips node_modules folders, and, wherever they lie, bare
+ * or not, by the watcher (repo_watch.h, git_guard_add_repo), which replaces the bound):
  *   - the pointer files git follows: a `.git` that is a file, `commondir`, `gitdir`;
  *   - the configs git reads (config, config.worktree): only their code-running entries
  *     (git_config_key_runs_code) are compared, their bytes kept to restore them;
@@ -62,6 +63,21 @@ struct git_guard *git_guard_new_cached(const char *workspace, struct str_list *r
  * found (0: none), or -errno when the workspace cannot be read (said in lines too). */
 int git_guard_check(struct git_guard *g, struct str_list *lines);
 
+/* git_guard_check of the repositories known (the first walk's and git_guard_add_repo's), without
+ * a walk: the watcher found every one. For the check after a command. */
+int git_guard_check_known(struct git_guard *g, struct str_list *lines);
+
+/* The sandbox's start (repo_watch_now_ns): a pointer file git is still writing, in a folder born
+ * after it, is judged by a tick only when it looks like git's, else by the next check. */
+void git_guard_since(struct git_guard *g, long long since_ns);
+
+/* How a check holds a path (workspace-relative) read-only inside the running sandbox: 0 or
+ * -errno (controller/repo_hold.h, through git_guards). With it, a pointer planted under a new
+ * name in a git dir that was there gets an empty stand-in held in its place for the rest of the
+ * run (removed by git_guard_free), so that the command cannot plant it again. */
+typedef int git_guard_hold_fn(void *ctx, const char *rel);
+void git_guard_set_hold(struct git_guard *g, git_guard_hold_fn *hold, void *ctx);
+
 /* For a timer: a check of the repositories already known (cheap: their `.git` only), and,
  * with may_walk, now and then a full one (the walk, which finds the new ones): when the last
  * was GIT_GUARD_FULL_MIN_MS ago and GIT_GUARD_FULL_FACTOR times what it cost, so that the walk
@@ -69,6 +85,18 @@ int git_guard_check(struct git_guard *g, struct str_list *lines);
 #define GIT_GUARD_FULL_MIN_MS 5000
 #define GIT_GUARD_FULL_FACTOR 50
 int git_guard_tick(struct git_guard *g, struct str_list *lines, bool may_walk);
+
+/* What the snapshot holds read-only now (workspace-relative): every repository's config, hooks,
+ * pointers, ... as git_guard_new's readonly, for the holds made while commands run
+ * (repo_hold.h). Valid until the next check. */
+const struct str_list *git_guard_readonly(const struct git_guard *g);
+
+/* A repository the watcher found (repo_watch.h), wherever it lies: rel is the folder holding a
+ * `.git` or, with bare, a git dir (a bare repository, a submodule's, a linked worktree's admin
+ * folder G/worktrees/NAME). From then on every check looks at it. existing: it was there before
+ * the sandbox started, and what it holds now is the reference (no line); else the next check
+ * compares it with nothing (what runs code in it is undone). */
+void git_guard_add_repo(struct git_guard *g, const char *rel, bool bare, bool existing);
 
 /* How long the last walk took, how many directories it looked into, and how many of those it
  * listed (read the entries of): the others were unchanged since the walk before. */

@@ -5,19 +5,31 @@
  * write: the next run trusts its stamps. */
 #include "controller/git_guards.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/cordon_dirs.h"
+#include "base/log.h"
 #include "base/sha256.h"
 #include "controller/git_guard.h"
+#include "controller/repo_hold.h"
+#include "controller/repo_watch.h"
+
+struct hold_ctx;
 
 struct git_guards {
     struct git_guard **guard; /* one per root, in roots' order */
     struct str_list roots;
-    bool first_is_workspace; /* its lines carry no label: the workspace is where the person is */
+    bool first_is_workspace;   /* its lines carry no label: the workspace is where the person is */
+    long long since_ns;        /* before the first snapshot (repo_watch_now_ns) */
+    struct repo_hold *hold;    /* holds inside the running sandbox, or NULL */
+    struct repo_watch *watch;  /* finds the repositories as they appear, or NULL: the walk does */
+    struct str_list held;      /* absolute paths held by hold (sorted) */
+    struct hold_ctx *hold_ctx; /* one per tree, for git_guard_set_hold */
 };
 
 /* A writable path worth a guard of its own: a directory (not a link: the controller resolved
@@ -61,6 +73,7 @@ static struct git_guard *guard_new(const char *root, struct str_list *readonly)
 
 static void add(struct git_guards *gs, struct git_guard *g, const char *root)
 {
+    git_guard_since(g, gs->since_ns);
     gs->guard = xrealloc(gs->guard, (gs->roots.len + 1) * sizeof *gs->guard);
     gs->guard[gs->roots.len] = g;
     str_list_push(&gs->roots, root);
@@ -69,6 +82,7 @@ static void add(struct git_guards *gs, struct git_guard *g, const char *root)
 struct git_guards *git_guards_new(struct sandbox_config *cfg)
 {
     struct git_guards *gs = xcalloc(1, sizeof *gs);
+    gs->since_ns = repo_watch_now_ns();
     if (cfg->workspace && !cfg->workspace_readonly) {
         struct git_guard *g = guard_new(cfg->workspace, &cfg->readonly_in_workspace);
         if (!g)
@@ -108,14 +122,80 @@ fail:
     return NULL;
 }
 
-/* Run one check over every tree; a writable path's lines are labelled with it. */
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* What the watcher holds itself, once the git dir is complete (repo_watch.h): held here it could
+ * be mid-way (`git clone` still copying its hooks). A `.git` file made during the run is not held
+ * at all: `git submodule add` writes it twice, and what it may name is a git dir held by itself. */
+static bool watcher_holds(const char *rel)
+{
+    static const char *const names[] = {".git",  "config",    "config.worktree",
+                                        "hooks", "commondir", "gitdir"};
+    const char *s = strrchr(rel, '/');
+    for (size_t i = 0; i < ARRAY_LEN(names); i++)
+        if (strcmp(s ? s + 1 : rel, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* What a tree's snapshot holds read-only and is not held in the sandbox yet (a core.hooksPath
+ * folder, a hooks link's target, an included config, a program a config runs by path): held
+ * now. At the start (start: init bound them already) only noted. */
+static void hold_new(struct git_guards *gs, size_t i, bool start)
+{
+    const struct str_list *ro = git_guard_readonly(gs->guard[i]);
+    bool added = false;
+    for (size_t k = 0; k < ro->len; k++) {
+        char *abs = xasprintf("%s/%s", gs->roots.items[i], ro->items[k]);
+        const char *key = abs;
+        if ((gs->held.len &&
+             bsearch(&key, gs->held.items, gs->held.len, sizeof *gs->held.items, by_str)) ||
+            (!start && watcher_holds(ro->items[k]))) {
+            free(abs);
+            continue;
+        }
+        int r = start ? 0 : repo_hold_path(gs->hold, abs);
+        if (r < 0 && r != -ENOENT && r != -ELOOP)
+            LOG_W("git", "holding %s read-only in the sandbox: %s", abs, strerror(-r));
+        str_list_push_owned(&gs->held, abs);
+        added = true;
+    }
+    if (added)
+        str_list_sort(&gs->held);
+}
+
+/* What the watcher found since the last look: each tree's guard told. */
+static void take_found(struct git_guards *gs, struct str_list *lines)
+{
+    if (!gs->watch)
+        return;
+    struct repo_found *f = NULL;
+    size_t n = repo_watch_take(gs->watch, &f, lines);
+    for (size_t k = 0; k < n; k++) {
+        if (f[k].root < gs->roots.len)
+            git_guard_add_repo(gs->guard[f[k].root], f[k].rel, f[k].bare, f[k].existing);
+        free(f[k].rel);
+    }
+    free(f);
+}
+
+/* Run one check over every tree; a writable path's lines are labelled with it. With the
+ * watcher, no check walks: it found every repository, and each is looked at. */
 static int each(struct git_guards *gs, struct str_list *lines, bool tick, bool may_walk)
 {
     int total = 0, first_err = 0;
+    take_found(gs, lines);
     for (size_t i = 0; i < gs->roots.len; i++) {
         struct str_list mine = {0};
-        int r = tick ? git_guard_tick(gs->guard[i], &mine, may_walk)
-                     : git_guard_check(gs->guard[i], &mine);
+        int r = gs->watch && tick ? git_guard_tick(gs->guard[i], &mine, false)
+                : gs->watch       ? git_guard_check_known(gs->guard[i], &mine)
+                : tick            ? git_guard_tick(gs->guard[i], &mine, may_walk)
+                                  : git_guard_check(gs->guard[i], &mine);
+        if (gs->hold)
+            hold_new(gs, i, false);
         if (r < 0 && !first_err)
             first_err = r;
         else if (r > 0)
@@ -136,7 +216,61 @@ static int each(struct git_guards *gs, struct str_list *lines, bool tick, bool m
 
 int git_guards_check(struct git_guards *gs, struct str_list *lines)
 {
-    return gs ? each(gs, lines, false, false) : 0;
+    if (!gs)
+        return 0;
+    repo_watch_flush(gs->watch); /* what the command made is found before it is looked at */
+    return each(gs, lines, false, false);
+}
+
+/* git_guard_hold_fn for tree i: its relative path held by its absolute one. */
+struct hold_ctx {
+    struct git_guards *gs;
+    size_t i;
+};
+
+static int hold_rel(void *ctx, const char *rel)
+{
+    struct hold_ctx *h = ctx;
+    char *abs = xasprintf("%s/%s", h->gs->roots.items[h->i], rel);
+    int r = repo_hold_path(h->gs->hold, abs);
+    free(abs);
+    return r;
+}
+
+int git_guards_watch(struct git_guards *gs, struct repo_hold *hold, int hold_err)
+{
+    if (!gs || !gs->roots.len) {
+        repo_hold_stop(hold);
+        return 0;
+    }
+    int err = hold ? 0 : hold_err ? hold_err : -ENOSYS;
+    if (err < 0) {
+        fprintf(stderr,
+                "cordon: git: cannot hold repositories read-only inside the sandbox (%s): what "
+                "a command changes in them is undone after it, not refused\n",
+                strerror(-err));
+        repo_hold_stop(hold);
+        hold = NULL;
+    }
+    gs->hold = hold;
+    if (gs->hold) {
+        gs->hold_ctx = xcalloc(gs->roots.len, sizeof *gs->hold_ctx);
+        for (size_t i = 0; i < gs->roots.len; i++) {
+            gs->hold_ctx[i] = (struct hold_ctx){.gs = gs, .i = i};
+            git_guard_set_hold(gs->guard[i], hold_rel, &gs->hold_ctx[i]);
+        }
+    }
+    /* What the first snapshots found: init bound it at the start; the watcher leaves it too (no
+     * helper forked for what is read-only already). */
+    for (size_t i = 0; gs->hold && i < gs->roots.len; i++)
+        hold_new(gs, i, true);
+    gs->watch = repo_watch_start(&gs->roots, gs->hold, gs->since_ns, &gs->held);
+    return gs->watch ? 0 : -1;
+}
+
+int git_guards_fd(const struct git_guards *gs)
+{
+    return gs ? repo_watch_fd(gs->watch) : -1;
 }
 
 int git_guards_tick(struct git_guards *gs, struct str_list *lines, bool may_walk)
@@ -154,8 +288,13 @@ void git_guards_free(struct git_guards *gs)
 {
     if (!gs)
         return;
+    repo_watch_free(gs->watch);
+    if (!gs->watch)
+        repo_hold_stop(gs->hold); /* else the watcher's, whichever of its sides ends last */
+    str_list_free(&gs->held);
     for (size_t i = 0; i < gs->roots.len; i++)
-        git_guard_free(gs->guard[i]);
+        git_guard_free(gs->guard[i]); /* its stand-ins removed */
+    free(gs->hold_ctx);
     free(gs->guard);
     str_list_free(&gs->roots);
     free(gs);

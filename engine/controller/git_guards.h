@@ -11,6 +11,7 @@
 #ifndef CORDON_GIT_GUARDS_H
 #define CORDON_GIT_GUARDS_H
 #include <stdbool.h>
+#include <sys/types.h>
 #include "base/util.h"
 #include "sandbox/sandbox-t.h"
 
@@ -25,6 +26,19 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg);
  * with "in PATH: ". Returns the differences found, or the first -errno. */
 int git_guards_check(struct git_guards *gs, struct str_list *lines);
 int git_guards_tick(struct git_guards *gs, struct str_list *lines, bool may_walk);
+
+/* Once init has built the view: with hold (repo_hold.h, opened before init had its
+ * configuration; taken; NULL: none, hold_err says why), hold what the snapshots found read-only inside the running sandbox and start the
+ * watcher (repo_watch.h), which finds every repository as it appears, at any depth, and has it
+ * held. From then on git_guards_check and git_guards_tick never walk the trees (the watcher
+ * does, off the caller's thread), and git_guards_check first waits until the watcher has seen
+ * all the command made. Without a holder, one line says so and the undo after the fact
+ * remains. -1 (said in one line) when the watcher cannot start: the walks go on. */
+struct repo_hold;
+int git_guards_watch(struct git_guards *gs, struct repo_hold *hold, int hold_err);
+
+/* Readable when the watcher found something: call git_guards_tick. -1: no watcher. */
+int git_guards_fd(const struct git_guards *gs);
 
 /* The guarded trees, canonical (the workspace first when it is writable): the roots inside
  * which git config writes are mediated. Empty when nothing is guarded. */

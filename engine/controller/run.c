@@ -26,6 +26,7 @@
 #include "controller/controller_setup.h"
 #include "controller/escalate.h"
 #include "controller/git_guards.h"
+#include "controller/repo_hold.h"
 #include "controller/git_publish.h"
 #include "base/clock.h"
 #include "controller/prompt.h"
@@ -172,6 +173,9 @@ struct controller {
     int owner_ns;  /* shifted: root_writes_owner_userns, made while this process is small */
     struct git_guards *guard;        /* the writable trees' repositories (git_guards.h), or NULL */
     struct ev_timer guard_t;
+    struct ev_io watch_w; /* the repositories' watcher found one (git_guards_fd) */
+    struct repo_hold *hold; /* init's namespaces (repo_hold.h), until git_guards_watch takes it */
+    int hold_err;           /* why there is no hold */
 };
 
 /* Undo what the command changed in the workspace's repositories that would make the host's git
@@ -198,6 +202,14 @@ static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
     struct controller *c = t->data;
     guard_check(c, true);
     ev_timer_start(loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
+}
+
+/* The watcher found repositories (held inside already): looked at now, not at the next tick. */
+static void on_repo_found(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    guard_check(w->data, true);
 }
 
 static void handle_signal(struct controller *c, int sig)
@@ -367,6 +379,8 @@ static void supervise(struct controller *c)
             ev_io_start(&c->loop, &streams[i]->w, streams[i]->fd, EPOLLIN, on_output, streams[i]);
     if (c->guard)
         ev_timer_start(&c->loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
+    if (git_guards_fd(c->guard) >= 0)
+        ev_io_start(&c->loop, &c->watch_w, git_guards_fd(c->guard), EPOLLIN, on_repo_found, c);
     /* Until the status is in and the output pipes ended (init reaped every writer first). */
     while ((!c->init_done && !c->have_status) ||
            (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
@@ -380,6 +394,8 @@ static void supervise(struct controller *c)
         }
     }
     ev_timer_stop(&c->loop, &c->guard_t);
+    if (git_guards_fd(c->guard) >= 0)
+        ev_io_stop(&c->loop, &c->watch_w);
     if (!c->have_status)
         read_status(c);
     /* What the command wrote last may still sit in the master. */
@@ -570,7 +586,14 @@ static bool holds_something(const char *path)
     return any;
 }
 
-static void ro_appeared_report(const struct sandbox_config *cfg, const bool *absent)
+/* A repository's own file: held inside the sandbox the moment its repository appears
+ * (git_guards_watch), and what was planted before undone with its own line. */
+static bool in_a_git_dir(const char *rel)
+{
+    return strncmp(rel, ".git/", 5) == 0 || strstr(rel, "/.git/") != NULL;
+}
+
+static void ro_appeared_report(const struct sandbox_config *cfg, const bool *absent, bool git_held)
 {
     char line[1024];
     size_t len = 0;
@@ -578,9 +601,10 @@ static void ro_appeared_report(const struct sandbox_config *cfg, const bool *abs
         if (!absent[i])
             continue;
         const char *rel = cfg->readonly_in_workspace.items[i];
-        /* the repository's own (a hooks folder made where there was none): the git guard
-         * recorded it missing and undoes what appears there in a line of its own */
-        if (strncmp(rel, ".git/", 5) == 0)
+        /* the repository's own: a hooks folder made where there was none is recorded missing
+         * by the git guard, which undoes it in a line of its own; the rest of a repository's
+         * files are held inside the moment it appears (git_guards_watch) */
+        if (strncmp(rel, ".git/", 5) == 0 || (git_held && in_a_git_dir(rel)))
             continue;
         char *p = xasprintf("%s/%s", cfg->workspace, rel);
         if (holds_something(p) && len < sizeof line)
@@ -636,6 +660,8 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     if (r < 0)
         stop_init_and_die(c, err);
     c->have_cgroup = r > 0;
+    /* init's namespaces, for the holds inside (repo_hold.h): before it has its configuration */
+    c->hold_err = repo_hold_open(c->init_pid, &c->hold);
     r = controller_send_config(c->ctl, cfg);
     if (r == 0 && ip->uid == 0)
         r = shifted ? root_writes_shift_send(c->ctl, &shift)
@@ -769,6 +795,10 @@ int run_main(int argc, char **argv)
     int http_fd = -1, socks_fd = -1;
     receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command,
                 git_guards_roots(c.guard), &cfg, &http_fd, &socks_fd);
+    /* The view is built (the rename listener comes after it): from now on every repository
+     * is held inside as it appears, found off this thread. */
+    (void)git_guards_watch(c.guard, c.hold, c.hold_err);
+    c.hold = NULL; /* the guards' now */
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
             c.ports = port_relay_new(&c.loop, flags.command);
@@ -805,11 +835,12 @@ int run_main(int argc, char **argv)
         if (pids[0])
             fprintf(stderr, "cordon: %s\n", pids);
     }
-    ro_appeared_report(&cfg, ro_absent);
+    ro_appeared_report(&cfg, ro_absent, git_guards_fd(c.guard) >= 0);
     free(ro_absent);
     /* init reported the status after reaping everything in the sandbox: nothing writes now */
     guard_check(&c, false);
     git_guards_free(c.guard);
+    repo_hold_stop(c.hold); /* when the guards never took it */
     c.guard = NULL;
 
     int sig;

@@ -378,12 +378,35 @@ static int build_common(struct git_worktree *gw, struct mnt_err *e)
     return 0;
 }
 
+/* The main worktree's .git/worktrees: a mount point (so it cannot be renamed away) that stays
+ * writable, so that `git worktree add` can make an admin folder there (the watcher then holds
+ * its pointers: controller/repo_watch.h); each admin folder there at the start, another
+ * worktree's, read-only as a whole. */
+static int main_worktrees_apply(const char *wt, struct mnt_err *e)
+{
+    if (mnt_mount(e, wt, wt, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return -1;
+    DIR *d = opendir(wt);
+    if (!d)
+        return mnt_fail(e, "opendir", wt);
+    int r = 0;
+    for (struct dirent *de; r == 0 && (de = readdir(d));) {
+        if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char *p = xasprintf("%s/%s", wt, de->d_name);
+        r = mnt_bind_readonly(e, p);
+        free(p);
+    }
+    closedir(d);
+    return r;
+}
+
 int git_worktree_apply(struct git_worktree *gw, struct mnt_err *e)
 {
     /* The .git file, whether or not it got a grant: a command must not repoint it. */
     if (gw->git_file && mnt_bind_readonly(e, gw->git_file) < 0)
         return -1;
-    if (gw->main_worktrees && mnt_bind_readonly(e, gw->main_worktrees) < 0)
+    if (gw->main_worktrees && main_worktrees_apply(gw->main_worktrees, e) < 0)
         return -1;
     if (!gw->admin)
         return 0;

@@ -13,8 +13,10 @@
  *     so does any new name a command makes there: nothing new appears at the top of the host's
  *     C (a planted C/commondir would redirect the main worktree's git to a config of the
  *     command's choosing). Rewriting packed-refs or shallow fails (a rename over a mount point).
- * When the workspace is the main worktree, the other worktrees' admin folders
- * (.git/worktrees) are read-only.
+ * When the workspace is the main worktree, the other worktrees' admin folders there at the start
+ * (.git/worktrees/NAME) are read-only, and .git/worktrees itself a writable mount point: a
+ * command's `git worktree add` makes its own there (whose pointers the controller's watcher
+ * holds read-only as they appear), and cannot rename the others away.
  * The `.git` file and `commondir` are read here, in init, before the view is built and before
  * any command runs, from the host's file system. A `.git` file that leads anywhere but the admin
  * folder of this very worktree in a repository the caller owns gets no grant: one warning line,

@@ -477,6 +477,7 @@ void session_init_gone(struct session *s)
     ev_timer_stop(s->loop, &s->shutdown_t);
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->guard_t);
+    ev_io_stop(s->loop, &s->watch_w);
     session_guard_check(s, NULL, true); /* the last word of what ran in the background */
     approvers_end(s);                   /* their streams end: `cordon approve --watch` returns */
     if (!s->shutting_down)
@@ -533,6 +534,8 @@ void session_free(struct session *s)
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->shutdown_t);
     ev_timer_stop(s->loop, &s->guard_t);
+    ev_io_stop(s->loop, &s->watch_w);
+    str_list_free(&s->guard_said);
     git_guards_free(s->p.guard);
     free(s);
 }

@@ -208,8 +208,20 @@ void session_guard_check(struct session *s, struct job *j, bool full)
         (void)git_guards_check(s->p.guard, &lines);
     else
         (void)git_guards_tick(s->p.guard, &lines, anything_runs(s));
+    /* What a check between commands undid (the watcher woke it as the command planted, and the
+     * command had ended) goes with the next foreground result. */
+    if (j && j->req) {
+        for (size_t i = 0; i < s->guard_said.len; i++) {
+            char *l = xasprintf("cordon: %s\n", s->guard_said.items[i]);
+            job_stream_output(j, &j->err, l, strlen(l), true);
+            free(l);
+        }
+        str_list_free(&s->guard_said);
+    }
     for (size_t i = 0; i < lines.len; i++) {
         LOG_W("session", "%s", lines.items[i]);
+        if (!(j && j->req) && s->guard_said.len < 64)
+            str_list_push(&s->guard_said, lines.items[i]);
         if (j && j->req) {
             char *shown = visible_dup(lines.items[i]); /* names a command chose */
             char *l = xasprintf("cordon: %s\n", shown);
@@ -231,8 +243,24 @@ static void on_guard_timer(struct ev_loop *loop, struct ev_timer *t)
         ev_timer_start(loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
 }
 
+/* The watcher found repositories (held inside already): looked at now, the lines going with the
+ * result of the foreground command running, when one is (a plant it made is its to hear of). */
+static void on_repo_found(struct ev_loop *loop, struct ev_io *w, uint32_t events)
+{
+    (void)loop;
+    (void)events;
+    struct session *s = w->data;
+    struct job *fg = NULL;
+    for (struct job *j = s->jobs; j && !fg; j = j->next)
+        if (!j->background && j->leader_running && j->req)
+            fg = j;
+    session_guard_check(s, fg, false);
+}
+
 void session_after_round(struct session *s)
 {
+    if (git_guards_fd(s->p.guard) >= 0 && !s->watch_w.active && !s->ended)
+        ev_io_start(s->loop, &s->watch_w, git_guards_fd(s->p.guard), EPOLLIN, on_repo_found, s);
     if (s->p.guard && !s->guard_t.active && !s->ended)
         ev_timer_start(s->loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
     if (s->dirty && !s->ended) {

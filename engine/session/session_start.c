@@ -33,6 +33,7 @@
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
 #include "controller/git_guards.h"
+#include "controller/repo_hold.h"
 #include "controller/git_publish.h"
 #include "controller/run_options.h"
 #include "policy/lua_host.h"
@@ -301,6 +302,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     close(alive[0]); /* alive[1] stays open until the controller exits: init watches it */
     c->init_pid = pid;
     c->ctl = sp[0];
+    struct repo_hold *hold = NULL; /* init's namespaces, for the holds inside (repo_hold.h) */
     /* A root caller's init waits for its maps, written once the profile is resolved (the
      * shift depends on it: root_writes.h). */
     bool try_shift = uid == 0 && ns_may_write_wide_maps();
@@ -327,6 +329,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         have_cgroup = r > 0;
         r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
     }
+    int hold_err = repo_hold_open(pid, &hold); /* before init has its configuration */
     if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
         (uid != 0 || (r = root_maps & (int)NS_MAPS_SHIFT
                               ? root_writes_shift_send(c->ctl, &shift)
@@ -345,10 +348,16 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
+    /* The view is built: every repository held inside as it appears (git_guards.h). */
+    if (r == 0) {
+        (void)git_guards_watch(guard, hold, hold_err);
+        hold = NULL;
+    }
     root_writes_shift_free(&shift);
     if (r < 0) {
         (void)kill(pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);
+        repo_hold_stop(hold);
         git_publish_stop(c->git);
         if (have_cgroup)
             (void)cgroup_remove(&cgroup.cg);

@@ -11,6 +11,7 @@
 
 #include "base/util.h"
 #include "controller/git_guard.h"
+#include "controller/repo_watch.h"
 #include "test.h"
 
 static char ws[4096];
@@ -296,7 +297,7 @@ static void test_known_past_bound(void)
     struct str_list lines = {0};
     git_guard_check(g, &lines);
     dump(&lines);
-    CHECK(has_line(&lines, "stopped there"));
+    CHECK(!has_line(&lines, "stopped there")); /* the watcher finds what lies past it */
     CHECK(exists("zz/.git/hooks/pre-commit.cordon-refused"));
     git_guard_free(g);
     str_list_free(&lines);
@@ -612,7 +613,7 @@ static void test_incremental_bound(void)
     struct str_list lines = {0};
     git_guard_check(g, &lines);
     dump(&lines);
-    CHECK(has_line(&lines, "stopped there"));
+    CHECK(!has_line(&lines, "stopped there"));
     CHECK_EQ_INT(git_guard_last_dirs(g), GIT_GUARD_MAX_DIRS);
     CHECK(git_guard_last_listed(g) <= 1 + 200); /* the workspace, and what was added */
     CHECK(exists("zz/.git/hooks/pre-commit.cordon-refused"));
@@ -879,6 +880,89 @@ static void test_cache_ignored(void)
     rm_rf(ws);
 }
 
+/* ---- repositories the watcher found (git_guard_add_repo), stand-ins (git_guard_set_hold) ---- */
+
+/* Past the walk's bound and in node_modules: a repository the person had is the reference (its
+ * own core.fsmonitor stays, no line); one made during the run is compared with nothing (its
+ * code-running line commented out); a bare one's new hook is renamed away. */
+static void test_found_repositories(void)
+{
+    mk_ws();
+    const char *old = "a/b/c/d/e/f/g/node_modules/old", *made = "a/b/c/d/e/f/g/node_modules/made";
+    char *p = xasprintf("%s/.git/config", old);
+    put(p, "[core]\n\tfsmonitor = /usr/bin/watcher\n", 0644);
+    free(p);
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    git_guard_add_repo(g, old, false, true);
+    p = xasprintf("%s/.git/config", made);
+    put(p, "[core]\n\tfsmonitor = /bin/evil\n", 0644);
+    free(p);
+    git_guard_add_repo(g, made, false, false);
+    put("pack.git/HEAD", "ref: refs/heads/main\n", 0644);
+    put("pack.git/config", "[core]\n\tbare = true\n", 0644);
+    git_guard_add_repo(g, "pack.git", true, false);
+    struct str_list lines = {0};
+    CHECK_EQ_INT(git_guard_check_known(g, &lines), 1); /* the made one's config */
+    dump(&lines);
+    CHECK(!has_line(&lines, "node_modules/old"));
+    p = xasprintf("%s/.git/config", made);
+    char *c = get(p);
+    CHECK(c && strstr(c, "# cordon-refused"));
+    free(c);
+    free(p);
+    p = xasprintf("%s/.git/config", old);
+    c = get(p);
+    CHECK(c && !strstr(c, "cordon-refused"));
+    free(c);
+    free(p);
+    str_list_free(&lines);
+    put("pack.git/hooks/pre-receive", "#!/bin/sh\n", 0755);
+    CHECK_EQ_INT(git_guard_check_known(g, &lines), 1);
+    dump(&lines);
+    CHECK(exists("pack.git/hooks/pre-receive.cordon-refused"));
+    git_guard_free(g);
+    str_list_free(&lines);
+}
+
+static int holds_made;
+static int hold_ok(void *ctx, const char *rel)
+{
+    (void)ctx;
+    CHECK(strstr(rel, ".cordon-stand-in") != NULL);
+    holds_made++;
+    return 0;
+}
+
+/* A commondir planted in a git dir that was there: renamed away, an empty stand-in held in its
+ * place while commands run (a tick), gone with the guard; at a command's last check none. */
+static void test_stand_in(void)
+{
+    mk_ws();
+    repo("");
+    struct git_guard *g = git_guard_new(ws, NULL);
+    CHECK(g);
+    git_guard_set_hold(g, hold_ok, NULL);
+    usleep(20 * 1000);
+    git_guard_since(g, repo_watch_now_ns()); /* .git was there before */
+    put(".git/commondir", "/elsewhere\n", 0644);
+    struct str_list lines = {0};
+    CHECK(git_guard_tick(g, &lines, false) >= 1);
+    dump(&lines);
+    CHECK_EQ_INT(holds_made, 1);
+    CHECK(has_line(&lines, "an empty commondir is held in its place"));
+    CHECK(exists(".git/commondir.cordon-refused"));
+    char *c = get(".git/commondir");
+    CHECK(c && c[0] == '\0');
+    free(c);
+    CHECK_EQ_INT(mode_of(".git/commondir"), 0444);
+    str_list_free(&lines);
+    CHECK_EQ_INT(git_guard_tick(g, &lines, false), 0); /* its own: no line */
+    git_guard_free(g);
+    CHECK(!exists(".git/commondir"));
+    str_list_free(&lines);
+}
+
 TEST_MAIN(
     {"what exists is listed to hold read-only", test_readonly_list},
     {"a new hook, commondir and .git file are renamed away", test_new_hook_and_pointer},
@@ -901,4 +985,7 @@ TEST_MAIN(
     {"incremental: more sub-folders than a walk keeps", test_incremental_names_past_budget},
     {"cached: the next guard lists no unchanged folder, finds what is new", test_cache_next_run},
     {"cached: a corrupt, foreign or oversized file means a full walk", test_cache_ignored},
-    {"cached: a stamp too close to the walk that kept it is listed again", test_cache_racy})
+    {"cached: a stamp too close to the walk that kept it is listed again", test_cache_racy},
+    {"found by the watcher: the person's kept, a new one's defused, a bare one's hook",
+     test_found_repositories},
+    {"a commondir planted under a new name: a held stand-in until the end", test_stand_in})

@@ -24,6 +24,13 @@ local function git(dir, args)
     return h.sh_ok(GIT_ENV .. "git -C " .. h.quote(dir) .. " " .. args)
 end
 
+-- Shell: inside the sandbox, wait (bounded: 10 s) until the watcher holds PATH (a shell word,
+-- absolute) read-only, so that what follows is refused rather than undone after; outside, nothing.
+local function held(path)
+    return "{ [ -z \"$CORDON_SANDBOX\" ] || for i in $(seq 200); do grep -q \" " .. path
+        .. " ro,\" /proc/self/mountinfo && break; sleep 0.05; done; }; "
+end
+
 local function repo(dir)
     h.sh_ok("mkdir -p " .. h.quote(dir))
     git(dir, "init -q -b main && " .. "git -C " .. h.quote(dir) .. " commit -q --allow-empty -m one")
@@ -41,13 +48,15 @@ local CASES = {
         end,
         attack = [[
 git init -q -b main .
+HELDHOOKS
 printf '#!/bin/sh\ntouch MARK\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
 printf '#!/bin/sh\ntouch MARK\n' > evil.sh; chmod +x evil.sh
 # written straight into the file: `git config` would be refused by name (run_git_config_spec)
 printf '[core]\n\tfsmonitor = WS/evil.sh\n' >> .git/config
 ]],
         host = "git status; git commit -q --allow-empty -m two",
-        expect = { ".git/hooks/pre-commit", ".git/config" },
+        -- held read-only inside the moment `git init` completed it: refused at once
+        refused = { ".git/hooks/pre-commit", ".git/config" },
     },
     {
         name = "a nested repository: core.fsmonitor and a hook through a planted commondir",
@@ -201,15 +210,6 @@ local function host_git(dir, script)
     return h.sh(GIT_ENV .. "cd " .. h.quote(dir) .. " && { " .. script .. "; } >/dev/null 2>&1")
 end
 
--- The run's command planted a hook in a repository it made at a/b/c/d: one line says it was
--- undone, and the host's next commit there runs nothing (no ROOT/MARK).
-local function new_hook_undone(r, ws, root)
-    assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d: a/b/c/d/.git/hooks/pre-commit: "
-        .. "a new hook", 1, true), h.describe(r))
-    host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
-    assert.is_false(exists(root .. "/MARK"))
-end
-
 describe("cordon run: nothing in a repository makes the host run a program", function()
     lazy_setup(function()
         assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
@@ -224,6 +224,7 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             local ws, dir = c.setup(root)
             local mark = root .. "/MARK"
             local vars = { MARK = mark, WS = ws, ROOT = root }
+            vars.HELDHOOKS = held("$PWD/.git/hooks")
             h.sh(GIT_ENV .. "cd " .. h.quote(ws) .. " && bash -c " .. h.quote(fill(c.attack, vars))
                 .. " >/dev/null 2>&1")
             host_git(dir, c.host)
@@ -233,7 +234,7 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             root = h.tmpdir()
             ws, dir = c.setup(root)
             mark = root .. "/MARK"
-            vars = { MARK = mark, WS = ws, ROOT = root }
+            vars = { MARK = mark, WS = ws, ROOT = root, HELDHOOKS = held("$PWD/.git/hooks") }
             local before = rev_parse(dir)
             if before:match("^fatal") then before = ".git\n.git/hooks\n" end -- git init inside
             local r = h.run_sh(GIT_ENV .. fill(c.attack, vars), { workspace = ws, cwd = ws })
@@ -241,6 +242,10 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             assert.are.equal(before, rev_parse(dir), h.describe(r))
             host_git(dir, c.host)
             assert.is_false(exists(mark), "the host's git ran the command's program\n" .. h.describe(r))
+            for _, rel in ipairs(c.refused or {}) do
+                assert.is_truthy(r.stderr:find(rel .. ": Read-only file system", 1, true),
+                    "not refused inside: " .. rel .. "\n" .. h.describe(r))
+            end
             for _, rel in ipairs(c.expect or {}) do
                 assert.is_truthy(r.stderr:find("cordon: git: repository [^\n]*" .. rel:gsub("%p", "%%%0")),
                     "no line names " .. rel .. "\n" .. h.describe(r))
@@ -257,42 +262,45 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
         assert.are.equal("one\n", git(ws, "log --format=%s"))
     end)
 
-    it("a new name in .git, which no mount can stop, is undone while the command still runs", function()
+    -- A new name in .git cannot be held before it exists: the plant is renamed away while the
+    -- command still runs, and an empty stand-in held read-only in its place refuses the next.
+    it("a new name in .git is undone while the command runs, and a stand-in refuses it again", function()
         local root = h.tmpdir()
         local ws = root .. "/ws"
         repo(ws)
-        -- the command plants .git/commondir and waits (at most 20 s) until it is gone
+        -- the command plants .git/commondir and waits (at most 20 s) until it is emptied
         local r = h.run_sh("echo " .. h.quote(root .. "/evil") .. " > .git/commondir; "
-            .. "for i in $(seq 200); do test -e .git/commondir || { echo undone; exit 0; }; sleep 0.1; done; "
-            .. "echo still-there; exit 1", { workspace = ws, cwd = ws })
+            .. "for i in $(seq 200); do test -s .git/commondir || break; sleep 0.1; done; "
+            .. "test -s .git/commondir && { echo still-there; exit 1; }; "
+            .. "echo " .. h.quote(root .. "/evil") .. " > .git/commondir || echo refused; "
+            .. "rm -f .git/commondir || echo kept", { workspace = ws, cwd = ws })
         assert.are.equal(0, r.code, h.describe(r))
-        assert.are.equal("undone\n", r.stdout)
+        assert.are.equal("refused\nkept\n", r.stdout, h.describe(r))
         assert.is_truthy(r.stderr:find("cordon: git: repository .: .git/commondir: a new pointer file: "
             .. "renamed to commondir.cordon-refused", 1, true), h.describe(r))
-        assert.is_truthy(r.stderr:find("cordon: git: repository .: the host's `git rev-parse --git-common-dir "
-            .. "--git-path hooks` would say \"" .. root .. "/evil " .. root .. "/evil/hooks\" instead of "
-            .. "\".git .git/hooks\"", 1, true), h.describe(r))
+        assert.is_truthy(r.stderr:find("cordon: git: repository .: .git/commondir: an empty commondir is held "
+            .. "in its place until the command ends", 1, true), h.describe(r))
         assert.is_true(exists(ws .. "/.git/commondir.cordon-refused"))
+        assert.is_false(exists(ws .. "/.git/commondir")) -- the stand-in, gone with the command
         assert.are.equal(".git\n.git/hooks\n", h.sh_ok(GIT_ENV .. "cd " .. h.quote(ws)
             .. " && git rev-parse --git-common-dir --git-path hooks"))
     end)
 
-    it("a new repository's code-running config lines are commented out, the rest kept", function()
+    it("a new repository's config is held at once: a code-running line appended is refused", function()
         local ws = h.workspace()
-        local r = h.run_sh(GIT_ENV .. "git init -q -b main . && git config user.name kept && "
+        local r = h.run_sh(GIT_ENV .. "git init -q -b main . && " .. held("$PWD/.git/config")
+            .. "git config user.name kept && "
             .. "printf '[core]\\n\\tfsmonitor = /bin/evil\\n[alias]\\n\\tx = !evil\\n' >> .git/config",
             { workspace = ws, cwd = ws })
-        assert.are.equal(0, r.code, h.describe(r))
-        assert.is_truthy(r.stderr:find(".git/config: a new config with code-running entries", 1, true),
-            h.describe(r))
+        assert.are_not.equal(0, r.code, h.describe(r))
+        assert.is_truthy(r.stderr:find(".git/config: Read-only file system", 1, true), h.describe(r))
         assert.are.equal("kept\n", git(ws, "config user.name"))
         assert.are.equal(1, h.sh(GIT_ENV .. "git -C " .. h.quote(ws) .. " config core.fsmonitor").code)
         assert.are.equal(1, h.sh(GIT_ENV .. "git -C " .. h.quote(ws) .. " config alias.x").code)
     end)
 
-    -- The check after the command walks incrementally (only folders whose ctime changed are
-    -- listed again): a repository made deep in a tree older than the walk's margin, its folder's
-    -- mtime put back, is still found.
+    -- The watcher sees the repository made (no folder stamps involved): one made deep in a tree
+    -- older than the walk's margin, its folder's mtime put back, is held at once.
     it("a repository made deep in an unchanged tree, its folder's mtime put back, is found", function()
         local root = h.tmpdir()
         local ws = root .. "/ws"
@@ -300,16 +308,20 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
         h.sh_ok("mkdir -p " .. h.quote(ws .. "/a/b/c/d/e") .. " " .. h.quote(ws .. "/a/x/y")
             .. " && sleep 0.3")
         local r = h.run_sh(GIT_ENV .. "t=$(stat -c %y a/b/c/d) && git init -q -b main a/b/c/d && "
-            .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > a/b/c/d/.git/hooks/pre-commit && "
-            .. "chmod +x a/b/c/d/.git/hooks/pre-commit && touch -d \"$t\" a/b/c/d",
+            .. held("$PWD/a/b/c/d/.git/hooks")
+            .. "{ printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > a/b/c/d/.git/hooks/pre-commit "
+            .. "|| echo refused; } && touch -d \"$t\" a/b/c/d",
             { workspace = ws, cwd = ws })
         assert.are.equal(0, r.code, h.describe(r))
-        new_hook_undone(r, ws, root)
+        assert.are.equal("refused\n", r.stdout, h.describe(r))
+        host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
+        assert.is_false(exists(root .. "/MARK"))
     end)
 
     -- A run's first walk starts from the folders' stamps the last run's check kept in cordon's
-    -- state directory: what it skips is only the listing of a folder unchanged since.
-    it("the next run's walk from the last run's: what each run's command made is undone in it", function()
+    -- state directory: what it skips is only the listing of a folder unchanged since. What a
+    -- command makes meanwhile is held read-only inside as it appears.
+    it("the next run's walk from the last run's: what each run's command made is held", function()
         local root = h.tmpdir()
         local ws, home = root .. "/ws", h.secret_home()
         repo(ws)
@@ -317,13 +329,13 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             .. " && sleep 0.3")
         local plant = function(dir)
             return GIT_ENV .. "t=$(stat -c %y " .. dir .. ") && git init -q -b main " .. dir .. " && "
-                .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > " .. dir .. "/.git/hooks/pre-commit && "
-                .. "chmod +x " .. dir .. "/.git/hooks/pre-commit && touch -d \"$t\" " .. dir
+                .. held("$PWD/" .. dir .. "/.git/hooks")
+                .. "{ printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > " .. dir .. "/.git/hooks/pre-commit "
+                .. "|| echo refused; } && touch -d \"$t\" " .. dir
         end
         local r = h.run_sh(plant("a/b/c/d"), { workspace = ws, cwd = ws, home = home })
         assert.are.equal(0, r.code, h.describe(r))
-        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d: a/b/c/d/.git/hooks/pre-commit: "
-            .. "a new hook", 1, true), h.describe(r))
+        assert.are.equal("refused\n", r.stdout, h.describe(r))
         local kept = h.sh_ok("ls " .. h.quote(home .. "/.local/state/cordon/git-walks"))
         assert.is_truthy(kept:match("^%x+\n$"), kept)
         -- the person's own repository, made between the runs deep in the unchanged tree: part of
@@ -335,9 +347,7 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
             .. "a/x/y/.git/hooks/pre-commit || echo refused; }",
             { workspace = ws, cwd = ws, home = home })
         assert.are.equal(0, r.code, h.describe(r))
-        assert.are.equal("refused\n", r.stdout, h.describe(r))
-        assert.is_truthy(r.stderr:find("cordon: git: repository a/b/c/d/e: a/b/c/d/e/.git/hooks/pre-commit: "
-            .. "a new hook", 1, true), h.describe(r))
+        assert.are.equal("refused\nrefused\n", r.stdout, h.describe(r))
         assert.is_nil(r.stderr:find("cordon: git: repository a/x/y", 1, true), h.describe(r))
         assert.is_false(exists(ws .. "/a/x/y/.git/hooks/pre-commit"))
         for _, dir in ipairs({ "a/b/c/d", "a/b/c/d/e", "a/x/y" }) do
@@ -362,7 +372,7 @@ describe("cordon run: nothing in a repository makes the host run a program", fun
     end)
 end)
 
-describe("cordon session: a background job's plant is undone before the next command", function()
+describe("cordon session: a background job's plant is refused, a repository held as it appears", function()
     after_each(h.cleanup)
 
     it("a hook planted in a nested repository made in the background", function()
@@ -371,15 +381,16 @@ describe("cordon session: a background job's plant is undone before the next com
         repo(ws)
         local s = h.session_start("gg-" .. h.token(), { cwd = ws })
         local bg = h.cordon({ "exec", s.name, "--background", "--", GIT_ENV .. "git init -q -b main sub && "
-            .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > sub/.git/hooks/pre-commit && "
-            .. "chmod +x sub/.git/hooks/pre-commit && touch planted && sleep 30" },
+            .. held("$PWD/sub/.git/hooks")
+            .. "{ printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > sub/.git/hooks/pre-commit "
+            .. "|| touch refused; } && touch planted && sleep 30" },
             { cwd = ws, env = s.env })
         assert.are.equal(0, bg.code, h.describe(bg))
         assert.is_true(h.wait_for(function() return exists(ws .. "/planted") end, 20))
         local r = h.cordon({ "exec", s.name, "--", "true" }, { cwd = ws, env = s.env })
         assert.are.equal(0, r.code, h.describe(r))
+        assert.is_true(exists(ws .. "/refused"))
         assert.is_false(exists(ws .. "/sub/.git/hooks/pre-commit"))
-        assert.is_true(exists(ws .. "/sub/.git/hooks/pre-commit.cordon-refused"))
         host_git(ws .. "/sub", "git commit -q --allow-empty -m x")
         assert.is_false(exists(root .. "/MARK"))
     end)
@@ -394,7 +405,8 @@ describe("cordon session: a background job's plant is undone before the next com
         assert.are.equal(0, r.code, h.describe(r))
         assert.is_truthy(r.stderr:find("cordon: git: repository .: .git/commondir: a new pointer file", 1, true),
             h.describe(r))
-        assert.is_false(exists(ws .. "/.git/commondir"))
+        -- gone, or (undone while the command ran) an empty stand-in held for the session's life
+        assert.is_true(not exists(ws .. "/.git/commondir") or h.read_file(ws .. "/.git/commondir") == "")
     end)
 
     it("a repository made deep in an unchanged tree by a later command is found", function()
@@ -406,9 +418,13 @@ describe("cordon session: a background job's plant is undone before the next com
         local r = h.cordon({ "exec", s.name, "--", "true" }, { cwd = ws, env = s.env })
         assert.are.equal(0, r.code, h.describe(r))
         r = h.cordon({ "exec", s.name, "--", GIT_ENV .. "git init -q -b main a/b/c/d && "
-            .. "printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > a/b/c/d/.git/hooks/pre-commit && "
-            .. "chmod +x a/b/c/d/.git/hooks/pre-commit" }, { cwd = ws, env = s.env })
+            .. "{ printf '#!/bin/sh\\ntouch " .. root .. "/MARK\\n' > a/b/c/d/.git/hooks/pre-commit "
+            .. "&& chmod +x a/b/c/d/.git/hooks/pre-commit || echo refused; }" }, { cwd = ws, env = s.env })
         assert.are.equal(0, r.code, h.describe(r))
-        new_hook_undone(r, ws, root)
+        -- held before the plant (refused), or the plant undone at the command's end, said with it
+        assert.is_true(r.stdout == "refused\n" or r.stderr:find("a/b/c/d/.git/hooks/pre-commit: a new hook", 1, true)
+            ~= nil, h.describe(r))
+        host_git(ws .. "/a/b/c/d", "git commit -q --allow-empty -m x")
+        assert.is_false(exists(root .. "/MARK"))
     end)
 end)
