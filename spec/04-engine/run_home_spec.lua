@@ -171,7 +171,7 @@ describe("the copy-on-write home", function()
         r = ok(home_cmd(t, { "--diff", "--help" }))
         has(r.stdout, "usage: cordon home", r)
         r = home_cmd(t, { "--bogus" })
-        assert.are.equal(2, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
     end)
 
     it("--home tmpfs and --home readonly keep nothing", function()
