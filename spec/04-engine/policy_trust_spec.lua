@@ -111,7 +111,7 @@ describe("cordon trust", function()
         local ws, env = project()
         h.sh_ok(("ln -s /etc/passwd %s/.cordon/profiles/link.lua"):format(h.quote(ws)))
         local r = cordon(ws, env, { "trust" })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         assert.matches("profiles/link.lua: a symbolic link %(refused", r.stderr)
         assert.are.equal("0", h.chomp(h.sh_ok(("ls %s/cordon/trusted 2>/dev/null | wc -l"):format(
             h.quote(env.XDG_CONFIG_HOME))))) -- nothing recorded

@@ -289,7 +289,7 @@ describe("the copy-on-write home", function()
         assert.are.equal("a-50\n", h.read_file(t.ws .. "/a.out"))
         -- one session holds the layer: --reset is refused while it runs
         local r = home_cmd(t, { "--reset" })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         has(r.stderr, "is using its home layer", r)
         -- a run meanwhile works, and says its home writes are not kept
         r = ok(run(t, "echo run > ~/from-run; cat ~/from-run"))
