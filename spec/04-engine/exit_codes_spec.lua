@@ -18,7 +18,7 @@ local SCRIPTS = {
     { "a signal (TERM)", "kill -TERM $$" },
     { "a signal (KILL)", "kill -KILL $$" },
     { "a command not found", "no-such-command-x9" },
-    { "a file that cannot be run", "/etc/hostname" },
+    { "a file that cannot be run", "/etc/passwd" },
 }
 
 local function outside(script)
@@ -64,7 +64,7 @@ for _, who in ipairs(identities()) do
                 assert.are.equal(want, r.code, c[1] .. "\n" .. h.describe(r))
             end
             assert.are.equal(127, h.cordon({ "run", "--", "no-such-command-x9" }, as(who, { cwd = ws })).code)
-            assert.are.equal(126, h.cordon({ "run", "--", "/etc/hostname" }, as(who, { cwd = ws })).code)
+            assert.are.equal(126, h.cordon({ "run", "--", "/etc/passwd" }, as(who, { cwd = ws })).code)
             for _, bad in ipairs({ { "run", "--no-such-flag", "--", "true" },
                 { "run", "--profile", "no-such-profile", "--", "true" } }) do
                 local r = h.cordon(bad, as(who, { cwd = ws }))
