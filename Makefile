@@ -14,7 +14,7 @@ NPM_PREFIX ?= build-deps/npm
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
             bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check \
-            nftables ccache python3-venv podman runc debootstrap openssh-server gnupg gpg-agent
+            nftables ccache python3-venv podman runc debootstrap openssh-server gnupg gpg-agent zsh
 
 .PHONY: all deps client-deps build run lint test test-asan bench install clean container-image deb
 
