@@ -151,9 +151,9 @@ for x in socks: x.close()
     it("refuses bad input with one clear line", function()
         local s = h.session_start("pub-" .. h.token())
         for _, case in ipairs({
-            { { "0" }, 2, "invalid PORT '0' (a port in the sandbox, 1 to 65535)" },
-            { { "70000" }, 2, "invalid PORT '70000' (a port in the sandbox, 1 to 65535)" },
-            { { "8000", "70000" }, 2, "invalid HOSTPORT '70000'" },
+            { { "0" }, 125, "invalid PORT '0' (a port in the sandbox, 1 to 65535)" },
+            { { "70000" }, 125, "invalid PORT '70000' (a port in the sandbox, 1 to 65535)" },
+            { { "8000", "70000" }, 125, "invalid HOSTPORT '70000'" },
         }) do
             local args = { "publish", s.name }
             for _, a in ipairs(case[1]) do args[#args + 1] = a end

@@ -882,7 +882,7 @@ describe("cordon session: bad input", function()
         -- user namespace is engine/tests/test_api_server.c's)
         r = h.cordon({ "session", "start", "w" .. s.name, "--detach", "--allow-write", s.runtime .. "/cordon" },
             { cwd = s.cwd, env = s.env })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         assert.truthy(r.stderr:find("inside cordon's own session sockets directory", 1, true), h.describe(r))
     end)
 
