@@ -10,11 +10,13 @@ PREFIX     ?= /usr/local
 # version spec/fixtures/mcp/package-lock.json pins; never committed (the build tree's).
 NPM_PREFIX ?= build-deps/npm
 # Debian 12 packages the build and the tests need (third_party/README.md says why; nftables:
-# nft(8), which init runs for network.transparent, docs/network-rules.md).
+# nft(8), which init runs for network.transparent, docs/network-rules.md; apparmor: the parser
+# that checks dist/apparmor/cordon).
 PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
             lua-cjson lua-busted git curl python3 procps iproute2 \
             bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check \
-            nftables ccache python3-venv podman runc debootstrap openssh-server gnupg gpg-agent zsh
+            nftables ccache python3-venv podman runc debootstrap openssh-server gnupg gpg-agent \
+            apparmor zsh
 
 .PHONY: all deps client-deps build run lint test test-asan bench install clean container-image deb
 
@@ -100,7 +102,7 @@ clean:
 # lintian, which fails on an error; then debian/check-install.sh installs the .deb into a
 # fresh Debian 12 container and runs it (skipped, saying why, where it cannot: exit 77).
 DEB_DIR      ?= $(BUILD)/deb
-DEB_PACKAGES := debhelper dpkg-dev lintian cmake gcc make pkg-config lua5.4 liblua5.4-dev \
+DEB_PACKAGES := debhelper dh-apparmor dpkg-dev lintian cmake gcc make pkg-config lua5.4 liblua5.4-dev \
                 libseccomp-dev libmicrohttpd-dev podman runc debootstrap
 deb:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \

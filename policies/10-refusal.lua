@@ -40,7 +40,10 @@ local MARKERS = { "ead-only", "EROFS", "rror 30", "rrno 30", "ermission denied",
                   -- Go's client through the proxy's 403 (the line to show for the destination)
                   ": Forbidden",
                   -- cordon's own line for a code-running git setting it refused
-                  "refused git setting" }
+                  "refused git setting",
+                  -- gpg without its private keys; apt's lock; a refused connection (curl's 7)
+                  "secret key", "are you root", "lock file", "superuser", "Couldn't connect",
+                  "Errno 111" }
 
 local function might_show_refusal(input)
     for _, text in ipairs({ input.stderr or "", input.stdout or "" }) do
@@ -86,6 +89,12 @@ local function detect(input)
     javac_dir = javac_dir and refusal.absolute(javac_dir, cwd)
     local push_target = refusal.git_push_local_target(segments)
     push_target = push_target and refusal.absolute((push_target:gsub("^~", host.home and host.home() or "~")), cwd)
+    local grants = input.grants or {}
+    local installer = refusal.system_installer(programs)
+    local git_moves = refusal.git_dir_moves(segments, cwd)
+    -- the host's loopback ports a service listens on (the controller's look at the host)
+    local listening = {}
+    for _, p in ipairs(input.host_listening or {}) do listening[tonumber(p) or p] = true end
     local session_bus = false
     for _, seg in ipairs(segments) do
         for _, a in ipairs(seg.args) do
@@ -254,6 +263,55 @@ local function detect(input)
             end
             return
         end
+        -- ssh offered no key the server took, and ssh's private keys are hidden in the sandbox
+        -- (one exists on the host): the agent grant lets them sign without entering
+        if failed and not is_data and not grants.ssh_agent and refusal.publickey_denied(line) then
+            for _, k in ipairs(refusal.hidden_ssh_keys(input.command, hidden, cwd)) do
+                if host.exists(k) then
+                    add("grant", k, line, ("the ssh server took no key: the private keys in %s are "
+                        .. "hidden inside the sandbox (%s exists on the host); --allow-ssh-agent lets "
+                        .. "your ssh-agent sign inside, the keys never enter")
+                        :format(refusal.parent(k), k))
+                    return
+                end
+            end
+            return
+        end
+        -- gpg found no private key, and the GnuPG home that holds them is hidden (it exists on
+        -- the host): the agent grant lets gpg sign
+        if failed and not is_data and not grants.gpg_agent and refusal.no_secret_key(line) then
+            for _, g in ipairs(refusal.hidden_gnupg(hidden)) do
+                if host.exists(g) then
+                    add("grant", g, line, ("gpg found no secret key: %s is hidden inside the sandbox "
+                        .. "(it exists on the host); --allow-gpg-agent lets your gpg-agent sign and "
+                        .. "decrypt inside, the private keys never enter"):format(g))
+                    return
+                end
+            end
+            return
+        end
+        -- a connection refused on the sandbox's own loopback, where the host has a service on
+        -- that port: the sandbox's 127.0.0.1 is its own, the host's port needs a grant
+        if failed and not is_data then
+            local port = refusal.connection_refused(line)
+            if port then
+                local ports = port == true and refusal.loopback_ports_in(input.command) or { port }
+                for _, p in ipairs(ports) do
+                    if listening[p] then
+                        add("host-port", "127.0.0.1:" .. p, line, ("nothing listens on 127.0.0.1:%d "
+                            .. "inside: the sandbox's loopback is its own, not the host's (the host's "
+                            .. "service on port %d is reached with --allow-host-port %d)"):format(p, p, p))
+                        return
+                    end
+                end
+                return
+            end
+        end
+        -- root's apt-get/dpkg refused its lock: the system is read-only to every sandbox
+        if failed and not is_data and installer and input.root and refusal.installer_refused(line) then
+            add("system", nil, line, refusal.installer_reason(installer))
+            return
+        end
         -- writes and hidden paths: only when the command failed, only its own diagnostics
         if not failed or is_data or not refusal.is_diagnostic(line, programs, stream) then return end
         -- a git push to a repository given by its path, outside the writable set: the line
@@ -297,6 +355,30 @@ local function detect(input)
                 add("write", nil, line, "the sandbox refused a write (read-only file system)")
             end
         elseif class == "ebusy" then
+            -- a repository's .git that the command moves or removes: the sandbox holds it in
+            -- place (its protected paths are mounts), so mv and rm meet EBUSY
+            local gd = refusal.git_dir_of(abs)
+            if not (gd and (abs == gd or git_moves[gd])) and next(git_moves)
+               and line:find(".git", 1, true) then
+                -- mv names both ends: the .git it moves may not be the path found first
+                gd = next(git_moves)
+                abs = gd
+            end
+            if gd and (abs == gd or git_moves[gd]) and workspace and refusal.within(gd, workspace)
+               and not ws_readonly then
+                if git_moves[gd] == "rm" then
+                    -- rm took what it could before it met the held paths: say so, never "kept"
+                    add("git-dir", gd, line, ("rm could not remove the repository's %s whole: the "
+                        .. "sandbox holds it in place (its hooks and config are protected inside); what "
+                        .. "rm removed inside it before that is gone on the host too; removing a "
+                        .. "repository is done outside the sandbox"):format(gd))
+                else
+                    add("git-dir", gd, line, ("the sandbox holds the repository's %s in place (its "
+                        .. "hooks and config are protected inside): renaming or removing it is done "
+                        .. "outside the sandbox"):format(gd))
+                end
+                return
+            end
             -- git renames its lock file onto .git/config, a read-only bind mount: EBUSY. Only
             -- a protected path counts: a busy device elsewhere is the command's own problem.
             if abs and workspace and refusal.protected(abs, workspace, protected) then
@@ -379,6 +461,33 @@ local function detect(input)
             end
         end
     end
+    -- a system installer's refused writes (its lock, /var/lib/dpkg, /usr) are one thing: an
+    -- install that belongs outside; and a .git held in place says what its protected paths'
+    -- refusals would (rm -r .git meets those first)
+    local sys, held = nil, {}
+    for _, r in ipairs(found) do
+        if r.kind == "git-dir" then held[#held + 1] = r.path end
+        if installer and (r.kind == "system" or (r.kind == "write" and r.path
+                                                  and refusal.under_any(r.path, refusal.system_dirs))) then
+            sys = sys or r
+        end
+    end
+    if sys or #held > 0 then
+        local kept = {}
+        for _, r in ipairs(found) do
+            local drop = (r.kind == "protected" or r.kind == "write") and r.path
+                         and refusal.under_any(r.path, held)
+            if sys and (r.kind == "system" or (r.kind == "write" and r.path
+                                               and refusal.under_any(r.path, refusal.system_dirs))) then
+                drop = r ~= sys
+                if r == sys then
+                    r = { kind = "system", line = r.line, reason = refusal.installer_reason(installer) }
+                end
+            end
+            if not drop then kept[#kept + 1] = r end
+        end
+        found = kept
+    end
     -- a refusal without a path says less than one of its kind with a path: drop it
     local with_path = {}
     for _, r in ipairs(found) do if r.path then with_path[r.kind] = true end end
@@ -398,10 +507,11 @@ return {
     --           hidden = { abs... }, network_denied = { "host:port", ... }, candidates = bool,
     --           workspace = "/abs"|nil, workspace_readonly = bool, profile = "name"|nil,
     --           readonly_in_workspace = { abs... }, block_unix_sockets = bool,
-    --           grants = { ssh_agent = bool, gpg_agent = bool } }
+    --           grants = { ssh_agent = bool, gpg_agent = bool }, root = bool,
+    --           host_listening = { port... } }
     --         (candidates: stdout/stderr hold only the kept lines with a marker)
     -- result: { { kind = "write"|"hidden"|"protected"|"sudo"|"docker"|"dbus"|"network"|"ptrace"|
-    --             "unix-socket"|"nested-namespace"|"grant",
+    --             "unix-socket"|"nested-namespace"|"grant"|"host-port"|"system"|"git-dir",
     --             path = "..."|nil, line = "<the output line>", reason = "<one sentence>" }, ... }  ({} = none)
     refusal = function(input, _next)
         local denied = input.network_denied

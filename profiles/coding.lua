@@ -203,7 +203,10 @@ return {
     },
 
     env = {
-        set = {},
+        -- npm's weekly update check asks the registry on the side of every command (`npm test`
+        -- too): refused by the network policy, it would name registry.npmjs.org after runs that
+        -- did nothing wrong. Off here; a project that wants it sets it back in its profile.
+        set = { NPM_CONFIG_UPDATE_NOTIFIER = "false" },
         -- Removed from the command's environment: names, or patterns where `*` matches any run
         -- of characters (case-sensitive, the whole name). The patterns are wide on purpose: a
         -- secret that survives is worse than a harmless variable lost. What they catch:

@@ -1,10 +1,13 @@
 /* git_config.c — see git_config.h. Reads git's config syntax the way git's own reader does
  * (config.c: sections, "[a.b]" and [a "b"] subsections, keys, quoted values, escapes,
- * continuation lines, comments, CRLF line ends) and judges keys against the table of the ones
- * that make git run a program or load code.
- * Uses base/util (allocation). Must never: write, follow an include, or guess: where this
- * reader and git could disagree about a byte, it is a syntax error (the caller then refuses),
- * and where a key's meaning depends on its value in a way not modelled here, it runs code. */
+ * continuation lines, comments, CRLF line ends); judges an entry against the allowlist of
+ * settings written for a sandboxed command (key, then value by the key's rule; a remote URL
+ * read as git's transport_get reads it); and keeps the table of keys that make git run a
+ * program or load code (the reasons the refusals name; the repository guard's comparison).
+ * Uses base/util (allocation). Must never: touch the file system (a local path is the
+ * caller's to judge, on the host), write, follow an include, or guess: where this reader and
+ * git could disagree about a byte, it is a syntax error (the caller then refuses); a key not
+ * listed, or a value its rule does not take, is refused. */
 #include "base/git_config.h"
 
 #include <ctype.h>
@@ -465,6 +468,324 @@ const char *git_config_key_runs_code(const char *key, const char *value)
             continue;
         if (value_matches(r->when, value))
             return r->why;
+    }
+    return NULL;
+}
+
+/* ---- the allowlist ---------------------------------------------------------------------- */
+
+/* What a listed key's value must be. */
+enum value_kind {
+    VK_TEXT,          /* free text (a name, an address, a description): no control characters */
+    VK_TOKEN,         /* a ref, refspec, branch, filter spec: printable, no space, no leading '-' */
+    VK_BOOL,          /* a boolean as git reads it */
+    VK_WORDS,         /* one of words (case-insensitive, '|'-separated) */
+    VK_BOOL_OR_WORDS, /* a boolean or one of words */
+    VK_URL,           /* git_config_url */
+    VK_REMOTE,        /* ".", a remote this config defines with a url, else git_config_url */
+    VK_WORK_TREE,     /* the caller's rule (GIT_CONFIG_WORK_TREE) */
+};
+
+struct allowed {
+    const char *section;
+    enum sub_rule sub; /* SUB_NONE or SUB_ANY */
+    const char *name;
+    enum value_kind kind;
+    const char *words;
+};
+
+/* The settings a team needs day to day, and what git itself writes at init, clone, remote add,
+ * push -u, checkout --track, submodule add and sparse-checkout. Each row's reasoning is in
+ * docs/git.md ("The settings written"); a key not here is refused until it is listed. */
+static const struct allowed allowed[] = {
+    {"user", SUB_NONE, "name", VK_TEXT, NULL},
+    {"user", SUB_NONE, "email", VK_TEXT, NULL},
+    {"user", SUB_NONE, "signingkey", VK_TEXT, NULL},
+    {"remote", SUB_ANY, "url", VK_URL, NULL},
+    {"remote", SUB_ANY, "pushurl", VK_URL, NULL},
+    {"remote", SUB_ANY, "fetch", VK_TOKEN, NULL},
+    {"remote", SUB_ANY, "push", VK_TOKEN, NULL},
+    {"remote", SUB_ANY, "tagopt", VK_WORDS, "--no-tags|--tags"},
+    {"remote", SUB_ANY, "prune", VK_BOOL, NULL},
+    {"remote", SUB_ANY, "prunetags", VK_BOOL, NULL},
+    {"remote", SUB_ANY, "promisor", VK_BOOL, NULL},
+    {"remote", SUB_ANY, "partialclonefilter", VK_TOKEN, NULL},
+    {"remote", SUB_NONE, "pushdefault", VK_REMOTE, NULL},
+    {"branch", SUB_ANY, "remote", VK_REMOTE, NULL},
+    {"branch", SUB_ANY, "pushremote", VK_REMOTE, NULL},
+    {"branch", SUB_ANY, "merge", VK_TOKEN, NULL},
+    {"branch", SUB_ANY, "rebase", VK_BOOL_OR_WORDS, "merges|interactive|i|m"},
+    {"branch", SUB_ANY, "description", VK_TEXT, NULL},
+    {"submodule", SUB_ANY, "url", VK_URL, NULL},
+    {"submodule", SUB_ANY, "active", VK_BOOL, NULL},
+    {"submodule", SUB_ANY, "branch", VK_TOKEN, NULL},
+    {"submodule", SUB_ANY, "update", VK_WORDS, "checkout|rebase|merge|none"},
+    {"submodule", SUB_NONE, "active", VK_TEXT, NULL},
+    {"core", SUB_NONE, "autocrlf", VK_BOOL_OR_WORDS, "input"},
+    {"core", SUB_NONE, "eol", VK_WORDS, "lf|crlf|native"},
+    {"core", SUB_NONE, "safecrlf", VK_BOOL_OR_WORDS, "warn"},
+    {"core", SUB_NONE, "repositoryformatversion", VK_WORDS, "0|1"},
+    {"core", SUB_NONE, "filemode", VK_BOOL, NULL},
+    {"core", SUB_NONE, "bare", VK_BOOL, NULL},
+    {"core", SUB_NONE, "logallrefupdates", VK_BOOL_OR_WORDS, "always"},
+    {"core", SUB_NONE, "ignorecase", VK_BOOL, NULL},
+    {"core", SUB_NONE, "precomposeunicode", VK_BOOL, NULL},
+    {"core", SUB_NONE, "symlinks", VK_BOOL, NULL},
+    {"core", SUB_NONE, "sparsecheckout", VK_BOOL, NULL},
+    {"core", SUB_NONE, "sparsecheckoutcone", VK_BOOL, NULL},
+    {"core", SUB_NONE, "worktree", VK_WORK_TREE, NULL},
+    {"index", SUB_NONE, "sparse", VK_BOOL, NULL},
+    {"extensions", SUB_NONE, "objectformat", VK_WORDS, "sha1|sha256"},
+    {"extensions", SUB_NONE, "refstorage", VK_WORDS, "files|reftable"},
+    {"extensions", SUB_NONE, "worktreeconfig", VK_BOOL, NULL},
+    {"extensions", SUB_NONE, "partialclone", VK_REMOTE, NULL},
+    {"init", SUB_NONE, "defaultbranch", VK_TOKEN, NULL},
+    {"pull", SUB_NONE, "rebase", VK_BOOL_OR_WORDS, "merges|interactive|i|m"},
+    {"pull", SUB_NONE, "ff", VK_BOOL_OR_WORDS, "only"},
+    {"push", SUB_NONE, "default", VK_WORDS, "nothing|current|upstream|tracking|simple|matching"},
+    {"push", SUB_NONE, "autosetupremote", VK_BOOL, NULL},
+    {"fetch", SUB_NONE, "prune", VK_BOOL, NULL},
+    {"fetch", SUB_NONE, "prunetags", VK_BOOL, NULL},
+    {"rerere", SUB_NONE, "enabled", VK_BOOL, NULL},
+    {"merge", SUB_NONE, "conflictstyle", VK_WORDS, "merge|diff3|zdiff3"},
+    {"diff", SUB_NONE, "algorithm", VK_WORDS, "default|myers|minimal|patience|histogram"},
+    {"color", SUB_NONE, "ui", VK_BOOL_OR_WORDS, "auto|always|never"},
+    {"lfs", SUB_NONE, "repositoryformatversion", VK_WORDS, "0"},
+};
+
+/* No byte below ' ' but a tab, no DEL: what a terminal would act on, what git's readers of
+ * these values never expect. */
+static bool has_control(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < ' ' && c != '\t') || c == 0x7f)
+            return true;
+    }
+    return false;
+}
+
+static bool is_token(const char *v)
+{
+    if (!v || !*v || *v == '-')
+        return false;
+    for (; *v; v++)
+        if ((unsigned char)*v <= ' ' || *v == 0x7f)
+            return false;
+    return true;
+}
+
+static bool in_words(const char *v, const char *words)
+{
+    size_t n = v ? strlen(v) : 0;
+    if (!v || !n)
+        return false;
+    for (const char *w = words; *w;) {
+        const char *end = strchr(w, '|');
+        size_t len = end ? (size_t)(end - w) : strlen(w);
+        if (len == n && strncasecmp(v, w, n) == 0)
+            return true;
+        if (!end)
+            break;
+        w = end + 1;
+    }
+    return false;
+}
+
+/* git's is_urlschemechar: the first character a letter, then letters, digits, '+', '-', '.'. */
+static size_t scheme_len(const char *v)
+{
+    size_t n = 0;
+    if (!isalpha((unsigned char)v[0]))
+        return 0;
+    while (isalnum((unsigned char)v[n]) || v[n] == '+' || v[n] == '-' || v[n] == '.')
+        n++;
+    return n;
+}
+
+/* The host or the port of "[user@]host[:port]/..." reads as a command-line option to ssh. */
+static bool host_is_option(const char *h)
+{
+    const char *at = strchr(h, '@'), *slash = strchr(h, '/');
+    if (at && (!slash || at < slash))
+        h = at + 1;
+    if (*h == '[')
+        h++;
+    if (*h == '-')
+        return true;
+    size_t authority = slash ? (size_t)(slash - h) : strlen(h);
+    for (size_t i = 0; i + 1 < authority; i++)
+        if (h[i] == ':' && h[i + 1] == '-')
+            return true;
+    return false;
+}
+
+enum git_config_verdict git_config_url(const char *value, const char **why, const char **path)
+{
+    const char *v = value ? value : "";
+    *why = NULL;
+    *path = NULL;
+    if (!*v) {
+        *why = "an empty URL";
+        return GIT_CONFIG_REFUSE;
+    }
+    if (has_control(v, strlen(v)) || strchr(v, '\t')) {
+        *why = "a URL with control characters";
+        return GIT_CONFIG_REFUSE;
+    }
+    size_t n = scheme_len(v);
+    /* transport_get(): "<name>::<address>" runs git-remote-<name>, ext:: and fd:: included */
+    if (n && v[n] == ':' && v[n + 1] == ':') {
+        *why = "names a transport helper such as ext:: or fd::, a program the host's git would run";
+        return GIT_CONFIG_REFUSE;
+    }
+    if (n && strncmp(v + n, "://", 3) == 0) {
+        const char *rest = v + n + 3;
+        if (n == 4 && strncmp(v, "file", 4) == 0) {
+            /* git decodes %-escapes of URLs; a host part reads as a path: neither guessed */
+            if (*rest != '/' || strchr(rest, '%')) {
+                *why = "a file:// URL with a host or %-escapes";
+                return GIT_CONFIG_REFUSE;
+            }
+            *path = rest;
+            return GIT_CONFIG_LOCAL_PATH;
+        }
+        bool http =
+            (n == 4 && strncmp(v, "http", 4) == 0) || (n == 5 && strncmp(v, "https", 5) == 0);
+        bool ssh = (n == 3 && (strncmp(v, "ssh", 3) == 0 || strncmp(v, "git", 3) == 0)) ||
+                   (n == 7 && (strncmp(v, "git+ssh", 7) == 0 || strncmp(v, "ssh+git", 7) == 0));
+        if (!http && !ssh) {
+            *why = "a URL scheme git hands to a helper program";
+            return GIT_CONFIG_REFUSE;
+        }
+        if (host_is_option(rest) || (ssh && strchr(v, '%'))) {
+            *why = "a host that reads as an option, or %-escapes git would decode into one";
+            return GIT_CONFIG_REFUSE;
+        }
+        return GIT_CONFIG_ALLOW;
+    }
+    /* url_is_local_not_ssh(): a ':' before any '/' is an scp-like [user@]host:path */
+    const char *colon = strchr(v, ':'), *slash = strchr(v, '/');
+    if (colon && (!slash || colon < slash)) {
+        if (host_is_option(v)) {
+            *why = "a host that reads as an option";
+            return GIT_CONFIG_REFUSE;
+        }
+        return GIT_CONFIG_ALLOW;
+    }
+    /* git's upload-pack expands ~ and ~user in a local path: where that lands is the host's */
+    if (*v == '~') {
+        *why = "a path starting with ~, which git expands on the host";
+        return GIT_CONFIG_REFUSE;
+    }
+    *path = v;
+    return GIT_CONFIG_LOCAL_PATH;
+}
+
+/* Does c define remote name with a url (section.subsection.name exactly as the parser keys
+ * it)? A remote without one is no remote to git: the name is then read as a URL. */
+static bool defines_remote(const struct git_config *c, const char *name)
+{
+    if (!*name || strchr(name, '/') || strcmp(name, "..") == 0)
+        return false;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < c->len; i++) {
+        const char *k = c->items[i].key;
+        if (strncmp(k, "remote.", 7) == 0 && strncmp(k + 7, name, n) == 0 &&
+            strcmp(k + 7 + n, ".url") == 0 && c->items[i].value)
+            return true;
+    }
+    return false;
+}
+
+enum git_config_verdict git_config_judge(const struct git_config *c,
+                                         const struct git_config_entry *e, const char **why,
+                                         const char **path)
+{
+    const char *key = e->key, *v = e->value;
+    const char *first = strchr(key, '.'), *last = strrchr(key, '.');
+    *why = NULL;
+    *path = NULL;
+    if (!first) {
+        *why = "is not a key git can read";
+        return GIT_CONFIG_REFUSE;
+    }
+    size_t section_len = (size_t)(first - key);
+    bool has_sub = last != first;
+    const char *name = last + 1, *sub = first + 1;
+    size_t sub_len = has_sub ? (size_t)(last - sub) : 0;
+    const struct allowed *a = NULL;
+    for (size_t i = 0; i < ARRAY_LEN(allowed) && !a; i++) {
+        const struct allowed *r = &allowed[i];
+        if (strlen(r->section) == section_len && strncmp(key, r->section, section_len) == 0 &&
+            (r->sub == SUB_ANY) == has_sub && strcmp(name, r->name) == 0)
+            a = r;
+    }
+    if (!a) {
+        const char *code = git_config_key_runs_code(key, v);
+        *why = code ? code : "not on the list of settings cordon writes for a sandboxed command";
+        return GIT_CONFIG_REFUSE;
+    }
+    if (has_sub && (sub_len == 0 || has_control(sub, sub_len))) {
+        *why = "an empty name, or one with control characters";
+        return GIT_CONFIG_REFUSE;
+    }
+    bool fits = false;
+    switch (a->kind) {
+    case VK_TEXT:
+        fits = !v || !has_control(v, strlen(v));
+        break;
+    case VK_TOKEN:
+        fits = is_token(v);
+        break;
+    case VK_BOOL:
+        fits = value_is_bool(v);
+        break;
+    case VK_WORDS:
+        fits = in_words(v, a->words);
+        break;
+    case VK_BOOL_OR_WORDS:
+        fits = value_is_bool(v) || in_words(v, a->words);
+        break;
+    case VK_REMOTE:
+        if (v && (strcmp(v, ".") == 0 || defines_remote(c, v)))
+            return GIT_CONFIG_ALLOW;
+        return git_config_url(v, why, path);
+    case VK_URL:
+        return git_config_url(v, why, path);
+    case VK_WORK_TREE:
+        if (!v || !*v || has_control(v, strlen(v))) {
+            *why = "an empty work tree, or one with control characters";
+            return GIT_CONFIG_REFUSE;
+        }
+        *path = v;
+        return GIT_CONFIG_WORK_TREE;
+    }
+    if (!fits) {
+        *why = "a value this key does not take from a sandboxed command";
+        return GIT_CONFIG_REFUSE;
+    }
+    return GIT_CONFIG_ALLOW;
+}
+
+const char *git_config_judge_kept(const struct git_config *old, const struct git_config *next,
+                                  const struct git_config_entry *e)
+{
+    const char *first = strchr(e->key, '.'), *last = strrchr(e->key, '.');
+    if (!first || !e->value)
+        return NULL;
+    size_t section_len = (size_t)(first - e->key);
+    bool has_sub = last != first;
+    for (size_t i = 0; i < ARRAY_LEN(allowed); i++) {
+        const struct allowed *r = &allowed[i];
+        if (r->kind != VK_REMOTE || strlen(r->section) != section_len ||
+            strncmp(e->key, r->section, section_len) != 0 || (r->sub == SUB_ANY) != has_sub ||
+            strcmp(last + 1, r->name) != 0)
+            continue;
+        if (defines_remote(old, e->value) && !defines_remote(next, e->value))
+            return "names a remote whose url this write removes: git would read the name as a "
+                   "path";
+        return NULL;
     }
     return NULL;
 }

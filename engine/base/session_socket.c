@@ -10,6 +10,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/cordon_dirs.h"
+
 _Static_assert(sizeof(((struct sockaddr_un *)0)->sun_path) == CSOCK_PATH_MAX,
                "CSOCK_PATH_MAX must match sun_path");
 
@@ -31,7 +33,7 @@ bool csock_name_valid(const char *name)
 int csock_dir_for(const char *xdg, uid_t uid, char *out, size_t outlen)
 {
     int n;
-    if (xdg && xdg[0])
+    if (xdg && xdg[0] == '/') /* a relative XDG_RUNTIME_DIR is ignored (XDG specification) */
         n = snprintf(out, outlen, "%s/cordon", xdg);
     else
         n = snprintf(out, outlen, "/tmp/cordon-%u", (unsigned)uid);
@@ -51,12 +53,12 @@ int csock_path_for(const char *xdg, uid_t uid, const char *name, char *out, size
 
 int csock_dir(char *out, size_t outlen)
 {
-    return csock_dir_for(getenv("XDG_RUNTIME_DIR"), getuid(), out, outlen);
+    return csock_dir_for(cdir_runtime(), getuid(), out, outlen);
 }
 
 int csock_path(const char *name, char *out, size_t outlen)
 {
-    return csock_path_for(getenv("XDG_RUNTIME_DIR"), getuid(), name, out, outlen);
+    return csock_path_for(cdir_runtime(), getuid(), name, out, outlen);
 }
 
 /* A refused connect means nobody listens: the controller died. Only a socket is removed (a

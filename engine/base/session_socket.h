@@ -17,7 +17,7 @@
 /* 1 to 64 characters of [A-Za-z0-9_.-], not starting with '.' or '-'. */
 bool csock_name_valid(const char *name);
 
-/* The socket directory: "$xdg/cordon" when xdg is non-NULL and non-empty, else
+/* The socket directory: "$xdg/cordon" when xdg is an absolute path, else
  * "/tmp/cordon-UID". 0, or -ENAMETOOLONG when it does not fit in out. Pure. */
 int csock_dir_for(const char *xdg, uid_t uid, char *out, size_t outlen);
 /* "<dir>/NAME.sock" for a valid name; 0, or -ENAMETOOLONG when the result would not fit in

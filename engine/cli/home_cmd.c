@@ -19,9 +19,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/cordon_dirs.h"
 #include "base/cli_opt.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "base/visible.h"
 #include "sandbox/home_view.h"
 
 #define SYNOPSIS "cordon home [--diff | --reset] [DIR]"
@@ -44,14 +46,13 @@ struct walk {
     unsigned long long bytes, entries;
 };
 
-/* One line "<what> ~/<path><suffix>": the names were chosen by sandboxed commands, so control
- * characters (a terminal's escape sequences) are shown as '?'. */
+/* One line "<what> ~/<path><suffix>": the names were chosen by sandboxed commands, so they go
+ * through the one renderer (control, C1, bidi and zero-width characters shown as escapes). */
 static void print_entry(const char *what, const char *path, const char *suffix)
 {
-    printf("%s ~/", what);
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-        putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
-    printf("%s\n", suffix);
+    char *shown = visible_dup(path);
+    printf("%s ~/%s%s\n", what, shown, suffix);
+    free(shown);
 }
 
 /* Walk directory dfd (rel: its path below the layer's root, "" for the root). */
@@ -158,7 +159,9 @@ int home_cmd_main(int argc, char **argv)
         goto out;
     }
     if (!(layer = home_view_layer_dir(ws))) {
-        fprintf(stderr, "cordon: home: no folder for home layers (set HOME or XDG_STATE_HOME)\n");
+        fprintf(
+            stderr,
+            "cordon: home: no folder for home layers (set HOME or XDG_STATE_HOME to an absolute path)\n");
         goto out;
     }
     upper = xasprintf("%s/upper", layer);
@@ -202,7 +205,7 @@ int home_cmd_main(int argc, char **argv)
         rc = 0;
         goto out;
     }
-    const char *h = getenv("HOME");
+    const char *h = cdir_home();
     home = h ? realpath(h, NULL) : NULL;
     struct walk w = {.home_fd = home ? open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1,
                      .diff = diff};

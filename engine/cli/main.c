@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/self_path.h"
 #include "base/util.h"
+#include "cli/doctor.h"
 #include "cli/nc.h"
 #include "cli/policy_check.h"
 #include "cli/policy_detect.h"
@@ -121,6 +122,11 @@ static int nc_command(int argc, char **argv)
     return nc_main(argc - 2, argv + 2);
 }
 
+static int doctor_command(int argc, char **argv)
+{
+    return doctor_main(argc - 2, argv + 2);
+}
+
 static int mcp_command(int argc, char **argv)
 {
     return mcp_main(argc - 2, argv + 2, CORDON_VERSION);
@@ -148,6 +154,8 @@ static const struct {
     {"trust", "trust a project's .cordon policy files, or --revoke the trust", trust_command},
     {"home", "show, --diff or --reset a workspace's copy-on-write home layer", home_command},
     {"mcp", "serve a session's sandbox to an agent as an MCP server on stdio", mcp_command},
+    {"doctor", "what this machine's kernel offers: each capability full, fallback or off",
+     doctor_command},
     {"nc", "inside a sandbox: relay stdin and stdout to HOST PORT through the proxy", nc_command},
 };
 

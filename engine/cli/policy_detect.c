@@ -78,6 +78,8 @@ static const char *const known_fields[] = {
     "profile",
     "readonly_in_workspace",
     "block_unix_sockets",
+    "root",
+    "host_listening",
     "expect",
     "note",
     "args", /* documentation for people and specs: not read here */
@@ -204,6 +206,11 @@ int detect_case_read(const struct json_value *root, struct detect_case *c, char 
     if ((v = json_get(root, "readonly_in_workspace")) &&
         (rc = want_list(v, "readonly_in_workspace", &c->readonly_in_workspace, err, errlen)))
         return rc;
+    if ((v = json_get(root, "root")) && (rc = want_bool(v, "root", &c->root, err, errlen)))
+        return rc;
+    if ((v = json_get(root, "host_listening")) &&
+        (rc = want_list(v, "host_listening", &c->host_listening, err, errlen)))
+        return rc;
     c->interactive = true;
     if ((v = json_get(root, "interactive")) &&
         (rc = want_bool(v, "interactive", &c->interactive, err, errlen)))
@@ -250,6 +257,7 @@ void detect_case_free(struct detect_case *c)
     str_list_free(&c->writable);
     str_list_free(&c->hidden);
     str_list_free(&c->readonly_in_workspace);
+    str_list_free(&c->host_listening);
     str_list_free(&c->network_denied);
     str_list_free(&c->host_exists);
     str_list_free(&c->host_sockets);
@@ -344,6 +352,8 @@ enum lh_outcome detect_case_prepare(struct detect_case *c, const char *profile,
         .profile = c->profile_name,
         .readonly_in_workspace = &c->readonly_in_workspace,
         .block_unix_sockets = c->block_unix_sockets,
+        .root = c->root,
+        .host_listening = &c->host_listening,
     };
     const struct marker_set *m = lh_refusal_markers();
     if (m) { /* what the controller's capture hands the hook: the lines with a marker */

@@ -26,6 +26,8 @@ struct detect_case {
     const char *workspace, *profile_name;
     bool workspace_readonly, block_unix_sockets;
     struct str_list readonly_in_workspace;
+    bool root;                      /* the caller was root */
+    struct str_list host_listening; /* the host's loopback ports with a service, as strings */
     /* filled by detect_case_prepare() */
     struct lh_command_result in;
     struct sandbox_config cfg;

@@ -137,7 +137,10 @@ int trust_cmd_main(int argc, char **argv)
     struct lh_options opt;
     layer_dirs_default(&opt);
     if (!opt.user_config_dir) {
-        fprintf(stderr, "cordon: trust: no user config directory (set HOME or XDG_CONFIG_HOME)\n");
+        fprintf(
+            stderr,
+            "cordon: trust: no user config directory (set HOME or XDG_CONFIG_HOME to an absolute "
+            "path)\n");
         return CORDON_EXIT_SETUP;
     }
     char *root = realpath(dir ? dir : ".", NULL);

@@ -23,6 +23,7 @@
 #include "sandbox/grants.h"
 #include "sandbox/home_view.h"
 #include "policy/layer_dirs.h"
+#include "base/cordon_dirs.h"
 #include "base/fdpass.h"
 #include "sandbox/init.h"
 #include "sandbox/late_names.h"
@@ -36,6 +37,8 @@
 #include "base/session_socket.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "base/said_once.h"
+#include "controller/loopback_rules.h"
 
 extern char **environ;
 
@@ -55,41 +58,32 @@ struct own_dir {
 
 static size_t own_dirs(struct own_dir *out, size_t max)
 {
-    const char *home = getenv("HOME"), *xc = getenv("XDG_CONFIG_HOME"),
-               *xs = getenv("XDG_STATE_HOME"), *xr = getenv("XDG_RUNTIME_DIR"),
-               *xk = getenv("XDG_CACHE_HOME");
-    bool has_home = home && *home;
+    const char *xr = cdir_runtime();
     char *cands[OWN_DIRS_MAX];
     const char *whats[OWN_DIRS_MAX];
     bool hides[OWN_DIRS_MAX];
     size_t n = 0;
-#define OWN(p, w, hd) (cands[n] = (p), whats[n] = (w), hides[n] = (hd), n++)
-    if (xc && *xc) {
-        OWN(xasprintf("%s/cordon", xc), "configuration", false);
-        OWN(xasprintf("%s/cordon/trusted", xc), "trust records", true);
-    }
-    if (has_home) {
-        OWN(xasprintf("%s/.config/cordon", home), "configuration", false);
-        OWN(xasprintf("%s/.config/cordon/trusted", home), "trust records", true);
-    }
-    if (xs && *xs)
-        OWN(xasprintf("%s/cordon", xs), "state", true);
-    if (has_home)
-        OWN(xasprintf("%s/.local/state/cordon", home), "state", true);
+    /* each place from the XDG variable and from HOME (cordon_dirs.h: relative ones count
+     * nowhere), NULL ones skipped */
+#define OWN(p, w, hd) (cands[n] = (p), whats[n] = (w), hides[n] = (hd), n += cands[n] != NULL)
+    OWN(cdir_xdg_path(CDIR_CONFIG, NULL), "configuration", false);
+    OWN(cdir_xdg_path(CDIR_CONFIG, "trusted"), "trust records", true);
+    OWN(cdir_home_path(CDIR_CONFIG, NULL), "configuration", false);
+    OWN(cdir_home_path(CDIR_CONFIG, "trusted"), "trust records", true);
+    OWN(cdir_xdg_path(CDIR_STATE, NULL), "state", true);
+    OWN(cdir_home_path(CDIR_STATE, NULL), "state", true);
     char dir[512];
-    if (xr && *xr && csock_dir_for(xr, getuid(), dir, sizeof dir) == 0)
+    if (xr && csock_dir_for(xr, getuid(), dir, sizeof dir) == 0)
         OWN(xstrdup(dir), "session sockets", true);
     if (csock_dir_for(NULL, getuid(), dir, sizeof dir) == 0)
         OWN(xstrdup(dir), "session sockets", true);
     /* the resolved profiles a later run serves without evaluating the policy again */
-    if (xk && *xk)
-        OWN(xasprintf("%s/cordon", xk), "cache", true);
-    if (has_home)
-        OWN(xasprintf("%s/.cache/cordon", home), "cache", true);
+    OWN(cdir_xdg_path(CDIR_CACHE, NULL), "cache", true);
+    OWN(cdir_home_path(CDIR_CACHE, NULL), "cache", true);
 #undef OWN
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        bool dup = cands[i][0] != '/' || m >= max; /* a relative XDG path is not used by anyone */
+        bool dup = m >= max;
         for (size_t j = 0; j < m && !dup; j++)
             dup = strcmp(out[j].path, cands[i]) == 0;
         if (dup) {
@@ -115,6 +109,10 @@ static char *canonical_prefix(const char *path)
             break;
         }
         char *slash = strrchr(p, '/');
+        if (errno == ENOENT && slash == p && path[0] == '/') {
+            out = xstrdup(path); /* nothing below / exists: "/" is the ancestor (HOME=/) */
+            break;
+        }
         if (errno != ENOENT || !slash || slash == p)
             break;
         *slash = '\0';
@@ -217,9 +215,9 @@ static int check_home_workspace(const struct sandbox_config *cfg, char *err, siz
 {
     if (cfg->allow_home_workspace || cfg->workspace_readonly)
         return 0;
-    const char *home = getenv("HOME");
+    const char *home = cdir_home();
     {
-        char *h = home && *home ? realpath(home, NULL) : NULL;
+        char *h = home ? realpath(home, NULL) : NULL;
         bool bad = h && path_is_within(h, cfg->workspace);
         if (bad)
             snprintf(err, errlen,
@@ -278,7 +276,7 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
     if (cfg->home_mode == SANDBOX_HOME_READONLY)
         goto out;
     char real[PATH_MAX];
-    const char *home = getenv("HOME");
+    const char *home = cdir_home();
     struct stat st;
     if (!home || !realpath(home, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
         snprintf(err, errlen,
@@ -335,7 +333,7 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen,
                  "cannot make the home layer %s: %s; profile key home = \"tmpfs\" or "
                  "\"readonly\" (--home tmpfs, --home readonly) avoids it",
-                 at ? at : "(no XDG_STATE_HOME or HOME)", strerror(-m));
+                 at ? at : "(no absolute XDG_STATE_HOME or HOME)", strerror(-m));
     free(upper);
     free(work);
     if (m < 0) {
@@ -378,8 +376,8 @@ static void root_only_inputs(const struct sandbox_root_only *from, const char *w
     str_list_push(keep, cwd);
     for (size_t i = 0; i < writable->len; i++)
         str_list_push(keep, writable->items[i]);
-    const char *h = getenv("HOME");
-    *home = h && *h ? realpath(h, NULL) : NULL;
+    const char *h = cdir_home();
+    *home = h ? realpath(h, NULL) : NULL;
 }
 
 static void root_only_inputs_free(struct sandbox_root_only *ro, struct str_list *keep, char *home)
@@ -394,11 +392,7 @@ static void root_only_inputs_free(struct sandbox_root_only *ro, struct str_list 
  * no state directory or it cannot be made: every folder is then listed. */
 static char *root_only_cache_path(void)
 {
-    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    char *dir = state && state[0] == '/' ? xasprintf("%s/cordon", state)
-                : home && home[0] == '/'
-                    ? xasprintf("%s/.local/state/cordon", strcmp(home, "/") ? home : "")
-                    : NULL;
+    char *dir = cdir_path(CDIR_STATE, NULL);
     if (!dir || mkdir_p(dir, 0700) < 0) {
         free(dir);
         return NULL;
@@ -683,6 +677,7 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     ahead = NULL;
     if (r < 0 || grants_resolve(cfg, environ, getenv("HOME"), err, errlen) < 0)
         return -1;
+    loopback_rules_say(&flags->network_allow, cfg);
     /* Fail closed: a sandbox that cannot keep its commands off the loopback is not started. */
     if (loopback_guard_wanted(cfg) && loopback_guard_check(err, errlen) < 0)
         return -1;
@@ -855,11 +850,23 @@ int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc,
     unsigned missing = need & ~cgroup_controllers(cg);
     /* pids has RLIMIT_NPROC but for the host's root; the rest is only a cgroup's to give */
     unsigned lost = missing & (host_root_inside ? (CGROUP_PIDS | CGROUP_MEMORY) : CGROUP_MEMORY);
-    if (lost)
-        LOG_W("limits", "no cgroup for this sandbox (%s): %s not applied", why,
-              lost == (CGROUP_PIDS | CGROUP_MEMORY) ? "limits.memory and limits.pids"
-              : lost == CGROUP_MEMORY               ? "limits.memory"
-                                                    : "limits.pids");
+    if (lost) {
+        /* the machine's, not the run's: said once per machine (base/said_once), then kept for
+         * cordon doctor and the debug log */
+        bool both = lost == (CGROUP_PIDS | CGROUP_MEMORY);
+        char line[PATH_MAX + 256];
+        snprintf(line, sizeof line, "no cgroup for this sandbox (%s): %s not applied", why,
+                 both                    ? "limits.memory and limits.pids"
+                 : lost == CGROUP_MEMORY ? "limits.memory"
+                                         : "limits.pids");
+        if (said_once_first(both                    ? "limits.memory-pids"
+                            : lost == CGROUP_MEMORY ? "limits.memory"
+                                                    : "limits.pids",
+                            line))
+            LOG_W("limits", "%s (said once on this machine: cordon doctor lists it)", line);
+        else
+            LOG_D("limits", "%s", line);
+    }
     if ((missing & CGROUP_PIDS) && !host_root_inside)
         nproc_fallback(cfg);
     return cg->n_dirs > 0;
@@ -903,9 +910,49 @@ void controller_oom_line(const struct sandbox_config *cfg, const struct cgroup *
     char limit[32];
     format_size(cfg->memory_max, limit, sizeof limit);
     if (kills == 1)
-        snprintf(line, len, "killed: out of memory (limit %s)", limit);
+        snprintf(line, len, "the command was killed: out of memory (limits.memory = %s)", limit);
     else
-        snprintf(line, len, "killed: out of memory (limit %s; %llu processes)", limit, kills);
+        snprintf(line, len,
+                 "the command was killed: out of memory (limits.memory = %s; %llu processes "
+                 "killed)",
+                 limit, kills);
+}
+
+void controller_pids_line(const struct sandbox_config *cfg, const struct cgroup *cg, char *line,
+                          size_t len)
+{
+    line[0] = '\0';
+    unsigned long long refused = cfg->pids_max ? cgroup_pids_refused(cg) : 0;
+    if (refused)
+        snprintf(line, len,
+                 "fork refused: the sandbox reached limits.pids = %llu (refused %llu %s)",
+                 cfg->pids_max, refused, refused == 1 ? "time" : "times");
+}
+
+void controller_limit_news(const struct sandbox_config *cfg, const struct cgroup *cg,
+                           struct limit_seen *seen, char *oom, size_t oom_len, char *pids,
+                           size_t pids_len)
+{
+    oom[0] = pids[0] = '\0';
+    unsigned long long kills = cfg->memory_max ? cgroup_oom_kills(cg) : 0;
+    unsigned long long refused = cfg->pids_max ? cgroup_pids_refused(cg) : 0;
+    if (kills > seen->oom_kills) {
+        char limit[32];
+        format_size(cfg->memory_max, limit, sizeof limit);
+        snprintf(oom, oom_len,
+                 "out of memory while the command ran: the kernel killed %llu %s of the "
+                 "session's sandbox (limits.memory = %s)",
+                 kills - seen->oom_kills, kills - seen->oom_kills == 1 ? "process" : "processes",
+                 limit);
+    }
+    if (refused > seen->pids_refused)
+        snprintf(pids, pids_len,
+                 "fork refused while the command ran: the session's sandbox reached "
+                 "limits.pids = %llu (refused %llu %s)",
+                 cfg->pids_max, refused - seen->pids_refused,
+                 refused - seen->pids_refused == 1 ? "time" : "times");
+    seen->oom_kills = kills > seen->oom_kills ? kills : seen->oom_kills;
+    seen->pids_refused = refused > seen->pids_refused ? refused : seen->pids_refused;
 }
 
 int controller_send_config(int ctl, const struct sandbox_config *cfg)

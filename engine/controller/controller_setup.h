@@ -95,10 +95,25 @@ int controller_cgroup(struct sandbox_config *cfg, struct controller_cgroup *cc,
  * directory of the cgroup. 0, or -1 with the reason in err. With a cgroup, cgroup_remove(&cc->cg)
  * once init is gone, on every path. */
 int controller_cgroup_enter(struct controller_cgroup *cc, pid_t init_pid, char *err, size_t errlen);
-/* The line reporting out-of-memory kills after the command ended ("killed: out of memory
- * (limit 64M)") into line, or "" when the memory limit killed nothing. */
+/* The line reporting out-of-memory kills after the command ended ("the command was killed: out
+ * of memory (limits.memory = 64M)") into line, or "" when the memory limit killed nothing. */
 void controller_oom_line(const struct sandbox_config *cfg, const struct cgroup *cg, char *line,
                          size_t len);
+/* The line reporting forks the cgroup's pids limit refused ("fork refused: the sandbox reached
+ * limits.pids = 50 (refused 12 times)") into line, or "" when it refused none. Only a cgroup
+ * counts them: under RLIMIT_NPROC alone the kernel keeps no count, and nothing is said. */
+void controller_pids_line(const struct sandbox_config *cfg, const struct cgroup *cg, char *line,
+                          size_t len);
+/* A session's counters as last told (controller_limit_news). */
+struct limit_seen {
+    unsigned long long oom_kills, pids_refused;
+};
+/* The limit hits since *seen (which is brought up to date), for the command of a session that
+ * just ended: oom and pids get a line each ("" when nothing new), naming the session's sandbox,
+ * since a hit during the command may have been another job's. */
+void controller_limit_news(const struct sandbox_config *cfg, const struct cgroup *cg,
+                           struct limit_seen *seen, char *oom, size_t oom_len, char *pids,
+                           size_t pids_len);
 /* The resolved configuration to init in a memfd. 0; -EPIPE/-ECONNRESET when init already failed
  * its set-up (it said why); another -errno otherwise. */
 int controller_send_config(int ctl, const struct sandbox_config *cfg);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/cordon_dirs.h"
 #include "base/sha256.h"
 #include "controller/git_guard.h"
 
@@ -38,11 +39,7 @@ static bool own_tree(const struct sandbox_config *cfg, const struct str_list *ro
  * state directory or it cannot be made: the first walk of each run is then a full one. */
 static char *walk_cache(const char *root)
 {
-    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    char *dir = state && state[0] == '/' ? xasprintf("%s/cordon/git-walks", state)
-                : home && home[0] == '/'
-                    ? xasprintf("%s/.local/state/cordon/git-walks", strcmp(home, "/") ? home : "")
-                    : NULL;
+    char *dir = cdir_path(CDIR_STATE, "git-walks");
     char hex[SHA256_HEX_LEN + 1];
     if (!dir || mkdir_p(dir, 0700) < 0) {
         free(dir);

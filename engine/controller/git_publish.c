@@ -13,15 +13,19 @@
  *      the read-only bind that fails with EBUSY);
  *   4. mediate: read the lock and the current file on the host (openat2 beneath the workspace,
  *      no links, regular files of at most GIT_PUBLISH_MAX bytes, the same inodes the caller
- *      sees), parse both; a code-running entry (key and value; core.worktree outside the
- *      workspace too) the current file does not have: EPERM and one line per key; else write
+ *      sees), parse both; an entry the current file does not have that is not on the allowlist
+ *      (base/git_config.h: key and value; a remote URL's local path must lie outside every
+ *      writable area as the host resolves it; core.worktree only a submodule's, inside its
+ *      tree, with no link on the way): EPERM and one line per key; else write
  *      the new text into the host's file in place (the sandbox's bind pins that inode; a new
  *      one is created exclusively), unlink the lock, reply 0.
- * Uses base/git_config, base/util, base/log, sandbox/rename_notify. The lines go to the
+ * Uses base/git_config, base/util, base/log, sandbox/rename_notify, and the sandbox's
+ * configuration (sandbox/sandbox-t.h) for what it writes on the host. The lines go to the
  * caller's own stderr (its fd 2, taken with pidfd_getfd: written only when that cannot block),
  * else to cordon's log. */
 #include "controller/git_publish.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -47,6 +51,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "sandbox/rename_notify.h"
+#include "sandbox/sandbox-t.h"
 
 /* Linux 6.6: the listener's wake-ups switch straight to the supervisor and back, on the
  * caller's CPU, instead of through the scheduler (older uapi headers lack the names). */
@@ -69,6 +74,9 @@ struct git_publish {
     size_t n_roots;
     char **root;
     int *root_fd;
+    /* Every host path the sandbox writes (the workspace, writable paths, the home's layer),
+     * canonical: a remote URL into one of them is refused. */
+    struct str_list writable;
     /* /proc/PID/mem of the last caller: a process renaming many files (a package manager)
      * costs one open. It holds that process's memory only: a pid used again by another
      * process reads nothing through it (the old memory is gone), and is opened anew. */
@@ -268,7 +276,15 @@ static char *display_key(const char *key)
                                         "sendmailCmd",
                                         "toCmd",
                                         "ccCmd",
-                                        "headerCmd"};
+                                        "headerCmd",
+                                        "cookieFile",
+                                        "saveCookies",
+                                        "sslVerify",
+                                        "sslCAInfo",
+                                        "insteadOf",
+                                        "pushInsteadOf",
+                                        "excludesFile",
+                                        "attributesFile"};
     char *out = xstrdup(key);
     char *first = strchr(out, '.'), *last = strrchr(out, '.');
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
@@ -293,30 +309,232 @@ static bool has_entry(const struct git_config *c, const struct git_config_entry 
     return false;
 }
 
-/* core.worktree names where the host's git checks files out (relative: to the git directory,
- * git_dir): outside the workspace, a `git checkout` on the host would write the repository's
- * files there (a .bashrc into the home). NULL when it stays inside, lexically; a link inside
- * the workspace on the way is not looked at (docs/git.md, limits). */
-static const char *worktree_outside(const struct git_config_entry *e, const char *git_dir,
-                                    const char *workspace)
+/* "." or ".." as a component of path, after its leading ".." (when lead) */
+static bool has_dot_component(const char *path, bool lead)
 {
-    if (strcmp(e->key, "core.worktree") != 0)
-        return NULL;
-    if (!e->value || !*e->value || e->value[0] == '~')
-        return "points the work tree outside the workspace"; /* or could: refused */
-    char *where = path_absolute(e->value, git_dir);
-    bool inside = path_is_within(where, workspace);
-    free(where);
-    return inside ? NULL
-                  : "points the work tree outside the workspace, where the host's git would "
-                    "write files";
+    for (const char *p = path; *p;) {
+        while (*p == '/')
+            p++;
+        const char *seg = p;
+        while (*p && *p != '/')
+            p++;
+        size_t n = (size_t)(p - seg);
+        bool dotdot = n == 2 && seg[0] == '.' && seg[1] == '.';
+        if (lead && dotdot)
+            continue;
+        lead = false;
+        if ((n == 1 && seg[0] == '.') || dotdot)
+            return true;
+    }
+    return false;
 }
 
-/* Step 4: rel is the config's path in the workspace, for the lines; git_dir its directory as
- * the sandbox and the host both name it. */
-static void mediate(int host_dir, const char *base, const char *lock, const struct stat *target,
-                    const struct stat *source, const char *rel, const char *git_dir,
-                    const char *workspace, struct verdict *v)
+/* Where the host's kernel takes path (absolute): its longest leading part that exists,
+ * resolved (links followed, as git's open would), with the rest appended. NULL when that
+ * cannot be told: the rest holds "." or "..", or a part cannot be looked at. */
+static char *host_resolve(const char *path)
+{
+    size_t cut = strlen(path);
+    for (;;) {
+        char *prefix = cut ? xasprintf("%.*s", (int)cut, path) : xstrdup("/");
+        char *real = realpath(prefix, NULL);
+        int e = errno;
+        free(prefix);
+        if (real) {
+            const char *rest = path + cut;
+            char *out = NULL;
+            if (!has_dot_component(rest, false))
+                out = path_absolute(*rest ? rest + 1 : ".", real);
+            free(real);
+            return out;
+        }
+        if ((e != ENOENT && e != ENOTDIR) || cut == 0)
+            return NULL;
+        while (cut > 0 && path[cut - 1] == '/')
+            cut--;
+        while (cut > 0 && path[cut - 1] != '/')
+            cut--;
+        while (cut > 1 && path[cut - 1] == '/')
+            cut--;
+        if (cut == 1)
+            cut = 0;
+    }
+}
+
+/* The writable area that holds abs (lexically), or NULL. */
+static const char *in_writable(const struct git_publish *g, const char *abs)
+{
+    for (size_t i = 0; i < g->writable.len; i++)
+        if (path_is_within(abs, g->writable.items[i]))
+            return g->writable.items[i];
+    return NULL;
+}
+
+/* A remote URL naming the local path path, in the config of git_dir (the sandbox's name for it,
+ * the same as the host's: every mediated tree is seen at its own path): NULL when the host's
+ * git would open a repository outside every writable area; else why not. A relative path is
+ * taken against the git directory, its parent and the config's work tree (git resolves it
+ * against where it runs), and must be outside for each; the kernel's reading (links followed)
+ * and the lexical one must both be outside. */
+static const char *local_path_why(const struct git_publish *g, const char *path,
+                                  const char *git_dir, const char *work_tree)
+{
+    char *parent = path_absolute("..", git_dir);
+    char *tree = work_tree ? path_absolute(work_tree, git_dir) : NULL;
+    const char *bases[] = {git_dir, parent, tree};
+    const char *why = NULL;
+    for (size_t i = 0; i < ARRAY_LEN(bases) && !why; i++) {
+        if (!bases[i] || (path[0] == '/' && i > 0))
+            continue;
+        char *raw = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", bases[i], path);
+        char *lexical = path_absolute(raw, "/");
+        char *real = host_resolve(raw);
+        if (!real)
+            why = "a local path whose place on the host cannot be told";
+        else if (in_writable(g, lexical) || in_writable(g, real))
+            why = "a local path the sandbox writes, in the workspace, a writable path or the "
+                  "home's layer, where the command can plant a repository whose hooks the host's "
+                  "git runs";
+        free(raw);
+        free(lexical);
+        free(real);
+    }
+    free(parent);
+    free(tree);
+    return why;
+}
+
+/* core.worktree names where the host's git checks the repository's files out (relative: to the
+ * git directory). git writes it for a submodule (.git/modules/<name>, its work tree in the
+ * superproject's); anywhere else it only serves to move a checkout. Written when the git
+ * directory is a submodule's, the value climbs with leading ".." only, lands inside the same
+ * tree, and no part of the way that exists on the host is a link. NULL, or why not. */
+static const char *work_tree_why(const struct git_publish *g, size_t root, const char *value,
+                                 const char *git_dir)
+{
+    if (!strstr(git_dir, "/.git/modules/"))
+        return "moves the work tree of a repository that is not a submodule's";
+    if (value[0] == '~' || has_dot_component(value, value[0] != '/'))
+        return "a work tree that is not a plain path";
+    char *where = path_absolute(value, git_dir);
+    const char *why = NULL;
+    if (!path_is_within(where, g->root[root]) || strcmp(where, g->root[root]) == 0) {
+        why = "points the work tree outside the tree the repository is in";
+        goto out;
+    }
+    /* the part of the way that exists, beneath the tree, with no link: ENOENT cuts one part */
+    char *rel = xstrdup(where + strlen(g->root[root]) + 1);
+    for (;;) {
+        int fd = openat2_fd(g->root_fd[root], rel, O_PATH,
+                            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+        if (fd >= 0) {
+            close(fd);
+            break;
+        }
+        char *slash = strrchr(rel, '/');
+        if (fd != -ENOENT || !slash) {
+            if (fd == -ELOOP || fd == -EXDEV)
+                why = "a work tree whose way on the host passes a link";
+            else if (fd != -ENOENT)
+                why = "a work tree whose way on the host cannot be looked at";
+            break;
+        }
+        *slash = '\0';
+    }
+    free(rel);
+out:
+    free(where);
+    return why;
+}
+
+/* value as a shell word for the line's `git config` (single-quoted when needed), or NULL when
+ * it is too long or not plain text: the line then says VALUE. */
+static char *shell_word(const char *value)
+{
+    if (!value)
+        return xstrdup("true");
+    size_t n = strlen(value);
+    bool plain = n > 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if (c < ' ' || c == 0x7f || c >= 0x80)
+            return NULL;
+        if (!(isalnum(c) || strchr("@%+=:,./_-", c)))
+            plain = false;
+    }
+    if (n > 200)
+        return NULL;
+    if (plain)
+        return xstrdup(value);
+    char *out = xmalloc(4 * n + 3), *o = out;
+    *o++ = '\'';
+    for (size_t i = 0; i < n; i++) {
+        if (value[i] == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = value[i];
+        }
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return out;
+}
+
+/* The key as the line shows it: git's spelling, with any byte a terminal could act on shown
+ * as \xNN (a subsection may hold them; such a key is refused anyway). */
+static char *shown_key(const char *key)
+{
+    char *k = display_key(key);
+    size_t n = strlen(k);
+    char *out = xmalloc(4 * n + 1), *o = out;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)k[i];
+        if (c <= ' ' || c == 0x7f || c >= 0x80)
+            o += sprintf(o, "\\x%02x", c);
+        else
+            *o++ = (char)c;
+    }
+    *o = '\0';
+    free(k);
+    return out;
+}
+
+/* The value of key in c (the last one, as git reads it), or NULL. */
+static const char *config_get(const struct git_config *c, const char *key)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < c->len; i++)
+        if (strcmp(c->items[i].key, key) == 0)
+            v = c->items[i].value;
+    return v;
+}
+
+/* Why e (an entry the command adds or changes in the config of git_dir, in tree root) is not
+ * written, or NULL: the allowlist (base/git_config.h), and where a value names a place, that
+ * place as the host sees it. */
+static const char *refusal(const struct git_publish *g, size_t root, const struct git_config *c,
+                           const struct git_config_entry *e, const char *git_dir)
+{
+    const char *why = NULL, *path = NULL;
+    switch (git_config_judge(c, e, &why, &path)) {
+    case GIT_CONFIG_ALLOW:
+        return NULL;
+    case GIT_CONFIG_REFUSE:
+        return why;
+    case GIT_CONFIG_LOCAL_PATH:
+        return local_path_why(g, path, git_dir, config_get(c, "core.worktree"));
+    case GIT_CONFIG_WORK_TREE:
+        return work_tree_why(g, root, path, git_dir);
+    }
+    return "cannot be judged";
+}
+
+/* Step 4: rel is the config's path, for the lines; git_dir its directory as the sandbox and the
+ * host both name it; root the mediated tree holding it. */
+static void mediate(const struct git_publish *g, size_t root, int host_dir, const char *base,
+                    const char *lock, const struct stat *target, const struct stat *source,
+                    const char *rel, const char *git_dir, struct verdict *v)
 {
     char *new_text = NULL, *old_text = NULL, err[200];
     size_t new_len = 0, old_len = 0;
@@ -359,19 +577,27 @@ static void mediate(int host_dir, const char *base, const char *lock, const stru
     }
     for (size_t i = 0; i < new_cfg.len; i++) {
         const struct git_config_entry *e = &new_cfg.items[i];
-        const char *why = git_config_key_runs_code(e->key, e->value);
-        if (!why)
-            why = worktree_outside(e, git_dir, workspace);
-        if (!why || has_entry(&old_cfg, e))
-            continue; /* safe, or there before: the host's own setting, kept as it was */
-        if (refused++ < 8) {
-            char *shown = display_key(e->key);
+        /* there before: the host's own setting, kept as it was, unless the write changes
+         * what it means */
+        bool kept = has_entry(&old_cfg, e);
+        const char *why = kept ? git_config_judge_kept(&old_cfg, &new_cfg, e)
+                               : refusal(g, root, &new_cfg, e, git_dir);
+        if (!why || refused++ >= 8)
+            continue;
+        char *shown = shown_key(e->key), *word = shell_word(e->value), *file = shell_word(rel);
+        if (kept)
             add_line(v,
-                     "cordon: refused git setting %s (%s): settings that run programs on the "
-                     "host are made outside the sandbox; %s is unchanged",
+                     "cordon: refused git setting %s (%s): if you mean it, run the same git "
+                     "command outside the sandbox; %s is unchanged",
                      shown, why, rel);
-            free(shown);
-        }
+        else
+            add_line(v,
+                     "cordon: refused git setting %s (%s): if you mean it, run outside the "
+                     "sandbox: git config --file %s %s %s; %s is unchanged",
+                     shown, why, file ? file : "FILE", shown, word ? word : "VALUE", rel);
+        free(shown);
+        free(word);
+        free(file);
     }
     if (refused) {
         if (!target)
@@ -469,8 +695,8 @@ static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *
         add_line(v, "cordon: refused writing %s: its lock file is gone: %s", shown,
                  strerror(errno));
     } else {
-        mediate(host_dir, base, lock, creating ? NULL : &st_target, &st_source, shown, to_abs,
-                workspace, v);
+        mediate(g, best, host_dir, base, lock, creating ? NULL : &st_target, &st_source, shown,
+                to_abs, v);
     }
     free(shown);
 out:
@@ -594,7 +820,17 @@ static void *serve(void *arg)
     return NULL;
 }
 
-struct git_publish *git_publish_start(int listener, const struct str_list *roots)
+/* Add path to g's writable areas, canonical (as it is when it exists). */
+static void add_writable(struct git_publish *g, const char *path)
+{
+    if (!path || path[0] != '/')
+        return;
+    char *real = realpath(path, NULL);
+    str_list_push_owned(&g->writable, real ? real : path_absolute(path, "/"));
+}
+
+struct git_publish *git_publish_start(int listener, const struct str_list *roots,
+                                      const struct sandbox_config *cfg)
 {
     struct git_publish *g = xcalloc(1, sizeof *g);
     g->listener = listener;
@@ -618,8 +854,22 @@ struct git_publish *git_publish_start(int listener, const struct str_list *roots
         g->root[i] = xstrdup(roots->items[i]);
         g->root_fd[i] = open(g->root[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (g->root_fd[i] < 0)
-            LOG_W("git", "cannot open %s (%s): its git config writes are not published",
-                  g->root[i], strerror(errno));
+            LOG_W("git", "cannot open %s (%s): its git config writes are not published", g->root[i],
+                  strerror(errno));
+        add_writable(g, g->root[i]);
+    }
+    if (cfg) {
+        if (cfg->workspace && !cfg->workspace_readonly)
+            add_writable(g, cfg->workspace);
+        for (size_t i = 0; i < cfg->writable.len; i++)
+            add_writable(g, cfg->writable.items[i]);
+        /* what a command writes in its home lands in its layer, on the host; the folder
+         * holding every workspace's layer, as another workspace's commands write theirs */
+        if (cfg->home_mode == SANDBOX_HOME_OVERLAY && cfg->home_layer) {
+            char *layers = path_absolute("..", cfg->home_layer);
+            add_writable(g, layers);
+            free(layers);
+        }
     }
     /* No rename may wait unanswered: without the thread, no sandbox (the caller's init dies
      * with this process, and the command with it). Signals stay the main thread's. */
@@ -653,6 +903,7 @@ void git_publish_stop(struct git_publish *g)
     }
     free(g->root);
     free(g->root_fd);
+    str_list_free(&g->writable);
     if (g->mem_fd >= 0)
         close(g->mem_fd);
     free(g->req);

@@ -1,12 +1,14 @@
 /* git_publish.h — the host side of the sandbox's rename filter (sandbox/rename_notify.h):
  * answers every rename of the sandbox. A rename of git's lock file onto a git config file of
  * a writable tree (config or config.worktree in a git directory), which the sandbox sees
- * read-only, is mediated: the new text is read on the host and, unless it adds or changes a
- * setting that runs code (base/git_config.h), written into the host's file in place and the
- * rename reported done; else refused (EPERM) with one line on the command's stderr naming the
- * key and why. Every other rename is left to the kernel.
+ * read-only, is mediated: the new text is read on the host and written into the host's file in
+ * place, the rename reported done, when every setting it adds or changes is on the allowlist
+ * (base/git_config.h) with a value that fits (a remote URL's local path outside every writable
+ * area, as the host resolves it); else refused (EPERM) with one line per key on the command's
+ * stderr naming the key, why, and the `git config` that sets it outside. Every other rename is
+ * left to the kernel.
  * Used by `cordon run` (controller/run.c) and cordon-session (session_start.c). Must
- * never block on the sandbox, follow a link on the host, write outside the workspace, or let a
+ * never block on the sandbox, write through a link on the host, write outside the workspace, or let a
  * command's rename wait unanswered: any failure while mediating refuses, with one line. */
 #ifndef CORDON_GIT_PUBLISH_H
 #define CORDON_GIT_PUBLISH_H
@@ -20,8 +22,12 @@ struct git_publish;
  * it: git_guards_roots), which the sandbox sees at the same paths; none (a read-only
  * workspace, no writable path): nothing is mediated, every rename goes to the kernel. A tree
  * that cannot be opened is not mediated, said once; a thread that cannot start ends cordon
- * (die): a rename nobody answers would hang the command. */
-struct git_publish *git_publish_start(int listener, const struct str_list *roots);
+ * (die): a rename nobody answers would hang the command. cfg (read here, not kept; NULL: the
+ * roots only) says what else the sandbox writes on the host (writable paths, the home's
+ * layer): a remote URL naming a local path into any of it is refused. */
+struct sandbox_config;
+struct git_publish *git_publish_start(int listener, const struct str_list *roots,
+                                      const struct sandbox_config *cfg);
 
 /* Stop the thread and close the listener (renames still waiting then fail with ENOSYS: call it
  * once the sandbox is gone). NULL is fine. */

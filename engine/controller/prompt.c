@@ -1,14 +1,16 @@
-/* prompt.c — see prompt.h. Owns the reading of one answer key and what each key means.
- * Uses termios and poll on the caller's terminal. Never reads past the answer's one key,
+/* prompt.c — see prompt.h. Owns the reading of one answer key, what each key means, and how a
+ * question is shown. Uses termios and poll on the caller's terminal, base/visible.c. Never reads past the answer's one key,
  * never returns with the terminal's mode changed. */
 #include "controller/prompt.h"
 
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "base/util.h"
+#include "base/visible.h"
 
 char prompt_read_key(int fd, double timeout_s)
 {
@@ -50,4 +52,13 @@ const char *prompt_outcome(bool answered, enum prompt_answer a)
 void prompt_say(int fd, const char *text)
 {
     (void)write_all(fd, text, strlen(text)); /* the terminal went away: nobody to tell */
+}
+
+void prompt_show(int fd, const char *text, const char *keys)
+{
+    char *shown = visible_dup(text);
+    char *line = xasprintf("\r\n\033[1mcordon:\033[0m %s.\r\n%s", shown, keys);
+    prompt_say(fd, line);
+    free(line);
+    free(shown);
 }

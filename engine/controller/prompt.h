@@ -23,6 +23,12 @@ enum prompt_answer prompt_answer_of(char key, const char *once_keys, const char 
  * "denied". */
 const char *prompt_outcome(bool answered, enum prompt_answer a);
 
-/* Write the whole of text to fd (a question, an outcome); a terminal gone away is ignored. */
+/* Write the whole of text to fd (cordon's own words, an outcome); a terminal gone away is
+ * ignored. */
 void prompt_say(int fd, const char *text);
+/* A question on a raw terminal: "cordon: TEXT." on a line of its own, then keys (cordon's
+ * words, ending where the key is typed). TEXT names what a command chose (a host, a command
+ * line): it goes through the one renderer (base/visible.h), so no byte of it acts on the
+ * terminal. */
+void prompt_show(int fd, const char *text, const char *keys);
 #endif

@@ -7,10 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/visible.h"
 #include "sandbox/hide.h"
+#include "controller/host_listening.h"
 
 /* One line per refused thing: a refusal with the kind and path of one kept before it says
  * nothing new, and one without a path says less than one of its kind with a path. Keeps the
@@ -41,6 +44,18 @@ static size_t merge_refusals(struct lh_refusal *found, size_t n)
 static char *hook_text(const struct capture *c, bool candidates, size_t *len, bool *cut)
 {
     return candidates ? capture_candidates(c, len, cut) : capture_text(c, len, cut);
+}
+
+/* Does text hold a client's line for a refused connection (the words the default detector's
+ * cordon.refusal.refused_patterns key on)? */
+static bool shows_refused_connection(const char *text, size_t len)
+{
+    static const char *const words[] = {"onnection refused", "ECONNREFUSED",     "Errno 111",
+                                        "os error 111",      "Couldn't connect", "(111)"};
+    for (size_t i = 0; text && i < sizeof words / sizeof words[0]; i++)
+        if (memmem(text, len, words[i], strlen(words[i])))
+            return true;
+    return false;
 }
 
 size_t refusal_report(const struct sandbox_config *cfg, const char *command, int exit_code, int sig,
@@ -80,6 +95,11 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     for (size_t i = 0; i < cfg->hidden.len; i++)
         str_list_push(&hidden, cfg->hidden.items[i]);
     hide_except_hidden_now(&cfg->hidden_except, &hidden);
+    /* a refused connection may be to a port the host serves: which ones it does, looked up
+     * only when a kept line shows a refusal of the kind (lua/HOOKS.md, host_listening) */
+    struct str_list listening = {0};
+    if (shows_refused_connection(out_text, out_len) || shows_refused_connection(err_text, err_len))
+        host_listening_ports(&listening);
     struct lh_command_result in = {
         .command = command,
         .exit_code = exit_code,
@@ -102,6 +122,8 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
         .block_unix_sockets = cfg->block_unix_sockets,
         .grant_ssh_agent = cfg->grant_ssh_agent,
         .grant_gpg_agent = cfg->grant_gpg_agent,
+        .root = geteuid() == 0,
+        .host_listening = &listening,
     };
     char msg[1024];
     enum lh_outcome o = lh_detect_refusals(&in, found, max, &n, msg, sizeof msg);
@@ -112,14 +134,19 @@ size_t refusal_report(const struct sandbox_config *cfg, const char *command, int
     n = merge_refusals(found, n);
     bool ask_sandbox_off = false, plan = false;
     lh_profile_escalation(&ask_sandbox_off, &plan);
-    for (size_t i = 0; i < n; i++)
-        fprintf(stderr, "cordon: %s%s\n", found[i].reason,
+    for (size_t i = 0; i < n; i++) {
+        /* a reason names what the command chose (a path, a host): through the one renderer */
+        char *shown = visible_dup(found[i].reason);
+        fprintf(stderr, "cordon: %s%s\n", shown,
                 ask_sandbox_off || strcmp(found[i].kind, "network") == 0
                     ? ""
                     : "; run with --ask-sandbox-off to be asked next time");
+        free(shown);
+    }
     str_list_free(&writable);
     str_list_free(&hidden);
     str_list_free(&protected_in_ws);
+    str_list_free(&listening);
     free(out_text);
     free(err_text);
     return n;

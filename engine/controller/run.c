@@ -105,16 +105,9 @@ static void owner_show(struct terminal_owner *o)
 {
     if (o->n == 0)
         return;
-    /* The host name comes from the sandboxed command: shown so that no byte of it acts on the
-     * terminal. */
-    char text[sizeof o->queue[0].text * 4];
-    visible_render(o->queue[0].text, strlen(o->queue[0].text), text, sizeof text);
-    char line[sizeof text + 160];
-    snprintf(line, sizeof line,
-             "\r\n\033[1mcordon:\033[0m %s.\r\n"
-             "        [c] allow for this command  [s] allow for the session  [D] deny: ",
-             text);
-    prompt_say(o->fd, line);
+    /* The host name comes from the sandboxed command: prompt_show renders it. */
+    prompt_show(o->fd, o->queue[0].text,
+                "        [c] allow for this command  [s] allow for the session  [D] deny: ");
 }
 
 static void owner_pop(struct terminal_owner *o)
@@ -188,8 +181,11 @@ static void guard_check(struct controller *c, bool tick)
     struct str_list lines = {0};
     if (c->guard)
         (void)(tick ? git_guards_tick(c->guard, &lines, true) : git_guards_check(c->guard, &lines));
-    for (size_t i = 0; i < lines.len; i++)
-        fprintf(stderr, "cordon: %s%s", lines.items[i], c->tty_raw ? "\r\n" : "\n");
+    for (size_t i = 0; i < lines.len; i++) {
+        char *shown = visible_dup(lines.items[i]); /* names a command chose */
+        fprintf(stderr, "cordon: %s%s", shown, c->tty_raw ? "\r\n" : "\n");
+        free(shown);
+    }
     str_list_free(&lines);
 }
 
@@ -395,8 +391,8 @@ static void supervise(struct controller *c)
  * expected one came. EOF means init failed its set-up; it said why on stderr, and supervise()
  * sees it exit. */
 static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
-                        char **command, const struct str_list *git_roots, int *http_fd,
-                        int *socks_fd)
+                        char **command, const struct str_list *git_roots,
+                        const struct sandbox_config *cfg, int *http_fd, int *socks_fd)
 {
     int expected = (want_pty ? 1 : 0) + 1 /* the rename listener */ +
                    (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
@@ -425,7 +421,7 @@ static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, si
                 LOG_E("run", "a host port's listener cannot be served: its connections fail");
             break;
         case INIT_MSG_RENAME_NOTIFY:
-            c->git = git_publish_start(fd, git_roots);
+            c->git = git_publish_start(fd, git_roots, cfg);
             break;
         default:
             if (!controller_take_listener(tag, fd))
@@ -556,7 +552,7 @@ static bool *ro_absent_note(const struct sandbox_config *cfg)
     return absent;
 }
 
-/* An empty directory runs nothing (and the view itself makes .git/hooks when it is missing). */
+/* An empty directory runs nothing. */
 static bool holds_something(const char *path)
 {
     struct stat st;
@@ -582,6 +578,10 @@ static void ro_appeared_report(const struct sandbox_config *cfg, const bool *abs
         if (!absent[i])
             continue;
         const char *rel = cfg->readonly_in_workspace.items[i];
+        /* the repository's own (a hooks folder made where there was none): the git guard
+         * recorded it missing and undoes what appears there in a line of its own */
+        if (strncmp(rel, ".git/", 5) == 0)
+            continue;
         char *p = xasprintf("%s/%s", cfg->workspace, rel);
         if (holds_something(p) && len < sizeof line)
             len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", len ? ", " : "", rel);
@@ -768,7 +768,7 @@ int run_main(int argc, char **argv)
 
     int http_fd = -1, socks_fd = -1;
     receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command,
-                git_guards_roots(c.guard), &http_fd, &socks_fd);
+                git_guards_roots(c.guard), &cfg, &http_fd, &socks_fd);
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
             c.ports = port_relay_new(&c.loop, flags.command);
@@ -797,10 +797,13 @@ int run_main(int argc, char **argv)
     if (c.have_cgroup) {
         /* The kernel counts its kills for the memory limit: a command that died of one (or
          * whose init did) is told so, not left to guess from a bare SIGKILL. */
-        char oom[128];
+        char oom[160], pids[160];
         controller_oom_line(&cfg, &c.cgroup.cg, oom, sizeof oom);
+        controller_pids_line(&cfg, &c.cgroup.cg, pids, sizeof pids);
         if (oom[0])
             fprintf(stderr, "cordon: %s\n", oom);
+        if (pids[0])
+            fprintf(stderr, "cordon: %s\n", pids);
     }
     ro_appeared_report(&cfg, ro_absent);
     free(ro_absent);

@@ -7,7 +7,9 @@
  *     lower-case letters, digits, '-' and '.' (possibly empty before its first dot), and NAME a lower-case letter then letters,
  *     digits or '-' (so the table's comparisons see what git compares); lines never go back
  *     and stay within the text;
- *   - the same text reads the same twice, and judging every entry answers (NULL or a reason).
+ *   - the same text reads the same twice, and judging every entry answers (NULL or a reason);
+ *   - the allowlist's verdict on every entry is one of its four, with a reason exactly when it
+ *     refuses and a path (inside the value) exactly when the caller must judge one.
  * Built and run by `make fuzz` (engine/fuzz/README.md). Links git_config.c only; the
  * allocation helper of util.h is defined here, aborting on failure as util.c ends the process. */
 #include <errno.h>
@@ -65,6 +67,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ASSERT(a.items[i].line >= prev && a.items[i].line <= lines);
             prev = a.items[i].line;
             (void)git_config_key_runs_code(a.items[i].key, a.items[i].value);
+            const char *why, *path;
+            switch (git_config_judge(&a, &a.items[i], &why, &path)) {
+            case GIT_CONFIG_ALLOW:
+                ASSERT(!why && !path);
+                break;
+            case GIT_CONFIG_REFUSE:
+                ASSERT(why && !path);
+                break;
+            case GIT_CONFIG_LOCAL_PATH:
+            case GIT_CONFIG_WORK_TREE:
+                ASSERT(!why && path && a.items[i].value && path >= a.items[i].value &&
+                       path < a.items[i].value + strlen(a.items[i].value));
+                break;
+            }
         }
     }
     int r2 = git_config_parse(text, size, &b, err, sizeof err);

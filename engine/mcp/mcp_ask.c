@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "base/util.h"
+#include "base/visible.h"
 #include "client/client_http.h"
 #include "client/client_ndjson.h"
 #include "mcp/mcp_wire.h"
@@ -102,10 +103,14 @@ static const char *elicit(const struct question *q)
     struct json_value *res = NULL;
     char err[256];
     const char *answer = "deny";
+    /* the question names what a sandboxed command chose (a host, a command line): shown through
+     * the one renderer, so no control, bidi or zero-width character reaches the person raw */
+    char *shown = visible_dup(q->text);
     char *message = xasprintf("cordon (the sandbox running this agent's commands) asks: %s\n"
                               "once: allow it this time; session: allow it for the rest of "
                               "this session; deny: refuse it.",
-                              q->text);
+                              shown);
+    free(shown);
     json_buf_lit(&p, "{\"message\":");
     json_buf_string(&p, message, strlen(message));
     json_buf_lit(&p, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"answer\":{"

@@ -6,8 +6,10 @@
  * 4xx/5xx answer, e.g. a ninth background job), or the exec stream ended without an exit. */
 #include "mcp/mcp_tools.h"
 
+#include <arpa/inet.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/visible.h"
 #include "client/client_http.h"
 #include "client/client_ndjson.h"
 #include "mcp/mcp_bound.h"
@@ -121,7 +124,9 @@ static const struct tool tools[] = {
      "typically the dev server (a web app, an API, docs) you started with start_background, "
      "listening on the sandbox's 127.0.0.1 or 0.0.0.0. The sandbox has a network of its own, so "
      "without this nothing outside it reaches its servers. The host side listens on 127.0.0.1 "
-     "(only this machine) unless host_addr names another address, at host_port (by default "
+     "(only this machine) unless host_addr names another address (one other machines can "
+     "reach is asked of the user first, and refused when they cannot be asked), at host_port "
+     "(by default "
      "the same number; 0 for any free one). Any TCP is carried (HTTP, WebSocket, hot reload). "
      "Tell the user the address the result gives. It stays published until unpublish_port or "
      "the session's end.",
@@ -864,11 +869,95 @@ static void host_and_port(struct json_buf *t, const char *addr, long long port)
     json_buf_printf(t, "%s%s%s:%lld", v6 ? "[" : "", addr, v6 ? "]" : "", port);
 }
 
+/* Whether addr is an IP address other than loopback (127.0.0.0/8, ::1, ::ffff:127.x.y.z): one
+ * that other machines may reach. A string that is no address is the session's to refuse. */
+static bool beyond_loopback(const char *addr)
+{
+    unsigned char b[16];
+    if (inet_pton(AF_INET, addr, b) == 1)
+        return b[0] != 127;
+    if (inet_pton(AF_INET6, addr, b) != 1)
+        return false;
+    static const unsigned char loop6[16] = {[15] = 1};
+    static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff};
+    if (memcmp(b, loop6, 16) == 0)
+        return false;
+    return !(memcmp(b, mapped, 12) == 0 && b[12] == 127);
+}
+
+/* How long the person has to answer whether a port may be published beyond loopback. */
+#define PUBLISH_ASK_S 120.0
+
+/* A port published on an address other than loopback is reachable from other machines: the
+ * agent asked for it, so a person says yes (an elicitation) or it is refused. 0 when the person
+ * allowed it, else -1 with the one line in err (declined, no answer, a client that cannot ask). */
+static int publish_asked(const struct mcp_server *s, const struct args *a, char *err, size_t errlen)
+{
+    static atomic_llong next_tag = -1; /* approvals' tags are their (positive) ids */
+    char *addr = visible_dup(a->host_addr);
+    char port[24] = "the same port";
+    if (a->has_host_port)
+        snprintf(port, sizeof port, "port %lld", a->host_port);
+    snprintf(err, errlen,
+             "publishing sandbox port %lld on %s (not loopback: other machines could reach it) "
+             "needs a person's yes",
+             a->port, addr);
+    if (!s->elicitation) {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n,
+                 ", and this MCP client cannot ask one: refused (publish on 127.0.0.1, or run "
+                 "`cordon publish %s %lld --host-addr %s` yourself)",
+                 s->session, a->port, addr);
+        free(addr);
+        return -1;
+    }
+    char *message = xasprintf("cordon (the sandbox running this agent's commands) asks: the "
+                              "agent wants sandbox port %lld published on the host at %s, %s: "
+                              "not loopback, so other machines on that network can reach it. "
+                              "allow: publish it; deny: refuse it.",
+                              a->port, addr, port);
+    struct json_buf p = {0};
+    json_buf_lit(&p, "{\"message\":");
+    json_buf_string(&p, message, strlen(message));
+    json_buf_lit(&p, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"answer\":{"
+                     "\"type\":\"string\",\"title\":\"Answer\",\"enum\":[\"allow\",\"deny\"]}},"
+                     "\"required\":[\"answer\"]}}");
+    struct json_value *res = NULL;
+    char why[256];
+    int rc = -1;
+    if (mcp_request("elicitation/create", p.data, atomic_fetch_sub(&next_tag, 1), PUBLISH_ASK_S,
+                    &res, why, sizeof why) < 0) {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, ": refused (%s)", why);
+        goto out;
+    }
+    const struct json_value *r = json_get(res, "result");
+    const struct json_value *action = json_get(r, "action");
+    const struct json_value *ans = json_get(json_get(r, "content"), "answer");
+    if (action && action->type == JSON_STRING && strcmp(action->str, "accept") == 0 && ans &&
+        ans->type == JSON_STRING && strcmp(ans->str, "allow") == 0) {
+        rc = 0;
+    } else {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, ": the person did not allow it, refused");
+    }
+out:
+    json_free(res);
+    json_buf_free(&p);
+    free(message);
+    free(addr);
+    return rc;
+}
+
 static void publish_port(const struct mcp_server *s, const struct args *a, const char *id)
 {
     struct result res = {0};
     struct chttp h;
     char err[512];
+    if (a->host_addr && beyond_loopback(a->host_addr) && publish_asked(s, a, err, sizeof err) < 0) {
+        tool_error(id, &res, "cordon: %s", err);
+        return;
+    }
     struct json_buf body = {0};
     json_buf_printf(&body, "{\"port\":%lld", a->port);
     if (a->has_host_port)

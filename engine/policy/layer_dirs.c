@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cordon_dirs.h"
 #include "base/log.h"
 #include "policy/trust.h"
 
@@ -69,19 +70,16 @@ void layer_dirs_default(struct lh_options *opt)
 {
     static char user_dir[4096];
     const char *datadir = getenv("CORDON_DATADIR");
-    const char *xdg = getenv("XDG_CONFIG_HOME");
-    const char *home = getenv("HOME");
     opt->datadir = datadir && *datadir ? datadir : datadir_beside_binary();
     opt->user_config_dir = NULL;
     opt->project_dir = NULL;
     opt->project_files = NULL;
     opt->extra_policy = NULL;
-    if (xdg && *xdg)
-        snprintf(user_dir, sizeof user_dir, "%s/cordon", xdg);
-    else if (home && *home)
-        snprintf(user_dir, sizeof user_dir, "%s/.config/cordon", home);
-    else
+    char *dir = cdir_path(CDIR_CONFIG, NULL);
+    if (!dir)
         return;
+    snprintf(user_dir, sizeof user_dir, "%s", dir);
+    free(dir);
     opt->user_config_dir = user_dir;
 }
 

@@ -828,6 +828,14 @@ void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
     lua_pushboolean(L, in->grant_gpg_agent);
     lua_setfield(L, -2, "gpg_agent");
     lua_setfield(L, -2, "grants");
+    lua_pushboolean(L, in->root);
+    lua_setfield(L, -2, "root");
+    lua_createtable(L, in->host_listening ? (int)in->host_listening->len : 0, 0);
+    for (size_t i = 0; in->host_listening && i < in->host_listening->len; i++) {
+        lua_pushinteger(L, strtol(in->host_listening->items[i], NULL, 10));
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "host_listening");
 }
 
 void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
@@ -846,8 +854,8 @@ void lc_push_refusal(lua_State *L, const struct lh_refusal *r)
 }
 
 static const char *const refusal_kinds[] = {
-    "write",  "hidden",      "protected",        "sudo", "docker", "dbus", "network",
-    "ptrace", "unix-socket", "nested-namespace", "grant"};
+    "write",  "hidden",      "protected",        "sudo",  "docker",    "dbus",   "network",
+    "ptrace", "unix-socket", "nested-namespace", "grant", "host-port", "system", "git-dir"};
 
 /* Check one refusal table at idx (raises naming the index i). */
 static void check_refusal(lua_State *L, int idx, lua_Integer i)
@@ -875,10 +883,11 @@ static void check_refusal(lua_State *L, int idx, lua_Integer i)
     for (size_t k = 0; kind && k < ARRAY_LEN(refusal_kinds) && !ok; k++)
         ok = strcmp(kind, refusal_kinds[k]) == 0;
     if (!ok)
-        luaL_error(L,
-                   "refusal result[%d]: kind must be write, hidden, protected, sudo, "
-                   "docker, dbus, network, ptrace, unix-socket, nested-namespace or grant, got %s",
-                   (int)i, kind ? kind : "nil");
+        luaL_error(
+            L,
+            "refusal result[%d]: kind must be write, hidden, protected, sudo, "
+            "docker, dbus, network, ptrace, unix-socket, nested-namespace, grant, host-port, system or git-dir, got %s",
+            (int)i, kind ? kind : "nil");
     lua_pop(L, 1);
     if (raw_field(L, idx, "reason") != LUA_TSTRING)
         luaL_error(L, "refusal result[%d]: 'reason' is required", (int)i);

@@ -184,8 +184,8 @@ int lh_layer_hooks(const char *path, char *out, size_t outlen);
 
 /* One refusal the `refusal` hook reported, copied out of Lua (strings truncated to fit at a
  * UTF-8 boundary, control characters replaced by '?', always NUL-terminated; path "" when the
- * policy gave none). kind is one of write, hidden, sudo, docker, dbus, network,
- * nested-namespace, grant. */
+ * policy gave none). kind is one of write, hidden, protected, sudo, docker, dbus, network,
+ * ptrace, unix-socket, nested-namespace, grant, host-port, system, git-dir. */
 struct lh_refusal {
     char kind[24];
     char path[1024];
@@ -219,6 +219,8 @@ struct lh_command_result {
     const struct str_list *readonly_in_workspace; /* absolute: the protected paths inside it */
     bool block_unix_sockets; /* seccomp refuses socket(AF_UNIX) (the `strict` profile) */
     bool grant_ssh_agent, grant_gpg_agent; /* grants.ssh_agent, grants.gpg_agent (grants.h) */
+    bool root; /* the caller is root (its apt-get is refused by the sandbox, not by its uid) */
+    const struct str_list *host_listening; /* ports the host serves on its loopback, or NULL */
 };
 
 /* The markers the refusal layers key on (`refusal_markers`, lua/HOOKS.md), compiled by

@@ -21,6 +21,7 @@
 
 #include <lauxlib.h>
 
+#include "base/cordon_dirs.h"
 #include "policy/trust.h"
 
 #define PC_MAGIC "CORDPC1\n" /* the format: a change of it is a new version of the key too */
@@ -551,12 +552,7 @@ int pc_key(const struct run_flags *flags, const char *cwd, const char *home,
  * absolute (a relative one would name a different place from every directory). */
 static char *cache_dir(void)
 {
-    const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (x && x[0] == '/')
-        return xasprintf("%s/cordon/profiles", x);
-    if (home && home[0] == '/')
-        return xasprintf("%s/.cache/cordon/profiles", strcmp(home, "/") ? home : "");
-    return NULL;
+    return cdir_path(CDIR_CACHE, "profiles");
 }
 
 char *pc_entry_path(const uint8_t key[PC_KEY_LEN])

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cordon_dirs.h"
 #include "base/clock.h"
 #include "base/json_write.h"
 #include "base/log.h"
@@ -35,11 +36,8 @@ static char *audit_path(void)
     const char *explicit_path = getenv("CORDON_AUDIT_LOG");
     if (explicit_path && *explicit_path)
         return xstrdup(explicit_path);
-    const char *state = getenv("XDG_STATE_HOME");
-    if (state && *state)
-        return xasprintf("%s/cordon/audit.jsonl", state);
-    const char *home = getenv("HOME");
-    return home && *home ? xasprintf("%s/.local/state/cordon/audit.jsonl", home) : NULL;
+    /* a relative XDG_STATE_HOME is ignored: it would put the log in the workspace */
+    return cdir_path(CDIR_STATE, "audit.jsonl");
 }
 
 struct audit_log *audit_log_open(void)

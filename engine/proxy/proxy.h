@@ -7,6 +7,7 @@
 #ifndef CORDON_PROXY_H
 #define CORDON_PROXY_H
 #include <stdint.h>
+#include <sys/socket.h>
 #include "base/evloop.h"
 #include "base/util.h"
 
@@ -35,6 +36,9 @@ void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer);
  * question is pending. */
 bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n,
                            unsigned *port);
+/* The client address (inside the sandbox's network) of the connection that asked pending
+ * question id; false when no such question is pending or the address is not known. */
+bool proxy_question_client(const struct proxy *px, unsigned id, struct sockaddr_storage *client);
 /* Keep an answer for host:port as if the owner had given it (a grant made after a refusal), or
  * forget the one kept (an "allow for this command" whose command has ended). */
 void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "base/clock.h"
 #include "proxy/audit_log.h"
@@ -33,6 +34,9 @@ static struct question *question_for(struct proxy_asking *a, const struct conn *
     q->id = ++a->next_question;
     snprintf(q->host, sizeof q->host, "%s", c->host);
     q->port = c->port;
+    q->client_len = sizeof q->client;
+    if (getpeername(c->cfd, (struct sockaddr *)&q->client, &q->client_len) < 0)
+        q->client_len = 0; /* the owner cannot tell who asked: it says so */
     q->deadline_ms = clock_mono_ms() + a->timeout_ms;
     q->next = a->questions;
     a->questions = q;
@@ -162,6 +166,16 @@ bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size
             return true;
         }
     }
+    return false;
+}
+
+bool proxy_question_client(const struct proxy *px, unsigned id, struct sockaddr_storage *client)
+{
+    for (const struct question *q = px->asking.questions; q; q = q->next)
+        if (q->id == id && q->client_len > 0) {
+            *client = q->client;
+            return true;
+        }
     return false;
 }
 

@@ -76,6 +76,10 @@ struct question {
     unsigned id;
     char host[256];
     uint16_t port;
+    /* the address of the connection that asked first, as the sandbox's network sees it: who
+     * holds that socket is who asked (the owner tells its commands apart by it) */
+    struct sockaddr_storage client;
+    socklen_t client_len;
     uint64_t deadline_ms;
     struct question *next;
 };

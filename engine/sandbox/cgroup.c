@@ -382,21 +382,34 @@ int cgroup_enter(struct cgroup *cg, pid_t pid)
     return 0;
 }
 
-unsigned long long cgroup_oom_kills(const struct cgroup *cg)
+/* The counter "key N" of file name in the directories of cg serving controller; 0 when none
+ * has it. */
+static unsigned long long event_count(const struct cgroup *cg, unsigned controller,
+                                      const char *v1_name, const char *v2_name, const char *key)
 {
+    size_t klen = strlen(key);
     for (size_t i = 0; i < cg->n_dirs; i++) {
         char buf[4096];
-        if (!(cg->controllers[i] & CGROUP_MEMORY) ||
-            read_str(cg->dirs[i], cg->v1[i] ? "memory.oom_control" : "memory.events", buf,
-                     sizeof buf) < 0)
+        if (!(cg->controllers[i] & controller) ||
+            read_str(cg->dirs[i], cg->v1[i] ? v1_name : v2_name, buf, sizeof buf) < 0)
             continue;
         for (const char *p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-            unsigned long long n;
-            if (sscanf(p, "oom_kill %llu", &n) == 1)
-                return n;
+            if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
+                return strtoull(p + klen + 1, NULL, 10);
         }
     }
     return 0;
+}
+
+unsigned long long cgroup_oom_kills(const struct cgroup *cg)
+{
+    return event_count(cg, CGROUP_MEMORY, "memory.oom_control", "memory.events", "oom_kill");
+}
+
+unsigned long long cgroup_pids_refused(const struct cgroup *cg)
+{
+    /* v1 and v2 alike: "max N", the forks refused because pids.max was reached */
+    return event_count(cg, CGROUP_PIDS, "pids.events", "pids.events", "max");
 }
 
 /* Without cgroup.kill: signal what cgroup.procs lists (the sandbox's own processes only:

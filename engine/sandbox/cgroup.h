@@ -44,6 +44,8 @@ int cgroup_set_limits(const struct cgroup *cg, unsigned long long pids_max,
 int cgroup_enter(struct cgroup *cg, pid_t pid);
 /* How many processes the kernel killed for the memory limit so far (0 without one). */
 unsigned long long cgroup_oom_kills(const struct cgroup *cg);
+/* How many forks the kernel refused for pids.max so far (pids.events "max"; 0 without one). */
+unsigned long long cgroup_pids_refused(const struct cgroup *cg);
 /* Kill what is left in cg (v2's cgroup.kill, v1: what its cgroup.procs lists: nothing of the
  * sandbox may outlive it) and remove its directories, waiting a bounded time for the last
  * processes to be gone. 0, or -errno (EBUSY: still in use). */

@@ -176,18 +176,10 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
     int r = 0;
     if (!cfg->workspace_readonly && lstat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
         r = mnt_mount(e, git, git, NULL, MS_BIND | MS_REC, NULL);
-        /* A repository without hooks/ would let a command create .git/hooks/pre-commit, which
-         * the caller's next `git commit` runs outside: create the empty directory git itself
-         * would have made, so that it can be held read-only like any other. */
-        char *hooks = xasprintf("%s/hooks", git);
-        int made = r == 0 ? mkdir(hooks, 0755) : 0;
-        if (made < 0 && errno != EEXIST)
-            r = mnt_fail(e, "mkdir", hooks);
-        else if (r == 0 && made == 0 && st.st_uid != getuid())
-            /* In a checkout of another user (root writes) it is theirs, as git would have made
-             * it: a root-owned hooks/ would keep them from adding hooks of their own. */
-            (void)!lchown(hooks, st.st_uid, st.st_gid);
-        free(hooks);
+        /* A repository without hooks/ is left without: a run creates nothing in the workspace
+         * (git runs no hook when the folder is missing, and makes none). A hooks/ a command
+         * creates is the repository guard's (git_guard.c recorded it missing: what appears
+         * there is undone and said after the command). */
     }
     free(git);
     for (size_t i = 0; r == 0 && i < cfg->readonly_in_workspace.len; i++) {

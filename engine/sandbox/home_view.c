@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cordon_dirs.h"
 #include "base/log.h"
 #include "base/sha256.h"
 #include "sandbox/hide.h"
@@ -70,12 +71,7 @@ void home_view_release(void)
 
 char *home_view_layers_root(void)
 {
-    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if (state && state[0] == '/')
-        return xasprintf("%s/cordon/homes", state);
-    if (home && home[0] == '/')
-        return xasprintf("%s/.local/state/cordon/homes", strcmp(home, "/") ? home : "");
-    return NULL;
+    return cdir_path(CDIR_STATE, "homes");
 }
 
 char *home_view_layer_dir(const char *workspace)

@@ -50,6 +50,10 @@ CORDON_NORETURN static void setup_failed(const char *what, int err)
      * about the socket to it would only bury the cause. */
     if (err == EPIPE)
         _exit(CORDON_EXIT_SETUP);
+    /* a mount step's line (mount_ops.c) carries the prefix already: one is enough */
+    static const char prefix[] = "sandbox set-up: ";
+    if (strncmp(what, prefix, sizeof prefix - 1) == 0)
+        what += sizeof prefix - 1;
     fprintf(stderr, "cordon: sandbox set-up: %s%s%s\n", what, err ? ": " : "",
             err ? strerror(err) : "");
     _exit(CORDON_EXIT_SETUP);

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/cordon_dirs.h"
 #include "base/fdpass.h"
 #include "base/log.h"
 #include "base/sha256.h"
@@ -505,8 +506,10 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
             goto out;
         shift_push(s, fd);
     }
-    /* init attaches the writable trees by their names (fsview.c), and the command starts in the
-     * current folder: each must be reachable through what init can search. */
+    /* init attaches the writable trees, the home and the visible paths by their names (fsview.c,
+     * init.c: outermost first, so an inner one is reached through an outer one), and the command
+     * starts in the current folder: each must be reachable through what init can search. A home
+     * under a folder only root may search is not: no shift then, as for such a workspace. */
     struct str_list via = {0};
     for (size_t i = 0; i < cfg->shift_binds.len; i++)
         str_list_push(&via, cfg->shift_binds.items[i]);
@@ -518,6 +521,8 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
         const char *path = i == 0 ? cfg->workspace : i == 1 ? cfg->cwd : cfg->writable.items[i - 2];
         all = !path || reachable(path, &via, why, len);
     }
+    for (size_t i = 0; all && i < cfg->shift_binds.len; i++)
+        all = reachable(cfg->shift_binds.items[i], &via, why, len);
     str_list_free(&via);
     if (!all)
         goto out;
@@ -582,19 +587,17 @@ int root_writes_shift_send(int ctl, struct root_shift *s)
  * current folder, and where profiles are found>, or NULL (no state folder). */
 static char *hint_path(const char *profile, const char *workspace, const char *cwd, bool make)
 {
-    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    char *dir = state && state[0] == '/' ? xasprintf("%s/cordon/root-shift", state)
-                : home && home[0] == '/'
-                    ? xasprintf("%s/.local/state/cordon/root-shift", strcmp(home, "/") ? home : "")
-                    : NULL;
+    const char *home = cdir_home();
+    char *dir = cdir_path(CDIR_STATE, "root-shift");
     if (!dir || (make && mkdir_p(dir, 0700) < 0)) {
         free(dir);
         return NULL;
     }
     /* The configuration folder too: a profile of the same name elsewhere is another profile. */
-    const char *config = getenv("XDG_CONFIG_HOME");
+    char *config = cdir_path(CDIR_CONFIG, NULL);
     char *key = xasprintf("%s\n%s\n%s\n%s\n%s", profile ? profile : "", workspace ? workspace : "",
                           cwd, config ? config : "", home ? home : "");
+    free(config);
     char hex[SHA256_HEX_LEN + 1];
     sha256_hex(key, strlen(key), hex);
     char *path = xasprintf("%s/%s", dir, hex);

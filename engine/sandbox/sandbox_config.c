@@ -143,7 +143,8 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
         str_list_push_owned(&canon, r);
     }
     /* Pass 2: a link is followed only when the person named it on the command line (and then
-     * one line says where it leads). A profile's entry must not lead out of the workspace when
+     * one line says where it leads), and only when it lies outside every writable area. A
+     * profile's entry must not lead out of the workspace when
      * it is relative, nor pass a link that lies where a sandboxed command could have planted
      * it (the workspace, a writable area): the next run would make the link's target writable,
      * wherever it points. The view opens each canonical path again with no link allowed on the
@@ -161,7 +162,15 @@ int sandbox_config_resolve_paths(struct sandbox_config *cfg, const struct run_fl
         char *a = path_absolute(e, ws_rel ? cfg->workspace : cwd);
         free(e);
         char *link = sandbox_config_link_within(a, &areas);
-        if (cli) {
+        if (cli && link) {
+            /* the person named the link, but not where a command pointed it meanwhile */
+            snprintf(err, errlen,
+                     "--allow-write %s passes the symbolic link %s, which lies in a writable "
+                     "area where a sandboxed command could have planted it: refused (it leads to "
+                     "%s; name that path if it is the one meant)",
+                     p, link, r);
+            rc = -1;
+        } else if (cli) {
             if (strcmp(a, r) != 0)
                 LOG_W("config", "--allow-write %s resolves to %s: that is what is writable", p, r);
         } else if (ws_rel && !path_is_within(r, cfg->workspace)) {

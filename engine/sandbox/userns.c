@@ -5,6 +5,7 @@
 #include "sandbox/userns.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
@@ -87,6 +88,19 @@ int ns_write_root_maps(pid_t child, bool shift)
     return (int)(done | (shift ? NS_MAPS_SHIFT : 0));
 }
 
+/* Does AppArmor restrict unprivileged user namespaces here (Ubuntu 23.10 and later)? */
+static bool apparmor_restricts_userns(void)
+{
+    char c = '0';
+    int fd = open("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &c, 1) != 1)
+            c = '0';
+        close(fd);
+    }
+    return c == '1';
+}
+
 const char *ns_explain_clone_error(int err)
 {
     /* Container runtimes leave a marker file; their seccomp profiles (Docker's default) refuse
@@ -94,14 +108,18 @@ const char *ns_explain_clone_error(int err)
     bool container = access("/.dockerenv", F_OK) == 0 || access("/run/.containerenv", F_OK) == 0;
     switch (err) {
     case EPERM:
+        if (apparmor_restricts_userns())
+            return "cannot create a user namespace (permission denied): AppArmor restricts them "
+                   "here (kernel.apparmor_restrict_unprivileged_userns=1); load cordon's profile "
+                   "as root (apparmor_parser -r /etc/apparmor.d/cordon; `make install` puts it "
+                   "there), or set sysctl kernel.apparmor_restrict_unprivileged_userns=0";
         if (container)
             return "cannot create a user namespace (permission denied): in a container, its "
                    "seccomp profile must allow it (Docker's default does not: run it with "
                    "--security-opt seccomp=unconfined), and the host must allow unprivileged user "
                    "namespaces (kernel.apparmor_restrict_unprivileged_userns=0 where it is set)";
         return "cannot create a user namespace (permission denied): enable unprivileged user "
-               "namespaces (sysctl kernel.unprivileged_userns_clone=1, or "
-               "kernel.apparmor_restrict_unprivileged_userns=0)";
+               "namespaces (sysctl kernel.unprivileged_userns_clone=1)";
     case ENOSPC:
         return "cannot create a user namespace: the limit is reached or zero "
                "(raise sysctl user.max_user_namespaces)";

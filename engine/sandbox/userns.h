@@ -41,6 +41,7 @@ bool ns_may_write_wide_maps(void);
  * write, without CAP_SETUID or CAP_SETGID, is left to the child: ns_write_id_maps), or -errno
  * when the child's /proc files cannot be reached (-EPERM: half a shift, refused). */
 int ns_write_root_maps(pid_t child, bool shift);
-/* One line explaining why namespaces could not be created (which sysctl to change). */
+/* One line explaining why namespaces could not be created (which sysctl to change; where
+ * AppArmor restricts user namespaces, first how to load cordon's profile). */
 const char *ns_explain_clone_error(int err);
 #endif

@@ -1,6 +1,7 @@
 /* api_server.c — see api_server.h. Owns the libmicrohttpd daemon of the session's control
  * socket, and the life of every request on it: reading the body, the peer check (decided once
- * per connection, on the peer's pidfd), parking
+ * per connection, on the peer's pidfd: the kernel's SO_PEERPIDFD, or before Linux 6.5 one
+ * opened on SO_PEERCRED's pid and proven to be the connecting process), parking
  * the connection (MHD_suspend_connection) while the handler works, and feeding a streamed
  * response from a buffer. Uses MHD in external-epoll mode: MHD's epoll fd is one watcher on the
  * controller's loop and MHD's timeout is one timer; it never runs a thread of its own. Never
@@ -33,7 +34,9 @@
 #include <unistd.h>
 
 #include "base/json_write.h"
+#include "base/kernel_lacks.h"
 #include "base/log.h"
+#include "base/unix_peer.h"
 
 #define API_BODY_MAX (1024u * 1024u)
 #define API_STREAM_BLOCK (16u * 1024u)
@@ -49,6 +52,7 @@ struct api_server {
     api_handler handler;
     void *ctx;
     uid_t uid;
+    bool by_cred;             /* no SO_PEERPIDFD: peer_pidfd_by_cred */
     bool dirty;               /* resumed or written since the last MHD_run */
     bool in_run;              /* inside MHD_run: MHD's callbacks are on the stack */
     struct api_request *reqs; /* every live request, for api_server_stop */
@@ -133,9 +137,6 @@ static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned int sta
     return ret;
 }
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77 /* Linux 6.5; older libc headers lack it */
-#endif
 #ifndef PIDFD_GET_USER_NAMESPACE
 #define PIDFD_GET_USER_NAMESPACE _IO(0xFF, 9) /* Linux 6.11 */
 #endif
@@ -143,22 +144,8 @@ static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned int sta
 /* The verdict on a connection's peer, decided once when the connection starts and kept as its
  * socket context: peer_ok, or the 403's message. */
 static const char peer_ok[] = "";
-
-/* The pid a pidfd refers to (its fdinfo's Pid:), 0 when the process has exited, -1 when that
- * cannot be read. */
-static pid_t pidfd_pid(int pidfd)
-{
-    char path[64], line[128];
-    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
-    FILE *f = fopen(path, "re");
-    long pid = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "Pid: %ld", &pid) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return pid < 0 ? -1 : (pid_t)pid;
-}
+static const char peer_unknown[] = "this session cannot tell who the client is";
+static const char peer_sandboxed[] = "sessions are not driven from inside a sandbox";
 
 static bool same_ns_file(int fd_a, const char *path_b)
 {
@@ -183,7 +170,7 @@ static int pidfd_in_our_user_namespace(int pidfd)
     }
     if (errno == ESRCH)
         return 0; /* exited */
-    pid_t pid = pidfd_pid(pidfd);
+    pid_t pid = unix_peer_pidfd_pid(pidfd);
     if (pid <= 0)
         return 0;
     char path[64];
@@ -193,44 +180,147 @@ static int pidfd_in_our_user_namespace(int pidfd)
         return 0;
     bool same = same_ns_file(fd, "/proc/self/ns/user");
     close(fd);
-    if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 || pidfd_pid(pidfd) != pid)
+    if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 || unix_peer_pidfd_pid(pidfd) != pid)
         return 0; /* gone meanwhile: the file read may have been another process's */
     return same;
 }
 
-/* Decide who the client on fd is, once: its uid (SO_PEERCRED) and, through the pidfd the
- * kernel hands for the connecting process (SO_PEERPIDFD), whether it is alive in our user
- * namespace. Never the pid number again later: a sandboxed client could connect, exit, and
- * wait for its pid to be reused by a host process. Without SO_PEERPIDFD (Linux < 6.5) this
- * cannot be told safely: refused. peer_ok or the message. */
+/* The fallback for kernels without SO_PEERPIDFD (Linux < 6.5, or forced by the test switch
+ * peer_pidfd): a pidfd for the client that connected on fd, proven to be that client, from
+ * SO_PEERCRED's pid. -errno, or 0 with *pidfd_out set.
+ *
+ * SO_PEERCRED's pid is the number the connecting process had when it called connect(). By now
+ * that process may have exited and the number may name another one: a client inside a sandbox
+ * could connect, hand its connection to a child, exit, and wait for a host process to be given
+ * its pid. So the number alone proves nothing; the steps below do:
+ *   1. pidfd_open(pid) (Linux 5.3): from here on one process P, whatever becomes of the number.
+ *   2. The inode of the socket at the client's end of fd (sock_diag, UNIX_DIAG_PEER).
+ *   3. P's descriptor table (/proc/PID/fd) holds that socket.
+ *   4. After 3, P is still alive with that pid (its pidfd's fdinfo). A pid number is not given
+ *      to another process until its process is reaped, and a reaped process's pidfd never shows
+ *      the number again, so the table read in 3 was P's.
+ * Then P holds the client's end of this connection and has the number of the process that
+ * connected it. Either P connected, or the connector exited and P, created after it, obtained
+ * the client's end from a holder. A process created after the connector's exit inherits only
+ * from a parent that holds the end, and every holder is the connector or got it from the
+ * connector's side: a process in a sandbox creates processes in the sandbox's user namespace
+ * (refused by the user-namespace check that follows, as with SO_PEERPIDFD). What is left is a
+ * host process in our user namespace, started after the connector exited and given its
+ * recycled pid, that takes descriptors from the sandbox (SCM_RIGHTS) and keeps them open while
+ * the session looks: a deputy the sandbox would have to reach through a socket (a thread of a
+ * running service is no such process: pidfd_open refuses a thread's id). The session's socket
+ * itself is hidden inside every sandbox, so this check stands behind that wall, as with
+ * SO_PEERPIDFD, where a host deputy that connects for the sandbox passes as well.
+ * (The process's start time against the connection's was considered and not used: the check
+ * runs when the connection is accepted, the only time known for it, so every process alive
+ * then started before it.) */
+static int peer_pidfd_by_cred(int fd, pid_t pid, int *pidfd_out)
+{
+    *pidfd_out = -1;
+    if (pid <= 0)
+        return -ESRCH; /* the connector is outside our pid namespace */
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0)
+        return -errno; /* ESRCH: already gone */
+    ino_t peer = 0;
+    int rc = unix_peer_inode(fd, &peer);
+    if (rc < 0) /* -ENOTCONN: the client closed its end already */
+        goto fail;
+    rc = unix_peer_pid_holds(pid, peer);
+    if (rc == 0)
+        rc = -ESRCH; /* another process has the connector's pid now, or it gave the end away */
+    if (rc < 0)
+        goto fail;
+    if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 ||
+        unix_peer_pidfd_pid(pidfd) != pid) {
+        rc = -ESRCH; /* gone during the check: the table read may have been another's */
+        goto fail;
+    }
+    *pidfd_out = pidfd;
+    return 0;
+fail:
+    close(pidfd);
+    return rc;
+}
+
+/* Decide who the client on fd is, once: its uid (SO_PEERCRED) and, through a pidfd for the
+ * connecting process, whether it is alive in our user namespace. The pidfd is the kernel's
+ * (SO_PEERPIDFD, Linux 6.5) or, without it, one opened on SO_PEERCRED's pid and proven to be
+ * the connecting process (peer_pidfd_by_cred). Never the pid number alone: a sandboxed client
+ * could connect, exit, and wait for its pid to be reused by a host process. peer_ok or the
+ * message. */
 static const char *peer_verdict(struct api_server *s, int fd)
 {
     struct ucred cred;
     socklen_t clen = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
         LOG_W("api", "SO_PEERCRED: %s; refusing the client", strerror(errno));
-        return "this session cannot tell who the client is";
+        return peer_unknown;
     }
     if (cred.uid != s->uid) {
         LOG_W("api", "refused a client with uid %u (pid %d)", (unsigned)cred.uid, (int)cred.pid);
         return "this session belongs to another user";
     }
     int pidfd = -1;
-    socklen_t plen = sizeof pidfd;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &plen) < 0 || pidfd < 0) {
-        LOG_W("api",
-              "SO_PEERPIDFD: %s (Linux 6.5 or later is needed to tell a sandboxed "
-              "client from a host one); refusing the client",
-              strerror(errno));
-        return "this session cannot tell who the client is";
+    int rc = s->by_cred ? peer_pidfd_by_cred(fd, cred.pid, &pidfd) : unix_peer_pidfd(fd, &pidfd);
+    if (rc == -ENOTCONN) { /* a client that connects and closes (a liveness probe): no story */
+        LOG_D("api", "a client closed its connection before the check (pid %d)", (int)cred.pid);
+        return peer_sandboxed;
+    }
+    if (rc == -ESRCH) {
+        LOG_W("api", "refused a client that is gone, or not the process that connected (pid %d)",
+              (int)cred.pid);
+        return peer_sandboxed;
+    }
+    if (rc < 0) {
+        LOG_W("api", "%s: %s; refusing the client (pid %d)",
+              s->by_cred ? "checking the client by SO_PEERCRED and its pidfd" : "SO_PEERPIDFD",
+              strerror(-rc), (int)cred.pid);
+        return peer_unknown;
     }
     int ours = pidfd_in_our_user_namespace(pidfd);
     close(pidfd);
     if (!ours) {
         LOG_W("api", "refused a client inside a sandbox or already gone (pid %d)", (int)cred.pid);
-        return "sessions are not driven from inside a sandbox";
+        return peer_sandboxed;
     }
     return peer_ok;
+}
+
+/* How this kernel lets peer_verdict find the client's process, chosen once at start: 0 with
+ * s->by_cred set, or -errno with a line in err when it cannot tell clients apart at all. */
+static int peer_choose_mechanism(struct api_server *s, char *err, size_t errlen)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        int e = errno;
+        snprintf(err, errlen, "control socket: socketpair: %s", strerror(e));
+        return -e;
+    }
+    int pidfd = -1, rc = unix_peer_pidfd(sv[0], &pidfd);
+    if (pidfd >= 0)
+        close(pidfd);
+    s->by_cred = rc < 0 || kernel_lacks_forced("peer_pidfd");
+    if (s->by_cred) {
+        ino_t ino;
+        rc = unix_peer_inode(sv[0], &ino);
+        if (rc == 0 && (pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0)
+            rc = -errno;
+        if (rc < 0)
+            snprintf(err, errlen,
+                     "this kernel cannot tell the control socket's clients apart: it has no "
+                     "SO_PEERPIDFD (Linux 6.5) and its fallback needs pidfd_open (Linux 5.3) "
+                     "and sock_diag for Unix sockets (%s; `modprobe unix_diag`)",
+                     strerror(-rc));
+        else
+            LOG_I("api", "no SO_PEERPIDFD (Linux 6.5): clients are checked by SO_PEERCRED, a "
+                         "pidfd on its pid, and that process holding the connection");
+        if (pidfd >= 0)
+            close(pidfd);
+    }
+    close(sv[0]);
+    close(sv[1]);
+    return rc < 0 && s->by_cred ? rc : 0;
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: the verdict when the connection starts (the peer has just
@@ -245,7 +335,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!ci) {
         LOG_W("api", "cannot get a client connection's fd; refusing it");
-        *socket_context = (void *)(uintptr_t) "this session cannot tell who the client is";
+        *socket_context = (void *)(uintptr_t)peer_unknown;
         return;
     }
     *socket_context = (void *)(uintptr_t)peer_verdict(s, ci->connect_fd);
@@ -258,7 +348,7 @@ static const char *peer_refusal(struct MHD_Connection *conn)
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     const char *v = ci ? ci->socket_context : NULL;
     if (!v)
-        return "this session cannot tell who the client is";
+        return peer_unknown;
     return v == peer_ok ? NULL : v;
 }
 
@@ -566,6 +656,8 @@ struct api_server *api_server_start(struct ev_loop *loop, int listen_fd, api_han
     s->handler = handler;
     s->ctx = ctx;
     s->uid = getuid();
+    if (peer_choose_mechanism(s, err, errlen) < 0)
+        goto fail;
     fl = fcntl(listen_fd, F_GETFL);
     if (fl < 0 || fcntl(listen_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
         snprintf(err, errlen, "control socket: %s", strerror(errno));

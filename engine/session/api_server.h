@@ -21,8 +21,10 @@ typedef void (*api_handler)(void *ctx, struct api_request *req);
 /* Serve on listen_fd (a listening AF_UNIX stream socket, which the server then owns, and
  * closes even when it fails) from
  * loop. Clients whose uid (SO_PEERCRED) differs from this process's, or that are not alive in
- * its user namespace when they connect (asked through their SO_PEERPIDFD; a kernel without it
- * refuses every client), get 403 with a JSON error and never reach the handler. Request bodies over 1 MiB get 413. NULL with a line in err. */
+ * its user namespace when they connect (asked through their SO_PEERPIDFD; before Linux 6.5
+ * through a pidfd opened on SO_PEERCRED's pid and proven to be the process that connected),
+ * get 403 with a JSON error and never reach the handler. Request bodies over 1 MiB get 413.
+ * NULL with a line in err (also when the kernel can tell clients apart by neither way). */
 struct api_server *api_server_start(struct ev_loop *loop, int listen_fd, api_handler handler,
                                     void *ctx, char *err, size_t errlen);
 /* Closes the listener and every connection (their on_gone callbacks run). Call it from the

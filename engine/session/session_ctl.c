@@ -101,6 +101,30 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
     job_pipes_watch(j);
 }
 
+/* A limit of the session's cgroup hit while foreground command j ran: one line each on its
+ * stderr stream and in the session's log (the counters are the sandbox's: another job may have
+ * been the one refused or killed, and the line says the session's sandbox). */
+static void limit_lines(struct job *j)
+{
+    struct session *s = j->s;
+    if (!s->p.cgroup)
+        return;
+    char oom[256], pids[256];
+    controller_limit_news(s->p.cfg, s->p.cgroup, &s->limits_told, oom, sizeof oom, pids,
+                          sizeof pids);
+    const char *lines[] = {oom, pids};
+    for (size_t i = 0; i < ARRAY_LEN(lines); i++) {
+        if (!lines[i][0])
+            continue;
+        LOG_W("limits", "%s", lines[i]);
+        if (j->req) {
+            char *l = xasprintf("cordon: %s\n", lines[i]);
+            job_stream_output(j, &j->err, l, strlen(l), true);
+            free(l);
+        }
+    }
+}
+
 static void on_exited(struct session *s, pid_t pid, int status)
 {
     struct job *j = NULL;
@@ -135,6 +159,7 @@ static void on_exited(struct session *s, pid_t pid, int status)
             }
         }
         j->leader_running = false;
+        limit_lines(j);
         escalation_judge(j); /* finishes the stream, now or after a question */
     } else {
         s->dirty = true;
@@ -453,7 +478,7 @@ void session_init_gone(struct session *s)
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->guard_t);
     session_guard_check(s, NULL, true); /* the last word of what ran in the background */
-    approvers_end(s); /* their streams end: `cordon approve --watch` returns */
+    approvers_end(s);                   /* their streams end: `cordon approve --watch` returns */
     if (!s->shutting_down)
         LOG_E("session", "the sandbox's init ended unexpectedly: the session is over");
     /* Everything in the sandbox died with init: settle every job and every waiting client. */

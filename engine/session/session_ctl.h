@@ -15,6 +15,7 @@
 #include "sandbox/sandbox-t.h"
 
 struct session;
+struct cgroup;
 
 struct session_params {
     const char *name;
@@ -28,7 +29,8 @@ struct session_params {
     struct port_relay *ports;         /* host ports and published ports, NULL without one */
     void (*on_ended)(void *ctx);      /* init is gone: the controller may exit */
     void *ctx;
-    struct git_guards *guard; /* the writable trees' repositories (git_guards.h), or NULL */
+    struct git_guards *guard;    /* the writable trees' repositories (git_guards.h), or NULL */
+    const struct cgroup *cgroup; /* the session's cgroup (its limit counters), or NULL */
 };
 
 struct session *session_new(struct ev_loop *loop, const struct session_params *p);

@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "proxy/proxy.h"
 #include "controller/refusal_report.h"
+#include "session/session_asker.h"
 #include "session/session_jobs.h"
 
 /* ---- questions on the streams ---------------------------------------------------------- */
@@ -42,23 +43,28 @@ static void announce(struct session *s, const struct approval *x, struct job *on
 
 /* ---- network questions from the proxy ---------------------------------------------------- */
 
-static struct job *only_running_foreground(struct session *s)
+/* The command a network question came from: the job whose process holds the asking
+ * connection (session_asker.h: a background job's question names that job); where that cannot
+ * be traced, the only job running, else none (the question then names no command rather than
+ * a wrong one). */
+static struct job *asking_job(struct session *s, unsigned id)
 {
-    struct job *found = NULL;
-    for (struct job *j = s->jobs; j; j = j->next) {
-        if (!j->background && j->state == JOB_RUNNING && j->pid > 0) {
-            if (found)
-                return NULL; /* several: the destination cannot be told to one of them */
-            found = j;
-        }
-    }
-    return found;
+    struct sockaddr_storage client;
+    struct job *j =
+        s->p.proxy && proxy_question_client(s->p.proxy, id, &client) ? asker_job(s, &client) : NULL;
+    if (j)
+        return j;
+    unsigned running = 0;
+    for (struct job *k = s->jobs; k; k = k->next)
+        if (k->state == JOB_RUNNING && k->pid > 0 && running++ == 0)
+            j = k;
+    return running == 1 ? j : NULL;
 }
 
 static void net_ask(void *ctx, unsigned id, const char *text)
 {
     struct session *s = ctx;
-    struct job *j = only_running_foreground(s);
+    struct job *j = asking_job(s, id);
     struct approval *x = approvals_add(&s->approvals, APPROVAL_NETWORK, text, j ? j->command : NULL,
                                        s->p.cfg->permission_timeout);
     x->proxy_id = id;

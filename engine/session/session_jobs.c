@@ -21,6 +21,7 @@
 #include "session/session_jobs.h"
 #include "session/session_init.h"
 #include "base/util.h"
+#include "base/visible.h"
 
 /* ---- jobs as JSON ------------------------------------------------------------------------- */
 
@@ -210,7 +211,9 @@ void session_guard_check(struct session *s, struct job *j, bool full)
     for (size_t i = 0; i < lines.len; i++) {
         LOG_W("session", "%s", lines.items[i]);
         if (j && j->req) {
-            char *l = xasprintf("cordon: %s\n", lines.items[i]);
+            char *shown = visible_dup(lines.items[i]); /* names a command chose */
+            char *l = xasprintf("cordon: %s\n", shown);
+            free(shown);
             job_stream_output(j, &j->err, l, strlen(l), true);
             free(l);
         }

@@ -13,6 +13,7 @@
 
 #include "session/api_server.h"
 #include "controller/capture.h"
+#include "controller/controller_setup.h"
 #include "base/evloop.h"
 #include "session/job_log.h"
 #include "base/json_write.h"
@@ -112,6 +113,7 @@ struct session {
                                       * foreground command */
     struct log_stream *log_streams;  /* GET /v1/jobs/PID/log answers in progress */
     struct ev_timer guard_t;         /* the repositories' check while anything runs */
+    struct limit_seen limits_told;   /* the cgroup's limit counters as last said */
 };
 
 /* session_jobs.c */

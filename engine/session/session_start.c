@@ -130,7 +130,8 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
  * reply means init finished its set-up and serves the socket. -1 when init failed (it said
  * why). */
 static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports,
-                         const struct str_list *git_roots, int *http_fd, int *socks_fd)
+                         const struct str_list *git_roots, const struct sandbox_config *cfg,
+                         int *http_fd, int *socks_fd)
 {
     for (int expected = 1 /* the rename listener */ +
                         (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
@@ -140,7 +141,7 @@ static int wait_for_init(struct controller *c, bool want_proxy, size_t host_port
         if (fd < 0)
             return -1;
         if (tag == INIT_MSG_RENAME_NOTIFY && !c->git)
-            c->git = git_publish_start(fd, git_roots);
+            c->git = git_publish_start(fd, git_roots, cfg);
         else if (tag == INIT_MSG_HTTP_LISTENER)
             *http_fd = fd;
         else if (tag == INIT_MSG_SOCKS_LISTENER)
@@ -187,10 +188,13 @@ static int block_signals(void)
  * until it is reaped here. */
 static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, pid_t init_pid)
 {
-    char oom[128];
+    char oom[160], pids[160];
     controller_oom_line(cfg, cg, oom, sizeof oom);
+    controller_pids_line(cfg, cg, pids, sizeof pids);
     if (oom[0])
         LOG_W("session", "%s", oom);
+    if (pids[0])
+        LOG_W("session", "%s", pids);
     if (waitpid(init_pid, NULL, WNOHANG) == 0) {
         (void)kill(init_pid, SIGKILL);
         (void)waitpid(init_pid, NULL, 0);
@@ -336,9 +340,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         c->ports = port_relay_new(&c->loop, label);
         port_relay_set_inside(c->ports, connect_inside, c);
     }
-    if (r == 0 &&
-        wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports,
-                      git_guards_roots(guard), &http_fd, &socks_fd) < 0)
+    if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports, git_guards_roots(guard),
+                                &cfg, &http_fd, &socks_fd) < 0)
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
@@ -374,6 +377,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
                                  .state_path = c->state_path,
                                  .cfg = &cfg,
                                  .guard = guard,
+                                 .cgroup = have_cgroup ? &cgroup.cg : NULL,
                                  .ctl = c->ctl,
                                  .init_pid = pid,
                                  .owner_pid = owner,

@@ -41,6 +41,15 @@ static const struct parse_case parse_cases[] = {
     {"[user]\n\tname = \"a\" \"b\"\n", "user.name=a b\n"},
     {"[user]\n\tname = a\"#\"b\n", "user.name=a#b\n"},
     {"[user]\n\tna-me2 = x\n", "user.na-me2=x\n"},
+    {"[Remote \"Origin\"]\n\tURL = x\n", "remote.Origin.url=x\n"},
+    {"[branch \"Main\"]\n\tRemote = origin\n[branch \"main\"]\n\tremote = up\n",
+     "branch.Main.remote=origin\nbranch.main.remote=up\n"},
+    {"[branch.Main]\n\tremote = origin\n", "branch.main.remote=origin\n"},
+    {"[remote\t\"o\"]\n\turl = x\n", "remote.o.url=x\n"},
+    {"[remote \"a.b\"]\n\turl = x\n", "remote.a.b.url=x\n"},
+    {"[user]\n\tname = \"one \\\n two\"\n", "user.name=one  two\n"},
+    {"[user] name = a ; c\n  email = b\n", "user.name=a\nuser.email=b\n"},
+    {"[core]\n[user]\nname=a\n[core]\nbare\n", "user.name=a\ncore.bare\n"},
     {"", ""},
     {"\n\n", ""},
     /* errors */
@@ -318,9 +327,257 @@ static void test_key_table(void)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* The allowlist: an entry added to a config that defines remote "origin" (so that a branch's
+ * remote is a name), and the verdict. */
+struct judge_case {
+    const char *key, *value;
+    enum git_config_verdict want;
+    const char *detail; /* ALLOW: NULL; REFUSE: a word of the reason; LOCAL_PATH, WORK_TREE:
+                         * the path handed to the caller */
+};
+
+static const struct judge_case judge_cases[] = {
+    /* everyday settings */
+    {"user.name", "Sandbox Person", GIT_CONFIG_ALLOW, NULL},
+    {"user.email", "a@example.com", GIT_CONFIG_ALLOW, NULL},
+    {"user.signingkey", "ABCDEF0123456789", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.url", "https://example.com/x.git", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.url", "http://example.com/x.git", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.url", "ssh://git@example.com/x.git", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.url", "git://example.com/x.git", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.url", "git@github.com:o/x.git", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.pushurl", "example.com:x.git", GIT_CONFIG_ALLOW, NULL},
+    {"remote.Origin.url", "/srv/x.git", GIT_CONFIG_LOCAL_PATH, "/srv/x.git"},
+    {"remote.origin.url", "file:///srv/x.git", GIT_CONFIG_LOCAL_PATH, "/srv/x.git"},
+    {"remote.origin.url", "../x.git", GIT_CONFIG_LOCAL_PATH, "../x.git"},
+    {"remote.origin.url", "./a:b", GIT_CONFIG_LOCAL_PATH, "./a:b"},
+    {"remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.push", "refs/heads/main:refs/heads/main", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.tagopt", "--no-tags", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.prune", "true", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.promisor", "true", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.partialclonefilter", "blob:none", GIT_CONFIG_ALLOW, NULL},
+    {"branch.main.remote", "origin", GIT_CONFIG_ALLOW, NULL},
+    {"branch.x.remote", ".", GIT_CONFIG_ALLOW, NULL},
+    {"branch.main.merge", "refs/heads/main", GIT_CONFIG_ALLOW, NULL},
+    {"branch.main.rebase", "merges", GIT_CONFIG_ALLOW, NULL},
+    {"branch.main.pushremote", "origin", GIT_CONFIG_ALLOW, NULL},
+    {"branch.main.description", "work on the parser", GIT_CONFIG_ALLOW, NULL},
+    {"remote.pushdefault", "origin", GIT_CONFIG_ALLOW, NULL},
+    {"submodule.lib.url", "https://example.com/lib.git", GIT_CONFIG_ALLOW, NULL},
+    {"submodule.lib.url", "/srv/lib", GIT_CONFIG_LOCAL_PATH, "/srv/lib"},
+    {"submodule.lib.active", "true", GIT_CONFIG_ALLOW, NULL},
+    {"submodule.lib.branch", "main", GIT_CONFIG_ALLOW, NULL},
+    {"submodule.lib.update", "rebase", GIT_CONFIG_ALLOW, NULL},
+    {"submodule.active", ".", GIT_CONFIG_ALLOW, NULL},
+    {"core.autocrlf", "input", GIT_CONFIG_ALLOW, NULL},
+    {"core.autocrlf", "true", GIT_CONFIG_ALLOW, NULL},
+    {"core.eol", "lf", GIT_CONFIG_ALLOW, NULL},
+    {"core.safecrlf", "warn", GIT_CONFIG_ALLOW, NULL},
+    {"core.repositoryformatversion", "0", GIT_CONFIG_ALLOW, NULL},
+    {"core.filemode", "true", GIT_CONFIG_ALLOW, NULL},
+    {"core.bare", "false", GIT_CONFIG_ALLOW, NULL},
+    {"core.logallrefupdates", "true", GIT_CONFIG_ALLOW, NULL},
+    {"core.ignorecase", "true", GIT_CONFIG_ALLOW, NULL},
+    {"core.symlinks", "false", GIT_CONFIG_ALLOW, NULL},
+    {"core.sparsecheckout", "true", GIT_CONFIG_ALLOW, NULL},
+    {"core.worktree", "../../../lib", GIT_CONFIG_WORK_TREE, "../../../lib"},
+    {"extensions.objectformat", "sha256", GIT_CONFIG_ALLOW, NULL},
+    {"extensions.worktreeconfig", "true", GIT_CONFIG_ALLOW, NULL},
+    {"extensions.partialclone", "origin", GIT_CONFIG_ALLOW, NULL},
+    {"init.defaultbranch", "trunk", GIT_CONFIG_ALLOW, NULL},
+    {"pull.rebase", "true", GIT_CONFIG_ALLOW, NULL},
+    {"pull.ff", "only", GIT_CONFIG_ALLOW, NULL},
+    {"push.default", "simple", GIT_CONFIG_ALLOW, NULL},
+    {"push.autosetupremote", "true", GIT_CONFIG_ALLOW, NULL},
+    {"fetch.prune", "true", GIT_CONFIG_ALLOW, NULL},
+    {"rerere.enabled", "true", GIT_CONFIG_ALLOW, NULL},
+    {"merge.conflictstyle", "zdiff3", GIT_CONFIG_ALLOW, NULL},
+    {"diff.algorithm", "histogram", GIT_CONFIG_ALLOW, NULL},
+    {"color.ui", "auto", GIT_CONFIG_ALLOW, NULL},
+    {"lfs.repositoryformatversion", "0", GIT_CONFIG_ALLOW, NULL},
+    {"lfs.url", "https://example.com/lfs", GIT_CONFIG_REFUSE, "not on the list"},
+    /* the attacks of issue 26 and their kin */
+    {"alias.st", "-c core.fsmonitor=./x status", GIT_CONFIG_REFUSE, "not on the list"},
+    {"alias.f", "fetch --upload-pack=./x", GIT_CONFIG_REFUSE, "not on the list"},
+    {"alias.x", "!sh", GIT_CONFIG_REFUSE, "shell command"},
+    {"http.cookiefile", "/root/.bash_aliases", GIT_CONFIG_REFUSE, "not on the list"},
+    {"http.savecookies", "true", GIT_CONFIG_REFUSE, "not on the list"},
+    {"url.https://evil.example/.insteadof", "https://github.com/", GIT_CONFIG_REFUSE, "list"},
+    {"http.proxy", "http://127.0.0.2:8080", GIT_CONFIG_REFUSE, "not on the list"},
+    {"http.sslverify", "false", GIT_CONFIG_REFUSE, "not on the list"},
+    {"http.https://github.com.sslcainfo", "./ca.pem", GIT_CONFIG_REFUSE, "not on the list"},
+    {"include.path", "../x", GIT_CONFIG_REFUSE, "another file"},
+    {"includeif.onbranch:main.path", "../x", GIT_CONFIG_REFUSE, "another file"},
+    {"core.fsmonitor", "./watch.sh", GIT_CONFIG_REFUSE, "git status"},
+    {"core.fsmonitor", "false", GIT_CONFIG_REFUSE, "not on the list"},
+    {"core.hookspath", ".husky", GIT_CONFIG_REFUSE, "hooks"},
+    {"core.sshcommand", "ssh", GIT_CONFIG_REFUSE, "ssh"},
+    {"gpg.program", "gpg", GIT_CONFIG_REFUSE, "sign"},
+    {"filter.lfs.smudge", "git-lfs smudge %f", GIT_CONFIG_REFUSE, "checks out"},
+    {"credential.helper", "store", GIT_CONFIG_REFUSE, "credential"},
+    {"protocol.file.allow", "always", GIT_CONFIG_REFUSE, "not on the list"},
+    {"submodule.lib.update", "!sh -c x", GIT_CONFIG_REFUSE, "value"},
+    {"submodule.lib.path", "lib", GIT_CONFIG_REFUSE, "not on the list"},
+    {"remote.origin.uploadpack", "./x", GIT_CONFIG_REFUSE, "fetch"},
+    {"remote.origin.receivepack", "./x", GIT_CONFIG_REFUSE, "push"},
+    {"remote.origin.mirror", "true", GIT_CONFIG_REFUSE, "not on the list"},
+    {"branch.main.mergeoptions", "-s ours", GIT_CONFIG_REFUSE, "not on the list"},
+    {"core.excludesfile", "./x", GIT_CONFIG_REFUSE, "not on the list"},
+    {"gc.auto", "0", GIT_CONFIG_REFUSE, "not on the list"},
+    {"safe.directory", "*", GIT_CONFIG_REFUSE, "not on the list"},
+    {"feature.experimental", "true", GIT_CONFIG_REFUSE, "not on the list"},
+    {"newgit.somethingnew", "x", GIT_CONFIG_REFUSE, "not on the list"},
+    {"extensions.someday", "true", GIT_CONFIG_REFUSE, "not on the list"},
+    {"user.x.name", "a", GIT_CONFIG_REFUSE, "not on the list"},
+    {"remote.url", "https://example.com/x", GIT_CONFIG_REFUSE, "not on the list"},
+    {"nodot", "x", GIT_CONFIG_REFUSE, "not a key"},
+    /* values a listed key does not take */
+    {"core.bare", "maybe", GIT_CONFIG_REFUSE, "value"},
+    {"core.repositoryformatversion", "2", GIT_CONFIG_REFUSE, "value"},
+    {"push.default", "everything", GIT_CONFIG_REFUSE, "value"},
+    {"remote.origin.fetch", "--upload-pack=x", GIT_CONFIG_REFUSE, "value"},
+    {"remote.origin.fetch", "a b", GIT_CONFIG_REFUSE, "value"},
+    {"remote.origin.tagopt", "--upload-pack=x", GIT_CONFIG_REFUSE, "value"},
+    {"user.name", "a\x1b]0;x\x07", GIT_CONFIG_REFUSE, "value"},
+    {"init.defaultbranch", "-x", GIT_CONFIG_REFUSE, "value"},
+    {"remote.\x1b[2J.url", "https://e.com/x", GIT_CONFIG_REFUSE, "control"},
+    {"remote..url", "https://e.com/x", GIT_CONFIG_REFUSE, "empty"},
+    /* URLs */
+    {"remote.origin.url", "ext::sh -c touch% /x", GIT_CONFIG_REFUSE, "transport helper"},
+    {"remote.origin.pushurl", "fd::3", GIT_CONFIG_REFUSE, "transport helper"},
+    {"remote.origin.url", "testgit::/x", GIT_CONFIG_REFUSE, "transport helper"},
+    {"submodule.lib.url", "ext::sh -c x", GIT_CONFIG_REFUSE, "transport helper"},
+    {"remote.origin.url", "ftp://example.com/x", GIT_CONFIG_REFUSE, "scheme"},
+    {"remote.origin.url", "foo://example.com/x", GIT_CONFIG_REFUSE, "scheme"},
+    {"remote.origin.url", "HTTPS://example.com/x", GIT_CONFIG_REFUSE, "scheme"},
+    {"remote.origin.url", "ssh://-oProxyCommand=x/y", GIT_CONFIG_REFUSE, "option"},
+    {"remote.origin.url", "ssh://%2doProxyCommand=x/y", GIT_CONFIG_REFUSE, "option"},
+    {"remote.origin.url", "-oProxyCommand=x:y", GIT_CONFIG_REFUSE, "option"},
+    {"remote.origin.url", "u@-x:y", GIT_CONFIG_REFUSE, "option"},
+    {"remote.origin.url", "ssh://host:-oProxyCommand=x/y", GIT_CONFIG_REFUSE, "option"},
+    {"remote.origin.url", "ssh://host:22/y", GIT_CONFIG_ALLOW, NULL},
+    {"remote.origin.url", "file://host/x", GIT_CONFIG_REFUSE, "file://"},
+    {"remote.origin.url", "file:///x%2fy", GIT_CONFIG_REFUSE, "file://"},
+    {"remote.origin.url", "~/x.git", GIT_CONFIG_REFUSE, "~"},
+    {"remote.origin.url", "https://e.com/x\ny", GIT_CONFIG_REFUSE, "control"},
+    {"remote.origin.url", "", GIT_CONFIG_REFUSE, "empty"},
+    /* a branch's remote: a remote the config defines, ".", else read as a URL, as git does */
+    {"branch.main.remote", "evil.git", GIT_CONFIG_LOCAL_PATH, "evil.git"},
+    {"branch.main.remote", "ext::sh -c x", GIT_CONFIG_REFUSE, "transport helper"},
+    {"branch.main.remote", "https://example.com/x", GIT_CONFIG_ALLOW, NULL},
+    {"branch.main.pushremote", "/srv/x", GIT_CONFIG_LOCAL_PATH, "/srv/x"},
+    {"branch.main.remote", "nourl", GIT_CONFIG_LOCAL_PATH, "nourl"},
+};
+
+static const char *verdict_name(enum git_config_verdict v)
+{
+    switch (v) {
+    case GIT_CONFIG_ALLOW:
+        return "allow";
+    case GIT_CONFIG_REFUSE:
+        return "refuse";
+    case GIT_CONFIG_LOCAL_PATH:
+        return "local path";
+    case GIT_CONFIG_WORK_TREE:
+        return "work tree";
+    }
+    return "?";
+}
+
+static void test_judge_table(void)
+{
+    const char *base = "[remote \"origin\"]\n\turl = https://example.com/x.git\n"
+                       "[remote \"nourl\"]\n\tfetch = +refs/heads/*:refs/remotes/nourl/*\n";
+    int bad = 0;
+    for (size_t i = 0; i < ARRAY_LEN(judge_cases); i++) {
+        const struct judge_case *jc = &judge_cases[i];
+        struct git_config c = {0};
+        char err[200];
+        CHECK_EQ_INT(git_config_parse(base, strlen(base), &c, err, sizeof err), 0);
+        struct git_config_entry e = {.key = (char *)jc->key, .value = (char *)jc->value};
+        const char *why = (const char *)1, *path = (const char *)1;
+        enum git_config_verdict v = git_config_judge(&c, &e, &why, &path);
+        bool ok = v == jc->want;
+        if (ok && v == GIT_CONFIG_ALLOW)
+            ok = !why && !path;
+        else if (ok && v == GIT_CONFIG_REFUSE)
+            ok = why && strstr(why, jc->detail) && !path;
+        else if (ok)
+            ok = !why && path && strcmp(path, jc->detail) == 0;
+        if (!ok) {
+            fprintf(stderr, "  %s=%s: got %s (%s, %s), want %s (%s)\n", jc->key, jc->value,
+                    verdict_name(v), why && why != (const char *)1 ? why : "-",
+                    path && path != (const char *)1 ? path : "-", verdict_name(jc->want),
+                    jc->detail ? jc->detail : "-");
+            bad++;
+        }
+        git_config_free(&c);
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
+/* A kept entry is refused only when the write takes the url of the remote it names. */
+static void test_judge_kept(void)
+{
+    const char *old_text = "[remote \"origin\"]\n\turl = /srv/x.git\n"
+                           "[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"
+                           "[user]\n\tname = A\n";
+    const char *cases[][2] = {
+        /* the new text, and a word of the reason the kept branch.main.remote gets (or "") */
+        {"[remote \"origin\"]\n\tfetch = x\n[branch \"main\"]\n\tremote = origin\n", "path"},
+        {"[branch \"main\"]\n\tremote = origin\n", "path"},
+        {"[remote \"origin\"]\n\turl = /srv/y.git\n[branch \"main\"]\n\tremote = origin\n", ""},
+        {"[remote \"origin\"]\n\turl = /srv/x.git\n[branch \"main\"]\n\tremote = origin\n", ""},
+    };
+    struct git_config old = {0};
+    char err[200];
+    CHECK_EQ_INT(git_config_parse(old_text, strlen(old_text), &old, err, sizeof err), 0);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct git_config next = {0};
+        CHECK_EQ_INT(git_config_parse(cases[i][0], strlen(cases[i][0]), &next, err, sizeof err), 0);
+        const char *why = NULL;
+        for (size_t j = 0; j < next.len; j++)
+            if (strcmp(next.items[j].key, "branch.main.remote") == 0)
+                why = git_config_judge_kept(&old, &next, &next.items[j]);
+        if (*cases[i][1])
+            CHECK(why && strstr(why, cases[i][1]));
+        else
+            CHECK(!why);
+        git_config_free(&next);
+    }
+    /* a kept entry of no remote-naming key is never refused */
+    struct git_config_entry user = {.key = (char *)"user.name", .value = (char *)"A"};
+    CHECK(!git_config_judge_kept(&old, &(struct git_config){0}, &user));
+    git_config_free(&old);
+}
+
+/* Whatever the key, an unlisted one is refused: every key of the code-running table is. */
+static void test_code_running_keys_refused(void)
+{
+    struct git_config c = {0};
+    int bad = 0;
+    for (size_t i = 0; i < ARRAY_LEN(key_cases); i++) {
+        const struct key_case *kc = &key_cases[i];
+        if (!kc->why)
+            continue;
+        struct git_config_entry e = {.key = (char *)kc->key, .value = (char *)kc->value};
+        const char *why, *path;
+        enum git_config_verdict v = git_config_judge(&c, &e, &why, &path);
+        if (v != GIT_CONFIG_REFUSE) {
+            fprintf(stderr, "  %s=%s: %s\n", kc->key, kc->value, verdict_name(v));
+            bad++;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 TEST_MAIN({"parse table", test_parse_table},
           {"a syntax error names its line", test_error_names_its_line},
           {"entries keep their lines; len bounds the text", test_line_numbers_and_length},
           {"a NUL byte is a syntax error", test_nul_byte_is_an_error},
           {"the parse table reads the same in real git", test_parse_table_matches_git},
-          {"code-running key table", test_key_table})
+          {"code-running key table", test_key_table},
+          {"the allowlist: key and value to verdict", test_judge_table},
+          {"every code-running key is refused by the allowlist", test_code_running_keys_refused},
+          {"a kept branch remote whose url the write removes is refused", test_judge_kept})

@@ -4,7 +4,9 @@
 -- cargo's error chains, Java and javac, path arithmetic (absolute, normalised, "at or under"),
 -- which words of a command are write targets, recognising the lines of sudo, the Docker client, D-Bus clients and the
 -- egress proxy's 403, and the tools' lines that name a path they could not create without an
--- errno (Maven, javac).
+-- errno (Maven, javac); ssh's publickey refusal and gpg's missing secret key with the hidden
+-- keys they point to, a refused connection's loopback port, the system installers' refusals,
+-- and a command that moves or removes a repository's .git.
 -- Uses cordon.shell and nothing else, so plain lua5.4 runs it; host checks are the caller's
 -- (the policy passes `host` functions in). Must never decide on its own whether something is a
 -- refusal: it answers small questions, the policy combines them.
@@ -669,6 +671,170 @@ function M.grant_missing(line)
         if line:find(p[1], 1, p[1]:sub(1, 1) ~= "^") then return p[2] end
     end
     return nil
+end
+
+-- ---- hidden private keys (ssh, gpg) ---------------------------------------------------------
+
+--- Does line show an ssh server refusing every key offered (`Permission denied (publickey)`,
+-- or a method list holding publickey, as ssh and git over ssh print it)?
+function M.publickey_denied(line)
+    local methods = line:match("Permission denied %(([%w,%-]+)%)")
+    return methods ~= nil and (("," .. methods .. ","):find(",publickey,", 1, true) ~= nil)
+end
+
+-- The names ssh looks for its own keys under (ssh_config(5), IdentityFile's defaults).
+M.ssh_default_keys = { "id_rsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed25519_sk", "id_dsa" }
+
+--- Does name look like an ssh private key's file (ssh's default names, `*.pem`, `*key*`; not a
+-- public key, a socket folder or authorized_keys)?
+local function key_like(name)
+    return not name:find("%.pub$") and name ~= "authorized_keys" and name ~= "authorized_keys2"
+        and (name:find("^id_") ~= nil or name == "identity" or name:find("%.pem$") ~= nil
+             or name:find("key") ~= nil)
+end
+
+--- The private key files ssh may have wanted for command that lie in the hidden paths: those
+-- the command names (`-i FILE`, `-oIdentityFile=FILE`; relative ones against cwd), the hidden
+-- entries of a `.ssh` folder that look like keys (the profile hides ~/.ssh's private keys one
+-- by one), and ssh's defaults in a `.ssh` hidden whole. A list of absolute paths, the named
+-- ones first; whether each exists is the caller's question.
+function M.hidden_ssh_keys(command, hidden, cwd)
+    local out, seen = {}, {}
+    local function add(p)
+        p = M.absolute(p, cwd)
+        if p and not seen[p] and M.under_any(p, hidden) then seen[p] = true; out[#out + 1] = p end
+    end
+    command = command or ""
+    for value in command:gmatch("%-i%s*[\"']?([^%s\"'$~]+)") do add(value) end
+    for value in command:gmatch("IdentityFile[=%s]+[\"']?([^%s\"'$~]+)") do add(value) end
+    for _, h in ipairs(hidden or {}) do
+        if type(h) == "string" then
+            local name = h:match("/%.ssh/([^/]+)$")
+            if name and key_like(name) then
+                add(h)
+            elseif h:find("/%.ssh$") then
+                for _, k in ipairs(M.ssh_default_keys) do add(h .. "/" .. k) end
+            end
+        end
+    end
+    return out
+end
+
+--- Does line show gpg finding no private key to sign or decrypt with (`No secret key`)?
+function M.no_secret_key(line)
+    return line:find("No secret key", 1, true) ~= nil or line:find("no secret key", 1, true) ~= nil
+end
+
+--- The hidden GnuPG homes (a hidden `.gnupg`), in the order the list gives them.
+function M.hidden_gnupg(hidden)
+    local out = {}
+    for _, h in ipairs(hidden or {}) do
+        if type(h) == "string" and h:find("/%.gnupg$") then out[#out + 1] = h end
+    end
+    return out
+end
+
+-- ---- the sandbox's own loopback -------------------------------------------------------------
+
+-- A connection refused, as clients print it (curl's "Couldn't connect" is its 7 for a refusal).
+M.refused_patterns = { "Connection refused", "connection refused", "ECONNREFUSED", "Errno 111%]",
+                       "os error 111%)", "Couldn't connect to server",
+                       -- MySQL's and MariaDB's client: the errno in parentheses
+                       "Can't connect to .* %(111%)" }
+
+local loopback_port_patterns = {
+    "127%.[%d.]+:(%d+)", "localhost:(%d+)", "%[::1%]:(%d+)",
+    "127%.[%d.]+ port (%d+)", "localhost port (%d+)", "::1 port (%d+)",
+    "port=(%d+)", "%(127%.[%d.]+%), port (%d+)", "port (%d+) failed", "'127%.[%d.]+' %((%d+)%)",
+}
+
+--- When line shows a connection to a loopback address refused: the port it names (a number),
+-- else true (a refusal without a port: Python's `[Errno 111] Connection refused`); nil when
+-- line shows no refused connection.
+function M.connection_refused(line)
+    if not find_any(line, M.refused_patterns) then return nil end
+    if line:find("127%.") or line:find("localhost") or line:find("::1") then
+        for _, p in ipairs(loopback_port_patterns) do
+            local port = line:match(p)
+            if port then return tonumber(port) end
+        end
+    end
+    -- a port on a line about another host is not the loopback's
+    if line:find("%d+%.%d+%.%d+%.%d+") or line:find("host='") then return nil end
+    return true
+end
+
+--- The loopback ports command names (`127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`), in order.
+function M.loopback_ports_in(command)
+    local out, seen = {}, {}
+    for _, p in ipairs({ "127%.[%d.]+:(%d+)", "localhost:(%d+)", "%[::1%]:(%d+)" }) do
+        for port in (command or ""):gmatch(p) do
+            local n = tonumber(port)
+            if n and not seen[n] then seen[n] = true; out[#out + 1] = n end
+        end
+    end
+    return out
+end
+
+-- ---- the system's package managers ----------------------------------------------------------
+
+-- Where the system's installers (apt-get, apt, aptitude, dpkg) keep what they write: a refused
+-- write there is an install that belongs outside.
+M.system_dirs = { "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/cache/debconf", "/var/log/apt",
+                  "/usr", "/etc", "/var/lib/ucf", "/var/log/dpkg.log" }
+
+--- The system installer the command runs (apt-get, apt, aptitude, dpkg), or nil: what they
+-- install goes into the system, whose files are read-only to every sandbox, root's included.
+function M.system_installer(programs)
+    for _, name in ipairs({ "apt-get", "apt", "aptitude", "dpkg" }) do
+        if programs[name] then return name end
+    end
+    return nil
+end
+
+--- The one sentence for an install the sandbox cannot do.
+function M.installer_reason(installer)
+    return ("%s cannot change the system inside the sandbox: its files (/usr, /etc, /var/lib/dpkg, "
+        .. "/var/lib/apt) are read-only to every sandbox, root's too; installing and updating "
+        .. "packages belongs outside it (run the command outside the sandbox)"):format(installer)
+end
+
+--- Does line show an installer refused its lock or its system folders (apt's `are you root?`,
+-- `Could not open lock file`, dpkg's `requested operation requires superuser privilege`)?
+function M.installer_refused(line)
+    return line:find("are you root?", 1, true) ~= nil
+        or line:find("Could not open lock file", 1, true) ~= nil
+        or line:find("requires superuser privilege", 1, true) ~= nil
+        or line:find("Unable to lock directory", 1, true) ~= nil
+end
+
+-- ---- a repository's .git held in place ------------------------------------------------------
+
+--- The `.git` folder abs is or lies in, when it is one (`/ws/.git` for `/ws/.git/config`), or nil.
+function M.git_dir_of(abs)
+    if type(abs) ~= "string" then return nil end
+    local d = abs:match("^(.-/%.git)$") or abs:match("^(.-/%.git)/")
+    return d
+end
+
+--- The `.git` folders command moves or removes (`mv .git X`, `rm -r .git`, `rmdir .git`),
+-- absolute against cwd: a table `.git` -> "mv" or "rm" (rmdir counts as rm).
+function M.git_dir_moves(segments, cwd)
+    local out = {}
+    for _, seg in ipairs(segments or {}) do
+        if seg.name == "mv" or seg.name == "rm" or seg.name == "rmdir" then
+            local args = {}
+            for _, a in ipairs(seg.args) do
+                if a:sub(1, 1) ~= "-" then args[#args + 1] = a end
+            end
+            local last = seg.name == "mv" and #args - 1 or #args  -- mv's last word is where to
+            for i = 1, last do
+                local abs = M.absolute((args[i]:gsub("/+$", "")), cwd)
+                if abs and abs:find("/%.git$") then out[abs] = seg.name == "mv" and "mv" or "rm" end
+            end
+        end
+    end
+    return out
 end
 
 -- ---- ssh host keys -------------------------------------------------------------------------

@@ -95,7 +95,7 @@ describe("cordon run: agents' and editors' configuration in the workspace", func
 
     it("a listed path that appeared during `cordon run` is named when it ends", function()
         local ws = git_ws()
-        h.sh_ok("rm -rf " .. h.quote(ws .. "/.git/hooks")) -- the view makes an empty one: not named
+        h.sh_ok("rm -rf " .. h.quote(ws .. "/.git/hooks")) -- no view makes one, and the guard, not this line, covers it
         local r = ok(h.run_sh("echo '{}' > .mcp.json; mkdir -p .vscode .claude; echo x > .vscode/tasks.json",
             { workspace = ws }))
         local line

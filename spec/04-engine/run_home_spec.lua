@@ -174,6 +174,16 @@ describe("the copy-on-write home", function()
         assert.are.equal(125, r.code, h.describe(r))
     end)
 
+    it("cordon home --diff shows a control, bidi or zero-width character in a name visibly", function()
+        local t = setup(false)
+        -- names a command chose: ESC[8m would hide the rest on a terminal, U+202E reorders it
+        ok(run(t, "touch ~/\"$(printf 'a\\033[8mb')\" ~/\"$(printf 'c\\342\\200\\256d\\342\\200\\213e')\""))
+        local r = ok(home_cmd(t, { "--diff" }))
+        has(r.stdout, "added ~/a\\x1b[8mb", r)
+        has(r.stdout, "added ~/c<U+202E>d<U+200B>e", r)
+        assert.is_nil(r.stdout:find("[\27\226]"), h.describe(r))
+    end)
+
     it("--home tmpfs and --home readonly keep nothing", function()
         local t = setup(true)
         ok(run(t, "echo a > ~/a && cat ~/a", { "--home", "tmpfs" }))

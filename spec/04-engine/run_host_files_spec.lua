@@ -317,11 +317,27 @@ describe("a writable path", function()
         assert.are.equal("mine\n", h.read_file(target .. "/authorized_keys"))
     end)
 
-    it("--allow-write LINK is followed, and one line says to what", function()
+    for _, who in ipairs({ { nil, "root" }, { 65534, "uid 65534" } }) do
+        local uid, label = who[1], who[2]
+        it("--allow-write LINK inside the workspace is refused in one line (" .. label .. ")", function()
+            local ws, target = planted(uid)
+            local r = h.run_sh("echo named > build/authorized_keys", { workspace = ws, uid = uid,
+                home = h.secret_home(uid), flags = { "--allow-write", "build" } })
+            assert.are.equal(125, r.code, h.describe(r))
+            assert.truthy(r.stderr:find("--allow-write build passes the symbolic link " .. ws
+                .. "/build, which lies in a writable area", 1, true), h.describe(r))
+            assert.are.equal(1, select(2, r.stderr:gsub("cordon:", "")), h.describe(r))
+            assert.are.equal("mine\n", h.read_file(target .. "/authorized_keys"))
+        end)
+    end
+
+    it("--allow-write LINK outside every writable area is followed, and one line says to what", function()
         local ws, target = planted()
-        local r = ok(h.run_sh("echo named > build/authorized_keys", { workspace = ws,
-            flags = { "--allow-write", "build" } }))
-        assert.truthy(r.stderr:match("%-%-allow%-write build resolves to " .. target:gsub("%p", "%%%0")),
+        local elsewhere = h.tmpdir() .. "/build"
+        h.sh_ok("ln -s " .. h.quote(target) .. " " .. h.quote(elsewhere))
+        local r = ok(h.run_sh("echo named > " .. h.quote(target .. "/authorized_keys"), { workspace = ws,
+            flags = { "--allow-write", elsewhere } }))
+        assert.truthy(r.stderr:find("--allow-write " .. elsewhere .. " resolves to " .. target, 1, true),
             h.describe(r))
         assert.are.equal("named\n", h.read_file(target .. "/authorized_keys"))
     end)

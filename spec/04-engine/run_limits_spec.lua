@@ -66,6 +66,7 @@ describe("cordon run: limits.pids", function()
         -- Without the low limit all 200 start: the bound below is the limit's doing.
         local wide = ok(h.run_py(FORKS, { flags = { "--profile", "lim" }, env = limits_profile("pids = 1000") }))
         assert.are.equal(200, started(wide), h.describe(wide))
+        assert.is_nil(wide.stderr:find("fork refused", 1, true), h.describe(wide))
         local r = ok(h.run_py(FORKS, { flags = { "--profile", "lim" }, env = limits_profile("pids = 50") }))
         need_cgroup(r)
         local n = started(r)
@@ -123,6 +124,10 @@ except (ValueError, OSError) as e:
         need_cgroup(r)
         local n = started(r)
         assert.is_true(n > 0 and n <= 50, "started " .. n .. " with pids = 50\n" .. h.describe(r))
+        -- the refusals are said, once, with the key that set the bound
+        assert.truthy(r.stderr:find("\ncordon: fork refused: the sandbox reached limits.pids = 50 (refused ", 1, true)
+            or r.stderr:find("^cordon: fork refused: the sandbox reached limits.pids = 50 %(refused "), h.describe(r))
+        assert.are.equal(1, select(2, r.stderr:gsub("fork refused", "")), h.describe(r))
         local cg = ok(h.run_sh("grep -c 'cordon-[0-9]' /proc/self/cgroup",
             { flags = { "--profile", "lim" }, env = limits_profile("pids = 50", nil, "root_only = { hide = false }") }))
         assert.is_true(tonumber(h.chomp(cg.stdout)) > 0, h.describe(cg))
@@ -227,7 +232,8 @@ describe("cordon run: limits.memory", function()
         need_cgroup(r)
         assert.are.equal(137, r.code, h.describe(r))
         assert.is_nil(r.stdout:match("allocated"), h.describe(r))
-        assert.truthy(r.stderr:match("cordon: killed: out of memory %(limit 64M%)"), h.describe(r))
+        assert.truthy(r.stderr:find("cordon: the command was killed: out of memory (limits.memory = 64M)\n", 1, true), h.describe(r))
+        assert.are.equal(1, select(2, r.stderr:gsub("out of memory", "")), h.describe(r))
     end)
 end)
 
@@ -298,6 +304,21 @@ describe("cordon run and sessions: the cgroup", function()
         local r = ok(exec(h.python .. " -c " .. h.quote(FORKS)))
         local n = started(r)
         assert.is_true(n > 0 and n <= 50, "started " .. n .. " with pids = 50\n" .. h.describe(r))
+        -- the cgroup counted the refusals (where it carries pids): one line on the exec's stderr
+        local events = h.read_file(dirs[1] .. "/pids.events") or ""
+        if events:match("max [1-9]") then
+            assert.truthy(r.stderr:find("cordon: fork refused while the command ran: the session's sandbox "
+                .. "reached limits.pids = 50 (refused ", 1, true), h.describe(r))
+            assert.are.equal(1, select(2, r.stderr:gsub("fork refused", "")), h.describe(r))
+        end
+        -- told once: the next command hits nothing and hears nothing
+        local quiet = ok(exec("true"))
+        assert.is_nil(quiet.stderr:find("refused", 1, true), h.describe(quiet))
+        -- an allocation over the limit: the kernel kills it, and the exec says so in one line
+        local big = exec(h.python .. " -c " .. h.quote("b = bytearray(768 << 20); print('allocated')"))
+        assert.is_nil(big.stdout:find("allocated", 1, true), h.describe(big))
+        assert.truthy(big.stderr:find("cordon: out of memory while the command ran: the kernel killed 1 process "
+            .. "of the session's sandbox (limits.memory = 512M)", 1, true), h.describe(big))
         ok(h.cordon({ "session", "stop", s.name }, { cwd = s.cwd, env = s.env, timeout = 30 }))
         assert.truthy(h.wait_for(function() return #existing(dirs) == 0 end, 10),
             "still there: " .. table.concat(existing(dirs), " "))

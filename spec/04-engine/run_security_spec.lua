@@ -43,6 +43,25 @@ describe("cordon run: the question after a refusal", function()
         assert.is_nil(out:find("running outside the sandbox", 1, true), h.describe(r))
         assert.is_nil(h.read_file(target), "the denied command ran outside")
     end)
+
+    for _, who in ipairs({ { nil, "root" }, { 65534, "uid 65534" } }) do
+        it("shows a bidi override and a zero-width space in a refusal's path visibly (" .. who[2] .. ")", function()
+            -- a name the command chose: U+202E would show "txt.exe" as "exe.txt", U+200B is unseen
+            local dir = h.tmpdir()
+            h.sh_ok("chmod 755 " .. h.quote(dir))
+            local name = dir .. "/a\u{202E}txt.exe\u{200B}z"
+            -- (touch's own message, the command's output, shows the name as the command wrote it)
+            local r = h.run_sh("touch " .. h.quote(name),
+                { uid = who[1], home = h.secret_home(who[1]), workspace = h.workspace(nil, who[1]) })
+            local line = r.stderr:match("cordon: the sandbox refused a write to [^\n]*")
+            assert.truthy(line, h.describe(r))
+            assert.truthy(line:find("/a<U+202E>txt.exe<U+200B>z", 1, true), h.describe(r))
+            for l in r.stderr:gmatch("cordon:[^\n]*") do
+                assert.is_nil(l:find("\u{202E}", 1, true), "a raw U+202E in cordon's line\n" .. h.describe(r))
+                assert.is_nil(l:find("\u{200B}", 1, true), "a raw U+200B in cordon's line\n" .. h.describe(r))
+            end
+        end)
+    end
 end)
 
 -- Python that tries one call and prints "ok" or "errno N".

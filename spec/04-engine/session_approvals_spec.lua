@@ -209,6 +209,58 @@ describe("cordon session: approvals go to an approver", function()
             assert.are.same({}, pending(s))
         end)
 
+    -- A session as root or as uid (the controller then reads its sandbox's processes as that
+    -- user): a foreground command runs, a background job asks; the question names the job.
+    local function background_asks(uid)
+        local o = origin()
+        local pre = uid and ("setpriv --reuid=%d --regid=%d --clear-groups "):format(uid, uid) or ""
+        local runtime, ws = h.runtime_dir(), h.workspace(nil, uid)
+        if uid then h.sh_ok(("chown %d:%d %s"):format(uid, uid, h.quote(runtime))) end
+        local home = h.secret_home(uid)
+        local s = { name = "appr-" .. h.token(), cwd = ws, env = { XDG_RUNTIME_DIR = runtime } }
+        s.socket = h.session_socket(runtime, s.name)
+        local function run(args, opts)
+            opts = opts or {}
+            return h.cordon(args, { cwd = ws, env = s.env, uid = uid, home = home, timeout = opts.timeout })
+        end
+        h.defer(function() run({ "session", "stop", s.name }, { timeout = 30 }) end)
+        ok(run({ "session", "start", s.name, "--detach", "--permission-timeout", "60s" }))
+        local stream = h.tmpdir() .. "/watch.ndjson"
+        h.spawn(("sh -c %s"):format(h.quote(("exec %scurl -sSN --unix-socket %s %s >%s"):format(pre,
+            h.quote(s.socket), h.quote("http://cordon/v1/approvals?watch=1"), h.quote(stream)))))
+        shows(stream, '"event":"subscribed"')
+        -- a foreground command that runs until the session stops, and asks nothing
+        local fg_cmd = "sleep 50; echo fg-" .. h.token()
+        local fg_out = h.tmpdir() .. "/fg.out"
+        h.spawn("sh -c " .. h.quote(("cd %s && %s >%s 2>&1"):format(h.quote(ws),
+            h.command_line({ "exec", s.name, "--", fg_cmd }, { env = s.env, uid = uid, home = home }),
+            h.quote(fg_out))))
+        assert(h.wait_for(function()
+            for _, j in ipairs(h.api(s.socket, "GET", "/v1/jobs", nil, { uid = uid }).json.jobs or {}) do
+                if j.command == fg_cmd and j.state == "running" then return true end
+            end
+        end, 15), "the foreground command did not start")
+        -- a background job (through a child of it, in a subshell) asks
+        local bg_cmd = "( " .. o.fetch .. " ); echo bg-" .. h.token()
+        ok(run({ "exec", "--background", s.name, "--", bg_cmd }))
+        local line = shows(stream, '"event":"question"'):match('[^\n]*"event":"question"[^\n]*')
+        local q = cjson.decode(line).approval
+        assert.are.equal("network", q.kind)
+        assert.are.equal(bg_cmd, q.command, line)
+        local a = h.api(s.socket, "POST", "/v1/approvals/" .. math.tointeger(q.id), '{"answer": "deny"}',
+            { uid = uid })
+        assert.are.equal(200, a.status, h.describe_api(a))
+        ok(run({ "session", "stop", s.name }))
+    end
+
+    it("a background job's question names that job's command, not the foreground one's (root)", function()
+        background_asks(nil)
+    end)
+
+    it("a background job's question names that job's command, not the foreground one's (uid 65534)", function()
+        background_asks(65534)
+    end)
+
     it("the terminal of a foreground session start answers its questions", function()
         local o = origin()
         local runtime = h.runtime_dir()

@@ -284,6 +284,66 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.truthy(h.read_file(target), "the approved re-run did not write " .. target)
     end)
 
+    it("shows a control, bidi or zero-width character of the command visibly in the elicitation", function()
+        local s = h.session_start("spec-mcp-" .. h.token(), { flags = { "--ask-sandbox-off" } })
+        local target = h.tmpdir() .. "/written-outside"
+        -- ESC[8m would hide the rest on a terminal, U+202E reorders it, U+200B is invisible
+        local cmd = "touch " .. target .. " # \27[8m hidden \226\128\174 rtl \226\128\139 zw"
+        local exec = h.command_line({ "exec", s.name, "--", cmd }, { env = s.env })
+        local r = drive({
+            init(1, "2025-11-25", { elicitation = {} }), expect(1, "init"),
+            { spawn = "cd " .. h.quote(s.cwd) .. " && " .. exec, as = "exec" },
+            { answer = "elicitation/create", result = { action = "decline" }, as = "asked" },
+            { wait_spawned = "exec" },
+            { close = true },
+        }, { runtime = s.runtime, cwd = s.cwd, args = { "--session", s.name } })
+        assert.is_nil(r.error, r.describe)
+        local m = r.kept.asked.params.message
+        assert.truthy(m:find("touch " .. target, 1, true), m)
+        -- (the escalate policy's reason already shows ESC as "?"; the renderer takes the rest)
+        assert.truthy(m:find("[8m hidden <U+202E> rtl <U+200B> zw", 1, true), m)
+        assert.is_nil(m:find("[\27\226]"), m)
+        assert.is_nil(h.read_file(target), "a declined re-run wrote " .. target)
+    end)
+
+    it("asks the person before publishing a port beyond loopback, and refuses without one", function()
+        -- 0.0.0.0 (every address of the host) and 2001:db8::1: other machines could reach them;
+        -- never bound here (declined, or refused before the session is asked)
+        local r = drive({
+            init(1, "2025-11-25", { elicitation = {} }), expect(1, "init"),
+            call(2, "publish_port", { port = 8000, host_port = 0, host_addr = "0.0.0.0" }),
+            { answer = "elicitation/create", result = { action = "decline" }, as = "asked" },
+            expect(2, "declined"),
+            call(3, "publish_port", { port = 8001, host_port = 0, host_addr = "127.0.0.2" }),
+            expect(3, "loopback"),
+            call(4, "session_status"), expect(4, "status"),
+            { close = true },
+        })
+        assert.is_nil(r.error, r.describe)
+        local m = r.kept.asked.params.message
+        assert.truthy(m:find("sandbox port 8000 published on the host at 0.0.0.0", 1, true), m)
+        assert.is_true(r.kept.declined.result.isError, r.describe)
+        assert.truthy(text(r.kept.declined):find("^cordon: publishing sandbox port 8000 on 0.0.0.0 %(not "
+            .. "loopback.*the person did not allow it, refused$"), text(r.kept.declined))
+        -- a loopback address is published unasked (no other elicitation came: the script had one)
+        assert.is_false(r.kept.loopback.result.isError, r.describe)
+        assert.are.equal("127.0.0.2", r.kept.loopback.result.structuredContent.host_addr)
+        local st = text(r.kept.status)
+        assert.is_nil(st:find("8000 ->", 1, true), st)
+        -- a client that cannot ask: refused at once, in one line that says how to do it outside
+        local n = drive({
+            init(1, "2025-06-18"), expect(1, "init"),
+            call(2, "publish_port", { port = 8000, host_addr = "2001:db8::1" }), expect(2, "refused"),
+            { close = true },
+        })
+        assert.is_nil(n.error, n.describe)
+        local t = text(n.kept.refused)
+        assert.is_true(n.kept.refused.result.isError, n.describe)
+        assert.truthy(t:find("^cordon: publishing sandbox port 8000 on 2001:db8::1 %(not loopback"), t)
+        assert.truthy(t:find("this MCP client cannot ask one: refused (publish on 127.0.0.1, or run `cordon publish ", 1, true), t)
+        assert.is_nil(t:find("\n.", 1), t)
+    end)
+
     it("denies a question at once when the client cannot be asked", function()
         local o = h.origin()
         local r = drive({
