@@ -1,8 +1,10 @@
 /* kernel_lacks.c — see kernel_lacks.h. */
 #include "base/kernel_lacks.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 bool kernel_lacks_forced(const char *name)
 {
@@ -20,4 +22,13 @@ bool kernel_lacks_forced(const char *name)
         p = end + 1;
     }
     return false;
+}
+
+bool kernel_older_than(unsigned major, unsigned minor)
+{
+    struct utsname u;
+    unsigned ma = 0, mi = 0;
+    if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &ma, &mi) != 2)
+        return false;
+    return ma < major || (ma == major && mi < minor);
 }

@@ -35,6 +35,7 @@
 #include "proxy/proxy.h"
 #include "proxy/port_relay.h"
 #include "base/session_socket.h"
+#include "base/kernel_lacks.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "base/said_once.h"
@@ -262,6 +263,25 @@ static int layer_folder(const char *path, bool parents, uid_t *owner)
     return m;
 }
 
+/* Linux before 5.11 mounts no overlayfs in a user namespace (nor knows its option userxattr),
+ * and nothing else gives a copy-on-write home there: the home is read-only instead, the stricter
+ * view (a write fails, as anywhere else on the host), and one line says so, once on this machine
+ * (said_once.h), naming the kernel that has it and the key that says read-only on purpose. */
+static bool home_overlay_missing(void)
+{
+    if (!kernel_lacks_forced("overlay_userns") && !kernel_older_than(5, 11))
+        return false;
+    static const char line[] =
+        "this kernel mounts no overlayfs in a user namespace (Linux 5.11 and later do): the home "
+        "is read-only in the sandbox, not copy-on-write; profile key home = \"readonly\" "
+        "(--home readonly) asks for that and avoids this line";
+    if (said_once_first("kernel.home-overlay", line))
+        LOG_W("home", "%s (said once on this machine: cordon doctor lists it)", line);
+    else
+        LOG_D("home", "%s", line);
+    return true;
+}
+
 /* The home the sandbox shows (profile key home) and, for "overlay", the workspace's layer folder,
  * made here on the host side: only the caller can enter it (0700 up from the homes folder). The
  * homes folder itself is hidden inside every sandbox: no command reads another workspace's layer,
@@ -273,6 +293,8 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
         str_list_push(&cfg->hidden, root);
     int r = 0;
     char *layer = NULL;
+    if (cfg->home_mode != SANDBOX_HOME_READONLY && home_overlay_missing())
+        cfg->home_mode = SANDBOX_HOME_READONLY;
     if (cfg->home_mode == SANDBOX_HOME_READONLY)
         goto out;
     char real[PATH_MAX];

@@ -268,6 +268,8 @@ static int protect_own_paths(const struct sandbox_config *cfg, struct mnt_err *e
     return r;
 }
 
+#define SELF_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+
 /* A detached, read-only bind of the running binary, opened by its path in this namespace
  * (/proc/self/exe itself refers to the host's mount, which open_tree refuses). -1 when it cannot
  * be had (e.g. the binary was replaced since it started): then `cordon nc` is not inside. */
@@ -281,8 +283,9 @@ static int capture_self(void)
     int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     if (fd < 0)
         return -1;
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
-    if (mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+    /* Without mount_setattr (-ENOSYS), fsview_build sets them once it is attached. */
+    int r = mnt_setattr_fd(fd, SELF_ATTRS);
+    if (r < 0 && r != -ENOSYS) {
         close(fd);
         return -1;
     }
@@ -492,7 +495,9 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         if (mnt_attach(&e, run_fds[i], cfg->run_binds.items[i], true) < 0)
             goto out;
     }
-    if (self_fd >= 0 && mnt_attach(&e, self_fd, FSVIEW_CORDON_EXE, true) < 0)
+    if (self_fd >= 0 &&
+        (mnt_attach(&e, self_fd, FSVIEW_CORDON_EXE, true) < 0 ||
+         (mnt_setattr_lacking() && mnt_setattr(&e, FSVIEW_CORDON_EXE, false, SELF_ATTRS, 0) < 0)))
         goto out;
     if (grants_apply(&grants, &e) < 0)
         goto out;

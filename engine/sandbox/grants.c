@@ -519,6 +519,10 @@ void grants_release(struct grants_capture *gc)
     memset(gc, 0, sizeof *gc);
 }
 
+/* Nothing is written through a grant: a socket is connected to (which a read-only mount allows),
+ * a keyring file only read. */
+#define GRANT_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
+
 /* The source of one "KIND TARGET\tSOURCE" bind, opened with no link on the way and checked on
  * the fd that is then cloned: a socket swapped for a link or a directory since the controller
  * looked is refused, not followed. */
@@ -548,11 +552,9 @@ static int capture_one(const char *bind, struct mnt_err *e)
     close(pfd);
     if (fd < 0)
         return mnt_fail(e, "open_tree", src);
-    /* Nothing is written through a grant: a socket is connected to (which a read-only mount
-     * allows), a keyring file only read. */
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                          MOUNT_ATTR_NOEXEC};
-    if (mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+    int r = mnt_setattr_fd(fd, GRANT_ATTRS); /* -ENOSYS: grants_apply sets them */
+    if (r < 0 && r != -ENOSYS) {
+        errno = -r;
         mnt_fail(e, "mount_setattr", src);
         close(fd);
         return -1;
@@ -646,7 +648,8 @@ int grants_apply(struct grants_capture *gc, struct mnt_err *e)
     if (gc->gnupg && gnupg_home(e) < 0)
         return -1;
     for (size_t i = 0; i < gc->n; i++) {
-        if (mnt_attach(e, gc->fds[i], gc->targets[i], true) < 0)
+        if (mnt_attach(e, gc->fds[i], gc->targets[i], true) < 0 ||
+            (mnt_setattr_lacking() && mnt_setattr(e, gc->targets[i], false, GRANT_ATTRS, 0) < 0))
             return -1;
         close(gc->fds[i]);
         gc->fds[i] = -1;

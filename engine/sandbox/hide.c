@@ -18,7 +18,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/kernel_lacks.h"
 #include "base/log.h"
+#include "sandbox/overlay_stage.h"
 
 struct hide_group {
     char *target;        /* directory the overlay covers */
@@ -257,31 +259,7 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
 
 int hide_read_mount_points(struct str_list *out, struct mnt_err *e)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "re");
-    if (!f)
-        return mnt_fail(e, "open", "/proc/self/mountinfo");
-    char *line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, f) > 0) {
-        char point[4096];
-        if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1)
-            continue;
-        /* Undo mountinfo's octal escapes (\040 for a space, ...). */
-        char *w = point;
-        for (char *r = point; *r; r++) {
-            if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] && r[3]) {
-                *w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-                r += 3;
-            } else {
-                *w++ = *r;
-            }
-        }
-        *w = '\0';
-        str_list_push(out, point);
-    }
-    free(line);
-    fclose(f);
-    return 0;
+    return mnt_read_mount_points(out, e);
 }
 
 int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e)
@@ -563,42 +541,99 @@ int hide_add_whiteouts(const char *target, int target_fd, const struct str_list 
     return r;
 }
 
+/* hide_apply's overlays, built on a staging thread (overlay_stage.h): each overlaid group's
+ * detached mount in fds[i], or -1 with the errno of the refusal in errs[i]. */
+struct staged_overlays {
+    struct hide_plan *plan;
+    int tmpfs_fd;
+    int *fds, *errs;
+};
+
+static int build_overlays(void *arg)
+{
+    struct staged_overlays *o = arg;
+    struct overlay_stage sg = {.saved_ns = -1};
+    char buf[512];
+    struct mnt_err e = {buf, sizeof buf};
+    /* No staging (no mount namespace to be had): each group is rebuilt instead. */
+    bool staged = overlay_stage_begin(&sg, o->tmpfs_fd, false, &e) == 0;
+    for (size_t i = 0; i < o->plan->n_groups; i++) {
+        struct hide_group *g = &o->plan->groups[i];
+        if (!g->target || g->rebuilt)
+            continue;
+        o->errs[i] = EINVAL;
+        if (!staged)
+            continue;
+        char *target = escape_overlay_path(g->target);
+        char *opts = xasprintf("lowerdir=./l%zu:%s", i, target);
+        o->fds[i] = overlay_stage_mount(opts, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, g->target, &e);
+        o->errs[i] = o->fds[i] < 0 ? errno : 0;
+        free(opts);
+        free(target);
+    }
+    overlay_stage_end(&sg);
+    return 0;
+}
+
 int hide_apply(struct hide_plan *plan, struct mnt_err *e)
 {
     int r = -1, tmpfs_fd = -1;
-    bool any = false;
+    bool any = false, overlays = false;
     for (size_t i = 0; i < plan->n_groups; i++)
         any |= plan->groups[i].target != NULL;
     if (!any)
         return 0;
     if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
         return -1;
+    int *fds = xcalloc(plan->n_groups, sizeof *fds), *errs = xcalloc(plan->n_groups, sizeof *errs);
+    /* No overlayfs in a user namespace before Linux 5.11 (or by the test switch): each folder
+     * is rebuilt, with no try. */
+    bool refused = kernel_lacks_forced("overlay_userns") || kernel_older_than(5, 11);
+    for (size_t i = 0; i < plan->n_groups; i++)
+        fds[i] = -1;
     for (size_t i = 0; i < plan->n_groups; i++) {
         struct hide_group *g = &plan->groups[i];
-        if (!g->target)
+        errs[i] = refused ? EPERM : 0;
+        if (!g->target || g->rebuilt || refused)
             continue;
-        if (g->rebuilt) {
-            if (build_rebuilt(g, e) < 0)
-                goto out;
-            continue;
-        }
         char layer[32];
         snprintf(layer, sizeof layer, "l%zu", i);
         if (hide_build_layer(g->target, -1, &g->rel, tmpfs_fd, layer, e) < 0)
             goto out;
-        char *target = escape_overlay_path(g->target);
-        char *opts = xasprintf("lowerdir=/proc/self/fd/%d/%s:%s", tmpfs_fd, layer, target);
-        int m = mnt_mount(e, "cordon-hide", g->target, "overlay", MS_RDONLY | MS_NOSUID, opts);
-        int err = errno;
-        free(opts);
-        free(target);
+        overlays = true;
+    }
+    struct staged_overlays so = {plan, tmpfs_fd, fds, errs};
+    if (overlays && overlay_stage_run(build_overlays, &so) < 0) {
+        for (size_t i = 0; i < plan->n_groups; i++)
+            errs[i] = EINVAL; /* no thread: rebuilt, below */
+    }
+    for (size_t i = 0; i < plan->n_groups; i++) {
+        struct hide_group *g = &plan->groups[i];
+        if (!g->target)
+            continue;
+        if (fds[i] >= 0) {
+            if (mnt_attach(e, fds[i], g->target, false) < 0)
+                goto out;
+            continue;
+        }
         /* EINVAL: a mount below target that the list missed, or a stack of overlays too deep
-         * for another (a container whose root is an overlay on an overlay): rebuild instead. */
-        if (m < 0 && (err != EINVAL || build_rebuilt(g, e) < 0))
+         * for another (a container whose root is an overlay on an overlay); EPERM: no
+         * overlayfs in a user namespace (before Linux 5.11): rebuild instead. */
+        if (!g->rebuilt && errs[i] != EINVAL && errs[i] != EPERM) {
+            errno = errs[i];
+            mnt_fail(e, "mount overlayfs on", g->target);
+            goto out;
+        }
+        if (build_rebuilt(g, e) < 0)
             goto out;
     }
     r = 0;
 out:
+    for (size_t i = 0; i < plan->n_groups; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+    free(errs);
     plan->layers_fd = tmpfs_fd; /* the overlays keep the layers alive; nothing else reaches them */
     return r;
 }

@@ -31,6 +31,7 @@
 #include "base/sha256.h"
 #include "sandbox/hide.h"
 #include "sandbox/late_names.h"
+#include "sandbox/overlay_stage.h"
 
 #define HOME_OVERLAY_OPTS "userxattr,redirect_dir=nofollow,metacopy=off,index=off,xino=off,volatile"
 
@@ -420,55 +421,6 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
     return r;
 }
 
-/* A refusal of fsconfig on fs: the kernel's own message when it left one ("e overlayfs: ..."). */
-static int fs_fail(int fs, struct mnt_err *e, const char *what, const char *arg)
-{
-    int err = errno;
-    char msg[256];
-    ssize_t n = read(fs, msg, sizeof msg - 1);
-    if (n > 2) {
-        while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\0'))
-            n--;
-        msg[n] = '\0';
-        snprintf(e->buf, e->len, "%s (%s)", msg + 2, strerror(err));
-        return -1;
-    }
-    errno = err;
-    return mnt_fail(e, what, arg);
-}
-
-/* A detached overlay from "key=value,flag,..." options (no value holds a ','), with the
- * kernel's own message for a refusal. The mount fd, or -1 with err set. */
-static int overlay_detached(const char *opts, bool rdonly, struct mnt_err *e)
-{
-    int fs = fsopen("overlay", FSOPEN_CLOEXEC), mfd = -1;
-    if (fs < 0)
-        return mnt_fail(e, "fsopen", "overlay");
-    char *copy = xstrdup(opts), *save = NULL;
-    for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        if (eq)
-            *eq = '\0';
-        if (fsconfig(fs, eq ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, kv, eq ? eq + 1 : NULL, 0) <
-            0) {
-            fs_fail(fs, e, "overlay option", kv);
-            goto out;
-        }
-    }
-    if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-        fs_fail(fs, e, "mount overlayfs on", "the home");
-        goto out;
-    }
-    mfd = fsmount(fs, FSMOUNT_CLOEXEC,
-                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rdonly ? MOUNT_ATTR_RDONLY : 0));
-    if (mfd < 0)
-        mnt_fail(e, "fsmount", "overlayfs");
-out:
-    free(copy);
-    close(fs);
-    return mfd;
-}
-
 /* A `volatile` mount leaves work/work/incompat/volatile/dirty behind, and overlayfs refuses the
  * next mount while it is there (its way of saying the upper layer may have missed writes in a
  * crash). Only the sandbox holding the layer's lock gets here: remove it. */
@@ -579,6 +531,13 @@ static void tidy_spare(int layer_fd)
     close(fd);
 }
 
+/* The layers' names in the staging (overlay_stage.h): "./wl" and the others are folders of the
+ * whiteout tmpfs, on which the builder stages the captures. */
+#define STAGE_HOME "lower"
+#define STAGE_LAYER "layer"
+#define STAGE_BASE "base"
+#define HOME_ATTRS (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+
 /* Build the home's overlay, detached: the whiteout layer, the fresh upper when nothing is kept,
  * the mount itself. Runs on a thread of its own while init builds the rest of the view (the
  * mount's work on the host's file system is mostly waiting). hv->mnt_fd, or hv->err; then, the
@@ -587,6 +546,7 @@ static void tidy_spare(int layer_fd)
 static void build_with(struct home_view *hv, int tmpfs_fd)
 {
     struct mnt_err e = {hv->err, sizeof hv->err};
+    struct overlay_stage sg = {.saved_ns = -1};
     int base_fd = -1;
     bool tidy = false;
     char *opts = NULL;
@@ -639,30 +599,33 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
         if (r < 0)
             goto out;
     }
-    /* The layers are reached through descriptors: no path of the host's appears in the options. */
+    /* The layers by their staging names, relative to the builder's working directory: "." is
+     * the whiteout tmpfs (overlay_stage.h). */
+    if (overlay_stage_begin(&sg, tmpfs_fd, true, &e) < 0 ||
+        overlay_stage_attach(tmpfs_fd, hv->home_fd, STAGE_HOME, &e) < 0 ||
+        (hv->layer_fd >= 0 && overlay_stage_attach(tmpfs_fd, hv->layer_fd, STAGE_LAYER, &e) < 0))
+        goto out;
     if (hv->shared) {
         /* The layer lies inside the home: overlayfs refuses two lower layers one inside the
          * other (ELOOP). So first a read-only overlay of the home with its whiteouts, and that
          * mount (a file system of its own) is the lowest layer under the other sandbox's. */
-        opts =
-            xasprintf("lowerdir=/proc/self/fd/%d/%s:/proc/self/fd/%d", tmpfs_fd, wl, hv->home_fd);
-        if ((base_fd = overlay_detached(opts, true, &e)) < 0)
+        opts = xasprintf("lowerdir=./%s:" STAGE_HOME, wl);
+        if ((base_fd = overlay_stage_mount(opts, HOME_ATTRS | MOUNT_ATTR_RDONLY, "the home", &e)) <
+                0 ||
+            overlay_stage_attach(tmpfs_fd, base_fd, STAGE_BASE, &e) < 0)
             goto out;
         free(opts);
-        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/upper:/proc/self/fd/%d,"
-                                           "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
-                         hv->layer_fd, base_fd, tmpfs_fd, tmpfs_fd);
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=" STAGE_LAYER "/upper:" STAGE_BASE
+                                           ",upperdir=./u,workdir=./w");
     } else if (fresh_upper) {
-        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=/proc/self/fd/%d/%s:/proc/self/fd/%d,"
-                                           "upperdir=/proc/self/fd/%d/u,workdir=/proc/self/fd/%d/w",
-                         tmpfs_fd, wl, hv->home_fd, tmpfs_fd, tmpfs_fd);
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=./%s:" STAGE_HOME ",upperdir=./u,workdir=./w",
+                         wl);
     } else {
-        opts = xasprintf(HOME_OVERLAY_OPTS
-                         ",lowerdir=/proc/self/fd/%d/%s:/proc/self/fd/%d,"
-                         "upperdir=/proc/self/fd/%d/upper,workdir=/proc/self/fd/%d/work",
-                         tmpfs_fd, wl, hv->home_fd, hv->layer_fd, hv->layer_fd);
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=./%s:" STAGE_HOME ",upperdir=" STAGE_LAYER
+                                           "/upper,workdir=" STAGE_LAYER "/work",
+                         wl);
     }
-    hv->mnt_fd = overlay_detached(opts, false, &e);
+    hv->mnt_fd = overlay_stage_mount(opts, HOME_ATTRS, "the home", &e);
     tidy = hv->mnt_fd >= 0 && !fresh_upper; /* the spare is the lock holder's */
 out:
     free(opts);
@@ -677,6 +640,7 @@ out:
     pthread_mutex_unlock(&built_mu);
     if (tidy)
         tidy_spare(layer_fd);
+    overlay_stage_end(&sg);
     /* The overlay keeps its layers; nothing else can reach them. */
     int fds[] = {tmpfs_fd, base_fd, home_fd, layer_fd};
     for (size_t i = 0; i < ARRAY_LEN(fds); i++)

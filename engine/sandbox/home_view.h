@@ -11,7 +11,8 @@
  * are not kept: overlayfs must not have one upper directory mounted twice. The layer folder holds
  * upper/, work/ (overlayfs' work directory), work.spare/ (the next start's, see home_view.c) and
  * the lock.
- * Uses: hide.c (the whiteouts), mount_ops.c. Runs in init, in the new mount namespace.
+ * Uses: hide.c (the whiteouts), mount_ops.c, overlay_stage.c. Runs in init, in the new mount
+ * namespace (its builder thread in a copy of it, overlay_stage.h).
  * Must never: write to the host's home, fall back to a writable host home, or show the layer's
  * own path inside (the layer is reached through a descriptor captured before the view changes). */
 #ifndef CORDON_HOME_VIEW_H
@@ -33,7 +34,7 @@ struct home_view {
     int *sub_fds;
     pthread_t builder; /* builds the overlay while init builds the rest of the view */
     bool building;
-    int mnt_fd; /* the built overlay, detached; -1: see err */
+    int mnt_fd;              /* the built overlay, detached; -1: see err */
     int late_fd;             /* the socket of the home's root-only names (late_names.h), or -1 */
     struct str_list visible; /* the workspace and writable paths, for the late names */
     bool late_failed;        /* err says why they could not be taken */
@@ -51,9 +52,8 @@ char *home_view_layers_root(void);
 int home_view_layer_lock(const char *layer);
 
 /* A root caller's shifted sandbox (root_writes.h): init may not reach the layer folder by its
- * path, and overlayfs takes no layer from a mount made outside init's namespace, so init
- * attaches the controller's idmapped capture of it at path (a staging folder of its own) and
- * the view takes the layer, and its lock, from there. Borrowed; before home_view_prepare. */
+ * path, so init attaches the controller's idmapped capture of it at path (a staging folder of
+ * its own) and the view takes the layer, and its lock, from there. Borrowed; before home_view_prepare. */
 void home_view_use_layer(const char *path);
 /* The socket the root-only names of the home come on, once the controller's walk is done
  * (configuration key root_only_late; late_names.h): taken over, before home_view_prepare. The
@@ -67,8 +67,8 @@ void home_view_start_early(void);
  * under the home out of cfg->hidden into the view's whiteouts (the rest are appended to
  * hidden_rest, for hide.c), lock or share the layer, capture the home, the layer and the mounts
  * below the home (mounts: the namespace's mount points), and start building the overlay,
- * detached, on a thread (it reaches every layer through the captures, so what the view does
- * meanwhile does not change it). visible: the workspace and writable paths, bound on top
+ * detached, on a thread (it reaches every layer through the captures, staged in a mount
+ * namespace of its own, overlay_stage.h, so what the view does meanwhile does not change it). visible: the workspace and writable paths, bound on top
  * later. 0, or -1 with the reason in e. */
 int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
                       const struct str_list *visible, const struct str_list *mounts,

@@ -496,9 +496,10 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
         setup_failed("receiving the idmapped home and visible paths", -r);
     char err[512];
     struct mnt_err e = {err, sizeof err};
-    /* overlayfs takes a layer only from a mount of init's own namespace: the layer folder is
-     * attached on a staging tmpfs on /run, which the view's fresh /run covers (left there: an
-     * unmount would wait for the kernel's RCU grace period on init's path). What init would
+    /* The view takes the layer folder, and its lock, by a path (home_view_use_layer): the
+     * controller's idmapped capture of it is attached on a staging tmpfs on /run, which the
+     * view's fresh /run covers (left there: an unmount would wait for the kernel's RCU grace
+     * period on init's path). What init would
      * re-bind from the host's /run (run_binds) is attached in it at the same place. */
     bool staged = more[nb] >= 0;
     if (staged) {

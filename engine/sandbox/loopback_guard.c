@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/kernel_lacks.h"
 #include "sandbox/init.h"
 
 #ifndef __NR_landlock_create_ruleset
@@ -46,14 +47,20 @@ bool loopback_guard_wanted(const struct sandbox_config *cfg)
 int loopback_guard_check(char *err, size_t errlen)
 {
     long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+    if (kernel_lacks_forced("landlock")) { /* the test switch */
+        abi = -1;
+        errno = ENOSYS;
+    } else if (abi >= LL_NET_ABI && kernel_lacks_forced("landlock_net")) {
+        abi = LL_NET_ABI - 1;
+    }
     if (abi >= LL_NET_ABI)
         return 0;
     if (abi < 0 && (errno == ENOSYS || errno == EOPNOTSUPP))
         snprintf(err, errlen,
-                 "network.loopback = false needs Landlock, which this kernel %s; "
-                 "enable it (CONFIG_SECURITY_LANDLOCK, lsm=landlock) or allow loopback "
-                 "(--allow-loopback)",
-                 errno == ENOSYS ? "does not have" : "has disabled");
+                 "network.loopback = false needs Landlock's network rules (ABI 4, Linux 6.7), "
+                 "and this kernel %s Landlock; allow loopback (--allow-loopback)%s",
+                 errno == ENOSYS ? "does not have" : "has disabled",
+                 errno == ENOSYS ? "" : " or enable it (lsm=landlock)");
     else if (abi < 0)
         snprintf(err, errlen, "network.loopback = false: probing Landlock: %s", strerror(errno));
     else

@@ -33,10 +33,13 @@
 
 #include "base/cordon_dirs.h"
 #include "base/fdpass.h"
+#include "base/kernel_lacks.h"
 #include "base/log.h"
+#include "base/said_once.h"
 #include "base/sha256.h"
 #include "base/util.h"
 #include "sandbox/grants.h"
+#include "sandbox/mount_ops.h"
 #include "sandbox/userns.h"
 
 int root_writes_map(int ctl, pid_t init_pid, bool shift, char *err, size_t errlen)
@@ -52,12 +55,14 @@ int root_writes_map(int ctl, pid_t init_pid, bool shift, char *err, size_t errle
     return done;
 }
 
+#define NO_IDMAP "this kernel has no idmapped mounts (Linux 5.12 and later have)"
+
 /* Why the kernel refused an idmapped mount of path, for the one line. */
 static void refusal(char *why, size_t len, const char *path, const char *step, int err)
 {
     const char *what = strerror(err);
     if (err == ENOSYS)
-        what = "this kernel has no idmapped mounts (Linux 5.12 and later have)";
+        what = NO_IDMAP;
     else if (err == EINVAL && strcmp(step, "idmap") == 0)
         what = "its file system (or one mounted below it) takes no idmapped mount";
     else if (err == EPERM && strcmp(step, "idmap") == 0)
@@ -100,9 +105,11 @@ static int capture(const char *path, int userns_fd, bool recursive, uint64_t att
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | attrs,
                               .userns_fd = (uint64_t)userns_fd,
                               .propagation = MS_PRIVATE};
-    if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) <
-        0) {
-        refusal(why, len, path, "idmap", errno);
+    /* No idmapped mounts without mount_setattr (Linux 5.12), or by the test switch. */
+    bool lacking = kernel_lacks_forced("idmap") || mnt_setattr_lacking();
+    if (lacking || mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr,
+                                 sizeof attr) < 0) {
+        refusal(why, len, path, "idmap", lacking ? ENOSYS : errno);
         close(fd);
         return -1;
     }
@@ -120,6 +127,7 @@ int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_conf
     size_t n = 1 + cfg->writable.len, made = 0;
     int *fds = xcalloc(n, sizeof *fds);
     int ns = -1, r = 0;
+    bool no_idmap = false;
     if (!cfg->root_writes)
         goto none; /* the profile's choice: nothing to say */
     if ((maps & (NS_MAPS_UID | NS_MAPS_GID)) != (NS_MAPS_UID | NS_MAPS_GID)) {
@@ -133,19 +141,29 @@ int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_conf
     }
     for (; made < n; made++) {
         const char *path = made == 0 ? cfg->workspace : cfg->writable.items[made - 1];
-        if ((fds[made] = idmapped_tree(path, ns, why, sizeof why)) < 0)
+        if ((fds[made] = idmapped_tree(path, ns, why, sizeof why)) < 0) {
+            no_idmap = strstr(why, NO_IDMAP) != NULL;
             goto none;
+        }
     }
     for (size_t i = 0; i < n && r == 0; i++)
         r = fdpass_send(ctl, fds[i], INIT_MSG_IDMAPPED);
     cfg->root_write_caps = r == 0;
     goto out;
 none:
-    if (why[0])
-        fprintf(stderr,
-                "cordon: root writes in files of other owners are unavailable (%s): there they "
-                "show as nobody and stay read-only to the command\n",
-                why);
+    if (why[0]) {
+        char line[sizeof why + 160];
+        snprintf(line, sizeof line,
+                 "root writes in files of other owners are unavailable (%s): there they show as "
+                 "nobody and stay read-only to the command",
+                 why);
+        /* A kernel without idmapped mounts is the machine's: said once (said_once.h). */
+        if (!no_idmap)
+            fprintf(stderr, "cordon: %s\n", line);
+        else if (said_once_first("kernel.idmap", line))
+            fprintf(stderr, "cordon: %s (said once on this machine: cordon doctor lists it)\n",
+                    line);
+    }
     int placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC);
     r = placeholder < 0 ? -errno : fdpass_send(ctl, placeholder, INIT_MSG_NO_IDMAP);
     if (placeholder >= 0)

@@ -112,7 +112,10 @@ describe("policies/00-default.lua environment hook", function()
                           NO_PROXY = r.set.NO_PROXY, no_proxy = r.set.no_proxy,
                           CORDON_SOCKS_PROXY = "socks5h://127.0.0.1:18081",
                           CORDON_SSH_PROXY_COMMAND = r.set.CORDON_SSH_PROXY_COMMAND,
-                          NODE_USE_ENV_PROXY = "1" }, r.set)
+                          NODE_USE_ENV_PROXY = "1",
+                          -- the coding profile's own env.set: npm's update check asks the
+                          -- registry on the side of every command, a refused request each time
+                          NPM_CONFIG_UPDATE_NOTIFIER = "false" }, r.set)
         assert.truthy(r.set.CORDON_SSH_PROXY_COMMAND:match("nc %%h %%p$"))
     end)
 end)
