@@ -1,5 +1,6 @@
 /* cli_opt.c — see cli_opt.h. */
 #include "base/cli_opt.h"
+#include "base/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ int cli_usage_error(const char *command, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
-    return 2;
+    return CORDON_EXIT_SETUP;
 }
 
 int cli_read_words(int argc, char **argv, const char *command, const char *synopsis,

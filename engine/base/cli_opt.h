@@ -21,10 +21,11 @@ struct cli_flag {
 /* The words of such a command: each flag in flags[0..nflags) sets its bool; every other word
  * (or any word after "--") is positional, kept in pos[0..max_pos) with *n_pos their count. An
  * unknown option or a word beyond max_pos is a usage error naming command and synopsis: its exit
- * status (2) is returned; -1 when the words were all taken. */
+ * status (125) is returned; -1 when the words were all taken. */
 int cli_read_words(int argc, char **argv, const char *command, const char *synopsis,
                    const struct cli_flag *flags, size_t nflags, const char **pos, int max_pos,
                    int *n_pos);
-/* "cordon: <command>: <message>" on stderr; returns 2, the exit status of a usage error. */
+/* "cordon: <command>: <message>" on stderr; returns 125 (CORDON_EXIT_SETUP), the exit status of
+ * a usage error, as for every other error of cordon's own. */
 int cli_usage_error(const char *command, const char *fmt, ...) CORDON_PRINTF(2, 3);
 #endif

@@ -20,6 +20,10 @@ CORDON_NORETURN void die(const char *fmt, ...) CORDON_PRINTF(1, 2);
 /* Same, with ": strerror(errno)" appended. */
 CORDON_NORETURN void die_errno(const char *fmt, ...) CORDON_PRINTF(1, 2);
 
-/* The exit status cordon itself uses when it could not run the command (like env(1)). */
+/* The exit statuses of every command (docs/exit-status.md): the command's own, 128+N for
+ * signal N, 126/127 as a shell does, and these two. CORDON_EXIT_SETUP: cordon itself refused or
+ * failed (a usage error, a missing session, a policy error; like env(1)). CORDON_EXIT_TIMEOUT:
+ * the command ran out of its time and was stopped (as GNU timeout). */
 #define CORDON_EXIT_SETUP 125
+#define CORDON_EXIT_TIMEOUT 124
 #endif

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/log.h"
 #include "base/json_write.h"
 #include "base/kernel_lacks.h"
 #include "base/unix_peer.h"
@@ -764,8 +765,8 @@ int doctor_main(int argc, char **argv)
                "nf_tables, cgroups, seccomp), and for each capability whether it is full,\n"
                "uses a fallback of equal strength, is off, or is not needed, with what to do.\n"
                "  --json   one JSON object instead of the text\n"
-               "Exit status: 0 the default profile can start here, 1 it cannot, 2 bad usage,\n"
-               "125 the probes failed.\n");
+               "Exit status: 0 the default profile can start here, 1 it cannot, 125 bad usage\n"
+               "or the probes failed.\n");
         return 0;
     }
     if ((status = cli_read_words(argc, argv, "doctor", SYNOPSIS, flags, ARRAY_LEN(flags), pos, 0,
@@ -776,7 +777,7 @@ int doctor_main(int argc, char **argv)
     int rc = probe_all(f);
     if (rc < 0) {
         fprintf(stderr, "cordon: doctor: the probes failed: %s\n", strerror(-rc));
-        status = 125;
+        status = CORDON_EXIT_SETUP;
         goto out;
     }
     build_report(f, r);

@@ -21,6 +21,7 @@
 
 #include "base/cordon_dirs.h"
 #include "base/cli_opt.h"
+#include "base/log.h"
 #include "base/util.h"
 #include "base/visible.h"
 #include "sandbox/home_view.h"
@@ -150,7 +151,7 @@ int home_cmd_main(int argc, char **argv)
     if (diff && reset)
         return cli_usage_error("home",
                                "--diff and --reset exclude each other (usage: " SYNOPSIS ")");
-    int rc = 1, lock_fd = -1;
+    int rc = CORDON_EXIT_SETUP, lock_fd = -1;
     char *layer = NULL, *upper = NULL, *home = NULL;
     char *ws = realpath(dir ? dir : ".", NULL);
     if (!ws) {

@@ -2,12 +2,14 @@
  * usage (the commands, one line each: every command prints its own usage), `cordon --version`
  * and the `policy` word's subcommand dispatch. Uses every command's entry point. Must never:
  * parse a command's own options (each command owns its option syntax and usage text). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/cli_opt.h"
 #include "base/log.h"
+#include "base/self_path.h"
 #include "base/util.h"
 #include "cli/doctor.h"
 #include "cli/nc.h"
@@ -67,21 +69,20 @@ static int policy_main(int argc, char **argv)
                            argv[0][0] == '-' ? "option" : "subcommand", argv[0]);
 }
 
-/* A session's controller is a program beside this one, linked with libmicrohttpd (which Debian
- * ships for dynamic linking only): `cordon run` stays static and never loads it. It gets the
- * same argv. */
-static int exec_sibling(const char *program, char **argv)
+/* A session's controller is a program of its own (base/self_path.h says where), linked with
+ * libmicrohttpd (which Debian ships for dynamic linking only): `cordon run` stays static and
+ * never loads it. It gets the same argv. */
+static int exec_helper(const char *program, char **argv)
 {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        die_errno("cannot find the cordon binary (/proc/self/exe)");
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    char path[4096 + 32];
-    snprintf(path, sizeof path, "%.*s/%s", (int)(slash - self), self, program);
+    char path[4096];
+    int rc = self_helper_path(program, path, sizeof path);
+    if (rc < 0) {
+        fprintf(stderr, "cordon: cannot find %s (/proc/self/exe): %s\n", program, strerror(-rc));
+        return CORDON_EXIT_SETUP;
+    }
     execv(path, argv);
-    die_errno("cannot run %s", path);
+    fprintf(stderr, "cordon: cannot run %s: %s\n", path, strerror(errno));
+    return CORDON_EXIT_SETUP;
 }
 
 /* `cordon run`: its help is read here, as run_main runs whatever it parsed. */
@@ -97,7 +98,7 @@ static int run_command(int argc, char **argv)
 static int session_command(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "session") == 0 && strcmp(argv[2], "start") == 0)
-        return exec_sibling("cordon-session", argv);
+        return exec_helper("cordon-session", argv);
     return client_cli_main(argc, argv);
 }
 
@@ -165,7 +166,37 @@ static void usage(void)
            "commands:\n");
     for (size_t i = 0; i < ARRAY_LEN(commands); i++)
         printf("  %-9s %s\n", commands[i].name, commands[i].about);
-    printf("cordon COMMAND --help prints a command's usage; cordon --version the version.\n");
+    printf(
+        "cordon help COMMAND (or cordon COMMAND --help) prints a command's usage;\n"
+        "cordon --version the version. Exit status: the command's own, 128+N for signal N,\n"
+        "124 for a timeout, 126/127 as a shell does, 125 when cordon itself refused or failed.\n");
+}
+
+static int find_command(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* `cordon help [COMMAND [SUBCOMMAND]]`: the top-level usage, or exactly what
+ * `cordon COMMAND [SUBCOMMAND] --help` prints (one text for both, and for the man pages). */
+static int help_command(int argc, char **argv)
+{
+    if (argc < 3) {
+        usage();
+        return 0;
+    }
+    if (argc > 4)
+        return cli_usage_error("help", "too many arguments (usage: cordon help [COMMAND "
+                                       "[SUBCOMMAND]])");
+    int c = find_command(argv[2]);
+    if (c < 0)
+        return cli_usage_error("help", "unknown command '%s' (cordon --help lists them)", argv[2]);
+    char help[] = "--help";
+    char *args[] = {argv[0], argv[2], argc == 4 ? argv[3] : help, argc == 4 ? help : NULL, NULL};
+    return commands[c].run(argc == 4 ? 4 : 3, args);
 }
 
 int main(int argc, char **argv)
@@ -173,10 +204,12 @@ int main(int argc, char **argv)
     if (argc < 2) {
         fputs("cordon: missing command (usage: " TOP_SYNOPSIS "; cordon --help lists them)\n",
               stderr);
-        return 2;
+        return CORDON_EXIT_SETUP;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "help") == 0 || (cmd[0] == '-' && cli_wants_help(argc - 1, argv + 1))) {
+    if (strcmp(cmd, "help") == 0)
+        return help_command(argc, argv);
+    if (cmd[0] == '-' && cli_wants_help(argc - 1, argv + 1)) {
         usage();
         return 0;
     }
@@ -185,10 +218,10 @@ int main(int argc, char **argv)
         printf("cordon %s\n", CORDON_VERSION);
         return 0;
     }
-    for (size_t i = 0; i < ARRAY_LEN(commands); i++)
-        if (strcmp(cmd, commands[i].name) == 0)
-            return commands[i].run(argc, argv);
+    int c = find_command(cmd);
+    if (c >= 0)
+        return commands[c].run(argc, argv);
     fprintf(stderr, "cordon: unknown %s '%s' (usage: " TOP_SYNOPSIS "; cordon --help lists them)\n",
             cmd[0] == '-' ? "option" : "command", cmd);
-    return 2;
+    return CORDON_EXIT_SETUP;
 }

@@ -1,5 +1,5 @@
 /* nc.c — see nc.h. Blocking I/O with poll: one connection, two directions. Usage errors are
- * "cordon: nc: ..." with exit 2; once HOST PORT are good, a failure is "cordon nc: ..." and 1.
+ * "cordon: nc: ..." and once HOST PORT are good, a failure is "cordon nc: ..."; both exit 125.
  * A refusal by the policy names the rule that would allow it: ssh prints this line (it is the
  * ProxyCommand's stderr), and the refusal detector reads the rule's tcp:// form from it. */
 #include "cli/nc.h"
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/log.h"
 #include "sandbox/init.h"
 #include "base/util.h"
 
@@ -24,7 +25,7 @@
 static int fail(const char *what, const char *detail)
 {
     fprintf(stderr, "cordon nc: %s%s\n", what, detail ? detail : "");
-    return 1;
+    return CORDON_EXIT_SETUP;
 }
 
 /* Read exactly n bytes (nothing after the SOCKS reply may be eaten: it is the server's first
@@ -118,7 +119,7 @@ static int relay(int sock)
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
-            return 1;
+            return CORDON_EXIT_SETUP;
         }
         if (p[0].revents) {
             ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
@@ -126,7 +127,7 @@ static int relay(int sock)
                 shutdown(sock, SHUT_WR);
                 p[0].fd = -1;
             } else if (write_all(sock, buf, (size_t)n) < 0) {
-                return 1;
+                return CORDON_EXIT_SETUP;
             }
         }
         if (p[1].revents) {
@@ -134,7 +135,7 @@ static int relay(int sock)
             if (n <= 0)
                 return 0;
             if (write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
-                return 1;
+                return CORDON_EXIT_SETUP;
         }
     }
 }
@@ -197,7 +198,7 @@ static int nc_run(int argc, char **argv)
                 "cordon nc: the sandbox's network policy does not allow %s "
                 "(--network-allow %s would allow it, unless a deny rule names it)\n",
                 where, where);
-        return 1;
+        return CORDON_EXIT_SETUP;
     }
     if (rep != 0) {
         char what[400];

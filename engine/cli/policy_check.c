@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "base/util.h"
 #include "policy/layer_dirs.h"
 #include "policy/lua_host.h"
@@ -37,10 +38,10 @@ int policy_check_main(int argc, char **argv)
             options_done = true;
         } else if (!options_done && a[0] == '-' && a[1]) {
             fprintf(stderr, "cordon: policy check: unknown option '%s' (" USAGE ")\n", a);
-            return 2;
+            return CORDON_EXIT_SETUP;
         } else if (arg) {
             fprintf(stderr, "cordon: policy check: too many arguments (" USAGE ")\n");
-            return 2;
+            return CORDON_EXIT_SETUP;
         } else {
             arg = a;
         }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/log.h"
 #include "base/clock.h"
 #include "base/json_write.h"
 #include "base/json_read.h"
@@ -396,7 +397,7 @@ static void usage(void)
           "Run refusal detection and the escalation decision on a recorded command result\n"
           "(CASE.json; - reads stdin) with the controller's own code, over the layers cordon run\n"
           "would load here. Prints one line per refusal or \"no refusal\"; exit 0, 1 when a\n"
-          "policy failed, 2 for bad usage or a bad case file.\n"
+          "policy failed, 125 for bad usage or a bad case file.\n"
           "  --json           {\"ask\":BOOL,\"refusals\":[...]} instead of the lines\n"
           "  --profile NAME   the profile (default: coding)\n"
           "  --policy FILE    one more policy layer on top\n"
@@ -435,7 +436,7 @@ int policy_detect_main(int argc, char **argv)
     if (!input)
         return usage_error("--input FILE is required (" USAGE ")");
 
-    int rc = 2;
+    int rc = CORDON_EXIT_SETUP;
     size_t len = 0;
     char err[2048];
     struct detect_case c = {0};

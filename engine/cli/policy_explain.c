@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/log.h"
 #include "base/json_read.h"
 #include "base/util.h"
 #include "cli/policy_detect.h"
@@ -137,12 +138,12 @@ static void print_refusals(const struct lh_explanation *ex)
 }
 
 /* A recorded command result (policy detect's case format) through each layer's `refusal`
- * chain. The Lua host is open. Exit code: 0, 1 when the top layer failed, 2 bad case. */
+ * chain. The Lua host is open. Exit code: 0, 1 when the top layer failed, 125 bad case. */
 static int explain_refusals(const char *input, const char *profile, const char *cwd)
 {
     char err[2048];
     size_t len = 0;
-    int rc = 2;
+    int rc = CORDON_EXIT_SETUP;
     struct detect_case c = {0};
     struct json_value *root = NULL;
     char *text = detect_read_file(input, &len);
@@ -191,7 +192,7 @@ int policy_explain_main(int argc, char **argv)
                               .allow_docker = FLAG_UNSET,
                               .json = FLAG_UNSET};
     const char *kind_s = "connect", *pos[2] = {NULL, NULL}, *input = NULL;
-    int npos = 0, rc = 2;
+    int npos = 0, rc = CORDON_EXIT_SETUP;
     bool opened = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/log.h"
 #include "base/clock.h"
 #include "base/json_write.h"
 #include "base/util.h"
@@ -49,7 +50,7 @@ static void usage(void)
           "\n"
           "Decide one destination with the proxy's own code: the layers cordon run would load\n"
           "here, the profile and the rules given. Prints allow, deny or ask and the rule, reason\n"
-          "and suggestion the policy gave; exit 0 allow, 1 deny or ask, 2 bad usage.\n"
+          "and suggestion the policy gave; exit 0 allow, 1 deny or ask, 125 bad usage.\n"
           "  --allow RULE, --deny RULE  as cordon run's --network-allow, --network-deny\n"
           "  --kind K         how the command asked: http (a plain HTTP request), connect\n"
           "                   (an HTTPS CONNECT tunnel; the default) or socks\n"
@@ -68,7 +69,7 @@ int policy_net_main(int argc, char **argv)
                               .json = FLAG_UNSET};
     const char *kind_s = "connect", *pos[2] = {NULL, NULL};
     bool json = false, only_positional = false;
-    int npos = 0, rc = 2;
+    int npos = 0, rc = CORDON_EXIT_SETUP;
     long repeat = 0;
     struct sandbox_config cfg;
     bool have_cfg = false;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/log.h"
 #include "policy/layer_dirs.h"
 #include "base/json_read.h"
 #include "base/json_write.h"
@@ -318,7 +319,7 @@ static void run_refusals(const char *file, const struct json_value *list, const 
     }
 }
 
-/* Read and parse one case file. NULL with the message printed (exit 2 follows). */
+/* Read and parse one case file. NULL with the message printed (exit 125 follows). */
 static struct json_value *read_case_file(const char *path)
 {
     char *buf = NULL;
@@ -368,11 +369,12 @@ static bool valid_shape(const char *path, const struct json_value *v)
 
 static void usage(void)
 {
-    fputs("usage: " SYNOPSIS "\n"
-          "Run the project's own policy cases, DIR/.cordon/tests/*.json (default: the current\n"
-          "directory), against the layers cordon run would load, the project's as if trusted.\n"
-          "Exit 0 when every case passed, 1 when one failed, 2 for bad usage or a bad case file.\n",
-          stdout);
+    fputs(
+        "usage: " SYNOPSIS "\n"
+        "Run the project's own policy cases, DIR/.cordon/tests/*.json (default: the current\n"
+        "directory), against the layers cordon run would load, the project's as if trusted.\n"
+        "Exit 0 when every case passed, 1 when one failed, 125 for bad usage or a bad case file.\n",
+        stdout);
 }
 
 int policy_test_main(int argc, char **argv)
@@ -389,14 +391,14 @@ int policy_test_main(int argc, char **argv)
     char *root = realpath(dir, NULL);
     if (!root) {
         fprintf(stderr, "cordon: policy test: %s: %s\n", dir, strerror(errno));
-        return 2;
+        return CORDON_EXIT_SETUP;
     }
     char *pdir = xasprintf("%s/.cordon", root);
     char *tdir = xasprintf("%s/tests", pdir);
     struct str_list files = {0};
     struct json_value **docs = NULL;
     struct tally t = {0, 0};
-    int rc = 2;
+    int rc = CORDON_EXIT_SETUP;
     bool opened = false;
 
     DIR *d = opendir(tdir);
@@ -413,7 +415,7 @@ int policy_test_main(int argc, char **argv)
     if (d)
         closedir(d);
     str_list_sort(&files);
-    /* Parse every file before deciding anything: a bad file is exit 2, not a failure. */
+    /* Parse every file before deciding anything: a bad file is exit 125, not a failure. */
     docs = xcalloc(files.len + 1, sizeof *docs);
     for (size_t i = 0; i < files.len; i++)
         if (!(docs[i] = read_case_file(files.items[i])) || !valid_shape(files.items[i], docs[i]))
@@ -425,7 +427,7 @@ int policy_test_main(int argc, char **argv)
     opt.project_dir = pdir; /* as if trusted: these are the project's own cases */
     if (lh_open(&opt, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: policy test: %s\n", err);
-        rc = 1;
+        rc = CORDON_EXIT_SETUP;
         goto out;
     }
     opened = true;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/log.h"
 #include "base/session_socket.h"
 #include "client/client_http.h"
 #include "client/client_reply.h"
@@ -88,7 +89,7 @@ static int session_in_the_way(const char *pdir)
                             "cordon: trust: cannot tell whether session '%s' can write %s: "
                             "refused (stop it, then run cordon trust again)\n",
                             name, pdir);
-                    rc = 1;
+                    rc = CORDON_EXIT_SETUP;
                 }
             } else if (chttp_ok(&h)) {
                 struct json_value *v = reply_json(&h);
@@ -99,7 +100,7 @@ static int session_in_the_way(const char *pdir)
                             "commands may have changed %s since you reviewed it: refused (stop it "
                             "with cordon session stop %s, review again, then run cordon trust)\n",
                             name, ws, pdir, name);
-                    rc = 1;
+                    rc = CORDON_EXIT_SETUP;
                 }
                 json_free(v);
             }
@@ -140,18 +141,18 @@ int trust_cmd_main(int argc, char **argv)
             stderr,
             "cordon: trust: no user config directory (set HOME or XDG_CONFIG_HOME to an absolute "
             "path)\n");
-        return 1;
+        return CORDON_EXIT_SETUP;
     }
     char *root = realpath(dir ? dir : ".", NULL);
     if (!root) {
         fprintf(stderr, "cordon: trust: %s: %s\n", dir ? dir : ".", strerror(errno));
-        return 1;
+        return CORDON_EXIT_SETUP;
     }
     char *record = trust_record_path(opt.user_config_dir, root);
     char *pdir = xasprintf("%s/.cordon", root);
     char err[PATH_MAX + 256];
     struct trust_set set = {0};
-    int rc = 1;
+    int rc = CORDON_EXIT_SETUP;
 
     if (revoke) {
         if (unlink(record) == 0) {

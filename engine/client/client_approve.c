@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "client/client_http.h"
 #include "client/client_ndjson.h"
 #include "client/client_reply.h"
@@ -27,7 +28,7 @@ int capprove_send(const char *name, const char *id, const char *answer)
     struct chttp h;
     struct json_value *v = NULL;
     char *escaped = NULL, *path = NULL, *body = NULL;
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "approve", name, false) != 0)
         goto out;
     escaped = chttp_escape(id);
@@ -45,7 +46,7 @@ int capprove_send(const char *name, const char *id, const char *answer)
     if (h.body_len == 0)
         goto out; /* nothing to say */
     if (!(v = reply_json(&h))) {
-        status = 1;
+        status = CORDON_EXIT_SETUP;
         goto out;
     }
     const char *msg = reply_str(v, "message");
@@ -132,7 +133,7 @@ static int post_answer(struct watch *w, long long id, const char *answer)
     struct chttp h;
     struct json_value *v = NULL;
     char *path = NULL, *body = NULL;
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "approve --watch", w->name, false) != 0)
         goto out;
     path = xasprintf("/v1/approvals/%lld", id);
@@ -293,7 +294,7 @@ int capprove_watch(const char *name)
     struct chttp h;
     struct watch w = {.name = name, .h = &h, .answered = -1, .prompted = -1};
     snprintf(w.by, sizeof w.by, "cordon approve --watch (pid %d)", (int)getpid());
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "approve --watch", name, false) != 0)
         goto out;
     int r = chttp_request(&h, "GET", "/v1/approvals?watch=1", NULL, 0, watch_stream, &w);

@@ -2,8 +2,8 @@
  * cancel, session list|status|stop and approve); argv[1] is the command. Owns the
  * command table's dispatch, the simple commands' argument checks and usage texts (each
  * command's synopsis defined once, for its --help and its usage errors), and the exit
- * statuses: a usage error found here is 2, anything the session refused or a lost connection
- * is 1, exec passes the command's own. Uses every client_*.h. Must never: speak HTTP itself. */
+ * statuses: a usage error found here, anything the session refused or a lost connection is
+ * 125 (CORDON_EXIT_SETUP), exec passes the command's own (124 on its timeout). Uses every client_*.h. Must never: speak HTTP itself. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@
 #include "base/cli_opt.h"
 #include "base/attrs.h"
 #include "client/client_approve.h"
+#include "base/log.h"
 #include "client/client_cli.h"
 #include "client/client_exec.h"
 #include "client/client_http.h"
@@ -132,7 +133,7 @@ static int run_exec(int argc, char **argv)
 {
     struct cexec_args a = {0};
     char err[512];
-    int status = 2;
+    int status = CORDON_EXIT_SETUP;
     /* --help before "--" wins over an error in the other words (after it, it is the command's) */
     enum cexec_parse parsed = cli_wants_help(argc - 1, argv + 1)
                                   ? CEXEC_HELP
@@ -164,7 +165,7 @@ static int run_pid_command(const struct command *c, int argc, char **argv)
     case PARSED_HELP:
         return 0;
     case PARSED_USAGE:
-        return 2;
+        return CORDON_EXIT_SETUP;
     }
     if (!cjobs_parse_pid(pos[1], &pid))
         return cli_usage_error(
@@ -182,7 +183,7 @@ static int run_simple(const struct command *c, int argc, char **argv)
     case PARSED_HELP:
         return 0;
     case PARSED_USAGE:
-        return 2;
+        return CORDON_EXIT_SETUP;
     }
     if (c == &cmd_jobs)
         return cjobs_list(pos[0], json);
@@ -241,7 +242,7 @@ static int run_approve(int argc, char **argv)
     case PARSED_HELP:
         return 0;
     case PARSED_USAGE:
-        return 2;
+        return CORDON_EXIT_SETUP;
     }
     return capprove_watch(pos[0]);
 }
@@ -271,7 +272,7 @@ static int run_session(int argc, char **argv)
     }
     if (strcmp(sub, "start") == 0) {
         fputs("cordon: session start is handled by cordon-session\n", stderr);
-        return 2;
+        return CORDON_EXIT_SETUP;
     }
     if (strcmp(sub, "list") == 0)
         return run_simple(&cmd_list, argc - 1, argv + 1);
@@ -313,14 +314,14 @@ int client_cli_main(int argc, char **argv)
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve, publish, "
               "unpublish)\n",
               stderr);
-        return 2;
+        return CORDON_EXIT_SETUP;
     }
     int status = dispatch(argc - 1, argv + 1);
     /* Output that did not reach stdout (a full disk, a closed descriptor) is a failure. */
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "cordon: %s: cannot write the output: %s\n", argv[1], strerror(errno));
         if (status == 0)
-            status = 1;
+            status = CORDON_EXIT_SETUP;
     }
     return status;
 }

@@ -319,7 +319,7 @@ static int run_foreground(struct chttp *h, const struct cexec_args *a, const cha
                           size_t body_len)
 {
     struct stream st = {.args = a};
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     int rc = chttp_request(h, "POST", "/v1/exec", body, body_len, on_stream, &st);
     if (h->sink_stopped)
         goto out;
@@ -355,7 +355,7 @@ static int run_foreground(struct chttp *h, const struct cexec_args *a, const cha
         } else {
             fputs("cordon: the command timed out and was stopped\n", stderr);
         }
-        status = 124; /* as GNU timeout */
+        status = CORDON_EXIT_TIMEOUT; /* as GNU timeout */
     } else if (st.stopped) {
         fputs("cordon: the command was stopped (cordon stop, cordon cancel or the session's end)\n",
               stderr);
@@ -375,7 +375,7 @@ static int run_background(struct chttp *h, const struct cexec_args *a, const cha
         return reply_fail(h);
     struct json_value *v = reply_json(h);
     if (!v)
-        return 1;
+        return CORDON_EXIT_SETUP;
     int status = 0;
     const struct json_value *msg = json_get(v, "message");
     if (!msg || msg->type != JSON_STRING) {
@@ -396,7 +396,7 @@ int cexec_run(const struct cexec_args *a)
     int status;
     char *body = NULL;
     if (chttp_open(&h, "exec", a->name, false) != 0) {
-        status = 1;
+        status = CORDON_EXIT_SETUP;
         goto out;
     }
     body = cexec_body(a, &body_len);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/http_parse.h"
+#include "base/log.h"
 #include "base/util.h"
 
 /* The largest head http_parse_response accepts: the read buffer holds a whole head. */
@@ -322,7 +323,7 @@ int chttp_open(struct chttp *h, const char *cmd, const char *name, bool quiet_mi
                 "cordon: %s: the socket path of session '%s' is too long for a Unix socket"
                 " (set XDG_RUNTIME_DIR to a shorter directory)\n",
                 cmd, name);
-        return 1;
+        return CORDON_EXIT_SETUP;
     }
     return 0;
 }
@@ -335,12 +336,12 @@ int chttp_lost(const struct chttp *h)
                     "cordon: no session named '%s' (cordon session list shows the running"
                     " ones)\n",
                     h->name);
-        return 1;
+        return CORDON_EXIT_SETUP;
     }
     if (h->connect_errno) {
         fprintf(stderr, "cordon: %s: cannot connect to session '%s' at %s: %s\n", h->cmd, h->name,
                 h->path, strerror(h->connect_errno));
-        return 1;
+        return CORDON_EXIT_SETUP;
     }
     if (h->malformed)
         fprintf(stderr, "cordon: %s: session '%s' sent a malformed HTTP answer: %s\n", h->cmd,
@@ -348,7 +349,7 @@ int chttp_lost(const struct chttp *h)
     else
         fprintf(stderr, "cordon: %s: lost the connection to session '%s': %s\n", h->cmd, h->name,
                 h->failure[0] ? h->failure : "the HTTP exchange failed");
-    return 1;
+    return CORDON_EXIT_SETUP;
 }
 
 bool chttp_ok(const struct chttp *h)

@@ -36,7 +36,7 @@ struct chttp {
 };
 
 /* Set up h for session `name` (a valid name) and command `cmd` (both borrowed for h's life).
- * Nothing is connected yet. 0, or 1 after printing why (a socket path too long). h can be
+ * Nothing is connected yet. 0, or 125 after printing why (a socket path too long). h can be
  * chttp_closed either way. */
 int chttp_open(struct chttp *h, const char *cmd, const char *name, bool quiet_missing);
 /* One request on a connection of its own: method "GET" or "POST", path "/v1/..." (visible
@@ -52,7 +52,7 @@ int chttp_request(struct chttp *h, const char *method, const char *path, const c
 /* Why the last request failed: "cordon: no session named 'NAME' (...)" (unless quiet_missing),
  * "cordon: CMD: cannot connect to session 'NAME' at PATH: <strerror>",
  * "cordon: CMD: lost the connection to session 'NAME': <why>" or
- * "cordon: CMD: session 'NAME' sent a malformed HTTP answer: <why>". Returns 1. */
+ * "cordon: CMD: session 'NAME' sent a malformed HTTP answer: <why>". Returns 125. */
 int chttp_lost(const struct chttp *h);
 /* Is the last answer's status 2xx? */
 bool chttp_ok(const struct chttp *h);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "client/client_http.h"
 #include "client/client_output.h"
 #include "client/client_reply.h"
@@ -105,7 +106,7 @@ int cjobs_list(const char *name, bool json)
     struct chttp h;
     struct json_value *v = NULL;
     struct table t = {0};
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "jobs", name, false) != 0)
         goto out;
     if (!(v = reply_request_json(&h, "GET", "/v1/jobs", NULL, 0, &status)))
@@ -156,7 +157,7 @@ int cjobs_log(const char *name, long pid)
 {
     struct chttp h;
     char path[64];
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "logs", name, false) != 0)
         goto out;
     snprintf(path, sizeof path, "/v1/jobs/%ld/log", pid);
@@ -179,7 +180,7 @@ int cjobs_stop(const char *name, long pid)
     struct chttp h;
     struct json_value *v = NULL;
     char path[64];
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "stop", name, false) != 0)
         goto out;
     snprintf(path, sizeof path, "/v1/jobs/%ld/stop", pid);
@@ -203,7 +204,7 @@ int cjobs_cancel(const char *name, const char *turn)
     struct chttp h;
     struct json_value *v = NULL;
     char *escaped = NULL, *path = NULL;
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "cancel", name, false) != 0)
         goto out;
     escaped = chttp_escape(turn);

@@ -17,7 +17,7 @@ char *cjobs_command_line(const char *s);
 /* Unix seconds as local "HH:MM:SS" (with_date: "YYYY-MM-DD HH:MM:SS"). */
 void cjobs_format_time(double t, bool with_date, char *out, size_t outlen);
 
-/* Each returns the exit status: 0, or 1 after printing why. */
+/* Each returns the exit status: 0, or 125 after printing why. */
 int cjobs_list(const char *name, bool json);
 int cjobs_log(const char *name, long pid);
 int cjobs_stop(const char *name, long pid);

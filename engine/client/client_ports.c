@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/cli_opt.h"
+#include "base/log.h"
 #include "base/session_socket.h"
 #include "base/util.h"
 #include "client/client_http.h"
@@ -91,7 +92,7 @@ int cports_publish_main(int argc, char **argv)
     char *body = NULL;
     struct chttp h;
     struct json_value *v = NULL;
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "publish", pos[0], false) != 0)
         goto out;
     char hp[40] = "";
@@ -155,7 +156,7 @@ int cports_unpublish_main(int argc, char **argv)
                                pos[1]);
     struct chttp h;
     struct json_value *v = NULL;
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "unpublish", pos[0], false) != 0)
         goto out;
     char path[32];

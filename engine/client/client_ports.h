@@ -7,7 +7,7 @@
 #include "base/json_read.h"
 
 /* argv[0] is "publish" / "unpublish": the whole command (usage, --help, the request). The exit
- * status: 0, 1 (the session refused, or the connection was lost) or 2 (a usage error). */
+ * status: 0, or 125 (the session refused, the connection was lost, a usage error). */
 int cports_publish_main(int argc, char **argv);
 int cports_unpublish_main(int argc, char **argv);
 /* session status's lines for the session's "host_ports" and "ports" (GET /v1/session). */

@@ -1,5 +1,6 @@
 /* client_reply.c — see client_reply.h. */
 #include "client/client_reply.h"
+#include "base/log.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +9,7 @@
 int reply_malformed(const char *cmd, const char *what)
 {
     fprintf(stderr, "cordon: %s: the session answered with malformed JSON: %s\n", cmd, what);
-    return 1;
+    return CORDON_EXIT_SETUP;
 }
 
 static struct json_value *parse_object(const struct chttp *h)
@@ -37,7 +38,7 @@ int reply_fail(const struct chttp *h)
 {
     struct json_value *v = parse_object(h);
     if (!v)
-        return 1;
+        return CORDON_EXIT_SETUP;
     const char *msg = reply_str(v, "error");
     if (msg)
         fprintf(stderr, "cordon: %s: %s\n", h->cmd, msg);
@@ -45,7 +46,7 @@ int reply_fail(const struct chttp *h)
         fprintf(stderr, "cordon: %s: the session answered HTTP %ld without saying why\n", h->cmd,
                 h->status);
     json_free(v);
-    return 1;
+    return CORDON_EXIT_SETUP;
 }
 
 const char *reply_str(const struct json_value *obj, const char *key)
@@ -84,7 +85,7 @@ void reply_print_line(FILE *out, const char *text, size_t len)
 struct json_value *reply_request_json(struct chttp *h, const char *method, const char *path,
                                       const char *body, size_t len, int *status)
 {
-    *status = 1;
+    *status = CORDON_EXIT_SETUP;
     if (chttp_request(h, method, path, body, len, NULL, NULL) < 0) {
         *status = chttp_lost(h);
         return NULL;

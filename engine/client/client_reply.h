@@ -13,13 +13,13 @@
  * printing "cordon: CMD: the session answered with malformed JSON: <why>". */
 struct json_value *reply_json(const struct chttp *h);
 /* For a non-2xx answer: "cordon: CMD: <its error member>" (or a line naming the status when
- * there is none); returns 1, the exit status. */
+ * there is none); returns 125, the exit status. */
 int reply_fail(const struct chttp *h);
 /* One request whose answer is a JSON object: the tree (json_free it), or NULL with the line
  * printed (lost connection, error answer, malformed JSON) and the exit status in *status. */
 struct json_value *reply_request_json(struct chttp *h, const char *method, const char *path,
                                       const char *body, size_t len, int *status);
-/* "cordon: CMD: the session answered with malformed JSON: <what>"; returns 1. */
+/* "cordon: CMD: the session answered with malformed JSON: <what>"; returns 125. */
 int reply_malformed(const char *cmd, const char *what);
 
 /* obj's member key when it has that type; NULL / false otherwise. */

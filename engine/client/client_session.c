@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/log.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
 #include "client/client_ports.h"
@@ -27,7 +28,7 @@ static int get_session(struct chttp *h, const char *cmd, const char *name, bool 
 {
     *out = NULL;
     if (chttp_open(h, cmd, name, quiet) != 0)
-        return 1;
+        return CORDON_EXIT_SETUP;
     if (chttp_request(h, "GET", "/v1/session", NULL, 0, NULL, NULL) < 0)
         return chttp_lost(h);
     if (!chttp_ok(h))
@@ -91,7 +92,7 @@ int csess_list(bool json)
     int status = 0;
     if (session_names(&names) < 0) {
         str_list_free(&names);
-        return 1;
+        return CORDON_EXIT_SETUP;
     }
     table_init(&t, ARRAY_LEN(header), header);
     if (json)
@@ -119,7 +120,8 @@ int csess_list(bool json)
             shown++;
             json_free(v);
         } else if (!h.missing) {
-            status = 1; /* the line saying why is out; the others are still listed */
+            /* the line saying why is out; the others are still listed */
+            status = CORDON_EXIT_SETUP;
         }
         chttp_close(&h);
         free(cmd);
@@ -187,7 +189,7 @@ static bool session_gone(const char *path)
 int csess_stop(const char *name)
 {
     struct chttp h;
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "session stop", name, false) != 0)
         goto out;
     /* A controller may go before its answer is out: a broken connection here is not an

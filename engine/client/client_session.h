@@ -11,7 +11,7 @@
 #define CSESS_STOP_WAIT_MS 30000
 #define CSESS_STOP_POLL_MS 20
 
-/* Each returns the exit status: 0, or 1 after printing why. */
+/* Each returns the exit status: 0, or 125 after printing why. */
 int csess_list(bool json);
 int csess_status(const char *name, bool json);
 int csess_stop(const char *name);

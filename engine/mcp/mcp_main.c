@@ -8,6 +8,7 @@
  * Uses mcp_wire, mcp_tools, client_session (stopping the session), base. Must never: write
  * anything but protocol messages on stdout, or stop a session it did not start. */
 #include "mcp/mcp.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include "base/cli_opt.h"
 #include "base/json_write.h"
 #include "base/json_read.h"
+#include "base/self_path.h"
 #include "base/session_socket.h"
 #include "base/util.h"
 #include "client/client_http.h"
@@ -64,21 +66,19 @@ static void usage(void)
         stdout);
 }
 
-/* The session of our own: `cordon-session session start NAME OPTIONS...`, beside this binary,
+/* The session of our own: `cordon-session session start NAME OPTIONS...` (base/self_path.h),
  * with our stdout kept for the protocol (its lines go to stderr). It returns once the session
- * answers; the session's owner is this process, so it also ends if we die. 0, or 1. */
+ * answers; the session's owner is this process, so it also ends if we die. 0, or 125. */
 static int start_session(const char *name, int argc, char **argv)
 {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        fprintf(stderr, "cordon: mcp: cannot find the cordon binary (/proc/self/exe): %s\n",
-                strerror(errno));
-        return 1;
+    char path[4096];
+    int rc = self_helper_path("cordon-session", path, sizeof path);
+    if (rc < 0) {
+        fprintf(stderr, "cordon: mcp: cannot find cordon-session (/proc/self/exe): %s\n",
+                strerror(-rc));
+        return CORDON_EXIT_SETUP;
     }
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    char *program = xasprintf("%.*s/cordon-session", (int)(slash - self), self);
+    char *program = xstrdup(path);
     char **args = xcalloc((size_t)argc + 5, sizeof *args);
     static char word_cordon[] = "cordon", word_session[] = "session", word_start[] = "start";
     args[0] = word_cordon;
@@ -87,7 +87,7 @@ static int start_session(const char *name, int argc, char **argv)
     args[3] = (char *)name;
     for (int i = 0; i < argc; i++)
         args[4 + i] = argv[i];
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -115,9 +115,7 @@ static int start_session(const char *name, int argc, char **argv)
         ;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         status = 0;
-    else if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-        status = 2; /* a usage error of the options, said by session start */
-    else
+    else if (!(WIFEXITED(st) && WEXITSTATUS(st) == CORDON_EXIT_SETUP)) /* it said why */
         fprintf(stderr, "cordon: mcp: the sandbox session '%s' did not start\n", name);
 out:
     free(args);
@@ -125,12 +123,12 @@ out:
     return status;
 }
 
-/* Does session `name` answer? 0, or 1 after saying why: a client whose every call would fail
+/* Does session `name` answer? 0, or 125 after saying why: a client whose every call would fail
  * is better told at once. */
 static int probe_session(const char *name)
 {
     struct chttp h;
-    int status = 1;
+    int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "mcp", name, false) != 0)
         goto out;
     if (chttp_request(&h, "GET", "/v1/session", NULL, 0, NULL, NULL) < 0)
@@ -461,7 +459,7 @@ int mcp_main(int argc, char **argv, const char *version)
     if (sfd < 0) {
         fprintf(stderr, "cordon: mcp: signalfd: %s\n", strerror(errno));
         free(options);
-        return 1;
+        return CORDON_EXIT_SETUP;
     }
     if (session) {
         status = probe_session(session);
@@ -479,7 +477,7 @@ int mcp_main(int argc, char **argv, const char *version)
     mcp_watch_stop();
     mcp_wire_shutdown();
     if (!session && csess_stop(own_name) != 0)
-        status = 1;
+        status = CORDON_EXIT_SETUP;
     mcp_wire_close();
 out:
     close(sfd);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/util.h"
 #include "base/visible.h"
 #include "client/client_http.h"
@@ -52,7 +53,7 @@ static const struct tool tools[] = {
      "cancel_turn stops everything started with it\"}},"
      "\"required\":[\"command\"],\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{"
-     "\"exit_code\":{\"type\":\"integer\",\"description\":\"the command's, or 128+N for signal N\"},"
+     "\"exit_code\":{\"type\":\"integer\",\"description\":\"the command's, 128+N for signal N, 124 when it timed out\"},"
      "\"timed_out\":{\"type\":\"boolean\"},\"stopped\":{\"type\":\"boolean\"},"
      "\"ran_outside\":{\"type\":\"boolean\",\"description\":\"re-run outside the sandbox, as the "
      "user approved\"},"
@@ -512,7 +513,8 @@ static int on_line(void *ctx, const char *line, size_t len)
         if (r->got_exit)
             break;
         r->got_exit = true;
-        r->exit_code = ev.exit_code;
+        /* The CLI's numbers: a timeout is 124 (as GNU timeout), not the TERM that ended it. */
+        r->exit_code = ev.timed_out ? CORDON_EXIT_TIMEOUT : ev.exit_code;
         r->timed_out = ev.timed_out;
         r->stopped = ev.stopped;
         r->ran_outside = ev.ran_outside;

@@ -42,9 +42,18 @@ static const char *datadir_beside_binary(void)
     *slash = '\0'; /* self: the binary's directory */
     char build_tree[PATH_MAX + 32], installed[PATH_MAX + 32];
     snprintf(build_tree, sizeof build_tree, "%s/share/cordon", self);
-    /* The parent by name, not "..": messages then show PREFIX/share/cordon. */
-    slash = strrchr(self, '/');
-    int parent_len = slash ? (int)(slash - self) : 0;
+    /* The parent by name, not "..": messages then show PREFIX/share/cordon. A helper
+     * program installed in PREFIX/libexec/cordon/ (cordon-session) has PREFIX two up. */
+    static const char libexec[] = "/libexec/cordon";
+    size_t self_len = strlen(self);
+    int parent_len;
+    if (self_len >= sizeof libexec - 1 &&
+        strcmp(self + self_len - (sizeof libexec - 1), libexec) == 0) {
+        parent_len = (int)(self_len - (sizeof libexec - 1));
+    } else {
+        slash = strrchr(self, '/');
+        parent_len = slash ? (int)(slash - self) : 0;
+    }
     snprintf(installed, sizeof installed, "%.*s/share/cordon", parent_len, self);
     if (holds_policies(build_tree))
         memcpy(found, build_tree, sizeof found);

@@ -11,7 +11,9 @@
  *                               makes the links at configure time), so an edit in the
  *                               checkout applies at the next run without a rebuild;
  *      b. DIR/../share/cordon — an installed cordon: PREFIX/bin/cordon and
- *                               PREFIX/share/cordon (`make install`).
+ *                               PREFIX/share/cordon (`make install`, the package); for a
+ *                               helper in PREFIX/libexec/cordon/ (cordon-session),
+ *                               PREFIX/share/cordon too.
  *      The nearest one wins: (a) is a directory beside the binary, which no install layout
  *      has (PREFIX/bin/share), while (b) of a build tree is CHECKOUT/share/cordon, which an
  *      install into the checkout itself would create. The first that holds a policies/

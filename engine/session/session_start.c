@@ -534,7 +534,7 @@ int session_start_main(int argc, char **argv)
         else
             fprintf(stderr, "cordon: %s\n", err);
         run_flags_free(&flags);
-        return parsed > 0 ? 0 : 2;
+        return parsed > 0 ? 0 : CORDON_EXIT_SETUP;
     }
     if (!csock_name_valid(name)) {
         run_flags_free(&flags);
@@ -554,7 +554,7 @@ int session_start_main(int argc, char **argv)
                        : "the session's socket path is too long "
                          "for a Unix socket (a shorter XDG_RUNTIME_DIR or name)");
         run_flags_free(&flags);
-        return 1;
+        return CORDON_EXIT_SETUP;
     }
     struct stat st;
     if (lstat(c.socket_path, &st) == 0) {
@@ -572,7 +572,7 @@ int session_start_main(int argc, char **argv)
                         "%s\n",
                         c.socket_path, strerror(-alive));
             run_flags_free(&flags);
-            return 1;
+            return CORDON_EXIT_SETUP;
         }
         csock_remove_stale(c.socket_path);
     }
@@ -583,7 +583,7 @@ int session_start_main(int argc, char **argv)
     if (flags.owner && owner_check(flags.owner, &owner, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: session start: %s\n", err);
         run_flags_free(&flags);
-        return 2;
+        return CORDON_EXIT_SETUP;
     }
     if (!flags.detach) {
         /* The owner is --owner PID, or the process that ran us; its exit ends the session. */
@@ -631,5 +631,5 @@ int session_start_main(int argc, char **argv)
     (void)waitpid(pid, &st2, 0);
     if (WIFEXITED(st2) && WEXITSTATUS(st2) == 0)
         fprintf(stderr, "cordon: session start: the session '%s' failed to start\n", name);
-    return 1;
+    return CORDON_EXIT_SETUP;
 }

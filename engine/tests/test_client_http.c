@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "base/log.h"
 #include "client/client_http.h"
 #include "client/client_ndjson.h"
 #include "test.h"
@@ -364,7 +365,7 @@ static void expect_failure(const struct piece *pieces, size_t n, const char *why
     CHECK(!h.missing);
     CHECK_EQ_INT(h.connect_errno, 0);
     CHECK(!h.sink_stopped);
-    CHECK_EQ_INT(chttp_lost(&h), 1);
+    CHECK_EQ_INT(chttp_lost(&h), CORDON_EXIT_SETUP);
     chttp_close(&h);
 }
 
@@ -466,7 +467,7 @@ static void test_missing_and_stale(void)
     CHECK_EQ_INT(chttp_request(&h, "GET", "/v1/session", NULL, 0, NULL, NULL), -1);
     CHECK(h.missing);
     CHECK_EQ_INT(h.connect_errno, ENOENT);
-    CHECK_EQ_INT(chttp_lost(&h), 1); /* quiet: prints nothing */
+    CHECK_EQ_INT(chttp_lost(&h), CORDON_EXIT_SETUP); /* quiet: prints nothing */
     chttp_close(&h);
     /* A socket nobody listens on (a controller that died): refused, then removed. */
     int l = bind_listener();

@@ -265,12 +265,12 @@ describe("egress: cordon nc and ssh", function()
         assert.are.same({ "socks", "127.0.0.1", o.port, "allow" }, { d.kind, d.host, d.port, d.verdict })
     end)
 
-    it("cordon nc to a refused destination exits 1 naming the tcp:// rule", function()
+    it("cordon nc to a refused destination exits 125 naming the tcp:// rule", function()
         local o = origin("echo")
         -- an HTTP rule for the same host:port does not let a SOCKS client through
         local r = run(proxy_command(o.port) .. "printf 'ping\\n' | eval \"$cmd\"",
             { "--network-allow", allow(o) })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         has(r, "cordon nc: the sandbox's network policy does not allow tcp://127.0.0.1:" .. o.port)
         has(r, "--network-allow tcp://127.0.0.1:" .. o.port .. " would allow it")
         assert.are.equal("", r.stdout)

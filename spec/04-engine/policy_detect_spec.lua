@@ -1,7 +1,7 @@
 -- spec/04-engine/policy_detect_spec.lua — `cordon policy detect` as a user sees it: the recorded
 -- corpus replayed through the binary (the controller's own path: lh_open, profile resolution,
 -- the refusal and escalate hooks, the host override), the exact --json shape, the human lines,
--- and exit 2 with one 'cordon: policy detect:' line naming the field or offset for bad input.
+-- and exit 125 with one 'cordon: policy detect:' line naming the field or offset for bad input.
 local h = require("spec.helpers")
 local cjson = require("cjson")
 
@@ -104,7 +104,7 @@ describe("cordon policy detect", function()
         assert.are.equal("/srv/cordon-spec-none/key", out.refusals[1].path)
     end)
 
-    -- bad input: exit 2, one line naming the field or offset, nothing on stdout
+    -- bad input: exit 125, one line naming the field or offset, nothing on stdout
     local bad = {
         { "malformed JSON", '{"command": "x", "exit_code": 1,, }', "malformed JSON at offset 32: object key (a string) expected" },
         { "trailing garbage", '{"command": "x", "exit_code": 1, "stdout": "", "stderr": ""} x', "offset 61" },
@@ -135,7 +135,7 @@ describe("cordon policy detect", function()
     for _, c in ipairs(bad) do
         it("bad input: " .. c[1], function()
             local r = detect({ "--input", case_file(c[2]), "--json" })
-            assert.are.equal(2, r.code, h.describe(r))
+            assert.are.equal(125, r.code, h.describe(r))
             assert.are.equal("", r.stdout, h.describe(r))
             assert.is_truthy(r.stderr:match("^cordon: policy detect: [^\n]*\n$"), h.describe(r))
             assert.is_truthy(r.stderr:find(c[3], 1, true), h.describe(r))
@@ -144,13 +144,13 @@ describe("cordon policy detect", function()
 
     it("bad usage: no --input, a missing file, an unknown option", function()
         local r = detect({})
-        assert.are.equal(2, r.code)
+        assert.are.equal(125, r.code)
         assert.is_truthy(r.stderr:find("--input FILE is required", 1, true), h.describe(r))
         r = detect({ "--input", "/nonexistent/case.json" })
-        assert.are.equal(2, r.code)
+        assert.are.equal(125, r.code)
         assert.is_truthy(r.stderr:find("No such file or directory", 1, true), h.describe(r))
         r = detect({ "--input", case_file(touch), "--verbose" })
-        assert.are.equal(2, r.code)
+        assert.are.equal(125, r.code)
         assert.is_truthy(r.stderr:find("unexpected argument '--verbose'", 1, true), h.describe(r))
     end)
 end)

@@ -62,7 +62,7 @@ describe("cordon policy net", function()
         end)
     end
 
-    -- args -> stderr pattern; every one exits 2 with one 'cordon: policy net:' line
+    -- args -> stderr pattern; every one exits 125 with one 'cordon: policy net:' line
     local bad = {
         { { "--allow", "*", "a.test", "443" },
           "invalid network rule '*': a bare '*' would allow every host; write '*:443' or a domain" },
@@ -82,9 +82,9 @@ describe("cordon policy net", function()
         { { "--frobnicate", "a.test", "443" }, "unknown option '--frobnicate'" },
     }
     for i, c in ipairs(bad) do
-        it(("bad usage %d: %s -> 2"):format(i, table.concat(c[1], " ")), function()
+        it(("bad usage %d: %s -> 125"):format(i, table.concat(c[1], " ")), function()
             local r = net(c[1])
-            assert.are.equal(2, r.code, h.describe(r))
+            assert.are.equal(125, r.code, h.describe(r))
             local l = lines(r.stderr)
             assert.are.equal(1, #l, h.describe(r))
             assert.truthy(l[1]:find("^cordon: policy net: "), h.describe(r))
@@ -211,9 +211,9 @@ describe("cordon policy net: special addresses, the unspecified address and rang
         { { "--allow", "https://10.0.0.0/8", "a.test", "443" }, "a CIDR range is written without http://" },
     }
     for i, c in ipairs(bad) do
-        it(("bad range %d: %s -> 2"):format(i, table.concat(c[1], " ")), function()
+        it(("bad range %d: %s -> 125"):format(i, table.concat(c[1], " ")), function()
             local r = net(c[1])
-            assert.are.equal(2, r.code, h.describe(r))
+            assert.are.equal(125, r.code, h.describe(r))
             assert.truthy(r.stderr:find("^cordon: policy net: invalid network rule '"), h.describe(r))
             assert.truthy(r.stderr:find(c[2], 1, true), h.describe(r))
         end)

@@ -12,10 +12,10 @@ local function one_cordon_line(r)
 end
 
 -- Every command and subcommand (policy check and explain are tested with their own code).
--- unknown: the exit status of a usage error (run's is 125, as for all its refusals: 2 could be
--- the command's own); names: what the usage error's line must contain.
+-- Every usage error exits 125, as all of cordon's own refusals (2 could be the command's own:
+-- docs/exit-status.md); names: what the usage error's line must contain.
 local commands = {
-    { words = { "run" }, unknown = 125 },
+    { words = { "run" } },
     { words = { "session" } },
     { words = { "session", "start" } },
     { words = { "session", "list" } },
@@ -64,10 +64,18 @@ describe("every command: --help, --version, usage errors", function()
                 end
             end)
 
-        it(("cordon %s --no-such-option: one line naming the usage, exit %d"):format(name, c.unknown or 2),
+        it(("cordon help %s prints what cordon %s --help prints"):format(name, name), function()
+            local want = h.cordon(with(c.words, "--help"), env())
+            local r = h.cordon(with({ "help" }, table.unpack(c.words)), env())
+            assert.are.equal(0, r.code, h.describe(r))
+            assert.are.equal(want.stdout, r.stdout, h.describe(r))
+            assert.are.equal("", r.stderr, h.describe(r))
+        end)
+
+        it(("cordon %s --no-such-option: one line naming the usage, exit 125"):format(name),
             function()
                 local r = h.cordon(with(c.words, "--no-such-option"), env())
-                assert.are.equal(c.unknown or 2, r.code, h.describe(r))
+                assert.are.equal(125, r.code, h.describe(r))
                 one_cordon_line(r)
                 assert.truthy(r.stderr:find("cordon: " .. name .. ": ", 1, true), h.describe(r))
                 assert.truthy(r.stderr:find("'--no-such-option'", 1, true), h.describe(r))
@@ -98,34 +106,46 @@ describe("every command: --help, --version, usage errors", function()
         end
     end)
 
-    it("no command, an unknown command or option: one line naming the usage, exit 2", function()
+    it("cordon help: the command list; cordon help of an unknown command: exit 125", function()
+        local top = h.cordon({ "--help" })
+        local r = h.cordon({ "help" })
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.are.equal(top.stdout, r.stdout, h.describe(r))
+        assert.truthy(r.stdout:find("cordon help COMMAND", 1, true), h.describe(r))
+        r = h.cordon({ "help", "no-such-command" })
+        assert.are.equal(125, r.code, h.describe(r))
+        one_cordon_line(r)
+        assert.truthy(r.stderr:find("cordon: help: unknown command 'no-such-command'", 1, true), h.describe(r))
+    end)
+
+    it("no command, an unknown command or option: one line naming the usage, exit 125", function()
         for _, args in ipairs({ {}, { "no-such-command" }, { "--no-such-option" } }) do
             local r = h.cordon(args)
-            assert.are.equal(2, r.code, h.describe(r))
+            assert.are.equal(125, r.code, h.describe(r))
             one_cordon_line(r)
             assert.truthy(r.stderr:find("usage: cordon COMMAND", 1, true), h.describe(r))
         end
     end)
 
-    it("a missing value or argument: one line naming the usage, exit 2 (run: 125)", function()
+    it("a missing value or argument: one line naming the usage, exit 125", function()
         local cases = {
             { { "run", "--profile" }, 125, "usage: cordon run " },
             { { "run", "--json" }, 125, "usage: cordon run " },
-            { { "session", "start" }, 2, "usage: cordon session start " },
-            { { "session", "start", "--profile" }, 2, "usage: cordon session start " },
-            { { "session" }, 2, "usage: cordon session " },
-            { { "session", "status" }, 2, "usage: cordon session status " },
-            { { "jobs" }, 2, "usage: cordon jobs " },
-            { { "logs", "web" }, 2, "usage: cordon logs " },
-            { { "approve", "web", "7" }, 2, "usage: cordon approve " },
-            { { "policy" }, 2, "usage: cordon policy " },
-            { { "policy", "net", "--allow" }, 2, "usage: cordon policy net " },
-            { { "policy", "net", "a.test" }, 2, "usage: cordon policy net " },
-            { { "policy", "detect" }, 2, "usage: cordon policy detect " },
-            { { "policy", "detect", "--input" }, 2, "usage: cordon policy detect " },
-            { { "policy", "test", "a", "b" }, 2, "usage: cordon policy test " },
-            { { "trust", "a", "b" }, 2, "usage: cordon trust " },
-            { { "nc", "a.test" }, 2, "usage: cordon nc " },
+            { { "session", "start" }, 125, "usage: cordon session start " },
+            { { "session", "start", "--profile" }, 125, "usage: cordon session start " },
+            { { "session" }, 125, "usage: cordon session " },
+            { { "session", "status" }, 125, "usage: cordon session status " },
+            { { "jobs" }, 125, "usage: cordon jobs " },
+            { { "logs", "web" }, 125, "usage: cordon logs " },
+            { { "approve", "web", "7" }, 125, "usage: cordon approve " },
+            { { "policy" }, 125, "usage: cordon policy " },
+            { { "policy", "net", "--allow" }, 125, "usage: cordon policy net " },
+            { { "policy", "net", "a.test" }, 125, "usage: cordon policy net " },
+            { { "policy", "detect" }, 125, "usage: cordon policy detect " },
+            { { "policy", "detect", "--input" }, 125, "usage: cordon policy detect " },
+            { { "policy", "test", "a", "b" }, 125, "usage: cordon policy test " },
+            { { "trust", "a", "b" }, 125, "usage: cordon trust " },
+            { { "nc", "a.test" }, 125, "usage: cordon nc " },
         }
         for _, c in ipairs(cases) do
             local r = h.cordon(c[1], env())
@@ -432,12 +452,12 @@ describe("cordon policy check", function()
         assert.truthy(r.stdout:find(dir .. "/missing.lua: No such file or directory", 1, true), h.describe(r))
     end)
 
-    it("prints its usage for --help and exits 0; an unknown option exits 2", function()
+    it("prints its usage for --help and exits 0; an unknown option exits 125", function()
         local r = h.cordon({ "policy", "check", "--help" })
         assert.are.equal(0, r.code, h.describe(r))
         assert.truthy(r.stdout:find("usage: cordon policy check [DIR | FILE]", 1, true), h.describe(r))
         r = h.cordon({ "policy", "check", "--bogus" })
-        assert.are.equal(2, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         assert.truthy(r.stderr:find("unknown option '--bogus'", 1, true), h.describe(r))
         assert.truthy(r.stderr:find("usage: cordon policy check", 1, true), h.describe(r))
         r = h.cordon({ "policy", "explain", "--help" })

@@ -171,7 +171,7 @@ describe("the copy-on-write home", function()
         r = ok(home_cmd(t, { "--diff", "--help" }))
         has(r.stdout, "usage: cordon home", r)
         r = home_cmd(t, { "--bogus" })
-        assert.are.equal(2, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
     end)
 
     it("cordon home --diff shows a control, bidi or zero-width character in a name visibly", function()
@@ -299,7 +299,7 @@ describe("the copy-on-write home", function()
         assert.are.equal("a-50\n", h.read_file(t.ws .. "/a.out"))
         -- one session holds the layer: --reset is refused while it runs
         local r = home_cmd(t, { "--reset" })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         has(r.stderr, "is using its home layer", r)
         -- a run meanwhile works, and says its home writes are not kept
         r = ok(run(t, "echo run > ~/from-run; cat ~/from-run"))

@@ -259,7 +259,7 @@ describe("a .cordon created in a session", function()
         assert.is_false(exists(s.cwd .. "/.cordon/profiles"))
         -- cordon trust waits for the session to end, naming it
         r = h.cordon({ "trust" }, { cwd = s.cwd, env = s.env })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         assert.truthy(r.stderr:match("session '" .. s.name:gsub("%p", "%%%0") .. "' of workspace"), h.describe(r))
         assert.is_false(exists(cfg .. "/cordon/trusted"), "no record written")
     end)

@@ -79,11 +79,33 @@ describe("an installed cordon, with the checkout hidden", function()
     before_each(function() prefix = install() end)
     after_each(h.cleanup)
 
-    it("make install's layout: bin/cordon, bin/cordon-session, share/cordon/{policies,profiles}", function()
-        for _, f in ipairs({ "bin/cordon", "bin/cordon-session", "share/cordon/policies/00-default.lua",
-                             "share/cordon/profiles/coding.lua" }) do
-            assert.are.equal(0, h.sh("test -f " .. h.quote(prefix .. "/" .. f)).code, f .. " is not installed")
+    it("make install's layout: bin/cordon, libexec/cordon/cordon-session, share/cordon, man, completions",
+        function()
+            for _, f in ipairs({ "bin/cordon", "libexec/cordon/cordon-session",
+                                 "share/cordon/policies/00-default.lua", "share/cordon/profiles/coding.lua",
+                                 "share/man/man1/cordon.1", "share/man/man1/cordon-run.1",
+                                 "share/man/man5/cordon-profile.5", "share/man/man5/cordon-policy.5",
+                                 "share/bash-completion/completions/cordon",
+                                 "share/zsh/vendor-completions/_cordon" }) do
+                assert.are.equal(0, h.sh("test -f " .. h.quote(prefix .. "/" .. f)).code, f .. " is not installed")
+            end
+            -- the controller is not a command of its own: nothing else in bin/
+            assert.are.equal("cordon\n", h.sh_ok("ls " .. h.quote(prefix .. "/bin")))
+        end)
+
+    it("the manual pages render and say what --help says", function()
+        if h.sh("command -v man").code ~= 0 then h.skip("man is not installed (man-db)") end
+        local page = h.sh_ok(("MANWIDTH=200 man -l %s 2>&1"):format(h.quote(prefix .. "/share/man/man1/cordon-run.1")))
+        assert.truthy(page:find("cordon run [OPTIONS] -- COMMAND [ARG...]", 1, true), page)
+        assert.truthy(page:find("EXIT STATUS", 1, true), page)
+        -- every option of `cordon run --help` is on the page
+        local help = installed(prefix, { "run", "--help" }).stdout
+        local n = 0
+        for flag in help:gmatch("\n  (%-%-[a-z-]+)") do
+            n = n + 1
+            assert.truthy(page:find(flag, 1, true), flag .. " is not on the page")
         end
+        assert.truthy(n > 10, help)
     end)
 
     it("the hiding works: the sandboxed command sees no checkout either", function()
@@ -134,7 +156,7 @@ describe("an installed cordon, with the checkout hidden", function()
         has(r, "coding")
     end)
 
-    it("a session: cordon-session beside cordon, shared /tmp, exec, jobs, stop", function()
+    it("a session: cordon-session from libexec/cordon, shared /tmp, exec, jobs, stop", function()
         local name = "install-" .. h.token()
         local s = { cwd = h.workspace(), env = { XDG_RUNTIME_DIR = h.runtime_dir() } }
         local function cli(args) return installed(prefix, args, { cwd = s.cwd, env = s.env }) end
@@ -149,7 +171,7 @@ describe("an installed cordon, with the checkout hidden", function()
         local info = h.api(h.session_socket(s.env.XDG_RUNTIME_DIR, name), "GET", "/v1/session")
         assert.are.equal(200, info.status, info.body)
         pid = math.tointeger(info.json.pid)
-        assert.are.equal(prefix .. "/bin/cordon-session",
+        assert.are.equal(prefix .. "/libexec/cordon/cordon-session",
             h.chomp(h.sh_ok("readlink /proc/" .. pid .. "/exe")))
         ok(cli({ "exec", name, "--", "echo shared > /tmp/note; cd /; FOO=1" }))
         local r = ok(cli({ "exec", name, "--", "cat /tmp/note; pwd; echo \"FOO=${FOO:-unset}\"" }))

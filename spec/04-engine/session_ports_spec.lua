@@ -116,7 +116,7 @@ print("same" if got == data else "differ %%d" %% len(got))
         ok(cli(s, { "unpublish", s.name, "9000" }))
         assert.is_false(listening(hp))
         local again = cli(s, { "unpublish", s.name, "9000" })
-        assert.are.equal(1, again.code, h.describe(again))
+        assert.are.equal(125, again.code, h.describe(again))
         assert.truthy(again.stderr:find("port 9000 is not published", 1, true), h.describe(again))
     end)
 
@@ -151,9 +151,9 @@ for x in socks: x.close()
     it("refuses bad input with one clear line", function()
         local s = h.session_start("pub-" .. h.token())
         for _, case in ipairs({
-            { { "0" }, 2, "invalid PORT '0' (a port in the sandbox, 1 to 65535)" },
-            { { "70000" }, 2, "invalid PORT '70000' (a port in the sandbox, 1 to 65535)" },
-            { { "8000", "70000" }, 2, "invalid HOSTPORT '70000'" },
+            { { "0" }, 125, "invalid PORT '0' (a port in the sandbox, 1 to 65535)" },
+            { { "70000" }, 125, "invalid PORT '70000' (a port in the sandbox, 1 to 65535)" },
+            { { "8000", "70000" }, 125, "invalid HOSTPORT '70000'" },
         }) do
             local args = { "publish", s.name }
             for _, a in ipairs(case[1]) do args[#args + 1] = a end
@@ -164,7 +164,7 @@ for x in socks: x.close()
         -- a host port something on the host holds already
         local taken = h.server("http")
         local r = cli(s, { "publish", s.name, "8000", tostring(taken.port) })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         assert.truthy(r.stderr:find("127.0.0.1:" .. taken.port .. " is taken on the host", 1, true), h.describe(r))
         -- the API says the same
         local a = h.api(s.socket, "POST", "/v1/ports", '{"port":0}')
@@ -178,12 +178,12 @@ for x in socks: x.close()
         -- and session start does not start with a port it cannot publish
         local start = h.cordon({ "session", "start", "pub-" .. h.token(), "--detach", "--publish",
             taken.port .. ":8000" }, { cwd = s.cwd, env = s.env })
-        assert.are.equal(1, start.code, h.describe(start))
+        assert.are.equal(125, start.code, h.describe(start))
         assert.truthy(start.stderr:find("--publish " .. taken.port .. ":8000: 127.0.0.1:" .. taken.port
             .. " is taken on the host", 1, true), h.describe(start))
         start = h.cordon({ "session", "start", "pub-" .. h.token(), "--detach", "--publish", "8000" },
             { cwd = s.cwd, env = s.env })
-        assert.are.equal(1, start.code, h.describe(start))
+        assert.are.equal(125, start.code, h.describe(start))
         assert.truthy(start.stderr:find("expected [HOSTADDR:]HOSTPORT:PORT", 1, true), h.describe(start))
     end)
 

@@ -268,7 +268,7 @@ describe("cordon session: background jobs", function()
         local ninth = sleep_arg(399)
         reap_sleep(ninth)
         local r = exec(s, "sleep " .. ninth, { "--background" })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         assert.are.equal("", r.stdout, h.describe(r))
         for _, pid in ipairs(pids) do
             assert.truthy(r.stderr:find("%f[%d]" .. pid .. "%f[%D]"), "the refusal does not name " .. pid .. "\n" .. h.describe(r))
@@ -807,7 +807,7 @@ describe("cordon session: bad input", function()
         for _, args in ipairs({ { "exec", s.name, "--", "true" }, { "jobs", s.name }, { "session", "status", s.name },
             { "session", "stop", s.name }, { "logs", s.name, "2" }, { "stop", s.name, "2" }, { "cancel", s.name, "t" } }) do
             local r = cli(s, args)
-            assert.are.equal(1, r.code, h.describe(r))
+            assert.are.equal(125, r.code, h.describe(r))
             assert.truthy(r.stderr:find(s.name, 1, true), h.describe(r))
         end
     end)
@@ -815,19 +815,19 @@ describe("cordon session: bad input", function()
     it("a name that is taken: the second start fails with a clear message, the first keeps working", function()
         local s = start()
         local r = cli(s, { "session", "start", s.name, "--detach" })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         assert.truthy(r.stderr:find(s.name, 1, true), h.describe(r))
         assert.matches("already", r.stderr)
         assert.are.equal("still\n", ok(exec(s, "echo still")).stdout)
     end)
 
-    it("an invalid name: exit 2", function()
+    it("an invalid name: exit 125", function()
         local s = { name = "x", cwd = h.workspace(), env = { XDG_RUNTIME_DIR = h.runtime_dir() } }
         for _, bad in ipairs({ "bad/name", ".hidden", "-dash", "", string.rep("a", 65), "sp ace" }) do
             local r = cli(s, { "session", "start", bad, "--detach" })
-            assert.are.equal(2, r.code, h.describe(r))
+            assert.are.equal(125, r.code, h.describe(r))
             r = cli(s, { "exec", bad, "--", "true" })
-            assert.are.equal(2, r.code, h.describe(r))
+            assert.are.equal(125, r.code, h.describe(r))
         end
         assert.are.equal("", h.sh_ok("ls -A " .. h.quote(s.env.XDG_RUNTIME_DIR .. "/cordon") .. " 2>/dev/null || true"))
     end)
@@ -882,7 +882,7 @@ describe("cordon session: bad input", function()
         -- user namespace is engine/tests/test_api_server.c's)
         r = h.cordon({ "session", "start", "w" .. s.name, "--detach", "--allow-write", s.runtime .. "/cordon" },
             { cwd = s.cwd, env = s.env })
-        assert.are.equal(1, r.code, h.describe(r))
+        assert.are.equal(125, r.code, h.describe(r))
         assert.truthy(r.stderr:find("inside cordon's own session sockets directory", 1, true), h.describe(r))
     end)
 
