@@ -84,31 +84,13 @@ unsigned long asker_tcp_inode(const char *table, const struct sockaddr_storage *
     return matches == 1 ? found : 0;
 }
 
-/* The text of path (at most TABLE_MAX bytes), or NULL. */
+/* The text of path, or NULL (also when it holds more than TABLE_MAX bytes: then no asker is
+ * named rather than one found in part of a table). */
 static char *read_text(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    size_t cap = 65536, len = 0;
-    char *buf = xmalloc(cap + 1);
-    for (;;) {
-        if (len == cap) {
-            if (cap >= TABLE_MAX)
-                break;
-            cap *= 2;
-            buf = xrealloc(buf, cap + 1);
-        }
-        ssize_t r = read(fd, buf + len, cap - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    buf[len] = '\0';
-    return buf;
+    char *buf = NULL;
+    size_t len = 0;
+    return read_file(path, 0, TABLE_MAX, &buf, &len) == 0 ? buf : NULL;
 }
 
 /* The inode of the client's socket in the sandbox's network (init's /proc/net), or 0. An IPv4
