@@ -9,8 +9,16 @@
 -- Each case uses its own XDG_RUNTIME_DIR; every wait is bounded; nothing is timed.
 local h = require("spec.helpers")
 
-local BASH = h.source_dir .. "/completions/cordon.bash"
-local ZSH = h.source_dir .. "/completions/_cordon"
+-- The completion file as uid may read it: the checkout itself may lie in a folder only root
+-- may enter (CI clones into a mode-0700 one), so uid 65534 gets a copy of its own.
+local function completion_file(name, uid)
+    local path = h.source_dir .. "/completions/" .. name
+    if not uid then return path end
+    local dir = h.tmpdir()
+    h.sh_ok(("cp %s %s/ && chmod 755 %s && chmod 644 %s/%s"):format(h.quote(path), h.quote(dir), h.quote(dir),
+        h.quote(dir), name))
+    return dir .. "/" .. name
+end
 
 -- The bin directory (a copy everyone may enter, for uid 65534) and the env for the shell.
 local function bindir(uid)
@@ -44,7 +52,7 @@ COMP_WORDS=(%s)
 COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
 _cordon
 printf '%%s\n' "${COMPREPLY[@]}"
-]]):format(h.quote(BASH), h.join(words))
+]]):format(h.quote(completion_file("cordon.bash", opts.uid)), h.join(words))
     local r = h.sh(shell(opts.uid, opts.runtime or h.runtime_dir(), "bash --norc --noprofile -c " .. h.quote(script)))
     assert.are.equal(0, r.code, h.describe(r))
     local got = {}
@@ -63,7 +71,7 @@ words=(%s)
 CURRENT=${#words}
 source %s
 printf '%%s\n' "${offered[@]}"
-]=]):format(h.join(words), h.quote(ZSH))
+]=]):format(h.join(words), h.quote(completion_file("_cordon", opts.uid)))
     local r = h.sh(shell(opts.uid, opts.runtime or h.runtime_dir(), "zsh -f -c " .. h.quote(script)))
     assert.are.equal(0, r.code, h.describe(r))
     local got = {}
