@@ -166,19 +166,23 @@ describe("ssh from the sandbox, as root", function()
         local url = ("ssh://root@127.0.0.2:%d%s"):format(s.port, s.repo)
         local ssh = ("ssh -o UserKnownHostsFile=%s/.ssh/known_hosts -o StrictHostKeyChecking=yes "
             .. "-o BatchMode=yes -o ConnectTimeout=20"):format(h.quote(c.home))
-        local script = ("git clone -q %s clone && cd clone && "
-            .. "git -c user.name=spec -c user.email=spec@test commit -q --allow-empty -m by-agent && "
-            .. "git push -q origin HEAD"):format(h.quote(url))
+        -- each attempt clones into a folder of its own: a clone that failed leaves its
+        -- repository behind, held inside the sandbox, for the person to remove outside
+        local function script(dir)
+            return ("git clone -q %s %s && cd %s && "
+                .. "git -c user.name=spec -c user.email=spec@test commit -q --allow-empty -m by-agent && "
+                .. "git push -q origin HEAD"):format(h.quote(url), dir, dir)
+        end
         local env = { GIT_SSH_COMMAND = ssh, SSH_AUTH_SOCK = sock }
         -- outside, the agent alone logs in
         local out = h.sh(("cd %s && SSH_AUTH_SOCK=%s GIT_SSH_COMMAND=%s git ls-remote %s")
             :format(h.quote(c.ws), h.quote(sock), h.quote(ssh), h.quote(url)))
         assert.are.equal(0, out.code, h.describe(out))
         -- without the grant the agent is not there: no key, ssh's own publickey refusal
-        local r = run(c, script, allow(s), { env = env })
+        local r = run(c, script("denied"), allow(s), { env = env })
         assert.are_not.equal(0, r.code, h.describe(r))
         has(r, "Permission denied (publickey)")
-        ok(run(c, script, { "--allow-ssh-agent", table.unpack(allow(s)) }, { env = env }))
+        ok(run(c, script("granted"), { "--allow-ssh-agent", table.unpack(allow(s)) }, { env = env }))
         assert.are.equal("by-agent\n", h.sh_ok("git --git-dir=" .. h.quote(s.repo) .. " log -1 --format=%s main"))
     end)
 
