@@ -89,9 +89,10 @@ for k in "$@"; do
             echo end
         } | sed "s/^/root| /" >"$out"
         {
+            # the staged copy: the checkout may lie in a folder only root may enter
             setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR \
                 CORDON="$stage/host/usr/local/bin/cordon" SMOKE_CLIENTS="$stage/add/kmx/clients" \
-                sh "$here/smoke.sh" 2>&1
+                sh "$stage/add/kmx/smoke.sh" 2>&1
             echo end
         } | sed "s/^/user| /" >>"$out"
         title="host ($(uname -r))"
