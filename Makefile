@@ -1,5 +1,6 @@
-# The commands of the README: `make run` and `make test` install what is missing, configure
-# and build with CMake, then run the tour or the whole suite under ctest; `make install`
+# The commands of the README: `make run` and `make test` install what is missing (`make run`
+# only what the build and the tour need, `make test` what the tests need too), configure and
+# build with CMake, then run the tour or the whole suite under ctest; `make install`
 # copies the build to PREFIX (DESTDIR=/staging prepends a staging root, as packagers expect).
 # `make lint` (luacheck) runs in CI before the tests.
 BUILD      ?= build
@@ -9,33 +10,35 @@ PREFIX     ?= /usr/local
 # The MCP TypeScript SDK the `cordon mcp` spec drives it with, from the npm registry at the
 # version spec/fixtures/mcp/package-lock.json pins; never committed (the build tree's).
 NPM_PREFIX ?= build-deps/npm
-# Debian 12 packages the build and the tests need (third_party/README.md says why; nftables:
-# nft(8), which init runs for network.transparent, docs/network-rules.md; apparmor: the parser
-# that checks dist/apparmor/cordon).
-PACKAGES := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
-            lua-cjson lua-busted git curl python3 procps iproute2 \
-            bubblewrap hyperfine util-linux sudo openssh-client openssl tinyproxy lua-check \
-            nftables ccache python3-venv podman runc debootstrap openssh-server gnupg gpg-agent \
-            apparmor zsh
+# Debian 12 packages (third_party/README.md says why), each list installed when missing by
+# build-aux/apt-need.sh. RUN_PACKAGES: what `make build` and `make run` need, the build and the
+# programs the tour (docs/tour.sh) runs inside the sandbox; nothing that starts a daemon.
+RUN_PACKAGES  := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
+                 git curl python3 procps
+# TEST_PACKAGES: what only the tests, the lint and the benchmarks need (nftables: nft(8), with
+# which a spec reads the transparent mode's rule, which init itself sends over netlink,
+# docs/network-rules.md; apparmor: the parser that checks dist/apparmor/cordon; openssh-server
+# and tinyproxy: the specs start their own, apt-need.sh keeps apt from starting the services).
+# Node's npm is checked as a command (it may come from elsewhere than Debian's npm package).
+TEST_PACKAGES := lua-cjson lua-busted lua-check iproute2 util-linux bubblewrap hyperfine sudo \
+                 openssh-client openssh-server openssl tinyproxy nftables ccache python3-venv \
+                 podman runc debootstrap gnupg gpg-agent apparmor zsh
+# BUILD_TESTING for CMake (the C units and the specs, which need busted at configure time):
+# ON where busted is installed, so `make build` works with RUN_PACKAGES alone; `make test`
+# passes ON.
+TESTING ?= $$(command -v busted >/dev/null 2>&1 && echo ON || echo OFF)
 
-.PHONY: all deps client-deps build run lint test test-asan test-kernels bench install clean \
+.PHONY: all deps run-deps client-deps build run lint test test-asan test-kernels bench install clean \
         container-image deb
 
 all: build
 
-deps:
-	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
-	    | grep -q 'install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing: $$missing"; \
-	  if [ "$$(id -u)" != 0 ]; then echo "make: run as root to install: $$missing" >&2; exit 1; fi; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
-	@if ! command -v npm >/dev/null; then \
-	  echo "installing: nodejs npm"; \
-	  if [ "$$(id -u)" != 0 ]; then echo "make: run as root to install: nodejs npm" >&2; exit 1; fi; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
-	fi
+run-deps:
+	@sh build-aux/apt-need.sh $(RUN_PACKAGES)
+
+deps: run-deps
+	@sh build-aux/apt-need.sh $(TEST_PACKAGES)
+	@command -v npm >/dev/null || sh build-aux/apt-need.sh nodejs npm
 	@if [ ! -f $(NPM_PREFIX)/node_modules/@modelcontextprotocol/sdk/package.json ] || \
 	    ! cmp -s spec/fixtures/mcp/package-lock.json $(NPM_PREFIX)/package-lock.json; then \
 	  echo "installing: @modelcontextprotocol/sdk (npm, into $(NPM_PREFIX))"; \
@@ -53,8 +56,8 @@ client-deps:
 	    $$(node -e 'const d=require("./clients/typescript/package.json").devDependencies; \
 	      console.log(Object.entries(d).map(([k,v])=>k+"@"+v).join(" "))')
 
-build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+build: run-deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=$(TESTING) >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build
@@ -71,7 +74,8 @@ container-image: deps
 	  sh spec/fixtures/container/build-image.sh build-deps/container-rootfs cordon-test-image; \
 	else echo "make: not root: no container image (its spec is skipped)"; fi
 
-test: build client-deps container-image
+test: deps client-deps container-image
+	@$(MAKE) --no-print-directory build TESTING=ON
 	ctest --test-dir $(BUILD) --output-on-failure -j1
 
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer (CI runs it once).
@@ -89,17 +93,13 @@ KERNEL_PACKAGES := qemu-system-x86 busybox-static cpio e2fsprogs debootstrap kmo
                    debian-archive-keyring
 KERNELS         ?= host bullseye bookworm trixie
 
-test-kernels: build
+test-kernels: deps
 	@if [ "$$(id -u)" != 0 ]; then echo "make: test-kernels boots qemu images it builds as root: run as root" >&2; exit 1; fi
-	@missing=$$(for p in $(KERNEL_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
-	    | grep -q 'install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing: $$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	fi
+	@sh build-aux/apt-need.sh --no-install-recommends $(KERNEL_PACKAGES)
+	@$(MAKE) --no-print-directory build TESTING=ON
 	sh spec/kernels/matrix.sh $(BUILD) $(KERNELS)
 
-bench: build
+bench: deps build
 	bash bench/startup.sh $(BUILD)/cordon
 	bash bench/proxy.sh $(BUILD)/cordon
 	bash bench/policy.sh $(BUILD)/cordon
@@ -125,13 +125,7 @@ DEB_DIR      ?= $(BUILD)/deb
 DEB_PACKAGES := debhelper dh-apparmor dpkg-dev lintian cmake gcc make pkg-config lua5.4 liblua5.4-dev \
                 libseccomp-dev libmicrohttpd-dev podman runc debootstrap
 deb:
-	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
-	    | grep -q 'install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing: $$missing"; \
-	  if [ "$$(id -u)" != 0 ]; then echo "make: run as root to install: $$missing" >&2; exit 1; fi; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	@sh build-aux/apt-need.sh $(DEB_PACKAGES)
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/cordon
 	git ls-files -co --exclude-standard | grep -v '^build-deps$$' | tar -cf - -T - | tar -xf - -C $(DEB_DIR)/cordon
 	cd $(DEB_DIR)/cordon && DEB_BUILD_OPTIONS="parallel=$(JOBS)" dpkg-buildpackage -us -uc -b
@@ -160,13 +154,7 @@ FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -ll
 
 .PHONY: fuzz
 fuzz:
-	@missing=$$(for p in $(FUZZ_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
-	    | grep -q 'install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing: $$missing"; \
-	  if [ "$$(id -u)" != 0 ]; then echo "make: run as root to install: $$missing" >&2; exit 1; fi; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	@sh build-aux/apt-need.sh $(FUZZ_PACKAGES)
 	@mkdir -p $(FUZZ_BUILD)
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; src=$$(echo "$${t#*:}" | tr , ' '); \
