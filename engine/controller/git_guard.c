@@ -54,7 +54,8 @@ struct gg_item {
     off_t size;
     ino_t ino;
     struct timespec mtime;
-    char *digest; /* GG_CONFIG: the code-running entries "key=value\n", sorted; NULL: unparseable */
+    char *digest; /* GG_CONFIG: the guarded entries "key=value\n", sorted (entry_guarded); NULL:
+                   * unparseable */
 };
 
 struct gg_snap {
@@ -238,8 +239,20 @@ static char *program_of(const char *value)
     return xasprintf("%.*s", (int)(end - p), p);
 }
 
-/* The code-running entries of a config's text, one "key=value" a line, sorted; NULL when it
- * does not parse. refs (when not NULL) gets what they point at. */
+/* An entry the guard undoes when a command adds or changes it: one that runs code, or any
+ * other the allowlist of settings refuses (an alias without '!', http.*, url.*, include*: the
+ * host's git obeys them as well as a setting written through git_publish). A local remote path
+ * or a work tree is judged only where the host can tell the writable areas (git_publish). */
+static bool entry_guarded(const struct git_config *c, const struct git_config_entry *x)
+{
+    if (git_config_key_runs_code(x->key, x->value))
+        return true;
+    const char *why = NULL, *path = NULL;
+    return git_config_judge(c, x, &why, &path) == GIT_CONFIG_REFUSE;
+}
+
+/* The guarded entries of a config's text (entry_guarded), one "key=value" a line, sorted;
+ * NULL when it does not parse. refs (when not NULL) gets what the code-running ones point at. */
 static char *config_digest(const char *text, size_t len, struct cfg_refs *refs)
 {
     struct git_config c = {0};
@@ -249,10 +262,10 @@ static char *config_digest(const char *text, size_t len, struct cfg_refs *refs)
     struct str_list l = {0};
     for (size_t i = 0; i < c.len; i++) {
         const struct git_config_entry *x = &c.items[i];
-        if (!git_config_key_runs_code(x->key, x->value))
+        if (!entry_guarded(&c, x))
             continue;
         str_list_push_owned(&l, x->value ? xasprintf("%s=%s", x->key, x->value) : xstrdup(x->key));
-        if (!refs || !x->value)
+        if (!refs || !x->value || !git_config_key_runs_code(x->key, x->value))
             continue;
         const char *last = strrchr(x->key, '.');
         if (strcmp(x->key, "core.hookspath") == 0) {
@@ -1373,8 +1386,8 @@ static int restore(struct git_guard *g, const struct gg_item *x, char **away_out
     return r;
 }
 
-/* A new config whose code-running entries are commented out; NULL when that leaves it running
- * code or unparseable (the caller renames it then). */
+/* A new config whose guarded entries (entry_guarded) are commented out; NULL when that leaves
+ * it with one or unparseable (the caller renames it then). */
 static char *config_defused(const struct gg_item *x, size_t *outlen)
 {
     struct git_config c = {0};
@@ -1386,7 +1399,7 @@ static char *config_defused(const struct gg_item *x, size_t *outlen)
         n_lines += x->bytes[i] == '\n';
     bool *off = xcalloc(n_lines + 1, sizeof *off);
     for (size_t i = 0; i < c.len; i++)
-        if (git_config_key_runs_code(c.items[i].key, c.items[i].value) && c.items[i].line > 0 &&
+        if (entry_guarded(&c, &c.items[i]) && c.items[i].line > 0 &&
             (size_t)c.items[i].line <= n_lines)
             off[c.items[i].line - 1] = true;
     git_config_free(&c);
@@ -1453,12 +1466,57 @@ static void digest_minus(const char *a, const char *b, char *out, size_t outlen)
             out[i] = '?';
 }
 
+/* Whether the "key=value" line (n bytes at p) is one of digest d's lines. */
+static bool digest_has(const char *d, const char *p, size_t n)
+{
+    for (const char *q = d; *q;) {
+        const char *nq = strchr(q, '\n');
+        size_t m = nq ? (size_t)(nq - q) : strlen(q);
+        if (m == n && memcmp(p, q, n) == 0)
+            return true;
+        q += m + (nq ? 1 : 0);
+    }
+    return false;
+}
+
+/* A config's guarded entries unchanged in what matters: nothing added or changed, and no
+ * code-running entry removed. Removing another refused entry (the person's own alias, say)
+ * runs nothing, and git_publish writes such removals for a command. */
+static bool digest_same(const char *o, const char *n)
+{
+    for (const char *p = n; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (!digest_has(o, p, len))
+            return false;
+        p += len + (nl ? 1 : 0);
+    }
+    for (const char *p = o; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (!digest_has(n, p, len)) {
+            char *line = xasprintf("%.*s", (int)len, p);
+            /* the first '=' ends the key (one in a subsection cuts it short: then the
+             * removal is let be, and a removal runs nothing either) */
+            char *eq = strchr(line, '=');
+            if (eq)
+                *eq = '\0';
+            bool runs = git_config_key_runs_code(line, eq ? eq + 1 : NULL) != NULL;
+            free(line);
+            if (runs)
+                return false;
+        }
+        p += len + (nl ? 1 : 0);
+    }
+    return true;
+}
+
 static bool same(const struct gg_item *o, const struct gg_item *n)
 {
     if (o->type != n->type)
         return false;
     if (o->kind == GG_CONFIG && o->type == S_IFREG && o->digest && n->digest)
-        return strcmp(o->digest, n->digest) == 0;
+        return digest_same(o->digest, n->digest);
     if (o->type == S_IFREG) {
         if (o->too_big || n->too_big)
             return o->too_big == n->too_big && o->size == n->size && o->ino == n->ino &&
@@ -1628,7 +1686,7 @@ static void undo_new(struct git_guard *g, struct str_list *lines, const struct g
             free(fixed);
             if (r == 0) {
                 say(g, lines, x,
-                    "a new config with code-running entries (%s): those lines "
+                    "a new config with entries refused for a command (%s): those lines "
                     "commented out (# cordon-refused)",
                     keys);
                 return;
@@ -1636,7 +1694,7 @@ static void undo_new(struct git_guard *g, struct str_list *lines, const struct g
         }
         snprintf(what, sizeof what, "a new config git would run code from (%s)",
                  x->type != S_IFREG ? "not a regular file"
-                 : x->digest        ? "code-running entries"
+                 : x->digest        ? "entries refused for a command"
                                     : "it does not parse");
         say_neutralised(g, lines, x, what);
         return;
@@ -1665,8 +1723,8 @@ static void undo_changed(struct git_guard *g, struct str_list *lines, const stru
         char added[256], gone[256];
         digest_minus(n->digest, o->digest, added, sizeof added);
         digest_minus(o->digest, n->digest, gone, sizeof gone);
-        snprintf(keys, sizeof keys, " (code-running entries%s%s%s%s)", added[0] ? " set: " : "",
-                 added, gone[0] ? " removed: " : "", gone);
+        snprintf(keys, sizeof keys, " (refused entries%s%s%s%s)", added[0] ? " set: " : "", added,
+                 gone[0] ? " removed: " : "", gone);
     }
     snprintf(what, sizeof what, "%s changed by the command%s", kind_name(o), keys);
     char *away = NULL;
