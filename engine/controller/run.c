@@ -171,9 +171,9 @@ struct controller {
     int root_maps; /* a root caller's: the NS_MAPS_* bits written for init (root_writes.h) */
     bool no_shift; /* a root caller's init is cloned (again) with the maps unshifted */
     int owner_ns;  /* shifted: root_writes_owner_userns, made while this process is small */
-    struct git_guards *guard;        /* the writable trees' repositories (git_guards.h), or NULL */
+    struct git_guards *guard; /* the writable trees' repositories (git_guards.h), or NULL */
     struct ev_timer guard_t;
-    struct ev_io watch_w; /* the repositories' watcher found one (git_guards_fd) */
+    struct ev_io watch_w;   /* the repositories' watcher found one (git_guards_fd) */
     struct repo_hold *hold; /* init's namespaces (repo_hold.h), until git_guards_watch takes it */
     int hold_err;           /* why there is no hold */
 };

@@ -320,7 +320,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
      * joins readonly_in_workspace, which init binds. */
     struct git_guards *guard = NULL;
     if (r == 0 && !(guard = git_guards_new(&cfg))) {
-        snprintf(err, sizeof err, "the writable trees' git repositories cannot be checked: refused");
+        snprintf(err, sizeof err,
+                 "the writable trees' git repositories cannot be checked: refused");
         r = -1;
     }
     bool have_cgroup = false;
