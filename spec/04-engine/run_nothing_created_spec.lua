@@ -53,9 +53,14 @@ local function cases(uid, label)
         local mark = ws .. "/MARK"
         local r = h.cordon({ "run", "--", "/bin/bash", "-c", PLANT:format(mark) },
             { cwd = ws, uid = uid, home = h.secret_home(uid) })
-        assert.truthy(r.stderr:find("a new hook", 1, true), h.describe(r))
-        -- said once, by the guard that undid it
-        assert.are.equal(1, select(2, r.stderr:gsub("cordon:", "")), h.describe(r))
+        -- undone after the command by the guard, said once; or, when the watcher held the new
+        -- folder before the plant was whole, refused inside (the shell's Read-only file system)
+        local undone = r.stderr:find("a new hook", 1, true)
+        local refused = r.stderr:find("Read-only file system", 1, true)
+        assert.truthy(undone or refused, h.describe(r))
+        if not refused then
+            assert.are.equal(1, select(2, r.stderr:gsub("cordon:", "")), h.describe(r))
+        end
         local c = host_commit(ws, uid)
         assert.are.equal(0, c.code, h.describe(c))
         assert.is_nil(h.read_file(mark), h.describe(r))
