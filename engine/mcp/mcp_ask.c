@@ -99,10 +99,9 @@ static const char settled_elsewhere[] = "the question was settled elsewhere";
  * else); NULL when the question was settled elsewhere meanwhile (nothing to post). */
 static const char *elicit(const struct question *q)
 {
-    struct json_buf p = {0};
-    struct json_value *res = NULL;
+    static const char *const choices[] = {"once", "session", "deny"};
     char err[256];
-    const char *answer = "deny";
+    const char *answer = NULL;
     /* the question names what a sandboxed command chose (a host, a command line): shown through
      * the one renderer, so no control, bidi or zero-width character reaches the person raw */
     char *shown = visible_dup(q->text);
@@ -111,33 +110,21 @@ static const char *elicit(const struct question *q)
                               "this session; deny: refuse it.",
                               shown);
     free(shown);
-    json_buf_lit(&p, "{\"message\":");
-    json_buf_string(&p, message, strlen(message));
-    json_buf_lit(&p, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"answer\":{"
-                     "\"type\":\"string\",\"title\":\"Answer\",\"description\":\"once: allow it "
-                     "this time; session: for the rest of this session; deny: refuse it\","
-                     "\"enum\":[\"once\",\"session\",\"deny\"]}},\"required\":[\"answer\"]}}");
     double wait = q->expires > 0 ? q->expires - now_s() : ASK_DEFAULT_S;
     if (wait < 1)
         wait = 1;
-    if (mcp_request("elicitation/create", p.data, q->id, wait, &res, err, sizeof err) < 0) {
-        if (strcmp(err, settled_elsewhere) == 0)
-            answer = NULL;
-        else
-            fprintf(stderr, "cordon: mcp: approval %lld (%s) denied: %s\n", q->id, q->kind, err);
-        goto out;
-    }
-    const struct json_value *r = json_get(res, "result");
-    const struct json_value *action = json_get(r, "action");
-    const struct json_value *a = json_get(json_get(r, "content"), "answer");
-    if (action && action->type == JSON_STRING && strcmp(action->str, "accept") == 0 && a &&
-        a->type == JSON_STRING && (strcmp(a->str, "once") == 0 || strcmp(a->str, "session") == 0))
-        answer = strcmp(a->str, "once") == 0 ? "once" : "session";
-out:
-    json_free(res);
-    json_buf_free(&p);
+    int rc = mcp_elicit_choice(message,
+                               "once: allow it this time; session: for the rest of this "
+                               "session; deny: refuse it",
+                               choices, 3, q->id, wait, &answer, err, sizeof err);
     free(message);
-    return answer;
+    if (rc < 0) {
+        if (strcmp(err, settled_elsewhere) == 0)
+            return NULL;
+        fprintf(stderr, "cordon: mcp: approval %lld (%s) denied: %s\n", q->id, q->kind, err);
+        return "deny";
+    }
+    return answer && strcmp(answer, "deny") != 0 ? answer : "deny";
 }
 
 /* Does the session have approvers (the subscription GET /v1/approvals?watch=1)? Such a session

@@ -916,34 +916,20 @@ static int publish_asked(const struct mcp_server *s, const struct args *a, char 
                               "not loopback, so other machines on that network can reach it. "
                               "allow: publish it; deny: refuse it.",
                               a->port, addr, port);
-    struct json_buf p = {0};
-    json_buf_lit(&p, "{\"message\":");
-    json_buf_string(&p, message, strlen(message));
-    json_buf_lit(&p, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"answer\":{"
-                     "\"type\":\"string\",\"title\":\"Answer\",\"enum\":[\"allow\",\"deny\"]}},"
-                     "\"required\":[\"answer\"]}}");
-    struct json_value *res = NULL;
+    static const char *const choices[] = {"allow", "deny"};
+    const char *answer = NULL;
     char why[256];
     int rc = -1;
-    if (mcp_request("elicitation/create", p.data, atomic_fetch_sub(&next_tag, 1), PUBLISH_ASK_S,
-                    &res, why, sizeof why) < 0) {
+    if (mcp_elicit_choice(message, NULL, choices, 2, atomic_fetch_sub(&next_tag, 1), PUBLISH_ASK_S,
+                          &answer, why, sizeof why) < 0) {
         size_t n = strlen(err);
         snprintf(err + n, errlen - n, ": refused (%s)", why);
-        goto out;
-    }
-    const struct json_value *r = json_get(res, "result");
-    const struct json_value *action = json_get(r, "action");
-    const struct json_value *ans = json_get(json_get(r, "content"), "answer");
-    if (action && action->type == JSON_STRING && strcmp(action->str, "accept") == 0 && ans &&
-        ans->type == JSON_STRING && strcmp(ans->str, "allow") == 0) {
+    } else if (answer && strcmp(answer, "allow") == 0) {
         rc = 0;
     } else {
         size_t n = strlen(err);
         snprintf(err + n, errlen - n, ": the person did not allow it, refused");
     }
-out:
-    json_free(res);
-    json_buf_free(&p);
     free(message);
     free(addr);
     return rc;

@@ -289,3 +289,42 @@ void mcp_wire_shutdown(void)
         pthread_cond_signal(&w->cond);
     pthread_mutex_unlock(&wait_lock);
 }
+
+int mcp_elicit_choice(const char *message, const char *description, const char *const *choices,
+                      size_t n, long long tag, double timeout_s, const char **answer, char *err,
+                      size_t errlen)
+{
+    struct json_buf p = {0};
+    json_buf_lit(&p, "{\"message\":");
+    json_buf_string(&p, message, strlen(message));
+    json_buf_lit(&p, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"answer\":{"
+                     "\"type\":\"string\",\"title\":\"Answer\",");
+    if (description) {
+        json_buf_lit(&p, "\"description\":");
+        json_buf_string(&p, description, strlen(description));
+        json_buf_lit(&p, ",");
+    }
+    json_buf_lit(&p, "\"enum\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            json_buf_lit(&p, ",");
+        json_buf_string(&p, choices[i], strlen(choices[i]));
+    }
+    json_buf_lit(&p, "]}},\"required\":[\"answer\"]}}");
+    struct json_value *res = NULL;
+    *answer = NULL;
+    int rc = mcp_request("elicitation/create", p.data, tag, timeout_s, &res, err, errlen);
+    json_buf_free(&p);
+    if (rc < 0)
+        return -1;
+    const struct json_value *r = json_get(res, "result");
+    const struct json_value *action = json_get(r, "action");
+    const struct json_value *a = json_get(json_get(r, "content"), "answer");
+    if (action && action->type == JSON_STRING && strcmp(action->str, "accept") == 0 && a &&
+        a->type == JSON_STRING)
+        for (size_t i = 0; i < n && !*answer; i++)
+            if (strcmp(a->str, choices[i]) == 0)
+                *answer = choices[i];
+    json_free(res);
+    return 0;
+}

@@ -39,6 +39,14 @@ void mcp_write_value(struct json_buf *b, const struct json_value *v);
  * the caller's key for mcp_request_cancel. */
 int mcp_request(const char *method, const char *params, long long tag, double timeout_s,
                 struct json_value **result, char *err, size_t errlen);
+/* Ask the person one question through elicitation/create: message, and a required string
+ * "answer" from choices (n of them; description, when not NULL, says what each means), waited
+ * for up to timeout_s under tag as in mcp_request. -1 with why in err when the request failed;
+ * else 0 with the choice the person accepted in *answer (one of choices, static), or NULL when
+ * they declined, cancelled or gave anything else. */
+int mcp_elicit_choice(const char *message, const char *description, const char *const *choices,
+                      size_t n, long long tag, double timeout_s, const char **answer, char *err,
+                      size_t errlen);
 /* Give up waiting in the mcp_request of that tag (reason is a static string, its err and the
  * client's notifications/cancelled reason). Whether one was waiting. */
 bool mcp_request_cancel(long long tag, const char *reason);
