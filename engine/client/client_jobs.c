@@ -153,14 +153,18 @@ static int to_stdout(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-int cjobs_log(const char *name, long pid)
+int cjobs_log(const char *name, long pid, const struct cjobs_log_opts *o)
 {
     struct chttp h;
-    char path[64];
+    char path[96];
     int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "logs", name, false) != 0)
         goto out;
-    snprintf(path, sizeof path, "/v1/jobs/%ld/log", pid);
+    int n = snprintf(path, sizeof path, "/v1/jobs/%ld/log", pid);
+    if (o->tail >= 0)
+        n += snprintf(path + n, sizeof path - (size_t)n, "?tail=%ld", o->tail);
+    if (o->follow) /* to its end: ended by the job's end, the session's, or a signal */
+        snprintf(path + n, sizeof path - (size_t)n, "%cfollow=1", o->tail >= 0 ? '&' : '?');
     int rc = chttp_request(&h, "GET", path, NULL, 0, to_stdout, NULL);
     if (h.sink_stopped)
         goto out;
