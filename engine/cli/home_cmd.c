@@ -21,12 +21,13 @@
 
 #include "base/cordon_dirs.h"
 #include "base/cli_opt.h"
+#include "base/json_write.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "base/visible.h"
 #include "sandbox/home_view.h"
 
-#define SYNOPSIS "cordon home [--diff | --reset] [DIR]"
+#define SYNOPSIS "cordon home [--diff | --reset] [--json] [DIR]"
 
 static void usage(void)
 {
@@ -36,20 +37,30 @@ static void usage(void)
           "it (profile key home = \"overlay\"); what they write lands in this layer, kept across\n"
           "runs and sessions of the workspace. --diff lists what they wrote (added, changed:\n"
           "the real home has it too, removed); --reset discards the layer (refused while a\n"
-          "sandbox of the workspace runs).\n",
+          "sandbox of the workspace runs). --json prints one JSON object instead of the lines\n"
+          "(with --diff, its \"changes\" array: {\"change\", \"path\", \"dir\"} each).\n",
           stdout);
 }
 
 struct walk {
-    int home_fd; /* the real home, for "changed"; -1 when there is none */
-    bool diff;   /* print each entry */
+    int home_fd;           /* the real home, for "changed"; -1 when there is none */
+    bool diff;             /* print each entry */
+    struct json_buf *json; /* with --json: the "changes" array's items, collected */
     unsigned long long bytes, entries;
 };
 
 /* One line "<what> ~/<path><suffix>": the names were chosen by sandboxed commands, so they go
- * through the one renderer (control, C1, bidi and zero-width characters shown as escapes). */
-static void print_entry(const char *what, const char *path, const char *suffix)
+ * through the one renderer (control, C1, bidi and zero-width characters shown as escapes).
+ * With --json, one item {"change", "path" (relative to the home), "dir"} (json_write escapes
+ * what JSON needs). */
+static void print_entry(struct walk *w, const char *what, const char *path, const char *suffix)
 {
+    if (w->json) {
+        json_buf_printf(w->json, "%s{\"change\":\"%s\",\"path\":", w->json->len ? "," : "", what);
+        json_buf_string(w->json, path, strlen(path));
+        json_buf_printf(w->json, ",\"dir\":%s}", suffix[0] ? "true" : "false");
+        return;
+    }
     char *shown = visible_dup(path);
     printf("%s ~/%s%s\n", what, shown, suffix);
     free(shown);
@@ -79,7 +90,7 @@ static int walk_dir(struct walk *w, int dfd, const char *rel)
             w->bytes += (unsigned long long)st.st_blocks * 512;
             if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) {
                 if (w->diff)
-                    print_entry("removed", sub, "");
+                    print_entry(w, "removed", sub, "");
             } else if (S_ISDIR(st.st_mode)) {
                 int sfd =
                     openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -90,10 +101,10 @@ static int walk_dir(struct walk *w, int dfd, const char *rel)
                     r = walk_dir(w, sfd, sub);
                     /* A new empty directory is a change of its own. */
                     if (r == 0 && w->diff && !in_home && w->entries == before)
-                        print_entry("added", sub, "/");
+                        print_entry(w, "added", sub, "/");
                 }
             } else if (w->diff) {
-                print_entry(in_home ? "changed" : "added", sub, "");
+                print_entry(w, in_home ? "changed" : "added", sub, "");
             }
         }
         free(sub);
@@ -137,14 +148,15 @@ static int remove_tree(int dfd, const char *name)
 
 int home_cmd_main(int argc, char **argv)
 {
-    bool diff = false, reset = false;
+    bool diff = false, reset = false, json = false;
     const char *dir = NULL;
+    struct json_buf changes = {0};
     int n_dirs, status;
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    const struct cli_flag flags[] = {{"--diff", &diff}, {"--reset", &reset}};
+    const struct cli_flag flags[] = {{"--diff", &diff}, {"--reset", &reset}, {"--json", &json}};
     if ((status = cli_read_words(argc, argv, "home", SYNOPSIS, flags, ARRAY_LEN(flags), &dir, 1,
                                  &n_dirs)) >= 0)
         return status;
@@ -171,8 +183,16 @@ int home_cmd_main(int argc, char **argv)
             fprintf(stderr, "cordon: home: %s: %s\n", layer, strerror(errno));
             goto out;
         }
-        if (!diff)
+        if (json) {
+            fputs("{\"workspace\":", stdout);
+            json_write_string(stdout, ws);
+            fputs(diff    ? ",\"layer\":null,\"changes\":[]}\n"
+                  : reset ? ",\"layer\":null,\"reset\":false}\n"
+                          : ",\"layer\":null,\"bytes\":0,\"entries\":0,\"in_use\":false}\n",
+                  stdout);
+        } else if (!diff) {
             printf("%s: no home layer (nothing written to the home yet)\n", ws);
+        }
         rc = 0;
         goto out;
     }
@@ -201,14 +221,23 @@ int home_cmd_main(int argc, char **argv)
             fprintf(stderr, "cordon: home: removing %s: %s\n", layer, strerror(-r));
             goto out;
         }
-        printf("reset: the home layer of %s is discarded\n", ws);
+        if (json) {
+            fputs("{\"workspace\":", stdout);
+            json_write_string(stdout, ws);
+            fputs(",\"layer\":", stdout);
+            json_write_string(stdout, upper);
+            fputs(",\"reset\":true}\n", stdout);
+        } else {
+            printf("reset: the home layer of %s is discarded\n", ws);
+        }
         rc = 0;
         goto out;
     }
     const char *h = cdir_home();
     home = h ? realpath(h, NULL) : NULL;
     struct walk w = {.home_fd = home ? open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1,
-                     .diff = diff};
+                     .diff = diff,
+                     .json = json ? &changes : NULL};
     int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int r = ufd < 0 ? -errno : walk_dir(&w, ufd, "");
     if (w.home_fd >= 0)
@@ -217,11 +246,23 @@ int home_cmd_main(int argc, char **argv)
         fprintf(stderr, "cordon: home: reading %s: %s\n", upper, strerror(-r));
         goto out;
     }
-    if (!diff)
+    if (json) {
+        fputs("{\"workspace\":", stdout);
+        json_write_string(stdout, ws);
+        fputs(",\"layer\":", stdout);
+        json_write_string(stdout, upper);
+        if (diff)
+            printf(",\"changes\":[%.*s]}\n", (int)changes.len, changes.data ? changes.data : "");
+        else
+            printf(",\"bytes\":%llu,\"entries\":%llu,\"in_use\":%s}\n", w.bytes, w.entries,
+                   busy ? "true" : "false");
+    } else if (!diff) {
         printf("workspace: %s\nlayer: %s\nsize: %llu bytes in %llu entries\nin use: %s\n", ws,
                upper, w.bytes, w.entries, busy ? "yes (a sandbox of the workspace runs)" : "no");
+    }
     rc = 0;
 out:
+    json_buf_free(&changes);
     if (lock_fd >= 0)
         close(lock_fd);
     free(home);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/json_write.h"
 #include "base/log.h"
 #include "base/session_socket.h"
 #include "client/client_http.h"
@@ -25,7 +26,7 @@
 #include "policy/lua_host.h"
 #include "policy/trust.h"
 
-#define SYNOPSIS "cordon trust [--revoke] [DIR]"
+#define SYNOPSIS "cordon trust [--revoke | --status] [--json] [DIR]"
 
 /* What a file of .cordon changes, in words. false when it must not be trusted (policy.lua
  * does not load). */
@@ -112,28 +113,71 @@ static int session_in_the_way(const char *pdir)
     return rc;
 }
 
+/* `cordon trust --status`: whether root's .cordon is trusted now, and if not why. 0, as the
+ * answer was found. */
+static int print_status(const char *config_dir, const char *root, const char *pdir, bool json)
+{
+    char canon[PATH_MAX], why[1024] = "";
+    enum trust_state st = trust_check(config_dir, root, canon, why, sizeof why);
+    const char *name = "no_project";
+    switch (st) {
+    case TRUST_NO_PROJECT:
+        name = "no_project";
+        break;
+    case TRUST_TRUSTED:
+        name = "trusted";
+        break;
+    case TRUST_UNTRUSTED:
+        name = "untrusted";
+        break;
+    }
+    if (json) {
+        fputs("{\"project\":", stdout);
+        json_write_string(stdout, pdir);
+        printf(",\"state\":\"%s\",\"why\":", name);
+        if (st == TRUST_UNTRUSTED)
+            json_write_string(stdout, why);
+        else
+            fputs("null", stdout);
+        fputs("}\n", stdout);
+    } else if (st == TRUST_NO_PROJECT) {
+        printf("%s: no project policy (nothing to trust)\n", pdir);
+    } else if (st == TRUST_TRUSTED) {
+        printf("%s: trusted\n", pdir);
+    } else {
+        printf("%s: not trusted: %s\n", pdir, why);
+    }
+    return 0;
+}
+
 static void usage(void)
 {
     fputs("usage: " SYNOPSIS "\n"
           "Review a project's policy, DIR/.cordon (default: the current directory): print each\n"
           "file, its SHA-256 and what it changes, then trust exactly those files; cordon run\n"
-          "loads the project's layer only while they are unchanged. --revoke forgets them.\n",
+          "loads the project's layer only while they are unchanged. --revoke forgets them;\n"
+          "--status only says whether they are trusted now (and if not, why). --json prints one\n"
+          "JSON object instead of the lines.\n",
           stdout);
 }
 
 int trust_cmd_main(int argc, char **argv)
 {
-    bool revoke = false;
+    bool revoke = false, status_only = false, json = false;
     const char *dir = NULL;
     int n_dirs, status;
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    const struct cli_flag flags[] = {{"--revoke", &revoke}};
+    const struct cli_flag flags[] = {
+        {"--revoke", &revoke}, {"--status", &status_only}, {"--json", &json}};
     if ((status = cli_read_words(argc, argv, "trust", SYNOPSIS, flags, ARRAY_LEN(flags), &dir, 1,
                                  &n_dirs)) >= 0)
         return status;
+    if (revoke && status_only)
+        return cli_usage_error("trust",
+                               "--revoke and --status exclude each other (usage: " SYNOPSIS ")");
     struct lh_options opt;
     layer_dirs_default(&opt);
     if (!opt.user_config_dir) {
@@ -154,12 +198,22 @@ int trust_cmd_main(int argc, char **argv)
     struct trust_set set = {0};
     int rc = CORDON_EXIT_SETUP;
 
+    if (status_only) {
+        rc = print_status(opt.user_config_dir, root, pdir, json);
+        goto out;
+    }
     if (revoke) {
-        if (unlink(record) == 0) {
-            printf("revoked: %s is no longer trusted\n", pdir);
-            rc = 0;
-        } else if (errno == ENOENT) {
-            printf("%s was not trusted\n", pdir);
+        bool was = unlink(record) == 0;
+        if (was || errno == ENOENT) {
+            if (json) {
+                fputs("{\"project\":", stdout);
+                json_write_string(stdout, pdir);
+                printf(",\"revoked\":%s}\n", was ? "true" : "false");
+            } else if (was) {
+                printf("revoked: %s is no longer trusted\n", pdir);
+            } else {
+                printf("%s was not trusted\n", pdir);
+            }
             rc = 0;
         } else {
             fprintf(stderr, "cordon: trust: %s: %s\n", record, strerror(errno));
@@ -178,12 +232,37 @@ int trust_cmd_main(int argc, char **argv)
         goto out;
     }
     bool ok = true;
+    struct json_buf files = {0};
     for (size_t i = 0; i < set.len; i++) {
         char what[1536];
         ok &= describe(pdir, set.items[i].rel, what, sizeof what);
-        printf("%s  sha256:%s  %s\n", set.items[i].rel, set.items[i].hash, what);
+        if (json) {
+            json_buf_lit(&files, "{\"path\":");
+            json_buf_string(&files, set.items[i].rel, strlen(set.items[i].rel));
+            json_buf_printf(&files, ",\"sha256\":\"%s\",\"what\":", set.items[i].hash);
+            json_buf_string(&files, what, strlen(what));
+            json_buf_printf(&files, "}%s", i + 1 < set.len ? "," : "");
+        } else {
+            printf("%s  sha256:%s  %s\n", set.items[i].rel, set.items[i].hash, what);
+        }
     }
     lh_close();
+    if (ok && json) {
+        /* after the record is written; kept here while the buffer is at hand */
+        if (trust_record_save(record, root, &set, err, sizeof err) < 0) {
+            fprintf(stderr, "cordon: trust: %s\n", err);
+            json_buf_free(&files);
+            goto out;
+        }
+        fputs("{\"project\":", stdout);
+        json_write_string(stdout, pdir);
+        printf(",\"trusted\":true,\"files\":[%.*s]}\n", (int)files.len,
+               files.data ? files.data : "");
+        json_buf_free(&files);
+        rc = 0;
+        goto out;
+    }
+    json_buf_free(&files);
     if (!ok) {
         fprintf(
             stderr,

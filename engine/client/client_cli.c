@@ -95,16 +95,16 @@ static const struct command cmd_logs = {
     false};
 static const struct command cmd_stop = {
     "stop",
-    "cordon stop NAME PID",
+    "cordon stop NAME PID [--json]",
     "Stop a job's process group: TERM, then KILL after the grace period.",
     {"NAME", "PID"},
-    false};
+    true};
 static const struct command cmd_cancel = {
     "cancel",
-    "cordon cancel NAME TURN",
+    "cordon cancel NAME TURN [--json]",
     "Stop every process group that commands tagged with TURN started.",
     {"NAME", "TURN"},
-    false};
+    true};
 static const struct command cmd_approve = {"approve",
                                            "cordon approve NAME ID once|session|deny",
                                            "Answer a pending approval.",
@@ -231,7 +231,7 @@ static int run_pid_command(const struct command *c, int argc, char **argv)
     if (!cjobs_parse_pid(pos[1], &pid))
         return cli_usage_error(
             c->name, "invalid PID '%s' (a positive integer, as cordon jobs shows)", pos[1]);
-    return cjobs_stop(pos[0], pid);
+    return cjobs_stop(pos[0], pid, json);
 }
 
 static int run_simple(const struct command *c, int argc, char **argv)
@@ -252,7 +252,7 @@ static int run_simple(const struct command *c, int argc, char **argv)
         if (pos[1][0] == '\0' || strlen(pos[1]) > TURN_MAX)
             return cli_usage_error(c->name, "invalid turn '%s' (1 to %d characters)", pos[1],
                                    TURN_MAX);
-        return cjobs_cancel(pos[0], pos[1]);
+        return cjobs_cancel(pos[0], pos[1], json);
     }
     if (c == &cmd_approve) {
         if (pos[1][0] == '\0')

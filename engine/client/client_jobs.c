@@ -179,7 +179,7 @@ out:
     return status;
 }
 
-int cjobs_stop(const char *name, long pid)
+int cjobs_stop(const char *name, long pid, bool json)
 {
     struct chttp h;
     struct json_value *v = NULL;
@@ -195,7 +195,10 @@ int cjobs_stop(const char *name, long pid)
         status = reply_malformed("stop", "the job has no \"state\" string");
         goto out;
     }
-    printf("%ld: %s\n", pid, strcmp(state, "exited") == 0 ? "had already exited" : "stopped");
+    if (json)
+        reply_print_line(stdout, h.body, h.body_len);
+    else
+        printf("%ld: %s\n", pid, strcmp(state, "exited") == 0 ? "had already exited" : "stopped");
     status = 0;
 out:
     json_free(v);
@@ -203,7 +206,7 @@ out:
     return status;
 }
 
-int cjobs_cancel(const char *name, const char *turn)
+int cjobs_cancel(const char *name, const char *turn, bool json)
 {
     struct chttp h;
     struct json_value *v = NULL;
@@ -218,6 +221,11 @@ int cjobs_cancel(const char *name, const char *turn)
     const struct json_value *stopped = json_get(v, "stopped");
     if (!stopped || stopped->type != JSON_ARRAY) {
         status = reply_malformed("cancel", "the answer has no \"stopped\" array");
+        goto out;
+    }
+    if (json) {
+        reply_print_line(stdout, h.body, h.body_len);
+        status = 0;
         goto out;
     }
     char *turn_line = cjobs_command_line(turn);
