@@ -235,7 +235,10 @@ int trust_cmd_main(int argc, char **argv)
     struct json_buf files = {0};
     for (size_t i = 0; i < set.len; i++) {
         char what[1536];
-        ok &= describe(pdir, set.items[i].rel, what, sizeof what);
+        bool loads = describe(pdir, set.items[i].rel, what, sizeof what);
+        ok &= loads;
+        if (json && !loads) /* why, where a person reads it: stdout stays empty */
+            fprintf(stderr, "cordon: trust: %s: %s\n", set.items[i].rel, what);
         if (json) {
             json_buf_lit(&files, "{\"path\":");
             json_buf_string(&files, set.items[i].rel, strlen(set.items[i].rel));
