@@ -228,9 +228,9 @@ describe("MCP read_log with wait", function()
             }
             local script = h.tmpdir() .. "/script.json"
             h.write_file(script, cjson.encode(steps))
-            local line = "cd " .. h.quote(s.opts.cwd) .. " && exec " ..
+            local server = "cd " .. h.quote(s.opts.cwd) .. " && exec " ..
                 h.command_line({ "mcp", "--session", s.name }, { env = s.opts.env, timeout = 150 })
-            local r = h.sh(h.join({ h.python, h.fixtures .. "/mcp/raw_client.py", script, "--" }) .. " " .. h.quote(line))
+            local r = h.sh(h.join({ h.python, h.fixtures .. "/mcp/raw_client.py", script, "--" }) .. " " .. h.quote(server))
             local okj, rep = pcall(cjson.decode, r.stdout)
             assert(okj and type(rep) == "table" and rep.kept and rep.kept.log, h.describe(r))
             local m = rep.kept.log
@@ -241,9 +241,10 @@ describe("MCP read_log with wait", function()
         assert.are.equal("late\n", text, h.describe(r))
         assert.are.equal(11, m.result.structuredContent.next_offset)
         wait_ended(s, pid)
-        _, text, r = read_log({ pid = pid, offset = 11, wait = 30 })
+        m, text, r = read_log({ pid = pid, offset = 11, wait = 30 })
         assert.truthy(text:find("the log has no bytes after offset 11; the job has ended", 1, true), h.describe(r))
-        _, text, r = read_log({ pid = pid, wait = 61 })
+        assert.are.equal(11, m.result.structuredContent.next_offset)
+        text, r = select(2, read_log({ pid = pid, wait = 61 }))
         assert.truthy(text:find("wait must be a number of seconds from 0 to 60", 1, true), h.describe(r))
     end)
 end)
