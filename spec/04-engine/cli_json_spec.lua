@@ -119,6 +119,22 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
             assert.is_true(v.revoked)
             v = doc(ok(h.cordon({ "trust", "--revoke", "--json" }, o)))
             assert.is_false(v.revoked)
+            -- policy test: one case passes, one fails (exit 1), both in the one document
+            h.sh_ok("mkdir " .. h.quote(o.cwd .. "/.cordon/tests"))
+            -- (what the layers say of it here, ask or deny: the case that passes)
+            local said = doc(h.cordon({ "policy", "net", "--json", "example.com", "443" }, o)).verdict
+            h.write_file(o.cwd .. "/.cordon/tests/a.json", cjson.encode({ network = {
+                { kind = "connect", host = "example.com", port = 443, expect = said },
+                { kind = "connect", host = "example.com", port = 443, expect = "allow" } } }))
+            if who.uid then h.sh_ok(("chown -R %d:%d %s"):format(who.uid, who.uid, h.quote(o.cwd .. "/.cordon"))) end
+            local t = h.cordon({ "policy", "test", "--json" }, o)
+            assert.are.equal(1, t.code, h.describe(t))
+            v = doc(t)
+            assert.are.equal(1, v.failed)
+            assert.are.equal(1, #v.failures)
+            assert.truthy(v.failures[1]:find("network[1]", 1, true), h.describe(t))
+            h.sh_ok("rm -r " .. h.quote(o.cwd .. "/.cordon/tests"))
+            json_error(h.cordon({ "policy", "test", "--json", o.cwd .. "/missing" }, o))
             json_error(h.cordon({ "trust", "--json", o.cwd .. "/missing" }, o))
             -- a policy that does not load is not trusted: stdout empty, the why on stderr
             h.write_file(o.cwd .. "/.cordon/policy.lua", "return (\n")
@@ -168,6 +184,10 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
             v = doc(ok(h.cordon({ "cancel", name, "t1", "--json" }, o)))
             assert.are.equal("t1", v.turn)
             assert.are.same({ pid }, v.stopped)
+            v = doc(ok(h.cordon({ "publish", name, "8080", "0", "--json" }, o)))
+            assert.are.equal(8080, v.port)
+            assert.are.equal("127.0.0.1", v.host_addr)
+            assert.is_true(v.host_port > 0)
             v = doc(ok(h.cordon({ "stop", name, tostring(pid2), "--json" }, o)))
             assert.are.equal(pid2, v.pid)
             assert.are.equal("stopped", v.state)
