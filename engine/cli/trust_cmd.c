@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/json_read.h"
 #include "base/json_write.h"
 #include "base/log.h"
 #include "base/session_socket.h"
@@ -26,7 +28,7 @@
 #include "policy/lua_host.h"
 #include "policy/trust.h"
 
-#define SYNOPSIS "cordon trust [--revoke | --status] [--json] [DIR]"
+#define SYNOPSIS "cordon trust [--revoke | --status | --list] [--json] [DIR]"
 
 /* What a file of .cordon changes, in words. false when it must not be trusted (policy.lua
  * does not load). */
@@ -113,24 +115,26 @@ static int session_in_the_way(const char *pdir)
     return rc;
 }
 
+static const char *state_name(enum trust_state st)
+{
+    switch (st) {
+    case TRUST_NO_PROJECT:
+        return "no_project";
+    case TRUST_TRUSTED:
+        return "trusted";
+    case TRUST_UNTRUSTED:
+        return "untrusted";
+    }
+    return "untrusted";
+}
+
 /* `cordon trust --status`: whether root's .cordon is trusted now, and if not why. 0, as the
  * answer was found. */
 static int print_status(const char *config_dir, const char *root, const char *pdir, bool json)
 {
     char canon[PATH_MAX], why[1024] = "";
     enum trust_state st = trust_check(config_dir, root, canon, why, sizeof why);
-    const char *name = "no_project";
-    switch (st) {
-    case TRUST_NO_PROJECT:
-        name = "no_project";
-        break;
-    case TRUST_TRUSTED:
-        name = "trusted";
-        break;
-    case TRUST_UNTRUSTED:
-        name = "untrusted";
-        break;
-    }
+    const char *name = state_name(st);
     if (json) {
         fputs("{\"project\":", stdout);
         json_write_string(stdout, pdir);
@@ -150,20 +154,91 @@ static int print_status(const char *config_dir, const char *root, const char *pd
     return 0;
 }
 
+/* `cordon trust --list`: every record under config_dir/trusted, sorted by file name, with its
+ * project and whether it is trusted now. A record that cannot be read is named on stderr and
+ * makes the exit 125 (the others are still listed). */
+static int print_list(const char *config_dir, bool json)
+{
+    char *dir = xasprintf("%s/trusted", config_dir);
+    struct str_list names = {0};
+    int rc = 0;
+    DIR *d = opendir(dir);
+    if (!d && errno != ENOENT) {
+        fprintf(stderr, "cordon: trust: %s: %s\n", dir, strerror(errno));
+        free(dir);
+        return CORDON_EXIT_SETUP;
+    }
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0)
+            str_list_push(&names, e->d_name);
+    }
+    if (d)
+        closedir(d);
+    str_list_sort(&names);
+    if (json)
+        fputs("{\"projects\":[", stdout);
+    size_t shown = 0;
+    for (size_t i = 0; i < names.len; i++) {
+        char *path = xasprintf("%s/%s", dir, names.items[i]), *text = NULL, jerr[160];
+        size_t len = 0;
+        struct json_value *v = NULL;
+        const struct json_value *files;
+        const char *root;
+        if (read_file(path, O_NOFOLLOW, 1 << 20, &text, &len) < 0 ||
+            !(v = json_parse(text, len, jerr, sizeof jerr)) || !(root = reply_str(v, "project")) ||
+            !(files = json_get(v, "files")) || files->type != JSON_OBJECT) {
+            fprintf(stderr, "cordon: trust: %s: not a trust record cordon can read\n", path);
+            rc = CORDON_EXIT_SETUP;
+        } else {
+            char canon[PATH_MAX], why[1024] = "";
+            enum trust_state st = trust_check(config_dir, root, canon, why, sizeof why);
+            if (json) {
+                fputs(shown ? ",{\"project\":" : "{\"project\":", stdout);
+                json_write_string(stdout, root);
+                printf(",\"files\":%zu,\"state\":\"%s\",\"why\":", files->len, state_name(st));
+                if (st == TRUST_UNTRUSTED)
+                    json_write_string(stdout, why);
+                else
+                    fputs("null", stdout);
+                fputc('}', stdout);
+            } else {
+                printf("%s  %zu file%s  %s%s%s\n", root, files->len, files->len == 1 ? "" : "s",
+                       st == TRUST_TRUSTED      ? "trusted"
+                       : st == TRUST_NO_PROJECT ? "no project policy any more"
+                                                : "not trusted",
+                       st == TRUST_UNTRUSTED ? ": " : "", st == TRUST_UNTRUSTED ? why : "");
+            }
+            shown++;
+        }
+        json_free(v);
+        free(text);
+        free(path);
+    }
+    if (json)
+        fputs("]}\n", stdout);
+    else if (shown == 0 && rc == 0)
+        puts("no trusted projects");
+    str_list_free(&names);
+    free(dir);
+    return rc;
+}
+
 static void usage(void)
 {
     fputs("usage: " SYNOPSIS "\n"
           "Review a project's policy, DIR/.cordon (default: the current directory): print each\n"
           "file, its SHA-256 and what it changes, then trust exactly those files; cordon run\n"
           "loads the project's layer only while they are unchanged. --revoke forgets them;\n"
-          "--status only says whether they are trusted now (and if not, why). --json prints one\n"
-          "JSON object instead of the lines.\n",
+          "--status only says whether they are trusted now (and if not, why); --list says it of\n"
+          "every project you trusted. --json prints one JSON object instead of the lines.\n",
           stdout);
 }
 
 int trust_cmd_main(int argc, char **argv)
 {
-    bool revoke = false, status_only = false, json = false;
+    bool revoke = false, status_only = false, list = false, json = false;
     const char *dir = NULL;
     int n_dirs, status;
     if (cli_wants_help(argc, argv)) {
@@ -171,13 +246,15 @@ int trust_cmd_main(int argc, char **argv)
         return 0;
     }
     const struct cli_flag flags[] = {
-        {"--revoke", &revoke}, {"--status", &status_only}, {"--json", &json}};
+        {"--revoke", &revoke}, {"--status", &status_only}, {"--list", &list}, {"--json", &json}};
     if ((status = cli_read_words(argc, argv, "trust", SYNOPSIS, flags, ARRAY_LEN(flags), &dir, 1,
                                  &n_dirs)) >= 0)
         return status;
-    if (revoke && status_only)
-        return cli_usage_error("trust",
-                               "--revoke and --status exclude each other (usage: " SYNOPSIS ")");
+    if (revoke + status_only + list > 1)
+        return cli_usage_error(
+            "trust", "--revoke, --status and --list exclude each other (usage: " SYNOPSIS ")");
+    if (list && n_dirs)
+        return cli_usage_error("trust", "--list takes no DIR (usage: " SYNOPSIS ")");
     struct lh_options opt;
     layer_dirs_default(&opt);
     if (!opt.user_config_dir) {
@@ -187,6 +264,8 @@ int trust_cmd_main(int argc, char **argv)
             "path)\n");
         return CORDON_EXIT_SETUP;
     }
+    if (list)
+        return print_list(opt.user_config_dir, json);
     char *root = realpath(dir ? dir : ".", NULL);
     if (!root) {
         fprintf(stderr, "cordon: trust: %s: %s\n", dir ? dir : ".", strerror(errno));
