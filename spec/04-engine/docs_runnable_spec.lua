@@ -15,7 +15,7 @@ local NOT_SHELL = { lua = true, json = true, python = true, ts = true, typescrip
 
 -- Options a `runnable` marker may carry.
 local OPTIONS = { setup = true, fails = true, as = true, normalise = true }
-local SETUPS = { empty = true, app = true, files = true, corpus = true }
+local SETUPS = { empty = true, app = true, files = true, corpus = true, servers = true }
 
 --- The documents: README.md and every docs/*.md, in name order.
 local function documents(root)
@@ -189,6 +189,20 @@ local function prepare(env, b, files, root)
             local dir = f.path:match("^(.*)/[^/]+$")
             if dir then h.sh_ok("mkdir -p " .. h.quote(ws .. "/" .. dir)) end
             h.write_file(ws .. "/" .. f.path, f.text .. "\n")
+        end
+    elseif setup == "servers" then
+        -- the stand-ins the documents name: a service of the person's on the host's
+        -- 127.0.0.1:8765, and a "remote" web server at 127.0.0.2:8080
+        for _, srv in ipairs({ { "127.0.0.1", 8765, "hello from the host" },
+            { "127.0.0.2", 8080, "hello from 127.0.0.2" } }) do
+            local dir = h.tmpdir()
+            h.write_file(dir .. "/index.html", srv[3] .. "\n")
+            h.spawn(("sh -c %s"):format(h.quote(("cd %s && exec %s -m http.server --bind %s %d"):format(
+                h.quote(dir), h.python, srv[1], srv[2]))))
+            local url = ("http://%s:%d/"):format(srv[1], srv[2])
+            assert(h.wait_for(function()
+                return h.sh("curl -fsS --noproxy '*' " .. url).stdout == srv[3] .. "\n"
+            end, 10), "the stand-in server at " .. url .. " did not answer (port taken?)")
         end
     elseif setup == "corpus" then
         h.sh_ok(("mkdir -p %s/spec/fixtures && cp -R %s/spec/fixtures/refusal %s/spec/fixtures/"):format(
