@@ -379,6 +379,21 @@ local function detect(input)
                 end
                 return
             end
+            -- a linked worktree that was there at the start (its folder, or its admin folder
+            -- G/worktrees/NAME): its .git file and the admin folder's pointers are held in place
+            local op, wt = refusal.git_worktree_op(line)
+            wt = wt and refusal.absolute(wt, cwd)
+            if op and wt and workspace and not ws_readonly and refusal.within(wt, workspace)
+               and (host.exists(wt .. "/gitdir") or host.exists(wt .. "/.git")) then
+                -- one line for the worktree and its admin folder (git names both)
+                add("git-dir", nil, line, ("the sandbox holds the linked worktree %s in place (its "
+                    .. ".git file and its admin folder's commondir and gitdir are protected inside): "
+                    .. "a worktree that was there when the sandbox started is %s outside the "
+                    .. "sandbox (git worktree %s)%s"):format(wt, op == "move" and "moved" or "removed",
+                    op, op == "remove" and "; what git removed inside it before that is gone on the "
+                    .. "host too" or ""))
+                return
+            end
             -- git renames its lock file onto .git/config, a read-only bind mount: EBUSY. Only
             -- a protected path counts: a busy device elsewhere is the command's own problem.
             if abs and workspace and refusal.protected(abs, workspace, protected) then

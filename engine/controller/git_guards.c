@@ -18,6 +18,7 @@
 #include "controller/git_guard.h"
 #include "controller/repo_hold.h"
 #include "controller/repo_watch.h"
+#include "sandbox/git_worktree.h"
 
 struct hold_ctx;
 
@@ -83,10 +84,17 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
 {
     struct git_guards *gs = xcalloc(1, sizeof *gs);
     gs->since_ns = repo_watch_now_ns();
+    /* A linked worktree's repository becomes a writable path with a guard of its own, so that
+     * git works there as in a main worktree (packed-refs, worktree add, gc) while what git
+     * follows is held and checked as in any guarded tree (sandbox/git_worktree.h). */
+    char *common = git_worktree_common_dir(cfg);
+    if (common)
+        str_list_push(&cfg->writable, common);
     if (cfg->workspace && !cfg->workspace_readonly) {
         struct git_guard *g = guard_new(cfg->workspace, &cfg->readonly_in_workspace);
         if (!g)
             goto fail;
+        git_guard_own_common(g, common);
         add(gs, g, cfg->workspace);
         gs->first_is_workspace = true;
     }
@@ -116,8 +124,10 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
         add(gs, g, root);
     }
     str_list_free(&order);
+    free(common);
     return gs;
 fail:
+    free(common);
     git_guards_free(gs);
     return NULL;
 }

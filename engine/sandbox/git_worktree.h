@@ -13,10 +13,11 @@
  *     so does any new name a command makes there: nothing new appears at the top of the host's
  *     C (a planted C/commondir would redirect the main worktree's git to a config of the
  *     command's choosing). Rewriting packed-refs or shallow fails (a rename over a mount point).
- * When the workspace is the main worktree, the other worktrees' admin folders there at the start
- * (.git/worktrees/NAME) are read-only, and .git/worktrees itself a writable mount point: a
- * command's `git worktree add` makes its own there (whose pointers the controller's watcher
- * holds read-only as they appear), and cannot rename the others away.
+ * When the workspace is the main worktree, .git/worktrees is a writable mount point (it cannot
+ * be renamed away) and each admin folder in it stays writable: `git worktree add`, a commit in
+ * a linked worktree, `git gc`, `git worktree remove` and `prune` write there. Their pointers
+ * (commondir, gitdir, config.worktree) are held read-only by the controller (its first walk's
+ * binds, then its watcher as they appear).
  * The `.git` file and `commondir` are read here, in init, before the view is built and before
  * any command runs, from the host's file system. A `.git` file that leads anywhere but the admin
  * folder of this very worktree in a repository the caller owns gets no grant: one warning line,
@@ -41,7 +42,16 @@ struct git_worktree {
     struct git_worktree_entry *entries; /* the common dir's entries, captured */
     size_t n_entries;
     char *main_worktrees; /* workspace is the main worktree: its .git/worktrees */
+    bool common_writable; /* the common dir is a writable path (git_worktree_common_dir) */
+    char *workspace;      /* cfg's, for apply */
 };
+
+/* Controller side, before the configuration goes to init: the common dir (canonical, the
+ * caller frees it) of the linked worktree that the workspace is, when its `.git` file passes
+ * the checks below and no writable path covers it yet; else NULL. The controller makes it a
+ * writable path, so that the repository's guard and watcher hold what git follows there
+ * (controller/git_guards.h) and git's renames at its top (packed-refs) land on the host. */
+char *git_worktree_common_dir(const struct sandbox_config *cfg);
 
 /* Before the host is made read-only: read and check the paths, capture what will be attached.
  * 0 (with or without a grant; a refused one said in one warning line), or -1 with one line in
