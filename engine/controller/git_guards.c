@@ -114,6 +114,16 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
             str_list_free(&order);
             goto fail;
         }
+        if (common && strcmp(root, common) == 0) {
+            /* The tree is itself the git dir, which the walk (looking for `.git`) leaves to the
+             * watcher: known now, before any command runs, so that the reference it is
+             * compared with is the person's, and its pointers are bound from the start. */
+            git_guard_add_repo(g, "", true, true);
+            const struct str_list *held = git_guard_readonly(g);
+            for (size_t j = 0; j < held->len; j++)
+                if (!str_list_contains(&ro, held->items[j]))
+                    str_list_push(&ro, held->items[j]);
+        }
         for (size_t j = 0; j < ro.len; j++) {
             char *abs = xasprintf("%s/%s", root, ro.items[j]);
             if (!str_list_contains(&cfg->protected_paths, abs))
