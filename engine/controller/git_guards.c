@@ -84,12 +84,10 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
 {
     struct git_guards *gs = xcalloc(1, sizeof *gs);
     gs->since_ns = repo_watch_now_ns();
-    /* A linked worktree's repository becomes a writable path with a guard of its own, so that
-     * git works there as in a main worktree (packed-refs, worktree add, gc) while what git
-     * follows is held and checked as in any guarded tree (sandbox/git_worktree.h). */
+    /* A linked worktree's repository, a writable path (controller_resolve) with a guard of its
+     * own below, so that git works there as in a main worktree (packed-refs, worktree add, gc)
+     * while what git follows is held and checked as in any guarded tree. */
     char *common = git_worktree_common_dir(cfg);
-    if (common)
-        str_list_push(&cfg->writable, common);
     if (cfg->workspace && !cfg->workspace_readonly) {
         struct git_guard *g = guard_new(cfg->workspace, &cfg->readonly_in_workspace);
         if (!g)
@@ -114,11 +112,12 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
             str_list_free(&order);
             goto fail;
         }
-        if (common && strcmp(root, common) == 0) {
-            /* The tree is itself the git dir, which the walk (looking for `.git`) leaves to the
-             * watcher: known now, before any command runs, so that the reference it is
+        if (common && path_is_within(common, root)) {
+            /* The git dir (the tree itself, or in it), which the walk (looking for `.git`) leaves
+             * to the watcher: known now, before any command runs, so that the reference it is
              * compared with is the person's, and its pointers are bound from the start. */
-            git_guard_add_repo(g, "", true, true);
+            const char *rel = common + strlen(root);
+            git_guard_add_repo(g, rel[0] == '/' ? rel + 1 : rel, true, true);
             const struct str_list *held = git_guard_readonly(g);
             for (size_t j = 0; j < held->len; j++)
                 if (!str_list_contains(&ro, held->items[j]))

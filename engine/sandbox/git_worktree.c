@@ -189,7 +189,7 @@ char *git_worktree_common_dir(const struct sandbox_config *cfg)
     char *r = NULL;
     gw.git_file = xasprintf("%s/.git", cfg->workspace);
     if (lstat(gw.git_file, &st) == 0 && S_ISREG(st.st_mode) &&
-        resolve(cfg, &gw, why, sizeof why) == 0 && !already_writable(cfg, gw.common)) {
+        resolve(cfg, &gw, why, sizeof why) == 0) {
         r = gw.common;
         gw.common = NULL;
     }

@@ -48,8 +48,8 @@ struct git_worktree {
 
 /* Controller side, before the configuration goes to init: the common dir (canonical, the
  * caller frees it) of the linked worktree that the workspace is, when its `.git` file passes
- * the checks below and no writable path covers it yet; else NULL. The controller makes it a
- * writable path, so that the repository's guard and watcher hold what git follows there
+ * the checks below; else NULL. The controller makes it a writable path when none covers it
+ * (controller_resolve), so that the repository's guard and watcher hold what git follows there
  * (controller/git_guards.h) and git's renames at its top (packed-refs) land on the host. */
 char *git_worktree_common_dir(const struct sandbox_config *cfg);
 

@@ -213,3 +213,24 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = NOBO
         end)
     end)
 end
+
+describe("a session whose workspace is a linked worktree", function()
+    after_each(h.cleanup)
+
+    it("cordon exec: worktree add, pack-refs, branch -D and a commit work; a planted commondir is undone", function()
+        local r = repos()
+        local s = h.session_start("spec-wt-" .. h.token(), { cwd = r.wt })
+        local function exec(script)
+            return h.cordon({ "exec", s.name, "--", GIT_ENV .. script }, { cwd = r.wt, env = s.env })
+        end
+        local res = ok(exec("git worktree add -q -b s in-s && git pack-refs --all && git branch -D packed "
+            .. "&& cd in-s && git commit -q --allow-empty -m s-one && echo session-ok"))
+        said(res, "session")
+        assert.are.equal("s-one", h.chomp(host_git_ok(r, r.main, "log -1 --format=%s s")))
+        res = exec("echo evil > " .. h.quote(r.common .. "/commondir") .. "; exit 0")
+        ok(res)
+        h.session_reap(s)
+        assert.is_false(exists(r.common .. "/commondir"))
+        host_whole(r, { r.main, r.wt, r.wt .. "/in-s" })
+    end)
+end)
