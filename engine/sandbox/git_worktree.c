@@ -507,10 +507,9 @@ int git_worktree_apply(struct git_worktree *gw, struct mnt_err *e)
         return -1;
     if (gw->common_writable) {
         char *wts = xasprintf("%s/worktrees", gw->common);
-        int r = common_state_readonly(gw->common, e) < 0 ||
-                        others_state_readonly(wts, gw->workspace, gw->admin, e) < 0
-                    ? -1
-                    : 0;
+        int r = common_state_readonly(gw->common, e);
+        if (r == 0)
+            r = others_state_readonly(wts, gw->workspace, gw->admin, e);
         free(wts);
         if (r < 0)
             return -1;
