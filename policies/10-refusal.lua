@@ -92,6 +92,7 @@ local function detect(input)
     local grants = input.grants or {}
     local installer = refusal.system_installer(programs)
     local git_moves = refusal.git_dir_moves(segments, cwd)
+    local worktree_said = false -- a held linked worktree's line said (refusal.git_worktree_op)
     -- the host's loopback ports a service listens on (the controller's look at the host)
     local listening = {}
     for _, p in ipairs(input.host_listening or {}) do listening[tonumber(p) or p] = true end
@@ -377,6 +378,23 @@ local function detect(input)
                         .. "hooks and config are protected inside): renaming or removing it is done "
                         .. "outside the sandbox"):format(gd))
                 end
+                return
+            end
+            -- a linked worktree that was there at the start (its folder, or its admin folder
+            -- G/worktrees/NAME): its .git file and the admin folder's pointers are held in place
+            local op, wt = refusal.git_worktree_op(line)
+            wt = wt and refusal.absolute(wt, cwd)
+            if op and wt and workspace and not ws_readonly and refusal.within(wt, workspace)
+               and (host.exists(wt .. "/gitdir") or host.exists(wt .. "/.git")) then
+                -- one line for the worktree and its admin folder (git names both)
+                if worktree_said then return end
+                worktree_said = true
+                add("git-dir", wt, line, ("the sandbox holds the linked worktree %s in place (its "
+                    .. ".git file and its admin folder's commondir and gitdir are protected inside): "
+                    .. "a worktree that was there when the sandbox started is %s outside the "
+                    .. "sandbox (git worktree %s)%s"):format(wt, op == "move" and "moved" or "removed",
+                    op, op == "remove" and "; what git removed inside it before that is gone on the "
+                    .. "host too" or ""))
                 return
             end
             -- git renames its lock file onto .git/config, a read-only bind mount: EBUSY. Only

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "sandbox/config_wire.h"
+#include "sandbox/git_worktree.h"
 #include "sandbox/grants.h"
 #include "sandbox/home_view.h"
 #include "policy/layer_dirs.h"
@@ -668,6 +669,21 @@ void controller_use_profile_cache(bool on)
     use_profile_cache = on;
 }
 
+/* The workspace is a linked worktree: its repository's common dir (outside the workspace)
+ * joins the writable paths, with a guard of its own (git_guards.h), as git needs it to work
+ * there as in a main worktree; sandbox/git_worktree.h holds what the host's git follows. */
+static void add_linked_common(struct sandbox_config *cfg)
+{
+    char *common = git_worktree_common_dir(cfg);
+    for (size_t i = 0; common && i < cfg->writable.len; i++)
+        if (path_is_within(common, cfg->writable.items[i])) {
+            free(common);
+            common = NULL;
+        }
+    if (common)
+        str_list_push_owned(&cfg->writable, common);
+}
+
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
                        char *err, size_t errlen)
 {
@@ -692,6 +708,7 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
         goto fail;
     if (flags->json != FLAG_UNSET)
         cfg->json = flags->json == FLAG_TRUE;
+    add_linked_common(cfg);
     if (check_home_workspace(cfg, err, errlen) < 0 || protect_own_dirs(cfg, err, errlen) < 0 ||
         prepare_home(cfg, err, errlen) < 0)
         goto fail;

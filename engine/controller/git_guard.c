@@ -122,6 +122,7 @@ struct git_guard {
     git_guard_hold_fn *hold;    /* holds a path read-only inside the sandbox, or NULL */
     void *hold_ctx;
     struct str_list stand_ins; /* empty pointer files put in a plant's place, held inside */
+    char *own_common;          /* the linked worktree's common dir, guarded beside (or NULL) */
 };
 
 /* ---- file access beneath the workspace ---------------------------------------------------- */
@@ -596,8 +597,8 @@ static void add_gitdir(struct git_guard *g, struct gg_snap *s, const char *gd, c
     p = join(gd, "worktrees");
     if (lstat_rel(g, p, &st) && S_ISDIR(st.st_mode)) {
         /* Not worktrees/ itself: `git worktree add` makes a folder there. Each admin folder's
-         * pointers are held (add_admin); the main worktree's other admin folders as a whole
-         * (git_worktree.h). */
+         * pointers are held (add_admin); the rest of it stays writable (a commit in that
+         * worktree, `git gc`: git_worktree.h). */
         DIR *d = opendir_beneath(g, p);
         for (struct dirent *de; d && (de = readdir(d));) {
             if (de->d_type != DT_DIR || de->d_name[0] == '.')
@@ -1607,6 +1608,56 @@ void git_guard_set_hold(struct git_guard *g, git_guard_hold_fn *hold, void *ctx)
     g->hold_ctx = ctx;
 }
 
+void git_guard_own_common(struct git_guard *g, const char *common)
+{
+    free(g->own_common);
+    g->own_common = common ? xstrdup(common) : NULL;
+}
+
+/* A `.git` file at rel (workspace-relative) whose text names target, outside the workspace: is
+ * it one `git worktree add` made in a linked-worktree workspace, naming a new admin folder
+ * own_common/worktrees/NAME (no link on the way) whose gitdir names this file back? */
+static bool own_admin_gitfile(const struct git_guard *g, const char *rel, const char *text,
+                              size_t len)
+{
+    static const char prefix[] = "gitdir: ";
+    if (!g->own_common || !text || strlen(text) != len || strncmp(text, prefix, 8) != 0)
+        return false;
+    char *target = xasprintf("%.*s", (int)(len - 8), text + 8);
+    size_t n = strlen(target);
+    while (n && (target[n - 1] == '\n' || target[n - 1] == '\r'))
+        target[--n] = '\0';
+    char *wts = xasprintf("%s/worktrees/", g->own_common);
+    const char *name = target + strlen(wts);
+    bool ok = false;
+    if (strncmp(target, wts, strlen(wts)) == 0 && name[0] && !strchr(name, '/') &&
+        strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        int cfd = (int)syscall(SYS_openat2, AT_FDCWD, g->own_common, &how, sizeof how);
+        char *admin_gitdir = xasprintf("worktrees/%s/gitdir", name);
+        int fd = cfd >= 0 ? open_beneath(cfd, admin_gitdir, O_RDONLY | O_NOFOLLOW) : -1;
+        char back[PATH_MAX + 2];
+        ssize_t got = fd >= 0 ? read(fd, back, sizeof back - 1) : -1;
+        if (got > 0) {
+            back[got] = '\0';
+            while (got && (back[got - 1] == '\n' || back[got - 1] == '\r'))
+                back[--got] = '\0';
+            char *self = rel[0] ? xasprintf("%s/%s", g->ws, rel) : xstrdup(g->ws);
+            ok = strcmp(back, self) == 0;
+            free(self);
+        }
+        if (fd >= 0)
+            close(fd);
+        if (cfd >= 0)
+            close(cfd);
+        free(admin_gitdir);
+    }
+    free(wts);
+    free(target);
+    return ok;
+}
+
 /* Is a new pointer file one git itself writes and harmless: a `.git` file or a worktree's
  * commondir naming a git dir inside the workspace (which the guard then looks into), or a
  * worktree's gitdir (the worktree's place, which git reads no program from)? */
@@ -1623,7 +1674,7 @@ static bool new_pointer_ok(struct git_guard *g, const struct gg_item *x)
     } else if (strcmp(base, ".git") == 0) {
         char *t = pointer_target(g, x, dir, "gitdir: ");
         int fd = t ? open_beneath(g->wsfd, t, O_PATH | O_DIRECTORY) : -1;
-        ok = fd >= 0;
+        ok = fd >= 0 || (!t && own_admin_gitfile(g, x->rel, x->bytes, x->len));
         if (fd >= 0)
             close(fd);
         free(t);
@@ -2138,6 +2189,7 @@ void git_guard_free(struct git_guard *g)
     if (g->wsfd >= 0)
         close(g->wsfd);
     str_list_free(&g->made);
+    free(g->own_common);
     str_list_free(&g->found);
     str_list_free(&g->found_bare);
     str_list_free(&g->made_repos);

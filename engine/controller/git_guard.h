@@ -78,6 +78,12 @@ void git_guard_since(struct git_guard *g, long long since_ns);
 typedef int git_guard_hold_fn(void *ctx, const char *rel);
 void git_guard_set_hold(struct git_guard *g, git_guard_hold_fn *hold, void *ctx);
 
+/* The workspace is a linked worktree whose repository's common dir (canonical, copied) is a
+ * tree guarded beside it (git_worktree_common_dir): a `.git` file made during the run that names
+ * an admin folder there, whose gitdir names that `.git` file back, is what `git worktree add`
+ * writes and is kept (the admin folder's pointers are that tree's guard's). */
+void git_guard_own_common(struct git_guard *g, const char *common);
+
 /* For a timer: a check of the repositories already known (cheap: their `.git` only), and,
  * with may_walk, now and then a full one (the walk, which finds the new ones): when the last
  * was GIT_GUARD_FULL_MIN_MS ago and GIT_GUARD_FULL_FACTOR times what it cost, so that the walk

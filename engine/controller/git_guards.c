@@ -18,6 +18,7 @@
 #include "controller/git_guard.h"
 #include "controller/repo_hold.h"
 #include "controller/repo_watch.h"
+#include "sandbox/git_worktree.h"
 
 struct hold_ctx;
 
@@ -83,10 +84,15 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
 {
     struct git_guards *gs = xcalloc(1, sizeof *gs);
     gs->since_ns = repo_watch_now_ns();
+    /* A linked worktree's repository, a writable path (controller_resolve) with a guard of its
+     * own below, so that git works there as in a main worktree (packed-refs, worktree add, gc)
+     * while what git follows is held and checked as in any guarded tree. */
+    char *common = git_worktree_common_dir(cfg);
     if (cfg->workspace && !cfg->workspace_readonly) {
         struct git_guard *g = guard_new(cfg->workspace, &cfg->readonly_in_workspace);
         if (!g)
             goto fail;
+        git_guard_own_common(g, common);
         add(gs, g, cfg->workspace);
         gs->first_is_workspace = true;
     }
@@ -106,6 +112,17 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
             str_list_free(&order);
             goto fail;
         }
+        if (common && path_is_within(common, root)) {
+            /* The git dir (the tree itself, or in it), which the walk (looking for `.git`) leaves
+             * to the watcher: known now, before any command runs, so that the reference it is
+             * compared with is the person's, and its pointers are bound from the start. */
+            const char *rel = common + strlen(root);
+            git_guard_add_repo(g, rel[0] == '/' ? rel + 1 : rel, true, true);
+            const struct str_list *held = git_guard_readonly(g);
+            for (size_t j = 0; j < held->len; j++)
+                if (!str_list_contains(&ro, held->items[j]))
+                    str_list_push(&ro, held->items[j]);
+        }
         for (size_t j = 0; j < ro.len; j++) {
             char *abs = xasprintf("%s/%s", root, ro.items[j]);
             if (!str_list_contains(&cfg->protected_paths, abs))
@@ -116,8 +133,10 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
         add(gs, g, root);
     }
     str_list_free(&order);
+    free(common);
     return gs;
 fail:
+    free(common);
     git_guards_free(gs);
     return NULL;
 }

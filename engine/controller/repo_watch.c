@@ -179,15 +179,18 @@ static bool look_at_gitdir(struct repo_watch *w, size_t root, const char *rel, i
     if (!admin && !gitdir)
         return false;
     /* there before the sandbox: its config (a git dir has one once made) and each of the others
-     * it has, changed before the start */
+     * it has, changed before the start. An admin folder by its commondir and gitdir alone (git
+     * writes them when it makes the folder): a config.worktree planted in one that was there
+     * is held as it appears, not taken for a folder made during the run. */
     bool existing = true, present[ARRAY_LEN(held)];
     for (size_t i = 0; i < ARRAY_LEN(held); i++) {
         struct stat st;
+        bool pointer = strcmp(held[i], "commondir") == 0 || strcmp(held[i], "gitdir") == 0;
         present[i] = fstatat(dfd, held[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                      (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
         if (fstatat(dfd, held[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
             existing = existing && !(i == 0 && !admin);
-        else if (!before(w, &st))
+        else if (!before(w, &st) && (!admin || pointer))
             existing = false;
     }
     /* A linked worktree's admin folder made during the run is compared, not held, so that

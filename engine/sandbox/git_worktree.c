@@ -179,6 +179,24 @@ static bool already_writable(const struct sandbox_config *cfg, const char *path)
     return false;
 }
 
+char *git_worktree_common_dir(const struct sandbox_config *cfg)
+{
+    if (cfg->workspace_readonly || !cfg->workspace)
+        return NULL;
+    struct git_worktree gw = {.admin_fd = -1};
+    char why[PATH_MAX * 2 + 128];
+    struct stat st;
+    char *r = NULL;
+    gw.git_file = xasprintf("%s/.git", cfg->workspace);
+    if (lstat(gw.git_file, &st) == 0 && S_ISREG(st.st_mode) &&
+        resolve(cfg, &gw, why, sizeof why) == 0) {
+        r = gw.common;
+        gw.common = NULL;
+    }
+    git_worktree_release(&gw);
+    return r;
+}
+
 static void add_entry(struct git_worktree *gw, const char *name, mode_t type, int fd, char *link,
                       bool placeholder)
 {
@@ -274,6 +292,7 @@ int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *
     gw->admin_fd = -1;
     if (cfg->workspace_readonly) /* nothing in it is written: no repository either */
         return 0;
+    gw->workspace = xstrdup(cfg->workspace);
     char *dotgit = xasprintf("%s/.git", cfg->workspace);
     struct stat st;
     if (lstat(dotgit, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -314,8 +333,10 @@ int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *
     }
     /* Inside a writable root the common dir is writable already (the caller asked for it):
      * only the admin folder's pointers are held read-only then. */
-    if (already_writable(cfg, gw->common))
+    if (already_writable(cfg, gw->common)) {
+        gw->common_writable = true;
         return 0;
+    }
     if (capture(gw, e) < 0) {
         git_worktree_release(gw);
         return -1;
@@ -378,24 +399,96 @@ static int build_common(struct git_worktree *gw, struct mnt_err *e)
     return 0;
 }
 
-/* The main worktree's .git/worktrees: a mount point (so it cannot be renamed away) that stays
- * writable, so that `git worktree add` can make an admin folder there (the watcher then holds
- * its pointers: controller/repo_watch.h); each admin folder there at the start, another
- * worktree's, read-only as a whole. */
-static int main_worktrees_apply(const char *wt, struct mnt_err *e)
+/* A linked worktree's folder in the workspace (that of the `.git` file its gitdir names):
+ * bound onto itself, writable as it is, so that it cannot be renamed (`git worktree move`
+ * would move it, then fail to rewrite the admin folder's gitdir, which is held: the host's
+ * worktree list would lose it). Only a folder reached without a link, inside the workspace. */
+static int own_folder(const char *gitfile, const char *workspace, struct mnt_err *e)
 {
-    if (mnt_mount(e, wt, wt, NULL, MS_BIND | MS_REC, NULL) < 0)
-        return -1;
-    DIR *d = opendir(wt);
+    char *dir = parent_of(gitfile);
+    char *real = realpath(dir, NULL);
+    int r = 0;
+    if (real && strcmp(real, dir) == 0 && strcmp(dir, workspace) != 0 &&
+        path_is_within(dir, workspace))
+        r = mnt_mount(e, dir, dir, NULL, MS_BIND | MS_REC, NULL);
+    free(real);
+    free(dir);
+    return r;
+}
+
+/* The admin folders in worktrees/ (but own, the workspace's) whose worktree lies outside the
+ * workspace (by the path their gitdir holds, as git reads it): their HEAD and index read-only,
+ * so that the person's checkout there keeps its branch and staged changes whatever a command
+ * does (`rm -rf` of the folder stops at them); the rest stays writable, for the HEAD.lock and
+ * logs/HEAD that `git gc` writes in each. */
+static int others_state_readonly(const char *worktrees, const char *workspace, const char *own,
+                                 struct mnt_err *e)
+{
+    DIR *d = opendir(worktrees);
     if (!d)
-        return mnt_fail(e, "opendir", wt);
+        return mnt_fail(e, "opendir", worktrees);
     int r = 0;
     for (struct dirent *de; r == 0 && (de = readdir(d));) {
         if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        char *p = xasprintf("%s/%s", wt, de->d_name);
-        r = mnt_bind_readonly(e, p);
-        free(p);
+        char *admin = xasprintf("%s/%s", worktrees, de->d_name);
+        char *f = xasprintf("%s/gitdir", admin), *buf = NULL, *abs = NULL;
+        size_t len = 0;
+        if (read_file(f, O_NOFOLLOW, MAX_POINTER, &buf, &len) == 0 && strlen(buf) == len) {
+            while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+                buf[--len] = '\0';
+            abs = len ? path_absolute(buf, admin) : NULL;
+        }
+        bool inside = abs && path_is_within(abs, workspace);
+        if (own && strcmp(admin, own) == 0) {
+            /* the workspace's own: writable, its folder the workspace */
+        } else if (inside) {
+            r = own_folder(abs, workspace, e);
+        } else {
+            r = bind_readonly_in(e, admin, "HEAD");
+            if (r == 0)
+                r = bind_readonly_in(e, admin, "index");
+        }
+        free(abs);
+        free(buf);
+        free(f);
+        free(admin);
+    }
+    closedir(d);
+    return r;
+}
+
+/* The main worktree's .git/worktrees: a mount point (so it cannot be renamed away) that stays
+ * writable, and so does each admin folder in it, the other worktrees' included: `git worktree
+ * add` makes one there, a commit in a linked worktree inside the workspace writes its index and
+ * HEAD there, `git gc` expires every worktree's HEAD log, and `git worktree remove` or `prune`
+ * delete one. What the host's git follows in them (commondir, gitdir, config.worktree) is held
+ * read-only by the controller (readonly_in_workspace from its first walk, then its watcher:
+ * controller/repo_watch.h), as are the `.git` files of the worktrees inside the workspace. */
+static int main_worktrees_apply(const char *wt, const char *workspace, struct mnt_err *e)
+{
+    if (mnt_mount(e, wt, wt, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return -1;
+    return others_state_readonly(wt, workspace, NULL, e);
+}
+
+/* A common dir writable as it is on the host (a writable path): its stores, packed-refs (git
+ * rewrites it by a rename of packed-refs.lock at the top) and worktrees/ stay writable; every
+ * other entry at its top that is there now (the main worktree's HEAD and index, info/,
+ * modules/, config and hooks/, which the controller's guard of that tree holds too) read-only.
+ * A name made at the top later is the guard's and the watcher's to judge (a planted commondir). */
+static int common_state_readonly(const char *common, struct mnt_err *e)
+{
+    DIR *d = opendir(common);
+    if (!d)
+        return mnt_fail(e, "opendir", common);
+    int r = 0;
+    for (struct dirent *de; r == 0 && (de = readdir(d));) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+            strcmp(de->d_name, "worktrees") == 0 ||
+            in_list(de->d_name, writable_names, ARRAY_LEN(writable_names)))
+            continue;
+        r = bind_readonly_in(e, common, de->d_name); /* a symlink is left: git writes none */
     }
     closedir(d);
     return r;
@@ -406,12 +499,21 @@ int git_worktree_apply(struct git_worktree *gw, struct mnt_err *e)
     /* The .git file, whether or not it got a grant: a command must not repoint it. */
     if (gw->git_file && mnt_bind_readonly(e, gw->git_file) < 0)
         return -1;
-    if (gw->main_worktrees && main_worktrees_apply(gw->main_worktrees, e) < 0)
+    if (gw->main_worktrees && main_worktrees_apply(gw->main_worktrees, gw->workspace, e) < 0)
         return -1;
     if (!gw->admin)
         return 0;
     if (gw->admin_fd >= 0 && build_common(gw, e) < 0)
         return -1;
+    if (gw->common_writable) {
+        char *wts = xasprintf("%s/worktrees", gw->common);
+        int r = common_state_readonly(gw->common, e);
+        if (r == 0)
+            r = others_state_readonly(wts, gw->workspace, gw->admin, e);
+        free(wts);
+        if (r < 0)
+            return -1;
+    }
     static const char *const pointers[] = {"commondir", "gitdir", "config.worktree"};
     for (size_t i = 0; i < ARRAY_LEN(pointers); i++)
         if (bind_readonly_in(e, gw->admin, pointers[i]) < 0)
@@ -434,6 +536,7 @@ void git_worktree_release(struct git_worktree *gw)
     free(gw->admin);
     free(gw->common);
     free(gw->main_worktrees);
+    free(gw->workspace);
     memset(gw, 0, sizeof *gw);
     gw->admin_fd = -1;
 }

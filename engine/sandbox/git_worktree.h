@@ -3,20 +3,26 @@
  *
  * A linked worktree (`git worktree add`: its `.git` is a file `gitdir: C/worktrees/NAME`) keeps
  * its index, HEAD and lock files in that admin folder and its objects and refs in the
- * repository's common dir C, both outside the workspace. Inside the sandbox:
+ * repository's common dir C, both outside the workspace. The controller makes C a writable
+ * path with a guard and watcher of its own (git_worktree_common_dir; controller/git_guards.h),
+ * so that git's renames at C's top (packed-refs.lock onto packed-refs) and `git worktree add`
+ * land on the host while what git follows there is held. Inside the sandbox then:
  *   - the admin folder is writable, but its `commondir` and `gitdir` files (which the host's git
  *     follows) and its `config.worktree` are read-only, and the workspace's `.git` file too;
- *   - C is a fresh tmpfs holding C's entries re-attached: objects/, refs/, logs/, packed-refs,
- *     rr-cache/, lfs/ and the admin folder writable, everything else (config, hooks/, info/,
- *     the other worktrees' admin folders, the main worktree's HEAD and index, ...) read-only.
- *     git's lock files at C's top (packed-refs.lock, for deleting a ref) land in the tmpfs, and
- *     so does any new name a command makes there: nothing new appears at the top of the host's
- *     C (a planted C/commondir would redirect the main worktree's git to a config of the
- *     command's choosing). Rewriting packed-refs or shallow fails (a rename over a mount point).
- * When the workspace is the main worktree, the other worktrees' admin folders there at the start
- * (.git/worktrees/NAME) are read-only, and .git/worktrees itself a writable mount point: a
- * command's `git worktree add` makes its own there (whose pointers the controller's watcher
- * holds read-only as they appear), and cannot rename the others away.
+ *   - at C's top, what is there at the start but objects/, refs/, logs/, packed-refs, rr-cache/,
+ *     lfs/ and worktrees/ (config, hooks/, info/, modules/, the main worktree's HEAD and
+ *     index, ...) is read-only; in worktrees/, the other admin folders as below.
+ * Should C not be a writable path (the controller's checks and init's disagree: it changed in
+ * between), C is a fresh tmpfs holding C's entries re-attached (the stores and the admin folder
+ * writable, the rest read-only): nothing new appears at the top of the host's C, and rewriting
+ * packed-refs or shallow fails (a rename over a mount point).
+ * When the workspace is the main worktree, .git/worktrees is a writable mount point (it cannot
+ * be renamed away) and each admin folder in it stays writable: `git worktree add`, a commit in
+ * a linked worktree, `git gc`, `git worktree remove` and `prune` write there. Their pointers
+ * (commondir, gitdir, config.worktree) are held read-only by the controller (its first walk's
+ * binds, then its watcher as they appear). In both layouts, an admin folder whose worktree lies
+ * outside the workspace keeps its HEAD and index read-only, and a linked worktree's folder in
+ * the workspace is bound onto itself (`git worktree move` of it fails before it renames).
  * The `.git` file and `commondir` are read here, in init, before the view is built and before
  * any command runs, from the host's file system. A `.git` file that leads anywhere but the admin
  * folder of this very worktree in a repository the caller owns gets no grant: one warning line,
@@ -41,7 +47,16 @@ struct git_worktree {
     struct git_worktree_entry *entries; /* the common dir's entries, captured */
     size_t n_entries;
     char *main_worktrees; /* workspace is the main worktree: its .git/worktrees */
+    bool common_writable; /* the common dir is a writable path (git_worktree_common_dir) */
+    char *workspace;      /* cfg's, for apply */
 };
+
+/* Controller side, before the configuration goes to init: the common dir (canonical, the
+ * caller frees it) of the linked worktree that the workspace is, when its `.git` file passes
+ * the checks below; else NULL. The controller makes it a writable path when none covers it
+ * (controller_resolve), so that the repository's guard and watcher hold what git follows there
+ * (controller/git_guards.h) and git's renames at its top (packed-refs) land on the host. */
+char *git_worktree_common_dir(const struct sandbox_config *cfg);
 
 /* Before the host is made read-only: read and check the paths, capture what will be attached.
  * 0 (with or without a grant; a refused one said in one warning line), or -1 with one line in

@@ -817,6 +817,16 @@ function M.git_dir_of(abs)
     return d
 end
 
+--- git's own "failed to delete 'X'" or "failed to move 'X' to 'Y'" (`git worktree remove`,
+-- `move`, `prune`): "remove" or "move" and X, or nil.
+function M.git_worktree_op(line)
+    local x = line:match("failed to delete '([^']+)'")
+    if x then return "remove", x end
+    x = line:match("failed to move '([^']+)' to '")
+    if x then return "move", x end
+    return nil
+end
+
 --- The `.git` folders command moves or removes (`mv .git X`, `rm -r .git`, `rmdir .git`),
 -- absolute against cwd: a table `.git` -> "mv" or "rm" (rmdir counts as rm).
 function M.git_dir_moves(segments, cwd)
