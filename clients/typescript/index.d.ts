@@ -228,6 +228,9 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** give up on `session start` after this many ms (default 60000) */
   timeoutMs?: number;
+  /** aborting rejects with an AbortError once `session start` has returned, after stopping the
+   * session it started (it is not interrupted half-way) */
+  signal?: AbortSignal;
 }
 
 export interface ExecOptions {

@@ -68,7 +68,7 @@ const START_OPTIONS = [
   ["allowSshAgent", "--allow-ssh-agent", "bool"],
   ["allowGpgAgent", "--allow-gpg-agent", "bool"],
 ];
-const CLIENT_KEYS = ["detach", "owner", "extraArgs", "cordonBin", "env", "timeoutMs"];
+const CLIENT_KEYS = ["detach", "owner", "extraArgs", "cordonBin", "env", "timeoutMs", "signal"];
 const HOMES = ["overlay", "readonly", "tmpfs"];
 
 /**
@@ -410,6 +410,7 @@ export class Session {
     checkName(name);
     const bin = findCordon(options.cordonBin);
     const args = startArgs(bin, name, options);
+    checkAborted(options.signal, `session start ${name}`);
     const env = options.env ?? process.env;
     const sock = socketPath(name, env);
     // stderr to a file, not a pipe: the controller `session start` leaves running keeps its
@@ -437,6 +438,12 @@ export class Session {
     }
     const stderr = fs.readFileSync(errPath, "utf8");
     fs.rmSync(dir, { recursive: true, force: true });
+    // Aborted while `session start` ran: it is not interrupted (its session would come up all
+    // the same, owned by this process); once it returns, the session it started is stopped.
+    if (options.signal?.aborted) {
+      if (result.code === 0) await new Session(name, sock, { owned: true }).dispose().catch(() => undefined);
+      throw abortError(options.signal, `session start ${name}`);
+    }
     if (result.code !== 0) {
       const ls = stderr.split("\n").filter((l) => l.trim());
       const msg = ls.length ? ls[ls.length - 1]

@@ -514,6 +514,10 @@ try {
   out.watch = "ended";
 } catch (e) { out.watch = e.name; }
 await s.dispose();
+const ac4 = new AbortController();
+const started = Session.start(a.other, { workspace: a.ws, signal: ac4.signal }); // spawns at once
+ac4.abort();
+try { await started; out.start = "resolved"; } catch (e) { out.start = e.name; }
 console.log(JSON.stringify(out));
 ]==]
 
@@ -802,15 +806,16 @@ describe("session clients", function()
         end)
 
         it("TypeScript (" .. who.name .. "): an AbortSignal ends an exec, stopping its command, and a "
-            .. "watchApprovals loop, with an AbortError", function()
+            .. "watchApprovals loop and a start, with an AbortError", function()
             if not nodeproj then h.skip("node and npm are not installed") end
             local runtime = h.runtime_dir()
             if who.uid then h.sh_ok(h.join({ "chown", tostring(who.uid), runtime })) end
             local ws = h.workspace(nil, who.uid)
             local sleep = ("sleep 30.%d"):format(math.random(1, 1e6))
             local s = session_for("abort-" .. h.token(), runtime, ws)
-            local r = ok(run("node", NODE_ABORT, runtime, ws, { name = s.name, ws = ws, sleep = sleep:match("%S+$") },
-                who.uid))
+            local other = session_for("abort-" .. h.token(), runtime, ws)
+            local r = ok(run("node", NODE_ABORT, runtime, ws, { name = s.name, other = other.name, ws = ws,
+                sleep = sleep:match("%S+$") }, who.uid))
             local all = cjson.encode(r)
             assert.are.equal(1, r.runningBefore, "the exec to abort never ran\n" .. all)
             assert.are.equal("AbortError", r.result, all)
@@ -819,6 +824,9 @@ describe("session clients", function()
             assert.are.equal(0, processes(sleep), "the aborted exec's command is still there")
             assert.are.equal("AbortError", r.pre, all)
             assert.are.equal("AbortError", r.watch, all)
+            -- a start aborted while `session start` ran: the session it made is stopped
+            assert.are.equal("AbortError", r.start, all)
+            assert.are.equal(1, h.sh("test -e " .. h.quote(other.socket)).code, "the aborted start left a session")
         end)
     end
 

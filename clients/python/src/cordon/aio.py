@@ -224,8 +224,15 @@ class AsyncSession:
                 proc.kill()
                 await proc.wait()
                 raise CordonError("cordon session start %s did not return within %s s" % (name, timeout)) from None
-            except BaseException:  # cancelled: the starter goes, and the session with it
-                proc.kill()
+            except asyncio.CancelledError:
+                # `session start` is not interrupted half-way (its session would come up all
+                # the same, owned by this process): once it returns, the session it started
+                # is stopped, then the cancellation goes on
+                try:
+                    if await asyncio.wait_for(proc.wait(), timeout) == 0:
+                        await cls(name, path, owned=True).stop_session()
+                except (CordonError, asyncio.TimeoutError):
+                    proc.kill()
                 raise
             err.seek(0)
             stderr = err.read().decode("utf-8", "replace")
