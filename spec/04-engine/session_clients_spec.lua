@@ -875,6 +875,41 @@ describe("session clients", function()
         end
     end)
 
+    it("Python: the installed package type-checks (mypy --strict), and a misspelt or mistyped "
+        .. "option is a type error", function()
+        if not have("mypy") then h.skip("mypy is not installed (apt-get install mypy)") end
+        if pylib == src .. "/clients/python/src" then h.skip("no pip: the package was not installed") end
+        local r = h.sh(("cd %s && mypy --strict --no-incremental -p cordon"):format(h.quote(pylib)))
+        assert.are.equal(0, r.code, h.describe(r))
+        local good, bad = scratch .. "/typed_good.py", scratch .. "/typed_bad.py"
+        h.write_file(good, [==[
+import asyncio
+from cordon import AsyncSession, Session
+s = Session.start("x", profile="ops", network_allow=["a.example"], allow_host_port=[5432], home="tmpfs",
+                  session_exec=False, permission_timeout="30s", detach=True)
+code: int = s.exec("true", timeout=5).exit_code
+async def main() -> None:
+    a = await AsyncSession.start("y", allow_write=["/tmp/x"], plan=True)
+    async for ev in a.stream("true"):
+        print(ev)
+]==])
+        h.write_file(bad, [==[
+from cordon import Session
+Session.start("x", network_alow=["a.example"])
+Session.start("x", home="elsewhere")
+Session.start("x", allow_host_port=["5432"])
+]==])
+        local env = ("MYPYPATH=%s "):format(h.quote(pylib))
+        r = h.sh(env .. "mypy --strict --no-incremental " .. h.quote(good))
+        assert.are.equal(0, r.code, h.describe(r))
+        r = h.sh(env .. "mypy --strict --no-incremental " .. h.quote(bad))
+        assert.are.equal(1, r.code, h.describe(r))
+        assert.truthy(r.stdout:find("typed_bad.py:2: error: Unexpected keyword argument \"network_alow\"", 1, true),
+            h.describe(r))
+        assert.truthy(r.stdout:find("typed_bad.py:3: error", 1, true), h.describe(r))
+        assert.truthy(r.stdout:find("typed_bad.py:4: error", 1, true), h.describe(r))
+    end)
+
     it("TypeScript: npm pack makes the package of cordon's version", function()
         if not nodeproj then h.skip("node and npm are not installed") end
         local version = h.sh_ok(h.quote(h.bin) .. " --version"):match("^cordon ([%w.+-]+)")

@@ -20,9 +20,9 @@ from .aio import AsyncBackgroundJob, AsyncSession
 
 
 def _version() -> str:
-    try:
-        from ._version import version  # written by the build (clients/python/_build)
-        return str(version)
+    from importlib import import_module
+    try:  # cordon/_version.py is written by the build (clients/python/_build) into the wheel
+        return str(import_module("._version", __name__).version)
     except ImportError:
         pass
     import os
