@@ -248,6 +248,11 @@ export interface RunOptions extends ExecOptions {
   onStderr?: (text: string) => void;
 }
 
+/** Any call that waits takes a signal: aborting ends the wait, rejecting with an AbortError. */
+export interface Waits {
+  signal?: AbortSignal;
+}
+
 export interface LogOptions {
   /** only the last `tail` lines */
   tail?: number;
@@ -296,9 +301,9 @@ export declare class BackgroundJob {
   readonly message: string;
   readonly command: string;
   logs(options?: LogOptions): Promise<string>;
-  stop(): Promise<Job>;
+  stop(options?: Waits): Promise<Job>;
   /** this job as GET /v1/jobs lists it now (null once the session forgot it) */
-  info(): Promise<Job | null>;
+  info(options?: Waits): Promise<Job | null>;
 }
 
 /** One cordon session. Requests reuse keep-alive connections to its socket. */
@@ -320,7 +325,7 @@ export declare class Session {
   /** Stops the session if this object started it, then closes. */
   dispose(): Promise<void>;
 
-  status(): Promise<SessionInfo>;
+  status(options?: Waits): Promise<SessionInfo>;
   /** POST /v1/session/stop; with wait (default), resolves once the socket is gone. */
   stopSession(options?: { wait?: boolean; timeoutMs?: number; signal?: AbortSignal }): Promise<void>;
 
@@ -330,16 +335,17 @@ export declare class Session {
   exec(command: string, options?: RunOptions): Promise<ExecResult>;
   /** Starts a background job; rejects with a 409 APIError when eight are running. */
   background(command: string, options?: { turn?: string; signal?: AbortSignal }): Promise<BackgroundJob>;
-  jobs(): Promise<Job[]>;
+  jobs(options?: Waits): Promise<Job[]>;
   /** A background job's log as it is now; with tail, its last `tail` lines. */
   logs(pid: number, options?: LogOptions): Promise<string>;
   logsBytes(pid: number, options?: LogOptions): Promise<Buffer>;
-  stop(pid: number): Promise<Job>;
+  /** Stops a job's process group (TERM, then KILL after the grace period). */
+  stop(pid: number, options?: Waits): Promise<Job>;
   /** Stops every process group that commands of this turn started; resolves to their pids. */
-  cancel(turn: string): Promise<number[]>;
-  approvals(): Promise<Approval[]>;
+  cancel(turn: string, options?: Waits): Promise<number[]>;
+  approvals(options?: Waits): Promise<Approval[]>;
   /** Answers a pending question; `by` (1 to 200 bytes) names who answered, for the settled events. */
-  answer(id: number, answer: ApprovalAnswer, options?: { by?: string }): Promise<Answer>;
+  answer(id: number, answer: ApprovalAnswer, options?: { by?: string; signal?: AbortSignal }): Promise<Answer>;
   /** GET /v1/approvals?watch=1: subscribes as an approver ("subscribed" first, then each question
    * and its outcome) until the loop is left. With no approver subscribed, questions are denied at once. */
   watchApprovals(options?: { signal?: AbortSignal }): AsyncIterableIterator<ApprovalEvent>;

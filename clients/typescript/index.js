@@ -33,6 +33,7 @@ import path from "node:path";
 /** @typedef {import("./index.js").RunOptions} RunOptions */
 /** @typedef {import("./index.js").StartOptions} StartOptions */
 /** @typedef {import("./index.js").LogOptions} LogOptions */
+/** @typedef {import("./index.js").Waits} Waits */
 /** @typedef {Record<string, unknown>} Json */
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
@@ -384,13 +385,14 @@ export class BackgroundJob {
     return this.session.logs(this.pid, options);
   }
 
-  stop() {
-    return this.session.stop(this.pid);
+  /** @param {Waits} [options] */
+  stop(options) {
+    return this.session.stop(this.pid, options);
   }
 
-  /** @returns {Promise<Job | null>} */
-  async info() {
-    return (await this.session.jobs()).find((j) => j.pid === this.pid) ?? null;
+  /** @param {Waits} [options] @returns {Promise<Job | null>} */
+  async info(options) {
+    return (await this.session.jobs(options)).find((j) => j.pid === this.pid) ?? null;
   }
 }
 
@@ -565,9 +567,9 @@ export class Session {
     throw new CordonError(`session '${this.name}' answered ${method} ${p} with something not a JSON object: ${text.slice(0, 200)}`);
   }
 
-  /** @returns {Promise<SessionInfo>} */
-  async status() {
-    return sessionInfo(await this._json("GET", "/v1/session"));
+  /** @param {Waits} [options] @returns {Promise<SessionInfo>} */
+  async status(options = {}) {
+    return sessionInfo(await this._json("GET", "/v1/session", undefined, options.signal));
   }
 
   /** @param {{ wait?: boolean, timeoutMs?: number, signal?: AbortSignal }} [options] @returns {Promise<void>} */
@@ -683,9 +685,9 @@ export class Session {
     return new BackgroundJob(this, Number(d.pid ?? 0), String(d.log ?? ""), String(d.message ?? ""), command);
   }
 
-  /** @returns {Promise<Job[]>} */
-  async jobs() {
-    const d = await this._json("GET", "/v1/jobs");
+  /** @param {Waits} [options] @returns {Promise<Job[]>} */
+  async jobs(options = {}) {
+    const d = await this._json("GET", "/v1/jobs", undefined, options.signal);
     return (Array.isArray(d.jobs) ? d.jobs : []).map((j) => job(obj(j)));
   }
 
@@ -720,30 +722,30 @@ export class Session {
     return (await this.logsBytes(pid, options)).toString("utf8");
   }
 
-  /** @param {number} pid @returns {Promise<Job>} */
-  async stop(pid) {
-    return job(await this._json("POST", `/v1/jobs/${Math.trunc(pid)}/stop`));
+  /** @param {number} pid @param {Waits} [options] @returns {Promise<Job>} */
+  async stop(pid, options = {}) {
+    return job(await this._json("POST", `/v1/jobs/${Math.trunc(pid)}/stop`, undefined, options.signal));
   }
 
-  /** @param {string} turn @returns {Promise<number[]>} */
-  async cancel(turn) {
-    const d = await this._json("POST", `/v1/turns/${encodeURIComponent(turn)}/cancel`);
+  /** @param {string} turn @param {Waits} [options] @returns {Promise<number[]>} */
+  async cancel(turn, options = {}) {
+    const d = await this._json("POST", `/v1/turns/${encodeURIComponent(turn)}/cancel`, undefined, options.signal);
     return (Array.isArray(d.stopped) ? d.stopped : []).map(Number);
   }
 
-  /** @returns {Promise<Approval[]>} */
-  async approvals() {
-    const d = await this._json("GET", "/v1/approvals");
+  /** @param {Waits} [options] @returns {Promise<Approval[]>} */
+  async approvals(options = {}) {
+    const d = await this._json("GET", "/v1/approvals", undefined, options.signal);
     return (Array.isArray(d.approvals) ? d.approvals : []).map((a) => approval(obj(a)));
   }
 
-  /** @param {number} id @param {ApprovalAnswer} answer @param {{ by?: string }} [options] @returns {Promise<Answer>} */
+  /** @param {number} id @param {ApprovalAnswer} answer @param {{ by?: string, signal?: AbortSignal }} [options] @returns {Promise<Answer>} */
   async answer(id, answer, options = {}) {
     if (!ANSWERS.includes(answer)) throw new TypeError(`answer must be one of ${ANSWERS.join(", ")}, not ${JSON.stringify(answer)}`);
     /** @type {Json} */
     const body = { answer };
     if (options.by !== undefined) body.by = options.by;
-    const d = await this._json("POST", `/v1/approvals/${Math.trunc(id)}`, body);
+    const d = await this._json("POST", `/v1/approvals/${Math.trunc(id)}`, body, options.signal);
     return { id: Number(d.id ?? id), answer: String(d.answer ?? answer), message: String(d.message ?? ""), raw: d };
   }
 
