@@ -490,41 +490,92 @@ int hl_take_holder(int layer_fd, struct hl_taken *t, char *err, size_t errlen)
     return 0;
 }
 
+/* Take c, a pending folder nobody writes or shows (its lock held exclusively), as this sandbox's
+ * own: its upper as it is, its work folder rid of the mark its volatile mount left (overlayfs
+ * clears the rest at the mount, as for the layer's own work folder). 0, or -1: not usable. */
+static int adopt(int pdfd, const struct cand *c)
+{
+    static const struct {
+        const char *path;
+        int flags;
+    } marks[] = {{"work/incompat/volatile/dirty", 0},
+                 {"work/incompat/volatile", AT_REMOVEDIR},
+                 {"work/incompat", AT_REMOVEDIR}};
+    char *up = xasprintf("%s/upper", c->name), *wk = xasprintf("%s/work", c->name);
+    int ufd = open_beneath(pdfd, up, O_RDONLY | O_DIRECTORY, 0);
+    int wfd = ufd < 0 ? -1 : open_beneath(pdfd, wk, O_RDONLY | O_DIRECTORY, 0);
+    int r = wfd < 0 ? -1 : 0;
+    for (size_t i = 0; r == 0 && i < ARRAY_LEN(marks); i++)
+        if (unlinkat(wfd, marks[i].path, marks[i].flags) < 0 && errno != ENOENT)
+            r = -1;
+    if (ufd >= 0)
+        close(ufd);
+    if (wfd >= 0)
+        close(wfd);
+    free(up);
+    free(wk);
+    return r;
+}
+
 int hl_take_pending(int layer_fd, struct hl_taken *t, char *err, size_t errlen)
 {
     taken_init(t);
     int pdfd = open_pending(layer_fd, true, err, errlen), own = -1, r = -1;
     if (pdfd < 0)
         return -1;
+    static struct cand c[HL_MAX_PENDING];
+    size_t n = scan(pdfd, "", c);
+    /* The ended pending upper that ended first and that nobody shows becomes this sandbox's own
+     * as it is (a rename-free take-over, no copy: a run beside a session after another such run
+     * pays nothing for the other's writes); the others nobody shows are merged into it. */
+    for (size_t i = 0; i < n && !t->own[0]; i++) {
+        if (!c[i].excl || adopt(pdfd, &c[i]) < 0)
+            continue;
+        memcpy(t->own, c[i].name, sizeof t->own);
+        t->own_lock = c[i].lock;
+        c[i].lock = -1;
+        c[i].excl = false;
+    }
     uint64_t start = now_ns();
     unsigned rnd = 0;
-    for (int tries = 0; tries < 8; tries++) {
+    for (int tries = 0; !t->own[0] && tries < 8; tries++) {
         if (getentropy(&rnd, sizeof rnd) < 0)
             rnd = (unsigned)getpid() ^ (unsigned)start;
         snprintf(t->own, sizeof t->own, "p%016llx-%08x", (unsigned long long)start, rnd);
-        if (mkdirat(pdfd, t->own, 0700) == 0 || errno != EEXIST)
+        if (mkdirat(pdfd, t->own, 0700) == 0)
+            break;
+        t->own[0] = 0;
+        if (errno != EEXIST)
             break;
     }
-    if ((own = open_beneath(pdfd, t->own, O_RDONLY | O_DIRECTORY, 0)) < 0 ||
-        mkdirat(own, "upper", 0700) < 0 || mkdirat(own, "work", 0700) < 0 ||
-        (t->own_lock = open_beneath(own, "lock", O_RDONLY | O_CREAT | O_EXCL, 0600)) < 0 ||
-        flock(t->own_lock, LOCK_EX | LOCK_NB) < 0) {
+    if (!t->own[0] || (own = open_beneath(pdfd, t->own, O_RDONLY | O_DIRECTORY, 0)) < 0 ||
+        (t->own_lock < 0 &&
+         (mkdirat(own, "upper", 0700) < 0 || mkdirat(own, "work", 0700) < 0 ||
+          (t->own_lock = open_beneath(own, "lock", O_RDONLY | O_CREAT | O_EXCL, 0600)) < 0 ||
+          flock(t->own_lock, LOCK_EX | LOCK_NB) < 0))) {
         snprintf(err, errlen, "cannot make a pending upper in the home layer's folder: %s",
                  strerror(errno));
+        for (size_t i = 0; i < n; i++)
+            if (c[i].lock >= 0)
+                close(c[i].lock);
         goto out;
     }
-    static struct cand c[HL_MAX_PENDING];
-    size_t n = scan(pdfd, t->own, c);
-    int target = n ? open_beneath(own, "upper", O_RDONLY | O_DIRECTORY, 0) : -1;
+    start = name_start(t->own);
+    int target = open_beneath(own, "upper", O_RDONLY | O_DIRECTORY, 0);
     uint64_t min_start = start;
     if (target >= 0) {
         merge_all(pdfd, target, c, n, t, &min_start);
         close(target);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (c[i].lock >= 0)
+                close(c[i].lock);
     }
     if (min_start < start) {
         /* It holds what started earlier: its name says so, for the conflicts of its merge. */
         char name[sizeof t->own];
-        snprintf(name, sizeof name, "p%016llx-%08x", (unsigned long long)min_start, rnd);
+        snprintf(name, sizeof name, "p%016llx-%s", (unsigned long long)min_start,
+                 strchr(t->own, '-') + 1);
         if (renameat(pdfd, t->own, pdfd, name) == 0)
             snprintf(t->own, sizeof t->own, "%s", name);
     }
@@ -536,8 +587,6 @@ out:
         close(t->own_lock);
     if (r < 0) {
         t->own_lock = -1;
-        if (t->own[0])
-            (void)hl_remove_tree(pdfd, t->own);
         t->own[0] = 0;
     }
     close(pdfd);
