@@ -29,6 +29,9 @@
 #define OPAQUE_XATTR "user.overlay.opaque"
 #define TMP_NAME ".cordon-merge.tmp"
 #define NAMED_CONFLICTS 3
+/* The mode bits a merged file keeps: no set-user-ID or set-group-ID bit (the home's overlay is
+ * nosuid anyway; in the layer folder on the host such a bit would be a shifted root caller's). */
+#define LEAF_MODE 01777
 
 static int open_beneath(int dfd, const char *name, int flags, mode_t mode)
 {
@@ -150,7 +153,6 @@ static int copy_file(struct merge *m, int src, int dst, const char *name, const 
     int in = open_beneath(src, name, O_RDONLY, 0), out = -1, r = -1;
     if (in < 0)
         return fail(m, "open", rel, errno);
-    (void)unlinkat(dst, TMP_NAME, 0);
     out = open_beneath(dst, TMP_NAME, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (out < 0) {
         fail(m, "create beside", rel, errno);
@@ -172,7 +174,7 @@ static int copy_file(struct merge *m, int src, int dst, const char *name, const 
         }
     }
     struct timespec times[2] = {st->st_atim, st->st_mtim};
-    if (fchmod(out, st->st_mode & 07777) < 0 || futimens(out, times) < 0) {
+    if (fchmod(out, st->st_mode & LEAF_MODE) < 0 || futimens(out, times) < 0) {
         fail(m, "set the mode of", rel, errno);
         goto out;
     }
@@ -200,8 +202,9 @@ static int merge_leaf(struct merge *m, int src, int dst, const char *name, const
         if (r < 0)
             return fail(m, "remove", rel, -r);
     }
-    (void)unlinkat(dst, TMP_NAME, 0);
-    int r = 0;
+    int r = remove_any(dst, TMP_NAME); /* whatever a command or a crash left under that name */
+    if (r < 0)
+        return fail(m, "remove", TMP_NAME, -r);
     if (whiteout) {
         r = mknodat(dst, TMP_NAME, S_IFCHR, makedev(0, 0));
     } else if (S_ISLNK(st->st_mode)) {
@@ -212,7 +215,7 @@ static int merge_leaf(struct merge *m, int src, int dst, const char *name, const
         target[n] = 0;
         r = symlinkat(target, dst, TMP_NAME);
     } else if (S_ISFIFO(st->st_mode)) {
-        r = mkfifoat(dst, TMP_NAME, st->st_mode & 07777);
+        r = mkfifoat(dst, TMP_NAME, st->st_mode & LEAF_MODE);
     } else if (copy_file(m, src, dst, name, rel, st) < 0) {
         (void)unlinkat(dst, TMP_NAME, 0);
         return -1;

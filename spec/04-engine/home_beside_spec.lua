@@ -152,6 +152,40 @@ for _, c in ipairs(callers) do
             assert.are.equal("", h.sh_ok("ls -A " .. h.quote(t.layer .. "/pending")))
         end)
 
+        it("removals, a replaced folder, links, modes and fifos written beside a session are merged as written", function()
+            local t = setup(c)
+            ok(run(t, "mkdir -p ~/.cache/d ~/.cache/keep && echo x > ~/.cache/d/x && echo g > ~/.cache/gone"))
+            local s = session(t)
+            ok(run(t, "rm ~/.cache/gone && rm -rf ~/.cache/d && mkdir ~/.cache/d && echo z > ~/.cache/d/z"
+                .. " && ln -s /etc/hostname ~/.cache/link && echo p > ~/.cache/p && chmod 640 ~/.cache/p"
+                .. " && mkfifo ~/.cache/fifo && echo k > ~/.cache/keep/k"))
+            ok(cordon(t, { "session", "stop", s }))
+            idle(t)
+            local r = ok(run(t, "ls -A ~/.cache/d; test ! -e ~/.cache/gone && echo gone; readlink ~/.cache/link;"
+                .. " stat -c %a ~/.cache/p; test -p ~/.cache/fifo && echo fifo; cat ~/.cache/keep/k"))
+            assert.are.equal("z\ngone\n/etc/hostname\n640\nfifo\nk\n", r.stdout)
+            assert.are.equal("", h.sh_ok("ls -A " .. h.quote(t.layer .. "/pending")))
+        end)
+
+        it("a merge never follows a link of the layer out of it", function()
+            local t = setup(c)
+            local outside = h.tmpdir()
+            if t.uid then h.sh_ok(("chown %d:%d %s"):format(t.uid, t.uid, h.quote(outside))) end
+            -- the layer holds a link to a folder outside; a pending upper (as an ended sandbox
+            -- leaves it) holds a folder of that name with a file in it
+            ok(run(t, "mkdir -p ~/.cache && ln -s " .. h.quote(outside) .. " ~/.cache/evil"))
+            local p = t.layer .. "/pending/p0000000000000001-00000001"
+            h.sh_ok("mkdir -p " .. h.quote(p .. "/upper/.cache/evil") .. " " .. h.quote(p .. "/work")
+                .. " && echo planted > " .. h.quote(p .. "/upper/.cache/evil/f") .. " && touch " .. h.quote(p .. "/lock")
+                .. (t.uid and (" && chown -R %d:%d %s"):format(t.uid, t.uid, h.quote(t.layer .. "/pending")) or ""))
+            -- followed, the file would land outside (the host's folder is writable to the caller)
+            assert.are.equal(0, h.sh(("setpriv --reuid=%d --regid=%d --clear-groups test -w %s"):format(
+                t.uid or 0, t.uid or 0, h.quote(outside))).code)
+            local r = ok(run(t, "cat ~/.cache/evil/f; test -L ~/.cache/evil || echo folder"))
+            assert.are.equal("planted\nfolder\n", r.stdout)
+            assert.are.equal("", h.sh_ok("ls -A " .. h.quote(outside)))
+        end)
+
         it("--reset is refused while any sandbox runs, and drops pending writes", function()
             local t = setup(c)
             local s = session(t)
