@@ -375,8 +375,8 @@ static size_t scan(int pdfd, const char *own, struct cand *c)
 }
 
 /* Merge the exclusive candidates into target (a folder of the layer), oldest end first; each
- * merged one is removed. The shared ones, and the exclusive ones that could not be merged when
- * the target is a pending upper, are taken as lowers (newest end first). *min_start: the
+ * merged one is removed. The shared ones, and the ones that could not be merged, are taken as
+ * lowers (newest end first). *min_start: the
  * earliest start of what was merged. One line per failure, one for all conflicts. */
 static void merge_all(int pdfd, int target, struct cand *c, size_t n, struct hl_taken *t,
                       uint64_t *min_start)
@@ -410,12 +410,17 @@ static void merge_all(int pdfd, int target, struct cand *c, size_t n, struct hl_
             close(c[i].lock);
             c[i].lock = -1;
         } else {
+            /* Shown beneath, as a lower layer nobody may merge or remove while it is (a shared
+             * lock: EX to SH never waits). */
             LOG_W("home",
                   "the home writes of an earlier sandbox of this workspace could not be merged "
-                  "(%s): they stay pending, not shown here (cordon home --diff lists them)",
+                  "(%s): they stay pending, shown beneath this sandbox's",
                   m.why ? m.why : "unknown cause");
-            close(c[i].lock);
-            c[i].lock = -1;
+            c[i].excl = false;
+            if (flock(c[i].lock, LOCK_SH) < 0) {
+                close(c[i].lock);
+                c[i].lock = -1;
+            }
         }
         free(m.why);
         str_list_free(&m.conflicts);

@@ -186,6 +186,24 @@ for _, c in ipairs(callers) do
             assert.are.equal("", h.sh_ok("ls -A " .. h.quote(outside)))
         end)
 
+        it("a pending upper that cannot be merged stays, shown beneath, in one line", function()
+            local t = setup(c)
+            ok(run(t, "mkdir -p ~/.cache && echo one > ~/.cache/one"))
+            -- an ended sandbox's upper deeper than a merge goes (130 folders)
+            local p = t.layer .. "/pending/p0000000000000001-00000002"
+            local deep = p .. "/upper/.cache/deep" .. string.rep("/a", 130)
+            h.sh_ok("mkdir -p " .. h.quote(deep) .. " " .. h.quote(p .. "/work") .. " && echo deep > "
+                .. h.quote(deep .. "/f") .. " && echo two > " .. h.quote(p .. "/upper/.cache/two")
+                .. " && touch " .. h.quote(p .. "/lock")
+                .. (t.uid and (" && chown -R %d:%d %s"):format(t.uid, t.uid, h.quote(t.layer .. "/pending")) or ""))
+            local r = ok(run(t, "cat ~/.cache/one ~/.cache/two ~/.cache/deep" .. string.rep("/a", 130) .. "/f"))
+            assert.are.equal("one\ntwo\ndeep\n", r.stdout)
+            has(r.stderr, "could not be merged", r)
+            has(r.stderr, "they stay pending, shown beneath", r)
+            assert.are.equal(1, select(2, r.stderr:gsub("\n", "")), h.describe(r))
+            assert.are.equal(0, h.sh("test -d " .. h.quote(p)).code)
+        end)
+
         it("--reset is refused while any sandbox runs, and drops pending writes", function()
             local t = setup(c)
             local s = session(t)
