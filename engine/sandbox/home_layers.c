@@ -1,8 +1,8 @@
 /* home_layers.c — see home_layers.h. Every name is opened one component at a time beneath a
  * folder of the layer (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a link a command left
- * in an upper is copied as a link and never followed. Bounded: HL_MAX_PENDING folders are looked
- * at per start, a merge stops (and its pending upper stays) past MAX_ENTRIES entries or
- * MAX_DEPTH levels. */
+ * in an upper is moved or copied as a link and never followed. Bounded: HL_MAX_PENDING folders
+ * are looked at per start, a merge stops (and its pending upper stays) past MAX_ENTRIES entries
+ * or MAX_DEPTH levels. */
 #include "sandbox/home_layers.h"
 
 #include <dirent.h>
@@ -29,9 +29,6 @@
 #define OPAQUE_XATTR "user.overlay.opaque"
 #define TMP_NAME ".cordon-merge.tmp"
 #define NAMED_CONFLICTS 3
-/* The mode bits a merged file keeps: no set-user-ID or set-group-ID bit (the home's overlay is
- * nosuid anyway; in the layer folder on the host such a bit would be a shifted root caller's). */
-#define LEAF_MODE 01777
 
 static int open_beneath(int dfd, const char *name, int flags, mode_t mode)
 {
@@ -174,7 +171,7 @@ static int copy_file(struct merge *m, int src, int dst, const char *name, const 
         }
     }
     struct timespec times[2] = {st->st_atim, st->st_mtim};
-    if (fchmod(out, st->st_mode & LEAF_MODE) < 0 || futimens(out, times) < 0) {
+    if (fchmod(out, st->st_mode & 07777) < 0 || futimens(out, times) < 0) {
         fail(m, "set the mode of", rel, errno);
         goto out;
     }
@@ -202,6 +199,12 @@ static int merge_leaf(struct merge *m, int src, int dst, const char *name, const
         if (r < 0)
             return fail(m, "remove", rel, -r);
     }
+    /* The pending upper is used up: its entry replaces the target's in one rename (both are in
+     * the layer folder); a copy only where the kernel will not. */
+    if (renameat(src, name, dst, name) == 0)
+        return 0;
+    if (errno != EXDEV)
+        return fail(m, "move", rel, errno);
     int r = remove_any(dst, TMP_NAME); /* whatever a command or a crash left under that name */
     if (r < 0)
         return fail(m, "remove", TMP_NAME, -r);
@@ -215,7 +218,7 @@ static int merge_leaf(struct merge *m, int src, int dst, const char *name, const
         target[n] = 0;
         r = symlinkat(target, dst, TMP_NAME);
     } else if (S_ISFIFO(st->st_mode)) {
-        r = mkfifoat(dst, TMP_NAME, st->st_mode & LEAF_MODE);
+        r = mkfifoat(dst, TMP_NAME, st->st_mode & 07777);
     } else if (copy_file(m, src, dst, name, rel, st) < 0) {
         (void)unlinkat(dst, TMP_NAME, 0);
         return -1;
@@ -250,6 +253,15 @@ static int merge_sub(struct merge *m, int src, int dst, const char *name, const 
             goto out;
         }
         have = false;
+    }
+    /* Not in the target (any more): the whole folder moves in one rename, opaque mark and all. */
+    if (!have && renameat(src, name, dst, name) == 0) {
+        r = 0;
+        goto out;
+    }
+    if (!have && errno != EXDEV) {
+        fail(m, "move", rel, errno);
+        goto out;
     }
     if (!have && mkdirat(dst, name, 0700) < 0) {
         fail(m, "make the folder", rel, errno);
@@ -376,8 +388,8 @@ static size_t scan(int pdfd, const char *own, struct cand *c)
 
 /* Merge the exclusive candidates into target (a folder of the layer), oldest end first; each
  * merged one is removed. The shared ones, and the ones that could not be merged, are taken as
- * lowers (newest end first). *min_start: the
- * earliest start of what was merged. One line per failure, one for all conflicts. */
+ * lowers (newest end first). *min_start: the earliest start of what was merged. One line per
+ * failure, one for all conflicts. */
 static void merge_all(int pdfd, int target, struct cand *c, size_t n, struct hl_taken *t,
                       uint64_t *min_start)
 {

@@ -8,10 +8,13 @@
  * file "lock": its sandbox holds it exclusively while alive, a sandbox that shows it as a lower
  * layer holds it shared, and whoever takes it exclusively (nobody writes or shows it) may merge
  * it: the holder of the layer's lock merges such pending uppers into upper/ before mounting,
- * oldest end first; a pending sandbox merges them into its own fresh upper before mounting. The
- * lock file's mtime is the sandbox's end (set at release; a killed sandbox's is its start).
- * A merge copies files, folders, links and fifos with their modes and times, and applies
- * overlayfs' whiteouts (character devices 0:0) and opaque folders (xattr user.overlay.opaque) as
+ * oldest end first; a pending sandbox takes the one that ended first over as its own, as it is
+ * (no copy), and merges the others into it. One that cannot be merged stays, shown beneath (a
+ * shared lock). The lock file's mtime is the sandbox's end (set at release; a killed sandbox's is
+ * its start).
+ * A merge moves files, folders, links and fifos (renames within the layer folder: modes and
+ * times stay; a copy where the kernel will not rename) and applies overlayfs' whiteouts
+ * (character devices 0:0) and opaque folders (xattr user.overlay.opaque) as
  * removals; names are opened one at a time beneath the layer (openat2 RESOLVE_BENEATH,
  * RESOLVE_NO_SYMLINKS): no link is followed. When a file was changed on both sides since the
  * pending sandbox started, the later end wins and one line names the file(s). A pending upper
@@ -41,9 +44,10 @@ struct hl_taken {
  * writes or shows into upper/, and take the ended ones that others show as lowers. layer_fd: the
  * layer folder. 0, or -1 with one line in err (nothing is then taken). */
 int hl_take_holder(int layer_fd, struct hl_taken *t, char *err, size_t errlen);
-/* A sandbox that found the layer held: make its own pending folder (upper made with mode 0700),
- * merge into its upper the pending uppers nobody writes or shows, and take the ended ones that
- * others show as lowers. 0, or -1 with one line in err. */
+/* A sandbox that found the layer held: take over the pending folder nobody writes or shows that
+ * ended first, or make one (upper made with mode 0700), merge into its upper the other pending
+ * uppers nobody writes or shows, and take the ended ones that others show as lowers. 0, or -1
+ * with one line in err. */
 int hl_take_pending(int layer_fd, struct hl_taken *t, char *err, size_t errlen);
 /* The sandbox ends (its processes are gone): its own pending folder's end time is set through
  * layer_fd (a writable capture of the layer folder, or -1), and every lock it took is let go. */

@@ -188,8 +188,10 @@ for _, c in ipairs(callers) do
 
         it("a pending upper that cannot be merged stays, shown beneath, in one line", function()
             local t = setup(c)
-            ok(run(t, "mkdir -p ~/.cache && echo one > ~/.cache/one"))
-            -- an ended sandbox's upper deeper than a merge goes (130 folders)
+            -- the layer and an ended sandbox's upper both hold a chain of 130 folders, deeper
+            -- than a merge goes (a folder only one side has moves whole)
+            local chain = "~/.cache/deep" .. string.rep("/a", 130)
+            ok(run(t, "mkdir -p " .. chain .. " && echo one > ~/.cache/one"))
             local p = t.layer .. "/pending/p0000000000000001-00000002"
             local deep = p .. "/upper/.cache/deep" .. string.rep("/a", 130)
             h.sh_ok("mkdir -p " .. h.quote(deep) .. " " .. h.quote(p .. "/work") .. " && echo deep > "
