@@ -174,11 +174,15 @@ int home_cmd_main(int argc, char **argv)
                     ws);
             goto out;
         }
-        int r = hl_remove_tree(AT_FDCWD, layer);
-        if (r < 0) {
+        /* Out of the way in one rename first: a sandbox starting meanwhile makes a fresh layer
+         * (and its pending upper) instead of writing into one being removed. */
+        char *gone = xasprintf("%s.reset-%d", layer, (int)getpid());
+        int r = rename(layer, gone) < 0 ? -errno : hl_remove_tree(AT_FDCWD, gone);
+        if (r < 0)
             fprintf(stderr, "cordon: home: removing %s: %s\n", layer, strerror(-r));
+        free(gone);
+        if (r < 0)
             goto out;
-        }
         printf("reset: the home layer of %s is discarded\n", ws);
         rc = 0;
         goto out;
