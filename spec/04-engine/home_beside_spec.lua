@@ -116,6 +116,8 @@ for _, c in ipairs(callers) do
             assert.are.equal("A\nB\nB\n", r.stdout)
             has(r.stderr, "two sandboxes of this workspace wrote ~/.cache/same: the one that ended later is kept", r)
             assert.are.equal(1, select(2, r.stderr:gsub("\n", "")), h.describe(r))
+            local d = ok(cordon(t, { "home", "--diff" })).stdout
+            for _, f in ipairs({ "a", "b", "same" }) do has(d, "added ~/.cache/" .. f .. "\n", nil) end
             -- said once: the next run is quiet
             r = ok(run(t, "cat ~/.cache/same"))
             assert.are.equal("B\n", r.stdout)
