@@ -78,14 +78,34 @@ static void print_network(const struct lh_explanation *ex)
     print_decided_by(ex, "");
 }
 
-/* "N. file:line  changed: key.path, ..." per layer (layer 1: "sets:"), the deciding layer. */
-static void print_profile(const struct lh_explanation *ex, const char *profile)
+/* " key.path, ..." or " nothing". */
+static void print_keys(const struct str_list *keys)
+{
+    for (size_t k = 0; k < keys->len; k++)
+        printf("%s %s", k ? "," : "", keys->items[k]);
+    if (!keys->len)
+        fputs(" nothing", stdout);
+    putchar('\n');
+}
+
+/* "file PATH  sets: ..." per profile file of the extends chain (the base first, then each
+ * file's changes), then "N. file:line  changed: key.path, ..." per layer of the profile hook
+ * against the files' result, and the deciding one: the last layer that changed the profile,
+ * else the top file. Every key is credited to the file or layer that set it. */
+static void print_profile(const struct lh_explanation *files, const struct lh_explanation *ex,
+                          const char *profile)
 {
     if (ex->n == 0) {
         print_empty(ex, "profile", "");
         return;
     }
     printf("profile %s\n", profile);
+    if (files->n == 0 && files->error[0])
+        printf("files: cannot list: %s\n", files->error);
+    for (int i = 0; i < files->n; i++) {
+        printf("file %s  %s", files->layer[i].where, i == 0 ? "sets:" : "changed:");
+        print_keys(&files->layer[i].changed);
+    }
     for (int i = 0; i < ex->n; i++) {
         const struct lh_explain_layer *l = &ex->layer[i];
         if (l->outcome != LH_OK) {
@@ -93,14 +113,15 @@ static void print_profile(const struct lh_explanation *ex, const char *profile)
                    l->error);
             continue;
         }
-        printf("%d. %s  %s", i + 1, l->where, i == 0 ? "sets:" : "changed:");
-        for (size_t k = 0; k < l->changed.len; k++)
-            printf("%s %s", k ? "," : "", l->changed.items[k]);
-        if (!l->changed.len)
-            fputs(" nothing", stdout);
-        putchar('\n');
+        printf("%d. %s  %s", i + 1, l->where, i == 0 && files->n == 0 ? "sets:" : "changed:");
+        print_keys(&l->changed);
     }
-    print_decided_by(ex, ": the last layer that changed the profile");
+    const struct lh_explain_layer *d = &ex->layer[ex->decided];
+    if (files->n > 0 && ex->decided == 0 && d->outcome == LH_OK && d->changed.len == 0)
+        printf("decided by: %s (the profile file; no policy layer changed it)\n",
+               files->layer[files->n - 1].where);
+    else
+        print_decided_by(ex, ": the last layer that changed the profile");
 }
 
 /* "write /etc/x, hidden /root" or "no refusal". */
@@ -278,8 +299,10 @@ int policy_explain_main(int argc, char **argv)
     }
     struct lh_explanation ex;
     if (npos == 0) {
-        rc = lh_explain_profile(&flags, &ex) == LH_OK ? 0 : 1;
-        print_profile(&ex, flags.profile ? flags.profile : "coding");
+        struct lh_explanation files;
+        rc = lh_explain_profile_layers(&flags, &files, &ex) == LH_OK ? 0 : 1;
+        print_profile(&files, &ex, flags.profile ? flags.profile : "coding");
+        lh_explanation_free(&files);
         lh_explanation_free(&ex);
         goto out;
     }

@@ -268,10 +268,14 @@ static void push_truncated_chain(lua_State *L, enum lh_hook h, int i)
 /* Ask every layer defining kind->hook about input, lowest first, and find the deciding one.
  * The state is ready (the caller checked). Returns ex->outcome. */
 static enum lh_outcome explain_layers(const struct explain_kind *kind, const void *input,
-                                      struct lh_explanation *ex)
+                                      struct str_list *seed, struct lh_explanation *ex)
 {
     char err[1024];
     struct walk w = {.kind = kind, .input = input, .ex = ex};
+    if (seed) { /* profile: what the layers' changes are measured against (taken over) */
+        w.prev = *seed;
+        *seed = (struct str_list){0};
+    }
     if (lh_protected_call(read_layer_info, &w, "layers", err, sizeof err) != LH_OK)
         ex->n = 0;
     if (ex->n == 0)
@@ -393,7 +397,7 @@ enum lh_outcome lh_explain_network(enum net_kind kind, const char *host, unsigne
         snprintf(ex->error, sizeof ex->error, "invalid request (kind %d)", (int)kind);
         return ex->outcome = LH_ERROR;
     }
-    return explain_layers(&network_kind, &in, ex);
+    return explain_layers(&network_kind, &in, NULL, ex);
 }
 
 /* ---- profile ------------------------------------------------------------------------------ */
@@ -432,13 +436,95 @@ static const struct explain_kind profile_kind = {
     .first_failure = true,
 };
 
+/* The profile files of a name's `extends` chain, found by host.profile as the profile hook
+ * finds them. ex->layer[i] is the i-th file from the base: its path, and the keys it set (the
+ * base) or changed against the files below it, merged as cordon.profile.resolve merges them;
+ * flat ends as the whole chain's result, as resolve returns it (ctx: files_walk). */
+struct files_walk {
+    const char *name;
+    struct lh_explanation *ex;
+    struct str_list flat, prev; /* owned here, so a raise in the walk leaks nothing */
+};
+
+static int ask_profile_files(lua_State *L)
+{
+    struct files_walk *w = lua_touserdata(L, 1);
+    lh_api_push_host(L); /* [ctx, host] */
+    int host = lua_gettop(L);
+    lua_newtable(L); /* [ctx, host, chain] */
+    int chain = lua_gettop(L), n = 0;
+    lua_pushstring(L, w->name); /* [ctx, host, chain, name] */
+    /* a cycle stops at the cap: the profile hook reports it */
+    while (lua_type(L, -1) == LUA_TSTRING && n < LH_EXPLAIN_MAX_LAYERS) {
+        lua_getfield(L, host, "profile"); /* [.., name, f] */
+        lua_insert(L, -2);                /* [.., f, name] */
+        lua_call(L, 1, 2);                /* [.., t, path] */
+        snprintf(w->ex->layer[n].where, sizeof w->ex->layer[n].where, "%s",
+                 lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+        lua_pop(L, 1); /* [.., t] */
+        if (!lua_istable(L, -1))
+            return luaL_error(L, "profile '%s': its file returns no table", w->name);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, chain, ++n);     /* [.., t] */
+        lua_getfield(L, -1, "extends"); /* [.., t, ext] */
+        lua_remove(L, -2);              /* [.., ext] */
+    }
+    lua_pop(L, 1);                                /* [ctx, host, chain] */
+    for (int a = 0, b = n - 1; a < b; a++, b--) { /* base first */
+        struct lh_explain_layer t = w->ex->layer[a];
+        w->ex->layer[a] = w->ex->layer[b];
+        w->ex->layer[b] = t;
+    }
+    w->ex->n = n;
+    lua_newtable(L); /* [ctx, host, chain, acc] */
+    for (int i = n; i >= 1; i--) {
+        lh_push_module_field(L, "cordon.profile", "merge"); /* [.., acc, merge] */
+        lua_insert(L, -2);                                  /* [.., merge, acc] */
+        lua_rawgeti(L, chain, i);                           /* [.., merge, acc, t] */
+        lua_call(L, 2, 1);                                  /* [.., acc] */
+        str_list_free(&w->flat);
+        flatten(L, -1, "", &w->flat, 0);
+        str_list_sort(&w->flat);
+        diff_keys(&w->prev, &w->flat, &w->ex->layer[n - i].changed);
+        str_list_free(&w->prev);
+        w->prev = w->flat;
+        w->flat = (struct str_list){0};
+    }
+    lua_pushnil(L);
+    lua_setfield(L, -2, "extends");
+    lua_pushstring(L, w->name);
+    lua_setfield(L, -2, "name");
+    flatten(L, -1, "", &w->flat, 0);
+    str_list_sort(&w->flat);
+    return 0;
+}
+
+enum lh_outcome lh_explain_profile_layers(const struct run_flags *flags,
+                                          struct lh_explanation *files, struct lh_explanation *ex)
+{
+    struct files_walk fw = {.name = flags->profile ? flags->profile : "coding", .ex = files};
+    if (files && explain_start(files, LH_OK)) {
+        files->outcome = lh_protected_call(ask_profile_files, &fw, "profile files", files->error,
+                                           sizeof files->error);
+        str_list_free(&fw.prev);
+        if (files->outcome != LH_OK) {
+            files->n = 0;
+            str_list_free(&fw.flat);
+        }
+    }
+    if (!explain_start(ex, LH_OK)) {
+        str_list_free(&fw.flat);
+        return LH_ERROR;
+    }
+    if (explain_layers(&profile_kind, flags, files ? &fw.flat : NULL, ex) == LH_OK && ex->n == 0)
+        ex->outcome = LH_ERROR; /* no layer defines `profile`: nothing resolves */
+    str_list_free(&fw.flat);
+    return ex->outcome;
+}
+
 enum lh_outcome lh_explain_profile(const struct run_flags *flags, struct lh_explanation *ex)
 {
-    if (!explain_start(ex, LH_OK))
-        return LH_ERROR;
-    if (explain_layers(&profile_kind, flags, ex) == LH_OK && ex->n == 0)
-        ex->outcome = LH_ERROR; /* no layer defines `profile`: nothing resolves */
-    return ex->outcome;
+    return lh_explain_profile_layers(flags, NULL, ex);
 }
 
 /* ---- refusal ------------------------------------------------------------------------------ */
@@ -482,7 +568,7 @@ enum lh_outcome lh_explain_refusals(const struct lh_command_result *in, struct l
     /* no layer defining `refusal`: no refusal, as lh_detect_refusals */
     if (!explain_start(ex, LH_OK))
         return LH_ERROR;
-    return explain_layers(&refusal_kind, in, ex);
+    return explain_layers(&refusal_kind, in, NULL, ex);
 }
 
 /* ---- what policy test and trust read ------------------------------------------------------ */

@@ -172,6 +172,13 @@ enum lh_outcome lh_explain_network(enum net_kind kind, const char *host, unsigne
 /* For profile `flags->profile` (with flags): each layer defining `profile`, with the keys it
  * changed. Returns ex->outcome (LH_ERROR when n == 0). */
 enum lh_outcome lh_explain_profile(const struct run_flags *flags, struct lh_explanation *ex);
+/* The same, with the profile files first: files->layer[i] is the i-th file of the profile's
+ * `extends` chain from the base (its path in `where`, the keys it set or changed against the
+ * files below), and each layer of ex then lists the keys it changed against the files' result
+ * (layer 1 included), so every key is credited to the file or layer that set it. files->n == 0
+ * (files->error says why) when the chain could not be read. */
+enum lh_outcome lh_explain_profile_layers(const struct run_flags *flags,
+                                          struct lh_explanation *files, struct lh_explanation *ex);
 /* The value at dotted `keypath` of the profile the last lh_resolve_sandbox() resolved, as
  * compact JSON (objects with sorted keys; a Lua sequence as an array; absent = null) in out.
  * false when no profile is resolved or the value does not fit. */

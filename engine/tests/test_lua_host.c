@@ -662,6 +662,34 @@ static void test_check_file(void)
 }
 
 /* Explain returns each layer's answer and the deciding layer; the CLI prints them. */
+/* explain --profile: each key credited to the profile file that set it (the extends chain, the
+ * base first), and the profile hook's layer only with what it changed itself. */
+static void test_explain_profile_files(void)
+{
+    setup();
+    open_ok();
+    struct run_flags f = flags_for("strict");
+    struct lh_explanation files, ex;
+    CHECK_EQ_INT(lh_explain_profile_layers(&f, &files, &ex), LH_OK);
+    CHECK_EQ_INT(files.n, 2);
+    CHECK_STR_CONTAINS(files.layer[0].where, "/profiles/coding.lua");
+    CHECK_STR_CONTAINS(files.layer[1].where, "/profiles/strict.lua");
+    CHECK(str_list_contains(&files.layer[0].changed, "seccomp.block_unix_sockets"));
+    CHECK(str_list_contains(&files.layer[1].changed, "seccomp.block_unix_sockets"));
+    CHECK(str_list_contains(&files.layer[1].changed, "extends"));
+    CHECK(!str_list_contains(&files.layer[1].changed, "capture.head")); /* coding's, unchanged */
+    CHECK_EQ_INT(ex.n, 1);
+    CHECK(!str_list_contains(&ex.layer[0].changed, "seccomp.block_unix_sockets"));
+    CHECK(!str_list_contains(&ex.layer[0].changed, "capture.head"));
+    lh_explanation_free(&files);
+    lh_explanation_free(&ex);
+    /* without the files, layer 1 sets everything, as before */
+    CHECK_EQ_INT(lh_explain_profile(&f, &ex), LH_OK);
+    CHECK(str_list_contains(&ex.layer[0].changed, "capture.head"));
+    lh_explanation_free(&ex);
+    lh_close();
+}
+
 static void test_explain(void)
 {
     setup();
@@ -1212,6 +1240,7 @@ TEST_MAIN({"coding is the default", test_coding_default},
           {"lh_check_all reports every problem", test_check_all},
           {"lh_check_file checks one policy or profile file", test_check_file},
           {"explain: each layer's answer and the deciding layer", test_explain},
+          {"explain: profile keys credited to the file that set them", test_explain_profile_files},
           {"open, resolve, close fifty times", test_repeated_open_close},
           {"lh_network_decide: allow, deny, suggest, fail closed", test_network_decide},
           {"an invalid network rule fails resolution naming it", test_network_invalid_rule},
