@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "base/visible.h"
+#include "sandbox/home_layers.h"
 #include "sandbox/home_view.h"
 
 #define SYNOPSIS "cordon home [--diff | --reset] [DIR]"
@@ -35,23 +36,26 @@ static void usage(void)
           "where it is and how big. Commands in the sandbox see the real home read-only beneath\n"
           "it (profile key home = \"overlay\"); what they write lands in this layer, kept across\n"
           "runs and sessions of the workspace. --diff lists what they wrote (added, changed:\n"
-          "the real home has it too, removed); --reset discards the layer (refused while a\n"
-          "sandbox of the workspace runs).\n",
+          "the real home has it too, removed; \"(pending)\": written by a sandbox beside the one\n"
+          "holding the layer, merged into it by the next one that holds it); --reset discards\n"
+          "the layer and the pending writes (refused while a sandbox of the workspace runs).\n",
           stdout);
 }
 
 struct walk {
-    int home_fd; /* the real home, for "changed"; -1 when there is none */
-    bool diff;   /* print each entry */
+    int home_fd;     /* the real home, for "changed"; -1 when there is none */
+    bool diff;       /* print each entry */
+    const char *tag; /* after each entry: "" for the layer, " (pending)" for a pending upper */
     unsigned long long bytes, entries;
 };
 
 /* One line "<what> ~/<path><suffix>": the names were chosen by sandboxed commands, so they go
  * through the one renderer (control, C1, bidi and zero-width characters shown as escapes). */
-static void print_entry(const char *what, const char *path, const char *suffix)
+static void print_entry(const struct walk *w, const char *what, const char *path,
+                        const char *suffix)
 {
     char *shown = visible_dup(path);
-    printf("%s ~/%s%s\n", what, shown, suffix);
+    printf("%s ~/%s%s%s\n", what, shown, suffix, w->tag);
     free(shown);
 }
 
@@ -79,7 +83,7 @@ static int walk_dir(struct walk *w, int dfd, const char *rel)
             w->bytes += (unsigned long long)st.st_blocks * 512;
             if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) {
                 if (w->diff)
-                    print_entry("removed", sub, "");
+                    print_entry(w, "removed", sub, "");
             } else if (S_ISDIR(st.st_mode)) {
                 int sfd =
                     openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -90,48 +94,15 @@ static int walk_dir(struct walk *w, int dfd, const char *rel)
                     r = walk_dir(w, sfd, sub);
                     /* A new empty directory is a change of its own. */
                     if (r == 0 && w->diff && !in_home && w->entries == before)
-                        print_entry("added", sub, "/");
+                        print_entry(w, "added", sub, "/");
                 }
             } else if (w->diff) {
-                print_entry(in_home ? "changed" : "added", sub, "");
+                print_entry(w, in_home ? "changed" : "added", sub, "");
             }
         }
         free(sub);
     }
     closedir(d);
-    return r;
-}
-
-/* Remove directory name of dfd and everything in it (overlayfs' work directory holds a
- * directory of mode 0: made searchable first). */
-static int remove_tree(int dfd, const char *name)
-{
-    if (fchmodat(dfd, name, 0700, 0) < 0 && errno != EPERM)
-        return -errno;
-    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return -errno;
-    }
-    int r = 0;
-    struct dirent *de;
-    while (r == 0 && (de = readdir(d))) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            r = -errno;
-        else if (S_ISDIR(st.st_mode))
-            r = remove_tree(dirfd(d), de->d_name);
-        else if (unlinkat(dirfd(d), de->d_name, 0) < 0)
-            r = -errno;
-    }
-    closedir(d);
-    if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
-        r = -errno;
     return r;
 }
 
@@ -151,7 +122,7 @@ int home_cmd_main(int argc, char **argv)
     if (diff && reset)
         return cli_usage_error("home",
                                "--diff and --reset exclude each other (usage: " SYNOPSIS ")");
-    int rc = CORDON_EXIT_SETUP, lock_fd = -1;
+    int rc = CORDON_EXIT_SETUP, lock_fd = -1, layer_fd = -1;
     char *layer = NULL, *upper = NULL, *home = NULL;
     char *ws = realpath(dir ? dir : ".", NULL);
     if (!ws) {
@@ -188,6 +159,13 @@ int home_cmd_main(int argc, char **argv)
         close(lock_fd);
         lock_fd = -1;
     }
+    /* Sandboxes beside the one holding the layer write pending uppers (home_layers.h). */
+    layer_fd = open(layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (layer_fd < 0) {
+        fprintf(stderr, "cordon: home: %s: %s\n", layer, strerror(errno));
+        goto out;
+    }
+    busy = busy || hl_any_live(layer_fd);
     if (reset) {
         if (busy) {
             fprintf(stderr,
@@ -196,11 +174,15 @@ int home_cmd_main(int argc, char **argv)
                     ws);
             goto out;
         }
-        int r = remove_tree(AT_FDCWD, layer);
-        if (r < 0) {
+        /* Out of the way in one rename first: a sandbox starting meanwhile makes a fresh layer
+         * (and its pending upper) instead of writing into one being removed. */
+        char *gone = xasprintf("%s.reset-%d", layer, (int)getpid());
+        int r = rename(layer, gone) < 0 ? -errno : hl_remove_tree(AT_FDCWD, gone);
+        if (r < 0)
             fprintf(stderr, "cordon: home: removing %s: %s\n", layer, strerror(-r));
+        free(gone);
+        if (r < 0)
             goto out;
-        }
         printf("reset: the home layer of %s is discarded\n", ws);
         rc = 0;
         goto out;
@@ -208,12 +190,27 @@ int home_cmd_main(int argc, char **argv)
     const char *h = cdir_home();
     home = h ? realpath(h, NULL) : NULL;
     struct walk w = {.home_fd = home ? open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1,
-                     .diff = diff};
+                     .diff = diff,
+                     .tag = ""};
     int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int r = ufd < 0 ? -errno : walk_dir(&w, ufd, "");
+    if (r == -ENOENT)
+        r = 0;
+    /* Then each pending upper: written by a sandbox beside the holder, merged into the layer
+     * by the next sandbox that holds it. */
+    struct str_list pending = {0};
+    hl_list(layer_fd, &pending);
+    w.tag = " (pending)";
+    for (size_t i = 0; r == 0 && i < pending.len; i++) {
+        char *p = xasprintf("pending/%s/upper", pending.items[i]);
+        int pfd = openat(layer_fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        free(p);
+        r = pfd < 0 ? (errno == ENOENT ? 0 : -errno) : walk_dir(&w, pfd, "");
+    }
+    str_list_free(&pending);
     if (w.home_fd >= 0)
         close(w.home_fd);
-    if (r < 0 && r != -ENOENT) {
+    if (r < 0) {
         fprintf(stderr, "cordon: home: reading %s: %s\n", upper, strerror(-r));
         goto out;
     }
@@ -222,6 +219,8 @@ int home_cmd_main(int argc, char **argv)
                upper, w.bytes, w.entries, busy ? "yes (a sandbox of the workspace runs)" : "no");
     rc = 0;
 out:
+    if (layer_fd >= 0)
+        close(layer_fd);
     if (lock_fd >= 0)
         close(lock_fd);
     free(home);
