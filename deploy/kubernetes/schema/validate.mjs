@@ -4,7 +4,7 @@
 // cordon-pod.yaml's spec). Then what docs/fleet.md promises of every pod spec: hostUsers false,
 // procMount Unmasked on the container `cordon`, no capability added, the Localhost seccomp
 // profile seccomp-cordon.json, requests and limits on every container.
-// Run by spec/04-engine/pod_podman_spec.lua from a copy beside the installed node_modules
+// Run by spec/04-engine/pod_podman_spec.lua from a copy beside a link to the installed node_modules
 // (build-deps/k8s-schema, `make deps`), where its imports resolve. One line per file: "ok FILE"
 // or "FILE: why"; exit 1 when one is not valid.
 import fs from "node:fs";
