@@ -17,8 +17,9 @@
 # Podman ignores procMount: Unmasked (its /proc keeps its masks): cordon then says in one line
 # that the sandbox shares the container's /proc, and keeps other processes' from it with
 # Landlock; the kubelet gives the container an unmasked /proc, and the sandbox its own
-# (docs/fleet.md). `up` returns once the session answers in the pod (60 s at most); `down` ends
-# the pod and checks that none of its containers is left.
+# (docs/fleet.md). `up` returns once the session answers in the pod (asked from its cordon
+# container, 60 s at most; Podman ignores `stdin: true`, so the MCP variant's agent container
+# has exited by then); `down` ends the pod and checks that none of its containers is left.
 # State (the copy, the profile, containers.conf) in $CORDON_POD_STATE (default /run/cordon-pod-try).
 # Uses: podman, runc, sed; apparmor_parser where AppArmor is on. Needs root (rootful Podman).
 set -eu
@@ -74,7 +75,7 @@ up() {
         "$yaml" >"$copy"
     podman kube play --seccomp-profile-root "$state/seccomp" "$copy" >/dev/null
     i=0
-    until podman exec "$pod-agent" cordon session status agent >/dev/null 2>&1; do
+    until podman exec "$pod-cordon" cordon session status agent >/dev/null 2>&1; do
         i=$((i + 1))
         if [ $i -gt 60 ]; then
             podman logs "$pod-cordon" >&2 || true

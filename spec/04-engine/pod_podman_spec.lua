@@ -10,7 +10,9 @@
 --     outside the workspace is refused, the network is reached only through the proxy (an
 --     allowed stand-in server answers, another port of it is refused with the refusal line,
 --     a direct connection is not served) and each decision is a JSON line of the pod's log;
---     `podman.sh down` leaves no container and no pod.
+--     `podman.sh down` leaves no container and no pod;
+--   * the MCP variant (cordon-pod-mcp.yaml): `cordon mcp --session agent` answers run_command
+--     with the sandbox's output.
 -- The pod's session runs with one more rule than cordon-pod.yaml's: --network-allow for the
 -- stand-in server's port on the private range the pod's address is in.
 -- Root only (rootful Podman); skipped with the reason where podman, runc or the image is missing.
@@ -55,7 +57,7 @@ describe("deploy/kubernetes: the pod files", function()
         assert.are.equal(1, r.code, h.describe(r))
         assert.truthy(r.stdout:find("bad-enum.yaml: data/spec/containers/0/securityContext/procMount", 1, true),
             h.describe(r))
-        assert.truthy(r.stdout:find("bad-cap.yaml: agent adds capabilities", 1, true), h.describe(r))
+        assert.truthy(r.stdout:find("bad-cap.yaml: cordon adds capabilities", 1, true), h.describe(r))
     end)
 
     it("has seccomp-cordon.json: this machine's runtime default plus sethostname", function()
@@ -225,5 +227,54 @@ describe("the pod under Podman (podman.sh up, podman exec cordon-agent cordon ex
         assert.are.equal("", h.sh("podman ps -a --filter pod=" .. POD .. " --format '{{.Names}}'").stdout)
         assert.are.equal("", h.sh("podman ps -a --filter name=^" .. POD .. "- --format '{{.Names}}'").stdout)
         assert.are_not.equal(0, h.sh("podman pod exists " .. POD).code)
+    end)
+end)
+
+describe("the MCP variant under Podman (cordon-pod-mcp.yaml)", function()
+    local top, state
+    teardown(function()
+        if state then
+            h.sh(("CORDON_POD_STATE=%s timeout -k 5 120 sh %s down %s"):format(h.quote(state),
+                h.quote(DEPLOY .. "/podman.sh"), h.quote(DEPLOY .. "/cordon-pod-mcp.yaml")))
+            os.execute("rm -rf " .. h.quote(top))
+        end
+    end)
+
+    it("answers run_command through the pod's session, sandboxed", function()
+        if h.chomp(h.sh_ok("id -u")) ~= "0" then return pending("not root: the pod is played with rootful Podman") end
+        if h.sh("command -v podman && command -v runc").code ~= 0 then
+            return pending("podman or runc is not installed (make deps installs them)")
+        end
+        if h.sh("podman image exists localhost/cordon:" .. version()).code ~= 0 then
+            return pending("no image localhost/cordon:" .. version() .. " (make image builds it)")
+        end
+        if h.sh("podman pod exists cordon-mcp").code == 0 then
+            return pending("a pod named cordon-mcp exists already on this machine")
+        end
+        top = h.chomp(h.sh_ok("mktemp -d /var/tmp/cordon-pod-mcp-spec.XXXXXX"))
+        state = top .. "/state"
+        local r = h.sh(("CORDON_POD_STATE=%s timeout -k 5 120 sh %s up %s"):format(h.quote(state),
+            h.quote(DEPLOY .. "/podman.sh"), h.quote(DEPLOY .. "/cordon-pod-mcp.yaml")))
+        assert.are.equal(0, r.code, h.describe(r))
+        -- Podman ignores `stdin: true`, so the agent container's own `cordon mcp` met the end of
+        -- its stdin at once; the same command, with a stdin, from the pod's cordon container
+        local msgs = table.concat({
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+                .. '"capabilities":{},"clientInfo":{"name":"spec","version":"0"}}}',
+            '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+            '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command",'
+                .. '"arguments":{"command":"hostname; mkdir -p ~/.aws; cat ~/.aws/credentials"}}}',
+        }, "\n") .. "\n"
+        local dir = h.tmpdir()
+        h.write_file(dir .. "/in", msgs)
+        -- stdin stays open until the answer to id 2 came (bounded: 30 s)
+        r = h.sh(("(cat %s; i=0; while [ $i -lt 30 ] && ! grep -q '\"id\":2' %s/out 2>/dev/null; do "
+            .. "sleep 1; i=$((i+1)); done) | timeout -k 5 60 podman exec -i cordon-mcp-cordon cordon mcp "
+            .. "--session agent > %s/out; cat %s/out"):format(h.quote(dir .. "/in"), h.quote(dir), h.quote(dir),
+            h.quote(dir)))
+        local answer = r.stdout:match('[^\n]*"id":2[^\n]*')
+        assert.truthy(answer, h.describe(r))
+        assert.truthy(answer:find("[stdout]\\ncordon\\n", 1, true), answer)
+        assert.truthy(answer:find(".aws/credentials: No such file or directory", 1, true), answer)
     end)
 end)
