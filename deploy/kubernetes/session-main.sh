@@ -24,7 +24,11 @@ case $? in
 *) echo "session-main.sh: cordon doctor failed" >&2; exit 1 ;;
 esac
 
-[ -n "${XDG_RUNTIME_DIR:-}" ] && mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+# The socket's folder ($XDG_RUNTIME_DIR/cordon) is cordon's, mode 0700; the volume above it is
+# the kubelet's (root's, with fsGroup), which this uid may not chmod: best effort.
+if [ -n "${XDG_RUNTIME_DIR:-}" ]; then
+    mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR" 2>/dev/null || true
+fi
 cordon session start "$name" "$@" || exit 1
 pid=$(cordon session status "$name" --json | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
 [ -n "$pid" ] || { echo "session-main.sh: session $name gives no controller pid" >&2; exit 1; }
