@@ -10,6 +10,10 @@ PREFIX     ?= /usr/local
 # The MCP TypeScript SDK the `cordon mcp` spec drives it with, from the npm registry at the
 # version spec/fixtures/mcp/package-lock.json pins; never committed (the build tree's).
 NPM_PREFIX ?= build-deps/npm
+# The Kubernetes API's OpenAPI schema as the npm package kubernetes-models carries it, at the
+# version deploy/kubernetes/schema/package-lock.json pins: the pod spec's offline check
+# (deploy/kubernetes/schema/validate.mjs); never committed.
+K8S_SCHEMA ?= build-deps/k8s-schema
 # Debian 12 packages (third_party/README.md says why), each list installed when missing by
 # build-aux/apt-need.sh. RUN_PACKAGES: what `make build` and `make run` need, the build and the
 # programs the tour (docs/tour.sh) runs inside the sandbox; nothing that starts a daemon.
@@ -20,16 +24,17 @@ RUN_PACKAGES  := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev l
 # docs/network-rules.md; apparmor: the parser that checks dist/apparmor/cordon; openssh-server
 # and tinyproxy: the specs start their own, apt-need.sh keeps apt from starting the services).
 # Node's npm is checked as a command (it may come from elsewhere than Debian's npm package).
+# mypy: a spec type-checks the Python client (py.typed) and a program using its options.
 TEST_PACKAGES := lua-cjson lua-busted lua-check iproute2 util-linux bubblewrap hyperfine sudo \
                  openssh-client openssh-server openssl tinyproxy nftables ccache python3-venv \
-                 podman runc debootstrap gnupg gpg-agent apparmor zsh
+                 podman runc debootstrap gnupg gpg-agent apparmor zsh mypy
 # BUILD_TESTING for CMake (the C units and the specs, which need busted at configure time):
 # ON where busted is installed, so `make build` works with RUN_PACKAGES alone; `make test`
 # passes ON.
 TESTING ?= $$(command -v busted >/dev/null 2>&1 && echo ON || echo OFF)
 
 .PHONY: all deps run-deps client-deps build run lint test test-asan test-kernels bench install clean \
-        container-image deb
+        container-image deb image
 
 all: build
 
@@ -45,6 +50,13 @@ deps: run-deps
 	  mkdir -p $(NPM_PREFIX) && \
 	  cp spec/fixtures/mcp/package.json spec/fixtures/mcp/package-lock.json $(NPM_PREFIX)/ && \
 	  npm ci --prefix $(NPM_PREFIX) --no-audit --no-fund --silent; \
+	fi
+	@if ! cmp -s deploy/kubernetes/schema/package-lock.json $(K8S_SCHEMA)/package-lock.json; then \
+	  echo "installing: kubernetes-models (npm, into $(K8S_SCHEMA))"; \
+	  mkdir -p $(K8S_SCHEMA) && \
+	  cp deploy/kubernetes/schema/package.json deploy/kubernetes/schema/package-lock.json $(K8S_SCHEMA)/ && \
+	  (cd $(K8S_SCHEMA) && npm ci --no-audit --no-fund --silent --loglevel=error) || \
+	    { rm -f $(K8S_SCHEMA)/package-lock.json; exit 1; }; \
 	fi
 
 # tsc and Node's types for checking the TypeScript client's declarations (clients/typescript;
@@ -74,7 +86,7 @@ container-image: deps
 	  sh spec/fixtures/container/build-image.sh build-deps/container-rootfs cordon-test-image; \
 	else echo "make: not root: no container image (its spec is skipped)"; fi
 
-test: deps client-deps container-image
+test: deps client-deps container-image pod-image
 	@$(MAKE) --no-print-directory build TESTING=ON
 	ctest --test-dir $(BUILD) --output-on-failure -j1
 
@@ -106,6 +118,7 @@ bench: deps build
 	bash bench/session.sh $(BUILD)/cordon
 	bash bench/output.sh $(BUILD)/cordon
 	bash bench/rename.sh $(BUILD)/cordon
+	bash bench/home_beside.sh $(BUILD)/cordon
 
 # The tree the Debian package has too: PREFIX/bin/cordon, PREFIX/libexec/cordon/cordon-session,
 # PREFIX/share/cordon/{policies,profiles} (where the installed cordon finds them, not in this
@@ -133,6 +146,25 @@ deb:
 	@rc=0; sh debian/check-install.sh $$(ls $(DEB_DIR)/cordon_*_*.deb | grep -v dbgsym) || rc=$$?; \
 	if [ $$rc = 77 ]; then echo "make: the package was built but not tried in a container (above: why)"; \
 	elif [ $$rc != 0 ]; then exit $$rc; fi
+
+# The image cordon's pod runs (deploy/kubernetes/cordon-pod.yaml): localhost/cordon:VERSION and
+# :latest, made without any registry from the Debian 12 root file system of the container specs
+# (debootstrap, cached in build-deps/container-rootfs) and the package of `make deb` (built when
+# $(DEB_DIR) has none of this version); kept when neither the package nor the scripts changed.
+# To push it to a team's registry: podman tag localhost/cordon:VERSION REGISTRY/cordon:VERSION,
+# then podman push REGISTRY/cordon:VERSION (docs/fleet.md).
+VERSION := $(shell grep -m1 -o 'cordon VERSION [0-9.]*' CMakeLists.txt | cut -d' ' -f3)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+image:
+	@[ "$$(id -u)" = 0 ] || { echo "make: image needs root (rootful podman, debootstrap)" >&2; exit 1; }
+	@[ -f $(DEB_DIR)/cordon_$(VERSION)_$(DEB_ARCH).deb ] || $(MAKE) --no-print-directory deb
+	sh deploy/kubernetes/build-image.sh $(DEB_DIR)/cordon_$(VERSION)_$(DEB_ARCH).deb build-deps/container-rootfs
+
+# `make test` as root builds the image for the pod's spec (spec/04-engine/pod_podman_spec.lua);
+# otherwise that spec is skipped and so is this.
+pod-image: deps
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image; \
+	else echo "make: not root: no pod image (its spec is skipped)"; fi
 
 # libFuzzer targets for the proxy's parsers and the case-file JSON reader (engine/fuzz/README.md),
 # each run for a bounded time from the seed corpus in engine/fuzz/corpus/<target>/; new inputs

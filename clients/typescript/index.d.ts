@@ -171,16 +171,56 @@ export interface ExecResult {
   raw: Record<string, unknown>;
 }
 
+/** The options of `cordon session start` (docs/session-api.md), one for each of its flags. An
+ * unset option leaves the profile's value; `false` turns a boolean one off. An unknown key is a
+ * TypeError. */
 export interface StartOptions {
   /** writable workspace (default: the current directory) */
   workspace?: string;
+  /** profile to use (default: coding) */
   profile?: string;
+  /** let the workspace be your home directory or an ancestor of it */
+  allowHomeWorkspace?: boolean;
+  /** more writable paths */
+  allowWrite?: string[];
+  /** paths that look missing */
+  hide?: string[];
+  /** keep the host network (filesystem rules still apply) */
+  unrestrictedNetwork?: boolean;
+  /** commands may serve and use TCP on the sandbox loopback */
+  allowLoopback?: boolean;
+  /** bind the Docker socket into the sandbox */
+  allowDocker?: boolean;
+  /** rules commands may reach through the proxy ("HOST", "HOST:PORT", "*.NAME", "tcp://HOST:PORT") */
   networkAllow?: string[];
-  /** default true; false ties the session to this process (it ends when this process exits) */
+  /** rules commands never reach (win over allows) */
+  networkDeny?: string[];
+  /** the host's own 127.0.0.1:PORT reachable inside at the same port */
+  allowHostPort?: number[];
+  /** "[HOSTADDR:]HOSTPORT:PORT": the sandbox's PORT reachable from the host */
+  publish?: string[];
+  /** when the sandbox refused a command, ask the approvers whether to run it outside */
+  askSandboxOff?: boolean;
+  /** plan mode: never run anything outside the sandbox */
+  plan?: boolean;
+  /** how long a question waits for its answer: seconds, or a duration such as "30s", "5m" */
+  permissionTimeout?: number | string;
+  /** one more policy layer on top (a file you name yourself: not trust-checked) */
+  policy?: string;
+  /** the home directory's mode */
+  home?: "overlay" | "readonly" | "tmpfs";
+  /** false: each exec gets a fresh sandbox of its own */
+  sessionExec?: boolean;
+  /** your ssh-agent is reachable inside */
+  allowSshAgent?: boolean;
+  /** your gpg-agent signs inside (never exports the private keys) */
+  allowGpgAgent?: boolean;
+  /** default false: the session is owned by this process and ends when it exits, however it
+   * exits (SIGKILL too), or when dispose() is called; true lets it outlive this process */
   detach?: boolean;
-  /** tie the session to process `owner` instead (--owner PID; implies detach: false) */
+  /** tie the session to process `owner` instead (--owner PID; not with detach: true) */
   owner?: number;
-  /** more arguments for `cordon session start`, as they are */
+  /** more arguments for `cordon session start`, as they are (for a flag newer than this client) */
   extraArgs?: string[];
   /** the cordon binary (default: $CORDON_BIN, else `cordon` on PATH) */
   cordonBin?: string;
@@ -188,19 +228,40 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** give up on `session start` after this many ms (default 60000) */
   timeoutMs?: number;
+  /** aborting rejects with an AbortError once `session start` has returned, after stopping the
+   * session it started (it is not interrupted half-way) */
+  signal?: AbortSignal;
 }
 
 export interface ExecOptions {
-  /** seconds, then TERM and KILL (result.timedOut) */
+  /** seconds, then TERM and KILL (result.timedOut, exit code 124) */
   timeout?: number;
   /** a tag for cancel() */
   turn?: string;
+  /** aborting ends the wait (stream: closes the connection, the command runs on; exec: stops
+   * the command first), rejecting with an AbortError */
+  signal?: AbortSignal;
 }
 
 export interface RunOptions extends ExecOptions {
   onStdout?: (text: string) => void;
   onStderr?: (text: string) => void;
 }
+
+/** Any call that waits takes a signal: aborting ends the wait, rejecting with an AbortError. */
+export interface Waits {
+  signal?: AbortSignal;
+}
+
+export interface LogOptions {
+  /** only the last `tail` lines */
+  tail?: number;
+  /** aborting ends the wait, rejecting with an AbortError */
+  signal?: AbortSignal;
+}
+
+/** This client's version: cordon's own. */
+export declare const version: string;
 
 export declare class CordonError extends Error {
   constructor(message: string);
@@ -218,6 +279,11 @@ export declare class APIError extends CordonError {
   method: string;
   path: string;
 }
+/** A wait ended by its AbortSignal (name "AbortError"); `cause` is the signal's reason. */
+export declare class AbortError extends CordonError {
+  constructor(message: string, cause?: unknown);
+  cause: unknown;
+}
 /** `cordon session start` failed: its last line of stderr, its exit code and all of stderr. */
 export declare class StartError extends CordonError {
   constructor(message: string, exitCode: number | null, stderr: string);
@@ -234,10 +300,10 @@ export declare class BackgroundJob {
   readonly log: string;
   readonly message: string;
   readonly command: string;
-  logs(options?: { tail?: number }): Promise<string>;
-  stop(): Promise<Job>;
+  logs(options?: LogOptions): Promise<string>;
+  stop(options?: Waits): Promise<Job>;
   /** this job as GET /v1/jobs lists it now (null once the session forgot it) */
-  info(): Promise<Job | null>;
+  info(options?: Waits): Promise<Job | null>;
 }
 
 /** One cordon session. Requests reuse keep-alive connections to its socket. */
@@ -248,7 +314,8 @@ export declare class Session {
   /** true when this object started the session (dispose() then stops it) */
   readonly owned: boolean;
 
-  /** Runs `cordon session start NAME` and resolves once the session answers. */
+  /** Runs `cordon session start NAME` and resolves once the session answers. The session is
+   * owned by this process unless options.detach is true. */
   static start(name: string, options?: StartOptions): Promise<Session>;
   /** Connects to running session NAME; rejects with SessionNotFound when none answers. */
   static attach(name: string, options?: { socket?: string }): Promise<Session>;
@@ -258,29 +325,30 @@ export declare class Session {
   /** Stops the session if this object started it, then closes. */
   dispose(): Promise<void>;
 
-  status(): Promise<SessionInfo>;
+  status(options?: Waits): Promise<SessionInfo>;
   /** POST /v1/session/stop; with wait (default), resolves once the socket is gone. */
-  stopSession(options?: { wait?: boolean; timeoutMs?: number }): Promise<void>;
+  stopSession(options?: { wait?: boolean; timeoutMs?: number; signal?: AbortSignal }): Promise<void>;
 
   /** POST /v1/exec: the events as they happen. Leaving the loop early closes the connection. */
   stream(command: string, options?: ExecOptions): AsyncIterableIterator<ExecEvent>;
   /** Runs command (a `bash -c` string) and resolves at its end. */
   exec(command: string, options?: RunOptions): Promise<ExecResult>;
   /** Starts a background job; rejects with a 409 APIError when eight are running. */
-  background(command: string, options?: { turn?: string }): Promise<BackgroundJob>;
-  jobs(): Promise<Job[]>;
+  background(command: string, options?: { turn?: string; signal?: AbortSignal }): Promise<BackgroundJob>;
+  jobs(options?: Waits): Promise<Job[]>;
   /** A background job's log as it is now; with tail, its last `tail` lines. */
-  logs(pid: number, options?: { tail?: number }): Promise<string>;
-  logsBytes(pid: number, options?: { tail?: number }): Promise<Buffer>;
-  stop(pid: number): Promise<Job>;
+  logs(pid: number, options?: LogOptions): Promise<string>;
+  logsBytes(pid: number, options?: LogOptions): Promise<Buffer>;
+  /** Stops a job's process group (TERM, then KILL after the grace period). */
+  stop(pid: number, options?: Waits): Promise<Job>;
   /** Stops every process group that commands of this turn started; resolves to their pids. */
-  cancel(turn: string): Promise<number[]>;
-  approvals(): Promise<Approval[]>;
+  cancel(turn: string, options?: Waits): Promise<number[]>;
+  approvals(options?: Waits): Promise<Approval[]>;
   /** Answers a pending question; `by` (1 to 200 bytes) names who answered, for the settled events. */
-  answer(id: number, answer: ApprovalAnswer, options?: { by?: string }): Promise<Answer>;
+  answer(id: number, answer: ApprovalAnswer, options?: { by?: string; signal?: AbortSignal }): Promise<Answer>;
   /** GET /v1/approvals?watch=1: subscribes as an approver ("subscribed" first, then each question
    * and its outcome) until the loop is left. With no approver subscribed, questions are denied at once. */
-  watchApprovals(): AsyncIterableIterator<ApprovalEvent>;
+  watchApprovals(options?: { signal?: AbortSignal }): AsyncIterableIterator<ApprovalEvent>;
   /** `await using s = await Session.start(...)`: dispose(). */
   [Symbol.asyncDispose](): Promise<void>;
 }

@@ -3,10 +3,16 @@
 // (docs/session-api.md): start or attach to a session, run commands in its sandbox, manage its
 // background jobs and answer its questions, over HTTP/1.1 on the session's Unix socket.
 // Owns the Session and BackgroundJob classes, the error classes, where a session's socket is,
-// and running `cordon session start`. Uses only Node's own modules (node:http with socketPath
+// running `cordon session start` with its typed options (START_OPTIONS: every flag of
+// `cordon session start --help`, checked by spec/04-engine/session_clients_spec.lua), the
+// ownership of a session it starts (this process's: `session start` watches its starter with a
+// pidfd, so the session ends when this process exits, SIGKILL included, unless detach: true),
+// and AbortSignal on every call that waits (an aborted exec is stopped, then rejects with an
+// AbortError). Uses only Node's own modules (node:http with socketPath
 // and a keep-alive Agent, node:child_process, node:fs). Types: index.d.ts, which this file is
 // checked against (tsc --checkJs). Must never: stop a session it attached to, send a request
-// twice once any of its answer has arrived, or connect anywhere but the session's socket.
+// twice once any of its answer has arrived, connect anywhere but the session's socket, or pass
+// an option of `session start` it does not know (an unknown key is a TypeError).
 
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -26,9 +32,107 @@ import path from "node:path";
 /** @typedef {import("./index.js").ExecOptions} ExecOptions */
 /** @typedef {import("./index.js").RunOptions} RunOptions */
 /** @typedef {import("./index.js").StartOptions} StartOptions */
+/** @typedef {import("./index.js").LogOptions} LogOptions */
+/** @typedef {import("./index.js").Waits} Waits */
 /** @typedef {Record<string, unknown>} Json */
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
+
+/** This client's version: cordon's own (package.json, kept equal to the engine's by a spec). */
+export const version = String(JSON.parse(fs.readFileSync(new URL("./package.json", import.meta.url), "utf8")).version);
+
+// The typed options of `cordon session start`: [key, flag, kind]. Kinds: "str" (a non-empty
+// string), "strs" (an array of them, the flag once each), "ports" (integers 1..65535), "bool"
+// (true: --flag, false: --flag=false, overriding the profile), "duration" (seconds as a number,
+// or a string such as "30s"), "home" (overlay, readonly, tmpfs). `--json` is left out: it
+// changes what session start prints, which no client reads; detach and owner decide the owner.
+/** @type {ReadonlyArray<readonly [string, string, string]>} */
+const START_OPTIONS = [
+  ["workspace", "--workspace", "str"],
+  ["profile", "--profile", "str"],
+  ["allowHomeWorkspace", "--allow-home-workspace", "bool"],
+  ["allowWrite", "--allow-write", "strs"],
+  ["hide", "--hide", "strs"],
+  ["unrestrictedNetwork", "--unrestricted-network", "bool"],
+  ["allowLoopback", "--allow-loopback", "bool"],
+  ["allowDocker", "--allow-docker", "bool"],
+  ["networkAllow", "--network-allow", "strs"],
+  ["networkDeny", "--network-deny", "strs"],
+  ["allowHostPort", "--allow-host-port", "ports"],
+  ["publish", "--publish", "strs"],
+  ["askSandboxOff", "--ask-sandbox-off", "bool"],
+  ["plan", "--plan", "bool"],
+  ["permissionTimeout", "--permission-timeout", "duration"],
+  ["policy", "--policy", "str"],
+  ["home", "--home", "home"],
+  ["sessionExec", "--session-exec", "bool"],
+  ["allowSshAgent", "--allow-ssh-agent", "bool"],
+  ["allowGpgAgent", "--allow-gpg-agent", "bool"],
+];
+const CLIENT_KEYS = ["detach", "owner", "extraArgs", "cordonBin", "env", "timeoutMs", "signal"];
+const HOMES = ["overlay", "readonly", "tmpfs"];
+
+/**
+ * `cordon session start NAME` with options, each checked. Not detached, the session's owner is
+ * the process that runs it (this one), or options.owner.
+ * @param {string} bin @param {string} name @param {StartOptions} options @returns {string[]}
+ */
+function startArgs(bin, name, options) {
+  const o = /** @type {Record<string, unknown>} */ (options);
+  const known = new Set([...START_OPTIONS.map((x) => x[0]), ...CLIENT_KEYS]);
+  const unknown = Object.keys(o).filter((k) => !known.has(k));
+  if (unknown.length) throw new TypeError(`unknown session start option(s): ${unknown.join(", ")}`);
+  /** @param {string} key @param {string} want @param {unknown} v */
+  const bad = (key, want, v) => new TypeError(`session start option ${key} takes ${want}, not ${JSON.stringify(v)}`);
+  /** @param {string} key @param {unknown} v @returns {string} */
+  const text = (key, v) => {
+    if (typeof v !== "string" || !v) throw bad(key, "a non-empty string", v);
+    return v;
+  };
+  /** @param {string} key @param {unknown} v @returns {unknown[]} */
+  const list = (key, v) => {
+    if (!Array.isArray(v)) throw bad(key, "an array", v);
+    return v;
+  };
+  const args = ["session", "start", name];
+  for (const [key, flag, kind] of START_OPTIONS) {
+    const v = o[key];
+    if (v === undefined || v === null) continue;
+    if (kind === "bool") {
+      if (typeof v !== "boolean") throw bad(key, "true or false", v);
+      args.push(v ? flag : `${flag}=false`);
+    } else if (kind === "str") {
+      args.push(flag, text(key, v));
+    } else if (kind === "strs") {
+      for (const item of list(key, v)) args.push(flag, text(key, item));
+    } else if (kind === "ports") {
+      for (const port of list(key, v)) {
+        if (!Number.isInteger(port) || /** @type {number} */ (port) < 1 || /** @type {number} */ (port) > 65535) {
+          throw bad(key, "port numbers 1..65535", port);
+        }
+        args.push(flag, String(port));
+      }
+    } else if (kind === "duration") {
+      if (typeof v === "number" && v > 0) args.push(flag, `${v}s`);
+      else if (typeof v === "string" && v) args.push(flag, v);
+      else throw bad(key, "seconds (a number > 0) or a duration such as \"30s\"", v);
+    } else if (kind === "home") {
+      if (typeof v !== "string" || !HOMES.includes(v)) throw bad(key, HOMES.join(" or "), v);
+      args.push(flag, v);
+    }
+  }
+  if (options.detach !== undefined && typeof options.detach !== "boolean") throw bad("detach", "true or false", options.detach);
+  if (options.owner !== undefined) {
+    if (options.detach) throw new TypeError("session start: detach: true and owner exclude each other");
+    if (!Number.isInteger(options.owner) || options.owner <= 0) throw bad("owner", "a process id", options.owner);
+    args.push("--owner", String(options.owner));
+  } else if (options.detach === true) {
+    args.push("--detach");
+  }
+  const extra = options.extraArgs ?? [];
+  if (!Array.isArray(extra) || extra.some((a) => typeof a !== "string")) throw bad("extraArgs", "an array of strings", extra);
+  return [...args, ...extra];
+}
 const ANSWERS = ["once", "session", "deny"];
 const SUN_PATH_MAX = 108; // sizeof(struct sockaddr_un.sun_path)
 
@@ -59,6 +163,26 @@ export class APIError extends CordonError {
     this.method = method;
     this.path = path;
   }
+}
+
+/** A wait ended by its AbortSignal; `cause` is the signal's reason. */
+export class AbortError extends CordonError {
+  /** @param {string} message @param {unknown} [cause] */
+  constructor(message, cause) {
+    super(message);
+    this.name = "AbortError";
+    this.cause = cause;
+  }
+}
+
+/** @param {AbortSignal} signal @param {string} what @returns {AbortError} */
+function abortError(signal, what) {
+  return new AbortError(`${what} was aborted`, signal.reason);
+}
+
+/** @param {AbortSignal | undefined} signal @param {string} what */
+function checkAborted(signal, what) {
+  if (signal?.aborted) throw abortError(signal, what);
 }
 
 export class StartError extends CordonError {
@@ -256,18 +380,19 @@ export class BackgroundJob {
     this.command = command;
   }
 
-  /** @param {{ tail?: number }} [options] */
+  /** @param {LogOptions} [options] */
   logs(options) {
     return this.session.logs(this.pid, options);
   }
 
-  stop() {
-    return this.session.stop(this.pid);
+  /** @param {Waits} [options] */
+  stop(options) {
+    return this.session.stop(this.pid, options);
   }
 
-  /** @returns {Promise<Job | null>} */
-  async info() {
-    return (await this.session.jobs()).find((j) => j.pid === this.pid) ?? null;
+  /** @param {Waits} [options] @returns {Promise<Job | null>} */
+  async info(options) {
+    return (await this.session.jobs(options)).find((j) => j.pid === this.pid) ?? null;
   }
 }
 
@@ -286,13 +411,8 @@ export class Session {
   static async start(name, options = {}) {
     checkName(name);
     const bin = findCordon(options.cordonBin);
-    const args = ["session", "start", name];
-    if (options.workspace !== undefined) args.push("--workspace", options.workspace);
-    if (options.profile !== undefined) args.push("--profile", options.profile);
-    for (const rule of options.networkAllow ?? []) args.push("--network-allow", rule);
-    if (options.owner !== undefined) args.push("--owner", String(Math.trunc(options.owner)));
-    else if (options.detach !== false) args.push("--detach");
-    args.push(...(options.extraArgs ?? []));
+    const args = startArgs(bin, name, options);
+    checkAborted(options.signal, `session start ${name}`);
     const env = options.env ?? process.env;
     const sock = socketPath(name, env);
     // stderr to a file, not a pipe: the controller `session start` leaves running keeps its
@@ -320,6 +440,12 @@ export class Session {
     }
     const stderr = fs.readFileSync(errPath, "utf8");
     fs.rmSync(dir, { recursive: true, force: true });
+    // Aborted while `session start` ran: it is not interrupted (its session would come up all
+    // the same, owned by this process); once it returns, the session it started is stopped.
+    if (options.signal?.aborted) {
+      if (result.code === 0) await new Session(name, sock, { owned: true }).dispose().catch(() => undefined);
+      throw abortError(options.signal, `session start ${name}`);
+    }
     if (result.code !== 0) {
       const ls = stderr.split("\n").filter((l) => l.trim());
       const msg = ls.length ? ls[ls.length - 1]
@@ -363,10 +489,13 @@ export class Session {
    * Sends one request; resolves to the answer (status and headers read). An error status is
    * read and rejected as APIError. A request whose reused connection the session had closed
    * while idle is sent again on a new one (nothing of its answer had arrived).
-   * @param {string} method @param {string} p @param {Json} [body]
+   * With signal, aborting destroys the request or its answer, which then rejects (or its
+   * stream throws) with an AbortError.
+   * @param {string} method @param {string} p @param {Json} [body] @param {AbortSignal} [signal]
    * @returns {Promise<http.IncomingMessage>}
    */
-  async _open(method, p, body) {
+  async _open(method, p, body, signal) {
+    checkAborted(signal, `${method} ${p}`);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     /** @type {Record<string, string | number>} */
     const headers = { Host: "cordon" };
@@ -377,9 +506,22 @@ export class Session {
     for (let attempt = 0; ; attempt++) {
       try {
         const res = await new Promise((resolve, reject) => {
+          /** @type {http.IncomingMessage | null} */
+          let answer = null;
           const req = http.request({ socketPath: this.socketPath, path: p, method, headers, agent: this._agent },
-            resolve);
+            (r) => {
+              answer = r;
+              if (signal) r.on("close", () => signal.removeEventListener("abort", abort));
+              resolve(r);
+            });
+          const abort = () => {
+            const e = abortError(/** @type {AbortSignal} */ (signal), `${method} ${p}`);
+            if (answer) answer.destroy(e);
+            else req.destroy(e);
+          };
+          signal?.addEventListener("abort", abort, { once: true });
           req.on("error", (e) => {
+            if (!answer) signal?.removeEventListener("abort", abort);
             /** @type {any} */ (e).reusedSocket = req.reusedSocket;
             reject(e);
           });
@@ -412,9 +554,9 @@ export class Session {
     }
   }
 
-  /** @param {string} method @param {string} p @param {Json} [body] @returns {Promise<Json>} */
-  async _json(method, p, body) {
-    const res = await this._open(method, p, body);
+  /** @param {string} method @param {string} p @param {Json} [body] @param {AbortSignal} [signal] @returns {Promise<Json>} */
+  async _json(method, p, body, signal) {
+    const res = await this._open(method, p, body, signal);
     const text = (await readAll(res, this.name)).toString("utf8");
     try {
       const v = JSON.parse(text);
@@ -425,13 +567,14 @@ export class Session {
     throw new CordonError(`session '${this.name}' answered ${method} ${p} with something not a JSON object: ${text.slice(0, 200)}`);
   }
 
-  /** @returns {Promise<SessionInfo>} */
-  async status() {
-    return sessionInfo(await this._json("GET", "/v1/session"));
+  /** @param {Waits} [options] @returns {Promise<SessionInfo>} */
+  async status(options = {}) {
+    return sessionInfo(await this._json("GET", "/v1/session", undefined, options.signal));
   }
 
-  /** @param {{ wait?: boolean, timeoutMs?: number }} [options] @returns {Promise<void>} */
+  /** @param {{ wait?: boolean, timeoutMs?: number, signal?: AbortSignal }} [options] @returns {Promise<void>} */
   async stopSession(options = {}) {
+    checkAborted(options.signal, `stopping session '${this.name}'`);
     try {
       await this._json("POST", "/v1/session/stop");
     } catch (e) {
@@ -450,6 +593,7 @@ export class Session {
         throw e;
       }
       await new Promise((r) => setTimeout(r, 50));
+      checkAborted(options.signal, `stopping session '${this.name}'`);
     }
     throw new CordonError(`session '${this.name}' did not stop within ${options.timeoutMs ?? 60000} ms`);
   }
@@ -460,7 +604,7 @@ export class Session {
     const body = { command };
     if (options.timeout !== undefined) body.timeout = options.timeout;
     if (options.turn !== undefined) body.turn = options.turn;
-    const res = await this._open("POST", "/v1/exec", body);
+    const res = await this._open("POST", "/v1/exec", body, options.signal);
     for await (const line of lines(res, this.name)) yield execEvent(parseLine(line, this.name));
   }
 
@@ -477,24 +621,49 @@ export class Session {
     let pid = 0;
     /** @type {import("./index.js").ExitEvent | null} */
     let exit = null;
-    for await (const ev of this.stream(command, { timeout: options.timeout, turn: options.turn })) {
-      if (ev.event === "output") {
-        if (ev.stream === "stderr") {
-          err.push(ev.data);
-          options.onStderr?.(ev.text);
-        } else {
-          out.push(ev.data);
-          options.onStdout?.(ev.text);
+    // Aborted, the command is stopped (TERM, KILL after the grace period) as soon as its pid is
+    // known (the started event comes first); its stream then ends with the exit event, and the
+    // exec rejects with an AbortError.
+    const signal = options.signal;
+    checkAborted(signal, `exec of ${JSON.stringify(command)}`);
+    let aborted = false;
+    /** @type {Promise<unknown> | null} */
+    let stopping = null;
+    const stopIt = () => {
+      if (aborted && pid && !stopping) stopping = this.stop(pid).catch(() => null);
+    };
+    const onAbort = () => {
+      aborted = true;
+      stopIt();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      for await (const ev of this.stream(command, { timeout: options.timeout, turn: options.turn })) {
+        if (ev.event === "output") {
+          if (ev.stream === "stderr") {
+            err.push(ev.data);
+            options.onStderr?.(ev.text);
+          } else {
+            out.push(ev.data);
+            options.onStdout?.(ev.text);
+          }
+        } else if (ev.event === "exit") {
+          exit = ev;
+        } else if (ev.event === "started") {
+          pid = ev.pid;
+          stopIt();
+        } else if (ev.event === "approval") {
+          approvals.push(ev.approval);
+        } else if (ev.event === "settled") {
+          settled.push(ev);
         }
-      } else if (ev.event === "exit") {
-        exit = ev;
-      } else if (ev.event === "started") {
-        pid = ev.pid;
-      } else if (ev.event === "approval") {
-        approvals.push(ev.approval);
-      } else if (ev.event === "settled") {
-        settled.push(ev);
       }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+    if (aborted && signal) {
+      await stopping;
+      throw abortError(signal, `exec of ${JSON.stringify(command)}`);
     }
     if (!exit) throw new CordonError(`session '${this.name}' ended the exec of ${JSON.stringify(command)} before its exit event`);
     const stdoutBytes = Buffer.concat(out);
@@ -507,24 +676,24 @@ export class Session {
     };
   }
 
-  /** @param {string} command @param {{ turn?: string }} [options] @returns {Promise<BackgroundJob>} */
+  /** @param {string} command @param {{ turn?: string, signal?: AbortSignal }} [options] @returns {Promise<BackgroundJob>} */
   async background(command, options = {}) {
     /** @type {Json} */
     const body = { command, background: true };
     if (options.turn !== undefined) body.turn = options.turn;
-    const d = await this._json("POST", "/v1/exec", body);
+    const d = await this._json("POST", "/v1/exec", body, options.signal);
     return new BackgroundJob(this, Number(d.pid ?? 0), String(d.log ?? ""), String(d.message ?? ""), command);
   }
 
-  /** @returns {Promise<Job[]>} */
-  async jobs() {
-    const d = await this._json("GET", "/v1/jobs");
+  /** @param {Waits} [options] @returns {Promise<Job[]>} */
+  async jobs(options = {}) {
+    const d = await this._json("GET", "/v1/jobs", undefined, options.signal);
     return (Array.isArray(d.jobs) ? d.jobs : []).map((j) => job(obj(j)));
   }
 
-  /** @param {number} pid @param {{ tail?: number }} [options] @returns {Promise<Buffer>} */
+  /** @param {number} pid @param {LogOptions} [options] @returns {Promise<Buffer>} */
   async logsBytes(pid, options = {}) {
-    const res = await this._open("GET", `/v1/jobs/${Math.trunc(pid)}/log`);
+    const res = await this._open("GET", `/v1/jobs/${Math.trunc(pid)}/log`, undefined, options.signal);
     const tail = options.tail;
     if (tail === undefined || tail === null) return readAll(res, this.name);
     /** @type {Buffer[]} */
@@ -548,41 +717,41 @@ export class Session {
     return Buffer.concat(tail > 0 ? keep : []);
   }
 
-  /** @param {number} pid @param {{ tail?: number }} [options] @returns {Promise<string>} */
+  /** @param {number} pid @param {LogOptions} [options] @returns {Promise<string>} */
   async logs(pid, options = {}) {
     return (await this.logsBytes(pid, options)).toString("utf8");
   }
 
-  /** @param {number} pid @returns {Promise<Job>} */
-  async stop(pid) {
-    return job(await this._json("POST", `/v1/jobs/${Math.trunc(pid)}/stop`));
+  /** @param {number} pid @param {Waits} [options] @returns {Promise<Job>} */
+  async stop(pid, options = {}) {
+    return job(await this._json("POST", `/v1/jobs/${Math.trunc(pid)}/stop`, undefined, options.signal));
   }
 
-  /** @param {string} turn @returns {Promise<number[]>} */
-  async cancel(turn) {
-    const d = await this._json("POST", `/v1/turns/${encodeURIComponent(turn)}/cancel`);
+  /** @param {string} turn @param {Waits} [options] @returns {Promise<number[]>} */
+  async cancel(turn, options = {}) {
+    const d = await this._json("POST", `/v1/turns/${encodeURIComponent(turn)}/cancel`, undefined, options.signal);
     return (Array.isArray(d.stopped) ? d.stopped : []).map(Number);
   }
 
-  /** @returns {Promise<Approval[]>} */
-  async approvals() {
-    const d = await this._json("GET", "/v1/approvals");
+  /** @param {Waits} [options] @returns {Promise<Approval[]>} */
+  async approvals(options = {}) {
+    const d = await this._json("GET", "/v1/approvals", undefined, options.signal);
     return (Array.isArray(d.approvals) ? d.approvals : []).map((a) => approval(obj(a)));
   }
 
-  /** @param {number} id @param {ApprovalAnswer} answer @param {{ by?: string }} [options] @returns {Promise<Answer>} */
+  /** @param {number} id @param {ApprovalAnswer} answer @param {{ by?: string, signal?: AbortSignal }} [options] @returns {Promise<Answer>} */
   async answer(id, answer, options = {}) {
     if (!ANSWERS.includes(answer)) throw new TypeError(`answer must be one of ${ANSWERS.join(", ")}, not ${JSON.stringify(answer)}`);
     /** @type {Json} */
     const body = { answer };
     if (options.by !== undefined) body.by = options.by;
-    const d = await this._json("POST", `/v1/approvals/${Math.trunc(id)}`, body);
+    const d = await this._json("POST", `/v1/approvals/${Math.trunc(id)}`, body, options.signal);
     return { id: Number(d.id ?? id), answer: String(d.answer ?? answer), message: String(d.message ?? ""), raw: d };
   }
 
-  /** @returns {AsyncGenerator<ApprovalEvent>} */
-  async* watchApprovals() {
-    const res = await this._open("GET", "/v1/approvals?watch=1");
+  /** @param {{ signal?: AbortSignal }} [options] @returns {AsyncGenerator<ApprovalEvent>} */
+  async* watchApprovals(options = {}) {
+    const res = await this._open("GET", "/v1/approvals?watch=1", undefined, options.signal);
     const ctype = String(res.headers["content-type"] ?? "").split(";")[0].trim();
     if (ctype !== "application/x-ndjson") {
       await readAll(res, this.name);
@@ -599,6 +768,7 @@ async function readAll(res, name) {
   try {
     for await (const chunk of res) parts.push(/** @type {Buffer} */ (chunk));
   } catch (e) {
+    if (e instanceof AbortError) throw e;
     throw new CordonError(`lost the connection to session '${name}': ${/** @type {Error} */ (e).message}`);
   }
   if (!res.complete) throw new CordonError(`lost the connection to session '${name}' before the end of an answer`);

@@ -25,6 +25,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "base/visible.h"
+#include "sandbox/home_layers.h"
 #include "sandbox/home_view.h"
 
 #define SYNOPSIS "cordon home [--diff | --reset] [--json] [DIR]"
@@ -36,33 +37,38 @@ static void usage(void)
           "where it is and how big. Commands in the sandbox see the real home read-only beneath\n"
           "it (profile key home = \"overlay\"); what they write lands in this layer, kept across\n"
           "runs and sessions of the workspace. --diff lists what they wrote (added, changed:\n"
-          "the real home has it too, removed); --reset discards the layer (refused while a\n"
-          "sandbox of the workspace runs). --json prints one JSON object instead of the lines\n"
-          "(with --diff, its \"changes\" array: {\"change\", \"path\", \"dir\"} each).\n",
+          "the real home has it too, removed; \"(pending)\": written by a sandbox beside the one\n"
+          "holding the layer, merged into it by the next one that holds it); --reset discards\n"
+          "the layer and the pending writes (refused while a sandbox of the workspace runs).\n"
+          "--json prints one JSON object instead of the lines (with --diff, its \"changes\"\n"
+          "array: {\"change\", \"path\", \"dir\", \"pending\"} each).\n",
           stdout);
 }
 
 struct walk {
-    int home_fd;           /* the real home, for "changed"; -1 when there is none */
-    bool diff;             /* print each entry */
+    int home_fd;     /* the real home, for "changed"; -1 when there is none */
+    bool diff;       /* print each entry */
+    const char *tag; /* after each entry: "" for the layer, " (pending)" for a pending upper */
     struct json_buf *json; /* with --json: the "changes" array's items, collected */
     unsigned long long bytes, entries;
 };
 
 /* One line "<what> ~/<path><suffix>": the names were chosen by sandboxed commands, so they go
  * through the one renderer (control, C1, bidi and zero-width characters shown as escapes).
- * With --json, one item {"change", "path" (relative to the home), "dir"} (json_write escapes
- * what JSON needs). */
-static void print_entry(struct walk *w, const char *what, const char *path, const char *suffix)
+ * With --json, one item {"change", "path" (relative to the home), "dir", "pending"}
+ * (json_write escapes what JSON needs). */
+static void print_entry(const struct walk *w, const char *what, const char *path,
+                        const char *suffix)
 {
     if (w->json) {
         json_buf_printf(w->json, "%s{\"change\":\"%s\",\"path\":", w->json->len ? "," : "", what);
         json_buf_string(w->json, path, strlen(path));
-        json_buf_printf(w->json, ",\"dir\":%s}", suffix[0] ? "true" : "false");
+        json_buf_printf(w->json, ",\"dir\":%s,\"pending\":%s}", suffix[0] ? "true" : "false",
+                        w->tag[0] ? "true" : "false");
         return;
     }
     char *shown = visible_dup(path);
-    printf("%s ~/%s%s\n", what, shown, suffix);
+    printf("%s ~/%s%s%s\n", what, shown, suffix, w->tag);
     free(shown);
 }
 
@@ -113,39 +119,6 @@ static int walk_dir(struct walk *w, int dfd, const char *rel)
     return r;
 }
 
-/* Remove directory name of dfd and everything in it (overlayfs' work directory holds a
- * directory of mode 0: made searchable first). */
-static int remove_tree(int dfd, const char *name)
-{
-    if (fchmodat(dfd, name, 0700, 0) < 0 && errno != EPERM)
-        return -errno;
-    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return -errno;
-    }
-    int r = 0;
-    struct dirent *de;
-    while (r == 0 && (de = readdir(d))) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            r = -errno;
-        else if (S_ISDIR(st.st_mode))
-            r = remove_tree(dirfd(d), de->d_name);
-        else if (unlinkat(dirfd(d), de->d_name, 0) < 0)
-            r = -errno;
-    }
-    closedir(d);
-    if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
-        r = -errno;
-    return r;
-}
-
 int home_cmd_main(int argc, char **argv)
 {
     bool diff = false, reset = false, json = false;
@@ -163,7 +136,7 @@ int home_cmd_main(int argc, char **argv)
     if (diff && reset)
         return cli_usage_error("home",
                                "--diff and --reset exclude each other (usage: " SYNOPSIS ")");
-    int rc = CORDON_EXIT_SETUP, lock_fd = -1;
+    int rc = CORDON_EXIT_SETUP, lock_fd = -1, layer_fd = -1;
     char *layer = NULL, *upper = NULL, *home = NULL;
     char *ws = realpath(dir ? dir : ".", NULL);
     if (!ws) {
@@ -208,6 +181,13 @@ int home_cmd_main(int argc, char **argv)
         close(lock_fd);
         lock_fd = -1;
     }
+    /* Sandboxes beside the one holding the layer write pending uppers (home_layers.h). */
+    layer_fd = open(layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (layer_fd < 0) {
+        fprintf(stderr, "cordon: home: %s: %s\n", layer, strerror(errno));
+        goto out;
+    }
+    busy = busy || hl_any_live(layer_fd);
     if (reset) {
         if (busy) {
             fprintf(stderr,
@@ -216,11 +196,15 @@ int home_cmd_main(int argc, char **argv)
                     ws);
             goto out;
         }
-        int r = remove_tree(AT_FDCWD, layer);
-        if (r < 0) {
+        /* Out of the way in one rename first: a sandbox starting meanwhile makes a fresh layer
+         * (and its pending upper) instead of writing into one being removed. */
+        char *gone = xasprintf("%s.reset-%d", layer, (int)getpid());
+        int r = rename(layer, gone) < 0 ? -errno : hl_remove_tree(AT_FDCWD, gone);
+        if (r < 0)
             fprintf(stderr, "cordon: home: removing %s: %s\n", layer, strerror(-r));
+        free(gone);
+        if (r < 0)
             goto out;
-        }
         if (json) {
             fputs("{\"workspace\":", stdout);
             json_write_string(stdout, ws);
@@ -237,12 +221,27 @@ int home_cmd_main(int argc, char **argv)
     home = h ? realpath(h, NULL) : NULL;
     struct walk w = {.home_fd = home ? open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1,
                      .diff = diff,
+                     .tag = "",
                      .json = json ? &changes : NULL};
     int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int r = ufd < 0 ? -errno : walk_dir(&w, ufd, "");
+    if (r == -ENOENT)
+        r = 0;
+    /* Then each pending upper: written by a sandbox beside the holder, merged into the layer
+     * by the next sandbox that holds it. */
+    struct str_list pending = {0};
+    hl_list(layer_fd, &pending);
+    w.tag = " (pending)";
+    for (size_t i = 0; r == 0 && i < pending.len; i++) {
+        char *p = xasprintf("pending/%s/upper", pending.items[i]);
+        int pfd = openat(layer_fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        free(p);
+        r = pfd < 0 ? (errno == ENOENT ? 0 : -errno) : walk_dir(&w, pfd, "");
+    }
+    str_list_free(&pending);
     if (w.home_fd >= 0)
         close(w.home_fd);
-    if (r < 0 && r != -ENOENT) {
+    if (r < 0) {
         fprintf(stderr, "cordon: home: reading %s: %s\n", upper, strerror(-r));
         goto out;
     }
@@ -263,6 +262,8 @@ int home_cmd_main(int argc, char **argv)
     rc = 0;
 out:
     json_buf_free(&changes);
+    if (layer_fd >= 0)
+        close(layer_fd);
     if (lock_fd >= 0)
         close(lock_fd);
     free(home);

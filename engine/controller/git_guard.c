@@ -54,6 +54,7 @@ struct gg_item {
     off_t size;
     ino_t ino;
     struct timespec mtime;
+    struct timespec ctime; /* when it was last changed: git_guard_add_repo's age test */
     char *digest; /* GG_CONFIG: the guarded entries "key=value\n", sorted (entry_guarded); NULL:
                    * unparseable */
 };
@@ -346,6 +347,7 @@ static struct gg_item *record(struct git_guard *g, struct gg_snap *s, const char
     x->size = st.st_size;
     x->ino = st.st_ino;
     x->mtime = st.st_mtim;
+    x->ctime = st.st_ctim;
     if (S_ISLNK(st.st_mode)) {
         char target[4096];
         ssize_t n = readlinkat(pfd, base, target, sizeof target - 1);
@@ -2123,6 +2125,22 @@ const struct str_list *git_guard_readonly(const struct git_guard *g)
     return &g->snap.ro;
 }
 
+/* A file of a repository that was there before the sandbox, changed (or made) since the
+ * sandbox started: the watcher may report such a repository a moment after the command began
+ * (a bare one, one past the walk's bound or in node_modules), and what the command wrote in it
+ * meanwhile is not the person's. Left out of the reference, it is new to the next check, which
+ * undoes it. ctime, not mtime: a command cannot set it back (utimes sets it to now), and a link
+ * or rename of an older file sets it too. The sandbox's start is read from the same coarse clock
+ * the file systems stamp with (repo_watch_now_ns); a change in the same tick counts as the
+ * run's. Folders are left alone: a name added to the person's hooks folder changes its ctime,
+ * and the names in it are judged one by one. */
+static bool changed_during_run(const struct git_guard *g, const struct gg_item *x)
+{
+    if (!g->since_ns || x->type == S_IFDIR)
+        return false;
+    return (long long)x->ctime.tv_sec * 1000000000LL + x->ctime.tv_nsec >= g->since_ns;
+}
+
 void git_guard_add_repo(struct git_guard *g, const char *rel, bool bare, bool existing)
 {
     struct str_list *l = bare ? &g->found_bare : &g->found;
@@ -2135,7 +2153,7 @@ void git_guard_add_repo(struct git_guard *g, const char *rel, bool bare, bool ex
         return; /* the next check compares it with nothing: what it holds is new */
     }
     /* There before the sandbox: what it holds now is the person's, the reference to compare
-     * with from now on. */
+     * with from now on, but for what changed since the sandbox started (changed_during_run). */
     struct gg_snap add;
     memset(&add, 0, sizeof add);
     parent_cache_set(g->pc, true);
@@ -2143,7 +2161,7 @@ void git_guard_add_repo(struct git_guard *g, const char *rel, bool bare, bool ex
     parent_cache_set(g->pc, false);
     struct gg_snap known = g->snap; /* sorted: what it already holds stays as it was */
     for (size_t i = 0; i < add.n; i++) {
-        if (find_item(&known, add.items[i].rel)) {
+        if (find_item(&known, add.items[i].rel) || changed_during_run(g, &add.items[i])) {
             item_free(&add.items[i]);
             continue;
         }

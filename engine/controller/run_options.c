@@ -113,7 +113,10 @@ static void print_options(FILE *out, bool session)
               "  --detach                outlive the process that started the session; no\n"
               "                          terminal answers its approvals\n"
               "  --owner PID             end the session when process PID exits (one of yours),\n"
-              "                          instead of the process that ran session start\n",
+              "                          instead of the process that ran session start\n"
+              "Without --detach the owner is watched with a pidfd: its end, however it comes\n"
+              "(SIGKILL too), stops the session and every process of it. The Python and\n"
+              "TypeScript clients rely on this: a program owns the sessions it starts.\n",
               out);
     fputs("A boolean option also takes =true or =false.\n", out);
 }

@@ -30,6 +30,7 @@
 #include "base/log.h"
 #include "base/sha256.h"
 #include "sandbox/hide.h"
+#include "sandbox/home_layers.h"
 #include "sandbox/late_names.h"
 #include "sandbox/overlay_stage.h"
 
@@ -37,6 +38,11 @@
 
 /* The layer's lock: held by this init until everything else in the sandbox is gone. */
 static int held_lock = -1;
+/* This sandbox's pending upper and the ended ones it shows (home_layers.h); read by the
+ * builder, which starts after they are taken. */
+static struct hl_taken layers = {.own_lock = -1};
+/* A pending sandbox's own capture of the layer folder, to mark its end through (home_layers.h). */
+static int end_fd = -1;
 
 /* The builder says the overlay is built (hv->mnt_fd or hv->err set) here, and then goes on to
  * tidy the layer's spare work directory (tidy_spare) while the command starts: init waits for
@@ -65,6 +71,10 @@ void home_view_release(void)
     if (tidying)
         pthread_join(tidier, NULL);
     tidying = false;
+    hl_release(&layers, end_fd);
+    if (end_fd >= 0)
+        close(end_fd);
+    end_fd = -1;
     if (held_lock >= 0)
         close(held_lock);
     held_lock = -1;
@@ -239,34 +249,35 @@ static bool layer_on_overlay(const char *layer)
     return statfs(layer, &fs) == 0 && fs.f_type == OVERLAYFS_SUPER_MAGIC;
 }
 
-/* Lock the layer, or learn that another sandbox holds it. 0, or -1 with e set. */
+/* Lock the layer, or learn that another sandbox holds it: then this one writes a pending upper
+ * of its own (home_layers.h), at once, without waiting for the other. Either way the ended
+ * sandboxes' pending uppers are merged or shown. 0, or -1 with e set. */
 static int take_layer(struct home_view *hv, const char *layer, struct mnt_err *e)
 {
     int fd = open_lock(layer);
     if (fd < 0)
         return mnt_fail(e, "open the lock of the home layer", layer);
-    /* The sandbox before this one may still be on its way out (its controller is done once the
-     * command is; a killed one's init, or a session's, lets go of the lock as it exits): wait
-     * for it, in steps of 1 ms, up to a quarter of a second, before taking this for a
-     * concurrent sandbox. */
-    int got = -1;
-    for (int tries = 0; tries < 250; tries++) {
-        if ((got = flock(fd, LOCK_EX | LOCK_NB)) == 0 || errno != EWOULDBLOCK)
-            break;
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    if (got == 0) {
-        held_lock = fd;
-    } else if (errno == EWOULDBLOCK) {
-        close(fd);
-        hv->shared = true;
-        LOG_W("home", "another sandbox of this workspace is writing its home layer: this one's "
-                      "home writes are not kept");
-    } else {
+    bool got = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (!got && errno != EWOULDBLOCK) {
         close(fd);
         return mnt_fail(e, "lock the home layer", layer);
     }
+    if (got)
+        held_lock = fd;
+    else
+        close(fd);
+    int lfd = open(layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (lfd < 0)
+        return mnt_fail(e, "open the home layer", layer);
+    char why[256];
+    int r = got ? hl_take_holder(lfd, &layers, why, sizeof why)
+                : hl_take_pending(lfd, &layers, why, sizeof why);
+    close(lfd);
+    if (r < 0) {
+        snprintf(e->buf, e->len, "sandbox set-up: %s (%s)", why, layer);
+        return -1;
+    }
+    hv->shared = !got;
     return 0;
 }
 
@@ -383,8 +394,11 @@ static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
                   "are not kept (a volume mounted at the state folder keeps them)",
                   cfg->home_layer);
             hv->mode = SANDBOX_HOME_TMPFS;
-        } else if (take_layer(hv, layer, e) < 0 || (hv->layer_fd = capture_one(e, layer)) < 0)
+        } else if (take_layer(hv, layer, e) < 0 || (hv->layer_fd = capture_one(e, layer)) < 0) {
             return -1;
+        } else if (hv->shared && (end_fd = fcntl(hv->layer_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+            return mnt_fail(e, "keep a capture of the home layer", layer);
+        }
     }
     if ((hv->home_fd = capture_one(e, hv->home)) < 0 ||
         capture_submounts(hv, cfg, visible, mounts, e) < 0)
@@ -549,7 +563,7 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
     struct overlay_stage sg = {.saved_ns = -1};
     int base_fd = -1;
     bool tidy = false;
-    char *opts = NULL;
+    char *opts = NULL, *upper = NULL, *work = NULL;
     struct stat st, ust;
     if (fstat(hv->home_fd, &st) < 0) { /* the host's home: its owner and mode */
         mnt_fail(&e, "stat", hv->home);
@@ -560,7 +574,11 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
     const char *wl = "wl"; /* the whiteout layer's folder in tmpfs_fd */
     if (hide_build_layer(hv->home, hv->home_fd, &hv->rel, tmpfs_fd, wl, &e) < 0)
         goto out;
-    bool fresh_upper = hv->mode == SANDBOX_HOME_TMPFS || hv->shared;
+    bool fresh_upper = hv->mode == SANDBOX_HOME_TMPFS;
+    /* Where this sandbox writes in the layer folder: the layer's upper, or (another sandbox
+     * holds it) a pending upper of its own (home_layers.h). */
+    upper = hv->shared ? xasprintf("pending/%s/upper", layers.own) : xstrdup("upper");
+    work = hv->shared ? xasprintf("pending/%s/work", layers.own) : xstrdup("work");
     if (fresh_upper) {
         if (mkdirat(tmpfs_fd, "u", st.st_mode & 07777) < 0 || mkdirat(tmpfs_fd, "w", 0700) < 0) {
             mnt_fail(&e, "mkdir the home's tmpfs layer for", hv->home);
@@ -568,11 +586,11 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
         }
         if (fchownat(tmpfs_fd, "u", st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */
         }
-    } else if (swap_work(hv->layer_fd), clear_volatile(hv->layer_fd, &e) < 0) {
+    } else if (!hv->shared && (swap_work(hv->layer_fd), clear_volatile(hv->layer_fd, &e) < 0)) {
         goto out;
-    } else if (fstatat(hv->layer_fd, "upper", &ust, AT_SYMLINK_NOFOLLOW) < 0 ||
+    } else if (fstatat(hv->layer_fd, upper, &ust, AT_SYMLINK_NOFOLLOW) < 0 ||
                ((ust.st_mode & 07777) != (st.st_mode & 07777) &&
-                fchmodat(hv->layer_fd, "upper", st.st_mode & 07777, 0) < 0)) {
+                fchmodat(hv->layer_fd, upper, st.st_mode & 07777, 0) < 0)) {
         /* The overlay's root takes the upper directory's mode: show the home's own. */
         mnt_fail(&e, "chmod the home layer of", hv->home);
         goto out;
@@ -605,18 +623,27 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
         overlay_stage_attach(tmpfs_fd, hv->home_fd, STAGE_HOME, &e) < 0 ||
         (hv->layer_fd >= 0 && overlay_stage_attach(tmpfs_fd, hv->layer_fd, STAGE_LAYER, &e) < 0))
         goto out;
-    if (hv->shared) {
-        /* The layer lies inside the home: overlayfs refuses two lower layers one inside the
-         * other (ELOOP). So first a read-only overlay of the home with its whiteouts, and that
-         * mount (a file system of its own) is the lowest layer under the other sandbox's. */
+    if (!fresh_upper && (hv->shared || layers.lowers.len > 0)) {
+        /* Lower layers in the layer folder (the layer's upper under a pending one, ended
+         * sandboxes' pending uppers): the folder lies inside the home, and overlayfs refuses two
+         * lower layers one inside the other (ELOOP). So first a read-only overlay of the home
+         * with its whiteouts, and that mount (a file system of its own) is the lowest layer. */
         opts = xasprintf("lowerdir=./%s:" STAGE_HOME, wl);
         if ((base_fd = overlay_stage_mount(opts, HOME_ATTRS | MOUNT_ATTR_RDONLY, "the home", &e)) <
                 0 ||
             overlay_stage_attach(tmpfs_fd, base_fd, STAGE_BASE, &e) < 0)
             goto out;
         free(opts);
-        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=" STAGE_LAYER "/upper:" STAGE_BASE
-                                           ",upperdir=./u,workdir=./w");
+        char *lowers = xstrdup("");
+        for (size_t i = 0; i < layers.lowers.len; i++) {
+            char *l = xasprintf("%s" STAGE_LAYER "/%s:", lowers, layers.lowers.items[i]);
+            free(lowers);
+            lowers = l;
+        }
+        opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=%s%s" STAGE_BASE ",upperdir=" STAGE_LAYER
+                                           "/%s,workdir=" STAGE_LAYER "/%s",
+                         lowers, hv->shared ? STAGE_LAYER "/upper:" : "", upper, work);
+        free(lowers);
     } else if (fresh_upper) {
         opts = xasprintf(HOME_OVERLAY_OPTS ",lowerdir=./%s:" STAGE_HOME ",upperdir=./u,workdir=./w",
                          wl);
@@ -626,9 +653,11 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
                          wl);
     }
     hv->mnt_fd = overlay_stage_mount(opts, HOME_ATTRS, "the home", &e);
-    tidy = hv->mnt_fd >= 0 && !fresh_upper; /* the spare is the lock holder's */
+    tidy = hv->mnt_fd >= 0 && !fresh_upper && !hv->shared; /* the spare is the lock holder's */
 out:
     free(opts);
+    free(upper);
+    free(work);
     /* The captures are the builder's to close from here on: init no longer needs them once the
      * overlay is built (it holds clones of its layers), and the last close of a detached mount
      * waits for the kernel's RCU grace period (a tenth of a millisecond or more, each). */

@@ -5,13 +5,14 @@
  * a writable layer: the workspace's persistent layer (overlay) or a fresh tmpfs (tmpfs). Creating
  * something where a hidden name is puts it in the writable layer only; the host's file stays out
  * of sight behind the whiteout.
- * One sandbox at a time writes a layer: the one that mounted it holds an flock on the layer's
- * lock file for its whole life (init keeps the descriptor, until it has killed the rest). A second concurrent sandbox of the workspace gets
- * the layer as one more read-only layer and a fresh tmpfs on top, and says that its home writes
- * are not kept: overlayfs must not have one upper directory mounted twice. The layer folder holds
- * upper/, work/ (overlayfs' work directory), work.spare/ (the next start's, see home_view.c) and
- * the lock.
- * Uses: hide.c (the whiteouts), mount_ops.c, overlay_stage.c. Runs in init, in the new mount
+ * One sandbox at a time writes the layer's upper: the one that mounted it holds an flock on the
+ * layer's lock file for its whole life (init keeps the descriptor, until it has killed the rest).
+ * A concurrent sandbox of the workspace does not wait: it writes a pending upper of its own, with
+ * the layer's upper as one more read-only layer beneath it, merged into the layer later
+ * (home_layers.h): overlayfs must not have one upper directory mounted twice. The layer folder
+ * holds upper/, work/ (overlayfs' work directory), work.spare/ (the next start's, see
+ * home_view.c), pending/ and the lock.
+ * Uses: hide.c (the whiteouts), home_layers.c (pending uppers), mount_ops.c, overlay_stage.c. Runs in init, in the new mount
  * namespace (its builder thread in a copy of it, overlay_stage.h).
  * Must never: write to the host's home, fall back to a writable host home, or show the layer's
  * own path inside (the layer is reached through a descriptor captured before the view changes). */
@@ -29,7 +30,7 @@ struct home_view {
     struct str_list rel;       /* whiteouts, relative to home */
     int home_fd;               /* detached clone of the host's home mount: the lowest layer */
     int layer_fd;              /* detached read-write clone of the layer folder, or -1 */
-    bool shared;               /* the layer is another sandbox's: read-only, tmpfs on top */
+    bool shared;               /* the layer is another sandbox's: a pending upper on top */
     struct str_list sub_paths; /* mounts below the home, put back on top of the overlay */
     int *sub_fds;
     pthread_t builder; /* builds the overlay while init builds the rest of the view */

@@ -103,6 +103,14 @@ static void left_json(struct json_buf *b, const struct job *j)
     json_buf_lit(b, "]");
 }
 
+/* The status the API reports: 124 for a command its timeout ended, as `cordon exec` and GNU
+ * timeout say (docs/exit-status.md); `signal` still names the signal that ended it. The job
+ * keeps its real status for the refusal hook and supervision. */
+static int job_exit_status(const struct job *j)
+{
+    return j->timed_out ? CORDON_EXIT_TIMEOUT : j->exit_code;
+}
+
 void job_json(struct json_buf *b, const struct job *j)
 {
     /* A sandbox of its own whose command left processes is still running, though its leader
@@ -129,7 +137,7 @@ void job_json(struct json_buf *b, const struct job *j)
         json_buf_printf(b,
                         "\"exit_code\":%d,\"signal\":%d,\"started\":%.3f,\"ended\":%.3f,"
                         "\"duration_ms\":%.1f",
-                        j->exit_code, j->signal, j->started, j->ended,
+                        job_exit_status(j), j->signal, j->started, j->ended,
                         (double)(j->end_ms - j->start_ms));
     if (leftover)
         left_json(b, j);
@@ -396,7 +404,7 @@ void job_finish_stream(struct job *j)
         &b,
         "{\"event\":\"exit\",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
         "\"stopped\":%s,\"duration_ms\":%.1f,\"ran_outside\":%s,\"refusals\":[",
-        (int)j->pid, j->exit_code, j->signal, j->timed_out ? "true" : "false",
+        (int)j->pid, job_exit_status(j), j->signal, j->timed_out ? "true" : "false",
         j->state == JOB_STOPPED ? "true" : "false", (double)(j->end_ms - j->start_ms),
         j->ran_outside ? "true" : "false");
     for (size_t i = 0; i < j->n_refusals; i++) {

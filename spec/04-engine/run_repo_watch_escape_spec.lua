@@ -7,6 +7,8 @@
 --     core.fsmonitor) in a loop while the host runs `git status` again and again;
 --   - a bare repository made in the workspace, given a pre-receive hook: the host's `git push`
 --     to it runs the hook;
+--   - a bare repository and one in node_modules that were there before the command, given hooks
+--     at once, before the watcher reports them: not taken for the person's;
 --   - a repository made by hand, its config written before there is a repository to hold, with
 --     an alias without '!' that sets core.fsmonitor: the host's `git st` there runs it (the
 --     guard comments the alias out after the command, by the allowlist of settings).
@@ -121,6 +123,42 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
                 assert.is_nil(r.stderr:find("looked for repositories", 1, true), h.describe(r))
             end)
         end
+
+        -- Repositories that were there before the command, which the watcher reports a moment
+        -- after it starts (a bare one, one in node_modules): a hook the command plants at once,
+        -- before the hold, is not taken for the person's (held first, or undone after: a file
+        -- changed since the sandbox started is never the reference, git_guard_add_repo). 22,500
+        -- folders beside them keep the watcher's first walk busy for a while; three runs each,
+        -- as either order must leave the host's git running nothing.
+        it("a hook planted at once in a bare repository and a node_modules one that were there", function()
+            local pre = function(ws)
+                h.sh_ok(as(who.uid, "cd " .. h.quote(ws) .. " && mkdir -p big/{1..150}/{1..150} && "
+                    .. "git init -q --bare b.git && mkdir -p "
+                    .. DEEP .. " && git -C " .. DEEP .. " init -q -b main && git -C " .. DEEP
+                    .. " commit -q --allow-empty -m one"))
+            end
+            local attack = function(root)
+                local hook = "printf '#!/bin/sh\\n" .. root .. "/evil.sh\\n'"
+                return hook .. " > b.git/hooks/pre-receive; chmod +x b.git/hooks/pre-receive; "
+                    .. hook .. " > " .. DEEP .. "/.git/hooks/pre-commit; chmod +x " .. DEEP
+                    .. "/.git/hooks/pre-commit; true"
+            end
+            local host = "git push -q ./b.git main; git -C " .. DEEP .. " commit -q --allow-empty -m two"
+            local root, ws = tree(who.uid)
+            pre(ws)
+            h.sh(as(who.uid, "cd " .. h.quote(ws) .. " && { " .. attack(root) .. "; } >/dev/null 2>&1"))
+            h.sh(as(who.uid, "cd " .. h.quote(ws) .. " && { " .. host .. "; } >/dev/null 2>&1"))
+            assert.is_true(exists(root .. "/MARK"), "the attempt does not work even without cordon")
+            for _ = 1, 3 do
+                root, ws = tree(who.uid)
+                pre(ws)
+                local r = run(ws, who.uid, attack(root) .. " 2>/dev/null")
+                assert.are.equal(0, r.code, h.describe(r))
+                h.sh(as(who.uid, "cd " .. h.quote(ws) .. " && { " .. host .. "; } >/dev/null 2>&1"))
+                assert.is_false(exists(root .. "/MARK"), "the host's git ran the command's program\n"
+                    .. h.describe(r))
+            end
+        end)
 
         -- The first plant of a new name cannot be refused (it was not there to be held): it is
         -- renamed away while the command runs and an empty stand-in held in its place. What is

@@ -8,6 +8,10 @@ outside the directory pip gives it.
 It exists so that `pip install ./clients/python` works offline: a backend named in
 build-system.requires (setuptools) would have to be downloaded into pip's isolated build
 environment first. It reads only the simple `key = "string"` lines of [project].
+
+The version is cordon's own, from one place: `project(cordon VERSION X)` in the engine's
+CMakeLists.txt two folders up (pip builds a local folder in place), else the PKG-INFO of the
+sdist being built from. The wheel carries it in cordon/_version.py for cordon.__version__.
 """
 import base64
 import hashlib
@@ -21,6 +25,23 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = "cordon"
 
 
+def _version():
+    cmake = os.path.join(ROOT, "..", "..", "CMakeLists.txt")
+    if os.path.exists(cmake):
+        with open(cmake, encoding="utf-8") as f:
+            m = re.search(r"project\(cordon VERSION ([0-9][0-9A-Za-z.+-]*)", f.read())
+        if not m:
+            raise RuntimeError("%s: no project(cordon VERSION ...)" % cmake)
+        return m.group(1)
+    pkg_info = os.path.join(ROOT, "PKG-INFO")  # an sdist
+    if os.path.exists(pkg_info):
+        with open(pkg_info, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("Version: "):
+                    return line[len("Version: "):].strip()
+    raise RuntimeError("cannot tell cordon's version: no CMakeLists.txt at %s, no PKG-INFO" % cmake)
+
+
 def _project():
     meta, section = {}, None
     with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
@@ -32,6 +53,7 @@ def _project():
             m = re.match(r'^([A-Za-z0-9_-]+)\s*=\s*"([^"]*)"\s*$', line)
             if section == "project" and m:
                 meta[m.group(1)] = m.group(2)
+    meta["version"] = _version()
     for key in ("name", "version"):
         if key not in meta:
             raise RuntimeError("pyproject.toml: [project] has no %s" % key)
@@ -118,6 +140,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     for arc, path in _package_files():
         with open(path, "rb") as f:
             entries.append((arc, f.read()))
+    entries.append((PKG + "/_version.py", ('version = "%s"\n' % _version()).encode()))
     return _write_wheel(wheel_directory, entries)
 
 

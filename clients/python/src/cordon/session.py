@@ -4,8 +4,9 @@ Owns the Session class (the endpoints of docs/session-api.md as methods), Backgr
 a session's socket is (socket_path) and how `cordon session start` is found and run.
 Uses cordon._http for the requests, cordon.types for the answers, and the `cordon` binary
 (PATH, CORDON_BIN or cordon_bin=) only to start a session.
-Must never: stop a session it attached to (only one it started, and only when asked or on
-leaving its `with` block), or run anything but `cordon session start` itself.
+Must never: stop a session it attached to (only one it started: when asked, on leaving its
+`with` block, or, unless detached, by this process's exit), or run anything but `cordon
+session start` itself.
 """
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ import tempfile
 import time
 import urllib.parse
 from types import TracebackType
-from typing import Any, Callable, Deque, Dict, Generator, List, Mapping, Optional, Sequence, Type
+from typing import Any, Callable, Deque, Dict, Generator, List, Mapping, Optional, Sequence, Type, Union, Literal
+
+
 
 from ._http import Conn, Response, Transport
+from ._options import start_args
 from .errors import APIError, CordonError, SessionNotFound, StartError
 from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Job, Output,
                     SessionInfo, Settled, Started, event_from_json)
@@ -29,6 +33,17 @@ from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecR
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 _ANSWERS = ("once", "session", "deny")
 _SUN_PATH_MAX = 108  # sizeof(struct sockaddr_un.sun_path)
+
+
+PathArg = Union[str, "os.PathLike[str]"]
+HomeMode = Literal["overlay", "readonly", "tmpfs"]
+
+
+def start_error(name: str, code: int, stderr: str) -> StartError:
+    """`session start` failed: its last line of stderr says why."""
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    msg = lines[-1] if lines else "cordon session start %s failed (exit %d)" % (name, code)
+    return StartError(msg, code, stderr)
 
 
 def _check_name(name: str) -> None:
@@ -99,7 +114,9 @@ class Session:
     a running one (from any process of the same user). Requests reuse one keep-alive connection;
     a Session may be shared between threads (concurrent requests get connections of their own).
 
-    As a context manager it stops the session on exit if it started it, never one it attached to.
+    A session it starts is owned by this process unless started with detach=True: it stops when
+    the process exits in any way. As a context manager it stops the session on exit if it
+    started it, never one it attached to.
     """
 
     def __init__(self, name: str, path: Optional[str] = None, *, owned: bool = False) -> None:
@@ -114,31 +131,44 @@ class Session:
     # starting and attaching ------------------------------------------------------------------
 
     @classmethod
-    def start(cls, name: str, *, workspace: Optional[str] = None, profile: Optional[str] = None,
-              network_allow: Sequence[str] = (), detach: bool = True, extra_args: Sequence[str] = (),
-              owner: Optional[int] = None, cordon_bin: Optional[str] = None,
-              env: Optional[Mapping[str, str]] = None, timeout: Optional[float] = 60) -> "Session":
+    def start(cls, name: str, *, workspace: Optional[PathArg] = None, profile: Optional[str] = None,
+              network_allow: Optional[Sequence[str]] = None, network_deny: Optional[Sequence[str]] = None,
+              allow_write: Optional[Sequence[PathArg]] = None, hide: Optional[Sequence[PathArg]] = None,
+              allow_home_workspace: Optional[bool] = None, unrestricted_network: Optional[bool] = None,
+              allow_loopback: Optional[bool] = None, allow_docker: Optional[bool] = None,
+              allow_host_port: Optional[Sequence[int]] = None, publish: Optional[Sequence[str]] = None,
+              ask_sandbox_off: Optional[bool] = None, plan: Optional[bool] = None,
+              permission_timeout: Optional[Union[float, str]] = None, policy: Optional[PathArg] = None,
+              home: Optional[HomeMode] = None, session_exec: Optional[bool] = None,
+              allow_ssh_agent: Optional[bool] = None, allow_gpg_agent: Optional[bool] = None,
+              detach: bool = False, owner: Optional[int] = None, extra_args: Sequence[str] = (),
+              cordon_bin: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+              timeout: Optional[float] = 60) -> "Session":
         """Runs `cordon session start NAME` and returns the session once it answers.
 
-        workspace defaults to the current directory; detach=False ties the session to this
-        process (it ends when this process exits), or to process `owner` (--owner PID). extra_args go to `session start` as they are
-        (e.g. ["--ask-sandbox-off", "--permission-timeout", "20s"]). env replaces the environment
-        of `cordon` (and decides the socket's directory through XDG_RUNTIME_DIR)."""
+        The session is owned by this process: it stops when this process exits, however it
+        exits (SIGKILL too: `session start` watches its starter with a pidfd), and when a
+        `with` block around it is left. detach=True lets it outlive this process (stop it with
+        stop_session() or `cordon session stop NAME`); owner=PID ties it to that process instead.
+
+        Every other keyword is the `session start` flag of the same name (docs/session-api.md):
+        workspace (default: the current directory), profile, network_allow, network_deny,
+        allow_write, hide, allow_home_workspace, unrestricted_network, allow_loopback,
+        allow_docker, allow_host_port, publish ("[HOSTADDR:]HOSTPORT:PORT"), ask_sandbox_off,
+        plan, permission_timeout (seconds or "30s"), policy, home ("overlay", "readonly",
+        "tmpfs"), session_exec, allow_ssh_agent, allow_gpg_agent. None leaves the profile's
+        value; False turns a boolean off. extra_args go to `session start` as they are (for a
+        flag newer than this client). env replaces the environment of `cordon` (and decides the
+        socket's directory through XDG_RUNTIME_DIR)."""
         _check_name(name)
-        args = [find_cordon(cordon_bin), "session", "start", name]
-        if workspace is not None:
-            args += ["--workspace", os.fspath(workspace)]
-        if profile is not None:
-            args += ["--profile", profile]
-        if isinstance(network_allow, str):
-            network_allow = [network_allow]
-        for rule in network_allow:
-            args += ["--network-allow", rule]
-        if owner is not None:
-            args += ["--owner", str(int(owner))]
-        elif detach:
-            args.append("--detach")
-        args += list(extra_args)
+        options = dict(workspace=workspace, profile=profile, network_allow=network_allow,
+                       network_deny=network_deny, allow_write=allow_write, hide=hide,
+                       allow_home_workspace=allow_home_workspace, unrestricted_network=unrestricted_network,
+                       allow_loopback=allow_loopback, allow_docker=allow_docker, allow_host_port=allow_host_port,
+                       publish=publish, ask_sandbox_off=ask_sandbox_off, plan=plan,
+                       permission_timeout=permission_timeout, policy=policy, home=home, session_exec=session_exec,
+                       allow_ssh_agent=allow_ssh_agent, allow_gpg_agent=allow_gpg_agent)
+        args = start_args(find_cordon(cordon_bin), name, options, detach, owner, extra_args)
         path = socket_path(name, env)
         # stderr to a file, not a pipe: the controller `session start` leaves running keeps
         # its stderr, and a pipe would not reach its end until the session stops.
@@ -153,9 +183,7 @@ class Session:
             err.seek(0)
             stderr = err.read().decode("utf-8", "replace")
         if p.returncode != 0:
-            lines = [ln for ln in stderr.splitlines() if ln.strip()]
-            msg = lines[-1] if lines else "cordon session start %s failed (exit %d)" % (name, p.returncode)
-            raise StartError(msg, p.returncode, stderr)
+            raise start_error(name, p.returncode, stderr)
         return cls(name, path, owned=True)
 
     @classmethod
