@@ -170,6 +170,7 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
             for _, c in ipairs(v.changes) do seen[c.path] = c end
             assert.are.equal("added", seen["." .. name].change, h.describe({ stdout = cjson.encode(v) }))
             assert.is_false(seen["." .. name].dir)
+            assert.is_false(seen["." .. name].pending)
             assert.is_true(seen[".cache/" .. name].dir)
             json_error(h.cordon({ "home", "--json", o.cwd .. "/missing" }, o))
             json_error(h.cordon({ "home", "--json", "--diff", "--reset" }, o))
