@@ -21,13 +21,14 @@
 
 #include "base/cordon_dirs.h"
 #include "base/cli_opt.h"
+#include "base/json_write.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "base/visible.h"
 #include "sandbox/home_layers.h"
 #include "sandbox/home_view.h"
 
-#define SYNOPSIS "cordon home [--diff | --reset] [DIR]"
+#define SYNOPSIS "cordon home [--diff | --reset] [--json] [DIR]"
 
 static void usage(void)
 {
@@ -38,7 +39,9 @@ static void usage(void)
           "runs and sessions of the workspace. --diff lists what they wrote (added, changed:\n"
           "the real home has it too, removed; \"(pending)\": written by a sandbox beside the one\n"
           "holding the layer, merged into it by the next one that holds it); --reset discards\n"
-          "the layer and the pending writes (refused while a sandbox of the workspace runs).\n",
+          "the layer and the pending writes (refused while a sandbox of the workspace runs).\n"
+          "--json prints one JSON object instead of the lines (with --diff, its \"changes\"\n"
+          "array: {\"change\", \"path\", \"dir\", \"pending\"} each).\n",
           stdout);
 }
 
@@ -46,14 +49,24 @@ struct walk {
     int home_fd;     /* the real home, for "changed"; -1 when there is none */
     bool diff;       /* print each entry */
     const char *tag; /* after each entry: "" for the layer, " (pending)" for a pending upper */
+    struct json_buf *json; /* with --json: the "changes" array's items, collected */
     unsigned long long bytes, entries;
 };
 
 /* One line "<what> ~/<path><suffix>": the names were chosen by sandboxed commands, so they go
- * through the one renderer (control, C1, bidi and zero-width characters shown as escapes). */
+ * through the one renderer (control, C1, bidi and zero-width characters shown as escapes).
+ * With --json, one item {"change", "path" (relative to the home), "dir", "pending"}
+ * (json_write escapes what JSON needs). */
 static void print_entry(const struct walk *w, const char *what, const char *path,
                         const char *suffix)
 {
+    if (w->json) {
+        json_buf_printf(w->json, "%s{\"change\":\"%s\",\"path\":", w->json->len ? "," : "", what);
+        json_buf_string(w->json, path, strlen(path));
+        json_buf_printf(w->json, ",\"dir\":%s,\"pending\":%s}", suffix[0] ? "true" : "false",
+                        w->tag[0] ? "true" : "false");
+        return;
+    }
     char *shown = visible_dup(path);
     printf("%s ~/%s%s%s\n", what, shown, suffix, w->tag);
     free(shown);
@@ -108,14 +121,15 @@ static int walk_dir(struct walk *w, int dfd, const char *rel)
 
 int home_cmd_main(int argc, char **argv)
 {
-    bool diff = false, reset = false;
+    bool diff = false, reset = false, json = false;
     const char *dir = NULL;
+    struct json_buf changes = {0};
     int n_dirs, status;
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    const struct cli_flag flags[] = {{"--diff", &diff}, {"--reset", &reset}};
+    const struct cli_flag flags[] = {{"--diff", &diff}, {"--reset", &reset}, {"--json", &json}};
     if ((status = cli_read_words(argc, argv, "home", SYNOPSIS, flags, ARRAY_LEN(flags), &dir, 1,
                                  &n_dirs)) >= 0)
         return status;
@@ -142,8 +156,16 @@ int home_cmd_main(int argc, char **argv)
             fprintf(stderr, "cordon: home: %s: %s\n", layer, strerror(errno));
             goto out;
         }
-        if (!diff)
+        if (json) {
+            fputs("{\"workspace\":", stdout);
+            json_write_string(stdout, ws);
+            fputs(diff    ? ",\"layer\":null,\"changes\":[]}\n"
+                  : reset ? ",\"layer\":null,\"reset\":false}\n"
+                          : ",\"layer\":null,\"bytes\":0,\"entries\":0,\"in_use\":false}\n",
+                  stdout);
+        } else if (!diff) {
             printf("%s: no home layer (nothing written to the home yet)\n", ws);
+        }
         rc = 0;
         goto out;
     }
@@ -183,7 +205,15 @@ int home_cmd_main(int argc, char **argv)
         free(gone);
         if (r < 0)
             goto out;
-        printf("reset: the home layer of %s is discarded\n", ws);
+        if (json) {
+            fputs("{\"workspace\":", stdout);
+            json_write_string(stdout, ws);
+            fputs(",\"layer\":", stdout);
+            json_write_string(stdout, upper);
+            fputs(",\"reset\":true}\n", stdout);
+        } else {
+            printf("reset: the home layer of %s is discarded\n", ws);
+        }
         rc = 0;
         goto out;
     }
@@ -191,7 +221,8 @@ int home_cmd_main(int argc, char **argv)
     home = h ? realpath(h, NULL) : NULL;
     struct walk w = {.home_fd = home ? open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1,
                      .diff = diff,
-                     .tag = ""};
+                     .tag = "",
+                     .json = json ? &changes : NULL};
     int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int r = ufd < 0 ? -errno : walk_dir(&w, ufd, "");
     if (r == -ENOENT)
@@ -214,11 +245,23 @@ int home_cmd_main(int argc, char **argv)
         fprintf(stderr, "cordon: home: reading %s: %s\n", upper, strerror(-r));
         goto out;
     }
-    if (!diff)
+    if (json) {
+        fputs("{\"workspace\":", stdout);
+        json_write_string(stdout, ws);
+        fputs(",\"layer\":", stdout);
+        json_write_string(stdout, upper);
+        if (diff)
+            printf(",\"changes\":[%.*s]}\n", (int)changes.len, changes.data ? changes.data : "");
+        else
+            printf(",\"bytes\":%llu,\"entries\":%llu,\"in_use\":%s}\n", w.bytes, w.entries,
+                   busy ? "true" : "false");
+    } else if (!diff) {
         printf("workspace: %s\nlayer: %s\nsize: %llu bytes in %llu entries\nin use: %s\n", ws,
                upper, w.bytes, w.entries, busy ? "yes (a sandbox of the workspace runs)" : "no");
+    }
     rc = 0;
 out:
+    json_buf_free(&changes);
     if (layer_fd >= 0)
         close(layer_fd);
     if (lock_fd >= 0)

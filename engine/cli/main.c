@@ -191,6 +191,12 @@ static int help_command(int argc, char **argv)
     if (argc > 4)
         return cli_usage_error("help", "too many arguments (usage: cordon help [COMMAND "
                                        "[SUBCOMMAND]])");
+    if (strcmp(argv[2], "help") == 0 && argc == 3) {
+        puts("usage: cordon help [COMMAND [SUBCOMMAND]]\n"
+             "Print COMMAND's usage, as cordon COMMAND [SUBCOMMAND] --help does; without one,\n"
+             "the list of commands. An unknown COMMAND is an error (exit 125).");
+        return 0;
+    }
     int c = find_command(argv[2]);
     if (c < 0)
         return cli_usage_error("help", "unknown command '%s' (cordon --help lists them)", argv[2]);

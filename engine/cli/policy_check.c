@@ -13,29 +13,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json_write.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "policy/layer_dirs.h"
 #include "policy/lua_host.h"
 
-#define USAGE "usage: cordon policy check [DIR | FILE]"
+#define USAGE "usage: cordon policy check [--json] [DIR | FILE]"
 
 int policy_check_main(int argc, char **argv)
 {
     const char *arg = NULL;
-    bool options_done = false;
+    bool options_done = false, json = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!options_done && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
-            printf(USAGE
-                   "\n"
-                   "  no argument: every layer and profile cordon run would load here\n"
-                   "  DIR: DIR/.cordon (trusted or not) over the built-in and user layers\n"
-                   "  FILE: one policy file, or one profile file (in a profiles/ directory)\n");
+            printf(USAGE "\n"
+                         "  no argument: every layer and profile cordon run would load here\n"
+                         "  DIR: DIR/.cordon (trusted or not) over the built-in and user layers\n"
+                         "  FILE: one policy file, or one profile file (in a profiles/ directory)\n"
+                         "  --json: one JSON object, {\"problems\": [\"FILE:LINE: ...\", ...]}\n");
             return 0;
         }
         if (!options_done && strcmp(a, "--") == 0) {
             options_done = true;
+        } else if (!options_done && strcmp(a, "--json") == 0) {
+            json = true;
         } else if (!options_done && a[0] == '-' && a[1]) {
             fprintf(stderr, "cordon: policy check: unknown option '%s' (" USAGE ")\n", a);
             return CORDON_EXIT_SETUP;
@@ -69,9 +72,19 @@ int policy_check_main(int argc, char **argv)
     } else {
         n = lh_check_file(&opt, arg, &problems);
     }
-    for (size_t i = 0; i < problems.len; i++)
-        printf("%s\n", problems.items[i]);
+    if (json) {
+        fputs("{\"problems\":[", stdout);
+        for (size_t i = 0; i < problems.len; i++) {
+            if (i)
+                fputc(',', stdout);
+            json_write_string(stdout, problems.items[i]);
+        }
+        fputs("]}\n", stdout);
+    } else {
+        for (size_t i = 0; i < problems.len; i++)
+            printf("%s\n", problems.items[i]);
+        printf("policy check: %d problem%s\n", n, n == 1 ? "" : "s");
+    }
     str_list_free(&problems);
-    printf("policy check: %d problem%s\n", n, n == 1 ? "" : "s");
     return n ? 1 : 0;
 }

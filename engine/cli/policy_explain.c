@@ -19,6 +19,7 @@
 #include "base/cli_opt.h"
 #include "base/log.h"
 #include "base/json_read.h"
+#include "base/json_write.h"
 #include "base/util.h"
 #include "cli/policy_detect.h"
 #include "policy/layer_dirs.h"
@@ -158,9 +159,166 @@ static void print_refusals(const struct lh_explanation *ex)
     print_decided_by(ex, "");
 }
 
+/* ---- --json: one object per explanation, the same facts as the lines above ---------------- */
+
+static void jstr(const char *key, const char *v, bool comma)
+{
+    printf("%s\"%s\":", comma ? "," : "", key);
+    if (v && v[0])
+        json_write_string(stdout, v);
+    else
+        fputs("null", stdout);
+}
+
+/* A layer's "where" and, when it failed, "error" {"outcome", "message"} (else null). */
+static void json_layer_head(const struct lh_explain_layer *l)
+{
+    jstr("where", l->where, false);
+    if (l->outcome == LH_OK) {
+        fputs(",\"error\":null", stdout);
+    } else {
+        printf(",\"error\":{\"outcome\":\"%s\"", lh_outcome_name(l->outcome));
+        jstr("message", l->error, true);
+        fputc('}', stdout);
+    }
+}
+
+/* "layers" has been written: "decided_by" {"file", "layer" (1-based)} or null, and "error"
+ * (why nothing could be explained) or null; closes the object. */
+static void json_tail(const struct lh_explanation *ex)
+{
+    if (ex->n > 0) {
+        const char *w = ex->layer[ex->decided].where;
+        fputs(",\"decided_by\":{\"file\":", stdout);
+        json_write_stringn(stdout, w, (size_t)where_file_len(w));
+        printf(",\"layer\":%d}", ex->decided + 1);
+    } else {
+        fputs(",\"decided_by\":null", stdout);
+    }
+    jstr("error", ex->error, true);
+    fputs("}\n", stdout);
+}
+
+static const char *net_verdict(const struct lh_explain_layer *l)
+{
+    return l->outcome != LH_OK ? "deny" : l->net.allow ? "allow" : l->net.ask ? "ask" : "deny";
+}
+
+static void json_network(const struct lh_explanation *ex, const char *kind, const char *host,
+                         long port, const char *profile)
+{
+    fputs("{\"explain\":\"network\",\"kind\":", stdout);
+    json_write_string(stdout, kind);
+    fputs(",\"host\":", stdout);
+    json_write_string(stdout, host);
+    printf(",\"port\":%ld,\"profile\":", port);
+    json_write_string(stdout, profile);
+    fputs(",\"layers\":[", stdout);
+    for (int i = 0; i < ex->n; i++) {
+        const struct lh_explain_layer *l = &ex->layer[i];
+        fputs(i ? ",{" : "{", stdout);
+        json_layer_head(l);
+        printf(",\"verdict\":\"%s\"", net_verdict(l));
+        jstr("rule", l->outcome == LH_OK ? l->net.rule : NULL, true);
+        jstr("reason", l->outcome == LH_OK ? l->net.reason : NULL, true);
+        fputc('}', stdout);
+    }
+    printf("],\"decision\":\"%s\"", ex->n ? net_verdict(&ex->layer[ex->n - 1]) : "deny");
+    json_tail(ex);
+}
+
+static void json_keys(const struct str_list *keys)
+{
+    fputc('[', stdout);
+    for (size_t k = 0; k < keys->len; k++) {
+        if (k)
+            fputc(',', stdout);
+        json_write_string(stdout, keys->items[k]);
+    }
+    fputc(']', stdout);
+}
+
+/* As print_profile: the profile's files ("files": [{"file", "changed"}], "files_error"),
+ * then the policy layers; decided_by is the last file when no layer changed the profile. */
+static void json_profile(const struct lh_explanation *files, const struct lh_explanation *ex,
+                         const char *profile)
+{
+    fputs("{\"explain\":\"profile\",\"profile\":", stdout);
+    json_write_string(stdout, profile);
+    fputs(",\"files\":[", stdout);
+    for (int i = 0; i < files->n; i++) {
+        fputs(i ? ",{\"file\":" : "{\"file\":", stdout);
+        json_write_string(stdout, files->layer[i].where);
+        fputs(",\"changed\":", stdout);
+        json_keys(&files->layer[i].changed);
+        fputc('}', stdout);
+    }
+    fputc(']', stdout);
+    jstr("files_error", files->n == 0 ? files->error : NULL, true);
+    fputs(",\"layers\":[", stdout);
+    for (int i = 0; i < ex->n; i++) {
+        const struct lh_explain_layer *l = &ex->layer[i];
+        fputs(i ? ",{" : "{", stdout);
+        json_layer_head(l);
+        fputs(",\"changed\":", stdout);
+        if (l->outcome == LH_OK)
+            json_keys(&l->changed);
+        else
+            fputs("[]", stdout);
+        fputc('}', stdout);
+    }
+    fputc(']', stdout);
+    const struct lh_explain_layer *d = ex->n ? &ex->layer[ex->decided] : NULL;
+    if (files->n > 0 && d && ex->decided == 0 && d->outcome == LH_OK && d->changed.len == 0) {
+        const char *w = files->layer[files->n - 1].where;
+        fputs(",\"decided_by\":{\"file\":", stdout);
+        json_write_string(stdout, w);
+        fputs(",\"layer\":null}", stdout);
+        jstr("error", ex->error, true);
+        fputs("}\n", stdout);
+        return;
+    }
+    json_tail(ex);
+}
+
+static void json_refusal_list(const struct lh_refusal *r, size_t n)
+{
+    fputc('[', stdout);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",{" : "{", stdout);
+        jstr("kind", r[i].kind, false);
+        jstr("path", r[i].path, true);
+        jstr("reason", r[i].reason, true);
+        fputc('}', stdout);
+    }
+    fputc(']', stdout);
+}
+
+static void json_refusals(const struct lh_explanation *ex, const struct detect_case *c,
+                          const char *profile)
+{
+    fputs("{\"explain\":\"refusal\",\"command\":", stdout);
+    json_write_string(stdout, c->command);
+    printf(",\"exit_code\":%d,\"profile\":", c->exit_code);
+    json_write_string(stdout, profile);
+    fputs(",\"layers\":[", stdout);
+    for (int i = 0; i < ex->n; i++) {
+        const struct lh_explain_layer *l = &ex->layer[i];
+        fputs(i ? ",{" : "{", stdout);
+        json_layer_head(l);
+        fputs(",\"refusals\":", stdout);
+        json_refusal_list(l->refusals, l->outcome == LH_OK ? l->n_refusals : 0);
+        fputc('}', stdout);
+    }
+    fputs("],\"refusals\":", stdout);
+    const struct lh_explain_layer *t = ex->n ? &ex->layer[ex->n - 1] : NULL;
+    json_refusal_list(t ? t->refusals : NULL, t && t->outcome == LH_OK ? t->n_refusals : 0);
+    json_tail(ex);
+}
+
 /* A recorded command result (policy detect's case format) through each layer's `refusal`
  * chain. The Lua host is open. Exit code: 0, 1 when the top layer failed, 125 bad case. */
-static int explain_refusals(const char *input, const char *profile, const char *cwd)
+static int explain_refusals(const char *input, const char *profile, const char *cwd, bool json)
 {
     char err[2048];
     size_t len = 0;
@@ -185,13 +343,17 @@ static int explain_refusals(const char *input, const char *profile, const char *
         rc = 1;
         goto out;
     }
-    printf("refusal %s (exit %d, profile %s)\n", c.command, c.exit_code,
-           profile ? profile : "coding");
     struct lh_explanation ex;
     detect_case_host(&c, true);
     enum lh_outcome o = lh_explain_refusals(&c.in, &ex);
     detect_case_host(&c, false);
-    print_refusals(&ex);
+    if (json) {
+        json_refusals(&ex, &c, profile ? profile : "coding");
+    } else {
+        printf("refusal %s (exit %d, profile %s)\n", c.command, c.exit_code,
+               profile ? profile : "coding");
+        print_refusals(&ex);
+    }
     lh_explanation_free(&ex);
     rc = o == LH_OK ? 0 : 1; /* as the controller: a failed detector reports no refusal */
 out:
@@ -204,7 +366,7 @@ out:
 #define USAGE                                                                               \
     "usage: cordon policy explain [--kind http|connect|socks] HOST PORT [--allow RULE]... " \
     "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE] | " \
-    "--input CASE.json [--profile NAME] [--policy FILE] | --help"
+    "--input CASE.json [--profile NAME] [--policy FILE] | --help; each takes --json"
 
 int policy_explain_main(int argc, char **argv)
 {
@@ -214,7 +376,7 @@ int policy_explain_main(int argc, char **argv)
                               .json = FLAG_UNSET};
     const char *kind_s = "connect", *pos[2] = {NULL, NULL}, *input = NULL;
     int npos = 0, rc = CORDON_EXIT_SETUP;
-    bool opened = false;
+    bool opened = false, json = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
         bool missing = false;
@@ -224,7 +386,9 @@ int policy_explain_main(int argc, char **argv)
             goto out;
         }
         if (a[0] == '-' && a[1] == '-') {
-            if ((v = cli_opt_value(argc, argv, &i, "--allow", &missing)))
+            if (strcmp(a, "--json") == 0)
+                json = true;
+            else if ((v = cli_opt_value(argc, argv, &i, "--allow", &missing)))
                 str_list_push(&flags.network_allow, v);
             else if ((v = cli_opt_value(argc, argv, &i, "--deny", &missing)))
                 str_list_push(&flags.network_deny, v);
@@ -294,14 +458,17 @@ int policy_explain_main(int argc, char **argv)
     }
     opened = true;
     if (input) {
-        rc = explain_refusals(input, flags.profile, cwd);
+        rc = explain_refusals(input, flags.profile, cwd, json);
         goto out;
     }
     struct lh_explanation ex;
     if (npos == 0) {
         struct lh_explanation files;
         rc = lh_explain_profile_layers(&flags, &files, &ex) == LH_OK ? 0 : 1;
-        print_profile(&files, &ex, flags.profile ? flags.profile : "coding");
+        if (json)
+            json_profile(&files, &ex, flags.profile ? flags.profile : "coding");
+        else
+            print_profile(&files, &ex, flags.profile ? flags.profile : "coding");
         lh_explanation_free(&files);
         lh_explanation_free(&ex);
         goto out;
@@ -313,10 +480,14 @@ int policy_explain_main(int argc, char **argv)
         goto out;
     }
     sandbox_config_free(&cfg);
-    printf("network %s %s:%ld (profile %s)\n", kind_s, pos[0], port,
-           flags.profile ? flags.profile : "coding");
     enum lh_outcome o = lh_explain_network(kind, pos[0], (unsigned)port, &ex);
-    print_network(&ex);
+    if (json) {
+        json_network(&ex, kind_s, pos[0], port, flags.profile ? flags.profile : "coding");
+    } else {
+        printf("network %s %s:%ld (profile %s)\n", kind_s, pos[0], port,
+               flags.profile ? flags.profile : "coding");
+        print_network(&ex);
+    }
     /* allowed only when every step succeeded: fail closed, as the proxy does */
     rc = o == LH_OK && ex.n > 0 && ex.layer[ex.n - 1].net.allow ? 0 : 1;
     lh_explanation_free(&ex);

@@ -34,11 +34,32 @@
 extern char **environ;
 
 #define CASE_FILE_MAX (4 << 20)
-#define SYNOPSIS "cordon policy test [DIR]"
+#define SYNOPSIS "cordon policy test [--json] [DIR]"
 
 struct tally {
     int passed, failed;
+    struct str_list *lines; /* --json: each failure's line, collected instead of printed */
 };
+
+/* One failure line: printed, or kept for --json. */
+static void say(struct tally *t, const char *fmt, ...) CORDON_PRINTF(2, 3);
+static void say(struct tally *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = NULL;
+    if (vasprintf(&line, fmt, ap) < 0)
+        line = NULL;
+    va_end(ap);
+    if (!line)
+        die("out of memory");
+    if (t->lines) {
+        str_list_push_owned(t->lines, line);
+        return;
+    }
+    puts(line);
+    free(line);
+}
 
 static void render_to(FILE *f, const struct json_value *v)
 {
@@ -117,9 +138,14 @@ static void fail(struct tally *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    char *line = NULL;
+    if (vasprintf(&line, fmt, ap) < 0)
+        line = NULL;
     va_end(ap);
-    putchar('\n');
+    if (!line)
+        die("out of memory");
+    say(t, "%s", line);
+    free(line);
     t->failed++;
 }
 
@@ -215,8 +241,8 @@ static void run_profiles(const char *file, const struct json_value *list, const 
             json_free(gv);
             const char *have = canon ? canon : got;
             if (!want || strcmp(want, have) != 0) {
-                printf("%s: profiles[%zu] %s: %s: expected %s, got %s\n", file, i, name,
-                       expect->keys[k], want ? want : "?", have);
+                say(t, "%s: profiles[%zu] %s: %s: expected %s, got %s", file, i, name,
+                    expect->keys[k], want ? want : "?", have);
                 ok = false;
             }
             free(canon);
@@ -373,7 +399,8 @@ static void usage(void)
         "usage: " SYNOPSIS "\n"
         "Run the project's own policy cases, DIR/.cordon/tests/*.json (default: the current\n"
         "directory), against the layers cordon run would load, the project's as if trusted.\n"
-        "Exit 0 when every case passed, 1 when one failed, 125 for bad usage or a bad case file.\n",
+        "Exit 0 when every case passed, 1 when one failed, 125 for bad usage or a bad case file.\n"
+        "--json: one JSON object, {\"passed\", \"failed\", \"failures\": [\"line\", ...]}.\n",
         stdout);
 }
 
@@ -381,12 +408,15 @@ int policy_test_main(int argc, char **argv)
 {
     const char *dir = ".";
     int ndirs, status;
+    bool json = false;
+    struct str_list failures = {0};
+    const struct cli_flag flags[] = {{"--json", &json}};
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    if ((status = cli_read_words(argc, argv, "policy test", SYNOPSIS, NULL, 0, &dir, 1, &ndirs)) >=
-        0)
+    if ((status = cli_read_words(argc, argv, "policy test", SYNOPSIS, flags, ARRAY_LEN(flags), &dir,
+                                 1, &ndirs)) >= 0)
         return status;
     char *root = realpath(dir, NULL);
     if (!root) {
@@ -397,7 +427,7 @@ int policy_test_main(int argc, char **argv)
     char *tdir = xasprintf("%s/tests", pdir);
     struct str_list files = {0};
     struct json_value **docs = NULL;
-    struct tally t = {0, 0};
+    struct tally t = {0, 0, json ? &failures : NULL};
     int rc = CORDON_EXIT_SETUP;
     bool opened = false;
 
@@ -431,7 +461,7 @@ int policy_test_main(int argc, char **argv)
         goto out;
     }
     opened = true;
-    if (!files.len)
+    if (!files.len && !json)
         printf("no test cases in %s (files tests/*.json)\n", pdir);
     for (size_t i = 0; i < files.len; i++) {
         const char *rel = files.items[i] + strlen(root) + 1;
@@ -443,9 +473,20 @@ int policy_test_main(int argc, char **argv)
         if ((v = json_get(docs[i], "refusals")))
             run_refusals(rel, v, root, &t);
     }
-    printf("%d passed, %d failed\n", t.passed, t.failed);
+    if (json) {
+        printf("{\"passed\":%d,\"failed\":%d,\"failures\":[", t.passed, t.failed);
+        for (size_t i = 0; i < failures.len; i++) {
+            if (i)
+                fputc(',', stdout);
+            json_write_string(stdout, failures.items[i]);
+        }
+        fputs("]}\n", stdout);
+    } else {
+        printf("%d passed, %d failed\n", t.passed, t.failed);
+    }
     rc = t.failed ? 1 : 0;
 out:
+    str_list_free(&failures);
     if (opened)
         lh_close();
     for (size_t i = 0; docs && i < files.len; i++)

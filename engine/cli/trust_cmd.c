@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include "base/cli_opt.h"
+#include "base/json_read.h"
+#include "base/json_write.h"
 #include "base/log.h"
 #include "base/session_socket.h"
 #include "client/client_http.h"
@@ -25,7 +28,7 @@
 #include "policy/lua_host.h"
 #include "policy/trust.h"
 
-#define SYNOPSIS "cordon trust [--revoke] [DIR]"
+#define SYNOPSIS "cordon trust [--revoke | --status | --list] [--json] [DIR]"
 
 /* What a file of .cordon changes, in words. false when it must not be trusted (policy.lua
  * does not load). */
@@ -112,28 +115,146 @@ static int session_in_the_way(const char *pdir)
     return rc;
 }
 
+static const char *state_name(enum trust_state st)
+{
+    switch (st) {
+    case TRUST_NO_PROJECT:
+        return "no_project";
+    case TRUST_TRUSTED:
+        return "trusted";
+    case TRUST_UNTRUSTED:
+        return "untrusted";
+    }
+    return "untrusted";
+}
+
+/* `cordon trust --status`: whether root's .cordon is trusted now, and if not why. 0, as the
+ * answer was found. */
+static int print_status(const char *config_dir, const char *root, const char *pdir, bool json)
+{
+    char canon[PATH_MAX], why[1024] = "";
+    enum trust_state st = trust_check(config_dir, root, canon, why, sizeof why);
+    const char *name = state_name(st);
+    if (json) {
+        fputs("{\"project\":", stdout);
+        json_write_string(stdout, pdir);
+        printf(",\"state\":\"%s\",\"why\":", name);
+        if (st == TRUST_UNTRUSTED)
+            json_write_string(stdout, why);
+        else
+            fputs("null", stdout);
+        fputs("}\n", stdout);
+    } else if (st == TRUST_NO_PROJECT) {
+        printf("%s: no project policy (nothing to trust)\n", pdir);
+    } else if (st == TRUST_TRUSTED) {
+        printf("%s: trusted\n", pdir);
+    } else {
+        printf("%s: not trusted: %s\n", pdir, why);
+    }
+    return 0;
+}
+
+/* `cordon trust --list`: every record under config_dir/trusted, sorted by file name, with its
+ * project and whether it is trusted now. A record that cannot be read is named on stderr and
+ * makes the exit 125 (the others are still listed). */
+static int print_list(const char *config_dir, bool json)
+{
+    char *dir = xasprintf("%s/trusted", config_dir);
+    struct str_list names = {0};
+    int rc = 0;
+    DIR *d = opendir(dir);
+    if (!d && errno != ENOENT) {
+        fprintf(stderr, "cordon: trust: %s: %s\n", dir, strerror(errno));
+        free(dir);
+        return CORDON_EXIT_SETUP;
+    }
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0)
+            str_list_push(&names, e->d_name);
+    }
+    if (d)
+        closedir(d);
+    str_list_sort(&names);
+    if (json)
+        fputs("{\"projects\":[", stdout);
+    size_t shown = 0;
+    for (size_t i = 0; i < names.len; i++) {
+        char *path = xasprintf("%s/%s", dir, names.items[i]), *text = NULL, jerr[160];
+        size_t len = 0;
+        struct json_value *v = NULL;
+        const struct json_value *files;
+        const char *root;
+        if (read_file(path, O_NOFOLLOW, 1 << 20, &text, &len) < 0 ||
+            !(v = json_parse(text, len, jerr, sizeof jerr)) || !(root = reply_str(v, "project")) ||
+            !(files = json_get(v, "files")) || files->type != JSON_OBJECT) {
+            fprintf(stderr, "cordon: trust: %s: not a trust record cordon can read\n", path);
+            rc = CORDON_EXIT_SETUP;
+        } else {
+            char canon[PATH_MAX], why[1024] = "";
+            enum trust_state st = trust_check(config_dir, root, canon, why, sizeof why);
+            if (json) {
+                fputs(shown ? ",{\"project\":" : "{\"project\":", stdout);
+                json_write_string(stdout, root);
+                printf(",\"files\":%zu,\"state\":\"%s\",\"why\":", files->len, state_name(st));
+                if (st == TRUST_UNTRUSTED)
+                    json_write_string(stdout, why);
+                else
+                    fputs("null", stdout);
+                fputc('}', stdout);
+            } else {
+                printf("%s  %zu file%s  %s%s%s\n", root, files->len, files->len == 1 ? "" : "s",
+                       st == TRUST_TRUSTED      ? "trusted"
+                       : st == TRUST_NO_PROJECT ? "no project policy any more"
+                                                : "not trusted",
+                       st == TRUST_UNTRUSTED ? ": " : "", st == TRUST_UNTRUSTED ? why : "");
+            }
+            shown++;
+        }
+        json_free(v);
+        free(text);
+        free(path);
+    }
+    if (json)
+        fputs("]}\n", stdout);
+    else if (shown == 0 && rc == 0)
+        puts("no trusted projects");
+    str_list_free(&names);
+    free(dir);
+    return rc;
+}
+
 static void usage(void)
 {
     fputs("usage: " SYNOPSIS "\n"
           "Review a project's policy, DIR/.cordon (default: the current directory): print each\n"
           "file, its SHA-256 and what it changes, then trust exactly those files; cordon run\n"
-          "loads the project's layer only while they are unchanged. --revoke forgets them.\n",
+          "loads the project's layer only while they are unchanged. --revoke forgets them;\n"
+          "--status only says whether they are trusted now (and if not, why); --list says it of\n"
+          "every project you trusted. --json prints one JSON object instead of the lines.\n",
           stdout);
 }
 
 int trust_cmd_main(int argc, char **argv)
 {
-    bool revoke = false;
+    bool revoke = false, status_only = false, list = false, json = false;
     const char *dir = NULL;
     int n_dirs, status;
     if (cli_wants_help(argc, argv)) {
         usage();
         return 0;
     }
-    const struct cli_flag flags[] = {{"--revoke", &revoke}};
+    const struct cli_flag flags[] = {
+        {"--revoke", &revoke}, {"--status", &status_only}, {"--list", &list}, {"--json", &json}};
     if ((status = cli_read_words(argc, argv, "trust", SYNOPSIS, flags, ARRAY_LEN(flags), &dir, 1,
                                  &n_dirs)) >= 0)
         return status;
+    if (revoke + status_only + list > 1)
+        return cli_usage_error(
+            "trust", "--revoke, --status and --list exclude each other (usage: " SYNOPSIS ")");
+    if (list && n_dirs)
+        return cli_usage_error("trust", "--list takes no DIR (usage: " SYNOPSIS ")");
     struct lh_options opt;
     layer_dirs_default(&opt);
     if (!opt.user_config_dir) {
@@ -143,6 +264,8 @@ int trust_cmd_main(int argc, char **argv)
             "path)\n");
         return CORDON_EXIT_SETUP;
     }
+    if (list)
+        return print_list(opt.user_config_dir, json);
     char *root = realpath(dir ? dir : ".", NULL);
     if (!root) {
         fprintf(stderr, "cordon: trust: %s: %s\n", dir ? dir : ".", strerror(errno));
@@ -154,12 +277,22 @@ int trust_cmd_main(int argc, char **argv)
     struct trust_set set = {0};
     int rc = CORDON_EXIT_SETUP;
 
+    if (status_only) {
+        rc = print_status(opt.user_config_dir, root, pdir, json);
+        goto out;
+    }
     if (revoke) {
-        if (unlink(record) == 0) {
-            printf("revoked: %s is no longer trusted\n", pdir);
-            rc = 0;
-        } else if (errno == ENOENT) {
-            printf("%s was not trusted\n", pdir);
+        bool was = unlink(record) == 0;
+        if (was || errno == ENOENT) {
+            if (json) {
+                fputs("{\"project\":", stdout);
+                json_write_string(stdout, pdir);
+                printf(",\"revoked\":%s}\n", was ? "true" : "false");
+            } else if (was) {
+                printf("revoked: %s is no longer trusted\n", pdir);
+            } else {
+                printf("%s was not trusted\n", pdir);
+            }
             rc = 0;
         } else {
             fprintf(stderr, "cordon: trust: %s: %s\n", record, strerror(errno));
@@ -178,12 +311,40 @@ int trust_cmd_main(int argc, char **argv)
         goto out;
     }
     bool ok = true;
+    struct json_buf files = {0};
     for (size_t i = 0; i < set.len; i++) {
         char what[1536];
-        ok &= describe(pdir, set.items[i].rel, what, sizeof what);
-        printf("%s  sha256:%s  %s\n", set.items[i].rel, set.items[i].hash, what);
+        bool loads = describe(pdir, set.items[i].rel, what, sizeof what);
+        ok &= loads;
+        if (json && !loads) /* why, where a person reads it: stdout stays empty */
+            fprintf(stderr, "cordon: trust: %s: %s\n", set.items[i].rel, what);
+        if (json) {
+            json_buf_lit(&files, "{\"path\":");
+            json_buf_string(&files, set.items[i].rel, strlen(set.items[i].rel));
+            json_buf_printf(&files, ",\"sha256\":\"%s\",\"what\":", set.items[i].hash);
+            json_buf_string(&files, what, strlen(what));
+            json_buf_printf(&files, "}%s", i + 1 < set.len ? "," : "");
+        } else {
+            printf("%s  sha256:%s  %s\n", set.items[i].rel, set.items[i].hash, what);
+        }
     }
     lh_close();
+    if (ok && json) {
+        /* after the record is written; kept here while the buffer is at hand */
+        if (trust_record_save(record, root, &set, err, sizeof err) < 0) {
+            fprintf(stderr, "cordon: trust: %s\n", err);
+            json_buf_free(&files);
+            goto out;
+        }
+        fputs("{\"project\":", stdout);
+        json_write_string(stdout, pdir);
+        printf(",\"trusted\":true,\"files\":[%.*s]}\n", (int)files.len,
+               files.data ? files.data : "");
+        json_buf_free(&files);
+        rc = 0;
+        goto out;
+    }
+    json_buf_free(&files);
     if (!ok) {
         fprintf(
             stderr,

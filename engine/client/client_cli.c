@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/cli_opt.h"
@@ -85,23 +86,25 @@ static const struct command cmd_jobs = {"jobs",
                                         "List session NAME's background jobs and running commands.",
                                         {"NAME"},
                                         true};
-static const struct command cmd_logs = {"logs",
-                                        "cordon logs NAME PID",
-                                        "Print a background job's log as it is now.",
-                                        {"NAME", "PID"},
-                                        false};
-static const struct command cmd_stop = {
-    "stop",
-    "cordon stop NAME PID",
-    "Stop a job's process group: TERM, then KILL after the grace period.",
+static const struct command cmd_logs = {
+    "logs",
+    "cordon logs NAME PID [--tail N] [--follow]",
+    "Print a background job's log as it is now: --tail N its last N lines; --follow goes on\n"
+    "with what the job writes until it has ended and its output is drained (or Ctrl-C).",
     {"NAME", "PID"},
     false};
+static const struct command cmd_stop = {
+    "stop",
+    "cordon stop NAME PID [--json]",
+    "Stop a job's process group: TERM, then KILL after the grace period.",
+    {"NAME", "PID"},
+    true};
 static const struct command cmd_cancel = {
     "cancel",
-    "cordon cancel NAME TURN",
+    "cordon cancel NAME TURN [--json]",
     "Stop every process group that commands tagged with TURN started.",
     {"NAME", "TURN"},
-    false};
+    true};
 static const struct command cmd_approve = {"approve",
                                            "cordon approve NAME ID once|session|deny",
                                            "Answer a pending approval.",
@@ -154,6 +157,64 @@ static int run_exec(int argc, char **argv)
     return status;
 }
 
+#define LOGS_TAIL_MAX 100000000L
+
+/* `cordon logs NAME PID [--tail N] [--follow]`: the options are taken out (before any "--"),
+ * the rest is the simple command's words. */
+static int run_logs(int argc, char **argv)
+{
+    char *rest[16];
+    int n = 0;
+    struct cjobs_log_opts o = {.tail = -1};
+    bool options = true;
+    if (cli_wants_help(argc - 1, argv + 1)) {
+        printf("usage: %s\n%s\n", cmd_logs.usage, cmd_logs.about);
+        return 0;
+    }
+    for (int i = 0; i < argc; i++) {
+        bool missing = false;
+        const char *v = NULL;
+        if (i > 0 && options && strcmp(argv[i], "--") == 0)
+            options = false;
+        if (i > 0 && options && (strcmp(argv[i], "--follow") == 0 || strcmp(argv[i], "-f") == 0)) {
+            o.follow = true;
+            continue;
+        }
+        if (i > 0 && options && (v = cli_opt_value(argc, argv, &i, "--tail", &missing))) {
+            char *end;
+            errno = 0;
+            long t = strtol(v, &end, 10);
+            if (v[0] < '0' || v[0] > '9' || *end || errno || t > LOGS_TAIL_MAX)
+                return cli_usage_error("logs",
+                                       "--tail takes a number of lines from 0 to %ld, not '%s'",
+                                       LOGS_TAIL_MAX, v);
+            o.tail = t;
+            continue;
+        }
+        if (missing)
+            return cli_usage_error("logs", "--tail needs a number of lines (usage: %s)",
+                                   cmd_logs.usage);
+        if (n == (int)ARRAY_LEN(rest))
+            return cli_usage_error("logs", "too many arguments (usage: %s)", cmd_logs.usage);
+        rest[n++] = argv[i];
+    }
+    const char *pos[2];
+    bool json;
+    long pid;
+    switch (parse_words(&cmd_logs, n, rest, pos, &json)) {
+    case PARSED_RUN:
+        break;
+    case PARSED_HELP:
+        return 0;
+    case PARSED_USAGE:
+        return CORDON_EXIT_SETUP;
+    }
+    if (!cjobs_parse_pid(pos[1], &pid))
+        return cli_usage_error(
+            "logs", "invalid PID '%s' (a positive integer, as cordon jobs shows)", pos[1]);
+    return cjobs_log(pos[0], pid, &o);
+}
+
 static int run_pid_command(const struct command *c, int argc, char **argv)
 {
     const char *pos[2];
@@ -170,7 +231,7 @@ static int run_pid_command(const struct command *c, int argc, char **argv)
     if (!cjobs_parse_pid(pos[1], &pid))
         return cli_usage_error(
             c->name, "invalid PID '%s' (a positive integer, as cordon jobs shows)", pos[1]);
-    return c == &cmd_logs ? cjobs_log(pos[0], pid) : cjobs_stop(pos[0], pid);
+    return cjobs_stop(pos[0], pid, json);
 }
 
 static int run_simple(const struct command *c, int argc, char **argv)
@@ -191,7 +252,7 @@ static int run_simple(const struct command *c, int argc, char **argv)
         if (pos[1][0] == '\0' || strlen(pos[1]) > TURN_MAX)
             return cli_usage_error(c->name, "invalid turn '%s' (1 to %d characters)", pos[1],
                                    TURN_MAX);
-        return cjobs_cancel(pos[0], pos[1]);
+        return cjobs_cancel(pos[0], pos[1], json);
     }
     if (c == &cmd_approve) {
         if (pos[1][0] == '\0')
@@ -292,7 +353,7 @@ static int dispatch(int argc, char **argv)
     if (strcmp(cmd, "jobs") == 0)
         return run_simple(&cmd_jobs, argc, argv);
     if (strcmp(cmd, "logs") == 0)
-        return run_pid_command(&cmd_logs, argc, argv);
+        return run_logs(argc, argv);
     if (strcmp(cmd, "stop") == 0)
         return run_pid_command(&cmd_stop, argc, argv);
     if (strcmp(cmd, "cancel") == 0)

@@ -12,6 +12,7 @@
 #include "client/client_http.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/http_parse.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -125,6 +127,22 @@ static ssize_t read_some(int fd, char *buf, size_t cap)
         ssize_t n = read(fd, buf, cap);
         if (n >= 0 || errno != EINTR)
             return n < 0 ? -errno : n;
+    }
+}
+
+/* Until h->body_deadline_ms: true when h->fd is readable (or failed: read tells), false
+ * when the time is up. */
+static bool wait_readable(const struct chttp *h)
+{
+    for (;;) {
+        unsigned long long now = clock_mono_ms();
+        if (now >= h->body_deadline_ms)
+            return false;
+        struct pollfd p = {.fd = h->fd, .events = POLLIN};
+        unsigned long long left = h->body_deadline_ms - now;
+        int r = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+        if (r > 0 || (r < 0 && errno != EINTR))
+            return true;
     }
 }
 
@@ -255,6 +273,7 @@ int chttp_request(struct chttp *h, const char *method, const char *path, const c
     h->sink = sink;
     h->sink_ctx = sink_ctx;
     h->sink_stopped = false;
+    h->timed_out = false;
     h->missing = false;
     h->connect_errno = 0;
     h->malformed = false;
@@ -286,6 +305,10 @@ int chttp_request(struct chttp *h, const char *method, const char *path, const c
         b.kind = HTTP_BODY_NONE;
     done = body_feed(h, &b, buf + resp.head_len, have - resp.head_len);
     while (done == 0) {
+        if (h->body_deadline_ms && h->sink && chttp_ok(h) && !wait_readable(h)) {
+            h->timed_out = h->sink_stopped = true;
+            goto out;
+        }
         ssize_t n = read_some(h->fd, buf, CHTTP_HEAD_MAX);
         if (n < 0) {
             fail(h, false, "receiving from the session failed: %s", strerror((int)-n));

@@ -27,8 +27,12 @@ struct chttp {
     long status;               /* HTTP status of the last answer; 0 before one came */
     chttp_sink sink;
     void *sink_ctx;
-    bool sink_stopped; /* the sink stopped the transfer */
-    char *body;        /* a non-streamed answer's body (NUL-terminated), or NULL */
+    bool sink_stopped; /* the sink stopped the transfer (or body_deadline_ms passed) */
+    /* clock_mono_ms() after which a streamed body is given up as the sink would stop it
+     * (h->timed_out set too); 0: none. Set by the caller before chttp_request. */
+    unsigned long long body_deadline_ms;
+    bool timed_out;
+    char *body; /* a non-streamed answer's body (NUL-terminated), or NULL */
     size_t body_len, body_cap;
     bool malformed;    /* the failure is the answer's framing, not the connection */
     char failure[160]; /* why the last request failed, or "" */

@@ -153,14 +153,18 @@ static int to_stdout(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-int cjobs_log(const char *name, long pid)
+int cjobs_log(const char *name, long pid, const struct cjobs_log_opts *o)
 {
     struct chttp h;
-    char path[64];
+    char path[96];
     int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "logs", name, false) != 0)
         goto out;
-    snprintf(path, sizeof path, "/v1/jobs/%ld/log", pid);
+    int n = snprintf(path, sizeof path, "/v1/jobs/%ld/log", pid);
+    if (o->tail >= 0)
+        n += snprintf(path + n, sizeof path - (size_t)n, "?tail=%ld", o->tail);
+    if (o->follow) /* to its end: ended by the job's end, the session's, or a signal */
+        snprintf(path + n, sizeof path - (size_t)n, "%cfollow=1", o->tail >= 0 ? '&' : '?');
     int rc = chttp_request(&h, "GET", path, NULL, 0, to_stdout, NULL);
     if (h.sink_stopped)
         goto out;
@@ -175,7 +179,7 @@ out:
     return status;
 }
 
-int cjobs_stop(const char *name, long pid)
+int cjobs_stop(const char *name, long pid, bool json)
 {
     struct chttp h;
     struct json_value *v = NULL;
@@ -191,7 +195,10 @@ int cjobs_stop(const char *name, long pid)
         status = reply_malformed("stop", "the job has no \"state\" string");
         goto out;
     }
-    printf("%ld: %s\n", pid, strcmp(state, "exited") == 0 ? "had already exited" : "stopped");
+    if (json)
+        reply_print_line(stdout, h.body, h.body_len);
+    else
+        printf("%ld: %s\n", pid, strcmp(state, "exited") == 0 ? "had already exited" : "stopped");
     status = 0;
 out:
     json_free(v);
@@ -199,7 +206,7 @@ out:
     return status;
 }
 
-int cjobs_cancel(const char *name, const char *turn)
+int cjobs_cancel(const char *name, const char *turn, bool json)
 {
     struct chttp h;
     struct json_value *v = NULL;
@@ -214,6 +221,11 @@ int cjobs_cancel(const char *name, const char *turn)
     const struct json_value *stopped = json_get(v, "stopped");
     if (!stopped || stopped->type != JSON_ARRAY) {
         status = reply_malformed("cancel", "the answer has no \"stopped\" array");
+        goto out;
+    }
+    if (json) {
+        reply_print_line(stdout, h.body, h.body_len);
+        status = 0;
         goto out;
     }
     char *turn_line = cjobs_command_line(turn);

@@ -13,7 +13,7 @@
 #include "client/client_http.h"
 #include "client/client_reply.h"
 
-#define PUBLISH_SYNOPSIS "cordon publish NAME PORT [HOSTPORT] [--host-addr ADDR]"
+#define PUBLISH_SYNOPSIS "cordon publish NAME PORT [HOSTPORT] [--host-addr ADDR] [--json]"
 #define UNPUBLISH_SYNOPSIS "cordon unpublish NAME PORT"
 
 static void publish_usage(void)
@@ -23,7 +23,8 @@ static void publish_usage(void)
            "0.0.0.0) reachable from the host at ADDR:HOSTPORT: any TCP (HTTP, WebSocket, ...).\n"
            "HOSTPORT defaults to PORT (0: any free port), ADDR to 127.0.0.1. At most 256\n"
            "connections at once per port. The port stays published until cordon unpublish\n"
-           "NAME PORT or the session's end; cordon session status NAME lists them.\n");
+           "NAME PORT or the session's end; cordon session status NAME lists them. --json\n"
+           "prints the session's answer, {\"port\", \"host_addr\", \"host_port\"}, instead.\n");
 }
 
 static void unpublish_usage(void)
@@ -47,7 +48,7 @@ int cports_publish_main(int argc, char **argv)
 {
     const char *pos[3] = {0}, *addr = NULL;
     int npos = 0;
-    bool options = true;
+    bool options = true, json = false;
     if (cli_wants_help(argc - 1, argv + 1)) {
         publish_usage();
         return 0;
@@ -56,6 +57,8 @@ int cports_publish_main(int argc, char **argv)
         const char *a = argv[i];
         if (options && strcmp(a, "--") == 0) {
             options = false;
+        } else if (options && strcmp(a, "--json") == 0) {
+            json = true;
         } else if (options && strncmp(a, "--host-addr", 11) == 0 &&
                    (a[11] == '\0' || a[11] == '=')) {
             if (a[11] == '=')
@@ -118,8 +121,11 @@ int cports_publish_main(int argc, char **argv)
         goto out;
     }
     bool v6 = strchr(a, ':') != NULL;
-    printf("%s's port %lld is published at %s%s%s:%lld\n", pos[0], got_port, v6 ? "[" : "", a,
-           v6 ? "]" : "", got_host_port);
+    if (json)
+        reply_print_line(stdout, h.body, h.body_len);
+    else
+        printf("%s's port %lld is published at %s%s%s:%lld\n", pos[0], got_port, v6 ? "[" : "", a,
+               v6 ? "]" : "", got_host_port);
     status = 0;
 out:
     free(body);

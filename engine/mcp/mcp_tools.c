@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "base/visible.h"
@@ -34,6 +35,9 @@
     "reach only what the policy's rules allow; a destination no rule covers may be put to the "                                                                    \
     "user as a question, and is denied otherwise. No sudo, no docker socket. A refusal is "                                                                        \
     "reported in the result with the reason; do not try to work around it."
+
+/* read_log's longest wait, in seconds: a call returns once, and blocks the server meanwhile */
+#define MCP_LOG_WAIT_MAX 60
 
 struct tool {
     const char *name, *description, *input_schema, *output_schema;
@@ -81,12 +85,16 @@ static const struct tool tools[] = {
     {"read_log",
      "Read a background job's log (its stdout and stderr). offset skips that many bytes (pass "
      "the previous result's next_offset to read only what is new); tail_lines keeps only the "
-     "last N lines. At most 64 KiB come back: the first and last 32 KiB when the log is longer, "
-     "as the result says.",
+     "last N lines; wait (seconds, at most 60), when the log has nothing after offset, waits "
+     "that long for the job's next output and returns as soon as some comes or the job has "
+     "ended. At most 64 KiB come back: the first and last 32 KiB when the log is longer, as "
+     "the result says.",
      "{\"type\":\"object\",\"properties\":{"
      "\"pid\":{\"type\":\"integer\",\"minimum\":1},"
      "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"bytes to skip\"},"
-     "\"tail_lines\":{\"type\":\"integer\",\"minimum\":1}},"
+     "\"tail_lines\":{\"type\":\"integer\",\"minimum\":1},"
+     "\"wait\":{\"type\":\"number\",\"minimum\":0,\"maximum\":60,\"description\":\"seconds "
+     "to wait for new output when there is none after offset\"}},"
      "\"required\":[\"pid\"],\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"integer\"},"
      "\"size\":{\"type\":\"integer\",\"description\":\"the log's bytes as read\"},"
@@ -231,6 +239,7 @@ struct args {
     bool has_timeout;
     long long pid, offset, tail_lines;
     bool has_offset, has_tail_lines;
+    double wait;               /* read_log: seconds; 0 none */
     long long port, host_port; /* publish_port, unpublish_port */
     bool has_host_port;
     const char *host_addr;
@@ -300,6 +309,13 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
                 return -1;
             }
             a->has_offset = true;
+        } else if (strcmp(k, "wait") == 0) {
+            if (v->type != JSON_NUMBER || !(v->number >= 0) || v->number > MCP_LOG_WAIT_MAX) {
+                snprintf(err, errlen, "wait must be a number of seconds from 0 to %d",
+                         MCP_LOG_WAIT_MAX);
+                return -1;
+            }
+            a->wait = v->number;
         } else if (strcmp(k, "tail_lines") == 0) {
             if (!whole_number(v, 1, &a->tail_lines)) {
                 snprintf(err, errlen, "tail_lines must be a positive integer");
@@ -348,14 +364,15 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
 
 /* One request. 0 for a 2xx answer (a non-streamed body in h->body); -1 with the line saying
  * why in err. h is chttp_close'd by the caller either way. */
-static int api(const struct mcp_server *s, struct chttp *h, const char *method, const char *path,
-               const char *body, size_t body_len, chttp_sink sink, void *ctx, char *err,
-               size_t errlen)
+static int api_until(const struct mcp_server *s, struct chttp *h, const char *method,
+                     const char *path, const char *body, size_t body_len, chttp_sink sink,
+                     void *ctx, unsigned long long deadline_ms, char *err, size_t errlen)
 {
     if (chttp_open(h, "mcp", s->session, true) != 0) {
         snprintf(err, errlen, "the socket path of session '%s' is too long", s->session);
         return -1;
     }
+    h->body_deadline_ms = deadline_ms;
     int rc = chttp_request(h, method, path, body, body_len, sink, ctx);
     if (h->sink_stopped)
         return 0; /* the sink stopped it and keeps why */
@@ -387,6 +404,14 @@ static int api(const struct mcp_server *s, struct chttp *h, const char *method, 
         return -1;
     }
     return 0;
+}
+
+/* api_until without a deadline. */
+static int api(const struct mcp_server *s, struct chttp *h, const char *method, const char *path,
+               const char *body, size_t body_len, chttp_sink sink, void *ctx, char *err,
+               size_t errlen)
+{
+    return api_until(s, h, method, path, body, body_len, sink, ctx, 0, err, errlen);
 }
 
 /* A 2xx answer's JSON object, or NULL with why in err. */
@@ -740,8 +765,9 @@ static void list_jobs(const struct mcp_server *s, const char *id)
 }
 
 struct log_read {
-    unsigned long long skip; /* bytes still to skip (offset) */
-    unsigned long long size; /* every byte of the log */
+    unsigned long long skip;  /* bytes still to skip (offset) */
+    unsigned long long size;  /* every byte of the log */
+    unsigned long long fresh; /* bytes after the skip */
     struct mcp_bound kept;
 };
 
@@ -756,8 +782,17 @@ static int on_log(void *ctx, const char *data, size_t len)
     data += l->skip;
     len -= (size_t)l->skip;
     l->skip = 0;
+    l->fresh += len;
     mcp_bound_add(&l->kept, data, len);
     return 0;
+}
+
+/* Following the log: stop at the first bytes after the skip. */
+static int on_log_wait(void *ctx, const char *data, size_t len)
+{
+    struct log_read *l = ctx;
+    on_log(ctx, data, len);
+    return l->fresh > 0 ? -1 : 0;
 }
 
 static void read_log(const struct mcp_server *s, const struct args *a, const char *id)
@@ -775,9 +810,30 @@ static void read_log(const struct mcp_server *s, const struct args *a, const cha
         mcp_bound_init(&l.kept, MCP_STREAM_MAX / 2, MCP_STREAM_MAX / 2);
     snprintf(path, sizeof path, "/v1/jobs/%lld/log", a->pid);
     char *text = NULL;
+    const char *waited = NULL; /* how a wait ended, when there was one */
     if (api(s, &h, "GET", path, NULL, 0, on_log, &l, err, sizeof err) < 0) {
         tool_error(id, &res, "cordon: %s", err);
         goto out;
+    }
+    if (a->wait > 0 && l.fresh == 0) {
+        /* nothing after offset: follow the log (from its start, skipping what was read) until
+         * the first new bytes, the job's end or the wait's */
+        unsigned long long skip = (unsigned long long)a->offset; /* >= l.size: none was fresh */
+        struct log_read w = {.skip = skip};
+        mcp_bound_init(&w.kept, 0, MCP_STREAM_MAX);
+        chttp_close(&h);
+        snprintf(path, sizeof path, "/v1/jobs/%lld/log?follow=1", a->pid);
+        int rc = api_until(s, &h, "GET", path, NULL, 0, on_log_wait, &w,
+                           clock_mono_ms() + (unsigned long long)(a->wait * 1000), err, sizeof err);
+        if (rc < 0) {
+            mcp_bound_free(&w.kept);
+            tool_error(id, &res, "cordon: %s", err);
+            goto out;
+        }
+        waited = w.fresh ? NULL : h.timed_out ? "none came while waiting" : "the job has ended";
+        mcp_bound_free(&l.kept);
+        l = w;
+        l.size = w.fresh ? w.size : skip;
     }
     text = mcp_bound_text(&l.kept, "the log", &n);
     const char *from = text;
@@ -804,7 +860,10 @@ static void read_log(const struct mcp_server *s, const struct args *a, const cha
     if (cut)
         json_buf_printf(&res.text, "%s[cordon: only the last %d KiB of the log were read]\n",
                         n && text[n - 1] != '\n' ? "\n" : "", MCP_STREAM_MAX / 1024);
-    if (l.size == offset)
+    if (l.size == offset && waited)
+        json_buf_printf(&res.text, "[cordon: the log has no bytes after offset %llu; %s]\n", offset,
+                        waited);
+    else if (l.size == offset)
         json_buf_printf(&res.text, "[cordon: the log has no bytes after offset %llu]\n", offset);
     json_buf_printf(&res.structured,
                     "{\"pid\":%lld,\"size\":%llu,\"offset\":%llu,\"next_offset\":%llu,"

@@ -18,11 +18,14 @@ struct log_stream {
     struct log_stream *next;
     struct session *s;
     struct api_request *req;
+    struct job *job;            /* while the job exists, then NULL */
     const struct job_log *live; /* the job's log while the job exists, then NULL */
     uint64_t dropped, marker;   /* the log's layout as last seen (kept once the job is gone) */
     int fd;                     /* our own descriptor of the file */
     uint64_t pos, end;          /* output bytes: next to send, end of the snapshot */
     bool mid_line;              /* the last byte sent was not a newline */
+    bool follow;                /* go on with what the job writes next */
+    bool waiting;               /* following, all sent: until log_stream_wake */
     struct ev_timer retry_t;
     char *buf;
 };
@@ -56,6 +59,13 @@ static void finish(struct log_stream *ls)
 
 static void pump(struct log_stream *ls);
 
+/* Can more output come? Its leader (or its own sandbox) still runs, or a pipe is still open
+ * (what the job left running may write on until it closes it). */
+static bool job_writing(const struct job *j)
+{
+    return j->state == JOB_RUNNING || j->out.fd >= 0 || j->err.fd >= 0;
+}
+
 static void on_retry(struct ev_loop *loop, struct ev_timer *t)
 {
     (void)loop;
@@ -79,7 +89,13 @@ static void pump(struct log_stream *ls)
             api_stream_write(ls->req, line, (size_t)n);
             ls->pos = ls->dropped;
         }
+        if (ls->follow && ls->live) /* what the job wrote since is ours too */
+            ls->end = ls->dropped + ls->live->size - ls->marker;
         if (ls->pos >= ls->end) {
+            if (ls->follow && ls->job && job_writing(ls->job)) {
+                ls->waiting = true; /* log_stream_wake goes on */
+                return;
+            }
             finish(ls);
             return;
         }
@@ -98,7 +114,33 @@ static void pump(struct log_stream *ls)
     ev_timer_start(ls->s->loop, &ls->retry_t, LOG_RETRY_MS, on_retry, ls);
 }
 
-void log_stream_start(struct session *s, struct job *j, struct api_request *req)
+/* The file offset where the last `lines` lines of the log start (a last line without a
+ * newline counts; the marker line counts as one). Reads the file backwards, a chunk at a time. */
+static uint64_t tail_start(int fd, uint64_t size, long lines, char *buf)
+{
+    if (lines == 0)
+        return size;
+    uint64_t at = size;
+    long seen = 0;
+    bool last = true; /* the file's last byte: its newline ends the last line, not one before */
+    while (at > 0) {
+        size_t want = at < LOG_CHUNK ? (size_t)at : LOG_CHUNK;
+        ssize_t got;
+        RETRY_EINTR(got, pread(fd, buf, want, (off_t)(at - want)));
+        if (got != (ssize_t)want)
+            return 0; /* shorter than its bookkeeping: the whole file */
+        for (size_t i = want; i > 0; i--) {
+            if (buf[i - 1] == '\n' && !(last && i == want) && ++seen == lines)
+                return at - want + i;
+            last = false;
+        }
+        at -= want;
+    }
+    return 0;
+}
+
+void log_stream_start(struct session *s, struct job *j, struct api_request *req,
+                      const struct log_query *q)
 {
     const struct job_log *l = &j->log;
     int fd = fcntl(l->fd, F_DUPFD_CLOEXEC, 3);
@@ -116,7 +158,9 @@ void log_stream_start(struct session *s, struct job *j, struct api_request *req)
     *ls = (struct log_stream){.next = s->log_streams,
                               .s = s,
                               .req = req,
+                              .job = j,
                               .live = l,
+                              .follow = q->follow,
                               .dropped = l->dropped,
                               .marker = l->marker,
                               .fd = fd,
@@ -126,12 +170,27 @@ void log_stream_start(struct session *s, struct job *j, struct api_request *req)
     s->log_streams = ls;
     api_stream_begin(req, "text/plain");
     api_on_gone(req, on_gone, ls);
-    if (ls->marker > 0) { /* the line saying how much was dropped before, as the file has it */
+    uint64_t from = q->tail < 0 ? 0 : tail_start(fd, l->size, q->tail, buf);
+    if (from >= ls->marker) { /* the tail starts after the marker: skip to it */
+        ls->pos = l->dropped + from - ls->marker;
+    } else { /* the line saying how much was dropped before, as the file has it */
         ssize_t n = pread(fd, buf, (size_t)ls->marker, 0);
         if (n > 0)
             api_stream_write(req, buf, (size_t)n);
     }
     pump(ls);
+}
+
+void log_stream_wake(struct session *s, struct job *j)
+{
+    /* pump may finish (and unlink) the stream: take the next one first */
+    for (struct log_stream *ls = s->log_streams, *next; ls; ls = next) {
+        next = ls->next;
+        if (ls->job == j && ls->waiting) {
+            ls->waiting = false;
+            pump(ls);
+        }
+    }
 }
 
 void log_stream_job_gone(struct session *s, struct job *j)
@@ -140,7 +199,18 @@ void log_stream_job_gone(struct session *s, struct job *j)
         if (ls->live == &j->log) {
             ls->dropped = j->log.dropped;
             ls->marker = j->log.marker;
+            if (ls->follow) /* all it wrote is to be sent */
+                ls->end = ls->dropped + j->log.size - ls->marker;
             ls->live = NULL;
+            ls->job = NULL;
+        }
+    }
+    /* a waiting follower sends the rest and ends; it is not called back from here (the
+     * caller is freeing j) but from the loop, soon */
+    for (struct log_stream *ls = s->log_streams; ls; ls = ls->next) {
+        if (!ls->job && ls->waiting) {
+            ls->waiting = false;
+            ev_timer_start(s->loop, &ls->retry_t, 0, on_retry, ls);
         }
     }
 }

@@ -3,13 +3,27 @@
  * one chunk and the client's queue (STREAM_HIGH_WATER), not two copies of the log.
  * The log keeps growing and may drop its oldest part (job_log.c) while it is read: positions
  * are counted in output bytes, so a stream never repeats or mixes bytes; when bytes it had yet
- * to send were dropped, it says how many in one line and goes on with what is there. */
+ * to send were dropped, it says how many in one line and goes on with what is there.
+ * Asked for, it starts at the last N lines (tail) and goes on with what the job writes next
+ * (follow) until the job has ended and its output is drained, the client leaves or the
+ * session ends. */
 #ifndef CORDON_LOG_STREAM_H
 #define CORDON_LOG_STREAM_H
+#include <stdbool.h>
+
 #include "session/session_jobs.h"
 
+/* What a reader asked for: tail < 0 is the whole log. */
+struct log_query {
+    long tail;
+    bool follow;
+};
+
 /* Answer req with j's log (j is a background job with a log). */
-void log_stream_start(struct session *s, struct job *j, struct api_request *req);
+void log_stream_start(struct session *s, struct job *j, struct api_request *req,
+                      const struct log_query *q);
+/* j wrote to its log, or its leader or an output pipe ended: followers go on or finish. */
+void log_stream_wake(struct session *s, struct job *j);
 /* j is about to be freed: its readers keep their own descriptor of the file and go on. */
 void log_stream_job_gone(struct session *s, struct job *j);
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/json_read.h"
+#include "session/log_stream.h"
 #include "session/session_ctl.h"
 
 #define TURN_MAX 128
@@ -164,6 +165,37 @@ static void route_publish(struct session *s, struct api_request *req)
     json_free(v);
 }
 
+#define TAIL_MAX 100000000L
+
+/* GET /v1/jobs/PID/log[?tail=N][&follow=1]. */
+static void route_log(struct session *s, struct api_request *req, long pid)
+{
+    struct log_query q = {.tail = -1};
+    const char *tail = api_query(req, "tail"), *follow = api_query(req, "follow");
+    if (tail) {
+        size_t n = strlen(tail);
+        long v = 0;
+        bool ok = n > 0 && n <= 9;
+        for (size_t i = 0; ok && i < n; i++) {
+            ok = tail[i] >= '0' && tail[i] <= '9';
+            v = v * 10 + (tail[i] - '0');
+        }
+        if (!ok || v > TAIL_MAX) {
+            api_respond_error(req, 400, "tail must be a number of lines from 0 to %ld, not '%.32s'",
+                              TAIL_MAX, tail);
+            return;
+        }
+        q.tail = v;
+    }
+    if (follow && strcmp(follow, "1") != 0 && strcmp(follow, "0") != 0) {
+        api_respond_error(
+            req, 400, "follow must be 1 (go on until the job has ended) or 0, not '%.32s'", follow);
+        return;
+    }
+    q.follow = follow && strcmp(follow, "1") == 0;
+    session_op_log(s, req, pid, &q);
+}
+
 void session_handle_request(void *ctx, struct api_request *req)
 {
     struct session *s = ctx;
@@ -200,7 +232,7 @@ void session_handle_request(void *ctx, struct api_request *req)
         }
         if (strcmp(slash, "/log") == 0) {
             if (get)
-                return session_op_log(s, req, pid);
+                return route_log(s, req, pid);
             want = "GET";
         } else if (strcmp(slash, "/stop") == 0) {
             if (post)

@@ -163,6 +163,7 @@ static void on_exited(struct session *s, pid_t pid, int status)
         escalation_judge(j); /* finishes the stream, now or after a question */
     } else {
         s->dirty = true;
+        log_stream_wake(s, j); /* a follower whose job has nothing more to say ends */
     }
     session_prune(s);
 }
@@ -446,7 +447,7 @@ void session_op_jobs(struct session *s, struct api_request *req)
     json_buf_free(&b);
 }
 
-void session_op_log(struct session *s, struct api_request *req, long pid)
+void session_op_log(struct session *s, struct api_request *req, long pid, const struct log_query *q)
 {
     struct job *j = job_by_pid(s, pid);
     if (!j || !j->background) {
@@ -460,7 +461,7 @@ void session_op_log(struct session *s, struct api_request *req, long pid)
         api_respond(req, 200, "text/plain", "", 0);
         return;
     }
-    log_stream_start(s, j, req);
+    log_stream_start(s, j, req, q);
 }
 
 /* ---- the session's life ------------------------------------------------------------------- */
@@ -503,6 +504,7 @@ void session_init_gone(struct session *s)
         }
         if (j->stopping)
             job_stop_done(j, true);
+        log_stream_wake(s, j);
     }
     s->p.on_ended(s->p.ctx);
 }

@@ -14,6 +14,8 @@
 #include "base/json_write.h"
 #include "sandbox/sandbox-t.h"
 
+struct log_query;
+
 struct session;
 struct cgroup;
 
@@ -49,7 +51,8 @@ struct exec_request {
 void session_op_info(struct session *s, struct api_request *req);
 void session_op_exec(struct session *s, struct api_request *req, const struct exec_request *e);
 void session_op_jobs(struct session *s, struct api_request *req);
-void session_op_log(struct session *s, struct api_request *req, long pid);
+void session_op_log(struct session *s, struct api_request *req, long pid,
+                    const struct log_query *q);
 void session_op_stop_job(struct session *s, struct api_request *req, long pid);
 void session_op_cancel_turn(struct session *s, struct api_request *req, const char *turn);
 void session_op_stop_session(struct session *s, struct api_request *req);

@@ -453,6 +453,8 @@ enum job_pump_result job_pump(struct job *j, struct job_pipe *p)
         if (!j->background && j->leader_running)
             job_stream_output(j, p, "", 0, true);
         job_pipe_close(j->s, p);
+        if (j->background)
+            log_stream_wake(j->s, j);
         return PUMP_END;
     }
     if (j->background) {
@@ -461,6 +463,7 @@ enum job_pump_result job_pump(struct job *j, struct job_pipe *p)
             LOG_W("session", "the log of job %d stopped growing: %s", (int)j->pid, strerror(-r));
             j->has_log = false;
         }
+        log_stream_wake(j->s, j);
     } else if (j->leader_running) {
         capture_feed(p == &j->out ? &j->cap_out : &j->cap_err, buf, (size_t)n);
         job_stream_output(j, p, buf, (size_t)n, false);

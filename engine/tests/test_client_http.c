@@ -5,7 +5,7 @@
  * chunked and until-close bodies, chunked answers cut at every point (inside the size line,
  * inside a CRLF, an NDJSON line across chunks), events reaching the sink before the answer
  * ends, an interim 1xx, truncated and malformed answers, a head too large, error statuses, a
- * stopping sink, missing and stale sessions, and path escaping. */
+ * stopping sink, a body given up at its deadline, missing and stale sessions, and path escaping. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "client/client_http.h"
 #include "client/client_ndjson.h"
@@ -458,6 +459,37 @@ static void test_sink_stops(void)
     drop_runtime();
 }
 
+/* A streamed body that stops coming (a followed log) is given up at body_deadline_ms, as a
+ * sink stopping it would be; what came before was delivered. */
+static void test_body_deadline(void)
+{
+    fresh_runtime();
+    CHECK_EQ_INT(pipe(ack_pipe), 0);
+    struct chttp h;
+    struct got g = {0};
+    const struct piece pieces[] = {
+        P("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n"),
+        {"0\r\n\r\n", 5, true}, /* only once the client gave up: never in time */
+    };
+    CHECK_EQ_INT(chttp_open(&h, "test", NAME, false), 0);
+    pid_t pid = serve(NULL, pieces, 2);
+    uint64_t t0 = clock_mono_ms();
+    h.body_deadline_ms = t0 + 200;
+    int rc = chttp_request(&h, "GET", "/v1/jobs/3/log?follow=1", NULL, 0, sink, &g);
+    CHECK_EQ_INT(rc, -1);
+    CHECK(h.timed_out && h.sink_stopped);
+    CHECK(clock_mono_ms() >= t0 + 200);
+    CHECK_EQ_INT(g.len, 2);
+    CHECK(memcmp(g.bytes, "ab", 2) == 0);
+    CHECK_EQ_INT(write(ack_pipe[1], "k", 1), 1);
+    reap(pid);
+    close(ack_pipe[0]);
+    close(ack_pipe[1]);
+    ndjson_lines_free(&g.lines);
+    chttp_close(&h);
+    drop_runtime();
+}
+
 static void test_missing_and_stale(void)
 {
     fresh_runtime();
@@ -510,5 +542,5 @@ TEST_MAIN({"content_length", test_content_length},
           {"interim_answer", test_interim_answer}, {"truncated", test_truncated},
           {"malformed", test_malformed}, {"head_too_large", test_head_too_large},
           {"error_status_is_collected", test_error_status_is_collected},
-          {"sink_stops", test_sink_stops}, {"missing_and_stale", test_missing_and_stale},
-          {"escape", test_escape})
+          {"sink_stops", test_sink_stops}, {"body_deadline", test_body_deadline},
+          {"missing_and_stale", test_missing_and_stale}, {"escape", test_escape})

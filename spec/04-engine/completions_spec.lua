@@ -121,6 +121,12 @@ for _, sh in ipairs(shells) do
                 assert.are.equal("--timeout", keys(got))
                 got = sh.complete({ "cordon", "run", "--home", "" }, o)
                 assert.are.equal("overlay readonly tmpfs", keys(got))
+                got = sh.complete({ "cordon", "logs", "x", "1", "--" }, o)
+                assert.is_true(got["--tail"] and got["--follow"] and true, keys(got))
+                got = sh.complete({ "cordon", "trust", "--st" }, o)
+                assert.are.equal("--status", keys(got))
+                got = sh.complete({ "cordon", "home", "--js" }, o)
+                assert.are.equal("--json", keys(got))
                 got = sh.complete({ "cordon", "help", "pol" }, o)
                 assert.are.equal("policy", keys(got))
                 -- and a word that no command starts with: nothing
