@@ -4,16 +4,19 @@
 # at once (a name no hold has, in a writable directory) and removes a held one on the host.
 #
 #   bench/remove.sh CORDON_BIN        (BEFORE=OTHER_CORDON_BIN: a build without the listener,
-#                                      timed beside it; FILES=20000 RUNS=10 by default)
+#                                      timed beside it; FILES=20000 RUNS=10 ROUNDS=5 N=5000
+#                                      by default)
 #
-# Times, side by side in one hyperfine run (-N, a warm-up, RUNS runs; the tree made again before
+# First, ns per unlink (a file made and removed N times, only the unlink timed; the best of
+# ROUNDS runs taken in turn): on the host, inside `cordon run`, inside $BEFORE's.
+# Then, side by side in one hyperfine run (-N, a warm-up, RUNS runs; the tree made again before
 # each run with --prepare, outside the timing):
 #   rm -rf of a tree of FILES files in FILES/100 folders: on the host, inside `cordon run`, and
 #   inside $BEFORE's `cordon run`
 #   tar extraction of the same tree (which unlinks nothing new): the same three
 #   cordon run -- true of both builds: the start-up, to tell it from the work
 # then prints the medians and the ratios cordon/BEFORE and (cordon - start-up)/host.
-# Needs hyperfine and tar. Reports only; asserts nothing about time.
+# Needs gcc, hyperfine, tar, jq and bc. Reports only; asserts nothing about time.
 set -euo pipefail
 
 die() { printf 'remove.sh: %s\n' "$*" >&2; exit 2; }
@@ -27,14 +30,55 @@ if [ -n "$before" ]; then
     case $before in /*) ;; *) before=$PWD/$before ;; esac
     [ -x "$before" ] || die "BEFORE: $before is not an executable file"
 fi
-for p in hyperfine tar jq; do command -v "$p" >/dev/null || die "$p is not installed"; done
-files=${FILES:-20000} runs=${RUNS:-10}
-case $files$runs in *[!0-9]*) die "FILES and RUNS are numbers" ;; esac
+for p in gcc hyperfine tar jq bc; do command -v "$p" >/dev/null || die "$p is not installed"; done
+files=${FILES:-20000} runs=${RUNS:-10} rounds=${ROUNDS:-5} n=${N:-5000}
+case $files$runs$rounds$n in *[!0-9]*) die "FILES and RUNS are numbers" ;; esac
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/cordon-bench-remove.XXXXXX")
 trap 'rm -rf -- "$work"' EXIT
 cd "$work"
 export XDG_STATE_HOME=$work/state
+
+cat >unlink.c <<'EOF2'
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 5000;
+    double spent = 0;
+    for (int i = 0; i < n; i++) {
+        close(open("ul_a", O_CREAT | O_WRONLY, 0644));
+        double t = now();
+        if (unlink("ul_a") < 0)
+            return 1;
+        spent += now() - t;
+    }
+    printf("%.0f\n", spent / n);
+    return 0;
+}
+EOF2
+gcc -O2 -o unlink unlink.c
+best() { # best of $rounds: "$@" prints one number
+    local b= v
+    for _ in $(seq "$rounds"); do
+        v=$("$@")
+        if [ -z "$b" ] || [ "$v" -lt "$b" ]; then b=$v; fi
+    done
+    echo "$b"
+}
+printf 'ns per unlink: host %d   cordon run %d' "$(best ./unlink "$n")" "$(best "$cordon" run -- ./unlink "$n")"
+[ -z "$before" ] || printf '   before %d' "$(best "$before" run -- ./unlink "$n")"
+echo
+
 mkdir tree
 for d in $(seq 1 $((files / 100))); do
     mkdir "tree/d$d"
