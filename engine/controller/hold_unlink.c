@@ -4,12 +4,15 @@
  *      refuse then), the kernel's;
  *   3. the innermost guarded tree holding the parent; the parent found again from the host's fd
  *      of that tree (beneath it, no link), the same inode, holding the same target;
- *   4. a hold's: anything inside `hooks` of a git directory (the folder stays held: nothing can
- *      be planted in it); or a held name itself (`config`, `config.worktree`, `commondir`,
- *      `gitdir`, `hooks` of a git directory, a `.git` file: the names repo_watch.c holds) of a
- *      repository made after the sandbox started (the git directory's birth time; a `.git`
- *      file's own); else the kernel's (a read-only `.cordon/`, a start-up file, a held name of
- *      a repository that was there before: EBUSY, as before);
+ *   4. a hold's: anything inside a `hooks` folder that is a mount point in the sandbox (the
+ *      folder stays held: nothing can be planted in it); or a mount point named `config`,
+ *      `config.worktree`, `commondir`, `gitdir`, `hooks` or a `.git` file (the names
+ *      repo_watch.c and init hold; nothing else mounts inside the guarded trees) of a
+ *      repository made after the sandbox started (the birth time of the folder holding it, a
+ *      `.git` file's own; a file system without birth times: not); else the kernel's (a
+ *      read-only `.cordon/`, a start-up file, a held name of a repository that was there
+ *      before: EBUSY, as before). Whether the folder is still a git directory is not asked:
+ *      `rm -rf` may have removed its HEAD first;
  *   5. unlinkat on the host, relative to the parent found in 3 (AT_REMOVEDIR as asked): a held
  *      folder's names cannot change from inside (it is read-only there), and a mount point in
  *      the sandbox's namespace is an ordinary name on the host, whose removal detaches the
@@ -59,30 +62,6 @@ static bool same_file(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* Like git_publish.c's: HEAD, and objects/ or a commondir pointer. */
-static bool is_git_dir(int dfd)
-{
-    struct stat st;
-    if (fstatat(dfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return false;
-    if (fstatat(dfd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-        return true;
-    return fstatat(dfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Whether the folder rel's first len bytes name (in the tree at root_fd) is a git directory. */
-static bool git_dir_at(int root_fd, const char *rel, size_t len)
-{
-    char *dir = len ? xasprintf("%.*s", (int)len, rel) : xstrdup(".");
-    int fd = cp_openat2(root_fd, dir, O_PATH | O_DIRECTORY, BENEATH);
-    free(dir);
-    if (fd < 0)
-        return false;
-    bool yes = is_git_dir(fd);
-    close(fd);
-    return yes;
-}
-
 enum held_as { NOT_HELD, HELD_INSIDE, HELD_POINT };
 
 /* Whether the folder or file rel's first len bytes name was made after since_ns (its birth
@@ -98,31 +77,58 @@ static bool born_after(int root_fd, const char *rel, size_t len, long long since
     return yes;
 }
 
-/* Step 4: rel (the target, relative to its tree, no "." or ".." in it) as a hold has it: inside
- * a held hooks folder, a held name itself (in *point_of: how many bytes of rel name what decides
- * whether it may go, its git directory or, for a `.git` file, itself), or neither. */
-static enum held_as held(int root_fd, const char *rel, const struct stat *target, size_t *point_of)
+/* Whether the folder abs (as pid sees it) is the root of a mount there: a hold. */
+static bool mount_root_at(pid_t pid, const char *abs)
+{
+    char anchor_path[64];
+    snprintf(anchor_path, sizeof anchor_path, "/proc/%d/root", (int)pid);
+    int anchor = open(anchor_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (anchor < 0)
+        return false;
+    int fd = cp_openat2(anchor, abs[0] == '/' ? abs + 1 : abs, O_PATH | O_DIRECTORY,
+                        RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+    close(anchor);
+    struct statx stx;
+    bool yes = fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_TYPE, &stx) == 0 &&
+               (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+               (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+    if (fd >= 0)
+        close(fd);
+    return yes;
+}
+
+/* Step 4: rel (the target, relative to the tree root, no "." or ".." in it) as a hold has it.
+ * Only holds mount anything inside the guarded trees, so a mount point of a held name is one,
+ * and so is a folder `hooks` that is a mount point on the way; whether the folder around it is
+ * still a git directory does not matter (`rm -rf` may have taken its HEAD first). In *point_of:
+ * how many bytes of rel name what decides whether a held name may go (its git directory, or a
+ * `.git` file itself). */
+static enum held_as held(pid_t pid, const char *root, const char *rel, const struct stat *target,
+                         bool mount_root, size_t *point_of)
 {
     const char *base = strrchr(rel, '/');
     base = base ? base + 1 : rel;
-    size_t parent_len = base > rel ? (size_t)(base - rel - 1) : 0;
-    *point_of = parent_len;
-    if (strcmp(base, ".git") == 0 && S_ISREG(target->st_mode)) {
-        *point_of = strlen(rel);
-        return HELD_POINT;
+    *point_of = base > rel ? (size_t)(base - rel - 1) : 0;
+    if (mount_root) {
+        if (strcmp(base, ".git") == 0 && S_ISREG(target->st_mode)) {
+            *point_of = strlen(rel);
+            return HELD_POINT;
+        }
+        return held_file_name(base) || strcmp(base, "hooks") == 0 ? HELD_POINT : NOT_HELD;
     }
-    if (held_file_name(base) && git_dir_at(root_fd, rel, parent_len))
-        return HELD_POINT;
-    /* a folder `hooks` of a git directory on the way, the target itself included */
-    for (const char *p = rel; *p;) {
-        const char *seg = p;
-        while (*p && *p != '/')
-            p++;
-        if ((size_t)(p - seg) == 5 && strncmp(seg, "hooks", 5) == 0 &&
-            git_dir_at(root_fd, rel, seg > rel ? (size_t)(seg - rel - 1) : 0))
-            return *p ? HELD_INSIDE : HELD_POINT;
-        while (*p == '/')
-            p++;
+    /* on a read-only mount: inside a held `hooks` folder? (the innermost one on the way) */
+    for (size_t end = (size_t)(base - rel); end > 0;) {
+        end--; /* at the '/' before base, or before the next component up */
+        size_t start = end;
+        while (start > 0 && rel[start - 1] != '/')
+            start--;
+        if (end - start == 5 && strncmp(rel + start, "hooks", 5) == 0) {
+            char *abs = xasprintf("%s/%.*s", root, (int)end, rel);
+            bool yes = mount_root_at(pid, abs);
+            free(abs);
+            return yes ? HELD_INSIDE : NOT_HELD;
+        }
+        end = start;
     }
     return NOT_HELD;
 }
@@ -174,7 +180,7 @@ int hold_unlink(pid_t pid, int dirfd, const char *path, int flags, size_t n, cha
     /* 4 */
     rel = *prel ? xasprintf("%s/%s", prel, name) : xstrdup(name);
     size_t point_of;
-    enum held_as as = held(root_fd[best], rel, &st_target, &point_of);
+    enum held_as as = held(pid, root[best], rel, &st_target, mount_root, &point_of);
     if (as == NOT_HELD)
         goto out;
     /* A held name itself, of a repository that was there before the sandbox: the kernel's
