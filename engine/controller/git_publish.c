@@ -19,7 +19,11 @@
  *      tree, with no link on the way): EPERM and one line per key; else write
  *      the new text into the host's file in place (the sandbox's bind pins that inode; a new
  *      one is created exclusively), unlink the lock, reply 0.
- * Uses base/git_config, base/util, base/log, sandbox/rename_notify, and the sandbox's
+ * An unlink, unlinkat or rmdir (the same filter's) is read the same way and handed to
+ * hold_unlink.h, which lets most go at once and removes what a repository's hold keeps
+ * read-only inside on the host.
+ * Uses base/git_config, base/util, base/log, sandbox/rename_notify, controller/caller_path,
+ * controller/hold_unlink, and the sandbox's
  * configuration (sandbox/sandbox-t.h) for what it writes on the host. The lines go to the
  * caller's own stderr (its fd 2, taken with pidfd_getfd: written only when that cannot block),
  * else to cordon's log. */
@@ -50,6 +54,9 @@
 #include "base/git_config.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "controller/caller_path.h"
+#include "controller/hold_unlink.h"
+#include "controller/repo_watch.h"
 #include "sandbox/rename_notify.h"
 #include "sandbox/sandbox-t.h"
 
@@ -82,6 +89,9 @@ struct git_publish {
      * process reads nothing through it (the old memory is gone), and is opened anew. */
     int mem_fd;
     pid_t mem_pid;
+    /* when the listener came, before any command ran: a repository born later is a command's
+     * (hold_unlink.h) */
+    long long since_ns;
     struct seccomp_notif_sizes sizes;
     struct seccomp_notif *req;
     struct seccomp_notif_resp *resp;
@@ -105,13 +115,6 @@ static void add_line(struct verdict *v, const char *fmt, ...)
     char *n = xasprintf("%s%s\n", v->lines ? v->lines : "", line);
     free(v->lines);
     v->lines = n;
-}
-
-static int openat2_fd(int dirfd, const char *path, int flags, unsigned long long resolve)
-{
-    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = resolve};
-    long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
-    return fd < 0 ? -errno : (int)fd;
 }
 
 /* The NUL-terminated string at addr in pid's memory, into buf. 0 or -errno. */
@@ -144,9 +147,8 @@ static const char *last_component(const char *path)
     return s ? s + 1 : path;
 }
 
-/* The target path and, when it names a config file, the source path, from pid's memory. */
-static int read_paths(struct git_publish *g, pid_t pid, uint64_t to_addr, char *to,
-                      uint64_t from_addr, char *from, size_t size)
+/* The string at addr in pid's memory, into buf (the open /proc/PID/mem kept for the next). */
+static int mem_string(struct git_publish *g, pid_t pid, uint64_t addr, char *buf, size_t size)
 {
     int r = -ESRCH;
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -160,61 +162,23 @@ static int read_paths(struct git_publish *g, pid_t pid, uint64_t to_addr, char *
             if (g->mem_fd < 0)
                 return -errno;
         }
-        r = read_string(g->mem_fd, to_addr, to, size);
+        r = read_string(g->mem_fd, addr, buf, size);
         if (r == 0 || r == -ENAMETOOLONG)
             break;
     }
+    return r;
+}
+
+/* The target path and, when it names a config file, the source path, from pid's memory. */
+static int read_paths(struct git_publish *g, pid_t pid, uint64_t to_addr, char *to,
+                      uint64_t from_addr, char *from, size_t size)
+{
+    int r = mem_string(g, pid, to_addr, to, size);
     if (r < 0)
         return r;
     if (!is_config_name(last_component(to)))
         return 1;
     return read_string(g->mem_fd, from_addr, from, size);
-}
-
-/* The parent of path as pid sees it (dirfd its dirfd argument): an O_PATH fd, and its absolute
- * path in the sandbox (lexical: no link is followed on the way) in *abs. -errno. */
-static int open_parent(pid_t pid, int dirfd, const char *path, char **abs)
-{
-    int r, anchor = -1;
-    char *dir = xstrdup(path), anchor_path[64], where[PATH_MAX];
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    unsigned long long resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    if (dir[0] == '/') {
-        snprintf(anchor_path, sizeof anchor_path, "/proc/%d/root", (int)pid);
-        snprintf(where, sizeof where, "/");
-        resolve |= RESOLVE_IN_ROOT;
-    } else {
-        if (dirfd == AT_FDCWD)
-            snprintf(anchor_path, sizeof anchor_path, "/proc/%d/cwd", (int)pid);
-        else
-            snprintf(anchor_path, sizeof anchor_path, "/proc/%d/fd/%d", (int)pid, dirfd);
-        /* the directory's path as the sandbox names it (its mount namespace's own paths) */
-        ssize_t n = readlink(anchor_path, where, sizeof where - 1);
-        if (n <= 0 || where[0] != '/') {
-            r = n < 0 ? -errno : -ENOENT;
-            goto out;
-        }
-        where[n] = '\0';
-    }
-    anchor = open(anchor_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (anchor < 0) {
-        r = -errno;
-        goto out;
-    }
-    r = openat2_fd(anchor, dir[0] == '/' ? dir + 1 : dir, O_PATH | O_DIRECTORY, resolve);
-    if (r >= 0)
-        *abs = path_absolute(dir, where);
-out:
-    if (anchor >= 0)
-        close(anchor);
-    free(dir);
-    return r;
 }
 
 static bool same_file(const struct stat *a, const struct stat *b)
@@ -238,7 +202,7 @@ static int read_host_file(int host_dir, const char *name, int flags, const struc
                           int *fd_out, char **text, size_t *len)
 {
     struct stat st;
-    int fd = openat2_fd(host_dir, name, flags | O_NOFOLLOW | O_NONBLOCK,
+    int fd = cp_openat2(host_dir, name, flags | O_NOFOLLOW | O_NONBLOCK,
                         RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
     if (fd < 0)
         return fd;
@@ -425,7 +389,7 @@ static const char *work_tree_why(const struct git_publish *g, size_t root, const
     /* the part of the way that exists, beneath the tree, with no link: ENOENT cuts one part */
     char *rel = xstrdup(where + strlen(g->root[root]) + 1);
     for (;;) {
-        int fd = openat2_fd(g->root_fd[root], rel, O_PATH,
+        int fd = cp_openat2(g->root_fd[root], rel, O_PATH,
                             RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
         if (fd >= 0) {
             close(fd);
@@ -649,8 +613,8 @@ static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *
     lock = xasprintf("%s.lock", base);
     if (strcmp(last_component(from), lock) != 0)
         goto out; /* not git's commit of its lock */
-    if ((to_dir = open_parent(pid, to_dirfd, to, &to_abs)) < 0 ||
-        (from_dir = open_parent(pid, from_dirfd, from, &from_abs)) < 0)
+    if ((to_dir = cp_open_parent(pid, to_dirfd, to, &to_abs)) < 0 ||
+        (from_dir = cp_open_parent(pid, from_dirfd, from, &from_abs)) < 0)
         goto out;
     if (fstat(to_dir, &st_to_dir) < 0 || fstat(from_dir, &st_from_dir) < 0 ||
         !same_file(&st_to_dir, &st_from_dir) || !is_git_dir(to_dir))
@@ -668,7 +632,7 @@ static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *
     const char *rel = to_abs + strlen(workspace);
     while (*rel == '/')
         rel++;
-    host_dir = openat2_fd(g->root_fd[best], *rel ? rel : ".", O_PATH | O_DIRECTORY,
+    host_dir = cp_openat2(g->root_fd[best], *rel ? rel : ".", O_PATH | O_DIRECTORY,
                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
     if (host_dir < 0 || fstat(host_dir, &st_host_dir) < 0 || !same_file(&st_host_dir, &st_to_dir))
         goto out; /* not the host's directory (a view of its own): the kernel decides */
@@ -753,6 +717,29 @@ static void reply(struct git_publish *g, uint64_t id, const struct verdict *v)
         LOG_W("git", "answering a rename: %s", strerror(errno));
 }
 
+/* An unlink, unlinkat or rmdir: the kernel's, unless it lands on a hold (hold_unlink.h). */
+static void handle_removal(struct git_publish *g, enum rename_call call, struct verdict *v)
+{
+    const __u64 *a = g->req->data.args;
+    pid_t pid = (pid_t)g->req->pid;
+    char path[PATH_MAX];
+    int dirfd = call == RENAME_CALL_UNLINKAT ? (int)a[0] : AT_FDCWD;
+    int flags = call == RENAME_CALL_UNLINKAT ? (int)a[2]
+                : call == RENAME_CALL_RMDIR  ? AT_REMOVEDIR
+                                             : 0;
+    uint64_t addr = call == RENAME_CALL_UNLINKAT ? a[1] : a[0];
+    if (mem_string(g, pid, addr, path, sizeof path) < 0 || !hold_unlink_maybe(pid, dirfd, path))
+        return;
+    /* the pid still names the caller, so what was read is its */
+    if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &g->req->id) < 0)
+        return;
+    int r = hold_unlink(pid, dirfd, path, flags, g->n_roots, g->root, g->root_fd, g->since_ns);
+    if (r <= 0) {
+        v->cont = false;
+        v->error = -r;
+    }
+}
+
 static void handle(struct git_publish *g)
 {
     struct seccomp_notif *req = g->req;
@@ -762,6 +749,10 @@ static void handle(struct git_publish *g)
     enum rename_call call = rename_notify_call(req->data.arch, req->data.nr);
     if (call == RENAME_CALL_NONE || g->n_roots == 0)
         goto answer;
+    if (call == RENAME_CALL_UNLINK || call == RENAME_CALL_UNLINKAT || call == RENAME_CALL_RMDIR) {
+        handle_removal(g, call, &v);
+        goto answer;
+    }
     const __u64 *a = req->data.args;
     int from_dirfd = AT_FDCWD, to_dirfd = AT_FDCWD;
     uint64_t from_addr = a[0], to_addr = a[1];
@@ -835,6 +826,7 @@ struct git_publish *git_publish_start(int listener, const struct str_list *roots
     struct git_publish *g = xcalloc(1, sizeof *g);
     g->listener = listener;
     g->mem_fd = -1;
+    g->since_ns = repo_watch_now_ns();
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &g->sizes) < 0) {
         g->sizes.seccomp_notif = sizeof(struct seccomp_notif);
         g->sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);

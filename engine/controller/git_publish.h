@@ -6,7 +6,8 @@
  * (base/git_config.h) with a value that fits (a remote URL's local path outside every writable
  * area, as the host resolves it); else refused (EPERM) with one line per key on the command's
  * stderr naming the key, why, and the `git config` that sets it outside. Every other rename is
- * left to the kernel.
+ * left to the kernel. Every unlink, unlinkat and rmdir is answered too (hold_unlink.h): one
+ * that lands on a repository's hold is done on the host, the rest left to the kernel.
  * Used by `cordon run` (controller/run.c) and cordon-session (session_start.c). Must
  * never block on the sandbox, write through a link on the host, write outside the workspace, or let a
  * command's rename wait unanswered: any failure while mediating refuses, with one line. */

@@ -132,6 +132,25 @@ static void poke(struct repo_watch *w)
     (void)!write(w->efd, &one, sizeof one);
 }
 
+/* A name held since the start made again (removed through hold_unlink.h, then created): no
+ * longer the mount made at the start, so held anew. */
+static void unbind(struct repo_watch *w, size_t root, const char *rel, const char *name)
+{
+    char *abs = rel[0] ? xasprintf("%s/%s/%s", w->root[root], rel, name)
+                       : xasprintf("%s/%s", w->root[root], name);
+    const char *key = abs;
+    char **at = w->bound.len
+                    ? bsearch(&key, w->bound.items, w->bound.len, sizeof *w->bound.items, by_str)
+                    : NULL;
+    if (at) {
+        free(*at);
+        size_t i = (size_t)(at - w->bound.items);
+        memmove(at, at + 1, (w->bound.len - i) * sizeof *at); /* items[len]: NULL */
+        w->bound.len--;
+    }
+    free(abs);
+}
+
 /* Found (once), and the caller's loop woken: a name git follows appeared in a repository already
  * found (a planted commondir, which no hold can refuse: a new name) is looked at now. */
 static void report(struct repo_watch *w, size_t root, const char *rel, bool bare, bool existing)
@@ -418,6 +437,7 @@ static void on_event(struct repo_watch *w, const struct inotify_event *ev)
         free(sub);
     }
     if (strcmp(ev->name, ".git") == 0 || git_name(ev->name)) {
+        unbind(w, root, rel, ev->name);
         int dfd = open_in(w, root, rel, O_PATH | O_DIRECTORY);
         if (dfd >= 0) {
             if (strcmp(ev->name, ".git") == 0)

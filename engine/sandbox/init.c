@@ -640,6 +640,18 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     }
     if (net.threaded)
         network_join(&net);
+    /* Each exec in a fresh sandbox of its own (session/fresh_sandbox.h) gets a copy of this view,
+     * made when it starts; the repositories' holds come later, here (controller/repo_hold.h).
+     * Shared from now on, and slaves there, every hold made here reaches every fresh sandbox,
+     * and nothing a fresh sandbox mounts comes back (nor goes to the host: the view's mounts
+     * were made private first). */
+    if (cfg->exec_per_command) {
+        struct mnt_err e = {err, sizeof err};
+        if (mnt_mount(&e, NULL, "/", NULL, MS_REC | MS_SHARED, NULL) < 0) {
+            fprintf(stderr, "cordon: %s\n", err);
+            _exit(CORDON_EXIT_SETUP);
+        }
+    }
     /* The UTS namespace is the sandbox's either way; a container's seccomp profile (Podman's
      * default) refuses sethostname without CAP_SYS_ADMIN in the container, so the sandbox then
      * keeps the container's name, which its /etc/hostname shows anyway. */

@@ -1,9 +1,11 @@
-/* rename_notify.h — the sandbox's second seccomp filter: rename, renameat and renameat2 go to a
- * supervisor on the host (seccomp user notification), every other call is allowed (the main
- * filter, seccomp_filter.h, still judges it). The supervisor publishes writes of git's config
- * files onto the read-only copy the sandbox sees (controller/git_publish.h).
+/* rename_notify.h — the sandbox's second seccomp filter: rename, renameat, renameat2, unlink,
+ * unlinkat and rmdir go to a supervisor on the host (seccomp user notification), every other
+ * call is allowed (the main filter, seccomp_filter.h, still judges it). The supervisor publishes
+ * writes of git's config files onto the read-only copy the sandbox sees
+ * (controller/git_publish.h), and removes what a repository's hold keeps read-only inside when
+ * a command deletes it (controller/hold_unlink.h).
  * Owns the BPF program and the table of those calls' numbers per ABI. Must never refuse a call
- * itself: it only hands renames to the supervisor, which answers each. */
+ * itself: it only hands these calls to the supervisor, which answers each. */
 #ifndef CORDON_RENAME_NOTIFY_H
 #define CORDON_RENAME_NOTIFY_H
 #include <stdint.h>
@@ -12,7 +14,10 @@ enum rename_call {
     RENAME_CALL_NONE = -1,
     RENAME_CALL_RENAME,
     RENAME_CALL_RENAMEAT,
-    RENAME_CALL_RENAMEAT2
+    RENAME_CALL_RENAMEAT2,
+    RENAME_CALL_UNLINK,
+    RENAME_CALL_UNLINKAT,
+    RENAME_CALL_RMDIR
 };
 
 /* Install the filter in the calling process (its children inherit it). Returns the listener fd
@@ -20,7 +25,7 @@ enum rename_call {
  * that already has a listener (-EBUSY). */
 int rename_notify_install(void);
 
-/* Which of the three a notification is (seccomp_data's arch and nr), RENAME_CALL_NONE for any
+/* Which of the six a notification is (seccomp_data's arch and nr), RENAME_CALL_NONE for any
  * other. */
 enum rename_call rename_notify_call(uint32_t arch, int nr);
 #endif

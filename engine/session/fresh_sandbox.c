@@ -44,6 +44,10 @@ static void build_view(const struct sandbox_config *cfg, int err_fd)
     const char *paths[MAX_PUT_BACK];
     int fds[MAX_PUT_BACK];
     size_t n = 0;
+    /* init's view is shared (init.c): a slave copy here gets the holds init's namespace is
+     * given later, and sends nothing back */
+    if (mnt_mount(&e, NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+        goto failed;
     if (under_tmp(cfg->workspace))
         paths[n++] = cfg->workspace;
     for (size_t i = 0; i < cfg->writable.len && n < MAX_PUT_BACK; i++)

@@ -6,7 +6,9 @@
  * exits when nothing is left — so a sandbox whose command left processes behind lives on until
  * they end. Its pid (as the session sees it) is the job's pid and process group: signalling
  * that group signals the sandbox; KILL ends it and all in it. The network namespace, and so the
- * loopback and the proxy, are the session's. */
+ * loopback and the proxy, are the session's. Its mounts are slaves of init's (shared for such a
+ * session, init.c): the repositories' holds the controller's watcher makes in init's namespace
+ * while it runs (controller/repo_hold.h) reach it, as they reach the session's own commands. */
 #ifndef CORDON_FRESH_SANDBOX_H
 #define CORDON_FRESH_SANDBOX_H
 #include <sys/types.h>

@@ -1,9 +1,11 @@
 /* test_rename_notify.c — the rename filter: which calls it names per ABI, and, installed in a
  * child, that rename, renameat and renameat2 reach its listener (whose answer the caller gets:
- * an error, or the kernel's own rename) while other calls, unlink among them, never do. */
+ * an error, or the kernel's own rename), and so do unlink, unlinkat and rmdir, while other
+ * calls (open) never do. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,14 @@ static void test_call_table(void)
     CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_AARCH64, 276), RENAME_CALL_RENAMEAT2);
     CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_AARCH64, -1), RENAME_CALL_NONE);
     CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_ARM, 382), RENAME_CALL_RENAMEAT2);
-    CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_X86_64, 87 /* unlink */), RENAME_CALL_NONE);
+    CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_X86_64, 87), RENAME_CALL_UNLINK);
+    CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_X86_64, 263), RENAME_CALL_UNLINKAT);
+    CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_X86_64, 84), RENAME_CALL_RMDIR);
+    CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_X86_64, 0x40000000 | 263), RENAME_CALL_UNLINKAT);
+    CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_I386, 301), RENAME_CALL_UNLINKAT);
+    CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_AARCH64, 35), RENAME_CALL_UNLINKAT);
+    CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_ARM, 40), RENAME_CALL_RMDIR);
+    CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_X86_64, 2 /* open */), RENAME_CALL_NONE);
     CHECK_EQ_INT(rename_notify_call(AUDIT_ARCH_I386, 82), RENAME_CALL_NONE);
     CHECK_EQ_INT(rename_notify_call(0x12345678, 82), RENAME_CALL_NONE);
 }
@@ -82,24 +91,36 @@ static void test_renames_reach_the_listener(void)
         int r2 = rename("a", "b") == 0 ? 0 : errno;
         int r3 = syscall(SYS_renameat, AT_FDCWD, "b", AT_FDCWD, "c") == 0 ? 0 : errno;
         int r4 = syscall(SYS_renameat2, AT_FDCWD, "c", AT_FDCWD, "d", 0) == 0 ? 0 : errno;
-        int r5 = unlink("u") == 0 ? 0 : errno; /* never notified: answered by nobody */
-        _exit(r1 == EPERM && r2 == 0 && r3 == 0 && r4 == 0 && r5 == 0 ? 0 : 1);
+        int r5 = unlink("u") == 0 ? 0 : errno;
+        int r6 = close(open("v", O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == 0 ? 0 : errno;
+        struct stat sb;
+        bool files = stat("d", &sb) == 0 && stat("u", &sb) < 0 && stat("v", &sb) == 0;
+        /* the clean-up's removals are notified too (this process has the filter) */
+        bool cleaned = unlink("d") == 0 && unlink("v") == 0 && chdir("/") == 0 && rmdir(dir) == 0;
+        _exit(r1 == EPERM && r2 == 0 && r3 == 0 && r4 == 0 && r5 == 0 && r6 == 0 && files && cleaned
+                  ? 0
+                  : 1);
     }
     CHECK(kid > 0);
     CHECK_EQ_INT(answer_one(listener, EPERM), RENAME_CALL_RENAME);
     CHECK_EQ_INT(answer_one(listener, 0), RENAME_CALL_RENAME);
     CHECK_EQ_INT(answer_one(listener, 0), RENAME_CALL_RENAMEAT);
     CHECK_EQ_INT(answer_one(listener, 0), RENAME_CALL_RENAMEAT2);
+    int r5 = answer_one(listener, 0); /* unlink, or glibc's unlinkat */
+    CHECK(r5 == RENAME_CALL_UNLINK || r5 == RENAME_CALL_UNLINKAT);
+    /* the child's clean-up: unlink, unlink, rmdir (or their *at forms) */
+    for (int i = 0; i < 3; i++) {
+        int c = answer_one(listener, 0);
+        CHECK(c == RENAME_CALL_UNLINK || c == RENAME_CALL_UNLINKAT || c == RENAME_CALL_RMDIR);
+    }
     int st = 0;
     CHECK(waitpid(kid, &st, 0) == kid);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    struct stat sb;
-    CHECK(stat("d", &sb) == 0 && stat("u", &sb) < 0);
-    unlink("d");
-    CHECK(chdir("/") == 0);
-    rmdir(dir);
+    /* this process has the filter too: its own removals would wait for an answer */
+    close(listener);
     free(dir);
 }
 
 TEST_MAIN({"which calls the filter names, per ABI", test_call_table},
-          {"renames reach the listener, other calls do not", test_renames_reach_the_listener})
+          {"renames and removals reach the listener, other calls do not",
+           test_renames_reach_the_listener})
