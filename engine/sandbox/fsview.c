@@ -34,6 +34,7 @@
 #include "sandbox/git_worktree.h"
 #include "sandbox/grants.h"
 #include "sandbox/hide.h"
+#include "sandbox/home_own.h"
 #include "sandbox/home_view.h"
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
@@ -349,6 +350,15 @@ static void home_release(struct fsview_home *h)
     free(h);
 }
 
+/* Does a writable area hold path? */
+static bool inside_visible(const char *path, const struct str_list *visible)
+{
+    for (size_t i = 0; i < visible->len; i++)
+        if (path_is_within(path, visible->items[i]))
+            return true;
+    return false;
+}
+
 /* What stays writable: the workspace, then the writable paths, in the configuration's order. */
 static void visible_of(const struct sandbox_config *cfg, struct str_list *visible)
 {
@@ -425,6 +435,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     struct str_list visible = {0};
     struct git_worktree gw = {.admin_fd = -1};
     struct grants_capture grants = {0};
+    int own_host_fd = -1;
     int r = -1;
 
     visible_of(cfg, &visible);
@@ -477,6 +488,12 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     /* 3. the host read-only */
     if (mnt_setattr(&e, "/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0)
         goto out;
+    /* The host's home, read-only now, before the overlay covers it (home_own.h). */
+    if (home->hv.mode != SANDBOX_HOME_READONLY && !inside_visible(cfg->home, &visible) &&
+        (own_host_fd = open(cfg->home, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        mnt_fail(&e, "open", cfg->home);
+        goto out;
+    }
 
     /* 4. fresh file systems */
     /* Sized (0, which tmpfs takes as no limit, gets the default): unsized, each sandbox's /tmp
@@ -520,7 +537,9 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         goto out;
     home_view_close_later(plan.layers_fd); /* off the path, with the home's own captures */
     plan.layers_fd = -1;
-    if (home_view_apply(&home->hv, &e) < 0)
+    if (home_view_apply(&home->hv, &e) < 0 ||
+        (own_host_fd >= 0 && home_own_bind(cfg->home, own_host_fd, &home->hv.keep,
+                                           &home->hv.tool_dirs, &home->hv.rel, &e) < 0))
         goto out;
     /* after the overlays: one on /etc would cover it */
     if (!cfg->net_unrestricted && resolv_conf_build(&e) < 0)
@@ -561,6 +580,8 @@ out:
             close(run_fds[i]);
     free(caps);
     free(run_fds);
+    if (own_host_fd >= 0)
+        close(own_host_fd);
     str_list_free(&visible);
     home_release(home);
     hide_plan_free(&plan);

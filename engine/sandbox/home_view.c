@@ -30,6 +30,7 @@
 #include "base/log.h"
 #include "base/sha256.h"
 #include "sandbox/hide.h"
+#include "sandbox/home_own.h"
 #include "sandbox/late_names.h"
 #include "sandbox/overlay_stage.h"
 
@@ -332,6 +333,9 @@ static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
     }
     hv->mode = cfg->home_mode;
     hv->home = cfg->home;
+    home_own_keep(hv->home, visible, &hv->keep);
+    for (size_t i = 0; i < cfg->home_tool_dirs.len; i++)
+        str_list_push(&hv->tool_dirs, cfg->home_tool_dirs.items[i]);
     if (strcmp(hv->home, "/") == 0) {
         snprintf(e->buf, e->len,
                  "the home directory is /, which cannot take a copy-on-write home "
@@ -577,6 +581,9 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
         mnt_fail(&e, "chmod the home layer of", hv->home);
         goto out;
     }
+    /* What an older cordon let commands write beside the rule must not mask the host's files. */
+    if (!fresh_upper)
+        home_own_clean_layer(hv->layer_fd, &hv->keep, &hv->tool_dirs);
     /* The controller's walk of the home sends its root-only names (late_names.h) as late as it
      * may: they are taken last, when everything else is ready for the mount, and added to the
      * whiteout layer. One that is a folder the layer made on the way to an earlier name (a
@@ -777,6 +784,8 @@ void home_view_free(struct home_view *hv)
     str_list_free(&hv->sub_paths);
     str_list_free(&hv->rel);
     str_list_free(&hv->visible);
+    str_list_free(&hv->keep);
+    str_list_free(&hv->tool_dirs);
     memset(hv, 0, sizeof *hv);
     hv->home_fd = hv->layer_fd = hv->mnt_fd = hv->late_fd = -1;
 }

@@ -38,6 +38,9 @@ struct home_view {
     int late_fd;             /* the socket of the home's root-only names (late_names.h), or -1 */
     struct str_list visible; /* the workspace and writable paths, for the late names */
     bool late_failed;        /* err says why they could not be taken */
+    /* home_own.h: the kept paths under the home (relative) and the profile's tool folders */
+    struct str_list keep;
+    struct str_list tool_dirs;
     char err[512];
 };
 

@@ -1,4 +1,5 @@
-/* rename_notify.h — the sandbox's second seccomp filter: rename, renameat and renameat2 go to a
+/* rename_notify.h — the sandbox's second seccomp filter: rename, renameat and renameat2, and the
+ * calls that create a name (create_notify.h), go to a
  * supervisor on the host (seccomp user notification), every other call is allowed (the main
  * filter, seccomp_filter.h, still judges it). The supervisor publishes writes of git's config
  * files onto the read-only copy the sandbox sees (controller/git_publish.h).
