@@ -34,7 +34,12 @@ static void usage(void)
           "Show the copy-on-write home layer of workspace DIR (default: the current directory):\n"
           "where it is and how big. Commands in the sandbox see the real home read-only beneath\n"
           "it (profile key home = \"overlay\"); what they write lands in this layer, kept across\n"
-          "runs and sessions of the workspace. --diff lists what they wrote (added, changed:\n"
+          "runs and sessions of the workspace. The layer takes only what tools write on their\n"
+          "own: the home's dot-entries (~/.cache, ~/.gitconfig, a new ~/.foo) and the folders\n"
+          "the profile key home_tool_dirs names (coding: ~/go, ~/sdk, ~/perl5, ~/R). Everything\n"
+          "else in the home outside the workspace and the writable paths (other projects, bare\n"
+          "repositories, a new ~/notes.txt) is read-only, as the rest of the host is: a write\n"
+          "there fails with the usual refusal line. --diff lists what they wrote (added, changed:\n"
           "the real home has it too, removed); --reset discards the layer (refused while a\n"
           "sandbox of the workspace runs).\n",
           stdout);

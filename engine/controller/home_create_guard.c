@@ -38,19 +38,14 @@ struct home_create_guard {
 
 struct home_create_guard *home_create_guard_new(const struct sandbox_config *cfg)
 {
-    if (cfg->home_mode == SANDBOX_HOME_READONLY || !cfg->home || strcmp(cfg->home, "/") == 0)
+    if (!home_own_applies(cfg))
         return NULL;
     struct str_list visible = {0}, keep = {0};
     if (cfg->workspace)
         str_list_push(&visible, cfg->workspace);
     for (size_t i = 0; i < cfg->writable.len; i++)
         str_list_push(&visible, cfg->writable.items[i]);
-    bool inside = false;
-    for (size_t i = 0; i < visible.len; i++)
-        inside |= path_is_within(cfg->home, visible.items[i]);
-    struct home_create_guard *g = NULL;
-    if (inside)
-        goto out;
+    struct home_create_guard *g;
     g = xcalloc(1, sizeof *g);
     g->home = xstrdup(cfg->home);
     g->mem_fd = g->root_fd = -1;
@@ -68,7 +63,6 @@ struct home_create_guard *home_create_guard_new(const struct sandbox_config *cfg
         }
         free(p);
     }
-out:
     str_list_free(&visible);
     str_list_free(&keep);
     return g;

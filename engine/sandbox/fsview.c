@@ -350,15 +350,6 @@ static void home_release(struct fsview_home *h)
     free(h);
 }
 
-/* Does a writable area hold path? */
-static bool inside_visible(const char *path, const struct str_list *visible)
-{
-    for (size_t i = 0; i < visible->len; i++)
-        if (path_is_within(path, visible->items[i]))
-            return true;
-    return false;
-}
-
 /* What stays writable: the workspace, then the writable paths, in the configuration's order. */
 static void visible_of(const struct sandbox_config *cfg, struct str_list *visible)
 {
@@ -489,7 +480,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     if (mnt_setattr(&e, "/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0)
         goto out;
     /* The host's home, read-only now, before the overlay covers it (home_own.h). */
-    if (home->hv.mode != SANDBOX_HOME_READONLY && !inside_visible(cfg->home, &visible) &&
+    if (home->hv.mode != SANDBOX_HOME_READONLY && home_own_applies(cfg) &&
         (own_host_fd = open(cfg->home, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
         mnt_fail(&e, "open", cfg->home);
         goto out;

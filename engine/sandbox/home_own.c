@@ -14,10 +14,23 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "sandbox/sandbox-t.h"
 
 /* Bounds: a folder on the way to a kept path is at most this deep below the home, and a stale
  * tree in the layer is removed down to this depth (what is deeper stays, covered). */
 #define OWN_MAX_DEPTH 64
+
+bool home_own_applies(const struct sandbox_config *cfg)
+{
+    if (cfg->home_mode == SANDBOX_HOME_READONLY || !cfg->home || strcmp(cfg->home, "/") == 0)
+        return false;
+    if (cfg->workspace && !cfg->workspace_readonly && path_is_within(cfg->home, cfg->workspace))
+        return false;
+    for (size_t i = 0; i < cfg->writable.len; i++)
+        if (path_is_within(cfg->home, cfg->writable.items[i]))
+            return false;
+    return true;
+}
 
 bool home_own_is_tools(const char *name, const struct str_list *tool_dirs)
 {

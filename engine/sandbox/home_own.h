@@ -16,6 +16,10 @@
 #include "sandbox/mount_ops.h"
 #include "base/util.h"
 
+struct sandbox_config;
+/* Does cfg's home take the rule at all: a copy-on-write home ("overlay" or "tmpfs") that is not
+ * / and not inside the workspace or a writable path. */
+bool home_own_applies(const struct sandbox_config *cfg);
 /* Does name, an entry of the home's top, take writes into the layer? */
 bool home_own_is_tools(const char *name, const struct str_list *tool_dirs);
 /* The paths of visible (the workspace and writable paths) inside home but not home itself,

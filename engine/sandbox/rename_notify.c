@@ -42,7 +42,7 @@ enum rename_call rename_notify_call(uint32_t arch, int nr)
     return RENAME_CALL_NONE;
 }
 
-int rename_notify_install(void)
+int rename_notify_install(bool creates)
 {
     /* Per ABI a block: load arch, compare it (else on to the next block), load nr, the three
      * renames' comparisons, the creating calls' (create_notify.h), then "allow". At the end the
@@ -68,8 +68,9 @@ int rename_notify_install(void)
                                                    (uint8_t)(ret_notif - n - 1), 0);
             n++;
         }
-        create_notify_emit(abis[i].arch, (abis[i].nr[2] & X32_BIT) != 0, prog, &n, ret_notif,
-                           flags_a1, flags_a2);
+        if (creates)
+            create_notify_emit(abis[i].arch, (abis[i].nr[2] & X32_BIT) != 0, prog, &n, ret_notif,
+                               flags_a1, flags_a2);
         /* no match: on to the next block (x32 shares x86_64's arch), the last one to allow */
         prog[skip_at] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, abis[i].arch, 0,
                                                      (uint8_t)(n - skip_at - 1));

@@ -7,6 +7,7 @@
  * itself: it only hands renames to the supervisor, which answers each. */
 #ifndef CORDON_RENAME_NOTIFY_H
 #define CORDON_RENAME_NOTIFY_H
+#include <stdbool.h>
 #include <stdint.h>
 
 enum rename_call {
@@ -16,10 +17,11 @@ enum rename_call {
     RENAME_CALL_RENAMEAT2
 };
 
-/* Install the filter in the calling process (its children inherit it). Returns the listener fd
+/* Install the filter in the calling process (with the creating calls when creates: only a
+ * sandbox whose home takes the rule of home_own.h needs them answered) (its children inherit it). Returns the listener fd
  * (O_CLOEXEC), or -errno: a kernel without user notification (before 5.0), or a filter chain
  * that already has a listener (-EBUSY). */
-int rename_notify_install(void);
+int rename_notify_install(bool creates);
 
 /* Which of the three a notification is (seccomp_data's arch and nr), RENAME_CALL_NONE for any
  * other. */
