@@ -51,6 +51,7 @@ for _, who in ipairs(callers) do
             { "adding a worktree beside the workspace", "git worktree add -q ../wt", "/wt" },
             { "making a new folder at the home's top", "mkdir ~/newdir", "/newdir" },
             { "touching an existing note", "touch ~/notes.txt", "/notes.txt" },
+            { "removing a note (a read-only bind: EBUSY)", "rm ~/notes.txt", "/notes.txt" },
             { "making a new file at the home's top", "touch ~/notes2.txt", "/notes2.txt" },
             { "moving a dot-entry to a name of the person's", "echo t > ~/.t && mv ~/.t ~/t", "/t" },
         }
