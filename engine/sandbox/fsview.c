@@ -34,7 +34,6 @@
 #include "sandbox/git_worktree.h"
 #include "sandbox/grants.h"
 #include "sandbox/hide.h"
-#include "sandbox/home_own.h"
 #include "sandbox/home_view.h"
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
@@ -426,7 +425,6 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     struct str_list visible = {0};
     struct git_worktree gw = {.admin_fd = -1};
     struct grants_capture grants = {0};
-    int own_host_fd = -1;
     int r = -1;
 
     visible_of(cfg, &visible);
@@ -479,12 +477,6 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     /* 3. the host read-only */
     if (mnt_setattr(&e, "/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0)
         goto out;
-    /* The host's home, read-only now, before the overlay covers it (home_own.h). */
-    if (home->hv.mode != SANDBOX_HOME_READONLY && home_own_applies(cfg) &&
-        (own_host_fd = open(cfg->home, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
-        mnt_fail(&e, "open", cfg->home);
-        goto out;
-    }
 
     /* 4. fresh file systems */
     /* Sized (0, which tmpfs takes as no limit, gets the default): unsized, each sandbox's /tmp
@@ -528,9 +520,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         goto out;
     home_view_close_later(plan.layers_fd); /* off the path, with the home's own captures */
     plan.layers_fd = -1;
-    if (home_view_apply(&home->hv, &e) < 0 ||
-        (own_host_fd >= 0 && home_own_bind(cfg->home, own_host_fd, &home->hv.keep,
-                                           &home->hv.tool_dirs, &home->hv.rel, &e) < 0))
+    if (home_view_apply(&home->hv, &e) < 0)
         goto out;
     /* after the overlays: one on /etc would cover it */
     if (!cfg->net_unrestricted && resolv_conf_build(&e) < 0)
@@ -571,8 +561,6 @@ out:
             close(run_fds[i]);
     free(caps);
     free(run_fds);
-    if (own_host_fd >= 0)
-        close(own_host_fd);
     str_list_free(&visible);
     home_release(home);
     hide_plan_free(&plan);

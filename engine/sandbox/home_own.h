@@ -6,8 +6,9 @@
  * writable path under the home: in those, every entry but the next one on the way is bound the
  * same. New names at the top that are neither kind are refused by the controller
  * (controller/home_create_guard.h), which the kernel alone cannot tell from new dot-entries.
- * Runs in init (home_own_bind, in the sandbox's mount namespace) and in the home's builder
- * thread (home_own_clean_layer). Uses mount_ops.c.
+ * Runs in the home's builder thread (home_view.c), before the overlay is attached: the layer's
+ * cleaning before the mount, the binds in its staging namespace after. Uses mount_ops.c,
+ * overlay_stage.c.
  * Must never: write to the host's tree, bind a host entry that holds a hidden name (the overlay's
  * own view, with its whiteouts, is bound read-only instead), or follow a link. */
 #ifndef CORDON_HOME_OWN_H
@@ -32,10 +33,13 @@ void home_own_keep(const char *home, const struct str_list *visible, struct str_
  * link followed; what stays is covered by home_own_bind anyway. */
 void home_own_clean_layer(int layer_fd, const struct str_list *keep,
                           const struct str_list *tool_dirs);
-/* Init, right after the overlay is attached on home: bind each entry named above read-only,
- * from host_fd (an O_PATH descriptor of the host's home taken before the overlay covered it)
- * when the host has it and no hidden name (rel: the whiteouts, relative to home) lies in it,
- * else the overlay's own view of it. 0, or -1 with the cause in e. */
-int home_own_bind(const char *home, int host_fd, const struct str_list *keep,
-                  const struct str_list *tool_dirs, const struct str_list *rel, struct mnt_err *e);
+/* The builder, in its staging namespace (overlay_stage.h, working directory the staging tmpfs
+ * tmpfs_fd), once the overlay is built: attach overlay_fd there, bind each entry named above
+ * read-only on it, a clone of the host's entry (lower: the host's home as staged) when the host
+ * has one of the same kind and no hidden name lies in it (rel: the whiteouts, relative to the
+ * home), else the overlay's own view of it; and return the whole as one detached tree for init
+ * to attach on the home. The tree's fd, or -1 with the cause in e (overlay_fd is the caller's
+ * to close either way). */
+int home_own_stage(int tmpfs_fd, int overlay_fd, const char *lower, const struct str_list *keep,
+                   const struct str_list *tool_dirs, const struct str_list *rel, struct mnt_err *e);
 #endif

@@ -333,6 +333,7 @@ static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
     }
     hv->mode = cfg->home_mode;
     hv->home = cfg->home;
+    hv->own = home_own_applies(cfg);
     home_own_keep(hv->home, visible, &hv->keep);
     for (size_t i = 0; i < cfg->home_tool_dirs.len; i++)
         str_list_push(&hv->tool_dirs, cfg->home_tool_dirs.items[i]);
@@ -633,6 +634,13 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
                          wl);
     }
     hv->mnt_fd = overlay_stage_mount(opts, HOME_ATTRS, "the home", &e);
+    if (hv->mnt_fd >= 0 && hv->own) {
+        /* the person's own entries read-only, on the overlay before init attaches it */
+        int tree = home_own_stage(tmpfs_fd, hv->mnt_fd, STAGE_HOME, &hv->keep, &hv->tool_dirs,
+                                  &hv->rel, &e);
+        close(hv->mnt_fd);
+        hv->mnt_fd = tree;
+    }
     tidy = hv->mnt_fd >= 0 && !fresh_upper; /* the spare is the lock holder's */
 out:
     free(opts);
