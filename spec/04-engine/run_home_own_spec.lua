@@ -114,6 +114,19 @@ for _, who in ipairs(callers) do
             ok(h.run_sh("mkdir -p ~/go/bin", o))
         end)
 
+        it("refuses a home_tool_dirs entry that is a path or a dot-entry, naming the key", function()
+            local o = setup(who.uid)
+            for _, bad in ipairs({ "src/go", ".cache" }) do
+                local cfg = h.profile_dir("badtools", ('return { extends = "coding", home_tool_dirs = { %q } }'):format(bad))
+                if who.uid then h.sh_ok(("chown -R %d:%d %s"):format(who.uid, who.uid, h.quote(cfg))) end
+                local r = h.run_sh("echo ran", { home = o.home, workspace = o.workspace, uid = o.uid,
+                    env = { XDG_CONFIG_HOME = cfg }, flags = { "--profile", "badtools" } })
+                assert.are.equal(125, r.code, h.describe(r))
+                hasnt(r.stdout, "ran", r)
+                has(r.stderr, "home_tool_dirs", r)
+            end
+        end)
+
         it("leaves the folders on the way to a deeper workspace read-only #privileged", function()
             local o, home = setup(who.uid)
             h.sh_ok(("mkdir -p %s/src/app %s/src/lib && echo l > %s/src/lib/l"):format(
