@@ -401,6 +401,12 @@ local function detect(input)
             -- a protected path counts: a busy device elsewhere is the command's own problem.
             if abs and workspace and refusal.protected(abs, workspace, protected) then
                 write_refusal(abs, line, "ebusy")
+            elseif abs and not refusal.under_any(abs, writable) and host.exists(abs)
+                   and refusal.has_write_wording(line) then
+                -- outside the writable set a path the sandbox bound read-only (the person's own
+                -- entries of the copy-on-write home: a note, another project): rm and mv of it
+                -- meet EBUSY where other paths meet EROFS
+                write_refusal(abs, line)
             end
         elseif class == "eacces" then
             -- inside a writable root, EACCES is the file's own permissions: not the sandbox

@@ -83,6 +83,14 @@ return {
     -- (the same, discarded when the sandbox ends) or "readonly".
     home = "overlay",
 
+    -- The layer takes what tools write on their own: the home's dot-entries (~/.cache, ~/.npm,
+    -- ~/.gitconfig, a new ~/.foo) and these folders of the home's top, which toolchains fill
+    -- without a dot: Go's GOPATH (~/go) and its downloaded toolchains (~/sdk), cpanm's
+    -- local::lib (~/perl5), R's package library (~/R). Everything else in the home outside the
+    -- workspace and the writable paths is the person's own (other projects, bare repositories,
+    -- notes): read-only, as the rest of the host, and a new name there is refused.
+    home_tool_dirs = { "go", "sdk", "perl5", "R" },
+
     -- Relative to the workspace: stay read-only although the workspace is writable. Each is a
     -- file that a program on the host runs, or obeys, without a person reading it first, so
     -- a command that wrote one would run its program outside the sandbox the next time the

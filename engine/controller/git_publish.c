@@ -56,6 +56,7 @@
 #include "base/util.h"
 #include "controller/caller_path.h"
 #include "controller/hold_unlink.h"
+#include "controller/home_create_guard.h"
 #include "controller/repo_watch.h"
 #include "sandbox/rename_notify.h"
 #include "sandbox/sandbox-t.h"
@@ -95,6 +96,8 @@ struct git_publish {
     struct seccomp_notif_sizes sizes;
     struct seccomp_notif *req;
     struct seccomp_notif_resp *resp;
+    /* new names in the copy-on-write home (home_create_guard.h), or NULL */
+    struct home_create_guard *home_guard;
 };
 
 /* What one rename gets. */
@@ -747,10 +750,17 @@ static void handle(struct git_publish *g)
     char from[PATH_MAX], to[PATH_MAX];
     pid_t pid = (pid_t)req->pid;
     enum rename_call call = rename_notify_call(req->data.arch, req->data.nr);
-    if (call == RENAME_CALL_NONE || g->n_roots == 0)
+    int refused = 0;
+    if (call == RENAME_CALL_NONE) {
+        /* a creating call (sandbox/create_notify.h): the home's guard answers it */
+        if (home_create_guard_judge(g->home_guard, pid, &req->data, &refused) && refused &&
+            ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0)
+            v = (struct verdict){.cont = false, .error = refused};
         goto answer;
+    }
     if (call == RENAME_CALL_UNLINK || call == RENAME_CALL_UNLINKAT || call == RENAME_CALL_RMDIR) {
-        handle_removal(g, call, &v);
+        if (g->n_roots)
+            handle_removal(g, call, &v);
         goto answer;
     }
     const __u64 *a = req->data.args;
@@ -761,9 +771,16 @@ static void handle(struct git_publish *g)
         from_addr = a[1];
         to_dirfd = (int)a[2];
         to_addr = a[3];
-        if (call == RENAME_CALL_RENAMEAT2 && a[4] != 0)
-            goto answer; /* RENAME_NOREPLACE / EXCHANGE / WHITEOUT: not git's commit */
     }
+    /* a rename may make a new name in the home too (RENAME_EXCHANGE makes none) */
+    if (g->home_guard && !(call == RENAME_CALL_RENAMEAT2 && (a[4] & RENAME_EXCHANGE)) &&
+        (refused = home_create_guard_rename(g->home_guard, pid, to_dirfd, to_addr)) != 0 &&
+        ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0) {
+        v = (struct verdict){.cont = false, .error = refused};
+        goto answer;
+    }
+    if (g->n_roots == 0 || (call == RENAME_CALL_RENAMEAT2 && a[4] != 0))
+        goto answer; /* RENAME_NOREPLACE / EXCHANGE / WHITEOUT: not git's commit */
     if (read_paths(g, pid, to_addr, to, from_addr, from, sizeof to) != 0)
         goto answer; /* not a config file, or unreadable: the kernel's */
     /* the pid still names the caller, so what was read is its */
@@ -837,6 +854,7 @@ struct git_publish *git_publish_start(int listener, const struct str_list *roots
         g->sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
     /* best effort: without it (before 6.6) each rename waits for the scheduler twice */
     (void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+    g->home_guard = cfg ? home_create_guard_new(cfg) : NULL;
     g->req = xcalloc(1, g->sizes.seccomp_notif);
     g->resp = xcalloc(1, g->sizes.seccomp_notif_resp);
     g->n_roots = roots ? roots->len : 0;
@@ -896,6 +914,7 @@ void git_publish_stop(struct git_publish *g)
     free(g->root);
     free(g->root_fd);
     str_list_free(&g->writable);
+    home_create_guard_free(g->home_guard);
     if (g->mem_fd >= 0)
         close(g->mem_fd);
     free(g->req);

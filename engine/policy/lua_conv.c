@@ -210,6 +210,18 @@ static void read_list(lua_State *L, int idx, const char *key, const char *path,
     lua_pop(L, 1);
 }
 
+/* home_tool_dirs: names of folders at the home's top (no "/", not "." or "..", not a
+ * dot-entry: those take writes anyway). */
+static void read_home_tool_dirs(lua_State *L, int idx, struct sandbox_config *cfg)
+{
+    read_list(L, idx, "home_tool_dirs", "home_tool_dirs", &cfg->home_tool_dirs);
+    for (size_t i = 0; i < cfg->home_tool_dirs.len; i++) {
+        const char *s = cfg->home_tool_dirs.items[i];
+        if (!s[0] || s[0] == '.' || strchr(s, '/'))
+            bad(L, "home_tool_dirs", "a list of folder names of the home's top (no '/' or '.')");
+    }
+}
+
 /* network.host_ports: a list of ports (1-65535), each once, at most SANDBOX_MAX_HOST_PORTS. */
 static void read_host_ports(lua_State *L, int idx, struct sandbox_config *cfg)
 {
@@ -480,6 +492,7 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
     else if (!(t == LUA_TNIL || (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "readonly") == 0)))
         bad(L, "home", "\"overlay\", \"readonly\" or \"tmpfs\"");
     lua_pop(L, 1);
+    read_home_tool_dirs(L, idx, cfg);
     read_list(L, idx, "writable", "writable", &cfg->writable);
     read_list(L, idx, "hidden", "hidden", &cfg->hidden);
     read_hidden_except(L, idx, cfg);

@@ -43,6 +43,7 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
         put(f, 'h', cfg->home);
     if (cfg->home_layer)
         put(f, 'l', cfg->home_layer);
+    put_list(f, 'D', &cfg->home_tool_dirs);
     put_list(f, 'W', &cfg->writable);
     put_list(f, 'H', &cfg->hidden);
     put_list(f, 'S', &cfg->hidden_except); /* hide.h: "DIR\tPATTERN..." */
@@ -119,6 +120,9 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
         case 'l':
             free(cfg->home_layer);
             cfg->home_layer = xstrdup(v);
+            break;
+        case 'D':
+            str_list_push(&cfg->home_tool_dirs, v);
             break;
         case 'W':
             str_list_push(&cfg->writable, v);

@@ -31,6 +31,7 @@
 #include "base/sha256.h"
 #include "sandbox/hide.h"
 #include "sandbox/home_layers.h"
+#include "sandbox/home_own.h"
 #include "sandbox/late_names.h"
 #include "sandbox/overlay_stage.h"
 
@@ -343,6 +344,10 @@ static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
     }
     hv->mode = cfg->home_mode;
     hv->home = cfg->home;
+    hv->own = home_own_applies(cfg);
+    home_own_keep(hv->home, visible, &hv->keep);
+    for (size_t i = 0; i < cfg->home_tool_dirs.len; i++)
+        str_list_push(&hv->tool_dirs, cfg->home_tool_dirs.items[i]);
     if (strcmp(hv->home, "/") == 0) {
         snprintf(e->buf, e->len,
                  "the home directory is /, which cannot take a copy-on-write home "
@@ -595,6 +600,9 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
         mnt_fail(&e, "chmod the home layer of", hv->home);
         goto out;
     }
+    /* What an older cordon let commands write beside the rule must not mask the host's files. */
+    if (!fresh_upper)
+        home_own_clean_layer(hv->layer_fd, &hv->keep, &hv->tool_dirs);
     /* The controller's walk of the home sends its root-only names (late_names.h) as late as it
      * may: they are taken last, when everything else is ready for the mount, and added to the
      * whiteout layer. One that is a folder the layer made on the way to an earlier name (a
@@ -653,6 +661,13 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
                          wl);
     }
     hv->mnt_fd = overlay_stage_mount(opts, HOME_ATTRS, "the home", &e);
+    if (hv->mnt_fd >= 0 && hv->own) {
+        /* the person's own entries read-only, on the overlay before init attaches it */
+        int tree = home_own_stage(tmpfs_fd, hv->mnt_fd, STAGE_HOME, &hv->keep, &hv->tool_dirs,
+                                  &hv->rel, &e);
+        close(hv->mnt_fd);
+        hv->mnt_fd = tree;
+    }
     tidy = hv->mnt_fd >= 0 && !fresh_upper && !hv->shared; /* the spare is the lock holder's */
 out:
     free(opts);
@@ -806,6 +821,8 @@ void home_view_free(struct home_view *hv)
     str_list_free(&hv->sub_paths);
     str_list_free(&hv->rel);
     str_list_free(&hv->visible);
+    str_list_free(&hv->keep);
+    str_list_free(&hv->tool_dirs);
     memset(hv, 0, sizeof *hv);
     hv->home_fd = hv->layer_fd = hv->mnt_fd = hv->late_fd = -1;
 }

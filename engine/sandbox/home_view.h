@@ -12,7 +12,9 @@
  * (home_layers.h): overlayfs must not have one upper directory mounted twice. The layer folder
  * holds upper/, work/ (overlayfs' work directory), work.spare/ (the next start's, see
  * home_view.c), pending/ and the lock.
- * Uses: hide.c (the whiteouts), home_layers.c (pending uppers), mount_ops.c, overlay_stage.c. Runs in init, in the new mount
+ * Uses: hide.c (the whiteouts), home_layers.c (pending uppers), home_own.c (the person's own
+ * entries read-only on the overlay, before it is attached), mount_ops.c, overlay_stage.c. Runs
+ * in init, in the new mount
  * namespace (its builder thread in a copy of it, overlay_stage.h).
  * Must never: write to the host's home, fall back to a writable host home, or show the layer's
  * own path inside (the layer is reached through a descriptor captured before the view changes). */
@@ -39,6 +41,10 @@ struct home_view {
     int late_fd;             /* the socket of the home's root-only names (late_names.h), or -1 */
     struct str_list visible; /* the workspace and writable paths, for the late names */
     bool late_failed;        /* err says why they could not be taken */
+    /* home_own.h: the kept paths under the home (relative) and the profile's tool folders */
+    struct str_list keep;
+    struct str_list tool_dirs;
+    bool own; /* the rule applies (home_own_applies): the person's entries bound read-only */
     char err[512];
 };
 

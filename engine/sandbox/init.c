@@ -33,6 +33,7 @@
 #include "sandbox/netns.h"
 #include "sandbox/pty.h"
 #include "sandbox/root_writes.h"
+#include "sandbox/home_own.h"
 #include "sandbox/rename_notify.h"
 #include "sandbox/userns.h"
 #include "base/util.h"
@@ -557,9 +558,10 @@ static void forward_signal(pid_t group, int sig)
  * through). Without it (an old kernel, a listener above cordon) one line, and the kernel
  * answers renames itself: onto a protected file they fail with EBUSY, as without cordon's
  * help. */
-static void hand_over_rename_listener(int ctl)
+static void hand_over_rename_listener(int ctl, const struct sandbox_config *cfg)
 {
-    int r, fd = rename_notify_install();
+    /* new names in the home go to the controller too where its rule applies (home_own.h) */
+    int r, fd = rename_notify_install(home_own_applies(cfg));
     char tag = INIT_MSG_RENAME_NOTIFY;
     if (fd < 0) {
         fprintf(stderr,
@@ -669,7 +671,7 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     (void)prctl(PR_SET_DUMPABLE, 0);
 
     receive_filter(p->ctl_sock, &out->filter);
-    hand_over_rename_listener(p->ctl_sock);
+    hand_over_rename_listener(p->ctl_sock, cfg);
 
     out->sfd = supervisor_signals();
     if (out->sfd < 0)

@@ -125,6 +125,9 @@ struct sandbox_config {
     enum sandbox_home home_mode;       /* profile key home */
     char *home;                        /* the caller's home, canonical; NULL: no home view */
     char *home_layer;                  /* overlay: the workspace's layer folder (upper/, work/) */
+    /* profile key home_tool_dirs: names of the home's top folders, not dot-entries, that tools
+     * write on their own ("go"): they take writes into the layer like the dot-entries do */
+    struct str_list home_tool_dirs;
     /* profile key grants (sandbox/grants.h): the caller's agent sockets bound in by name */
     bool grant_ssh_agent;          /* grants.ssh_agent: $SSH_AUTH_SOCK */
     bool grant_gpg_agent;          /* grants.gpg_agent: gpg-agent's socket, public keyring */

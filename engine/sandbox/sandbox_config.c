@@ -29,6 +29,7 @@ void sandbox_config_free(struct sandbox_config *cfg)
     str_list_free(&cfg->root_only.scan);
     str_list_free(&cfg->root_only.visible);
     str_list_free(&cfg->readonly_in_workspace);
+    str_list_free(&cfg->home_tool_dirs);
     str_list_free(&cfg->run_binds);
     str_list_free(&cfg->protected_paths);
     str_list_free(&cfg->seccomp_deny);

@@ -1,7 +1,8 @@
 /* test_rename_notify.c — the rename filter: which calls it names per ABI, and, installed in a
  * child, that rename, renameat and renameat2 reach its listener (whose answer the caller gets:
  * an error, or the kernel's own rename), and so do unlink, unlinkat and rmdir, while other
- * calls (open) never do. */
+ * calls (open without O_CREAT) never do; and the same for the calls that create a name
+ * (create_notify.h), open only with O_CREAT. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,6 +20,7 @@
 #include <linux/seccomp.h>
 
 #include "base/util.h"
+#include "sandbox/create_notify.h"
 #include "sandbox/rename_notify.h"
 #include "test.h"
 
@@ -79,7 +81,7 @@ static void test_renames_reach_the_listener(void)
     close(open("u", O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
     /* the filter needs no_new_privs without CAP_SYS_ADMIN; this process is the test's own */
     CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
-    int listener = rename_notify_install();
+    int listener = rename_notify_install(false);
     if (listener == -ENOSYS || listener == -EINVAL || listener == -EBUSY)
         TEST_SKIP("no seccomp user notification here");
     CHECK(listener >= 0);
@@ -121,6 +123,104 @@ static void test_renames_reach_the_listener(void)
     free(dir);
 }
 
+/* Answer one notification of a creating call: 1 when it is one (create_notify_call), 0 when
+ * another call came, -1 when none came. */
+static int answer_create(int listener, int error)
+{
+    struct pollfd p = {.fd = listener, .events = POLLIN};
+    if (poll(&p, 1, 5000) != 1)
+        return -1;
+    struct seccomp_notif req;
+    struct seccomp_notif_resp resp;
+    memset(&req, 0, sizeof req);
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+        return -1;
+    memset(&resp, 0, sizeof resp);
+    resp.id = req.id;
+    if (error)
+        resp.error = -error;
+    else
+        resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0)
+        return -1;
+    struct create_call c;
+    return create_notify_call(req.data.arch, req.data.nr, &c) ? 1 : 0;
+}
+
+static void test_create_call_table(void)
+{
+    struct create_call c;
+    CHECK(create_notify_call(AUDIT_ARCH_X86_64, 83, &c) && c.path_arg == 0 && c.dirfd_arg < 0);
+    CHECK(create_notify_call(AUDIT_ARCH_X86_64, 257, &c) && c.dirfd_arg == 0 && c.path_arg == 1);
+    CHECK(create_notify_call(AUDIT_ARCH_X86_64, 437, &c) && c.how_arg == 2);
+    CHECK(create_notify_call(AUDIT_ARCH_X86_64, 0x40000000 | 258, &c) && c.path_arg == 1);
+    CHECK(create_notify_call(AUDIT_ARCH_X86_64, 265, &c) && c.dirfd_arg == 2 && c.path_arg == 3);
+    CHECK(create_notify_call(AUDIT_ARCH_AARCH64, 34, &c) && c.path_arg == 1);
+    CHECK(create_notify_call(AUDIT_ARCH_I386, 39, &c) && c.path_arg == 0);
+    CHECK(create_notify_call(AUDIT_ARCH_ARM, 331, &c) && c.dirfd_arg == 1 && c.path_arg == 2);
+    CHECK(!create_notify_call(AUDIT_ARCH_X86_64, 87 /* unlink */, &c));
+    CHECK(!create_notify_call(AUDIT_ARCH_AARCH64, 83, &c));
+}
+
+static void test_creates_reach_the_listener(void)
+{
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char *dir = xasprintf("%s/test_create_notify.%d", tmp, (int)getpid());
+    CHECK(mkdir(dir, 0700) == 0);
+    CHECK(chdir(dir) == 0);
+    close(open("old", O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+    pid_t kid = fork();
+    if (kid == 0) {
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+            _exit(3);
+        int listener = rename_notify_install(true);
+        if (listener < 0)
+            _exit(listener == -ENOSYS || listener == -EINVAL || listener == -EBUSY ? 2 : 3);
+        pid_t answerer = fork();
+        if (answerer == 0) {
+            /* the answers, in the order the parent expects them */
+            int a1 = answer_create(listener, EROFS); /* mkdir */
+            int a2 = answer_create(listener, 0);     /* open O_CREAT */
+            int a3 = answer_create(listener, 0);     /* symlinkat */
+            int a4 = answer_create(listener, 0);     /* rename: not a creating call */
+            _exit(a1 == 1 && a2 == 1 && a3 == 1 && a4 == 0 ? 0 : 1);
+        }
+        close(listener);
+        int r1 = mkdir("m", 0700) == 0 ? 0 : errno;
+        int fd = open("f", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        int r2 = fd >= 0 ? 0 : errno;
+        if (fd >= 0)
+            close(fd);
+        fd = open("old", O_RDONLY | O_CLOEXEC); /* never notified: answered by nobody */
+        int r3 = fd >= 0 ? 0 : errno;
+        if (fd >= 0)
+            close(fd);
+        int r4 = symlinkat("x", AT_FDCWD, "l") == 0 ? 0 : errno;
+        int r5 = rename("l", "l2") == 0 ? 0 : errno;
+        int st = 0;
+        if (waitpid(answerer, &st, 0) != answerer || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            _exit(4);
+        _exit(r1 == EROFS && r2 == 0 && r3 == 0 && r4 == 0 && r5 == 0 ? 0 : 1);
+    }
+    CHECK(kid > 0);
+    int st = 0;
+    CHECK(waitpid(kid, &st, 0) == kid);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+        TEST_SKIP("no seccomp user notification here");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    struct stat sb;
+    CHECK(stat("m", &sb) < 0 && stat("f", &sb) == 0 && lstat("l2", &sb) == 0);
+    unlink("f");
+    unlink("l2");
+    unlink("old");
+    CHECK(chdir("/") == 0);
+    rmdir(dir);
+    free(dir);
+}
+
 TEST_MAIN({"which calls the filter names, per ABI", test_call_table},
           {"renames and removals reach the listener, other calls do not",
-           test_renames_reach_the_listener})
+           test_renames_reach_the_listener},
+          {"which creating calls the filter names, per ABI", test_create_call_table},
+          {"creating calls reach the listener, open only with O_CREAT",
+           test_creates_reach_the_listener})

@@ -22,6 +22,7 @@ M.schema = {
     workspace_readonly = "boolean",
     allow_home_workspace = "boolean",
     home = "home",
+    home_tool_dirs = "list",
     writable = "list",
     hidden = "list",
     hidden_except = "exceptmap",

@@ -146,17 +146,17 @@ describe("the copy-on-write home", function()
 
     it("cordon home shows, --diff lists and --reset discards what commands wrote", function()
         local t = setup(false)
-        h.write_file(t.home .. "/keep.txt", "host\n")
-        h.write_file(t.home .. "/gone.txt", "host\n")
+        h.write_file(t.home .. "/.keep.txt", "host\n")
+        h.write_file(t.home .. "/.gone.txt", "host\n")
         local r = ok(home_cmd(t))
         has(r.stdout, "no home layer", r)
-        ok(run(t, "echo sandbox > ~/keep.txt; rm ~/gone.txt; mkdir -p ~/.cache/tool; echo 1 > ~/.cache/tool/x"))
+        ok(run(t, "echo sandbox > ~/.keep.txt; rm ~/.gone.txt; mkdir -p ~/.cache/tool; echo 1 > ~/.cache/tool/x"))
         r = ok(home_cmd(t, { "--diff" }))
-        has(r.stdout, "changed ~/keep.txt", r)
-        has(r.stdout, "removed ~/gone.txt", r)
+        has(r.stdout, "changed ~/.keep.txt", r)
+        has(r.stdout, "removed ~/.gone.txt", r)
         has(r.stdout, "added ~/.cache/tool/x", r)
-        assert.are.equal("host\n", h.read_file(t.home .. "/keep.txt"))
-        assert.are.equal("host\n", h.read_file(t.home .. "/gone.txt"))
+        assert.are.equal("host\n", h.read_file(t.home .. "/.keep.txt"))
+        assert.are.equal("host\n", h.read_file(t.home .. "/.gone.txt"))
         r = ok(home_cmd(t))
         has(r.stdout, "layer: " .. t.home .. "/.local/state/cordon/homes/", r)
         has(r.stdout, "in use: no", r)
@@ -166,7 +166,7 @@ describe("the copy-on-write home", function()
         has(r.stderr, "No such file or directory", r)
         r = ok(home_cmd(t, { "--reset" }))
         has(r.stdout, "discarded", r)
-        r = ok(run(t, "cat ~/keep.txt ~/gone.txt; test ! -e ~/.cache/tool/x && echo fresh"))
+        r = ok(run(t, "cat ~/.keep.txt ~/.gone.txt; test ! -e ~/.cache/tool/x && echo fresh"))
         assert.are.equal("host\nhost\nfresh\n", r.stdout)
         r = ok(home_cmd(t, { "--diff", "--help" }))
         has(r.stdout, "usage: cordon home", r)
@@ -177,17 +177,17 @@ describe("the copy-on-write home", function()
     it("cordon home --diff shows a control, bidi or zero-width character in a name visibly", function()
         local t = setup(false)
         -- names a command chose: ESC[8m would hide the rest on a terminal, U+202E reorders it
-        ok(run(t, "touch ~/\"$(printf 'a\\033[8mb')\" ~/\"$(printf 'c\\342\\200\\256d\\342\\200\\213e')\""))
+        ok(run(t, "touch ~/\"$(printf '.a\\033[8mb')\" ~/\"$(printf '.c\\342\\200\\256d\\342\\200\\213e')\""))
         local r = ok(home_cmd(t, { "--diff" }))
-        has(r.stdout, "added ~/a\\x1b[8mb", r)
-        has(r.stdout, "added ~/c<U+202E>d<U+200B>e", r)
+        has(r.stdout, "added ~/.a\\x1b[8mb", r)
+        has(r.stdout, "added ~/.c<U+202E>d<U+200B>e", r)
         assert.is_nil(r.stdout:find("[\27\226]"), h.describe(r))
     end)
 
     it("--home tmpfs and --home readonly keep nothing", function()
         local t = setup(true)
-        ok(run(t, "echo a > ~/a && cat ~/a", { "--home", "tmpfs" }))
-        local r = ok(run(t, "test ! -e ~/a && echo gone"))
+        ok(run(t, "echo a > ~/.a && cat ~/.a", { "--home", "tmpfs" }))
+        local r = ok(run(t, "test ! -e ~/.a && echo gone"))
         assert.are.equal("gone\n", r.stdout)
         r = run(t, "echo b > ~/b", { "--home", "readonly" })
         assert.are_not.equal(0, r.code, h.describe(r))
@@ -289,7 +289,7 @@ describe("the copy-on-write home", function()
         local env = { HOME = t.home, XDG_STATE_HOME = t.env.XDG_STATE_HOME }
         local a = h.session_start("home-a-" .. h.token(), { cwd = t.ws, env = env })
         local b = h.session_start("home-b-" .. h.token(), { cwd = t.ws, env = env })
-        local script = "for i in $(seq 1 50); do echo %s-$i > ~/%s-$i; done; cat ~/%s-50"
+        local script = "for i in $(seq 1 50); do echo %s-$i > ~/.%s-$i; done; cat ~/.%s-50"
         local pa = h.sh("cd " .. h.quote(t.ws) .. " && " .. h.command_line({ "exec", a.name, "--",
             script:format("a", "a", "a") }, { home = t.home, env = a.env }) .. " > " .. h.quote(t.ws .. "/a.out")
             .. " & " .. h.command_line({ "exec", b.name, "--", script:format("b", "b", "b") }, { home = t.home, env = b.env })
@@ -302,15 +302,15 @@ describe("the copy-on-write home", function()
         assert.are.equal(125, r.code, h.describe(r))
         has(r.stderr, "is using its home layer", r)
         -- a run meanwhile works, and its home writes are kept too, without a word
-        r = ok(run(t, "echo run > ~/from-run; cat ~/from-run"))
+        r = ok(run(t, "echo run > ~/.from-run; cat ~/.from-run"))
         hasnt(r.stderr, "not kept", r)
         h.session_reap(a)
         h.session_reap(b)
         -- the next run merges what waited: both sessions' 50 files, intact, and the run's
-        r = ok(run(t, "cat ~/a-1 ~/a-50 ~/b-1 ~/b-50 ~/from-run"))
+        r = ok(run(t, "cat ~/.a-1 ~/.a-50 ~/.b-1 ~/.b-50 ~/.from-run"))
         assert.are.equal("a-1\na-50\nb-1\nb-50\nrun\n", r.stdout)
         local diff = ok(home_cmd(t, { "--diff" })).stdout
-        local na, nb = select(2, diff:gsub("added ~/a%-%d+\n", "")), select(2, diff:gsub("added ~/b%-%d+\n", ""))
+        local na, nb = select(2, diff:gsub("added ~/%.a%-%d+\n", "")), select(2, diff:gsub("added ~/%.b%-%d+\n", ""))
         assert.are.equal(50, na, diff)
         assert.are.equal(50, nb, diff)
         -- and it is free again
@@ -325,20 +325,20 @@ describe("the copy-on-write home", function()
         local function exec(cmd)
             return h.cordon({ "exec", s.name, "--", cmd }, { cwd = t.ws, home = t.home, env = s.env })
         end
-        local r = exec("echo one > ~/fresh-1")
+        local r = exec("echo one > ~/.fresh-1")
         assert.are.equal(0, r.code, h.describe(r))
         hasnt(r.stderr, "not kept", r)
-        r = exec("cat ~/fresh-1")
+        r = exec("cat ~/.fresh-1")
         assert.are.equal("one\n", r.stdout, h.describe(r))
         h.session_reap(s)
-        r = ok(run(t, "cat ~/fresh-1"))
+        r = ok(run(t, "cat ~/.fresh-1"))
         assert.are.equal("one\n", r.stdout)
     end)
 
     it("strict's home is a fresh tmpfs each time", function()
         local t = setup(true)
-        ok(run(t, "echo s > ~/s && cat ~/s", { "--profile", "strict" }))
-        local r = ok(run(t, "test ! -e ~/s && echo gone", { "--profile", "strict" }))
+        ok(run(t, "echo s > ~/.s && cat ~/.s", { "--profile", "strict" }))
+        local r = ok(run(t, "test ! -e ~/.s && echo gone", { "--profile", "strict" }))
         assert.are.equal("gone\n", r.stdout)
     end)
 
@@ -348,10 +348,10 @@ describe("the copy-on-write home", function()
         local link = h.tmpdir() .. "/home-link"
         h.sh_ok("ln -s " .. h.quote(home) .. " " .. h.quote(link))
         t.home = link
-        local r = ok(run(t, "cat ~/.ssh/id_rsa " .. h.quote(home) .. "/.ssh/id_rsa 2>&1; echo w > ~/w; cat ~/w"))
+        local r = ok(run(t, "cat ~/.ssh/id_rsa " .. h.quote(home) .. "/.ssh/id_rsa 2>&1; echo w > ~/.w; cat ~/.w"))
         hasnt(r.stdout, marker, r)
         has(r.stdout, "w\n", r)
-        assert.are_not.equal(0, h.sh("test -e " .. h.quote(home .. "/w")).code)
+        assert.are_not.equal(0, h.sh("test -e " .. h.quote(home .. "/.w")).code)
     end)
 
     -- nobody's own home and workspace, and run options for nobody there; nil when not root
@@ -376,7 +376,7 @@ describe("the copy-on-write home", function()
     it("a layer of another user's is refused in one line, and its owner's runs go on #privileged", function()
         local home, ws, mine = nobodys()
         if not home then pending("needs root to switch to nobody") return end
-        ok(h.run_sh("echo kept > ~/kept", mine))
+        ok(h.run_sh("echo kept > ~/.kept", mine))
         -- root with nobody's HOME (sudo -E): its sandbox would leave root's files in the layer,
         -- which nobody's own sandboxes could then neither clear nor use
         local r = h.run_sh("echo ran > ~/x; echo ran", { home = home, workspace = ws })
@@ -388,7 +388,7 @@ describe("the copy-on-write home", function()
         assert.are.equal("", h.sh_ok("find " .. h.quote(home) .. " -uid 0"))
         -- every run of the owner's works, as before (a polluted layer failed every other one)
         for _ = 1, 3 do
-            assert.are.equal("kept\n", ok(h.run_sh("cat ~/kept", mine)).stdout)
+            assert.are.equal("kept\n", ok(h.run_sh("cat ~/.kept", mine)).stdout)
         end
         -- and root can still run there without keeping the home
         assert.are.equal("ran\n", ok(h.run_sh("echo ran", { home = home, workspace = ws,
@@ -400,16 +400,16 @@ describe("the copy-on-write home", function()
         local layer = t.env.XDG_STATE_HOME .. "/cordon/homes/"
             .. h.chomp(h.sh_ok("printf %s " .. h.quote(t.ws) .. " | sha256sum | cut -d' ' -f1"))
         local entries = "ls -A " .. h.quote(layer) .. " | LC_ALL=C sort | tr '\\n' ' '"
-        ok(run(t, "echo one > ~/one"))
+        ok(run(t, "echo one > ~/.one"))
         -- kill -9 the whole sandbox as soon as its command runs (its home write shows in the layer)
         local line = h.command_line({ "run", "--workspace", t.ws, "--", "/bin/sh", "-c",
-            "echo two > ~/two; exec sleep 5" }, { home = t.home, env = t.env, timeout = false })
+            "echo two > ~/.two; exec sleep 5" }, { home = t.home, env = t.env, timeout = false })
         h.sh_ok("cd " .. h.quote(t.ws) .. " && { " .. line .. " & } ; pid=$!; i=0; while [ ! -s "
-            .. h.quote(layer .. "/upper/two") .. " ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); "
+            .. h.quote(layer .. "/upper/.two") .. " ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); "
             .. "done; kill -9 $pid; wait $pid; true")
         -- its init lets go of the layer as it dies (a run before that would write beside it)
         assert.is_truthy(h.wait_for(function() return home_cmd(t).stdout:find("in use: no", 1, true) end, 10))
-        local r = ok(run(t, "cat ~/one ~/two"))
+        local r = ok(run(t, "cat ~/.one ~/.two"))
         assert.are.equal("one\ntwo\n", r.stdout)
         assert.are.equal("lock upper work work.spare ", h.sh_ok(entries))
         assert.are.equal("", h.sh_ok("ls -A " .. h.quote(layer .. "/work.spare")))
@@ -418,7 +418,7 @@ describe("the copy-on-write home", function()
         h.sh_ok("mkdir -p " .. h.quote(layer .. "/work.spare/work/incompat/volatile") .. " && touch "
             .. h.quote(layer .. "/work.spare/work/incompat/volatile/dirty"))
         for _ = 1, 2 do
-            r = ok(run(t, "cat ~/one"))
+            r = ok(run(t, "cat ~/.one"))
             assert.are.equal("one\n", r.stdout)
         end
         assert.are.equal("lock upper work work.spare ", h.sh_ok(entries))
