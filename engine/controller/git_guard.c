@@ -1304,13 +1304,13 @@ static void say(struct git_guard *g, struct str_list *lines, const struct gg_ite
 
 /* Rename rel out of git's way (NAME.cordon-refused, or .2 ... .9 when taken), exec bits off
  * for a regular file. The new name, or NULL. */
-static char *neutralise(struct git_guard *g, const char *rel)
+/* Rename from (a name in the folder pfd, rel's) to rel's name with REFUSED, or REFUSED.N when
+ * that is taken, its exec bits off first: the new name (malloc'd), or NULL. */
+static char *neutralise_at(struct git_guard *g, int pfd, const char *from, const char *rel)
 {
-    const char *base;
-    int pfd = open_parent(g, rel, &base);
-    if (pfd < 0)
-        return NULL;
-    int fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    const char *slash = strrchr(rel, '/');
+    const char *base = slash ? slash + 1 : rel;
+    int fd = openat(pfd, from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
         (void)fchmod(fd, st.st_mode & 07666);
@@ -1320,7 +1320,7 @@ static char *neutralise(struct git_guard *g, const char *rel)
     for (int i = 1; i < 10; i++) {
         free(to);
         to = i == 1 ? xasprintf("%s" REFUSED, base) : xasprintf("%s" REFUSED ".%d", base, i);
-        if (renameat2(pfd, base, pfd, to, RENAME_NOREPLACE) == 0) {
+        if (renameat2(pfd, from, pfd, to, RENAME_NOREPLACE) == 0) {
             char *dir = parent_rel(rel);
             str_list_push_owned(&g->made, join(dir, to));
             free(dir);
@@ -1336,6 +1336,16 @@ static char *neutralise(struct git_guard *g, const char *rel)
             to = NULL;
         }
     }
+    return to;
+}
+
+static char *neutralise(struct git_guard *g, const char *rel)
+{
+    const char *base;
+    int pfd = open_parent(g, rel, &base);
+    if (pfd < 0)
+        return NULL;
+    char *to = neutralise_at(g, pfd, base, rel);
     close(pfd);
     return to;
 }
@@ -1551,42 +1561,62 @@ static void say_neutralised(struct git_guard *g, struct str_list *lines, const s
 
 /* A new name in a git dir that was there (a planted commondir, which no mount can refuse: it was
  * not there to be held) is taken for the rest of the run: an empty file, read-only (so that no
- * command without capabilities can open it for writing), made under a name of its own, held
- * read-only inside the sandbox, and only then renamed into the plant's place (the hold moves
- * with it): re-planting it inside then fails (EROFS, or EBUSY for a rename or unlink). The
- * host's git refuses that repository (an empty commondir) until the command ends, when it is
- * removed (git_guard_free); one line says so. Not for a `.git` file (a folder, not a git dir),
- * not at the last check, not without a holder. */
-static void stand_in(struct git_guard *g, struct str_list *lines, const struct gg_item *x)
+ * command without capabilities can open it for writing), made under a name of its own and held
+ * read-only inside the sandbox, then swapped with the plant in one step (RENAME_EXCHANGE: the
+ * hold moves with its file, and the name is never free for a command to plant again), and the
+ * plant, now under the stand-in's first name, renamed away as any plant is. Re-planting it
+ * inside then fails (EROFS, or EBUSY for a rename or unlink). The host's git refuses that
+ * repository (an empty commondir) until the command ends, when it is removed
+ * (git_guard_free); one line says so. Not for a `.git` file (a folder, not a git dir), not at
+ * the last check, not without a holder: false then, and the caller neutralises the plant. */
+static bool stand_in(struct git_guard *g, struct str_list *lines, const struct gg_item *x,
+                     const char *what)
 {
     const char *base = strrchr(x->rel, '/');
     base = base ? base + 1 : x->rel;
     if (!g->hold || g->last || x->kind != GG_POINTER || strcmp(base, ".git") == 0 ||
         str_list_contains(&g->stand_ins, x->rel))
-        return;
+        return false;
     char *tmp = xasprintf("%s.cordon-stand-in", x->rel);
     const char *tbase;
     int pfd = open_parent(g, tmp, &tbase), fd = -1, r = -1;
+    bool swapped = false;
     if (pfd >= 0)
         fd = openat(pfd, tbase, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
     if (fd >= 0) {
         close(fd);
         r = g->hold(g->hold_ctx, tmp);
-        if (r == 0)
-            r = renameat2(pfd, tbase, pfd, base, RENAME_NOREPLACE) < 0 ? -errno : 0;
+        if (r == 0) {
+            swapped = renameat2(pfd, tbase, pfd, base, RENAME_EXCHANGE) == 0;
+            /* the plant gone meanwhile: the stand-in takes the free name */
+            r = swapped || renameat2(pfd, tbase, pfd, base, RENAME_NOREPLACE) == 0 ? 0 : -errno;
+        }
         if (r < 0)
             (void)unlinkat(pfd, tbase, 0);
     }
+    if (r == 0 && swapped) {
+        char *to = neutralise_at(g, pfd, tbase, x->rel);
+        if (to)
+            say(g, lines, x, "%s: renamed to %s (exec bits off), so that git does not run it", what,
+                to);
+        else
+            say(g, lines, x,
+                "%s: could NOT be renamed away (it is %s); look at it before running "
+                "git there",
+                what, tbase);
+        free(to);
+    }
     if (pfd >= 0)
         close_parent(g, pfd);
-    if (r == 0) {
-        str_list_push(&g->stand_ins, x->rel);
-        say(g, lines, x,
-            "an empty %s is held in its place until the command ends (git on the host refuses "
-            "this repository until then)",
-            base);
-    }
     free(tmp);
+    if (r < 0)
+        return false;
+    str_list_push(&g->stand_ins, x->rel);
+    say(g, lines, x,
+        "an empty %s is held in its place until the command ends (git on the host refuses "
+        "this repository until then)",
+        base);
+    return true;
 }
 
 static void stand_ins_remove(struct git_guard *g)
@@ -1758,8 +1788,8 @@ static void undo_new(struct git_guard *g, struct str_list *lines, const struct g
         return; /* this guard's own, still empty */
     snprintf(what, sizeof what, "a new %s%s", kind_name(x),
              x->type == S_IFLNK ? " (a symbolic link)" : "");
-    say_neutralised(g, lines, x, what);
-    stand_in(g, lines, x);
+    if (!stand_in(g, lines, x, what))
+        say_neutralised(g, lines, x, what);
 }
 
 static void undo_changed(struct git_guard *g, struct str_list *lines, const struct gg_item *o,
