@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 #include <linux/openat2.h>
 
 #include "base/util.h"
+#include "sandbox/mount_ops.h"
 
 struct repo_hold {
     int ns[2];            /* init's user and mount namespaces */
@@ -32,8 +34,31 @@ struct repo_hold {
     pthread_mutex_t lock; /* one request and its answer at a time */
 };
 
-/* The helper: hold one path. */
-static int32_t hold_one(const char *path)
+/* Where the kernel has no mount_setattr (before 5.12): the clone is attached first and then
+ * made read-only by a bind remount of exactly that mount, named through the helper's own
+ * descriptor of it in the host's /proc (procfd: the sandbox's /proc does not know the helper,
+ * which is not in its pid namespace), repeating the flags the mount has locked. Between the two
+ * the path is what it was before the hold: writable. */
+static int32_t hold_by_remount(int tree, int target, int procfd)
+{
+    char proc[32];
+    struct statfs fs;
+    if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ||
+        fstatfs(tree, &fs) < 0 || fchdir(procfd) < 0)
+        return -errno;
+    snprintf(proc, sizeof proc, "self/fd/%d", tree);
+    int32_t r = mount(NULL, proc, NULL,
+                      MS_REMOUNT | MS_BIND | mnt_ms_now(&fs) | MS_RDONLY | MS_NOSUID, NULL) < 0
+                    ? -errno
+                    : 0;
+    if (r < 0) /* never leave a writable clone standing as a hold */
+        (void)umount2(proc, MNT_DETACH);
+    (void)!chdir("/");
+    return r;
+}
+
+/* The helper: hold one path (by remount when no_setattr: hold_by_remount). */
+static int32_t hold_one(const char *path, bool no_setattr, int procfd)
 {
     struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                            .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -55,9 +80,17 @@ static int32_t hold_one(const char *path)
         goto out; /* held already (or read-only anyway): no second mount */
     tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID};
-    if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0 ||
-        move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    if (tree < 0) {
         r = -errno;
+    } else if (!no_setattr &&
+               mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == 0) {
+        if (move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+            r = -errno;
+    } else if (no_setattr || errno == ENOSYS) {
+        r = procfd >= 0 ? hold_by_remount(tree, fd, procfd) : -ENOSYS;
+    } else {
+        r = -errno;
+    }
 out:
     if (tree >= 0)
         close(tree);
@@ -76,19 +109,22 @@ static int open_ns(pid_t pid, const char *which)
 /* The helper's life: into the namespaces (the view is built by the first hold), then one answer
  * per request until the controller's end closes (or the thread that forked it ends:
  * PR_SET_PDEATHSIG). */
-static _Noreturn void hold_serve(int sock, int userns, int mntns, pid_t parent)
+static _Noreturn void hold_serve(int sock, int userns, int mntns, pid_t parent, bool no_setattr)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
         _exit(1);
+    /* the host's /proc, for hold_by_remount (before setns: the sandbox's is another) */
+    int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
     int32_t joined =
         setns(userns, CLONE_NEWUSER) < 0 || setns(mntns, CLONE_NEWNS) < 0 || chdir("/") < 0 ? -errno
                                                                                             : 0;
     /* nothing of the controller's stays open here but the socket, at 3 (moved out of the way
      * first: it may be 3 already, or the copy would land on it) */
-    int s_hi = fcntl(sock, F_DUPFD, 10);
-    if (s_hi < 0 || dup2(s_hi, 3) < 0)
+    int s_hi = fcntl(sock, F_DUPFD, 10), p_hi = proc < 0 ? -1 : fcntl(proc, F_DUPFD, 10);
+    if (s_hi < 0 || dup2(s_hi, 3) < 0 || (p_hi >= 0 && dup2(p_hi, 4) < 0))
         _exit(1);
-    (void)syscall(SYS_close_range, 4u, ~0u, 0u);
+    int procfd = p_hi >= 0 ? 4 : -1;
+    (void)syscall(SYS_close_range, 5u, ~0u, 0u);
     for (;;) {
         char path[PATH_MAX + 1];
         ssize_t n = recv(3, path, PATH_MAX, 0);
@@ -97,9 +133,10 @@ static _Noreturn void hold_serve(int sock, int userns, int mntns, pid_t parent)
         if (n <= 0)
             _exit(0);
         path[n] = '\0';
-        int32_t r = joined < 0                                    ? joined
-                    : path[0] == '/' && (size_t)n == strlen(path) ? hold_one(path)
-                                                                  : -EINVAL;
+        int32_t r = joined < 0 ? joined
+                    : path[0] == '/' && (size_t)n == strlen(path)
+                        ? hold_one(path, no_setattr, procfd)
+                        : -EINVAL;
         if (send(3, &r, sizeof r, MSG_NOSIGNAL) < 0)
             _exit(0);
     }
@@ -131,6 +168,7 @@ static int hold_fork(struct repo_hold *h)
         return h->failed;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return h->failed = -errno;
+    bool no_setattr = mnt_setattr_lacking(); /* read here: the child only makes system calls */
     pid_t self = getpid(), pid = fork();
     if (pid < 0) {
         close(sv[0]);
@@ -138,7 +176,7 @@ static int hold_fork(struct repo_hold *h)
         return h->failed = -errno;
     }
     if (pid == 0)
-        hold_serve(sv[1], h->ns[0], h->ns[1], self);
+        hold_serve(sv[1], h->ns[0], h->ns[1], self, no_setattr);
     close(sv[1]);
     h->pid = pid;
     h->sock = sv[0];

@@ -94,7 +94,7 @@ static unsigned long ms_of_attr(unsigned long long attr)
 /* The mount's flags now, as MS_* flags a bind remount must repeat: in a user namespace the
  * flags it inherited (read-only, nosuid, nodev, noexec, the atime ones) are locked, and a
  * remount that drops one is refused. */
-static unsigned long ms_now(const struct statfs *fs)
+unsigned long mnt_ms_now(const struct statfs *fs)
 {
     unsigned long f = 0;
     static const struct {
@@ -131,8 +131,8 @@ static int remount_one(struct mnt_err *e, const char *path, unsigned long set, u
     int r = 0;
     if (fstatfs(fd, &fs) < 0)
         r = mnt_fail(e, "statfs", path);
-    else if (mount(NULL, proc, NULL, MS_REMOUNT | MS_BIND | ((ms_now(&fs) | set) & ~clear), NULL) <
-             0)
+    else if (mount(NULL, proc, NULL, MS_REMOUNT | MS_BIND | ((mnt_ms_now(&fs) | set) & ~clear),
+                   NULL) < 0)
         r = mnt_fail(e, "remount (no mount_setattr on this kernel)", path);
     close(fd);
     return r;

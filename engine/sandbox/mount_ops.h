@@ -34,6 +34,11 @@ int mnt_setattr(struct mnt_err *e, const char *path, bool recursive, unsigned lo
 int mnt_setattr_fd(int fd, unsigned long long set);
 /* True once mount_setattr is known to be missing (mnt_setattr's fallback is in use). */
 bool mnt_setattr_lacking(void);
+/* A mount's flags now (from fstatfs) as the MS_* flags a bind remount must repeat: in a user
+ * namespace the ones it inherited are locked, and a remount that drops one is refused. Only
+ * reads its argument (safe after fork in a process with threads). */
+struct statfs;
+unsigned long mnt_ms_now(const struct statfs *fs);
 /* The mount points of this mount namespace (/proc/self/mountinfo, unescaped), appended to out. */
 int mnt_read_mount_points(struct str_list *out, struct mnt_err *e);
 /* Bind path onto itself and make that mount read-only. */
