@@ -361,7 +361,8 @@ static size_t scan(int pdfd, const char *own, struct cand *c)
             continue;
         }
         uint64_t start = name_start(de->d_name);
-        if (!start || strlen(de->d_name) >= sizeof c->name || strcmp(de->d_name, own) == 0)
+        size_t len = strlen(de->d_name);
+        if (!start || len >= sizeof c->name || strcmp(de->d_name, own) == 0)
             continue;
         char *path = xasprintf("%s/lock", de->d_name);
         int lk = open_beneath(pdfd, path, O_RDONLY, 0);
@@ -374,7 +375,7 @@ static size_t scan(int pdfd, const char *own, struct cand *c)
             close(lk); /* a live sandbox writes it, or another one merges it now */
             continue;
         }
-        snprintf(c[n].name, sizeof c[n].name, "%s", de->d_name);
+        memcpy(c[n].name, de->d_name, len + 1); /* shorter than c->name: checked above */
         c[n].lock = lk;
         c[n].excl = excl;
         c[n].start = start;
