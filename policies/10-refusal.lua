@@ -139,10 +139,11 @@ local function detect(input)
             return
         end
         if workspace and refusal.within(abs, workspace) then
-            local rel, why = refusal.protected(abs, workspace, protected)
+            local rel, why, by_key = refusal.protected(abs, workspace, protected)
             if rel and not ws_readonly then
                 add("protected", abs, line, ("the sandbox refused a write to %s: %s is protected "
-                    .. "inside the workspace: %s (profile key readonly_in_workspace)"):format(abs, rel, why))
+                    .. "inside the workspace: %s%s"):format(abs, rel, why,
+                    by_key and " (profile key readonly_in_workspace)" or ""))
                 return
             end
             if ws_readonly then

@@ -635,13 +635,39 @@ M.protected_why = {
     [".cordon"] = "it holds the project's own sandbox policy",
 }
 
+-- The names of a git dir the repository watcher holds read-only inside the sandbox
+-- (engine/controller/repo_hold.c), besides the workspace's own .git/config and .git/hooks.
+M.held_git_names = { config = true, hooks = true, commondir = true, gitdir = true,
+                     ["config.worktree"] = true }
+
+--- If rel (workspace-relative) is a name the watcher holds in a repository's `.git` (or is
+-- such a `.git` file): that repository's folder ("." for the workspace's own), else nil.
+function M.held_repository(rel)
+    local repo, name = rel:match("^(.*)%.git/([^/]+)$")
+    if repo and M.held_git_names[name] then
+        repo = repo:gsub("/$", "")
+        return repo == "" and "." or repo
+    end
+    repo = rel:match("^(.+)/%.git$")
+    return repo
+end
+
 --- If abs is one of the protected paths (absolute, `protected`) or under one: the workspace-
--- relative name of that protected path and why it is protected.
+-- relative name of that protected path, why it is protected, and whether the profile key
+-- readonly_in_workspace is what holds it (false: a repository's hold, which no key changes).
 function M.protected(abs, workspace, protected)
     for _, p in ipairs(protected or {}) do
         if M.within(abs, p) then
             local rel = workspace and M.within(p, workspace) and p:sub(#workspace + 2) or p
-            return rel, M.protected_why[rel] or "the profile's readonly_in_workspace holds it read-only"
+            if M.protected_why[rel] then return rel, M.protected_why[rel], true end
+            local repo = M.held_repository(rel)
+            if repo then
+                return rel, ("it belongs to the repository %s, which the sandbox holds read-only "
+                    .. "so that nothing planted there runs at the host's next git command; a "
+                    .. "repository that was there before the command is removed outside the "
+                    .. "sandbox"):format(repo), false
+            end
+            return rel, "the profile's readonly_in_workspace holds it read-only", true
         end
     end
     return nil

@@ -5,6 +5,7 @@
 --     `rm -rf` of the clone: it succeeds and the folder is gone on the host;
 --   - a `git clone` that fails half-way leaves no folder behind;
 --   - `rm -rf node_modules` with a git repository in it works;
+--   - one that was there before the command is refused, with a line naming it;
 --   - an attacker removes the workspace repository's .git/hooks (or one file of it) and plants a
 --     pre-commit hook, or removes .git/config and writes one with core.fsmonitor: the host's
 --     `git commit` / `git status` run by the spec runs nothing of the command's (shown first to
@@ -74,6 +75,21 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
             assert.are.equal(0, r.code, h.describe(r))
             assert.truthy(r.stdout:find("removed", 1, true), h.describe(r))
             assert.is_false(exists(ws .. "/clone"), "the clone is still on the host\n" .. h.describe(r))
+        end)
+
+        -- A repository that was there before the command keeps its held names (removing its
+        -- config would let a command plant another one the host's git reads at once): the
+        -- removal is refused, and the line names the repository and says to remove it outside.
+        it("a clone that was there before the command: refused, the line names the repository", function()
+            local _, ws, src = tree(who.uid)
+            h.sh_ok(as(who.uid, "cd " .. h.quote(ws) .. " && git clone -q " .. h.quote(src) .. " old"))
+            local r = run(ws, who.uid, held("$PWD/old/.git/config") .. "rm -rf old")
+            assert.are_not.equal(0, r.code, h.describe(r))
+            assert.truthy(r.stderr:find("old/.git/config is protected inside the workspace: it belongs to "
+                .. "the repository old, which the sandbox holds read-only", 1, true), h.describe(r))
+            assert.truthy(r.stderr:find("removed outside the sandbox", 1, true), h.describe(r))
+            assert.is_nil(r.stderr:find("profile key readonly_in_workspace", 1, true), h.describe(r))
+            assert.is_true(exists(ws .. "/old/.git/config"), h.describe(r))
         end)
 
         it("a git clone that fails half-way leaves no folder", function()
