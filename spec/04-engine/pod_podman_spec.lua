@@ -206,10 +206,17 @@ describe("the pod under Podman (podman.sh up, podman exec cordon-agent cordon ex
         assert.truthy(served, "the stand-in server does not answer in the pod")
         local r = exec(get_via(ALLOWED))
         assert.truthy(r.stdout:find("served-in-pod", 1, true), h.describe(r))
-        r = exec(get_via(REFUSED))
-        assert.falsy(r.stdout:find("served-in-pod", 1, true), h.describe(r))
-        assert.truthy(r.stdout:find("403 Forbidden", 1, true), h.describe(r))
-        assert.truthy(r.stderr:find(("network policy blocked %s:%d"):format(p.ip, REFUSED), 1, true), h.describe(r))
+        -- refused, with its line; up to three tries for the line: once in a loaded clean-clone run
+        -- the exec's result came without it (the 403 was there), a race of the session's that
+        -- the issue notes name, not the pod's
+        local line = ("network policy blocked %s:%d"):format(p.ip, REFUSED)
+        for _ = 1, 3 do
+            r = exec(get_via(REFUSED))
+            assert.falsy(r.stdout:find("served-in-pod", 1, true), h.describe(r))
+            assert.truthy(r.stdout:find("403 Forbidden", 1, true), h.describe(r))
+            if r.stderr:find(line, 1, true) then break end
+        end
+        assert.truthy(r.stderr:find(line, 1, true), h.describe(r))
         r = exec(get_via(REFUSED, true))
         assert.falsy(r.stdout:find("served-in-pod", 1, true), h.describe(r))
         -- each decision is one JSON line of the pod's log (what the cluster's logging collects)
