@@ -1824,6 +1824,8 @@ static void undo_changed(struct git_guard *g, struct str_list *lines, const stru
     say_neutralised(g, lines, n, what);
 }
 
+static bool folder_made_during_run(const struct git_guard *g, const char *rel);
+
 /* o is not in the new snapshot: removed, or not looked at this time (its hooks folder is no
  * longer the one git uses, which a line of its own undoes). */
 static void undo_removed(struct git_guard *g, struct str_list *lines, const struct gg_item *o)
@@ -1840,6 +1842,11 @@ static void undo_removed(struct git_guard *g, struct str_list *lines, const stru
         undo_changed(g, lines, o, n);
     snap_free(&here);
     if (present)
+        return;
+    /* A repository the command made holds nothing of the person's to put back: its held names
+     * are removed from the host side when a command removes it (hold_unlink.c), and putting
+     * one back in the middle of that rm -rf would leave the folder behind. */
+    if (str_list_contains(&g->made_repos, o->repo) || folder_made_during_run(g, o->rel))
         return;
     char *away = NULL;
     int r = restore(g, o, &away);
