@@ -295,12 +295,14 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
     char *layer = NULL;
     if (cfg->home_mode != SANDBOX_HOME_READONLY && home_overlay_missing())
         cfg->home_mode = SANDBOX_HOME_READONLY;
-    if (cfg->home_mode == SANDBOX_HOME_READONLY)
-        goto out;
+    /* A read-only home is named too: a shifted root caller's home is bound in as the caller's
+     * own (sandbox/root_writes.h) whatever the mode, /root being a home like any other. */
     char real[PATH_MAX];
     const char *home = cdir_home();
     struct stat st;
     if (!home || !realpath(home, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        if (cfg->home_mode == SANDBOX_HOME_READONLY)
+            goto out; /* no home to show: the host's tree as it is */
         snprintf(err, errlen,
                  "the home directory (HOME=%s) is not a directory, so no copy-on-write "
                  "home can be built over it; profile key home = \"readonly\" (--home readonly) "
