@@ -187,11 +187,11 @@ return {
     -- every file under `scan` (to `depth` levels) owned by uid 0 without read permission for
     -- others, and every such directory without r or x for others (hidden whole), looks missing,
     -- whether or not the `hidden` list names it: /etc/shadow-, ssh host keys, /etc/security/
-    -- opasswd, debconf's passwords.dat, root-only files of /var and of root's home. Judged anew
-    -- at every start. Names in `visible` stay readable; symlinks are not hidden (their targets
-    -- are judged where they lie); the workspace and writable paths (and all in them) and the
-    -- home are never hidden by it, and inside the home a root-only directory is looked into
-    -- rather than hidden whole (toolchains live in ~/.local). Other callers: no scan, nothing
+    -- opasswd, debconf's passwords.dat, root-only files of /var and of /root when it is not the
+    -- caller's home. Judged anew at every start. Names in `visible` stay readable; symlinks are
+    -- not hidden (their targets are judged where they lie); the workspace, the writable paths
+    -- and the home (and all in them) are the caller's own, never hidden by it: /root is a home
+    -- like any other, its credentials hidden by `hidden` above. Other callers: no scan, nothing
     -- hidden by it.
     root_only = {
         hide = true,

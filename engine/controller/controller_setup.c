@@ -27,7 +27,6 @@
 #include "base/cordon_dirs.h"
 #include "base/fdpass.h"
 #include "sandbox/init.h"
-#include "sandbox/late_names.h"
 #include "sandbox/loopback_guard.h"
 #include "sandbox/mount_ops.h"
 #include "sandbox/root_only.h"
@@ -296,12 +295,14 @@ static int prepare_home(struct sandbox_config *cfg, char *err, size_t errlen)
     char *layer = NULL;
     if (cfg->home_mode != SANDBOX_HOME_READONLY && home_overlay_missing())
         cfg->home_mode = SANDBOX_HOME_READONLY;
-    if (cfg->home_mode == SANDBOX_HOME_READONLY)
-        goto out;
+    /* A read-only home is named too: a shifted root caller's home is bound in as the caller's
+     * own (sandbox/root_writes.h) whatever the mode, /root being a home like any other. */
     char real[PATH_MAX];
     const char *home = cdir_home();
     struct stat st;
     if (!home || !realpath(home, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        if (cfg->home_mode == SANDBOX_HOME_READONLY)
+            goto out; /* no home to show: the host's tree as it is */
         snprintf(err, errlen,
                  "the home directory (HOME=%s) is not a directory, so no copy-on-write "
                  "home can be built over it; profile key home = \"readonly\" (--home readonly) "
@@ -376,18 +377,19 @@ out:
  * roots joins the hidden paths. Judged anew on every start (a file made root-only since the
  * last run is hidden at the next); only the listings of folders unchanged since the last run come
  * from $XDG_STATE_HOME/cordon/root-walk (root_only_cache; hidden from every sandbox with the rest
- * of the state, protect_own_dirs). Never hidden by it: the workspace and
- * the writable paths (nor anything in them), the home and the ways down to them.
+ * of the state, protect_own_dirs). Never looked at: the workspace, the writable paths and the
+ * home (nor anything in them): the caller's own, whose credentials the hidden list covers as any
+ * home's; the ways down to them are never hidden.
  * The scan costs as much as the rest of the set-up put together (a stat of every entry under
  * /etc, /var, /root), so it is started ahead, on a thread, while the profile is resolved, with
  * the coding profile's scan roots and the workspace the flags name; root_only_finish uses it
  * only when the resolved profile would have walked the very same way, and scans again if not. */
 
 /* The scan's inputs as the walk takes them: absolute scan roots and visible names, the keep
- * paths, the real home (new strings, freed by root_only_inputs_free). */
+ * paths, the home among them (new strings, freed by root_only_inputs_free). */
 static void root_only_inputs(const struct sandbox_root_only *from, const char *workspace,
                              const char *cwd, const struct str_list *writable,
-                             struct sandbox_root_only *ro, struct str_list *keep, char **home)
+                             struct sandbox_root_only *ro, struct str_list *keep)
 {
     *ro = (struct sandbox_root_only){.hide = true, .depth = from->depth};
     for (size_t i = 0; i < from->scan.len; i++)
@@ -399,16 +401,21 @@ static void root_only_inputs(const struct sandbox_root_only *from, const char *w
     str_list_push(keep, cwd);
     for (size_t i = 0; i < writable->len; i++)
         str_list_push(keep, writable->items[i]);
+    /* The home is the caller's own, as a user's home is theirs: never walked. A home of "/"
+     * (HOME=/ in some containers) is no home: it would spare the whole host. */
     const char *h = cdir_home();
-    *home = h ? realpath(h, NULL) : NULL;
+    char *home = h ? realpath(h, NULL) : NULL;
+    if (home && strcmp(home, "/") != 0)
+        str_list_push_owned(keep, home);
+    else
+        free(home);
 }
 
-static void root_only_inputs_free(struct sandbox_root_only *ro, struct str_list *keep, char *home)
+static void root_only_inputs_free(struct sandbox_root_only *ro, struct str_list *keep)
 {
     str_list_free(&ro->scan);
     str_list_free(&ro->visible);
     str_list_free(keep);
-    free(home);
 }
 
 /* The file keeping the walk's listings between runs, its folder made (0700); NULL when there is
@@ -425,59 +432,9 @@ static char *root_only_cache_path(void)
     return path;
 }
 
-/* The root caller's maps are shifted (controller_expect_root_shift): the scan is cut to the
- * home for a profile that keeps the shift (scan_home_only). */
+/* The root caller's maps are shifted (controller_expect_root_shift): no scan for a profile that
+ * keeps the shift. */
 static bool expect_root_shift;
-
-/* Path components from dir down to path (path strictly inside dir). */
-static unsigned levels_below(const char *path, const char *dir)
-{
-    unsigned n = 0;
-    for (const char *p = path + (strcmp(dir, "/") == 0 ? 0 : strlen(dir)); *p; p++)
-        n += *p == '/';
-    return n;
-}
-
-/* Is a name root_only.visible lists on the way from root r down to home (home included)? The
- * walk from r shows it whole and does not look into it. */
-static bool visible_on_way(const struct sandbox_root_only *ro, const char *r, const char *home)
-{
-    for (size_t i = 0; i < ro->visible.len; i++) {
-        const char *v = ro->visible.items[i];
-        if (strcmp(v, r) != 0 && path_is_within(v, r) && path_is_within(home, v))
-            return true;
-    }
-    return false;
-}
-
-/* Shifted, the kernel refuses every root-only file of the host's tree but those of the home,
- * which is bound in as the caller's own (root_writes.h): there root's 0600 files would be the
- * command's, so the scan still hides them, and looks nowhere else. ro's roots become those
- * inside home, and home itself where a root above it reaches into it (not through a visible
- * name), at the depth left there (with several, the deepest: nothing any root would reach in
- * the home is missed). No root left: nothing to scan. */
-static void scan_home_only(struct sandbox_root_only *ro, const char *home)
-{
-    struct str_list roots = {0};
-    unsigned depth = 0;
-    for (size_t i = 0; home && i < ro->scan.len; i++) {
-        const char *r = ro->scan.items[i];
-        unsigned left = ro->depth;
-        if (!path_is_within(r, home)) {
-            if (!path_is_within(home, r) || levels_below(home, r) >= ro->depth ||
-                visible_on_way(ro, r, home))
-                continue;
-            left = ro->depth - levels_below(home, r);
-            r = home;
-        }
-        if (!str_list_contains(&roots, r))
-            str_list_push(&roots, r);
-        depth = left > depth ? left : depth;
-    }
-    str_list_free(&ro->scan);
-    ro->scan = roots;
-    ro->depth = depth;
-}
 
 void controller_expect_root_shift(bool on)
 {
@@ -486,33 +443,30 @@ void controller_expect_root_shift(bool on)
 
 /* root_only's walk of ro started on its thread, with the listings kept between runs. */
 static struct root_only_ahead *start_walk(const struct sandbox_root_only *ro,
-                                          const struct str_list *keep, const char *home)
+                                          const struct str_list *keep)
 {
     char *cache = root_only_cache_path();
     struct root_only_ahead *a =
-        root_only_ahead(ro, keep, home, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
+        root_only_ahead(ro, keep, ROOT_ONLY_MAX_ENTRIES, root_only_cache_open(cache));
     free(cache);
     return a;
 }
 
-/* The scan ahead, for a caller of uid 0, before the profile is known: NULL otherwise (shifted,
- * cut to the home as hide_root_only will cut the profile's). */
+/* The scan ahead, for a caller of uid 0 whose sandbox is not to be shifted, before the profile
+ * is known: NULL otherwise. */
 static struct root_only_ahead *root_only_start(const struct run_flags *flags, const char *cwd)
 {
-    if (getuid() != 0)
+    if (getuid() != 0 || expect_root_shift)
         return NULL;
     struct sandbox_root_only guess, ro;
     struct str_list keep, writable = {0};
-    char *home;
     root_only_guess(&guess);
     char *ws = flags->workspace ? realpath(flags->workspace, NULL) : NULL;
     for (size_t i = 0; i < flags->writable.len; i++)
         str_list_push_owned(&writable, path_absolute(flags->writable.items[i], cwd));
-    root_only_inputs(&guess, ws ? ws : cwd, cwd, &writable, &ro, &keep, &home);
-    if (expect_root_shift)
-        scan_home_only(&ro, home);
-    struct root_only_ahead *a = ro.scan.len > 0 ? start_walk(&ro, &keep, home) : NULL;
-    root_only_inputs_free(&ro, &keep, home);
+    root_only_inputs(&guess, ws ? ws : cwd, cwd, &writable, &ro, &keep);
+    struct root_only_ahead *a = ro.scan.len > 0 ? start_walk(&ro, &keep) : NULL;
+    root_only_inputs_free(&ro, &keep);
     str_list_free(&guess.scan);
     str_list_free(&guess.visible);
     str_list_free(&writable);
@@ -520,146 +474,41 @@ static struct root_only_ahead *root_only_start(const struct run_flags *flags, co
     return a;
 }
 
-/* The walk under way, between its start in hide_root_only and its end: at once there, or, for
- * a shifted root caller's home, after init has its configuration (controller_late_root_only).
- * Its thread, its inputs, and the controller's end of the names' socket once begun. */
-static bool late_allowed;
-static struct {
-    struct root_only_ahead *ahead; /* NULL: no walk under way */
-    struct sandbox_root_only ro;
-    struct str_list keep;
-    char *home;
-    int fd;
-} pending = {.fd = -1};
-
-void controller_late_root_only(bool on)
-{
-    late_allowed = on;
-}
-
-/* May the walk of the home (home_only: cut to it) end after the configuration went? Only where
- * init's home builder lays the whiteouts: a copy-on-write home, the one the walk took; init
- * falls back to waiting itself when it ends up without the overlay. */
-static bool may_finish_late(const struct sandbox_config *cfg, bool home_only, const char *home)
-{
-    return late_allowed && home_only && cfg->home && home && strcmp(cfg->home, home) == 0 &&
-           cfg->home_mode != SANDBOX_HOME_READONLY;
-}
-
-/* The walk under way is over (finished or cancelled): its inputs freed. */
-static void pending_forget(void)
-{
-    pending.ahead = NULL;
-    root_only_inputs_free(&pending.ro, &pending.keep, pending.home);
-}
-
-/* The walk under way, finished into hidden: the number of names added, or -1 with err. */
-static int pending_finish(struct str_list *hidden, char *err, size_t errlen)
-{
-    bool used;
-    int n = root_only_finish(pending.ahead, &pending.ro, &pending.keep, pending.home,
-                             ROOT_ONLY_MAX_ENTRIES, hidden, err, errlen, &used);
-    LOG_D("root_only", "%s",
-          used ? "the scan done ahead is used"
-               : "scanned now (the profile's inputs differ from the guess)");
-    pending_forget();
-    return n;
-}
-
 /* 0, or -1 with one line in err. Takes over ahead. */
 static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ahead, char *err,
                           size_t errlen)
 {
-    if (!cfg->root_only.hide || getuid() != 0) {
+    /* Shifted, every file of root's on the host's tree but the caller's own (the home, the
+     * writable set, the visible names) is unmapped in the sandbox: the kernel refuses what only
+     * root may read, wherever it is (sandbox/root_writes.h), so there is nothing to walk. */
+    if (!cfg->root_only.hide || getuid() != 0 || (expect_root_shift && cfg->root_writes)) {
         root_only_cancel(ahead);
         return 0;
     }
     struct sandbox_root_only ro;
     struct str_list keep;
-    char *home;
-    root_only_inputs(&cfg->root_only, cfg->workspace, cfg->cwd, &cfg->writable, &ro, &keep, &home);
-    /* Shifted, every other file of root's on the host's tree is unmapped in the sandbox: the
-     * kernel refuses what only root may read there, wherever it is (sandbox/root_writes.h). */
-    bool home_only = expect_root_shift && cfg->root_writes;
-    if (home_only)
-        scan_home_only(&ro, home);
+    root_only_inputs(&cfg->root_only, cfg->workspace, cfg->cwd, &cfg->writable, &ro, &keep);
+    int n = 0;
     if (ro.scan.len == 0) {
         root_only_cancel(ahead);
-        root_only_inputs_free(&ro, &keep, home);
-        return 0;
+    } else {
+        if (!ahead) /* none was started: the same walk, with the kept listings */
+            ahead = start_walk(&ro, &keep);
+        bool used;
+        n = root_only_finish(ahead, &ro, &keep, ROOT_ONLY_MAX_ENTRIES, &cfg->hidden, err, errlen,
+                             &used);
+        LOG_D("root_only", "%s",
+              used ? "the scan done ahead is used"
+                   : "scanned now (the profile's inputs differ from the guess)");
     }
-    if (!ahead) /* none was started: the same walk */
-        ahead = start_walk(&ro, &keep, home);
-    pending.ahead = ahead;
-    pending.ro = ro;
-    pending.keep = keep;
-    pending.home = home;
-    if (ahead && may_finish_late(cfg, home_only, home)) {
-        /* The home's root-only names go to init after its configuration. */
-        cfg->root_only_late = true;
-        return 0;
-    }
-    return pending_finish(&cfg->hidden, err, errlen) < 0 ? -1 : 0;
+    root_only_inputs_free(&ro, &keep);
+    return n < 0 ? -1 : 0;
 }
 
 int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen)
 {
-    if (pending.ahead) { /* the whole scan covers the home too */
-        root_only_cancel(pending.ahead);
-        pending_forget();
-        cfg->root_only_late = false;
-    }
     expect_root_shift = false;
     return hide_root_only(cfg, NULL, err, errlen);
-}
-
-int controller_root_only_late_begin(int ctl)
-{
-    if (!pending.ahead)
-        return 0;
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return -errno;
-    int r = fdpass_send(ctl, sv[1], INIT_MSG_LATE_NAMES);
-    close(sv[1]);
-    if (r < 0)
-        close(sv[0]);
-    else
-        pending.fd = sv[0];
-    return r;
-}
-
-int controller_root_only_late_finish(struct sandbox_config *cfg, char *err, size_t errlen)
-{
-    if (!pending.ahead)
-        return 0;
-    size_t before = cfg->hidden.len;
-    int n = pending_finish(&cfg->hidden, err, errlen), r = n < 0 ? -1 : 0;
-    if (n >= 0 && pending.fd >= 0) {
-        struct str_list names = {.items = cfg->hidden.items + before,
-                                 .len = cfg->hidden.len - before};
-        r = late_names_send(pending.fd, &names);
-        LOG_D("root_only", "%d root-only names of the home sent after the configuration", n);
-        /* EPIPE: init is gone, having said why; the caller sees it exit. */
-        if (r == -EPIPE || r == -ECONNRESET)
-            r = 0;
-        else if (r < 0)
-            snprintf(err, errlen,
-                     "cannot hand the home's root-only names to the sandbox's init: %s",
-                     strerror(-r));
-    }
-    if (pending.fd >= 0) /* without the end mark, init starts nothing */
-        close(pending.fd);
-    pending.fd = -1;
-    return r < 0 ? -1 : 0;
-}
-
-int controller_root_only_settle(struct sandbox_config *cfg, char *err, size_t errlen)
-{
-    if (!pending.ahead)
-        return 0;
-    cfg->root_only_late = false;
-    return pending_finish(&cfg->hidden, err, errlen) < 0 ? -1 : 0;
 }
 
 static bool use_profile_cache;

@@ -25,26 +25,8 @@ void controller_use_profile_cache(bool on);
  * (the kernel refuses root-only files itself). Said before controller_resolve. */
 void controller_expect_root_shift(bool on);
 /* The shift fell through after controller_resolve skipped the scan: root_only's scan now, its
- * result added to cfg->hidden (a walk left for later is cancelled first). 0, or -1 with one
- * line in err. */
+ * result added to cfg->hidden. 0, or -1 with one line in err. */
 int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen);
-
-/* `cordon run`, shifted: controller_resolve may leave the walk of the home unfinished (setting
- * cfg->root_only_late), so that init gets its configuration without waiting for it; the names
- * follow on a socket of their own (sandbox/late_names.h), which the home's builder reads.
- * Off for a session (its view is built once). Said before controller_resolve. */
-void controller_late_root_only(bool on);
-/* After the configuration (and a root caller's trees) went to init: pass init the names'
- * socket (INIT_MSG_LATE_NAMES). 0 (also when nothing was left for later) or -errno. */
-int controller_root_only_late_begin(int ctl);
-/* Finish the walk left for later: its names join cfg->hidden and go to init, whole, and the
- * socket is closed. 0 (also when init is gone: it said why, and exits); -1 with one line in err
- * when the walk failed or init could not be told (init then gets no end mark and starts
- * nothing). */
-int controller_root_only_late_finish(struct sandbox_config *cfg, char *err, size_t errlen);
-/* Before anything is sent, when init is cloned again: the walk finished now, its names in
- * cfg->hidden and root_only_late off (no thread may run at the clone). 0, or -1 with err. */
-int controller_root_only_settle(struct sandbox_config *cfg, char *err, size_t errlen);
 int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
                        char *err, size_t errlen);
 /* Is limits.pids to be RLIMIT_NPROC rather than a cgroup? Where the kernel counts it per user

@@ -630,7 +630,6 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     controller_use_profile_cache(true);
     bool shifted = ip->uid == 0 && (c->root_maps & (int)NS_MAPS_SHIFT);
     controller_expect_root_shift(shifted);
-    controller_late_root_only(shifted);
     if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     /* The repositories' snapshots, before the command can change them; what they find to hold
@@ -645,8 +644,6 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
         shifted = keep_shift(c, cfg, &shift);
     bool without_network = cfg->net_unrestricted && ip->early_network;
     if (without_network || (had_shift && !shifted)) {
-        if (controller_root_only_settle(cfg, err, sizeof err) < 0)
-            stop_init_and_die(c, err);
         controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
         reclone(c, ip, alive_w, without_network);
     }
@@ -666,8 +663,6 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     if (r == 0 && ip->uid == 0)
         r = shifted ? root_writes_shift_send(c->ctl, &shift)
                     : root_writes_send(c->ctl, c->init_pid, (unsigned)c->root_maps, cfg);
-    if (r == 0)
-        r = controller_root_only_late_begin(c->ctl);
     root_writes_shift_free(&shift);
     /* Unshifted, the next run tries the shift again when the profile takes it and the writable
      * trees took their idmap (the likeliest sign that the rest will). */
@@ -696,9 +691,6 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
         stop_init_and_die(c, err);
     if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         LOG_W("run", "sending the seccomp filter: %s", strerror(-r));
-    /* The walk of the home, left to go on meanwhile: init's home builder waits for its names. */
-    if (controller_root_only_late_finish(cfg, err, sizeof err) < 0)
-        stop_init_and_die(c, err);
     if (rules_later && controller_compile_network(c->ctl, err, sizeof err) < 0)
         stop_init_and_die(c, err);
 }

@@ -47,8 +47,6 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
     put_list(f, 'W', &cfg->writable);
     put_list(f, 'H', &cfg->hidden);
     put_list(f, 'S', &cfg->hidden_except); /* hide.h: "DIR\tPATTERN..." */
-    if (cfg->root_only_late)
-        put(f, 'O', "1");
     if (cfg->exec_per_command) /* init shares its view with each exec's fresh sandbox */
         put(f, 'x', "1");
     put_list(f, 'R', &cfg->readonly_in_workspace);
@@ -132,9 +130,6 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
             break;
         case 'S':
             str_list_push(&cfg->hidden_except, v);
-            break;
-        case 'O':
-            cfg->root_only_late = true;
             break;
         case 'x':
             cfg->exec_per_command = true;

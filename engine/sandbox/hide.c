@@ -481,28 +481,15 @@ static bool has_hidden_ancestor(const struct str_list *rel, const char *path)
     return false;
 }
 
-int hide_build_layer(const char *target, int target_fd, const struct str_list *rel, int tmpfs_fd,
-                     const char *layer, struct mnt_err *e)
+/* hide_build_layer's whiteouts, in its layer folder: a name inside another of rel is skipped
+ * (inside a whiteout already). 0, or -1 with e. */
+static int add_whiteouts(const char *target, int target_fd, const struct str_list *rel,
+                         int tmpfs_fd, const char *layer, struct mnt_err *e)
 {
-    struct stat st;
-    if ((target_fd >= 0 ? fstat(target_fd, &st) : stat(target, &st)) < 0)
-        return mnt_fail(e, "stat", target);
-    /* The overlay's directories take their owner and mode from this top layer. */
-    if (mkdirat(tmpfs_fd, layer, st.st_mode & 07777) < 0)
-        return mnt_fail(e, "mkdir whiteout layer for", target);
-    if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */
-    }
-    return hide_add_whiteouts(target, target_fd, rel, 0, tmpfs_fd, layer, e);
-}
-
-int hide_add_whiteouts(const char *target, int target_fd, const struct str_list *rel, size_t from,
-                       int tmpfs_fd, const char *layer, struct mnt_err *e)
-{
-    /* Each intermediate directory is looked up and made once, however many names it holds (one
-     * an earlier call made is there already: mkdirat says so, and nothing changes). */
+    /* Each intermediate directory is looked up and made once, however many names it holds. */
     struct str_list tried = {0};
     int r = 0;
-    for (size_t i = from; i < rel->len && r == 0; i++) {
+    for (size_t i = 0; i < rel->len && r == 0; i++) {
         if (has_hidden_ancestor(rel, rel->items[i]))
             continue; /* already inside a whiteout */
         char *path = xasprintf("%s/%s", layer, rel->items[i]);
@@ -523,22 +510,29 @@ int hide_add_whiteouts(const char *target, int target_fd, const struct str_list 
             *s = '/';
         }
         struct stat ws;
-        if (mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0)) < 0) {
-            if (errno != EEXIST) {
-                r = mnt_fail(e, "create whiteout for", rel->items[i]);
-            } else if (fstatat(tmpfs_fd, path, &ws, AT_SYMLINK_NOFOLLOW) < 0 ||
-                       !S_ISCHR(ws.st_mode) || ws.st_rdev != makedev(0, 0)) {
-                /* A folder an earlier call made on the way to a name inside this one: it would
-                 * show, not hide, this name. */
-                snprintf(e->buf, e->len, "the whiteout for %s lies on the way to another",
-                         rel->items[i]);
-                r = -EEXIST;
-            }
-        }
+        /* A repeated name finds its whiteout there: nothing more to do. */
+        if (mknodat(tmpfs_fd, path, S_IFCHR | 0, makedev(0, 0)) < 0 &&
+            (errno != EEXIST || fstatat(tmpfs_fd, path, &ws, AT_SYMLINK_NOFOLLOW) < 0 ||
+             !S_ISCHR(ws.st_mode) || ws.st_rdev != makedev(0, 0)))
+            r = mnt_fail(e, "create whiteout for", rel->items[i]);
         free(path);
     }
     str_list_free(&tried);
     return r;
+}
+
+int hide_build_layer(const char *target, int target_fd, const struct str_list *rel, int tmpfs_fd,
+                     const char *layer, struct mnt_err *e)
+{
+    struct stat st;
+    if ((target_fd >= 0 ? fstat(target_fd, &st) : stat(target, &st)) < 0)
+        return mnt_fail(e, "stat", target);
+    /* The overlay's directories take their owner and mode from this top layer. */
+    if (mkdirat(tmpfs_fd, layer, st.st_mode & 07777) < 0)
+        return mnt_fail(e, "mkdir whiteout layer for", target);
+    if (fchownat(tmpfs_fd, layer, st.st_uid, st.st_gid, 0) < 0) { /* unmapped owner: keep ours */
+    }
+    return add_whiteouts(target, target_fd, rel, tmpfs_fd, layer, e);
 }
 
 /* hide_apply's overlays, built on a staging thread (overlay_stage.h): each overlaid group's

@@ -106,10 +106,4 @@ void hide_whiteouts_for(struct hide_lookup *lk, const char *target, const char *
  * directory (a capture, when its path no longer shows the host's), or -1 to look it up by path. */
 int hide_build_layer(const char *target, int target_fd, const struct str_list *rel, int tmpfs_fd,
                      const char *layer, struct mnt_err *e);
-/* More whiteouts in a layer hide_build_layer made: rel's names from index from on (those before
- * it are in the layer already; a name inside one of them is skipped, as there). 0; -EEXIST when
- * a name is a folder the layer already made on the way to an earlier one (the layer must then be
- * built again whole); or -1, each with e. */
-int hide_add_whiteouts(const char *target, int target_fd, const struct str_list *rel, size_t from,
-                       int tmpfs_fd, const char *layer, struct mnt_err *e);
 #endif

@@ -32,7 +32,6 @@
 #include "sandbox/hide.h"
 #include "sandbox/home_layers.h"
 #include "sandbox/home_own.h"
-#include "sandbox/late_names.h"
 #include "sandbox/overlay_stage.h"
 
 #define HOME_OVERLAY_OPTS "userxattr,redirect_dir=nofollow,metacopy=off,index=off,xino=off,volatile"
@@ -130,51 +129,6 @@ static const char *staged_layer;
 void home_view_use_layer(const char *path)
 {
     staged_layer = path;
-}
-
-static bool inside_any(const char *path, const struct str_list *dirs);
-
-/* home_view_late_names' socket, until home_view_prepare takes it. */
-static int late_names_fd = -1;
-
-void home_view_late_names(int fd)
-{
-    late_names_fd = fd;
-}
-
-/* The late names from fd (closed), appended to out as they are: for hide.c, or (rel) relative
- * to the home for the whiteout layer, each only while it is still there in the host's home
- * (home_fd: its capture; a name gone since the walk has nothing left to hide, and its parent
- * may be gone too). 0, or -1 with err. */
-static int take_late_names(int fd, const char *home, int home_fd, const struct str_list *visible,
-                           struct str_list *out, char *err, size_t errlen)
-{
-    struct str_list names = {0};
-    int r = late_names_recv(fd, home, &names, err, errlen);
-    close(fd);
-    size_t n = strlen(home);
-    for (size_t i = 0; r == 0 && i < names.len; i++) {
-        const char *h = names.items[i];
-        struct stat st;
-        if (inside_any(h, visible)) {
-            /* The walk never looks into the workspace or a writable path (root_only.h). */
-            snprintf(err, errlen,
-                     "sandbox set-up: the controller sent a root-only name inside the "
-                     "workspace or a writable path, %s: refused",
-                     h);
-            r = -1;
-        } else if (home_fd < 0) {
-            str_list_push(out, h);
-        } else if (fstatat(home_fd, h + n + 1, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            str_list_push(out, h + n + 1);
-        } else if (errno != ENOENT && errno != ENOTDIR) {
-            snprintf(err, errlen, "sandbox set-up: cannot look up %s in the home: %s", h,
-                     strerror(errno));
-            r = -1;
-        }
-    }
-    str_list_free(&names);
-    return r;
 }
 
 static bool inside_any(const char *path, const struct str_list *dirs)
@@ -332,7 +286,7 @@ static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
                    struct str_list *hidden_rest, struct mnt_err *e)
 {
     memset(hv, 0, sizeof *hv);
-    hv->home_fd = hv->layer_fd = hv->mnt_fd = hv->late_fd = -1;
+    hv->home_fd = hv->layer_fd = hv->mnt_fd = -1;
     bool home_hidden = false;
     for (size_t i = 0; cfg->home && i < cfg->hidden.len; i++)
         home_hidden |= path_is_within(cfg->home, cfg->hidden.items[i]);
@@ -415,28 +369,10 @@ int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
                       const struct str_list *visible, const struct str_list *mounts,
                       struct str_list *hidden_rest, struct mnt_err *e)
 {
-    int r = prepare(hv, cfg, visible, mounts, hidden_rest, e), late = late_names_fd;
-    late_names_fd = -1;
-    if (r == 0 && hv->mode != SANDBOX_HOME_READONLY) {
-        /* The builder takes the late names, off init's path. */
-        hv->late_fd = late;
-        for (size_t i = 0; late >= 0 && i < visible->len; i++)
-            str_list_push(&hv->visible, visible->items[i]);
+    int r = prepare(hv, cfg, visible, mounts, hidden_rest, e);
+    if (r == 0 && hv->mode != SANDBOX_HOME_READONLY)
         return start_build(hv, e);
-    }
     stop_early();
-    if (late >= 0 && r == 0) {
-        if (!cfg->home) {
-            close(late);
-            snprintf(e->buf, e->len,
-                     "sandbox set-up: root-only names of the home were announced, but there "
-                     "is no home");
-            return -1;
-        }
-        return take_late_names(late, cfg->home, -1, visible, hidden_rest, e->buf, e->len);
-    }
-    if (late >= 0)
-        close(late);
     return r;
 }
 
@@ -603,28 +539,6 @@ static void build_with(struct home_view *hv, int tmpfs_fd)
     /* What an older cordon let commands write beside the rule must not mask the host's files. */
     if (!fresh_upper)
         home_own_clean_layer(hv->layer_fd, &hv->keep, &hv->tool_dirs);
-    /* The controller's walk of the home sends its root-only names (late_names.h) as late as it
-     * may: they are taken last, when everything else is ready for the mount, and added to the
-     * whiteout layer. One that is a folder the layer made on the way to an earlier name (a
-     * root-only folder hidden whole, holding a name the profile hides) needs the layer built
-     * again, whole, beside it. */
-    if (hv->late_fd >= 0) {
-        int fd = hv->late_fd;
-        size_t from = hv->rel.len;
-        hv->late_fd = -1;
-        if (take_late_names(fd, hv->home, hv->home_fd, &hv->visible, &hv->rel, hv->err,
-                            sizeof hv->err) < 0) {
-            hv->late_failed = true;
-            goto out;
-        }
-        int r = hide_add_whiteouts(hv->home, hv->home_fd, &hv->rel, from, tmpfs_fd, wl, &e);
-        if (r == -EEXIST) {
-            wl = "wl2";
-            r = hide_build_layer(hv->home, hv->home_fd, &hv->rel, tmpfs_fd, wl, &e);
-        }
-        if (r < 0)
-            goto out;
-    }
     /* The layers by their staging names, relative to the builder's working directory: "." is
      * the whiteout tmpfs (overlay_stage.h). */
     if (overlay_stage_begin(&sg, tmpfs_fd, true, &e) < 0 ||
@@ -774,10 +688,6 @@ int home_view_apply(struct home_view *hv, struct mnt_err *e)
     if (hv->mode == SANDBOX_HOME_READONLY)
         return 0;
     join(hv);
-    if (hv->mnt_fd < 0 && hv->late_failed) {
-        snprintf(e->buf, e->len, "%s", hv->err);
-        return -1;
-    }
     if (hv->mnt_fd < 0) {
         snprintf(e->buf, e->len,
                  "the copy-on-write home cannot be built on this kernel or file "
@@ -815,14 +725,11 @@ void home_view_free(struct home_view *hv)
     for (size_t i = 0; i < hv->sub_paths.len; i++)
         if (hv->sub_fds[i] >= 0)
             close(hv->sub_fds[i]);
-    if (hv->late_fd >= 0)
-        close(hv->late_fd);
     free(hv->sub_fds);
     str_list_free(&hv->sub_paths);
     str_list_free(&hv->rel);
-    str_list_free(&hv->visible);
     str_list_free(&hv->keep);
     str_list_free(&hv->tool_dirs);
     memset(hv, 0, sizeof *hv);
-    hv->home_fd = hv->layer_fd = hv->mnt_fd = hv->late_fd = -1;
+    hv->home_fd = hv->layer_fd = hv->mnt_fd = -1;
 }

@@ -37,10 +37,7 @@ struct home_view {
     int *sub_fds;
     pthread_t builder; /* builds the overlay while init builds the rest of the view */
     bool building;
-    int mnt_fd;              /* the built overlay, detached; -1: see err */
-    int late_fd;             /* the socket of the home's root-only names (late_names.h), or -1 */
-    struct str_list visible; /* the workspace and writable paths, for the late names */
-    bool late_failed;        /* err says why they could not be taken */
+    int mnt_fd; /* the built overlay, detached; -1: see err */
     /* home_own.h: the kept paths under the home (relative) and the profile's tool folders */
     struct str_list keep;
     struct str_list tool_dirs;
@@ -62,11 +59,6 @@ int home_view_layer_lock(const char *layer);
  * path, so init attaches the controller's idmapped capture of it at path (a staging folder of
  * its own) and the view takes the layer, and its lock, from there. Borrowed; before home_view_prepare. */
 void home_view_use_layer(const char *path);
-/* The socket the root-only names of the home come on, once the controller's walk is done
- * (configuration key root_only_late; late_names.h): taken over, before home_view_prepare. The
- * builder lays their whiteouts with the others'; a home that gets no overlay (read-only, or
- * hidden whole) waits for them in home_view_prepare and leaves them to hide.c with the rest. */
-void home_view_late_names(int fd);
 /* Start the overlay's builder thread before the configuration is known (init waits for it
  * then): it makes its tmpfs and waits for home_view_prepare. Optional; once, before it. */
 void home_view_start_early(void);

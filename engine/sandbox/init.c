@@ -388,17 +388,6 @@ static void receive_config(int sock, struct sandbox_config *cfg)
     close(fd);
 }
 
-/* The socket the root-only names of the home come on (late_names.h), for the home's builder;
- * anything else, or EOF: the controller failed and says why itself. */
-static void receive_late_names(int sock)
-{
-    char tag = 0;
-    int fd = fdpass_recv(sock, &tag);
-    if (fd < 0 || tag != INIT_MSG_LATE_NAMES)
-        _exit(CORDON_EXIT_SETUP);
-    home_view_late_names(fd);
-}
-
 /* Wait for the controller's filter; any other message or EOF means: do not run the command. */
 static void receive_filter(int sock, struct sc_program *prog)
 {
@@ -624,8 +613,6 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
     receive_config(p->ctl_sock, cfg);
     if (p->uid == 0)
         receive_root_trees(p->ctl_sock, cfg, &early, maps);
-    if (cfg->root_only_late)
-        receive_late_names(p->ctl_sock);
     if (p->early_network && cfg->net_unrestricted)
         setup_failed("the profile wants the host's network, but the sandbox already has its own",
                      0);

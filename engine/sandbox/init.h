@@ -46,9 +46,6 @@ struct init_status {
 #define INIT_MSG_CONFIG 'C' /* first, with a memfd holding the resolved configuration */
 #define INIT_MSG_FILTER 'F'
 #define INIT_MSG_ABORT 'A'
-/* With a configuration that says root_only_late, right after it (and a root caller's trees):
- * the socket the root-only names of the home come on (late_names.h), for the home's builder. */
-#define INIT_MSG_LATE_NAMES 'L'
 /* Messages from init, each carrying one fd: the proxy's two listeners, the resolver's two, the
  * host ports' listeners, the transparent listener and the pty master (in this order, those that
  * apply), then the status (struct init_status, no fd). */

@@ -1,6 +1,6 @@
-/* root_only.c — see root_only.h. A root caller's whole scan when its sandbox cannot be shifted;
- * shifted (root_writes.h: the kernel itself refuses every root-only file but those of the home,
- * bound in as the caller's own) the controller walks only the scan roots' part in the home.
+/* root_only.c — see root_only.h. A root caller's scan when its sandbox cannot be shifted
+ * (shifted, root_writes.h, the kernel itself refuses every root-only file outside what the caller
+ * owns, and nothing is walked).
  * Owns the walk of the scan roots: every directory is opened
  * relative to its parent's fd (openat, O_NOFOLLOW) and listed with getdents64, every entry
  * judged by fstatat with AT_SYMLINK_NOFOLLOW, so a path is never walked again from / and no
@@ -39,12 +39,11 @@
  * says the end). */
 #define DENTS_BUF 32768
 
-/* The four answers about a path that the walk's way depends on (see root_only.h). */
+/* The three answers about a path that the walk's way depends on (see root_only.h). */
 enum {
-    ANS_WAY = 1,     /* the home, a keep path, a visible name, or an ancestor of one */
+    ANS_WAY = 1,     /* a keep path, a visible name, or an ancestor of one */
     ANS_VISIBLE = 2, /* named in visible */
     ANS_INSIDE = 4,  /* inside a keep path */
-    ANS_HOME = 8,    /* inside the home */
 };
 
 /* Every answer given, in order: one byte of answers, then the path and its NUL. */
@@ -56,7 +55,6 @@ struct answers {
 struct walk {
     const struct sandbox_root_only *ro;
     const struct str_list *keep;
-    const char *home;
     size_t max, left; /* the bound; entries that may still be judged */
     char *warn_at;    /* the directory where the bound was hit first; said once, at the end */
     struct str_list *hidden;
@@ -77,11 +75,9 @@ bool root_only_judge(const struct stat *st)
     return !(st->st_mode & S_IROTH);
 }
 
-/* Is path a keep path, the home, a visible name, or an ancestor of one? Then it is never hidden. */
+/* Is path a keep path, a visible name, or an ancestor of one? Then it is never hidden. */
 static bool on_way_to_kept(const struct walk *w, const char *path)
 {
-    if (w->home && path_is_within(w->home, path))
-        return true;
     const struct str_list *lists[] = {w->keep, &w->ro->visible};
     for (size_t l = 0; l < 2; l++)
         for (size_t i = 0; i < lists[l]->len; i++)
@@ -90,8 +86,8 @@ static bool on_way_to_kept(const struct walk *w, const char *path)
     return false;
 }
 
-/* Is path inside a keep path (the workspace, a writable path)? That area is the caller's to
- * work in, granted by name: nothing in it is judged, as hiding there would break it. */
+/* Is path inside a keep path (the workspace, a writable path, the home)? That area is the
+ * caller's own, granted by name: nothing in it is judged, as hiding there would break it. */
 static bool inside_kept(const struct walk *w, const char *path)
 {
     for (size_t i = 0; i < w->keep->len; i++)
@@ -104,8 +100,7 @@ static unsigned answers_for(const struct walk *w, const char *path)
 {
     return (on_way_to_kept(w, path) ? ANS_WAY : 0) |
            (str_list_contains(&w->ro->visible, path) ? ANS_VISIBLE : 0) |
-           (inside_kept(w, path) ? ANS_INSIDE : 0) |
-           (w->home && path_is_within(path, w->home) ? ANS_HOME : 0);
+           (inside_kept(w, path) ? ANS_INSIDE : 0);
 }
 
 /* The answers about path, recorded when this is the scan ahead. */
@@ -175,7 +170,7 @@ static void walk_entry(struct walk *w, int dfd, const char *name, unsigned depth
     const char *full = w->path;
     unsigned a = ask(w, full);
     if (a & (ANS_VISIBLE | ANS_INSIDE))
-        return; /* named visible, or the workspace's: shown as it is, whole */
+        return; /* named visible, or the caller's own: shown as it is, whole */
     bool kept = a & ANS_WAY;
     if (w->left == 0) {
         /* Fail closed: what is not judged is not shown. */
@@ -192,9 +187,7 @@ static void walk_entry(struct walk *w, int dfd, const char *name, unsigned depth
     if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
         return; /* gone since the listing, or a symlink: nothing to hide here */
     bool dir = S_ISDIR(st.st_mode);
-    /* In the home a root-only directory is looked into while the depth allows, hidden whole at
-     * the last level (what is not judged is not shown). */
-    if (!kept && root_only_judge(&st) && !(dir && (a & ANS_HOME) && depth > 1)) {
+    if (!kept && root_only_judge(&st)) {
         add(w, full);
     } else if (dir && depth > 1) {
         /* A folder that looks unchanged is opened as a path only (cheaper: it is not to be
@@ -537,7 +530,7 @@ static int walk_roots(struct walk *w, char *err, size_t errlen)
             continue;
         }
         bool kept = a & (ANS_WAY | ANS_VISIBLE);
-        if (!kept && !(a & ANS_HOME) && root_only_judge(&st)) {
+        if (!kept && root_only_judge(&st)) {
             close(fd);
             add(w, root);
             continue;
@@ -554,15 +547,10 @@ static int walk_roots(struct walk *w, char *err, size_t errlen)
 }
 
 static void walk_init(struct walk *w, const struct sandbox_root_only *ro,
-                      const struct str_list *keep, const char *home, size_t max_entries,
-                      struct str_list *hidden)
+                      const struct str_list *keep, size_t max_entries, struct str_list *hidden)
 {
-    *w = (struct walk){.ro = ro,
-                       .keep = keep,
-                       .home = home,
-                       .max = max_entries,
-                       .left = max_entries,
-                       .hidden = hidden};
+    *w = (struct walk){
+        .ro = ro, .keep = keep, .max = max_entries, .left = max_entries, .hidden = hidden};
 }
 
 static void warn_bound(const struct walk *w, const char *at)
@@ -574,11 +562,11 @@ static void warn_bound(const struct walk *w, const char *at)
 }
 
 int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep,
-                   const char *home, size_t max_entries, struct root_only_cache *cache,
-                   struct str_list *hidden, char *err, size_t errlen)
+                   size_t max_entries, struct root_only_cache *cache, struct str_list *hidden,
+                   char *err, size_t errlen)
 {
     struct walk w;
-    walk_init(&w, ro, keep, home, max_entries, hidden);
+    walk_init(&w, ro, keep, max_entries, hidden);
     w.cache = cache;
     int r = walk_roots(&w, err, errlen);
     if (w.warn_at)
@@ -635,7 +623,6 @@ struct root_only_ahead {
     /* The guessed inputs (copies) and what the walk with them found. */
     struct sandbox_root_only ro;
     struct str_list keep;
-    char *home;
     size_t max;
     struct answers record; /* the answers about the scan roots themselves */
     struct task *tasks;
@@ -664,7 +651,7 @@ static void task_run(struct root_only_ahead *a, struct task *t)
     if (!t->name)
         return;
     struct walk w;
-    walk_init(&w, &a->ro, &a->keep, a->home, a->max, &t->hidden);
+    walk_init(&w, &a->ro, &a->keep, a->max, &t->hidden);
     w.record = &t->record;
     w.stop = &a->stop;
     w.cache = a->cache;
@@ -699,7 +686,7 @@ static void *ahead_main(void *arg)
 static void plan(struct root_only_ahead *a)
 {
     struct walk w;
-    walk_init(&w, &a->ro, &a->keep, a->home, a->max, NULL);
+    walk_init(&w, &a->ro, &a->keep, a->max, NULL);
     w.record = &a->record;
     a->fds = xcalloc(a->ro.scan.len + 1, sizeof *a->fds);
     char *buf = xmalloc(DENTS_BUF);
@@ -720,7 +707,7 @@ static void plan(struct root_only_ahead *a)
         }
         unsigned ans = ask(&w, root);
         bool kept = ans & (ANS_WAY | ANS_VISIBLE);
-        bool whole = !(ans & ANS_INSIDE) && !kept && !(ans & ANS_HOME) && root_only_judge(&st);
+        bool whole = !(ans & ANS_INSIDE) && !kept && root_only_judge(&st);
         if (whole)
             task_new(a)->path = xstrdup(root);
         if (whole || (ans & ANS_INSIDE) || a->ro.depth == 0) {
@@ -770,15 +757,14 @@ static void ahead_free(struct root_only_ahead *a)
     str_list_free(&a->ro.scan);
     str_list_free(&a->ro.visible);
     str_list_free(&a->keep);
-    free(a->home);
     free(a->record.buf);
     root_only_cache_close(a->cache, false);
     free(a);
 }
 
 struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
-                                        const struct str_list *keep, const char *home,
-                                        size_t max_entries, struct root_only_cache *cache)
+                                        const struct str_list *keep, size_t max_entries,
+                                        struct root_only_cache *cache)
 {
     struct root_only_ahead *a = xcalloc(1, sizeof *a);
     a->cache = cache;
@@ -789,7 +775,6 @@ struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
     copy_list(&a->ro.scan, &ro->scan);
     copy_list(&a->ro.visible, &ro->visible);
     copy_list(&a->keep, keep);
-    a->home = home ? xstrdup(home) : NULL;
     a->max = max_entries;
     plan(a);
     while (a->n_threads < AHEAD_THREADS &&
@@ -838,13 +823,12 @@ static bool same_answers(const struct walk *real, const struct answers *record)
  * only through the answers it recorded (and the roots, depth and bound), so: are they all the
  * same? And would the sequential walk have stayed below the bound, as every task did? */
 static bool same_way(const struct root_only_ahead *a, const struct sandbox_root_only *ro,
-                     const struct str_list *keep, const char *home, size_t max_entries)
+                     const struct str_list *keep, size_t max_entries)
 {
-    if (!same_list(&a->ro.scan, &ro->scan) || a->ro.depth != ro->depth || a->max != max_entries ||
-        (!a->home != !home) || (home && strcmp(a->home, home) != 0))
+    if (!same_list(&a->ro.scan, &ro->scan) || a->ro.depth != ro->depth || a->max != max_entries)
         return false;
     struct walk real;
-    walk_init(&real, ro, keep, home, max_entries, NULL);
+    walk_init(&real, ro, keep, max_entries, NULL);
     if (!same_answers(&real, &a->record))
         return false;
     size_t judged = 0;
@@ -858,20 +842,20 @@ static bool same_way(const struct root_only_ahead *a, const struct sandbox_root_
 }
 
 int root_only_finish(struct root_only_ahead *a, const struct sandbox_root_only *ro,
-                     const struct str_list *keep, const char *home, size_t max_entries,
-                     struct str_list *hidden, char *err, size_t errlen, bool *used)
+                     const struct str_list *keep, size_t max_entries, struct str_list *hidden,
+                     char *err, size_t errlen, bool *used)
 {
     if (used)
         *used = false;
     if (!a)
-        return root_only_scan(ro, keep, home, max_entries, NULL, hidden, err, errlen);
+        return root_only_scan(ro, keep, max_entries, NULL, hidden, err, errlen);
     take_tasks(a); /* what the threads have not taken yet, here rather than waiting */
     ahead_join(a);
     struct root_only_cache *cache = a->cache;
     a->cache = NULL;
-    if (!same_way(a, ro, keep, home, max_entries)) {
+    if (!same_way(a, ro, keep, max_entries)) {
         ahead_free(a);
-        int n = root_only_scan(ro, keep, home, max_entries, cache, hidden, err, errlen);
+        int n = root_only_scan(ro, keep, max_entries, cache, hidden, err, errlen);
         root_only_cache_close(cache, n >= 0);
         return n;
     }
@@ -882,7 +866,7 @@ int root_only_finish(struct root_only_ahead *a, const struct sandbox_root_only *
         snprintf(err, errlen, "%s", a->err);
     } else {
         struct walk w;
-        walk_init(&w, ro, keep, home, max_entries, hidden);
+        walk_init(&w, ro, keep, max_entries, hidden);
         for (size_t i = 0; i < a->n_tasks; i++) {
             const struct task *t = &a->tasks[i];
             if (t->path)

@@ -2,7 +2,10 @@
  * only root may read (owned by uid 0, no read permission for others; a directory without r or x
  * for others), found under the profile's scan roots, become hidden paths. A uid-0 command has no
  * capabilities, but the owner bit alone lets it read them: /etc/shadow-, ssh host keys, debconf's
- * passwords. Runs on the host side, before the configuration goes to init. Every entry is judged
+ * passwords. Only for a sandbox that is not shifted (root_writes.h: shifted, the kernel refuses
+ * them itself); the caller's home is never walked (its files are the caller's own, its
+ * credentials hidden by the list any home's are). Runs on the host side, before the
+ * configuration goes to init. Every entry is judged
  * anew at every run (a file made root-only since the last run is hidden at the next); only the
  * listings of folders unchanged since the last run may come from a file (root_only_cache). */
 #ifndef CORDON_ROOT_ONLY_H
@@ -21,18 +24,16 @@ bool root_only_judge(const struct stat *st);
 
 /* Scan ro->scan (absolute directories; a missing one or a symlink is skipped) to ro->depth
  * levels and append to hidden (without repeats) every root-only entry, a directory whole (not
- * descended into). Not hidden: names in ro->visible; keep paths (the workspace, writable paths)
- * and everything inside them (not even looked at: the caller's granted area); the home and the
- * ancestors of all of these, which are descended into instead. Inside home (may be NULL)
- * directories are descended into, not hidden whole: the home's own folders hold toolchains
- * (~/.local/bin) and are often 0700. A directory that cannot be listed is hidden whole (unless
+ * descended into). Not hidden: names in ro->visible; keep paths (the workspace, writable paths,
+ * the home) and everything inside them (not even looked at: the caller's own); the ancestors of
+ * all of these, which are descended into instead. A directory that cannot be listed is hidden whole (unless
  * it is one of the ways down). max_entries: the bound (ROOT_ONLY_MAX_ENTRIES); when it is hit,
  * one line says so and every entry not yet judged is hidden (fail closed). Returns the number of
  * paths added, or -errno with one line in err for a scan root that cannot be read. */
 struct root_only_cache;
 int root_only_scan(const struct sandbox_root_only *ro, const struct str_list *keep,
-                   const char *home, size_t max_entries, struct root_only_cache *cache,
-                   struct str_list *hidden, char *err, size_t errlen);
+                   size_t max_entries, struct root_only_cache *cache, struct str_list *hidden,
+                   char *err, size_t errlen);
 
 /* The listings kept between runs (cache, may be NULL above): per folder the walk listed, its
  * (st_dev, st_ino, st_ctim) and the names in it. A folder met with the same three is not listed
@@ -52,10 +53,10 @@ void root_only_cache_close(struct root_only_cache *c, bool save);
 /* The scan done ahead, on a thread, while the profile is still being resolved: started with
  * inputs guessed before the profile is known (root_only_guess, the workspace the flags name),
  * it is used only when the real inputs would have taken the walk down the very same way. The
- * walk depends on its inputs only through four answers about each path it meets (named
- * visible? inside a keep path? on the way to one, to the home or to a visible name? inside the
- * home?), so every such answer is recorded and asked again with the real inputs; one different
- * answer, or different scan roots, depth, home or bound, and the scan is done again in place.
+ * walk depends on its inputs only through three answers about each path it meets (named
+ * visible? inside a keep path? on the way to one or to a visible name?), so every such answer is
+ * recorded and asked again with the real inputs; one different answer, or different scan roots,
+ * depth or bound, and the scan is done again in place.
  * What the files are is read once, by the walk that is used; only folders' listings outlive the
  * run (root_only_cache). */
 struct root_only_ahead;
@@ -67,15 +68,15 @@ void root_only_guess(struct sandbox_root_only *ro);
  * used by root_only_finish's walk too and saved there. NULL when no thread can be had (then
  * root_only_finish scans in place, without the cache). */
 struct root_only_ahead *root_only_ahead(const struct sandbox_root_only *ro,
-                                        const struct str_list *keep, const char *home,
-                                        size_t max_entries, struct root_only_cache *cache);
+                                        const struct str_list *keep, size_t max_entries,
+                                        struct root_only_cache *cache);
 /* Finish the scan ahead (ahead may be NULL), taking here what the thread has not taken yet
  * rather than waiting, and, with the real inputs, give what root_only_scan would: its result
  * when every answer it rested on is the same and the bound was not reached, else a scan done
  * now. *used (may be NULL) says which. Frees ahead. */
 int root_only_finish(struct root_only_ahead *ahead, const struct sandbox_root_only *ro,
-                     const struct str_list *keep, const char *home, size_t max_entries,
-                     struct str_list *hidden, char *err, size_t errlen, bool *used);
+                     const struct str_list *keep, size_t max_entries, struct str_list *hidden,
+                     char *err, size_t errlen, bool *used);
 /* No scan is wanted after all (root_only off, or the set-up failed): stop the thread at its next
  * entry, wait for it and free ahead (may be NULL). Before any fork or clone: no thread may run. */
 void root_only_cancel(struct root_only_ahead *ahead);

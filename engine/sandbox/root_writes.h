@@ -7,8 +7,8 @@
  *   - the sandbox's user namespace maps inside ids 0..NS_ROOT_RANGE, root included, to an unused
  *     range of kernel ids (userns.h, "shifted"): on the host's tree every file, root's too, is
  *     unmapped, shown as nobody, and no capability of the namespace applies to it; so what only
- *     root may read is refused by the kernel itself, wherever it is but in the home bound in
- *     as the caller's own (below), where root_only's walk, cut to the home, still hides it;
+ *     root may read is refused by the kernel itself, wherever it is but in what the caller owns
+ *     (below): the home is a home like any other, its credentials hidden by the profile's list;
  *   - the controller (root on the host: only it may) attaches the workspace and each writable
  *     path as detached trees idmapped with that very namespace, which turns on-disk id k into
  *     inside id k there: files keep their real owners, new ones are root's, chown works; and,

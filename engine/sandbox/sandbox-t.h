@@ -88,9 +88,6 @@ struct sandbox_config {
      * (hide.h, hide_apply_except); DIR absolute, existing (a missing one is in hidden instead). */
     struct str_list hidden_except;
     struct sandbox_root_only root_only; /* for a uid-0 caller, added to hidden by the controller */
-    /* The root-only names of the home are not in hidden yet: init gets them on a socket of their
-     * own once the controller's walk is done (late_names.h). */
-    bool root_only_late;
     struct str_list readonly_in_workspace; /* relative to workspace: ".git/hooks", ".cordon", ... */
     struct str_list run_binds;             /* absolute host paths re-bound into the fresh /run */
     /* cordon's own directories (config, state, session sockets; canonical, existing) that lie

@@ -21,7 +21,6 @@ static void test_round_trip(void)
     str_list_push(&a.hidden, "/home/dev/.ssh");
     str_list_push(&a.hidden, "/etc/shadow");
     str_list_push(&a.hidden_except, "/home/dev/.ssh\tknown_hosts*\t*.pub");
-    a.root_only_late = true;
     a.exec_per_command = true;
     str_list_push(&a.readonly_in_workspace, ".git/hooks");
     str_list_push(&a.env, "PATH=/usr/bin:/bin");
@@ -50,7 +49,6 @@ static void test_round_trip(void)
     CHECK(strcmp(b.hidden.items[1], "/etc/shadow") == 0);
     CHECK(b.hidden_except.len == 1 &&
           strcmp(b.hidden_except.items[0], "/home/dev/.ssh\tknown_hosts*\t*.pub") == 0);
-    CHECK(b.root_only_late);
     CHECK(b.exec_per_command);
     CHECK(str_list_contains(&b.env, "EMPTY="));
     CHECK_EQ_INT(b.n_rlimits, 2);

@@ -92,7 +92,7 @@ static void scan_cached(unsigned depth, size_t max, struct root_only_cache *cach
     struct str_list keep = {0};
     str_list_push_owned(&keep, xasprintf("%s/ws-parent/ws", base));
     char err[256] = "";
-    *n = root_only_scan(&ro, &keep, NULL, max, cache, hidden, err, sizeof err);
+    *n = root_only_scan(&ro, &keep, max, cache, hidden, err, sizeof err);
     str_list_free(&ro.scan);
     str_list_free(&ro.visible);
     str_list_free(&keep);
@@ -171,22 +171,22 @@ static void inputs_free(struct sandbox_root_only *ro, struct str_list *keep)
     str_list_free(keep);
 }
 
-/* Guess (depth g_depth, g_ws, g_named, g_extra, g_home), then finish with the fixture's real
- * inputs (depth 3, the workspace kept, "named" visible, no home): the result must be the scan's
+/* Guess (depth g_depth, g_ws, g_named, g_extra), then finish with the fixture's real inputs
+ * (depth 3, the workspace kept, "named" visible): the result must be the scan's
  * (want), and *used says whether the guess was taken. */
 static void ahead_case_max(unsigned g_depth, bool g_ws, bool g_named, const char *g_extra,
-                           const char *g_home, size_t max, const struct str_list *want, bool *used)
+                           size_t max, const struct str_list *want, bool *used)
 {
     struct sandbox_root_only gro, ro;
     struct str_list gkeep, keep, hidden = {0};
     inputs(g_depth, g_ws, g_named, g_extra, &gro, &gkeep);
-    struct root_only_ahead *a = root_only_ahead(&gro, &gkeep, g_home, max, NULL);
+    struct root_only_ahead *a = root_only_ahead(&gro, &gkeep, max, NULL);
     CHECK(a != NULL);
     inputs_free(&gro, &gkeep); /* the scan ahead has its own copies */
     inputs(3, true, true, NULL, &ro, &keep);
     str_list_push(&hidden, "/already/hidden"); /* what the list held before stays, first */
     char err[256] = "";
-    int n = root_only_finish(a, &ro, &keep, NULL, max, &hidden, err, sizeof err, used);
+    int n = root_only_finish(a, &ro, &keep, max, &hidden, err, sizeof err, used);
     CHECK_EQ_INT(n, (long long)want->len);
     CHECK(strcmp(hidden.items[0], "/already/hidden") == 0);
     struct str_list rest = {.items = hidden.items + 1, .len = hidden.len - 1};
@@ -196,9 +196,9 @@ static void ahead_case_max(unsigned g_depth, bool g_ws, bool g_named, const char
 }
 
 static void ahead_case(unsigned g_depth, bool g_ws, bool g_named, const char *g_extra,
-                       const char *g_home, const struct str_list *want, bool *used)
+                       const struct str_list *want, bool *used)
 {
-    ahead_case_max(g_depth, g_ws, g_named, g_extra, g_home, ROOT_ONLY_MAX_ENTRIES, want, used);
+    ahead_case_max(g_depth, g_ws, g_named, g_extra, ROOT_ONLY_MAX_ENTRIES, want, used);
 }
 
 static void test_ahead(void)
@@ -211,41 +211,39 @@ static void test_ahead(void)
     scan(3, ROOT_ONLY_MAX_ENTRIES, &want, &n);
     CHECK_EQ_INT(n, 4);
     bool used;
-    ahead_case(3, true, true, NULL, NULL, &want, &used); /* guessed right */
+    ahead_case(3, true, true, NULL, &want, &used); /* guessed right */
     CHECK(used);
     /* A keep path the walk never meets changes no answer: the guess still holds. */
-    ahead_case(3, true, true, "/nonexistent-cordon-elsewhere/ws", NULL, &want, &used);
+    ahead_case(3, true, true, "/nonexistent-cordon-elsewhere/ws", &want, &used);
     CHECK(used);
     /* The guess did not keep the workspace (its parent, 0700, would be hidden whole). */
-    ahead_case(3, false, true, NULL, NULL, &want, &used);
+    ahead_case(3, false, true, NULL, &want, &used);
     CHECK(!used);
     /* The guess did not name "named" visible (it would be hidden). */
-    ahead_case(3, true, false, NULL, NULL, &want, &used);
+    ahead_case(3, true, false, NULL, &want, &used);
     CHECK(!used);
-    /* Another depth, another home: scanned again. */
-    ahead_case(2, true, true, NULL, NULL, &want, &used);
-    CHECK(!used);
-    ahead_case(3, true, true, NULL, "/nonexistent-cordon-home", &want, &used);
+    /* Another depth: scanned again. */
+    ahead_case(2, true, true, NULL, &want, &used);
     CHECK(!used);
     /* The bound: each task counts on its own, so when their sum passes it the scan is done
      * again in place, where the bound falls where it falls in order. */
     struct str_list bounded = {0};
     scan(3, 3, &bounded, &n);
-    ahead_case_max(3, true, true, NULL, NULL, 3, &bounded, &used);
+    ahead_case_max(3, true, true, NULL, 3, &bounded, &used);
     CHECK(!used);
     str_list_free(&bounded);
     /* Not wanted after all: the thread is stopped and waited for. */
     struct sandbox_root_only ro;
     struct str_list keep;
     inputs(3, true, true, NULL, &ro, &keep);
-    root_only_cancel(root_only_ahead(&ro, &keep, NULL, ROOT_ONLY_MAX_ENTRIES, NULL));
+    root_only_cancel(root_only_ahead(&ro, &keep, ROOT_ONLY_MAX_ENTRIES, NULL));
     root_only_cancel(NULL);
     /* No scan ahead: finish scans in place. */
     struct str_list hidden = {0};
     char err[256] = "";
-    CHECK_EQ_INT(root_only_finish(NULL, &ro, &keep, NULL, ROOT_ONLY_MAX_ENTRIES, &hidden, err,
-                                  sizeof err, &used),
-                 4);
+    CHECK_EQ_INT(
+        root_only_finish(NULL, &ro, &keep, ROOT_ONLY_MAX_ENTRIES, &hidden, err, sizeof err, &used),
+        4);
     CHECK(!used && same_list(&hidden, &want));
     str_list_free(&hidden);
     inputs_free(&ro, &keep);

@@ -6,8 +6,10 @@
 -- scans the scan roots and hides each root-only file (No such file or directory). Each case runs
 -- the way it names. Root only (skipped otherwise). Every file the spec makes it removes
 -- (h.defer, run by after_each even when a case fails): a world-readable folder under /srv,
--- /etc/cordon-spec-secret-TOKEN, /root/.cordon-spec-secret-TOKEN, /etc/cordon-spec-writable-TOKEN/
--- and /etc/cordon-spec-visible-TOKEN. Drives the built binary ($CORDON_BIN); no network.
+-- /etc/cordon-spec-secret-TOKEN, /root/.cordon-spec-secret-TOKEN, /root/.cordon-spec-closed-TOKEN/,
+-- /root/.ssh/id_cordon_spec_TOKEN (and /root/.ssh when the spec made it),
+-- /etc/cordon-spec-writable-TOKEN/ and /etc/cordon-spec-visible-TOKEN. Drives the built binary
+-- ($CORDON_BIN); no network.
 local h = require("spec.helpers")
 
 local function is_root()
@@ -175,43 +177,59 @@ return {
         end
     end)
 
-    -- Shifted, root's home is bound in as the caller's own (idmapped), so the kernel would let
-    -- its 0600 files through: the scan, cut to the home, hides them, as the fallback's does.
-    it("root's own home: its root-only files hidden, shifted and by the scan, its other files kept", function()
+    -- /root is a home like any other: its files are the caller's own (bound in idmapped when
+    -- shifted, root's own inside when not), nothing of it is walked, and its credentials are
+    -- hidden by the list that hides any home's (coding's ~/.ssh: only known_hosts*, config,
+    -- config.d and *.pub show). Root-only files outside it stay refused (the cases above).
+    it("root's own home: its root-only files are the caller's own, its credentials hidden, shifted and by the scan", function()
         if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
-        local name = ".cordon-spec-secret-" .. h.token()
-        local secret = "/root/" .. name
-        local marker = "cordon-spec-home-" .. h.token()
-        h.defer(function() os.remove(secret) end)
-        h.write_file(secret, marker .. "\n", "600")
-        h.write_file(secret .. "-public", "home-public\n", "644")
-        h.defer(function() os.remove(secret .. "-public") end)
-        has(h.sh_ok("cat " .. h.quote(secret)), marker)           -- outside, root reads it
+        local token = h.token()
+        local name = ".cordon-spec-secret-" .. token
+        local marker = "cordon-spec-home-" .. token
+        local key = "/root/.ssh/id_cordon_spec_" .. token
+        if h.sh("test -d /root/.ssh").code ~= 0 then
+            h.sh_ok("mkdir -m 700 /root/.ssh")
+            h.defer(function() h.sh("rm -rf /root/.ssh") end)
+        end
+        h.defer(function() os.remove("/root/" .. name); os.remove(key); os.remove(key .. ".pub") end)
+        h.write_file("/root/" .. name, marker .. "\n", "600")
+        h.write_file(key, marker .. "-key\n", "600")
+        h.write_file(key .. ".pub", "public-key\n", "644")
+        has(h.sh_ok("cat /root/" .. name .. " " .. key), marker .. "-key") -- outside, root reads both
         -- --home tmpfs: nothing of the sandbox's is kept in root's real state folder.
         local o = { home = "/root", flags = { "--home", "tmpfs" } }
         local probe = h.run_sh("true", o)
         if probe.code ~= 0 and probe.stderr:find("open_tree /root", 1, true) then
             h.skip("no home view of /root on this machine now (a mount below it): " .. h.chomp(probe.stderr))
         end
-        local r = h.run_sh("cat ~/" .. name .. "; cat ~/" .. name .. "-public; cat ~/.ssh/x; head -1 /proc/self/uid_map", o)
-        hasnt(r.stdout, marker, r)
-        has(r.stderr, name .. ": No such file or directory", r)
-        has(r.stdout, "home-public\n", r)
+        local cmd = ("cat ~/%s; cat %s; cat %s.pub; cat ~/.ssh/x; head -1 /proc/self/uid_map"):format(name, key, key)
+        local r = h.run_sh(cmd, o)
+        has(r.stdout, marker .. "\n", r)                          -- the caller's own file
+        has(r.stdout, "public-key\n", r)
+        hasnt(r.stdout, marker .. "-key", r)
+        has(r.stderr, "id_cordon_spec_" .. token .. ": No such file or directory", r)
+        has(r.stderr, ".ssh/x: No such file or directory", r)     -- as in any home
         has(r.stdout, "2147483648", r)                            -- shifted
-        has(r.stderr, ".ssh/x: No such file or directory", r)     -- a hidden name of coding's
+        -- the same with a read-only home (once its ~/.ssh could not even be looked up)
+        r = h.run_sh(cmd, { home = "/root", flags = { "--home", "readonly" } })
+        has(r.stdout, marker .. "\n", r)
+        has(r.stdout, "public-key\n", r)
+        hasnt(r.stdout, marker .. "-key", r)
+        has(r.stderr, "id_cordon_spec_" .. token .. ": No such file or directory", r)
+        has(r.stdout, "2147483648", r)
         local scan = h.profile_dir("roscan", 'return { extends = "coding", root_writes = false }')
         o = { home = "/root", env = { XDG_CONFIG_HOME = scan }, flags = { "--home", "tmpfs", "--profile", "roscan" } }
-        r = h.run_sh("cat ~/" .. name .. "; cat ~/" .. name .. "-public; head -1 /proc/self/uid_map", o)
-        hasnt(r.stdout, marker, r)
-        has(r.stderr, name .. ": No such file or directory", r)
-        has(r.stdout, "home-public\n", r)
+        r = h.run_sh(cmd, o)
+        has(r.stdout, marker .. "\n", r)
+        hasnt(r.stdout, marker .. "-key", r)
+        has(r.stderr, "id_cordon_spec_" .. token .. ": No such file or directory", r)
         assert.truthy(r.stdout:match("\n%s*0%s+0%s+1\n"), h.describe(r)) -- not shifted
     end)
 
-    -- Shifted, the walk of the home may end after init has its configuration: its names then
-    -- come to init on a socket of their own, for the home's builder (or, when the home gets no
-    -- overlay, for the covers of hidden paths). Every way judges each entry at each run.
-    it("root's own home, whichever way the walk's names reach init: a root-only folder looked into, a file made root-only since the last run hidden", function()
+    -- Whatever the home's mode, a root-only folder of root's home is the caller's (as a user's
+    -- 0700 folder is the user's); a name hidden inside it stays missing; a hidden home shows
+    -- nothing of it.
+    it("root's own home, in every home mode: a root-only folder read as the caller's own, a hidden name in it missing", function()
         if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
         local token = h.token()
         local dir = "/root/.cordon-spec-closed-" .. token
@@ -220,61 +238,33 @@ return {
         h.sh_ok("mkdir -m 700 " .. h.quote(dir))
         h.write_file(dir .. "/inner-secret", marker .. "\n", "600")
         h.write_file(dir .. "/inner-public", "inner-public\n", "644")
-        h.write_file(dir .. "/later", marker .. "-later\n", "644")
-        local cmd = ("cd %s; cat inner-public; cat inner-secret; cat later; head -1 /proc/self/uid_map"):format(h.quote(dir))
+        h.write_file(dir .. "/hidden", marker .. "-hidden\n", "644")
+        local cmd = ("cd %s; cat inner-public; cat inner-secret; cat hidden; head -1 /proc/self/uid_map"):format(h.quote(dir))
         local ways = {
-            { "--home", "tmpfs" },      -- the overlay's builder takes the names
-            { "--home", "readonly" },   -- no overlay: the controller waits for the walk itself
-            { "--home", "tmpfs", "--hide", "/root" }, -- the whole home hidden: init waits for them
+            { "--home", "tmpfs", "--hide", dir .. "/hidden" },
+            { "--home", "overlay", "--hide", dir .. "/hidden" }, -- its layer in a state folder of the spec's
+            { "--home", "readonly", "--hide", dir .. "/hidden" },
+            { "--home", "tmpfs", "--hide", "/root" }, -- the whole home hidden
         }
         local probe = h.run_sh("true", { home = "/root", flags = ways[1] })
         if probe.code ~= 0 and probe.stderr:find("open_tree /root", 1, true) then
             h.skip("no home view of /root on this machine now (a mount below it): " .. h.chomp(probe.stderr))
         end
+        local state = h.tmpdir()
         for _, flags in ipairs(ways) do
-            local r = h.run_sh(cmd, { home = "/root", flags = flags })
-            hasnt(r.stdout, marker .. "\n", r)                     -- never the secret
-            if flags[3] == "--hide" then
+            local r = h.run_sh(cmd, { home = "/root", env = { XDG_STATE_HOME = state }, flags = flags })
+            hasnt(r.stdout, marker .. "-hidden", r)                -- never the hidden name
+            if flags[4] == "/root" then
                 hasnt(r.stdout, "inner-public", r)                  -- nothing of a hidden home
+                hasnt(r.stdout, marker, r)
                 has(r.stderr, "No such file or directory", r)
-            elseif flags[2] == "readonly" then
-                -- the read-only home is root's tree as the kernel shows it shifted: its 0700
-                -- folder is not entered at all
-                hasnt(r.stdout, "inner-public", r)
-                has(r.stdout, "2147483648", r)
             else
-                has(r.stdout, "inner-public\n", r)                  -- the folder is looked into
-                has(r.stderr, "inner-secret: No such file or directory", r)
-                has(r.stdout, marker .. "-later\n", r)              -- readable, so shown
-                has(r.stdout, "2147483648", r)                      -- shifted
+                has(r.stdout, "inner-public\n", r)
+                has(r.stdout, marker .. "\n", r)                    -- the caller's own
+                has(r.stderr, "hidden: No such file or directory", r)
+                has(r.stdout, "2147483648", r)                      -- shifted, in every mode
             end
         end
-        -- Made root-only since: hidden at the next run, however the folder's listing was kept.
-        h.sh_ok("chmod 600 " .. h.quote(dir .. "/later"))
-        local r = h.run_sh(cmd, { home = "/root", flags = ways[1] })
-        hasnt(r.stdout, marker, r)
-        has(r.stderr, "later: No such file or directory", r)
-        has(r.stdout, "inner-public\n", r)
-    end)
-
-    -- At the walk's last level a root-only folder is hidden whole; a name the profile hides
-    -- inside it made the whiteout layer's folder for it already, before the walk's names came.
-    it("root's own home: a root-only folder at the walk's last level stays hidden whole when a hidden name lies inside it", function()
-        if not is_root() then h.skip("needs root: the rule applies to a caller of uid 0") end
-        local top = "/root/.cordon-spec-deep-" .. h.token()
-        h.defer(function() h.sh("rm -rf " .. h.quote(top)) end)
-        h.sh_ok(("mkdir -p -m 755 %s/b && mkdir -m 700 %s/b/c"):format(h.quote(top), h.quote(top)))
-        h.write_file(top .. "/b/c/d", "listed\n", "644")
-        h.write_file(top .. "/b/c/e", "public-but-inside\n", "644")
-        local r = h.run_sh(("ls -a %s/b; cat %s/b/c/e; echo end"):format(h.quote(top), h.quote(top)),
-                           { home = "/root", flags = { "--home", "tmpfs", "--hide", top .. "/b/c/d" } })
-        if r.code ~= 0 and r.stderr:find("open_tree /root", 1, true) then
-            h.skip("no home view of /root on this machine now (a mount below it): " .. h.chomp(r.stderr))
-        end
-        has(r.stdout, "end\n", r)
-        hasnt(r.stdout, "public-but-inside", r)
-        hasnt(r.stdout, "\nc\n", r)                               -- c is not listed in b
-        has(r.stderr, "c/e: No such file or directory", r)
     end)
 
     it("does not touch a caller that is not root", function()
