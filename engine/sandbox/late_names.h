@@ -1,3 +1,4 @@
+/* Runs in: controller (sends); init (reads). */
 /* late_names.h — the root-only names of a shifted root caller's home (root_only.h), sent to init
  * after its configuration: the controller's walk of the home goes on while init builds the
  * view, and the home's builder (home_view.h) takes the names when it lays the home's whiteouts,
