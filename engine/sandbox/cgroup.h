@@ -1,3 +1,4 @@
+/* Runs in: controller (it makes the cgroup, moves init into it; `cordon doctor` probes). */
 /* cgroup.h — one control group per sandbox (a `cordon run`, a session), holding its init and so
  * every process of it, with the bounds no rlimit can give: pids.max (RLIMIT_NPROC counts the
  * real uid's processes on the whole host and is not enforced for root) and the memory limit.

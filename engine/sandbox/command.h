@@ -1,3 +1,4 @@
+/* Runs in: the command's process (between init's fork and exec). */
 /* command.h — the last steps in the command's own process, between init's fork and exec:
  * a new session (no TIOCSTI into any terminal of the caller), the pty as controlling terminal,
  * only fds 0-2 left, the working directory, rlimits, no capabilities, no_new_privs, the seccomp

@@ -1,3 +1,4 @@
+/* Runs in: controller (writes); init (reads). */
 /* config_wire.h — the part of struct sandbox_config that init needs (paths, flags, rlimits, the
  * command's environment), written by the controller into a memfd and read back by init. The
  * controller clones init first and resolves the profile meanwhile, so the two overlap; this is

@@ -1,3 +1,4 @@
+/* Runs in: the command's process (and, for a session, init's spawner thread: spawner.h). */
 /* confine.h — the last steps of the command's process before exec: resource limits, dropping
  * every capability (bounding, ambient, securebits so uid 0 gains none at exec) but, for a root
  * caller whose writable trees are idmapped, three file-ownership ones (root writes,

@@ -1,3 +1,4 @@
+/* Runs in: the command's process (the filter); controller (the answers, home_create_guard.c). */
 /* create_notify.h — the calls that make a new name, handed to the same supervisor as renames
  * (rename_notify.h, one filter and one listener: the kernel allows one listener per process):
  * mkdir(at), mknod(at), symlink(at), link(at), creat, openat2, and open/openat only with O_CREAT

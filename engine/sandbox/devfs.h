@@ -1,3 +1,4 @@
+/* Runs in: init (and a fresh sandbox's process of a session: fresh_sandbox.h). */
 /* devfs.h — the sandbox's minimal /dev (null, zero, full, random, urandom, tty, a private
  * devpts, shm) and its own /proc. Device nodes are the host's, captured before the view
  * changes and attached to a fresh tmpfs; nothing else of the host's /dev is reachable.

@@ -1,3 +1,4 @@
+/* Runs in: init. */
 /* fsview.h — the sandbox's filesystem view, exactly as the design says: the host's / read-only
  * (nosuid), the workspace and --allow-write paths writable, a private /tmp, a fresh /run, a
  * minimal /dev, the namespace's own /proc, hidden paths missing, and .git/hooks, .git/config,

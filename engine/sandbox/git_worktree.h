@@ -1,3 +1,4 @@
+/* Runs in: init (the view); controller (git_worktree_common_dir). */
 /* git_worktree.h — what the view adds when the workspace is a git worktree, so that git works
  * inside the sandbox without a command being able to change what the host's git runs.
  *

@@ -1,3 +1,4 @@
+/* Runs in: controller (grants_resolve); init (the binds). */
 /* grants.h — the caller's agent sockets a profile grants by name (profile key `grants`,
  * docs/grants.md): `ssh_agent` ($SSH_AUTH_SOCK), `gpg_agent` (gpg-agent's restricted socket,
  * S.gpg-agent.extra, which signs and decrypts but never exports or deletes a key, and the public

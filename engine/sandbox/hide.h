@@ -1,3 +1,4 @@
+/* Runs in: init (and the controller: hide_link_target, hide_except_hidden_now). */
 /* hide.h — making hidden paths look missing (ENOENT), creating nothing on the host or in the
  * workspace. A hidden path's parent directory (or the path itself, for a top-level directory
  * or one that contains a visible path) is covered by a read-only overlayfs whose top layer,

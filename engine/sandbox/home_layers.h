@@ -1,4 +1,5 @@
-/* home_layers.h — runs in init (before the view changes) and in `cordon home`. The pending
+/* Runs in: init (before the view changes); `cordon home`. */
+/* home_layers.h — the pending
  * uppers of a workspace's home layer, so that several sandboxes of one workspace write their
  * homes at once without waiting on each other and without one upper directory ever being
  * mounted twice. The layer folder (home_view.h) holds upper/ and work/ for the sandbox that holds

@@ -1,3 +1,4 @@
+/* Runs in: init (the home's builder thread); controller (home_create_guard.c). */
 /* home_own.h — the person's own files in the copy-on-write home (home_view.h): read-only, as the
  * rest of the host is. The layer takes what tools write on their own: the home's dot-entries
  * (~/.cache, ~/.gitconfig, a new ~/.foo) and the profile's home_tool_dirs (~/go). Every other

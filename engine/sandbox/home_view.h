@@ -1,3 +1,4 @@
+/* Runs in: init (the home's builder thread); controller (the layer's folder); `cordon home`. */
 /* home_view.h — the caller's home inside the sandbox, for profile key `home` = "overlay" or
  * "tmpfs": an overlayfs mounted on the home whose lowest layer is the host's home (read-only,
  * never written), above it a layer of whiteouts for every hidden name under the home (existing on

@@ -1,3 +1,4 @@
+/* Runs in: init. */
 /* init.h — cordon's PID 1 inside the sandbox. It finishes the set-up that needs the new
  * namespaces' privileges (id maps, the filesystem view, loopback, hostname, the pty), starts
  * the command in its own session and process group with every privilege dropped, then

@@ -1,3 +1,4 @@
+/* Runs in: the command's process (Landlock); controller (loopback_guard_check). */
 /* loopback_guard.h — network.loopback = false (no --allow-loopback): the command may not serve
  * or use TCP on the sandbox's own loopback. Its only peers there are the egress proxy's two
  * listeners and the relays of the host ports granted (network.host_ports, listened on by init).

@@ -1,3 +1,4 @@
+/* Runs in: init (and the controller where it mounts: repo holds, root writes). */
 /* mount_ops.h — thin, checked wrappers over mount(2) and the new mount API (open_tree,
  * move_mount, mount_setattr, fsopen/fsmount) used by fsview.c, hide.c and devfs.c, and the
  * fallback of mount_setattr for kernels before 5.12.

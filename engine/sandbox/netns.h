@@ -1,3 +1,4 @@
+/* Runs in: init (its network thread, else its main thread). */
 /* netns.h — the sandbox's own network namespace: loopback up, the resolver's listeners and,
  * for network.transparent, the redirection of every other TCP connection to one listener.
  * Runs inside the namespace (init, before any command). */

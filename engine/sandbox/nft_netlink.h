@@ -1,3 +1,4 @@
+/* Runs in: init (its network thread, else its main thread); `cordon doctor` probes. */
 /* nft_netlink.h — the transparent mode's nftables rule, sent to the kernel over netlink
  * (NETLINK_NETFILTER, one nf_tables batch) instead of by running nft(8): a small hand-written
  * builder of the exact messages nft sends for the same rules, and the one call that sends them.

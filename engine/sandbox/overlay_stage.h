@@ -1,4 +1,5 @@
-/* overlay_stage.h — runs in init (a thread of its own). overlayfs mounts whose layers are
+/* Runs in: init (a thread of its own: the home's builder, hidden folders' overlays). */
+/* overlay_stage.h — overlayfs mounts whose layers are
  * detached mounts (the captures init takes before the view changes, tmpfs layers of whiteouts),
  * built the same way on every kernel. overlayfs takes a layer only from a mount of the mount
  * namespace of the process that builds it (clone_private_mount's check): Linux before 6.15

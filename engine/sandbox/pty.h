@@ -1,3 +1,4 @@
+/* Runs in: init (opens the pair); the command's process (its terminal); controller (the relay). */
 /* pty.h — the command's own pseudo-terminal, created in the sandbox's private devpts, and the
  * controller's relay between the caller's terminal and its master side (raw mode, window size).
  * The caller's terminal itself never enters the sandbox. */

@@ -1,3 +1,4 @@
+/* Runs in: init (installs the filter the command's process carries); controller (answers). */
 /* rename_notify.h — the sandbox's second seccomp filter: rename, renameat, renameat2, unlink,
  * unlinkat and rmdir, and the calls that create a name (create_notify.h), go to a supervisor on
  * the host (seccomp user notification), every other call is allowed (the main filter,

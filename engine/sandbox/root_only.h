@@ -1,3 +1,4 @@
+/* Runs in: controller. */
 /* root_only.h — profile key root_only: for a caller of uid 0, the files and directories that
  * only root may read (owned by uid 0, no read permission for others; a directory without r or x
  * for others), found under the profile's scan roots, become hidden paths. A uid-0 command has no

@@ -1,3 +1,4 @@
+/* Runs in: controller (the maps and mounts); init (receives them). */
 /* root_writes.h — a caller of uid 0 working in files of other owners (a bind-mounted checkout of
  * uid 1001): inside the writable set (the workspace, the writable paths) its commands write as
  * root does outside; everywhere else they see and may do what they did without this (profile

@@ -1,3 +1,4 @@
+/* Runs in: controller; init (types only, no code). */
 /* sandbox-t.h — types only: what the CLI asked for (struct run_flags) and what the policy
  * resolved (struct sandbox_config). Shared by cli.c, lua_conv.c, the sandbox units and run.c.
  * No functions here. */

@@ -1,3 +1,4 @@
+/* Runs in: controller (and the policy commands of `cordon`). */
 /* sandbox_config.h — lifetime of struct sandbox_config and struct run_flags: the profile's
  * paths resolved against the file system, and freeing. No Lua here: the profile resolution
  * (policy/lua_decide.c) fills cfg, then calls sandbox_config_resolve_paths(). */

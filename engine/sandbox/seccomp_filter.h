@@ -1,3 +1,4 @@
+/* Runs in: controller (compiles); the command's process (loads). */
 /* seccomp_filter.h — the libseccomp filter a profile asks for, compiled once to classic BPF in
  * the controller (so an error stops cordon before any namespace exists) and loaded in the
  * command's process right before exec. Uses libseccomp; never loads a filter itself except

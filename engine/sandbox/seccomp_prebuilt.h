@@ -1,3 +1,4 @@
+/* Runs in: controller (filters compiled at build time). */
 /* seccomp_prebuilt.h — the filters of the common rule sets, compiled at build time by
  * engine/sandbox/seccomp_prebuilt_gen.c (see there). A length of 0: not prebuilt, compile at run
  * time. Only seccomp_filter.c uses these. */

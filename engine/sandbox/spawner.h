@@ -1,3 +1,4 @@
+/* Runs in: init (a thread of its own); the command's process (vforked from it). */
 /* spawner.h — a thread of init that carries the commands' confinement, so that a session's
  * commands start already confined. Capabilities, no_new_privs, Landlock domains and seccomp
  * filters are properties of a thread, inherited by every process it makes: the thread puts

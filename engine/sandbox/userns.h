@@ -1,3 +1,4 @@
+/* Runs in: controller (the clone); init (its id maps, the network namespace). */
 /* userns.h — creating the sandbox's namespaces: one clone(2) with user, mount, pid, ipc and uts,
  * the child's own uid/gid maps (caller's ids mapped to themselves, so files it creates belong to
  * the caller), and the network namespace, which the child creates itself: it is the costliest

@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session, on its event loop). */
 /* api_server.h — the session's control API as HTTP over a Unix socket (libmicrohttpd), driven
  * by the controller's event loop (no thread of its own). Owns the HTTP mechanics only: reading
  * a request and its body, checking the peer (once per connection), and sending a response

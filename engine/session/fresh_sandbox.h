@@ -1,3 +1,4 @@
+/* Runs in: init (the session's); the fresh sandbox's process. */
 /* fresh_sandbox.h — one exec in a sandbox of its own (`--session-exec=false`): made by the
  * session's init, which clones a process into a new pid and mount namespace. That process (the
  * sandbox's own PID 1) mounts a fresh /tmp (the workspace and writable paths under /tmp are

@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session). */
 /* job_log.h — a background job's log file with a size cap. Bytes are appended; when the file
  * would pass the cap, its oldest part is dropped: the newest half of the cap is kept, behind a
  * marker line that says how many bytes were dropped in all. Appends never block on the reader

@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session). */
 /* log_stream.h — GET /v1/jobs/PID/log as a stream: the job's log as it was when asked, read
  * from the file in chunks as the client takes them, so a 64 MiB log costs the controller about
  * one chunk and the client's queue (STREAM_HIGH_WATER), not two copies of the log.

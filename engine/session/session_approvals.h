@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session). */
 /* session_approvals.h — the questions a session holds for its approvers (session_approvers.c;
  * `GET /v1/approvals`, `POST /v1/approvals/ID`, `cordon approve`): may a command reach a host
  * no rule allows (asked by the proxy while the command runs), and may a command the sandbox

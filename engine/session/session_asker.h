@@ -1,4 +1,5 @@
-/* session_asker.h — runs in the session's controller. Which of a session's jobs a network
+/* Runs in: controller (cordon-session). */
+/* session_asker.h — which of a session's jobs a network
  * question came from: the proxy knows the asking connection's client address inside the
  * sandbox's network; the socket at that address (the sandbox's /proc/net/tcp, tcp6) is held by
  * a process of the sandbox (its /proc/PID/fd), whose ancestors (or, once it left them, its

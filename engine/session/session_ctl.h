@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session). */
 /* session_ctl.h — the controller's side of a session: its jobs, and the link to init. It turns
  * API requests into messages to init (session_wire.h) and init's reports into job states,
  * streamed output, capped logs and answers. Single-threaded, on the controller's event loop.

@@ -1,3 +1,4 @@
+/* Runs in: init (the session's PID 1). */
 /* session_init.h — PID 1 of a session. After the set-up `cordon run` does too (init_prepare),
  * it serves the controller's requests (session_wire.h) until told to shut down: each command is
  * a fresh `bash -c STRING` in its own session and process group, confined like `cordon run`'s

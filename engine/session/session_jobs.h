@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session). */
 /* session_jobs.h — the state of a session's controller, shared by its units (not an API):
  * session_ctl.c (the session object, init's reports, the operations that start and list
  * jobs), session_jobs.c (finding jobs, their JSON and state file, their pipes and streams,

@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session). */
 /* session_paths.h — the files of a session's controller beside its socket (session_socket.h
  * says where that is): the job state and the controller's log; and making that directory,
  * which must be ours and 0700 (a directory another user made in /tmp is refused, not used). */

@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session; the re-run is a host process it forks). */
 /* session_rerun.h — a session's command run again outside the sandbox, as a person approved
  * (session_approvals.h): a separate process on the host, not under the session's init, in its
  * own process group, in the workspace, with escalate_outside_environment(). Its output is

@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session: the starter, then the controller it forks). */
 /* session_start.h — `cordon session start NAME [OPTIONS] [--detach]` (see session_start.c). */
 #ifndef CORDON_SESSION_START_H
 #define CORDON_SESSION_START_H

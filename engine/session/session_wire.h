@@ -1,3 +1,4 @@
+/* Runs in: controller (cordon-session); init (the session's PID 1). */
 /* session_wire.h — the messages between a session's controller and its init (PID 1), one per
  * SOCK_SEQPACKET packet on their socketpair, each a fixed header, an optional payload and up
  * to two file descriptors (SCM_RIGHTS). The set-up before them is `cordon run`'s (init.h).

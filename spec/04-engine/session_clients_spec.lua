@@ -3,9 +3,9 @@
 -- /usr/bin/python3 with the package installed by `pip install --no-index --target`, and node
 -- with the tarball of `npm pack` installed offline into a scratch project. Each fact is checked
 -- from what a script using the client prints (one JSON line) and, where it matters, from the
--- session itself (curl on its socket). The README's two examples are extracted from README.md
+-- session itself (curl on its socket). The two examples of docs/agents.md are extracted from it
 -- between their markers and run as written. tsc (make client-deps puts it in build-deps/)
--- checks index.js against index.d.ts and the README's TypeScript example; without it those
+-- checks index.js against index.d.ts and that TypeScript example; without it those
 -- checks are skipped (h.skip, saying why).
 --
 -- Ownership: a session a program starts is the program's unless it asks for detach; a Python
@@ -27,7 +27,7 @@ local function abs(p)
 end
 
 local src = abs(h.source_dir)
-local readme_path = src .. "/README.md"
+local examples_path = src .. "/docs/agents.md"
 local tsc = src .. "/build-deps/node_modules/.bin/tsc"
 local types_root = src .. "/build-deps/node_modules/@types"
 
@@ -40,13 +40,13 @@ local function have(cmd)
     return h.sh("command -v " .. h.quote(cmd)).code == 0
 end
 
--- The code of README.md's example for lang, between its markers.
-local function readme_example(lang)
-    local text = assert(h.read_file(readme_path), "cannot read " .. readme_path)
+-- The code of docs/agents.md's example for lang, between its markers.
+local function doc_example(lang)
+    local text = assert(h.read_file(examples_path), "cannot read " .. examples_path)
     local fence = lang == "python" and "python" or "ts"
     local body = text:match("<!%-%- clients%-example:" .. lang .. " %-%->\n```" .. fence
         .. "\n(.-)```\n<!%-%- /clients%-example:" .. lang .. " %-%->")
-    assert(body, "README.md has no " .. lang .. " example between its clients-example markers")
+    assert(body, "docs/agents.md has no " .. lang .. " example between its clients-example markers")
     return body
 end
 
@@ -919,10 +919,10 @@ Session.start("x", allow_host_port=["5432"])
         assert.are.equal(version .. "\n", r.stdout, h.describe(r))
     end)
 
-    it("README's Python example runs as written", function()
+    it("docs/agents.md's Python example runs as written", function()
         local runtime, ws = h.runtime_dir(), h.workspace()
         session_for("demo", runtime, ws)
-        local code = readme_example("python")
+        local code = doc_example("python")
         local file = scratch .. "/readme_example.py"
         h.write_file(file, code)
         local r = h.sh(("cd %s && timeout -k 5 90 env HOME=%s PATH=%s XDG_RUNTIME_DIR=%s CORDON_BIN=%s "
@@ -936,13 +936,13 @@ Session.start("x", allow_host_port=["5432"])
         assert.is_false(alive({ socket = h.session_socket(runtime, "demo") }), "the with block left it running")
     end)
 
-    it("README's TypeScript example runs as written", function()
+    it("docs/agents.md's TypeScript example runs as written", function()
         if not nodeproj then
             h.skip("node and npm are not installed")
         end
         local runtime, ws = h.runtime_dir(), h.workspace()
         session_for("demo-ts", runtime, ws)
-        h.write_file(nodeproj .. "/readme_example.mjs", readme_example("typescript")) -- also JavaScript
+        h.write_file(nodeproj .. "/readme_example.mjs", doc_example("typescript")) -- also JavaScript
         local r = h.sh(("cd %s && timeout -k 5 90 env HOME=%s PATH=%s XDG_RUNTIME_DIR=%s CORDON_BIN=%s node %s")
             :format(h.quote(ws), h.quote(h.home()), h.quote(h.path), h.quote(runtime), h.quote(h.bin),
                 h.quote(nodeproj .. "/readme_example.mjs")))
@@ -952,18 +952,18 @@ Session.start("x", allow_host_port=["5432"])
         assert.is_false(alive({ socket = h.session_socket(runtime, "demo-ts") }), "dispose() left it running")
     end)
 
-    it("README's TypeScript example type-checks against the installed package", function()
+    it("docs/agents.md's TypeScript example type-checks against the installed package", function()
         if not nodeproj then
             h.skip("node and npm are not installed")
         end
         if h.sh("test -x " .. h.quote(tsc)).code ~= 0 then
             h.skip("no tsc in build-deps/ (make client-deps installs it)")
         end
-        h.write_file(nodeproj .. "/readme_example.mts", readme_example("typescript"))
+        h.write_file(nodeproj .. "/readme_example.mts", doc_example("typescript"))
         local flags = ("--strict --noEmit --target ES2022 --module NodeNext --moduleResolution NodeNext "
             .. "--typeRoots %s --types node"):format(h.quote(types_root))
         local t = h.sh(("%s %s %s"):format(h.quote(tsc), flags, h.quote(nodeproj .. "/readme_example.mts")))
-        assert.are.equal(0, t.code, "the README's TypeScript example does not type-check\n" .. h.describe(t))
+        assert.are.equal(0, t.code, "docs/agents.md's TypeScript example does not type-check\n" .. h.describe(t))
     end)
 
     it("TypeScript: index.js type-checks against index.d.ts and its exports match the declarations", function()
