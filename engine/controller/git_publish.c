@@ -93,6 +93,7 @@ struct git_publish {
     /* when the listener came, before any command ran: a repository born later is a command's
      * (hold_unlink.h) */
     long long since_ns;
+    struct str_list dead_admins; /* admin folders of gone worktrees (worktree_admin.h) */
     struct seccomp_notif_sizes sizes;
     struct seccomp_notif *req;
     struct seccomp_notif_resp *resp;
@@ -736,7 +737,8 @@ static void handle_removal(struct git_publish *g, enum rename_call call, struct 
     /* the pid still names the caller, so what was read is its */
     if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &g->req->id) < 0)
         return;
-    int r = hold_unlink(pid, dirfd, path, flags, g->n_roots, g->root, g->root_fd, g->since_ns);
+    int r = hold_unlink(pid, dirfd, path, flags, g->n_roots, g->root, g->root_fd, g->since_ns,
+                        &g->dead_admins);
     if (r <= 0) {
         v->cont = false;
         v->error = -r;
@@ -913,6 +915,7 @@ void git_publish_stop(struct git_publish *g)
     }
     free(g->root);
     free(g->root_fd);
+    str_list_free(&g->dead_admins);
     str_list_free(&g->writable);
     home_create_guard_free(g->home_guard);
     if (g->mem_fd >= 0)
