@@ -28,6 +28,7 @@
 #include "base/clock.h"
 #include "base/dir_stamp.h"
 #include "base/git_config.h"
+#include "controller/worktree_admin.h"
 
 /* A hook, a config or a pointer file bigger than this is compared by size, inode and time and
  * cannot be restored (a new or changed one is neutralised instead). */
@@ -1825,6 +1826,26 @@ static void undo_changed(struct git_guard *g, struct str_list *lines, const stru
 }
 
 static bool folder_made_during_run(const struct git_guard *g, const char *rel);
+static const struct gg_item *find_item(const struct gg_snap *s, const char *rel);
+
+/* Whether rel lies in a linked worktree's admin folder (open as pfd) whose worktree is gone, by
+ * the gitdir the snapshot kept: `git worktree prune` removes such a folder a file at a time,
+ * its gitdir among them (worktree_admin.h). */
+static bool in_gone_admin(const struct git_guard *g, int pfd, const char *rel)
+{
+    char *admin = parent_rel(rel);
+    bool gone = false;
+    if (worktree_admin_rel(admin)) {
+        char *gitdir = join(admin, "gitdir");
+        const struct gg_item *x = find_item(&g->snap, gitdir);
+        gone = x && x->type == S_IFREG && x->bytes &&
+               worktree_admin_points_nowhere(pfd, x->bytes, x->len,
+                                             g->since_ns ? g->since_ns : LLONG_MAX);
+        free(gitdir);
+    }
+    free(admin);
+    return gone;
+}
 
 /* o is not in the new snapshot: removed, or not looked at this time (its hooks folder is no
  * longer the one git uses, which a line of its own undoes). */
@@ -1834,7 +1855,10 @@ static void undo_removed(struct git_guard *g, struct str_list *lines, const stru
     int pfd = open_parent(g, o->rel, &base);
     if (pfd < 0)
         return; /* its repository is gone with it: nothing to run */
+    bool pruned = in_gone_admin(g, pfd, o->rel);
     close(pfd);
+    if (pruned)
+        return; /* git's own prune, part way: nothing of a live worktree to put back */
     struct gg_snap here = {0};
     struct gg_item *n = record(g, &here, o->rel, o->kind, o->repo, NULL);
     bool present = n != NULL;

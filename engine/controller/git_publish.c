@@ -93,6 +93,7 @@ struct git_publish {
     /* when the listener came, before any command ran: a repository born later is a command's
      * (hold_unlink.h) */
     long long since_ns;
+    struct str_list dead_admins; /* admin folders of gone worktrees (worktree_admin.h) */
     struct seccomp_notif_sizes sizes;
     struct seccomp_notif *req;
     struct seccomp_notif_resp *resp;
@@ -736,7 +737,8 @@ static void handle_removal(struct git_publish *g, enum rename_call call, struct 
     /* the pid still names the caller, so what was read is its */
     if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &g->req->id) < 0)
         return;
-    int r = hold_unlink(pid, dirfd, path, flags, g->n_roots, g->root, g->root_fd, g->since_ns);
+    int r = hold_unlink(pid, dirfd, path, flags, g->n_roots, g->root, g->root_fd, g->since_ns,
+                        &g->dead_admins);
     if (r <= 0) {
         v->cont = false;
         v->error = -r;
@@ -758,12 +760,18 @@ static void handle(struct git_publish *g)
             v = (struct verdict){.cont = false, .error = refused};
         goto answer;
     }
+    const __u64 *a = req->data.args;
     if (call == RENAME_CALL_UNLINK || call == RENAME_CALL_UNLINKAT || call == RENAME_CALL_RMDIR) {
-        if (g->n_roots)
+        bool at = call == RENAME_CALL_UNLINKAT;
+        if (g->home_guard &&
+            (refused = home_create_guard_remove(g->home_guard, pid, at ? (int)a[0] : AT_FDCWD,
+                                                at ? a[1] : a[0])) != 0 &&
+            ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0)
+            v = (struct verdict){.cont = false, .error = refused};
+        else if (g->n_roots)
             handle_removal(g, call, &v);
         goto answer;
     }
-    const __u64 *a = req->data.args;
     int from_dirfd = AT_FDCWD, to_dirfd = AT_FDCWD;
     uint64_t from_addr = a[0], to_addr = a[1];
     if (call != RENAME_CALL_RENAME) {
@@ -772,9 +780,12 @@ static void handle(struct git_publish *g)
         to_dirfd = (int)a[2];
         to_addr = a[3];
     }
-    /* a rename may make a new name in the home too (RENAME_EXCHANGE makes none) */
-    if (g->home_guard && !(call == RENAME_CALL_RENAMEAT2 && (a[4] & RENAME_EXCHANGE)) &&
-        (refused = home_create_guard_rename(g->home_guard, pid, to_dirfd, to_addr)) != 0 &&
+    /* a rename may make a new name in the home too (RENAME_EXCHANGE makes none), and moves
+     * its source away from the home's top */
+    bool exchange = call == RENAME_CALL_RENAMEAT2 && (a[4] & RENAME_EXCHANGE);
+    if (g->home_guard && !exchange &&
+        ((refused = home_create_guard_rename(g->home_guard, pid, to_dirfd, to_addr)) != 0 ||
+         (refused = home_create_guard_remove(g->home_guard, pid, from_dirfd, from_addr)) != 0) &&
         ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0) {
         v = (struct verdict){.cont = false, .error = refused};
         goto answer;
@@ -913,6 +924,7 @@ void git_publish_stop(struct git_publish *g)
     }
     free(g->root);
     free(g->root_fd);
+    str_list_free(&g->dead_admins);
     str_list_free(&g->writable);
     home_create_guard_free(g->home_guard);
     if (g->mem_fd >= 0)

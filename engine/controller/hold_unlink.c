@@ -12,7 +12,13 @@
  *      `.git` file's own; a file system without birth times: not); else the kernel's (a
  *      read-only `.cordon/`, a start-up file, a held name of a repository that was there
  *      before: EBUSY, as before). Whether the folder is still a git directory is not asked:
- *      `rm -rf` may have removed its HEAD first;
+ *      `rm -rf` may have removed its HEAD first. One more: a held name in a linked worktree's
+ *      admin folder G/worktrees/NAME whose worktree was gone from the host before the sandbox
+ *      started (its `gitdir` names a path that is not there): what `git worktree prune`
+ *      removes. No git runs in such a folder
+ *      (no worktree leads to it), and the folder is remembered once judged, since prune
+ *      removes `gitdir` itself in readdir order; and then that folder's own rmdir where it is a
+ *      mount point (gone_admin_folder);
  *   5. unlinkat on the host, relative to the parent found in 3 (AT_REMOVEDIR as asked): a held
  *      folder's names cannot change from inside (it is read-only there), and a mount point in
  *      the sandbox's namespace is an ordinary name on the host, whose removal detaches the
@@ -33,6 +39,7 @@
 
 #include "base/util.h"
 #include "controller/caller_path.h"
+#include "controller/worktree_admin.h"
 
 #define BENEATH (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
@@ -133,8 +140,25 @@ static enum held_as held(pid_t pid, const char *root, const char *rel, const str
     return NOT_HELD;
 }
 
+/* The rmdir of an admin folder whose worktree is gone, emptied by `git worktree prune` (its
+ * held names removed here before): in a common dir that is a writable path the folder is a
+ * mount point of its own (bound onto itself so that it cannot be renamed: fsview.c). */
+static bool gone_admin_folder(int host, const char *name, const char *rel,
+                              const struct stat *target, bool mount_root, int flags,
+                              long long since_ns, struct str_list *dead)
+{
+    if (!mount_root || !S_ISDIR(target->st_mode) || !(flags & AT_REMOVEDIR) ||
+        !worktree_admin_rel(rel))
+        return false;
+    int fd = cp_openat2(host, name, O_PATH | O_DIRECTORY, BENEATH);
+    bool gone = fd >= 0 && worktree_admin_gone(fd, rel, since_ns, dead);
+    if (fd >= 0)
+        close(fd);
+    return gone;
+}
+
 int hold_unlink(pid_t pid, int dirfd, const char *path, int flags, size_t n, char *const *root,
-                const int *root_fd, long long since_ns)
+                const int *root_fd, long long since_ns, struct str_list *dead)
 {
     int r = 1, parent = -1, host = -1;
     char *abs = NULL, *rel = NULL, *copy = xstrdup(path);
@@ -181,13 +205,15 @@ int hold_unlink(pid_t pid, int dirfd, const char *path, int flags, size_t n, cha
     rel = *prel ? xasprintf("%s/%s", prel, name) : xstrdup(name);
     size_t point_of;
     enum held_as as = held(pid, root[best], rel, &st_target, mount_root, &point_of);
-    if (as == NOT_HELD)
+    if (as == NOT_HELD &&
+        !gone_admin_folder(host, name, rel, &st_target, mount_root, flags, since_ns, dead))
         goto out;
     /* A held name itself, of a repository that was there before the sandbox: the kernel's
-     * (EBUSY), as before. Its place would be a new name, open to a plant until the watcher
+     * (EBUSY), as before, unless it lies in the admin folder of a worktree that is gone. Its place would be a new name, open to a plant until the watcher
      * holds it again and the check undoes it: in the person's own repository, for the rest of
      * the run. A repository a command made is its own (docs/git.md). */
-    if (as == HELD_POINT && !born_after(root_fd[best], rel, point_of, since_ns))
+    if (as == HELD_POINT && !born_after(root_fd[best], rel, point_of, since_ns) &&
+        !worktree_admin_gone(host, prel, since_ns, dead))
         goto out;
     /* 5: with the controller's own credentials, the caller's (docs/git.md) */
     r = unlinkat(host, name, flags & AT_REMOVEDIR) < 0 ? -errno : 0;

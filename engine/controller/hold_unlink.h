@@ -7,7 +7,8 @@
  * Removal never runs code. What lies inside a held hooks folder may go (the folder stays held);
  * a held name itself only in a repository a command made (its place is then a new name, which
  * the watcher holds again and the check compares with its snapshot, as for any repository a
- * command makes by hand), never in one that was there before (docs/git.md).
+ * command makes by hand), or in the admin folder of a linked worktree that is gone (`git
+ * worktree prune`), never in one that was there before (docs/git.md).
  * Owns: which removals are a hold's (a held name under a git directory, or inside a held hooks
  * folder, in a guarded tree, the same inode on both sides).
  * Uses: controller/caller_path.h, statx, openat2 beneath the tree's host fd.
@@ -20,6 +21,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "base/util.h"
+
 /* Whether a removal of path (from the caller's memory) may need looking at: false for a single
  * name that no hold has, in a directory (dirfd, or the cwd) whose mount is writable: the kernel
  * answers it (the cost of most removals is this test). */
@@ -28,8 +31,9 @@ bool hold_unlink_maybe(pid_t pid, int dirfd, const char *path);
 /* The removal of path by pid (dirfd as it passed it; flags: unlinkat's, AT_REMOVEDIR for rmdir),
  * with the n guarded trees root[] (canonical, as the sandbox names them) and their host O_PATH
  * fds root_fd[] (-1: not guarded); since_ns: a time before any command of the sandbox ran (a
- * repository born later is a command's). 1: the kernel's to do (CONTINUE); 0: removed on the
- * host; -errno: the host's refusal, the caller's answer. */
+ * repository born later is a command's); dead: the admin folders of gone worktrees judged so
+ * far (worktree_admin.h), kept by the caller for the sandbox's life. 1: the kernel's to do
+ * (CONTINUE); 0: removed on the host; -errno: the host's refusal, the caller's answer. */
 int hold_unlink(pid_t pid, int dirfd, const char *path, int flags, size_t n, char *const *root,
-                const int *root_fd, long long since_ns);
+                const int *root_fd, long long since_ns, struct str_list *dead);
 #endif

@@ -177,8 +177,9 @@ static void learn(struct home_create_guard *g, pid_t pid, int root)
     g->ns_ino = ns.st_ino;
 }
 
-/* The new name path (dirfd as the caller passed it) of pid: 0 or EROFS. */
-static int judge_name(struct home_create_guard *g, pid_t pid, int dirfd, char *path)
+/* The new name path (dirfd as the caller passed it) of pid, or with removal the name it
+ * removes: 0 or EROFS. */
+static int judge_name(struct home_create_guard *g, pid_t pid, int dirfd, char *path, bool removal)
 {
     size_t len = strlen(path);
     while (len > 1 && path[len - 1] == '/')
@@ -187,7 +188,7 @@ static int judge_name(struct home_create_guard *g, pid_t pid, int dirfd, char *p
     const char *base = slash ? slash + 1 : path;
     if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
         return 0;
-    if (base[0] == '.' && g->ways.len == 0)
+    if (base[0] == '.' && (g->ways.len == 0 || removal))
         return 0; /* a dot-name, and only the top is guarded: the layer takes it */
     /* the parent, absolute in the caller's view */
     char where[PATH_MAX], anchor[64];
@@ -230,16 +231,20 @@ static int judge_name(struct home_create_guard *g, pid_t pid, int dirfd, char *p
     if (parent < 0 || fstat(parent, &pst) < 0)
         goto out; /* no such folder: the kernel fails the call the same way */
     bool top = same_dir(&g->home_st, &pst), guarded = top;
-    for (size_t i = 0; !guarded && i < g->ways.len; i++)
+    for (size_t i = 0; !guarded && !removal && i < g->ways.len; i++)
         guarded = same_dir(&g->ways_st[i], &pst);
     if (!guarded || (top && home_own_is_tools(base, &g->tool_dirs)))
         goto out;
     struct stat st;
-    if (fstatat(parent, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
-        goto out; /* not new: the kernel answers (read-only, or it exists) */
+    bool exists = fstatat(parent, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (exists != removal)
+        goto out; /* not new (or, to remove, not there): the kernel answers */
+    /* A removal at the top: the person's entries are bound from the host (EBUSY already),
+     * but a link, or what the host added since the start, comes through the layer, where
+     * its removal would succeed and change nothing on the host. */
     r = EROFS;
-    LOG_D("home", "refused a new name %s/%s in the home: not a dot-entry or a tool folder", dir,
-          base);
+    LOG_D("home", "refused %s %s/%s in the home: not a dot-entry or a tool folder",
+          removal ? "removing" : "a new name", dir, base);
 out:
     if (parent >= 0)
         close(parent);
@@ -267,7 +272,7 @@ bool home_create_guard_judge(struct home_create_guard *g, pid_t pid, const struc
     if (read_mem(g, pid, d->args[c.path_arg], path, sizeof path, true) < 0)
         return true; /* unreadable: the kernel reads it too, and fails the same way */
     int dirfd = c.dirfd_arg < 0 ? AT_FDCWD : (int)d->args[c.dirfd_arg];
-    *error = judge_name(g, pid, dirfd, path);
+    *error = judge_name(g, pid, dirfd, path, false);
     return true;
 }
 
@@ -276,5 +281,13 @@ int home_create_guard_rename(struct home_create_guard *g, pid_t pid, int dirfd, 
     char path[PATH_MAX];
     if (!g || read_mem(g, pid, addr, path, sizeof path, true) < 0)
         return 0;
-    return judge_name(g, pid, dirfd, path);
+    return judge_name(g, pid, dirfd, path, false);
+}
+
+int home_create_guard_remove(struct home_create_guard *g, pid_t pid, int dirfd, uint64_t addr)
+{
+    char path[PATH_MAX];
+    if (!g || read_mem(g, pid, addr, path, sizeof path, true) < 0)
+        return 0;
+    return judge_name(g, pid, dirfd, path, true);
 }

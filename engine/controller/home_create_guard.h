@@ -1,7 +1,8 @@
 /* home_create_guard.h — the controller's answer to a creating call of the sandbox
  * (sandbox/create_notify.h) and to a rename's target: a new name at the top of the
  * copy-on-write home, or in a folder on the way from the home to the workspace or a writable
- * path, is refused with EROFS (the read-only file system the rest of the host is, so the
+ * path, and the removal of a name at the top (a link, which no bind can hold, or an entry the
+ * host added since the start), is refused with EROFS (the read-only file system the rest of the host is, so the
  * command and the refusal detector say what they say of any write outside) unless the layer
  * takes it: at the top, a dot-entry or one of the profile's home_tool_dirs (sandbox/home_own.h).
  * Every other call goes on at once. The parent is found as the caller sees it (its root, cwd or
@@ -30,4 +31,7 @@ bool home_create_guard_judge(struct home_create_guard *g, pid_t pid, const struc
                              int *error);
 /* A rename onto the path at addr (dirfd as the caller passed it): 0 or a positive errno. */
 int home_create_guard_rename(struct home_create_guard *g, pid_t pid, int dirfd, uint64_t addr);
+/* An unlink, rmdir or a rename's source: the name at addr removed from the home's top, which
+ * the layer does not take (not a dot-entry or tool folder): EROFS, as a new name there; else 0. */
+int home_create_guard_remove(struct home_create_guard *g, pid_t pid, int dirfd, uint64_t addr);
 #endif

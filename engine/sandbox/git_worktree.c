@@ -417,7 +417,8 @@ static int own_folder(const char *gitfile, const char *workspace, struct mnt_err
 }
 
 /* The admin folders in worktrees/ (but own, the workspace's) whose worktree lies outside the
- * workspace (by the path their gitdir holds, as git reads it): their HEAD and index read-only,
+ * workspace (by the path their gitdir holds, as git reads it) and is there: their HEAD and
+ * index read-only,
  * so that the person's checkout there keeps its branch and staged changes whatever a command
  * does (`rm -rf` of the folder stops at them); the rest stays writable, for the HEAD.lock and
  * logs/HEAD that `git gc` writes in each. */
@@ -440,7 +441,11 @@ static int others_state_readonly(const char *worktrees, const char *workspace, c
             abs = len ? path_absolute(buf, admin) : NULL;
         }
         bool inside = abs && path_is_within(abs, workspace);
-        if (own && strcmp(admin, own) == 0) {
+        struct stat st;
+        /* a worktree gone from the host (git calls its admin folder prunable), as git's own
+         * test asks it: no checkout to keep, and `git worktree prune` removes the folder */
+        bool gone = abs && stat(abs, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+        if ((own && strcmp(admin, own) == 0) || gone) {
             /* the workspace's own: writable, its folder the workspace */
         } else if (inside) {
             r = own_folder(abs, workspace, e);

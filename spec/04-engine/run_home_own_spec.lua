@@ -14,12 +14,13 @@ local hasnt = h.hasnt
 local REFUSED = "cordon: the sandbox refused a write to "
 
 --- A home holding a workspace (~/proj, a repository with one commit whose remote is
--- ~/bare.git), another project, a bare repository and a note; owned by uid when given.
+-- ~/bare.git), another project and a link to it, a bare repository and a note; owned by uid
+-- when given.
 -- Returns the run options and the home.
 local function setup(uid)
     local home = h.tmpdir()
     h.sh_ok(("cd %s && mkdir proj other-project .cache && echo mine > other-project/a"
-        .. " && echo note > notes.txt && git init -q --bare bare.git"
+        .. " && echo note > notes.txt && ln -s other-project link && git init -q --bare bare.git"
         .. " && cd proj && git init -q && git -c user.name=a -c user.email=a@b commit -q"
         .. " --allow-empty -m one && git remote add origin ../bare.git"):format(h.quote(home)))
     if uid then h.sh_ok(("chown -R %d:%d %s"):format(uid, uid, h.quote(home))) end
@@ -51,7 +52,8 @@ for _, who in ipairs(callers) do
             { "adding a worktree beside the workspace", "git worktree add -q ../wt", "/wt" },
             { "making a new folder at the home's top", "mkdir ~/newdir", "/newdir" },
             { "touching an existing note", "touch ~/notes.txt", "/notes.txt" },
-            { "removing a note (a read-only bind: EBUSY)", "rm ~/notes.txt", "/notes.txt" },
+            { "removing a note", "rm ~/notes.txt", "/notes.txt" },
+            { "removing a link at the home's top (no bind holds a link)", "rm ~/link", "/link" },
             { "making a new file at the home's top", "touch ~/notes2.txt", "/notes2.txt" },
             { "moving a dot-entry to a name of the person's", "echo t > ~/.t && mv ~/.t ~/t", "/t" },
         }
@@ -66,7 +68,7 @@ for _, who in ipairs(callers) do
                 -- nothing was kept for a later run to see
                 local after = ok(h.run_sh("cat ~/other-project/a; ls ~; git worktree list | wc -l;"
                     .. " git --git-dir=$HOME/bare.git for-each-ref | wc -l", o))
-                assert.are.equal("mine\nbare.git\nnotes.txt\nother-project\nproj\n1\n0\n", after.stdout)
+                assert.are.equal("mine\nbare.git\nlink\nnotes.txt\nother-project\nproj\n1\n0\n", after.stdout)
             end)
         end
 
@@ -95,7 +97,7 @@ for _, who in ipairs(callers) do
                 .. " && echo kept > .kept && rm -f notes.txt && mknod notes.txt c 0 0"):format(h.quote(upper)))
             if who.uid then h.sh_ok(("chown -R %d:%d %s"):format(who.uid, who.uid, h.quote(upper))) end
             local r = ok(h.run_sh("cat ~/other-project/a ~/notes.txt ~/.kept; ls ~", o))
-            assert.are.equal("mine\nnote\nkept\nbare.git\nnotes.txt\nother-project\nproj\n", r.stdout)
+            assert.are.equal("mine\nnote\nkept\nbare.git\nlink\nnotes.txt\nother-project\nproj\n", r.stdout)
         end)
 
         it("takes writes in a folder the profile names in home_tool_dirs #privileged", function()

@@ -4,7 +4,8 @@
 -- in-b), or the workspace is the linked worktree wt-a (its `.git` a file, the common dir
 -- outside). In each: `git worktree add` (three times), a commit in a linked worktree inside the
 -- workspace, `git pack-refs --all`, `git branch -D` of a packed branch, `git gc`, and `git
--- worktree add` + `move` + `remove` + `prune` of worktrees made in the run work; `git worktree
+-- worktree add` + `move` + `remove` + `prune` of worktrees made in the run work, and `prune`
+-- removes the admin folder of one that was there but that the person removed on the host; `git worktree
 -- add ../outside` is refused with git's one line and leaves no admin folder; moving or removing
 -- a worktree that was there at the start is refused with cordon's line, the host's worktree
 -- intact. After each row the host is checked as the person would: `git worktree list
@@ -85,6 +86,12 @@ end
 
 -- The rows both layouts share, run in workspace ws (whose linked worktrees are made in it).
 local function everyday(r, ws)
+    -- a worktree that was there at the start and that the person removed on the host: git calls
+    -- its admin folder prunable, and the run's `git worktree prune` removes it
+    local gone = r.root .. "/wt-gone"
+    host_git_ok(r, r.main, "worktree add -q -b g " .. h.quote(gone))
+    h.sh_ok("rm -rf " .. h.quote(gone))
+    assert.truthy(host_git_ok(r, r.main, "worktree list --porcelain"):find("prunable", 1, true))
     local res = ok(run(r, ws, [[
 set -e
 git worktree add -q -b c in-c && git worktree add -q -b d in-d && git worktree add -q -b e in-e
@@ -97,6 +104,16 @@ git worktree remove in-e && echo remove-ok
 rm -rf in-d2 && git worktree prune && echo prune-ok
 ]]))
     for _, step in ipairs({ "add", "pack", "branch", "gc", "move", "remove", "prune" }) do said(res, step) end
+    assert.is_nil(res.stderr:find("failed to delete", 1, true), h.describe(res))
+    assert.is_false(exists(r.common .. "/worktrees/wt-gone"))
+    -- one that a command makes look gone (a folder above it moved away) is not: prune keeps
+    -- its admin folder, whose pointers stay held, and the move back finds the worktree whole
+    local nest = ws .. "/nest/in-n"
+    host_git_ok(r, r.main, "worktree add -q -b n " .. h.quote(nest))
+    h.sh_ok("echo nest >> " .. h.quote(r.common .. "/info/exclude"))
+    run(r, ws, "mv nest nest2 && git worktree prune; mv nest2 nest")
+    assert.is_true(exists(r.common .. "/worktrees/in-n/commondir"), "in-n's admin folder pruned")
+    host_whole(r, { r.main, r.wt, nest })
     -- a commit in the worktree made in the run, and in a later run (it was there at its start)
     res = ok(run(r, ws, "cd in-c && echo two >> f && git commit -qam c-two && echo commit-ok"))
     said(res, "commit")
