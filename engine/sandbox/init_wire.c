@@ -108,6 +108,12 @@ const char *init_wire_strerror(long r)
 int init_wire_send(int sock, const struct init_wire_msg *msg, const void *payload, size_t len,
                    const int *fds, int nfds)
 {
+    return init_wire_send_flags(sock, msg, payload, len, fds, nfds, 0);
+}
+
+int init_wire_send_flags(int sock, const struct init_wire_msg *msg, const void *payload, size_t len,
+                         const int *fds, int nfds, int flags)
+{
     union {
         char buf[CMSG_SPACE(2 * sizeof(int))];
         struct cmsghdr align;
@@ -132,7 +138,7 @@ int init_wire_send(int sock, const struct init_wire_msg *msg, const void *payloa
         memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
     }
     ssize_t n;
-    RETRY_EINTR(n, sendmsg(sock, &m, MSG_NOSIGNAL));
+    RETRY_EINTR(n, sendmsg(sock, &m, MSG_NOSIGNAL | flags));
     return n < 0 ? -errno : 0;
 }
 

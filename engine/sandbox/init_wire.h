@@ -81,6 +81,9 @@ struct init_wire_status {
  * descriptors (0..2). 0 or -errno (-EPIPE: the other end is gone). */
 int init_wire_send(int sock, const struct init_wire_msg *msg, const void *payload, size_t len,
                    const int *fds, int nfds);
+/* The same with sendmsg's flags (MSG_DONTWAIT: a loop that must not block). */
+int init_wire_send_flags(int sock, const struct init_wire_msg *msg, const void *payload, size_t len,
+                         const int *fds, int nfds, int flags);
 /* A message with only a tag, a value and one descriptor (-1: none). 0 or -errno. */
 int init_wire_send_fd(int sock, enum init_wire_tag tag, int32_t value, int fd);
 
