@@ -1,15 +1,17 @@
-/* init_wire.h — the one wire between the controller and the sandbox's init (PID 1): every
- * message, in every phase (set-up, a `cordon run`'s command, a session), is one
- * SOCK_SEQPACKET packet on their socketpair made of a fixed header (struct init_wire_msg), a
- * payload of header.len bytes and up to two descriptors (SCM_RIGHTS). One enum names every tag;
- * init ends its set-up with INIT_WIRE_SETUP_DONE, so the controller takes what comes until then
- * instead of computing how many messages to expect. docs/architecture.md lists the messages
- * (tag, direction, phase, payload, descriptors).
+/* init_wire.h — Runs in: the controller and init (both ends; nothing here after vfork).
+ * The one wire between the controller and the sandbox's init (PID 1): every message, in every
+ * phase (set-up, a `cordon run`'s command, a session), is one SOCK_SEQPACKET packet on their
+ * socketpair made of a fixed header (struct init_wire_msg), a payload of header.len bytes and
+ * up to two descriptors (SCM_RIGHTS). One enum names every tag; init ends its set-up with
+ * INIT_WIRE_SETUP_DONE, so the controller takes what comes until then instead of computing how
+ * many messages to expect. docs/architecture.md lists the messages (tag, direction, phase,
+ * payload, descriptors).
  *
- * Runs in: the controller and init (both ends). The receiver checks every packet against the
- * tag's row (payload length, descriptors, flags): a short or truncated packet, an unknown tag or
- * a missing descriptor is an error (init_wire_strerror words it), never a crash. Uses: nothing
- * but the kernel; init_wire_parse is a pure function over bytes (fuzz/fuzz_init_wire.c). */
+ * The receiver checks every packet against the tag's row (payload length, descriptors, flags):
+ * a short or truncated packet, an unknown tag or a missing descriptor is an error
+ * (init_wire_strerror words it), never a crash. Uses: nothing but the kernel; init_wire_parse
+ * is a pure function over bytes (fuzz/fuzz_init_wire.c). Must never: act on a packet its row
+ * refuses, or leave a refused packet's descriptors open. */
 #ifndef CORDON_INIT_WIRE_H
 #define CORDON_INIT_WIRE_H
 #include <stddef.h>
