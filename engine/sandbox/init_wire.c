@@ -3,11 +3,15 @@
 
 #include <errno.h>
 #include <linux/filter.h>
+#include <stdbool.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
-#include "base/util.h"
+#include "base/fdpass.h"
+
+/* The wire's two descriptors are what fdpass carries at most. */
+_Static_assert(FDPASS_MAX == 2, "init_wire_recv's fds[2] is fdpass_recvv's array");
 
 /* What each tag may carry: payload bytes and descriptors (min..max), flags allowed. */
 struct tag_row {
@@ -114,10 +118,6 @@ int init_wire_send(int sock, const struct init_wire_msg *msg, const void *payloa
 int init_wire_send_flags(int sock, const struct init_wire_msg *msg, const void *payload, size_t len,
                          const int *fds, int nfds, int flags)
 {
-    union {
-        char buf[CMSG_SPACE(2 * sizeof(int))];
-        struct cmsghdr align;
-    } u;
     if (nfds < 0 || nfds > 2 || len > UINT32_MAX)
         return -EINVAL;
     struct init_wire_msg head = *msg;
@@ -126,20 +126,7 @@ int init_wire_send_flags(int sock, const struct init_wire_msg *msg, const void *
     head.pad = 0;
     struct iovec iov[2] = {{.iov_base = &head, .iov_len = sizeof head},
                            {.iov_base = (void *)payload, .iov_len = len}};
-    struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
-    if (nfds > 0) {
-        memset(u.buf, 0, sizeof u.buf);
-        m.msg_control = u.buf;
-        m.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-        memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
-    }
-    ssize_t n;
-    RETRY_EINTR(n, sendmsg(sock, &m, MSG_NOSIGNAL | flags));
-    return n < 0 ? -errno : 0;
+    return fdpass_sendv(sock, iov, len ? 2 : 1, fds, nfds, flags);
 }
 
 int init_wire_send_fd(int sock, enum init_wire_tag tag, int32_t value, int fd)
@@ -151,45 +138,19 @@ int init_wire_send_fd(int sock, enum init_wire_tag tag, int32_t value, int fd)
 long init_wire_recv(int sock, struct init_wire_msg *msg, void *buf, size_t cap, int fds[2],
                     int flags)
 {
-    union {
-        char buf[CMSG_SPACE(2 * sizeof(int))];
-        struct cmsghdr align;
-    } u;
     struct init_wire_msg head;
     struct iovec iov[2] = {{.iov_base = &head, .iov_len = sizeof head},
                            {.iov_base = buf, .iov_len = cap}};
-    struct msghdr m = {.msg_iov = iov,
-                       .msg_iovlen = cap ? 2 : 1,
-                       .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    fds[0] = fds[1] = -1;
+    bool cut;
     memset(msg, 0, sizeof *msg);
-    ssize_t n;
-    RETRY_EINTR(n, recvmsg(sock, &m, MSG_CMSG_CLOEXEC | flags));
+    long n = fdpass_recvv(sock, iov, cap ? 2 : 1, fds, flags, &cut);
     if (n < 0)
-        return -errno;
-    if (n == 0)
-        return -EPIPE;
-    int got = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (got < 2)
-                fds[got++] = fd;
-            else
-                close(fd);
-        }
-    }
-    long r =
-        (size_t)n < sizeof head
-            ? -EBADMSG
-            : check_head(&head, (size_t)n, got, (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0, msg);
+        return n;
+    int got = (fds[0] >= 0) + (fds[1] >= 0);
+    long r = (size_t)n < sizeof head ? -EBADMSG : check_head(&head, (size_t)n, got, cut, msg);
     if (r < 0)
-        for (int i = 0; i < got; i++)
-            close(fds[i]), fds[i] = -1;
+        for (int i = 0; i < 2; i++)
+            if (fds[i] >= 0)
+                close(fds[i]), fds[i] = -1;
     return r;
 }
