@@ -433,27 +433,17 @@ static void receive_filter(int sock, struct sc_program *prog)
     prog->len = (unsigned short)(body / sizeof(struct sock_filter));
 }
 
-/* INIT_WIRE_CONNECT: a socket connecting to the sandbox's 127.0.0.1:PORT, passed back at once
- * (init never waits for a connect; the controller sees it through). Only 127.0.0.1. */
-static void connect_inside(int ctl)
+void init_answer_connect(int ctl, const struct init_wire_msg *req, int send_flags)
 {
-    struct init_wire_msg req, reply = {.tag = INIT_WIRE_CONNECTED};
-    int fds[2];
-    long n = init_wire_recv(ctl, &req, NULL, 0, fds, MSG_DONTWAIT);
-    for (int i = 0; i < 2; i++) /* INIT_WIRE_CONNECT has none; another message might */
-        if (fds[i] >= 0)
-            close(fds[i]);
-    if (n < 0 || req.tag != INIT_WIRE_CONNECT)
-        return; /* nothing else comes this way while the command runs */
-    reply.id = req.id;
+    struct init_wire_msg reply = {.tag = INIT_WIRE_CONNECTED, .id = req->id};
     int fd = -1;
-    if (req.value < 1 || req.value > 65535) {
+    if (req->value < 1 || req->value > 65535) {
         reply.value = -EINVAL;
     } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
         reply.value = -errno;
     } else {
         struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_port = htons((uint16_t)req.value),
+                                 .sin_port = htons((uint16_t)req->value),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
             reply.value = -errno;
@@ -462,9 +452,22 @@ static void connect_inside(int ctl)
         }
     }
     (void)init_wire_send_flags(ctl, &reply, NULL, 0, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0,
-                               MSG_DONTWAIT);
+                               send_flags);
     if (fd >= 0)
         close(fd);
+}
+
+/* While `cordon run`'s command runs, only INIT_WIRE_CONNECT comes this way. */
+static void connect_inside(int ctl)
+{
+    struct init_wire_msg req;
+    int fds[2];
+    long n = init_wire_recv(ctl, &req, NULL, 0, fds, MSG_DONTWAIT);
+    for (int i = 0; i < 2; i++) /* INIT_WIRE_CONNECT has none; another message might */
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (n >= 0 && req.tag == INIT_WIRE_CONNECT)
+        init_answer_connect(ctl, &req, MSG_DONTWAIT);
 }
 
 /* A root caller's writable trees, idmapped by the controller (root_writes.h), or word that there

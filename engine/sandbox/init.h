@@ -70,4 +70,10 @@ CORDON_NORETURN void init_main(const struct init_params *p);
 /* The end of the set-up, told to the controller on ctl (INIT_WIRE_SETUP_DONE): after
  * init_prepare and what the caller adds to it, before init serves the socket. */
 void init_setup_done(int ctl);
+/* Answer INIT_WIRE_CONNECT req on ctl (`cordon run`'s init and a session's): a socket
+ * connecting to the sandbox's 127.0.0.1:PORT, passed back at once (init never waits for a
+ * connect; the controller sees it through), or the error. Only 127.0.0.1, never elsewhere.
+ * send_flags: sendmsg's (MSG_DONTWAIT: never block the supervisor). */
+struct init_wire_msg;
+void init_answer_connect(int ctl, const struct init_wire_msg *req, int send_flags);
 #endif

@@ -226,31 +226,6 @@ static void signal_group(int ctl, const struct init_wire_msg *req)
     (void)init_wire_send(ctl, &reply, NULL, 0, NULL, 0);
 }
 
-/* A published port's connection: a socket connecting to the sandbox's 127.0.0.1:port, passed
- * back at once (never waited for here: the controller sees the connect through). */
-static void connect_inside(int ctl, const struct init_wire_msg *req)
-{
-    struct init_wire_msg reply = {.tag = INIT_WIRE_CONNECTED, .id = req->id};
-    int fd = -1;
-    if (req->value < 1 || req->value > 65535) {
-        reply.value = -EINVAL;
-    } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
-        reply.value = -errno;
-    } else {
-        struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_port = htons((uint16_t)req->value),
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
-            reply.value = -errno;
-            close(fd);
-            fd = -1;
-        }
-    }
-    (void)init_wire_send(ctl, &reply, NULL, 0, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
-    if (fd >= 0)
-        close(fd);
-}
-
 /* Reap every zombie; report the commands' ends. true when init has no child left. */
 static bool reap(int ctl, struct leaders *leaders)
 {
@@ -355,7 +330,7 @@ void session_init_main(const struct init_params *p)
             signal_group(p->ctl_sock, &m);
             break;
         case INIT_WIRE_CONNECT:
-            connect_inside(p->ctl_sock, &m);
+            init_answer_connect(p->ctl_sock, &m, 0); /* a published port's connection */
             break;
         default:
             break;
