@@ -404,7 +404,7 @@ static void receive_fds(struct controller *c, char **command, const struct str_l
         struct init_wire_msg m;
         int fds[2];
         long r = init_wire_recv(c->ctl, &m, NULL, 0, fds, 0);
-        if (r == -EBADMSG || r == -EPROTO || r == -EBADF) {
+        if (init_wire_refused(r)) {
             char line[160];
             snprintf(line, sizeof line, "the sandbox's init sent %s during its set-up",
                      init_wire_strerror(r));

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct init_wire_msg m;
     long r = init_wire_parse(packet, n, nfds, truncated, &m);
     if (r < 0) {
-        ASSERT(r == -EBADMSG || r == -EPROTO || r == -EBADF);
+        ASSERT(init_wire_refused(r));
         ASSERT(init_wire_strerror(r)[0] != '\0');
         return 0;
     }
@@ -35,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ASSERT(m.tag != INIT_WIRE_STATUS || (size_t)r == sizeof(struct init_wire_status));
     struct init_wire_msg other;
     ASSERT(init_wire_parse(packet, n - 1, nfds, 0, &other) < 0);
-    ASSERT(init_wire_parse(packet, n, nfds + 1, 0, &other) == -EBADF);
+    ASSERT(init_wire_parse(packet, n, nfds + 1, 0, &other) == -EBADFD);
     if (nfds > 0)
-        ASSERT(init_wire_parse(packet, n, nfds - 1, 0, &other) == -EBADF);
+        ASSERT(init_wire_parse(packet, n, nfds - 1, 0, &other) == -EBADFD);
     return 0;
 }

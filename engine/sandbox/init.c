@@ -77,7 +77,7 @@ static long expect(int sock, enum init_wire_tag tag, const char *what, void *buf
 {
     struct init_wire_msg m;
     long r = init_wire_recv(sock, &m, buf, cap, fds, 0);
-    if (r == -EBADMSG || r == -EPROTO || r == -EBADF)
+    if (init_wire_refused(r))
         wire_failed(what, r);
     if (r < 0 || m.tag != tag)
         _exit(CORDON_EXIT_SETUP);

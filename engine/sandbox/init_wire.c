@@ -78,7 +78,7 @@ static long check_head(const struct init_wire_msg *head, size_t n, int nfds, int
         (msg->flags & ~row->flags) || msg->pad)
         return -EBADMSG;
     if (nfds != msg->nfds || nfds < row->min_fds || nfds > row->max_fds)
-        return -EBADF;
+        return -EBADFD;
     return (long)msg->len;
 }
 
@@ -93,6 +93,11 @@ long init_wire_parse(const void *packet, size_t n, int nfds, int truncated,
     return check_head(&head, n, nfds, truncated, msg);
 }
 
+bool init_wire_refused(long r)
+{
+    return r == -EBADMSG || r == -EPROTO || r == -EBADFD;
+}
+
 const char *init_wire_strerror(long r)
 {
     switch (r) {
@@ -100,7 +105,7 @@ const char *init_wire_strerror(long r)
         return "a message of the wrong length";
     case -EPROTO:
         return "a message of an unknown kind";
-    case -EBADF:
+    case -EBADFD:
         return "a message without the descriptors it carries";
     case -EPIPE:
         return "the other end is gone";

@@ -14,6 +14,7 @@
  * refuses, or leave a refused packet's descriptors open. */
 #ifndef CORDON_INIT_WIRE_H
 #define CORDON_INIT_WIRE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,10 +97,13 @@ long init_wire_recv(int sock, struct init_wire_msg *msg, void *buf, size_t cap, 
                     int flags);
 /* Check one packet as received: n bytes at packet, nfds descriptors came with it, truncated
  * when the kernel cut it or its descriptors. The header is copied to msg. Returns the payload
- * length, or -EBADMSG (a bad length or flag), -EPROTO (an unknown tag) or -EBADF (descriptors
+ * length, or -EBADMSG (a bad length or flag), -EPROTO (an unknown tag) or -EBADFD (descriptors
  * other than the tag's: one missing). */
 long init_wire_parse(const void *packet, size_t n, int nfds, int truncated,
                      struct init_wire_msg *msg);
+/* Is r one of init_wire_parse's refusals (a packet that is none of the wire's), rather than
+ * the socket's end or the kernel's error? */
+bool init_wire_refused(long r);
 /* What went wrong, in a few words, for an error of init_wire_recv: the three of
  * init_wire_parse, the end of the socket, or the kernel's. */
 const char *init_wire_strerror(long r);

@@ -136,7 +136,7 @@ static int wait_for_init(struct controller *c, const struct str_list *git_roots,
         struct init_wire_msg m;
         int fds[2];
         long r = init_wire_recv(c->ctl, &m, NULL, 0, fds, 0);
-        if (r == -EBADMSG || r == -EPROTO || r == -EBADF)
+        if (init_wire_refused(r))
             fprintf(stderr, "cordon: the sandbox's init sent %s during its set-up\n",
                     init_wire_strerror(r));
         if (r < 0)

@@ -121,6 +121,7 @@ static void expect_refused(const struct init_wire_msg *head, const void *payload
     CHECK(fds[0] == -1 && fds[1] == -1);
     CHECK_EQ_INT(lowest_free(), before);
     CHECK(init_wire_strerror(want)[0] != '\0');
+    CHECK(init_wire_refused(want));
     close(sv[0]);
     close(sv[1]);
 }
@@ -130,11 +131,11 @@ static void test_refused(void)
     struct init_wire_msg h = {.tag = INIT_WIRE_CONFIG, .nfds = 1};
     /* the config's descriptor missing, or one too many */
     struct init_wire_msg no_fd = {.tag = INIT_WIRE_CONFIG, .nfds = 0};
-    expect_refused(&no_fd, NULL, 0, 0, 0, -EBADF);
+    expect_refused(&no_fd, NULL, 0, 0, 0, -EBADFD);
     struct init_wire_msg said_one = {.tag = INIT_WIRE_CONFIG, .nfds = 1};
-    expect_refused(&said_one, NULL, 0, 0, 0, -EBADF); /* said one, none came */
+    expect_refused(&said_one, NULL, 0, 0, 0, -EBADFD); /* said one, none came */
     struct init_wire_msg two = {.tag = INIT_WIRE_CONFIG, .nfds = 2};
-    expect_refused(&two, NULL, 0, 2, 0, -EBADF);
+    expect_refused(&two, NULL, 0, 2, 0, -EBADFD);
     /* three descriptors: more than the wire carries, cut by the kernel */
     expect_refused(&h, NULL, 0, 3, 0, -EBADMSG);
     /* an unknown tag, tag 0, a flag the tag has not, padding set */
@@ -172,9 +173,10 @@ static void test_short(void)
     struct init_wire_msg ok = {.tag = INIT_WIRE_PTY, .nfds = 1};
     CHECK_EQ_INT(init_wire_parse(&ok, sizeof ok, 1, 0, &m), 0);
     CHECK_EQ_INT(init_wire_parse(&ok, sizeof ok, 1, 1, &m), -EBADMSG); /* truncated */
-    CHECK_EQ_INT(init_wire_parse(&ok, sizeof ok, 0, 0, &m), -EBADF);
+    CHECK_EQ_INT(init_wire_parse(&ok, sizeof ok, 0, 0, &m), -EBADFD);
     CHECK(strcmp(init_wire_tag_name(INIT_WIRE_PTY), "INIT_WIRE_PTY") == 0);
     CHECK(strcmp(init_wire_tag_name(200), "an unknown tag") == 0);
+    CHECK(!init_wire_refused(-EPIPE) && !init_wire_refused(-EBADF) && !init_wire_refused(0));
     /* -EAGAIN without a message */
     CHECK_EQ_INT(init_wire_recv(sv[1], &m, NULL, 0, fds, MSG_DONTWAIT), -EAGAIN);
     close(sv[0]);
