@@ -180,7 +180,7 @@ FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
 FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules: \
                  dns:engine/proxy/dns_msg.c sni:engine/proxy/sni_parse.c \
                  json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c \
-                 git_config:engine/base/git_config.c \
+                 git_config:engine/base/git_config.c init_wire:engine/sandbox/init_wire.c,engine/base/fdpass.c \
                  profile_cache:engine/policy/profile_cache.c,engine/policy/trust.c,engine/base/util.c,engine/base/log.c,engine/base/sha256.c,engine/base/json_read.c,engine/base/json_write.c
 # The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state; the profile
 # cache's reads its table dumps into one.

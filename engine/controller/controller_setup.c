@@ -26,6 +26,7 @@
 #include "policy/layer_dirs.h"
 #include "base/cordon_dirs.h"
 #include "base/fdpass.h"
+#include "sandbox/init_wire.h"
 #include "sandbox/init.h"
 #include "sandbox/loopback_guard.h"
 #include "sandbox/mount_ops.h"
@@ -577,25 +578,18 @@ fail:
 
 /* The extra listeners of this process's sandbox (see controller_setup.h). */
 static struct {
-    int expected;
     int dns_udp, dns_tcp, transparent;
     bool no_transparent; /* init said the kernel cannot; the profile goes on without */
-} extra = {0, -1, -1, -1, false};
+} extra = {-1, -1, -1, false};
 
-int controller_extra_listeners(void)
+bool controller_take_listener(enum init_wire_tag tag, int fd)
 {
-    return extra.expected;
-}
-
-bool controller_take_listener(char tag, int fd)
-{
-    int *slot = tag == INIT_MSG_DNS_UDP       ? &extra.dns_udp
-                : tag == INIT_MSG_DNS_TCP     ? &extra.dns_tcp
-                : tag == INIT_MSG_TRANSPARENT ? &extra.transparent
-                                              : NULL;
-    if (tag == INIT_MSG_NO_TRANSPARENT) {
+    int *slot = tag == INIT_WIRE_DNS_UDP       ? &extra.dns_udp
+                : tag == INIT_WIRE_DNS_TCP     ? &extra.dns_tcp
+                : tag == INIT_WIRE_TRANSPARENT ? &extra.transparent
+                                               : NULL;
+    if (tag == INIT_WIRE_NO_TRANSPARENT) {
         extra.no_transparent = true;
-        close(fd); /* a placeholder */
         return true;
     }
     if (!slot)
@@ -845,12 +839,10 @@ void controller_limit_news(const struct sandbox_config *cfg, const struct cgroup
 
 int controller_send_config(int ctl, const struct sandbox_config *cfg)
 {
-    extra.expected =
-        cfg->net_unrestricted ? 0 : 2 + (cfg->net_transparent != NET_TRANSPARENT_OFF ? 1 : 0);
     int fd = memfd_create("cordon-config", MFD_CLOEXEC);
     int r = fd < 0 ? -errno : config_wire_write(fd, cfg);
     if (r == 0)
-        r = fdpass_send(ctl, fd, INIT_MSG_CONFIG);
+        r = init_wire_send_fd(ctl, INIT_WIRE_CONFIG, 0, fd);
     if (fd >= 0)
         close(fd);
     return r;
@@ -858,8 +850,7 @@ int controller_send_config(int ctl, const struct sandbox_config *cfg)
 
 static void tell_init_to_abort(int ctl)
 {
-    char abort_msg = INIT_MSG_ABORT;
-    (void)send(ctl, &abort_msg, 1, MSG_NOSIGNAL);
+    (void)init_wire_send_fd(ctl, INIT_WIRE_ABORT, 0, -1);
 }
 
 int controller_compile_network(int ctl, char *err, size_t errlen)
@@ -877,13 +868,8 @@ int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_
         tell_init_to_abort(ctl);
         return -1;
     }
-    size_t len = (size_t)prog->len * sizeof prog->insns[0];
-    char *msg = xmalloc(len + 1);
-    msg[0] = INIT_MSG_FILTER;
-    memcpy(msg + 1, prog->insns, len);
-    int r = send(ctl, msg, len + 1, MSG_NOSIGNAL) < 0 ? -errno : 0;
-    free(msg);
-    return r;
+    struct init_wire_msg m = {.tag = INIT_WIRE_FILTER};
+    return init_wire_send(ctl, &m, prog->insns, (size_t)prog->len * sizeof prog->insns[0], NULL, 0);
 }
 
 /* --publish [HOSTADDR:]HOSTPORT:PORT (HOSTADDR may be bracketed: [::1]). 0, or -1 with err. */

@@ -10,6 +10,7 @@
 #include <semaphore.h>
 #include <sys/types.h>
 #include "sandbox/cgroup.h"
+#include "sandbox/init_wire.h"
 #include "sandbox/sandbox-t.h"
 #include "sandbox/seccomp_filter.h"
 
@@ -107,13 +108,11 @@ int controller_compile_network(int ctl, char *err, size_t errlen);
 int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_program *prog,
                            char *err, size_t errlen);
 
-/* The listeners init hands over beside the proxy's two (the resolver's, the transparent one),
- * for the sandbox whose configuration controller_send_config() sent last: how many to expect,
- * take one (false: the tag is not one of them), and give those taken to the proxy (closed
- * without one). One sandbox per controller process. */
+/* The listeners init hands over beside the proxy's two (the resolver's, the transparent one):
+ * take one (false: the tag is not one of them; fd is -1 for INIT_WIRE_NO_TRANSPARENT), and give
+ * those taken to the proxy (closed without one). One sandbox per controller process. */
 struct proxy;
-int controller_extra_listeners(void);
-bool controller_take_listener(char tag, int fd);
+bool controller_take_listener(enum init_wire_tag tag, int fd);
 void controller_attach_listeners(struct proxy *px);
 struct port_relay;
 /* Publish what --publish [HOSTADDR:]HOSTPORT:PORT asked for (flags->publish) on ports. 0, or -1

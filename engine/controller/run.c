@@ -31,8 +31,8 @@
 #include "base/clock.h"
 #include "controller/prompt.h"
 #include "base/evloop.h"
-#include "base/fdpass.h"
 #include "sandbox/init.h"
+#include "sandbox/init_wire.h"
 #include "base/log.h"
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
@@ -157,7 +157,7 @@ struct controller {
     bool tty_raw;
     struct termios saved_tty;
     bool have_status;
-    struct init_status status;
+    struct init_wire_status status;
     int init_wait_status;
     bool init_done;
     struct ev_io sig_w, ctl_w, master_w, stdin_w;
@@ -238,36 +238,25 @@ static void on_signal(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         handle_signal(c, (int)si.ssi_signo);
 }
 
-/* One message from init: its report of the command's end (struct init_status), or the answer
- * to a published port's INIT_MSG_CONNECT (with the socket when it connects). */
+/* One message from init: its report of the command's end (INIT_WIRE_STATUS), or the answer to
+ * a published port's INIT_WIRE_CONNECT (with the socket when it connects). */
 static void read_status(struct controller *c)
 {
-    union {
-        struct init_status status;
-        struct init_connect connect;
-    } m;
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    struct msghdr msg = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-    ssize_t n = recvmsg(c->ctl, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-    int fd = -1;
-    for (struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h))
-        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
-            memcpy(&fd, CMSG_DATA(h), sizeof(int));
-    if (n == (ssize_t)sizeof m.status && m.status.tag == 'S') {
-        c->status = m.status;
+    struct init_wire_msg m;
+    struct init_wire_status status;
+    int fds[2];
+    long n = init_wire_recv(c->ctl, &m, &status, sizeof status, fds, MSG_DONTWAIT);
+    if (n >= 0 && m.tag == INIT_WIRE_STATUS) {
+        c->status = status;
         c->have_status = true;
-    } else if (n == (ssize_t)sizeof m.connect && m.connect.tag == INIT_MSG_CONNECTED && c->ports) {
-        int got = fd >= 0 ? fd : m.connect.value < 0 ? m.connect.value : -EBADMSG;
-        port_relay_inside_connected(c->ports, m.connect.id, got);
-        fd = -1;
+    } else if (n >= 0 && m.tag == INIT_WIRE_CONNECTED && c->ports) {
+        int got = fds[0] >= 0 ? fds[0] : m.value < 0 ? m.value : -EBADMSG;
+        port_relay_inside_connected(c->ports, m.id, got);
+        fds[0] = -1;
     }
-    if (fd >= 0)
-        close(fd);
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
 }
 
 /* A published port's connection: ask init for a socket connected inside (port_relay.h). */
@@ -276,8 +265,8 @@ static int connect_inside(void *ctx, unsigned id, unsigned port)
     struct controller *c = ctx;
     if (c->have_status)
         return -ESHUTDOWN; /* the command has ended: init serves nothing more */
-    struct init_connect m = {.tag = INIT_MSG_CONNECT, .id = id, .value = (int32_t)port};
-    return send(c->ctl, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
+    struct init_wire_msg m = {.tag = INIT_WIRE_CONNECT, .id = id, .value = (int32_t)port};
+    return init_wire_send_flags(c->ctl, &m, NULL, 0, NULL, 0, MSG_DONTWAIT);
 }
 
 static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
@@ -403,44 +392,53 @@ static void supervise(struct controller *c)
         ;
 }
 
-/* Take the fds init hands over (pty master, proxy listeners, host ports' listeners) until each
- * expected one came. EOF means init failed its set-up; it said why on stderr, and supervise()
- * sees it exit. */
-static void receive_fds(struct controller *c, bool want_pty, bool want_proxy, size_t host_ports,
-                        char **command, const struct str_list *git_roots,
+CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *msg);
+
+/* Take what init hands over (pty master, proxy listeners, host ports' listeners, the rename
+ * listener) until it says its set-up is done. EOF means init failed its set-up; it said why on
+ * stderr, and supervise() sees it exit. A message that is none of the wire's ends the run. */
+static void receive_fds(struct controller *c, char **command, const struct str_list *git_roots,
                         const struct sandbox_config *cfg, int *http_fd, int *socks_fd)
 {
-    int expected = (want_pty ? 1 : 0) + 1 /* the rename listener */ +
-                   (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
-    while (expected-- > 0) {
-        char tag = 0;
-        int fd = fdpass_recv(c->ctl, &tag);
-        if (fd < 0)
+    for (;;) {
+        struct init_wire_msg m;
+        int fds[2];
+        long r = init_wire_recv(c->ctl, &m, NULL, 0, fds, 0);
+        if (init_wire_refused(r)) {
+            char line[160];
+            snprintf(line, sizeof line, "the sandbox's init sent %s during its set-up",
+                     init_wire_strerror(r));
+            stop_init_and_die(c, line);
+        }
+        if (r < 0)
             return;
-        switch (tag) {
-        case INIT_MSG_PTY:
+        int fd = fds[0];
+        switch (m.tag) {
+        case INIT_WIRE_SETUP_DONE:
+            return;
+        case INIT_WIRE_PTY:
             c->master = fd;
             pty_copy_winsize(STDIN_FILENO, c->master);
             c->tty_raw = pty_raw_mode(STDIN_FILENO, &c->saved_tty) == 0;
             break;
-        case INIT_MSG_HTTP_LISTENER:
+        case INIT_WIRE_HTTP_LISTENER:
             *http_fd = fd;
             break;
-        case INIT_MSG_SOCKS_LISTENER:
+        case INIT_WIRE_SOCKS_LISTENER:
             *socks_fd = fd;
             break;
-        case INIT_MSG_HOST_PORT:
-        case INIT_MSG_HOST_PORT6:
+        case INIT_WIRE_HOST_PORT:
+        case INIT_WIRE_HOST_PORT6:
             if (!c->ports)
                 c->ports = port_relay_new(&c->loop, command);
             if (port_relay_add_host_port(c->ports, fd) < 0)
                 LOG_E("run", "a host port's listener cannot be served: its connections fail");
             break;
-        case INIT_MSG_RENAME_NOTIFY:
+        case INIT_WIRE_RENAME_NOTIFY:
             c->git = git_publish_start(fd, git_roots, cfg);
             break;
         default:
-            if (!controller_take_listener(tag, fd))
+            if (!controller_take_listener((enum init_wire_tag)m.tag, fd) && fd >= 0)
                 close(fd);
             break;
         }
@@ -785,8 +783,7 @@ int run_main(int argc, char **argv)
     set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1], &ro_absent);
 
     int http_fd = -1, socks_fd = -1;
-    receive_fds(&c, want_pty, !cfg.net_unrestricted, cfg.n_host_ports, flags.command,
-                git_guards_roots(c.guard), &cfg, &http_fd, &socks_fd);
+    receive_fds(&c, flags.command, git_guards_roots(c.guard), &cfg, &http_fd, &socks_fd);
     /* The view is built (the rename listener comes after it): from now on every repository
      * is held inside as it appears, found off this thread. */
     (void)git_guards_watch(c.guard, c.hold, c.hold_err);

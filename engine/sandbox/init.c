@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <linux/filter.h>
-#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/signalfd.h>
@@ -25,6 +24,7 @@
 #include "sandbox/command.h"
 #include "sandbox/config_wire.h"
 #include "base/fdpass.h"
+#include "sandbox/init_wire.h"
 #include "sandbox/fsview.h"
 #include "sandbox/grants.h"
 #include "sandbox/home_view.h"
@@ -58,6 +58,30 @@ CORDON_NORETURN static void setup_failed(const char *what, int err)
     fprintf(stderr, "cordon: sandbox set-up: %s%s%s\n", what, err ? ": " : "",
             err ? strerror(err) : "");
     _exit(CORDON_EXIT_SETUP);
+}
+
+/* A message from the controller that is no message of the wire (init_wire.h): one line. Its
+ * end (EPIPE) says nothing: the controller stopped on an error it printed itself. */
+CORDON_NORETURN static void wire_failed(const char *what, long r)
+{
+    if (r == -EPIPE)
+        _exit(CORDON_EXIT_SETUP);
+    fprintf(stderr, "cordon: sandbox set-up: %s: %s\n", what, init_wire_strerror(r));
+    _exit(CORDON_EXIT_SETUP);
+}
+
+/* The next message from the controller, which must be tag: its payload's length. Another
+ * message (INIT_WIRE_ABORT) or the socket's end: the controller failed and says why itself. */
+static long expect(int sock, enum init_wire_tag tag, const char *what, void *buf, size_t cap,
+                   int fds[2])
+{
+    struct init_wire_msg m;
+    long r = init_wire_recv(sock, &m, buf, cap, fds, 0);
+    if (init_wire_refused(r))
+        wire_failed(what, r);
+    if (r < 0 || m.tag != tag)
+        _exit(CORDON_EXIT_SETUP);
+    return r;
 }
 
 /* PR_SET_PDEATHSIG fires only if the parent dies after it is set: check it has not already. */
@@ -123,10 +147,12 @@ static int network_failed(struct network *n, const char *what, int err)
     return -1;
 }
 
-static int send_fd(struct network *n, int fd, char tag, const char *what)
+/* fd (closed here) with tag, or tag alone when fd is -1. */
+static int send_fd(struct network *n, int fd, enum init_wire_tag tag, const char *what)
 {
-    int r = fdpass_send(n->ctl, fd, tag);
-    close(fd);
+    int r = init_wire_send_fd(n->ctl, tag, 0, fd);
+    if (fd >= 0)
+        close(fd);
     return r < 0 ? network_failed(n, what, -r) : 0;
 }
 
@@ -154,10 +180,10 @@ static int make_network(struct network *n)
     int r, udp, tcp;
     static const struct {
         uint16_t port;
-        char tag;
+        enum init_wire_tag tag;
     } proxy[] = {
-        {PROXY_HTTP_PORT, INIT_MSG_HTTP_LISTENER},
-        {PROXY_SOCKS_PORT, INIT_MSG_SOCKS_LISTENER},
+        {PROXY_HTTP_PORT, INIT_WIRE_HTTP_LISTENER},
+        {PROXY_SOCKS_PORT, INIT_WIRE_SOCKS_LISTENER},
     };
     if ((r = ns_unshare_net()) < 0)
         return network_failed(n, "creating the network namespace", -r);
@@ -171,11 +197,12 @@ static int make_network(struct network *n)
     }
     if ((r = netns_dns_listeners(&udp, &tcp)) < 0)
         return network_failed(n, "creating the resolver's sockets", -r);
-    if (send_fd(n, udp, INIT_MSG_DNS_UDP, "passing the resolver's sockets to the controller") < 0) {
+    if (send_fd(n, udp, INIT_WIRE_DNS_UDP, "passing the resolver's sockets to the controller") <
+        0) {
         close(tcp);
         return -1;
     }
-    return send_fd(n, tcp, INIT_MSG_DNS_TCP, "passing the resolver's sockets to the controller");
+    return send_fd(n, tcp, INIT_WIRE_DNS_TCP, "passing the resolver's sockets to the controller");
 }
 
 /* network.transparent: every TCP connection from inside not to its loopback lands on one more
@@ -186,20 +213,14 @@ static struct netns_transparent transparent = {.listen_fd = -1};
 
 static int transparent_started(struct network *n, const struct sandbox_config *cfg)
 {
-    int fd;
-    char tag = INIT_MSG_TRANSPARENT;
     if (netns_transparent_start(&transparent, n->no_transparent, sizeof n->no_transparent) < 0) {
         if (cfg->net_transparent == NET_TRANSPARENT_REQUIRED)
             return -1;
-        tag = INIT_MSG_NO_TRANSPARENT;
-        /* The placeholder the message needs is no file: on the thread, init may be building
-         * /dev at this very moment. */
-        if ((fd = eventfd(0, EFD_CLOEXEC)) < 0)
-            return network_failed(n, "making the transparent listener's placeholder", errno);
-    } else {
-        fd = transparent.listen_fd;
+        return send_fd(n, -1, INIT_WIRE_NO_TRANSPARENT,
+                       "passing the transparent listener to the controller");
     }
-    return send_fd(n, fd, tag, "passing the transparent listener to the controller");
+    return send_fd(n, transparent.listen_fd, INIT_WIRE_TRANSPARENT,
+                   "passing the transparent listener to the controller");
 }
 
 /* The listeners of the host ports granted (network.host_ports), on the sandbox's 127.0.0.1,
@@ -220,7 +241,7 @@ static int hand_over_host_ports(struct network *n, const struct sandbox_config *
                 close(fd);
             return network_failed(n, "creating the listener of a host port", r);
         }
-        if ((r = fdpass_send(n->ctl, fd, INIT_MSG_HOST_PORT)) < 0) {
+        if ((r = init_wire_send_fd(n->ctl, INIT_WIRE_HOST_PORT, 0, fd)) < 0) {
             close(fd);
             return network_failed(n, "passing a host port's listener to the controller", -r);
         }
@@ -232,8 +253,8 @@ static int hand_over_host_ports(struct network *n, const struct sandbox_config *
         bool v6 = fd6 >= 0 && setsockopt(fd6, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
                   setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
                   bind(fd6, (struct sockaddr *)&sa6, sizeof sa6) == 0 && listen(fd6, 256) == 0;
-        r = v6 ? fdpass_send(n->ctl, fd6, INIT_MSG_HOST_PORT6)
-               : fdpass_send(n->ctl, fd, INIT_MSG_NO_HOST_PORT6);
+        r = v6 ? init_wire_send_fd(n->ctl, INIT_WIRE_HOST_PORT6, 0, fd6)
+               : init_wire_send_fd(n->ctl, INIT_WIRE_NO_HOST_PORT6, 0, -1);
         if (fd6 >= 0)
             close(fd6);
         close(fd);
@@ -377,10 +398,10 @@ static void set_up_network(struct network *n, int ctl, const struct sandbox_conf
  * failed to resolve the profile, says why itself, and no command runs. */
 static void receive_config(int sock, struct sandbox_config *cfg)
 {
-    char tag = 0, err[256];
-    int fd = fdpass_recv(sock, &tag);
-    if (fd < 0 || tag != INIT_MSG_CONFIG)
-        _exit(CORDON_EXIT_SETUP);
+    char err[256];
+    int fds[2];
+    (void)expect(sock, INIT_WIRE_CONFIG, "receiving the configuration", NULL, 0, fds);
+    int fd = fds[0];
     if (config_wire_read(fd, cfg, err, sizeof err) < 0) {
         fprintf(stderr, "cordon: %s\n", err);
         _exit(CORDON_EXIT_SETUP);
@@ -391,36 +412,27 @@ static void receive_config(int sock, struct sandbox_config *cfg)
 /* Wait for the controller's filter; any other message or EOF means: do not run the command. */
 static void receive_filter(int sock, struct sc_program *prog)
 {
-    static struct sock_filter insns[BPF_MAXINSNS + 1];
-    static char buf[1 + sizeof insns];
-    ssize_t n;
-    RETRY_EINTR(n, recv(sock, buf, sizeof buf, 0));
-    size_t body = n > 0 ? (size_t)n - 1 : 0;
-    if (n <= 0 || buf[0] != INIT_MSG_FILTER || body == 0 ||
-        body % sizeof(struct sock_filter) != 0 || body / sizeof(struct sock_filter) > BPF_MAXINSNS)
-        _exit(CORDON_EXIT_SETUP); /* the controller reports why */
-    memcpy(insns, buf + 1, body);
+    static struct sock_filter insns[BPF_MAXINSNS];
+    int fds[2];
+    size_t body = (size_t)expect(sock, INIT_WIRE_FILTER, "receiving the seccomp filter", insns,
+                                 sizeof insns, fds);
+    if (body % sizeof(struct sock_filter) != 0)
+        wire_failed("receiving the seccomp filter", -EBADMSG);
     prog->insns = insns;
     prog->len = (unsigned short)(body / sizeof(struct sock_filter));
 }
 
-/* INIT_MSG_CONNECT: a socket connecting to the sandbox's 127.0.0.1:PORT, passed back at once
- * (init never waits for a connect; the controller sees it through). Only 127.0.0.1. */
-static void connect_inside(int ctl)
+void init_answer_connect(int ctl, const struct init_wire_msg *req, int send_flags)
 {
-    struct init_connect req, reply = {.tag = INIT_MSG_CONNECTED};
-    ssize_t n = recv(ctl, &req, sizeof req, MSG_DONTWAIT);
-    if (n != (ssize_t)sizeof req || req.tag != INIT_MSG_CONNECT)
-        return; /* nothing else comes this way while the command runs */
-    reply.id = req.id;
+    struct init_wire_msg reply = {.tag = INIT_WIRE_CONNECTED, .id = req->id};
     int fd = -1;
-    if (req.value < 1 || req.value > 65535) {
+    if (req->value < 1 || req->value > 65535) {
         reply.value = -EINVAL;
     } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
         reply.value = -errno;
     } else {
         struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_port = htons((uint16_t)req.value),
+                                 .sin_port = htons((uint16_t)req->value),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
             reply.value = -errno;
@@ -428,25 +440,23 @@ static void connect_inside(int ctl)
             fd = -1;
         }
     }
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    struct iovec iov = {.iov_base = &reply, .iov_len = sizeof reply};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        memset(u.buf, 0, sizeof u.buf);
-        msg.msg_control = u.buf;
-        msg.msg_controllen = sizeof u.buf;
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    }
-    (void)sendmsg(ctl, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)init_wire_send_flags(ctl, &reply, NULL, 0, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0,
+                               send_flags);
     if (fd >= 0)
         close(fd);
+}
+
+/* While `cordon run`'s command runs, only INIT_WIRE_CONNECT comes this way. */
+static void connect_inside(int ctl)
+{
+    struct init_wire_msg req;
+    int fds[2];
+    long n = init_wire_recv(ctl, &req, NULL, 0, fds, MSG_DONTWAIT);
+    for (int i = 0; i < 2; i++) /* INIT_WIRE_CONNECT has none; another message might */
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (n >= 0 && req.tag == INIT_WIRE_CONNECT)
+        init_answer_connect(ctl, &req, MSG_DONTWAIT);
 }
 
 /* A root caller's writable trees, idmapped by the controller (root_writes.h), or word that there
@@ -551,19 +561,17 @@ static void hand_over_rename_listener(int ctl, const struct sandbox_config *cfg)
 {
     /* new names in the home go to the controller too where its rule applies (home_own.h) */
     int r, fd = rename_notify_install(home_own_applies(cfg));
-    char tag = INIT_MSG_RENAME_NOTIFY;
-    if (fd < 0) {
+    if (fd < 0)
         fprintf(stderr,
                 "cordon: no rename supervision (%s): writes of the repository's protected git "
                 "config fail\n",
                 strerror(-fd));
-        tag = INIT_MSG_NO_RENAME_NOTIFY;
-        if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-            setup_failed("opening /dev/null", errno);
-    }
-    if ((r = fdpass_send(ctl, fd, tag)) < 0)
+    r = init_wire_send_fd(ctl, fd >= 0 ? INIT_WIRE_RENAME_NOTIFY : INIT_WIRE_NO_RENAME_NOTIFY, 0,
+                          fd >= 0 ? fd : -1);
+    if (r < 0)
         setup_failed("passing the rename listener to the controller", -r);
-    close(fd);
+    if (fd >= 0)
+        close(fd);
 }
 
 void init_prepare(const struct init_params *p, struct init_ready *out)
@@ -650,7 +658,7 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
         int master;
         if ((r = pty_open_pair(&master, &out->slave)) < 0)
             setup_failed("opening a pseudo-terminal", -r);
-        if ((r = fdpass_send(p->ctl_sock, master, INIT_MSG_PTY)) < 0)
+        if ((r = init_wire_send_fd(p->ctl_sock, INIT_WIRE_PTY, 0, master)) < 0)
             setup_failed("passing the pseudo-terminal to the controller", -r);
         close(master);
     }
@@ -665,6 +673,13 @@ void init_prepare(const struct init_params *p, struct init_ready *out)
         setup_failed("signalfd", errno);
 }
 
+void init_setup_done(int ctl)
+{
+    int r = init_wire_send_fd(ctl, INIT_WIRE_SETUP_DONE, 0, -1);
+    if (r < 0)
+        setup_failed("telling the controller the set-up is done", -r);
+}
+
 CORDON_NORETURN void init_main(const struct init_params *p)
 {
     struct init_ready ready;
@@ -673,6 +688,7 @@ CORDON_NORETURN void init_main(const struct init_params *p)
      * the exec resets itself). */
     command_note_ignored_signals();
     init_prepare(p, &ready);
+    init_setup_done(p->ctl_sock);
     struct sandbox_config cfg = ready.cfg;
     struct sc_program filter = ready.filter;
     int slave = ready.slave, sfd = ready.sfd;
@@ -725,7 +741,7 @@ CORDON_NORETURN void init_main(const struct init_params *p)
             break;
     }
 
-    struct init_status msg = {.tag = 'S'};
+    struct init_wire_status msg = {0};
     if (WIFSIGNALED(status)) {
         msg.signal = WTERMSIG(status);
         msg.exit_code = 128 + msg.signal;
@@ -738,6 +754,7 @@ CORDON_NORETURN void init_main(const struct init_params *p)
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
         ;
     home_view_release();
-    (void)write_all(p->ctl_sock, &msg, sizeof msg);
+    struct init_wire_msg head = {.tag = INIT_WIRE_STATUS};
+    (void)init_wire_send(p->ctl_sock, &head, &msg, sizeof msg, NULL, 0);
     _exit(msg.exit_code);
 }

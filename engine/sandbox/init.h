@@ -34,60 +34,15 @@ struct init_params {
     bool early_network;
 };
 
-/* What init reports on ctl_sock when the command has ended (tag 'S'). */
-struct init_status {
-    char tag;
-    int32_t exit_code; /* the command's, or 128+signal */
-    int32_t signal;    /* the terminating signal, 0 if it exited */
-};
-
-/* The controller clones init first, resolves the profile meanwhile and sends the result
- * (INIT_MSG_CONFIG); then it compiles the seccomp filter while init builds the view, and sends
- * it as one message: INIT_MSG_FILTER followed by the BPF instructions, or INIT_MSG_ABORT. */
-#define INIT_MSG_CONFIG 'C' /* first, with a memfd holding the resolved configuration */
-#define INIT_MSG_FILTER 'F'
-#define INIT_MSG_ABORT 'A'
-/* Messages from init, each carrying one fd: the proxy's two listeners, the resolver's two, the
- * host ports' listeners, the transparent listener and the pty master (in this order, those that
- * apply), then the status (struct init_status, no fd). */
-#define INIT_MSG_PTY 'P'
-#define INIT_MSG_HTTP_LISTENER 'H'
-#define INIT_MSG_SOCKS_LISTENER 'S'
-/* The sandbox's resolver (UDP and TCP on NETNS_DNS_ADDR:53) and, with network.transparent, the
- * listener every other TCP connection is redirected to, or INIT_MSG_NO_TRANSPARENT (with a
- * placeholder fd) when the kernel cannot and the profile goes on without. */
-#define INIT_MSG_DNS_UDP 'D'
-#define INIT_MSG_DNS_TCP 'd'
-#define INIT_MSG_TRANSPARENT 'X'
-#define INIT_MSG_NO_TRANSPARENT 'x'
-
-/* After the configuration, two per host port granted (network.host_ports, in its order): the
- * listeners on the sandbox's 127.0.0.1:PORT and [::1]:PORT whose connections the controller
- * carries to the host's 127.0.0.1:PORT (a client that tries localhost's ::1 first finds it too).
- * A sandbox without ::1 sends INIT_MSG_NO_HOST_PORT6 instead of the second, with the first
- * listener again (a message must carry an fd): the controller closes it. */
-#define INIT_MSG_HOST_PORT 'T'
-#define INIT_MSG_HOST_PORT6 'U'
-#define INIT_MSG_NO_HOST_PORT6 'N'
-
-/* Last of the set-up, after the filter came: the listener of init's rename filter
- * (sandbox/rename_notify.h), which the controller answers (controller/git_publish.h), or
- * INIT_MSG_NO_RENAME_NOTIFY with /dev/null when the kernel cannot: renames then go straight to
- * the kernel, and a write of a protected git config fails as before. */
-#define INIT_MSG_RENAME_NOTIFY 'R'
-#define INIT_MSG_NO_RENAME_NOTIFY 'r'
-
-/* While the command runs, the controller may ask init (cordon run's; a session's has its own
- * wire, session_wire.h) for a socket connected to the sandbox's 127.0.0.1:PORT, for a port
- * published to the host: INIT_MSG_CONNECT with value = PORT; init answers INIT_MSG_CONNECTED
- * with value = 0 and the socket (connecting, non-blocking), or value = -errno and no fd. */
-#define INIT_MSG_CONNECT 'O'
-#define INIT_MSG_CONNECTED 'o'
-struct init_connect {
-    char tag;
-    uint32_t id; /* the controller's, echoed */
-    int32_t value;
-};
+/* Everything init and the controller say to each other goes on ctl_sock as the messages of
+ * sandbox/init_wire.h (docs/architecture.md has their table): the controller clones init
+ * first, resolves the profile meanwhile and sends the result (INIT_WIRE_CONFIG); then it
+ * compiles the seccomp filter while init builds the view, and sends it (INIT_WIRE_FILTER) or
+ * INIT_WIRE_ABORT. Init hands over the proxy's, the resolver's, the host ports' and the
+ * transparent listeners, the pty master and the rename filter's listener (those that apply)
+ * and ends its set-up with INIT_WIRE_SETUP_DONE (init_setup_done). While the command runs, the
+ * controller may ask for a socket connected to the sandbox's 127.0.0.1:PORT
+ * (INIT_WIRE_CONNECT); `cordon run`'s init reports the command's end (INIT_WIRE_STATUS). */
 
 /* Where the proxy listens inside every sandbox with a network namespace. */
 #define PROXY_HTTP_PORT 18080
@@ -110,4 +65,13 @@ void init_prepare(const struct init_params *p, struct init_ready *out);
 /* Runs in the child of ns_clone_sandbox(); never returns. A set-up failure prints one line
  * and exits CORDON_EXIT_SETUP without running the command. */
 CORDON_NORETURN void init_main(const struct init_params *p);
+/* The end of the set-up, told to the controller on ctl (INIT_WIRE_SETUP_DONE): after
+ * init_prepare and what the caller adds to it, before init serves the socket. */
+void init_setup_done(int ctl);
+/* Answer INIT_WIRE_CONNECT req on ctl (`cordon run`'s init and a session's): a socket
+ * connecting to the sandbox's 127.0.0.1:PORT, passed back at once (init never waits for a
+ * connect; the controller sees it through), or the error. Only 127.0.0.1, never elsewhere.
+ * send_flags: sendmsg's (MSG_DONTWAIT: never block the supervisor). */
+struct init_wire_msg;
+void init_answer_connect(int ctl, const struct init_wire_msg *req, int send_flags);
 #endif

@@ -5,7 +5,7 @@
  * run_binds paths, the granted keyring files (the sockets' relays are grants.c's) and cordon's
  * own binary; the namespace that maps root alone (their idmap), a session's throwaway trial
  * namespace, the mark of a `cordon run` that could not keep the shift.
- * Uses: userns.c for the maps, fdpass.c, grants.c (relays), the new mount API (open_tree,
+ * Uses: userns.c for the maps, init_wire.c, grants.c (relays), the new mount API (open_tree,
  * mount_setattr).
  * Must never: give init a writable tree that is not idmapped with the sandbox's own user
  * namespace (init would then grant capabilities over the host's real owners), idmap anything
@@ -32,13 +32,13 @@
 #include <unistd.h>
 
 #include "base/cordon_dirs.h"
-#include "base/fdpass.h"
 #include "base/kernel_lacks.h"
 #include "base/log.h"
 #include "base/said_once.h"
 #include "base/sha256.h"
 #include "base/util.h"
 #include "sandbox/grants.h"
+#include "sandbox/init_wire.h"
 #include "sandbox/mount_ops.h"
 #include "sandbox/userns.h"
 
@@ -49,9 +49,8 @@ int root_writes_map(int ctl, pid_t init_pid, bool shift, char *err, size_t errle
         snprintf(err, errlen, "cannot write the sandbox's uid/gid maps: %s", strerror(-done));
         return -1;
     }
-    char msg[2] = {INIT_MSG_MAPS, (char)done};
     /* A failed send means init is gone already; it said why, and the next step sees it. */
-    (void)send(ctl, msg, sizeof msg, MSG_NOSIGNAL);
+    (void)init_wire_send_fd(ctl, INIT_WIRE_MAPS, done, -1);
     return done;
 }
 
@@ -147,7 +146,7 @@ int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_conf
         }
     }
     for (size_t i = 0; i < n && r == 0; i++)
-        r = fdpass_send(ctl, fds[i], INIT_MSG_IDMAPPED);
+        r = init_wire_send_fd(ctl, INIT_WIRE_IDMAPPED, 0, fds[i]);
     cfg->root_write_caps = r == 0;
     goto out;
 none:
@@ -164,10 +163,7 @@ none:
             fprintf(stderr, "cordon: %s (said once on this machine: cordon doctor lists it)\n",
                     line);
     }
-    int placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    r = placeholder < 0 ? -errno : fdpass_send(ctl, placeholder, INIT_MSG_NO_IDMAP);
-    if (placeholder >= 0)
-        close(placeholder);
+    r = init_wire_send_fd(ctl, INIT_WIRE_NO_IDMAP, 0, -1);
 out:
     for (size_t i = 0; i < made; i++)
         if (fds[i] >= 0)
@@ -180,16 +176,14 @@ out:
 
 int root_writes_wait_maps(int ctl)
 {
-    char msg[2];
-    ssize_t got;
-    RETRY_EINTR(got, recv(ctl, msg, sizeof msg, 0));
-    if (got < 0)
-        return -errno;
-    if (got == 0)
-        return -EPIPE;
-    if (got != (ssize_t)sizeof msg || msg[0] != INIT_MSG_MAPS)
+    struct init_wire_msg m;
+    int fds[2];
+    long r = init_wire_recv(ctl, &m, NULL, 0, fds, 0);
+    if (r < 0)
+        return (int)r;
+    if (m.tag != INIT_WIRE_MAPS)
         return -EBADMSG;
-    return msg[1] & (int)(NS_MAPS_UID | NS_MAPS_GID | NS_MAPS_SHIFT);
+    return m.value & (int)(NS_MAPS_UID | NS_MAPS_GID | NS_MAPS_SHIFT);
 }
 
 /* The first n of what init received, closed (each -1 after) when a later message is wrong. */
@@ -207,19 +201,17 @@ int root_writes_receive(int ctl, size_t n, int *fds)
     for (size_t i = 0; i < n; i++)
         fds[i] = -1;
     for (size_t i = 0; i < n; i++) {
-        char tag = 0;
-        int fd = fdpass_recv(ctl, &tag);
-        if (fd >= 0 && tag == INIT_MSG_NO_IDMAP && i == 0) {
-            close(fd);
+        struct init_wire_msg m;
+        int got[2];
+        long r = init_wire_recv(ctl, &m, NULL, 0, got, 0);
+        if (r == 0 && m.tag == INIT_WIRE_NO_IDMAP && i == 0)
             return 0;
-        }
-        if (fd < 0 || tag != INIT_MSG_IDMAPPED) {
-            if (fd >= 0)
-                close(fd);
+        if (r < 0 || m.tag != INIT_WIRE_IDMAPPED) {
+            close_received(got, 2);
             close_received(fds, i);
-            return fd < 0 ? fd : -EBADMSG;
+            return r < 0 ? (int)r : -EBADMSG;
         }
-        fds[i] = fd;
+        fds[i] = got[0];
     }
     return 1;
 }
@@ -229,18 +221,18 @@ int root_writes_receive_shift(int ctl, size_t n, int *fds)
     for (size_t i = 0; i < n; i++)
         fds[i] = -1;
     for (size_t i = 0; i < n; i++) {
-        char tag = 0;
-        int fd = fdpass_recv(ctl, &tag);
-        if (fd >= 0 && tag == INIT_MSG_SHIFT_BIND) {
-            fds[i] = fd;
+        struct init_wire_msg m;
+        int got[2];
+        long r = init_wire_recv(ctl, &m, NULL, 0, got, 0);
+        if (r == 0 && m.tag == INIT_WIRE_SHIFT_BIND) {
+            fds[i] = got[0];
             continue;
         }
-        if (fd >= 0)
-            close(fd);
-        if (fd >= 0 && tag == INIT_MSG_NO_SHIFT_BIND)
+        if (r == 0 && m.tag == INIT_WIRE_NO_SHIFT_BIND)
             continue;
+        close_received(got, 2);
         close_received(fds, i);
-        return fd < 0 ? fd : -EBADMSG;
+        return r < 0 ? (int)r : -EBADMSG;
     }
     return 0;
 }
@@ -581,20 +573,14 @@ out:
 
 int root_writes_shift_send(int ctl, struct root_shift *s)
 {
-    int r = 0, placeholder = -1;
+    int r = 0;
     for (size_t i = 0; i < s->n && r == 0; i++) {
-        if (s->fds[i] >= 0) {
-            r = fdpass_send(ctl, s->fds[i],
-                            i < s->n_trees ? INIT_MSG_IDMAPPED : INIT_MSG_SHIFT_BIND);
-            continue;
-        }
-        if (placeholder < 0 && (placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-            r = -errno;
+        if (s->fds[i] >= 0)
+            r = init_wire_send_fd(ctl, i < s->n_trees ? INIT_WIRE_IDMAPPED : INIT_WIRE_SHIFT_BIND,
+                                  0, s->fds[i]);
         else
-            r = fdpass_send(ctl, placeholder, INIT_MSG_NO_SHIFT_BIND);
+            r = init_wire_send_fd(ctl, INIT_WIRE_NO_SHIFT_BIND, 0, -1);
     }
-    if (placeholder >= 0)
-        close(placeholder);
     root_writes_shift_free(s);
     return r;
 }

@@ -33,7 +33,7 @@
  * says); then root_writes_shift_prepare + root_writes_shift_send, or root_writes_send, after the
  * configuration. Init side: root_writes_wait_maps before anything else, root_writes_receive and
  * root_writes_receive_shift after the configuration. Only for a caller whose real uid is 0; the
- * messages below go on init's control socket only then. Uses: userns.h, fdpass.h, the new mount
+ * messages below go on init's control socket only then. Uses: userns.h, init_wire.h, the new mount
  * API. */
 #ifndef CORDON_ROOT_WRITES_H
 #define CORDON_ROOT_WRITES_H
@@ -42,17 +42,12 @@
 #include <sys/types.h>
 #include "sandbox/sandbox-t.h"
 
-/* Controller to init: the maps written (one more byte: NS_MAPS_* bits), first of all; after
- * the configuration, one INIT_MSG_IDMAPPED tree per writable area (the workspace, then
- * cfg->writable in order) or one INIT_MSG_NO_IDMAP (with /dev/null: a message carries an fd).
- * Shifted, after the trees: one INIT_MSG_SHIFT_BIND per cfg->shift_binds entry (attached there by
- * init before the view is built), the home's layer folder (INIT_MSG_NO_SHIFT_BIND with /dev/null
- * when there is none), one per cfg->grant_binds entry, cordon's own binary (or none). */
-#define INIT_MSG_MAPS 'M'
-#define INIT_MSG_IDMAPPED 'I'
-#define INIT_MSG_NO_IDMAP 'i'
-#define INIT_MSG_SHIFT_BIND 'B'
-#define INIT_MSG_NO_SHIFT_BIND 'b'
+/* Controller to init (init_wire.h): the maps written (INIT_WIRE_MAPS, value: NS_MAPS_* bits),
+ * first of all; after the configuration, one INIT_WIRE_IDMAPPED tree per writable area (the
+ * workspace, then cfg->writable in order) or one INIT_WIRE_NO_IDMAP. Shifted, after the trees:
+ * one INIT_WIRE_SHIFT_BIND per cfg->shift_binds entry (attached there by init before the view
+ * is built), the home's layer folder (INIT_WIRE_NO_SHIFT_BIND when there is none), one per
+ * cfg->grant_binds entry, cordon's own binary (or none). */
 
 /* Host: write init's maps (ns_write_root_maps, shifted when shift is asked and can be) and tell
  * init which are done. The NS_MAPS_* bits, or -1 with one line in err. */
@@ -90,7 +85,7 @@ void root_writes_shift_free(struct root_shift *s);
 /* Host, unshifted maps, after the configuration went to init: the idmapped trees when
  * cfg->root_writes, the maps are both wide (maps: root_writes_map's result) and every tree takes
  * the idmap, and then cfg->root_write_caps is set (the seccomp filter, built next, depends on
- * it); else INIT_MSG_NO_IDMAP, with one line on stderr when the key asked for it. 0 or -errno
+ * it); else INIT_WIRE_NO_IDMAP, with one line on stderr when the key asked for it. 0 or -errno
  * (sending). */
 int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_config *cfg);
 /* Host, `cordon run`: its init is cloned before the profile is known, so whether to ask for the
@@ -108,7 +103,7 @@ int root_writes_wait_maps(int ctl);
 /* Init: n trees into fds (the workspace first), or none. 1 with trees, 0 without (fds all -1),
  * -errno when the controller sent anything else. */
 int root_writes_receive(int ctl, size_t n, int *fds);
-/* Init, shifted: the n captures after the trees (INIT_MSG_SHIFT_BIND; -1 for
- * INIT_MSG_NO_SHIFT_BIND). 0, or -errno (every fd then closed). */
+/* Init, shifted: the n captures after the trees (INIT_WIRE_SHIFT_BIND; -1 for
+ * INIT_WIRE_NO_SHIFT_BIND). 0, or -errno (every fd then closed). */
 int root_writes_receive_shift(int ctl, size_t n, int *fds);
 #endif

@@ -19,7 +19,7 @@
 #include "sandbox/devfs.h"
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
-#include "session/session_wire.h"
+#include "sandbox/init_wire.h"
 
 #define MAX_PUT_BACK 64
 
@@ -123,8 +123,8 @@ CORDON_NORETURN static void sandbox_main(const struct init_ready *ready, char *c
         pid_t w;
         while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
             if (w == cmd) {
-                struct sw_msg m = {.tag = SW_EXITED, .pid = outer, .value = st};
-                (void)sw_send(ctl, &m, NULL, 0, NULL, 0);
+                struct init_wire_msg m = {.tag = INIT_WIRE_EXITED, .pid = outer, .value = st};
+                (void)init_wire_send(ctl, &m, NULL, 0, NULL, 0);
                 cmd_done = true;
             }
         }

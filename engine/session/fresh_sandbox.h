@@ -16,7 +16,7 @@
 #include "sandbox/init.h"
 
 /* Returns the new sandbox's pid, or -errno. out_fd/err_fd are the command's stdout and stderr;
- * ctl is the controller's socket (the sandbox sends SW_EXITED for the command on it). */
+ * ctl is the controller's socket (the sandbox sends INIT_WIRE_EXITED for the command on it). */
 pid_t fresh_sandbox_spawn(const struct init_ready *ready, char *command, int out_fd, int err_fd,
                           int ctl);
 #endif

@@ -1,6 +1,6 @@
 /* session_ctl.c — see session_ctl.h. The session object, init's reports and the operations
  * that start and list jobs. A job is one `bash -c` of the session: created by an exec request,
- * told to init (SW_SPAWN), known by its pid once init reports it started, and done when init
+ * told to init (INIT_WIRE_SPAWN), known by its pid once init reports it started, and done when init
  * reports its bash ended. Its output comes through pipes whose write ends init hands to the
  * command: a foreground job's is streamed to the client that asked, a background job's is
  * appended to its capped log (session_jobs.c). Stopping jobs, turns and the session is
@@ -24,12 +24,12 @@
 #include "proxy/port_relay.h"
 #include "session/session_jobs.h"
 #include "session/session_init.h"
-#include "session/session_wire.h"
+#include "sandbox/init_wire.h"
 #include "base/util.h"
 
 /* ---- init's reports ----------------------------------------------------------------------- */
 
-static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
+static void on_started(struct session *s, const struct init_wire_msg *m, int log_fd)
 {
     struct job *j = NULL;
     for (struct job *k = s->jobs; k; k = k->next)
@@ -186,9 +186,9 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     (void)events;
     struct session *s = w->data;
     for (int rounds = 0; rounds < 4096; rounds++) {
-        struct sw_msg m;
+        struct init_wire_msg m;
         int fds[2];
-        long n = sw_recv(s->p.ctl, &m, NULL, 0, fds, MSG_DONTWAIT);
+        long n = init_wire_recv(s->p.ctl, &m, NULL, 0, fds, MSG_DONTWAIT);
         if (n == -EAGAIN)
             return;
         if (n < 0) {
@@ -196,22 +196,22 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
             return;
         }
         switch (m.tag) {
-        case SW_STARTED:
+        case INIT_WIRE_STARTED:
             on_started(s, &m, fds[0]);
             fds[0] = -1;
             break;
-        case SW_EXITED:
+        case INIT_WIRE_EXITED:
             on_exited(s, m.pid, m.value);
             break;
-        case SW_SIGNALED:
+        case INIT_WIRE_SIGNALED:
             job_stop_signaled(s, m.pid, m.value);
             break;
-        case SW_GONE:
+        case INIT_WIRE_GONE:
             on_gone(s, m.pid);
             break;
-        case SW_CONNECTED:
+        case INIT_WIRE_CONNECTED:
             if (s->p.ports) {
-                int got = m.pid < 0 ? m.pid : fds[0] >= 0 ? fds[0] : -EBADMSG;
+                int got = m.value < 0 ? m.value : fds[0] >= 0 ? fds[0] : -EBADMSG;
                 port_relay_inside_connected(s->p.ports, m.id, got);
                 fds[0] = -1;
             }
@@ -256,8 +256,8 @@ int session_connect_inside(void *ctx, unsigned id, unsigned port)
     struct session *s = ctx;
     if (s->shutting_down)
         return -ESHUTDOWN;
-    struct sw_msg m = {.tag = SW_CONNECT, .id = id, .value = (int32_t)port};
-    return sw_send(s->p.ctl, &m, NULL, 0, NULL, 0);
+    struct init_wire_msg m = {.tag = INIT_WIRE_CONNECT, .id = id, .value = (int32_t)port};
+    return init_wire_send(s->p.ctl, &m, NULL, 0, NULL, 0);
 }
 
 void session_op_publish(struct session *s, struct api_request *req, const char *host_addr,
@@ -391,8 +391,8 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
         return;
     }
     size_t len = strlen(e->command);
-    if (len == 0 || len > SW_MAX_COMMAND) {
-        api_respond_error(req, 400, "the command must be 1 to %d bytes", SW_MAX_COMMAND);
+    if (len == 0 || len > INIT_WIRE_MAX_COMMAND) {
+        api_respond_error(req, 400, "the command must be 1 to %d bytes", INIT_WIRE_MAX_COMMAND);
         return;
     }
     struct job *j = calloc(1, sizeof *j);
@@ -415,12 +415,11 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
         session_guard_check(s, NULL, false); /* what a background job planted is undone */
         if (w[1] < 0)
             w[1] = w[0]; /* a background job logs both streams to one file */
-        struct sw_msg m = {.tag = SW_SPAWN,
-                           .id = j->id,
-                           .value = (int32_t)len,
-                           .flags =
-                               (e->background ? SW_BACKGROUND : 0) | (j->fresh ? SW_FRESH : 0)};
-        r = sw_send(s->p.ctl, &m, e->command, len, w, 2);
+        struct init_wire_msg m = {.tag = INIT_WIRE_SPAWN,
+                                  .id = j->id,
+                                  .flags = (e->background ? INIT_WIRE_BACKGROUND : 0) |
+                                           (j->fresh ? INIT_WIRE_FRESH : 0)};
+        r = init_wire_send(s->p.ctl, &m, e->command, len, w, 2);
     }
     if (w[0] >= 0)
         close(w[0]);

@@ -1,6 +1,6 @@
 /* Runs in: controller (cordon-session). */
 /* session_ctl.h — the controller's side of a session: its jobs, and the link to init. It turns
- * API requests into messages to init (session_wire.h) and init's reports into job states,
+ * API requests into messages to init (sandbox/init_wire.h) and init's reports into job states,
  * streamed output, capped logs and answers. Single-threaded, on the controller's event loop.
  *
  * Stopping a group (a job, a turn, a timeout): TERM, a probe every 50 ms, KILL once the grace

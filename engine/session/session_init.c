@@ -32,7 +32,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "session/session_wire.h"
+#include "sandbox/init_wire.h"
 
 /* The pids of the commands' bash processes (and fresh sandboxes) still running: their end is
  * reported. A negative entry is a fresh sandbox: its own PID 1 reports its command's end, init
@@ -175,21 +175,22 @@ static pid_t start_command(const struct init_ready *ready, char **argv, const in
 }
 
 static void spawn(int ctl, const struct init_ready *ready, struct leaders *leaders,
-                  struct late_ro *late, const struct sw_msg *req, char *command, const int fds[2])
+                  struct late_ro *late, const struct init_wire_msg *req, char *command,
+                  const int fds[2])
 {
-    struct sw_msg reply = {.tag = SW_STARTED, .id = req->id};
+    struct init_wire_msg reply = {.tag = INIT_WIRE_STARTED, .id = req->id};
     if (late_ro_apply(&ready->cfg, late) < 0) { /* fail closed: nothing runs unprotected */
         for (int i = 0; i < 2; i++)
             if (fds[i] >= 0)
                 close(fds[i]);
         reply.pid = -EROFS;
-        (void)sw_send(ctl, &reply, NULL, 0, NULL, 0);
+        (void)init_wire_send(ctl, &reply, NULL, 0, NULL, 0);
         return;
     }
     if (!bash)
         bash = find_bash(&ready->cfg);
     char *argv[] = {bash, dash_c, command, NULL};
-    bool fresh = req->flags & SW_FRESH;
+    bool fresh = req->flags & INIT_WIRE_FRESH;
     pid_t pid = fresh ? fresh_sandbox_spawn(ready, command, fds[0], fds[1], ctl)
                       : start_command(ready, argv, fds);
     if (pid < 0 && fresh)
@@ -199,55 +200,30 @@ static void spawn(int ctl, const struct init_ready *ready, struct leaders *leade
             close(fds[i]);
     if (pid < 0) {
         reply.pid = -errno;
-        (void)sw_send(ctl, &reply, NULL, 0, NULL, 0);
+        (void)init_wire_send(ctl, &reply, NULL, 0, NULL, 0);
         return;
     }
     leaders_add(leaders, fresh ? -pid : pid);
     reply.pid = pid;
     int log = -1;
-    if (req->flags & SW_BACKGROUND) {
+    if (req->flags & INIT_WIRE_BACKGROUND) {
         log = open_log(pid);
         if (log < 0)
             reply.value = log; /* the controller says why; the command runs unlogged */
     }
-    (void)sw_send(ctl, &reply, NULL, 0, log >= 0 ? &log : NULL, log >= 0 ? 1 : 0);
+    (void)init_wire_send(ctl, &reply, NULL, 0, log >= 0 ? &log : NULL, log >= 0 ? 1 : 0);
     if (log >= 0)
         close(log);
 }
 
-static void signal_group(int ctl, const struct sw_msg *req)
+static void signal_group(int ctl, const struct init_wire_msg *req)
 {
-    struct sw_msg reply = {.tag = SW_SIGNALED, .id = req->id, .pid = req->pid};
+    struct init_wire_msg reply = {.tag = INIT_WIRE_SIGNALED, .id = req->id, .pid = req->pid};
     if (req->pid <= 1 || req->value < 0 || req->value >= NSIG)
         reply.value = -EINVAL; /* never 0, 1, -1 or a negative of them */
     else if (kill(-req->pid, req->value) < 0)
         reply.value = -errno;
-    (void)sw_send(ctl, &reply, NULL, 0, NULL, 0);
-}
-
-/* A published port's connection: a socket connecting to the sandbox's 127.0.0.1:port, passed
- * back at once (never waited for here: the controller sees the connect through). */
-static void connect_inside(int ctl, const struct sw_msg *req)
-{
-    struct sw_msg reply = {.tag = SW_CONNECTED, .id = req->id};
-    int fd = -1;
-    if (req->value < 1 || req->value > 65535) {
-        reply.pid = -EINVAL;
-    } else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
-        reply.pid = -errno;
-    } else {
-        struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_port = htons((uint16_t)req->value),
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
-            reply.pid = -errno;
-            close(fd);
-            fd = -1;
-        }
-    }
-    (void)sw_send(ctl, &reply, NULL, 0, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
-    if (fd >= 0)
-        close(fd);
+    (void)init_wire_send(ctl, &reply, NULL, 0, NULL, 0);
 }
 
 /* Reap every zombie; report the commands' ends. true when init has no child left. */
@@ -259,8 +235,9 @@ static bool reap(int ctl, struct leaders *leaders)
         int kind = leaders_remove(leaders, w);
         if (kind == 0)
             continue; /* an orphan the sandbox left to PID 1 */
-        struct sw_msg m = {.tag = kind == 1 ? SW_EXITED : SW_GONE, .pid = w, .value = st};
-        (void)sw_send(ctl, &m, NULL, 0, NULL, 0);
+        struct init_wire_msg m = {
+            .tag = kind == 1 ? INIT_WIRE_EXITED : INIT_WIRE_GONE, .pid = w, .value = st};
+        (void)init_wire_send(ctl, &m, NULL, 0, NULL, 0);
     }
     return w < 0 && errno == ECHILD;
 }
@@ -312,10 +289,13 @@ void session_init_main(const struct init_params *p)
             (void)dup2(null, fd);
         close(null);
     }
+    /* The controller waits for this before it answers anyone: the set-up is done, and what
+     * init had to say on the starter's terminal is said. */
+    init_setup_done(p->ctl_sock);
     struct leaders leaders = {0};
     struct late_ro late;
     late_ro_init(&ready.cfg, &late);
-    static char command[SW_MAX_COMMAND + 1];
+    static char command[INIT_WIRE_MAX_COMMAND + 1];
     struct pollfd pfd[2] = {{.fd = ready.sfd, .events = POLLIN},
                             {.fd = p->ctl_sock, .events = POLLIN}};
     for (;;) {
@@ -330,26 +310,27 @@ void session_init_main(const struct init_params *p)
         }
         if (!pfd[1].revents)
             continue;
-        struct sw_msg m;
+        struct init_wire_msg m;
         int fds[2];
-        long len = sw_recv(p->ctl_sock, &m, command, SW_MAX_COMMAND, fds, MSG_DONTWAIT);
+        long len =
+            init_wire_recv(p->ctl_sock, &m, command, INIT_WIRE_MAX_COMMAND, fds, MSG_DONTWAIT);
         if (len == -EAGAIN)
             continue;
-        if (len < 0 || m.tag == SW_SHUTDOWN) /* EOF: the controller is gone or done */
+        if (len < 0 || m.tag == INIT_WIRE_SHUTDOWN) /* EOF: the controller is gone or done */
             shut_down(p->ctl_sock, ready.sfd, &leaders, len < 0 ? 0 : m.value);
         switch (m.tag) {
-        case SW_SPAWN:
+        case INIT_WIRE_SPAWN:
             command[len] = '\0';
             if ((size_t)len == strlen(command) && len > 0) {
                 spawn(p->ctl_sock, &ready, &leaders, &late, &m, command, fds);
                 continue;
             }
             break;
-        case SW_SIGNAL:
+        case INIT_WIRE_SIGNAL:
             signal_group(p->ctl_sock, &m);
             break;
-        case SW_CONNECT:
-            connect_inside(p->ctl_sock, &m);
+        case INIT_WIRE_CONNECT:
+            init_answer_connect(p->ctl_sock, &m, 0); /* a published port's connection */
             break;
         default:
             break;

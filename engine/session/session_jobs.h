@@ -158,7 +158,7 @@ void job_finish_stream(struct job *j);
 void session_prune(struct session *s);
 
 /* session_stop.c */
-/* Init's answer to a signal or probe of group pgid (SW_SIGNALED). */
+/* Init's answer to a signal or probe of group pgid (INIT_WIRE_SIGNALED). */
 void job_stop_signaled(struct session *s, pid_t pgid, int result);
 /* j's group is gone (ok) or survived KILL: its stop batches are told, then pruning. */
 void job_stop_done(struct job *j, bool ok);

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "base/evloop.h"
-#include "base/fdpass.h"
 #include "sandbox/root_writes.h"
 #include "base/log.h"
 #include "base/session_socket.h"
@@ -46,7 +45,7 @@
 #include "session/session_ctl.h"
 #include "session/session_init.h"
 #include "session/session_paths.h"
-#include "session/session_wire.h"
+#include "sandbox/init_wire.h"
 #include "base/util.h"
 
 struct controller {
@@ -127,40 +126,38 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
     session_shut_down(c->session, "its owner exited");
 }
 
-/* Wait for the fds init hands over (proxy listeners, host ports' listeners), then ping it: a
- * reply means init finished its set-up and serves the socket. -1 when init failed (it said
- * why). */
-static int wait_for_init(struct controller *c, bool want_proxy, size_t host_ports,
-                         const struct str_list *git_roots, const struct sandbox_config *cfg,
-                         int *http_fd, int *socks_fd)
+/* Take what init hands over (proxy listeners, host ports' listeners, the rename listener)
+ * until it says its set-up is done, which means it serves the socket. -1 when init failed (it
+ * said why), or sent what is none of the wire's (said here). */
+static int wait_for_init(struct controller *c, const struct str_list *git_roots,
+                         const struct sandbox_config *cfg, int *http_fd, int *socks_fd)
 {
-    for (int expected = 1 /* the rename listener */ +
-                        (want_proxy ? 2 + 2 * (int)host_ports + controller_extra_listeners() : 0);
-         expected > 0; expected--) {
-        char tag = 0;
-        int fd = fdpass_recv(c->ctl, &tag);
-        if (fd < 0)
+    for (;;) {
+        struct init_wire_msg m;
+        int fds[2];
+        long r = init_wire_recv(c->ctl, &m, NULL, 0, fds, 0);
+        if (init_wire_refused(r))
+            fprintf(stderr, "cordon: the sandbox's init sent %s during its set-up\n",
+                    init_wire_strerror(r));
+        if (r < 0)
             return -1;
-        if (tag == INIT_MSG_RENAME_NOTIFY && !c->git)
+        int fd = fds[0];
+        if (m.tag == INIT_WIRE_SETUP_DONE)
+            return 0;
+        if (m.tag == INIT_WIRE_RENAME_NOTIFY && !c->git)
             c->git = git_publish_start(fd, git_roots, cfg);
-        else if (tag == INIT_MSG_HTTP_LISTENER)
+        else if (m.tag == INIT_WIRE_HTTP_LISTENER)
             *http_fd = fd;
-        else if (tag == INIT_MSG_SOCKS_LISTENER)
+        else if (m.tag == INIT_WIRE_SOCKS_LISTENER)
             *socks_fd = fd;
-        else if ((tag == INIT_MSG_HOST_PORT || tag == INIT_MSG_HOST_PORT6) && c->ports &&
+        else if ((m.tag == INIT_WIRE_HOST_PORT || m.tag == INIT_WIRE_HOST_PORT6) && c->ports &&
                  port_relay_add_host_port(c->ports, fd) == 0)
             continue;
-        else if (tag == INIT_MSG_HOST_PORT || tag == INIT_MSG_HOST_PORT6)
+        else if (m.tag == INIT_WIRE_HOST_PORT || m.tag == INIT_WIRE_HOST_PORT6)
             LOG_E("session", "a host port's listener cannot be served: its connections fail");
-        else if (!controller_take_listener(tag, fd))
+        else if (!controller_take_listener((enum init_wire_tag)m.tag, fd) && fd >= 0)
             close(fd);
     }
-    struct sw_msg ping = {.tag = SW_SIGNAL, .pid = 0}, reply;
-    int fds[2];
-    if (sw_send(c->ctl, &ping, NULL, 0, NULL, 0) < 0 ||
-        sw_recv(c->ctl, &reply, NULL, 0, fds, 0) < 0 || reply.tag != SW_SIGNALED)
-        return -1;
-    return 0;
 }
 
 /* A published port's connection into the sandbox, through the session's link to init (none
@@ -344,8 +341,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         c->ports = port_relay_new(&c->loop, label);
         port_relay_set_inside(c->ports, connect_inside, c);
     }
-    if (r == 0 && wait_for_init(c, !cfg.net_unrestricted, cfg.n_host_ports, git_guards_roots(guard),
-                                &cfg, &http_fd, &socks_fd) < 0)
+    if (r == 0 && wait_for_init(c, git_guards_roots(guard), &cfg, &http_fd, &socks_fd) < 0)
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
@@ -379,8 +375,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
             LOG_E("session", "the proxy could not start: commands get no network");
     }
     (void)fcntl(c->ctl, F_SETFL, O_NONBLOCK);
-    /* Room for several commands of up to SW_MAX_COMMAND bytes queued to init at once. */
-    int sndbuf = 4 * SW_MAX_COMMAND;
+    /* Room for several commands of up to INIT_WIRE_MAX_COMMAND bytes queued to init at once. */
+    int sndbuf = 4 * INIT_WIRE_MAX_COMMAND;
     (void)setsockopt(c->ctl, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     struct session_params sp_ = {.name = c->name,
                                  .socket_path = c->socket_path,

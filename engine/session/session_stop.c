@@ -4,7 +4,7 @@
  * grace period has passed, probes until the group is gone or STOP_GIVE_UP_MS after KILL. A stop
  * batch answers its request once each of its groups is gone. Also the session's shutdown
  * (POST /v1/session/stop, or the controller's own): init is told to end everything, and
- * killed if it overstays. Uses session_wire (SW_SIGNAL, SW_SHUTDOWN to
+ * killed if it overstays. Uses init_wire (INIT_WIRE_SIGNAL, INIT_WIRE_SHUTDOWN to
  * init) and session_jobs.c (the jobs' JSON, pruning). Never signals a process itself: init
  * does, and only whole groups inside the sandbox; init's pid is the one exception, killed
  * when it does not exit in time. */
@@ -17,15 +17,16 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "session/session_jobs.h"
-#include "session/session_wire.h"
+#include "sandbox/init_wire.h"
 #include "base/util.h"
 
 /* ---- stopping groups ---------------------------------------------------------------------- */
 
 static void send_signal(struct session *s, pid_t pgid, int sig)
 {
-    struct sw_msg m = {.tag = SW_SIGNAL, .id = ++s->next_seq, .pid = pgid, .value = sig};
-    if (sw_send(s->p.ctl, &m, NULL, 0, NULL, 0) < 0)
+    struct init_wire_msg m = {
+        .tag = INIT_WIRE_SIGNAL, .id = ++s->next_seq, .pid = pgid, .value = sig};
+    if (init_wire_send(s->p.ctl, &m, NULL, 0, NULL, 0) < 0)
         LOG_W("session", "asking init to signal group %d: %s", (int)pgid, strerror(errno));
 }
 
@@ -237,8 +238,8 @@ void session_shut_down(struct session *s, const char *why)
         if (j->state == JOB_RUNNING)
             j->stop_requested = true;
     int grace_ms = (int)(s->p.cfg->grace_seconds * 1000);
-    struct sw_msg m = {.tag = SW_SHUTDOWN, .value = grace_ms};
-    if (sw_send(s->p.ctl, &m, NULL, 0, NULL, 0) < 0)
+    struct init_wire_msg m = {.tag = INIT_WIRE_SHUTDOWN, .value = grace_ms};
+    if (init_wire_send(s->p.ctl, &m, NULL, 0, NULL, 0) < 0)
         (void)kill(s->p.init_pid, SIGKILL);
     ev_timer_start(s->loop, &s->shutdown_t, (uint64_t)grace_ms + 5000, on_shutdown_overdue, s);
 }
