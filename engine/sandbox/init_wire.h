@@ -1,6 +1,5 @@
 /* Runs in: the controller and init (both ends; nothing here after vfork). */
-/* init_wire.h —
- * The one wire between the controller and the sandbox's init (PID 1): every message, in every
+/* init_wire.h — the one wire between the controller and the sandbox's init (PID 1): every message, in every
  * phase (set-up, a `cordon run`'s command, a session), is one SOCK_SEQPACKET packet on their
  * socketpair made of a fixed header (struct init_wire_msg), a payload of header.len bytes and
  * up to two descriptors (SCM_RIGHTS). One enum names every tag; init ends its set-up with
