@@ -14,7 +14,7 @@
  * With no subscriber a question is denied at once (session_escalation.c checks
  * approvers_present() before it asks); when the last one leaves, the questions it was shown
  * are denied at once too, so a command never waits for an answer nobody can give.
- * Uses api_server (the streams), session_approvals (the JSON). Must never: decide an answer
+ * Uses api_server (the streams), session_questions (the JSON). Must never: decide an answer
  * itself, other than deny. */
 #include <stdlib.h>
 #include <string.h>

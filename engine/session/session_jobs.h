@@ -41,7 +41,7 @@
 #include "session/job_log.h"
 #include "base/json_write.h"
 #include "policy/lua_host.h"
-#include "session/session_approvals.h"
+#include "session/session_questions.h"
 #include "session/session_ctl.h"
 #include "session/session_rerun.h"
 #include "base/util.h"
