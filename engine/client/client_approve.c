@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "client/client_http.h"
 #include "client/client_ndjson.h"
 #include "client/client_reply.h"
@@ -234,14 +235,14 @@ static int watch_line(void *ctx, const char *line, size_t len)
         rc = -reply_malformed("approve --watch", v ? "a line that is not an object" : err);
         goto out;
     }
-    const char *event = reply_str(v, "event");
-    const struct json_value *a = json_get(v, "approval");
+    const char *event = reply_str(v, API_EVENT);
+    const struct json_value *a = json_get(v, API_FIELD_APPROVAL);
     long long id = 0;
-    if (event && strcmp(event, "subscribed") == 0) {
+    if (event && strcmp(event, API_EVENT_SUBSCRIBED) == 0) {
         printf("cordon: answering the approvals of session '%s' here (Ctrl-C or the end of stdin "
                "stops)\n",
                w->name);
-    } else if (event && strcmp(event, "question") == 0 && a && a->type == JSON_OBJECT &&
+    } else if (event && strcmp(event, API_EVENT_QUESTION) == 0 && a && a->type == JSON_OBJECT &&
                reply_int(a, "id", &id) && reply_str(a, "question")) {
         /* The question and the command come from the session: no byte of them may act on the
          * terminal the person answers on. */
@@ -262,7 +263,7 @@ static int watch_line(void *ctx, const char *line, size_t len)
             (void)reply_num(a, "expires", &w->queue[w->queued].expires);
             w->queued++;
         }
-    } else if (event && strcmp(event, "settled") == 0 && reply_int(v, "id", &id)) {
+    } else if (event && strcmp(event, API_EVENT_SETTLED) == 0 && reply_int(v, "id", &id)) {
         bool shown = w->prompted == id;
         unqueue(w, id);
         if (id != w->answered) {

@@ -17,14 +17,13 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "base/util.h"
 #include "base/visible.h"
 #include "client/client_http.h"
 #include "client/client_ndjson.h"
 #include "mcp/mcp_bound.h"
 #include "mcp/mcp_wire.h"
-
-#define TURN_MAX 128
 
 /* What every tool's description says about where its commands run. */
 #define SANDBOX_NOTE                                                                                                                                               \
@@ -285,9 +284,9 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
             }
             a->command = v->str;
         } else if (strcmp(k, "turn") == 0) {
-            if (v->type != JSON_STRING || v->len == 0 || v->len > TURN_MAX ||
+            if (v->type != JSON_STRING || v->len == 0 || v->len > API_TURN_MAX ||
                 strlen(v->str) != v->len) {
-                snprintf(err, errlen, "turn must be a string of 1 to %d characters", TURN_MAX);
+                snprintf(err, errlen, "turn must be a string of 1 to %d characters", API_TURN_MAX);
                 return -1;
             }
             a->turn = v->str;

@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "controller/git_guards.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
@@ -26,6 +27,9 @@
 #include "session/session_init.h"
 #include "session/session_wire.h"
 #include "base/util.h"
+
+/* What the API takes, init must take. */
+_Static_assert(API_COMMAND_MAX <= SW_MAX_COMMAND, "a command the API takes is too long for init");
 
 /* ---- init's reports ----------------------------------------------------------------------- */
 
@@ -91,7 +95,7 @@ static void on_started(struct session *s, const struct sw_msg *m, int log_fd)
         capture_watch(&j->cap_err, lh_refusal_markers());
         if (j->req) {
             api_stream_begin(j->req, "application/x-ndjson");
-            json_buf_printf(&b, "{\"event\":\"started\",\"pid\":%d}", (int)j->pid);
+            json_buf_printf(&b, "{\"event\":\"" API_EVENT_STARTED "\",\"pid\":%d}", (int)j->pid);
             job_stream_event(j, &b);
         }
         if (j->timeout > 0)
@@ -390,8 +394,8 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
         return;
     }
     size_t len = strlen(e->command);
-    if (len == 0 || len > SW_MAX_COMMAND) {
-        api_respond_error(req, 400, "the command must be 1 to %d bytes", SW_MAX_COMMAND);
+    if (len == 0 || len > API_COMMAND_MAX) {
+        api_respond_error(req, 400, "the command must be 1 to %d bytes", API_COMMAND_MAX);
         return;
     }
     struct job *j = calloc(1, sizeof *j);

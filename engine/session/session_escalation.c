@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "proxy/proxy.h"
 #include "controller/refusal_report.h"
 #include "session/session_asker.h"
@@ -32,7 +33,7 @@ static void announce(struct session *s, const struct approval *x, struct job *on
         if (!j->req || j->background || (only_job && j != only_job))
             continue;
         struct json_buf b = {0};
-        json_buf_lit(&b, "{\"event\":\"approval\",\"session\":");
+        json_buf_lit(&b, "{\"event\":\"" API_EVENT_APPROVAL "\",\"session\":");
         json_buf_cstr_or_null(&b, s->p.name);
         json_buf_lit(&b, ",\"approval\":");
         approval_json(x, &b);

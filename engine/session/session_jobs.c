@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "controller/git_guards.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
@@ -439,7 +440,7 @@ void job_stream_output(struct job *j, struct job_pipe *p, const char *data, size
     if (len == 0)
         return;
     struct json_buf b = {0};
-    json_buf_printf(&b, "{\"event\":\"output\",\"stream\":\"%s\",", p->stream);
+    json_buf_printf(&b, "{\"event\":\"" API_EVENT_OUTPUT "\",\"stream\":\"%s\",", p->stream);
     if (json_utf8_valid(buf, len)) {
         json_buf_lit(&b, "\"data\":");
         json_buf_string(&b, (const char *)buf, len);
@@ -458,13 +459,13 @@ void job_finish_stream(struct job *j)
     if (!j->req)
         return;
     struct json_buf b = {0};
-    json_buf_printf(
-        &b,
-        "{\"event\":\"exit\",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
-        "\"stopped\":%s,\"duration_ms\":%.1f,\"ran_outside\":%s,\"refusals\":[",
-        (int)j->pid, job_exit_status(j), j->signal, j->timed_out ? "true" : "false",
-        !job_running(j) && j->stop_requested ? "true" : "false", (double)(j->end_ms - j->start_ms),
-        j->ran_outside ? "true" : "false");
+    json_buf_printf(&b,
+                    "{\"event\":\"" API_EVENT_EXIT
+                    "\",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
+                    "\"stopped\":%s,\"duration_ms\":%.1f,\"ran_outside\":%s,\"refusals\":[",
+                    (int)j->pid, job_exit_status(j), j->signal, j->timed_out ? "true" : "false",
+                    !job_running(j) && j->stop_requested ? "true" : "false",
+                    (double)(j->end_ms - j->start_ms), j->ran_outside ? "true" : "false");
     for (size_t i = 0; i < j->n_refusals; i++) {
         const struct lh_refusal *r = &j->refusals[i];
         json_buf_printf(&b, "%s{\"kind\":", i ? "," : "");
