@@ -73,8 +73,12 @@ static bool move_allowed(enum job_phase from, enum job_phase to)
 void job_move(struct job *j, enum job_phase to)
 {
     bool ok = move_allowed(j->phase, to) && (to != JOB_DRAINING || !j->background);
-    LOG_D("session", "job %u (pid %d): %s -> %s%s", (unsigned)j->id, (int)j->pid,
-          phase_name(j->phase), phase_name(to), ok ? "" : " (not a move a job makes)");
+    if (ok)
+        LOG_D("session", "job %u (pid %d): %s -> %s", (unsigned)j->id, (int)j->pid,
+              phase_name(j->phase), phase_name(to));
+    else
+        LOG_E("session", "job %u (pid %d): no move from %s to %s (a bug)", (unsigned)j->id,
+              (int)j->pid, phase_name(j->phase), phase_name(to));
     assert(ok);
     j->phase = to;
 }
