@@ -17,9 +17,10 @@
  *              sandbox, or reach the destination the network policy blocked; the exit event
  *              waits for the answer (or the permission timeout)
  *   RERUNNING  (foreground) approved: it runs again outside the sandbox, streamed as before
- *   FINISHED   over: a background job once its bash ended, a foreground one once its exit
- *              event was sent; a start init refused, and what was starting or running when
- *              init went, too
+ *   FINISHED   over: a background job once its bash ended, a foreground one once it was
+ *              judged and any question or re-run settled (its exit event sent, when its
+ *              client is still there); a start init refused, and what was starting or
+ *              running when init went, too
  * The moves: STARTING -> RUNNING | FINISHED; RUNNING -> DRAINING (foreground) | FINISHED;
  * DRAINING -> JUDGING; JUDGING -> ASKING | RERUNNING | FINISHED; ASKING -> RERUNNING |
  * FINISHED; RERUNNING -> FINISHED. DRAINING and JUDGING last while init's report of the end
