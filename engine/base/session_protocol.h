@@ -17,6 +17,10 @@
 #define API_EXEC_TIMEOUT "timeout"
 #define API_EXEC_TURN "turn"
 
+/* ---- POST /v1/approvals/ID: the answer's fields ---- */
+#define API_ANSWER "answer" /* "once" | "session" | "deny" */
+#define API_ANSWER_BY "by"  /* who answered: a label for the settled events, never a permission */
+
 /* ---- the events of a stream: {"event": KIND, ...} ---- */
 #define API_EVENT "event"
 /* a foreground exec's stream */

@@ -34,7 +34,7 @@ int capprove_send(const char *name, const char *id, const char *answer)
         goto out;
     escaped = chttp_escape(id);
     path = xasprintf("/v1/approvals/%s", escaped);
-    body = xasprintf("{\"answer\":\"%s\"}", answer); /* one of three plain words */
+    body = xasprintf("{\"" API_ANSWER "\":\"%s\"}", answer); /* one of three plain words */
     if (chttp_request(&h, "POST", path, body, strlen(body), NULL, NULL) < 0) {
         status = chttp_lost(&h);
         goto out;
@@ -138,7 +138,8 @@ static int post_answer(struct watch *w, long long id, const char *answer)
     if (chttp_open(&h, "approve --watch", w->name, false) != 0)
         goto out;
     path = xasprintf("/v1/approvals/%lld", id);
-    body = xasprintf("{\"answer\":\"%s\",\"by\":\"%s\"}", answer, w->by); /* plain words */
+    body = xasprintf("{\"" API_ANSWER "\":\"%s\",\"" API_ANSWER_BY "\":\"%s\"}", answer,
+                     w->by); /* plain words */
     if (chttp_request(&h, "POST", path, body, strlen(body), NULL, NULL) < 0) {
         status = chttp_lost(&h);
         goto out;
@@ -267,7 +268,7 @@ static int watch_line(void *ctx, const char *line, size_t len)
         bool shown = w->prompted == id;
         unqueue(w, id);
         if (id != w->answered) {
-            const char *answer = reply_str(v, "answer"), *by = reply_str(v, "by");
+            const char *answer = reply_str(v, API_ANSWER), *by = reply_str(v, API_ANSWER_BY);
             char *by_shown = visible_dup(by ? by : "?");
             printf("%scordon: approval %lld: %s (by %s)\n", shown ? "\n" : "", id,
                    answer ? answer : "?", by_shown);

@@ -79,7 +79,7 @@ static void post_answer(const struct question *q, const char *answer)
     struct chttp h;
     char path[64], body[64];
     snprintf(path, sizeof path, "/v1/approvals/%lld", q->id);
-    int n = snprintf(body, sizeof body, "{\"answer\":\"%s\"}", answer);
+    int n = snprintf(body, sizeof body, "{\"" API_ANSWER "\":\"%s\"}", answer);
     if (chttp_open(&h, "mcp", q->s->session, true) != 0)
         return;
     if (chttp_request(&h, "POST", path, body, (size_t)n, NULL, NULL) < 0)

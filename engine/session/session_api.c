@@ -100,8 +100,8 @@ static void route_answer(struct session *s, struct api_request *req, const char 
     struct json_value *v = body_json(req);
     if (!v)
         return;
-    const struct json_value *a = v->type == JSON_OBJECT ? json_get(v, "answer") : NULL;
-    const struct json_value *by = v->type == JSON_OBJECT ? json_get(v, "by") : NULL;
+    const struct json_value *a = v->type == JSON_OBJECT ? json_get(v, API_ANSWER) : NULL;
+    const struct json_value *by = v->type == JSON_OBJECT ? json_get(v, API_ANSWER_BY) : NULL;
     /* "by" is only a label for the settled events (who answered), never a permission */
     bool by_ok = !by || (by->type == JSON_STRING && by->len > 0 && by->len <= 200 &&
                          strlen(by->str) == by->len);
