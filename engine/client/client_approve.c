@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "client/client_http.h"
 #include "client/client_ndjson.h"
 #include "client/client_reply.h"
@@ -33,7 +34,7 @@ int capprove_send(const char *name, const char *id, const char *answer)
         goto out;
     escaped = chttp_escape(id);
     path = xasprintf("/v1/approvals/%s", escaped);
-    body = xasprintf("{\"answer\":\"%s\"}", answer); /* one of three plain words */
+    body = xasprintf("{\"" API_ANSWER "\":\"%s\"}", answer); /* one of three plain words */
     if (chttp_request(&h, "POST", path, body, strlen(body), NULL, NULL) < 0) {
         status = chttp_lost(&h);
         goto out;
@@ -137,7 +138,8 @@ static int post_answer(struct watch *w, long long id, const char *answer)
     if (chttp_open(&h, "approve --watch", w->name, false) != 0)
         goto out;
     path = xasprintf("/v1/approvals/%lld", id);
-    body = xasprintf("{\"answer\":\"%s\",\"by\":\"%s\"}", answer, w->by); /* plain words */
+    body = xasprintf("{\"" API_ANSWER "\":\"%s\",\"" API_ANSWER_BY "\":\"%s\"}", answer,
+                     w->by); /* plain words */
     if (chttp_request(&h, "POST", path, body, strlen(body), NULL, NULL) < 0) {
         status = chttp_lost(&h);
         goto out;
@@ -234,14 +236,14 @@ static int watch_line(void *ctx, const char *line, size_t len)
         rc = -reply_malformed("approve --watch", v ? "a line that is not an object" : err);
         goto out;
     }
-    const char *event = reply_str(v, "event");
-    const struct json_value *a = json_get(v, "approval");
+    const char *event = reply_str(v, API_EVENT);
+    const struct json_value *a = json_get(v, API_FIELD_APPROVAL);
     long long id = 0;
-    if (event && strcmp(event, "subscribed") == 0) {
+    if (event && strcmp(event, API_EVENT_SUBSCRIBED) == 0) {
         printf("cordon: answering the approvals of session '%s' here (Ctrl-C or the end of stdin "
                "stops)\n",
                w->name);
-    } else if (event && strcmp(event, "question") == 0 && a && a->type == JSON_OBJECT &&
+    } else if (event && strcmp(event, API_EVENT_QUESTION) == 0 && a && a->type == JSON_OBJECT &&
                reply_int(a, "id", &id) && reply_str(a, "question")) {
         /* The question and the command come from the session: no byte of them may act on the
          * terminal the person answers on. */
@@ -262,11 +264,11 @@ static int watch_line(void *ctx, const char *line, size_t len)
             (void)reply_num(a, "expires", &w->queue[w->queued].expires);
             w->queued++;
         }
-    } else if (event && strcmp(event, "settled") == 0 && reply_int(v, "id", &id)) {
+    } else if (event && strcmp(event, API_EVENT_SETTLED) == 0 && reply_int(v, "id", &id)) {
         bool shown = w->prompted == id;
         unqueue(w, id);
         if (id != w->answered) {
-            const char *answer = reply_str(v, "answer"), *by = reply_str(v, "by");
+            const char *answer = reply_str(v, API_ANSWER), *by = reply_str(v, API_ANSWER_BY);
             char *by_shown = visible_dup(by ? by : "?");
             printf("%scordon: approval %lld: %s (by %s)\n", shown ? "\n" : "", id,
                    answer ? answer : "?", by_shown);

@@ -21,9 +21,8 @@
 #include "client/client_ports.h"
 #include "client/client_session.h"
 #include "base/session_socket.h"
+#include "base/session_protocol.h"
 #include "base/util.h"
-
-#define TURN_MAX 128
 
 /* A simple command: its positional words and whether it takes --json. */
 struct command {
@@ -157,8 +156,6 @@ static int run_exec(int argc, char **argv)
     return status;
 }
 
-#define LOGS_TAIL_MAX 100000000L
-
 /* `cordon logs NAME PID [--tail N] [--follow]`: the options are taken out (before any "--"),
  * the rest is the simple command's words. */
 static int run_logs(int argc, char **argv)
@@ -184,10 +181,10 @@ static int run_logs(int argc, char **argv)
             char *end;
             errno = 0;
             long t = strtol(v, &end, 10);
-            if (v[0] < '0' || v[0] > '9' || *end || errno || t > LOGS_TAIL_MAX)
+            if (v[0] < '0' || v[0] > '9' || *end || errno || t > API_LOG_TAIL_MAX)
                 return cli_usage_error("logs",
                                        "--tail takes a number of lines from 0 to %ld, not '%s'",
-                                       LOGS_TAIL_MAX, v);
+                                       API_LOG_TAIL_MAX, v);
             o.tail = t;
             continue;
         }
@@ -249,9 +246,9 @@ static int run_simple(const struct command *c, int argc, char **argv)
     if (c == &cmd_jobs)
         return cjobs_list(pos[0], json);
     if (c == &cmd_cancel) {
-        if (pos[1][0] == '\0' || strlen(pos[1]) > TURN_MAX)
+        if (pos[1][0] == '\0' || strlen(pos[1]) > API_TURN_MAX)
             return cli_usage_error(c->name, "invalid turn '%s' (1 to %d characters)", pos[1],
-                                   TURN_MAX);
+                                   API_TURN_MAX);
         return cjobs_cancel(pos[0], pos[1], json);
     }
     if (c == &cmd_approve) {

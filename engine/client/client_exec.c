@@ -18,12 +18,11 @@
 #include "client/client_output.h"
 #include "client/client_reply.h"
 #include "base/session_socket.h"
+#include "base/session_protocol.h"
 #include "base/log.h"
 #include "base/json_write.h"
 #include "base/util.h"
 #include "base/visible.h"
-
-#define TURN_MAX 128
 
 void cexec_usage(void)
 {
@@ -98,8 +97,9 @@ static int take_option(int argc, char **argv, int *i, struct cexec_args *a, char
             }
             a->has_timeout = true;
         } else {
-            if (value[0] == '\0' || strlen(value) > TURN_MAX) {
-                snprintf(err, errlen, "invalid --turn '%s' (1 to %d characters)", value, TURN_MAX);
+            if (value[0] == '\0' || strlen(value) > API_TURN_MAX) {
+                snprintf(err, errlen, "invalid --turn '%s' (1 to %d characters)", value,
+                         API_TURN_MAX);
                 return -1;
             }
             a->turn = value;
@@ -195,17 +195,17 @@ char *cexec_body(const struct cexec_args *a, size_t *len)
     FILE *f = open_memstream(&buf, &n);
     if (!f)
         die_errno("exec: open_memstream");
-    fputs("{\"command\":", f);
+    fputs("{\"" API_EXEC_COMMAND "\":", f);
     json_write_string(f, a->command);
     if (a->background)
-        fputs(",\"background\":true", f);
+        fputs(",\"" API_EXEC_BACKGROUND "\":true", f);
     if (a->has_timeout) {
         char secs[40];
         cexec_format_seconds(a->timeout, secs, sizeof secs);
-        fprintf(f, ",\"timeout\":%s", secs);
+        fprintf(f, ",\"" API_EXEC_TIMEOUT "\":%s", secs);
     }
     if (a->turn) {
-        fputs(",\"turn\":", f);
+        fputs(",\"" API_EXEC_TURN "\":", f);
         json_write_string(f, a->turn);
     }
     fputc('}', f);

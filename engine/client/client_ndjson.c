@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/json_read.h"
+#include "base/session_protocol.h"
 #include "base/util.h"
 
 static int emit(const char *line, size_t len, ndjson_line_fn fn, void *ctx)
@@ -140,7 +141,7 @@ static bool get_bool(const struct json_value *o, const char *key, bool *out)
 static int decode_output(struct ndjson_event *ev, char *err, size_t errlen)
 {
     const struct json_value *o = ev->tree_;
-    const struct json_value *stream = json_get(o, "stream");
+    const struct json_value *stream = json_get(o, API_FIELD_STREAM);
     if (!stream || stream->type != JSON_STRING)
         return bad(err, errlen, "an output event without a \"stream\" string");
     if (strcmp(stream->str, "stdout") == 0)
@@ -149,13 +150,13 @@ static int decode_output(struct ndjson_event *ev, char *err, size_t errlen)
         ev->fd = 2;
     else
         return bad(err, errlen, "an output event's \"stream\" is neither stdout nor stderr");
-    const struct json_value *d = json_get(o, "data");
+    const struct json_value *d = json_get(o, API_FIELD_DATA);
     if (d && d->type == JSON_STRING) {
         ev->data = d->str;
         ev->len = d->len;
         return 0;
     }
-    d = json_get(o, "data_base64");
+    d = json_get(o, API_FIELD_DATA_BASE64);
     if (!d || d->type != JSON_STRING)
         return bad(err, errlen, "an output event without a \"data\" or \"data_base64\" string");
     ev->decoded_ = xmalloc(d->len / 4 * 3 + 3);
@@ -171,20 +172,21 @@ static int decode_exit(struct ndjson_event *ev, char *err, size_t errlen)
 {
     const struct json_value *o = ev->tree_;
     long long code, sig = 0;
-    if (!get_int(o, "exit_code", &code) || code < 0 || code > 255)
+    if (!get_int(o, API_FIELD_EXIT_CODE, &code) || code < 0 || code > 255)
         return bad(err, errlen, "an exit event without an \"exit_code\" from 0 to 255");
-    const struct json_value *s = json_get(o, "signal");
-    if (s && s->type != JSON_NULL && !get_int(o, "signal", &sig))
+    const struct json_value *s = json_get(o, API_FIELD_SIGNAL);
+    if (s && s->type != JSON_NULL && !get_int(o, API_FIELD_SIGNAL, &sig))
         return bad(err, errlen, "an exit event's \"signal\" is not an integer");
-    if (!get_bool(o, "timed_out", &ev->timed_out) || !get_bool(o, "stopped", &ev->stopped))
+    if (!get_bool(o, API_FIELD_TIMED_OUT, &ev->timed_out) ||
+        !get_bool(o, API_FIELD_STOPPED, &ev->stopped))
         return bad(err, errlen, "an exit event's \"timed_out\" or \"stopped\" is not a boolean");
-    const struct json_value *d = json_get(o, "duration_ms");
+    const struct json_value *d = json_get(o, API_FIELD_DURATION_MS);
     if (d && d->type == JSON_NUMBER)
         ev->duration_ms = d->number;
     ev->exit_code = (int)code;
     ev->signal = (int)sig;
-    (void)get_bool(o, "ran_outside", &ev->ran_outside);
-    const struct json_value *r = json_get(o, "refusals");
+    (void)get_bool(o, API_FIELD_RAN_OUTSIDE, &ev->ran_outside);
+    const struct json_value *r = json_get(o, API_FIELD_REFUSALS);
     if (r && r->type != JSON_ARRAY)
         return bad(err, errlen, "an exit event's \"refusals\" is not an array");
     ev->refusals = r;
@@ -201,26 +203,26 @@ int ndjson_decode(const char *line, size_t len, struct ndjson_event *ev, char *e
     const struct json_value *o = ev->tree_;
     if (o->type != JSON_OBJECT)
         return bad(err, errlen, "a stream line is not an object");
-    const struct json_value *event = json_get(o, "event");
+    const struct json_value *event = json_get(o, API_EVENT);
     if (!event || event->type != JSON_STRING)
         return bad(err, errlen, "a stream line without an \"event\" string");
-    (void)get_int(o, "pid", &ev->pid);
-    if (strcmp(event->str, "output") == 0) {
+    (void)get_int(o, API_FIELD_PID, &ev->pid);
+    if (strcmp(event->str, API_EVENT_OUTPUT) == 0) {
         ev->kind = NDJSON_OUTPUT;
         return decode_output(ev, err, errlen);
     }
-    if (strcmp(event->str, "exit") == 0) {
+    if (strcmp(event->str, API_EVENT_EXIT) == 0) {
         ev->kind = NDJSON_EXIT;
         return decode_exit(ev, err, errlen);
     }
-    if (strcmp(event->str, "approval") == 0) {
+    if (strcmp(event->str, API_EVENT_APPROVAL) == 0) {
         ev->kind = NDJSON_APPROVAL;
-        ev->approval = json_get(o, "approval");
+        ev->approval = json_get(o, API_FIELD_APPROVAL);
         if (!ev->approval || ev->approval->type != JSON_OBJECT)
             return bad(err, errlen, "an approval event without an \"approval\" object");
         return 0;
     }
-    if (strcmp(event->str, "started") == 0)
+    if (strcmp(event->str, API_EVENT_STARTED) == 0)
         ev->kind = NDJSON_STARTED;
     return 0;
 }

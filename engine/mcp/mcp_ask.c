@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "base/util.h"
+#include "base/session_protocol.h"
 #include "base/visible.h"
 #include "client/client_http.h"
 #include "client/client_ndjson.h"
@@ -78,7 +79,7 @@ static void post_answer(const struct question *q, const char *answer)
     struct chttp h;
     char path[64], body[64];
     snprintf(path, sizeof path, "/v1/approvals/%lld", q->id);
-    int n = snprintf(body, sizeof body, "{\"answer\":\"%s\"}", answer);
+    int n = snprintf(body, sizeof body, "{\"" API_ANSWER "\":\"%s\"}", answer);
     if (chttp_open(&h, "mcp", q->s->session, true) != 0)
         return;
     if (chttp_request(&h, "POST", path, body, (size_t)n, NULL, NULL) < 0)
@@ -218,10 +219,10 @@ static int on_watch_line(void *ctx, const char *line, size_t len)
     struct watch *w = ctx;
     char err[160];
     struct json_value *v = json_parse(line, len, err, sizeof err);
-    const struct json_value *event = json_get(v, "event");
+    const struct json_value *event = json_get(v, API_EVENT);
     const struct json_value *list = json_get(v, "approvals");
-    if (event && event->type == JSON_STRING && strcmp(event->str, "question") == 0) {
-        const struct json_value *a = json_get(v, "approval");
+    if (event && event->type == JSON_STRING && strcmp(event->str, API_EVENT_QUESTION) == 0) {
+        const struct json_value *a = json_get(v, API_FIELD_APPROVAL);
         if (a && a->type == JSON_OBJECT)
             mcp_ask(w->s, a);
     } else if (list && list->type == JSON_ARRAY) {
@@ -230,7 +231,7 @@ static int on_watch_line(void *ctx, const char *line, size_t len)
                 mcp_ask(w->s, &list->items[i]);
     }
     const struct json_value *id = json_get(v, "id");
-    if (event && event->type == JSON_STRING && strcmp(event->str, "settled") == 0 && id &&
+    if (event && event->type == JSON_STRING && strcmp(event->str, API_EVENT_SETTLED) == 0 && id &&
         id->type == JSON_NUMBER && id->is_integer) {
         /* answered by another approver or timed out: not to be asked (again) */
         (void)first_sight((long long)id->number);

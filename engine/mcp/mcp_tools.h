@@ -3,7 +3,9 @@
  * checking a call's arguments, and running a call against the session's API, whose answer
  * becomes the call's result (text, structuredContent, isError). Also the questions for a
  * person that a running command raises (mcp_ask.c).
- * Uses client_http (the session's API), client_ndjson (the exec stream), mcp_wire, mcp_bound.
+ * The tools themselves are mcp_run.c's, mcp_jobs.c's and mcp_ports.c's (mcp_call.h).
+ * Uses the client library (client_call: requests and answers; client_exec: the exec request;
+ * client_ndjson: the exec stream; client_reply: an answer's members), mcp_wire, mcp_bound.
  * Must never: run anything itself (every command runs in the session's sandbox), answer a
  * question for a person on its own other than "deny", or carry more than MCP_STREAM_MAX bytes
  * of one stream in a result. */

@@ -63,7 +63,7 @@ static void pump(struct log_stream *ls);
  * (what the job left running may write on until it closes it). */
 static bool job_writing(const struct job *j)
 {
-    return j->state == JOB_RUNNING || j->out.fd >= 0 || j->err.fd >= 0;
+    return job_running(j) || j->out.fd >= 0 || j->err.fd >= 0;
 }
 
 static void on_retry(struct ev_loop *loop, struct ev_timer *t)

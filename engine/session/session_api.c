@@ -7,10 +7,9 @@
 #include <string.h>
 
 #include "base/json_read.h"
+#include "base/session_protocol.h"
 #include "session/log_stream.h"
 #include "session/session_ctl.h"
-
-#define TURN_MAX 128
 
 /* "12" -> 12; -1 for anything but a positive decimal pid. */
 static long parse_pid(const char *s, size_t n)
@@ -50,27 +49,27 @@ static void route_exec(struct session *s, struct api_request *req)
     for (size_t i = 0; !problem && i < v->len; i++) {
         const char *k = v->keys[i];
         const struct json_value *x = &v->items[i];
-        if (strcmp(k, "command") == 0) {
+        if (strcmp(k, API_EXEC_COMMAND) == 0) {
             if (x->type != JSON_STRING || x->len == 0 || strlen(x->str) != x->len)
                 problem = "\"command\" must be a non-empty string without NUL bytes";
             else
                 e.command = x->str;
-        } else if (strcmp(k, "background") == 0) {
+        } else if (strcmp(k, API_EXEC_BACKGROUND) == 0) {
             if (x->type != JSON_BOOL)
                 problem = "\"background\" must be true or false";
             else
                 e.background = x->boolean;
-        } else if (strcmp(k, "timeout") == 0) {
+        } else if (strcmp(k, API_EXEC_TIMEOUT) == 0) {
             if (x->type == JSON_NULL)
                 continue;
             if (x->type != JSON_NUMBER || !(x->number > 0) || x->number > 7 * 24 * 3600.0)
                 problem = "\"timeout\" must be a number of seconds, more than 0 and at most a week";
             else
                 e.timeout = x->number;
-        } else if (strcmp(k, "turn") == 0) {
+        } else if (strcmp(k, API_EXEC_TURN) == 0) {
             if (x->type == JSON_NULL)
                 continue;
-            if (x->type != JSON_STRING || x->len == 0 || x->len > TURN_MAX ||
+            if (x->type != JSON_STRING || x->len == 0 || x->len > API_TURN_MAX ||
                 strlen(x->str) != x->len)
                 problem = "\"turn\" must be a string of 1 to 128 bytes";
             else
@@ -101,8 +100,8 @@ static void route_answer(struct session *s, struct api_request *req, const char 
     struct json_value *v = body_json(req);
     if (!v)
         return;
-    const struct json_value *a = v->type == JSON_OBJECT ? json_get(v, "answer") : NULL;
-    const struct json_value *by = v->type == JSON_OBJECT ? json_get(v, "by") : NULL;
+    const struct json_value *a = v->type == JSON_OBJECT ? json_get(v, API_ANSWER) : NULL;
+    const struct json_value *by = v->type == JSON_OBJECT ? json_get(v, API_ANSWER_BY) : NULL;
     /* "by" is only a label for the settled events (who answered), never a permission */
     bool by_ok = !by || (by->type == JSON_STRING && by->len > 0 && by->len <= 200 &&
                          strlen(by->str) == by->len);
@@ -165,8 +164,6 @@ static void route_publish(struct session *s, struct api_request *req)
     json_free(v);
 }
 
-#define TAIL_MAX 100000000L
-
 /* GET /v1/jobs/PID/log[?tail=N][&follow=1]. */
 static void route_log(struct session *s, struct api_request *req, long pid)
 {
@@ -180,9 +177,9 @@ static void route_log(struct session *s, struct api_request *req, long pid)
             ok = tail[i] >= '0' && tail[i] <= '9';
             v = v * 10 + (tail[i] - '0');
         }
-        if (!ok || v > TAIL_MAX) {
+        if (!ok || v > API_LOG_TAIL_MAX) {
             api_respond_error(req, 400, "tail must be a number of lines from 0 to %ld, not '%.32s'",
-                              TAIL_MAX, tail);
+                              API_LOG_TAIL_MAX, tail);
             return;
         }
         q.tail = v;
@@ -274,8 +271,8 @@ void session_handle_request(void *ctx, struct api_request *req)
         const char *rest = path + 10;
         const char *slash = strrchr(rest, '/');
         size_t n = slash ? (size_t)(slash - rest) : 0;
-        if (slash && strcmp(slash, "/cancel") == 0 && n > 0 && n <= TURN_MAX) {
-            char turn[TURN_MAX + 1];
+        if (slash && strcmp(slash, "/cancel") == 0 && n > 0 && n <= API_TURN_MAX) {
+            char turn[API_TURN_MAX + 1];
             memcpy(turn, rest, n);
             turn[n] = '\0';
             if (post)

@@ -14,12 +14,13 @@
  * With no subscriber a question is denied at once (session_escalation.c checks
  * approvers_present() before it asks); when the last one leaves, the questions it was shown
  * are denied at once too, so a command never waits for an answer nobody can give.
- * Uses api_server (the streams), session_approvals (the JSON). Must never: decide an answer
+ * Uses api_server (the streams), session_questions (the JSON). Must never: decide an answer
  * itself, other than deny. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "session/session_jobs.h"
 
 struct approver {
@@ -54,7 +55,7 @@ static void send_all(struct session *s, struct json_buf *b)
 
 static void question_line(struct json_buf *b, const struct session *s, const struct approval *x)
 {
-    json_buf_lit(b, "{\"event\":\"question\",\"session\":");
+    json_buf_lit(b, "{\"event\":\"" API_EVENT_QUESTION "\",\"session\":");
     json_buf_cstr_or_null(b, s->p.name);
     json_buf_lit(b, ",\"approval\":");
     approval_json(x, b);
@@ -64,7 +65,8 @@ static void question_line(struct json_buf *b, const struct session *s, const str
 static void settled_line(struct json_buf *b, unsigned id, enum approval_answer answer,
                          const char *by)
 {
-    json_buf_printf(b, "{\"event\":\"settled\",\"id\":%u,\"answer\":\"%s\",\"by\":", id,
+    json_buf_printf(b,
+                    "{\"event\":\"" API_EVENT_SETTLED "\",\"id\":%u,\"answer\":\"%s\",\"by\":", id,
                     approval_answer_name(answer));
     json_buf_cstr_or_null(b, by);
     json_buf_lit(b, "}");
@@ -120,7 +122,7 @@ void session_op_watch_approvals(struct session *s, struct api_request *req)
     api_stream_begin(req, "application/x-ndjson");
     /* The first line says the subscription holds: from here on, questions come to it. */
     struct json_buf hello = {0};
-    json_buf_lit(&hello, "{\"event\":\"subscribed\",\"session\":");
+    json_buf_lit(&hello, "{\"event\":\"" API_EVENT_SUBSCRIBED "\",\"session\":");
     json_buf_cstr_or_null(&hello, s->p.name);
     json_buf_lit(&hello, "}\n");
     api_stream_write(req, hello.data, hello.len);

@@ -201,7 +201,7 @@ static bool ids_of(pid_t pid, int level, struct ids *ids)
 static struct job *running_job(struct session *s, pid_t pid)
 {
     struct job *j = pid > 1 ? job_by_pid(s, pid) : NULL;
-    return j && j->state == JOB_RUNNING ? j : NULL;
+    return j && job_running(j) ? j : NULL;
 }
 
 struct job *asker_job(struct session *s, const struct sockaddr_storage *client)

@@ -1,7 +1,8 @@
 /* session_ctl.c — see session_ctl.h. The session object, init's reports and the operations
  * that start and list jobs. A job is one `bash -c` of the session: created by an exec request,
- * told to init (INIT_WIRE_SPAWN), known by its pid once init reports it started, and done when init
- * reports its bash ended. Its output comes through pipes whose write ends init hands to the
+ * told to init (INIT_WIRE_SPAWN), known by its pid once init reports it started, and done when
+ * init reports its bash ended (its phases: session_jobs.h). Its output comes through pipes whose
+ * write ends init hands to the
  * command: a foreground job's is streamed to the client that asked, a background job's is
  * appended to its capped log (session_jobs.c). Stopping jobs, turns and the session is
  * session_stop.c's; judging a finished foreground command is session_escalation.c's. */
@@ -18,6 +19,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "controller/git_guards.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
@@ -27,13 +29,16 @@
 #include "sandbox/init_wire.h"
 #include "base/util.h"
 
+/* What the API takes, init must take. */
+_Static_assert(API_COMMAND_MAX <= INIT_WIRE_MAX_COMMAND, "a command the API takes is too long for init");
+
 /* ---- init's reports ----------------------------------------------------------------------- */
 
 static void on_started(struct session *s, const struct init_wire_msg *m, int log_fd)
 {
     struct job *j = NULL;
     for (struct job *k = s->jobs; k; k = k->next)
-        if (k->id == m->id && k->pid == 0)
+        if (k->id == m->id && k->phase == JOB_STARTING)
             j = k;
     if (!j) {
         if (log_fd >= 0)
@@ -47,14 +52,14 @@ static void on_started(struct session *s, const struct init_wire_msg *m, int log
                               strerror(-m->pid));
         }
         j->req = NULL;
-        j->state = JOB_EXITED;
+        job_move(j, JOB_FINISHED);
         job_pipe_close(s, &j->out);
         job_pipe_close(s, &j->err);
         job_unlink_free(s, j);
         return;
     }
     j->pid = m->pid;
-    j->leader_running = true;
+    job_move(j, JOB_RUNNING);
     j->sandbox_running = j->fresh;
     j->started = clock_wall_s();
     j->start_ms = clock_mono_ms();
@@ -91,7 +96,7 @@ static void on_started(struct session *s, const struct init_wire_msg *m, int log
         capture_watch(&j->cap_err, lh_refusal_markers());
         if (j->req) {
             api_stream_begin(j->req, "application/x-ndjson");
-            json_buf_printf(&b, "{\"event\":\"started\",\"pid\":%d}", (int)j->pid);
+            json_buf_printf(&b, "{\"event\":\"" API_EVENT_STARTED "\",\"pid\":%d}", (int)j->pid);
             job_stream_event(j, &b);
         }
         if (j->timeout > 0)
@@ -129,11 +134,10 @@ static void on_exited(struct session *s, pid_t pid, int status)
 {
     struct job *j = NULL;
     for (struct job *k = s->jobs; k; k = k->next)
-        if (k->pid == pid && k->leader_running)
+        if (k->pid == pid && k->phase == JOB_RUNNING)
             j = k;
     if (!j)
         return;
-    j->leader_running = false;
     j->ended = clock_wall_s();
     j->end_ms = clock_mono_ms();
     if (WIFSIGNALED(status)) {
@@ -142,13 +146,12 @@ static void on_exited(struct session *s, pid_t pid, int status)
     } else {
         j->exit_code = WEXITSTATUS(status);
     }
-    j->state = j->stop_requested ? JOB_STOPPED : JOB_EXITED;
     ev_timer_stop(s->loop, &j->timeout_t);
     if (!j->background) {
         /* What the command wrote before it ended is in the pipes: send it, then the result.
-         * What it left running may write on: that is read and dropped. */
+         * What it left running may write on: that is read and dropped (once it is judged). */
         ev_timer_stop(s->loop, &j->resume_t);
-        j->leader_running = true; /* so that job_pump streams it */
+        job_move(j, JOB_DRAINING);
         struct job_pipe *ps[] = {&j->out, &j->err};
         for (int i = 0; i < 2; i++) {
             while (ps[i]->fd >= 0 && job_pump(j, ps[i]) == PUMP_DATA)
@@ -158,10 +161,11 @@ static void on_exited(struct session *s, pid_t pid, int status)
                 ev_io_set(s->loop, &ps[i]->w, EPOLLIN);
             }
         }
-        j->leader_running = false;
         limit_lines(j);
+        job_move(j, JOB_JUDGING);
         escalation_judge(j); /* finishes the stream, now or after a question */
     } else {
+        job_move(j, JOB_FINISHED);
         s->dirty = true;
         log_stream_wake(s, j); /* a follower whose job has nothing more to say ends */
     }
@@ -235,7 +239,7 @@ static void job_req_gone(void *ctx, struct api_request *req)
     (void)req;
     struct job *j = ctx;
     j->req = NULL;
-    if (!j->background && j->leader_running) {
+    if (job_streaming(j)) {
         ev_timer_stop(j->s->loop, &j->resume_t);
         job_pipe_close(j->s, &j->out);
         job_pipe_close(j->s, &j->err);
@@ -338,7 +342,7 @@ void session_op_info(struct session *s, struct api_request *req)
         json_buf_lit(&b, "\"owner_pid\":null,\"detached\":true,");
     unsigned running = 0;
     for (struct job *j = s->jobs; j; j = j->next)
-        running += j->pid > 0 && j->state == JOB_RUNNING;
+        running += j->pid > 0 && job_running(j);
     json_buf_printf(&b, "\"jobs_running\":%u,\"session_exec\":%s,\"stopping\":%s,", running,
                     s->p.cfg->exec_per_command ? "false" : "true",
                     s->shutting_down ? "true" : "false");
@@ -361,7 +365,7 @@ static void refuse_busy(struct session *s, struct api_request *req)
 {
     struct json_buf names = {0};
     for (struct job *j = s->jobs; j; j = j->next) {
-        if (!(j->background && j->state == JOB_RUNNING && j->pid > 0))
+        if (!(j->background && job_running(j) && j->pid > 0))
             continue;
         json_buf_printf(&names, "%s%d (%.60s%s)", names.len ? ", " : "", (int)j->pid, j->command,
                         strlen(j->command) > 60 ? "..." : "");
@@ -391,8 +395,8 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
         return;
     }
     size_t len = strlen(e->command);
-    if (len == 0 || len > INIT_WIRE_MAX_COMMAND) {
-        api_respond_error(req, 400, "the command must be 1 to %d bytes", INIT_WIRE_MAX_COMMAND);
+    if (len == 0 || len > API_COMMAND_MAX) {
+        api_respond_error(req, 400, "the command must be 1 to %d bytes", API_COMMAND_MAX);
         return;
     }
     struct job *j = calloc(1, sizeof *j);
@@ -485,14 +489,16 @@ void session_init_gone(struct session *s)
     /* Everything in the sandbox died with init: settle every job and every waiting client. */
     double now = clock_wall_s();
     for (struct job *j = s->jobs; j; j = j->next) {
-        if (j->state == JOB_RUNNING && j->pid > 0) {
-            j->state = JOB_STOPPED;
+        if (j->phase == JOB_RUNNING) {
+            j->stop_requested = true;
             j->signal = SIGKILL;
             j->exit_code = 128 + SIGKILL;
             j->ended = now;
             j->end_ms = clock_mono_ms();
         }
-        j->leader_running = false;
+        /* A question or a re-run outside goes on: its end finishes the job. */
+        if (job_running(j))
+            job_move(j, JOB_FINISHED);
         j->sandbox_running = false;
         if (j->req && !j->background && j->pid > 0) {
             job_finish_stream(j);

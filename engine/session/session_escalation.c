@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "proxy/proxy.h"
 #include "controller/refusal_report.h"
 #include "session/session_asker.h"
@@ -32,7 +33,7 @@ static void announce(struct session *s, const struct approval *x, struct job *on
         if (!j->req || j->background || (only_job && j != only_job))
             continue;
         struct json_buf b = {0};
-        json_buf_lit(&b, "{\"event\":\"approval\",\"session\":");
+        json_buf_lit(&b, "{\"event\":\"" API_EVENT_APPROVAL "\",\"session\":");
         json_buf_cstr_or_null(&b, s->p.name);
         json_buf_lit(&b, ",\"approval\":");
         approval_json(x, &b);
@@ -56,7 +57,7 @@ static struct job *asking_job(struct session *s, unsigned id)
         return j;
     unsigned running = 0;
     for (struct job *k = s->jobs; k; k = k->next)
-        if (k->state == JOB_RUNNING && k->pid > 0 && running++ == 0)
+        if (job_running(k) && k->pid > 0 && running++ == 0)
             j = k;
     return running == 1 ? j : NULL;
 }
@@ -118,8 +119,7 @@ static void grant_once(struct session *s, const struct approval *x)
     char key[300];
     once_key(x, key, sizeof key);
     for (struct job *j = s->jobs; j; j = j->next)
-        if (!j->background && j->state == JOB_RUNNING && j->pid > 0 &&
-            !str_list_contains(&j->net_once, key))
+        if (!j->background && job_running(j) && j->pid > 0 && !str_list_contains(&j->net_once, key))
             str_list_push(&j->net_once, key);
 }
 
@@ -130,7 +130,7 @@ void escalation_job_done(struct job *j)
         const char *key = j->net_once.items[i];
         bool still = false;
         for (struct job *k = s->jobs; k && !still; k = k->next)
-            still = k != j && k->state == JOB_RUNNING && str_list_contains(&k->net_once, key);
+            still = k != j && job_running(k) && str_list_contains(&k->net_once, key);
         char *host = strchr(key, ' ');
         if (!still && host && s->p.proxy)
             proxy_forget(s->p.proxy, host + 1, (unsigned)atoi(key));
@@ -151,6 +151,13 @@ void escalation_job_started(struct job *j)
 
 /* ---- a command run again outside ---------------------------------------------------------- */
 
+/* j's judging, question or re-run is over: its exit event ends its stream. */
+static void finish(struct job *j)
+{
+    job_move(j, JOB_FINISHED);
+    job_finish_stream(j);
+}
+
 static void rerun_output(void *ctx, int fd, const char *data, size_t n)
 {
     struct job *j = ctx;
@@ -167,12 +174,13 @@ static void rerun_done(void *ctx, int exit_code)
     j->ran_outside = true;
     rerun_free(j->rerun);
     j->rerun = NULL;
-    job_finish_stream(j);
+    finish(j);
     session_prune(j->s);
 }
 
 static void run_outside(struct job *j, const char *why)
 {
+    job_move(j, JOB_RERUNNING);
     j->rerun_out.stream = "stdout";
     j->rerun_err.stream = "stderr";
     char note[1024];
@@ -190,7 +198,7 @@ static void run_outside(struct job *j, const char *why)
         len = snprintf(note, sizeof note, "cordon: could not run it outside: %s\n", err);
         job_stream_output(j, &j->rerun_err, note,
                           len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, true);
-        job_finish_stream(j);
+        finish(j);
     }
 }
 
@@ -208,7 +216,7 @@ static void on_question_timeout(struct ev_loop *loop, struct ev_timer *t)
     approvals_remove(&s->approvals, j->approval);
     j->approval = NULL;
     job_stream_output(j, &j->err, msg, strlen(msg), true);
-    job_finish_stream(j);
+    finish(j);
     session_prune(s);
 }
 
@@ -240,6 +248,7 @@ static bool offer_destination(struct job *j, const struct lh_refusal *r)
     x->port = (unsigned)atoi(colon + 1);
     ev_timer_start(s->loop, &x->timer, (uint64_t)(s->p.cfg->permission_timeout * 1000),
                    on_question_timeout, j);
+    job_move(j, JOB_ASKING);
     announce(s, x, j);
     approvers_question(s, x);
     return true;
@@ -298,11 +307,12 @@ void escalation_judge(struct job *j)
         j->approval->job = j->pid;
         ev_timer_start(s->loop, &j->approval->timer,
                        (uint64_t)(s->p.cfg->permission_timeout * 1000), on_question_timeout, j);
+        job_move(j, JOB_ASKING);
         announce(s, j->approval, j);
         approvers_question(s, j->approval);
         return; /* the exit event waits for the answer */
     }
-    job_finish_stream(j);
+    finish(j);
 }
 
 /* ---- the API ------------------------------------------------------------------------------- */
@@ -352,7 +362,7 @@ static void settle(struct session *s, struct approval *x, enum approval_answer a
             int len = snprintf(note, sizeof note, "cordon: %s\n", message);
             job_stream_output(j, &j->err, note,
                               len > 0 && (size_t)len < sizeof note ? (size_t)len : 0, true);
-            job_finish_stream(j);
+            finish(j);
             session_prune(s);
         }
     } else if (x->kind == APPROVAL_NETWORK) {
@@ -380,7 +390,7 @@ static void settle(struct session *s, struct approval *x, enum approval_answer a
         if (j) {
             j->approval = NULL;
             if (a == ANSWER_DENY) {
-                job_finish_stream(j);
+                finish(j);
                 session_prune(s);
             } else {
                 run_outside(j, a == ANSWER_ONCE ? "once" : "for this session");

@@ -1,11 +1,12 @@
 /* session_jobs.c — a session's job state (session_jobs.h): finding jobs, their JSON (GET
  * /v1/jobs, the state file NAME.jobs.json written atomically after a loop round that changed
- * it), freeing and pruning finished ones, and their output: the pipes init hands to a
+ * it), moving a job between its phases, freeing and pruning finished ones, and their output: the pipes init hands to a
  * command, read without blocking; a foreground job's bytes streamed to its client as NDJSON
  * events (reading pauses while a slow client catches up), a background job's appended to its
  * capped log. Uses api_server (the streams), job_log, log_stream (readers of a log), capture
  * (what the refusal hook will see). Never signals a process or talks to init: stopping is
  * session_stop.c's, init's reports are session_ctl.c's. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "controller/git_guards.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
@@ -23,19 +25,80 @@
 #include "base/util.h"
 #include "base/visible.h"
 
-/* ---- jobs as JSON ------------------------------------------------------------------------- */
+/* ---- phases (session_jobs.h) -------------------------------------------------------------- */
 
-static const char *state_name(enum job_state st)
+static const char *phase_name(enum job_phase phase)
 {
-    switch (st) {
+    switch (phase) {
+    case JOB_STARTING:
+        return "starting";
     case JOB_RUNNING:
         return "running";
-    case JOB_EXITED:
-        return "exited";
-    case JOB_STOPPED:
-        return "stopped";
+    case JOB_DRAINING:
+        return "draining";
+    case JOB_JUDGING:
+        return "judging";
+    case JOB_ASKING:
+        return "asking";
+    case JOB_RERUNNING:
+        return "re-running";
+    case JOB_FINISHED:
+        return "finished";
     }
     return "?";
+}
+
+/* The moves of the list at the head of session_jobs.h. */
+static bool move_allowed(enum job_phase from, enum job_phase to)
+{
+    switch (from) {
+    case JOB_STARTING:
+        return to == JOB_RUNNING || to == JOB_FINISHED;
+    case JOB_RUNNING:
+        return to == JOB_DRAINING || to == JOB_FINISHED;
+    case JOB_DRAINING:
+        return to == JOB_JUDGING;
+    case JOB_JUDGING:
+        return to == JOB_ASKING || to == JOB_RERUNNING || to == JOB_FINISHED;
+    case JOB_ASKING:
+        return to == JOB_RERUNNING || to == JOB_FINISHED;
+    case JOB_RERUNNING:
+        return to == JOB_FINISHED;
+    case JOB_FINISHED:
+        return false;
+    }
+    return false;
+}
+
+void job_move(struct job *j, enum job_phase to)
+{
+    bool ok = move_allowed(j->phase, to) && (to != JOB_DRAINING || !j->background);
+    if (ok)
+        LOG_D("session", "job %u (pid %d): %s -> %s", (unsigned)j->id, (int)j->pid,
+              phase_name(j->phase), phase_name(to));
+    else
+        LOG_E("session", "job %u (pid %d): no move from %s to %s (a bug)", (unsigned)j->id,
+              (int)j->pid, phase_name(j->phase), phase_name(to));
+    assert(ok);
+    j->phase = to;
+}
+
+bool job_running(const struct job *j)
+{
+    return j->phase == JOB_STARTING || j->phase == JOB_RUNNING;
+}
+
+bool job_streaming(const struct job *j)
+{
+    return !j->background && (j->phase == JOB_RUNNING || j->phase == JOB_DRAINING);
+}
+
+/* ---- jobs as JSON ------------------------------------------------------------------------- */
+
+/* "running", or how its bash ended. */
+static const char *state_name(const struct job *j)
+{
+    return job_running(j) ? "running" : j->stop_requested ? "stopped" : "exited";
 }
 
 /* ---- what a sandbox of its own still holds ------------------------------------------------ */
@@ -115,20 +178,20 @@ void job_json(struct json_buf *b, const struct job *j)
 {
     /* A sandbox of its own whose command left processes is still running, though its leader
      * (the command's bash) has exited: listed as running, the leader's end beside it. */
-    bool leftover = j->state != JOB_RUNNING && j->sandbox_running;
+    bool leftover = !job_running(j) && j->sandbox_running;
     json_buf_printf(b, "{\"pid\":%d,\"command\":", (int)j->pid);
     json_buf_cstr_or_null(b, j->command);
     json_buf_lit(b, ",\"turn\":");
     json_buf_cstr_or_null(b, j->turn);
     json_buf_printf(b, ",\"background\":%s,\"state\":\"%s\",", j->background ? "true" : "false",
-                    leftover ? "running" : state_name(j->state));
+                    leftover ? "running" : state_name(j));
     if (leftover)
         json_buf_printf(b,
                         "\"exit_code\":null,\"signal\":null,\"started\":%.3f,\"ended\":null,"
                         "\"duration_ms\":null,\"leader_running\":false,\"leader_exit_code\":%d,"
                         "\"leader_signal\":%d",
                         j->started, j->exit_code, j->signal);
-    else if (j->state == JOB_RUNNING)
+    else if (job_running(j))
         json_buf_printf(b,
                         "\"exit_code\":null,\"signal\":null,\"started\":%.3f,\"ended\":null,"
                         "\"duration_ms\":null",
@@ -153,7 +216,7 @@ void job_json(struct json_buf *b, const struct job *j)
  * sandboxes of their own that a command left processes in. */
 bool job_listed(const struct job *j)
 {
-    return j->pid > 0 && (j->background || j->state == JOB_RUNNING || j->sandbox_running);
+    return j->pid > 0 && (j->background || job_running(j) || j->sandbox_running);
 }
 
 void jobs_json(struct session *s, struct json_buf *b)
@@ -202,7 +265,7 @@ void jobs_persist(struct session *s)
 static bool anything_runs(const struct session *s)
 {
     for (const struct job *j = s->jobs; j; j = j->next)
-        if (j->leader_running || j->sandbox_running || j->pid == 0)
+        if (job_running(j) || j->sandbox_running)
             return true;
     return false;
 }
@@ -260,7 +323,7 @@ static void on_repo_found(struct ev_loop *loop, struct ev_io *w, uint32_t events
     struct session *s = w->data;
     struct job *fg = NULL;
     for (struct job *j = s->jobs; j && !fg; j = j->next)
-        if (!j->background && j->leader_running && j->req)
+        if (job_streaming(j) && j->req)
             fg = j;
     session_guard_check(s, fg, false);
 }
@@ -292,7 +355,7 @@ unsigned jobs_running_background(struct session *s)
 {
     unsigned n = 0;
     for (struct job *j = s->jobs; j; j = j->next)
-        if (j->background && j->state == JOB_RUNNING && j->pid > 0)
+        if (j->background && job_running(j) && j->pid > 0)
             n++;
     return n;
 }
@@ -339,12 +402,12 @@ void session_prune(struct session *s)
         return; /* the session is over: session_free() takes everything */
     size_t finished = 0;
     for (struct job *j = s->jobs; j; j = j->next)
-        if (j->state != JOB_RUNNING)
+        if (!job_running(j))
             finished++;
     for (struct job *j = s->jobs, *next; j; j = next) {
         next = j->next;
-        bool idle = j->state != JOB_RUNNING && !j->stopping && !j->req && j->out.fd < 0 &&
-                    j->err.fd < 0 && !j->sandbox_running && !j->approval && !j->rerun;
+        bool idle = !job_running(j) && !j->stopping && !j->req && j->out.fd < 0 && j->err.fd < 0 &&
+                    !j->sandbox_running && !j->approval && !j->rerun;
         if (!idle)
             continue;
         if ((!j->background && !j->turn) || finished > FINISHED_KEPT) {
@@ -381,7 +444,7 @@ void job_stream_output(struct job *j, struct job_pipe *p, const char *data, size
     if (len == 0)
         return;
     struct json_buf b = {0};
-    json_buf_printf(&b, "{\"event\":\"output\",\"stream\":\"%s\",", p->stream);
+    json_buf_printf(&b, "{\"event\":\"" API_EVENT_OUTPUT "\",\"stream\":\"%s\",", p->stream);
     if (json_utf8_valid(buf, len)) {
         json_buf_lit(&b, "\"data\":");
         json_buf_string(&b, (const char *)buf, len);
@@ -400,13 +463,13 @@ void job_finish_stream(struct job *j)
     if (!j->req)
         return;
     struct json_buf b = {0};
-    json_buf_printf(
-        &b,
-        "{\"event\":\"exit\",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
-        "\"stopped\":%s,\"duration_ms\":%.1f,\"ran_outside\":%s,\"refusals\":[",
-        (int)j->pid, job_exit_status(j), j->signal, j->timed_out ? "true" : "false",
-        j->state == JOB_STOPPED ? "true" : "false", (double)(j->end_ms - j->start_ms),
-        j->ran_outside ? "true" : "false");
+    json_buf_printf(&b,
+                    "{\"event\":\"" API_EVENT_EXIT
+                    "\",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
+                    "\"stopped\":%s,\"duration_ms\":%.1f,\"ran_outside\":%s,\"refusals\":[",
+                    (int)j->pid, job_exit_status(j), j->signal, j->timed_out ? "true" : "false",
+                    !job_running(j) && j->stop_requested ? "true" : "false",
+                    (double)(j->end_ms - j->start_ms), j->ran_outside ? "true" : "false");
     for (size_t i = 0; i < j->n_refusals; i++) {
         const struct lh_refusal *r = &j->refusals[i];
         json_buf_printf(&b, "%s{\"kind\":", i ? "," : "");
@@ -450,7 +513,7 @@ enum job_pump_result job_pump(struct job *j, struct job_pipe *p)
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return PUMP_EMPTY;
     if (n <= 0) {
-        if (!j->background && j->leader_running)
+        if (job_streaming(j))
             job_stream_output(j, p, "", 0, true);
         job_pipe_close(j->s, p);
         if (j->background)
@@ -464,7 +527,7 @@ enum job_pump_result job_pump(struct job *j, struct job_pipe *p)
             j->has_log = false;
         }
         log_stream_wake(j->s, j);
-    } else if (j->leader_running) {
+    } else if (job_streaming(j)) {
         capture_feed(p == &j->out ? &j->cap_out : &j->cap_err, buf, (size_t)n);
         job_stream_output(j, p, buf, (size_t)n, false);
         if (j->req && api_stream_pending(j->req) > STREAM_HIGH_WATER) {

@@ -2,10 +2,35 @@
 /* session_jobs.h — the state of a session's controller, shared by its units (not an API):
  * session_ctl.c (the session object, init's reports, the operations that start and list
  * jobs), session_jobs.c (finding jobs, their JSON and state file, their pipes and streams,
- * pruning), session_stop.c (stopping groups, stop batches, timeouts, shutdown),
- * session_escalation.c (judging a finished foreground command, the questions for the
- * approvers, re-runs outside), session_approvers.c (who may answer: the subscribed API
- * clients). Single-threaded, on the controller's event loop. */
+ * pruning, moving a job between phases), session_stop.c (stopping groups, stop batches,
+ * timeouts, shutdown), session_escalation.c (judging a finished foreground command, the
+ * questions for the approvers, re-runs outside), session_approvers.c (who may answer: the
+ * subscribed API clients). Single-threaded, on the controller's event loop.
+ *
+ * A job (one `bash -c` of the session) is moved through these phases, by job_move() only:
+ *   STARTING   the exec request was told to init (INIT_WIRE_SPAWN); waiting for its pid
+ *              (INIT_WIRE_STARTED)
+ *   RUNNING    its bash runs; a foreground job's output is streamed to its client, a
+ *              background job's appended to its log
+ *   DRAINING   (foreground) its bash ended: what it wrote before is read from the pipes and
+ *              streamed, then the end of each stream
+ *   JUDGING    (foreground) its output goes to the refusal and escalation hooks
+ *   ASKING     (foreground) the approvers are asked whether it may run again outside the
+ *              sandbox, or reach the destination the network policy blocked; the exit event
+ *              waits for the answer (or the permission timeout)
+ *   RERUNNING  (foreground) approved: it runs again outside the sandbox, streamed as before
+ *   FINISHED   over: a background job once its bash ended, a foreground one once it was
+ *              judged and any question or re-run settled (its exit event sent, when its
+ *              client is still there); a start init refused, and what was starting or
+ *              running when init went, too
+ * The moves: STARTING -> RUNNING | FINISHED; RUNNING -> DRAINING (foreground) | FINISHED;
+ * DRAINING -> JUDGING; JUDGING -> ASKING | RERUNNING | FINISHED; ASKING -> RERUNNING |
+ * FINISHED; RERUNNING -> FINISHED. DRAINING and JUDGING last while init's report of the end
+ * is handled (on_exited in session_ctl.c); ASKING and RERUNNING may outlive the sandbox.
+ * Beside the phase, and not part of it: stopping the job's process group (stopping,
+ * kill_sent: session_stop.c; a group may outlive its leader), a sandbox of its own still
+ * there (sandbox_running), and how it ended (exit_code, signal, timed_out, stop_requested,
+ * ran_outside). */
 #ifndef CORDON_SESSION_JOBS_H
 #define CORDON_SESSION_JOBS_H
 #include <stdbool.h>
@@ -19,7 +44,7 @@
 #include "session/job_log.h"
 #include "base/json_write.h"
 #include "policy/lua_host.h"
-#include "session/session_approvals.h"
+#include "session/session_questions.h"
 #include "session/session_ctl.h"
 #include "session/session_rerun.h"
 #include "base/util.h"
@@ -29,7 +54,16 @@
 #define STREAM_HIGH_WATER (1u << 20) /* bytes queued to a slow client before reading pauses */
 #define FINISHED_KEPT 128            /* finished jobs remembered (listed, or for their turn) */
 
-enum job_state { JOB_RUNNING, JOB_EXITED, JOB_STOPPED };
+/* The phases above, in the order a job goes through them. */
+enum job_phase {
+    JOB_STARTING,
+    JOB_RUNNING,
+    JOB_DRAINING,
+    JOB_JUDGING,
+    JOB_ASKING,
+    JOB_RERUNNING,
+    JOB_FINISHED,
+};
 
 struct job;
 struct log_stream;
@@ -66,13 +100,13 @@ struct job {
     pid_t pid; /* inside the sandbox; 0 until init reports the start */
     char *command, *turn;
     bool background;
-    bool leader_running;
+    enum job_phase phase;        /* moved by job_move() only */
     bool fresh, sandbox_running; /* in a sandbox of its own (--session-exec=false), still there */
-    enum job_state state;
     int exit_code, signal;
     double started, ended; /* Unix seconds */
     uint64_t start_ms, end_ms;
-    bool timed_out, stop_requested;
+    bool timed_out;
+    bool stop_requested; /* a stop came while it ran: once ended, it is listed "stopped" */
     struct job_pipe out, err;
     struct job_log log;
     bool has_log;
@@ -120,6 +154,12 @@ struct session {
 };
 
 /* session_jobs.c */
+/* Move j to phase `to`: a move the list above does not have is a bug (asserted). */
+void job_move(struct job *j, enum job_phase to);
+/* Its bash has not ended yet (STARTING or RUNNING): listed "running". */
+bool job_running(const struct job *j);
+/* A foreground job whose output goes to its client as it comes (RUNNING or DRAINING). */
+bool job_streaming(const struct job *j);
 /* One job as the API lists it (GET /v1/jobs, a stop's answer). */
 void job_json(struct json_buf *b, const struct job *j);
 /* Listed by GET /v1/jobs: every background job, foreground commands still running, and

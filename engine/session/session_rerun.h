@@ -1,6 +1,6 @@
 /* Runs in: controller (cordon-session; the re-run is a host process it forks). */
 /* session_rerun.h — a session's command run again outside the sandbox, as a person approved
- * (session_approvals.h): a separate process on the host, not under the session's init, in its
+ * (session_questions.h): a separate process on the host, not under the session's init, in its
  * own process group, in the workspace, with escalate_outside_environment(). Its output is
  * handed to the caller as it comes, its end reported once. Never started without an approval. */
 #ifndef CORDON_SESSION_RERUN_H

@@ -120,7 +120,7 @@ static void job_stop(struct job *j, struct stop_batch *batch)
     j->stopping = true;
     j->kill_sent = false;
     j->found_alive = false;
-    if (j->leader_running)
+    if (j->phase == JOB_RUNNING)
         j->stop_requested = true;
     j->kill_at = clock_mono_ms() + (uint64_t)(j->s->p.cfg->grace_seconds * 1000);
     send_signal(j->s, j->pid, SIGTERM);
@@ -146,7 +146,7 @@ static void on_timeout(struct ev_loop *loop, struct ev_timer *t)
 {
     (void)loop;
     struct job *j = t->data;
-    if (j->state != JOB_RUNNING)
+    if (!job_running(j))
         return;
     j->timed_out = true;
     job_stop(j, NULL);
@@ -235,7 +235,7 @@ void session_shut_down(struct session *s, const char *why)
     s->shutting_down = true;
     LOG_I("session", "session '%s' stopping: %s", s->p.name, why);
     for (struct job *j = s->jobs; j; j = j->next)
-        if (j->state == JOB_RUNNING)
+        if (job_running(j))
             j->stop_requested = true;
     int grace_ms = (int)(s->p.cfg->grace_seconds * 1000);
     struct init_wire_msg m = {.tag = INIT_WIRE_SHUTDOWN, .value = grace_ms};

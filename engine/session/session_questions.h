@@ -1,12 +1,12 @@
 /* Runs in: controller (cordon-session). */
-/* session_approvals.h — the questions a session holds for its approvers (session_approvers.c;
+/* session_questions.h — the questions a session holds for its approvers (session_approvers.c;
  * `GET /v1/approvals`, `POST /v1/approvals/ID`, `cordon approve`): may a command reach a host
  * no rule allows (asked by the proxy while the command runs), and may a command the sandbox
  * refused run again outside it (asked after it ended). Owns the list, the ids and the JSON;
  * what an answer does is session_ctl.c's. Deny is the answer to every question nobody
  * answers within the permission timeout. */
-#ifndef CORDON_SESSION_APPROVALS_H
-#define CORDON_SESSION_APPROVALS_H
+#ifndef CORDON_SESSION_QUESTIONS_H
+#define CORDON_SESSION_QUESTIONS_H
 #include <stdbool.h>
 #include <stdint.h>
 #include "base/evloop.h"

@@ -1,5 +1,5 @@
-/* session_approvals.c — see session_approvals.h. */
-#include "session/session_approvals.h"
+/* session_questions.c — see session_questions.h. */
+#include "session/session_questions.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,54 @@
+/* session_protocol.h — the session's control API as both of its ends see it
+ * (docs/session-api.md): its limits, the fields of an exec request and the events of its
+ * NDJSON streams, with the fields the clients read. Included by session/ (the server), client/
+ * (the CLI's session commands) and mcp/ (`cordon mcp`), so that a limit or a name is written
+ * once. Constants only: no code, no state. */
+#ifndef CORDON_SESSION_PROTOCOL_H
+#define CORDON_SESSION_PROTOCOL_H
+
+/* ---- limits ---- */
+#define API_TURN_MAX 128             /* bytes of a turn's id (--turn, POST /v1/turns/ID/cancel) */
+#define API_COMMAND_MAX (128 * 1024) /* bytes of an exec's shell string */
+#define API_LOG_TAIL_MAX 100000000L  /* lines of GET /v1/jobs/PID/log?tail=N */
+
+/* ---- POST /v1/exec: the request's fields ---- */
+#define API_EXEC_COMMAND "command"
+#define API_EXEC_BACKGROUND "background"
+#define API_EXEC_TIMEOUT "timeout"
+#define API_EXEC_TURN "turn"
+
+/* ---- POST /v1/approvals/ID: the answer's fields ---- */
+#define API_ANSWER "answer" /* "once" | "session" | "deny" */
+#define API_ANSWER_BY "by"  /* who answered: a label for the settled events, never a permission */
+
+/* ---- the events of a stream: {"event": KIND, ...} ---- */
+#define API_EVENT "event"
+/* a foreground exec's stream */
+#define API_EVENT_STARTED "started" /* "pid" */
+#define API_EVENT_OUTPUT "output"   /* "stream" ("stdout" | "stderr"), "data" | "data_base64" */
+#define API_EVENT_EXIT \
+    "exit"                            /* "pid", "exit_code", "signal", "timed_out", "stopped",
+                                       * "duration_ms", "ran_outside", "refusals" */
+#define API_EVENT_APPROVAL "approval" /* "session", "approval": a question asked */
+/* GET /v1/approvals?watch=1 */
+#define API_EVENT_SUBSCRIBED "subscribed" /* "session"; then a question line for each pending */
+#define API_EVENT_QUESTION "question"     /* "session", "approval" */
+#define API_EVENT_SETTLED "settled"       /* "id", "answer", "by" */
+
+/* ---- the fields the clients read ---- */
+#define API_FIELD_PID "pid"
+#define API_FIELD_STREAM "stream"
+#define API_FIELD_DATA "data"
+#define API_FIELD_DATA_BASE64 "data_base64"
+#define API_FIELD_EXIT_CODE "exit_code"
+#define API_FIELD_SIGNAL "signal"
+#define API_FIELD_TIMED_OUT "timed_out"
+#define API_FIELD_STOPPED "stopped"
+#define API_FIELD_DURATION_MS "duration_ms"
+#define API_FIELD_RAN_OUTSIDE "ran_outside"
+#define API_FIELD_REFUSALS "refusals"
+#define API_FIELD_APPROVAL "approval"
+#define API_FIELD_ID "id"
+#define API_FIELD_QUESTION "question"
+#define API_FIELD_ERROR "error" /* the one line of every 4xx/5xx answer */
+#endif
