@@ -19,6 +19,7 @@
 #include "controller/repo_hold.h"
 #include "controller/repo_watch.h"
 #include "sandbox/git_worktree.h"
+#include "sandbox/home_own.h"
 
 struct hold_ctx;
 
@@ -31,6 +32,8 @@ struct git_guards {
     struct repo_watch *watch;  /* finds the repositories as they appear, or NULL: the walk does */
     struct str_list held;      /* absolute paths held by hold (sorted) */
     struct hold_ctx *hold_ctx; /* one per tree, for git_guard_set_hold */
+    char *home;                /* a copy-on-write home whose top the watcher holds (or NULL) */
+    struct str_list home_tools;
 };
 
 /* A writable path worth a guard of its own: a directory (not a link: the controller resolved
@@ -84,6 +87,11 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
 {
     struct git_guards *gs = xcalloc(1, sizeof *gs);
     gs->since_ns = repo_watch_now_ns();
+    if (home_own_applies(cfg)) {
+        gs->home = xstrdup(cfg->home);
+        for (size_t i = 0; i < cfg->home_tool_dirs.len; i++)
+            str_list_push(&gs->home_tools, cfg->home_tool_dirs.items[i]);
+    }
     /* A linked worktree's repository, a writable path (controller_resolve) with a guard of its
      * own below, so that git works there as in a main worktree (packed-refs, worktree add, gc)
      * while what git follows is held and checked as in any guarded tree. */
@@ -283,7 +291,8 @@ int git_guards_watch(struct git_guards *gs, struct repo_hold *hold, int hold_err
      * helper forked for what is read-only already). */
     for (size_t i = 0; gs->hold && i < gs->roots.len; i++)
         hold_new(gs, i, true);
-    gs->watch = repo_watch_start(&gs->roots, gs->hold, gs->since_ns, &gs->held);
+    gs->watch =
+        repo_watch_start(&gs->roots, gs->hold, gs->since_ns, &gs->held, gs->home, &gs->home_tools);
     return gs->watch ? 0 : -1;
 }
 
@@ -316,5 +325,7 @@ void git_guards_free(struct git_guards *gs)
     free(gs->hold_ctx);
     free(gs->guard);
     str_list_free(&gs->roots);
+    free(gs->home);
+    str_list_free(&gs->home_tools);
     free(gs);
 }

@@ -24,6 +24,7 @@
 #include <linux/openat2.h>
 
 #include "base/log.h"
+#include "sandbox/home_own.h"
 
 #define WATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
 /* Folders one walk looks into at most (a bound on the loop, not on the trees people have). */
@@ -60,6 +61,11 @@ struct repo_watch {
     bool limited, limit_said;
     struct str_list seen;  /* "ROOT:b:REL" of what was reported */
     struct str_list bound; /* held since the start (sorted): not asked for again */
+    /* the copy-on-write home's top (NULL: none), watched for names the host adds: the view
+     * bound its entries at the start, and what comes later is held read-only as it appears */
+    char *home;
+    struct str_list home_tools; /* its names the layer takes (home_tool_dirs) */
+    int home_wd;
 };
 
 static int open_in(const struct repo_watch *w, size_t root, const char *rel, int flags)
@@ -413,10 +419,33 @@ static bool git_name(const char *n)
     return false;
 }
 
+/* A name the host made at the home's top while the sandbox runs: the person's own unless the
+ * layer takes it (a dot-entry, a tool folder). The view bound the home's entries at the start
+ * (sandbox/home_own.h); this one would show through the layer, where a write to it would land
+ * and change nothing on the host. Held read-only inside, as the others are. */
+static void on_home_event(struct repo_watch *w, const struct inotify_event *ev)
+{
+    if (!ev->len || !(ev->mask & (IN_CREATE | IN_MOVED_TO)) || ev->name[0] == '.' ||
+        home_own_is_tools(ev->name, &w->home_tools) || !w->hold)
+        return;
+    char *abs = join(w->home, ev->name);
+    int r = repo_hold_path(w->hold, abs);
+    if (r < 0 && r != -ENOENT && r != -ELOOP)
+        say(w, xasprintf("home: %s, made on the host while the sandbox ran, could not be made "
+                         "read-only inside (%s): writes to it inside stay in the sandbox's home "
+                         "layer",
+                         abs, strerror(-r)));
+    free(abs);
+}
+
 static void on_event(struct repo_watch *w, const struct inotify_event *ev)
 {
     if (ev->mask & IN_Q_OVERFLOW) {
         walk_all(w); /* what the lost events said, found by looking again */
+        return;
+    }
+    if (w->home && ev->wd == w->home_wd) {
+        on_home_event(w, ev);
         return;
     }
     if (ev->wd < 0 || (size_t)ev->wd >= w->n_wds || !w->wds[ev->wd].rel)
@@ -594,9 +623,16 @@ static void *thread_main(void *arg)
 }
 
 struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_hold *hold,
-                                    long long since_ns, const struct str_list *bound)
+                                    long long since_ns, const struct str_list *bound,
+                                    const char *home, const struct str_list *home_tools)
 {
     struct repo_watch *w = xcalloc(1, sizeof *w);
+    w->home_wd = -1;
+    if (home && hold) {
+        w->home = xstrdup(home);
+        for (size_t i = 0; home_tools && i < home_tools->len; i++)
+            str_list_push(&w->home_tools, home_tools->items[i]);
+    }
     for (size_t i = 0; bound && i < bound->len; i++)
         str_list_push(&w->bound, bound->items[i]);
     str_list_sort(&w->bound);
@@ -627,6 +663,14 @@ struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_ho
         fprintf(stderr, "cordon: git: cannot watch the writable trees for repositories: %s\n",
                 strerror(errno));
         goto fail;
+    }
+    if (w->home) {
+        w->home_wd = inotify_add_watch(w->ino, w->home,
+                                       IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW);
+        if (w->home_wd < 0) {
+            free(w->home);
+            w->home = NULL; /* said by no one: the home's other rules hold all the same */
+        }
     }
     w->refs = 2;
     int r = pthread_create(&w->th, NULL, thread_main, w);
@@ -717,6 +761,8 @@ static void free_all(struct repo_watch *w)
     str_list_free(&w->lines);
     str_list_free(&w->seen);
     str_list_free(&w->bound);
+    free(w->home);
+    str_list_free(&w->home_tools);
     for (size_t i = 0; i < w->n_wds; i++)
         free(w->wds[i].rel);
     free(w->wds);

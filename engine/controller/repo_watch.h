@@ -51,9 +51,13 @@ long long repo_watch_now_ns(void);
 /* Start the thread over roots (canonical absolute paths, copied), holding through hold (may be
  * NULL: found only; stopped by whichever side of the watcher ends last, after repo_watch_free:
  * the caller may use it until then) what is not in bound (absolute paths, sorted, copied: read-only since the
- * start). NULL (said in one line on stderr) when inotify or the thread cannot start. */
+ * start). home (NULL: none): a copy-on-write home whose person's entries are read-only
+ * (sandbox/home_own.h); a name the host adds at its top later, but a dot-name or one of
+ * home_tools, is held read-only too as it appears. NULL (said in one line on stderr) when
+ * inotify or the thread cannot start. */
 struct repo_watch *repo_watch_start(const struct str_list *roots, struct repo_hold *hold,
-                                    long long since_ns, const struct str_list *bound);
+                                    long long since_ns, const struct str_list *bound,
+                                    const char *home, const struct str_list *home_tools);
 
 /* Readable (an eventfd) when repositories or lines wait for repo_watch_take. */
 int repo_watch_fd(const struct repo_watch *w);

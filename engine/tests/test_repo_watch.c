@@ -98,7 +98,7 @@ static void test_found_everywhere(void)
     long long since = repo_watch_now_ns();
     struct str_list roots = {0}, got = {0};
     str_list_push(&roots, ws);
-    struct repo_watch *w = repo_watch_start(&roots, NULL, since, NULL);
+    struct repo_watch *w = repo_watch_start(&roots, NULL, since, NULL, NULL, NULL);
     CHECK(w);
     take_all(w, &got);
     CHECK(str_list_contains(&got, "w:old:e"));

@@ -129,6 +129,34 @@ for _, who in ipairs(callers) do
             end
         end)
 
+        it("holds read-only what the host adds at the home's top while a session runs #privileged", function()
+            local o, home = setup(who.uid)
+            local runtime = h.tmpdir()
+            if who.uid then h.sh_ok(("chown %d:%d %s"):format(who.uid, who.uid, h.quote(runtime))) end
+            local function cordon(args, extra)
+                local opts = { home = home, cwd = o.workspace, env = { XDG_RUNTIME_DIR = runtime }, uid = who.uid }
+                for k, v in pairs(extra or {}) do opts[k] = v end
+                return h.cordon(args, opts)
+            end
+            local name = "late-" .. h.token()
+            ok(cordon({ "session", "start", name, "--detach" }))
+            h.defer(function() cordon({ "session", "stop", name }, { timeout = 30 }) end)
+            -- the person makes a project, a note and a dot-folder on the host meanwhile
+            local as = who.uid and ("setpriv --reuid=%d --regid=%d --clear-groups "):format(who.uid, who.uid) or ""
+            h.sh_ok(as .. "sh -c " .. h.quote(("mkdir %s/late %s/.late && echo mine > %s/late-note"):format(
+                h.quote(home), h.quote(home), h.quote(home))))
+            -- the hold comes from the watcher as the name appears: wait for it, bounded
+            local r = cordon({ "exec", name, "--", "for i in $(seq 100); do [ -w ~/late-note ] || break; "
+                .. "sleep 0.05; done; echo z > ~/.late/b && echo dot-ok; echo y > ~/late/a; echo x >> ~/late-note" })
+            assert.are_not.equal(0, r.code, h.describe(r))
+            has(r.stdout, "dot-ok", r)
+            has(r.stderr, home .. "/late/a: Read-only file system", r)
+            has(r.stderr, REFUSED .. home .. "/late-note", r)
+            assert.are.equal("mine\n", h.sh_ok("cat " .. h.quote(home .. "/late-note")))
+            assert.are.equal("", h.sh_ok("ls -A " .. h.quote(home .. "/late")))
+            assert.are.equal("", h.sh_ok("ls -A " .. h.quote(home .. "/.late")))
+        end)
+
         it("leaves the folders on the way to a deeper workspace read-only #privileged", function()
             local o, home = setup(who.uid)
             h.sh_ok(("mkdir -p %s/src/app %s/src/lib && echo l > %s/src/lib/l"):format(
