@@ -4,7 +4,7 @@
  * A linked worktree (`git worktree add`: its `.git` is a file `gitdir: C/worktrees/NAME`) keeps
  * its index, HEAD and lock files in that admin folder and its objects and refs in the
  * repository's common dir C, both outside the workspace. The controller makes C a writable
- * path with a guard and watcher of its own (git_worktree_common_dir; controller/git_guards.h),
+ * path with a guard and watcher of its own (git_worktree_common_dir; controller/guarded_trees.h),
  * so that git's renames at C's top (packed-refs.lock onto packed-refs) and `git worktree add`
  * land on the host while what git follows there is held. Inside the sandbox then:
  *   - the admin folder is writable, but its `commondir` and `gitdir` files (which the host's git
@@ -55,7 +55,7 @@ struct git_worktree {
  * caller frees it) of the linked worktree that the workspace is, when its `.git` file passes
  * the checks below; else NULL. The controller makes it a writable path when none covers it
  * (controller_resolve), so that the repository's guard and watcher hold what git follows there
- * (controller/git_guards.h) and git's renames at its top (packed-refs) land on the host. */
+ * (controller/guarded_trees.h) and git's renames at its top (packed-refs) land on the host. */
 char *git_worktree_common_dir(const struct sandbox_config *cfg);
 
 /* Before the host is made read-only: read and check the paths, capture what will be attached.
