@@ -526,7 +526,7 @@ static void reclone(struct controller *c, const struct init_params *ip, int aliv
     clone_init(c, &again, alive_w);
 }
 
-/* A root caller's shifted maps: the idmapped captures the shift needs, into shift. false when the
+/* A root caller's shifted maps: the idmapped detached trees the shift needs, into shift. false when the
  * shift cannot be kept (the profile turns root_writes or root_only.hide off, or the kernel
  * refuses an idmap): then c->no_shift is set, root_only's scan has run when the profile wants
  * it, and a new init must be cloned. Fails closed on a failed scan. */

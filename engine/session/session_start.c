@@ -206,8 +206,8 @@ static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, p
 }
 
 /* A root caller's maps, once the profile is resolved: shifted when it takes the shift and every
- * idmapped capture it needs can be had (tried first with a throwaway namespace of the same maps,
- * root_writes_probe_userns: a session's init cannot be cloned anew), the captures then made with
+ * idmapped detached tree it needs can be had (tried first with a throwaway namespace of the same maps,
+ * root_writes_probe_userns: a session's init cannot be cloned anew), the detached trees then made with
  * init's own namespace into shift; else unshifted, after root_only's scan, which
  * controller_resolve skipped for the shift. 0, or -1 with one line in err. */
 static int root_maps_after_resolve(struct controller *c, struct sandbox_config *cfg, bool try_shift,
