@@ -181,6 +181,7 @@ FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks
                  dns:engine/proxy/dns_msg.c sni:engine/proxy/sni_parse.c \
                  json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c \
                  git_config:engine/base/git_config.c \
+                 record:engine/base/record.c,engine/base/sha256.c,engine/base/util.c,engine/base/log.c \
                  profile_cache:engine/policy/profile_cache.c,engine/policy/trust.c,engine/base/util.c,engine/base/log.c,engine/base/sha256.c,engine/base/json_read.c,engine/base/json_write.c
 # The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state; the profile
 # cache's reads its table dumps into one.
