@@ -1,21 +1,35 @@
-/* fuzz_record.c — libFuzzer target for base/record.c, the reader under cordon's kept files. Byte
- * 0 picks the mode, the rest is the input:
+/* fuzz_record.c — the libFuzzer target for the readers of cordon's kept files: base/record.c
+ * (the envelope and the typed reads every kept file uses) and the profile cache's entries and
+ * table dumps (policy/profile_cache.c, whose reads are record.c's). Byte 0 picks the mode, the
+ * rest is the input:
  *   0  a whole kept file (magic "fuzzrec\n", version 1): the target seals the rest of the input
  *      as a payload too, so that the accepting path is reached;
- *   1  a payload read as typed fields, the types taken from the input's first bytes.
+ *   1  a payload read as typed fields, the types taken from the input's first bytes;
+ *   2  a profile cache entry without its last 8 bytes (the target appends the check they hold;
+ *      the key is bytes 8..39), and the same bytes as a table dump alone.
  * Beyond no crash, leak or undefined behaviour, it aborts when a property readers rely on
  * breaks:
  *   - an opened file's payload lies within the input, and sealing that payload again gives
  *     the input byte for byte (one file per payload); the input one byte shorter is refused;
  *   - a read never goes past the end, a failed read leaves bad set for good and gives zeros,
- *     and rec_in_done holds only when every byte was read and nothing failed.
- * Built and run by `make fuzz` (engine/fuzz/README.md). No I/O. */
+ *     and rec_in_done holds only when every byte was read and nothing failed;
+ *   - an accepted profile entry is refused when one byte shorter, and under another key; its
+ *     record walk and lists stay within the input; a table dump either reads back to one table
+ *     (the stack one higher) or is refused with the stack as it was; an accepted one dumps
+ *     again canonically: read back once more, it dumps to the same bytes.
+ * Built and run by `make fuzz` (engine/fuzz/README.md). No I/O: the profile cache's replay,
+ * which asks the file system, is not run. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <lauxlib.h>
+#include <lua.h>
+
 #include "base/record.h"
+#include "base/util.h"
 #include "fuzz/fuzz.h"
+#include "policy/profile_cache.h"
 
 #define MAGIC "fuzzrec\n"
 
@@ -82,6 +96,71 @@ static void read_fields(const uint8_t *data, size_t size)
     ASSERT(rec_in_done(&in) == (!in.bad && rec_left(&in) == 0));
 }
 
+/* A dump read back and dumped again is canonical: the same bytes once more. */
+static void check_table(lua_State *L, const unsigned char *p, size_t n)
+{
+    int top = lua_gettop(L);
+    if (pc_table_push(L, p, n) < 0) {
+        ASSERT(lua_gettop(L) == top);
+        return;
+    }
+    ASSERT(lua_gettop(L) == top + 1 && lua_istable(L, -1));
+    struct pc_buf a = {0}, b = {0};
+    if (pc_table_dump(L, -1, &a) == 0) {
+        ASSERT(pc_table_push(L, a.data, a.len) == 0);
+        ASSERT(pc_table_dump(L, -1, &b) == 0);
+        ASSERT(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+        lua_pop(L, 1);
+    }
+    pc_buf_free(&a);
+    pc_buf_free(&b);
+    lua_settop(L, top);
+}
+
+/* A profile cache entry (policy/profile_cache.c) without its last 8 bytes: the check they
+ * hold is appended, so that what follows it is reached; the key is taken from bytes 8..39, as
+ * a matching entry would have it. The input is also tried as a table dump alone. */
+static void check_profile_entry(const uint8_t *data, size_t size)
+{
+    lua_State *L = luaL_newstate();
+    ASSERT(L);
+    check_table(L, data, size);
+
+    uint8_t key[PC_KEY_LEN] = {0};
+    if (size >= 8 + PC_KEY_LEN)
+        memcpy(key, data + 8, PC_KEY_LEN);
+    char *buf = xmalloc(size + 8);
+    memcpy(buf, data, size);
+    uint64_t sum = pc_entry_check(buf, size);
+    for (int i = 0; i < 8; i++)
+        buf[size + (size_t)i] = (char)(sum >> (8 * i));
+    struct pc_entry e;
+    if (pc_entry_parse(buf, size + 8, key, &e) == 0) {
+        ASSERT(e.records + e.records_len <= (const unsigned char *)e.buf + e.len);
+        ASSERT(e.table + e.table_len <= (const unsigned char *)e.buf + e.len);
+        check_table(L, e.table, e.table_len);
+        /* one byte shorter (its check made to match again) and another key: refused */
+        char *shorter = xmalloc(size + 8);
+        memcpy(shorter, data, size);
+        if (size > 0) {
+            uint64_t s2 = pc_entry_check(shorter, size - 1);
+            for (int i = 0; i < 8; i++)
+                shorter[size - 1 + (size_t)i] = (char)(s2 >> (8 * i));
+            struct pc_entry f;
+            ASSERT(pc_entry_parse(shorter, size + 7, key, &f) < 0);
+        } else {
+            free(shorter);
+        }
+        char *again = xmalloc(size + 8);
+        memcpy(again, e.buf, size + 8);
+        key[0] ^= 1;
+        struct pc_entry g;
+        ASSERT(pc_entry_parse(again, size + 8, key, &g) < 0);
+        pc_entry_free(&e);
+    }
+    lua_close(L);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -94,8 +173,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_file(file.data, file.len);
         rec_out_free(&payload);
         rec_out_free(&file);
-    } else {
+    } else if (data[0] == 1) {
         read_fields(data + 1, size - 1);
+    } else if (data[0] == 2) {
+        check_profile_entry(data + 1, size - 1);
     }
     return 0;
 }
