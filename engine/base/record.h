@@ -3,10 +3,11 @@
  * host that wrote it), read back with every length checked against what is left, and a file
  * envelope around them:
  *   8 bytes of magic (what the file is), u32 version, u32 payload length, the payload,
- *   8 bytes of check: the first bytes of SHA-256 over everything before them.
+ *   8 bytes of check over everything before them (a 64-bit mix that any change of one 8-byte
+ *   word changes: against torn and corrupted files, not a MAC).
  * A file whose magic, version, length or check is not exactly the expected one is absent to its
  * reader: the caller rebuilds what it held (a file of an older format is such a file).
- * Uses: base/sha256.h, base/util.h (read_private_file, write_private_file).
+ * Uses: base/util.h (read_private_file, write_private_file).
  * Must never: read past the end of its input, trust a length it has not checked, or hand back
  * a payload whose check failed. */
 #ifndef CORDON_RECORD_H

@@ -5,8 +5,8 @@
  *   0  a whole kept file (magic "fuzzrec\n", version 1): the target seals the rest of the input
  *      as a payload too, so that the accepting path is reached;
  *   1  a payload read as typed fields, the types taken from the input's first bytes;
- *   2  a profile cache entry without its last 8 bytes (the target appends the check they hold;
- *      the key is bytes 8..39), and the same bytes as a table dump alone.
+ *   2  a profile cache entry's payload (the target seals it as the cache does; the key is its
+ *      first 32 bytes), and the same bytes as a table dump alone.
  * Beyond no crash, leak or undefined behaviour, it aborts when a property readers rely on
  * breaks:
  *   - an opened file's payload lies within the input, and sealing that payload again gives
@@ -117,9 +117,20 @@ static void check_table(lua_State *L, const unsigned char *p, size_t n)
     lua_settop(L, top);
 }
 
-/* A profile cache entry (policy/profile_cache.c) without its last 8 bytes: the check they
- * hold is appended, so that what follows it is reached; the key is taken from bytes 8..39, as
- * a matching entry would have it. The input is also tried as a table dump alone. */
+/* A profile cache entry's bytes sealed as a kept file (magic and version the cache's). */
+static char *sealed_entry(const uint8_t *payload, size_t n, size_t *len)
+{
+    struct rec_out p = {0}, f = {0};
+    rec_put(&p, payload, n);
+    rec_file_seal(&f, "CORDPC2\n", 2, &p);
+    rec_out_free(&p);
+    *len = f.len;
+    return (char *)f.data;
+}
+
+/* A profile cache entry's payload (policy/profile_cache.c): the target seals it, so that what
+ * follows the envelope is reached; the key is its first 32 bytes, as a matching entry would
+ * have it. The input is also tried as a table dump alone. */
 static void check_profile_entry(const uint8_t *data, size_t size)
 {
     lua_State *L = luaL_newstate();
@@ -127,35 +138,26 @@ static void check_profile_entry(const uint8_t *data, size_t size)
     check_table(L, data, size);
 
     uint8_t key[PC_KEY_LEN] = {0};
-    if (size >= 8 + PC_KEY_LEN)
-        memcpy(key, data + 8, PC_KEY_LEN);
-    char *buf = xmalloc(size + 8);
-    memcpy(buf, data, size);
-    uint64_t sum = pc_entry_check(buf, size);
-    for (int i = 0; i < 8; i++)
-        buf[size + (size_t)i] = (char)(sum >> (8 * i));
+    if (size >= PC_KEY_LEN)
+        memcpy(key, data, PC_KEY_LEN);
+    size_t len;
+    char *buf = sealed_entry(data, size, &len);
     struct pc_entry e;
-    if (pc_entry_parse(buf, size + 8, key, &e) == 0) {
+    if (pc_entry_parse(buf, len, key, &e) == 0) {
         ASSERT(e.records + e.records_len <= (const unsigned char *)e.buf + e.len);
         ASSERT(e.table + e.table_len <= (const unsigned char *)e.buf + e.len);
         check_table(L, e.table, e.table_len);
-        /* one byte shorter (its check made to match again) and another key: refused */
-        char *shorter = xmalloc(size + 8);
-        memcpy(shorter, data, size);
-        if (size > 0) {
-            uint64_t s2 = pc_entry_check(shorter, size - 1);
-            for (int i = 0; i < 8; i++)
-                shorter[size - 1 + (size_t)i] = (char)(s2 >> (8 * i));
-            struct pc_entry f;
-            ASSERT(pc_entry_parse(shorter, size + 7, key, &f) < 0);
-        } else {
-            free(shorter);
-        }
-        char *again = xmalloc(size + 8);
-        memcpy(again, e.buf, size + 8);
+        /* one byte shorter (sealed again) and another key: refused */
+        ASSERT(size > 0);
+        size_t slen;
+        char *shorter = sealed_entry(data, size - 1, &slen);
+        struct pc_entry f;
+        ASSERT(pc_entry_parse(shorter, slen, key, &f) < 0);
+        size_t alen;
+        char *again = sealed_entry(data, size, &alen);
         key[0] ^= 1;
         struct pc_entry g;
-        ASSERT(pc_entry_parse(again, size + 8, key, &g) < 0);
+        ASSERT(pc_entry_parse(again, alen, key, &g) < 0);
         pc_entry_free(&e);
     }
     lua_close(L);

@@ -26,8 +26,10 @@
 #include "base/record.h"
 #include "policy/trust.h"
 
-#define PC_MAGIC "CORDPC1\n" /* the format: a change of it is a new version of the key too */
-#define PC_MAGIC_LEN 8
+/* An entry is a kept file of base/record.h; its magic and version are part of the key too. */
+#define PC_MAGIC "CORDPC2\n"
+#define PC_MAGIC_LEN REC_MAGIC_LEN
+#define PC_VERSION 2u
 #define PC_ENTRY_MAX ((size_t)1 << 20)   /* an entry larger than this is not kept */
 #define PC_TABLE_MAX ((size_t)512 << 10) /* the serialised profile */
 #define PC_TABLE_DEPTH 16
@@ -753,30 +755,6 @@ int pc_table_push(lua_State *L, const unsigned char *p, size_t len)
 
 /* ---- entries ------------------------------------------------------------------------------ */
 
-/* A check of an entry's bytes against corruption (a disk, a hand edit), cheaper than a hash of
- * them: each step is a bijection of the state, so a change of any one 8-byte word always
- * changes the result. No MAC: an entry is trusted for being the caller's private file in a
- * directory no sandbox sees, and a corrupted question would otherwise go unnoticed when its
- * answer happens to match (a changed path that is as absent as the recorded one). */
-uint64_t pc_entry_check(const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    const uint64_t k = 0x9E3779B97F4A7C15ull;
-    uint64_t h = 0x243F6A8885A308D3ull ^ ((uint64_t)n * k);
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * k;
-        h ^= h >> 31;
-    }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
-    h = (h ^ w ^ ((uint64_t)n << 56)) * k;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 32);
-}
-
 bool pc_entry_build(const uint8_t key[PC_KEY_LEN], const struct pc_buf *table,
                     const struct str_list *env, bool markers_known, const struct str_list *markers,
                     struct pc_buf *out)
@@ -784,15 +762,19 @@ bool pc_entry_build(const uint8_t key[PC_KEY_LEN], const struct pc_buf *table,
     *out = (struct pc_buf){0};
     if (R.uncacheable || R.on)
         return false;
-    pc_buf_put(out, PC_MAGIC, PC_MAGIC_LEN);
-    pc_buf_put(out, key, PC_KEY_LEN);
-    put_u32(out, R.n);
-    put_bytes(out, R.rec.data, R.rec.len);
-    put_bytes(out, table->data, table->len);
-    put_list(out, env);
-    put_u8(out, markers_known);
-    put_list(out, markers);
-    put_u64(out, pc_entry_check(out->data, out->len));
+    struct pc_buf p = {0};
+    pc_buf_put(&p, key, PC_KEY_LEN);
+    put_u32(&p, R.n);
+    put_bytes(&p, R.rec.data, R.rec.len);
+    put_bytes(&p, table->data, table->len);
+    put_list(&p, env);
+    put_u8(&p, markers_known);
+    put_list(&p, markers);
+    /* a kept file of base/record.h around it: magic, version, length, check */
+    struct rec_out payload = {.data = p.data, .len = p.len, .cap = p.cap}, file = {0};
+    rec_file_seal(&file, PC_MAGIC, PC_VERSION, &payload);
+    pc_buf_free(&p);
+    *out = (struct pc_buf){.data = file.data, .len = file.len, .cap = file.cap};
     if (out->len > PC_ENTRY_MAX) {
         pc_buf_free(out);
         return false;
@@ -826,22 +808,17 @@ static bool get_record(struct rec_in *r, unsigned *kind, const char **q, size_t 
 int pc_entry_parse(char *buf, size_t len, const uint8_t key[PC_KEY_LEN], struct pc_entry *e)
 {
     *e = (struct pc_entry){.buf = buf, .len = len};
-    if (len < PC_MAGIC_LEN + PC_KEY_LEN + 8)
-        goto bad;
-    struct rec_in sum = rec_in_of(buf + len - 8, 8);
-    if (rec_get_u64(&sum) != pc_entry_check((const unsigned char *)buf, len - 8))
-        goto bad;
-    struct rec_in r = rec_in_of(buf, len - 8);
-    unsigned char magic[PC_MAGIC_LEN], k[PC_KEY_LEN];
-    if (!rec_get(&r, magic, sizeof magic) || memcmp(magic, PC_MAGIC, sizeof magic) != 0 ||
-        !rec_get(&r, k, sizeof k) || memcmp(k, key, sizeof k) != 0)
+    struct rec_in r;
+    unsigned char k[PC_KEY_LEN];
+    if (!rec_file_open(buf, len, PC_MAGIC, PC_VERSION, &r) || !rec_get(&r, k, sizeof k) ||
+        memcmp(k, key, sizeof k) != 0)
         goto bad;
     e->n_records = rec_get_u32(&r);
     if (!(e->records = get_bytes(&r, &e->records_len)) ||
         !(e->table = get_bytes(&r, &e->table_len)) || !get_list(&r, &e->env))
         goto bad;
     unsigned mk = rec_get_u8(&r);
-    if (r.bad || mk > 1 || !get_list(&r, &e->markers) || r.p != r.end)
+    if (r.bad || mk > 1 || !get_list(&r, &e->markers) || !rec_in_done(&r))
         goto bad;
     e->markers_known = mk;
     /* The records must be exactly n well-formed ones. */
