@@ -25,7 +25,7 @@
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
 #include "controller/escalate.h"
-#include "controller/git_guards.h"
+#include "controller/guarded_trees.h"
 #include "controller/repo_hold.h"
 #include "controller/git_publish.h"
 #include "base/clock.h"
@@ -171,20 +171,22 @@ struct controller {
     int root_maps; /* a root caller's: the NS_MAPS_* bits written for init (root_writes.h) */
     bool no_shift; /* a root caller's init is cloned (again) with the maps unshifted */
     int owner_ns;  /* shifted: root_writes_owner_userns, made while this process is small */
-    struct git_guards *guard; /* the writable trees' repositories (git_guards.h), or NULL */
+    struct guarded_trees *guard; /* the writable trees' repositories (guarded_trees.h), or NULL */
     struct ev_timer guard_t;
-    struct ev_io watch_w;   /* the repositories' watcher found one (git_guards_fd) */
-    struct repo_hold *hold; /* init's namespaces (repo_hold.h), until git_guards_watch takes it */
-    int hold_err;           /* why there is no hold */
+    struct ev_io watch_w; /* the repositories' watcher found one (guarded_trees_fd) */
+    struct repo_hold
+        *hold;    /* init's namespaces (repo_hold.h), until guarded_trees_watch takes it */
+    int hold_err; /* why there is no hold */
 };
 
 /* Undo what the command changed in the workspace's repositories that would make the host's git
- * run a program, one line each (git_guards.h). */
+ * run a program, one line each (guarded_trees.h). */
 static void guard_check(struct controller *c, bool tick)
 {
     struct str_list lines = {0};
     if (c->guard)
-        (void)(tick ? git_guards_tick(c->guard, &lines, true) : git_guards_check(c->guard, &lines));
+        (void)(tick ? guarded_trees_tick(c->guard, &lines, true)
+                    : guarded_trees_check(c->guard, &lines));
     for (size_t i = 0; i < lines.len; i++) {
         char *shown = visible_dup(lines.items[i]); /* names a command chose */
         fprintf(stderr, "cordon: %s%s", shown, c->tty_raw ? "\r\n" : "\n");
@@ -368,8 +370,8 @@ static void supervise(struct controller *c)
             ev_io_start(&c->loop, &streams[i]->w, streams[i]->fd, EPOLLIN, on_output, streams[i]);
     if (c->guard)
         ev_timer_start(&c->loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
-    if (git_guards_fd(c->guard) >= 0)
-        ev_io_start(&c->loop, &c->watch_w, git_guards_fd(c->guard), EPOLLIN, on_repo_found, c);
+    if (guarded_trees_fd(c->guard) >= 0)
+        ev_io_start(&c->loop, &c->watch_w, guarded_trees_fd(c->guard), EPOLLIN, on_repo_found, c);
     /* Until the status is in and the output pipes ended (init reaped every writer first). */
     while ((!c->init_done && !c->have_status) ||
            (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
@@ -383,7 +385,7 @@ static void supervise(struct controller *c)
         }
     }
     ev_timer_stop(&c->loop, &c->guard_t);
-    if (git_guards_fd(c->guard) >= 0)
+    if (guarded_trees_fd(c->guard) >= 0)
         ev_io_stop(&c->loop, &c->watch_w);
     if (!c->have_status)
         read_status(c);
@@ -522,7 +524,7 @@ static void reclone(struct controller *c, const struct init_params *ip, int aliv
     clone_init(c, &again, alive_w);
 }
 
-/* A root caller's shifted maps: the idmapped captures the shift needs, into shift. false when the
+/* A root caller's shifted maps: the idmapped detached trees the shift needs, into shift. false when the
  * shift cannot be kept (the profile turns root_writes or root_only.hide off, or the kernel
  * refuses an idmap): then c->no_shift is set, root_only's scan has run when the profile wants
  * it, and a new init must be cloned. Fails closed on a failed scan. */
@@ -585,7 +587,7 @@ static bool holds_something(const char *path)
 }
 
 /* A repository's own file: held inside the sandbox the moment its repository appears
- * (git_guards_watch), and what was planted before undone with its own line. */
+ * (guarded_trees_watch), and what was planted before undone with its own line. */
 static bool in_a_git_dir(const char *rel)
 {
     return strncmp(rel, ".git/", 5) == 0 || strstr(rel, "/.git/") != NULL;
@@ -601,7 +603,7 @@ static void ro_appeared_report(const struct sandbox_config *cfg, const bool *abs
         const char *rel = cfg->readonly_in_workspace.items[i];
         /* the repository's own: a hooks folder made where there was none is recorded missing
          * by the git guard, which undoes it in a line of its own; the rest of a repository's
-         * files are held inside the moment it appears (git_guards_watch) */
+         * files are held inside the moment it appears (guarded_trees_watch) */
         if (strncmp(rel, ".git/", 5) == 0 || (git_held && in_a_git_dir(rel)))
             continue;
         char *p = xasprintf("%s/%s", cfg->workspace, rel);
@@ -633,7 +635,7 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
     /* The repositories' snapshots, before the command can change them; what they find to hold
      * read-only joins readonly_in_workspace and protected_paths, which init binds (and
      * ro_absent_note then covers every entry: each it adds exists). */
-    if (!(c->guard = git_guards_new(cfg)))
+    if (!(c->guard = guarded_trees_new(cfg)))
         stop_init_and_die(c, "the writable trees' git repositories cannot be checked: refused");
     *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
     struct root_shift shift = {0};
@@ -783,10 +785,10 @@ int run_main(int argc, char **argv)
     set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1], &ro_absent);
 
     int http_fd = -1, socks_fd = -1;
-    receive_fds(&c, flags.command, git_guards_roots(c.guard), &cfg, &http_fd, &socks_fd);
+    receive_fds(&c, flags.command, guarded_trees_roots(c.guard), &cfg, &http_fd, &socks_fd);
     /* The view is built (the rename listener comes after it): from now on every repository
      * is held inside as it appears, found off this thread. */
-    (void)git_guards_watch(c.guard, c.hold, c.hold_err);
+    (void)guarded_trees_watch(c.guard, c.hold, c.hold_err);
     c.hold = NULL; /* the guards' now */
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
@@ -824,11 +826,11 @@ int run_main(int argc, char **argv)
         if (pids[0])
             fprintf(stderr, "cordon: %s\n", pids);
     }
-    ro_appeared_report(&cfg, ro_absent, git_guards_fd(c.guard) >= 0);
+    ro_appeared_report(&cfg, ro_absent, guarded_trees_fd(c.guard) >= 0);
     free(ro_absent);
     /* init reported the status after reaping everything in the sandbox: nothing writes now */
     guard_check(&c, false);
-    git_guards_free(c.guard);
+    guarded_trees_free(c.guard);
     repo_hold_stop(c.hold); /* when the guards never took it */
     c.guard = NULL;
 

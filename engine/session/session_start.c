@@ -31,7 +31,7 @@
 #include "base/log.h"
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
-#include "controller/git_guards.h"
+#include "controller/guarded_trees.h"
 #include "controller/repo_hold.h"
 #include "controller/git_publish.h"
 #include "controller/run_options.h"
@@ -203,8 +203,8 @@ static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, p
 }
 
 /* A root caller's maps, once the profile is resolved: shifted when it takes the shift and every
- * idmapped capture it needs can be had (tried first with a throwaway namespace of the same maps,
- * root_writes_probe_userns: a session's init cannot be cloned anew), the captures then made with
+ * idmapped detached tree it needs can be had (tried first with a throwaway namespace of the same maps,
+ * root_writes_probe_userns: a session's init cannot be cloned anew), the detached trees then made with
  * init's own namespace into shift; else unshifted, after root_only's scan, which
  * controller_resolve skipped for the shift. 0, or -1 with one line in err. */
 static int root_maps_after_resolve(struct controller *c, struct sandbox_config *cfg, bool try_shift,
@@ -315,8 +315,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         r = root_maps_after_resolve(c, &cfg, try_shift, &root_maps, &shift, err, sizeof err);
     /* The repositories' snapshot before any command (git_guard.h); what it holds read-only
      * joins readonly_in_workspace, which init binds. */
-    struct git_guards *guard = NULL;
-    if (r == 0 && !(guard = git_guards_new(&cfg))) {
+    struct guarded_trees *guard = NULL;
+    if (r == 0 && !(guard = guarded_trees_new(&cfg))) {
         snprintf(err, sizeof err,
                  "the writable trees' git repositories cannot be checked: refused");
         r = -1;
@@ -341,13 +341,13 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         c->ports = port_relay_new(&c->loop, label);
         port_relay_set_inside(c->ports, connect_inside, c);
     }
-    if (r == 0 && wait_for_init(c, git_guards_roots(guard), &cfg, &http_fd, &socks_fd) < 0)
+    if (r == 0 && wait_for_init(c, guarded_trees_roots(guard), &cfg, &http_fd, &socks_fd) < 0)
         r = -2; /* init said why */
     if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
         r = -1;
-    /* The view is built: every repository held inside as it appears (git_guards.h). */
+    /* The view is built: every repository held inside as it appears (guarded_trees.h). */
     if (r == 0) {
-        (void)git_guards_watch(guard, hold, hold_err);
+        (void)guarded_trees_watch(guard, hold, hold_err);
         hold = NULL;
     }
     root_writes_shift_free(&shift);
@@ -361,7 +361,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         unlink(c->socket_path);
         if (r == -1)
             fprintf(stderr, "cordon: %s\n", err);
-        git_guards_free(guard);
+        guarded_trees_free(guard);
         port_relay_free(c->ports);
         return CORDON_EXIT_SETUP;
     }
