@@ -12,6 +12,7 @@
 
 #include "base/name_glob.h"
 #include "base/util.h"
+#include "sandbox/profile_keys.h"
 
 /* ---- C -> Lua ---------------------------------------------------------------------------- */
 
@@ -24,62 +25,49 @@ static void push_list(lua_State *L, const struct str_list *l)
     }
 }
 
-/* Get or create the sub-table t[name] of the table on top: [t] -> [t, sub]. */
-static void sub_table(lua_State *L, const char *name)
+/* The table that holds the last part of the dotted name ("network" for "network.allow") within
+ * the table on top, made on the way: [t] -> [t, parent]. Returns that last part. */
+static const char *key_parent(lua_State *L, const char *name)
 {
-    if (lua_getfield(L, -1, name) != LUA_TTABLE) { /* [t, v] */
-        lua_pop(L, 1);
-        lua_newtable(L); /* [t, sub] */
-        lua_pushvalue(L, -1);
-        lua_setfield(L, -3, name);
+    lua_pushvalue(L, -1); /* [t, cur] */
+    const char *dot;
+    while ((dot = strchr(name, '.'))) {
+        lua_pushlstring(L, name, (size_t)(dot - name)); /* [t, cur, part] */
+        if (lua_rawget(L, -2) != LUA_TTABLE) {          /* [t, cur, sub?] */
+            lua_pop(L, 1);
+            lua_newtable(L);                                /* [t, cur, sub] */
+            lua_pushlstring(L, name, (size_t)(dot - name)); /* [t, cur, sub, part] */
+            lua_pushvalue(L, -2);                           /* [t, cur, sub, part, sub] */
+            lua_rawset(L, -4);                              /* [t, cur, sub] */
+        }
+        lua_remove(L, -2); /* [t, sub] */
+        name = dot + 1;
     }
+    return name;
 }
 
-static void set_flag(lua_State *L, const char *sub, const char *key, enum flag_state f)
+/* Whether the command line gave the flag of key k (field: its place in struct run_flags). */
+static bool flag_given(const struct profile_key *k, const void *field)
 {
-    if (f == FLAG_UNSET)
-        return;
-    if (sub)
-        sub_table(L, sub); /* [t, sub] */
-    lua_pushboolean(L, f == FLAG_TRUE);
-    lua_setfield(L, -2, key);
-    if (sub)
-        lua_pop(L, 1); /* [t] */
+    if (k->kind == PK_BOOLEAN)
+        return *(const enum flag_state *)field != FLAG_UNSET;
+    if (pk_kind_is_list(k->kind))
+        return ((const struct str_list *)field)->len > 0;
+    return *(const char *const *)field != NULL;
 }
 
-void lc_push_flags(lua_State *L, const struct run_flags *flags)
+/* Push the value of key k's flag, as the profile would write it: [-0, +1]. A port or a duration
+ * that is a plain number goes as a number, anything else as given, for the profile's validation
+ * to name. */
+static void push_flag_value(lua_State *L, const struct profile_key *k, const void *field)
 {
-    lua_newtable(L); /* [t] */
-    if (flags->workspace) {
-        lua_pushstring(L, flags->workspace);
-        lua_setfield(L, -2, "workspace");
-    }
-    if (flags->writable.len) {
-        push_list(L, &flags->writable);
-        lua_setfield(L, -2, "writable");
-    }
-    if (flags->hidden.len) {
-        push_list(L, &flags->hidden);
-        lua_setfield(L, -2, "hidden");
-    }
-    if (flags->network_allow.len || flags->network_deny.len) {
-        sub_table(L, "network"); /* [t, net] */
-        if (flags->network_allow.len) {
-            push_list(L, &flags->network_allow);
-            lua_setfield(L, -2, "allow");
-        }
-        if (flags->network_deny.len) {
-            push_list(L, &flags->network_deny);
-            lua_setfield(L, -2, "deny");
-        }
-        lua_pop(L, 1); /* [t] */
-    }
-    if (flags->host_ports.len) {
-        /* A port as an integer; anything else as given, for the profile's validation to name. */
-        sub_table(L, "network");                           /* [t, net] */
-        lua_createtable(L, (int)flags->host_ports.len, 0); /* [t, net, list] */
-        for (size_t i = 0; i < flags->host_ports.len; i++) {
-            const char *s = flags->host_ports.items[i];
+    if (k->kind == PK_BOOLEAN) {
+        lua_pushboolean(L, (*(const enum flag_state *)field == FLAG_TRUE) != k->flag_negates);
+    } else if (k->kind == PK_PORTLIST) {
+        const struct str_list *l = field;
+        lua_createtable(L, (int)l->len, 0); /* [list] */
+        for (size_t i = 0; i < l->len; i++) {
+            const char *s = l->items[i];
             char *end;
             long v = strtol(s, &end, 10);
             if (*s >= '0' && *s <= '9' && *end == '\0' && strlen(s) <= 6)
@@ -88,36 +76,33 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
                 lua_pushstring(L, s);
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
-        lua_setfield(L, -2, "host_ports");
-        lua_pop(L, 1); /* [t] */
-    }
-    set_flag(L, "network", "unrestricted", flags->unrestricted_network);
-    set_flag(L, "network", "loopback", flags->allow_loopback);
-    set_flag(L, NULL, "allow_docker", flags->allow_docker);
-    set_flag(L, NULL, "allow_home_workspace", flags->allow_home_workspace);
-    set_flag(L, NULL, "json", flags->json);
-    set_flag(L, "grants", "ssh_agent", flags->allow_ssh_agent);
-    set_flag(L, "grants", "gpg_agent", flags->allow_gpg_agent);
-    set_flag(L, "escalation", "ask_sandbox_off", flags->ask_sandbox_off);
-    set_flag(L, "escalation", "plan", flags->plan);
-    /* --session-exec=false means: every exec in a fresh sandbox */
-    if (flags->session_exec != FLAG_UNSET)
-        set_flag(L, "session", "exec_per_command",
-                 flags->session_exec == FLAG_TRUE ? FLAG_FALSE : FLAG_TRUE);
-    if (flags->home) {
-        lua_pushstring(L, flags->home);
-        lua_setfield(L, -2, "home");
-    }
-    if (flags->permission_timeout) {
-        sub_table(L, "escalation"); /* [t, esc] */
+    } else if (pk_kind_is_list(k->kind)) {
+        push_list(L, field);
+    } else if (k->kind == PK_DURATION) {
+        const char *s = *(const char *const *)field;
         char *end;
-        double v = strtod(flags->permission_timeout, &end);
-        if (*end == '\0' && end != flags->permission_timeout) /* plain seconds */
+        double v = strtod(s, &end);
+        if (*end == '\0' && end != s) /* plain seconds */
             lua_pushnumber(L, v);
         else
-            lua_pushstring(L, flags->permission_timeout); /* "30s", "5m": the profile validates */
-        lua_setfield(L, -2, "permission_timeout");
-        lua_pop(L, 1); /* [t] */
+            lua_pushstring(L, s); /* "30s", "5m": the profile validates */
+    } else {
+        lua_pushstring(L, *(const char *const *)field);
+    }
+}
+
+void lc_push_flags(lua_State *L, const struct run_flags *flags)
+{
+    lua_newtable(L); /* [t] */
+    for (size_t i = 0; i < profile_keys_len; i++) {
+        const struct profile_key *k = &profile_keys[i];
+        const void *field = (const char *)flags + k->flag_field;
+        if (!k->flag || !flag_given(k, field))
+            continue;
+        const char *last = key_parent(L, k->name); /* [t, parent] */
+        push_flag_value(L, k, field);              /* [t, parent, v] */
+        lua_setfield(L, -2, last);                 /* [t, parent] */
+        lua_pop(L, 1);                             /* [t] */
     }
 }
 
