@@ -39,6 +39,9 @@ enum pk_kind {
 /* A key that is no field of struct sandbox_config (or one that a key's own reader fills). */
 #define PK_NO_FIELD ((size_t)-1)
 
+/* The C type of a number key's field (the kind says it for every other key). */
+enum pk_ctype { PK_C_NONE = 0, PK_C_DOUBLE, PK_C_UNSIGNED, PK_C_SIZE, PK_C_ULL };
+
 /* Where the flag of a key is for: both commands, or only session start's help (both parse it). */
 enum pk_flag_scope { PK_FLAG_ANY = 0, PK_FLAG_SESSION_HELP };
 
@@ -47,9 +50,16 @@ struct profile_key {
     enum pk_kind kind; /* what profile.lua accepts */
     /* offsetof(struct sandbox_config, ...) that lua_conv.c fills by kind (bool for PK_BOOLEAN,
      * struct str_list for PK_LIST and PK_ABSLIST), or PK_NO_FIELD: read by a reader of its own
-     * in lua_conv.c, or not a field (the profile's layers use it, or the host reads it). */
+     * in lua_conv.c, or not a field (the profile's layers use it, or the host reads it). A number
+ * key's field is of type ctype. */
     size_t field;
     bool to_init; /* config_wire.c sends it to init */
+    /* A number key (PK_NUMBER, PK_INTEGER, PK_DEPTH, PK_DURATION, PK_SIZE, PK_SIZE_OR_UNLIMITED,
+     * PK_PIDS): its field's C type and its value when the profile has none; for PK_NUMBER,
+     * PK_INTEGER and PK_DEPTH also the bounds the conversion holds it to, which expect words. */
+    enum pk_ctype ctype;
+    double dflt, min, max;
+    const char *expect;
     /* The command-line flag of the same meaning, or NULL. A PK_BOOLEAN key's flag is an
      * enum flag_state at flag_field; a list kind's a struct str_list (repeatable); any other
      * a const char * (the profile validates it). */
