@@ -11,6 +11,34 @@ local function loader(files)
     end
 end
 
+describe("cordon.profile.schema", function()
+    -- The schema is made from cordon.profile_keys, the rows of the C table of profile keys.
+    local function at(schema, name)
+        local v = schema
+        for part in name:gmatch("[^.]+") do v = type(v) == "table" and v[part] or nil end
+        return v
+    end
+
+    it("has each row of cordon.profile_keys as its kind, and nothing else", function()
+        local rows, n = require("cordon.profile_keys"), 0
+        for _, row in ipairs(rows) do
+            assert.are.equal(row[2], at(profile.schema, row[1]), row[1])
+        end
+        local function count(t)
+            for _, v in pairs(t) do
+                if type(v) == "table" then count(v) else n = n + 1 end
+            end
+        end
+        count(profile.schema)
+        assert.are.equal(#rows, n)
+    end)
+
+    it("refuses a key that no row names, with its dotted name", function()
+        assert.are.same({ "network.nope", "unknown key" },
+            { profile.validate({ network = { nope = true } }) })
+    end)
+end)
+
 describe("cordon.profile.validate", function()
     local cases = {
         { {}, nil },
