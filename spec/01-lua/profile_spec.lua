@@ -33,6 +33,17 @@ describe("cordon.profile.schema", function()
         assert.are.equal(#rows, n)
     end)
 
+    it("has each top-level key documented in lua/HOOKS.md's table of profile keys", function()
+        -- lua/HOOKS.md, beside the lua/cordon/ this cordon.profile came from
+        local module = assert(package.searchpath("cordon.profile", package.path))
+        local f = assert(io.open((module:gsub("cordon/profile%.lua$", "HOOKS.md"))))
+        local doc = f:read("a")
+        f:close()
+        for name in pairs(profile.schema) do
+            assert.is_truthy(doc:find("\n| `" .. name .. "` |", 1, true), name)
+        end
+    end)
+
     it("refuses a key that no row names, with its dotted name", function()
         assert.are.same({ "network.nope", "unknown key" },
             { profile.validate({ network = { nope = true } }) })
