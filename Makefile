@@ -33,7 +33,9 @@ TEST_PACKAGES := lua-cjson lua-busted lua-check iproute2 util-linux bubblewrap h
 # passes ON.
 TESTING ?= $$(command -v busted >/dev/null 2>&1 && echo ON || echo OFF)
 
-.PHONY: all deps run-deps client-deps build run lint test test-asan test-kernels bench install clean \
+# `make profile-keys` rewrites lua/cordon/profile_keys.lua from engine/sandbox/profile_keys.c's
+# table (the build fails while they differ).
+.PHONY: all deps run-deps client-deps build run lint profile-keys test test-asan test-kernels bench install clean \
         container-image deb image
 
 all: build
@@ -71,6 +73,9 @@ client-deps:
 build: run-deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=$(TESTING) >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
+
+profile-keys: build
+	cmake --build $(BUILD) --target profile_keys_lua
 
 run: build
 	@sh docs/tour.sh $(BUILD)/cordon

@@ -25,6 +25,7 @@
 #include "base/cordon_dirs.h"
 #include "base/record.h"
 #include "policy/trust.h"
+#include "sandbox/profile_keys.h"
 
 /* An entry is a kept file of base/record.h; its magic and version are part of the key too. */
 #define PC_MAGIC "CORDPC2\n"
@@ -446,37 +447,34 @@ static void put_flag(struct pc_buf *b, enum flag_state f)
     put_u8(b, (unsigned)f);
 }
 
-/* Every field of run_flags but the command (which no part of the resolution reads): a field
- * added to the struct changes its size, and this assertion asks for it to be keyed too. */
+/* Every field of run_flags but the command (which no part of the resolution reads): the flags of
+ * profile keys by their rows (sandbox/profile_keys.c), then the options that are no key's. A
+ * field added to the struct changes its size, and this assertion asks for it to be keyed: a
+ * key's flag already is. */
 #if defined(__x86_64__) || defined(__aarch64__)
 _Static_assert(sizeof(struct run_flags) == 248,
-               "run_flags changed: key the new field in profile_cache.c's put_flags");
+               "run_flags changed: key the new field in profile_cache.c's put_flags unless it "
+               "is a profile key's flag, then set the new size");
 #endif
 static void put_flags(struct pc_buf *b, const struct run_flags *f)
 {
+    for (size_t i = 0; i < profile_keys_len; i++) {
+        const struct profile_key *k = &profile_keys[i];
+        if (!k->flag)
+            continue;
+        const void *field = (const char *)f + k->flag_field;
+        if (k->kind == PK_BOOLEAN)
+            put_flag(b, *(const enum flag_state *)field);
+        else if (pk_kind_is_list(k->kind))
+            put_list(b, field);
+        else
+            put_opt(b, *(const char *const *)field);
+    }
     put_opt(b, f->profile);
-    put_opt(b, f->workspace);
-    put_list(b, &f->writable);
-    put_list(b, &f->hidden);
-    put_flag(b, f->unrestricted_network);
-    put_flag(b, f->allow_loopback);
-    put_flag(b, f->allow_docker);
-    put_flag(b, f->allow_home_workspace);
-    put_flag(b, f->json);
-    put_list(b, &f->network_allow);
-    put_list(b, &f->network_deny);
-    put_list(b, &f->host_ports);
     put_list(b, &f->publish);
-    put_flag(b, f->ask_sandbox_off);
-    put_flag(b, f->plan);
-    put_opt(b, f->permission_timeout);
-    put_opt(b, f->home);
     put_opt(b, f->policy_file);
-    put_flag(b, f->session_exec);
     put_u8(b, f->detach);
     put_opt(b, f->owner);
-    put_flag(b, f->allow_ssh_agent);
-    put_flag(b, f->allow_gpg_agent);
 }
 
 int pc_key(const struct run_flags *flags, const char *cwd, const char *home,

@@ -1,7 +1,8 @@
 /* Runs in: controller; init (types only, no code). */
 /* sandbox-t.h — types only: what the CLI asked for (struct run_flags) and what the policy
  * resolved (struct sandbox_config). Shared by cli.c, lua_conv.c, the sandbox units and run.c.
- * No functions here. */
+ * A profile key's field here (and its flag's) is named by the key's row in profile_keys.c,
+ * which the conversion, the flags and the wire walk. No functions here. */
 #ifndef CORDON_SANDBOX_T_H
 #define CORDON_SANDBOX_T_H
 #include <stdbool.h>
