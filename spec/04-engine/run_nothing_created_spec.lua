@@ -59,7 +59,12 @@ local function cases(uid, label)
         local refused = r.stderr:find("Read-only file system", 1, true)
         assert.truthy(undone or refused, h.describe(r))
         if not refused then
-            assert.are.equal(1, select(2, r.stderr:gsub("cordon:", "")), h.describe(r))
+            -- said once; when a check woke while the command still ran undid the plant between
+            -- its write and its chmod (a slow build), the rest of the write landing in the
+            -- renamed file is undone in a second line, and the command's chmod fails
+            local lines = select(2, r.stderr:gsub("cordon:", ""))
+            local mid = r.stderr:find("pre-commit.cordon-refused: hook changed by the command", 1, true)
+            assert.are.equal(mid and 2 or 1, lines, h.describe(r))
         end
         local c = host_commit(ws, uid)
         assert.are.equal(0, c.code, h.describe(c))
