@@ -24,6 +24,7 @@
 #include "controller/capture.h"
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
+#include "controller/sandbox_start.h"
 #include "controller/escalate.h"
 #include "controller/git_guards.h"
 #include "controller/repo_hold.h"
@@ -625,10 +626,13 @@ static void set_up_sandbox(struct controller *c, struct run_flags *flags, const 
                            const struct init_params *ip, int alive_w, bool **ro_absent)
 {
     char err[1024];
-    controller_use_profile_cache(true);
     bool shifted = ip->uid == 0 && (c->root_maps & (int)NS_MAPS_SHIFT);
-    controller_expect_root_shift(shifted);
-    if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
+    struct sandbox_start want = {.kind = SANDBOX_START_RUN,
+                                 .flags = flags,
+                                 .cwd = cwd,
+                                 .profile_cache = true,
+                                 .expect_root_shift = shifted};
+    if (controller_resolve(&want, cfg, err, sizeof err) < 0)
         stop_init_and_die(c, err);
     /* The repositories' snapshots, before the command can change them; what they find to hold
      * read-only joins readonly_in_workspace and protected_paths, which init binds (and

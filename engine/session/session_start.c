@@ -31,6 +31,7 @@
 #include "base/log.h"
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
+#include "controller/sandbox_start.h"
 #include "controller/git_guards.h"
 #include "controller/repo_hold.h"
 #include "controller/git_publish.h"
@@ -305,12 +306,15 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     bool try_shift = uid == 0 && ns_may_write_wide_maps();
     int root_maps = 0;
     struct root_shift shift = {0};
-    controller_expect_root_shift(try_shift);
+    struct sandbox_start want = {.kind = SANDBOX_START_SESSION,
+                                 .flags = flags,
+                                 .cwd = cwd,
+                                 .expect_root_shift = try_shift};
 
     /* The session's sandbox (init, every exec, the fresh sandboxes init forks for
      * exec_per_command) shares one cgroup, entered before init has its configuration. */
     struct controller_cgroup cgroup = {0};
-    int r = controller_resolve(flags, cwd, &cfg, err, sizeof err);
+    int r = controller_resolve(&want, &cfg, err, sizeof err);
     if (r == 0 && uid == 0)
         r = root_maps_after_resolve(c, &cfg, try_shift, &root_maps, &shift, err, sizeof err);
     /* The repositories' snapshot before any command (git_guard.h); what it holds read-only
