@@ -26,6 +26,7 @@
 #include "controller/controller_setup.h"
 #include "controller/sandbox_start.h"
 #include "controller/escalate.h"
+#include "controller/init_handover.h"
 #include "controller/git_guards.h"
 #include "controller/repo_hold.h"
 #include "controller/git_publish.h"
@@ -395,55 +396,30 @@ static void supervise(struct controller *c)
 
 CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *msg);
 
-/* Take what init hands over (pty master, proxy listeners, host ports' listeners, the rename
- * listener) until it says its set-up is done. EOF means init failed its set-up; it said why on
- * stderr, and supervise() sees it exit. A message that is none of the wire's ends the run. */
+/* Take what init hands over (init_handover.h) until it says its set-up is done. EOF means init
+ * failed its set-up; it said why on stderr, and supervise() sees it exit. A message that is none
+ * of the wire's ends the run. */
 static void receive_fds(struct controller *c, char **command, const struct str_list *git_roots,
                         const struct sandbox_config *cfg, int *http_fd, int *socks_fd)
 {
-    for (;;) {
-        struct init_wire_msg m;
-        int fds[2];
-        long r = init_wire_recv(c->ctl, &m, NULL, 0, fds, 0);
-        if (init_wire_refused(r)) {
-            char line[160];
-            snprintf(line, sizeof line, "the sandbox's init sent %s during its set-up",
-                     init_wire_strerror(r));
-            stop_init_and_die(c, line);
-        }
-        if (r < 0)
-            return;
-        int fd = fds[0];
-        switch (m.tag) {
-        case INIT_WIRE_SETUP_DONE:
-            return;
-        case INIT_WIRE_PTY:
-            c->master = fd;
-            pty_copy_winsize(STDIN_FILENO, c->master);
-            c->tty_raw = pty_raw_mode(STDIN_FILENO, &c->saved_tty) == 0;
-            break;
-        case INIT_WIRE_HTTP_LISTENER:
-            *http_fd = fd;
-            break;
-        case INIT_WIRE_SOCKS_LISTENER:
-            *socks_fd = fd;
-            break;
-        case INIT_WIRE_HOST_PORT:
-        case INIT_WIRE_HOST_PORT6:
-            if (!c->ports)
-                c->ports = port_relay_new(&c->loop, command);
-            if (port_relay_add_host_port(c->ports, fd) < 0)
-                LOG_E("run", "a host port's listener cannot be served: its connections fail");
-            break;
-        case INIT_WIRE_RENAME_NOTIFY:
-            c->git = git_publish_start(fd, git_roots, cfg);
-            break;
-        default:
-            if (!controller_take_listener((enum init_wire_tag)m.tag, fd) && fd >= 0)
-                close(fd);
-            break;
-        }
-    }
+    struct init_handover h = {.loop = &c->loop,
+                              .label = command,
+                              .log_unit = "run",
+                              .git_roots = git_roots,
+                              .cfg = cfg,
+                              .ports = c->ports};
+    init_handover_prepare(&h);
+    char line[160];
+    int r = init_handover_receive(c->ctl, &h, line, sizeof line);
+    c->master = h.master;
+    c->tty_raw = h.tty_raw;
+    c->saved_tty = h.saved_tty;
+    c->ports = h.ports;
+    c->git = h.git;
+    *http_fd = h.http_fd;
+    *socks_fd = h.socks_fd;
+    if (r == -1)
+        stop_init_and_die(c, line);
 }
 
 /* Exit status for cordon itself, from what init reported (or how init died). */

@@ -35,6 +35,7 @@
 #include "controller/git_guards.h"
 #include "controller/repo_hold.h"
 #include "controller/git_publish.h"
+#include "controller/init_handover.h"
 #include "controller/run_options.h"
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
@@ -127,38 +128,30 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
     session_shut_down(c->session, "its owner exited");
 }
 
-/* Take what init hands over (proxy listeners, host ports' listeners, the rename listener)
- * until it says its set-up is done, which means it serves the socket. -1 when init failed (it
- * said why), or sent what is none of the wire's (said here). */
+/* Take what init hands over (init_handover.h) until it says its set-up is done, which means it
+ * serves the socket. -1 when init failed (it said why), or sent what is none of the wire's (said
+ * here). */
 static int wait_for_init(struct controller *c, const struct str_list *git_roots,
                          const struct sandbox_config *cfg, int *http_fd, int *socks_fd)
 {
-    for (;;) {
-        struct init_wire_msg m;
-        int fds[2];
-        long r = init_wire_recv(c->ctl, &m, NULL, 0, fds, 0);
-        if (init_wire_refused(r))
-            fprintf(stderr, "cordon: the sandbox's init sent %s during its set-up\n",
-                    init_wire_strerror(r));
-        if (r < 0)
-            return -1;
-        int fd = fds[0];
-        if (m.tag == INIT_WIRE_SETUP_DONE)
-            return 0;
-        if (m.tag == INIT_WIRE_RENAME_NOTIFY && !c->git)
-            c->git = git_publish_start(fd, git_roots, cfg);
-        else if (m.tag == INIT_WIRE_HTTP_LISTENER)
-            *http_fd = fd;
-        else if (m.tag == INIT_WIRE_SOCKS_LISTENER)
-            *socks_fd = fd;
-        else if ((m.tag == INIT_WIRE_HOST_PORT || m.tag == INIT_WIRE_HOST_PORT6) && c->ports &&
-                 port_relay_add_host_port(c->ports, fd) == 0)
-            continue;
-        else if (m.tag == INIT_WIRE_HOST_PORT || m.tag == INIT_WIRE_HOST_PORT6)
-            LOG_E("session", "a host port's listener cannot be served: its connections fail");
-        else if (!controller_take_listener((enum init_wire_tag)m.tag, fd) && fd >= 0)
-            close(fd);
-    }
+    char session_word[] = "session";
+    char *label[] = {session_word, (char *)c->name, NULL};
+    struct init_handover h = {.loop = &c->loop,
+                              .label = label,
+                              .log_unit = "session",
+                              .git_roots = git_roots,
+                              .cfg = cfg,
+                              .ports = c->ports};
+    init_handover_prepare(&h);
+    char line[160];
+    int r = init_handover_receive(c->ctl, &h, line, sizeof line);
+    if (r == -1)
+        fprintf(stderr, "cordon: %s\n", line);
+    c->ports = h.ports;
+    c->git = h.git;
+    *http_fd = h.http_fd;
+    *socks_fd = h.socks_fd;
+    return r < 0 ? -1 : 0;
 }
 
 /* A published port's connection into the sandbox, through the session's link to init (none
