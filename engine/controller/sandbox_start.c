@@ -126,7 +126,10 @@ static int begin_cgroup_ahead(struct sandbox_start *s)
 
 static int resolve_profile(struct sandbox_start *s)
 {
-    return controller_resolve(s, s->cfg, s->err, sizeof s->err);
+    if (controller_resolve(s, s->cfg, s->err, sizeof s->err) < 0)
+        return -1;
+    s->rules_after_filter = lh_network_rules_cached();
+    return 0;
 }
 
 /* A session's: a root caller's maps, once the profile is resolved: shifted when it takes the
@@ -317,7 +320,7 @@ static int send_configuration(struct sandbox_start *s, struct root_shift *shift)
  * is served: what a command asks before waits in the listeners' backlogs. */
 static int send_filter_and_rules(struct sandbox_start *s)
 {
-    bool rules_later = lh_network_rules_cached();
+    bool rules_later = s->rules_after_filter;
     if (!rules_later && controller_compile_network(s->ctl, s->err, sizeof s->err) < 0)
         return -1;
     /* init runs nothing before it has the filter: in its cgroup by then */

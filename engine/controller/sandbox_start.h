@@ -70,6 +70,9 @@ struct sandbox_start {
     int root_maps;  /* a root caller's: the NS_MAPS_* bits written for init (root_writes.h) */
     int owner_ns;   /* maps_at_clone and shifted: root_writes_owner_userns, made while small */
     bool shifted;   /* a root caller's maps are shifted */
+    /* The profile came from the cache, whose network rules compiled before from the same inputs
+     * (lh_network_rules_cached): they are compiled after the filter is sent, not before. */
+    bool rules_after_filter;
     struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
     bool have_cgroup;
     struct git_guards *guard; /* the writable trees' repositories (git_guards.h) */
