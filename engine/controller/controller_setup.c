@@ -565,47 +565,6 @@ fail:
     return -1;
 }
 
-/* The extra listeners of this process's sandbox (see controller_setup.h). */
-static struct {
-    int dns_udp, dns_tcp, transparent;
-    bool no_transparent; /* init said the kernel cannot; the profile goes on without */
-} extra = {-1, -1, -1, false};
-
-bool controller_take_listener(enum init_wire_tag tag, int fd)
-{
-    int *slot = tag == INIT_WIRE_DNS_UDP       ? &extra.dns_udp
-                : tag == INIT_WIRE_DNS_TCP     ? &extra.dns_tcp
-                : tag == INIT_WIRE_TRANSPARENT ? &extra.transparent
-                                               : NULL;
-    if (tag == INIT_WIRE_NO_TRANSPARENT) {
-        extra.no_transparent = true;
-        return true;
-    }
-    if (!slot)
-        return false;
-    if (*slot >= 0)
-        close(*slot);
-    *slot = fd;
-    return true;
-}
-
-void controller_attach_listeners(struct proxy *px)
-{
-    if (px && (extra.dns_udp >= 0 || extra.dns_tcp >= 0))
-        (void)proxy_attach_dns(px, extra.dns_udp, extra.dns_tcp);
-    else {
-        if (extra.dns_udp >= 0)
-            close(extra.dns_udp);
-        if (extra.dns_tcp >= 0)
-            close(extra.dns_tcp);
-    }
-    if (px && extra.transparent >= 0)
-        (void)proxy_attach_transparent(px, extra.transparent);
-    else if (extra.transparent >= 0)
-        close(extra.transparent);
-    extra.dns_udp = extra.dns_tcp = extra.transparent = -1;
-}
-
 bool controller_pids_by_rlimit(bool host_root_inside)
 {
     if (host_root_inside)

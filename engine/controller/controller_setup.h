@@ -105,12 +105,6 @@ int controller_compile_network(int ctl, char *err, size_t errlen);
 int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_program *prog,
                            char *err, size_t errlen);
 
-/* The listeners init hands over beside the proxy's two (the resolver's, the transparent one):
- * take one (false: the tag is not one of them; fd is -1 for INIT_WIRE_NO_TRANSPARENT), and give
- * those taken to the proxy (closed without one). One sandbox per controller process. */
-struct proxy;
-bool controller_take_listener(enum init_wire_tag tag, int fd);
-void controller_attach_listeners(struct proxy *px);
 struct port_relay;
 /* Publish what --publish [HOSTADDR:]HOSTPORT:PORT asked for (flags->publish) on ports. 0, or -1
  * with one line in err for the first that cannot be (bad syntax, a taken host port, no network

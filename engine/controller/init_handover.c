@@ -5,15 +5,16 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "controller/controller_setup.h"
 #include "controller/git_publish.h"
 #include "proxy/port_relay.h"
+#include "proxy/proxy.h"
 #include "sandbox/init_wire.h"
 #include "sandbox/pty.h"
 
 void init_handover_prepare(struct init_handover *h)
 {
     h->master = h->http_fd = h->socks_fd = -1;
+    h->dns_udp = h->dns_tcp = h->transparent = -1;
     h->tty_raw = false;
     h->git = NULL;
 }
@@ -25,6 +26,31 @@ static void take_host_port(struct init_handover *h, int fd)
         h->ports = port_relay_new(h->loop, h->label);
     if (port_relay_add_host_port(h->ports, fd) < 0)
         LOG_E(h->log_unit, "a host port's listener cannot be served: its connections fail");
+}
+
+/* A listener taken: one sent twice keeps the last. */
+static void replace_fd(int *slot, int fd)
+{
+    if (*slot >= 0)
+        close(*slot);
+    *slot = fd;
+}
+
+void init_handover_attach(struct init_handover *h, struct proxy *px)
+{
+    if (px && (h->dns_udp >= 0 || h->dns_tcp >= 0))
+        (void)proxy_attach_dns(px, h->dns_udp, h->dns_tcp);
+    else {
+        if (h->dns_udp >= 0)
+            close(h->dns_udp);
+        if (h->dns_tcp >= 0)
+            close(h->dns_tcp);
+    }
+    if (px && h->transparent >= 0)
+        (void)proxy_attach_transparent(px, h->transparent);
+    else if (h->transparent >= 0)
+        close(h->transparent);
+    h->dns_udp = h->dns_tcp = h->transparent = -1;
 }
 
 int init_handover_receive(int ctl, struct init_handover *h, char *err, size_t errlen)
@@ -66,8 +92,19 @@ int init_handover_receive(int ctl, struct init_handover *h, char *err, size_t er
             else if (fd >= 0) /* a second one is none of ours */
                 close(fd);
             break;
+        case INIT_WIRE_DNS_UDP:
+            replace_fd(&h->dns_udp, fd);
+            break;
+        case INIT_WIRE_DNS_TCP:
+            replace_fd(&h->dns_tcp, fd);
+            break;
+        case INIT_WIRE_TRANSPARENT:
+            replace_fd(&h->transparent, fd);
+            break;
+        case INIT_WIRE_NO_TRANSPARENT:
+            break; /* the kernel cannot: the profile goes on without (init said so if required) */
         default:
-            if (!controller_take_listener((enum init_wire_tag)m.tag, fd) && fd >= 0)
+            if (fd >= 0)
                 close(fd);
             break;
         }

@@ -590,7 +590,7 @@ int run_main(int argc, char **argv)
     }
     if (http_fd >= 0 && socks_fd >= 0) {
         c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
-        controller_attach_listeners(c.proxy);
+        init_handover_attach(&c.st.handover, c.proxy);
         if (!c.proxy)
             LOG_E("run", "the proxy could not start: commands get no network");
         /* The terminal of cordon run can answer questions (a pty relay holds its input). */

@@ -250,7 +250,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     sc_program_free(&prog);
     if (http_fd >= 0 && socks_fd >= 0) {
         c->proxy = proxy_new(&c->loop, http_fd, socks_fd, label);
-        controller_attach_listeners(c->proxy);
+        init_handover_attach(&start.handover, c->proxy);
         if (!c->proxy)
             LOG_E("session", "the proxy could not start: commands get no network");
     }
