@@ -33,7 +33,9 @@ TEST_PACKAGES := lua-cjson lua-busted lua-check iproute2 util-linux bubblewrap h
 # passes ON.
 TESTING ?= $$(command -v busted >/dev/null 2>&1 && echo ON || echo OFF)
 
-.PHONY: all deps run-deps client-deps build run lint test test-asan test-kernels bench install clean \
+# `make profile-keys` rewrites lua/cordon/profile_keys.lua from engine/sandbox/profile_keys.c's
+# table (the build fails while they differ).
+.PHONY: all deps run-deps client-deps build run lint profile-keys test test-asan test-kernels bench install clean \
         container-image deb image
 
 all: build
@@ -71,6 +73,9 @@ client-deps:
 build: run-deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=$(TESTING) >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
+
+profile-keys: build
+	cmake --build $(BUILD) --target profile_keys_lua
 
 run: build
 	@sh docs/tour.sh $(BUILD)/cordon
@@ -181,9 +186,9 @@ FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks
                  dns:engine/proxy/dns_msg.c sni:engine/proxy/sni_parse.c \
                  json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c \
                  git_config:engine/base/git_config.c init_wire:engine/sandbox/init_wire.c,engine/base/fdpass.c \
-                 profile_cache:engine/policy/profile_cache.c,engine/policy/trust.c,engine/base/util.c,engine/base/log.c,engine/base/sha256.c,engine/base/json_read.c,engine/base/json_write.c
-# The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state; the profile
-# cache's reads its table dumps into one.
+                 record:engine/base/record.c,engine/policy/profile_cache.c,engine/policy/trust.c,engine/base/cordon_dirs.c,engine/base/util.c,engine/base/log.c,engine/base/sha256.c,engine/base/json_read.c,engine/base/json_write.c
+# The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state; the kept files'
+# target reads the profile cache's table dumps into one.
 FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -llua5.4
 
 .PHONY: fuzz
@@ -193,7 +198,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; src=$$(echo "$${t#*:}" | tr , ' '); \
 	  echo "fuzz: building fuzz_$$name"; \
-	  extra=; case $$name in rules|profile_cache) extra='$(FUZZ_RULES_FLAGS)';; esac; \
+	  extra=; case $$name in rules|record) extra='$(FUZZ_RULES_FLAGS)';; esac; \
 	  eval $(FUZZ_CC) $(FUZZ_CFLAGS) -o $(FUZZ_BUILD)/fuzz_$$name engine/fuzz/fuzz_$$name.c $$src $$extra; \
 	done
 	@set -e; for t in $(FUZZ_TARGETS); do \

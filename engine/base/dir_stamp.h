@@ -1,6 +1,6 @@
 /* dir_stamp.h — when a folder's (dev, ino, ctime) may stand for its entries between two walks:
  * adding, removing or renaming an entry moves the folder's ctime, which no call can put back.
- * Shared by the walks that keep folder listings between runs (controller/git_guard.c,
+ * Shared by the walks that keep folder listings between runs (controller/git_guard_walk.c,
  * sandbox/root_only.c). Owns the list of file systems whose ctime is trusted and the margin a
  * stamp must keep from the walk's start. Must never trust a file system it does not know. */
 #ifndef CORDON_DIR_STAMP_H

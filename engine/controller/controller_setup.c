@@ -507,7 +507,7 @@ int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errl
 }
 
 /* The workspace is a linked worktree: its repository's common dir (outside the workspace)
- * joins the writable paths, with a guard of its own (git_guards.h), as git needs it to work
+ * joins the writable paths, with a guard of its own (guarded_trees.h), as git needs it to work
  * there as in a main worktree; sandbox/git_worktree.h holds what the host's git follows. */
 static void add_linked_common(struct sandbox_config *cfg)
 {

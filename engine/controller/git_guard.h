@@ -72,7 +72,7 @@ int git_guard_check_known(struct git_guard *g, struct str_list *lines);
 void git_guard_since(struct git_guard *g, long long since_ns);
 
 /* How a check holds a path (workspace-relative) read-only inside the running sandbox: 0 or
- * -errno (controller/repo_hold.h, through git_guards). With it, a pointer planted under a new
+ * -errno (controller/repo_hold.h, through guarded_trees). With it, a pointer planted under a new
  * name in a git dir that was there gets an empty stand-in held in its place for the rest of the
  * run (removed by git_guard_free), so that the command cannot plant it again. */
 typedef int git_guard_hold_fn(void *ctx, const char *rel);

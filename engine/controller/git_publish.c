@@ -77,7 +77,7 @@ struct git_publish {
     pthread_t thread;
     int stop_fd; /* eventfd: the thread ends when it is readable */
     int listener;
-    /* The trees mediated (the workspace, writable paths outside it: git_guards_roots), each
+    /* The trees mediated (the workspace, writable paths outside it: guarded_trees_roots), each
      * canonical with an O_PATH fd of it on the host (-1: that tree is not mediated). */
     size_t n_roots;
     char **root;

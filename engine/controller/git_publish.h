@@ -20,7 +20,7 @@ struct git_publish;
 /* Start answering listener (the fd init handed over, taken), from a thread of its own that
  * touches nothing of the caller's (no event loop, no Lua, no proxy). roots: the canonical host
  * paths of the trees whose git configs are mediated (the workspace and writable paths outside
- * it: git_guards_roots), which the sandbox sees at the same paths; none (a read-only
+ * it: guarded_trees_roots), which the sandbox sees at the same paths; none (a read-only
  * workspace, no writable path): nothing is mediated, every rename goes to the kernel. A tree
  * that cannot be opened is not mediated, said once; a thread that cannot start ends cordon
  * (die): a rename nobody answers would hang the command. cfg (read here, not kept; NULL: the

@@ -3,7 +3,7 @@
  * read-only bind of the path onto itself in the sandbox's mount namespace, made after the view
  * is built and while commands run, so that what the host's git follows (a repository's config,
  * hooks, pointers) cannot be rewritten or re-planted from inside once a repository is seen
- * (controller/repo_watch.h finds them, controller/git_guards.h asks for the holds).
+ * (controller/repo_watch.h finds them, controller/guarded_trees.h asks for the holds).
  *
  * The helper is forked at the first hold (after init has built the view), joins init's user
  * namespace (where the controller's uid owns every capability) and mount namespace (the view:

@@ -26,7 +26,7 @@
 #include "controller/controller_setup.h"
 #include "controller/sandbox_start.h"
 #include "controller/escalate.h"
-#include "controller/git_guards.h"
+#include "controller/guarded_trees.h"
 #include "controller/repo_hold.h"
 #include "controller/git_publish.h"
 #include "base/clock.h"
@@ -167,17 +167,17 @@ struct controller {
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
     struct ev_timer guard_t;
-    struct ev_io watch_w; /* the repositories' watcher found one (git_guards_fd) */
+    struct ev_io watch_w; /* the repositories' watcher found one (guarded_trees_fd) */
 };
 
 /* Undo what the command changed in the workspace's repositories that would make the host's git
- * run a program, one line each (git_guards.h). */
+ * run a program, one line each (guarded_trees.h). */
 static void guard_check(struct controller *c, bool tick)
 {
     struct str_list lines = {0};
     if (c->st.guard)
-        (void)(tick ? git_guards_tick(c->st.guard, &lines, true)
-                    : git_guards_check(c->st.guard, &lines));
+        (void)(tick ? guarded_trees_tick(c->st.guard, &lines, true)
+                    : guarded_trees_check(c->st.guard, &lines));
     for (size_t i = 0; i < lines.len; i++) {
         char *shown = visible_dup(lines.items[i]); /* names a command chose */
         fprintf(stderr, "cordon: %s%s", shown, c->tty_raw ? "\r\n" : "\n");
@@ -361,8 +361,9 @@ static void supervise(struct controller *c)
             ev_io_start(&c->loop, &streams[i]->w, streams[i]->fd, EPOLLIN, on_output, streams[i]);
     if (c->st.guard)
         ev_timer_start(&c->loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
-    if (git_guards_fd(c->st.guard) >= 0)
-        ev_io_start(&c->loop, &c->watch_w, git_guards_fd(c->st.guard), EPOLLIN, on_repo_found, c);
+    if (guarded_trees_fd(c->st.guard) >= 0)
+        ev_io_start(&c->loop, &c->watch_w, guarded_trees_fd(c->st.guard), EPOLLIN, on_repo_found,
+                    c);
     /* Until the status is in and the output pipes ended (init reaped every writer first). */
     while ((!c->init_done && !c->have_status) ||
            (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
@@ -376,7 +377,7 @@ static void supervise(struct controller *c)
         }
     }
     ev_timer_stop(&c->loop, &c->guard_t);
-    if (git_guards_fd(c->st.guard) >= 0)
+    if (guarded_trees_fd(c->st.guard) >= 0)
         ev_io_stop(&c->loop, &c->watch_w);
     if (!c->have_status)
         read_status(c);
@@ -429,7 +430,7 @@ static bool holds_something(const char *path)
 }
 
 /* A repository's own file: held inside the sandbox the moment its repository appears
- * (git_guards_watch), and what was planted before undone with its own line. */
+ * (guarded_trees_watch), and what was planted before undone with its own line. */
 static bool in_a_git_dir(const char *rel)
 {
     return strncmp(rel, ".git/", 5) == 0 || strstr(rel, "/.git/") != NULL;
@@ -445,7 +446,7 @@ static void ro_appeared_report(const struct sandbox_config *cfg, const bool *abs
         const char *rel = cfg->readonly_in_workspace.items[i];
         /* the repository's own: a hooks folder made where there was none is recorded missing
          * by the git guard, which undoes it in a line of its own; the rest of a repository's
-         * files are held inside the moment it appears (git_guards_watch) */
+         * files are held inside the moment it appears (guarded_trees_watch) */
         if (strncmp(rel, ".git/", 5) == 0 || (git_held && in_a_git_dir(rel)))
             continue;
         char *p = xasprintf("%s/%s", cfg->workspace, rel);
@@ -578,7 +579,7 @@ int run_main(int argc, char **argv)
     bool *ro_absent = st->ro_absent;
     /* The view is built (the rename listener comes after it): from now on every repository
      * is held inside as it appears, found off this thread. */
-    (void)git_guards_watch(c.st.guard, c.st.hold, c.st.hold_err);
+    (void)guarded_trees_watch(c.st.guard, c.st.hold, c.st.hold_err);
     c.st.hold = NULL; /* the guards' now */
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
@@ -616,11 +617,11 @@ int run_main(int argc, char **argv)
         if (pids[0])
             fprintf(stderr, "cordon: %s\n", pids);
     }
-    ro_appeared_report(&cfg, ro_absent, git_guards_fd(c.st.guard) >= 0);
+    ro_appeared_report(&cfg, ro_absent, guarded_trees_fd(c.st.guard) >= 0);
     free(ro_absent);
     /* init reported the status after reaping everything in the sandbox: nothing writes now */
     guard_check(&c, false);
-    git_guards_free(c.st.guard);
+    guarded_trees_free(c.st.guard);
     repo_hold_stop(c.st.hold); /* when the guards never took it */
     c.st.guard = NULL;
 

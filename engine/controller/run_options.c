@@ -1,6 +1,7 @@
 /* run_options.c — see run_options.h. Options are long-only (-h aside), as in the design;
- * "--name=value" and "--name value" are both accepted. Every flag maps to one profile key
- * (sandbox-t.h). */
+ * "--name=value" and "--name value" are both accepted. Every flag but --profile, --policy,
+ * --publish, --detach and --owner is a profile key's, read from its row of the table of profile
+ * keys (sandbox/profile_keys.c), with its help. */
 #include "controller/run_options.h"
 
 #include <stdarg.h>
@@ -8,116 +9,103 @@
 #include <string.h>
 
 #include "base/cli_opt.h"
+#include "sandbox/profile_keys.h"
 
-enum opt_id {
-    OPT_PROFILE,
-    OPT_WORKSPACE,
-    OPT_ALLOW_HOME_WORKSPACE,
-    OPT_ALLOW_WRITE,
-    OPT_HIDE,
-    OPT_UNRESTRICTED_NETWORK,
-    OPT_ALLOW_LOOPBACK,
-    OPT_ALLOW_DOCKER,
-    OPT_JSON,
-    OPT_NETWORK_ALLOW,
-    OPT_NETWORK_DENY,
-    OPT_ASK_SANDBOX_OFF,
-    OPT_PLAN,
-    OPT_PERMISSION_TIMEOUT,
-    OPT_POLICY,
-    OPT_SESSION_EXEC,
-    OPT_DETACH,
-    OPT_OWNER,
-    OPT_ALLOW_HOST_PORT,
-    OPT_PUBLISH,
-    OPT_HOME,
-    OPT_ALLOW_SSH_AGENT,
-    OPT_ALLOW_GPG_AGENT,
-};
+/* The options that are no profile key; every other option is the flag of a profile key
+ * (sandbox/profile_keys.c, where its help is too). */
+enum opt_id { OPT_PROFILE, OPT_PUBLISH, OPT_POLICY, OPT_DETACH, OPT_OWNER };
 
 struct opt_def {
     const char *name;
     enum opt_id id;
-    bool takes_value;
+    const char *arg;   /* its value's name in the help; NULL: none */
+    const char *after; /* in the help, after this key's flag (NULL: first; "": session's) */
+    bool session_only; /* session start only */
+    const char *help;
 };
 
 static const struct opt_def options[] = {
-    {"profile", OPT_PROFILE, true},
-    {"workspace", OPT_WORKSPACE, true},
-    {"allow-home-workspace", OPT_ALLOW_HOME_WORKSPACE, false},
-    {"allow-write", OPT_ALLOW_WRITE, true},
-    {"hide", OPT_HIDE, true},
-    {"unrestricted-network", OPT_UNRESTRICTED_NETWORK, false},
-    {"allow-loopback", OPT_ALLOW_LOOPBACK, false},
-    {"allow-docker", OPT_ALLOW_DOCKER, false},
-    {"json", OPT_JSON, false},
-    {"network-allow", OPT_NETWORK_ALLOW, true},
-    {"network-deny", OPT_NETWORK_DENY, true},
-    {"allow-host-port", OPT_ALLOW_HOST_PORT, true},
-    {"publish", OPT_PUBLISH, true},
-    {"ask-sandbox-off", OPT_ASK_SANDBOX_OFF, false},
-    {"plan", OPT_PLAN, false},
-    {"permission-timeout", OPT_PERMISSION_TIMEOUT, true},
-    {"policy", OPT_POLICY, true},
-    {"home", OPT_HOME, true},
-    {"session-exec", OPT_SESSION_EXEC, false},
-    {"detach", OPT_DETACH, false}, /* session start only */
-    {"owner", OPT_OWNER, true},    /* session start only */
-    {"allow-ssh-agent", OPT_ALLOW_SSH_AGENT, false},
-    {"allow-gpg-agent", OPT_ALLOW_GPG_AGENT, false},
+    {"profile", OPT_PROFILE, "NAME", NULL, false, "profile to use (default: coding)"},
+    {"publish", OPT_PUBLISH, "[HOSTADDR:]HOSTPORT:PORT", "allow-host-port", false,
+     "the sandbox's port PORT is reachable from the host at\n"
+     "HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
+     "in a session also cordon publish NAME PORT [HOSTPORT])"},
+    {"policy", OPT_POLICY, "FILE", "permission-timeout", false,
+     "one more policy layer on top (not trust-checked: you named\n"
+     "the file yourself)"},
+    {"detach", OPT_DETACH, NULL, "", true,
+     "outlive the process that started the session; no\n"
+     "terminal answers its approvals"},
+    {"owner", OPT_OWNER, "PID", "", true,
+     "end the session when process PID exits (one of yours),\n"
+     "instead of the process that ran session start"},
+};
+
+/* One option found on the command line: a profile key's flag, or one of options[]. */
+struct found_opt {
+    const char *name;
+    bool takes_value;
+    const struct profile_key *key; /* NULL: def */
+    const struct opt_def *def;
 };
 
 /* The synopses, one per command: the first line of its --help and the end of its usage errors. */
 #define RUN_SYNOPSIS "cordon run [OPTIONS] -- COMMAND [ARG...]"
 #define SESSION_START_SYNOPSIS "cordon session start NAME [OPTIONS] [--detach | --owner PID]"
 
+/* "  --NAME ARG  help", the help's lines at column 26 (on a line of their own below a long
+ * NAME ARG). */
+static void print_option(FILE *out, const char *name, const char *arg, const char *help)
+{
+    char head[64];
+    snprintf(head, sizeof head, "--%s%s%s", name, arg ? " " : "", arg ? arg : "");
+    if (strlen(head) > 22)
+        fprintf(out, "  %s\n%26s", head, "");
+    else
+        fprintf(out, "  %-22s  ", head);
+    for (const char *line = help; *line;) {
+        size_t len = strcspn(line, "\n");
+        fprintf(out, "%.*s\n", (int)len, line);
+        line += len;
+        if (*line == '\n' && *++line)
+            fprintf(out, "%26s", "");
+    }
+}
+
+/* The options not of a profile key that come after `after` in the help. */
+static void print_options_after(FILE *out, const char *after)
+{
+    for (size_t k = 0; k < ARRAY_LEN(options); k++)
+        if (after ? options[k].after && strcmp(options[k].after, after) == 0 : !options[k].after)
+            print_option(out, options[k].name, options[k].arg, options[k].help);
+}
+
 static void print_options(FILE *out, bool session)
 {
-    fputs(
-        "options:\n"
-        "  --profile NAME          profile to use (default: coding)\n"
-        "  --workspace DIR         writable workspace (default: the current directory)\n"
-        "  --allow-home-workspace  let the workspace be your home directory or an ancestor of\n"
-        "                          it (refused otherwise: every dotfile would be writable)\n"
-        "  --allow-write PATH      also make PATH writable (repeatable)\n"
-        "  --hide PATH             make PATH look missing (repeatable)\n"
-        "  --unrestricted-network  keep the host network (filesystem rules still apply)\n"
-        "  --allow-loopback        commands may serve and use TCP on the sandbox loopback\n"
-        "  --allow-docker          bind the Docker socket into the sandbox\n"
-        "  --json                  print one JSON result object after the command's output\n"
-        "  --network-allow RULE    let commands reach RULE through the proxy (repeatable)\n"
-        "  --network-deny RULE     never let commands reach RULE (repeatable; wins over allows)\n"
-        "  --allow-host-port PORT  the host's own 127.0.0.1:PORT (a database, an API) is\n"
-        "                          reachable inside at 127.0.0.1:PORT and localhost:PORT\n"
-        "                          (repeatable; not 18080 or 18081, the proxy's)\n"
-        "  --publish [HOSTADDR:]HOSTPORT:PORT\n"
-        "                          the sandbox's port PORT is reachable from the host at\n"
-        "                          HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
-        "                          in a session also cordon publish NAME PORT [HOSTPORT])\n"
-        "  --ask-sandbox-off       when the sandbox refused the command, ask (on the terminal)\n"
-        "                          whether to run it once more outside the sandbox\n"
-        "  --plan                  plan mode: never run anything outside the sandbox\n"
-        "  --permission-timeout D  how long a question waits for its answer (30s, 5m; then: deny)\n"
-        "  --policy FILE           one more policy layer on top (not trust-checked: you named\n"
-        "                          the file yourself)\n"
-        "  --home MODE             the home directory: overlay (writes kept in the workspace's\n"
-        "                          own layer, see cordon home), tmpfs (writes discarded at the\n"
-        "                          end), readonly\n"
-        "  --allow-ssh-agent       your ssh-agent ($SSH_AUTH_SOCK) is reachable inside, at a\n"
-        "                          fixed path SSH_AUTH_SOCK names (the keys stay in it)\n"
-        "  --allow-gpg-agent       your gpg-agent signs inside (commits, tags): its socket and\n"
-        "                          your public keyring, never the private keys\n",
-        out);
-    if (session)
-        fputs("  --session-exec=false    run each exec in a fresh sandbox of its own\n"
-              "  --detach                outlive the process that started the session; no\n"
-              "                          terminal answers its approvals\n"
-              "  --owner PID             end the session when process PID exits (one of yours),\n"
-              "                          instead of the process that ran session start\n"
-              "Without --detach the owner is watched with a pidfd: its end, however it comes\n"
+    fputs("options:\n", out);
+    print_options_after(out, NULL);
+    for (size_t i = 0; i < profile_keys_len; i++) {
+        const struct profile_key *k = &profile_keys[i];
+        if (!k->flag || k->flag_scope != PK_FLAG_ANY)
+            continue;
+        print_option(out, k->flag, k->flag_arg, k->flag_help);
+        print_options_after(out, k->flag);
+    }
+    if (session) {
+        for (size_t i = 0; i < profile_keys_len; i++) {
+            const struct profile_key *k = &profile_keys[i];
+            if (!k->flag || k->flag_scope != PK_FLAG_SESSION_HELP)
+                continue;
+            char name[64]; /* --session-exec=false: the value that does something */
+            snprintf(name, sizeof name, "%s%s", k->flag, k->flag_negates ? "=false" : "");
+            print_option(out, name, k->flag_arg, k->flag_help);
+        }
+        print_options_after(out, "");
+        fputs("Without --detach the owner is watched with a pidfd: its end, however it comes\n"
               "(SIGKILL too), stops the session and every process of it. The Python and\n"
               "TypeScript clients rely on this: a program owns the sessions it starts.\n",
               out);
+    }
     fputs("A boolean option also takes =true or =false.\n", out);
 }
 
@@ -171,17 +159,50 @@ static int CORDON_PRINTF(4, 5)
     return -1;
 }
 
-/* The option "--NAME" or "--NAME=VALUE" names (name points after the dashes), or NULL; *len_out
- * gets the name's length. */
-static const struct opt_def *find_option(const char *name, size_t *len_out)
+/* The option "--NAME" or "--NAME=VALUE" names (name points after the dashes) into *found;
+ * false when none. *len_out gets the name's length. */
+static bool find_option(const char *name, size_t *len_out, struct found_opt *found)
 {
     const char *eq = strchr(name, '=');
     size_t len = eq ? (size_t)(eq - name) : strlen(name);
     *len_out = len;
+    memset(found, 0, sizeof *found);
     for (size_t k = 0; k < ARRAY_LEN(options); k++)
-        if (strlen(options[k].name) == len && strncmp(options[k].name, name, len) == 0)
-            return &options[k];
-    return NULL;
+        if (strlen(options[k].name) == len && strncmp(options[k].name, name, len) == 0) {
+            found->def = &options[k];
+            found->name = options[k].name;
+            found->takes_value = options[k].arg != NULL;
+            return true;
+        }
+    found->key = pk_find_flag(name, len);
+    if (!found->key)
+        return false;
+    found->name = found->key->flag;
+    found->takes_value = found->key->flag_arg != NULL;
+    return true;
+}
+
+/* Sets the run_flags field of a profile key's flag: a tri-state for a boolean, one more item
+ * for a list, the value as given for any other (the profile validates it). */
+static int set_key_flag(const struct profile_key *key, const char *value, int b, bool session,
+                        struct run_flags *out, char *err, size_t errlen)
+{
+    void *field = (char *)out + key->flag_field;
+    if (key->kind == PK_BOOLEAN) {
+        *(enum flag_state *)field = (enum flag_state)b;
+        return 0;
+    }
+    if (pk_kind_is_list(key->kind)) {
+        str_list_push(field, value);
+        return 0;
+    }
+    if (key->kind == PK_HOME && strcmp(value, "overlay") && strcmp(value, "readonly") &&
+        strcmp(value, "tmpfs"))
+        return usage_err(err, errlen, session,
+                         "option '--%s' takes overlay, readonly or tmpfs, not '%s'", key->flag,
+                         value);
+    *(const char **)field = value;
+    return 0;
 }
 
 /* The options shared by run and session start, from argv[*i] up to "--" or the first word that
@@ -198,70 +219,33 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
             break;
         const char *name = arg + 2;
         size_t name_len;
-        const struct opt_def *def = find_option(name, &name_len);
-        if (!def || ((def->id == OPT_DETACH || def->id == OPT_OWNER) && !session))
+        struct found_opt opt;
+        if (!find_option(name, &name_len, &opt) || (opt.def && opt.def->session_only && !session))
             return usage_err(err, errlen, session, "unknown option '--%.*s'", (int)name_len, name);
         const char *value = name[name_len] == '=' ? name + name_len + 1 : NULL;
-        if (def->takes_value && !value) {
+        if (opt.takes_value && !value) {
             if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0)
-                return usage_err(err, errlen, session, "option '--%s' needs a value", def->name);
+                return usage_err(err, errlen, session, "option '--%s' needs a value", opt.name);
             value = argv[++i];
         }
-        if (def->takes_value && value[0] == '\0')
+        if (opt.takes_value && value[0] == '\0')
             return usage_err(err, errlen, session, "option '--%s' needs a non-empty value",
-                             def->name);
-        int b = def->takes_value ? 0 : parse_bool_value(value);
+                             opt.name);
+        int b = opt.takes_value ? 0 : parse_bool_value(value);
         if (b < 0)
             return usage_err(err, errlen, session,
-                             "option '--%s' takes no value other than true or false", def->name);
-        switch (def->id) {
+                             "option '--%s' takes no value other than true or false", opt.name);
+        if (opt.key) {
+            if (set_key_flag(opt.key, value, b, session, out, err, errlen) < 0)
+                return -1;
+            continue;
+        }
+        switch (opt.def->id) {
         case OPT_PROFILE:
             out->profile = value;
             break;
-        case OPT_WORKSPACE:
-            out->workspace = value;
-            break;
-        case OPT_ALLOW_HOME_WORKSPACE:
-            out->allow_home_workspace = b;
-            break;
-        case OPT_ALLOW_WRITE:
-            str_list_push(&out->writable, value);
-            break;
-        case OPT_HIDE:
-            str_list_push(&out->hidden, value);
-            break;
-        case OPT_UNRESTRICTED_NETWORK:
-            out->unrestricted_network = b;
-            break;
-        case OPT_ALLOW_LOOPBACK:
-            out->allow_loopback = b;
-            break;
-        case OPT_ALLOW_DOCKER:
-            out->allow_docker = b;
-            break;
-        case OPT_JSON:
-            out->json = b;
-            break;
-        case OPT_NETWORK_ALLOW:
-            str_list_push(&out->network_allow, value);
-            break;
-        case OPT_NETWORK_DENY:
-            str_list_push(&out->network_deny, value);
-            break;
-        case OPT_ASK_SANDBOX_OFF:
-            out->ask_sandbox_off = b;
-            break;
-        case OPT_PLAN:
-            out->plan = b;
-            break;
-        case OPT_PERMISSION_TIMEOUT:
-            out->permission_timeout = value;
-            break;
         case OPT_POLICY:
             out->policy_file = value;
-            break;
-        case OPT_SESSION_EXEC:
-            out->session_exec = b;
             break;
         case OPT_DETACH:
             out->detach = b == FLAG_TRUE;
@@ -269,24 +253,8 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
         case OPT_OWNER:
             out->owner = value;
             break;
-        case OPT_ALLOW_HOST_PORT:
-            str_list_push(&out->host_ports, value);
-            break;
         case OPT_PUBLISH:
             str_list_push(&out->publish, value);
-            break;
-        case OPT_HOME:
-            if (strcmp(value, "overlay") && strcmp(value, "readonly") && strcmp(value, "tmpfs"))
-                return usage_err(err, errlen, session,
-                                 "option '--home' takes overlay, readonly or tmpfs, not '%s'",
-                                 value);
-            out->home = value;
-            break;
-        case OPT_ALLOW_SSH_AGENT:
-            out->allow_ssh_agent = b;
-            break;
-        case OPT_ALLOW_GPG_AGENT:
-            out->allow_gpg_agent = b;
             break;
         }
     }
@@ -305,8 +273,8 @@ bool cli_run_wants_help(int argc, char **argv)
         if (strcmp(arg, "--") == 0 || strncmp(arg, "--", 2) != 0)
             return false;
         size_t len;
-        const struct opt_def *def = find_option(arg + 2, &len);
-        if (def && def->takes_value && arg[2 + len] != '=')
+        struct found_opt opt;
+        if (find_option(arg + 2, &len, &opt) && opt.takes_value && arg[2 + len] != '=')
             i++;
     }
     return false;

@@ -1,4 +1,5 @@
-/* run_options.h — parses the `cordon run` command line into struct run_flags. Owns the option table
+/* run_options.h — parses the `cordon run` command line into struct run_flags. Owns the options
+ * that are no profile key (a key's flag, with its help, is its row in sandbox/profile_keys.c)
  * and the usage texts of run and session start, each defined once for --help and the usage
  * errors. Never touches Lua or the kernel: it only reads argv. */
 #ifndef CORDON_RUN_OPTIONS_H

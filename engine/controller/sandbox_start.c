@@ -18,7 +18,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
-#include "controller/git_guards.h"
+#include "controller/guarded_trees.h"
 #include "controller/repo_hold.h"
 #include "policy/lua_host.h"
 #include "sandbox/root_writes.h"
@@ -133,9 +133,9 @@ static int resolve_profile(struct sandbox_start *s)
 }
 
 /* A session's: a root caller's maps, once the profile is resolved: shifted when it takes the
- * shift and every idmapped capture it needs can be had (tried first with a throwaway namespace
+ * shift and every idmapped detached tree it needs can be had (tried first with a throwaway namespace
  * of the same maps, root_writes_probe_userns: a session's init cannot be cloned anew), the
- * captures then made with init's own namespace into shift; else unshifted, after root_only's
+ * detached trees then made with init's own namespace into shift; else unshifted, after root_only's
  * scan, which the resolution skipped for the shift. */
 static int maps_after_resolve(struct sandbox_start *s, struct root_shift *shift)
 {
@@ -185,7 +185,7 @@ out:
  * read-only joins readonly_in_workspace and protected_paths, which init binds. */
 static int snapshot_repositories(struct sandbox_start *s)
 {
-    if (!(s->guard = git_guards_new(s->cfg)))
+    if (!(s->guard = guarded_trees_new(s->cfg)))
         return fail(s, "the writable trees' git repositories cannot be checked: refused");
     return 0;
 }
@@ -213,7 +213,7 @@ static int note_absent_readonly(struct sandbox_start *s)
     return 0;
 }
 
-/* A root caller's shifted maps written at the clone: the idmapped captures the shift needs, into
+/* A root caller's shifted maps written at the clone: the idmapped detached trees the shift needs, into
  * shift. false when the shift cannot be kept (the profile turns root_writes or root_only.hide
  * off, or the kernel refuses an idmap): then no_shift is set, root_only's scan has run when the
  * profile wants it, and a new init must be cloned. Fails closed on a failed scan (-1). */
@@ -287,7 +287,7 @@ static int make_cgroup(struct sandbox_start *s)
 }
 
 /* init's namespaces, for the holds inside (repo_hold.h), then its configuration and a root
- * caller's maps' captures. */
+ * caller's maps' detached trees. */
 static int send_configuration(struct sandbox_start *s, struct root_shift *shift)
 {
     s->hold_err = repo_hold_open(s->init_pid, &s->hold);
@@ -342,7 +342,7 @@ static int send_filter_and_rules(struct sandbox_start *s)
 /* What init hands over, until it says its set-up is done (init_handover.h). */
 static int take_handover(struct sandbox_start *s)
 {
-    s->handover.git_roots = git_guards_roots(s->guard);
+    s->handover.git_roots = guarded_trees_roots(s->guard);
     s->handover.cfg = s->cfg;
     int r = init_handover_receive(s->ctl, &s->handover, s->err, sizeof s->err);
     return r == -2 && s->kind == SANDBOX_START_RUN ? 0 : r;

@@ -16,7 +16,7 @@
 #include "controller/init_handover.h"
 #include "sandbox/init.h"
 
-struct git_guards;
+struct guarded_trees;
 struct repo_hold;
 struct run_flags;
 struct sandbox_config;
@@ -75,10 +75,10 @@ struct sandbox_start {
     bool rules_after_filter;
     struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
     bool have_cgroup;
-    struct git_guards *guard; /* the writable trees' repositories (git_guards.h) */
-    struct repo_hold *hold;   /* init's namespaces (repo_hold.h), until git_guards_watch */
-    int hold_err;             /* why there is no hold */
-    bool *ro_absent;          /* a run's: readonly_in_workspace entries absent before init had
+    struct guarded_trees *guard; /* the writable trees' repositories (guarded_trees.h) */
+    struct repo_hold *hold;      /* init's namespaces (repo_hold.h), until guarded_trees_watch */
+    int hold_err;                /* why there is no hold */
+    bool *ro_absent;             /* a run's: readonly_in_workspace entries absent before init had
                                  its configuration (one bool each) */
     char err[1024];
 };

@@ -1,9 +1,12 @@
-/* lua_conv.c — see lua_conv.h. Owns the mapping between profile keys and sandbox_config fields
- * (including the names of rlimits). Uses lua.h/lauxlib.h and util.h.
+/* lua_conv.c — see lua_conv.h. Owns the conversion of a profile key's value by its kind (the
+ * key's row in sandbox/profile_keys.c says which kind and which sandbox_config field), and the
+ * names of rlimits. Uses lua.h/lauxlib.h, util.h and the table of profile keys.
  * Must never: call into Lua code (only raw table access, so no metamethod runs), keep Lua
  * values, or decide policy (a profile value is taken as given once its type is right). */
 #include "policy/lua_conv.h"
 
+#include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -12,6 +15,7 @@
 
 #include "base/name_glob.h"
 #include "base/util.h"
+#include "sandbox/profile_keys.h"
 
 /* ---- C -> Lua ---------------------------------------------------------------------------- */
 
@@ -24,62 +28,49 @@ static void push_list(lua_State *L, const struct str_list *l)
     }
 }
 
-/* Get or create the sub-table t[name] of the table on top: [t] -> [t, sub]. */
-static void sub_table(lua_State *L, const char *name)
+/* The table that holds the last part of the dotted name ("network" for "network.allow") within
+ * the table on top, made on the way: [t] -> [t, parent]. Returns that last part. */
+static const char *key_parent(lua_State *L, const char *name)
 {
-    if (lua_getfield(L, -1, name) != LUA_TTABLE) { /* [t, v] */
-        lua_pop(L, 1);
-        lua_newtable(L); /* [t, sub] */
-        lua_pushvalue(L, -1);
-        lua_setfield(L, -3, name);
+    lua_pushvalue(L, -1); /* [t, cur] */
+    const char *dot;
+    while ((dot = strchr(name, '.'))) {
+        lua_pushlstring(L, name, (size_t)(dot - name)); /* [t, cur, part] */
+        if (lua_rawget(L, -2) != LUA_TTABLE) {          /* [t, cur, sub?] */
+            lua_pop(L, 1);
+            lua_newtable(L);                                /* [t, cur, sub] */
+            lua_pushlstring(L, name, (size_t)(dot - name)); /* [t, cur, sub, part] */
+            lua_pushvalue(L, -2);                           /* [t, cur, sub, part, sub] */
+            lua_rawset(L, -4);                              /* [t, cur, sub] */
+        }
+        lua_remove(L, -2); /* [t, sub] */
+        name = dot + 1;
     }
+    return name;
 }
 
-static void set_flag(lua_State *L, const char *sub, const char *key, enum flag_state f)
+/* Whether the command line gave the flag of key k (field: its place in struct run_flags). */
+static bool flag_given(const struct profile_key *k, const void *field)
 {
-    if (f == FLAG_UNSET)
-        return;
-    if (sub)
-        sub_table(L, sub); /* [t, sub] */
-    lua_pushboolean(L, f == FLAG_TRUE);
-    lua_setfield(L, -2, key);
-    if (sub)
-        lua_pop(L, 1); /* [t] */
+    if (k->kind == PK_BOOLEAN)
+        return *(const enum flag_state *)field != FLAG_UNSET;
+    if (pk_kind_is_list(k->kind))
+        return ((const struct str_list *)field)->len > 0;
+    return *(const char *const *)field != NULL;
 }
 
-void lc_push_flags(lua_State *L, const struct run_flags *flags)
+/* Push the value of key k's flag, as the profile would write it: [-0, +1]. A port or a duration
+ * that is a plain number goes as a number, anything else as given, for the profile's validation
+ * to name. */
+static void push_flag_value(lua_State *L, const struct profile_key *k, const void *field)
 {
-    lua_newtable(L); /* [t] */
-    if (flags->workspace) {
-        lua_pushstring(L, flags->workspace);
-        lua_setfield(L, -2, "workspace");
-    }
-    if (flags->writable.len) {
-        push_list(L, &flags->writable);
-        lua_setfield(L, -2, "writable");
-    }
-    if (flags->hidden.len) {
-        push_list(L, &flags->hidden);
-        lua_setfield(L, -2, "hidden");
-    }
-    if (flags->network_allow.len || flags->network_deny.len) {
-        sub_table(L, "network"); /* [t, net] */
-        if (flags->network_allow.len) {
-            push_list(L, &flags->network_allow);
-            lua_setfield(L, -2, "allow");
-        }
-        if (flags->network_deny.len) {
-            push_list(L, &flags->network_deny);
-            lua_setfield(L, -2, "deny");
-        }
-        lua_pop(L, 1); /* [t] */
-    }
-    if (flags->host_ports.len) {
-        /* A port as an integer; anything else as given, for the profile's validation to name. */
-        sub_table(L, "network");                           /* [t, net] */
-        lua_createtable(L, (int)flags->host_ports.len, 0); /* [t, net, list] */
-        for (size_t i = 0; i < flags->host_ports.len; i++) {
-            const char *s = flags->host_ports.items[i];
+    if (k->kind == PK_BOOLEAN) {
+        lua_pushboolean(L, (*(const enum flag_state *)field == FLAG_TRUE) != k->flag_negates);
+    } else if (k->kind == PK_PORTLIST) {
+        const struct str_list *l = field;
+        lua_createtable(L, (int)l->len, 0); /* [list] */
+        for (size_t i = 0; i < l->len; i++) {
+            const char *s = l->items[i];
             char *end;
             long v = strtol(s, &end, 10);
             if (*s >= '0' && *s <= '9' && *end == '\0' && strlen(s) <= 6)
@@ -88,36 +79,33 @@ void lc_push_flags(lua_State *L, const struct run_flags *flags)
                 lua_pushstring(L, s);
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
-        lua_setfield(L, -2, "host_ports");
-        lua_pop(L, 1); /* [t] */
-    }
-    set_flag(L, "network", "unrestricted", flags->unrestricted_network);
-    set_flag(L, "network", "loopback", flags->allow_loopback);
-    set_flag(L, NULL, "allow_docker", flags->allow_docker);
-    set_flag(L, NULL, "allow_home_workspace", flags->allow_home_workspace);
-    set_flag(L, NULL, "json", flags->json);
-    set_flag(L, "grants", "ssh_agent", flags->allow_ssh_agent);
-    set_flag(L, "grants", "gpg_agent", flags->allow_gpg_agent);
-    set_flag(L, "escalation", "ask_sandbox_off", flags->ask_sandbox_off);
-    set_flag(L, "escalation", "plan", flags->plan);
-    /* --session-exec=false means: every exec in a fresh sandbox */
-    if (flags->session_exec != FLAG_UNSET)
-        set_flag(L, "session", "exec_per_command",
-                 flags->session_exec == FLAG_TRUE ? FLAG_FALSE : FLAG_TRUE);
-    if (flags->home) {
-        lua_pushstring(L, flags->home);
-        lua_setfield(L, -2, "home");
-    }
-    if (flags->permission_timeout) {
-        sub_table(L, "escalation"); /* [t, esc] */
+    } else if (pk_kind_is_list(k->kind)) {
+        push_list(L, field);
+    } else if (k->kind == PK_DURATION) {
+        const char *s = *(const char *const *)field;
         char *end;
-        double v = strtod(flags->permission_timeout, &end);
-        if (*end == '\0' && end != flags->permission_timeout) /* plain seconds */
+        double v = strtod(s, &end);
+        if (*end == '\0' && end != s) /* plain seconds */
             lua_pushnumber(L, v);
         else
-            lua_pushstring(L, flags->permission_timeout); /* "30s", "5m": the profile validates */
-        lua_setfield(L, -2, "permission_timeout");
-        lua_pop(L, 1); /* [t] */
+            lua_pushstring(L, s); /* "30s", "5m": the profile validates */
+    } else {
+        lua_pushstring(L, *(const char *const *)field);
+    }
+}
+
+void lc_push_flags(lua_State *L, const struct run_flags *flags)
+{
+    lua_newtable(L); /* [t] */
+    for (size_t i = 0; i < profile_keys_len; i++) {
+        const struct profile_key *k = &profile_keys[i];
+        const void *field = (const char *)flags + k->flag_field;
+        if (!k->flag || !flag_given(k, field))
+            continue;
+        const char *last = key_parent(L, k->name); /* [t, parent] */
+        push_flag_value(L, k, field);              /* [t, parent, v] */
+        lua_setfield(L, -2, last);                 /* [t, parent] */
+        lua_pop(L, 1);                             /* [t] */
     }
 }
 
@@ -150,31 +138,32 @@ static CORDON_NORETURN void bad(lua_State *L, const char *key, const char *what)
     abort(); /* not reached: luaL_error does not return */
 }
 
-static bool read_bool(lua_State *L, int idx, const char *key, const char *path, bool dflt)
+/* The value of the dotted key name ("network.loopback") in the table at idx onto the stack: nil
+ * when it, or a table on its way, is absent; raises when a table on its way is something else.
+ * Returns its type. [-0, +1] */
+static int key_value(lua_State *L, int idx, const char *name)
 {
-    int t = raw_field(L, idx, key);
-    bool v = dflt;
-    if (t == LUA_TBOOLEAN)
-        v = lua_toboolean(L, -1);
-    else if (t != LUA_TNIL)
-        bad(L, path, "a boolean");
-    lua_pop(L, 1);
-    return v;
-}
-
-/* network.transparent: false (default), true, or "required" (profile.lua validated it). */
-static enum net_transparent read_transparent(lua_State *L, int idx)
-{
-    int t = raw_field(L, idx, "transparent");
-    enum net_transparent v = NET_TRANSPARENT_OFF;
-    if (t == LUA_TBOOLEAN)
-        v = lua_toboolean(L, -1) ? NET_TRANSPARENT_ON : NET_TRANSPARENT_OFF;
-    else if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "required") == 0)
-        v = NET_TRANSPARENT_REQUIRED;
-    else if (t != LUA_TNIL)
-        bad(L, "network.transparent", "true, false or \"required\"");
-    lua_pop(L, 1);
-    return v;
+    lua_pushvalue(L, idx); /* [t] */
+    for (const char *part = name, *dot; (dot = strchr(part, '.')); part = dot + 1) {
+        lua_pushlstring(L, part, (size_t)(dot - part)); /* [t, part] */
+        int t = lua_rawget(L, -2);                      /* [t, sub] */
+        lua_remove(L, -2);                              /* [sub] */
+        if (t == LUA_TNIL)
+            return LUA_TNIL;
+        if (t != LUA_TTABLE) {
+            char prefix[128];
+            snprintf(prefix, sizeof prefix, "%.*s", (int)(dot - name), name);
+            bad(L, prefix, "a table");
+        }
+        if (!strchr(dot + 1, '.')) {
+            int tv = raw_field(L, -1, dot + 1); /* [sub, v] */
+            lua_remove(L, -2);                  /* [v] */
+            return tv;
+        }
+    }
+    int tv = raw_field(L, -1, name); /* [t, v] */
+    lua_remove(L, -2);               /* [v] */
+    return tv;
 }
 
 /* Check that the value on top is a list of strings (or nil); raises before allocating. */
@@ -192,29 +181,26 @@ static void check_list(lua_State *L, const char *path)
     }
 }
 
-static void read_list(lua_State *L, int idx, const char *key, const char *path,
-                      struct str_list *out)
+/* The list of strings on top (or nil) appended to out, each item once. */
+static void take_list(lua_State *L, const char *path, struct str_list *out)
 {
-    raw_field(L, idx, key); /* [..., list] */
     check_list(L, path);
-    if (lua_istable(L, -1)) {
-        lua_Unsigned n = lua_rawlen(L, -1);
-        for (lua_Unsigned i = 1; i <= n; i++) {
-            lua_rawgeti(L, -1, (lua_Integer)i);
-            const char *s = lua_tostring(L, -1);
-            if (!str_list_contains(out, s))
-                str_list_push(out, s);
-            lua_pop(L, 1);
-        }
+    if (!lua_istable(L, -1))
+        return;
+    lua_Unsigned n = lua_rawlen(L, -1);
+    for (lua_Unsigned i = 1; i <= n; i++) {
+        lua_rawgeti(L, -1, (lua_Integer)i);
+        const char *s = lua_tostring(L, -1);
+        if (!str_list_contains(out, s))
+            str_list_push(out, s);
+        lua_pop(L, 1);
     }
-    lua_pop(L, 1);
 }
 
 /* home_tool_dirs: names of folders at the home's top (no "/", not "." or "..", not a
  * dot-entry: those take writes anyway). */
-static void read_home_tool_dirs(lua_State *L, int idx, struct sandbox_config *cfg)
+static void check_home_tool_dirs(lua_State *L, const struct sandbox_config *cfg)
 {
-    read_list(L, idx, "home_tool_dirs", "home_tool_dirs", &cfg->home_tool_dirs);
     for (size_t i = 0; i < cfg->home_tool_dirs.len; i++) {
         const char *s = cfg->home_tool_dirs.items[i];
         if (!s[0] || s[0] == '.' || strchr(s, '/'))
@@ -222,14 +208,12 @@ static void read_home_tool_dirs(lua_State *L, int idx, struct sandbox_config *cf
     }
 }
 
-/* network.host_ports: a list of ports (1-65535), each once, at most SANDBOX_MAX_HOST_PORTS. */
-static void read_host_ports(lua_State *L, int idx, struct sandbox_config *cfg)
+/* network.host_ports on top: a list of ports (1-65535), each once, at most
+ * SANDBOX_MAX_HOST_PORTS. */
+static void take_host_ports(lua_State *L, int t, struct sandbox_config *cfg)
 {
-    int t = raw_field(L, idx, "host_ports"); /* [..., list] */
-    if (t == LUA_TNIL) {
-        lua_pop(L, 1);
+    if (t == LUA_TNIL)
         return;
-    }
     if (t != LUA_TTABLE)
         bad(L, "network.host_ports", "a list of ports");
     lua_Unsigned n = lua_rawlen(L, -1);
@@ -248,16 +232,6 @@ static void read_host_ports(lua_State *L, int idx, struct sandbox_config *cfg)
             bad(L, "network.host_ports", "at most 32 ports");
         cfg->host_ports[cfg->n_host_ports++] = port;
     }
-    lua_pop(L, 1);
-}
-
-/* Sub-table key of the table at idx onto the stack (nil allowed): [-0, +1]. */
-static bool sub_field(lua_State *L, int idx, const char *key)
-{
-    int t = raw_field(L, idx, key);
-    if (t != LUA_TTABLE && t != LUA_TNIL)
-        bad(L, key, "a table");
-    return t == LUA_TTABLE;
 }
 
 static const struct {
@@ -278,31 +252,28 @@ static unsigned long long rlimit_value(lua_State *L, int idx, const char *name)
     return (unsigned long long)lua_tointeger(L, idx);
 }
 
-static void read_rlimits(lua_State *L, int idx, struct sandbox_config *cfg)
+/* rlimits.NAME on top: one more entry of cfg->rlimits, RLIMIT_* by NAME (errors name NAME). */
+static void take_rlimit(lua_State *L, int t, const char *key, struct sandbox_config *cfg)
 {
-    if (!sub_field(L, idx, "rlimits")) { /* [..., rl] */
-        lua_pop(L, 1);
+    const char *name = strchr(key, '.') + 1;
+    size_t i = 0;
+    while (i < ARRAY_LEN(rlimit_names) && strcmp(rlimit_names[i].name, name) != 0)
+        i++;
+    assert(i < ARRAY_LEN(rlimit_names)); /* every rlimits.* row has its RLIMIT_* here */
+    if (t == LUA_TNIL)
         return;
+    struct sandbox_rlimit r = {.resource = rlimit_names[i].resource};
+    if (t == LUA_TTABLE) {
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2); /* [v, soft, hard] */
+        r.soft = rlimit_value(L, -2, name);
+        r.hard = rlimit_value(L, -1, name);
+        lua_pop(L, 2); /* [v] */
+    } else {
+        r.soft = r.hard = rlimit_value(L, -1, name);
     }
-    for (size_t i = 0; i < ARRAY_LEN(rlimit_names); i++) {
-        int t = raw_field(L, -1, rlimit_names[i].name); /* [..., rl, v] */
-        if (t != LUA_TNIL) {
-            struct sandbox_rlimit r = {.resource = rlimit_names[i].resource};
-            if (t == LUA_TTABLE) {
-                lua_rawgeti(L, -1, 1);
-                lua_rawgeti(L, -2, 2); /* [..., rl, v, soft, hard] */
-                r.soft = rlimit_value(L, -2, rlimit_names[i].name);
-                r.hard = rlimit_value(L, -1, rlimit_names[i].name);
-                lua_pop(L, 2);
-            } else {
-                r.soft = r.hard = rlimit_value(L, -1, rlimit_names[i].name);
-            }
-            if (cfg->n_rlimits < SANDBOX_MAX_RLIMITS)
-                cfg->rlimits[cfg->n_rlimits++] = r;
-        }
-        lua_pop(L, 1); /* [..., rl] */
-    }
-    lua_pop(L, 1);
+    if (cfg->n_rlimits < SANDBOX_MAX_RLIMITS)
+        cfg->rlimits[cfg->n_rlimits++] = r;
 }
 
 /* limits.* sizes: bytes as an integer, or "512K" / "512M" / "2G" / "1T" (powers of 1024), 1 byte
@@ -334,81 +305,25 @@ static unsigned long long size_value(lua_State *L, int idx, const char *path, bo
                      : "a size, 1 byte to 1 PiB (bytes, \"512M\", \"2G\")");
 }
 
-static void read_limits(lua_State *L, int idx, struct sandbox_config *cfg)
+/* grants.sockets on top: { NAME = { from = "...", env = "VAR" } }, as profile.lua validates it;
+ * each becomes "NAME\tFROM" (sandbox/grants.c resolves them, the environment hook sets each
+ * env). */
+static void take_grant_sockets(lua_State *L, int t, struct str_list *out)
 {
-    cfg->pids_max = SANDBOX_PIDS_DEFAULT;
-    cfg->memory_max = 0;
-    cfg->tmp_size = SANDBOX_TMP_SIZE_DEFAULT;
-    cfg->shm_size = SANDBOX_SHM_SIZE_DEFAULT;
-    if (sub_field(L, idx, "limits")) {    /* [..., lim] */
-        int t = raw_field(L, -1, "pids"); /* [..., lim, v] */
-        if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "unlimited") == 0)
-            cfg->pids_max = 0;
-        else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1)
-            cfg->pids_max = (unsigned long long)lua_tointeger(L, -1);
-        else if (t != LUA_TNIL)
-            bad(L, "limits.pids", "an integer >= 1 or \"unlimited\"");
-        lua_pop(L, 1);
-        static const char *const keys[] = {"memory", "tmp_size", "shm_size"};
-        static const char *const paths[] = {"limits.memory", "limits.tmp_size", "limits.shm_size"};
-        unsigned long long *dst[] = {&cfg->memory_max, &cfg->tmp_size, &cfg->shm_size};
-        for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
-            if (raw_field(L, -1, keys[i]) != LUA_TNIL)
-                *dst[i] = size_value(L, -1, paths[i], i == 0); /* memory may be "unlimited" */
-            lua_pop(L, 1);
-        }
+    if (t != LUA_TTABLE && t != LUA_TNIL)
+        bad(L, "sockets", "a table");
+    if (t != LUA_TTABLE)
+        return;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) { /* [s, name, entry] */
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1))
+            bad(L, "grants.sockets", "a table of NAME = { from = \"...\" }");
+        const char *name = lua_tostring(L, -2);
+        if (raw_field(L, -1, "from") != LUA_TSTRING) /* [s, name, entry, from] */
+            bad(L, "grants.sockets", "entries with from = \"...\"");
+        str_list_push_owned(out, xasprintf("%s\t%s", name, lua_tostring(L, -1)));
+        lua_pop(L, 2); /* [s, name] */
     }
-    lua_pop(L, 1);
-}
-
-/* root_only: { hide, scan, depth, visible }; scan and visible absolute, depth 1-16, as
- * profile.lua validates them. Absent: nothing hidden by it. */
-static void read_root_only(lua_State *L, int idx, struct sandbox_config *cfg)
-{
-    cfg->root_only.depth = 3;
-    if (sub_field(L, idx, "root_only")) { /* [..., ro] */
-        cfg->root_only.hide = read_bool(L, -1, "hide", "root_only.hide", false);
-        read_list(L, -1, "scan", "root_only.scan", &cfg->root_only.scan);
-        read_list(L, -1, "visible", "root_only.visible", &cfg->root_only.visible);
-        int t = raw_field(L, -1, "depth"); /* [..., ro, d] */
-        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= 16)
-            cfg->root_only.depth = (unsigned)lua_tointeger(L, -1);
-        else if (t != LUA_TNIL)
-            bad(L, "root_only.depth", "an integer, 1 to 16");
-        lua_pop(L, 1);
-        const struct str_list *lists[] = {&cfg->root_only.scan, &cfg->root_only.visible};
-        for (size_t l = 0; l < 2; l++)
-            for (size_t i = 0; i < lists[l]->len; i++)
-                if (lists[l]->items[i][0] != '/')
-                    bad(L, l ? "root_only.visible" : "root_only.scan", "a list of absolute paths");
-    }
-    lua_pop(L, 1);
-}
-
-/* grants: { ssh_agent, gpg_agent, sockets = { NAME = { from = "...", env = "VAR" } } }, as
- * profile.lua validates it; sockets become "NAME\tFROM" (sandbox/grants.c resolves them, the
- * environment hook sets each env). */
-static void read_grants(lua_State *L, int idx, struct sandbox_config *cfg)
-{
-    if (sub_field(L, idx, "grants")) { /* [..., g] */
-        cfg->grant_ssh_agent = read_bool(L, -1, "ssh_agent", "grants.ssh_agent", false);
-        cfg->grant_gpg_agent = read_bool(L, -1, "gpg_agent", "grants.gpg_agent", false);
-        if (sub_field(L, -1, "sockets")) { /* [..., g, s] */
-            lua_pushnil(L);
-            while (lua_next(L, -2)) { /* [..., g, s, name, entry] */
-                if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1))
-                    bad(L, "grants.sockets", "a table of NAME = { from = \"...\" }");
-                const char *name = lua_tostring(L, -2);
-                if (raw_field(L, -1, "from") != LUA_TSTRING) /* [..., name, entry, from] */
-                    bad(L, "grants.sockets", "entries with from = \"...\"");
-                str_list_push_owned(&cfg->grant_sockets,
-                                    xasprintf("%s\t%s", name, lua_tostring(L, -1)));
-                lua_pop(L, 2); /* [..., g, s, name] */
-            }
-        }
-        lua_pop(L, 1); /* [..., g] */
-    }
-    lua_pop(L, 1);
 }
 
 static int lc_by_string(const void *a, const void *b)
@@ -416,42 +331,172 @@ static int lc_by_string(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* hidden_except: { [DIR] = { PATTERN, ... } } as "DIR\tPATTERN\t...", in DIR order (the
+/* hidden_except on top: { [DIR] = { PATTERN, ... } } as "DIR\tPATTERN\t...", in DIR order (the
  * profile checked the shapes; these checks only keep a bad table from the wire). */
-static void read_hidden_except(lua_State *L, int idx, struct sandbox_config *cfg)
+static void take_hidden_except(lua_State *L, int t, struct str_list *out)
 {
-    int t = raw_field(L, idx, "hidden_except"); /* [..., m] */
     if (t != LUA_TNIL && t != LUA_TTABLE)
         bad(L, "hidden_except", "a table of DIR = { PATTERN, ... }");
+    if (t != LUA_TTABLE)
+        return;
     struct str_list rules = {0};
-    if (t == LUA_TTABLE)
-        lua_pushnil(L);                          /* [..., m, nil] */
-    while (t == LUA_TTABLE && lua_next(L, -2)) { /* [..., m, dir, pats] */
+    lua_pushnil(L);           /* [m, nil] */
+    while (lua_next(L, -2)) { /* [m, dir, pats] */
         if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1))
             bad(L, "hidden_except", "a table of DIR = { PATTERN, ... }");
         char *rule = xstrdup(lua_tostring(L, -2));
         lua_Unsigned n = lua_rawlen(L, -1);
         for (lua_Unsigned i = 1; i <= n; i++) {
-            lua_rawgeti(L, -1, (lua_Integer)i); /* [..., m, dir, pats, pat] */
+            lua_rawgeti(L, -1, (lua_Integer)i); /* [m, dir, pats, pat] */
             const char *p = lua_tostring(L, -1);
             if (!p || !p[0] || strchr(p, '/') || strchr(p, '\t'))
                 bad(L, "hidden_except", "patterns of one name (no '/')");
             char *more = xasprintf("%s\t%s", rule, p);
             free(rule);
             rule = more;
-            lua_pop(L, 1); /* [..., m, dir, pats] */
+            lua_pop(L, 1); /* [m, dir, pats] */
         }
         if (n == 0)
             bad(L, "hidden_except", "at least one pattern per folder");
         str_list_push_owned(&rules, rule);
-        lua_pop(L, 1); /* [..., m, dir] */
+        lua_pop(L, 1); /* [m, dir] */
     }
-    lua_pop(L, 1); /* [...]: the map (lua_next popped the last key), or the nil */
     if (rules.len > 1)
         qsort(rules.items, rules.len, sizeof *rules.items, lc_by_string);
     for (size_t i = 0; i < rules.len; i++)
-        str_list_push(&cfg->hidden_except, rules.items[i]);
+        str_list_push(out, rules.items[i]);
     str_list_free(&rules);
+}
+
+/* Store v in a number key's field, of the row's C type. */
+static void set_number(const struct profile_key *k, void *field, double v)
+{
+    switch (k->ctype) {
+    case PK_C_DOUBLE:
+        *(double *)field = v;
+        break;
+    case PK_C_UNSIGNED:
+        *(unsigned *)field = (unsigned)v;
+        break;
+    case PK_C_SIZE:
+        *(size_t *)field = (size_t)v;
+        break;
+    case PK_C_ULL:
+        *(unsigned long long *)field = (unsigned long long)v;
+        break;
+    case PK_C_NONE:
+        assert(!"a number key without its C type");
+        break;
+    }
+}
+
+/* escalation.permission_timeout on top: a number of seconds or "30s" / "5m" / "1h"; anything
+ * else leaves the default (profile.lua refused it already). */
+static double duration_value(lua_State *L, int t, double dflt)
+{
+    if (t == LUA_TNUMBER)
+        return lua_tonumber(L, -1);
+    if (t != LUA_TSTRING)
+        return dflt;
+    char *end;
+    double v = strtod(lua_tostring(L, -1), &end);
+    double unit = *end == 'h' ? 3600 : *end == 'm' ? 60 : 1;
+    return v * unit;
+}
+
+/* Convert the value of key k (on top, of Lua type t) into its field of cfg, by its kind. A value
+ * of the wrong shape raises "resolved profile: key 'NAME': expected ...". */
+static void take_key(lua_State *L, int t, const struct profile_key *k, struct sandbox_config *cfg)
+{
+    void *field = (char *)cfg + k->field;
+    switch (k->kind) {
+    case PK_BOOLEAN:
+        if (t == LUA_TBOOLEAN)
+            *(bool *)field = lua_toboolean(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, k->name, "a boolean");
+        break;
+    case PK_STRING:
+    case PK_NAME:
+        if (t == LUA_TSTRING) {
+            free(*(char **)field);
+            *(char **)field = xstrdup(lua_tostring(L, -1));
+        } else if (t != LUA_TNIL) {
+            bad(L, k->name, "a string");
+        }
+        break;
+    case PK_LIST:
+        take_list(L, k->name, field);
+        break;
+    case PK_ABSLIST: {
+        struct str_list *l = field;
+        take_list(L, k->name, l);
+        for (size_t i = 0; i < l->len; i++)
+            if (l->items[i][0] != '/')
+                bad(L, k->name, "a list of absolute paths");
+        break;
+    }
+    case PK_HOME: /* absent: "readonly", what a profile that does not say gets */
+        if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "overlay") == 0)
+            *(enum sandbox_home *)field = SANDBOX_HOME_OVERLAY;
+        else if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "tmpfs") == 0)
+            *(enum sandbox_home *)field = SANDBOX_HOME_TMPFS;
+        else if (t == LUA_TNIL ||
+                 (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "readonly") == 0))
+            *(enum sandbox_home *)field = SANDBOX_HOME_READONLY;
+        else
+            bad(L, k->name, "\"overlay\", \"readonly\" or \"tmpfs\"");
+        break;
+    case PK_TRANSPARENT: /* false (default), true, or "required" */
+        if (t == LUA_TBOOLEAN)
+            *(enum net_transparent *)field =
+                lua_toboolean(L, -1) ? NET_TRANSPARENT_ON : NET_TRANSPARENT_OFF;
+        else if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "required") == 0)
+            *(enum net_transparent *)field = NET_TRANSPARENT_REQUIRED;
+        else if (t != LUA_TNIL)
+            bad(L, k->name, "true, false or \"required\"");
+        break;
+    case PK_EXCEPTMAP:
+        take_hidden_except(L, t, field);
+        break;
+    case PK_GRANTMAP:
+        take_grant_sockets(L, t, field);
+        break;
+    case PK_PORTLIST:
+        take_host_ports(L, t, cfg);
+        break;
+    case PK_RLIMIT:
+        take_rlimit(L, t, k->name, cfg);
+        break;
+    case PK_NUMBER:
+    case PK_INTEGER:
+    case PK_DEPTH:
+        if (t == LUA_TNUMBER && (k->kind == PK_NUMBER || lua_isinteger(L, -1)) &&
+            lua_tonumber(L, -1) >= k->min && lua_tonumber(L, -1) <= k->max)
+            set_number(k, field, lua_tonumber(L, -1));
+        else if (t != LUA_TNIL)
+            bad(L, k->name, k->expect);
+        break;
+    case PK_DURATION:
+        set_number(k, field, duration_value(L, t, k->dflt));
+        break;
+    case PK_SIZE:
+    case PK_SIZE_OR_UNLIMITED:
+        if (t != LUA_TNIL)
+            *(unsigned long long *)field =
+                size_value(L, -1, k->name, k->kind == PK_SIZE_OR_UNLIMITED);
+        break;
+    case PK_PIDS:
+        if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "unlimited") == 0)
+            *(unsigned long long *)field = 0;
+        else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1)
+            *(unsigned long long *)field = (unsigned long long)lua_tointeger(L, -1);
+        else if (t != LUA_TNIL)
+            bad(L, k->name, "an integer >= 1 or \"unlimited\"");
+        break;
+    case PK_STRMAP: /* no field: the hooks read it from the profile table */
+        break;
+    }
 }
 
 void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
@@ -461,133 +506,36 @@ void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
     if (!lua_istable(L, idx))
         luaL_error(L, "resolved profile: expected a table, got %s", luaL_typename(L, idx));
 
-    int t = raw_field(L, idx, "name");
-    if (t == LUA_TSTRING)
-        cfg->profile = xstrdup(lua_tostring(L, -1));
-    else if (t != LUA_TNIL)
-        bad(L, "name", "a string");
-    lua_pop(L, 1);
+    /* Every key with a field, by the table of profile keys: first the defaults, then the
+     * profile's values over them. */
+    for (size_t i = 0; i < profile_keys_len; i++)
+        if (profile_keys[i].field != PK_NO_FIELD && profile_keys[i].ctype != PK_C_NONE)
+            set_number(&profile_keys[i], (char *)cfg + profile_keys[i].field, profile_keys[i].dflt);
+    for (size_t i = 0; i < profile_keys_len; i++) {
+        const struct profile_key *k = &profile_keys[i];
+        if (k->field == PK_NO_FIELD)
+            continue;
+        int t = key_value(L, idx, k->name); /* [v] */
+        take_key(L, t, k, cfg);
+        lua_pop(L, 1);
+    }
+    check_home_tool_dirs(L, cfg);
 
-    t = raw_field(L, idx, "workspace");
+    /* The keys the host reads that are no sandbox_config field. */
+    int t = key_value(L, idx, "workspace"); /* [v] */
     if (t == LUA_TSTRING)
         extra->workspace = xstrdup(lua_tostring(L, -1));
     else if (t != LUA_TNIL)
         bad(L, "workspace", "a string");
     lua_pop(L, 1);
-
-    cfg->workspace_readonly = read_bool(L, idx, "workspace_readonly", "workspace_readonly", false);
-    extra->allow_docker = read_bool(L, idx, "allow_docker", "allow_docker", false);
-    cfg->allow_home_workspace =
-        read_bool(L, idx, "allow_home_workspace", "allow_home_workspace", false);
-    cfg->json = read_bool(L, idx, "json", "json", false);
-    cfg->root_writes = read_bool(L, idx, "root_writes", "root_writes", false);
-
-    /* home: absent is "readonly", what a profile that does not say gets (nothing written). */
-    cfg->home_mode = SANDBOX_HOME_READONLY;
-    t = raw_field(L, idx, "home");
-    if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "overlay") == 0)
-        cfg->home_mode = SANDBOX_HOME_OVERLAY;
-    else if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "tmpfs") == 0)
-        cfg->home_mode = SANDBOX_HOME_TMPFS;
-    else if (!(t == LUA_TNIL || (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "readonly") == 0)))
-        bad(L, "home", "\"overlay\", \"readonly\" or \"tmpfs\"");
+    t = key_value(L, idx, "allow_docker"); /* [v] */
+    if (t == LUA_TBOOLEAN)
+        extra->allow_docker = lua_toboolean(L, -1);
+    else if (t != LUA_TNIL)
+        bad(L, "allow_docker", "a boolean");
     lua_pop(L, 1);
-    read_home_tool_dirs(L, idx, cfg);
-    read_list(L, idx, "writable", "writable", &cfg->writable);
-    read_list(L, idx, "hidden", "hidden", &cfg->hidden);
-    read_hidden_except(L, idx, cfg);
-    read_list(L, idx, "readonly_in_workspace", "readonly_in_workspace",
-              &cfg->readonly_in_workspace);
-    read_list(L, idx, "run_binds", "run_binds", &cfg->run_binds);
-
-    if (sub_field(L, idx, "network")) { /* [..., net] */
-        cfg->net_unrestricted = read_bool(L, -1, "unrestricted", "network.unrestricted", false);
-        cfg->net_loopback = read_bool(L, -1, "loopback", "network.loopback", false);
-        cfg->net_transparent = read_transparent(L, -1);
-        read_host_ports(L, -1, cfg);
-    }
-    lua_pop(L, 1);
-
-    if (sub_field(L, idx, "seccomp")) { /* [..., sc] */
-        cfg->block_unix_sockets =
-            read_bool(L, -1, "block_unix_sockets", "seccomp.block_unix_sockets", false);
-        read_list(L, -1, "deny", "seccomp.deny", &cfg->seccomp_deny);
-    }
-    lua_pop(L, 1);
-
-    read_rlimits(L, idx, cfg);
-    read_limits(L, idx, cfg);
-    read_root_only(L, idx, cfg);
-    read_grants(L, idx, cfg);
-
-    if (sub_field(L, idx, "env")) /* [..., env] */
-        read_list(L, -1, "hide_paths_in", "env.hide_paths_in", &extra->hide_paths_in);
-    lua_pop(L, 1);
-
-    cfg->grace_seconds = 3;
-    cfg->max_background = SANDBOX_MAX_BACKGROUND_DEFAULT;
-    cfg->log_cap = SANDBOX_LOG_CAP_DEFAULT;
-    if (sub_field(L, idx, "session")) { /* [..., s] */
-        t = raw_field(L, -1, "grace");
-        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 && lua_tonumber(L, -1) <= 3600)
-            cfg->grace_seconds = lua_tonumber(L, -1);
-        else if (t != LUA_TNIL)
-            bad(L, "session.grace", "a number of seconds, 0 to 3600");
-        lua_pop(L, 1);
-        t = raw_field(L, -1, "max_background");
-        if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0 &&
-            lua_tointeger(L, -1) <= 1024)
-            cfg->max_background = (unsigned)lua_tointeger(L, -1);
-        else if (t != LUA_TNIL)
-            bad(L, "session.max_background", "an integer, 0 to 1024");
-        lua_pop(L, 1);
-        t = raw_field(L, -1, "log_cap");
-        if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 4096 &&
-            lua_tonumber(L, -1) <= 1024.0 * 1024 * 1024 * 1024)
-            cfg->log_cap = (size_t)lua_tonumber(L, -1);
-        else if (t != LUA_TNIL)
-            bad(L, "session.log_cap", "a number of bytes, 4096 to 1 TiB");
-        lua_pop(L, 1);
-        cfg->exec_per_command =
-            read_bool(L, -1, "exec_per_command", "session.exec_per_command", false);
-    }
-    lua_pop(L, 1);
-
-    /* escalation.permission_timeout: a number of seconds or "30s" / "5m" / "1h". */
-    cfg->permission_timeout = 300;
-    if (sub_field(L, idx, "escalation")) { /* [..., esc] */
-        t = raw_field(L, -1, "permission_timeout");
-        if (t == LUA_TNUMBER) {
-            cfg->permission_timeout = lua_tonumber(L, -1);
-        } else if (t == LUA_TSTRING) {
-            char *end;
-            double v = strtod(lua_tostring(L, -1), &end);
-            double unit = *end == 'h' ? 3600 : *end == 'm' ? 60 : 1;
-            cfg->permission_timeout = v * unit;
-        }
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    if (sub_field(L, idx, "network")) { /* [..., net] */
-        cfg->network_ask = read_bool(L, -1, "ask", "network.ask", false);
-    }
-    lua_pop(L, 1);
-
-    /* capture = { head = bytes, tail = bytes }: what refusal detection sees of each stream. */
-    cfg->capture_head = cfg->capture_tail = SANDBOX_CAPTURE_DEFAULT;
-    if (sub_field(L, idx, "capture")) { /* [..., cap] */
-        static const char *const keys[] = {"head", "tail"};
-        size_t *dst[] = {&cfg->capture_head, &cfg->capture_tail};
-        for (int i = 0; i < 2; i++) {
-            t = raw_field(L, -1, keys[i]);
-            if (t == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 &&
-                lua_tonumber(L, -1) <= SANDBOX_CAPTURE_MAX)
-                *dst[i] = (size_t)lua_tonumber(L, -1);
-            else if (t != LUA_TNIL)
-                bad(L, i == 0 ? "capture.head" : "capture.tail", "a number of bytes, 0 to 64 MiB");
-            lua_pop(L, 1);
-        }
-    }
+    key_value(L, idx, "env.hide_paths_in"); /* [v] */
+    take_list(L, "env.hide_paths_in", &extra->hide_paths_in);
     lua_pop(L, 1);
 }
 

@@ -17,13 +17,15 @@ struct lc_profile_extra {
     struct str_list hide_paths_in; /* profile `env.hide_paths_in`: variables naming hidden files */
 };
 
-/* Push the partial profile the flags describe: [-0, +1]. Unset flags leave their key absent. */
+/* Push the partial profile the flags describe, walking the rows of the profile keys that have a
+ * flag: [-0, +1]. Unset flags leave their key absent. */
 void lc_push_flags(lua_State *L, const struct run_flags *flags);
 /* Push { NAME = "value", ... } from a NULL-terminated "NAME=VALUE" array: [-0, +1]. */
 void lc_push_environ(lua_State *L, char *const *environ_in);
 
-/* Read the resolved profile table at idx (raw access, no metamethods) into cfg: name, lists as
- * written (paths not yet expanded), booleans, seccomp, rlimits, json, grace_seconds. Raises a Lua
+/* Read the resolved profile table at idx (raw access, no metamethods) into cfg: every key whose
+ * row in the table of profile keys names a field, by its kind (lists as written, paths not yet
+ * expanded; absent numbers get the row's default), then the three keys of extra. Raises a Lua
  * error naming the key on a wrong type. Stack balanced. */
 void lc_read_profile(lua_State *L, int idx, struct sandbox_config *cfg,
                      struct lc_profile_extra *extra);

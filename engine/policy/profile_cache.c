@@ -2,7 +2,8 @@
  * the layers read, the flags, and what the host API answered: the key pins the inputs that are
  * known before any Lua runs, the transcript every answer the Lua side got, and an entry is
  * served only when each of those questions, asked again now, gets the same answer.
- * Uses: sha256.c, util.c (read_private_file, write_private_file), trust.c's sets,
+ * Uses: base/record.h (the checked reader under its entries), sha256.c, util.c
+ * (read_private_file, write_private_file), trust.c's sets,
  * dl_iterate_phdr for the build-id.
  * Must never: follow a link to an entry or keep one that is not the caller's 0600 file,
  * trust a length or count it has not checked against what is left, or print. */
@@ -22,10 +23,14 @@
 #include <lauxlib.h>
 
 #include "base/cordon_dirs.h"
+#include "base/record.h"
 #include "policy/trust.h"
+#include "sandbox/profile_keys.h"
 
-#define PC_MAGIC "CORDPC1\n" /* the format: a change of it is a new version of the key too */
-#define PC_MAGIC_LEN 8
+/* An entry is a kept file of base/record.h; its magic and version are part of the key too. */
+#define PC_MAGIC "CORDPC2\n"
+#define PC_MAGIC_LEN REC_MAGIC_LEN
+#define PC_VERSION 2u
 #define PC_ENTRY_MAX ((size_t)1 << 20)   /* an entry larger than this is not kept */
 #define PC_TABLE_MAX ((size_t)512 << 10) /* the serialised profile */
 #define PC_TABLE_DEPTH 16
@@ -50,23 +55,22 @@ void pc_buf_put(struct pc_buf *b, const void *p, size_t n)
     b->len += n;
 }
 
+/* Writing: base/record.h's field types (the host's byte order: an entry never leaves it), into
+ * the pc_buf the callers hold. */
 static void put_u8(struct pc_buf *b, unsigned v)
 {
-    unsigned char c = (unsigned char)v;
-    pc_buf_put(b, &c, 1);
+    uint8_t c = (uint8_t)v;
+    pc_buf_put(b, &c, sizeof c);
 }
 
 static void put_u32(struct pc_buf *b, uint32_t v)
 {
-    unsigned char c[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 24)};
-    pc_buf_put(b, c, 4);
+    pc_buf_put(b, &v, sizeof v);
 }
 
 static void put_u64(struct pc_buf *b, uint64_t v)
 {
-    put_u32(b, (uint32_t)v);
-    put_u32(b, (uint32_t)(v >> 32));
+    pc_buf_put(b, &v, sizeof v);
 }
 
 static void put_bytes(struct pc_buf *b, const void *p, size_t n)
@@ -101,60 +105,19 @@ void pc_buf_free(struct pc_buf *b)
     *b = (struct pc_buf){0};
 }
 
-/* A bounded reader: every get checks what is left; after one failure all fail. */
-struct rd {
-    const unsigned char *p, *end;
-    bool bad;
-};
-
-static bool get(struct rd *r, void *out, size_t n)
+/* Reading is base/record.h's checked reader (struct rec_in): every get checks what is left,
+ * and after one failure all fail. Bytes with their length: a pointer into the buffer, or NULL
+ * (r->bad) when they overrun. */
+static const unsigned char *get_bytes(struct rec_in *r, size_t *n)
 {
-    if (r->bad || (size_t)(r->end - r->p) < n) {
-        r->bad = true;
-        return false;
-    }
-    if (out)
-        memcpy(out, r->p, n);
-    r->p += n;
-    return true;
-}
-
-static uint32_t get_u32(struct rd *r)
-{
-    unsigned char c[4] = {0};
-    get(r, c, 4);
-    return (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
-}
-
-static uint64_t get_u64(struct rd *r)
-{
-    uint64_t lo = get_u32(r);
-    return lo | (uint64_t)get_u32(r) << 32;
-}
-
-static unsigned get_u8(struct rd *r)
-{
-    unsigned char c = 0;
-    get(r, &c, 1);
-    return c;
-}
-
-/* Bytes with their length: a pointer into the buffer, or NULL (r->bad) when they overrun. */
-static const unsigned char *get_bytes(struct rd *r, size_t *n)
-{
-    uint32_t len = get_u32(r);
-    const unsigned char *p = r->p;
-    if (!get(r, NULL, len))
-        return NULL;
-    *n = len;
-    return p;
+    return rec_get_blob(r, SIZE_MAX, n);
 }
 
 /* A list of strings, each without a NUL inside; count bounded by what is left. */
-static bool get_list(struct rd *r, struct str_list *out)
+static bool get_list(struct rec_in *r, struct str_list *out)
 {
-    uint32_t n = get_u32(r);
-    if (r->bad || n > (size_t)(r->end - r->p) / 4) {
+    uint32_t n = rec_get_u32(r);
+    if (r->bad || n > rec_left(r) / 4) {
         r->bad = true;
         return false;
     }
@@ -484,37 +447,34 @@ static void put_flag(struct pc_buf *b, enum flag_state f)
     put_u8(b, (unsigned)f);
 }
 
-/* Every field of run_flags but the command (which no part of the resolution reads): a field
- * added to the struct changes its size, and this assertion asks for it to be keyed too. */
+/* Every field of run_flags but the command (which no part of the resolution reads): the flags of
+ * profile keys by their rows (sandbox/profile_keys.c), then the options that are no key's. A
+ * field added to the struct changes its size, and this assertion asks for it to be keyed: a
+ * key's flag already is. */
 #if defined(__x86_64__) || defined(__aarch64__)
 _Static_assert(sizeof(struct run_flags) == 248,
-               "run_flags changed: key the new field in profile_cache.c's put_flags");
+               "run_flags changed: key the new field in profile_cache.c's put_flags unless it "
+               "is a profile key's flag, then set the new size");
 #endif
 static void put_flags(struct pc_buf *b, const struct run_flags *f)
 {
+    for (size_t i = 0; i < profile_keys_len; i++) {
+        const struct profile_key *k = &profile_keys[i];
+        if (!k->flag)
+            continue;
+        const void *field = (const char *)f + k->flag_field;
+        if (k->kind == PK_BOOLEAN)
+            put_flag(b, *(const enum flag_state *)field);
+        else if (pk_kind_is_list(k->kind))
+            put_list(b, field);
+        else
+            put_opt(b, *(const char *const *)field);
+    }
     put_opt(b, f->profile);
-    put_opt(b, f->workspace);
-    put_list(b, &f->writable);
-    put_list(b, &f->hidden);
-    put_flag(b, f->unrestricted_network);
-    put_flag(b, f->allow_loopback);
-    put_flag(b, f->allow_docker);
-    put_flag(b, f->allow_home_workspace);
-    put_flag(b, f->json);
-    put_list(b, &f->network_allow);
-    put_list(b, &f->network_deny);
-    put_list(b, &f->host_ports);
     put_list(b, &f->publish);
-    put_flag(b, f->ask_sandbox_off);
-    put_flag(b, f->plan);
-    put_opt(b, f->permission_timeout);
-    put_opt(b, f->home);
     put_opt(b, f->policy_file);
-    put_flag(b, f->session_exec);
     put_u8(b, f->detach);
     put_opt(b, f->owner);
-    put_flag(b, f->allow_ssh_agent);
-    put_flag(b, f->allow_gpg_agent);
 }
 
 int pc_key(const struct run_flags *flags, const char *cwd, const char *home,
@@ -718,11 +678,11 @@ int pc_table_dump(lua_State *L, int idx, struct pc_buf *out)
 }
 
 /* Push one value of a dump: [-0, +1] on success, nothing on failure. */
-static int push_value(lua_State *L, struct rd *r, int depth, size_t *nodes)
+static int push_value(lua_State *L, struct rec_in *r, int depth, size_t *nodes)
 {
     if (depth > PC_TABLE_DEPTH || !lua_checkstack(L, 4) || ++*nodes > PC_TABLE_NODES)
         return -1;
-    unsigned tag = get_u8(r);
+    unsigned tag = rec_get_u8(r);
     size_t len;
     const unsigned char *s;
     switch (r->bad ? 0 : tag) {
@@ -732,14 +692,14 @@ static int push_value(lua_State *L, struct rd *r, int depth, size_t *nodes)
         lua_pushlstring(L, (const char *)s, len);
         return 0;
     case 'i': {
-        uint64_t v = get_u64(r);
+        uint64_t v = rec_get_u64(r);
         if (r->bad)
             return -1;
         lua_pushinteger(L, (lua_Integer)v);
         return 0;
     }
     case 'f': {
-        uint64_t bits = get_u64(r);
+        uint64_t bits = rec_get_u64(r);
         double v;
         memcpy(&v, &bits, sizeof v);
         if (r->bad)
@@ -748,14 +708,14 @@ static int push_value(lua_State *L, struct rd *r, int depth, size_t *nodes)
         return 0;
     }
     case 'b': {
-        unsigned v = get_u8(r);
+        unsigned v = rec_get_u8(r);
         if (r->bad || v > 1)
             return -1;
         lua_pushboolean(L, (int)v);
         return 0;
     }
     case 'T': {
-        uint32_t n = get_u32(r);
+        uint32_t n = rec_get_u32(r);
         if (r->bad || n > (size_t)(r->end - r->p) / 2)
             return -1;
         lua_createtable(L, 0, 0);
@@ -780,7 +740,7 @@ static int push_value(lua_State *L, struct rd *r, int depth, size_t *nodes)
 
 int pc_table_push(lua_State *L, const unsigned char *p, size_t len)
 {
-    struct rd r = {p, p + len, false};
+    struct rec_in r = rec_in_of(p, len);
     size_t nodes = 0;
     if (len == 0 || *p != 'T' || push_value(L, &r, 0, &nodes) < 0)
         return -1;
@@ -793,30 +753,6 @@ int pc_table_push(lua_State *L, const unsigned char *p, size_t len)
 
 /* ---- entries ------------------------------------------------------------------------------ */
 
-/* A check of an entry's bytes against corruption (a disk, a hand edit), cheaper than a hash of
- * them: each step is a bijection of the state, so a change of any one 8-byte word always
- * changes the result. No MAC: an entry is trusted for being the caller's private file in a
- * directory no sandbox sees, and a corrupted question would otherwise go unnoticed when its
- * answer happens to match (a changed path that is as absent as the recorded one). */
-uint64_t pc_entry_check(const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    const uint64_t k = 0x9E3779B97F4A7C15ull;
-    uint64_t h = 0x243F6A8885A308D3ull ^ ((uint64_t)n * k);
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * k;
-        h ^= h >> 31;
-    }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
-    h = (h ^ w ^ ((uint64_t)n << 56)) * k;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 32);
-}
-
 bool pc_entry_build(const uint8_t key[PC_KEY_LEN], const struct pc_buf *table,
                     const struct str_list *env, bool markers_known, const struct str_list *markers,
                     struct pc_buf *out)
@@ -824,15 +760,19 @@ bool pc_entry_build(const uint8_t key[PC_KEY_LEN], const struct pc_buf *table,
     *out = (struct pc_buf){0};
     if (R.uncacheable || R.on)
         return false;
-    pc_buf_put(out, PC_MAGIC, PC_MAGIC_LEN);
-    pc_buf_put(out, key, PC_KEY_LEN);
-    put_u32(out, R.n);
-    put_bytes(out, R.rec.data, R.rec.len);
-    put_bytes(out, table->data, table->len);
-    put_list(out, env);
-    put_u8(out, markers_known);
-    put_list(out, markers);
-    put_u64(out, pc_entry_check(out->data, out->len));
+    struct pc_buf p = {0};
+    pc_buf_put(&p, key, PC_KEY_LEN);
+    put_u32(&p, R.n);
+    put_bytes(&p, R.rec.data, R.rec.len);
+    put_bytes(&p, table->data, table->len);
+    put_list(&p, env);
+    put_u8(&p, markers_known);
+    put_list(&p, markers);
+    /* a kept file of base/record.h around it: magic, version, length, check */
+    struct rec_out payload = {.data = p.data, .len = p.len, .cap = p.cap}, file = {0};
+    rec_file_seal(&file, PC_MAGIC, PC_VERSION, &payload);
+    pc_buf_free(&p);
+    *out = (struct pc_buf){.data = file.data, .len = file.len, .cap = file.cap};
     if (out->len > PC_ENTRY_MAX) {
         pc_buf_free(out);
         return false;
@@ -851,10 +791,10 @@ void pc_entry_free(struct pc_entry *e)
 }
 
 /* One record: kind, question (no NUL inside), answer. false on a malformed one. */
-static bool get_record(struct rd *r, unsigned *kind, const char **q, size_t *qlen,
+static bool get_record(struct rec_in *r, unsigned *kind, const char **q, size_t *qlen,
                        const unsigned char **a, size_t *alen)
 {
-    *kind = get_u8(r);
+    *kind = rec_get_u8(r);
     const unsigned char *qs = get_bytes(r, qlen);
     *a = qs ? get_bytes(r, alen) : NULL;
     if (r->bad || !*a || *kind < PC_PROJECT || *kind >= PC_KIND_END || memchr(qs, '\0', *qlen))
@@ -866,26 +806,21 @@ static bool get_record(struct rd *r, unsigned *kind, const char **q, size_t *qle
 int pc_entry_parse(char *buf, size_t len, const uint8_t key[PC_KEY_LEN], struct pc_entry *e)
 {
     *e = (struct pc_entry){.buf = buf, .len = len};
-    if (len < PC_MAGIC_LEN + PC_KEY_LEN + 8)
+    struct rec_in r;
+    unsigned char k[PC_KEY_LEN];
+    if (!rec_file_open(buf, len, PC_MAGIC, PC_VERSION, &r) || !rec_get(&r, k, sizeof k) ||
+        memcmp(k, key, sizeof k) != 0)
         goto bad;
-    struct rd sum = {(const unsigned char *)buf + len - 8, (const unsigned char *)buf + len, false};
-    if (get_u64(&sum) != pc_entry_check((const unsigned char *)buf, len - 8))
-        goto bad;
-    struct rd r = {(const unsigned char *)buf, (const unsigned char *)buf + len - 8, false};
-    unsigned char magic[PC_MAGIC_LEN], k[PC_KEY_LEN];
-    if (!get(&r, magic, sizeof magic) || memcmp(magic, PC_MAGIC, sizeof magic) != 0 ||
-        !get(&r, k, sizeof k) || memcmp(k, key, sizeof k) != 0)
-        goto bad;
-    e->n_records = get_u32(&r);
+    e->n_records = rec_get_u32(&r);
     if (!(e->records = get_bytes(&r, &e->records_len)) ||
         !(e->table = get_bytes(&r, &e->table_len)) || !get_list(&r, &e->env))
         goto bad;
-    unsigned mk = get_u8(&r);
-    if (r.bad || mk > 1 || !get_list(&r, &e->markers) || r.p != r.end)
+    unsigned mk = rec_get_u8(&r);
+    if (r.bad || mk > 1 || !get_list(&r, &e->markers) || !rec_in_done(&r))
         goto bad;
     e->markers_known = mk;
     /* The records must be exactly n well-formed ones. */
-    struct rd rr = {e->records, e->records + e->records_len, false};
+    struct rec_in rr = rec_in_of(e->records, e->records_len);
     for (uint32_t i = 0; i < e->n_records; i++) {
         unsigned kind;
         const char *q;
@@ -969,7 +904,7 @@ static bool live_answer(struct pc_entry *e, unsigned kind, const char *q,
 
 int pc_replay(struct pc_entry *e, const struct lh_options *opt, const char *home)
 {
-    struct rd r = {e->records, e->records + e->records_len, false};
+    struct rec_in r = rec_in_of(e->records, e->records_len);
     struct pc_buf a = {0};
     int rc = 0;
     for (uint32_t i = 0; i < e->n_records && rc == 0; i++) {
@@ -989,9 +924,9 @@ int pc_replay(struct pc_entry *e, const struct lh_options *opt, const char *home
         if (kind == PC_WORKSPACE) {
             /* nil is the profile hook's answer, always; a path must be the live workspace,
              * which only the C checks after the replay can say: kept for them */
-            struct rd v = {ans, ans + al, false};
+            struct rec_in v = rec_in_of(ans, al);
             size_t n;
-            const unsigned char *s = get_u8(&v) ? get_bytes(&v, &n) : NULL;
+            const unsigned char *s = rec_get_u8(&v) ? get_bytes(&v, &n) : NULL;
             if (v.bad || v.p != v.end || (s && memchr(s, '\0', n)))
                 rc = -1;
             else if (s && !e->workspace_seen)

@@ -122,9 +122,6 @@ bool pc_entry_build(const uint8_t key[PC_KEY_LEN], const struct pc_buf *table,
 /* Read and parse the entry at path for key. 0, or -1 (nothing kept) when it is missing, not
  * private, malformed, or of another key. */
 int pc_entry_load(const char *path, const uint8_t key[PC_KEY_LEN], struct pc_entry *e);
-/* The check an entry's last 8 bytes hold, of the n bytes before them (for the fuzzer, which
- * makes its inputs pass it to reach the rest of the parser). */
-uint64_t pc_entry_check(const void *data, size_t n);
 /* Parse an entry's bytes (taken over: freed by pc_entry_free). 0 or -1. For the fuzzer too. */
 int pc_entry_parse(char *buf, size_t len, const uint8_t key[PC_KEY_LEN], struct pc_entry *e);
 /* Ask every question of e's transcript again, live, with opt's project layer and home; 0 when

@@ -1,9 +1,18 @@
-/* proxy_private.h — what proxy.c (the connections) and proxy_ask.c (the questions to the owner
- * and the answers kept) share inside the proxy folder: the connection and proxy structs and the
- * calls each makes into the other. Nothing outside engine/proxy/ includes it. */
+/* proxy_private.h — what the files of the proxy's connections share inside the proxy folder: the
+ * connection and proxy structs, the limits, and the calls each makes into the others.
+ *   proxy.c            the listeners, the states and the one function that moves a connection
+ *                      between them (proxy_conn_update), request heads, decisions, replies, the
+ *                      lingering close, the sweep;
+ *   proxy_connect.c    resolving an allowed destination and connecting out;
+ *   proxy_relay.c      the buffers, the tunnel relay and one HTTP exchange;
+ *   proxy_redirected.c the connections network.transparent redirects (CONN_TRANSPARENT);
+ *   proxy_ask.c        the questions to the owner and the answers kept.
+ * Runs in: the controller (the proxy's event loop). Nothing outside engine/proxy/ includes it. */
 #ifndef CORDON_PROXY_PRIVATE_H
 #define CORDON_PROXY_PRIVATE_H
 #include <netdb.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -14,6 +23,20 @@
 #include "proxy/proxy.h"
 #include "proxy/socks5.h"
 #include "proxy/splice_pipe.h"
+
+#define RELAY_BUF (128 * 1024) /* per direction; large buffers are most of relay speed */
+#define HEAD_MAX (48 * 1024)   /* request line + headers, above the parser's own limits */
+#define HEAD_INITIAL 4096      /* most heads fit; the buffer grows up to HEAD_MAX */
+#define IDLE_RELEASE_MS 2000   /* a tunnel idle this long gives its buffers back */
+#define HEAD_TIMEOUT_MS 30000  /* a client must finish its request head in this time (408) */
+#define CONNECT_TIMEOUT_MS 15000
+#define MAX_CONNS 1024 /* per sandbox; more are refused at once */
+#define SWEEP_MS 1000
+#define TRANSPARENT_WAIT_MS \
+    1000                        /* a transparent client without a DNS name has this long to
+                                    * send a TLS server name or Host; then its address decides */
+#define LINGER_MS 2000          /* after an error reply: the client's bytes are drained this long */
+#define LINGER_MAX (256 * 1024) /* ... or up to this many (a 200 KB head line is drained whole) */
 
 /* CONN_TRANSPARENT: network.transparent, a connection redirected from any address (transparent.h) */
 enum conn_kind { CONN_HTTP, CONN_SOCKS, CONN_TRANSPARENT };
@@ -120,6 +143,52 @@ struct proxy {
     uint64_t denied_at[64];     /* the refusal count when denied.items[i] was last refused */
     uint64_t denials;           /* refusals so far */
 };
+
+/* ---- proxy.c, for the other parts ---- */
+
+/* Register the events each side of c needs in its state now. */
+void proxy_conn_update(struct conn *c);
+/* Close c: off its watches now, freed by proxy_after_round (never inside a callback). */
+void proxy_conn_close(struct conn *c);
+/* Room for at least one more byte of head (up to HEAD_MAX): the number of bytes free. */
+size_t proxy_head_room(struct conn *c, size_t want);
+void proxy_http_error(struct conn *c, int status, const char *extra_headers, const char *body);
+void proxy_socks_error(struct conn *c, unsigned char code);
+void proxy_transparent_reset(struct conn *c);
+/* Ask the policy about c's destination and act on the answer (connect, refuse or ask). */
+void proxy_decide_and_go(struct conn *c);
+void proxy_parse_http_head(struct conn *c);
+void proxy_on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events);
+
+/* ---- proxy_connect.c ---- */
+
+void proxy_connect_failed(struct conn *c, int err);
+/* The non-blocking connect is over: on to the next address, or relay. */
+void proxy_connect_result(struct conn *c);
+void proxy_connected(struct conn *c);
+bool proxy_is_unspecified_address(const struct sockaddr *sa);
+
+/* ---- proxy_relay.c ---- */
+
+size_t proxy_buf_space(const struct relay_buf *b);
+int proxy_buf_append(struct relay_buf *b, const char *p, size_t n);
+ssize_t proxy_buf_flush(struct relay_buf *b, int fd);
+void proxy_buf_release(struct relay_buf *b);
+bool proxy_direction_drained(const struct relay_buf *b, const struct splice_pipe *p);
+/* The relay directions (DIR_C2U, DIR_U2C) an event on the client's or upstream's socket
+ * concerns. */
+enum { DIR_C2U = 1, DIR_U2C = 2 };
+unsigned proxy_client_dirs(uint32_t ev);
+unsigned proxy_upstream_dirs(uint32_t ev);
+void proxy_relay(struct conn *c, unsigned dirs);
+void proxy_http_exchange(struct conn *c);
+
+/* ---- proxy_redirected.c ---- */
+
+void proxy_transparent_start(struct conn *c);
+void proxy_transparent_decide(struct conn *c, const char *name);
+void proxy_spec_event(struct conn *c, uint32_t events);
+void proxy_read_transparent_head(struct conn *c);
 
 /* ---- proxy.c, for proxy_ask.c ---- */
 

@@ -2,7 +2,7 @@
  * a TCP connection from inside to any address, redirected by the sandbox's nftables rule to one
  * listener): its original destination, and the name to decide on when the DNS stub gave none
  * for that address (the TLS server name, else the HTTP Host). The connection itself is
- * proxy.c's (kind CONN_TRANSPARENT). Never connects anywhere, never decides. */
+ * proxy_redirected.c's (kind CONN_TRANSPARENT). Never connects anywhere, never decides. */
 #ifndef CORDON_TRANSPARENT_H
 #define CORDON_TRANSPARENT_H
 #include <stdbool.h>

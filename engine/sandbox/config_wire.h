@@ -2,7 +2,10 @@
 /* config_wire.h — the part of struct sandbox_config that init needs (paths, flags, rlimits, the
  * command's environment), written by the controller into a memfd and read back by init. The
  * controller clones init first and resolves the profile meanwhile, so the two overlap; this is
- * how the result crosses over. Records: one tag byte, then a NUL-terminated value. */
+ * how the result crosses over. Records: one tag byte, then a NUL-terminated value. The profile
+ * keys init gets are the rows of sandbox/profile_keys.c marked to_init, each value a record
+ * "NAME=VALUE" typed by the key's kind; the rest (the resolved workspace and cwd, the home, the
+ * environment, binds, rlimits) have tags of their own. */
 #ifndef CORDON_CONFIG_WIRE_H
 #define CORDON_CONFIG_WIRE_H
 #include <stddef.h>

@@ -24,12 +24,12 @@ static bool proc_shared, sys_shared;
 static const char *const device_nodes[DEVFS_N_NODES] = {"null",   "zero",    "full",
                                                         "random", "urandom", "tty"};
 
-int devfs_capture(struct devfs_capture *cap, struct mnt_err *e)
+int devfs_take_nodes(struct devfs_nodes *cap, struct mnt_err *e)
 {
     for (int i = 0; i < DEVFS_N_NODES; i++) {
         char path[32];
         snprintf(path, sizeof path, "/dev/%s", device_nodes[i]);
-        if ((cap->fds[i] = mnt_capture(e, path)) < 0) {
+        if ((cap->fds[i] = mnt_detached_tree(e, path)) < 0) {
             while (i-- > 0)
                 close(cap->fds[i]);
             return -1;
@@ -38,7 +38,7 @@ int devfs_capture(struct devfs_capture *cap, struct mnt_err *e)
     return 0;
 }
 
-int devfs_build(struct devfs_capture *cap, unsigned long long shm_size, struct mnt_err *e)
+int devfs_build(struct devfs_nodes *cap, unsigned long long shm_size, struct mnt_err *e)
 {
     static const char *const links[][2] = {
         {"/proc/self/fd", "/dev/fd"},       {"/proc/self/fd/0", "/dev/stdin"},

@@ -1,6 +1,6 @@
 /* Runs in: init (and a fresh sandbox's process of a session: fresh_sandbox.h). */
 /* devfs.h — the sandbox's minimal /dev (null, zero, full, random, urandom, tty, a private
- * devpts, shm) and its own /proc. Device nodes are the host's, captured before the view
+ * devpts, shm) and its own /proc. Device nodes are the host's, taken detached before the view
  * changes and attached to a fresh tmpfs; nothing else of the host's /dev is reachable.
  * In a container that masks parts of /proc and /sys (Docker's and Podman's defaults) the kernel
  * refuses a user namespace a procfs or sysfs of its own: then the container's stay, read-only,
@@ -11,14 +11,14 @@
 #include "sandbox/mount_ops.h"
 
 #define DEVFS_N_NODES 6
-struct devfs_capture {
+struct devfs_nodes {
     int fds[DEVFS_N_NODES];
 };
 
 /* Before the view changes. */
-int devfs_capture(struct devfs_capture *cap, struct mnt_err *e);
-/* Mount the new /dev, its /dev/shm shm_size bytes at most; closes the captured fds. */
-int devfs_build(struct devfs_capture *cap, unsigned long long shm_size, struct mnt_err *e);
+int devfs_take_nodes(struct devfs_nodes *cap, struct mnt_err *e);
+/* Mount the new /dev, its /dev/shm shm_size bytes at most; closes the detached trees' fds. */
+int devfs_build(struct devfs_nodes *cap, unsigned long long shm_size, struct mnt_err *e);
 /* Mount the pid namespace's own /proc, read-only (kernel knobs included). When the kernel refuses
  * (EPERM: the existing /proc is a container's, with masks) keep that one, read-only already,
  * if Landlock can guard it (procfs_guard_apply), and say so through procfs_is_shared(). 0, or

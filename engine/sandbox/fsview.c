@@ -1,6 +1,6 @@
 /* fsview.c — see fsview.h. The sequence:
  *   1. make every mount private, so nothing propagates back to the host;
- *   2. capture (open_tree clones) what must stay writable or be re-attached later: workspace,
+ *   2. take detached trees (open_tree clones) of what must stay writable or be re-attached later: workspace,
  *      writable paths, host device nodes, sockets re-bound into /run, the granted agent sockets
  *      (grants.h); note the hidden paths'
  *      parents with mounts below them (hide.h rebuilds those instead of overlaying them);
@@ -9,13 +9,13 @@
  *      /proc, the container's, read-only: devfs.h; said in one line);
  *   5. overlays with whiteouts for hidden paths, then the copy-on-write home (home_view.h);
  *      the folders hidden by rule (hidden_except) come on the finished view, after step 6;
- *   6. attach the captured writable trees (outermost first), then read-only binds inside them
+ *   6. attach the detached writable trees (outermost first), then read-only binds inside them
  *      (the workspace's .git and readonly_in_workspace, cordon's own directories).
- * The captures are taken before step 3, so they keep the host's flags (read-write) and do not
- * depend on which paths steps 4-5 cover. Step 1 and the captures that need no configuration
+ * The detached trees are taken before step 3, so they keep the host's flags (read-write) and do not
+ * depend on which paths steps 4-5 cover. Step 1 and the detached trees that need no configuration
  * (device nodes, cordon's binary, the list of mounts) are fsview_prepare's, which init runs
  * before the configuration arrives (with the home's builder thread, which waits for it); the
- * home's captures and the start of its overlay's build (home_view_prepare) are
+ * home's detached trees and the start of its overlay's build (home_view_prepare) are
  * fsview_configured's, which init runs as soon as it has it. */
 #include "sandbox/fsview.h"
 
@@ -39,7 +39,7 @@
 #include "sandbox/mount_ops.h"
 #include "sandbox/netns.h"
 
-struct capture {
+struct detached_tree {
     char *path;
     int fd;
 };
@@ -157,7 +157,7 @@ out:
 
 static int by_length(const void *a, const void *b)
 {
-    const struct capture *x = a, *y = b;
+    const struct detached_tree *x = a, *y = b;
     size_t lx = strlen(x->path), ly = strlen(y->path);
     return lx < ly ? -1 : lx > ly;
 }
@@ -194,8 +194,8 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
 /* A detached recursive copy of the tree at path (canonical), reached with no symbolic link on
  * the way: the controller resolved the workspace and writable paths, and a link planted since
  * (by a command of a session still running) must not make its target writable. The fd opened
- * is the one bound, so nothing can be swapped between this check and the capture. */
-static int capture_no_links(struct mnt_err *e, const char *path)
+ * is the one bound, so nothing can be swapped between this check and the detached tree. */
+static int detached_tree_no_links(struct mnt_err *e, const char *path)
 {
     struct open_how how = {.flags = O_PATH | O_CLOEXEC,
                            .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -237,7 +237,7 @@ static int protect_own_paths(const struct sandbox_config *cfg, struct mnt_err *e
 {
     struct str_list done = {0};
     size_t n = cfg->protected_paths.len;
-    struct capture *order = xcalloc(n + 1, sizeof *order);
+    struct detached_tree *order = xcalloc(n + 1, sizeof *order);
     for (size_t i = 0; i < n; i++)
         order[i].path = cfg->protected_paths.items[i];
     qsort(order, n, sizeof *order, by_length);
@@ -273,7 +273,7 @@ static int protect_own_paths(const struct sandbox_config *cfg, struct mnt_err *e
 /* A detached, read-only bind of the running binary, opened by its path in this namespace
  * (/proc/self/exe itself refers to the host's mount, which open_tree refuses). -1 when it cannot
  * be had (e.g. the binary was replaced since it started): then `cordon nc` is not inside. */
-static int capture_self(void)
+static int detached_self(void)
 {
     char path[4096];
     ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
@@ -398,14 +398,14 @@ int fsview_prepare(struct fsview_early *early, char *err, size_t errlen)
     memset(early, 0, sizeof *early);
     for (int i = 0; i < DEVFS_N_NODES; i++)
         early->dev.fds[i] = -1;
-    /* 1. nothing propagates back to the host; 2. the captures that need no configuration */
+    /* 1. nothing propagates back to the host; 2. the detached trees that need no configuration */
     if (mnt_mount(&e, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-        devfs_capture(&early->dev, &e) < 0 || hide_read_mount_points(&early->mounts, &e) < 0) {
+        devfs_take_nodes(&early->dev, &e) < 0 || hide_read_mount_points(&early->mounts, &e) < 0) {
         early_release(early);
         return -1;
     }
     /* This very binary (init has not exec'd), for `cordon nc` inside. */
-    early->self_fd = capture_self();
+    early->self_fd = detached_self();
     home_view_start_early(); /* the home's builder, ready for the configuration */
     return 0;
 }
@@ -414,9 +414,9 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
                  size_t errlen)
 {
     struct mnt_err e = {err, errlen};
-    struct capture *caps = xcalloc(cfg->writable.len + 1, sizeof *caps);
+    struct detached_tree *caps = xcalloc(cfg->writable.len + 1, sizeof *caps);
     size_t n_caps = 0;
-    struct devfs_capture dev = early->dev;
+    struct devfs_nodes dev = early->dev;
     int *run_fds = xcalloc(cfg->run_binds.len + 1, sizeof(int));
     int self_fd = early->self_fd;
     size_t n_run = 0;
@@ -424,7 +424,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     struct fsview_home *home = NULL;
     struct str_list visible = {0};
     struct git_worktree gw = {.admin_fd = -1};
-    struct grants_capture grants = {0};
+    struct grants_trees grants = {0};
     int r = -1;
 
     visible_of(cfg, &visible);
@@ -446,14 +446,14 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
         goto out;
     }
 
-    /* 2. captures (the rest are fsview_prepare's). A root caller's writable trees may come
+    /* 2. detached trees (the rest are fsview_prepare's). A root caller's writable trees may come
      * idmapped from the controller instead (visible is the workspace, then the writable paths,
      * in the order it made them): those are attached as they are. */
     for (size_t i = 0; i < visible.len; i++) {
         if (i < early->n_trees && early->trees[i] >= 0) {
             caps[n_caps].fd = early->trees[i];
             early->trees[i] = -1;
-        } else if ((caps[n_caps].fd = capture_no_links(&e, visible.items[i])) < 0) {
+        } else if ((caps[n_caps].fd = detached_tree_no_links(&e, visible.items[i])) < 0) {
             goto out;
         }
         caps[n_caps++].path = visible.items[i];
@@ -466,11 +466,11 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
               "cordon's own binary cannot be bound into the sandbox: no `cordon nc` inside");
     }
     for (; n_run < cfg->run_binds.len; n_run++)
-        if ((run_fds[n_run] = mnt_capture(&e, cfg->run_binds.items[n_run])) < 0)
+        if ((run_fds[n_run] = mnt_detached_tree(&e, cfg->run_binds.items[n_run])) < 0)
             goto out;
-    if (grants_capture(cfg, &grants, &e) < 0)
+    if (grants_take_trees(cfg, &grants, &e) < 0)
         goto out;
-    if (hide_capture_submounts(&plan, &early->mounts, &e) < 0 ||
+    if (hide_take_submounts(&plan, &early->mounts, &e) < 0 ||
         git_worktree_prepare(cfg, &gw, &e) < 0)
         goto out;
 
@@ -518,7 +518,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     /* 5. hidden paths */
     if (hide_apply(&plan, &e) < 0)
         goto out;
-    home_view_close_later(plan.layers_fd); /* off the path, with the home's own captures */
+    home_view_close_later(plan.layers_fd); /* off the path, with the home's own detached trees */
     plan.layers_fd = -1;
     if (home_view_apply(&home->hv, &e) < 0)
         goto out;

@@ -17,10 +17,10 @@
 
 /* What the view takes from the host before the configuration is known, so that init does it
  * while the controller still resolves the profile: every mount made private, the device nodes
- * and cordon's own binary captured, the mount points read. */
+ * and cordon's own binary taken detached, the mount points read. */
 struct fsview_home;
 struct fsview_early {
-    struct devfs_capture dev;
+    struct devfs_nodes dev;
     int self_fd;            /* a read-only bind of cordon's binary, or -1 */
     struct str_list mounts; /* the host's mount points */
     /* Called once, just before /sys is mounted (a sysfs shows the network namespace of the task
@@ -30,7 +30,7 @@ struct fsview_early {
     int (*enter_network)(void *ctx, char *err, size_t errlen);
     void *enter_ctx;
     /* A root caller's writable trees as the controller idmapped them (root_writes.h), the
-     * workspace first, then the writable paths in their order; NULL: init captures its own. */
+     * workspace first, then the writable paths in their order; NULL: init takes its own. */
     int *trees;
     size_t n_trees;
     struct fsview_home *home; /* begun by fsview_configured, or NULL */
@@ -38,7 +38,7 @@ struct fsview_early {
 /* 0, or -1 with one line in err (early is then released). Leaves enter_network NULL. */
 int fsview_prepare(struct fsview_early *early, char *err, size_t errlen);
 /* What needs only the configuration, begun as soon as it is known (before the network is set
- * up): the copy-on-write home's captures, its overlay built on a thread from here on. A failure
+ * up): the copy-on-write home's detached trees, its overlay built on a thread from here on. A failure
  * is kept, and fsview_build says it where it would have. Before the view changes. */
 void fsview_configured(struct fsview_early *early, const struct sandbox_config *cfg);
 /* Build the view from early (which it releases, on every path). 0, or -1 with one line in err. */

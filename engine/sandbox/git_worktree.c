@@ -1,6 +1,6 @@
 /* git_worktree.c — see git_worktree.h. Owns which parts of a git repository outside the
  * workspace a linked worktree may write, and the checks that the workspace's `.git` file leads
- * to that worktree's own admin folder. Uses mount_ops.c for the captures and binds, util.c for
+ * to that worktree's own admin folder. Uses mount_ops.c for the detached trees and binds, util.c for
  * paths and reading files. Must never: follow a symlink at the `.git` file or at `commondir`
  * (O_NOFOLLOW), grant anything when a check fails, or make a name appear at the top of the
  * host's common dir. */
@@ -30,7 +30,7 @@ struct git_worktree_entry {
     mode_t type; /* S_IFDIR, S_IFREG or S_IFLNK */
     bool writable;
     bool placeholder; /* missing on the host: an empty mount point, so that no rename makes it */
-    int fd;           /* the captured tree, or -1 (a symlink, a placeholder) */
+    int fd;           /* the detached tree, or -1 (a symlink, a placeholder) */
     char *link;       /* a symlink's target */
 };
 
@@ -212,8 +212,8 @@ static void add_entry(struct git_worktree *gw, const char *name, mode_t type, in
 /* A detached recursive copy of the entry name of dir, which must still be of type (a symbolic
  * link swapped in since the readdir is refused, not followed: a command of a session whose
  * workspace is the main worktree may change the common dir while this runs). */
-static int capture_entry(int dir, const char *name, mode_t type, const char *path,
-                         struct mnt_err *e)
+static int detached_entry(int dir, const char *name, mode_t type, const char *path,
+                          struct mnt_err *e)
 {
     struct stat st;
     int pfd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -231,9 +231,9 @@ static int capture_entry(int dir, const char *name, mode_t type, const char *pat
     return fd;
 }
 
-/* Capture the admin folder and every entry at the common dir's top (before the host is made
+/* Take detached trees of the admin folder and every entry at the common dir's top (before the host is made
  * read-only, so that the writable ones keep the host's read-write flags). */
-static int capture(struct git_worktree *gw, struct mnt_err *e)
+static int take_tree(struct git_worktree *gw, struct mnt_err *e)
 {
     int r = -1;
     char *p = NULL;
@@ -263,7 +263,7 @@ static int capture(struct git_worktree *gw, struct mnt_err *e)
             target[n] = '\0';
             add_entry(gw, de->d_name, S_IFLNK, -1, xstrdup(target), false);
         } else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
-            int fd = capture_entry(dirfd(d), de->d_name, st.st_mode & S_IFMT, p, e);
+            int fd = detached_entry(dirfd(d), de->d_name, st.st_mode & S_IFMT, p, e);
             if (fd < 0)
                 goto out;
             add_entry(gw, de->d_name, st.st_mode & S_IFMT, fd, NULL, false);
@@ -276,7 +276,7 @@ static int capture(struct git_worktree *gw, struct mnt_err *e)
         if (!seen)
             add_entry(gw, placeholder_names[i], S_IFREG, -1, NULL, true);
     }
-    if ((gw->admin_fd = mnt_capture(e, gw->admin)) < 0)
+    if ((gw->admin_fd = mnt_detached_tree(e, gw->admin)) < 0)
         goto out;
     r = 0;
 out:
@@ -337,7 +337,7 @@ int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *
         gw->common_writable = true;
         return 0;
     }
-    if (capture(gw, e) < 0) {
+    if (take_tree(gw, e) < 0) {
         git_worktree_release(gw);
         return -1;
     }

@@ -5,7 +5,7 @@
  * A linked worktree (`git worktree add`: its `.git` is a file `gitdir: C/worktrees/NAME`) keeps
  * its index, HEAD and lock files in that admin folder and its objects and refs in the
  * repository's common dir C, both outside the workspace. The controller makes C a writable
- * path with a guard and watcher of its own (git_worktree_common_dir; controller/git_guards.h),
+ * path with a guard and watcher of its own (git_worktree_common_dir; controller/guarded_trees.h),
  * so that git's renames at C's top (packed-refs.lock onto packed-refs) and `git worktree add`
  * land on the host while what git follows there is held. Inside the sandbox then:
  *   - the admin folder is writable, but its `commondir` and `gitdir` files (which the host's git
@@ -44,8 +44,8 @@ struct git_worktree {
     char *git_file;                     /* workspace/.git when a regular file, else NULL */
     char *admin;                        /* the admin folder (canonical), NULL: no grant */
     char *common;                       /* the common dir (canonical) */
-    int admin_fd;                       /* the admin folder, captured writable, or -1 */
-    struct git_worktree_entry *entries; /* the common dir's entries, captured */
+    int admin_fd;                       /* the admin folder, a writable detached tree, or -1 */
+    struct git_worktree_entry *entries; /* the common dir's entries, as detached trees */
     size_t n_entries;
     char *main_worktrees; /* workspace is the main worktree: its .git/worktrees */
     bool common_writable; /* the common dir is a writable path (git_worktree_common_dir) */
@@ -56,12 +56,12 @@ struct git_worktree {
  * caller frees it) of the linked worktree that the workspace is, when its `.git` file passes
  * the checks below; else NULL. The controller makes it a writable path when none covers it
  * (controller_resolve), so that the repository's guard and watcher hold what git follows there
- * (controller/git_guards.h) and git's renames at its top (packed-refs) land on the host. */
+ * (controller/guarded_trees.h) and git's renames at its top (packed-refs) land on the host. */
 char *git_worktree_common_dir(const struct sandbox_config *cfg);
 
-/* Before the host is made read-only: read and check the paths, capture what will be attached.
+/* Before the host is made read-only: read and check the paths, take detached trees of what will be attached.
  * 0 (with or without a grant; a refused one said in one warning line), or -1 with one line in
- * e when a capture fails. gw is released on -1. */
+ * e when a detached tree fails. gw is released on -1. */
 int git_worktree_prepare(const struct sandbox_config *cfg, struct git_worktree *gw,
                          struct mnt_err *e);
 /* After the workspace and the writable paths are attached: build the common dir's view and the

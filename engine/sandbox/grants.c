@@ -472,7 +472,7 @@ int grants_relay(const char *source, int owner_ns, char *why, size_t len)
         goto out;
     }
     if (pid == 0) {
-        /* The path must stay while init attaches the capture (the kernel attaches no mount
+        /* The path must stay while init attaches the detached tree (the kernel attaches no mount
          * whose root is unlinked): the relay removes it when the controller ends. */
         snprintf(relay_dir, sizeof relay_dir, "%s", dir);
         snprintf(relay_path, sizeof relay_path, "%s/s", dir);
@@ -507,7 +507,7 @@ out:
 
 /* ---- in init ---------------------------------------------------------------------------- */
 
-void grants_release(struct grants_capture *gc)
+void grants_release(struct grants_trees *gc)
 {
     for (size_t i = 0; i < gc->n; i++) {
         if (gc->fds[i] >= 0)
@@ -526,7 +526,7 @@ void grants_release(struct grants_capture *gc)
 /* The source of one "KIND TARGET\tSOURCE" bind, opened with no link on the way and checked on
  * the fd that is then cloned: a socket swapped for a link or a directory since the controller
  * looked is refused, not followed. */
-static int capture_one(const char *bind, struct mnt_err *e)
+static int detached_tree_of(const char *bind, struct mnt_err *e)
 {
     const char *src = strchr(bind, '\t') + 1;
     struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
@@ -572,7 +572,7 @@ void grants_use_sources(const int *fds, size_t n)
     n_given = n;
 }
 
-/* A source the controller captured (grants_use_sources): its type checked on the very mount. */
+/* A source the controller took detached (grants_use_sources): its type checked on the very mount. */
 static int take_given(size_t i, const char *bind, struct mnt_err *e)
 {
     const char *src = strchr(bind, '\t') + 1;
@@ -590,7 +590,7 @@ static int take_given(size_t i, const char *bind, struct mnt_err *e)
     return fd;
 }
 
-int grants_capture(const struct sandbox_config *cfg, struct grants_capture *gc, struct mnt_err *e)
+int grants_take_trees(const struct sandbox_config *cfg, struct grants_trees *gc, struct mnt_err *e)
 {
     memset(gc, 0, sizeof *gc);
     size_t n = cfg->grant_binds.len;
@@ -604,7 +604,7 @@ int grants_capture(const struct sandbox_config *cfg, struct grants_capture *gc, 
             grants_release(gc);
             return -1;
         }
-        if ((gc->fds[gc->n] = i < n_given ? take_given(i, b, e) : capture_one(b, e)) < 0) {
+        if ((gc->fds[gc->n] = i < n_given ? take_given(i, b, e) : detached_tree_of(b, e)) < 0) {
             grants_release(gc);
             return -1;
         }
@@ -643,7 +643,7 @@ static int gnupg_home(struct mnt_err *e)
     return 0;
 }
 
-int grants_apply(struct grants_capture *gc, struct mnt_err *e)
+int grants_apply(struct grants_trees *gc, struct mnt_err *e)
 {
     if (gc->gnupg && gnupg_home(e) < 0)
         return -1;

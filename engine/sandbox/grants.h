@@ -6,8 +6,8 @@
  * /run/cordon; nothing else of the host's sockets becomes reachable. A shifted root caller's
  * relay connects only to the socket it captured at start (grants_relay).
  * Two halves: grants_resolve runs in the controller (on the host, before the sandbox starts) and
- * turns the profile's grants into binds (canonical host path -> fixed path inside); the capture
- * and apply run in init, inside fsview_build.
+ * turns the profile's grants into binds (canonical host path -> fixed path inside); taking their
+ * detached trees and attaching them run in init, inside fsview_build.
  * Must never: bind a directory, follow a symbolic link after the controller resolved the path,
  * bind anything of gpg's home but the public keyring files, or start an agent. */
 #ifndef CORDON_GRANTS_H
@@ -30,7 +30,7 @@ int grants_resolve(struct sandbox_config *cfg, char *const *env, const char *hom
                    size_t errlen);
 
 /* The binds taken from the host in fsview's step 2 (before anything is covered). */
-struct grants_capture {
+struct grants_trees {
     size_t n;
     int *fds;       /* detached clones of each source, read-only */
     char **targets; /* where each goes inside */
@@ -39,15 +39,15 @@ struct grants_capture {
 /* Open each of cfg->grant_binds with no symbolic link on the way, check its type (a socket or a
  * regular file as the controller found it) on the very fd that is bound, clone it. 0, or -1
  * with one line in e (gc is then released). */
-int grants_capture(const struct sandbox_config *cfg, struct grants_capture *gc, struct mnt_err *e);
-/* Attach the captures at their fixed places in the fresh /run (GRANTS_GNUPG_HOME made 0700 with a
+int grants_take_trees(const struct sandbox_config *cfg, struct grants_trees *gc, struct mnt_err *e);
+/* Attach the detached trees at their fixed places in the fresh /run (GRANTS_GNUPG_HOME made 0700 with a
  * gpg.conf and common.conf that keep gpg from starting an agent of its own). 0, or -1 with one
  * line in e. */
-int grants_apply(struct grants_capture *gc, struct mnt_err *e);
-void grants_release(struct grants_capture *gc);
+int grants_apply(struct grants_trees *gc, struct mnt_err *e);
+void grants_release(struct grants_trees *gc);
 /* A root caller's shifted sandbox (root_writes.h): the sources of cfg->grant_binds as the
- * controller captured them, idmapped and read-only, in order (init may not reach them by their
- * paths). grants_capture checks their type and takes them instead of opening the paths. */
+ * controller took them detached, idmapped and read-only, in order (init may not reach them by their
+ * paths). grants_take_trees checks their type and takes them instead of opening the paths. */
 void grants_use_sources(const int *fds, size_t n);
 /* Host, a shifted root caller: the sandbox's processes are the kernel's uid 2^31 to a socket's
  * server (SO_PEERCRED), and ssh-agent refuses a peer that is neither root nor its own uid. So
@@ -56,6 +56,6 @@ void grants_use_sources(const int *fds, size_t n);
  * connects to source, byte for byte, each in a process of its own. source is captured now (an
  * O_PATH descriptor, no symbolic link on the way) and every connection goes to that inode, never
  * to what the path names later (a link or another socket put there: refused with one line). Returns that socket's
- * capture (idmapped with owner_ns, read-only) to give init instead of source's, or -1 with why. */
+ * detached tree (idmapped with owner_ns, read-only) to give init instead of source's, or -1 with why. */
 int grants_relay(const char *source, int owner_ns, char *why, size_t len);
 #endif

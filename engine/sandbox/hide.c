@@ -262,7 +262,7 @@ int hide_read_mount_points(struct str_list *out, struct mnt_err *e)
     return mnt_read_mount_points(out, e);
 }
 
-int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e)
+int hide_take_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e)
 {
     (void)e;
     /* A mount below a covered directory makes the overlay impossible: in a user namespace every

@@ -60,8 +60,7 @@ void hide_plan_build(const struct str_list *hidden, const struct str_list *visib
 int hide_read_mount_points(struct str_list *out, struct mnt_err *e);
 /* Mark the covered directories that have mounts (of those listed) below them, to be rebuilt
  * rather than overlaid. Before the view changes. 0. */
-int hide_capture_submounts(struct hide_plan *plan, const struct str_list *mounts,
-                           struct mnt_err *e);
+int hide_take_submounts(struct hide_plan *plan, const struct str_list *mounts, struct mnt_err *e);
 /* Mount the overlays and the rebuilt directories. After the root is read-only. The detached
  * tmpfs of their layers is left in plan->layers_fd, for the caller to close when it suits (its
  * last close waits for the kernel's RCU grace period) or hide_plan_free. */
@@ -104,7 +103,7 @@ void hide_whiteouts_for(struct hide_lookup *lk, const char *target, const char *
 /* Build, in directory layer of the tmpfs tmpfs_fd, an overlay layer for target holding a
  * whiteout for every name of rel (relative to target; their parents exist on the host) and the
  * directories leading to them, each with the host's owner and mode. target_fd: the host's target
- * directory (a capture, when its path no longer shows the host's), or -1 to look it up by path. */
+ * directory (a detached tree, when its path no longer shows the host's), or -1 to look it up by path. */
 int hide_build_layer(const char *target, int target_fd, const struct str_list *rel, int tmpfs_fd,
                      const char *layer, struct mnt_err *e);
 #endif

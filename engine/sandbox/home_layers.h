@@ -51,7 +51,7 @@ int hl_take_holder(int layer_fd, struct hl_taken *t, char *err, size_t errlen);
  * with one line in err. */
 int hl_take_pending(int layer_fd, struct hl_taken *t, char *err, size_t errlen);
 /* The sandbox ends (its processes are gone): its own pending folder's end time is set through
- * layer_fd (a writable capture of the layer folder, or -1), and every lock it took is let go. */
+ * layer_fd (a writable detached tree of the layer folder, or -1), and every lock it took is let go. */
 void hl_release(struct hl_taken *t, int layer_fd);
 
 /* For `cordon home`: the names of the pending folders of layer folder layer_fd (best effort,

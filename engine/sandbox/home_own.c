@@ -256,7 +256,7 @@ int home_own_stage(int tmpfs_fd, int overlay_fd, const char *lower, const struct
                    const struct str_list *tool_dirs, const struct str_list *rel, struct mnt_err *e)
 {
     int host = -1, tree = -1;
-    /* The host's home as staged is read-write (captured before the host's tree turned
+    /* The host's home as staged is read-write (taken detached before the host's tree turned
      * read-only): read-only first, so every clone of an entry is (a clone keeps its flags; the
      * overlay holds a private clone of its own, unchanged). */
     if (overlay_stage_attach(tmpfs_fd, overlay_fd, OWN_STAGE, e) < 0 ||

@@ -41,7 +41,7 @@ static int held_lock = -1;
 /* This sandbox's pending upper and the ended ones it shows (home_layers.h); read by the
  * builder, which starts after they are taken. */
 static struct hl_taken layers = {.own_lock = -1};
-/* A pending sandbox's own capture of the layer folder, to mark its end through (home_layers.h). */
+/* A pending sandbox's own detached tree of the layer folder, to mark its end through (home_layers.h). */
 static int end_fd = -1;
 
 /* The builder says the overlay is built (hv->mnt_fd or hv->err set) here, and then goes on to
@@ -122,7 +122,7 @@ int home_view_layer_lock(const char *layer)
     return fd;
 }
 
-/* Where init attached the controller's capture of the layer folder for a shifted root caller
+/* Where init attached the controller's detached tree of the layer folder for a shifted root caller
  * (home_view_use_layer), or NULL: the layer's own path. */
 static const char *staged_layer;
 
@@ -191,7 +191,7 @@ static void stop_early(void)
 }
 
 /* A detached clone of the one mount at path (not its submounts): a layer, or the home's lower. */
-static int capture_one(struct mnt_err *e, const char *path)
+static int detached_tree_of(struct mnt_err *e, const char *path)
 {
     int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     return fd < 0 ? mnt_fail(e, "open_tree", path) : fd;
@@ -246,10 +246,10 @@ static const char *mount_below(const char *home, const struct str_list *mounts)
 }
 
 /* The outermost mounts strictly below the home that stay shown (not hidden, not under a path
- * that is bound on top anyway): the overlay covers them, so they are captured and put back. */
-static int capture_submounts(struct home_view *hv, const struct sandbox_config *cfg,
-                             const struct str_list *visible, const struct str_list *mounts,
-                             struct mnt_err *e)
+ * that is bound on top anyway): the overlay covers them, so they are taken detached and put back. */
+static int take_submounts(struct home_view *hv, const struct sandbox_config *cfg,
+                          const struct str_list *visible, const struct str_list *mounts,
+                          struct mnt_err *e)
 {
     struct str_list found = {0};
     for (size_t i = 0; i < mounts->len; i++) {
@@ -266,7 +266,7 @@ static int capture_submounts(struct home_view *hv, const struct sandbox_config *
             nested = j != i && path_is_within(found.items[i], found.items[j]);
         if (nested)
             continue;
-        int fd = mnt_capture(e, found.items[i]);
+        int fd = mnt_detached_tree(e, found.items[i]);
         if (fd < 0) {
             r = -1;
             break;
@@ -353,14 +353,15 @@ static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
                   "are not kept (a volume mounted at the state folder keeps them)",
                   cfg->home_layer);
             hv->mode = SANDBOX_HOME_TMPFS;
-        } else if (take_layer(hv, layer, e) < 0 || (hv->layer_fd = capture_one(e, layer)) < 0) {
+        } else if (take_layer(hv, layer, e) < 0 ||
+                   (hv->layer_fd = detached_tree_of(e, layer)) < 0) {
             return -1;
         } else if (hv->shared && (end_fd = fcntl(hv->layer_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
             return mnt_fail(e, "keep a capture of the home layer", layer);
         }
     }
-    if ((hv->home_fd = capture_one(e, hv->home)) < 0 ||
-        capture_submounts(hv, cfg, visible, mounts, e) < 0)
+    if ((hv->home_fd = detached_tree_of(e, hv->home)) < 0 ||
+        take_submounts(hv, cfg, visible, mounts, e) < 0)
         return -1;
     return 0;
 }
@@ -487,7 +488,7 @@ static void tidy_spare(int layer_fd)
 }
 
 /* The layers' names in the staging (overlay_stage.h): "./wl" and the others are folders of the
- * whiteout tmpfs, on which the builder stages the captures. */
+ * whiteout tmpfs, on which the builder stages the detached trees. */
 #define STAGE_HOME "lower"
 #define STAGE_LAYER "layer"
 #define STAGE_BASE "base"
@@ -587,7 +588,7 @@ out:
     free(opts);
     free(upper);
     free(work);
-    /* The captures are the builder's to close from here on: init no longer needs them once the
+    /* The detached trees are the builder's to close from here on: init no longer needs them once the
      * overlay is built (it holds clones of its layers), and the last close of a detached mount
      * waits for the kernel's RCU grace period (a tenth of a millisecond or more, each). */
     int home_fd = hv->home_fd, layer_fd = hv->layer_fd;

@@ -18,7 +18,7 @@
  * in init, in the new mount
  * namespace (its builder thread in a copy of it, overlay_stage.h).
  * Must never: write to the host's home, fall back to a writable host home, or show the layer's
- * own path inside (the layer is reached through a descriptor captured before the view changes). */
+ * own path inside (the layer is reached through a descriptor taken detached before the view changes). */
 #ifndef CORDON_HOME_VIEW_H
 #define CORDON_HOME_VIEW_H
 #include <pthread.h>
@@ -57,17 +57,17 @@ char *home_view_layers_root(void);
 int home_view_layer_lock(const char *layer);
 
 /* A root caller's shifted sandbox (root_writes.h): init may not reach the layer folder by its
- * path, so init attaches the controller's idmapped capture of it at path (a staging folder of
+ * path, so init attaches the controller's idmapped detached tree of it at path (a staging folder of
  * its own) and the view takes the layer, and its lock, from there. Borrowed; before home_view_prepare. */
 void home_view_use_layer(const char *path);
 /* Start the overlay's builder thread before the configuration is known (init waits for it
  * then): it makes its tmpfs and waits for home_view_prepare. Optional; once, before it. */
 void home_view_start_early(void);
-/* Before the view changes (the captures need the host's read-write tree): take the hidden paths
+/* Before the view changes (the detached trees need the host's read-write tree): take the hidden paths
  * under the home out of cfg->hidden into the view's whiteouts (the rest are appended to
- * hidden_rest, for hide.c), lock or share the layer, capture the home, the layer and the mounts
+ * hidden_rest, for hide.c), lock or share the layer, take detached trees of the home, the layer and the mounts
  * below the home (mounts: the namespace's mount points), and start building the overlay,
- * detached, on a thread (it reaches every layer through the captures, staged in a mount
+ * detached, on a thread (it reaches every layer through the detached trees, staged in a mount
  * namespace of its own, overlay_stage.h, so what the view does meanwhile does not change it). visible: the workspace and writable paths, bound on top
  * later. 0, or -1 with the reason in e. */
 int home_view_prepare(struct home_view *hv, const struct sandbox_config *cfg,
@@ -81,7 +81,7 @@ int home_view_apply(struct home_view *hv, struct mnt_err *e);
  * home_view_release to wait for. */
 void home_view_free(struct home_view *hv);
 /* Close fd (a detached mount the view no longer needs) off init's path: the builder does once it
- * is done, as it does its own captures (a detached mount's last close waits for the kernel's RCU
+ * is done, as it does its own detached trees (a detached mount's last close waits for the kernel's RCU
  * grace period); at once when there is no builder, or it is done already. */
 void home_view_close_later(int fd);
 /* Let go of the layer's lock, once nothing in the sandbox can write any more (init has killed

@@ -460,10 +460,10 @@ static void connect_inside(int ctl)
 }
 
 /* A root caller's writable trees, idmapped by the controller (root_writes.h), or word that there
- * are none: then init captures them itself and the command keeps no capability. Shifted
+ * are none: then init takes them detached itself and the command keeps no capability. Shifted
  * (NS_MAPS_SHIFT in maps), the rest of what the caller owns follows (root_writes_receive_shift):
  * the home and the paths root_only.visible names, attached here at their places before anything
- * of the view is built (the home's overlay, the covers of hidden paths and every capture reach
+ * of the view is built (the home's overlay, the covers of hidden paths and every detached tree reach
  * them by path, as they would the host's), the home's layer folder for the overlay, the granted
  * sockets for grants.c, cordon's own binary for `cordon nc`. */
 #define SHIFT_STAGE "/run"
@@ -497,7 +497,7 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
     char err[512];
     struct mnt_err e = {err, sizeof err};
     /* The view takes the layer folder, and its lock, by a path (home_view_use_layer): the
-     * controller's idmapped capture of it is attached on a staging tmpfs on /run, which the
+     * controller's idmapped detached tree of it is attached on a staging tmpfs on /run, which the
      * view's fresh /run covers (left there: an unmount would wait for the kernel's RCU grace
      * period on init's path). What init would
      * re-bind from the host's /run (run_binds) is attached in it at the same place. */
@@ -535,7 +535,7 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
         if (!str_list_contains(&early->mounts, cfg->shift_binds.items[i]))
             str_list_push(&early->mounts, cfg->shift_binds.items[i]);
     grants_use_sources(more + nb + 1, cfg->grant_binds.len);
-    /* cordon's binary, when init could not capture it itself (its folder is root's alone) */
+    /* cordon's binary, when init could not take it detached itself (its folder is root's alone) */
     int self = more[m - 1];
     if (self >= 0 && early->self_fd < 0)
         early->self_fd = self;

@@ -32,7 +32,7 @@ int mnt_mount(struct mnt_err *e, const char *src, const char *target, const char
     return 0;
 }
 
-int mnt_capture(struct mnt_err *e, const char *path)
+int mnt_detached_tree(struct mnt_err *e, const char *path)
 {
     int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
     if (fd < 0)

@@ -21,8 +21,8 @@ int mnt_fail(struct mnt_err *e, const char *what, const char *path);
 int mnt_mount(struct mnt_err *e, const char *src, const char *target, const char *fstype,
               unsigned long flags, const char *data);
 /* A detached recursive copy of the mount tree at path (taken before the view changes). */
-int mnt_capture(struct mnt_err *e, const char *path);
-/* Attach a captured tree at target (creating a missing mount point when create is set). */
+int mnt_detached_tree(struct mnt_err *e, const char *path);
+/* Attach a detached tree at target (creating a missing mount point when create is set). */
 int mnt_attach(struct mnt_err *e, int tree_fd, const char *target, bool create);
 /* Set or clear MOUNT_ATTR_RDONLY, _NOSUID, _NODEV, _NOEXEC on the mount at path (recursively
  * when recursive). Without mount_setattr (Linux < 5.12, or the test switch "mount_setattr"):

@@ -1,12 +1,12 @@
 /* Runs in: init (a thread of its own: the home's builder, hidden folders' overlays). */
 /* overlay_stage.h — overlayfs mounts whose layers are
- * detached mounts (the captures init takes before the view changes, tmpfs layers of whiteouts),
+ * detached mounts (the detached trees init takes before the view changes, tmpfs layers of whiteouts),
  * built the same way on every kernel. overlayfs takes a layer only from a mount of the mount
  * namespace of the process that builds it (clone_private_mount's check): Linux before 6.15
  * refuses a detached one ("overlayfs: failed to clone lowerpath/upperpath", EINVAL), which kept
  * the default profile from starting on Debian 12 and 13. So the builder, on a thread of its own,
  * unshares a mount namespace (a copy of init's that nothing else sees or can reach), attaches
- * the layers' tmpfs on its "/" and the other captures on folders of that tmpfs, names them
+ * the layers' tmpfs on its "/" and the other detached trees on folders of that tmpfs, names them
  * relative to its working directory (the tmpfs), builds the overlay detached (fsopen, fsmount),
  * and goes back to init's namespace: the copy and its staging go with it; the overlay keeps
  * private clones of its layers, and init attaches it where it belongs. Measured on 6.18 against

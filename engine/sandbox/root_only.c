@@ -611,7 +611,7 @@ struct task {
 };
 
 /* One thread: while the profile resolves, init takes the other core (its namespaces, the
- * early captures), so a second thread would only slow the resolution down; once it is resolved
+ * early detached trees), so a second thread would only slow the resolution down; once it is resolved
  * the caller takes tasks too. */
 #define AHEAD_THREADS 1
 

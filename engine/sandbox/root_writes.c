@@ -1,5 +1,5 @@
 /* root_writes.c — see root_writes.h.
- * Owns: the idmapped captures of what a root caller owns (made on the host, in the controller's
+ * Owns: the idmapped detached trees of what a root caller owns (made on the host, in the controller's
  * own mount namespace, where root may idmap the host's file systems) and their hand-over to
  * init: the writable set, and, shifted, the home, its layer folder, the visible paths, the
  * run_binds paths, the granted keyring files (the sockets' relays are grants.c's) and cordon's
@@ -71,12 +71,12 @@ static void refusal(char *why, size_t len, const char *path, const char *step, i
 }
 
 /* A detached copy of the tree at path (with its submounts when recursive), reached with no
- * symbolic link on the way (as init's own captures are, fsview.c), private (what init mounts
+ * symbolic link on the way (as init's own detached trees are, fsview.c), private (what init mounts
  * on it stays in the sandbox), idmapped with userns_fd, and given attrs (MOUNT_ATTR_RDONLY...).
  * kind: 'd' a directory, 's' a socket, 'f' a regular file, 0 anything; checked on the very fd
  * that is cloned. The fd, or -1 with why set. */
-static int capture(const char *path, int userns_fd, bool recursive, uint64_t attrs, char kind,
-                   char *why, size_t len)
+static int take_tree(const char *path, int userns_fd, bool recursive, uint64_t attrs, char kind,
+                     char *why, size_t len)
 {
     struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
                            .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -117,7 +117,7 @@ static int capture(const char *path, int userns_fd, bool recursive, uint64_t att
 
 static int idmapped_tree(const char *path, int userns_fd, char *why, size_t len)
 {
-    return capture(path, userns_fd, true, 0, 0, why, len);
+    return take_tree(path, userns_fd, true, 0, 0, why, len);
 }
 
 int root_writes_send(int ctl, pid_t init_pid, unsigned maps, struct sandbox_config *cfg)
@@ -511,7 +511,7 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
         qsort(cfg->shift_binds.items, cfg->shift_binds.len, sizeof *cfg->shift_binds.items,
               by_length);
     for (size_t i = 0; i < cfg->shift_binds.len; i++) {
-        int fd = capture(cfg->shift_binds.items[i], owner_ns, true, ro, 0, why, len);
+        int fd = take_tree(cfg->shift_binds.items[i], owner_ns, true, ro, 0, why, len);
         if (fd < 0)
             goto out;
         shift_push(s, fd);
@@ -539,8 +539,8 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
     /* The home's layer folder: read-write, the upper and work directories and the lock. */
     int layer = -1;
     if (cfg->home_mode == SANDBOX_HOME_OVERLAY && cfg->home_layer &&
-        (layer = capture(cfg->home_layer, ns, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 'd', why,
-                         len)) < 0)
+        (layer = take_tree(cfg->home_layer, ns, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 'd',
+                           why, len)) < 0)
         goto out;
     shift_push(s, layer);
     /* The granted sockets (relayed: grants.h) and keyring files, as grants.c checks them; a
@@ -551,9 +551,10 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
             snprintf(why, len, "a malformed grant");
             goto out;
         }
-        int fd = b[0] == 's' ? grants_relay(tab + 1, owner_ns, why, len)
-                             : capture(tab + 1, owner_ns, false,
-                                       ro | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, b[0], why, len);
+        int fd = b[0] == 's'
+                     ? grants_relay(tab + 1, owner_ns, why, len)
+                     : take_tree(tab + 1, owner_ns, false,
+                                 ro | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, b[0], why, len);
         if (fd < 0)
             goto out;
         shift_push(s, fd);

@@ -22,10 +22,10 @@
  *     mapped: in those trees; and its seccomp filter refuses set-id mode bits (a set-user-ID
  *     root program in a checkout other users run things from would be root's for them).
  * The shift needs root_writes and root_only.hide both on, the wide maps and every idmap above.
- * Without it (the fallback): inside 0 is 0, init captures the home and the sockets itself,
+ * Without it (the fallback): inside 0 is 0, init takes detached trees of the home and the sockets itself,
  * root_only's scan hides root-only files, and the writable trees come idmapped as before when
  * root_writes is on and the kernel takes the idmap, else no capability at all and the trees init
- * captured itself, with one line saying why when the key is on. Never more power without the
+ * took detached itself, with one line saying why when the key is on. Never more power without the
  * idmapped trees.
  *
  * Host side: root_writes_map right after the clone (`cordon run` asks for the shift at once and
@@ -54,7 +54,7 @@
 int root_writes_map(int ctl, pid_t init_pid, bool shift, char *err, size_t errlen);
 /* Does the resolved profile take the shift? root_writes and root_only.hide both on. */
 bool root_writes_shift_wanted(const struct sandbox_config *cfg);
-/* Host, shifted maps, before the configuration goes to init: every idmapped capture the shifted
+/* Host, shifted maps, before the configuration goes to init: every idmapped detached tree the shifted
  * sandbox needs, in the order sent (the header's comment). */
 struct root_shift {
     int *fds; /* -1: nothing for that entry (no layer) */
@@ -76,7 +76,7 @@ int root_writes_owner_userns(void);
 int root_writes_userns_of(pid_t pid);
 /* A throwaway user namespace with the shifted maps (its process is gone), for a session's
  * controller to learn whether root_writes_shift_prepare would succeed before it writes init's
- * maps (the captures made with it are closed, never sent: the kernel's verdict on an idmap
+ * maps (the detached trees made with it are closed, never sent: the kernel's verdict on an idmap
  * depends on the file system and the maps only). Its fd, or -errno. */
 int root_writes_probe_userns(void);
 /* Send them after the configuration, and close them. 0 or -errno. */
@@ -103,7 +103,7 @@ int root_writes_wait_maps(int ctl);
 /* Init: n trees into fds (the workspace first), or none. 1 with trees, 0 without (fds all -1),
  * -errno when the controller sent anything else. */
 int root_writes_receive(int ctl, size_t n, int *fds);
-/* Init, shifted: the n captures after the trees (INIT_WIRE_SHIFT_BIND; -1 for
+/* Init, shifted: the n detached trees after the trees (INIT_WIRE_SHIFT_BIND; -1 for
  * INIT_WIRE_NO_SHIFT_BIND). 0, or -errno (every fd then closed). */
 int root_writes_receive_shift(int ctl, size_t n, int *fds);
 #endif

@@ -1,7 +1,8 @@
 /* Runs in: controller; init (types only, no code). */
 /* sandbox-t.h — types only: what the CLI asked for (struct run_flags) and what the policy
  * resolved (struct sandbox_config). Shared by cli.c, lua_conv.c, the sandbox units and run.c.
- * No functions here. */
+ * A profile key's field here (and its flag's) is named by the key's row in profile_keys.c,
+ * which the conversion, the flags and the wire walk. No functions here. */
 #ifndef CORDON_SANDBOX_T_H
 #define CORDON_SANDBOX_T_H
 #include <stdbool.h>
@@ -38,9 +39,9 @@ struct run_flags {
     const char *home;        /* --home overlay|readonly|tmpfs -> home */
     char **command;          /* argv after "--", NULL-terminated, at least one word */
     const char *policy_file; /* --policy FILE: one more policy layer on top, this run only */
-    enum flag_state session_exec; /* --session-exec=false -> session.exec_per_command = true */
-    bool detach;                  /* session start --detach: outlive the starting process */
-    const char *owner;            /* session start --owner PID: whose exit ends the session */
+    enum flag_state session_exec;    /* --session-exec=false -> session.exec_per_command = true */
+    bool detach;                     /* session start --detach: outlive the starting process */
+    const char *owner;               /* session start --owner PID: whose exit ends the session */
     enum flag_state allow_ssh_agent; /* --allow-ssh-agent -> grants.ssh_agent */
     enum flag_state allow_gpg_agent; /* --allow-gpg-agent -> grants.gpg_agent */
 };
@@ -139,7 +140,7 @@ struct sandbox_config {
      * filter refuses set-id mode bits. */
     bool root_write_caps;
     /* A root caller's shifted sandbox (sandbox/root_writes.h): the paths init attaches from the
-     * controller's idmapped captures before the view is built (the home, root_only.visible). */
+     * controller's idmapped detached trees before the view is built (the home, root_only.visible). */
     struct str_list shift_binds;
 };
 

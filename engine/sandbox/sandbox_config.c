@@ -17,26 +17,60 @@
 
 #include "base/log.h"
 #include "sandbox/hide.h"
+#include "sandbox/profile_keys.h"
+
+/* Frees the field of each profile key that owns memory: its string or its list. */
+static void free_key_fields(void *base, bool flags)
+{
+    for (size_t i = 0; i < profile_keys_len; i++) {
+        const struct profile_key *k = &profile_keys[i];
+        size_t off = flags ? k->flag_field : k->field;
+        if (flags ? !k->flag : k->field == PK_NO_FIELD)
+            continue;
+        void *field = (char *)base + off;
+        switch (k->kind) {
+        case PK_LIST:
+        case PK_ABSLIST:
+        case PK_EXCEPTMAP:
+        case PK_GRANTMAP:
+            str_list_free(field);
+            break;
+        case PK_PORTLIST: /* a list of the flag's words; the profile's is an array */
+            if (flags)
+                str_list_free(field);
+            break;
+        case PK_STRING:
+        case PK_NAME:
+            if (!flags) /* a flag's string is argv's */
+                free(*(char **)field);
+            break;
+        case PK_BOOLEAN:
+        case PK_NUMBER:
+        case PK_INTEGER:
+        case PK_STRMAP:
+        case PK_RLIMIT:
+        case PK_DURATION:
+        case PK_SIZE:
+        case PK_SIZE_OR_UNLIMITED:
+        case PK_PIDS:
+        case PK_HOME:
+        case PK_DEPTH:
+        case PK_TRANSPARENT:
+            break;
+        }
+    }
+}
 
 void sandbox_config_free(struct sandbox_config *cfg)
 {
-    free(cfg->profile);
+    free_key_fields(cfg, false);
+    /* the fields that are no profile key's */
     free(cfg->workspace);
     free(cfg->cwd);
-    str_list_free(&cfg->writable);
-    str_list_free(&cfg->hidden);
-    str_list_free(&cfg->hidden_except);
-    str_list_free(&cfg->root_only.scan);
-    str_list_free(&cfg->root_only.visible);
-    str_list_free(&cfg->readonly_in_workspace);
-    str_list_free(&cfg->home_tool_dirs);
-    str_list_free(&cfg->run_binds);
     str_list_free(&cfg->protected_paths);
-    str_list_free(&cfg->seccomp_deny);
     str_list_free(&cfg->env);
     free(cfg->home);
     free(cfg->home_layer);
-    str_list_free(&cfg->grant_sockets);
     str_list_free(&cfg->grant_binds);
     str_list_free(&cfg->shift_binds);
     memset(cfg, 0, sizeof *cfg);
@@ -44,11 +78,7 @@ void sandbox_config_free(struct sandbox_config *cfg)
 
 void run_flags_free(struct run_flags *flags)
 {
-    str_list_free(&flags->writable);
-    str_list_free(&flags->hidden);
-    str_list_free(&flags->network_allow);
-    str_list_free(&flags->network_deny);
-    str_list_free(&flags->host_ports);
+    free_key_fields(flags, true);
     str_list_free(&flags->publish);
 }
 

@@ -25,7 +25,7 @@ int ns_write_id_maps(uid_t uid, gid_t gid, unsigned done);
  * root's too, is unmapped: shown as nobody, reached through its "other" bits only, and no
  * capability of the sandbox's user namespace applies to it (the kernel grants one over an inode
  * only when its owner and group are mapped). What the caller owns is reached through the
- * controller's idmapped captures (root_writes.h), whose idmap is the sandbox's own namespace:
+ * controller's idmapped detached trees (root_writes.h), whose idmap is the sandbox's own namespace:
  * there on-disk id k is inside id k. Not shifted (the fallback, root_writes.h says when): inside
  * 0 is 0 and only 1..NS_ROOT_RANGE are shifted. The shifted range is one no host file uses (the
  * upper half of the id space, which systemd's conventions leave unassigned). */

@@ -54,7 +54,7 @@ static void build_view(const struct sandbox_config *cfg, int err_fd)
         if (under_tmp(cfg->writable.items[i]))
             paths[n++] = cfg->writable.items[i];
     for (size_t i = 0; i < n; i++)
-        if ((fds[i] = mnt_capture(&e, paths[i])) < 0)
+        if ((fds[i] = mnt_detached_tree(&e, paths[i])) < 0)
             goto failed;
     if (mnt_mount(&e, "cordon-tmp", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
         goto failed;

@@ -20,7 +20,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/session_protocol.h"
-#include "controller/git_guards.h"
+#include "controller/guarded_trees.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
@@ -543,6 +543,6 @@ void session_free(struct session *s)
     ev_timer_stop(s->loop, &s->guard_t);
     ev_io_stop(s->loop, &s->watch_w);
     str_list_free(&s->guard_said);
-    git_guards_free(s->p.guard);
+    guarded_trees_free(s->p.guard);
     free(s);
 }

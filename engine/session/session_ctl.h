@@ -32,7 +32,7 @@ struct session_params {
     struct port_relay *ports;         /* host ports and published ports, NULL without one */
     void (*on_ended)(void *ctx);      /* init is gone: the controller may exit */
     void *ctx;
-    struct git_guards *guard;    /* the writable trees' repositories (git_guards.h), or NULL */
+    struct guarded_trees *guard; /* the writable trees' repositories (guarded_trees.h), or NULL */
     const struct cgroup *cgroup; /* the session's cgroup (its limit counters), or NULL */
 };
 

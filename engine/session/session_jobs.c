@@ -17,7 +17,7 @@
 
 #include "base/log.h"
 #include "base/session_protocol.h"
-#include "controller/git_guards.h"
+#include "controller/guarded_trees.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
 #include "session/session_jobs.h"
@@ -276,9 +276,9 @@ void session_guard_check(struct session *s, struct job *j, bool full)
         return;
     struct str_list lines = {0};
     if (full)
-        (void)git_guards_check(s->p.guard, &lines);
+        (void)guarded_trees_check(s->p.guard, &lines);
     else
-        (void)git_guards_tick(s->p.guard, &lines, anything_runs(s));
+        (void)guarded_trees_tick(s->p.guard, &lines, anything_runs(s));
     /* What a check between commands undid (the watcher woke it as the command planted, and the
      * command had ended) goes with the next foreground result. */
     if (j && j->req) {
@@ -330,8 +330,8 @@ static void on_repo_found(struct ev_loop *loop, struct ev_io *w, uint32_t events
 
 void session_after_round(struct session *s)
 {
-    if (git_guards_fd(s->p.guard) >= 0 && !s->watch_w.active && !s->ended)
-        ev_io_start(s->loop, &s->watch_w, git_guards_fd(s->p.guard), EPOLLIN, on_repo_found, s);
+    if (guarded_trees_fd(s->p.guard) >= 0 && !s->watch_w.active && !s->ended)
+        ev_io_start(s->loop, &s->watch_w, guarded_trees_fd(s->p.guard), EPOLLIN, on_repo_found, s);
     if (s->p.guard && !s->guard_t.active && !s->ended)
         ev_timer_start(s->loop, &s->guard_t, GUARD_PERIOD_MS, on_guard_timer, s);
     if (s->dirty && !s->ended) {

@@ -149,7 +149,7 @@ struct session {
     struct log_stream *log_streams;  /* GET /v1/jobs/PID/log answers in progress */
     struct ev_timer guard_t;         /* the repositories' check while anything runs */
     struct limit_seen limits_told;   /* the cgroup's limit counters as last said */
-    struct ev_io watch_w;            /* the repositories' watcher found one (git_guards_fd) */
+    struct ev_io watch_w;            /* the repositories' watcher found one (guarded_trees_fd) */
     struct str_list guard_said;      /* lines of a check no command was there to hear */
 };
 

@@ -32,7 +32,7 @@
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
 #include "controller/sandbox_start.h"
-#include "controller/git_guards.h"
+#include "controller/guarded_trees.h"
 #include "controller/repo_hold.h"
 #include "controller/git_publish.h"
 #include "controller/run_options.h"
@@ -219,7 +219,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     c->ctl = start.ctl;
     c->git = start.handover.git;
     c->ports = start.handover.ports;
-    struct git_guards *guard = start.guard;
+    struct guarded_trees *guard = start.guard;
     bool have_cgroup = start.have_cgroup;
     pid_t pid = start.init_pid;
     int http_fd = start.handover.http_fd, socks_fd = start.handover.socks_fd;
@@ -230,9 +230,9 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         port_relay_set_inside(c->ports, connect_inside, c);
     if (r == 0 && controller_publish(c->ports, flags, start.err, sizeof start.err) < 0)
         r = -1;
-    /* The view is built: every repository held inside as it appears (git_guards.h). */
+    /* The view is built: every repository held inside as it appears (guarded_trees.h). */
     if (r == 0) {
-        (void)git_guards_watch(guard, start.hold, start.hold_err);
+        (void)guarded_trees_watch(guard, start.hold, start.hold_err);
         start.hold = NULL;
     }
     if (r < 0) {
@@ -242,7 +242,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         unlink(c->socket_path);
         if (r == -1)
             fprintf(stderr, "cordon: %s\n", start.err);
-        git_guards_free(guard);
+        guarded_trees_free(guard);
         port_relay_free(c->ports);
         free(start.ro_absent);
         return CORDON_EXIT_SETUP;

@@ -64,6 +64,44 @@ static void test_round_trip(void)
     sandbox_config_free(&b);
 }
 
+/* A profile key's record is typed by its row: a value not of the key's kind, or a key init does
+ * not get, is refused like any malformed record. */
+static void test_key_records_are_typed(void)
+{
+    struct sandbox_config a = {0}, b = {0};
+    a.workspace = xstrdup("/w");
+    a.cwd = xstrdup("/w");
+    a.workspace_readonly = true;
+    a.home_mode = SANDBOX_HOME_TMPFS;
+    str_list_push(&a.home_tool_dirs, "go");
+    str_list_push(&a.run_binds, "/run/x=y");
+    a.root_writes = true; /* the controller's only: not on the wire */
+    int fd = memfd_create("cfg", MFD_CLOEXEC);
+    CHECK_EQ_INT(config_wire_write(fd, &a), 0);
+    char err[256];
+    CHECK_EQ_INT(config_wire_read(fd, &b, err, sizeof err), 0);
+    CHECK(b.workspace_readonly && b.home_mode == SANDBOX_HOME_TMPFS && !b.root_writes);
+    CHECK(b.home_tool_dirs.len == 1 && strcmp(b.home_tool_dirs.items[0], "go") == 0);
+    CHECK(b.run_binds.len == 1 && strcmp(b.run_binds.items[0], "/run/x=y") == 0);
+    CHECK(b.tmp_size == 0 && b.n_host_ports == 0);
+    sandbox_config_free(&b);
+    static const char *const bad[] = {
+        "Knetwork.loopback=2", "Knetwork.loopback=",   "Khome=3",
+        "Kroot_writes=1",      "Kno.such.key=1",       "Knetwork.loopback",
+        "Klimits.tmp_size=1G", "Knetwork.host_ports=0"};
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        int g = memfd_create("cfg", MFD_CLOEXEC);
+        CHECK(write(g, "w/w\0c/w\0", 8) == 8);
+        CHECK(write(g, bad[i], strlen(bad[i]) + 1) == (ssize_t)strlen(bad[i]) + 1);
+        CHECK_EQ_INT(config_wire_read(g, &b, err, sizeof err), -1);
+        CHECK_STR_CONTAINS(err, "malformed");
+        sandbox_config_free(&b);
+        close(g);
+    }
+    close(fd);
+    sandbox_config_free(&a);
+}
+
 static void test_garbage_is_refused(void)
 {
     int fd = memfd_create("cfg", MFD_CLOEXEC);
@@ -78,4 +116,5 @@ static void test_garbage_is_refused(void)
     sandbox_config_free(&b);
 }
 
-TEST_MAIN({"round trip", test_round_trip}, {"garbage is refused", test_garbage_is_refused})
+TEST_MAIN({"round trip", test_round_trip}, {"key records are typed", test_key_records_are_typed},
+          {"garbage is refused", test_garbage_is_refused})

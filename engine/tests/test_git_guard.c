@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "base/record.h"
 #include "controller/git_guard.h"
 #include "controller/repo_watch.h"
 #include "test.h"
@@ -712,6 +713,32 @@ static void test_cache_next_run(void)
     rm_rf(ws);
 }
 
+/* The kept walk is a file of base/record.h around a payload: u32 records, u64 dev, u64 the
+ * root's inode, then the root's record at ROOT (u64 ino, i64 and u32 ctime, u32 sub-folders at
+ * +20, u8 flags at +24, u8 `.git` type, u16 name length at +26, the name at +28). */
+#define WALK_MAGIC "cordgwk\n"
+#define WALK_VERSION 2u
+#define ROOT 20
+
+/* The payload of a whole kept walk, checked. */
+static char *payload_of(char *buf, size_t len)
+{
+    struct rec_in in;
+    CHECK(rec_file_open(buf, len, WALK_MAGIC, WALK_VERSION, &in));
+    CHECK(rec_left(&in) > ROOT + 28);
+    return (char *)in.p;
+}
+
+/* Write payload (plen bytes) over path as a kept walk with a good check: what a reader then
+ * refuses, it refuses for the field, not for the check. */
+static void reseal(const char *path, const char *payload, size_t plen)
+{
+    struct rec_out o = {0};
+    rec_put(&o, payload, plen);
+    CHECK(rec_file_write(path, WALK_MAGIC, WALK_VERSION, &o) == 0);
+    rec_out_free(&o);
+}
+
 /* A folder whose ctime was too close to the walk that listed it (marked so in the file: made
  * here, the margin of a real one depends on how fast the walks come) is listed again by the
  * next run's first walk, though its stamps are unchanged. */
@@ -728,11 +755,10 @@ static void test_cache_racy(void)
     CHECK_EQ_INT(git_guard_check(g, &lines), 0);
     git_guard_free(g);
     CHECK(read_file(cache, 0, 1 << 24, &buf, &len) == 0);
-    CHECK(len > 64 && buf[40 + 24] == 1); /* the root's flags: listed */
-    buf[40 + 24] = 3;                     /* listed, too close */
-    int fd = open(cache, O_WRONLY | O_TRUNC);
-    CHECK(fd >= 0 && write_all(fd, buf, len) == 0);
-    close(fd);
+    char *p = payload_of(buf, len);
+    CHECK(p[ROOT + 24] == 1); /* the root's flags: listed */
+    p[ROOT + 24] = 3;         /* listed, too close */
+    reseal(cache, p, len - REC_FILE_OVERHEAD);
     g = git_guard_new_cached(ws, NULL, cache);
     CHECK(g);
     CHECK_EQ_INT(git_guard_last_listed(g), 1); /* the root only */
@@ -811,38 +837,50 @@ static void test_cache_ignored(void)
     rewrite(cache, bad, len, NULL, 0);
     expect_full_walk(cache, &want, "magic");
     memcpy(bad, buf, len);
-    bad[16] ^= 0x7; /* version */
+    bad[8] ^= 0x3; /* version */
     rewrite(cache, bad, len, NULL, 0);
     expect_full_walk(cache, &want, "version");
     memcpy(bad, buf, len);
-    bad[20] ^= 0x1; /* record count */
+    bad[len / 2] ^= 0x1; /* a byte of the payload: the check fails */
     rewrite(cache, bad, len, NULL, 0);
+    expect_full_walk(cache, &want, "check");
+    /* the format before record.h: its own magic, no check */
+    static const char v1[] = "cordon git walk\n\1\0\0\0";
+    rewrite(cache, v1, sizeof v1 - 1, buf + 16, len - 16);
+    expect_full_walk(cache, &want, "version 1");
+
+    /* fields the check covers, changed and sealed again: refused for what they say */
+    size_t plen = len - REC_FILE_OVERHEAD;
+    char *p = payload_of(buf, len);
+    memcpy(bad, p, plen);
+    bad[0] ^= 0x1; /* record count */
+    reseal(cache, bad, plen);
     expect_full_walk(cache, &want, "count");
-    memcpy(bad, buf, len);
-    bad[24] ^= 0x1; /* device */
-    rewrite(cache, bad, len, NULL, 0);
+    memcpy(bad, p, plen);
+    bad[4] ^= 0x1; /* device */
+    reseal(cache, bad, plen);
     expect_full_walk(cache, &want, "device");
-    memcpy(bad, buf, len);
-    bad[40 + 24] = 0x10; /* the root's flags: an unknown bit */
-    rewrite(cache, bad, len, NULL, 0);
+    memcpy(bad, p, plen);
+    bad[ROOT + 24] = 0x10; /* the root's flags: an unknown bit */
+    reseal(cache, bad, plen);
     expect_full_walk(cache, &want, "flags");
-    memcpy(bad, buf, len);
-    bad[40 + 26] = (char)0xff; /* the root's name length, past the file */
-    bad[40 + 27] = (char)0x00;
-    rewrite(cache, bad, len, NULL, 0);
+    memcpy(bad, p, plen);
+    bad[ROOT + 26] = (char)0xff; /* the root's name length, past the file */
+    bad[ROOT + 27] = (char)0x00;
+    reseal(cache, bad, plen);
     expect_full_walk(cache, &want, "name length");
-    memcpy(bad, buf, len);
-    bad[40 + 28] = '/'; /* the root's name */
-    rewrite(cache, bad, len, NULL, 0);
+    memcpy(bad, p, plen);
+    bad[ROOT + 28] = '/'; /* the root's name */
+    reseal(cache, bad, plen);
     expect_full_walk(cache, &want, "name");
-    memcpy(bad, buf, len);
-    bad[40 + 20] = (char)0xff; /* the root's sub-folders: more than there are records */
-    rewrite(cache, bad, len, NULL, 0);
+    memcpy(bad, p, plen);
+    bad[ROOT + 20] = (char)0xff; /* the root's sub-folders: more than there are records */
+    reseal(cache, bad, plen);
     expect_full_walk(cache, &want, "sub-folders");
-    memcpy(bad, buf, len);
-    bad[32] ^= 0x1; /* another root inode, in the header and the root's record alike: taken */
-    bad[40] ^= 0x1; /* as it is, only the root would be listed (its stamp differs), not all */
-    rewrite(cache, bad, len, NULL, 0);
+    memcpy(bad, p, plen);
+    bad[12] ^= 0x1;   /* another root inode, in the header and the root's record alike: taken */
+    bad[ROOT] ^= 0x1; /* as it is, only the root would be listed (its stamp differs), not all */
+    reseal(cache, bad, plen);
     expect_full_walk(cache, &want, "root inode");
     free(bad);
 

@@ -15,6 +15,8 @@
 
 #include "base/util.h"
 #include "policy/profile_cache.h"
+#include "sandbox/profile_keys.h"
+#include "sandbox/sandbox_config.h"
 
 /* A copy of n bytes (an entry's parser takes its buffer over). */
 static char *xmemdup(const void *p, size_t n)
@@ -277,4 +279,35 @@ static void test_key(void)
     CHECK(memcmp(again, k[0], PC_KEY_LEN) == 0);
 }
 
-TEST_MAIN({"table", test_table}, {"entry", test_entry}, {"key", test_key})
+/* Each profile key's flag is keyed, by its row: setting any one changes the key. */
+static void test_every_flag_keyed(void)
+{
+    char a1[] = "A=1";
+    char *env[] = {a1, NULL};
+    struct lh_options o = {.datadir = "/d"};
+    struct run_flags none = {0};
+    uint8_t base[PC_KEY_LEN], k[PC_KEY_LEN];
+    if (pc_key(&none, "/w", "/h", env, &o, base) == -ENOTSUP)
+        TEST_SKIP("this binary has no build-id");
+    for (size_t i = 0; i < profile_keys_len; i++) {
+        const struct profile_key *key = &profile_keys[i];
+        if (!key->flag)
+            continue;
+        struct run_flags f = {0};
+        void *field = (char *)&f + key->flag_field;
+        if (key->kind == PK_BOOLEAN)
+            *(enum flag_state *)field = FLAG_FALSE;
+        else if (pk_kind_is_list(key->kind))
+            str_list_push(field, "x");
+        else
+            *(const char **)field = "x";
+        CHECK_EQ_INT(pc_key(&f, "/w", "/h", env, &o, k), 0);
+        if (memcmp(k, base, PC_KEY_LEN) == 0)
+            fprintf(stderr, "  --%s is not keyed\n", key->flag);
+        CHECK(memcmp(k, base, PC_KEY_LEN) != 0);
+        run_flags_free(&f);
+    }
+}
+
+TEST_MAIN({"table", test_table}, {"entry", test_entry}, {"key", test_key},
+          {"every flag keyed", test_every_flag_keyed})

@@ -14,37 +14,20 @@ local M = {}
 -- 18080 and 18081; merge appends), "home" ("overlay", "readonly" or "tmpfs"), "depth" (an
 -- integer 1 to 16: levels a scan goes below its roots), "transparent" (true, false or
 -- "required": network.transparent). A nested table is a sub-schema.
-M.schema = {
-    description = "string",
-    extends = "name",
-    name = "name",
-    workspace = "string",
-    workspace_readonly = "boolean",
-    allow_home_workspace = "boolean",
-    home = "home",
-    home_tool_dirs = "list",
-    writable = "list",
-    hidden = "list",
-    hidden_except = "exceptmap",
-    readonly_in_workspace = "list",
-    network = { allow = "list", deny = "list", loopback = "boolean", unrestricted = "boolean",
-                ask = "boolean", wildcard_special = "boolean", host_ports = "portlist",
-                transparent = "transparent" },
-    allow_docker = "boolean",
-    run_binds = "abslist",
-    seccomp = { block_unix_sockets = "boolean", deny = "list" },
-    rlimits = { core = "rlimit", nofile = "rlimit", fsize = "rlimit", as = "rlimit",
-                nproc = "rlimit", cpu = "rlimit", stack = "rlimit", memlock = "rlimit" },
-    escalation = { ask_sandbox_off = "boolean", permission_timeout = "duration", plan = "boolean" },
-    env = { set = "strmap", strip = "list", strip_url_passwords = "boolean", hide_paths_in = "list" },
-    session = { exec_per_command = "boolean", grace = "number", max_background = "integer",
-                log_cap = "integer" },
-    capture = { head = "integer", tail = "integer" },
-    limits = { pids = "pids", memory = "size_or_unlimited", tmp_size = "size", shm_size = "size" },
-    root_only = { hide = "boolean", scan = "abslist", depth = "depth", visible = "abslist" },
-    json = "boolean",
-    root_writes = "boolean",
-}
+-- The schema is made from cordon.profile_keys, the rows of the one C table of profile keys
+-- (engine/sandbox/profile_keys.c): { "network.allow", "list" } becomes schema.network.allow.
+M.schema = {}
+for _, row in ipairs(require("cordon.profile_keys")) do
+    local t, name = M.schema, row[1]
+    for part, rest in name:gmatch("([^.]+)(%.?)") do
+        if rest == "" then
+            t[part] = row[2]
+        else
+            t[part] = t[part] or {}
+            t = t[part]
+        end
+    end
+end
 
 M.NAME_PATTERN = "^[a-z0-9][a-z0-9_-]*$"
 
@@ -324,7 +307,6 @@ checks.grantmap = function(v)
         end
     end
 end
-M.schema.grants = { ssh_agent = "boolean", gpg_agent = "boolean", sockets = "grantmap" }
 
 -- hidden_except: folders hidden by rule (engine/sandbox/hide.h, hide_apply_except). Each
 -- DIR = { PATTERN, ... } shows only DIR's entries whose names match a pattern (fnmatch: *, ?,

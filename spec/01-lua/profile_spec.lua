@@ -11,6 +11,45 @@ local function loader(files)
     end
 end
 
+describe("cordon.profile.schema", function()
+    -- The schema is made from cordon.profile_keys, the rows of the C table of profile keys.
+    local function at(schema, name)
+        local v = schema
+        for part in name:gmatch("[^.]+") do v = type(v) == "table" and v[part] or nil end
+        return v
+    end
+
+    it("has each row of cordon.profile_keys as its kind, and nothing else", function()
+        local rows, n = require("cordon.profile_keys"), 0
+        for _, row in ipairs(rows) do
+            assert.are.equal(row[2], at(profile.schema, row[1]), row[1])
+        end
+        local function count(t)
+            for _, v in pairs(t) do
+                if type(v) == "table" then count(v) else n = n + 1 end
+            end
+        end
+        count(profile.schema)
+        assert.are.equal(#rows, n)
+    end)
+
+    it("has each top-level key documented in lua/HOOKS.md's table of profile keys", function()
+        -- lua/HOOKS.md, beside the lua/cordon/ this cordon.profile came from
+        local module = assert(package.searchpath("cordon.profile", package.path))
+        local f = assert(io.open((module:gsub("cordon/profile%.lua$", "HOOKS.md"))))
+        local doc = f:read("a")
+        f:close()
+        for name in pairs(profile.schema) do
+            assert.is_truthy(doc:find("\n| `" .. name .. "` |", 1, true), name)
+        end
+    end)
+
+    it("refuses a key that no row names, with its dotted name", function()
+        assert.are.same({ "network.nope", "unknown key" },
+            { profile.validate({ network = { nope = true } }) })
+    end)
+end)
+
 describe("cordon.profile.validate", function()
     local cases = {
         { {}, nil },

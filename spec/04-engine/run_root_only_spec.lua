@@ -143,7 +143,7 @@ describe("root_only", function()
         end
     end)
 
-    -- Shifted, the visible name is bound in from the controller's capture; the scan (fallback)
+    -- Shifted, the visible name is bound in from the controller's detached tree; the scan (fallback)
     -- starts ahead with the coding profile's roots and the flags' workspace, and a profile whose
     -- writable path or visible name lies where that walk went must not get its result.
     it("keeps a profile's writable path and visible name under /etc that the default refuses", function()

@@ -304,7 +304,7 @@ describe("root writes", function()
             "a process of the killed sandbox is still running: " .. h.sh("pgrep -af " .. q(pattern)).stdout)
     end)
 
-    -- Shifted, root's home is reached through the controller's idmapped capture, its layer
+    -- Shifted, root's home is reached through the controller's idmapped detached tree, its layer
     -- (here in a state folder inside /root, 0700) through a staged one: toolchains work as before
     -- (in a 0700 folder too; a tool of mode 0700 is root-only, and root_only hides it: see
     -- run_root_only_spec's case of root's own home).
@@ -359,7 +359,7 @@ describe("root writes", function()
     end)
 
     -- A run_binds socket of root:docker 0660 (allow_docker's /run/docker.sock) is connected to
-    -- through its owner bits: shifted, through the controller's idmapped capture.
+    -- through its owner bits: shifted, through the controller's idmapped detached tree.
     it("connects to a root-owned 0660 socket of run_binds", function()
         need_root()
         local path = "/run/cordon-spec-root-owner-" .. h.token() .. ".sock"

@@ -1,9 +1,9 @@
-/* git_guards.c — see git_guards.h. Also owns where each tree's walk is kept between runs:
+/* guarded_trees.c — see guarded_trees.h. Also owns where each tree's walk is kept between runs:
  * "$XDG_STATE_HOME/cordon/git-walks/<sha256 of the tree's canonical path>" (XDG_STATE_HOME
  * defaulting to ~/.local/state, beside the home layers), inside cordon's state directory, which
  * every sandbox has hidden (protect_own_dirs). Must never put that file where a sandbox can
  * write: the next run trusts its stamps. */
-#include "controller/git_guards.h"
+#include "controller/guarded_trees.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +23,7 @@
 
 struct hold_ctx;
 
-struct git_guards {
+struct guarded_trees {
     struct git_guard **guard; /* one per root, in roots' order */
     struct str_list roots;
     bool first_is_workspace;   /* its lines carry no label: the workspace is where the person is */
@@ -75,7 +75,7 @@ static struct git_guard *guard_new(const char *root, struct str_list *readonly)
     return g;
 }
 
-static void add(struct git_guards *gs, struct git_guard *g, const char *root)
+static void add(struct guarded_trees *gs, struct git_guard *g, const char *root)
 {
     git_guard_since(g, gs->since_ns);
     gs->guard = xrealloc(gs->guard, (gs->roots.len + 1) * sizeof *gs->guard);
@@ -83,9 +83,9 @@ static void add(struct git_guards *gs, struct git_guard *g, const char *root)
     str_list_push(&gs->roots, root);
 }
 
-struct git_guards *git_guards_new(struct sandbox_config *cfg)
+struct guarded_trees *guarded_trees_new(struct sandbox_config *cfg)
 {
-    struct git_guards *gs = xcalloc(1, sizeof *gs);
+    struct guarded_trees *gs = xcalloc(1, sizeof *gs);
     gs->since_ns = repo_watch_now_ns();
     if (home_own_applies(cfg)) {
         gs->home = xstrdup(cfg->home);
@@ -145,7 +145,7 @@ struct git_guards *git_guards_new(struct sandbox_config *cfg)
     return gs;
 fail:
     free(common);
-    git_guards_free(gs);
+    guarded_trees_free(gs);
     return NULL;
 }
 
@@ -171,7 +171,7 @@ static bool watcher_holds(const char *rel)
 /* What a tree's snapshot holds read-only and is not held in the sandbox yet (a core.hooksPath
  * folder, a hooks link's target, an included config, a program a config runs by path): held
  * now. At the start (start: init bound them already) only noted. */
-static void hold_new(struct git_guards *gs, size_t i, bool start)
+static void hold_new(struct guarded_trees *gs, size_t i, bool start)
 {
     const struct str_list *ro = git_guard_readonly(gs->guard[i]);
     bool added = false;
@@ -195,7 +195,7 @@ static void hold_new(struct git_guards *gs, size_t i, bool start)
 }
 
 /* What the watcher found since the last look: each tree's guard told. */
-static void take_found(struct git_guards *gs, struct str_list *lines)
+static void take_found(struct guarded_trees *gs, struct str_list *lines)
 {
     if (!gs->watch)
         return;
@@ -211,7 +211,7 @@ static void take_found(struct git_guards *gs, struct str_list *lines)
 
 /* Run one check over every tree; a writable path's lines are labelled with it. With the
  * watcher, no check walks: it found every repository, and each is looked at. */
-static int each(struct git_guards *gs, struct str_list *lines, bool tick, bool may_walk)
+static int each(struct guarded_trees *gs, struct str_list *lines, bool tick, bool may_walk)
 {
     int total = 0, first_err = 0;
     take_found(gs, lines);
@@ -241,7 +241,7 @@ static int each(struct git_guards *gs, struct str_list *lines, bool tick, bool m
     return first_err ? first_err : total;
 }
 
-int git_guards_check(struct git_guards *gs, struct str_list *lines)
+int guarded_trees_check(struct guarded_trees *gs, struct str_list *lines)
 {
     if (!gs)
         return 0;
@@ -251,7 +251,7 @@ int git_guards_check(struct git_guards *gs, struct str_list *lines)
 
 /* git_guard_hold_fn for tree i: its relative path held by its absolute one. */
 struct hold_ctx {
-    struct git_guards *gs;
+    struct guarded_trees *gs;
     size_t i;
 };
 
@@ -264,7 +264,7 @@ static int hold_rel(void *ctx, const char *rel)
     return r;
 }
 
-int git_guards_watch(struct git_guards *gs, struct repo_hold *hold, int hold_err)
+int guarded_trees_watch(struct guarded_trees *gs, struct repo_hold *hold, int hold_err)
 {
     if (!gs || !gs->roots.len) {
         repo_hold_stop(hold);
@@ -296,23 +296,23 @@ int git_guards_watch(struct git_guards *gs, struct repo_hold *hold, int hold_err
     return gs->watch ? 0 : -1;
 }
 
-int git_guards_fd(const struct git_guards *gs)
+int guarded_trees_fd(const struct guarded_trees *gs)
 {
     return gs ? repo_watch_fd(gs->watch) : -1;
 }
 
-int git_guards_tick(struct git_guards *gs, struct str_list *lines, bool may_walk)
+int guarded_trees_tick(struct guarded_trees *gs, struct str_list *lines, bool may_walk)
 {
     return gs ? each(gs, lines, true, may_walk) : 0;
 }
 
-const struct str_list *git_guards_roots(const struct git_guards *gs)
+const struct str_list *guarded_trees_roots(const struct guarded_trees *gs)
 {
     static const struct str_list none = {0};
     return gs ? &gs->roots : &none;
 }
 
-void git_guards_free(struct git_guards *gs)
+void guarded_trees_free(struct guarded_trees *gs)
 {
     if (!gs)
         return;
