@@ -41,6 +41,7 @@
 #include "base/util.h"
 #include "base/said_once.h"
 #include "controller/loopback_rules.h"
+#include "controller/sandbox_start.h"
 
 extern char **environ;
 
@@ -433,15 +434,6 @@ static char *root_only_cache_path(void)
     return path;
 }
 
-/* The root caller's maps are shifted (controller_expect_root_shift): no scan for a profile that
- * keeps the shift. */
-static bool expect_root_shift;
-
-void controller_expect_root_shift(bool on)
-{
-    expect_root_shift = on;
-}
-
 /* root_only's walk of ro started on its thread, with the listings kept between runs. */
 static struct root_only_ahead *start_walk(const struct sandbox_root_only *ro,
                                           const struct str_list *keep)
@@ -455,10 +447,12 @@ static struct root_only_ahead *start_walk(const struct sandbox_root_only *ro,
 
 /* The scan ahead, for a caller of uid 0 whose sandbox is not to be shifted, before the profile
  * is known: NULL otherwise. */
-static struct root_only_ahead *root_only_start(const struct run_flags *flags, const char *cwd)
+static struct root_only_ahead *root_only_start(const struct sandbox_start *want)
 {
-    if (getuid() != 0 || expect_root_shift)
+    if (getuid() != 0 || want->expect_root_shift)
         return NULL;
+    const struct run_flags *flags = want->flags;
+    const char *cwd = want->cwd;
     struct sandbox_root_only guess, ro;
     struct str_list keep, writable = {0};
     root_only_guess(&guess);
@@ -475,14 +469,15 @@ static struct root_only_ahead *root_only_start(const struct run_flags *flags, co
     return a;
 }
 
-/* 0, or -1 with one line in err. Takes over ahead. */
-static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ahead, char *err,
-                          size_t errlen)
+/* 0, or -1 with one line in err. Takes over ahead. shifted: the root caller's maps are to be
+ * shifted (the start-up's expect_root_shift). */
+static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ahead, bool shifted,
+                          char *err, size_t errlen)
 {
     /* Shifted, every file of root's on the host's tree but the caller's own (the home, the
      * writable set, the visible names) is unmapped in the sandbox: the kernel refuses what only
      * root may read, wherever it is (sandbox/root_writes.h), so there is nothing to walk. */
-    if (!cfg->root_only.hide || getuid() != 0 || (expect_root_shift && cfg->root_writes)) {
+    if (!cfg->root_only.hide || getuid() != 0 || (shifted && cfg->root_writes)) {
         root_only_cancel(ahead);
         return 0;
     }
@@ -508,15 +503,7 @@ static int hide_root_only(struct sandbox_config *cfg, struct root_only_ahead *ah
 
 int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen)
 {
-    expect_root_shift = false;
-    return hide_root_only(cfg, NULL, err, errlen);
-}
-
-static bool use_profile_cache;
-
-void controller_use_profile_cache(bool on)
-{
-    use_profile_cache = on;
+    return hide_root_only(cfg, NULL, false, err, errlen);
 }
 
 /* The workspace is a linked worktree: its repository's common dir (outside the workspace)
@@ -534,11 +521,13 @@ static void add_linked_common(struct sandbox_config *cfg)
         str_list_push_owned(&cfg->writable, common);
 }
 
-int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
-                       char *err, size_t errlen)
+int controller_resolve(const struct sandbox_start *want, struct sandbox_config *cfg, char *err,
+                       size_t errlen)
 {
+    const struct run_flags *flags = want->flags;
+    const char *cwd = want->cwd;
     /* First, so that the walk overlaps the resolution of the profile (joined on every way out). */
-    struct root_only_ahead *ahead = root_only_start(flags, cwd);
+    struct root_only_ahead *ahead = root_only_start(want);
     struct lh_options lopt;
     layer_dirs_default(&lopt);
     /* The project layer: the workspace's .cordon, only when the user trusts it (else one line
@@ -547,7 +536,7 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     lopt.extra_policy = flags->policy_file;
     /* The network rules are compiled after init has the configuration (controller_compile_network). */
     enum lh_outcome o;
-    if (use_profile_cache)
+    if (want->profile_cache)
         o = lh_resolve_sandbox_config_cached(&lopt, flags, cwd, getenv("HOME"), environ, cfg, err,
                                              errlen);
     else if (lh_open(&lopt, err, errlen) < 0)
@@ -562,7 +551,7 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
     if (check_home_workspace(cfg, err, errlen) < 0 || protect_own_dirs(cfg, err, errlen) < 0 ||
         prepare_home(cfg, err, errlen) < 0)
         goto fail;
-    int r = hide_root_only(cfg, ahead, err, errlen);
+    int r = hide_root_only(cfg, ahead, want->expect_root_shift, err, errlen);
     ahead = NULL;
     if (r < 0 || grants_resolve(cfg, environ, getenv("HOME"), err, errlen) < 0)
         return -1;
@@ -574,47 +563,6 @@ int controller_resolve(const struct run_flags *flags, const char *cwd, struct sa
 fail:
     root_only_cancel(ahead);
     return -1;
-}
-
-/* The extra listeners of this process's sandbox (see controller_setup.h). */
-static struct {
-    int dns_udp, dns_tcp, transparent;
-    bool no_transparent; /* init said the kernel cannot; the profile goes on without */
-} extra = {-1, -1, -1, false};
-
-bool controller_take_listener(enum init_wire_tag tag, int fd)
-{
-    int *slot = tag == INIT_WIRE_DNS_UDP       ? &extra.dns_udp
-                : tag == INIT_WIRE_DNS_TCP     ? &extra.dns_tcp
-                : tag == INIT_WIRE_TRANSPARENT ? &extra.transparent
-                                               : NULL;
-    if (tag == INIT_WIRE_NO_TRANSPARENT) {
-        extra.no_transparent = true;
-        return true;
-    }
-    if (!slot)
-        return false;
-    if (*slot >= 0)
-        close(*slot);
-    *slot = fd;
-    return true;
-}
-
-void controller_attach_listeners(struct proxy *px)
-{
-    if (px && (extra.dns_udp >= 0 || extra.dns_tcp >= 0))
-        (void)proxy_attach_dns(px, extra.dns_udp, extra.dns_tcp);
-    else {
-        if (extra.dns_udp >= 0)
-            close(extra.dns_udp);
-        if (extra.dns_tcp >= 0)
-            close(extra.dns_tcp);
-    }
-    if (px && extra.transparent >= 0)
-        (void)proxy_attach_transparent(px, extra.transparent);
-    else if (extra.transparent >= 0)
-        close(extra.transparent);
-    extra.dns_udp = extra.dns_tcp = extra.transparent = -1;
 }
 
 bool controller_pids_by_rlimit(bool host_root_inside)

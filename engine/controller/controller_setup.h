@@ -14,22 +14,19 @@
 #include "sandbox/sandbox-t.h"
 #include "sandbox/seccomp_filter.h"
 
+struct sandbox_start;
+
 /* The policy layers (built-in, user, trusted project of the workspace, --policy) and the
- * profile hook: flags merged over the named profile. 0, or -1 with the reason in err. The
- * profile's network rules are not compiled yet: controller_compile_network() does that once
- * init has the configuration, so that it overlaps with the building of the sandbox. */
-/* `cordon run` only: controller_resolve() goes through the cache of resolved profiles
- * (lh_resolve_sandbox_config_cached); a session and the policy commands resolve without it. */
-void controller_use_profile_cache(bool on);
-/* A root caller's sandbox is to have the shifted maps (sandbox/root_writes.h): then
- * controller_resolve neither starts nor runs root_only's scan for a profile that takes the shift
- * (the kernel refuses root-only files itself). Said before controller_resolve. */
-void controller_expect_root_shift(bool on);
+ * profile hook: want->flags merged over the named profile, through the cache of resolved
+ * profiles when want->profile_cache, without root_only's scan for a profile that takes the shift
+ * when want->expect_root_shift. 0, or -1 with the reason in err. The profile's network rules are
+ * not compiled yet: controller_compile_network() does that once init has the configuration, so
+ * that it overlaps with the building of the sandbox. */
+int controller_resolve(const struct sandbox_start *want, struct sandbox_config *cfg, char *err,
+                       size_t errlen);
 /* The shift fell through after controller_resolve skipped the scan: root_only's scan now, its
  * result added to cfg->hidden. 0, or -1 with one line in err. */
 int controller_root_only_scan(struct sandbox_config *cfg, char *err, size_t errlen);
-int controller_resolve(const struct run_flags *flags, const char *cwd, struct sandbox_config *cfg,
-                       char *err, size_t errlen);
 /* Is limits.pids to be RLIMIT_NPROC rather than a cgroup? Where the kernel counts it per user
  * namespace (Linux 5.14 on) it bounds each sandbox apart, as a cgroup's pids.max does: all of a
  * sandbox's processes have one uid, which they cannot change. It binds every sandbox but one
@@ -108,12 +105,6 @@ int controller_compile_network(int ctl, char *err, size_t errlen);
 int controller_send_filter(int ctl, const struct sandbox_config *cfg, struct sc_program *prog,
                            char *err, size_t errlen);
 
-/* The listeners init hands over beside the proxy's two (the resolver's, the transparent one):
- * take one (false: the tag is not one of them; fd is -1 for INIT_WIRE_NO_TRANSPARENT), and give
- * those taken to the proxy (closed without one). One sandbox per controller process. */
-struct proxy;
-bool controller_take_listener(enum init_wire_tag tag, int fd);
-void controller_attach_listeners(struct proxy *px);
 struct port_relay;
 /* Publish what --publish [HOSTADDR:]HOSTPORT:PORT asked for (flags->publish) on ports. 0, or -1
  * with one line in err for the first that cannot be (bad syntax, a taken host port, no network

@@ -24,6 +24,7 @@
 #include "controller/capture.h"
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
+#include "controller/sandbox_start.h"
 #include "controller/escalate.h"
 #include "controller/guarded_trees.h"
 #include "controller/repo_hold.h"
@@ -150,10 +151,9 @@ static void owner_closed(void *ctx, unsigned id, const char *why)
 /* The state of one foreground run, owned by run_main. */
 struct controller {
     struct ev_loop loop;
-    pid_t init_pid;
-    int ctl;    /* socket to init */
-    int sfd;    /* signalfd */
-    int master; /* pty master, or -1 */
+    struct sandbox_start st; /* the start-up: init, its socket, the cgroup, the guards */
+    int sfd;                 /* signalfd */
+    int master;              /* pty master, or -1 */
     bool tty_raw;
     struct termios saved_tty;
     bool have_status;
@@ -166,17 +166,8 @@ struct controller {
     struct git_publish *git;       /* answers the sandbox's renames (git config writes) */
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
-    bool have_cgroup;
-    struct controller_cgroup cgroup; /* the sandbox's own, with limits.pids and limits.memory */
-    int root_maps; /* a root caller's: the NS_MAPS_* bits written for init (root_writes.h) */
-    bool no_shift; /* a root caller's init is cloned (again) with the maps unshifted */
-    int owner_ns;  /* shifted: root_writes_owner_userns, made while this process is small */
-    struct guarded_trees *guard; /* the writable trees' repositories (guarded_trees.h), or NULL */
     struct ev_timer guard_t;
     struct ev_io watch_w; /* the repositories' watcher found one (guarded_trees_fd) */
-    struct repo_hold
-        *hold;    /* init's namespaces (repo_hold.h), until guarded_trees_watch takes it */
-    int hold_err; /* why there is no hold */
 };
 
 /* Undo what the command changed in the workspace's repositories that would make the host's git
@@ -184,9 +175,9 @@ struct controller {
 static void guard_check(struct controller *c, bool tick)
 {
     struct str_list lines = {0};
-    if (c->guard)
-        (void)(tick ? guarded_trees_tick(c->guard, &lines, true)
-                    : guarded_trees_check(c->guard, &lines));
+    if (c->st.guard)
+        (void)(tick ? guarded_trees_tick(c->st.guard, &lines, true)
+                    : guarded_trees_check(c->st.guard, &lines));
     for (size_t i = 0; i < lines.len; i++) {
         char *shown = visible_dup(lines.items[i]); /* names a command chose */
         fprintf(stderr, "cordon: %s%s", shown, c->tty_raw ? "\r\n" : "\n");
@@ -221,12 +212,12 @@ static void handle_signal(struct controller *c, int sig)
             pty_copy_winsize(STDIN_FILENO, c->master);
     } else if (sig == SIGCHLD) {
         int st;
-        if (waitpid(c->init_pid, &st, WNOHANG) == c->init_pid) {
+        if (waitpid(c->st.init_pid, &st, WNOHANG) == c->st.init_pid) {
             c->init_done = true;
             c->init_wait_status = st;
         }
-    } else if (c->init_pid > 1) {
-        (void)kill(c->init_pid, sig); /* init forwards it to the command's process group */
+    } else if (c->st.init_pid > 1) {
+        (void)kill(c->st.init_pid, sig); /* init forwards it to the command's process group */
     }
 }
 
@@ -247,7 +238,7 @@ static void read_status(struct controller *c)
     struct init_wire_msg m;
     struct init_wire_status status;
     int fds[2];
-    long n = init_wire_recv(c->ctl, &m, &status, sizeof status, fds, MSG_DONTWAIT);
+    long n = init_wire_recv(c->st.ctl, &m, &status, sizeof status, fds, MSG_DONTWAIT);
     if (n >= 0 && m.tag == INIT_WIRE_STATUS) {
         c->status = status;
         c->have_status = true;
@@ -268,7 +259,7 @@ static int connect_inside(void *ctx, unsigned id, unsigned port)
     if (c->have_status)
         return -ESHUTDOWN; /* the command has ended: init serves nothing more */
     struct init_wire_msg m = {.tag = INIT_WIRE_CONNECT, .id = id, .value = (int32_t)port};
-    return init_wire_send_flags(c->ctl, &m, NULL, 0, NULL, 0, MSG_DONTWAIT);
+    return init_wire_send_flags(c->st.ctl, &m, NULL, 0, NULL, 0, MSG_DONTWAIT);
 }
 
 static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
@@ -359,7 +350,7 @@ static void on_stdin(struct ev_loop *loop, struct ev_io *w, uint32_t events)
 static void supervise(struct controller *c)
 {
     ev_io_start(&c->loop, &c->sig_w, c->sfd, EPOLLIN, on_signal, c);
-    ev_io_start(&c->loop, &c->ctl_w, c->ctl, EPOLLIN, on_ctl, c);
+    ev_io_start(&c->loop, &c->ctl_w, c->st.ctl, EPOLLIN, on_ctl, c);
     if (c->master >= 0) {
         ev_io_start(&c->loop, &c->master_w, c->master, EPOLLIN, on_master, c);
         ev_io_start(&c->loop, &c->stdin_w, STDIN_FILENO, EPOLLIN, on_stdin, c);
@@ -368,10 +359,11 @@ static void supervise(struct controller *c)
     for (int i = 0; i < 2; i++)
         if (streams[i]->fd >= 0)
             ev_io_start(&c->loop, &streams[i]->w, streams[i]->fd, EPOLLIN, on_output, streams[i]);
-    if (c->guard)
+    if (c->st.guard)
         ev_timer_start(&c->loop, &c->guard_t, GUARD_PERIOD_MS, on_guard_timer, c);
-    if (guarded_trees_fd(c->guard) >= 0)
-        ev_io_start(&c->loop, &c->watch_w, guarded_trees_fd(c->guard), EPOLLIN, on_repo_found, c);
+    if (guarded_trees_fd(c->st.guard) >= 0)
+        ev_io_start(&c->loop, &c->watch_w, guarded_trees_fd(c->st.guard), EPOLLIN, on_repo_found,
+                    c);
     /* Until the status is in and the output pipes ended (init reaped every writer first). */
     while ((!c->init_done && !c->have_status) ||
            (c->have_status && (c->out.fd >= 0 || c->err.fd >= 0))) {
@@ -385,7 +377,7 @@ static void supervise(struct controller *c)
         }
     }
     ev_timer_stop(&c->loop, &c->guard_t);
-    if (guarded_trees_fd(c->guard) >= 0)
+    if (guarded_trees_fd(c->st.guard) >= 0)
         ev_io_stop(&c->loop, &c->watch_w);
     if (!c->have_status)
         read_status(c);
@@ -395,57 +387,6 @@ static void supervise(struct controller *c)
 }
 
 CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *msg);
-
-/* Take what init hands over (pty master, proxy listeners, host ports' listeners, the rename
- * listener) until it says its set-up is done. EOF means init failed its set-up; it said why on
- * stderr, and supervise() sees it exit. A message that is none of the wire's ends the run. */
-static void receive_fds(struct controller *c, char **command, const struct str_list *git_roots,
-                        const struct sandbox_config *cfg, int *http_fd, int *socks_fd)
-{
-    for (;;) {
-        struct init_wire_msg m;
-        int fds[2];
-        long r = init_wire_recv(c->ctl, &m, NULL, 0, fds, 0);
-        if (init_wire_refused(r)) {
-            char line[160];
-            snprintf(line, sizeof line, "the sandbox's init sent %s during its set-up",
-                     init_wire_strerror(r));
-            stop_init_and_die(c, line);
-        }
-        if (r < 0)
-            return;
-        int fd = fds[0];
-        switch (m.tag) {
-        case INIT_WIRE_SETUP_DONE:
-            return;
-        case INIT_WIRE_PTY:
-            c->master = fd;
-            pty_copy_winsize(STDIN_FILENO, c->master);
-            c->tty_raw = pty_raw_mode(STDIN_FILENO, &c->saved_tty) == 0;
-            break;
-        case INIT_WIRE_HTTP_LISTENER:
-            *http_fd = fd;
-            break;
-        case INIT_WIRE_SOCKS_LISTENER:
-            *socks_fd = fd;
-            break;
-        case INIT_WIRE_HOST_PORT:
-        case INIT_WIRE_HOST_PORT6:
-            if (!c->ports)
-                c->ports = port_relay_new(&c->loop, command);
-            if (port_relay_add_host_port(c->ports, fd) < 0)
-                LOG_E("run", "a host port's listener cannot be served: its connections fail");
-            break;
-        case INIT_WIRE_RENAME_NOTIFY:
-            c->git = git_publish_start(fd, git_roots, cfg);
-            break;
-        default:
-            if (!controller_take_listener((enum init_wire_tag)m.tag, fd) && fd >= 0)
-                close(fd);
-            break;
-        }
-    }
-}
 
 /* Exit status for cordon itself, from what init reported (or how init died). */
 static int final_status(const struct controller *c, int *signal_out)
@@ -466,106 +407,8 @@ static int final_status(const struct controller *c, int *signal_out)
  * runs the command) and cordon exits with the reason. */
 CORDON_NORETURN static void stop_init_and_die(struct controller *c, const char *msg)
 {
-    (void)kill(c->init_pid, SIGKILL);
-    (void)waitpid(c->init_pid, NULL, 0);
-    controller_cgroup_abandon(&c->cgroup);
+    sandbox_start_abandon(&c->st);
     die("%s", msg);
-}
-
-/* Clone init with ip (its control socket made here) and make it c's init. */
-static void clone_init(struct controller *c, const struct init_params *ip, int alive_w)
-{
-    int sp[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-        die_errno("socketpair");
-    pid_t pid = ns_clone_sandbox();
-    /* Inside a sandbox the kernel's refusal (seccomp) is the same EPERM a host without user
-     * namespaces gives, and its advice (a host sysctl) would mislead. CORDON_SANDBOX (set in
-     * every sandbox's environment) only picks the message: the refusal itself is seccomp's. */
-    const char *inside = getenv("CORDON_SANDBOX");
-    if (pid == -EPERM && inside && strcmp(inside, "1") == 0)
-        die("already inside a cordon sandbox, which refuses nested sandboxes: run the command "
-            "itself, without the inner `cordon run`");
-    if (pid < 0)
-        die("%s", ns_explain_clone_error(-pid));
-    if (pid == 0) {
-        close(sp[0]);
-        close(alive_w);
-        close(c->sfd);
-        struct init_params mine = *ip;
-        mine.ctl_sock = sp[1];
-        init_main(&mine);
-    }
-    close(sp[1]);
-    c->init_pid = pid;
-    c->ctl = sp[0];
-    /* A root caller's init waits for its maps from here (root_writes.h). */
-    char err[256];
-    if (ip->uid == 0 &&
-        (c->root_maps = root_writes_map(c->ctl, pid, !c->no_shift, err, sizeof err)) < 0)
-        stop_init_and_die(c, err);
-    if (ip->uid == 0 && (c->root_maps & (int)NS_MAPS_SHIFT) && c->owner_ns < 0)
-        c->owner_ns = root_writes_owner_userns();
-}
-
-/* A new init, when the first cannot serve the profile: it made its network namespace before the
- * profile was known (early_network), and the profile wants the host's network (without_network);
- * or a root caller's maps are shifted, and the profile or the kernel refuses the shift
- * (c->no_shift). */
-static void reclone(struct controller *c, const struct init_params *ip, int alive_w,
-                    bool without_network)
-{
-    (void)kill(c->init_pid, SIGKILL);
-    (void)waitpid(c->init_pid, NULL, 0);
-    close(c->ctl);
-    struct init_params again = *ip;
-    if (without_network)
-        again.early_network = false;
-    clone_init(c, &again, alive_w);
-}
-
-/* A root caller's shifted maps: the idmapped detached trees the shift needs, into shift. false when the
- * shift cannot be kept (the profile turns root_writes or root_only.hide off, or the kernel
- * refuses an idmap): then c->no_shift is set, root_only's scan has run when the profile wants
- * it, and a new init must be cloned. Fails closed on a failed scan. */
-static bool keep_shift(struct controller *c, struct sandbox_config *cfg, struct root_shift *shift)
-{
-    char why[1024], err[1024];
-    int ns = -1;
-    bool wanted = root_writes_shift_wanted(cfg);
-    snprintf(why, sizeof why, "%s", c->owner_ns < 0 ? strerror(-c->owner_ns) : "init is gone");
-    if (wanted && c->owner_ns >= 0 && (ns = root_writes_userns_of(c->init_pid)) >= 0 &&
-        root_writes_shift_prepare(ns, c->owner_ns, cfg, shift, false, why, sizeof why) == 0) {
-        close(ns);
-        return true;
-    }
-    if (ns >= 0)
-        close(ns);
-    if (wanted) /* the scan was skipped for the shift: it is needed after all */
-        LOG_D("root_writes", "no shift (%s): root_only's scan instead", why);
-    if (wanted && controller_root_only_scan(cfg, err, sizeof err) < 0)
-        stop_init_and_die(c, err);
-    c->no_shift = true;
-    return false;
-}
-
-/* A readonly_in_workspace path that does not exist when the view is built cannot be bound
- * (hiding or holding never creates files in the workspace), so the command may create it:
- * .vscode/tasks.json, .claude/settings.json, which an editor or agent on the host runs without
- * asking. cordon run cannot take it back; it says so when the command ends, naming each, so
- * that the person looks before their editor picks it up. (A session binds it before its next
- * command instead.) absent[i]: entry i did not exist before the sandbox got its configuration. */
-static bool *ro_absent_note(const struct sandbox_config *cfg)
-{
-    size_t n = cfg->readonly_in_workspace.len;
-    bool *absent = xcalloc(n + 1, sizeof *absent);
-    for (size_t i = 0; i < n && !cfg->workspace_readonly; i++) {
-        char *p = xasprintf("%s/%s", cfg->workspace, cfg->readonly_in_workspace.items[i]);
-        struct stat st;
-        absent[i] = lstat(p, &st) < 0 && errno == ENOENT;
-        free(p);
-    }
-    return absent;
 }
 
 /* An empty directory runs nothing. */
@@ -618,81 +461,13 @@ static void ro_appeared_report(const struct sandbox_config *cfg, const bool *abs
                 line);
 }
 
-/* Resolve the profile, hand init the configuration, then (while init builds the view) compile
- * the network rules and hand over the seccomp filter. On failure init is killed (it never runs
- * the command) and cordon exits with the reason; EPIPE means init already failed its set-up and
- * said why: supervise() sees it exit. */
-static void set_up_sandbox(struct controller *c, struct run_flags *flags, const char *cwd,
-                           struct sandbox_config *cfg, struct sc_program *prog,
-                           const struct init_params *ip, int alive_w, bool **ro_absent)
+/* While init builds the view (sandbox_start.h): the output streams are needed once the command
+ * prints (supervise), not by init. */
+static void init_output_streams(void *ctx, const struct sandbox_config *cfg)
 {
-    char err[1024];
-    controller_use_profile_cache(true);
-    bool shifted = ip->uid == 0 && (c->root_maps & (int)NS_MAPS_SHIFT);
-    controller_expect_root_shift(shifted);
-    if (controller_resolve(flags, cwd, cfg, err, sizeof err) < 0)
-        stop_init_and_die(c, err);
-    /* The repositories' snapshots, before the command can change them; what they find to hold
-     * read-only joins readonly_in_workspace and protected_paths, which init binds (and
-     * ro_absent_note then covers every entry: each it adds exists). */
-    if (!(c->guard = guarded_trees_new(cfg)))
-        stop_init_and_die(c, "the writable trees' git repositories cannot be checked: refused");
-    *ro_absent = ro_absent_note(cfg); /* before init, and so the command, has the configuration */
-    struct root_shift shift = {0};
-    bool had_shift = shifted;
-    if (shifted)
-        shifted = keep_shift(c, cfg, &shift);
-    bool without_network = cfg->net_unrestricted && ip->early_network;
-    if (without_network || (had_shift && !shifted)) {
-        controller_cgroup_join(&c->cgroup); /* no other thread at the clone */
-        reclone(c, ip, alive_w, without_network);
-    }
-    /* No other init will be cloned: only init and the command hold these now. */
-    close(ip->parent_alive_fd);
-    if (ip->out_pipe >= 0) {
-        close(ip->out_pipe);
-        close(ip->err_pipe);
-    }
-    int r = controller_cgroup(cfg, &c->cgroup, ip->uid == 0 && !shifted, err, sizeof err);
-    if (r < 0)
-        stop_init_and_die(c, err);
-    c->have_cgroup = r > 0;
-    /* init's namespaces, for the holds inside (repo_hold.h): before it has its configuration */
-    c->hold_err = repo_hold_open(c->init_pid, &c->hold);
-    r = controller_send_config(c->ctl, cfg);
-    if (r == 0 && ip->uid == 0)
-        r = shifted ? root_writes_shift_send(c->ctl, &shift)
-                    : root_writes_send(c->ctl, c->init_pid, (unsigned)c->root_maps, cfg);
-    root_writes_shift_free(&shift);
-    /* Unshifted, the next run tries the shift again when the profile takes it and the writable
-     * trees took their idmap (the likeliest sign that the rest will). */
-    if (ip->uid == 0)
-        root_writes_hint_note(flags->profile, flags->workspace, cwd,
-                              !shifted && !(root_writes_shift_wanted(cfg) && cfg->root_write_caps));
-    if (r < 0 && r != -EPIPE && r != -ECONNRESET)
-        stop_init_and_die(c, "cannot hand the configuration to the sandbox's init");
-    /* Needed once the command prints (supervise), not by init: after its configuration. */
+    struct controller *c = ctx;
     output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
     output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
-    /* The filter as early as it can go, so that it is there when init has built the view
-     * (which is when init takes it) rather than after the rules' compilation. After a miss the rules are compiled first, so that an invalid
-     * one stops the run before any command runs; after a hit they compiled before, from the
-     * same inputs, and are compiled meanwhile (~0.7 ms: the policy state opens only now). Either
-     * way before supervise(), the only place the proxy, the resolver and the rename listener
-     * are answered: what the command asks before waits in their backlogs. */
-    bool rules_later = lh_network_rules_cached();
-    if (!rules_later && controller_compile_network(c->ctl, err, sizeof err) < 0)
-        stop_init_and_die(c, err);
-    /* init runs nothing before it has the filter: in its cgroup by then */
-    if (controller_cgroup_enter(&c->cgroup, c->init_pid, err, sizeof err) < 0)
-        stop_init_and_die(c, err);
-    r = controller_send_filter(c->ctl, cfg, prog, err, sizeof err);
-    if (r == -1)
-        stop_init_and_die(c, err);
-    if (r < 0 && r != -EPIPE && r != -ECONNRESET)
-        LOG_W("run", "sending the seccomp filter: %s", strerror(-r));
-    if (rules_later && controller_compile_network(c->ctl, err, sizeof err) < 0)
-        stop_init_and_die(c, err);
 }
 
 /* A person allowed a blocked destination (escalate.c): the same `cordon run`, in a fresh sandbox,
@@ -730,7 +505,7 @@ int run_main(int argc, char **argv)
     struct run_flags flags;
     struct sandbox_config cfg = {0};
     struct sc_program prog = {0};
-    struct controller c = {.master = -1, .ctl = -1, .sfd = -1, .owner_ns = -1};
+    struct controller c = {.master = -1, .sfd = -1};
     if (ev_loop_init(&c.loop) < 0)
         die_errno("epoll");
     char cwd[PATH_MAX];
@@ -762,34 +537,50 @@ int run_main(int argc, char **argv)
         getuid(); /* read before the clone: inside, they are unmapped until init maps them */
     gid_t gid = getgid();
     double start = clock_mono_ms_f();
-    struct init_params ip = {.argv = flags.command,
-                             .ctl_sock = -1,
-                             .parent_alive_fd = alive[0],
-                             .want_pty = want_pty,
-                             .command_mask = old_mask,
-                             .out_pipe = out_pipe[1],
-                             .err_pipe = err_pipe[1],
-                             .uid = uid,
-                             .gid = gid,
-                             .early_network = flags.unrestricted_network != FLAG_TRUE};
+    struct sandbox_start *st = &c.st;
+    sandbox_start_prepare(st, SANDBOX_START_RUN);
+    st->flags = &flags;
+    st->cwd = cwd;
+    st->profile_cache = true;
+    st->maps_at_clone = true;
     /* A root caller asks for the shift unless the last run like this one could not keep it. */
-    c.no_shift = uid == 0 && root_writes_hint_no_shift(flags.profile, flags.workspace, cwd);
-    clone_init(&c, &ip, alive[1]);
-    /* While the profile is resolved, when limits.pids will want a cgroup. */
-    if (!controller_pids_by_rlimit(uid == 0 && !(c.root_maps & (int)NS_MAPS_SHIFT)))
-        controller_cgroup_begin(&c.cgroup, c.init_pid);
-
+    st->no_shift = uid == 0 && root_writes_hint_no_shift(flags.profile, flags.workspace, cwd);
+    st->cgroup_ahead = true;
+    st->init_main = init_main;
+    st->ip = (struct init_params){.argv = flags.command,
+                                  .ctl_sock = -1,
+                                  .parent_alive_fd = alive[0],
+                                  .want_pty = want_pty,
+                                  .command_mask = old_mask,
+                                  .out_pipe = out_pipe[1],
+                                  .err_pipe = err_pipe[1],
+                                  .uid = uid,
+                                  .gid = gid,
+                                  .early_network = flags.unrestricted_network != FLAG_TRUE};
+    st->alive_w = alive[1];
+    st->child_close[0] = c.sfd;
+    st->while_init_builds = init_output_streams;
+    st->ctx = &c;
+    st->handover.loop = &c.loop;
+    st->handover.label = flags.command;
+    st->handover.log_unit = "run";
+    st->cfg = &cfg;
+    st->prog = &prog;
     c.out.fd = out_pipe[0];
     c.err.fd = err_pipe[0];
-    bool *ro_absent = NULL;
-    set_up_sandbox(&c, &flags, cwd, &cfg, &prog, &ip, alive[1], &ro_absent);
-
-    int http_fd = -1, socks_fd = -1;
-    receive_fds(&c, flags.command, guarded_trees_roots(c.guard), &cfg, &http_fd, &socks_fd);
+    if (sandbox_start_up(st) == -1)
+        stop_init_and_die(&c, st->err);
+    c.master = st->handover.master;
+    c.tty_raw = st->handover.tty_raw;
+    c.saved_tty = st->handover.saved_tty;
+    c.ports = st->handover.ports;
+    c.git = st->handover.git;
+    int http_fd = st->handover.http_fd, socks_fd = st->handover.socks_fd;
+    bool *ro_absent = st->ro_absent;
     /* The view is built (the rename listener comes after it): from now on every repository
      * is held inside as it appears, found off this thread. */
-    (void)guarded_trees_watch(c.guard, c.hold, c.hold_err);
-    c.hold = NULL; /* the guards' now */
+    (void)guarded_trees_watch(c.st.guard, c.st.hold, c.st.hold_err);
+    c.st.hold = NULL; /* the guards' now */
     if (flags.publish.len) {
         if (!c.ports && !cfg.net_unrestricted)
             c.ports = port_relay_new(&c.loop, flags.command);
@@ -800,7 +591,7 @@ int run_main(int argc, char **argv)
     }
     if (http_fd >= 0 && socks_fd >= 0) {
         c.proxy = proxy_new(&c.loop, http_fd, socks_fd, flags.command);
-        controller_attach_listeners(c.proxy);
+        init_handover_attach(&c.st.handover, c.proxy);
         if (!c.proxy)
             LOG_E("run", "the proxy could not start: commands get no network");
         /* The terminal of cordon run can answer questions (a pty relay holds its input). */
@@ -815,24 +606,24 @@ int run_main(int argc, char **argv)
     supervise(&c);
     if (c.tty_raw)
         pty_restore_mode(STDIN_FILENO, &c.saved_tty);
-    if (c.have_cgroup) {
+    if (c.st.have_cgroup) {
         /* The kernel counts its kills for the memory limit: a command that died of one (or
          * whose init did) is told so, not left to guess from a bare SIGKILL. */
         char oom[160], pids[160];
-        controller_oom_line(&cfg, &c.cgroup.cg, oom, sizeof oom);
-        controller_pids_line(&cfg, &c.cgroup.cg, pids, sizeof pids);
+        controller_oom_line(&cfg, &c.st.cgroup.cg, oom, sizeof oom);
+        controller_pids_line(&cfg, &c.st.cgroup.cg, pids, sizeof pids);
         if (oom[0])
             fprintf(stderr, "cordon: %s\n", oom);
         if (pids[0])
             fprintf(stderr, "cordon: %s\n", pids);
     }
-    ro_appeared_report(&cfg, ro_absent, guarded_trees_fd(c.guard) >= 0);
+    ro_appeared_report(&cfg, ro_absent, guarded_trees_fd(c.st.guard) >= 0);
     free(ro_absent);
     /* init reported the status after reaping everything in the sandbox: nothing writes now */
     guard_check(&c, false);
-    guarded_trees_free(c.guard);
-    repo_hold_stop(c.hold); /* when the guards never took it */
-    c.guard = NULL;
+    guarded_trees_free(c.st.guard);
+    repo_hold_stop(c.st.hold); /* when the guards never took it */
+    c.st.guard = NULL;
 
     int sig;
     int code = final_status(&c, &sig);
@@ -879,15 +670,15 @@ int run_main(int argc, char **argv)
                                  .ran_outside = esc.ran_outside};
         result_json_print(stdout, &res);
     }
-    if (c.have_cgroup) {
+    if (c.st.have_cgroup) {
         /* init exits right after its report, having reaped everything: once it is gone the
          * cgroup is empty and can go (last, so that init's exit overlaps with the above). */
         if (!c.init_done)
-            (void)waitpid(c.init_pid, &c.init_wait_status, 0);
+            (void)waitpid(c.st.init_pid, &c.init_wait_status, 0);
         c.init_done = true;
-        int r = cgroup_remove(&c.cgroup.cg);
+        int r = cgroup_remove(&c.st.cgroup.cg);
         if (r < 0)
-            LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.cgroup.cg.dirs[0],
+            LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.st.cgroup.cg.dirs[0],
                   strerror(-r));
     }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);

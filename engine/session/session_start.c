@@ -31,6 +31,7 @@
 #include "base/log.h"
 #include "base/session_socket.h"
 #include "controller/controller_setup.h"
+#include "controller/sandbox_start.h"
 #include "controller/guarded_trees.h"
 #include "controller/repo_hold.h"
 #include "controller/git_publish.h"
@@ -126,40 +127,6 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
     session_shut_down(c->session, "its owner exited");
 }
 
-/* Take what init hands over (proxy listeners, host ports' listeners, the rename listener)
- * until it says its set-up is done, which means it serves the socket. -1 when init failed (it
- * said why), or sent what is none of the wire's (said here). */
-static int wait_for_init(struct controller *c, const struct str_list *git_roots,
-                         const struct sandbox_config *cfg, int *http_fd, int *socks_fd)
-{
-    for (;;) {
-        struct init_wire_msg m;
-        int fds[2];
-        long r = init_wire_recv(c->ctl, &m, NULL, 0, fds, 0);
-        if (init_wire_refused(r))
-            fprintf(stderr, "cordon: the sandbox's init sent %s during its set-up\n",
-                    init_wire_strerror(r));
-        if (r < 0)
-            return -1;
-        int fd = fds[0];
-        if (m.tag == INIT_WIRE_SETUP_DONE)
-            return 0;
-        if (m.tag == INIT_WIRE_RENAME_NOTIFY && !c->git)
-            c->git = git_publish_start(fd, git_roots, cfg);
-        else if (m.tag == INIT_WIRE_HTTP_LISTENER)
-            *http_fd = fd;
-        else if (m.tag == INIT_WIRE_SOCKS_LISTENER)
-            *socks_fd = fd;
-        else if ((m.tag == INIT_WIRE_HOST_PORT || m.tag == INIT_WIRE_HOST_PORT6) && c->ports &&
-                 port_relay_add_host_port(c->ports, fd) == 0)
-            continue;
-        else if (m.tag == INIT_WIRE_HOST_PORT || m.tag == INIT_WIRE_HOST_PORT6)
-            LOG_E("session", "a host port's listener cannot be served: its connections fail");
-        else if (!controller_take_listener((enum init_wire_tag)m.tag, fd) && fd >= 0)
-            close(fd);
-    }
-}
-
 /* A published port's connection into the sandbox, through the session's link to init (none
  * arrives before the session exists: the loop runs only then). */
 static int connect_inside(void *ctx, unsigned id, unsigned port)
@@ -202,55 +169,6 @@ static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, p
         LOG_W("limits", "cannot remove the session's cgroup %s: %s", cg->dirs[0], strerror(-r));
 }
 
-/* A root caller's maps, once the profile is resolved: shifted when it takes the shift and every
- * idmapped detached tree it needs can be had (tried first with a throwaway namespace of the same maps,
- * root_writes_probe_userns: a session's init cannot be cloned anew), the detached trees then made with
- * init's own namespace into shift; else unshifted, after root_only's scan, which
- * controller_resolve skipped for the shift. 0, or -1 with one line in err. */
-static int root_maps_after_resolve(struct controller *c, struct sandbox_config *cfg, bool try_shift,
-                                   int *maps, struct root_shift *shift, char *err, size_t errlen)
-{
-    char why[1024] = "";
-    bool wanted = try_shift && root_writes_shift_wanted(cfg);
-    bool ok = wanted;
-    int owner = wanted ? root_writes_owner_userns() : -1, r = -1;
-    if (ok) {
-        int probe = root_writes_probe_userns();
-        struct root_shift tried;
-        ok = probe >= 0 && owner >= 0 &&
-             root_writes_shift_prepare(probe, owner, cfg, &tried, true, why, sizeof why) == 0;
-        if (probe >= 0)
-            close(probe);
-        if (ok)
-            root_writes_shift_free(&tried);
-        str_list_free(&cfg->shift_binds); /* made again below, with init's namespace */
-        cfg->root_write_caps = false;
-    }
-    if ((*maps = root_writes_map(c->ctl, c->init_pid, ok, err, errlen)) < 0)
-        goto out;
-    bool shifted = *maps & (int)NS_MAPS_SHIFT;
-    if (wanted && !shifted) {
-        LOG_D("root_writes", "no shift (%s): root_only's scan instead", why[0] ? why : "the maps");
-        r = controller_root_only_scan(cfg, err, errlen);
-        goto out;
-    }
-    r = 0;
-    if (!shifted)
-        goto out;
-    int ns = root_writes_userns_of(c->init_pid);
-    if (ns < 0 || root_writes_shift_prepare(ns, owner, cfg, shift, false, why, sizeof why) < 0) {
-        snprintf(err, errlen, "the shifted sandbox's idmapped captures failed (%s)",
-                 ns < 0 ? strerror(-ns) : why);
-        r = -1;
-    }
-    if (ns >= 0)
-        close(ns);
-out:
-    if (owner >= 0)
-        close(owner);
-    return r;
-}
-
 /* The controller, in the forked child. Returns the exit status of the controller process. */
 static int controller_main(struct controller *c, struct run_flags *flags, const char *cwd,
                            int ready_fd, pid_t owner)
@@ -263,114 +181,76 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
     int listen_fd = listen_on(c->socket_path, err, sizeof err);
     if (listen_fd < 0)
         die("session start: %s", err);
-    int sp[2], alive[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
-        pipe2(alive, O_CLOEXEC) < 0)
+    int alive[2];
+    if (pipe2(alive, O_CLOEXEC) < 0)
         die_errno("socketpair");
     if ((c->sfd = block_signals()) < 0)
         die_errno("signalfd");
 
-    /* Init first, while this process is small, as `cordon run` does. */
+    /* The start-up (sandbox_start.h): init first, while this process is small, as `cordon run`
+     * does; a root caller's maps once the profile is resolved (the shift depends on it:
+     * root_writes.h); the session's sandbox (init, every exec, the fresh sandboxes init forks
+     * for exec_per_command) shares one cgroup, entered before init has its configuration. */
     uid_t uid = getuid();
-    gid_t gid = getgid();
-    pid_t pid = ns_clone_sandbox();
-    if (pid < 0) {
-        unlink(c->socket_path);
-        die("%s", ns_explain_clone_error(-pid));
-    }
-    if (pid == 0) {
-        close(sp[0]);
-        close(alive[1]);
-        close(c->sfd);
-        close(listen_fd);
-        close(ready_fd);
-        if (c->owner_fd >= 0)
-            close(c->owner_fd);
-        struct init_params ip = {.ctl_sock = sp[1],
-                                 .parent_alive_fd = alive[0],
-                                 .out_pipe = -1,
-                                 .err_pipe = -1,
-                                 .uid = uid,
-                                 .gid = gid};
-        sigemptyset(&ip.command_mask);
-        session_init_main(&ip);
-    }
-    close(sp[1]);
-    close(alive[0]); /* alive[1] stays open until the controller exits: init watches it */
-    c->init_pid = pid;
-    c->ctl = sp[0];
-    struct repo_hold *hold = NULL; /* init's namespaces, for the holds inside (repo_hold.h) */
-    /* A root caller's init waits for its maps, written once the profile is resolved (the
-     * shift depends on it: root_writes.h). */
-    bool try_shift = uid == 0 && ns_may_write_wide_maps();
-    int root_maps = 0;
-    struct root_shift shift = {0};
-    controller_expect_root_shift(try_shift);
-
-    /* The session's sandbox (init, every exec, the fresh sandboxes init forks for
-     * exec_per_command) shares one cgroup, entered before init has its configuration. */
-    struct controller_cgroup cgroup = {0};
-    int r = controller_resolve(flags, cwd, &cfg, err, sizeof err);
-    if (r == 0 && uid == 0)
-        r = root_maps_after_resolve(c, &cfg, try_shift, &root_maps, &shift, err, sizeof err);
-    /* The repositories' snapshot before any command (git_guard.h); what it holds read-only
-     * joins readonly_in_workspace, which init binds. */
-    struct guarded_trees *guard = NULL;
-    if (r == 0 && !(guard = guarded_trees_new(&cfg))) {
-        snprintf(err, sizeof err,
-                 "the writable trees' git repositories cannot be checked: refused");
-        r = -1;
-    }
-    bool have_cgroup = false;
-    bool host_root_inside = uid == 0 && !(root_maps & (int)NS_MAPS_SHIFT);
-    if (r == 0 && (r = controller_cgroup(&cfg, &cgroup, host_root_inside, err, sizeof err)) >= 0) {
-        have_cgroup = r > 0;
-        r = controller_cgroup_enter(&cgroup, pid, err, sizeof err);
-    }
-    int hold_err = repo_hold_open(pid, &hold); /* before init has its configuration */
-    if (r == 0 && (r = controller_send_config(c->ctl, &cfg)) == 0 &&
-        (uid != 0 || (r = root_maps & (int)NS_MAPS_SHIFT
-                              ? root_writes_shift_send(c->ctl, &shift)
-                              : root_writes_send(c->ctl, pid, (unsigned)root_maps, &cfg)) == 0) &&
-        (r = controller_compile_network(c->ctl, err, sizeof err)) == 0)
-        r = controller_send_filter(c->ctl, &cfg, &prog, err, sizeof err);
-    int http_fd = -1, socks_fd = -1;
-    if (r == 0 && !cfg.net_unrestricted) {
-        char session_word[] = "session";
-        char *label[] = {session_word, (char *)c->name, NULL};
+    struct sandbox_start start;
+    sandbox_start_prepare(&start, SANDBOX_START_SESSION);
+    start.flags = flags;
+    start.cwd = cwd;
+    start.expect_root_shift = uid == 0 && ns_may_write_wide_maps();
+    start.init_main = session_init_main;
+    start.ip.parent_alive_fd = alive[0];
+    start.ip.uid = uid;
+    start.ip.gid = getgid();
+    sigemptyset(&start.ip.command_mask);
+    start.alive_w = alive[1];
+    start.child_close[0] = c->sfd;
+    start.child_close[1] = listen_fd;
+    start.child_close[2] = ready_fd;
+    start.child_close[3] = c->owner_fd;
+    char session_word[] = "session";
+    char *label[] = {session_word, (char *)c->name, NULL};
+    start.handover.loop = &c->loop;
+    start.handover.label = label;
+    start.handover.log_unit = "session";
+    start.cfg = &cfg;
+    start.prog = &prog;
+    int r = sandbox_start_up(&start);
+    c->init_pid = start.init_pid;
+    c->ctl = start.ctl;
+    c->git = start.handover.git;
+    c->ports = start.handover.ports;
+    struct guarded_trees *guard = start.guard;
+    bool have_cgroup = start.have_cgroup;
+    pid_t pid = start.init_pid;
+    int http_fd = start.handover.http_fd, socks_fd = start.handover.socks_fd;
+    /* Published ports and a published port's connections (with a network namespace). */
+    if (r == 0 && !cfg.net_unrestricted && !c->ports)
         c->ports = port_relay_new(&c->loop, label);
+    if (r == 0 && c->ports)
         port_relay_set_inside(c->ports, connect_inside, c);
-    }
-    if (r == 0 && wait_for_init(c, guarded_trees_roots(guard), &cfg, &http_fd, &socks_fd) < 0)
-        r = -2; /* init said why */
-    if (r == 0 && controller_publish(c->ports, flags, err, sizeof err) < 0)
+    if (r == 0 && controller_publish(c->ports, flags, start.err, sizeof start.err) < 0)
         r = -1;
     /* The view is built: every repository held inside as it appears (guarded_trees.h). */
     if (r == 0) {
-        (void)guarded_trees_watch(guard, hold, hold_err);
-        hold = NULL;
+        (void)guarded_trees_watch(guard, start.hold, start.hold_err);
+        start.hold = NULL;
     }
-    root_writes_shift_free(&shift);
     if (r < 0) {
-        (void)kill(pid, SIGKILL);
-        (void)waitpid(pid, NULL, 0);
-        repo_hold_stop(hold);
+        sandbox_start_abandon(&start);
+        repo_hold_stop(start.hold);
         git_publish_stop(c->git);
-        if (have_cgroup)
-            (void)cgroup_remove(&cgroup.cg);
         unlink(c->socket_path);
         if (r == -1)
-            fprintf(stderr, "cordon: %s\n", err);
+            fprintf(stderr, "cordon: %s\n", start.err);
         guarded_trees_free(guard);
         port_relay_free(c->ports);
+        free(start.ro_absent);
         return CORDON_EXIT_SETUP;
     }
     sc_program_free(&prog);
     if (http_fd >= 0 && socks_fd >= 0) {
-        char session_word[] = "session";
-        char *label[] = {session_word, (char *)c->name, NULL};
         c->proxy = proxy_new(&c->loop, http_fd, socks_fd, label);
-        controller_attach_listeners(c->proxy);
+        init_handover_attach(&start.handover, c->proxy);
         if (!c->proxy)
             LOG_E("session", "the proxy could not start: commands get no network");
     }
@@ -383,7 +263,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
                                  .state_path = c->state_path,
                                  .cfg = &cfg,
                                  .guard = guard,
-                                 .cgroup = have_cgroup ? &cgroup.cg : NULL,
+                                 .cgroup = have_cgroup ? &start.cgroup.cg : NULL,
                                  .ctl = c->ctl,
                                  .init_pid = pid,
                                  .owner_pid = owner,
@@ -434,7 +314,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
             break;
     }
     if (have_cgroup) /* before the log is looked at: it may say something */
-        remove_cgroup(&cfg, &cgroup.cg, pid);
+        remove_cgroup(&cfg, &start.cgroup.cg, pid);
     git_publish_stop(c->git);
     unlink(c->socket_path);
     unlink(c->state_path);
