@@ -56,6 +56,7 @@ struct api_server {
     bool dirty;               /* resumed or written since the last MHD_run */
     bool in_run;              /* inside MHD_run: MHD's callbacks are on the stack */
     struct api_request *reqs; /* every live request, for api_server_stop */
+    unsigned clients;         /* connections open now (api_server_clients) */
 };
 
 struct api_request {
@@ -324,13 +325,17 @@ static int peer_choose_mechanism(struct api_server *s, char *err, size_t errlen)
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: the verdict when the connection starts (the peer has just
- * connected), kept as its socket context; nothing to free at its end (static strings). */
+ * connected), kept as its socket context; nothing to free at its end (static strings). Counts
+ * the connections open too. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     struct api_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED && s->clients > 0)
+        s->clients--;
     if (code != MHD_CONNECTION_NOTIFY_STARTED)
         return;
+    s->clients++;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!ci) {
@@ -856,4 +861,9 @@ void api_on_gone(struct api_request *req, void (*fn)(void *ctx, struct api_reque
 {
     req->on_gone = fn;
     req->gone_ctx = ctx;
+}
+
+unsigned api_server_clients(const struct api_server *s)
+{
+    return s ? s->clients : 0;
 }

@@ -1,0 +1,138 @@
+-- spec/04-engine/session_expiry_spec.lua — a session's own end: `session start --idle-timeout D`
+-- ends a session once no exec, no job and no API client was there for D, and not while an exec
+-- or a background job runs; `--max-lifetime D` ends it D after its start whatever runs, every
+-- process of it gone (a `setsid` daemon too); the end is announced `--expiry-warning` before in
+-- its log, and `cordon session status NAME` says after why it ended. Root and uid 65534 (a
+-- session of its own, in a home and runtime folder it owns). Every wait is bounded; no timing
+-- is asserted beyond "ended within a generous bound": a job that must outlast the idle timeout
+-- waits for a file the test creates.
+local h = require("spec.helpers")
+local cjson = require("cjson")
+
+local NOBODY = 65534
+local ok = h.ok
+local ENDED_WITHIN = 30 -- seconds: a generous bound for a 1-3 s timeout and its grace
+
+local function is_root()
+    return h.chomp(h.sh_ok("id -u")) == "0"
+end
+
+-- A detached session of uid (nil: the spec's own caller) started with flags. Returns s with
+-- s.opts (the h.cordon options of every command of it) and s.pid (its controller). Stopped at
+-- clean-up (its controller killed if left).
+local function start(uid, flags)
+    local name = "spec-expiry-" .. h.token()
+    local runtime = h.runtime_dir()
+    local opts = { env = { XDG_RUNTIME_DIR = runtime } }
+    if uid then
+        local home = h.tmpdir()
+        h.sh_ok(("chown %d:%d %s %s"):format(uid, uid, h.quote(home), h.quote(runtime)))
+        opts.uid, opts.home, opts.cwd = uid, home, h.workspace(nil, uid)
+    else
+        opts.cwd = h.workspace()
+    end
+    local s = { name = name, runtime = runtime, opts = opts }
+    h.defer(function()
+        h.cordon({ "session", "stop", name }, opts)
+        if s.pid and not h.wait_for(function() return not h.is_controller(s.pid) end, 10) then
+            os.execute("kill -9 " .. s.pid .. " 2>/dev/null")
+        end
+    end)
+    local args = { "session", "start", name, "--detach" }
+    for _, f in ipairs(flags) do args[#args + 1] = f end
+    ok(h.cordon(args, opts))
+    local st = ok(h.cordon({ "session", "status", name, "--json" }, opts))
+    s.pid = math.tointeger(cjson.decode(st.stdout).pid)
+    assert(s.pid and h.is_controller(s.pid), h.describe(st))
+    return s
+end
+
+local function cli(s, args)
+    return h.cordon(args, s.opts)
+end
+
+local function ended(s)
+    return h.wait_for(function() return not h.is_controller(s.pid) end, ENDED_WITHIN)
+end
+
+local function log_of(s)
+    return h.read_file(s.runtime .. "/cordon/" .. s.name .. ".log") or ""
+end
+
+-- A sleep whose command line no other process has: its host pids are found by pgrep.
+local function marked_sleep()
+    return ("sleep 9%d.%d"):format(math.random(100, 999), math.random(100000, 999999))
+end
+
+-- Its host pids (the pattern "[s]leep ..." does not match the shell that runs pgrep).
+local function pids_of(sleep)
+    return h.pgrep("[s]" .. sleep:sub(2))
+end
+
+for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }) do
+    describe("session expiry as " .. who.name, function()
+        after_each(h.cleanup)
+
+        local function session(flags)
+            if who.uid and not is_root() then h.skip("needs root to switch to uid 65534") end
+            return start(who.uid, flags)
+        end
+
+        it("an idle session ends after its idle timeout, and says so in its log", function()
+            local s = session({ "--idle-timeout", "1" })
+            assert(ended(s), "the idle session did not end within " .. ENDED_WITHIN .. " s")
+            assert.matches("session '" .. s.name .. "' ends: idle for 1 s", log_of(s), 1, true)
+        end)
+
+        it("an idle session does not end while an exec runs", function()
+            local s = session({ "--idle-timeout", "1" })
+            local r = ok(cli(s, { "exec", s.name, "--", "sleep 3; echo still here" }))
+            assert.are.equal("still here\n", r.stdout)
+            assert(ended(s), "the session did not end once idle")
+        end)
+
+        it("an idle session does not end while a background job runs", function()
+            local s = session({ "--idle-timeout", "1" })
+            local go = s.opts.cwd .. "/go"
+            ok(cli(s, { "exec", s.name, "--background", "--", "while [ ! -e go ]; do sleep 0.1; done" }))
+            -- three idle timeouts with no client: the job keeps the session
+            os.execute("sleep 3")
+            assert.is_true(h.is_controller(s.pid), "the session ended while its job ran")
+            h.write_file(go, "")
+            assert(ended(s), "the session did not end once its job had")
+        end)
+
+        it("a lifetime ends a session with a job and a setsid daemon, every process gone", function()
+            local s = session({ "--max-lifetime", "3", "--expiry-warning", "1" })
+            local job, daemon = marked_sleep(), marked_sleep()
+            ok(cli(s, { "exec", s.name, "--background", "--", job }))
+            ok(cli(s, { "exec", s.name, "--", "setsid " .. daemon .. " </dev/null >/dev/null 2>&1 &" }))
+            assert(h.wait_for(function() return #pids_of(job) > 0 and #pids_of(daemon) > 0 end, 10),
+                "the job and the daemon did not start")
+            assert(ended(s), "the session outlived its lifetime")
+            assert(h.wait_for(function() return #pids_of(job) == 0 and #pids_of(daemon) == 0 end, 10),
+                "a process of the session outlived it")
+            local log = log_of(s)
+            assert.matches("session '" .. s.name .. "' ends in 1 s: its maximum lifetime (3 s) is reached",
+                log, 1, true)
+            assert.matches("session '" .. s.name .. "' ends: its maximum lifetime (3 s) is reached",
+                log, 1, true)
+        end)
+
+        it("a bad duration is refused in one line with 125", function()
+            if who.uid and not is_root() then h.skip("needs root to switch to uid 65534") end
+            local opts = { env = { XDG_RUNTIME_DIR = h.runtime_dir() } }
+            if who.uid then
+                h.sh_ok(("chown %d:%d %s"):format(who.uid, who.uid, h.quote(opts.env.XDG_RUNTIME_DIR)))
+                opts.uid, opts.home, opts.cwd = who.uid, h.tmpdir(), h.workspace(nil, who.uid)
+                h.sh_ok(("chown %d:%d %s"):format(who.uid, who.uid, h.quote(opts.home)))
+            end
+            for _, flag in ipairs({ "--idle-timeout", "--max-lifetime", "--expiry-warning" }) do
+                local r = h.cordon({ "session", "start", "spec-expiry-bad", "--detach", flag, "5x" }, opts)
+                assert.are.equal(125, r.code, h.describe(r))
+                assert.are.equal(1, select(2, r.stderr:gsub("\n", "")), h.describe(r))
+                assert.matches("session%.", r.stderr)
+            end
+        end)
+    end)
+end
