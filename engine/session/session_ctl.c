@@ -25,6 +25,7 @@
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
 #include "session/session_jobs.h"
+#include "session/session_record.h"
 #include "session/session_init.h"
 #include "sandbox/init_wire.h"
 #include "base/util.h"
@@ -514,6 +515,7 @@ void session_init_gone(struct session *s)
             job_stop_done(j, true);
         log_stream_wake(s, j);
     }
+    session_record_write(s); /* before the socket goes (session_record.h) */
     s->p.on_ended(s->p.ctx);
 }
 
@@ -526,6 +528,7 @@ struct session *session_new(struct ev_loop *loop, const struct session_params *p
     s->p = *p;
     s->started = clock_wall_s();
     jobs_persist(s); /* the state file exists once `session start` has returned */
+    session_record_write(s);
     ev_io_start(loop, &s->ctl_w, p->ctl, EPOLLIN, on_ctl, s);
     return s;
 }

@@ -2,7 +2,8 @@
 -- ends a session once no exec, no job and no API client was there for D, and not while an exec
 -- or a background job runs; `--max-lifetime D` ends it D after its start whatever runs, every
 -- process of it gone (a `setsid` daemon too); the end is announced `--expiry-warning` before in
--- its log, and `cordon session status NAME` says after why it ended. Root and uid 65534 (a
+-- its log and to its approvers (an "expiring" event), and `cordon session status NAME`,
+-- `session list --all` and any command for it say after why it ended. Root and uid 65534 (a
 -- session of its own, in a home and runtime folder it owns). Every wait is bounded; no timing
 -- is asserted beyond "ended within a generous bound": a job that must outlast the idle timeout
 -- waits for a file the test creates.
@@ -69,6 +70,28 @@ local function pids_of(sleep)
     return h.pgrep("[s]" .. sleep:sub(2))
 end
 
+-- After the end: `session status` says why, `session list --all` lists it with why, and a
+-- command for it says why it is not there (125, one line).
+local function assert_ended(s, reason)
+    local st = ok(cli(s, { "session", "status", s.name }))
+    assert.matches("state: ended\n", st.stdout, 1, true)
+    assert.matches("reason: " .. reason .. "\n", st.stdout, 1, true)
+    local list = cjson.decode(ok(cli(s, { "session", "list", "--all", "--json" })).stdout)
+    local found
+    for _, e in ipairs(list.ended) do
+        if e.name == s.name then found = e end
+    end
+    assert(found, "session list --all does not list it: " .. cjson.encode(list))
+    assert.are.equal(reason, found.reason)
+    assert.are.equal("ended", found.state)
+    assert.are.same({}, list.sessions)
+    local r = cli(s, { "exec", s.name, "--", "true" })
+    assert.are.equal(125, r.code, h.describe(r))
+    assert.matches("no session named '" .. s.name .. "': it ended", r.stderr, 1, true)
+    assert.matches("(" .. reason .. ")\n", r.stderr, 1, true)
+    assert.are.equal(1, select(2, r.stderr:gsub("\n", "")), h.describe(r))
+end
+
 for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }) do
     describe("session expiry as " .. who.name, function()
         after_each(h.cleanup)
@@ -82,6 +105,7 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
             local s = session({ "--idle-timeout", "1" })
             assert(ended(s), "the idle session did not end within " .. ENDED_WITHIN .. " s")
             assert.matches("session '" .. s.name .. "' ends: idle for 1 s", log_of(s), 1, true)
+            assert_ended(s, "idle")
         end)
 
         it("an idle session does not end while an exec runs", function()
@@ -117,6 +141,42 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
                 log, 1, true)
             assert.matches("session '" .. s.name .. "' ends: its maximum lifetime (3 s) is reached",
                 log, 1, true)
+            assert_ended(s, "lifetime")
+        end)
+
+        it("an approver is told before the lifetime ends the session", function()
+            local s = session({ "--max-lifetime", "3", "--expiry-warning", "2" })
+            local dir = h.tmpdir()
+            if who.uid then h.sh_ok(("chown %d %s"):format(who.uid, h.quote(dir))) end
+            local out = dir .. "/watch.ndjson"
+            local as = who.uid and ("setpriv --reuid=%d --regid=%d --clear-groups "):format(who.uid, who.uid) or ""
+            h.spawn(("sh -c %s"):format(h.quote(("exec %scurl -sSN --max-time 60 --unix-socket %s %s >%s"):format(
+                as, h.quote(s.runtime .. "/cordon/" .. s.name .. ".sock"),
+                h.quote("http://cordon/v1/approvals?watch=1"), h.quote(out)))))
+            assert(ended(s), "the session outlived its lifetime")
+            local events = {}
+            for line in (h.read_file(out) or ""):gmatch("[^\n]+") do
+                local okj, e = pcall(cjson.decode, line)
+                if okj and type(e) == "table" then events[#events + 1] = e end
+            end
+            local warning
+            for _, e in ipairs(events) do
+                if e.event == "expiring" then warning = e end
+            end
+            assert(warning, "no expiring event: " .. (h.read_file(out) or ""))
+            assert.are.equal("lifetime", warning.reason)
+            assert.are.equal(s.name, warning.session)
+            assert.are.equal(2, warning.in_seconds)
+        end)
+
+        it("the reason is kept for a stop and for a controller killed", function()
+            local s = session({})
+            ok(cli(s, { "session", "stop", s.name }))
+            assert_ended(s, "stopped")
+            local k = session({ "--idle-timeout", "1h" })
+            os.execute("kill -9 " .. k.pid)
+            assert(ended(k), "the killed controller is still there")
+            assert_ended(k, "controller killed")
         end)
 
         it("a bad duration is refused in one line with 125", function()
