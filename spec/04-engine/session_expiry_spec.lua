@@ -90,6 +90,19 @@ local function assert_ended(s, reason)
     assert.matches("no session named '" .. s.name .. "': it ended", r.stderr, 1, true)
     assert.matches("(" .. reason .. ")\n", r.stderr, 1, true)
     assert.are.equal(1, select(2, r.stderr:gsub("\n", "")), h.describe(r))
+    -- the Python client's error carries the reason too
+    local py = h.sh(("PYTHONPATH=%s %s -c %s %s"):format(
+        h.quote(h.source_dir .. "/clients/python/src"), h.python, h.quote([==[
+import sys
+from cordon import Session, SessionNotFound
+try:
+    Session(sys.argv[1].rsplit("/", 1)[1][:-5], sys.argv[1]).status()
+except SessionNotFound as e:
+    print(e.reason)
+    print(e)
+]==]), h.quote(s.runtime .. "/cordon/" .. s.name .. ".sock")))
+    assert.are.equal(reason, py.stdout:match("^([^\n]*)\n"), h.describe(py))
+    assert.matches("no session named '" .. s.name .. "': it ended", py.stdout, 1, true)
 end
 
 for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }) do
