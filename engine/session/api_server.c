@@ -20,6 +20,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <stdarg.h>
@@ -69,6 +70,7 @@ struct api_request {
     size_t body_len, body_cap;
     bool too_large;
     bool suspended; /* we suspended it and have not resumed it yet */
+    bool peer_gone; /* found hung up while suspended (api_server_clients): no client any more */
     /* The answer, between api_respond/api_stream_begin and MHD_queue_response. */
     struct MHD_Response *resp;
     unsigned int status;
@@ -863,7 +865,28 @@ void api_on_gone(struct api_request *req, void (*fn)(void *ctx, struct api_reque
     req->gone_ctx = ctx;
 }
 
-unsigned api_server_clients(const struct api_server *s)
+/* A suspended connection is not watched by MHD (api_server.h, api_on_gone): a client that left
+ * one (an approver's Ctrl-C) would count for ever. Its socket says so (POLLHUP once the peer
+ * closed it); resuming it lets MHD see the end and close it (on_gone runs). */
+static bool peer_hung_up(struct api_request *req)
 {
-    return s ? s->clients : 0;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct pollfd p = {.fd = ci ? ci->connect_fd : -1, .events = 0};
+    return p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+unsigned api_server_clients(struct api_server *s)
+{
+    if (!s)
+        return 0;
+    unsigned gone = 0;
+    for (struct api_request *req = s->reqs; req; req = req->next) {
+        if (req->suspended && !req->peer_gone && peer_hung_up(req)) {
+            req->peer_gone = true;
+            req_resume(req);
+        }
+        gone += req->peer_gone;
+    }
+    return s->clients > gone ? s->clients - gone : 0;
 }

@@ -97,7 +97,7 @@ static void arm(struct session *s, double seconds, struct ev_timer *end, ev_time
         ev_timer_start(s->loop, warning, to_ms(seconds - w), warn_cb, s);
 }
 
-void session_expiry_start(struct session *s, const struct api_server *api)
+void session_expiry_start(struct session *s, struct api_server *api)
 {
     struct session_expiry *e = &s->expiry;
     e->api = api;

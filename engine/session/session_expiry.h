@@ -15,14 +15,14 @@ struct session;
 struct api_server;
 
 struct session_expiry {
-    const struct api_server *api; /* whose clients keep the session from being idle */
+    struct api_server *api; /* whose clients keep the session from being idle */
     bool started;
     struct ev_timer idle_t, idle_warn_t; /* armed while nothing is there */
     struct ev_timer life_t, life_warn_t;
 };
 
 /* Arm the lifetime (from now) and begin watching for idleness; api: the session's server. */
-void session_expiry_start(struct session *s, const struct api_server *api);
+void session_expiry_start(struct session *s, struct api_server *api);
 /* After each loop round: something there stops the idle clock, nothing arms it. */
 void session_expiry_after_round(struct session *s);
 /* The session is ending (or freed): no timer of it fires any more. */

@@ -122,21 +122,35 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
         end)
 
         it("an idle session does not end while an exec runs", function()
-            local s = session({ "--idle-timeout", "1" })
-            local r = ok(cli(s, { "exec", s.name, "--", "sleep 3; echo still here" }))
+            local s = session({ "--idle-timeout", "2" })
+            local r = ok(cli(s, { "exec", s.name, "--", "sleep 5; echo still here" }))
             assert.are.equal("still here\n", r.stdout)
             assert(ended(s), "the session did not end once idle")
         end)
 
         it("an idle session does not end while a background job runs", function()
-            local s = session({ "--idle-timeout", "1" })
+            local s = session({ "--idle-timeout", "2" })
             local go = s.opts.cwd .. "/go"
             ok(cli(s, { "exec", s.name, "--background", "--", "while [ ! -e go ]; do sleep 0.1; done" }))
-            -- three idle timeouts with no client: the job keeps the session
-            os.execute("sleep 3")
+            -- two idle timeouts and more with no client: the job keeps the session
+            os.execute("sleep 5")
             assert.is_true(h.is_controller(s.pid), "the session ended while its job ran")
             h.write_file(go, "")
             assert(ended(s), "the session did not end once its job had")
+        end)
+
+        it("an approver keeps a session from being idle until it leaves", function()
+            local s = session({ "--idle-timeout", "2" })
+            local as = who.uid and ("setpriv --reuid=%d --regid=%d --clear-groups "):format(who.uid, who.uid) or ""
+            local done = h.tmpdir() .. "/done"
+            -- watches for 5 s (two idle timeouts and more), then leaves without a word
+            h.spawn(("sh -c %s"):format(h.quote(("%scurl -sSN --max-time 5 --unix-socket %s %s >/dev/null; touch %s"):format(
+                as, h.quote(s.runtime .. "/cordon/" .. s.name .. ".sock"),
+                h.quote("http://cordon/v1/approvals?watch=1"), h.quote(done)))))
+            assert(h.wait_for(function() return h.read_file(done) ~= nil end, 30), "the approver did not end")
+            assert.is_true(h.is_controller(s.pid), "the session ended while an approver was there")
+            assert(ended(s), "the session did not end once its approver had left")
+            assert_ended(s, "idle")
         end)
 
         it("a lifetime ends a session with a job and a setsid daemon, every process gone", function()
