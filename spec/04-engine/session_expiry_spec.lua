@@ -223,3 +223,37 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
         end)
     end)
 end
+
+describe("session expiry through cordon mcp", function()
+    after_each(h.cleanup)
+
+    it("cordon mcp passes --idle-timeout to its session, and its tools say why it ended", function()
+        local runtime, ws = h.runtime_dir(), h.workspace()
+        local line = "cd " .. h.quote(ws) .. " && exec " ..
+            h.command_line({ "mcp", "--idle-timeout", "2" }, { env = { XDG_RUNTIME_DIR = runtime }, timeout = 150 })
+        local rpc = function(id, method, params)
+            return { send_json = { jsonrpc = "2.0", id = id, method = method, params = params } }
+        end
+        local steps = {
+            rpc(1, "initialize", { protocolVersion = "2025-06-18", capabilities = { roots = {} },
+                clientInfo = { name = "expiry-spec", version = "1" } }), { expect = 1, as = "init" },
+            -- idle past the timeout and its grace, with the server still there
+            { spawn = "sleep 8", as = "pause" }, { wait_spawned = "pause" },
+            rpc(2, "tools/call", { name = "session_status", arguments = {} }), { expect = 2, as = "status" },
+            { close = true },
+        }
+        local script = h.tmpdir() .. "/script.json"
+        h.write_file(script, cjson.encode(steps))
+        local r = h.sh(h.join({ h.python, h.fixtures .. "/mcp/raw_client.py", script, "--" }) .. " " .. h.quote(line))
+        local okj, rep = pcall(cjson.decode, r.stdout)
+        assert(okj and type(rep) == "table", "raw_client.py failed\n" .. h.describe(r))
+        local status = rep.kept and rep.kept.status
+        assert(status, r.stdout)
+        local text = {}
+        for _, c in ipairs(status.result and status.result.content or {}) do text[#text + 1] = c.text or "" end
+        text = table.concat(text)
+        assert.is_true(status.result.isError, r.stdout)
+        assert.matches("is not running (it ended at ", text, 1, true)
+        assert.matches("(idle))", text, 1, true)
+    end)
+end)
