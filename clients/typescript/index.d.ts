@@ -215,6 +215,12 @@ export interface StartOptions {
   allowSshAgent?: boolean;
   /** your gpg-agent signs inside (never exports the private keys) */
   allowGpgAgent?: boolean;
+  /** end the session once no exec, no job and no client was there for this long */
+  idleTimeout?: number | string;
+  /** end the session this long after its start, whatever runs */
+  maxLifetime?: number | string;
+  /** announce either end this long before it comes (default 60 s) */
+  expiryWarning?: number | string;
   /** default false: the session is owned by this process and ends when it exits, however it
    * exits (SIGKILL too), or when dispose() is called; true lets it outlive this process */
   detach?: boolean;
@@ -271,6 +277,10 @@ export declare class SessionNotFound extends CordonError {
   constructor(name: string, socketPath: string);
   sessionName: string;
   socketPath: string;
+  /** why it ended in the last day ("idle", "lifetime", "stopped", "owner exited", "controller killed"), or null */
+  reason: string | null;
+  /** when it ended (Unix seconds), or null when unknown */
+  ended: number | null;
 }
 /** The session answered a 4xx/5xx status with its one-line message (e.g. 409 for a ninth background job). */
 export declare class APIError extends CordonError {

@@ -68,6 +68,9 @@ const START_OPTIONS = [
   ["sessionExec", "--session-exec", "bool"],
   ["allowSshAgent", "--allow-ssh-agent", "bool"],
   ["allowGpgAgent", "--allow-gpg-agent", "bool"],
+  ["idleTimeout", "--idle-timeout", "duration"],
+  ["maxLifetime", "--max-lifetime", "duration"],
+  ["expiryWarning", "--expiry-warning", "duration"],
 ];
 const CLIENT_KEYS = ["detach", "owner", "extraArgs", "cordonBin", "env", "timeoutMs", "signal"];
 const HOMES = ["overlay", "readonly", "tmpfs"];
@@ -144,13 +147,40 @@ export class CordonError extends Error {
   }
 }
 
+const RECORD_KEPT_MS = 24 * 3600 * 1000; // how long a session's record says why it ended
+
+/** Why the session of socketPath ended and when, from its record NAME.record.json beside the
+ * socket (a day after its end), or null.
+ * @param {string} socketPath @returns {{ reason: string, ended: number | null } | null} */
+function endedReason(socketPath) {
+  if (!socketPath.endsWith(".sock")) return null;
+  const file = socketPath.slice(0, -".sock".length) + ".record.json";
+  try {
+    const rec = JSON.parse(fs.readFileSync(file, "utf8"));
+    const since = typeof rec.ended === "number" ? rec.ended * 1000 : fs.statSync(file).mtimeMs;
+    if (Date.now() - since > RECORD_KEPT_MS) return null;
+    if (typeof rec.reason !== "string") return { reason: "controller killed", ended: null };
+    return { reason: rec.reason, ended: typeof rec.ended === "number" ? rec.ended : null };
+  } catch {
+    return null;
+  }
+}
+
 export class SessionNotFound extends CordonError {
   /** @param {string} name @param {string} socketPath */
   constructor(name, socketPath) {
-    super(`no session named '${name}' (no controller answers on ${socketPath}; cordon session list shows the running ones)`);
+    const end = endedReason(socketPath);
+    const when = end && end.ended ? ` at ${new Date(end.ended * 1000).toISOString()}` : "";
+    super(end
+      ? `no session named '${name}': it ended${when} (${end.reason})`
+      : `no session named '${name}' (no controller answers on ${socketPath}; cordon session list shows the running ones)`);
     this.name = "SessionNotFound";
     this.sessionName = name;
     this.socketPath = socketPath;
+    /** why it ended ("idle", "lifetime", "stopped", "owner exited", "controller killed"), or null */
+    this.reason = end ? end.reason : null;
+    /** when it ended (Unix seconds), or null */
+    this.ended = end ? end.ended : null;
   }
 }
 

@@ -34,6 +34,7 @@
 #define API_EVENT_SUBSCRIBED "subscribed" /* "session"; then a question line for each pending */
 #define API_EVENT_QUESTION "question"     /* "session", "approval" */
 #define API_EVENT_SETTLED "settled"       /* "id", "answer", "by" */
+#define API_EVENT_EXPIRING "expiring"     /* "session", "reason", "in_seconds" */
 
 /* ---- the fields the clients read ---- */
 #define API_FIELD_PID "pid"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/session_protocol.h"
+#include "client/client_record.h"
 #include "client/client_reply.h"
 
 int ccall_request(struct chttp *h, const char *session, const char *method, const char *path,
@@ -20,8 +21,15 @@ int ccall_request(struct chttp *h, const char *session, const char *method, cons
     if (h->sink_stopped)
         return 0; /* the sink stopped it and keeps why */
     if (rc < 0 && !h->status) {
+        struct crecord r;
+        char ended[128] = "ended";
+        if (h->missing && crecord_read(session, &r)) {
+            crecord_describe(&r, ended, sizeof ended);
+            crecord_free(&r);
+        }
         if (h->missing)
-            snprintf(err, errlen, "the sandbox session '%s' is not running (it ended)", session);
+            snprintf(err, errlen, "the sandbox session '%s' is not running (it %s)", session,
+                     ended);
         else if (h->connect_errno)
             snprintf(err, errlen, "cannot connect to the sandbox session '%s': %s", session,
                      strerror(h->connect_errno));

@@ -31,19 +31,23 @@ struct command {
     const char *about;  /* one line */
     const char *pos[4]; /* "NAME", "PID", ...; NULL-terminated */
     bool json;
+    bool all; /* takes --all (session list: the ended sessions too) */
 };
 
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_USAGE };
 
-/* argv[0] is the command's last word. Fills pos[] (one per c->pos) and *json. */
+/* argv[0] is the command's last word. Fills pos[] (one per c->pos), *json and (when not NULL)
+ * *all. */
 static enum parsed parse_words(const struct command *c, int argc, char **argv, const char **pos,
-                               bool *json)
+                               bool *json, bool *all)
 {
     size_t want = 0, got = 0;
     bool options = true;
     while (c->pos[want])
         want++;
     *json = false;
+    if (all)
+        *all = false;
     if (cli_wants_help(argc - 1, argv + 1)) { /* before any error the other words would be */
         printf("usage: %s\n%s\n", c->usage, c->about);
         return PARSED_HELP;
@@ -54,6 +58,8 @@ static enum parsed parse_words(const struct command *c, int argc, char **argv, c
             options = false;
         } else if (options && c->json && strcmp(a, "--json") == 0) {
             *json = true;
+        } else if (options && c->all && all && strcmp(a, "--all") == 0) {
+            *all = true;
         } else if (options && a[0] == '-' && a[1] != '\0' && !(a[1] >= '0' && a[1] <= '9')) {
             /* ("-5" is left for the PID check to refuse) */
             cli_usage_error(c->name, "unknown option '%s' (usage: %s)", a, c->usage);
@@ -117,11 +123,17 @@ static const struct command cmd_watch = {
     {"NAME"},
     false};
 static const struct command cmd_list = {
-    "session list", "cordon session list [--json]", "List the running sessions.", {NULL}, true};
+    "session list",
+    "cordon session list [--all] [--json]",
+    "List the running sessions; --all: and those that ended in the last day, and why.",
+    {NULL},
+    true,
+    true};
 static const struct command cmd_status = {
     "session status",
     "cordon session status NAME [--json]",
-    "Show session NAME's controller, profile, workspace and running jobs.",
+    "Show session NAME's controller, profile, workspace and running jobs; of a session\n"
+    "that ended in the last day, when and why.",
     {"NAME"},
     true};
 static const struct command cmd_sstop = {
@@ -198,7 +210,7 @@ static int run_logs(int argc, char **argv)
     const char *pos[2];
     bool json;
     long pid;
-    switch (parse_words(&cmd_logs, n, rest, pos, &json)) {
+    switch (parse_words(&cmd_logs, n, rest, pos, &json, NULL)) {
     case PARSED_RUN:
         break;
     case PARSED_HELP:
@@ -217,7 +229,7 @@ static int run_pid_command(const struct command *c, int argc, char **argv)
     const char *pos[2];
     bool json;
     long pid;
-    switch (parse_words(c, argc, argv, pos, &json)) {
+    switch (parse_words(c, argc, argv, pos, &json, NULL)) {
     case PARSED_RUN:
         break;
     case PARSED_HELP:
@@ -234,8 +246,8 @@ static int run_pid_command(const struct command *c, int argc, char **argv)
 static int run_simple(const struct command *c, int argc, char **argv)
 {
     const char *pos[3];
-    bool json;
-    switch (parse_words(c, argc, argv, pos, &json)) {
+    bool json, all;
+    switch (parse_words(c, argc, argv, pos, &json, &all)) {
     case PARSED_RUN:
         break;
     case PARSED_HELP:
@@ -260,7 +272,7 @@ static int run_simple(const struct command *c, int argc, char **argv)
         return capprove_send(pos[0], pos[1], pos[2]);
     }
     if (c == &cmd_list)
-        return csess_list(json);
+        return csess_list(json, all);
     if (c == &cmd_status)
         return csess_status(pos[0], json);
     return csess_stop(pos[0]);
@@ -294,7 +306,7 @@ static int run_approve(int argc, char **argv)
     }
     const char *pos[1];
     bool json;
-    switch (parse_words(&cmd_watch, n, rest, pos, &json)) {
+    switch (parse_words(&cmd_watch, n, rest, pos, &json, NULL)) {
     case PARSED_RUN:
         break;
     case PARSED_HELP:

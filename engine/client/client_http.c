@@ -10,6 +10,7 @@
  * connection. The connection is closed when the answer is complete (no keep-alive: every
  * command makes one request per connection). */
 #include "client/client_http.h"
+#include "client/client_record.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -353,6 +354,14 @@ int chttp_open(struct chttp *h, const char *cmd, const char *name, bool quiet_mi
 
 int chttp_lost(const struct chttp *h)
 {
+    struct crecord r;
+    if (h->missing && !h->quiet_missing && crecord_read(h->name, &r)) {
+        char ended[128];
+        crecord_describe(&r, ended, sizeof ended);
+        fprintf(stderr, "cordon: no session named '%s': it %s\n", h->name, ended);
+        crecord_free(&r);
+        return CORDON_EXIT_SETUP;
+    }
     if (h->missing) {
         if (!h->quiet_missing)
             fprintf(stderr,

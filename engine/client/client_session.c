@@ -15,6 +15,8 @@
 #include "client/client_http.h"
 #include "client/client_jobs.h"
 #include "client/client_ports.h"
+#include "client/client_record.h"
+#include "base/json_write.h"
 #include "client/client_reply.h"
 #include "base/session_socket.h"
 #include "client/client_table.h"
@@ -83,10 +85,73 @@ static void str_cell(struct table *t, const struct json_value *v, const char *ke
     table_cell(t, s && *s ? s : "-");
 }
 
-int csess_list(bool json)
+/* An ended session as session list --json --all shows it. */
+static void record_json(const struct crecord *r, struct json_buf *b)
 {
-    static const char *const header[] = {"NAME", "PID", "PROFILE", "JOBS", "WORKSPACE"};
+    json_buf_lit(b, "{\"name\":");
+    json_buf_cstr_or_null(b, r->name);
+    json_buf_lit(b, ",\"pid\":");
+    if (r->pid > 0)
+        json_buf_printf(b, "%lld", r->pid);
+    else
+        json_buf_lit(b, "null");
+    json_buf_lit(b, ",\"profile\":");
+    json_buf_cstr_or_null(b, r->profile);
+    json_buf_lit(b, ",\"workspace\":");
+    json_buf_cstr_or_null(b, r->workspace);
+    json_buf_printf(b, ",\"started\":%.3f,\"ended\":", r->started);
+    if (r->ended > 0)
+        json_buf_printf(b, "%.3f", r->ended);
+    else
+        json_buf_lit(b, "null");
+    json_buf_lit(b, ",\"state\":\"ended\",\"reason\":");
+    json_buf_cstr_or_null(b, r->reason);
+    json_buf_lit(b, "}");
+}
+
+/* session list --all: the sessions of the last day that no longer answer (not in live). */
+static size_t list_ended(const struct str_list *live, bool json, struct table *t)
+{
     struct str_list names = {0};
+    size_t shown = 0;
+    crecord_names(&names);
+    if (json)
+        fputs("],\"ended\":[", stdout);
+    for (size_t i = 0; i < names.len; i++) {
+        const char *name = names.items[i];
+        bool running = false;
+        for (size_t k = 0; k < live->len; k++)
+            running = running || strcmp(live->items[k], name) == 0;
+        struct crecord r;
+        if (running || !crecord_read(name, &r))
+            continue;
+        if (json) {
+            struct json_buf b = {0};
+            record_json(&r, &b);
+            printf("%s%s", shown ? "," : "", b.data);
+            json_buf_free(&b);
+        } else {
+            char pid[32], state[128];
+            snprintf(pid, sizeof pid, r.pid > 0 ? "%lld" : "-", r.pid);
+            crecord_describe(&r, state, sizeof state);
+            table_cell(t, name);
+            table_cell(t, pid);
+            table_cell(t, r.profile ? r.profile : "-");
+            table_cell(t, "-");
+            table_cell(t, r.workspace ? r.workspace : "-");
+            table_cell(t, state);
+        }
+        shown++;
+        crecord_free(&r);
+    }
+    str_list_free(&names);
+    return shown;
+}
+
+int csess_list(bool json, bool all)
+{
+    static const char *const header[] = {"NAME", "PID", "PROFILE", "JOBS", "WORKSPACE", "STATE"};
+    struct str_list names = {0}, live = {0};
     struct table t;
     size_t shown = 0;
     int status = 0;
@@ -94,7 +159,7 @@ int csess_list(bool json)
         str_list_free(&names);
         return CORDON_EXIT_SETUP;
     }
-    table_init(&t, ARRAY_LEN(header), header);
+    table_init(&t, ARRAY_LEN(header) - (all ? 0 : 1), header);
     if (json)
         fputs("{\"sessions\":[", stdout);
     for (size_t i = 0; i < names.len; i++) {
@@ -103,6 +168,7 @@ int csess_list(bool json)
         const char *name = names.items[i];
         char *cmd = xasprintf("session list: %s", name);
         if (get_session(&h, cmd, name, true, &v) == 0) {
+            str_list_push(&live, name);
             if (json) {
                 if (shown)
                     fputc(',', stdout);
@@ -116,25 +182,55 @@ int csess_list(bool json)
                 str_cell(&t, v, "profile");
                 int_cell(&t, v, "jobs_running");
                 str_cell(&t, v, "workspace");
+                if (all)
+                    table_cell(&t, "running");
             }
             shown++;
             json_free(v);
         } else if (!h.missing) {
-            /* the line saying why is out; the others are still listed */
+            /* the line saying why is out; the others are still listed; it is not ended */
+            str_list_push(&live, name);
             status = CORDON_EXIT_SETUP;
         }
         chttp_close(&h);
         free(cmd);
     }
+    if (all)
+        shown += list_ended(&live, json, &t);
     if (json)
         fputs("]}\n", stdout);
     else if (shown == 0)
-        puts("no sessions");
+        puts(all ? "no sessions (none ended in the last day either)" : "no sessions");
     else
         table_print(&t, stdout);
     table_free(&t);
     str_list_free(&names);
+    str_list_free(&live);
     return status;
+}
+
+/* session status of a session that does not answer but ended in the last day. */
+static void print_ended(const char *name, const struct crecord *r, bool json)
+{
+    char buf[64];
+    if (json) {
+        struct json_buf b = {0};
+        record_json(r, &b);
+        puts(b.data);
+        json_buf_free(&b);
+        return;
+    }
+    printf("name: %s\n", name);
+    printf("state: ended\n");
+    printf("reason: %s\n", r->reason);
+    if (r->pid > 0)
+        printf("pid: %lld\n", r->pid);
+    printf("profile: %s\n", r->profile ? r->profile : "-");
+    printf("workspace: %s\n", r->workspace ? r->workspace : "-");
+    cjobs_format_time(r->started, true, buf, sizeof buf);
+    printf("started: %s\n", r->started > 0 ? buf : "-");
+    cjobs_format_time(r->ended, true, buf, sizeof buf);
+    printf("ended: %s\n", r->ended > 0 ? buf : "- (its controller died)");
 }
 
 int csess_status(const char *name, bool json)
@@ -144,7 +240,18 @@ int csess_status(const char *name, bool json)
     long long n;
     double started;
     char buf[64];
-    int status = get_session(&h, "session status", name, false, &v);
+    int status = get_session(&h, "session status", name, true, &v);
+    struct crecord r;
+    if (status != 0 && h.missing && crecord_read(name, &r)) {
+        print_ended(name, &r, json);
+        crecord_free(&r);
+        status = 0;
+        goto out;
+    }
+    if (status != 0 && h.missing) {
+        h.quiet_missing = false;
+        status = chttp_lost(&h);
+    }
     if (status != 0)
         goto out;
     if (json) {

@@ -1,4 +1,4 @@
-/* client_session.h — `cordon session list [--json]`, `session status NAME [--json]`,
+/* client_session.h — `cordon session list [--all] [--json]`, `session status NAME [--json]`,
  * `session stop NAME`: the socket directory's sessions, GET /v1/session, POST
  * /v1/session/stop and the wait until the controller is gone.
  * Uses client_socket, client_http, client_reply, client_table. Must never: start a session
@@ -12,7 +12,8 @@
 #define CSESS_STOP_POLL_MS 20
 
 /* Each returns the exit status: 0, or 125 after printing why. */
-int csess_list(bool json);
+/* all: the sessions that ended in the last day too (client_record.h), with why. */
+int csess_list(bool json, bool all);
 int csess_status(const char *name, bool json);
 int csess_stop(const char *name);
 #endif

@@ -92,6 +92,23 @@ const struct profile_key profile_keys[] = {
      .flag = "session-exec", .flag_field = FLG(session_exec), .flag_negates = true,
      .flag_scope = PK_FLAG_SESSION_HELP,
      .flag_help = "run each exec in a fresh sandbox of its own"},
+    /* the session's own end (session/session_expiry.c); 0: none */
+    {.name = "session.idle_timeout", .kind = PK_DURATION, .field = CFG(idle_timeout),
+     .ctype = PK_C_DOUBLE, .dflt = 0,
+     .flag = "idle-timeout", .flag_arg = "D", .flag_field = FLG(idle_timeout),
+     .flag_scope = PK_FLAG_SESSION_HELP,
+     .flag_help = "end the session once no exec, no job and no API client\n"
+                  "was there for D (30s, 5m, 1h; 0: never)"},
+    {.name = "session.max_lifetime", .kind = PK_DURATION, .field = CFG(max_lifetime),
+     .ctype = PK_C_DOUBLE, .dflt = 0,
+     .flag = "max-lifetime", .flag_arg = "D", .flag_field = FLG(max_lifetime),
+     .flag_scope = PK_FLAG_SESSION_HELP,
+     .flag_help = "end the session D after its start, whatever runs (0: never)"},
+    {.name = "session.expiry_warning", .kind = PK_DURATION, .field = CFG(expiry_warning),
+     .ctype = PK_C_DOUBLE, .dflt = 60,
+     .flag = "expiry-warning", .flag_arg = "D", .flag_field = FLG(expiry_warning),
+     .flag_scope = PK_FLAG_SESSION_HELP,
+     .flag_help = "announce either end D before it comes (default 60s)"},
 
     KEY_INIT("workspace_readonly", PK_BOOLEAN, CFG(workspace_readonly)),
     KEY_INIT("home_tool_dirs", PK_LIST, CFG(home_tool_dirs)), /* names checked after */

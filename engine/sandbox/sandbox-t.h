@@ -44,6 +44,9 @@ struct run_flags {
     const char *owner;               /* session start --owner PID: whose exit ends the session */
     enum flag_state allow_ssh_agent; /* --allow-ssh-agent -> grants.ssh_agent */
     enum flag_state allow_gpg_agent; /* --allow-gpg-agent -> grants.gpg_agent */
+    const char *idle_timeout;        /* --idle-timeout DURATION -> session.idle_timeout */
+    const char *max_lifetime;        /* --max-lifetime DURATION -> session.max_lifetime */
+    const char *expiry_warning;      /* --expiry-warning DURATION -> session.expiry_warning */
 };
 
 /* One resource limit from the profile's `rlimits` table. */
@@ -121,6 +124,9 @@ struct sandbox_config {
     bool exec_per_command;             /* session.exec_per_command: each exec in a fresh sandbox */
     unsigned max_background;           /* session.max_background: live background jobs at most */
     size_t log_cap;                    /* session.log_cap: bytes of a background job's log kept */
+    double idle_timeout;               /* session.idle_timeout: seconds idle, then end; 0: none */
+    double max_lifetime;               /* session.max_lifetime: seconds at most; 0: none */
+    double expiry_warning;             /* session.expiry_warning: seconds of notice before either */
     enum sandbox_home home_mode;       /* profile key home */
     char *home;                        /* the caller's home, canonical; NULL: no home view */
     char *home_layer;                  /* overlay: the workspace's layer folder (upper/, work/) */

@@ -20,6 +20,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <stdarg.h>
@@ -56,6 +57,7 @@ struct api_server {
     bool dirty;               /* resumed or written since the last MHD_run */
     bool in_run;              /* inside MHD_run: MHD's callbacks are on the stack */
     struct api_request *reqs; /* every live request, for api_server_stop */
+    unsigned clients;         /* connections open now (api_server_clients) */
 };
 
 struct api_request {
@@ -68,6 +70,7 @@ struct api_request {
     size_t body_len, body_cap;
     bool too_large;
     bool suspended; /* we suspended it and have not resumed it yet */
+    bool peer_gone; /* found hung up while suspended (api_server_clients): no client any more */
     /* The answer, between api_respond/api_stream_begin and MHD_queue_response. */
     struct MHD_Response *resp;
     unsigned int status;
@@ -324,13 +327,17 @@ static int peer_choose_mechanism(struct api_server *s, char *err, size_t errlen)
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: the verdict when the connection starts (the peer has just
- * connected), kept as its socket context; nothing to free at its end (static strings). */
+ * connected), kept as its socket context; nothing to free at its end (static strings). Counts
+ * the connections open too. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     struct api_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED && s->clients > 0)
+        s->clients--;
     if (code != MHD_CONNECTION_NOTIFY_STARTED)
         return;
+    s->clients++;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!ci) {
@@ -856,4 +863,30 @@ void api_on_gone(struct api_request *req, void (*fn)(void *ctx, struct api_reque
 {
     req->on_gone = fn;
     req->gone_ctx = ctx;
+}
+
+/* A suspended connection is not watched by MHD (api_server.h, api_on_gone): a client that left
+ * one (an approver's Ctrl-C) would count for ever. Its socket says so (POLLHUP once the peer
+ * closed it); resuming it lets MHD see the end and close it (on_gone runs). */
+static bool peer_hung_up(struct api_request *req)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct pollfd p = {.fd = ci ? ci->connect_fd : -1, .events = 0};
+    return p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+unsigned api_server_clients(struct api_server *s)
+{
+    if (!s)
+        return 0;
+    unsigned gone = 0;
+    for (struct api_request *req = s->reqs; req; req = req->next) {
+        if (req->suspended && !req->peer_gone && peer_hung_up(req)) {
+            req->peer_gone = true;
+            req_resume(req);
+        }
+        gone += req->peer_gone;
+    }
+    return s->clients > gone ? s->clients - gone : 0;
 }

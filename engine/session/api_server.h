@@ -34,6 +34,9 @@ void api_server_stop(struct api_server *s);
 /* Let the server make progress on what handlers did outside its callbacks (resumed
  * connections, queued stream data); call after each round of the event loop. */
 void api_server_after_round(struct api_server *s);
+/* The client connections open now (kept alive between requests or not), less those whose
+ * client has gone while they waited (resumed here, so that they are closed). */
+unsigned api_server_clients(struct api_server *s);
 
 const char *api_method(const struct api_request *req); /* "GET", "POST", ... */
 const char *api_path(const struct api_request *req);   /* "/v1/jobs/12/stop", no query,

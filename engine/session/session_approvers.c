@@ -3,7 +3,8 @@
  * --watch NAME`, the terminal of a `cordon session start` that stays in the foreground, an MCP
  * client that can ask its user). Owns the subscribers' list and their NDJSON stream: a
  * "subscribed" line, each pending question once when it subscribes, then one "question" line per question asked and
- * one "settled" line per question answered, timed out or denied. Also tells the questions'
+ * one "settled" line per question answered, timed out or denied, and an "expiring" line before
+ * the session's idle timeout or maximum lifetime ends it (session_expiry.c). Also tells the questions'
  * outcome to the exec streams that were told the question.
  *
  * The client of a foreground exec is never an approver: it is the agent whose command asked,
@@ -138,6 +139,17 @@ void session_op_watch_approvals(struct session *s, struct api_request *req)
     s->approvers = a;
     api_on_gone(req, approver_gone, a);
     escalation_update_owner(s);
+}
+
+void approvers_expiry_warning(struct session *s, const char *reason, double left)
+{
+    struct json_buf b = {0};
+    json_buf_lit(&b, "{\"event\":\"" API_EVENT_EXPIRING "\",\"session\":");
+    json_buf_cstr_or_null(&b, s->p.name);
+    json_buf_lit(&b, ",\"reason\":");
+    json_buf_cstr_or_null(&b, reason);
+    json_buf_printf(&b, ",\"in_seconds\":%.0f}", left);
+    send_all(s, &b);
 }
 
 void approvers_end(struct session *s)

@@ -25,6 +25,7 @@
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
 #include "session/session_jobs.h"
+#include "session/session_record.h"
 #include "session/session_init.h"
 #include "sandbox/init_wire.h"
 #include "base/util.h"
@@ -484,8 +485,11 @@ void session_init_gone(struct session *s)
     ev_io_stop(s->loop, &s->watch_w);
     session_guard_check(s, NULL, true); /* the last word of what ran in the background */
     approvers_end(s);                   /* their streams end: `cordon approve --watch` returns */
-    if (!s->shutting_down)
+    if (!s->shutting_down) {
         LOG_E("session", "the sandbox's init ended unexpectedly: the session is over");
+        s->end_reason = SESSION_END_FAILED;
+    }
+    session_expiry_stop(s);
     /* Everything in the sandbox died with init: settle every job and every waiting client. */
     double now = clock_wall_s();
     for (struct job *j = s->jobs; j; j = j->next) {
@@ -511,6 +515,7 @@ void session_init_gone(struct session *s)
             job_stop_done(j, true);
         log_stream_wake(s, j);
     }
+    session_record_write(s); /* before the socket goes (session_record.h) */
     s->p.on_ended(s->p.ctx);
 }
 
@@ -523,6 +528,7 @@ struct session *session_new(struct ev_loop *loop, const struct session_params *p
     s->p = *p;
     s->started = clock_wall_s();
     jobs_persist(s); /* the state file exists once `session start` has returned */
+    session_record_write(s);
     ev_io_start(loop, &s->ctl_w, p->ctl, EPOLLIN, on_ctl, s);
     return s;
 }
@@ -538,6 +544,7 @@ void session_free(struct session *s)
     }
     approvers_end(s);
     escalation_free(s);
+    session_expiry_stop(s);
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->shutdown_t);
     ev_timer_stop(s->loop, &s->guard_t);

@@ -71,9 +71,23 @@ void session_op_watch_approvals(struct session *s, struct api_request *req);
 void session_op_answer(struct session *s, struct api_request *req, unsigned id, const char *answer,
                        const char *by);
 
+/* Why a session ended, as its record keeps it (session_end_name: "idle", "stopped", ...). */
+enum session_end {
+    SESSION_END_NONE = 0, /* it has not (or a record without a reason: the controller died) */
+    SESSION_END_STOPPED,  /* session stop, POST /v1/session/stop */
+    SESSION_END_OWNER,    /* its owner exited */
+    SESSION_END_KILLED,   /* the controller got TERM, INT or HUP, or died */
+    SESSION_END_IDLE,     /* session.idle_timeout */
+    SESSION_END_LIFETIME, /* session.max_lifetime */
+    SESSION_END_FAILED,   /* the controller's loop or the sandbox's init failed */
+};
+const char *session_end_name(enum session_end reason);
+
 /* TERM to everything in the sandbox, KILL after the grace period, init exits; on_ended runs
- * when it has. Idempotent. */
-void session_shut_down(struct session *s, const char *why);
+ * when it has. Idempotent: the first reason is the one kept. */
+void session_shut_down(struct session *s, enum session_end reason, const char *why);
+/* The reason the session ended or is ending (SESSION_END_NONE while it runs). */
+enum session_end session_end_reason(const struct session *s);
 /* init exited (the controller reaped it). */
 void session_init_gone(struct session *s);
 /* Persist the job state if it changed since the last call (after each loop round). */

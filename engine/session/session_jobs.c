@@ -338,6 +338,7 @@ void session_after_round(struct session *s)
         s->dirty = false;
         jobs_persist(s);
     }
+    session_expiry_after_round(s);
 }
 
 /* ---- finding, freeing --------------------------------------------------------------------- */

@@ -46,6 +46,7 @@
 #include "policy/lua_host.h"
 #include "session/session_questions.h"
 #include "session/session_ctl.h"
+#include "session/session_expiry.h"
 #include "session/session_rerun.h"
 #include "base/util.h"
 
@@ -151,6 +152,8 @@ struct session {
     struct limit_seen limits_told;   /* the cgroup's limit counters as last said */
     struct ev_io watch_w;            /* the repositories' watcher found one (guarded_trees_fd) */
     struct str_list guard_said;      /* lines of a check no command was there to hear */
+    struct session_expiry expiry;    /* idle timeout and maximum lifetime (session_expiry.c) */
+    enum session_end end_reason;     /* why it ended or is ending */
 };
 
 /* session_jobs.c */
@@ -235,4 +238,7 @@ void approvers_settled(struct session *s, const struct approval *x, enum approva
                        const char *by, struct job *only_job);
 /* End every approver's stream (the session is over). */
 void approvers_end(struct session *s);
+/* The session ends in `left` seconds (reason "idle" or "lifetime"): an event to every
+ * approver. */
+void approvers_expiry_warning(struct session *s, const char *reason, double left);
 #endif

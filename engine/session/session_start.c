@@ -44,6 +44,7 @@
 #include "sandbox/userns.h"
 #include "session/api_server.h"
 #include "session/session_ctl.h"
+#include "session/session_expiry.h"
 #include "session/session_init.h"
 #include "session/session_paths.h"
 #include "sandbox/init_wire.h"
@@ -114,7 +115,7 @@ static void on_signal(struct ev_loop *loop, struct ev_io *w, uint32_t events)
             if (waitpid(c->init_pid, NULL, WNOHANG) == c->init_pid)
                 session_init_gone(c->session);
         } else {
-            session_shut_down(c->session, "the controller got a signal");
+            session_shut_down(c->session, SESSION_END_KILLED, "the controller got a signal");
         }
     }
 }
@@ -124,7 +125,7 @@ static void on_owner_exit(struct ev_loop *loop, struct ev_io *w, uint32_t events
     (void)events;
     struct controller *c = w->data;
     ev_io_stop(loop, w);
-    session_shut_down(c->session, "its owner exited");
+    session_shut_down(c->session, SESSION_END_OWNER, "its owner exited");
 }
 
 /* A published port's connection into the sandbox, through the session's link to init (none
@@ -278,6 +279,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         unlink(c->socket_path);
         die("session start: %s", err);
     }
+    session_expiry_start(c->session, c->api);
     ev_io_start(&c->loop, &c->sig_w, c->sfd, EPOLLIN, on_signal, c);
     if (c->owner_fd >= 0)
         ev_io_start(&c->loop, &c->owner_w, c->owner_fd, EPOLLIN, on_owner_exit, c);
@@ -300,7 +302,7 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         session_after_round(c->session);
         if (n < 0 && n != -EINTR) {
             LOG_E("session", "event loop: %s", strerror(-n));
-            session_shut_down(c->session, "the event loop failed");
+            session_shut_down(c->session, SESSION_END_FAILED, "the event loop failed");
             break;
         }
     }

@@ -215,7 +215,7 @@ void session_op_cancel_turn(struct session *s, struct api_request *req, const ch
 void session_op_stop_session(struct session *s, struct api_request *req)
 {
     api_respond(req, 200, NULL, "{\"stopping\":true}", 17);
-    session_shut_down(s, "stopped through the API");
+    session_shut_down(s, SESSION_END_STOPPED, "stopped through the API");
 }
 
 /* ---- shutting the session down ----------------------------------------------------------- */
@@ -228,11 +228,39 @@ static void on_shutdown_overdue(struct ev_loop *loop, struct ev_timer *t)
     (void)kill(s->p.init_pid, SIGKILL);
 }
 
-void session_shut_down(struct session *s, const char *why)
+const char *session_end_name(enum session_end reason)
+{
+    switch (reason) {
+    case SESSION_END_NONE:
+        break;
+    case SESSION_END_STOPPED:
+        return "stopped";
+    case SESSION_END_OWNER:
+        return "owner exited";
+    case SESSION_END_KILLED:
+        return "controller killed";
+    case SESSION_END_IDLE:
+        return "idle";
+    case SESSION_END_LIFETIME:
+        return "lifetime";
+    case SESSION_END_FAILED:
+        return "failed";
+    }
+    return NULL;
+}
+
+enum session_end session_end_reason(const struct session *s)
+{
+    return s->end_reason;
+}
+
+void session_shut_down(struct session *s, enum session_end reason, const char *why)
 {
     if (s->shutting_down)
         return;
     s->shutting_down = true;
+    s->end_reason = reason;
+    session_expiry_stop(s);
     LOG_I("session", "session '%s' stopping: %s", s->p.name, why);
     for (struct job *j = s->jobs; j; j = j->next)
         if (job_running(j))

@@ -41,6 +41,9 @@ START_OPTIONS: Tuple[Tuple[str, str, str], ...] = (
     ("session_exec", "--session-exec", "bool"),
     ("allow_ssh_agent", "--allow-ssh-agent", "bool"),
     ("allow_gpg_agent", "--allow-gpg-agent", "bool"),
+    ("idle_timeout", "--idle-timeout", "duration"),
+    ("max_lifetime", "--max-lifetime", "duration"),
+    ("expiry_warning", "--expiry-warning", "duration"),
 )
 KEYWORDS = frozenset(k for k, _, _ in START_OPTIONS)
 _HOMES = ("overlay", "readonly", "tmpfs")

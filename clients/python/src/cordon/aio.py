@@ -196,6 +196,9 @@ class AsyncSession:
                     permission_timeout: Optional[Union[float, str]] = None, policy: Optional[PathArg] = None,
                     home: Optional[HomeMode] = None, session_exec: Optional[bool] = None,
                     allow_ssh_agent: Optional[bool] = None, allow_gpg_agent: Optional[bool] = None,
+                    idle_timeout: Optional[Union[float, str]] = None,
+                    max_lifetime: Optional[Union[float, str]] = None,
+                    expiry_warning: Optional[Union[float, str]] = None,
                     detach: bool = False, owner: Optional[int] = None, extra_args: Sequence[str] = (),
                     cordon_bin: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
                     timeout: Optional[float] = 60) -> "AsyncSession":
@@ -207,7 +210,9 @@ class AsyncSession:
                        allow_loopback=allow_loopback, allow_docker=allow_docker, allow_host_port=allow_host_port,
                        publish=publish, ask_sandbox_off=ask_sandbox_off, plan=plan,
                        permission_timeout=permission_timeout, policy=policy, home=home, session_exec=session_exec,
-                       allow_ssh_agent=allow_ssh_agent, allow_gpg_agent=allow_gpg_agent)
+                       allow_ssh_agent=allow_ssh_agent, allow_gpg_agent=allow_gpg_agent,
+                       idle_timeout=idle_timeout, max_lifetime=max_lifetime,
+                       expiry_warning=expiry_warning)
         args = start_args(find_cordon(cordon_bin), name, options, detach, owner, extra_args)
         path = socket_path(name, env)
         # stderr to a file, not a pipe: the controller keeps it (see Session.start)

@@ -6,7 +6,31 @@ Uses nothing but the standard library. Must never: swallow the session's one-lin
 """
 from __future__ import annotations
 
-from typing import Optional
+import json
+import os
+import time
+from typing import Optional, Tuple
+
+RECORD_KEPT_S = 24 * 3600  # how long a session's record says why it ended
+
+
+def ended_reason(socket_path: str) -> Tuple[Optional[str], Optional[float]]:
+    """Why the session of socket_path ended and when (Unix seconds, None if unknown), from its
+    record NAME.record.json beside the socket (a day after its end); (None, None) when none."""
+    path = socket_path[:-len(".sock")] + ".record.json" if socket_path.endswith(".sock") else ""
+    try:
+        with open(path, encoding="utf-8") as f:
+            rec = json.load(f)
+        since = rec.get("ended") or os.stat(path).st_mtime
+    except (OSError, ValueError, AttributeError):
+        return None, None
+    if time.time() - since > RECORD_KEPT_S:
+        return None, None
+    reason = rec.get("reason")
+    if not isinstance(reason, str):
+        return "controller killed", None
+    ended = rec.get("ended")
+    return reason, float(ended) if isinstance(ended, (int, float)) else None
 
 
 class CordonError(Exception):
@@ -18,13 +42,23 @@ class CordonError(Exception):
 
 
 class SessionNotFound(CordonError):
-    """No session of that name answers on its socket (never started, stopped, or died)."""
+    """No session of that name answers on its socket (never started, stopped, or died).
+    `reason`: why it ended ("idle", "lifetime", "stopped", "owner exited", "controller killed")
+    when it did in the last day, else None; `ended`: when (Unix seconds), if known."""
 
     def __init__(self, name: str, socket_path: str) -> None:
-        super().__init__("no session named '%s' (no controller answers on %s; cordon session list "
-                         "shows the running ones)" % (name, socket_path))
+        reason, ended = ended_reason(socket_path)
+        if reason:
+            when = " at " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ended)) if ended else ""
+            message = "no session named '%s': it ended%s (%s)" % (name, when, reason)
+        else:
+            message = ("no session named '%s' (no controller answers on %s; cordon session list "
+                       "shows the running ones)" % (name, socket_path))
+        super().__init__(message)
         self.name = name
         self.socket_path = socket_path
+        self.reason = reason
+        self.ended = ended
 
 
 class APIError(CordonError):

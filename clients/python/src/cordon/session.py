@@ -141,6 +141,9 @@ class Session:
               permission_timeout: Optional[Union[float, str]] = None, policy: Optional[PathArg] = None,
               home: Optional[HomeMode] = None, session_exec: Optional[bool] = None,
               allow_ssh_agent: Optional[bool] = None, allow_gpg_agent: Optional[bool] = None,
+              idle_timeout: Optional[Union[float, str]] = None,
+              max_lifetime: Optional[Union[float, str]] = None,
+              expiry_warning: Optional[Union[float, str]] = None,
               detach: bool = False, owner: Optional[int] = None, extra_args: Sequence[str] = (),
               cordon_bin: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
               timeout: Optional[float] = 60) -> "Session":
@@ -156,7 +159,9 @@ class Session:
         allow_write, hide, allow_home_workspace, unrestricted_network, allow_loopback,
         allow_docker, allow_host_port, publish ("[HOSTADDR:]HOSTPORT:PORT"), ask_sandbox_off,
         plan, permission_timeout (seconds or "30s"), policy, home ("overlay", "readonly",
-        "tmpfs"), session_exec, allow_ssh_agent, allow_gpg_agent. None leaves the profile's
+        "tmpfs"), session_exec, allow_ssh_agent, allow_gpg_agent, idle_timeout, max_lifetime,
+        expiry_warning (seconds or "5m": the session ends by itself when idle, or that long
+        after its start; then a call fails with the reason). None leaves the profile's
         value; False turns a boolean off. extra_args go to `session start` as they are (for a
         flag newer than this client). env replaces the environment of `cordon` (and decides the
         socket's directory through XDG_RUNTIME_DIR)."""
@@ -167,7 +172,9 @@ class Session:
                        allow_loopback=allow_loopback, allow_docker=allow_docker, allow_host_port=allow_host_port,
                        publish=publish, ask_sandbox_off=ask_sandbox_off, plan=plan,
                        permission_timeout=permission_timeout, policy=policy, home=home, session_exec=session_exec,
-                       allow_ssh_agent=allow_ssh_agent, allow_gpg_agent=allow_gpg_agent)
+                       allow_ssh_agent=allow_ssh_agent, allow_gpg_agent=allow_gpg_agent,
+                       idle_timeout=idle_timeout, max_lifetime=max_lifetime,
+                       expiry_warning=expiry_warning)
         args = start_args(find_cordon(cordon_bin), name, options, detach, owner, extra_args)
         path = socket_path(name, env)
         # stderr to a file, not a pipe: the controller `session start` leaves running keeps
