@@ -190,7 +190,13 @@ describe("cordon session: commands share one sandbox", function()
         local run = ok(h.cordon({ "run", "--", "bash", "-c", probe }, { cwd = ws }))
         assert.matches("Seccomp_filters:%s+2\n", run.stdout)
         assert.matches("pipe 141\n", run.stdout) -- yes ended by SIGPIPE, not EPIPE
-        for _ = 1, 3 do assert.are.equal(run.stdout, ok(exec(s, probe)).stdout) end
+        -- limits.pids is a cgroup's where the controller could make one and RLIMIT_NPROC's where
+        -- it could not (controller_setup.c): which one a run and a session got may differ with
+        -- the machine's cgroups at that moment (both enforce it), so that one line is left out
+        local function same_limits(out)
+            return (out:gsub("Max processes[^\n]*\n", "Max processes\n"))
+        end
+        for _ = 1, 3 do assert.are.equal(same_limits(run.stdout), same_limits(ok(exec(s, probe)).stdout)) end
         local unshared = exec(s, "unshare -U true && echo unshared")
         assert.are_not.equal(0, unshared.code, h.describe(unshared))
         assert.matches("Operation not permitted", unshared.stderr .. unshared.stdout)
