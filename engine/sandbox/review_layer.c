@@ -514,6 +514,11 @@ static int remove_tree(int dfd, const char *name, int depth)
     return r;
 }
 
+int review_remove_tree(int dfd, const char *name)
+{
+    return remove_tree(dfd, name, 0);
+}
+
 int review_layer_drop(const char *layer, const char *rel)
 {
     char *upper = xasprintf("%s/upper", layer);

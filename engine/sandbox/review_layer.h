@@ -62,6 +62,10 @@ bool review_layer_conflict(const char *layer, const char *workspace, const char 
  * The caller holds the lock. 0 or -errno. */
 int review_layer_drop(const char *layer, const char *rel);
 
+/* Remove name in folder dfd, a folder with everything in it, never following a link. 0 or
+ * -errno (ENOENT is no error). */
+int review_remove_tree(int dfd, const char *name);
+
 /* The layer's lock, taken exclusively without waiting: the fd, or -1 (errno EWOULDBLOCK: a
  * sandbox holds it). */
 int review_layer_lock(const char *layer);
