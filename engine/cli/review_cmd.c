@@ -1,7 +1,8 @@
 /* review_cmd.c — see review_cmd.h. Owns the three commands' syntax, usage and output; the layer
  * itself is review_layer.h's, the flags host_trusted.h's.
- * DIR: the first word, when it is a folder with a review layer (its canonical path's); else the
- * current folder is the workspace and every word is a PATH, relative to the workspace; a PATH
+ * DIR: the first word, when it is a folder with a review layer (its canonical path's), or any
+ * folder when the current one has no layer; else the current folder is the workspace and every
+ * word is a PATH, relative to the workspace; a PATH
  * names that pending path and everything pending below it.
  * apply writes each file atomically (a new file beside it, its bytes, mode and mtime, fsync,
  * rename over the name), every name opened beneath the workspace and never through a link
@@ -56,7 +57,13 @@ static int resolve(const char *cmd, const char **words, int n, struct target *t)
         char *real =
             stat(words[0], &st) == 0 && S_ISDIR(st.st_mode) ? realpath(words[0], NULL) : NULL;
         char *layer = real ? review_layer_dir(real) : NULL;
-        if (layer && review_layer_exists(layer)) {
+        /* A folder is DIR when it has a layer, or when the current folder has none (then it
+         * cannot be a pending PATH either). */
+        char *here = realpath(".", NULL), *here_layer = here ? review_layer_dir(here) : NULL;
+        bool here_has = here_layer && review_layer_exists(here_layer);
+        free(here);
+        free(here_layer);
+        if (layer && (review_layer_exists(layer) || !here_has)) {
             t->ws = real;
             t->layer = layer;
             first = 1;
