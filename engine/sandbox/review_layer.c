@@ -396,8 +396,10 @@ static char *host_state(int ws_fd, const char *rel, struct stat *out)
         return xstrdup("absent");
     if (out)
         *out = st;
+    /* A folder's mtime moves when a name is added or removed in it: a removal of the folder
+     * is then a conflict, and never takes the person's new files with it. */
     if (S_ISDIR(st.st_mode))
-        return xstrdup("dir");
+        return xasprintf("dir %lld.%09ld", (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
     return xasprintf("%o %llu %lld %lld.%09ld", (unsigned)(st.st_mode & S_IFMT),
                      (unsigned long long)st.st_ino, (long long)st.st_size,
                      (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
@@ -433,7 +435,7 @@ void review_layer_record(const char *layer, const char *workspace, const struct 
         char *state = host_state(ws, rel, &st);
         /* Changed on the host since the sandbox that wrote it started: the sandbox may have seen
          * either copy, so the record says "changed" and apply refuses it. */
-        bool after = strcmp(state, "absent") != 0 && strcmp(state, "dir") != 0 &&
+        bool after = strcmp(state, "absent") != 0 &&
                      (st.st_ctim.tv_sec > since.tv_sec ||
                       (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec > since.tv_nsec));
         char *text = xasprintf("%s\n%s\n", after ? "changed" : state, rel);

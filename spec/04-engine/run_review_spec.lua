@@ -165,6 +165,17 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.is_nil(by["plain.txt"])
         end)
 
+        it("refuses to remove a folder the host added to since the sandbox saw it", function()
+            local t = setup(who.uid)
+            ok(run(t, "rm -r sub"))
+            as_host(t, "echo mine > sub/mine.txt")
+            local r = cmd(t, { "apply" })
+            assert.are.equal(1, r.code, h.describe(r))
+            has(r, "conflict: sub")
+            assert.are.equal("mine\n", h.read_file(t.ws .. "/sub/mine.txt"))
+            assert.are.equal("inner\n", h.read_file(t.ws .. "/sub/in.txt"))
+        end)
+
         it("discards a path, then everything", function()
             local t = setup(who.uid)
             local before = full_tree(t.ws)
