@@ -378,13 +378,14 @@ static void temp_name(char out[32])
              r[4], r[5], r[6], r[7]);
 }
 
-/* The host's folder holding rel and rel's last name. The fd or -1 with errno. */
-static int host_parent(int ws_fd, const char *rel, const char **name)
+/* The folder holding rel beneath base_fd (the host's workspace, or the layer's upper) and rel's
+ * last name. The fd or -1 with errno. */
+static int host_parent(int base_fd, const char *rel, const char **name)
 {
     const char *slash = strrchr(rel, '/');
     *name = slash ? slash + 1 : rel;
     char *parent = slash ? xasprintf("%.*s", (int)(slash - rel), rel) : xstrdup("");
-    int fd = review_open_beneath(ws_fd, parent, O_RDONLY | O_DIRECTORY, 0);
+    int fd = review_open_beneath(base_fd, parent, O_RDONLY | O_DIRECTORY, 0);
     int e = errno;
     free(parent);
     errno = e;
@@ -428,8 +429,8 @@ static int write_file_at(int pfd, const char *name, int up_fd, const struct stat
     return r;
 }
 
-/* Apply one entry; 0 or -errno (why, when it is not an errno's, in *what). */
-static int apply_one(const struct target *t, int ws_fd, int up_fd, const struct review_entry *e)
+/* Apply one entry to the host's workspace; 0 or -errno. */
+static int apply_one(int ws_fd, int up_fd, const struct review_entry *e)
 {
     const char *name;
     int pfd = host_parent(ws_fd, e->path, &name);
@@ -479,7 +480,6 @@ static int apply_one(const struct target *t, int ws_fd, int up_fd, const struct 
     }
 out:
     close(pfd);
-    (void)t;
     return r;
 }
 
@@ -604,7 +604,7 @@ int apply_cmd_main(int argc, char **argv)
                 show_diff(&t, e->path, "host", "pending");
             kept++;
         } else {
-            int r = apply_one(&t, ws_fd, up_fd, e);
+            int r = apply_one(ws_fd, up_fd, e);
             if (r < 0) {
                 printf("not applied: %s: %s\n", shown, strerror(-r));
                 kept++;
@@ -619,23 +619,14 @@ int apply_cmd_main(int argc, char **argv)
         }
         free(shown);
     }
-    /* An applied folder leaves the layer once nothing is pending in it (deepest first). */
+    /* An applied folder leaves the layer once nothing is pending in it (deepest first), its
+     * parent opened beneath the upper as every other name is. */
     for (size_t i = dirs.len; i-- > 0;) {
-        if (unlinkat(up_fd, dirs.items[i], AT_REMOVEDIR) < 0) {
-            /* O_PATH fds take no unlinkat of a path with '/'; go through the parent */
-            const char *name;
-            int p = -1;
-            const char *slash = strrchr(dirs.items[i], '/');
-            if (slash) {
-                char *parent = xasprintf("%.*s", (int)(slash - dirs.items[i]), dirs.items[i]);
-                p = review_open_beneath(up_fd, parent, O_RDONLY | O_DIRECTORY, 0);
-                free(parent);
-                name = slash + 1;
-                if (p >= 0) {
-                    unlinkat(p, name, AT_REMOVEDIR);
-                    close(p);
-                }
-            }
+        const char *name;
+        int p = host_parent(up_fd, dirs.items[i], &name);
+        if (p >= 0) {
+            (void)unlinkat(p, name, AT_REMOVEDIR); /* ENOTEMPTY: something stays pending */
+            close(p);
         }
     }
     if (left.len) {
