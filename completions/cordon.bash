@@ -120,7 +120,7 @@ _cordon() {
         "session status" | "session stop")
         [ "$npos" -eq 0 ] && COMPREPLY=($(compgen -W "$(_cordon_sessions "$bin")" -- "$cur"))
         return ;;
-    "trust " | "home " | "policy check" | "policy test")
+    "trust " | "home " | "review " | "apply " | "discard " | "policy check" | "policy test")
         COMPREPLY=($(compgen -f -- "$cur"))
         return ;;
     esac

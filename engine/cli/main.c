@@ -19,6 +19,7 @@
 #include "cli/policy_net.h"
 #include "cli/policy_test.h"
 #include "cli/home_cmd.h"
+#include "cli/review_cmd.h"
 #include "cli/trust_cmd.h"
 #include "client/client_cli.h"
 #include "controller/run.h"
@@ -117,6 +118,21 @@ static int home_command(int argc, char **argv)
     return home_cmd_main(argc - 2, argv + 2);
 }
 
+static int review_command(int argc, char **argv)
+{
+    return review_cmd_main(argc - 2, argv + 2);
+}
+
+static int apply_command(int argc, char **argv)
+{
+    return apply_cmd_main(argc - 2, argv + 2);
+}
+
+static int discard_command(int argc, char **argv)
+{
+    return discard_cmd_main(argc - 2, argv + 2);
+}
+
 static int nc_command(int argc, char **argv)
 {
     return nc_main(argc - 2, argv + 2);
@@ -153,6 +169,10 @@ static const struct {
      policy_command},
     {"trust", "trust a project's .cordon policy files, or --revoke the trust", trust_command},
     {"home", "show, --diff or --reset a workspace's copy-on-write home layer", home_command},
+    {"review", "list a --review workspace's pending changes, host-trusted ones flagged",
+     review_command},
+    {"apply", "write a --review workspace's pending changes to the host", apply_command},
+    {"discard", "drop a --review workspace's pending changes", discard_command},
     {"mcp", "serve a session's sandbox to an agent as an MCP server on stdio", mcp_command},
     {"doctor", "what this machine's kernel offers: each capability full, fallback or off",
      doctor_command},

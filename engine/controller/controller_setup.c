@@ -24,6 +24,7 @@
 #include "sandbox/grants.h"
 #include "sandbox/home_view.h"
 #include "policy/layer_dirs.h"
+#include "sandbox/review_layer.h"
 #include "base/cordon_dirs.h"
 #include "base/fdpass.h"
 #include "sandbox/init_wire.h"
@@ -374,6 +375,43 @@ out:
     return r;
 }
 
+/* Review mode (profile key workspace_review, --review): the workspace's review layer, made here on
+ * the host side (0700 up from the reviews folder, hidden from every sandbox like the rest of the
+ * state). The pending paths an earlier sandbox left unrecorded (a session killed with SIGKILL
+ * among them) are recorded before this start is marked (review_layer.h). A kernel that mounts no
+ * overlayfs in a user namespace refuses review mode with one line: there is no fallback that
+ * keeps the host's workspace unchanged. */
+static int prepare_review(struct sandbox_config *cfg, char *err, size_t errlen)
+{
+    char *root = review_layer_root();
+    if (root && !str_list_contains(&cfg->hidden, root))
+        str_list_push(&cfg->hidden, root);
+    free(root);
+    if (!cfg->review || cfg->workspace_readonly) /* a read-only workspace has nothing pending */
+        return 0;
+    if (kernel_lacks_forced("overlay_userns") || kernel_older_than(5, 11)) {
+        struct utsname u;
+        snprintf(err, errlen,
+                 "review mode needs overlayfs in a user namespace, which Linux 5.11 and later "
+                 "have (this kernel is %s); run without --review (profile key workspace_review = "
+                 "false)",
+                 uname(&u) == 0 ? u.release : "older");
+        return -1;
+    }
+    char *layer = NULL;
+    if (review_layer_make(cfg->workspace, &layer, err, errlen) < 0)
+        return -1;
+    struct review_list pending;
+    char why[256];
+    if (review_layer_list(layer, cfg->workspace, &pending, why, sizeof why) == 0) {
+        review_layer_record(layer, cfg->workspace, &pending);
+        review_list_free(&pending);
+    }
+    review_layer_mark_start(layer);
+    cfg->review_layer = layer;
+    return 0;
+}
+
 /* Profile key root_only, for a caller of uid 0 only: a uid-0 command reads every file whose
  * owner bit lets root read it, capabilities or not, so what only root may read under the scan
  * roots joins the hidden paths. Judged anew on every start (a file made root-only since the
@@ -549,7 +587,8 @@ int controller_resolve(const struct sandbox_start *want, struct sandbox_config *
         cfg->json = flags->json == FLAG_TRUE;
     add_linked_common(cfg);
     if (check_home_workspace(cfg, err, errlen) < 0 || protect_own_dirs(cfg, err, errlen) < 0 ||
-        prepare_home(cfg, err, errlen) < 0)
+        prepare_home(cfg, err, errlen) < 0 ||
+        prepare_review(cfg, err, errlen) < 0)
         goto fail;
     int r = hide_root_only(cfg, ahead, want->expect_root_shift, err, errlen);
     ahead = NULL;

@@ -90,6 +90,8 @@ int config_wire_write(int fd, const struct sandbox_config *cfg)
         put(f, 'h', cfg->home);
     if (cfg->home_layer)
         put(f, 'l', cfg->home_layer);
+    if (cfg->review_layer)
+        put(f, 'R', cfg->review_layer);
     put_list(f, 'P', &cfg->protected_paths);
     put_list(f, 'E', &cfg->env);
     put_list(f, 'G', &cfg->grant_binds); /* grants.h: "KIND TARGET\tSOURCE" */
@@ -216,6 +218,10 @@ int config_wire_read(int fd, struct sandbox_config *cfg, char *err, size_t errle
         case 'l':
             free(cfg->home_layer);
             cfg->home_layer = xstrdup(v);
+            break;
+        case 'R':
+            free(cfg->review_layer);
+            cfg->review_layer = xstrdup(v);
             break;
         case 'P':
             str_list_push(&cfg->protected_paths, v);

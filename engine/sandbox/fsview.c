@@ -38,6 +38,7 @@
 #include "base/log.h"
 #include "sandbox/mount_ops.h"
 #include "sandbox/netns.h"
+#include "sandbox/review_view.h"
 
 struct detached_tree {
     char *path;
@@ -425,6 +426,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     struct str_list visible = {0};
     struct git_worktree gw = {.admin_fd = -1};
     struct grants_trees grants = {0};
+    struct review_view rv = {.layer_fd = -1, .lock_fd = -1};
     int r = -1;
 
     visible_of(cfg, &visible);
@@ -468,7 +470,7 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     for (; n_run < cfg->run_binds.len; n_run++)
         if ((run_fds[n_run] = mnt_detached_tree(&e, cfg->run_binds.items[n_run])) < 0)
             goto out;
-    if (grants_take_trees(cfg, &grants, &e) < 0)
+    if (grants_take_trees(cfg, &grants, &e) < 0 || review_view_take(cfg, &rv, &e) < 0)
         goto out;
     if (hide_take_submounts(&plan, &early->mounts, &e) < 0 ||
         git_worktree_prepare(cfg, &gw, &e) < 0)
@@ -531,6 +533,14 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     /* 6. writable trees, outermost first so a nested one is not covered by its parent */
     qsort(caps, n_caps, sizeof *caps, by_length);
     for (size_t i = 0; i < n_caps; i++) {
+        /* Review mode: the workspace is an overlay over its tree, the writes in the layer. */
+        if (rv.layer_fd >= 0 && strcmp(caps[i].path, cfg->workspace) == 0) {
+            int ov = review_view_mount(cfg, &rv, caps[i].fd, &e);
+            if (ov < 0)
+                goto out;
+            close(caps[i].fd);
+            caps[i].fd = ov;
+        }
         if (mnt_attach(&e, caps[i].fd, caps[i].path, true) < 0)
             goto out;
         close(caps[i].fd);
@@ -566,5 +576,6 @@ out:
     hide_plan_free(&plan);
     git_worktree_release(&gw);
     grants_release(&grants);
+    review_view_release(&rv);
     return r;
 }

@@ -32,6 +32,7 @@
 #include "sandbox/mount_ops.h"
 #include "sandbox/netns.h"
 #include "sandbox/pty.h"
+#include "sandbox/review_view.h"
 #include "sandbox/root_writes.h"
 #include "sandbox/home_own.h"
 #include "sandbox/rename_notify.h"
@@ -488,7 +489,7 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
     cfg->root_write_caps = true;
     if (!(maps & NS_MAPS_SHIFT))
         return;
-    size_t nb = cfg->shift_binds.len, m = nb + 1 + cfg->grant_binds.len + 1;
+    size_t nb = cfg->shift_binds.len, m = nb + 2 + cfg->grant_binds.len + 1;
     int *more = xcalloc(m, sizeof *more);
     if ((r = root_writes_receive_shift(ctl, m, more)) == -EPIPE)
         _exit(CORDON_EXIT_SETUP);
@@ -512,6 +513,18 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
         close(more[nb]);
         home_view_use_layer(SHIFT_STAGE "/.cordon-layer");
     }
+    /* The review layer's folder the same way (review_view_use_layer). */
+    if (more[nb + 1] >= 0) {
+        if ((!staged && mnt_mount(&e, "cordon-stage", SHIFT_STAGE, "tmpfs", MS_NOSUID | MS_NODEV,
+                                  "mode=0700") < 0) ||
+            (mkdir(SHIFT_STAGE "/.cordon-review", 0700) < 0 &&
+             mnt_fail(&e, "mkdir", SHIFT_STAGE "/.cordon-review")) ||
+            mnt_attach(&e, more[nb + 1], SHIFT_STAGE "/.cordon-review", false) < 0)
+            setup_failed(err, 0);
+        close(more[nb + 1]);
+        review_view_use_layer(SHIFT_STAGE "/.cordon-review");
+        staged = true;
+    }
     for (size_t i = 0; i < nb; i++) {
         const char *path = cfg->shift_binds.items[i];
         bool in_stage = staged && path_is_within(path, SHIFT_STAGE);
@@ -534,7 +547,7 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
     for (size_t i = 0; i < nb; i++)
         if (!str_list_contains(&early->mounts, cfg->shift_binds.items[i]))
             str_list_push(&early->mounts, cfg->shift_binds.items[i]);
-    grants_use_sources(more + nb + 1, cfg->grant_binds.len);
+    grants_use_sources(more + nb + 2, cfg->grant_binds.len);
     /* cordon's binary, when init could not take it detached itself (its folder is root's alone) */
     int self = more[m - 1];
     if (self >= 0 && early->self_fd < 0)

@@ -24,6 +24,11 @@ const struct profile_key profile_keys[] = {
     {.name = "workspace", .kind = PK_STRING, .field = PK_NO_FIELD,
      .flag = "workspace", .flag_arg = "DIR", .flag_field = FLG(workspace),
      .flag_help = "writable workspace (default: the current directory)"},
+    {.name = "workspace_review", .kind = PK_BOOLEAN, .field = CFG(review), .to_init = true,
+     .flag = "review", .flag_field = FLG(review),
+     .flag_help = "review mode: the workspace is copy-on-write, the host's copy\n"
+                  "does not change; writes stay pending until `cordon apply`\n"
+                  "or `cordon discard` (see cordon review)"},
     {.name = "allow_home_workspace", .kind = PK_BOOLEAN, .field = CFG(allow_home_workspace),
      .flag = "allow-home-workspace", .flag_field = FLG(allow_home_workspace),
      .flag_help = "let the workspace be your home directory or an ancestor of\n"

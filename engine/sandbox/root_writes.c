@@ -543,6 +543,13 @@ int root_writes_shift_prepare(int ns, int owner_ns, struct sandbox_config *cfg,
                            why, len)) < 0)
         goto out;
     shift_push(s, layer);
+    /* The review layer's folder (review_view.h): read-write, as the home's. */
+    layer = -1;
+    if (cfg->review && cfg->review_layer &&
+        (layer = take_tree(cfg->review_layer, ns, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 'd',
+                           why, len)) < 0)
+        goto out;
+    shift_push(s, layer);
     /* The granted sockets (relayed: grants.h) and keyring files, as grants.c checks them; a
      * trial starts no relay. */
     for (size_t i = 0; i < cfg->grant_binds.len && !trial; i++) {

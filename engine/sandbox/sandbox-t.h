@@ -47,6 +47,7 @@ struct run_flags {
     const char *idle_timeout;        /* --idle-timeout DURATION -> session.idle_timeout */
     const char *max_lifetime;        /* --max-lifetime DURATION -> session.max_lifetime */
     const char *expiry_warning;      /* --expiry-warning DURATION -> session.expiry_warning */
+    enum flag_state review;          /* --review -> workspace_review */
 };
 
 /* One resource limit from the profile's `rlimits` table. */
@@ -130,6 +131,10 @@ struct sandbox_config {
     enum sandbox_home home_mode;       /* profile key home */
     char *home;                        /* the caller's home, canonical; NULL: no home view */
     char *home_layer;                  /* overlay: the workspace's layer folder (upper/, work/) */
+    /* profile key workspace_review: the workspace is copy-on-write, its writes pending in
+     * review_layer (upper/, work/, lock; sandbox/review_layer.h) until applied or discarded */
+    bool review;
+    char *review_layer;
     /* profile key home_tool_dirs: names of the home's top folders, not dot-entries, that tools
      * write on their own ("go"): they take writes into the layer like the dot-entries do */
     struct str_list home_tool_dirs;

@@ -71,6 +71,7 @@ void sandbox_config_free(struct sandbox_config *cfg)
     str_list_free(&cfg->env);
     free(cfg->home);
     free(cfg->home_layer);
+    free(cfg->review_layer);
     str_list_free(&cfg->grant_binds);
     str_list_free(&cfg->shift_binds);
     memset(cfg, 0, sizeof *cfg);

@@ -7,6 +7,7 @@ return {
     { "extends", "name" },
     { "name", "name" },
     { "workspace", "string" },
+    { "workspace_review", "boolean" },
     { "allow_home_workspace", "boolean" },
     { "writable", "list" },
     { "hidden", "list" },

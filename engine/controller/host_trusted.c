@@ -1,0 +1,168 @@
+/* host_trusted.c — see host_trusted.h. A pattern with a '/' is matched against the whole path and
+ * against every tail of it after a '/' (a repository, a package or a CI folder nested anywhere);
+ * one without is matched against the last name. `*` matches any run of bytes, '/' included. */
+#include "controller/host_trusted.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/name_glob.h"
+#include "base/util.h"
+
+static const char WHY_HOOK[] = "a git hook: git runs it";
+static const char WHY_GIT[] = "git's configuration: git obeys it (aliases, filters, hooks' folder)";
+static const char WHY_ENVRC[] = "direnv runs it when a shell enters the folder";
+static const char WHY_CI[] = "a CI definition: CI runs it with the repository's secrets";
+static const char WHY_AGENT[] = "an agent's configuration or instructions: the agent trusts it";
+static const char WHY_EDITOR[] = "an editor's project settings: the editor runs tasks and tools "
+                                 "from it";
+static const char WHY_CORDON[] = "cordon's project policy";
+static const char WHY_BUILD[] = "a build entry point: builds and installs run what it says";
+
+static const struct row {
+    const char *pattern;
+    const char *why;
+} rows[] = {
+    {".git/hooks/*", WHY_HOOK},
+    {".husky/*", WHY_HOOK},
+    {".pre-commit-config.yaml", WHY_HOOK},
+    {".git/config", WHY_GIT},
+    {".git/config.worktree", WHY_GIT},
+    {".git/info/attributes", WHY_GIT},
+    {".gitmodules", WHY_GIT},
+    {".gitattributes", WHY_GIT},
+    {".envrc", WHY_ENVRC},
+    {".github/workflows/*", WHY_CI},
+    {".github/actions/*", WHY_CI},
+    {".gitlab-ci.yml", WHY_CI},
+    {".gitlab/*", WHY_CI},
+    {".circleci/*", WHY_CI},
+    {".travis.yml", WHY_CI},
+    {"Jenkinsfile", WHY_CI},
+    {"azure-pipelines.yml", WHY_CI},
+    {".buildkite/*", WHY_CI},
+    {".drone.yml", WHY_CI},
+    {"bitbucket-pipelines.yml", WHY_CI},
+    {".woodpecker.yml", WHY_CI},
+    {".woodpecker/*", WHY_CI},
+    {".claude/*", WHY_AGENT},
+    {"CLAUDE.md", WHY_AGENT},
+    {"CLAUDE.local.md", WHY_AGENT},
+    {"AGENTS.md", WHY_AGENT},
+    {"GEMINI.md", WHY_AGENT},
+    {".mcp.json", WHY_AGENT},
+    {".cursor/*", WHY_AGENT},
+    {".cursorrules", WHY_AGENT},
+    {".codex/*", WHY_AGENT},
+    {".gemini/*", WHY_AGENT},
+    {".aider*", WHY_AGENT},
+    {".continue/*", WHY_AGENT},
+    {".windsurf/*", WHY_AGENT},
+    {".windsurfrules", WHY_AGENT},
+    {".clinerules", WHY_AGENT},
+    {".github/copilot-instructions.md", WHY_AGENT},
+    {".vscode/*", WHY_EDITOR},
+    {".idea/*", WHY_EDITOR},
+    {".zed/*", WHY_EDITOR},
+    {".helix/*", WHY_EDITOR},
+    {".nvim.lua", WHY_EDITOR},
+    {".nvimrc", WHY_EDITOR},
+    {".exrc", WHY_EDITOR},
+    {".vimrc", WHY_EDITOR},
+    {".dir-locals.el", WHY_EDITOR},
+    {".cordon/*", WHY_CORDON},
+    {"Makefile", WHY_BUILD},
+    {"makefile", WHY_BUILD},
+    {"GNUmakefile", WHY_BUILD},
+    {"*.mk", WHY_BUILD},
+    {"Makefile.am", WHY_BUILD},
+    {"configure", WHY_BUILD},
+    {"configure.ac", WHY_BUILD},
+    {"CMakeLists.txt", WHY_BUILD},
+    {"*.cmake", WHY_BUILD},
+    {"meson.build", WHY_BUILD},
+    {"package.json", WHY_BUILD},
+    {".npmrc", WHY_BUILD},
+    {".yarnrc", WHY_BUILD},
+    {".yarnrc.yml", WHY_BUILD},
+    {"setup.py", WHY_BUILD},
+    {"setup.cfg", WHY_BUILD},
+    {"pyproject.toml", WHY_BUILD},
+    {"conftest.py", WHY_BUILD},
+    {"noxfile.py", WHY_BUILD},
+    {"tox.ini", WHY_BUILD},
+    {"Cargo.toml", WHY_BUILD},
+    {"build.rs", WHY_BUILD},
+    {".cargo/config", WHY_BUILD},
+    {".cargo/config.toml", WHY_BUILD},
+    {"build.gradle", WHY_BUILD},
+    {"build.gradle.kts", WHY_BUILD},
+    {"settings.gradle", WHY_BUILD},
+    {"settings.gradle.kts", WHY_BUILD},
+    {"gradlew", WHY_BUILD},
+    {"pom.xml", WHY_BUILD},
+    {"Gemfile", WHY_BUILD},
+    {"Rakefile", WHY_BUILD},
+    {"*.gemspec", WHY_BUILD},
+    {"justfile", WHY_BUILD},
+    {"Justfile", WHY_BUILD},
+    {"Taskfile.yml", WHY_BUILD},
+    {"Dockerfile", WHY_BUILD},
+    {"docker-compose.yml", WHY_BUILD},
+    {"compose.yaml", WHY_BUILD},
+    {"flake.nix", WHY_BUILD},
+    {"shell.nix", WHY_BUILD},
+    {"default.nix", WHY_BUILD},
+    {"Vagrantfile", WHY_BUILD},
+};
+
+static bool path_matches(const char *pattern, const char *path)
+{
+    if (!strchr(pattern, '/')) {
+        const char *base = strrchr(path, '/');
+        return name_glob_match(pattern, base ? base + 1 : path);
+    }
+    for (const char *p = path; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
+        if (name_glob_match(pattern, p))
+            return true;
+    return false;
+}
+
+bool host_trusted_link_out(const char *path, const char *target)
+{
+    if (target[0] == '/' || target[0] == '\0')
+        return true;
+    /* Depth of the link's folder, then each component of the target, lexically. */
+    long depth = 0;
+    for (const char *p = path; *p; p++)
+        depth += *p == '/';
+    const char *t = target;
+    while (*t) {
+        const char *end = strchr(t, '/');
+        size_t n = end ? (size_t)(end - t) : strlen(t);
+        if (n == 2 && t[0] == '.' && t[1] == '.') {
+            if (--depth < 0)
+                return true;
+        } else if (n > 0 && !(n == 1 && t[0] == '.')) {
+            depth++;
+        }
+        t += n;
+        while (*t == '/')
+            t++;
+    }
+    return false;
+}
+
+const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, const char *link)
+{
+    if (link && host_trusted_link_out(path, link))
+        return "a link out of the workspace: never applied";
+    if (mode && !S_ISREG(mode) && !S_ISDIR(mode) && !S_ISLNK(mode))
+        return "a device, fifo or socket: never applied";
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++)
+        if (path_matches(rows[i].pattern, path))
+            return rows[i].why;
+    if (S_ISREG(mode) && (mode & 0111) && !(S_ISREG(host_mode) && (host_mode & 0111)))
+        return "a new executable: the host may run it";
+    return NULL;
+}

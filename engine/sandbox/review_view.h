@@ -1,0 +1,32 @@
+/* Runs in: init (its main thread; the overlay is built on a staging thread, overlay_stage.h). */
+/* review_view.h — review mode's workspace (profile key workspace_review, --review): an overlayfs
+ * over the workspace whose upper layer is the workspace's review layer (review_layer.h), so the
+ * commands see the workspace with their own writes while the host's copy does not change.
+ * One sandbox at a time mounts a layer: init holds the layer's lock (flock, exclusive) until it
+ * exits, and a second sandbox of the workspace in review mode is refused with one line (an upper
+ * directory mounted twice is undefined behaviour in overlayfs).
+ * Uses: mount_ops.h, overlay_stage.h. Must never: mount the layer's upper without the lock, or
+ * fall back to the host's writable workspace when the overlay cannot be built. */
+#ifndef CORDON_REVIEW_VIEW_H
+#define CORDON_REVIEW_VIEW_H
+#include "sandbox/mount_ops.h"
+#include "sandbox/sandbox-t.h"
+
+struct review_view {
+    int layer_fd; /* a detached tree of the layer folder, taken before the host turns read-only */
+    int lock_fd;  /* the layer's lock, held for init's life (never closed before it exits) */
+};
+
+/* Before the host's tree turns read-only: take the layer's lock and a detached tree of its folder
+ * (cfg->review_layer). Nothing when cfg->review is off. 0, or -1 with one line in e. */
+int review_view_take(const struct sandbox_config *cfg, struct review_view *rv, struct mnt_err *e);
+/* The overlay of the workspace: lower the detached workspace tree ws_fd (not consumed), upper and
+ * work the layer's; a detached mount fd, or -1 with one line in e. */
+int review_view_mount(const struct sandbox_config *cfg, struct review_view *rv, int ws_fd,
+                      struct mnt_err *e);
+/* A shifted root caller's init reaches the layer folder only where it attached the controller's
+ * idmapped tree of it (init.c): path, used by review_view_take instead of cfg->review_layer. */
+void review_view_use_layer(const char *path);
+/* Close the layer's tree (the lock stays held: it goes with init). */
+void review_view_release(struct review_view *rv);
+#endif
