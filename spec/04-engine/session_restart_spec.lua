@@ -237,3 +237,48 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
         end)
     end)
 end
+
+describe("supervised jobs through cordon mcp", function()
+    after_each(h.cleanup)
+
+    it("start_background takes restart and backoff; list_jobs shows the counters", function()
+        local runtime = h.runtime_dir()
+        local line = "cd " .. h.quote(h.workspace()) .. " && exec " ..
+            h.command_line({ "mcp" }, { env = { XDG_RUNTIME_DIR = runtime }, timeout = 150 })
+        local function call(id, tool, arguments)
+            return { send_json = { jsonrpc = "2.0", id = id, method = "tools/call",
+                params = { name = tool, arguments = arguments } } }
+        end
+        local steps = {
+            { send_json = { jsonrpc = "2.0", id = 1, method = "initialize", params = {
+                protocolVersion = "2025-06-18", capabilities = {},
+                clientInfo = { name = "restart-spec", version = "1" } } } },
+            { expect = 1, as = "init" },
+            call(2, "start_background", { command = "echo m; exit 4", restart = "on-failure:1", backoff = 0.2 }),
+            { expect = 2, as = "bg" },
+            { poll = { name = "list_jobs", arguments = {} }, as = "jobs", ["until"] = "exited" },
+            call(3, "start_background", { command = "true", restart = "sometimes" }), { expect = 3, as = "bad" },
+            call(4, "start_background", { command = "true", backoff = 0 }), { expect = 4, as = "bad_backoff" },
+            { close = true },
+        }
+        local script = h.tmpdir() .. "/script.json"
+        h.write_file(script, cjson.encode(steps))
+        local r = h.sh(h.join({ h.python, h.fixtures .. "/mcp/raw_client.py", script, "--" }) .. " " .. h.quote(line))
+        local okj, rep = pcall(cjson.decode, r.stdout)
+        assert(okj and type(rep) == "table", "raw_client.py failed\n" .. h.describe(r))
+        local k = rep.kept
+        local function text(msg)
+            local parts = {}
+            for _, c in ipairs(msg.result and msg.result.content or {}) do parts[#parts + 1] = c.text or "" end
+            return table.concat(parts)
+        end
+        assert.matches("\nRestart: on-failure:1, backoff 0.2s", text(k.bg), 1, true)
+        assert.matches("restart=on-failure:1 restarts=1 last_exit=4", text(k.jobs), 1, true)
+        local j = k.jobs.result.structuredContent.jobs[1]
+        assert.are.equal(1, j.restarts)
+        assert.are.equal(4, j.last_exit)
+        -- refused as invalid arguments, naming the argument
+        assert.matches("restart must be", k.bad.error.message, 1, true)
+        assert.matches("backoff must be", k.bad_backoff.error.message, 1, true)
+    end)
+end)
