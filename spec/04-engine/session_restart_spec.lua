@@ -282,3 +282,68 @@ describe("supervised jobs through cordon mcp", function()
         assert.matches("backoff must be", k.bad_backoff.error.message, 1, true)
     end)
 end)
+
+describe("supervised jobs through the clients", function()
+    after_each(h.cleanup)
+    local src = h.source_dir:sub(1, 1) == "/" and h.source_dir or (os.getenv("PWD") or ".") .. "/" .. h.source_dir
+
+    -- A session, and the clients' sources as they are in the checkout.
+    local function session()
+        local s = start(nil)
+        s.env = "XDG_RUNTIME_DIR=" .. h.quote(s.runtime) .. " CORDON_BIN=" .. h.quote(h.bin)
+        return s
+    end
+
+    it("Python: background() takes restart and backoff; jobs() has the counters", function()
+        local s = session()
+        local r = h.sh(("cd %s && %s PYTHONPATH=%s %s -c %s %s"):format(h.quote(s.opts.cwd), s.env,
+            h.quote(src .. "/clients/python/src"), h.python, h.quote([==[
+import json, sys, time
+from cordon import Session, APIError
+s = Session.attach(sys.argv[1])
+j = s.background("echo py; exit 6", restart="on-failure:1", backoff=0.2)
+for _ in range(600):
+    k = j.info()
+    if k and k.state == "exited":
+        break
+    time.sleep(0.1)
+try:
+    s.background("true", restart="sometimes")
+    bad = None
+except APIError as e:
+    bad = str(e)
+print(json.dumps({"restart": k.restart, "backoff": k.backoff, "restarts": k.restarts,
+                  "last_exit": k.last_exit, "next_start": k.next_start, "bad": bad}))
+]==]), h.quote(s.name)))
+        local out = h.last_json(r.stdout)
+        assert(out, h.describe(r))
+        assert.are.same({ restart = "on-failure:1", backoff = 0.2, restarts = 1, last_exit = 6 },
+            { restart = out.restart, backoff = out.backoff, restarts = out.restarts, last_exit = out.last_exit })
+        assert.are.equal(cjson.null, out.next_start)
+        assert.matches("invalid restart policy 'sometimes'", out.bad, 1, true)
+    end)
+
+    it("TypeScript: background() takes restart and backoff; jobs() has the counters", function()
+        if h.sh("command -v node").code ~= 0 then h.skip("node is not installed") end
+        local s = session()
+        local file = h.tmpdir() .. "/restart.mjs"
+        h.write_file(file, ([==[
+import { Session } from %q;
+const s = await Session.attach(process.argv[2]);
+const j = await s.background("echo ts; exit 7", { restart: "always:1", backoff: 0.2 });
+let k;
+for (let i = 0; i < 600; i++) {
+  k = (await s.jobs()).find((x) => x.pid === j.pid);
+  if (k && k.state === "exited") break;
+  await new Promise((r) => setTimeout(r, 100));
+}
+console.log(JSON.stringify({ restart: k.restart, backoff: k.backoff, restarts: k.restarts,
+  lastExit: k.lastExit, nextStart: k.nextStart }));
+await s.dispose();
+]==]):format(src .. "/clients/typescript/index.js"))
+        local r = h.sh(("cd %s && %s node %s %s"):format(h.quote(s.opts.cwd), s.env, h.quote(file), h.quote(s.name)))
+        local out = h.last_json(r.stdout)
+        assert(out, h.describe(r))
+        assert.are.same({ restart = "always:1", backoff = 0.2, restarts = 1, lastExit = 7, nextStart = cjson.null }, out)
+    end)
+end)
