@@ -27,7 +27,7 @@
 
 void cexec_usage(void)
 {
-    fputs("usage: cordon exec NAME [--timeout S] [--background [--restart POLICY [--backoff D]]]\n"
+    fputs("usage: cordon exec NAME [--timeout S] [--background] [--restart POLICY] [--backoff D]\n"
           "                 [--turn ID] [--json] -- 'shell string'\n"
           "Run a shell string in session NAME (a fresh bash -c in the workspace).\n"
           "  --timeout S    stop it (TERM, then KILL) after S seconds; exit status 124\n"
