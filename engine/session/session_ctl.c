@@ -31,8 +31,7 @@
 #include "base/util.h"
 
 /* What the API takes, init must take. */
-_Static_assert(API_COMMAND_MAX <= INIT_WIRE_MAX_COMMAND,
-               "a command the API takes is too long for init");
+_Static_assert(API_COMMAND_MAX <= INIT_WIRE_MAX_COMMAND, "a command the API takes is too long for init");
 
 /* ---- init's reports ----------------------------------------------------------------------- */
 
