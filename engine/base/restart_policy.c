@@ -30,11 +30,6 @@ bool restart_policy_parse(const char *s, struct restart_policy *out, char *err, 
         const char *word;
         enum restart_when when;
     } words[] = {{"on-failure", RESTART_ON_FAILURE}, {"always", RESTART_ALWAYS}};
-    if (strcmp(s, "no") == 0) {
-        out->when = RESTART_NO;
-        out->max = 0;
-        return true;
-    }
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         size_t n = strlen(words[i].word);
         if (strncmp(s, words[i].word, n) != 0 || (s[n] != '\0' && s[n] != ':'))

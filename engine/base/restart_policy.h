@@ -26,8 +26,9 @@ struct restart_policy {
     double backoff; /* seconds before the first restart; each next one waits twice as long */
 };
 
-/* "on-failure", "on-failure:N", "always", "always:N" (N 1 to RESTART_MAX_COUNT); "no" is
- * RESTART_NO. Sets out->when and out->max (backoff untouched). false with one line in err. */
+/* "on-failure", "on-failure:N", "always", "always:N" (N 1 to RESTART_MAX_COUNT): sets
+ * out->when and out->max (backoff untouched). false with one line in err (for "no" too: a job
+ * without --restart is not supervised). */
 bool restart_policy_parse(const char *s, struct restart_policy *out, char *err, size_t errlen);
 /* A duration as the profile's keys take it (plain seconds "0.5", or a number with s, m or h),
  * RESTART_BACKOFF_MIN to RESTART_WAIT_CEILING seconds. false with one line in err. */

@@ -236,7 +236,7 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
             struct restart_policy p;
             char why[200];
             if (v->type != JSON_STRING || strlen(v->str) != v->len ||
-                !restart_policy_parse(v->str, &p, why, sizeof why) || p.when == RESTART_NO) {
+                !restart_policy_parse(v->str, &p, why, sizeof why)) {
                 snprintf(err, errlen,
                          "restart must be on-failure, on-failure:N, always or always:N");
                 return -1;
