@@ -1,5 +1,5 @@
-# bash completion for cordon(1): commands, subcommands, flags, the values of --profile, --home
-# and --kind, session names, and files where an option names a path.
+# bash completion for cordon(1): commands, subcommands, flags, the values of --profile, --home,
+# --kind and --restart, session names, and files where an option names a path.
 # Every list is asked of the cordon being completed, so it is that version's and cannot drift:
 # commands from `cordon --help`, subcommands and flags from `cordon help CMD [SUB]` (the text
 # CMD --help prints), sessions from `cordon session list`, profiles from the folders cordon
@@ -91,6 +91,9 @@ _cordon() {
         return ;;
     --kind)
         COMPREPLY=($(compgen -W "http connect socks" -- "$cur"))
+        return ;;
+    --restart)
+        COMPREPLY=($(compgen -W "on-failure always" -- "$cur"))
         return ;;
     --session)
         COMPREPLY=($(compgen -W "$(_cordon_sessions "$bin")" -- "$cur"))

@@ -80,7 +80,7 @@ export interface Job {
   command: string;
   turn: string | null;
   background: boolean;
-  state: "running" | "exited" | "stopped" | string;
+  state: "running" | "restarting" | "exited" | "stopped" | string;
   exitCode: number | null;
   signal: number | null;
   started: number | null;
@@ -96,6 +96,15 @@ export interface Job {
   leaderSignal: number | null;
   left: number | null;
   leftPids: number[] | null;
+  /** a supervised job's (exec --restart): its policy and backoff (seconds) as given, restarts so
+   * far, the status its last run ended with, when it starts again (Unix seconds, while
+   * "restarting"), the pid of the run now (`pid` stays its first run's, which names its log) */
+  restart: string | null;
+  backoff: number | null;
+  restarts: number;
+  lastExit: number | null;
+  nextStart: number | null;
+  currentPid: number | null;
   raw: Record<string, unknown>;
 }
 
@@ -343,8 +352,11 @@ export declare class Session {
   stream(command: string, options?: ExecOptions): AsyncIterableIterator<ExecEvent>;
   /** Runs command (a `bash -c` string) and resolves at its end. */
   exec(command: string, options?: RunOptions): Promise<ExecResult>;
-  /** Starts a background job; rejects with a 409 APIError when eight are running. */
-  background(command: string, options?: { turn?: string; signal?: AbortSignal }): Promise<BackgroundJob>;
+  /** Starts a background job; rejects with a 409 APIError when eight are running. restart
+   * ("on-failure", "on-failure:N", "always", "always:N") has the session start the same command
+   * again when it ends, waiting backoff seconds (default 1) doubled at each restart up to 300;
+   * stop() ends it and its restarts. */
+  background(command: string, options?: { turn?: string; restart?: string; backoff?: number; signal?: AbortSignal }): Promise<BackgroundJob>;
   jobs(options?: Waits): Promise<Job[]>;
   /** A background job's log as it is now; with tail, its last `tail` lines. */
   logs(pid: number, options?: LogOptions): Promise<string>;

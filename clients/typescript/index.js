@@ -320,7 +320,10 @@ function job(d) {
     sandboxRunning: Boolean(d.sandbox_running), log: optStr(d.log),
     leaderRunning: typeof d.leader_running === "boolean" ? d.leader_running : null,
     leaderExitCode: optNum(d.leader_exit_code), leaderSignal: optNum(d.leader_signal), left: optNum(d.left),
-    leftPids: Array.isArray(d.left_pids) ? d.left_pids.map(Number) : null, raw: d,
+    leftPids: Array.isArray(d.left_pids) ? d.left_pids.map(Number) : null,
+    restart: optStr(d.restart), backoff: optNum(d.backoff), restarts: Number(d.restarts ?? 0),
+    lastExit: optNum(d.last_exit), nextStart: optNum(d.next_start), currentPid: optNum(d.current_pid),
+    raw: d,
   };
 }
 
@@ -706,11 +709,13 @@ export class Session {
     };
   }
 
-  /** @param {string} command @param {{ turn?: string, signal?: AbortSignal }} [options] @returns {Promise<BackgroundJob>} */
+  /** @param {string} command @param {{ turn?: string, restart?: string, backoff?: number, signal?: AbortSignal }} [options] @returns {Promise<BackgroundJob>} */
   async background(command, options = {}) {
     /** @type {Json} */
     const body = { command, background: true };
     if (options.turn !== undefined) body.turn = options.turn;
+    if (options.restart !== undefined) body.restart = options.restart;
+    if (options.backoff !== undefined) body.backoff = options.backoff;
     const d = await this._json("POST", "/v1/exec", body, options.signal);
     return new BackgroundJob(this, Number(d.pid ?? 0), String(d.log ?? ""), String(d.message ?? ""), command);
   }

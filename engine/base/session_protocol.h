@@ -16,6 +16,8 @@
 #define API_EXEC_BACKGROUND "background"
 #define API_EXEC_TIMEOUT "timeout"
 #define API_EXEC_TURN "turn"
+#define API_EXEC_RESTART "restart" /* "on-failure[:N]" | "always[:N]" (base/restart_policy.h) */
+#define API_EXEC_BACKOFF "backoff" /* seconds before the first restart (default 1) */
 
 /* ---- POST /v1/approvals/ID: the answer's fields ---- */
 #define API_ANSWER "answer" /* "once" | "session" | "deny" */
@@ -51,5 +53,11 @@
 #define API_FIELD_APPROVAL "approval"
 #define API_FIELD_ID "id"
 #define API_FIELD_QUESTION "question"
-#define API_FIELD_ERROR "error" /* the one line of every 4xx/5xx answer */
+/* GET /v1/jobs: a supervised job's (null or 0 for others) */
+#define API_FIELD_RESTART "restart"         /* the policy, as given */
+#define API_FIELD_RESTARTS "restarts"       /* restarts so far */
+#define API_FIELD_LAST_EXIT "last_exit"     /* the status the last run ended with */
+#define API_FIELD_NEXT_START "next_start"   /* Unix seconds, while it waits to start again */
+#define API_FIELD_CURRENT_PID "current_pid" /* the pid of the run now ("pid" is its first) */
+#define API_FIELD_ERROR "error"             /* the one line of every 4xx/5xx answer */
 #endif

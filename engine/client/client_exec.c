@@ -20,21 +20,29 @@
 #include "base/session_socket.h"
 #include "base/session_protocol.h"
 #include "base/log.h"
+#include "base/restart_policy.h"
 #include "base/json_write.h"
 #include "base/util.h"
 #include "base/visible.h"
 
 void cexec_usage(void)
 {
-    fputs(
-        "usage: cordon exec NAME [--timeout S] [--background] [--turn ID] [--json] -- 'shell string'\n"
-        "Run a shell string in session NAME (a fresh bash -c in the workspace).\n"
-        "  --timeout S    stop it (TERM, then KILL) after S seconds; exit status 124\n"
-        "  --background   start it as a job: prints its PID, log and how to stop it\n"
-        "  --turn ID      tag it with a turn, for cordon cancel NAME ID\n"
-        "  --json         after the output, print the exit event (or the job) as JSON\n"
-        "Options may also follow the shell string; other words after it are joined to it.\n",
-        stdout);
+    fputs("usage: cordon exec NAME [--timeout S] [--background] [--restart POLICY] [--backoff D]\n"
+          "                 [--turn ID] [--json] -- 'shell string'\n"
+          "Run a shell string in session NAME (a fresh bash -c in the workspace).\n"
+          "  --timeout S    stop it (TERM, then KILL) after S seconds; exit status 124\n"
+          "  --background   start it as a job: prints its PID, log and how to stop it\n"
+          "  --restart POLICY  with --background: start the job again when it ends:\n"
+          "                 on-failure[:N] (a non-zero status) or always[:N], at most N times\n"
+          "                 (no limit without :N); cordon stop ends it and its restarts. Each\n"
+          "                 restart runs the same shell string with the session's environment\n"
+          "                 (files it runs are read anew) and writes one line in the job's log\n"
+          "  --backoff D    the wait before the first restart (default 1s; 0.5, 10s, 2m), doubled\n"
+          "                 at each next one, up to 5m\n"
+          "  --turn ID      tag it with a turn, for cordon cancel NAME ID\n"
+          "  --json         after the output, print the exit event (or the job) as JSON\n"
+          "Options may also follow the shell string; other words after it are joined to it.\n",
+          stdout);
 }
 
 bool cexec_parse_timeout(const char *s, double *out)
@@ -72,7 +80,7 @@ static int take_option(int argc, char **argv, int *i, struct cexec_args *a, char
         a->json = true;
         return 1;
     }
-    static const char *const with_value[] = {"--timeout", "--turn"};
+    static const char *const with_value[] = {"--timeout", "--turn", "--restart", "--backoff"};
     for (size_t k = 0; k < ARRAY_LEN(with_value); k++) {
         size_t n = strlen(with_value[k]);
         const char *value;
@@ -96,6 +104,15 @@ static int take_option(int argc, char **argv, int *i, struct cexec_args *a, char
                 return -1;
             }
             a->has_timeout = true;
+        } else if (k == 2) {
+            struct restart_policy p;
+            if (!restart_policy_parse(value, &p, err, errlen))
+                return -1;
+            a->restart = value;
+        } else if (k == 3) {
+            if (!restart_backoff_parse(value, &a->backoff, err, errlen))
+                return -1;
+            a->has_backoff = true;
         } else {
             if (value[0] == '\0' || strlen(value) > API_TURN_MAX) {
                 snprintf(err, errlen, "invalid --turn '%s' (1 to %d characters)", value,
@@ -173,6 +190,16 @@ enum cexec_parse cexec_parse_args(int argc, char **argv, struct cexec_args *a, c
                  "the command is empty (cordon exec NAME [options] -- 'shell string')");
         return CEXEC_USAGE;
     }
+    if (a->restart && !a->background) {
+        snprintf(err, errlen,
+                 "--restart is for background jobs (add --background): a foreground command "
+                 "ends with its answer");
+        return CEXEC_USAGE;
+    }
+    if (a->has_backoff && !a->restart) {
+        snprintf(err, errlen, "--backoff goes with --restart (the wait before a restart)");
+        return CEXEC_USAGE;
+    }
     if (a->background && a->has_timeout) {
         snprintf(err, errlen,
                  "--timeout is for foreground commands; a background one runs until it "
@@ -207,6 +234,15 @@ char *cexec_body(const struct cexec_args *a, size_t *len)
     if (a->turn) {
         fputs(",\"" API_EXEC_TURN "\":", f);
         json_write_string(f, a->turn);
+    }
+    if (a->restart) {
+        fputs(",\"" API_EXEC_RESTART "\":", f);
+        json_write_string(f, a->restart);
+    }
+    if (a->has_backoff) {
+        char secs[40];
+        cexec_format_seconds(a->backoff, secs, sizeof secs);
+        fprintf(f, ",\"" API_EXEC_BACKOFF "\":%s", secs);
     }
     fputc('}', f);
     if (fclose(f) != 0)

@@ -1,5 +1,5 @@
-/* client_exec.h — `cordon exec NAME [--timeout S] [--background] [--turn ID] [--json] --
- * 'shell string' [options...]`: its arguments, the POST /v1/exec body, and the run (the
+/* client_exec.h — `cordon exec NAME [--timeout S] [--background [--restart POLICY [--backoff
+ * D]]] [--turn ID] [--json] -- 'shell string' [options...]`: its arguments, the POST /v1/exec body, and the run (the
  * foreground NDJSON stream written out as it arrives, or the background answer).
  * Uses client_http, client_reply, client_ndjson, client_output. Must never: buffer the
  * command's output (it goes out with write(2) as each event arrives), or stop the command (a
@@ -15,8 +15,11 @@ struct cexec_args {
     bool background;
     bool json; /* --json: the exit event / background answer as a line */
     bool has_timeout;
-    double timeout;   /* seconds, > 0, when has_timeout */
-    const char *turn; /* or NULL */
+    double timeout;      /* seconds, > 0, when has_timeout */
+    const char *turn;    /* or NULL */
+    const char *restart; /* --restart as given (checked), or NULL */
+    bool has_backoff;
+    double backoff; /* seconds, when has_backoff */
 };
 
 enum cexec_parse { CEXEC_RUN, CEXEC_HELP, CEXEC_USAGE };
@@ -32,7 +35,7 @@ void cexec_args_free(struct cexec_args *a);
 bool cexec_parse_timeout(const char *s, double *out);
 /* Format seconds the shortest way that reads back the same ("30", "1.5"). */
 void cexec_format_seconds(double s, char *out, size_t outlen);
-/* The request body {"command","background","timeout","turn"} (absent ones omitted); malloc'd,
+/* The request body {"command","background","timeout","turn","restart","backoff"} (absent ones omitted); malloc'd,
  * NUL-terminated, its length in *len. */
 char *cexec_body(const struct cexec_args *a, size_t *len);
 

@@ -65,8 +65,45 @@ void cjobs_format_time(double t, bool with_date, char *out, size_t outlen)
         snprintf(out, outlen, "?");
 }
 
+/* Is any job supervised (exec --restart)? Then the table has the supervision's columns. */
+static bool any_supervised(const struct json_value *jobs)
+{
+    for (size_t i = 0; i < jobs->len; i++)
+        if (reply_str(&jobs->items[i], "restart"))
+            return true;
+    return false;
+}
+
+/* RESTARTS ("2/3", "2" without a limit, "-" unsupervised), LAST_EXIT, NEXT_START. */
+static void supervision_cells(struct table *t, const struct json_value *job)
+{
+    char buf[64];
+    long long n = 0, last;
+    double next;
+    const char *policy = reply_str(job, "restart");
+    const char *colon = policy ? strchr(policy, ':') : NULL;
+    (void)reply_int(job, "restarts", &n);
+    if (!policy)
+        snprintf(buf, sizeof buf, "-");
+    else if (colon)
+        snprintf(buf, sizeof buf, "%lld/%s", n, colon + 1);
+    else
+        snprintf(buf, sizeof buf, "%lld", n);
+    table_cell(t, buf);
+    if (reply_int(job, "last_exit", &last))
+        snprintf(buf, sizeof buf, "%lld", last);
+    else
+        snprintf(buf, sizeof buf, "-");
+    table_cell(t, buf);
+    if (reply_num(job, "next_start", &next))
+        cjobs_format_time(next, false, buf, sizeof buf);
+    else
+        snprintf(buf, sizeof buf, "-");
+    table_cell(t, buf);
+}
+
 /* One job's cells; false when it lacks what every job has. */
-static bool job_row(struct table *t, const struct json_value *job)
+static bool job_row(struct table *t, const struct json_value *job, bool supervision)
 {
     long long pid, code, sig;
     double started;
@@ -85,6 +122,8 @@ static bool job_row(struct table *t, const struct json_value *job)
     else
         snprintf(buf, sizeof buf, "-");
     table_cell(t, buf);
+    if (supervision)
+        supervision_cells(t, job);
     const char *turn = reply_str(job, "turn");
     char *turn_line = cjobs_command_line(turn ? turn : "-");
     table_cell(t, turn_line);
@@ -103,6 +142,9 @@ static bool job_row(struct table *t, const struct json_value *job)
 int cjobs_list(const char *name, bool json)
 {
     static const char *const header[] = {"PID", "STATE", "EXIT", "TURN", "STARTED", "COMMAND"};
+    static const char *const header_supervised[] = {"PID",      "STATE",     "EXIT",
+                                                    "RESTARTS", "LAST_EXIT", "NEXT_START",
+                                                    "TURN",     "STARTED",   "COMMAND"};
     struct chttp h;
     struct json_value *v = NULL;
     struct table t = {0};
@@ -126,9 +168,13 @@ int cjobs_list(const char *name, bool json)
         status = 0;
         goto out;
     }
-    table_init(&t, ARRAY_LEN(header), header);
+    bool supervision = any_supervised(jobs);
+    if (supervision)
+        table_init(&t, ARRAY_LEN(header_supervised), header_supervised);
+    else
+        table_init(&t, ARRAY_LEN(header), header);
     for (size_t i = 0; i < jobs->len; i++) {
-        if (!job_row(&t, &jobs->items[i])) {
+        if (!job_row(&t, &jobs->items[i], supervision)) {
             status = reply_malformed("jobs", "a job without \"pid\", \"state\" or \"command\"");
             goto out;
         }

@@ -24,6 +24,9 @@ struct args {
     long long port, host_port; /* publish_port, unpublish_port */
     bool has_host_port;
     const char *host_addr;
+    const char *restart; /* start_background: the restart policy (checked), or NULL */
+    double backoff;      /* its backoff in seconds, when has_backoff */
+    bool has_backoff;
 };
 
 /* A call's result being built: its text, and its structuredContent as JSON text (none when

@@ -29,6 +29,18 @@ static void job_line(struct json_buf *t, const struct json_value *j)
         json_buf_printf(t, " turn=%s", turn);
     if (log)
         json_buf_printf(t, " log=%s", log);
+    const char *restart = reply_str(j, "restart");
+    long long restarts = 0, last;
+    double next;
+    if (restart) { /* supervised: its policy and counters */
+        (void)reply_int(j, "restarts", &restarts);
+        json_buf_printf(t, " restart=%s restarts=%lld", restart, restarts);
+        if (reply_int(j, "last_exit", &last))
+            json_buf_printf(t, " last_exit=%lld", last);
+        if (reply_num(j, "next_start", &next))
+            json_buf_printf(t, " next_start_in=%.1fs",
+                            next - clock_wall_s() > 0 ? next - clock_wall_s() : 0);
+    }
     json_buf_printf(t, ": %s\n", command ? command : "");
 }
 

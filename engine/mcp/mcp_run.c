@@ -173,7 +173,10 @@ static char *exec_body(const struct args *a, bool background)
                            .background = background,
                            .has_timeout = a->has_timeout,
                            .timeout = a->timeout,
-                           .turn = a->turn};
+                           .turn = a->turn,
+                           .restart = a->restart,
+                           .has_backoff = a->has_backoff,
+                           .backoff = a->backoff};
     size_t len;
     return cexec_body(&e, &len);
 }

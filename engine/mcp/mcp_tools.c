@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/restart_policy.h"
 #include "base/session_protocol.h"
 #include "base/util.h"
 #include "mcp/mcp_call.h"
@@ -60,10 +61,17 @@ static const struct tool tools[] = {
     {"start_background",
      "Start a shell command as a background job of the sandbox (a server, a watcher, a long "
      "build) and return at once with its PID, its log file and how to stop it. Read its output "
-     "with read_log, list jobs with list_jobs, end it with stop_job. At most eight run at once. " SANDBOX_NOTE,
+     "with read_log, list jobs with list_jobs, end it with stop_job. At most eight run at once. "
+     "With restart, the sandbox starts the same command again when it ends (on-failure: a "
+     "non-zero status; always: any; :N at most N times), waiting backoff seconds (default 1) "
+     "doubled at each restart up to 300; stop_job ends it and its restarts. " SANDBOX_NOTE,
      "{\"type\":\"object\",\"properties\":{"
      "\"command\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a bash command line\"},"
-     "\"turn\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":128}},"
+     "\"turn\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":128},"
+     "\"restart\":{\"type\":\"string\",\"pattern\":\"^(on-failure|always)(:[1-9][0-9]{0,6})?$\","
+     "\"description\":\"on-failure, on-failure:N, always or always:N\"},"
+     "\"backoff\":{\"type\":\"number\",\"minimum\":0.1,\"maximum\":300,"
+     "\"description\":\"seconds before the first restart (with restart)\"}},"
      "\"required\":[\"command\"],\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"integer\"},"
      "\"log\":{\"type\":\"string\"}},\"required\":[\"pid\",\"log\"]}"},
@@ -224,6 +232,24 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
                 return -1;
             }
             a->turn = v->str;
+        } else if (strcmp(k, "restart") == 0) {
+            struct restart_policy p;
+            char why[200];
+            if (v->type != JSON_STRING || strlen(v->str) != v->len ||
+                !restart_policy_parse(v->str, &p, why, sizeof why)) {
+                snprintf(err, errlen,
+                         "restart must be on-failure, on-failure:N, always or always:N");
+                return -1;
+            }
+            a->restart = v->str;
+        } else if (strcmp(k, "backoff") == 0) {
+            if (v->type != JSON_NUMBER || !restart_backoff_valid(v->number)) {
+                snprintf(err, errlen, "backoff must be a number of seconds from %g to %g",
+                         RESTART_BACKOFF_MIN, RESTART_WAIT_CEILING);
+                return -1;
+            }
+            a->backoff = v->number;
+            a->has_backoff = true;
         } else if (strcmp(k, "timeout") == 0) {
             if (v->type != JSON_NUMBER || !(v->number > 0) || !isfinite(v->number)) {
                 snprintf(err, errlen, "timeout must be a positive number of seconds");

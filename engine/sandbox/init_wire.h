@@ -59,8 +59,8 @@ enum init_wire_tag {
 };
 
 /* INIT_WIRE_SPAWN's flags (no other message has any). */
-#define INIT_WIRE_BACKGROUND 1u            /* log to $TMPDIR/cordon/processes/PID.log */
-#define INIT_WIRE_FRESH 2u                 /* in a sandbox of its own (session/fresh_sandbox.h) */
+#define INIT_WIRE_BACKGROUND 1u /* log to $TMPDIR/cordon/processes/PID.log (not on a restart) */
+#define INIT_WIRE_FRESH 2u      /* in a sandbox of its own (session/fresh_sandbox.h) */
 #define INIT_WIRE_MAX_COMMAND (128 * 1024) /* bytes of a session's shell string */
 
 struct init_wire_msg {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/json_read.h"
+#include "base/restart_policy.h"
 #include "base/session_protocol.h"
 #include "session/log_stream.h"
 #include "session/session_ctl.h"
@@ -42,7 +43,9 @@ static void route_exec(struct session *s, struct api_request *req)
     struct json_value *v = body_json(req);
     if (!v)
         return;
-    struct exec_request e = {0};
+    struct exec_request e = {.restart = {.backoff = RESTART_BACKOFF_DEFAULT}};
+    bool has_backoff = false;
+    static char msg[240];
     const char *problem = NULL;
     if (v->type != JSON_OBJECT)
         problem = "the body must be a JSON object";
@@ -74,15 +77,42 @@ static void route_exec(struct session *s, struct api_request *req)
                 problem = "\"turn\" must be a string of 1 to 128 bytes";
             else
                 e.turn = x->str;
+        } else if (strcmp(k, API_EXEC_RESTART) == 0) {
+            if (x->type == JSON_NULL)
+                continue;
+            char err[200];
+            if (x->type != JSON_STRING || strlen(x->str) != x->len) {
+                problem = "\"restart\" must be \"on-failure\", \"on-failure:N\", \"always\" or "
+                          "\"always:N\"";
+            } else if (!restart_policy_parse(x->str, &e.restart, err, sizeof err)) {
+                snprintf(msg, sizeof msg, "\"restart\": %s", err);
+                problem = msg;
+            }
+        } else if (strcmp(k, API_EXEC_BACKOFF) == 0) {
+            if (x->type == JSON_NULL)
+                continue;
+            if (x->type != JSON_NUMBER || !restart_backoff_valid(x->number)) {
+                snprintf(msg, sizeof msg,
+                         "\"backoff\" must be a number of seconds from %g to %g (the wait before "
+                         "the first restart)",
+                         RESTART_BACKOFF_MIN, RESTART_WAIT_CEILING);
+                problem = msg;
+            } else {
+                e.restart.backoff = x->number;
+                has_backoff = true;
+            }
         } else {
-            static char msg[160];
             snprintf(msg, sizeof msg,
-                     "unknown field \"%.60s\" (known: command, background, timeout, turn)", k);
+                     "unknown field \"%.60s\" (known: command, background, timeout, turn, "
+                     "restart, backoff)",
+                     k);
             problem = msg;
         }
     }
     if (!problem && !e.command)
         problem = "\"command\" is missing";
+    if (!problem && has_backoff && e.restart.when == RESTART_NO)
+        problem = "\"backoff\" goes with \"restart\" (the wait before a restart)";
     if (problem)
         api_respond_error(req, 400, "%s", problem);
     else

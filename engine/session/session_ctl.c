@@ -46,6 +46,13 @@ static void on_started(struct session *s, const struct init_wire_msg *m, int log
             close(log_fd);
         return;
     }
+    if (j->first_pid > 0) { /* a restart: it goes on in the log it has */
+        if (log_fd >= 0)
+            close(log_fd);
+        if (restart_started(j, m->pid))
+            return;
+        log_fd = -1;
+    }
     if (m->pid <= 0) {
         if (j->req) {
             api_on_gone(j->req, NULL, NULL);
@@ -65,18 +72,35 @@ static void on_started(struct session *s, const struct init_wire_msg *m, int log
     j->started = clock_wall_s();
     j->start_ms = clock_mono_ms();
     struct json_buf b = {0};
-    if (j->background) {
+    if (j->background && j->first_pid > 0) {
+        /* a restart (restart_started wrote its line): only its output is new */
+    } else if (j->background) {
+        if (j->restart.when != RESTART_NO)
+            j->first_pid = j->pid;
         j->has_log = log_fd >= 0;
         job_log_init(&j->log, log_fd, s->p.cfg->log_cap);
         if (!j->has_log)
             LOG_W("session", "job %d runs without a log: %s", (int)j->pid, strerror(-m->value));
         s->dirty = true;
         if (j->req) {
-            char msg[256];
-            snprintf(msg, sizeof msg,
-                     "Background command started.\nPID: %d\nLog: " SESSION_LOG_DIR
-                     "/%d.log\nStop: kill -TERM -- -%d\n",
-                     (int)j->pid, (int)j->pid, (int)j->pid);
+            char msg[512];
+            if (j->restart.when == RESTART_NO) {
+                snprintf(msg, sizeof msg,
+                         "Background command started.\nPID: %d\nLog: " SESSION_LOG_DIR
+                         "/%d.log\nStop: kill -TERM -- -%d\n",
+                         (int)j->pid, (int)j->pid, (int)j->pid);
+            } else {
+                /* a kill inside ends one run, which the policy may restart */
+                char policy[RESTART_POLICY_TEXT_MAX], backoff[32];
+                restart_policy_format(&j->restart, policy, sizeof policy);
+                restart_say_seconds(j->restart.backoff, backoff, sizeof backoff);
+                snprintf(msg, sizeof msg,
+                         "Background command started.\nPID: %d\nLog: " SESSION_LOG_DIR
+                         "/%d.log\nRestart: %s, backoff %s (the same command string and "
+                         "environment each time)\nStop: cordon stop %s %d (ends it and its "
+                         "restarts)\n",
+                         (int)j->pid, (int)j->pid, policy, backoff, s->p.name, (int)j->pid);
+            }
             json_buf_printf(&b, "{\"pid\":%d,\"log\":\"" SESSION_LOG_DIR "/%d.log\",\"turn\":",
                             (int)j->pid, (int)j->pid);
             json_buf_cstr_or_null(&b, j->turn);
@@ -105,6 +129,8 @@ static void on_started(struct session *s, const struct init_wire_msg *m, int log
     }
     json_buf_free(&b);
     job_pipes_watch(j);
+    if (j->stop_requested && j->restart_over)
+        job_stop_group(j); /* stopped while its restart was starting: its waiters wait on */
 }
 
 /* A limit of the session's cgroup hit while foreground command j ran: one line each on its
@@ -166,8 +192,9 @@ static void on_exited(struct session *s, pid_t pid, int status)
         job_move(j, JOB_JUDGING);
         escalation_judge(j); /* finishes the stream, now or after a question */
     } else {
-        job_move(j, JOB_FINISHED);
         s->dirty = true;
+        if (!restart_after_exit(j))
+            job_move(j, JOB_FINISHED);
         log_stream_wake(s, j); /* a follower whose job has nothing more to say ends */
     }
     session_prune(s);
@@ -391,6 +418,12 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
                           s->p.name);
         return;
     }
+    if (!e->background && e->restart.when != RESTART_NO) {
+        api_respond_error(req, 400,
+                          "\"restart\" is for background jobs (\"background\": true): a "
+                          "foreground command ends with its answer");
+        return;
+    }
     if (e->background && jobs_running_background(s) >= s->p.cfg->max_background) {
         refuse_busy(s, req);
         return;
@@ -408,6 +441,7 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
     j->command = xstrdup(e->command);
     j->turn = e->turn ? xstrdup(e->turn) : NULL;
     j->background = e->background;
+    j->restart = e->restart;
     j->fresh = s->p.cfg->exec_per_command;
     j->timeout = e->timeout;
     j->out.fd = j->err.fd = -1;
@@ -493,6 +527,7 @@ void session_init_gone(struct session *s)
     /* Everything in the sandbox died with init: settle every job and every waiting client. */
     double now = clock_wall_s();
     for (struct job *j = s->jobs; j; j = j->next) {
+        restart_end(j, "the session ended");
         if (j->phase == JOB_RUNNING) {
             j->stop_requested = true;
             j->signal = SIGKILL;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include "session/api_server.h"
 #include "base/evloop.h"
+#include "base/restart_policy.h"
 #include "base/json_write.h"
 #include "sandbox/sandbox-t.h"
 
@@ -46,8 +47,9 @@ void session_handle_request(void *session, struct api_request *req);
 struct exec_request {
     const char *command;
     bool background;
-    double timeout;   /* seconds; 0: none */
-    const char *turn; /* NULL: none */
+    double timeout;                /* seconds; 0: none */
+    const char *turn;              /* NULL: none */
+    struct restart_policy restart; /* RESTART_NO: not supervised (background only) */
 };
 void session_op_info(struct session *s, struct api_request *req);
 void session_op_exec(struct session *s, struct api_request *req, const struct exec_request *e);

@@ -42,6 +42,8 @@ static const char *phase_name(enum job_phase phase)
         return "asking";
     case JOB_RERUNNING:
         return "re-running";
+    case JOB_RESTARTING:
+        return "restarting";
     case JOB_FINISHED:
         return "finished";
     }
@@ -53,9 +55,9 @@ static bool move_allowed(enum job_phase from, enum job_phase to)
 {
     switch (from) {
     case JOB_STARTING:
-        return to == JOB_RUNNING || to == JOB_FINISHED;
+        return to == JOB_RUNNING || to == JOB_RESTARTING || to == JOB_FINISHED;
     case JOB_RUNNING:
-        return to == JOB_DRAINING || to == JOB_FINISHED;
+        return to == JOB_DRAINING || to == JOB_RESTARTING || to == JOB_FINISHED;
     case JOB_DRAINING:
         return to == JOB_JUDGING;
     case JOB_JUDGING:
@@ -64,6 +66,8 @@ static bool move_allowed(enum job_phase from, enum job_phase to)
         return to == JOB_RERUNNING || to == JOB_FINISHED;
     case JOB_RERUNNING:
         return to == JOB_FINISHED;
+    case JOB_RESTARTING:
+        return to == JOB_STARTING || to == JOB_FINISHED;
     case JOB_FINISHED:
         return false;
     }
@@ -72,7 +76,8 @@ static bool move_allowed(enum job_phase from, enum job_phase to)
 
 void job_move(struct job *j, enum job_phase to)
 {
-    bool ok = move_allowed(j->phase, to) && (to != JOB_DRAINING || !j->background);
+    bool ok = move_allowed(j->phase, to) && (to != JOB_DRAINING || !j->background) &&
+              (to != JOB_RESTARTING || j->background);
     if (ok)
         LOG_D("session", "job %u (pid %d): %s -> %s", (unsigned)j->id, (int)j->pid,
               phase_name(j->phase), phase_name(to));
@@ -85,7 +90,7 @@ void job_move(struct job *j, enum job_phase to)
 
 bool job_running(const struct job *j)
 {
-    return j->phase == JOB_STARTING || j->phase == JOB_RUNNING;
+    return j->phase == JOB_STARTING || j->phase == JOB_RUNNING || j->phase == JOB_RESTARTING;
 }
 
 bool job_streaming(const struct job *j)
@@ -95,9 +100,11 @@ bool job_streaming(const struct job *j)
 
 /* ---- jobs as JSON ------------------------------------------------------------------------- */
 
-/* "running", or how its bash ended. */
+/* "running" ("restarting" while a supervised job waits to start again), or how it ended. */
 static const char *state_name(const struct job *j)
 {
+    if (j->phase == JOB_RESTARTING)
+        return "restarting";
     return job_running(j) ? "running" : j->stop_requested ? "stopped" : "exited";
 }
 
@@ -174,12 +181,46 @@ static int job_exit_status(const struct job *j)
     return j->timed_out ? CORDON_EXIT_TIMEOUT : j->exit_code;
 }
 
+/* The fields of supervision: null (0 restarts) for a job that is not supervised. */
+static void restart_json(struct json_buf *b, const struct job *j)
+{
+    bool supervised = j->restart.when != RESTART_NO;
+    char policy[RESTART_POLICY_TEXT_MAX];
+    restart_policy_format(&j->restart, policy, sizeof policy);
+    json_buf_lit(b, ",\"" API_FIELD_RESTART "\":");
+    json_buf_cstr_or_null(b, supervised ? policy : NULL);
+    if (supervised)
+        json_buf_printf(b, ",\"" API_EXEC_BACKOFF "\":%g", j->restart.backoff);
+    else
+        json_buf_lit(b, ",\"" API_EXEC_BACKOFF "\":null");
+    json_buf_printf(b, ",\"" API_FIELD_RESTARTS "\":%lu,\"" API_FIELD_LAST_EXIT "\":", j->restarts);
+    if (supervised && j->has_last_exit)
+        json_buf_printf(b, "%d", j->last_exit);
+    else
+        json_buf_lit(b, "null");
+    json_buf_lit(b, ",\"" API_FIELD_NEXT_START "\":");
+    if (j->phase == JOB_RESTARTING)
+        json_buf_printf(b, "%.3f", j->next_start);
+    else
+        json_buf_lit(b, "null");
+    json_buf_lit(b, ",\"" API_FIELD_CURRENT_PID "\":");
+    if (j->phase == JOB_RUNNING && j->pid > 0)
+        json_buf_printf(b, "%d", (int)j->pid);
+    else
+        json_buf_lit(b, "null");
+}
+
+pid_t job_shown_pid(const struct job *j)
+{
+    return j->first_pid > 0 ? j->first_pid : j->pid;
+}
+
 void job_json(struct json_buf *b, const struct job *j)
 {
     /* A sandbox of its own whose command left processes is still running, though its leader
      * (the command's bash) has exited: listed as running, the leader's end beside it. */
     bool leftover = !job_running(j) && j->sandbox_running;
-    json_buf_printf(b, "{\"pid\":%d,\"command\":", (int)j->pid);
+    json_buf_printf(b, "{\"pid\":%d,\"command\":", (int)job_shown_pid(j));
     json_buf_cstr_or_null(b, j->command);
     json_buf_lit(b, ",\"turn\":");
     json_buf_cstr_or_null(b, j->turn);
@@ -207,9 +248,11 @@ void job_json(struct json_buf *b, const struct job *j)
     json_buf_printf(b, ",\"timed_out\":%s,\"sandbox_running\":%s,\"log\":",
                     j->timed_out ? "true" : "false", j->sandbox_running ? "true" : "false");
     if (j->background)
-        json_buf_printf(b, "\"" SESSION_LOG_DIR "/%d.log\"}", (int)j->pid);
+        json_buf_printf(b, "\"" SESSION_LOG_DIR "/%d.log\"", (int)job_shown_pid(j));
     else
-        json_buf_lit(b, "null}");
+        json_buf_lit(b, "null");
+    restart_json(b, j);
+    json_buf_lit(b, "}");
 }
 
 /* Listed by GET /v1/jobs: every background job, foreground commands still running, and
@@ -347,8 +390,8 @@ struct job *job_by_pid(struct session *s, long pid)
 {
     struct job *found = NULL;
     for (struct job *j = s->jobs; j; j = j->next)
-        if (j->pid == pid)
-            found = j; /* the newest: pids are reused */
+        if (j->pid == pid || j->first_pid == pid)
+            found = j; /* the newest: pids are reused; a restarted job by either pid */
     return found;
 }
 
@@ -385,6 +428,7 @@ void job_unlink_free(struct session *s, struct job *j)
     ev_timer_stop(s->loop, &j->timeout_t);
     ev_timer_stop(s->loop, &j->stop_t);
     ev_timer_stop(s->loop, &j->resume_t);
+    ev_timer_stop(s->loop, &j->restart_t);
     escalation_job_free(j);
     capture_free(&j->cap_out);
     capture_free(&j->cap_err);

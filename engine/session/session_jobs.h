@@ -3,7 +3,7 @@
  * session_ctl.c (the session object, init's reports, the operations that start and list
  * jobs), session_jobs.c (finding jobs, their JSON and state file, their pipes and streams,
  * pruning, moving a job between phases), session_stop.c (stopping groups, stop batches,
- * timeouts, shutdown), session_escalation.c (judging a finished foreground command, the
+ * timeouts, shutdown), session_restart.c (supervised jobs' waits and restarts), session_escalation.c (judging a finished foreground command, the
  * questions for the approvers, re-runs outside), session_approvers.c (who may answer: the
  * subscribed API clients). Single-threaded, on the controller's event loop.
  *
@@ -19,13 +19,19 @@
  *              sandbox, or reach the destination the network policy blocked; the exit event
  *              waits for the answer (or the permission timeout)
  *   RERUNNING  (foreground) approved: it runs again outside the sandbox, streamed as before
- *   FINISHED   over: a background job once its bash ended, a foreground one once it was
- *              judged and any question or re-run settled (its exit event sent, when its
- *              client is still there); a start init refused, and what was starting or
- *              running when init went, too
- * The moves: STARTING -> RUNNING | FINISHED; RUNNING -> DRAINING (foreground) | FINISHED;
- * DRAINING -> JUDGING; JUDGING -> ASKING | RERUNNING | FINISHED; ASKING -> RERUNNING |
- * FINISHED; RERUNNING -> FINISHED. DRAINING and JUDGING last while init's report of the end
+ *   RESTARTING (background, supervised: exec --restart) its bash ended and its policy wants it
+ *              again: its group is stopped (what the run left), and the backoff waited;
+ *              then the same command is told to init again (back to STARTING, the job's
+ *              first pid, log and counters kept: session_restart.c)
+ *   FINISHED   over: a background job once its bash ended (and its policy, if any, wants no
+ *              restart), a foreground one once it was judged and any question or re-run
+ *              settled (its exit event sent, when its client is still there); a start init
+ *              refused, a supervised job stopped, and what was starting, running or waiting
+ *              to restart when init went, too
+ * The moves: STARTING -> RUNNING | RESTARTING (a restart init refused) | FINISHED; RUNNING ->
+ * DRAINING (foreground) | RESTARTING (background) | FINISHED; DRAINING -> JUDGING; JUDGING ->
+ * ASKING | RERUNNING | FINISHED; ASKING -> RERUNNING | FINISHED; RERUNNING -> FINISHED;
+ * RESTARTING -> STARTING | FINISHED. DRAINING and JUDGING last while init's report of the end
  * is handled (on_exited in session_ctl.c); ASKING and RERUNNING may outlive the sandbox.
  * Beside the phase, and not part of it: stopping the job's process group (stopping,
  * kill_sent: session_stop.c; a group may outlive its leader), a sandbox of its own still
@@ -43,6 +49,7 @@
 #include "base/evloop.h"
 #include "session/job_log.h"
 #include "base/json_write.h"
+#include "base/restart_policy.h"
 #include "policy/lua_host.h"
 #include "session/session_questions.h"
 #include "session/session_ctl.h"
@@ -63,6 +70,7 @@ enum job_phase {
     JOB_JUDGING,
     JOB_ASKING,
     JOB_RERUNNING,
+    JOB_RESTARTING,
     JOB_FINISHED,
 };
 
@@ -130,6 +138,17 @@ struct job {
     bool ran_outside;
     struct str_list net_once; /* "PORT HOST" allowed for this command only */
     uint64_t denial_mark;     /* the proxy's refusals before it started */
+    /* supervision (background, exec --restart: session_restart.c) */
+    struct restart_policy restart; /* RESTART_NO: not supervised */
+    pid_t first_pid;               /* its pid as the person was told it: names the job and log */
+    unsigned long restarts;        /* restarts so far */
+    bool has_last_exit;            /* a run has ended: last_exit holds its status */
+    int last_exit;
+    double next_start; /* Unix seconds, while RESTARTING */
+    bool backoff_over; /* RESTARTING: the wait is over (the group may still be going) */
+    bool said_ceiling; /* the line about the wait's ceiling was written */
+    bool restart_over; /* stopped, or the session ends: no more restarts */
+    struct ev_timer restart_t;
 };
 
 struct session {
@@ -159,10 +178,14 @@ struct session {
 /* session_jobs.c */
 /* Move j to phase `to`: a move the list above does not have is a bug (asserted). */
 void job_move(struct job *j, enum job_phase to);
-/* Its bash has not ended yet (STARTING or RUNNING): listed "running". */
+/* It has not ended: its bash runs or is starting (STARTING, RUNNING), or it waits to start
+ * again (RESTARTING, supervised). Listed "running" ("restarting" while waiting); it holds its
+ * background slot. */
 bool job_running(const struct job *j);
 /* A foreground job whose output goes to its client as it comes (RUNNING or DRAINING). */
 bool job_streaming(const struct job *j);
+/* The pid a job is known by: its first run's (its log's name), whatever pid a restart got. */
+pid_t job_shown_pid(const struct job *j);
 /* One job as the API lists it (GET /v1/jobs, a stop's answer). */
 void job_json(struct json_buf *b, const struct job *j);
 /* Listed by GET /v1/jobs: every background job, foreground commands still running, and
@@ -200,11 +223,28 @@ void job_finish_stream(struct job *j);
 /* Free what nobody needs any more. */
 void session_prune(struct session *s);
 
+/* session_restart.c */
+/* j (background) ended with its status in exit_code: true when its policy restarts it (j is
+ * then RESTARTING: its group stopped, the backoff timer set), false when it is over (a line in
+ * its log says why when its policy ends). */
+bool restart_after_exit(struct job *j);
+/* A person stopped j (stop, cancel) or the session ends: no more restarts; a job waiting to
+ * restart is FINISHED now, one in another phase ends as it would unsupervised. */
+void restart_end(struct job *j, const char *why);
+/* j's group is gone (job_stop_done): a waiting restart may go now. */
+void restart_group_gone(struct job *j);
+/* Init answered a restart's start (RESTARTING -> STARTING before): pid or -errno. true when
+ * the job was handled (a refused start is counted and waited on again, or ends it). */
+bool restart_started(struct job *j, pid_t pid);
+
 /* session_stop.c */
 /* Init's answer to a signal or probe of group pgid (INIT_WIRE_SIGNALED). */
 void job_stop_signaled(struct session *s, pid_t pgid, int result);
 /* j's group is gone (ok) or survived KILL: its stop batches are told, then pruning. */
 void job_stop_done(struct job *j, bool ok);
+/* Stop j's group (TERM, KILL after the grace) with no request waiting: a supervised job's
+ * leftovers before its restart. A job whose restart is starting is stopped once started. */
+void job_stop_group(struct job *j);
 /* Stop j's group once its timeout (j->timeout seconds, > 0) has passed. */
 void job_timeout_arm(struct job *j);
 /* j is freed with the session: the batches waiting for it no longer do (answered when it

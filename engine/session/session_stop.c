@@ -80,10 +80,11 @@ void job_stop_done(struct job *j, bool ok)
             b->failed = true;
         /* The group is gone, so init has reaped its bash and reported that before this. */
         if (j->found_alive && !b->job)
-            json_buf_printf(&b->stopped, "%s%d", b->stopped.len ? "," : "", (int)j->pid);
+            json_buf_printf(&b->stopped, "%s%d", b->stopped.len ? "," : "", (int)job_shown_pid(j));
         if (--b->pending == 0)
             batch_answer(b);
     }
+    restart_group_gone(j); /* a supervised job waiting for its group starts again */
     session_prune(j->s);
 }
 
@@ -117,6 +118,11 @@ static void job_stop(struct job *j, struct stop_batch *batch)
     }
     if (j->stopping)
         return;
+    if (j->phase == JOB_STARTING && j->pid > 0) {
+        /* a restart being started: stopped once init says its pid (session_ctl.c) */
+        j->stop_requested = true;
+        return;
+    }
     j->stopping = true;
     j->kill_sent = false;
     j->found_alive = false;
@@ -124,6 +130,11 @@ static void job_stop(struct job *j, struct stop_batch *batch)
         j->stop_requested = true;
     j->kill_at = clock_mono_ms() + (uint64_t)(j->s->p.cfg->grace_seconds * 1000);
     send_signal(j->s, j->pid, SIGTERM);
+}
+
+void job_stop_group(struct job *j)
+{
+    job_stop(j, NULL);
 }
 
 void job_stop_signaled(struct session *s, pid_t pgid, int result)
@@ -198,6 +209,7 @@ void session_op_stop_job(struct session *s, struct api_request *req, long pid)
     }
     struct stop_batch *b = batch_new(req);
     b->job = j;
+    restart_end(j, "stopped (cordon stop)");
     job_stop(j, b); /* also when it has exited: something of its group may remain */
     batch_release(b);
 }
@@ -207,8 +219,10 @@ void session_op_cancel_turn(struct session *s, struct api_request *req, const ch
     struct stop_batch *b = batch_new(req);
     b->turn = xstrdup(turn);
     for (struct job *j = s->jobs; j; j = j->next)
-        if (j->pid > 0 && j->turn && strcmp(j->turn, turn) == 0)
+        if (j->pid > 0 && j->turn && strcmp(j->turn, turn) == 0) {
+            restart_end(j, "its turn was cancelled");
             job_stop(j, b);
+        }
     batch_release(b);
 }
 
@@ -262,9 +276,11 @@ void session_shut_down(struct session *s, enum session_end reason, const char *w
     s->end_reason = reason;
     session_expiry_stop(s);
     LOG_I("session", "session '%s' stopping: %s", s->p.name, why);
-    for (struct job *j = s->jobs; j; j = j->next)
+    for (struct job *j = s->jobs; j; j = j->next) {
+        restart_end(j, "the session is stopping");
         if (job_running(j))
             j->stop_requested = true;
+    }
     int grace_ms = (int)(s->p.cfg->grace_seconds * 1000);
     struct init_wire_msg m = {.tag = INIT_WIRE_SHUTDOWN, .value = grace_ms};
     if (init_wire_send(s->p.ctl, &m, NULL, 0, NULL, 0) < 0)

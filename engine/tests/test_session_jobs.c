@@ -1,5 +1,5 @@
 /* test_session_jobs.c — a session job's phases (session_jobs.h): the paths a foreground and a
- * background job take, what "running" and "streaming" mean in each phase, and a move the list
+ * background job take (and a supervised one's restarts), what "running" and "streaming" mean in each phase, and a move the list
  * does not have stopping the process (asserted), tried in a child. */
 #include <signal.h>
 #include <string.h>
@@ -42,6 +42,21 @@ static void test_background_path(void)
     CHECK(!job_running(&j));
 }
 
+static void test_supervised_path(void)
+{
+    struct job j;
+    memset(&j, 0, sizeof j);
+    j.background = true;
+    job_move(&j, JOB_RUNNING);
+    job_move(&j, JOB_RESTARTING); /* ended, its policy wants it again */
+    CHECK(job_running(&j));       /* not over: it holds its slot, a follower waits on */
+    CHECK(!job_streaming(&j));
+    job_move(&j, JOB_STARTING);   /* the backoff passed: init asked again */
+    job_move(&j, JOB_RESTARTING); /* init refused that start: waited on again */
+    job_move(&j, JOB_FINISHED);   /* stopped while waiting */
+    CHECK(!job_running(&j));
+}
+
 /* The move in a child: its exit status, or 128 + the signal that ended it. */
 static int move_in_child(enum job_phase from, enum job_phase to, bool background)
 {
@@ -68,7 +83,10 @@ static void test_moves_not_listed(void)
     CHECK(move_in_child(JOB_STARTING, JOB_DRAINING, false) != 0);
     CHECK(move_in_child(JOB_RUNNING, JOB_ASKING, false) != 0);
     CHECK(move_in_child(JOB_RUNNING, JOB_DRAINING, true) != 0); /* background jobs do not drain */
+    CHECK(move_in_child(JOB_RUNNING, JOB_RESTARTING, false) != 0); /* nor foreground restart */
+    CHECK(move_in_child(JOB_RESTARTING, JOB_RUNNING, true) != 0);  /* it starts first */
+    CHECK(move_in_child(JOB_FINISHED, JOB_RESTARTING, true) != 0);
 }
 
 TEST_MAIN({"foreground_path", test_foreground_path}, {"background_path", test_background_path},
-          {"moves_not_listed", test_moves_not_listed})
+          {"supervised_path", test_supervised_path}, {"moves_not_listed", test_moves_not_listed})

@@ -427,10 +427,16 @@ class AsyncSession:
         except (CordonError, asyncio.TimeoutError, OSError):
             pass
 
-    async def background(self, command: str, turn: Optional[str] = None) -> AsyncBackgroundJob:
+    async def background(self, command: str, turn: Optional[str] = None, restart: Optional[str] = None,
+                         backoff: Optional[float] = None) -> AsyncBackgroundJob:
+        """As Session.background: restart and backoff make it a supervised job."""
         body: Dict[str, Any] = {"command": command, "background": True}
         if turn is not None:
             body["turn"] = turn
+        if restart is not None:
+            body["restart"] = restart
+        if backoff is not None:
+            body["backoff"] = backoff
         d = await self._json("POST", "/v1/exec", body)
         return AsyncBackgroundJob(self, int(d.get("pid") or 0), str(d.get("log", "")), str(d.get("message", "")),
                                   command)

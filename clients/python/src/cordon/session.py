@@ -309,12 +309,20 @@ class Session:
                           refusals=exit_ev.refusals, stdout_bytes=bytes(out), stderr_bytes=bytes(err),
                           approvals=approvals, settled=settled, raw=exit_ev.raw)
 
-    def background(self, command: str, turn: Optional[str] = None) -> BackgroundJob:
+    def background(self, command: str, turn: Optional[str] = None, restart: Optional[str] = None,
+                   backoff: Optional[float] = None) -> BackgroundJob:
         """Starts command as a background job (its output to its log); 409 APIError when eight
-        are running already."""
+        are running already. restart ("on-failure", "on-failure:N", "always", "always:N") has
+        the session start the same command again when it ends, waiting backoff seconds (default
+        1) doubled at each restart up to 300; stop() ends it and its restarts. A bad value is a
+        400 APIError naming it."""
         body: Dict[str, Any] = {"command": command, "background": True}
         if turn is not None:
             body["turn"] = turn
+        if restart is not None:
+            body["restart"] = restart
+        if backoff is not None:
+            body["backoff"] = backoff
         d = self._t.json("POST", "/v1/exec", body)
         return BackgroundJob(self, int(d.get("pid") or 0), str(d.get("log", "")), str(d.get("message", "")), command)
 

@@ -130,7 +130,7 @@ class Job:
     command: str
     turn: Optional[str]
     background: bool
-    state: str  # "running" | "exited" | "stopped"
+    state: str  # "running" | "restarting" | "exited" | "stopped"
     exit_code: Optional[int]
     signal: Optional[int]
     started: Optional[float]
@@ -146,6 +146,15 @@ class Job:
     leader_signal: Optional[int] = None
     left: Optional[int] = None
     left_pids: Optional[List[int]] = None
+    # A supervised job's (exec --restart): its policy and backoff as given, restarts so far, the
+    # status its last run ended with, when it starts again (while "restarting"), and the pid of
+    # the run now (`pid` stays its first run's, which names its log).
+    restart: Optional[str] = None
+    backoff: Optional[float] = None
+    restarts: int = 0
+    last_exit: Optional[int] = None
+    next_start: Optional[float] = None
+    current_pid: Optional[int] = None
     raw: Json = field(repr=False, default_factory=dict)
 
     @property
@@ -164,6 +173,9 @@ class Job:
                    leader_exit_code=_opt_int(d.get("leader_exit_code")), leader_signal=_opt_int(d.get("leader_signal")),
                    left=_opt_int(d.get("left")),
                    left_pids=[int(p) for p in d["left_pids"]] if isinstance(d.get("left_pids"), list) else None,
+                   restart=_opt_str(d.get("restart")), backoff=_opt_float(d.get("backoff")),
+                   restarts=int(d.get("restarts") or 0), last_exit=_opt_int(d.get("last_exit")),
+                   next_start=_opt_float(d.get("next_start")), current_pid=_opt_int(d.get("current_pid")),
                    raw=d)
 
 
