@@ -24,7 +24,7 @@ bool capprove_answer_valid(const char *answer)
            strcmp(answer, "deny") == 0;
 }
 
-int capprove_send(const char *name, const char *id, const char *answer)
+int capprove_send(const char *name, const char *id, const char *answer, double for_s)
 {
     struct chttp h;
     struct json_value *v = NULL;
@@ -34,7 +34,10 @@ int capprove_send(const char *name, const char *id, const char *answer)
         goto out;
     escaped = chttp_escape(id);
     path = xasprintf("/v1/approvals/%s", escaped);
-    body = xasprintf("{\"" API_ANSWER "\":\"%s\"}", answer); /* one of three plain words */
+    if (for_s > 0) /* one of three plain words */
+        body = xasprintf("{\"" API_ANSWER "\":\"%s\",\"" API_ANSWER_FOR "\":%.0f}", answer, for_s);
+    else
+        body = xasprintf("{\"" API_ANSWER "\":\"%s\"}", answer);
     if (chttp_request(&h, "POST", path, body, strlen(body), NULL, NULL) < 0) {
         status = chttp_lost(&h);
         goto out;

@@ -11,8 +11,9 @@
 
 /* "once", "session" or "deny". */
 bool capprove_answer_valid(const char *answer);
-/* The exit status: 0, or 125 after printing why. */
-int capprove_send(const char *name, const char *id, const char *answer);
+/* The exit status: 0, or 125 after printing why. for_s > 0 (with "session"): the allow ends
+ * that many seconds from now. */
+int capprove_send(const char *name, const char *id, const char *answer, double for_s);
 /* `cordon approve --watch NAME`. 0 when the session or stdin ended; 125 after printing why
  * (no session, a lost connection). */
 int capprove_watch(const char *name);

@@ -157,6 +157,7 @@ void proxy_conn_refuse(struct conn *c, const struct net_decision *d)
 void proxy_decide_and_go(struct conn *c)
 {
     struct net_decision d;
+    c->grant = 0; /* each request of a kept-alive connection is decided anew */
     enum lh_outcome o = lh_network_decide(c->net_kind, c->host, c->port, c->px->command, &d);
     if (o == LH_OK && proxy_ask_amend(c, &d)) {
         c->state = ST_ASKING;
