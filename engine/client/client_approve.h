@@ -2,7 +2,7 @@
  * {"answer": ...}, printing the session's reply message when it has one; and `cordon approve
  * --watch NAME`: an approver for a person (docs/session-api.md, "Approvals"): subscribed to
  * GET /v1/approvals?watch=1, it shows each question as it is asked and takes the answer from
- * stdin (o/once, s/session, d/deny), until the session ends or stdin does.
+ * stdin (o/once, s/session, f D for a time, d/deny), until the session ends or stdin does.
  * Uses client_http, client_reply, client_ndjson (the stream's lines). Must never: decide
  * anything; a person does, or the session denies. */
 #ifndef CORDON_CLIENT_APPROVE_H

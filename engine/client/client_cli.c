@@ -123,7 +123,7 @@ static const struct command cmd_watch = {
     "approve --watch",
     "cordon approve --watch NAME",
     "Be session NAME's approver: show each question as it is asked and read the answer\n"
-    "(o once, s session, d deny) from stdin, until the session or stdin ends.",
+    "(o once, s session, f D for D, d deny) from stdin, until the session or stdin ends.",
     {"NAME"},
     false};
 static const struct command cmd_list = {

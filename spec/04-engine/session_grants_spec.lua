@@ -245,6 +245,32 @@ describe("cordon session: grants that expire and can be revoked", function()
         assert.is_nil(done().out:find(o.marker, 1, true))
     end)
 
+    it("cordon approve --watch takes 'f D' as an answer for a time", function()
+        local o = origin()
+        local s = h.session_start("grant-" .. h.token(), { flags = { "--permission-timeout", "60s" } })
+        local input, out = h.tmpdir() .. "/answers", h.tmpdir() .. "/watch.out"
+        h.write_file(input, "")
+        local line = h.command_line({ "approve", "--watch", s.name }, { env = s.env, timeout = false })
+        h.spawn("sh -c " .. h.quote(("cd %s && tail --pid=$$ -f %s | %s >%s 2>&1"):format(h.quote(s.cwd),
+            h.quote(input), line, h.quote(out))))
+        assert(h.wait_for(function() return (h.read_file(out) or ""):find("answering the approvals", 1, true) end, 10),
+            "the approver did not subscribe: " .. tostring(h.read_file(out)))
+        local done = exec_async(s, o.fetch)
+        assert(h.wait_for(function() return (h.read_file(out) or ""):find("[f 10m] for a time  [d] deny ?", 1, true) end, 15),
+            "no prompt: " .. tostring(h.read_file(out)))
+        local f = assert(io.open(input, "a"))
+        f:write("f 90s\n")
+        f:close()
+        local r = done()
+        assert.are.equal(0, r.code, r.out)
+        assert.truthy(r.out:find(o.marker .. " /x", 1, true), r.out)
+        local g = grants(s)[1]
+        assert.truthy(g, "no grant")
+        assert.are.equal("timed", g.scope)
+        assert.truthy(g.expires > g.granted + 85 and g.expires <= g.granted + 91, cjson.encode(g))
+        assert.truthy(g.by:find("cordon approve --watch", 1, true), g.by)
+    end)
+
     it("a re-run allowed for the session is listed and can be revoked", function()
         local s = approver(h.session_start("grant-" .. h.token(),
             { flags = { "--ask-sandbox-off", "--permission-timeout", "60s" } }))
