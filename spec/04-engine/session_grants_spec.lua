@@ -300,6 +300,43 @@ describe("cordon session: grants that expire and can be revoked", function()
         assert.is_nil(h.read_file(target))
     end)
 
+    it("the Python and TypeScript clients grant, list and revoke", function()
+        local o = origin()
+        local s = h.session_start("grant-" .. h.token())
+        local py = ([[
+import json, sys
+from cordon import Session
+s = Session.attach(sys.argv[1])
+g = s.grant_network(sys.argv[2], for_seconds=600, by="the python client")
+listed = [x for x in s.grants() if x.id == g.id]
+print(json.dumps({"id": g.id, "scope": g.scope, "by": listed[0].by, "target": listed[0].target,
+                  "closed": s.revoke(g.id), "left": len(s.grants())}))
+]])
+        local r = h.sh(("XDG_RUNTIME_DIR=%s PYTHONPATH=%s %s -c %s %s %s"):format(h.quote(s.runtime),
+            h.quote(h.source_dir .. "/clients/python/src"), h.python, h.quote(py), s.name, o.dest))
+        assert.are.equal(0, r.code, h.describe(r))
+        local v = cjson.decode(r.stdout)
+        assert.truthy(v.id:match("^g%d+$"), r.stdout)
+        assert.are.same({ "timed", "the python client", o.dest, 0, 0 },
+            { v.scope, v.by, v.target, math.tointeger(v.closed), math.tointeger(v.left) })
+        if h.sh("command -v node").code ~= 0 then return end
+        local js = ([[
+import { Session } from %s;
+const s = await Session.attach(process.argv[2]);
+const g = await s.grantNetwork(process.argv[3]);
+const listed = (await s.grants()).filter((x) => x.id === g.id);
+console.log(JSON.stringify({ id: g.id, scope: g.scope, expires: listed[0].expires, closed: await s.revoke(g.id),
+  left: (await s.grants()).length }));
+]]):format(cjson.encode("file://" .. h.source_dir .. "/clients/typescript/index.js"))
+        local file = h.tmpdir() .. "/grants.mjs"
+        h.write_file(file, js)
+        r = h.sh(("XDG_RUNTIME_DIR=%s node %s %s %s"):format(h.quote(s.runtime), h.quote(file), s.name, o.dest))
+        assert.are.equal(0, r.code, h.describe(r))
+        v = cjson.decode(r.stdout)
+        assert.truthy(v.id:match("^g%d+$"), r.stdout)
+        assert.are.same({ "session", cjson.null, 0, 0 }, { v.scope, v.expires, math.tointeger(v.closed), math.tointeger(v.left) })
+    end)
+
     it("bad words are one line and exit 125", function()
         local s = h.session_start("grant-" .. h.token())
         refused(cli(s, { "grant", s.name, "--network", "127.0.0.2:80", "--for", "x" }), "invalid --for 'x'")
