@@ -655,6 +655,7 @@ int proxy_attach_dns(struct proxy *px, int udp_fd, int tcp_fd)
 {
     px->dns = dns_stub_new(px->loop, udp_fd, tcp_fd, px->resolver, px->audit, px->command,
                            dns_refused, px);
+    dns_stub_set_granted(px->dns, proxy_name_granted);
     return px->dns ? 0 : -1;
 }
 

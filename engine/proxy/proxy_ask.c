@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "proxy/audit_log.h"
+#include "proxy/dns_stub.h"
 
 /* One host as rules compare it: case-insensitive, a trailing dot naming the same host. */
 static bool same_host(const char *a, const char *b)
@@ -93,6 +94,7 @@ static struct grant *keep(struct proxy *px, const char *host, unsigned port, boo
     *tail = g;
     a->n_grants++;
     if (allow) {
+        dns_stub_forget(px->dns, g->host); /* a refusal of the name, kept, ends here */
         char rule[32], reason[200];
         grant_words(g, rule, sizeof rule, reason, sizeof reason, "granted");
         audit_log_event(px->audit, "grant", g->host, g->port, true, rule, reason, px->command);
@@ -299,6 +301,16 @@ int proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow,
 {
     struct grant *g = keep(px, host, port, allow, terms && terms->command, terms);
     return g ? (int)g->id : -ENOSPC;
+}
+
+bool proxy_name_granted(void *ctx, const char *host)
+{
+    struct proxy *px = ctx;
+    uint64_t now = clock_mono_ms();
+    for (const struct grant *g = px->asking.grants; g; g = g->next)
+        if (g->allow && same_host(g->host, host) && !grant_over(g, now))
+            return true;
+    return false;
 }
 
 size_t proxy_grants(const struct proxy *px, struct proxy_grant_info *out, size_t max)

@@ -217,6 +217,8 @@ bool proxy_ask_amend(struct conn *c, struct net_decision *d);
 /* Deny every question whose permission timeout passed by now_ms (clock_mono_ms()), and end
  * every grant whose time is over (one audit line each; what it let through stays open). */
 void proxy_ask_expire(struct proxy *px, uint64_t now_ms);
+/* A grant in force names host (any port): the DNS stub answers it (ctx: the proxy). */
+bool proxy_name_granted(void *ctx, const char *host);
 /* Free the questions, the answers kept and the list of destinations asked about. */
 void proxy_ask_free(struct proxy *px);
 #endif

@@ -337,6 +337,36 @@ console.log(JSON.stringify({ id: g.id, scope: g.scope, expires: listed[0].expire
         assert.are.same({ "session", cjson.null, 0, 0 }, { v.scope, v.expires, math.tointeger(v.closed), math.tointeger(v.left) })
     end)
 
+    it("the sandbox's resolver answers a granted name, and refuses it again after a revoke", function()
+        local o = origin()
+        local hosts = h.tmpdir() .. "/hosts"
+        h.write_file(hosts, "127.0.0.2 granted.test\n")
+        -- (an answer that is a loopback address needs a rule of its own, grant or not)
+        local s = h.session_start("grant-" .. h.token(), { env = { CORDON_HOSTS_FILE = hosts },
+            flags = { "--network-allow", o.dest } })
+        local probe = "getent hosts granted.test; echo rc=$?"
+        local fetch = ("curl -sS --noproxy '*' --max-time 10 http://granted.test:%d/x"):format(o.port)
+        local r = ok(exec(s, probe))
+        if r.stdout:find("127.0.0.2", 1, true) then
+            h.skip("the sandbox resolves granted.test without a grant (no resolver of cordon's here)")
+        end
+        assert.truthy(r.stdout:find("rc=2", 1, true), h.describe(r))
+        local id = ok(cli(s, { "grant", s.name, "--network", "granted.test:" .. o.port })).stdout:match("^(g%d+)\n$")
+        r = ok(exec(s, probe))
+        assert.truthy(r.stdout:find("127.0.0.2%s+granted.test"), h.describe(r))
+        -- without the proxy variables: the transparent path decides by the name, with the grant
+        r = exec(s, fetch)
+        if r.code == 0 then
+            assert.truthy(r.stdout:find(o.marker, 1, true), h.describe(r))
+        end
+        ok(cli(s, { "revoke", s.name, id }))
+        -- the answer is kept a while by the resolver, but the name is no longer granted: a
+        -- connection to it is refused
+        r = exec(s, fetch)
+        assert.are_not.equal(0, r.code, h.describe(r))
+        assert.is_nil(r.stdout:find(o.marker, 1, true), h.describe(r))
+    end)
+
     it("bad words are one line and exit 125", function()
         local s = h.session_start("grant-" .. h.token())
         refused(cli(s, { "grant", s.name, "--network", "127.0.0.2:80", "--for", "x" }), "invalid --for 'x'")
