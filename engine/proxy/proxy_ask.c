@@ -67,6 +67,9 @@ static struct grant *keep(struct proxy *px, const char *host, unsigned port, boo
                           bool command, const struct proxy_grant_terms *t)
 {
     struct proxy_asking *a = &px->asking;
+    /* the connections the grant it replaces let through are the new one's to revoke */
+    struct grant *old = find_grant(a, host, (uint16_t)port);
+    unsigned old_id = old ? old->id : 0;
     proxy_forget(px, host, port);
     if (a->n_grants >= PROXY_GRANTS_MAX) {
         LOG_W("proxy",
@@ -93,6 +96,9 @@ static struct grant *keep(struct proxy *px, const char *host, unsigned port, boo
         tail = &(*tail)->next;
     *tail = g;
     a->n_grants++;
+    for (struct conn *c = px->conns; old_id && g->id && c; c = c->next)
+        if (c->grant == old_id)
+            c->grant = g->id;
     if (allow) {
         dns_stub_forget(px->dns, g->host); /* a refusal of the name, kept, ends here */
         char rule[32], reason[200];

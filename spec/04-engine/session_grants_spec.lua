@@ -367,6 +367,32 @@ console.log(JSON.stringify({ id: g.id, scope: g.scope, expires: listed[0].expire
         assert.is_nil(r.stdout:find(o.marker, 1, true), h.describe(r))
     end)
 
+    it("many grants: the table is bounded, and the limit is said in one line", function()
+        local s = h.session_start("grant-" .. h.token())
+        -- 256 at most (answers kept included); made through one client program, quickly
+        local py = [[
+import sys
+from cordon import Session, APIError
+s = Session.attach(sys.argv[1])
+for i in range(256):
+    s.grant_network("host%d.test:443" % i)
+try:
+    s.grant_network("one-more.test:443")
+    print("taken")
+except APIError as e:
+    print(e.status, e.message)
+]]
+        local r = h.sh(("XDG_RUNTIME_DIR=%s PYTHONPATH=%s %s -c %s %s"):format(h.quote(s.runtime),
+            h.quote(h.source_dir .. "/clients/python/src"), h.python, h.quote(py), s.name))
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stdout:find("^409 at most 256 answers and grants are kept in a session"), h.describe(r))
+        assert.are.equal(256, #grants(s))
+        refused(cli(s, { "grant", s.name, "--network", "one-more.test:443" }), "at most 256")
+        -- a revoke makes room
+        ok(cli(s, { "revoke", s.name, "g1" }))
+        ok(cli(s, { "grant", s.name, "--network", "one-more.test:443" }))
+    end)
+
     it("bad words are one line and exit 125", function()
         local s = h.session_start("grant-" .. h.token())
         refused(cli(s, { "grant", s.name, "--network", "127.0.0.2:80", "--for", "x" }), "invalid --for 'x'")
