@@ -71,9 +71,9 @@ struct proxy_grant_info {
     bool command;            /* for the commands running when it was given (answered "once") */
     unsigned open;           /* connections open under it now */
 };
-/* The allows in force (not ended by their time), oldest first, in out[0..max): their number
- * (which may exceed max). */
-size_t proxy_grants(const struct proxy *px, struct proxy_grant_info *out, size_t max);
+/* The allows in force, oldest first, in out[0..max): their number (which may exceed max).
+ * Those whose time is over are dropped first (one audit line each). */
+size_t proxy_grants(struct proxy *px, struct proxy_grant_info *out, size_t max);
 /* End grant id now: a later connection is decided as if it had never been given, and every
  * connection open under it is closed (one audit line each). The number closed, or -ENOENT. */
 int proxy_revoke(struct proxy *px, unsigned id, const char *by);

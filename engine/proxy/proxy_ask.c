@@ -61,6 +61,28 @@ static void grant_words(const struct grant *g, char *rule, size_t rn, char *reas
                  g->command ? ", while the commands running then run" : "");
 }
 
+static void drop(struct proxy_asking *a, struct grant **p);
+
+/* Drop every grant whose time is over, one audit line each: at each sweep, and before anything
+ * reads the grants (so the line is there by the time a connection is refused or a list no
+ * longer shows it). */
+static void end_expired(struct proxy *px, uint64_t now_ms)
+{
+    for (struct grant **p = &px->asking.grants; *p;) {
+        struct grant *g = *p;
+        if (!grant_over(g, now_ms)) {
+            p = &g->next;
+            continue;
+        }
+        char rule[32], reason[200];
+        grant_words(g, rule, sizeof rule, reason, sizeof reason, "expired: given");
+        audit_log_event(px->audit, "grant_expired", g->host, g->port, false, rule, reason,
+                        px->command);
+        LOG_I("proxy", "grant g%u for %s:%u has expired", g->id, g->host, (unsigned)g->port);
+        drop(&px->asking, p);
+    }
+}
+
 /* Keep a new answer (the one kept for the same host:port is replaced); NULL when the table is
  * full (said in one line). */
 static struct grant *keep(struct proxy *px, const char *host, unsigned port, bool allow,
@@ -148,6 +170,7 @@ static struct question *question_for(struct proxy_asking *a, const struct conn *
 bool proxy_ask_amend(struct conn *c, struct net_decision *d)
 {
     struct proxy_asking *a = &c->px->asking;
+    end_expired(c->px, clock_mono_ms());
     if (d->ask) {
         struct grant *g = find_grant(a, c->host, c->port);
         if (g) {
@@ -252,20 +275,7 @@ void proxy_ask_expire(struct proxy *px, uint64_t now_ms)
                 px->asking.owner.closed(px->asking.owner.ctx, id, "no answer in time: denied");
         }
     }
-    /* A grant whose time is over already counts as never given (find_grant): here it goes. */
-    for (struct grant **p = &px->asking.grants; *p;) {
-        struct grant *g = *p;
-        if (!grant_over(g, now_ms)) {
-            p = &g->next;
-            continue;
-        }
-        char rule[32], reason[200];
-        grant_words(g, rule, sizeof rule, reason, sizeof reason, "expired: given");
-        audit_log_event(px->audit, "grant_expired", g->host, g->port, false, rule, reason,
-                        px->command);
-        LOG_I("proxy", "grant g%u for %s:%u has expired", g->id, g->host, (unsigned)g->port);
-        drop(&px->asking, p);
-    }
+    end_expired(px, now_ms);
 }
 
 bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n,
@@ -313,16 +323,18 @@ bool proxy_name_granted(void *ctx, const char *host)
 {
     struct proxy *px = ctx;
     uint64_t now = clock_mono_ms();
+    end_expired(px, now);
     for (const struct grant *g = px->asking.grants; g; g = g->next)
         if (g->allow && same_host(g->host, host) && !grant_over(g, now))
             return true;
     return false;
 }
 
-size_t proxy_grants(const struct proxy *px, struct proxy_grant_info *out, size_t max)
+size_t proxy_grants(struct proxy *px, struct proxy_grant_info *out, size_t max)
 {
     size_t n = 0;
     uint64_t now = clock_mono_ms();
+    end_expired(px, now);
     for (const struct grant *g = px->asking.grants; g; g = g->next) {
         if (!g->allow || grant_over(g, now))
             continue;

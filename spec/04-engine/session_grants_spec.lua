@@ -156,7 +156,8 @@ describe("cordon session: grants that expire and can be revoked", function()
 
     it("a timed grant lets a destination through, is listed, and refuses it again once expired", function()
         local o = origin()
-        local s = h.session_start("grant-" .. h.token())
+        local audit = h.tmpdir() .. "/audit.jsonl"
+        local s = h.session_start("grant-" .. h.token(), { env = { CORDON_AUDIT_LOG = audit } })
         -- not allowed before (and outside the sandbox the origin answers: the refusal is the sandbox's)
         assert.truthy(h.sh(o.fetch).stdout:find(o.marker, 1, true), "the origin does not answer on the host")
         local r = exec(s, o.fetch)
@@ -190,11 +191,16 @@ describe("cordon session: grants that expire and can be revoked", function()
         r = exec(s, o.fetch)
         assert.is_nil(r.stdout:find(o.marker, 1, true), "reached after the grant expired\n" .. h.describe(r))
         assert.truthy(r.stderr:find("--network-allow " .. o.dest, 1, true), h.describe(r))
+        -- the audit log has the grant and its end, each one line
+        local log = h.read_file(audit) or ""
+        assert.truthy(log:find('"kind":"grant","host":"127.0.0.2","port":' .. o.port .. ',"verdict":"allow","rule":"grant ' .. id .. '"', 1, true), log)
+        assert.truthy(log:find('"kind":"grant_expired","host":"127.0.0.2","port":' .. o.port .. ',"verdict":"deny","rule":"grant ' .. id .. '"', 1, true), log)
     end)
 
     it("revoke ends a grant at once and closes the tunnel open under it", function()
         local o = origin()
-        local s = h.session_start("grant-" .. h.token())
+        local audit = h.tmpdir() .. "/audit.jsonl"
+        local s = h.session_start("grant-" .. h.token(), { env = { CORDON_AUDIT_LOG = audit } })
         local id = ok(cli(s, { "grant", s.name, "--network", o.dest })).stdout:match("^(g%d+)\n$")
         assert.truthy(id)
         assert.are.equal("session", find(grants(s), id).scope)
@@ -215,6 +221,10 @@ describe("cordon session: grants that expire and can be revoked", function()
         assert.is_nil(find(grants(s), id))
         r = exec(s, o.fetch)
         assert.is_nil(r.stdout:find(o.marker, 1, true), "reached after the revoke\n" .. h.describe(r))
+        local lines = h.read_file(audit) or ""
+        assert.truthy(lines:find('"kind":"grant_revoked","host":"127.0.0.2","port":' .. o.port, 1, true), lines)
+        local _, closed = lines:gsub('"kind":"grant_closed"', "")
+        assert.are.equal(1, closed, lines)
         -- a second revoke of the same id: nothing in force
         refused(cli(s, { "revoke", s.name, id }), "no grant " .. id)
     end)
