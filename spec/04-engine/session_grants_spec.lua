@@ -308,6 +308,18 @@ describe("cordon session: grants that expire and can be revoked", function()
         ok(cli(s, { "approve", s.name, tostring(math.tointeger(pending(s, "rerun").id)), "deny" }))
         assert.are_not.equal(0, done().code)
         assert.is_nil(h.read_file(target))
+        -- for=D: a timed re-run grant, asked about again once it ended
+        done = exec_async(s, "touch " .. target)
+        ok(cli(s, { "approve", s.name, tostring(math.tointeger(pending(s, "rerun").id)), "for=2s" }))
+        assert.are.equal(0, done().code)
+        os.remove(target)
+        g = grants(s)[1]
+        assert.truthy(g and g.kind == "rerun" and g.scope == "timed", cjson.encode(grants(s)))
+        assert.truthy(h.wait_for(function() return #grants(s) == 0 end, 30), "the re-run grant did not expire")
+        done = exec_async(s, "touch " .. target)
+        ok(cli(s, { "approve", s.name, tostring(math.tointeger(pending(s, "rerun").id)), "deny" }))
+        assert.are_not.equal(0, done().code)
+        assert.is_nil(h.read_file(target))
     end)
 
     it("the Python and TypeScript clients grant, list and revoke", function()
