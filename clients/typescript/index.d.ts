@@ -59,6 +59,23 @@ export interface Answer {
   raw: Record<string, unknown>;
 }
 
+/** A grant in force (GET /v1/grants): kind "network" (id "gN", host, port, open connections) or
+ * "rerun" (id "rN", command); scope "session", "timed" (ends at expires, Unix seconds) or "command". */
+export interface Grant {
+  id: string;
+  kind: string;
+  scope: string;
+  target: string;
+  host: string | null;
+  port: number | null;
+  command: string | null;
+  open: number | null;
+  by: string;
+  granted: number;
+  expires: number | null;
+  raw: Record<string, unknown>;
+}
+
 /** One line of GET /v1/approvals?watch=1. */
 export interface ApprovalEvent {
   /** "subscribed" (first), "question" (with approval) or "settled" (answered, timed out, or
@@ -367,7 +384,14 @@ export declare class Session {
   cancel(turn: string, options?: Waits): Promise<number[]>;
   approvals(options?: Waits): Promise<Approval[]>;
   /** Answers a pending question; `by` (1 to 200 bytes) names who answered, for the settled events. */
-  answer(id: number, answer: ApprovalAnswer, options?: { by?: string; signal?: AbortSignal }): Promise<Answer>;
+  /** forSeconds (with "session"): the allow ends that many seconds from now. */
+  answer(id: number, answer: ApprovalAnswer, options?: { by?: string; forSeconds?: number; signal?: AbortSignal }): Promise<Answer>;
+  /** GET /v1/grants: destinations a person allowed (gN) and commands allowed outside for the session (rN). */
+  grants(options?: { signal?: AbortSignal }): Promise<Grant[]>;
+  /** POST /v1/grants: allow "HOST:PORT" ahead of any question, for forSeconds or the session. */
+  grantNetwork(target: string, options?: { forSeconds?: number; by?: string; signal?: AbortSignal }): Promise<Grant>;
+  /** DELETE /v1/grants/ID: ends a grant now; resolves to the connections it let through that were closed. */
+  revoke(id: string, options?: { signal?: AbortSignal }): Promise<number>;
   /** GET /v1/approvals?watch=1: subscribes as an approver ("subscribed" first, then each question
    * and its outcome) until the loop is left. With no approver subscribed, questions are denied at once. */
   watchApprovals(options?: { signal?: AbortSignal }): AsyncIterableIterator<ApprovalEvent>;

@@ -25,6 +25,7 @@ import path from "node:path";
 /** @typedef {import("./index.js").Approval} Approval */
 /** @typedef {import("./index.js").ApprovalEvent} ApprovalEvent */
 /** @typedef {import("./index.js").Answer} Answer */
+/** @typedef {import("./index.js").Grant} Grant */
 /** @typedef {import("./index.js").ApprovalAnswer} ApprovalAnswer */
 /** @typedef {import("./index.js").Refusal} Refusal */
 /** @typedef {import("./index.js").ExecEvent} ExecEvent */
@@ -283,6 +284,14 @@ function removeStale(p) {
 const optNum = (v) => (typeof v === "number" ? v : null);
 /** @param {unknown} v @returns {string | null} */
 const optStr = (v) => (typeof v === "string" ? v : null);
+
+/** @param {Json} d @returns {Grant} */
+const grant = (d) => ({
+  id: String(d.id ?? ""), kind: String(d.kind ?? ""), scope: String(d.scope ?? ""), target: String(d.target ?? ""),
+  host: optStr(d.host), port: typeof d.port === "number" ? d.port : null, command: optStr(d.command),
+  open: typeof d.open === "number" ? d.open : null, by: String(d.by ?? ""), granted: Number(d.granted ?? 0),
+  expires: typeof d.expires === "number" ? d.expires : null, raw: d,
+});
 /** @param {unknown} v @returns {Json} */
 const obj = (v) => (v !== null && typeof v === "object" && !Array.isArray(v) ? /** @type {Json} */ (v) : {});
 
@@ -774,14 +783,37 @@ export class Session {
     return (Array.isArray(d.approvals) ? d.approvals : []).map((a) => approval(obj(a)));
   }
 
-  /** @param {number} id @param {ApprovalAnswer} answer @param {{ by?: string, signal?: AbortSignal }} [options] @returns {Promise<Answer>} */
+  /** @param {number} id @param {ApprovalAnswer} answer @param {{ by?: string, forSeconds?: number, signal?: AbortSignal }} [options] @returns {Promise<Answer>} */
   async answer(id, answer, options = {}) {
     if (!ANSWERS.includes(answer)) throw new TypeError(`answer must be one of ${ANSWERS.join(", ")}, not ${JSON.stringify(answer)}`);
     /** @type {Json} */
     const body = { answer };
     if (options.by !== undefined) body.by = options.by;
+    // with "session": the allow ends that many seconds from now
+    if (options.forSeconds !== undefined) body.for = options.forSeconds;
     const d = await this._json("POST", `/v1/approvals/${Math.trunc(id)}`, body, options.signal);
     return { id: Number(d.id ?? id), answer: String(d.answer ?? answer), message: String(d.message ?? ""), raw: d };
+  }
+
+  /** @param {Waits} [options] @returns {Promise<Grant[]>} */
+  async grants(options = {}) {
+    const d = await this._json("GET", "/v1/grants", undefined, options.signal);
+    return (Array.isArray(d.grants) ? d.grants : []).map((g) => grant(obj(g)));
+  }
+
+  /** @param {string} target @param {{ forSeconds?: number, by?: string, signal?: AbortSignal }} [options] @returns {Promise<Grant>} */
+  async grantNetwork(target, options = {}) {
+    /** @type {Json} */
+    const body = { network: target };
+    if (options.forSeconds !== undefined) body.for = options.forSeconds;
+    if (options.by !== undefined) body.by = options.by;
+    return grant(await this._json("POST", "/v1/grants", body, options.signal));
+  }
+
+  /** @param {string} id @param {Waits} [options] @returns {Promise<number>} */
+  async revoke(id, options = {}) {
+    const d = await this._json("DELETE", `/v1/grants/${encodeURIComponent(id)}`, undefined, options.signal);
+    return Number(d.closed ?? 0);
   }
 
   /** @param {{ signal?: AbortSignal }} [options] @returns {AsyncGenerator<ApprovalEvent>} */

@@ -20,8 +20,9 @@
 #define API_EXEC_BACKOFF "backoff" /* seconds before the first restart (default 1) */
 
 /* ---- POST /v1/approvals/ID: the answer's fields ---- */
-#define API_ANSWER "answer" /* "once" | "session" | "deny" */
-#define API_ANSWER_BY "by"  /* who answered: a label for the settled events, never a permission */
+#define API_ANSWER "answer"  /* "once" | "session" | "deny" */
+#define API_ANSWER_BY "by"   /* who answered: a label for the settled events, never a permission */
+#define API_ANSWER_FOR "for" /* with "session": the seconds the allow holds (docs/session-api.md) */
 
 /* ---- the events of a stream: {"event": KIND, ...} ---- */
 #define API_EVENT "event"

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grant_words.h"
 #include "base/log.h"
 #include "base/session_protocol.h"
 #include "client/client_http.h"
@@ -24,7 +25,7 @@ bool capprove_answer_valid(const char *answer)
            strcmp(answer, "deny") == 0;
 }
 
-int capprove_send(const char *name, const char *id, const char *answer)
+int capprove_send(const char *name, const char *id, const char *answer, double for_s)
 {
     struct chttp h;
     struct json_value *v = NULL;
@@ -34,7 +35,10 @@ int capprove_send(const char *name, const char *id, const char *answer)
         goto out;
     escaped = chttp_escape(id);
     path = xasprintf("/v1/approvals/%s", escaped);
-    body = xasprintf("{\"" API_ANSWER "\":\"%s\"}", answer); /* one of three plain words */
+    if (for_s > 0) /* one of three plain words */
+        body = xasprintf("{\"" API_ANSWER "\":\"%s\",\"" API_ANSWER_FOR "\":%.0f}", answer, for_s);
+    else
+        body = xasprintf("{\"" API_ANSWER "\":\"%s\"}", answer);
     if (chttp_request(&h, "POST", path, body, strlen(body), NULL, NULL) < 0) {
         status = chttp_lost(&h);
         goto out;
@@ -109,27 +113,35 @@ static void unqueue(struct watch *w, long long id)
     }
 }
 
-/* "o", "once", "s", "session", "d", "deny" (any case, spaces around) -> the answer word. */
-static const char *answer_word(const char *line, size_t len)
+/* "o", "once", "s", "session", "d", "deny" (any case, spaces around) -> the answer word;
+ * "f D", "for D", "for=D" (D a duration, grant_words.h) -> "session" with *for_s set. */
+static const char *answer_word(const char *line, size_t len, double *for_s)
 {
-    char word[16];
+    char word[32];
     size_t k = 0;
     for (size_t i = 0; i < len && k + 1 < sizeof word; i++)
         if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
             word[k++] = (char)tolower((unsigned char)line[i]);
     word[k] = '\0';
+    *for_s = 0;
     if (strcmp(word, "o") == 0 || strcmp(word, "once") == 0)
         return "once";
     if (strcmp(word, "s") == 0 || strcmp(word, "session") == 0)
         return "session";
     if (strcmp(word, "d") == 0 || strcmp(word, "deny") == 0)
         return "deny";
+    const char *d = strncmp(word, "for=", 4) == 0  ? word + 4
+                    : strncmp(word, "for", 3) == 0 ? word + 3
+                    : word[0] == 'f'               ? word + 1
+                                                   : NULL;
+    if (d && gw_parse_duration(d, for_s))
+        return "session";
     return NULL;
 }
 
 /* POST the answer; 0 when the session took it or said why not (answered meanwhile, timed
  * out), 1 when it could not be reached. */
-static int post_answer(struct watch *w, long long id, const char *answer)
+static int post_answer(struct watch *w, long long id, const char *answer, double for_s)
 {
     struct chttp h;
     struct json_value *v = NULL;
@@ -138,8 +150,11 @@ static int post_answer(struct watch *w, long long id, const char *answer)
     if (chttp_open(&h, "approve --watch", w->name, false) != 0)
         goto out;
     path = xasprintf("/v1/approvals/%lld", id);
-    body = xasprintf("{\"" API_ANSWER "\":\"%s\",\"" API_ANSWER_BY "\":\"%s\"}", answer,
-                     w->by); /* plain words */
+    char timed[48] = "";
+    if (for_s > 0)
+        snprintf(timed, sizeof timed, ",\"" API_ANSWER_FOR "\":%.0f", for_s);
+    body = xasprintf("{\"" API_ANSWER "\":\"%s\",\"" API_ANSWER_BY "\":\"%s\"%s}", answer, w->by,
+                     timed); /* plain words */
     if (chttp_request(&h, "POST", path, body, strlen(body), NULL, NULL) < 0) {
         status = chttp_lost(&h);
         goto out;
@@ -178,24 +193,27 @@ static int serve_queue(struct watch *w)
             continue;
         }
         if (w->prompted != q->id) {
-            printf("        approval %lld: [o] once  [s] session  [d] deny ? ", q->id);
+            printf("        approval %lld: [o] once  [s] session  [f 10m] for a time  [d] deny ? ",
+                   q->id);
             fflush(stdout);
             w->prompted = q->id;
         }
         char *nl = memchr(w->in, '\n', w->in_len);
         if (nl) {
             size_t len = (size_t)(nl - w->in);
-            const char *answer = answer_word(w->in, len);
+            double for_s = 0;
+            const char *answer = answer_word(w->in, len, &for_s);
             memmove(w->in, nl + 1, w->in_len - len - 1);
             w->in_len -= len + 1;
             if (!answer) {
-                printf("        answer o (once), s (session) or d (deny)\n");
+                printf("        answer o (once), s (session), f D (for D: 90s, 10m, 2h, 1d) or d "
+                       "(deny)\n");
                 w->prompted = -1;
                 continue;
             }
             long long id = q->id;
             unqueue(w, id);
-            if (post_answer(w, id, answer) != 0)
+            if (post_answer(w, id, answer, for_s) != 0)
                 return -1;
             continue;
         }

@@ -11,11 +11,13 @@
 #include <string.h>
 
 #include "base/cli_opt.h"
+#include "base/grant_words.h"
 #include "base/attrs.h"
 #include "client/client_approve.h"
 #include "base/log.h"
 #include "client/client_cli.h"
 #include "client/client_exec.h"
+#include "client/client_grants.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
 #include "client/client_ports.h"
@@ -110,16 +112,18 @@ static const struct command cmd_cancel = {
     "Stop every process group that commands tagged with TURN started.",
     {"NAME", "TURN"},
     true};
-static const struct command cmd_approve = {"approve",
-                                           "cordon approve NAME ID once|session|deny",
-                                           "Answer a pending approval.",
-                                           {"NAME", "ID", "ANSWER"},
-                                           false};
+static const struct command cmd_approve = {
+    "approve",
+    "cordon approve NAME ID once|session|deny|for=D",
+    "Answer a pending approval; for=D (90s, 10m, 2h, 1d; at most a week) allows as\n"
+    "\"session\" does, until D has passed (cordon grants NAME lists it, revoke ends it).",
+    {"NAME", "ID", "ANSWER"},
+    false};
 static const struct command cmd_watch = {
     "approve --watch",
     "cordon approve --watch NAME",
     "Be session NAME's approver: show each question as it is asked and read the answer\n"
-    "(o once, s session, d deny) from stdin, until the session or stdin ends.",
+    "(o once, s session, f D for D, d deny) from stdin, until the session or stdin ends.",
     {"NAME"},
     false};
 static const struct command cmd_list = {
@@ -266,10 +270,19 @@ static int run_simple(const struct command *c, int argc, char **argv)
     if (c == &cmd_approve) {
         if (pos[1][0] == '\0')
             return cli_usage_error(c->name, "the approval ID is empty (usage: %s)", c->usage);
+        double for_s = 0;
+        if (strncmp(pos[2], "for=", 4) == 0) {
+            if (!gw_parse_duration(pos[2] + 4, &for_s))
+                return cli_usage_error(c->name,
+                                       "invalid duration in '%s' (for=90s, for=10m, for=2h, "
+                                       "for=1d; more than 0, at most a week)",
+                                       pos[2]);
+            return capprove_send(pos[0], pos[1], "session", for_s);
+        }
         if (!capprove_answer_valid(pos[2]))
-            return cli_usage_error(c->name, "the answer is once, session or deny, not '%s'",
+            return cli_usage_error(c->name, "the answer is once, session, deny or for=D, not '%s'",
                                    pos[2]);
-        return capprove_send(pos[0], pos[1], pos[2]);
+        return capprove_send(pos[0], pos[1], pos[2], 0);
     }
     if (c == &cmd_list)
         return csess_list(json, all);
@@ -375,6 +388,12 @@ static int dispatch(int argc, char **argv)
         return cports_publish_main(argc, argv);
     if (strcmp(cmd, "unpublish") == 0)
         return cports_unpublish_main(argc, argv);
+    if (strcmp(cmd, "grant") == 0)
+        return cgrants_grant_main(argc, argv);
+    if (strcmp(cmd, "grants") == 0)
+        return cgrants_list_main(argc, argv);
+    if (strcmp(cmd, "revoke") == 0)
+        return cgrants_revoke_main(argc, argv);
     return cli_usage_error(cmd, "unknown command (cordon --help lists them)");
 }
 
@@ -382,7 +401,7 @@ int client_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve, publish, "
-              "unpublish)\n",
+              "unpublish, grant, grants, revoke)\n",
               stderr);
         return CORDON_EXIT_SETUP;
     }

@@ -337,7 +337,8 @@ static void on_stdin(struct ev_loop *loop, struct ev_io *w, uint32_t events)
         prompt_say(c->owner.fd, "\r\n");
         unsigned id = c->owner.queue[0].id;
         owner_pop(&c->owner);
-        proxy_answer(c->proxy, id, a);
+        struct proxy_grant_terms t = {.by = "the terminal"};
+        proxy_answer(c->proxy, id, a, &t);
         return;
     }
     if (pty_pump(STDIN_FILENO, c->master) <= 0)

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "base/util.h"
+#include "base/grant_words.h"
 #include "base/session_protocol.h"
 #include "base/visible.h"
 #include "client/client_http.h"
@@ -77,9 +78,16 @@ static double now_s(void)
 static void post_answer(const struct question *q, const char *answer)
 {
     struct chttp h;
-    char path[64], body[64];
+    char path[64], body[96];
     snprintf(path, sizeof path, "/v1/approvals/%lld", q->id);
-    int n = snprintf(body, sizeof body, "{\"" API_ANSWER "\":\"%s\"}", answer);
+    double for_s = 0;
+    int n;
+    /* "for=10m": allowed as "session" is, until then */
+    if (strncmp(answer, "for=", 4) == 0 && gw_parse_duration(answer + 4, &for_s))
+        n = snprintf(body, sizeof body,
+                     "{\"" API_ANSWER "\":\"session\",\"" API_ANSWER_FOR "\":%.0f}", for_s);
+    else
+        n = snprintf(body, sizeof body, "{\"" API_ANSWER "\":\"%s\"}", answer);
     if (chttp_open(&h, "mcp", q->s->session, true) != 0)
         return;
     if (chttp_request(&h, "POST", path, body, (size_t)n, NULL, NULL) < 0)
@@ -100,7 +108,7 @@ static const char settled_elsewhere[] = "the question was settled elsewhere";
  * else); NULL when the question was settled elsewhere meanwhile (nothing to post). */
 static const char *elicit(const struct question *q)
 {
-    static const char *const choices[] = {"once", "session", "deny"};
+    static const char *const choices[] = {"once", "session", "for=10m", "for=1h", "deny"};
     char err[256];
     const char *answer = NULL;
     /* the question names what a sandboxed command chose (a host, a command line): shown through
@@ -108,7 +116,8 @@ static const char *elicit(const struct question *q)
     char *shown = visible_dup(q->text);
     char *message = xasprintf("cordon (the sandbox running this agent's commands) asks: %s\n"
                               "once: allow it this time; session: allow it for the rest of "
-                              "this session; deny: refuse it.",
+                              "this session; for=10m, for=1h: allow it for that long; deny: "
+                              "refuse it.",
                               shown);
     free(shown);
     double wait = q->expires > 0 ? q->expires - now_s() : ASK_DEFAULT_S;
@@ -116,8 +125,8 @@ static const char *elicit(const struct question *q)
         wait = 1;
     int rc = mcp_elicit_choice(message,
                                "once: allow it this time; session: for the rest of this "
-                               "session; deny: refuse it",
-                               choices, 3, q->id, wait, &answer, err, sizeof err);
+                               "session; for=10m, for=1h: for that long; deny: refuse it",
+                               choices, ARRAY_LEN(choices), q->id, wait, &answer, err, sizeof err);
     free(message);
     if (rc < 0) {
         if (strcmp(err, settled_elsewhere) == 0)

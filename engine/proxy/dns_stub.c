@@ -89,6 +89,7 @@ struct dns_stub {
     struct audit_log *audit;
     const char *command;
     dns_refused_cb refused;
+    bool (*granted)(void *ctx, const char *name);
     void *ctx;
     struct cached cache[CACHE_N];
     struct map_entry map[MAP_N];
@@ -400,6 +401,11 @@ static void handle_query(struct dns_stub *s, const uint8_t *msg, size_t len, str
     if (!lookup_pending(s, w->q.name)) {
         struct net_decision d;
         enum lh_outcome o = lh_network_decide(NET_KIND_DNS, w->q.name, 0, s->command, &d);
+        if (o == LH_OK && !d.allow && s->granted && s->granted(s->ctx, w->q.name)) {
+            d.allow = true;
+            snprintf(d.reason, sizeof d.reason,
+                     "a destination of this name was granted by a person");
+        }
         audit_log_decision(s->audit, NET_KIND_DNS, w->q.name, 0, &d, o, s->command);
         if (o != LH_OK || !d.allow) {
             if (o == LH_OK) /* a policy error is not remembered: the next query decides again */
@@ -570,6 +576,21 @@ fail:
     LOG_E("dns", "cannot start the sandbox's resolver: %s", strerror(errno));
     dns_stub_free(s);
     return NULL;
+}
+
+void dns_stub_set_granted(struct dns_stub *s, bool (*granted)(void *ctx, const char *name))
+{
+    if (s)
+        s->granted = granted;
+}
+
+void dns_stub_forget(struct dns_stub *s, const char *name)
+{
+    if (!s)
+        return;
+    struct cached *c = cache_slot(s, name);
+    if (strcmp(c->name, name) == 0)
+        memset(c, 0, sizeof *c);
 }
 
 void dns_stub_free(struct dns_stub *s)

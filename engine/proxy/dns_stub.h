@@ -33,5 +33,11 @@ struct dns_stub *dns_stub_new(struct ev_loop *loop, int udp_fd, int tcp_fd, stru
  * names (each 254 bytes). Returns how many. */
 size_t dns_stub_names_for(const struct dns_stub *s, const struct sockaddr *sa, char (*names)[254],
                           size_t max);
+/* Names a person granted (proxy_grant): granted(ctx, name) true makes a name the policy refuses
+ * answerable, as a rule naming it would (the connection is then decided by the proxy, with the
+ * grant). NULL: none. */
+void dns_stub_set_granted(struct dns_stub *s, bool (*granted)(void *ctx, const char *name));
+/* Forget the answer kept for name (a grant for it was made: a refusal kept must not outlive it). */
+void dns_stub_forget(struct dns_stub *s, const char *name);
 void dns_stub_free(struct dns_stub *s);
 #endif

@@ -157,6 +157,7 @@ void proxy_conn_refuse(struct conn *c, const struct net_decision *d)
 void proxy_decide_and_go(struct conn *c)
 {
     struct net_decision d;
+    c->grant = 0; /* each request of a kept-alive connection is decided anew */
     enum lh_outcome o = lh_network_decide(c->net_kind, c->host, c->port, c->px->command, &d);
     if (o == LH_OK && proxy_ask_amend(c, &d)) {
         c->state = ST_ASKING;
@@ -654,6 +655,7 @@ int proxy_attach_dns(struct proxy *px, int udp_fd, int tcp_fd)
 {
     px->dns = dns_stub_new(px->loop, udp_fd, tcp_fd, px->resolver, px->audit, px->command,
                            dns_refused, px);
+    dns_stub_set_granted(px->dns, proxy_name_granted);
     return px->dns ? 0 : -1;
 }
 

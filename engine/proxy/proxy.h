@@ -27,11 +27,24 @@ struct proxy_owner {
 };
 enum proxy_answer { PROXY_ALLOW_COMMAND, PROXY_ALLOW_SESSION, PROXY_DENY };
 
+/* How an allow is given (proxy_answer, proxy_grant). */
+struct proxy_grant_terms {
+    const char *by; /* who gave it, as `cordon grants` shows it; NULL: "the owner" */
+    double for_s;   /* > 0: it ends that many seconds from now; 0: no end of its own */
+    bool command;   /* proxy_grant: for the commands running now (or the next one) only */
+};
+
+/* At most this many answers and grants are kept; beyond, a new one is refused in one line
+ * (an answer still settles the connections that wait for it). */
+#define PROXY_GRANTS_MAX 256
+
 /* With an owner, a destination the policy answers "ask" for waits for the owner's answer (all
  * connections to one host:port share one question; the answer is kept for the rest of the
- * run); without one, or after timeout_s seconds, it is denied. */
+ * run, or until terms->for_s has passed); without one, or after timeout_s seconds, it is
+ * denied. terms may be NULL. */
 void proxy_set_owner(struct proxy *px, const struct proxy_owner *owner, double timeout_s);
-void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer);
+void proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer,
+                  const struct proxy_grant_terms *terms);
 /* The destination pending question id is about (host: at most 255 bytes); false when no such
  * question is pending. */
 bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size_t n,
@@ -39,10 +52,31 @@ bool proxy_question_target(const struct proxy *px, unsigned id, char *host, size
 /* The client address (inside the sandbox's network) of the connection that asked pending
  * question id; false when no such question is pending or the address is not known. */
 bool proxy_question_client(const struct proxy *px, unsigned id, struct sockaddr_storage *client);
-/* Keep an answer for host:port as if the owner had given it (a grant made after a refusal), or
- * forget the one kept (an "allow for this command" whose command has ended). */
-void proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow);
+/* Keep an answer for host:port as if the owner had given it (a grant made after a refusal or
+ * ahead of a question), replacing the one kept; or forget the one kept (an "allow for this
+ * command" whose command has ended). A deny rule of the policy still wins over an allow kept.
+ * The grant's id (> 0) for an allow, 0 for a denial, -ENOSPC when PROXY_GRANTS_MAX are kept
+ * (said in one line). terms may be NULL. */
+int proxy_grant(struct proxy *px, const char *host, unsigned port, bool allow,
+                const struct proxy_grant_terms *terms);
 void proxy_forget(struct proxy *px, const char *host, unsigned port);
+
+/* One allow in force, as `cordon grants` lists it. */
+struct proxy_grant_info {
+    unsigned id;
+    char host[256];
+    unsigned port;
+    char by[96];
+    double granted, expires; /* Unix seconds; expires 0: no end of its own */
+    bool command;            /* for the commands running when it was given (answered "once") */
+    unsigned open;           /* connections open under it now */
+};
+/* The allows in force, oldest first, in out[0..max): their number (which may exceed max).
+ * Those whose time is over are dropped first (one audit line each). */
+size_t proxy_grants(struct proxy *px, struct proxy_grant_info *out, size_t max);
+/* End grant id now: a later connection is decided as if it had never been given, and every
+ * connection open under it is closed (one audit line each). The number closed, or -ENOENT. */
+int proxy_revoke(struct proxy *px, unsigned id, const char *by);
 
 /* The destinations refused so far ("host:port", each once; "host:port\tRULE" when a deny rule
  * refused it), for refusal detection. */

@@ -86,6 +86,8 @@ struct conn {
     uint64_t started_ms;
     uint64_t active_ms; /* last relayed byte */
     unsigned question;  /* ASKING: the question it waits for */
+    unsigned grant;     /* the person's grant it was let through under (proxy_revoke closes
+                         * it), 0: the policy's own allow */
     bool closed;
     uint64_t linger_until_ms; /* LINGER: close by then at the latest */
     size_t lingered;          /* LINGER: bytes read and dropped so far */
@@ -107,11 +109,18 @@ struct question {
     struct question *next;
 };
 
-/* An answer, kept for the rest of the run. */
+/* An answer or a grant made ahead, kept for the rest of the run, until its end (expires_ms),
+ * or until revoked (proxy_revoke) or forgotten (proxy_forget). */
 struct grant {
+    unsigned id; /* an allow's: what `cordon grants` shows and `revoke` names; 0 for a denial */
     char host[256];
     uint16_t port;
     bool allow;
+    bool command;        /* it holds while the commands running when it was given run */
+    char by[96];         /* who gave it */
+    double granted;      /* Unix seconds */
+    double expires;      /* Unix seconds, 0: no end of its own */
+    uint64_t expires_ms; /* the same on the monotonic clock, 0: none */
     struct grant *next;
 };
 
@@ -122,6 +131,8 @@ struct proxy_asking {
     struct question *questions;
     unsigned next_question;
     struct grant *grants;
+    size_t n_grants;       /* at most PROXY_GRANTS_MAX */
+    unsigned next_grant;   /* the last grant id given */
     struct str_list asked; /* "host:port" the owner was asked about */
 };
 
@@ -203,8 +214,11 @@ void proxy_conn_refuse(struct conn *c, const struct net_decision *d);
  * earlier in this run (an answer or a grant), or, for an "ask" nobody answered yet with an
  * owner to ask, ask (once per host:port) and return true: c then waits (c->question). */
 bool proxy_ask_amend(struct conn *c, struct net_decision *d);
-/* Deny every question whose permission timeout passed by now_ms (clock_mono_ms()). */
+/* Deny every question whose permission timeout passed by now_ms (clock_mono_ms()), and end
+ * every grant whose time is over (one audit line each; what it let through stays open). */
 void proxy_ask_expire(struct proxy *px, uint64_t now_ms);
+/* A grant in force names host (any port): the DNS stub answers it (ctx: the proxy). */
+bool proxy_name_granted(void *ctx, const char *host);
 /* Free the questions, the answers kept and the list of destinations asked about. */
 void proxy_ask_free(struct proxy *px);
 #endif

@@ -6,11 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grant_words.h"
 #include "base/json_read.h"
 #include "base/restart_policy.h"
 #include "base/session_protocol.h"
 #include "session/log_stream.h"
 #include "session/session_ctl.h"
+#include "session/session_grants.h"
+
+/* "for": a number of seconds, more than 0 and at most GRANT_FOR_MAX_S (null: none). */
+static bool for_ok(const struct json_value *x, double *for_s)
+{
+    if (!x || x->type == JSON_NULL)
+        return true;
+    if (x->type != JSON_NUMBER || !(x->number > 0) || x->number > GRANT_FOR_MAX_S)
+        return false;
+    *for_s = x->number;
+    return true;
+}
 
 /* "12" -> 12; -1 for anything but a positive decimal pid. */
 static long parse_pid(const char *s, size_t n)
@@ -132,15 +145,65 @@ static void route_answer(struct session *s, struct api_request *req, const char 
         return;
     const struct json_value *a = v->type == JSON_OBJECT ? json_get(v, API_ANSWER) : NULL;
     const struct json_value *by = v->type == JSON_OBJECT ? json_get(v, API_ANSWER_BY) : NULL;
+    const struct json_value *f = v->type == JSON_OBJECT ? json_get(v, API_ANSWER_FOR) : NULL;
     /* "by" is only a label for the settled events (who answered), never a permission */
     bool by_ok = !by || (by->type == JSON_STRING && by->len > 0 && by->len <= 200 &&
                          strlen(by->str) == by->len);
-    if (!a || a->type != JSON_STRING || !by_ok || v->len != 1u + (by != NULL))
+    double for_s = 0;
+    if (!a || a->type != JSON_STRING || !by_ok || !for_ok(f, &for_s) ||
+        v->len != 1u + (by != NULL) + (f != NULL))
         api_respond_error(req, 400,
                           "the body must be {\"answer\": \"once\" | \"session\" | \"deny\"}, "
-                          "optionally with \"by\": a string of 1 to 200 bytes naming who answered");
+                          "optionally with \"by\": a string of 1 to 200 bytes naming who answered, "
+                          "and with \"session\", \"for\": the seconds it holds (at most a week)");
     else
-        session_op_answer(s, req, (unsigned)id, a->str, by ? by->str : NULL);
+        session_op_answer(s, req, (unsigned)id, a->str, by ? by->str : NULL, for_s);
+    json_free(v);
+}
+
+/* POST /v1/grants {"network": "HOST:PORT", "for": S?, "by": "..."?} */
+static void route_grant(struct session *s, struct api_request *req)
+{
+    struct json_value *v = body_json(req);
+    if (!v)
+        return;
+    const char *problem = NULL, *by = NULL;
+    char host[256];
+    unsigned port = 0;
+    bool have = false;
+    double for_s = 0;
+    if (v->type != JSON_OBJECT)
+        problem = "the body must be a JSON object";
+    for (size_t i = 0; !problem && i < v->len; i++) {
+        const char *k = v->keys[i];
+        const struct json_value *x = &v->items[i];
+        if (strcmp(k, "network") == 0) {
+            if (x->type != JSON_STRING || strlen(x->str) != x->len ||
+                !gw_parse_destination(x->str, host, sizeof host, &port))
+                problem = "\"network\" must be one destination, HOST:PORT or [IPV6]:PORT "
+                          "(an exact host, a port 1 to 65535)";
+            else
+                have = true;
+        } else if (strcmp(k, "for") == 0) {
+            if (!for_ok(x, &for_s))
+                problem = "\"for\" must be a number of seconds, more than 0 and at most a week";
+        } else if (strcmp(k, "by") == 0) {
+            if (x->type != JSON_STRING || x->len == 0 || x->len > 80 || strlen(x->str) != x->len)
+                problem = "\"by\" must be a string of 1 to 80 bytes naming who grants";
+            else
+                by = x->str;
+        } else {
+            static char msg[160];
+            snprintf(msg, sizeof msg, "unknown field \"%.60s\" (known: network, for, by)", k);
+            problem = msg;
+        }
+    }
+    if (!problem && !have)
+        problem = "\"network\" is missing";
+    if (problem)
+        api_respond_error(req, 400, "%s", problem);
+    else
+        session_op_grant(s, req, host, port, for_s, by);
     json_free(v);
 }
 
@@ -296,6 +359,16 @@ void session_handle_request(void *ctx, struct api_request *req)
         if (post)
             return route_answer(s, req, path + 14);
         want = "POST";
+    } else if (strcmp(path, "/v1/grants") == 0) {
+        if (get)
+            return session_op_grants(s, req);
+        if (post)
+            return route_grant(s, req);
+        want = "GET or POST";
+    } else if (strncmp(path, "/v1/grants/", 11) == 0 && path[11] && !strchr(path + 11, '/')) {
+        if (del)
+            return session_op_revoke(s, req, path + 11);
+        want = "DELETE";
     } else if (strncmp(path, "/v1/turns/", 10) == 0) {
         /* libmicrohttpd has already decoded %XX in the path; a turn may contain '/'. */
         const char *rest = path + 10;

@@ -69,9 +69,10 @@ void session_op_unpublish(struct session *s, struct api_request *req, long port)
 int session_connect_inside(void *ctx, unsigned id, unsigned port);
 /* GET /v1/approvals?watch=1: subscribe req as an approver (session_approvers.c). */
 void session_op_watch_approvals(struct session *s, struct api_request *req);
-/* by: who answered, as the settled events say it (NULL: "api"). */
+/* by: who answered, as the settled events say it (NULL: "api"); for_s > 0 (with "session"
+ * only): the allow ends that many seconds from now (session_grants.h). */
 void session_op_answer(struct session *s, struct api_request *req, unsigned id, const char *answer,
-                       const char *by);
+                       const char *by, double for_s);
 
 /* Why a session ended, as its record keeps it (session_end_name: "idle", "stopped", ...). */
 enum session_end {

@@ -287,7 +287,7 @@ void escalation_judge(struct job *j)
         if (!e.ask || strcmp(e.offer, "rerun") != 0)
             continue; /* deny */
         j->asked_refusal = i;
-        if (str_list_contains(&s->allowed_outside, j->command)) {
+        if (rerun_grant_covers(s, j->command)) {
             run_outside(j, "for this session");
             return;
         }
@@ -336,25 +336,30 @@ static struct job *job_of_approval(struct session *s, const struct approval *x)
 /* Settle x with answer a given by `by` (person: an approver's answer, not a deny for want of
  * one); its effect, the settled events, and one line for the person in message. x is freed. */
 static void settle(struct session *s, struct approval *x, enum approval_answer a, const char *by,
-                   bool person, char *message, size_t mlen)
+                   double for_s, bool person, char *message, size_t mlen)
 {
+    struct proxy_grant_terms terms = {.by = by, .for_s = for_s};
     struct job *j = job_of_approval(s, x);
     approvers_settled(s, x, a, by, x->proxy_id ? NULL : j);
     if (x->kind == APPROVAL_NETWORK && x->proxy_id == 0) {
         /* offered after a refusal: from the next command on */
         ev_timer_stop(s->loop, &x->timer);
         if (a != ANSWER_DENY) {
-            proxy_grant(s->p.proxy, x->host, x->port, true);
+            terms.command = a == ANSWER_ONCE;
+            (void)proxy_grant(s->p.proxy, x->host, x->port, true, &terms); /* full: said */
             if (a == ANSWER_ONCE) {
                 char key[300];
                 once_key(x, key, sizeof key);
                 str_list_push(&s->once_next, key);
             }
         }
+        char timed[96];
+        snprintf(timed, sizeof timed, "allowed for %.0f s: run the command again", for_s);
         snprintf(message, mlen, "%s:%u %s", x->host, x->port,
-                 a == ANSWER_ONCE      ? "allowed for the next command: run it again"
-                 : a == ANSWER_SESSION ? "allowed for the session: run the command again"
-                                       : "stays blocked");
+                 a == ANSWER_ONCE ? "allowed for the next command: run it again"
+                 : a == ANSWER_SESSION
+                     ? (for_s > 0 ? timed : "allowed for the session: run the command again")
+                     : "stays blocked");
         approvals_remove(&s->approvals, x);
         if (j) {
             j->approval = NULL;
@@ -371,18 +376,21 @@ static void settle(struct session *s, struct approval *x, enum approval_answer a
         proxy_answer(s->p.proxy, x->proxy_id,
                      a == ANSWER_ONCE      ? PROXY_ALLOW_COMMAND
                      : a == ANSWER_SESSION ? PROXY_ALLOW_SESSION
-                                           : PROXY_DENY);
+                                           : PROXY_DENY,
+                     &terms);
         if (a == ANSWER_DENY && !person) /* nobody said no: the next attempt is judged afresh */
             proxy_forget(s->p.proxy, x->host, x->port);
+        char timed[64];
+        snprintf(timed, sizeof timed, "allowed for %.0f s", for_s);
         snprintf(message, mlen, "%s:%u %s", x->host, x->port,
                  a == ANSWER_ONCE      ? "allowed while the commands running now run"
-                 : a == ANSWER_SESSION ? "allowed for the session"
+                 : a == ANSWER_SESSION ? (for_s > 0 ? timed : "allowed for the session")
                                        : "denied");
         approvals_remove(&s->approvals, x);
     } else {
         ev_timer_stop(s->loop, &x->timer);
         if (a == ANSWER_SESSION)
-            str_list_push(&s->allowed_outside, x->command);
+            (void)rerun_grant_add(s, x->command, by, for_s); /* full: said; it runs once */
         snprintf(message, mlen, "%s",
                  a == ANSWER_DENY ? "denied: not run outside the sandbox"
                                   : "running it outside the sandbox");
@@ -400,11 +408,16 @@ static void settle(struct session *s, struct approval *x, enum approval_answer a
 }
 
 void session_op_answer(struct session *s, struct api_request *req, unsigned id, const char *answer,
-                       const char *by)
+                       const char *by, double for_s)
 {
     enum approval_answer a;
     if (!approval_parse_answer(answer, &a)) {
         api_respond_error(req, 400, "\"answer\" must be \"once\", \"session\" or \"deny\"");
+        return;
+    }
+    if (for_s > 0 && a != ANSWER_SESSION) {
+        api_respond_error(req, 400,
+                          "\"for\" goes with the answer \"session\" only (allowed until then)");
         return;
     }
     struct approval *x = approvals_find(&s->approvals, id);
@@ -416,7 +429,7 @@ void session_op_answer(struct session *s, struct api_request *req, unsigned id, 
         return;
     }
     char message[512];
-    settle(s, x, a, by ? by : "api", true, message, sizeof message);
+    settle(s, x, a, by ? by : "api", for_s, true, message, sizeof message);
     struct json_buf b = {0};
     json_buf_printf(&b, "{\"id\":%u,\"answer\":\"%s\",\"message\":", id, approval_answer_name(a));
     json_buf_cstr_or_null(&b, message);
@@ -429,7 +442,7 @@ void escalation_deny_pending(struct session *s, const char *by)
 {
     while (s->approvals.list) {
         char message[512];
-        settle(s, s->approvals.list, ANSWER_DENY, by, false, message, sizeof message);
+        settle(s, s->approvals.list, ANSWER_DENY, by, 0, false, message, sizeof message);
     }
 }
 
@@ -447,7 +460,7 @@ void escalation_job_free(struct job *j)
 void escalation_free(struct session *s)
 {
     approvals_free(&s->approvals);
-    str_list_free(&s->allowed_outside);
+    rerun_grants_free(&s->reruns_kept);
     str_list_free(&s->once_next);
     if (s->owner_set && s->p.proxy) {
         struct proxy_owner none = {0};

@@ -54,6 +54,7 @@
 #include "session/session_questions.h"
 #include "session/session_ctl.h"
 #include "session/session_expiry.h"
+#include "session/session_grants.h"
 #include "session/session_rerun.h"
 #include "base/util.h"
 
@@ -161,7 +162,7 @@ struct session {
     bool shutting_down, ended, dirty;
     struct ev_timer shutdown_t;
     struct approvals approvals;      /* questions for the API's clients */
-    struct str_list allowed_outside; /* commands a person allowed outside for the session */
+    struct rerun_grants reruns_kept; /* commands a person allowed outside (session_grants.h) */
     bool owner_set;                  /* the proxy may ask (an approver is subscribed) */
     struct approver *approvers;      /* GET /v1/approvals?watch=1 streams (session_approvers.c) */
     struct str_list once_next;       /* "PORT HOST" allowed once after a refusal: for the next

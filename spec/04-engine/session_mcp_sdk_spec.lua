@@ -67,7 +67,7 @@ describe("cordon mcp: with the MCP TypeScript SDK's client", function()
         local e = out.elicitation
         assert.are.equal(1, #e.asked, why)
         assert.truthy(e.asked[1].message:find("127.0.0.2:" .. math.tointeger(e.port), 1, true), e.asked[1].message)
-        assert.are.same({ "once", "session", "deny" }, e.asked[1].schema.properties.answer.enum)
+        assert.are.same({ "once", "session", "for=10m", "for=1h", "deny" }, e.asked[1].schema.properties.answer.enum)
         assert.are.equal(0, e.result.structuredContent.exit_code, why)
         assert.truthy(text(e.result):find(e.marker .. " /x", 1, true), text(e.result))
 

@@ -260,7 +260,7 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         assert.is_nil(r.error, r.describe)
         local p = r.kept.asked.params
         assert.truthy(p.message:find("127.0.0.1:" .. o.port, 1, true), p.message)
-        assert.are.same({ "once", "session", "deny" }, p.requestedSchema.properties.answer.enum)
+        assert.are.same({ "once", "session", "for=10m", "for=1h", "deny" }, p.requestedSchema.properties.answer.enum)
         local t = text(r.kept.denied)
         assert.is_nil(t:find(o.marker, 1, true), t)
         assert.truthy(t:find("cordon asked the user: ", 1, true), t)

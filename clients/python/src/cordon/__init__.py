@@ -13,8 +13,8 @@ cordon/_version.py; from a checkout it is read from the engine's CMakeLists.txt)
 """
 from .errors import APIError, CordonError, SessionNotFound, StartError
 from .session import BackgroundJob, Session, find_cordon, socket_dir, socket_path
-from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Job, Output, Refusal,
-                    SessionInfo, Settled, Started, UnknownEvent)
+from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Grant, Job, Output,
+                    Refusal, SessionInfo, Settled, Started, UnknownEvent)
 
 from .aio import AsyncBackgroundJob, AsyncSession
 

@@ -24,7 +24,7 @@ from ._options import start_args
 from .errors import APIError, CordonError, SessionNotFound
 from .session import HomeMode, PathArg, _check_name, find_cordon, socket_path, start_error
 from ._http import remove_stale
-from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Job, Output,
+from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Grant, Job, Output,
                     SessionInfo, Settled, Started, event_from_json)
 
 _MAX_HEAD = 64 * 1024
@@ -475,15 +475,42 @@ class AsyncSession:
         d = await self._json("GET", "/v1/approvals")
         return [Approval.from_json(a) for a in d.get("approvals") or [] if isinstance(a, dict)]
 
-    async def answer(self, approval_id: int, answer: str, by: Optional[str] = None) -> Answer:
+    async def answer(self, approval_id: int, answer: str, by: Optional[str] = None,
+               for_seconds: Optional[float] = None) -> Answer:
         if answer not in _ANSWERS:
             raise ValueError("answer must be one of %s, not %r" % (", ".join(_ANSWERS), answer))
         body: Dict[str, Any] = {"answer": answer}
         if by is not None:
             body["by"] = by
+        if for_seconds is not None:  # with "session": the allow ends that many seconds from now
+            body["for"] = for_seconds
         d = await self._json("POST", "/v1/approvals/%d" % int(approval_id), body)
         return Answer(id=int(d.get("id") or approval_id), answer=str(d.get("answer", answer)),
                       message=str(d.get("message", "")), raw=d)
+
+    # grants -----------------------------------------------------------------------------------
+
+    async def grants(self) -> List[Grant]:
+        """The grants in force: destinations a person allowed (gN) and commands allowed to run
+        outside for the session (rN), with scope, author, expiry and open connections."""
+        d = await self._json("GET", "/v1/grants")
+        return [Grant.from_json(g) for g in d.get("grants") or [] if isinstance(g, dict)]
+
+    async def grant_network(self, target: str, for_seconds: Optional[float] = None, by: Optional[str] = None) -> Grant:
+        """Allows "HOST:PORT" ("[V6]:PORT") ahead of any question, for for_seconds or the session
+        (the policy's deny rules still win); 400 APIError for a bad target or duration."""
+        body: Dict[str, Any] = {"network": target}
+        if for_seconds is not None:
+            body["for"] = for_seconds
+        if by is not None:
+            body["by"] = by
+        return Grant.from_json(await self._json("POST", "/v1/grants", body))
+
+    async def revoke(self, grant_id: str) -> int:
+        """Ends a grant now; the number of connections it let through that were closed (404
+        APIError when no such grant is in force)."""
+        d = await self._json("DELETE", "/v1/grants/%s" % urllib.parse.quote(grant_id, safe=""))
+        return int(d.get("closed") or 0)
 
     async def watch_approvals(self) -> AsyncIterator[ApprovalEvent]:
         """As Session.watch_approvals: "subscribed", then each question and its outcome, until

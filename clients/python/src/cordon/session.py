@@ -27,7 +27,7 @@ from typing import Any, Callable, Deque, Dict, Generator, List, Mapping, Optiona
 from ._http import Conn, Response, Transport
 from ._options import start_args
 from .errors import APIError, CordonError, SessionNotFound, StartError
-from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Job, Output,
+from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Grant, Job, Output,
                     SessionInfo, Settled, Started, event_from_json)
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
@@ -370,7 +370,8 @@ class Session:
         d = self._t.json("GET", "/v1/approvals")
         return [Approval.from_json(a) for a in d.get("approvals") or [] if isinstance(a, dict)]
 
-    def answer(self, approval_id: int, answer: str, by: Optional[str] = None) -> Answer:
+    def answer(self, approval_id: int, answer: str, by: Optional[str] = None,
+               for_seconds: Optional[float] = None) -> Answer:
         """Answers a pending question: "once", "session" or "deny" (404 APIError when it is no
         longer pending). by: who answered (1 to 200 bytes), for the settled events."""
         if answer not in _ANSWERS:
@@ -378,9 +379,35 @@ class Session:
         body: Dict[str, Any] = {"answer": answer}
         if by is not None:
             body["by"] = by
+        if for_seconds is not None:  # with "session": the allow ends that many seconds from now
+            body["for"] = for_seconds
         d = self._t.json("POST", "/v1/approvals/%d" % int(approval_id), body)
         return Answer(id=int(d.get("id") or approval_id), answer=str(d.get("answer", answer)),
                       message=str(d.get("message", "")), raw=d)
+
+    # grants -----------------------------------------------------------------------------------
+
+    def grants(self) -> List[Grant]:
+        """The grants in force: destinations a person allowed (gN) and commands allowed to run
+        outside for the session (rN), with scope, author, expiry and open connections."""
+        d = self._t.json("GET", "/v1/grants")
+        return [Grant.from_json(g) for g in d.get("grants") or [] if isinstance(g, dict)]
+
+    def grant_network(self, target: str, for_seconds: Optional[float] = None, by: Optional[str] = None) -> Grant:
+        """Allows "HOST:PORT" ("[V6]:PORT") ahead of any question, for for_seconds or the session
+        (the policy's deny rules still win); 400 APIError for a bad target or duration."""
+        body: Dict[str, Any] = {"network": target}
+        if for_seconds is not None:
+            body["for"] = for_seconds
+        if by is not None:
+            body["by"] = by
+        return Grant.from_json(self._t.json("POST", "/v1/grants", body))
+
+    def revoke(self, grant_id: str) -> int:
+        """Ends a grant now; the number of connections it let through that were closed (404
+        APIError when no such grant is in force)."""
+        d = self._t.json("DELETE", "/v1/grants/%s" % urllib.parse.quote(grant_id, safe=""))
+        return int(d.get("closed") or 0)
 
     def watch_approvals(self) -> Generator[ApprovalEvent, None, None]:
         """GET /v1/approvals?watch=1: subscribes as an approver. Yields "subscribed" first, then

@@ -89,6 +89,32 @@ class Approval:
 
 
 @dataclass
+class Grant:
+    """A grant in force (GET /v1/grants): `kind` "network" (id "gN", host, port, open
+    connections) or "rerun" (id "rN", command); `scope` "session", "timed" (ends at `expires`,
+    Unix seconds) or "command"; `by` who gave it, `granted` when."""
+    id: str
+    kind: str
+    scope: str
+    target: str
+    host: Optional[str]
+    port: Optional[int]
+    command: Optional[str]
+    open: Optional[int]
+    by: str
+    granted: float
+    expires: Optional[float]
+    raw: Json = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Json) -> "Grant":
+        return cls(id=str(d.get("id", "")), kind=str(d.get("kind", "")), scope=str(d.get("scope", "")),
+                   target=str(d.get("target", "")), host=_opt_str(d.get("host")), port=_opt_int(d.get("port")),
+                   command=_opt_str(d.get("command")), open=_opt_int(d.get("open")), by=str(d.get("by", "")),
+                   granted=float(d.get("granted") or 0), expires=_opt_float(d.get("expires")), raw=d)
+
+
+@dataclass
 class Answer:
     """POST /v1/approvals/ID's answer."""
     id: int
