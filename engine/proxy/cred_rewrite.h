@@ -34,9 +34,8 @@ struct cred_set *cred_set_new(void);
  * NUL) allowed to each of hosts[0..n_hosts): "host" (any port) or "host:port" ("[v6]:port").
  * 0, or -1 with a one-line reason in why (a bad name or host, an empty value, a placeholder
  * that is not unique). */
-int cred_set_add(struct cred_set *set, const char *name, const char *placeholder,
-                 const char *value, const char *const *hosts, size_t n_hosts, char *why,
-                 size_t whylen);
+int cred_set_add(struct cred_set *set, const char *name, const char *placeholder, const char *value,
+                 const char *const *hosts, size_t n_hosts, char *why, size_t whylen);
 size_t cred_set_count(const struct cred_set *set);
 void cred_set_free(struct cred_set *set); /* wipes the values before freeing them */
 
