@@ -782,6 +782,12 @@ struct cred_rewrite *cred_rewrite_new(const struct cred_set *set, const char *ho
     return rw;
 }
 
+const char *cred_rewrite_destination(const struct cred_rewrite *rw, int *port)
+{
+    *port = rw->dest_port;
+    return rw->dest_host;
+}
+
 void cred_rewrite_on_use(struct cred_rewrite *rw, cred_use_fn *fn, void *ctx)
 {
     rw->on_use = fn;
