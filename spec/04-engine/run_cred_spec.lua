@@ -114,6 +114,69 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.falsy(audit:find(SECRET, 1, true), audit)
         end)
 
+        it("keep-alive to two hosts on one connection, a placeholder split across writes, a gzip body", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            -- one client connection to the proxy: a request to each host, then one to a with the
+            -- placeholder written in pieces, then a gzip body (passed as it is)
+            local code = table.concat({
+                "import os, socket",
+                "t = os.environ['TOKEN']",
+                "s = socket.create_connection(('127.0.0.1', 18080))",
+                "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)",
+                "f = s.makefile('rb')",
+                "def resp():",
+                "    line = f.readline(); n = 0",
+                "    while True:",
+                "        h = f.readline()",
+                "        if h in (b'\\r\\n', b''): break",
+                "        if h.lower().startswith(b'content-length:'): n = int(h.split(b':')[1])",
+                "    body = f.read(n)",
+                "    print(line.split()[1].decode(), body.count(b'/one'), body.count(b'/two'))",
+                "A = 'http://" .. a.addr .. ":" .. a.port .. "'",
+                "B = 'http://" .. b.addr .. ":" .. b.port .. "'",
+                "s.sendall(('GET %s/one HTTP/1.1\\r\\nHost: x\\r\\nX-K: %s\\r\\n\\r\\n' % (A, t)).encode()); resp()",
+                "s.sendall(('GET %s/two HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' % B).encode()); resp()",
+                "req = ('POST %s/three HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: %d\\r\\n\\r\\nk=%s' % (A, len(t) + 2, t)).encode()",
+                "for i in range(0, len(req), 7): s.sendall(req[i:i + 7])",
+                "resp()",
+                "import gzip",
+                "g = gzip.compress(('k=' + t).encode())",
+                "s.sendall(('POST %s/four HTTP/1.1\\r\\nHost: x\\r\\nContent-Encoding: gzip\\r\\nContent-Length: %d\\r\\n\\r\\n' % (A, len(g))).encode() + g); resp()",
+            }, "\n")
+            local r = run(uid, a, b, h.python .. " -c " .. h.quote(code))
+            h.ok(r)
+            assert.truthy(r.stdout:find("200 1 0\n200 0 1\n200 0 0\n200 0 0\n", 1, true), h.describe(r))
+            local sa, sb = seen(a), seen(b)
+            assert.truthy(sa:find("X-K: " .. SECRET, 1, true), sa)
+            assert.truthy(sa:find("k=" .. SECRET, 1, true), sa)
+            assert.truthy(sb:find("GET /two", 1, true), sb)
+            assert.falsy(sb:find("cordon_TOKEN_", 1, true) or sb:find(SECRET, 1, true), sb)
+            -- the gzip body reached a as it was sent: the placeholder inside is not the value
+            assert.truthy(sa:find("POST /four", 1, true), sa)
+        end)
+
+        it("a 3 MB body is streamed with its value; a malformed request is refused and the proxy goes on", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            local base = ("http://%s:%d"):format(a.addr, a.port)
+            local script = table.concat({
+                -- 3 MB of text, the placeholder at the start and the end
+                'f=$(mktemp); { printf %s "$TOKEN"; head -c 3000000 /dev/zero | tr "\\0" x; printf %s "$TOKEN"; } > "$f"',
+                CURL .. '-o /dev/null -w "%{http_code}\\n" --data-binary @"$f" ' .. base .. '/big',
+                'printf "GARBAGE\\r\\n\\r\\n" | ' .. h.python .. ' -c "import socket,sys; s=socket.create_connection((\'127.0.0.1\', 18080)); '
+                    .. 's.sendall(sys.stdin.buffer.read()); print(s.recv(100).split(b\' \')[1].decode())"',
+                CURL .. '-o /dev/null -w "%{http_code}\\n" ' .. base .. '/after',
+            }, "\n")
+            local r = run(uid, a, b, script)
+            h.ok(r)
+            assert.truthy(r.stdout:find("^200\n403\n200\n"), h.describe(r))
+            local sa = seen(a)
+            local first = sa:find(SECRET .. "xxxxxxxx", 1, true)
+            local last = sa:find("xxxxxxxx" .. SECRET .. "\n", 1, true)
+            assert.truthy(first and last, "the big body's ends are not the value")
+            assert.are.equal(3000000 + 2 * #SECRET, last + 8 + #SECRET - first)
+            assert.truthy(sa:find("GET /after", 1, true), sa)
+        end)
+
         it("a bad --credential or a missing variable is one line and exit 125", function()
             local a, b = origin("127.0.0.2"), origin("127.0.0.3")
             local r = run(uid, a, b, "echo ran", { "--credential", "NOEQUALS" })
