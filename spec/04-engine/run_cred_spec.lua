@@ -177,6 +177,38 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.truthy(sa:find("GET /after", 1, true), sa)
         end)
 
+        it("the profile key: from a file and from a command, and a flag replaces the profile's entry", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            local home = uid and h.secret_home(uid) or h.secret_home()
+            local dir = h.tmpdir()
+            h.sh_ok("chmod 755 " .. h.quote(dir))
+            local file_value = "file_value_" .. h.token() .. h.token()
+            h.sh_ok(("printf '%%s\\n' %s > %s/tok && chmod 644 %s/tok"):format(file_value, h.quote(dir), h.quote(dir)))
+            local profile = ([[return { extends = "coding", credentials = {
+                FT = { hosts = { "%s:%d" }, from = "file:%s/tok" },
+                CT = { hosts = { "%s" }, from = "cmd:echo cmd_value_0123456789abcdef" },
+                TOKEN = { hosts = { "%s" }, from = "cmd:echo not_this_one_0123456789" } } }]]):format(
+                a.addr, a.port, dir, a.addr, b.addr)
+            h.sh_ok("mkdir -p " .. h.quote(home .. "/.config/cordon/profiles"))
+            h.write_file(home .. "/.config/cordon/profiles/credspec.lua", profile)
+            if uid then h.sh_ok(("chown -R %d:%d %s"):format(uid, uid, h.quote(home .. "/.config"))) end
+            local audit_dir = h.tmpdir()
+            h.sh_ok("chmod 777 " .. h.quote(audit_dir))
+            local r = h.run_sh(CURL .. '-H "X-F: $FT" -H "X-C: $CT" -H "X-T: $TOKEN" http://' .. a.addr .. ':' .. a.port .. '/prof >/dev/null; '
+                .. 'case "$FT$CT" in *file_value*|*cmd_value*) echo leaked;; esac', {
+                flags = { "--profile", "credspec", "--credential", "TOKEN=" .. a.addr .. ":" .. a.port,
+                    "--network-allow", a.addr .. ":" .. a.port },
+                uid = uid, workspace = h.workspace(nil, uid), home = home,
+                env = { TOKEN = SECRET, CORDON_AUDIT_LOG = audit_dir .. "/audit.jsonl" },
+            })
+            h.ok(r)
+            assert.falsy(r.stdout:find("leaked", 1, true), h.describe(r))
+            local sa = seen(a)
+            assert.truthy(sa:find("X-F: " .. file_value, 1, true), sa)
+            assert.truthy(sa:find("X-C: cmd_value_0123456789abcdef", 1, true), sa)
+            assert.truthy(sa:find("X-T: " .. SECRET, 1, true), sa)
+        end)
+
         it("a bad --credential or a missing variable is one line and exit 125", function()
             local a, b = origin("127.0.0.2"), origin("127.0.0.3")
             local r = run(uid, a, b, "echo ran", { "--credential", "NOEQUALS" })
