@@ -209,6 +209,25 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.truthy(sa:find("X-T: " .. SECRET, 1, true), sa)
         end)
 
+        it("cordon policy explain says which credentials there are and where each may go", function()
+            local o = { uid = uid, env = { TOKEN = SECRET }, workspace = h.workspace(nil, uid),
+                home = uid and h.secret_home(uid) or nil }
+            local r = h.ok(h.cordon({ "policy", "explain", "--profile", "coding",
+                "--credential", "TOKEN=127.0.0.2:8080,*.example.com" }, o))
+            assert.truthy(r.stdout:find("credential TOKEN  from $TOKEN  to 127.0.0.2:8080,*.example.com\n", 1, true),
+                h.describe(r))
+            r = h.cordon({ "policy", "explain", "--kind", "http", "--allow", "api.example.com",
+                "--credential", "TOKEN=127.0.0.2:8080,*.example.com", "api.example.com", "80" }, o)
+            assert.truthy(r.stdout:find("credential TOKEN  its value is put in for its placeholder here", 1, true),
+                h.describe(r))
+            r = h.cordon({ "policy", "explain", "--json", "--kind", "http", "--allow", "other.test",
+                "--credential", "TOKEN=127.0.0.2:8080", "other.test", "80" }, o)
+            local v = require("cjson").decode(r.stdout)
+            assert.are.same({ { name = "TOKEN", from = "$TOKEN", hosts = { "127.0.0.2:8080" }, here = "refused" } },
+                v.credentials)
+            assert.falsy(r.stdout:find(SECRET, 1, true))
+        end)
+
         it("a bad --credential or a missing variable is one line and exit 125", function()
             local a, b = origin("127.0.0.2"), origin("127.0.0.3")
             local r = run(uid, a, b, "echo ran", { "--credential", "NOEQUALS" })
