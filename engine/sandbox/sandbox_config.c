@@ -81,6 +81,7 @@ void run_flags_free(struct run_flags *flags)
 {
     free_key_fields(flags, true);
     str_list_free(&flags->publish);
+    str_list_free(&flags->credentials);
 }
 
 /* Canonical existing path: ~ expanded, made absolute against cwd, symlinks resolved.
