@@ -6,7 +6,10 @@
 -- git (http://, a Basic challenge) reach 127.0.0.2 with the value; the environment,
 -- /proc/self/environ, init's /proc/1/environ and a ptrace of init show no value; 127.0.0.3 gets
 -- nothing; the audit log names the credential and the host, never the value; bad flags are
--- one line and exit 125. Drives the built binary ($CORDON_BIN); as root and as uid 65534.
+-- one line and exit 125. Also: keep-alive to both hosts on one connection, a placeholder split
+-- across writes, a gzip body, a 3 MB body, a malformed head, the profile key (file: and cmd:),
+-- `policy explain`, and a session's execs (root). Drives the built binary ($CORDON_BIN); as
+-- root and as uid 65534; loopback only; needs curl, git, python3.
 local h = require("spec.helpers")
 
 local NOBODY = 65534
@@ -244,3 +247,28 @@ for _, uid in ipairs({ false, NOBODY }) do
         end)
     end)
 end
+
+describe("cordon session start --credential", function()
+    after_each(h.cleanup)
+
+    it("each exec of the session sees the placeholder; the origin the value; other hosts nothing", function()
+        local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+        local s = h.session_start("cred-" .. h.token(), {
+            env = { TOKEN = SECRET },
+            flags = { "--credential", "TOKEN=" .. a.addr .. ":" .. a.port,
+                "--network-allow", a.addr .. ":" .. a.port, "--network-allow", b.addr .. ":" .. b.port },
+        })
+        local function exec(script)
+            return h.cordon({ "exec", s.name, "--", script }, { cwd = s.cwd, env = s.env })
+        end
+        local r = exec(CURL .. '-o /dev/null -H "X-K: $TOKEN" http://' .. a.addr .. ':' .. a.port .. '/sess; '
+            .. 'printf "%s\\n" "$TOKEN" | grep -c "^cordon_TOKEN_"')
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stdout:find("1", 1, true), h.describe(r))
+        assert.truthy(seen(a):find("X-K: " .. SECRET, 1, true), seen(a))
+        r = exec(CURL .. '-i -H "X-K: $TOKEN" http://' .. b.addr .. ':' .. b.port .. '/leak')
+        assert.truthy(r.stdout:find("403", 1, true), h.describe(r))
+        assert.falsy(seen(b):find("/leak", 1, true), seen(b))
+        h.ok(h.cordon({ "session", "stop", s.name }, { cwd = s.cwd, env = s.env }))
+    end)
+end)
