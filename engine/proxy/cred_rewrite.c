@@ -911,6 +911,11 @@ int cred_rewrite_feed(struct cred_rewrite *rw, const char *in, size_t n, struct 
             wipe_free(head.p, head.cap);
             wipe_free(body.p, body.cap);
             rw->head_len = 0;
+            if (rw->head_cap > CRED_HEAD_MAX) { /* the body's room goes back */
+                wipe_free(rw->head, rw->head_cap);
+                rw->head = NULL;
+                rw->head_cap = 0;
+            }
             if (r < 0) {
                 rw->state = RW_FAILED;
                 return -1;
