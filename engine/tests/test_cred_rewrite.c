@@ -276,6 +276,12 @@ static void test_malformed_and_huge(void)
     CHECK(!run(s, NULL, 0, huge, n, 1000, why, sizeof why, NULL));
     CHECK_STR_CONTAINS(why, "request head over");
     free(huge);
+    /* an Upgrade on a forward proxy stream (the proxy drops it): the next request is still read */
+    const char up[] = "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\n"
+                      "Connection: Upgrade\r\n\r\n"
+                      "GET http://other.test/?k=" PH " HTTP/1.1\r\nHost: other.test\r\n\r\n";
+    CHECK(!run(s, NULL, 0, up, sizeof up - 1, 0, why, sizeof why, NULL));
+    CHECK_STR_CONTAINS(why, "other.test:80");
     /* CONNECT: the tunnel after it passes as it is */
     const char conn[] =
         "CONNECT other.test:443 HTTP/1.1\r\nHost: other.test:443\r\n\r\n\x16\x03\x01";
