@@ -48,6 +48,8 @@ struct run_flags {
     const char *max_lifetime;        /* --max-lifetime DURATION -> session.max_lifetime */
     const char *expiry_warning;      /* --expiry-warning DURATION -> session.expiry_warning */
     enum flag_state review;          /* --review -> workspace_review */
+    struct str_list credentials;     /* --credential NAME=HOST[,HOST...] (repeatable): the
+                                      * caller's variable NAME, sent only to those hosts */
 };
 
 /* One resource limit from the profile's `rlimits` table. */
@@ -142,6 +144,7 @@ struct sandbox_config {
     bool grant_ssh_agent;          /* grants.ssh_agent: $SSH_AUTH_SOCK */
     bool grant_gpg_agent;          /* grants.gpg_agent: gpg-agent's socket, public keyring */
     struct str_list grant_sockets; /* grants.sockets as written: "NAME\tFROM" */
+    struct str_list credentials;   /* credentials: "NAME\tFROM\tHOST,HOST" (controller only) */
     struct str_list grant_binds;   /* grants_resolve: "sTARGET\tSOURCE" (s socket, f file) */
     /* profile key root_writes: a caller of uid 0 writes in files of other owners inside the
      * writable set (sandbox/root_writes.h). Read by the controller only, never on the wire. */
