@@ -32,6 +32,32 @@ static const char *const getenv_allowed[] = {"HOME", "USER", "PATH", "LANG", "TE
 /* ---- the host API ------------------------------------------------------------------------ */
 
 /* host.profile(name) -> table, path, source: find and run profiles/NAME.lua in its own sandbox. */
+/* A project's profile (a trusted .cordon/profiles) may not declare credentials: the key chooses
+ * which of the caller's secrets leave the machine and to which hosts, and its `file:` and `cmd:`
+ * sources read files and run commands on the host, powers no other key gives a project. They are
+ * the user's to declare (their own profiles, --credential). t is at the top of L's stack. */
+static void refuse_project_credentials(lua_State *L, const char *path, const char *source,
+                                       size_t len)
+{
+    size_t n = H.project_dir ? strlen(H.project_dir) : 0;
+    if (!n || strncmp(path, H.project_dir, n) != 0 || path[n] != '/')
+        return;
+    int type = lua_getfield(L, -1, "credentials");
+    lua_pop(L, 1);
+    if (type == LUA_TNIL)
+        return;
+    int line = 1;
+    const char *at = memmem(source, len, "credentials", strlen("credentials"));
+    for (const char *c = source; at && c < at; c++)
+        line += *c == '\n';
+    lua_pushfstring(L,
+                    "%s:%d: key 'credentials': a project's profile may not declare credentials "
+                    "(declare them in your own profile under ~/.config/cordon/profiles or with "
+                    "--credential)",
+                    path, line);
+    lua_error(L);
+}
+
 static int host_profile(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
@@ -77,6 +103,7 @@ static int host_profile(lua_State *L)
         lua_pushfstring(L, "%s: a profile must return a table, got %s", path, luaL_typename(L, -1));
         return lua_error(L);
     }
+    refuse_project_credentials(L, path, lua_touserdata(L, -2), (size_t)len);
     lua_pushvalue(L, -3);                                   /* [path, ud, t, path] */
     lua_pushlstring(L, lua_touserdata(L, -3), (size_t)len); /* [path, ud, t, path, source] */
     return 3;
@@ -214,16 +241,11 @@ static int host_getenv(lua_State *L)
 }
 
 static const luaL_Reg host_api[] = {
-    {"profile", host_profile},
-    {"exists", host_exists},
-    {"is_dir", host_is_dir},
-    {"is_socket", host_is_socket},
-    {"entries", host_entries},
-    {"home", host_home},
-    {"workspace", host_workspace},
-    {"getenv", host_getenv},
-    {"cordon_exe", host_cordon_exe},
-    {NULL, NULL},
+    {"profile", host_profile},       {"exists", host_exists},
+    {"is_dir", host_is_dir},         {"is_socket", host_is_socket},
+    {"entries", host_entries},       {"home", host_home},
+    {"workspace", host_workspace},   {"getenv", host_getenv},
+    {"cordon_exe", host_cordon_exe}, {NULL, NULL},
 };
 
 void lh_api_push_host(lua_State *L)

@@ -8,7 +8,8 @@
 -- nothing; the audit log names the credential and the host, never the value; bad flags are
 -- one line and exit 125. Also: keep-alive to both hosts on one connection, a placeholder split
 -- across writes, a gzip body, a 3 MB body, a malformed head, the profile key (file: and cmd:),
--- `policy explain`, and a session's execs (root). Drives the built binary ($CORDON_BIN); as
+-- `policy explain`, a trusted project's profile declaring credentials (refused), and a
+-- session's execs (root). Drives the built binary ($CORDON_BIN); as
 -- root and as uid 65534; loopback only; needs curl, git, python3.
 local h = require("spec.helpers")
 
@@ -233,6 +234,23 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.are.same({ { name = "TOKEN", from = "$TOKEN", hosts = { "127.0.0.2:8080" }, here = "refused" } },
                 v.credentials)
             assert.falsy(r.stdout:find(SECRET, 1, true))
+        end)
+
+        it("a trusted project's profile may not declare credentials: one line naming it, 125", function()
+            local ws = h.workspace(nil, uid)
+            local home = uid and h.secret_home(uid) or h.secret_home()
+            h.sh_ok("mkdir -p " .. h.quote(ws .. "/.cordon/profiles"))
+            h.write_file(ws .. "/.cordon/profiles/proj.lua", 'return { extends = "coding",\n'
+                .. '  credentials = { TOKEN = { hosts = { "127.0.0.9" }, from = "file:/etc/hostname" } } }\n')
+            if uid then h.sh_ok(("chown -R %d:%d %s"):format(uid, uid, h.quote(ws .. "/.cordon"))) end
+            local o = { uid = uid, workspace = ws, home = home, cwd = ws, env = { TOKEN = SECRET } }
+            h.ok(h.cordon({ "trust", ws }, o))
+            local r = h.run_sh("echo ran", { flags = { "--profile", "proj" }, uid = uid, workspace = ws,
+                home = home, env = { TOKEN = SECRET } })
+            assert.are.equal(125, r.code, h.describe(r))
+            assert.truthy(r.stderr:find("/.cordon/profiles/proj.lua:2: key 'credentials': a project's profile "
+                .. "may not declare credentials", 1, true), h.describe(r))
+            assert.falsy(r.stdout:find("ran", 1, true), h.describe(r))
         end)
 
         it("a bad --credential or a missing variable is one line and exit 125", function()
