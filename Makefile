@@ -18,7 +18,7 @@ K8S_SCHEMA ?= build-deps/k8s-schema
 # build-aux/apt-need.sh. RUN_PACKAGES: what `make build` and `make run` need, the build and the
 # programs the tour (docs/tour.sh) runs inside the sandbox; nothing that starts a daemon.
 RUN_PACKAGES  := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
-                 git curl python3 procps
+                 libssl-dev git curl python3 procps
 # TEST_PACKAGES: what only the tests, the lint and the benchmarks need (nftables: nft(8), with
 # which a spec reads the transparent mode's rule, which init itself sends over netlink,
 # docs/network-rules.md; apparmor: the parser that checks dist/apparmor/cordon; openssh-server

@@ -1,0 +1,47 @@
+/* tls_terminate.h — TLS termination of a CONNECT to a credential host (issue 32): the client's
+ * TLS ends here with a leaf the sandbox's CA signed for the host (tls_mint.h), a second TLS
+ * connection goes to the real server, verified against the host's trust store plus
+ * network.upstream_ca (hostname or IP checked), and the client's plaintext goes through the
+ * credential rewriter (cred_rewrite.h) on its way up; the server's comes back as it is.
+ * Each terminated connection is pumped by a thread of its own (blocking the proxy's loop on
+ * handshakes is not an option, and OpenSSL's objects are simplest owned by one thread); the
+ * threads touch nothing of the proxy: the two sockets, the terminator's read-only contexts, the
+ * mint (locked) and the credential set (read-only). Runs in: the controller. */
+#ifndef CORDON_TLS_TERMINATE_H
+#define CORDON_TLS_TERMINATE_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "proxy/tls_ca.h"
+
+struct cred_set;
+struct tls_terminator;
+
+#define TLS_TERM_MAX 256            /* terminated connections at once; more are refused */
+#define TLS_TERM_HANDSHAKE_MS 30000 /* each handshake must be over in this time */
+
+/* A terminator signing with a fresh CA of its own. upstream_ca: a PEM file of extra
+ * authorities the real servers may chain to (network.upstream_ca), or NULL. system_store:
+ * trust the host's default store too (false only in tests). creds: the set the rewriter
+ * applies (outlives the terminator; NULL: pass the plaintext through). NULL with a one-line
+ * reason in why (the upstream CA file unreadable or holding no certificate, ...). */
+struct tls_terminator *tls_terminator_new(const char *upstream_ca, bool system_store,
+                                          const struct cred_set *creds, char *why, size_t whylen);
+/* The PEM of the CA the client is to trust (the trust bundle inside). */
+const char *tls_terminator_ca_pem(const struct tls_terminator *t);
+
+enum tls_greeting { TLS_GREET_HTTP, TLS_GREET_SOCKS };
+
+/* Terminate the connection: cfd the client's (a CONNECT allowed, not answered yet), ufd the
+ * server's (connected), both owned by the terminator from now on, whatever the result. Once
+ * the server's certificate verifies, the client gets its protocol's success (a 200 to a
+ * CONNECT, SOCKS reply 0); when it does not, one line saying why (a 502 with X-Cordon-Error:
+ * upstream-certificate; SOCKS reply 0x05). 0, or -1 when no thread could take it (both fds
+ * closed). */
+int tls_terminate_start(struct tls_terminator *t, int cfd, int ufd, const char *host, unsigned port,
+                        enum tls_greeting greeting);
+/* Connections being pumped now. */
+size_t tls_terminator_active(struct tls_terminator *t);
+/* End every connection (their sockets shut), wait for their threads, free. NULL is fine. */
+void tls_terminator_free(struct tls_terminator *t);
+#endif

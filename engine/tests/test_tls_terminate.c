@@ -1,0 +1,288 @@
+/* test_tls_terminate.c — tls_terminate.c end to end over socket pairs: a client that trusts
+ * only the terminator's CA speaks HTTPS through it to a server whose certificate a second CA
+ * (given as network.upstream_ca) signed; the request is rewritten on its way up (a stand-in
+ * for cred_rewrite.c that turns PLACEHOLDER into SECRET), the answer comes back as is. A server
+ * with a certificate for another name, or from an authority nobody trusts, is refused with one
+ * line before the client hears "200"; a rewriter's refusal is a 403 the server never sees. */
+#include <pthread.h>
+#include <sys/socket.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+
+#include "proxy/cred_rewrite.h"
+#include "proxy/tls_mint.h"
+#include "proxy/tls_terminate.h"
+#include "test.h"
+
+/* ---- a stand-in for the credential rewriter (engine/proxy/cred_rewrite.c) ---- */
+
+struct cred_rewrite {
+    int unused;
+};
+
+struct cred_rewrite *cred_rewrite_new(const struct cred_set *set, const char *host, int port)
+{
+    (void)set;
+    (void)host;
+    (void)port;
+    return calloc(1, sizeof(struct cred_rewrite));
+}
+
+int cred_rewrite_feed(struct cred_rewrite *rw, const char *in, size_t n, struct cred_out *out,
+                      char *why, size_t whylen)
+{
+    (void)rw;
+    if (memmem(in, n, "FORBIDDEN", 9)) {
+        snprintf(why, whylen, "the placeholder of credential T went to elsewhere:443");
+        return -1;
+    }
+    if (out->cap < out->len + n + 64) {
+        out->cap = out->len + n + 64;
+        out->p = realloc(out->p, out->cap);
+    }
+    for (size_t i = 0; i < n;) {
+        if (n - i >= 11 && memcmp(in + i, "PLACEHOLDER", 11) == 0) {
+            memcpy(out->p + out->len, "SECRET", 6);
+            out->len += 6;
+            i += 11;
+        } else {
+            out->p[out->len++] = in[i++];
+        }
+    }
+    return 0;
+}
+
+void cred_rewrite_free(struct cred_rewrite *rw)
+{
+    free(rw);
+}
+
+static char dummy_set;
+#define CREDS ((const struct cred_set *)&dummy_set)
+
+/* ---- the real server: answers one request with what it received ---- */
+
+struct server {
+    int fd;
+    SSL_CTX *ctx;
+    char got[4096];
+    size_t got_len;
+};
+
+static void *serve(void *arg)
+{
+    struct server *s = arg;
+    SSL *ssl = SSL_new(s->ctx);
+    SSL_set_fd(ssl, s->fd);
+    if (SSL_accept(ssl) == 1) {
+        size_t n = 0;
+        /* read until the end of the head */
+        while (s->got_len < sizeof s->got - 1 &&
+               SSL_read_ex(ssl, s->got + s->got_len, sizeof s->got - 1 - s->got_len, &n)) {
+            s->got_len += n;
+            s->got[s->got_len] = '\0';
+            if (strstr(s->got, "\r\n\r\n"))
+                break;
+        }
+        char reply[256];
+        int len =
+            snprintf(reply, sizeof reply,
+                     "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+        size_t w;
+        SSL_write_ex(ssl, reply, (size_t)len, &w);
+        SSL_shutdown(ssl);
+    }
+    SSL_free(ssl);
+    close(s->fd);
+    return NULL;
+}
+
+/* A CA for the server, its PEM in a file (the test's network.upstream_ca), and a server context
+ * with a leaf for name. */
+static struct tls_ca *server_ca(const char *name, char *ca_path, size_t n, SSL_CTX **ctx)
+{
+    char why[256];
+    struct tls_ca *ca = tls_ca_new("test upstream CA", 2, why, sizeof why);
+    CHECK(ca != NULL);
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(ca_path, n, "%s/tls-term-%d.pem", tmp, (int)getpid());
+    FILE *f = fopen(ca_path, "w");
+    CHECK(f != NULL);
+    fputs(tls_ca_cert_pem(ca), f);
+    fclose(f);
+    struct tls_mint *m = tls_mint_new(ca, 4, why, sizeof why);
+    *ctx = tls_mint_server_ctx(m, name, why, sizeof why);
+    CHECK(*ctx != NULL);
+    tls_mint_free(m); /* the context holds its certificate and key */
+    return ca;
+}
+
+/* The client's side: read the proxy's answer to its CONNECT (up to the blank line) into head. */
+static void read_head(int fd, char *head, size_t n)
+{
+    size_t len = 0;
+    while (len < n - 1) {
+        ssize_t r = read(fd, head + len, 1);
+        if (r <= 0)
+            break;
+        len++;
+        head[len] = '\0';
+        if (len >= 4 && memcmp(head + len - 4, "\r\n\r\n", 4) == 0)
+            break;
+    }
+    head[len] = '\0';
+}
+
+static void read_rest(int fd, char *buf, size_t n)
+{
+    size_t len = 0;
+    ssize_t r;
+    while (len < n - 1 && (r = read(fd, buf + len, n - 1 - len)) > 0)
+        len += (size_t)r;
+    buf[len] = '\0';
+}
+
+/* Run one client exchange through a terminator to a server presenting srv_name's leaf. */
+struct run {
+    char head[1024];   /* the proxy's answer to CONNECT */
+    char reply[4096];  /* what came back over TLS (or after the head, unencrypted) */
+    char server[4096]; /* what the server received */
+    bool client_tls;   /* the client's handshake succeeded */
+};
+
+static void run_one(const char *host, const char *srv_name, bool give_ca, const char *request,
+                    struct run *out)
+{
+    memset(out, 0, sizeof *out);
+    signal(SIGPIPE, SIG_IGN); /* the server thread may write to a client that left */
+    char ca_path[512], why[512] = "";
+    SSL_CTX *srv_ctx;
+    struct tls_ca *sca = server_ca(srv_name, ca_path, sizeof ca_path, &srv_ctx);
+    struct tls_terminator *t =
+        tls_terminator_new(give_ca ? ca_path : NULL, false, CREDS, why, sizeof why);
+    if (!t)
+        fprintf(stderr, "  %s\n", why);
+    CHECK(t != NULL);
+
+    int cp[2], up[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, cp) == 0);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, up) == 0);
+    struct server srv = {.fd = up[1], .ctx = srv_ctx};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, serve, &srv) == 0);
+    CHECK(tls_terminate_start(t, cp[1], up[0], host, 443, TLS_GREET_HTTP) == 0);
+
+    int fd = cp[0];
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    read_head(fd, out->head, sizeof out->head);
+    if (strncmp(out->head, "HTTP/1.1 200", 12) == 0) {
+        SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
+        X509_STORE_add_cert(
+            SSL_CTX_get_cert_store(cctx),
+            PEM_read_bio_X509(BIO_new_mem_buf(tls_terminator_ca_pem(t), -1), NULL, NULL, NULL));
+        SSL_CTX_set_verify(cctx, SSL_VERIFY_PEER, NULL);
+        SSL *ssl = SSL_new(cctx);
+        SSL_set_fd(ssl, fd);
+        SSL_set_tlsext_host_name(ssl, host);
+        if (strchr(host, '.') && !(host[0] >= '0' && host[0] <= '9'))
+            SSL_set1_host(ssl, host);
+        else
+            X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host);
+        if (SSL_connect(ssl) == 1) {
+            out->client_tls = true;
+            size_t w, n, len = 0;
+            SSL_write_ex(ssl, request, strlen(request), &w);
+            while (len < sizeof out->reply - 1 &&
+                   SSL_read_ex(ssl, out->reply + len, sizeof out->reply - 1 - len, &n))
+                len += n;
+            out->reply[len] = '\0';
+        }
+        SSL_free(ssl);
+        SSL_CTX_free(cctx);
+    } else {
+        read_rest(fd, out->reply, sizeof out->reply);
+    }
+    close(fd);
+    pthread_join(th, NULL);
+    memcpy(out->server, srv.got, srv.got_len + 1);
+    tls_terminator_free(t);
+    SSL_CTX_free(srv_ctx);
+    tls_ca_free(sca);
+    unlink(ca_path);
+}
+
+static void test_terminated_and_rewritten(void)
+{
+    struct run r;
+    run_one("api.test", "api.test", true,
+            "GET / HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer PLACEHOLDER\r\n\r\n", &r);
+    CHECK_STR_CONTAINS(r.head, "200 Connection established");
+    CHECK(r.client_tls);
+    CHECK_STR_CONTAINS(r.server, "Authorization: Bearer SECRET\r\n");
+    CHECK(strstr(r.server, "PLACEHOLDER") == NULL);
+    CHECK_STR_CONTAINS(r.reply, "HTTP/1.1 200 OK");
+    CHECK_STR_CONTAINS(r.reply, "hello");
+}
+
+static void test_ip_host(void)
+{
+    struct run r;
+    run_one("127.0.0.2", "127.0.0.2", true, "GET / HTTP/1.1\r\nHost: 127.0.0.2\r\n\r\n", &r);
+    CHECK_STR_CONTAINS(r.head, "200 Connection established");
+    CHECK(r.client_tls);
+    CHECK_STR_CONTAINS(r.reply, "hello");
+}
+
+static void test_wrong_name_refused(void)
+{
+    struct run r;
+    run_one("api.test", "other.test", true, "GET / HTTP/1.1\r\n\r\n", &r);
+    CHECK_STR_CONTAINS(r.head, "HTTP/1.1 502");
+    CHECK_STR_CONTAINS(r.head, "X-Cordon-Error: upstream-certificate");
+    CHECK_STR_CONTAINS(r.reply, "cordon: refused api.test:443: its certificate does not verify");
+    CHECK_STR_CONTAINS(r.reply, "mismatch");
+    CHECK(strchr(r.reply, '\n') == r.reply + strlen(r.reply) - 1); /* one line */
+    CHECK_EQ_INT(strlen(r.server), 0);
+}
+
+static void test_untrusted_ca_refused(void)
+{
+    struct run r;
+    run_one("api.test", "api.test", false, "GET / HTTP/1.1\r\n\r\n", &r);
+    CHECK_STR_CONTAINS(r.head, "HTTP/1.1 502");
+    CHECK_STR_CONTAINS(r.reply, "certificate does not verify");
+    CHECK_EQ_INT(strlen(r.server), 0);
+}
+
+static void test_rewriter_refusal(void)
+{
+    struct run r;
+    run_one("api.test", "api.test", true, "GET /FORBIDDEN HTTP/1.1\r\n\r\n", &r);
+    CHECK(r.client_tls);
+    CHECK_STR_CONTAINS(r.reply, "HTTP/1.1 403");
+    CHECK_STR_CONTAINS(r.reply, "X-Cordon-Error: credential-refused");
+    CHECK(strstr(r.server, "FORBIDDEN") == NULL);
+}
+
+static void test_bad_upstream_ca(void)
+{
+    char why[512] = "";
+    CHECK(tls_terminator_new("/nonexistent/ca.pem", false, NULL, why, sizeof why) == NULL);
+    CHECK_STR_CONTAINS(why, "network.upstream_ca: /nonexistent/ca.pem");
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char path[512];
+    snprintf(path, sizeof path, "%s/tls-notpem-%d", tmp, (int)getpid());
+    FILE *f = fopen(path, "w");
+    fputs("not a certificate\n", f);
+    fclose(f);
+    CHECK(tls_terminator_new(path, false, NULL, why, sizeof why) == NULL);
+    CHECK_STR_CONTAINS(why, "no PEM certificate");
+    unlink(path);
+}
+
+TEST_MAIN({"terminated_and_rewritten", test_terminated_and_rewritten}, {"ip_host", test_ip_host},
+          {"wrong_name_refused", test_wrong_name_refused},
+          {"untrusted_ca_refused", test_untrusted_ca_refused},
+          {"rewriter_refusal", test_rewriter_refusal}, {"bad_upstream_ca", test_bad_upstream_ca})
