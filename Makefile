@@ -185,10 +185,13 @@ FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
 FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules: \
                  dns:engine/proxy/dns_msg.c sni:engine/proxy/sni_parse.c \
                  json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c \
+                 tls_mint:engine/proxy/tls_mint.c,engine/proxy/tls_ca.c \
                  git_config:engine/base/git_config.c init_wire:engine/sandbox/init_wire.c,engine/base/fdpass.c \
                  record:engine/base/record.c,engine/policy/profile_cache.c,engine/policy/trust.c,engine/base/cordon_dirs.c,engine/base/util.c,engine/base/log.c,engine/base/sha256.c,engine/base/json_read.c,engine/base/json_write.c
 # The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state; the kept files'
 # target reads the profile cache's table dumps into one.
+# The certificate minting target links Debian's OpenSSL.
+FUZZ_TLS_FLAGS   := -lssl -lcrypto
 FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -llua5.4
 
 .PHONY: fuzz
@@ -198,7 +201,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; src=$$(echo "$${t#*:}" | tr , ' '); \
 	  echo "fuzz: building fuzz_$$name"; \
-	  extra=; case $$name in rules|record) extra='$(FUZZ_RULES_FLAGS)';; esac; \
+	  extra=; case $$name in rules|record) extra='$(FUZZ_RULES_FLAGS)';; tls_mint) extra='$(FUZZ_TLS_FLAGS)';; esac; \
 	  eval $(FUZZ_CC) $(FUZZ_CFLAGS) -o $(FUZZ_BUILD)/fuzz_$$name engine/fuzz/fuzz_$$name.c $$src $$extra; \
 	done
 	@set -e; for t in $(FUZZ_TARGETS); do \
