@@ -36,6 +36,7 @@
 #include "sandbox/init_wire.h"
 #include "base/log.h"
 #include "policy/lua_host.h"
+#include "proxy/cred_rewrite.h"
 #include "proxy/port_relay.h"
 #include "proxy/proxy.h"
 #include "sandbox/pty.h"
@@ -594,6 +595,9 @@ int run_main(int argc, char **argv)
         init_handover_attach(&c.st.handover, c.proxy);
         if (!c.proxy)
             LOG_E("run", "the proxy could not start: commands get no network");
+        else
+            proxy_set_credentials(c.proxy, c.st.creds);
+        c.st.creds = c.proxy ? NULL : c.st.creds;
         /* The terminal of cordon run can answer questions (a pty relay holds its input). */
         c.owner.fd = isatty(STDERR_FILENO)   ? STDERR_FILENO
                      : isatty(STDOUT_FILENO) ? STDOUT_FILENO

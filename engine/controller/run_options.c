@@ -13,7 +13,7 @@
 
 /* The options that are no profile key; every other option is the flag of a profile key
  * (sandbox/profile_keys.c, where its help is too). */
-enum opt_id { OPT_PROFILE, OPT_PUBLISH, OPT_POLICY, OPT_DETACH, OPT_OWNER };
+enum opt_id { OPT_PROFILE, OPT_PUBLISH, OPT_POLICY, OPT_DETACH, OPT_OWNER, OPT_CREDENTIAL };
 
 struct opt_def {
     const char *name;
@@ -30,6 +30,11 @@ static const struct opt_def options[] = {
      "the sandbox's port PORT is reachable from the host at\n"
      "HOSTADDR:HOSTPORT (default address 127.0.0.1; repeatable;\n"
      "in a session also cordon publish NAME PORT [HOSTPORT])"},
+    {"credential", OPT_CREDENTIAL, "NAME=HOST[,HOST...]", "network-deny", false,
+     "the caller's variable NAME, kept out of the sandbox: inside,\n"
+     "NAME holds a placeholder, which the proxy replaces with the\n"
+     "value in requests to HOST (host or host:port) only, and\n"
+     "refuses anywhere else (repeatable)"},
     {"policy", OPT_POLICY, "FILE", "permission-timeout", false,
      "one more policy layer on top (not trust-checked: you named\n"
      "the file yourself)"},
@@ -255,6 +260,9 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
             break;
         case OPT_PUBLISH:
             str_list_push(&out->publish, value);
+            break;
+        case OPT_CREDENTIAL:
+            str_list_push(&out->credentials, value);
             break;
         }
     }

@@ -18,6 +18,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "controller/credentials.h"
 #include "controller/guarded_trees.h"
 #include "controller/repo_hold.h"
 #include "policy/lua_host.h"
@@ -286,6 +287,21 @@ static int make_cgroup(struct sandbox_start *s)
     return 0;
 }
 
+/* The declared credentials: their values read here, their placeholders put into the command's
+ * environment before init gets it (credentials.h). */
+static int declare_credentials(struct sandbox_start *s)
+{
+    if (!s->flags || s->flags->credentials.len == 0)
+        return 0;
+    if (s->cfg->net_unrestricted)
+        return fail(s, "--credential needs the proxy: the profile gives the host's network "
+                       "(network.unrestricted), where a placeholder would go out as it is");
+    if (credentials_prepare(&s->flags->credentials, &s->cfg->env, &s->creds, s->err,
+                            sizeof s->err) < 0)
+        return -1;
+    return 0;
+}
+
 /* init's namespaces, for the holds inside (repo_hold.h), then its configuration and a root
  * caller's maps' detached trees. */
 static int send_configuration(struct sandbox_start *s, struct root_shift *shift)
@@ -358,6 +374,7 @@ static int start_steps(struct sandbox_start *s, struct root_shift *shift)
     RETURN_ON_FAILURE(note_absent_readonly(s));
     RETURN_ON_FAILURE(clone_again_if_needed(s, shift));
     RETURN_ON_FAILURE(make_cgroup(s));
+    RETURN_ON_FAILURE(declare_credentials(s));
     RETURN_ON_FAILURE(send_configuration(s, shift));
     RETURN_ON_FAILURE(send_filter_and_rules(s));
     RETURN_ON_FAILURE(take_handover(s));

@@ -78,6 +78,8 @@ struct sandbox_start {
     struct guarded_trees *guard; /* the writable trees' repositories (guarded_trees.h) */
     struct repo_hold *hold;      /* init's namespaces (repo_hold.h), until guarded_trees_watch */
     int hold_err;                /* why there is no hold */
+    struct cred_set *creds;      /* the declared credentials (credentials.h) for the proxy, or
+                                  * NULL; the caller's (proxy_set_credentials takes it) */
     bool *ro_absent;             /* a run's: readonly_in_workspace entries absent before init had
                                  its configuration (one bool each) */
     char err[1024];

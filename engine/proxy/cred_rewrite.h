@@ -34,9 +34,8 @@ struct cred_set *cred_set_new(void);
  * NUL) allowed to each of hosts[0..n_hosts): "host" (any port) or "host:port" ("[v6]:port").
  * 0, or -1 with a one-line reason in why (a bad name or host, an empty value, a placeholder
  * that is not unique). */
-int cred_set_add(struct cred_set *set, const char *name, const char *placeholder,
-                 const char *value, const char *const *hosts, size_t n_hosts, char *why,
-                 size_t whylen);
+int cred_set_add(struct cred_set *set, const char *name, const char *placeholder, const char *value,
+                 const char *const *hosts, size_t n_hosts, char *why, size_t whylen);
 size_t cred_set_count(const struct cred_set *set);
 void cred_set_free(struct cred_set *set); /* wipes the values before freeing them */
 
@@ -57,10 +56,15 @@ void cred_rewrite_on_use(struct cred_rewrite *rw, cred_use_fn *fn, void *ctx);
 
 /* Feed n bytes the client sent. Appends to *out what to send upstream. Returns 0, or -1 with
  * a one-line reason in why (the placeholder of credential X went to HOST:PORT, or a
- * malformed/too large head): the caller answers 403 and closes; nothing of the refused
- * request was appended to *out. After -1 every later call returns -1. */
+ * malformed/too large head): the caller answers 403 and closes. A request refused for its
+ * head put nothing of itself in *out; one refused for its body may have had its head and
+ * the body before the placeholder appended (never the whole placeholder): the closed
+ * connection leaves that request incomplete upstream. After -1 every later call returns -1. */
 int cred_rewrite_feed(struct cred_rewrite *rw, const char *in, size_t n, struct cred_out *out,
                       char *why, size_t whylen);
 void cred_rewrite_free(struct cred_rewrite *rw);
+/* The destination of the request being read ("" and 0 before the first head), for the caller's
+ * log line after a refusal. */
+const char *cred_rewrite_destination(const struct cred_rewrite *rw, int *port);
 
 #endif

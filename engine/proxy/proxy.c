@@ -209,9 +209,16 @@ static void http_head_done(struct conn *c, const struct http_request *req)
         proxy_decide_and_go(c);
         return;
     }
-    /* Bytes after a CONNECT head (a TLS ClientHello sent early) go through the tunnel. */
+    /* Bytes after a CONNECT head (a TLS ClientHello sent early) go through the tunnel, and so
+     * does what the credentials' rewriter gave and was not read yet: a tunnel is spliced from
+     * the socket, not read through the rewriter (it passes a tunnel as it is). */
     if (c->head_len > req->head_len)
         (void)proxy_buf_append(&c->c2u, c->head + req->head_len, c->head_len - req->head_len);
+    if (c->cred) {
+        (void)proxy_buf_append(&c->c2u, c->cred_out.p + c->cred_off, c->cred_out.len - c->cred_off);
+        cred_rewrite_free(c->cred);
+        c->cred = NULL;
+    }
     free(c->head);
     c->head = NULL;
     c->head_cap = c->head_len = 0;
@@ -238,6 +245,90 @@ void proxy_parse_http_head(struct conn *c)
     }
 }
 
+/* ---- declared credentials (cred_rewrite.h) ---- */
+
+static void on_client(struct ev_loop *loop, struct ev_io *w, uint32_t events);
+
+static void on_cred_use(void *ctx, const char *name, const char *host, int port)
+{
+    struct conn *c = ctx;
+    audit_log_event(c->px->audit, "credential", host, (unsigned)port, true, name,
+                    "the credential's value was put in for its placeholder", c->px->command);
+}
+
+static void on_cred_wake(struct ev_loop *loop, struct ev_timer *t)
+{
+    struct conn *c = t->data;
+    if (!c->closed)
+        on_client(loop, &c->cw, EPOLLIN);
+}
+
+/* The rewriter refused the stream: one line in the log and the audit log, a 403 naming the
+ * credential and the destination when no response has begun, else the connection closes. */
+static void cred_refused(struct conn *c, const char *why)
+{
+    LOG_W("proxy", "refused a request: %s", why);
+    int port;
+    const char *host = cred_rewrite_destination(c->cred, &port);
+    audit_log_event(c->px->audit, "credential", host[0] ? host : "-", (unsigned)port, false, NULL,
+                    why, c->px->command);
+    if (c->state == ST_HEAD || (c->state == ST_HTTP && !c->hx.head_done && c->u2c.len == 0)) {
+        char body[512];
+        snprintf(body, sizeof body, "cordon: %s\n", why);
+        proxy_http_error(c, 403, "X-Cordon-Error: credential-refused\r\n", body);
+    } else {
+        proxy_conn_close(c);
+    }
+}
+
+ssize_t proxy_client_read(struct conn *c, char *buf, size_t room)
+{
+    if (!c->cred)
+        return read(c->cfd, buf, room);
+    if (c->cred_off == c->cred_out.len) {
+        c->cred_off = c->cred_out.len = 0;
+        if (c->cred_eof)
+            return 0;
+        char raw[16384];
+        ssize_t n = read(c->cfd, raw, sizeof raw);
+        if (n <= 0) {
+            if (n == 0)
+                c->cred_eof = true;
+            return n;
+        }
+        char why[400];
+        if (cred_rewrite_feed(c->cred, raw, (size_t)n, &c->cred_out, why, sizeof why) < 0) {
+            cred_refused(c, why);
+            errno = EACCES;
+            return -1;
+        }
+        if (c->cred_out.len == 0) { /* held back (a body read whole, a split placeholder) */
+            errno = EAGAIN;
+            return -1;
+        }
+    }
+    size_t k = c->cred_out.len - c->cred_off;
+    if (k > room)
+        k = room;
+    memcpy(buf, c->cred_out.p + c->cred_off, k);
+    c->cred_off += k;
+    return (ssize_t)k;
+}
+
+/* Bytes the rewriter gave that the proxy has not taken: come back for them at once when the
+ * connection's state reads the client (the socket itself may have nothing more to say). */
+static void cred_wake_if_pending(struct conn *c, uint32_t cev)
+{
+    if (c->cred && (cev & EPOLLIN) && c->cred_off < c->cred_out.len && !c->cred_wake.active)
+        ev_timer_start(c->px->loop, &c->cred_wake, 0, on_cred_wake, c);
+}
+
+void proxy_set_credentials(struct proxy *px, struct cred_set *set)
+{
+    cred_set_free(px->creds);
+    px->creds = set;
+}
+
 static void read_http_head(struct conn *c)
 {
     size_t room = proxy_head_room(c, HEAD_INITIAL);
@@ -245,9 +336,9 @@ static void read_http_head(struct conn *c)
         proxy_parse_http_head(c);
         return;
     }
-    ssize_t n = read(c->cfd, c->head + c->head_len, room);
+    ssize_t n = proxy_client_read(c, c->head + c->head_len, room);
     if (n <= 0) {
-        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        if (n == 0 || (errno != EAGAIN && errno != EINTR && errno != EACCES))
             proxy_conn_close(c);
         return;
     }
@@ -471,6 +562,7 @@ void proxy_conn_update(struct conn *c)
         break;
     }
     ev_io_set(loop, &c->cw, cev);
+    cred_wake_if_pending(c, cev);
     if (c->ufd >= 0 && c->uw.active)
         ev_io_set(loop, &c->uw, uev);
     else if (c->ufd >= 0 && uev)
@@ -483,6 +575,7 @@ void proxy_conn_close(struct conn *c)
         return;
     struct proxy *px = c->px;
     c->closed = true;
+    ev_timer_stop(px->loop, &c->cred_wake);
     ev_io_stop(px->loop, &c->cw);
     ev_io_stop(px->loop, &c->uw);
     close(c->cfd);
@@ -529,6 +622,16 @@ static void accept_on(struct proxy *px, int lfd, enum conn_kind kind)
         c->cfd = fd;
         c->ufd = -1;
         c->head = NULL; /* allocated at the first read (head_room) */
+        if (kind == CONN_HTTP && px->creds && cred_set_count(px->creds) > 0) {
+            c->cred = cred_rewrite_new(px->creds, NULL, 0);
+            if (!c->cred) {
+                LOG_W("proxy", "out of memory: refusing a new connection");
+                close(fd);
+                free(c);
+                continue;
+            }
+            cred_rewrite_on_use(c->cred, on_cred_use, c);
+        }
         splice_pipe_init(&c->c2u_pipe);
         splice_pipe_init(&c->u2c_pipe);
         c->started_ms = clock_mono_ms();
@@ -682,6 +785,8 @@ void proxy_after_round(struct proxy *px)
         free(c->head);
         free(c->spec_d);
         hx_free(&c->hx);
+        cred_rewrite_free(c->cred);
+        free(c->cred_out.p);
         proxy_buf_release(&c->c2u);
         proxy_buf_release(&c->u2c);
         free(c);
@@ -708,6 +813,7 @@ void proxy_free(struct proxy *px)
     resolver_free(px->resolver);
     splice_pipe_drop_spares();
     audit_log_close(px->audit);
+    cred_set_free(px->creds);
     proxy_ask_free(px);
     str_list_free(&px->denied);
     free(px->command);

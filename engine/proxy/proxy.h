@@ -66,6 +66,13 @@ int proxy_attach_dns(struct proxy *px, int udp_fd, int tcp_fd);
  * address (transparent.c). Takes ownership of the fd. 0, or -1 (logged). */
 int proxy_attach_transparent(struct proxy *px, int listen_fd);
 
+/* The sandbox's declared credentials (cred_rewrite.h; the proxy takes set): every plain HTTP
+ * request through the HTTP listener gets them substituted for their placeholders when it goes
+ * to one of their hosts, and is refused (403) when it carries one elsewhere. Each use and
+ * each refusal is one line of the audit log, with the credential's name, never its value. */
+struct cred_set;
+void proxy_set_credentials(struct proxy *px, struct cred_set *set);
+
 /* Free what closed during the last loop round; call after each ev_run_once(). */
 void proxy_after_round(struct proxy *px);
 /* Close every connection and the listeners. NULL is fine. */

@@ -19,6 +19,7 @@
 #include "base/evloop.h"
 #include "base/util.h"
 #include "policy/lua_host.h"
+#include "proxy/cred_rewrite.h"
 #include "proxy/http_exchange.h"
 #include "proxy/proxy.h"
 #include "proxy/socks5.h"
@@ -81,8 +82,16 @@ struct conn {
     struct relay_buf c2u, u2c;
     struct splice_pipe c2u_pipe, u2c_pipe; /* RELAY: the bytes after the buffered ones */
     struct http_exchange hx;               /* HTTP state */
-    bool c_eof, u_eof;                     /* read side ended */
-    bool c_shut, u_shut;                   /* write side shut after the peer's EOF was flushed */
+    /* CONN_HTTP with declared credentials: every client byte goes through the rewriter
+     * (cred_rewrite.h) before the proxy reads it; cred_out holds what it gave and the proxy has
+     * not taken yet (from cred_off), cred_wake brings the proxy back to take it. */
+    struct cred_rewrite *cred;
+    struct cred_out cred_out;
+    size_t cred_off;
+    bool cred_eof;
+    struct ev_timer cred_wake;
+    bool c_eof, u_eof;   /* read side ended */
+    bool c_shut, u_shut; /* write side shut after the peer's EOF was flushed */
     uint64_t started_ms;
     uint64_t active_ms; /* last relayed byte */
     unsigned question;  /* ASKING: the question it waits for */
@@ -142,6 +151,7 @@ struct proxy {
                                  * for refusal detection (at most 64) */
     uint64_t denied_at[64];     /* the refusal count when denied.items[i] was last refused */
     uint64_t denials;           /* refusals so far */
+    struct cred_set *creds;     /* the sandbox's declared credentials, NULL: none */
 };
 
 /* ---- proxy.c, for the other parts ---- */
@@ -158,6 +168,10 @@ void proxy_transparent_reset(struct conn *c);
 /* Ask the policy about c's destination and act on the answer (connect, refuse or ask). */
 void proxy_decide_and_go(struct conn *c);
 void proxy_parse_http_head(struct conn *c);
+/* read(2) of the client's bytes of a CONN_HTTP connection, through the credentials' rewriter
+ * when there is one: -1 with errno EACCES when the rewriter refused the stream (then the
+ * connection is answered or closed here). */
+ssize_t proxy_client_read(struct conn *c, char *buf, size_t room);
 void proxy_on_upstream(struct ev_loop *loop, struct ev_io *w, uint32_t events);
 
 /* ---- proxy_connect.c ---- */

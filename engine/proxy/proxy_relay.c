@@ -157,7 +157,9 @@ void proxy_http_exchange(struct conn *c)
         size_t room = proxy_buf_space(&c->c2u) < sizeof tmp ? proxy_buf_space(&c->c2u) : sizeof tmp;
         if (HEAD_MAX - c->head_len < room)
             room = HEAD_MAX - c->head_len;
-        ssize_t n = room ? read(c->cfd, tmp, room) : -1;
+        ssize_t n = room ? proxy_client_read(c, tmp, room) : -1;
+        if (room && n < 0 && errno == EACCES)
+            return; /* the credentials' rewriter refused: answered or closed */
         if (n == 0) {
             c->c_eof = true;
         } else if (n > 0) {

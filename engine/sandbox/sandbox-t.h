@@ -47,6 +47,8 @@ struct run_flags {
     const char *idle_timeout;        /* --idle-timeout DURATION -> session.idle_timeout */
     const char *max_lifetime;        /* --max-lifetime DURATION -> session.max_lifetime */
     const char *expiry_warning;      /* --expiry-warning DURATION -> session.expiry_warning */
+    struct str_list credentials;     /* --credential NAME=HOST[,HOST...] (repeatable): the
+                                      * caller's variable NAME, sent only to those hosts */
 };
 
 /* One resource limit from the profile's `rlimits` table. */

@@ -37,6 +37,7 @@
 #include "controller/git_publish.h"
 #include "controller/run_options.h"
 #include "policy/lua_host.h"
+#include "proxy/cred_rewrite.h"
 #include "proxy/port_relay.h"
 #include "proxy/proxy.h"
 #include "sandbox/init.h"
@@ -254,7 +255,11 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
         init_handover_attach(&start.handover, c->proxy);
         if (!c->proxy)
             LOG_E("session", "the proxy could not start: commands get no network");
+        else
+            proxy_set_credentials(c->proxy, start.creds);
+        start.creds = c->proxy ? NULL : start.creds;
     }
+    cred_set_free(start.creds);
     (void)fcntl(c->ctl, F_SETFL, O_NONBLOCK);
     /* Room for several commands of up to INIT_WIRE_MAX_COMMAND bytes queued to init at once. */
     int sndbuf = 4 * INIT_WIRE_MAX_COMMAND;

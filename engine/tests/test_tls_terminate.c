@@ -1,9 +1,10 @@
 /* test_tls_terminate.c — tls_terminate.c end to end over socket pairs: a client that trusts
  * only the terminator's CA speaks HTTPS through it to a server whose certificate a second CA
- * (given as network.upstream_ca) signed; the request is rewritten on its way up (a stand-in
- * for cred_rewrite.c that turns PLACEHOLDER into SECRET), the answer comes back as is. A server
+ * (given as network.upstream_ca) signed; the request is rewritten on its way up (cred_rewrite.c
+ * puts TOKEN's value for its placeholder), the answer comes back as is. A server
  * with a certificate for another name, or from an authority nobody trusts, is refused with one
- * line before the client hears "200"; a rewriter's refusal is a 403 the server never sees. */
+ * line before the client hears "200"; another credential's placeholder is refused with a 403 and the server
+ * never sees it. */
 #include <pthread.h>
 #include <sys/socket.h>
 #include <openssl/err.h>
@@ -15,51 +16,22 @@
 #include "proxy/tls_terminate.h"
 #include "test.h"
 
-/* ---- a stand-in for the credential rewriter (engine/proxy/cred_rewrite.c) ---- */
+/* ---- the credentials: TOKEN for the test's hosts, OTHER for another ---- */
 
-struct cred_rewrite {
-    int unused;
-};
+#define PH "cordon_ph_TOKEN_0123456789abcdef0123"
+#define VAL "tok_the_real_secret_value_0123456789"
+#define PH_OTHER "cordon_ph_OTHER_0123456789abcdef0123"
 
-struct cred_rewrite *cred_rewrite_new(const struct cred_set *set, const char *host, int port)
+static struct cred_set *creds(void)
 {
-    (void)set;
-    (void)host;
-    (void)port;
-    return calloc(1, sizeof(struct cred_rewrite));
+    struct cred_set *s = cred_set_new();
+    char why[256];
+    const char *hosts[] = {"api.test", "127.0.0.2"};
+    CHECK_EQ_INT(cred_set_add(s, "TOKEN", PH, VAL, hosts, 2, why, sizeof why), 0);
+    const char *other[] = {"elsewhere.test"};
+    CHECK_EQ_INT(cred_set_add(s, "OTHER", PH_OTHER, "other_value", other, 1, why, sizeof why), 0);
+    return s;
 }
-
-int cred_rewrite_feed(struct cred_rewrite *rw, const char *in, size_t n, struct cred_out *out,
-                      char *why, size_t whylen)
-{
-    (void)rw;
-    if (memmem(in, n, "FORBIDDEN", 9)) {
-        snprintf(why, whylen, "the placeholder of credential T went to elsewhere:443");
-        return -1;
-    }
-    if (out->cap < out->len + n + 64) {
-        out->cap = out->len + n + 64;
-        out->p = realloc(out->p, out->cap);
-    }
-    for (size_t i = 0; i < n;) {
-        if (n - i >= 11 && memcmp(in + i, "PLACEHOLDER", 11) == 0) {
-            memcpy(out->p + out->len, "SECRET", 6);
-            out->len += 6;
-            i += 11;
-        } else {
-            out->p[out->len++] = in[i++];
-        }
-    }
-    return 0;
-}
-
-void cred_rewrite_free(struct cred_rewrite *rw)
-{
-    free(rw);
-}
-
-static char dummy_set;
-#define CREDS ((const struct cred_set *)&dummy_set)
 
 /* ---- the real server: answers one request with what it received ---- */
 
@@ -159,8 +131,9 @@ static void run_one(const char *host, const char *srv_name, bool give_ca, const 
     char ca_path[512], why[512] = "";
     SSL_CTX *srv_ctx;
     struct tls_ca *sca = server_ca(srv_name, ca_path, sizeof ca_path, &srv_ctx);
+    struct cred_set *set = creds();
     struct tls_terminator *t =
-        tls_terminator_new(give_ca ? ca_path : NULL, false, CREDS, why, sizeof why);
+        tls_terminator_new(give_ca ? ca_path : NULL, false, set, why, sizeof why);
     if (!t)
         fprintf(stderr, "  %s\n", why);
     CHECK(t != NULL);
@@ -208,6 +181,7 @@ static void run_one(const char *host, const char *srv_name, bool give_ca, const 
     pthread_join(th, NULL);
     memcpy(out->server, srv.got, srv.got_len + 1);
     tls_terminator_free(t);
+    cred_set_free(set);
     SSL_CTX_free(srv_ctx);
     tls_ca_free(sca);
     unlink(ca_path);
@@ -217,11 +191,11 @@ static void test_terminated_and_rewritten(void)
 {
     struct run r;
     run_one("api.test", "api.test", true,
-            "GET / HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer PLACEHOLDER\r\n\r\n", &r);
+            "GET / HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer " PH "\r\n\r\n", &r);
     CHECK_STR_CONTAINS(r.head, "200 Connection established");
     CHECK(r.client_tls);
-    CHECK_STR_CONTAINS(r.server, "Authorization: Bearer SECRET\r\n");
-    CHECK(strstr(r.server, "PLACEHOLDER") == NULL);
+    CHECK_STR_CONTAINS(r.server, "Authorization: Bearer " VAL "\r\n");
+    CHECK(strstr(r.server, PH) == NULL);
     CHECK_STR_CONTAINS(r.reply, "HTTP/1.1 200 OK");
     CHECK_STR_CONTAINS(r.reply, "hello");
 }
@@ -259,11 +233,13 @@ static void test_untrusted_ca_refused(void)
 static void test_rewriter_refusal(void)
 {
     struct run r;
-    run_one("api.test", "api.test", true, "GET /FORBIDDEN HTTP/1.1\r\n\r\n", &r);
+    run_one("api.test", "api.test", true,
+            "GET / HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer " PH_OTHER "\r\n\r\n", &r);
     CHECK(r.client_tls);
     CHECK_STR_CONTAINS(r.reply, "HTTP/1.1 403");
     CHECK_STR_CONTAINS(r.reply, "X-Cordon-Error: credential-refused");
-    CHECK(strstr(r.server, "FORBIDDEN") == NULL);
+    CHECK_STR_CONTAINS(r.reply, "OTHER");
+    CHECK(strstr(r.server, PH_OTHER) == NULL && strstr(r.server, "other_value") == NULL);
 }
 
 static void test_bad_upstream_ca(void)
