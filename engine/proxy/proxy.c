@@ -325,8 +325,16 @@ static void cred_wake_if_pending(struct conn *c, uint32_t cev)
 
 void proxy_set_credentials(struct proxy *px, struct cred_set *set)
 {
+    tls_terminator_free(px->tls); /* its threads read the set */
+    px->tls = NULL;
     cred_set_free(px->creds);
     px->creds = set;
+}
+
+void proxy_set_tls(struct proxy *px, struct tls_terminator *t)
+{
+    tls_terminator_free(px->tls);
+    px->tls = t;
 }
 
 static void read_http_head(struct conn *c)
@@ -578,7 +586,8 @@ void proxy_conn_close(struct conn *c)
     ev_timer_stop(px->loop, &c->cred_wake);
     ev_io_stop(px->loop, &c->cw);
     ev_io_stop(px->loop, &c->uw);
-    close(c->cfd);
+    if (c->cfd >= 0)
+        close(c->cfd);
     if (c->ufd >= 0)
         close(c->ufd);
     if (c->job)
@@ -813,6 +822,7 @@ void proxy_free(struct proxy *px)
     resolver_free(px->resolver);
     splice_pipe_drop_spares();
     audit_log_close(px->audit);
+    tls_terminator_free(px->tls); /* first: its threads read the credentials */
     cred_set_free(px->creds);
     proxy_ask_free(px);
     str_list_free(&px->denied);

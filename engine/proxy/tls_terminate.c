@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,6 +38,9 @@ struct term_conn {
     unsigned port;
     enum tls_greeting greeting;
     SSL *cs, *us;
+    char *pre; /* the client's bytes read before (pre_len), fed to cs ahead of the socket's */
+    size_t pre_len;
+    bool pre_bio; /* cs still reads from them */
     struct cred_rewrite *rw;
     pthread_t thread;
     struct term_conn *prev, *next;
@@ -146,14 +150,25 @@ static bool wait_for(int fd, int e, uint64_t deadline)
     }
 }
 
-/* Run SSL_connect or SSL_accept to its end: true once the handshake is over. */
-static bool handshake(SSL *s, int fd, bool accept, uint64_t deadline)
+/* Run SSL_connect or SSL_accept to its end: true once the handshake is over. *pre_bio: s reads
+ * from a memory BIO of bytes read before; once they are used up, from the socket (a record cut
+ * between the two is kept by OpenSSL's record layer). */
+static bool handshake(SSL *s, int fd, bool accept, bool *pre_bio, uint64_t deadline)
 {
     for (;;) {
         int r = accept ? SSL_accept(s) : SSL_connect(s);
         if (r == 1)
             return true;
         int e = SSL_get_error(s, r);
+        if (e == SSL_ERROR_WANT_READ && pre_bio && *pre_bio &&
+            BIO_ctrl_pending(SSL_get_rbio(s)) == 0) {
+            BIO *sock = BIO_new_socket(fd, BIO_NOCLOSE);
+            if (!sock)
+                return false;
+            SSL_set0_rbio(s, sock);
+            *pre_bio = false;
+            continue;
+        }
         if ((e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) || !wait_for(fd, e, deadline))
             return false;
     }
@@ -229,7 +244,7 @@ static bool connect_upstream(struct term_conn *c, char *why, size_t whylen)
         snprintf(why, whylen, "bad host name");
         return false;
     }
-    if (handshake(c->us, c->ufd, false, now_ms() + TLS_TERM_HANDSHAKE_MS))
+    if (handshake(c->us, c->ufd, false, NULL, now_ms() + TLS_TERM_HANDSHAKE_MS))
         return true;
     long v = SSL_get_verify_result(c->us);
     char err[256];
@@ -245,6 +260,8 @@ static bool connect_upstream(struct term_conn *c, char *why, size_t whylen)
 static void refuse_client(struct term_conn *c, const char *why)
 {
     uint64_t deadline = now_ms() + 2000;
+    if (c->greeting == TLS_GREET_NONE)
+        return;
     if (c->greeting == TLS_GREET_SOCKS) {
         unsigned char r[10];
         socks5_reply(0x05, r);
@@ -264,6 +281,8 @@ static void refuse_client(struct term_conn *c, const char *why)
 static bool greet_client(struct term_conn *c)
 {
     uint64_t deadline = now_ms() + TLS_TERM_HANDSHAKE_MS;
+    if (c->greeting == TLS_GREET_NONE)
+        return true;
     if (c->greeting == TLS_GREET_SOCKS) {
         unsigned char r[10];
         socks5_reply(0x00, r);
@@ -286,7 +305,15 @@ static bool accept_client(struct term_conn *c)
     if (!c->cs || SSL_set_fd(c->cs, c->cfd) != 1)
         return false;
     SSL_set_mode(c->cs, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-    if (handshake(c->cs, c->cfd, true, now_ms() + TLS_TERM_HANDSHAKE_MS))
+    if (c->pre_len) {
+        BIO *mem = BIO_new_mem_buf(c->pre, (int)c->pre_len);
+        if (!mem)
+            return false;
+        BIO_set_mem_eof_return(mem, -1); /* drained: "retry", then the socket takes over */
+        SSL_set0_rbio(c->cs, mem);
+        c->pre_bio = true;
+    }
+    if (handshake(c->cs, c->cfd, true, &c->pre_bio, now_ms() + TLS_TERM_HANDSHAKE_MS))
         return true;
     char err[256];
     LOG_D("proxy", "TLS from the client to %s:%u failed: %s", c->host, c->port,
@@ -427,6 +454,7 @@ static void conn_end(struct term_conn *c)
     t->n_conns--;
     pthread_cond_broadcast(&t->gone);
     pthread_mutex_unlock(&t->lock);
+    free(c->pre);
     free(c);
 }
 
@@ -453,12 +481,22 @@ static void *conn_thread(void *arg)
 }
 
 int tls_terminate_start(struct tls_terminator *t, int cfd, int ufd, const char *host, unsigned port,
-                        enum tls_greeting greeting)
+                        enum tls_greeting greeting, const void *pre, size_t prelen)
 {
     struct term_conn *c = calloc(1, sizeof *c);
+    if (c && prelen && (prelen > INT_MAX || !(c->pre = malloc(prelen)))) {
+        free(c);
+        c = NULL;
+    }
+    if (c && prelen) {
+        memcpy(c->pre, pre, prelen);
+        c->pre_len = prelen;
+    }
     pthread_mutex_lock(&t->lock);
     if (!c || t->closing || t->n_conns >= TLS_TERM_MAX) {
         pthread_mutex_unlock(&t->lock);
+        if (c)
+            free(c->pre);
         free(c);
         close(cfd);
         close(ufd);
@@ -492,6 +530,7 @@ int tls_terminate_start(struct tls_terminator *t, int cfd, int ufd, const char *
         pthread_mutex_unlock(&t->lock);
         close(cfd);
         close(ufd);
+        free(c->pre);
         free(c);
         return -1;
     }

@@ -30,16 +30,19 @@ struct tls_terminator *tls_terminator_new(const char *upstream_ca, bool system_s
 /* The PEM of the CA the client is to trust (the trust bundle inside). */
 const char *tls_terminator_ca_pem(const struct tls_terminator *t);
 
-enum tls_greeting { TLS_GREET_HTTP, TLS_GREET_SOCKS };
+/* How the client learns the tunnel is up: a CONNECT's 200, SOCKS reply 0, nothing (a
+ * network.transparent connection, which sent its ClientHello already). */
+enum tls_greeting { TLS_GREET_HTTP, TLS_GREET_SOCKS, TLS_GREET_NONE };
 
 /* Terminate the connection: cfd the client's (a CONNECT allowed, not answered yet), ufd the
- * server's (connected), both owned by the terminator from now on, whatever the result. Once
- * the server's certificate verifies, the client gets its protocol's success (a 200 to a
- * CONNECT, SOCKS reply 0); when it does not, one line saying why (a 502 with X-Cordon-Error:
- * upstream-certificate; SOCKS reply 0x05). 0, or -1 when no thread could take it (both fds
- * closed). */
+ * server's (connected), both owned by the terminator from now on, whatever the result; pre:
+ * what the client sent already (its ClientHello, or part of it), read before the socket's.
+ * Once the server's certificate verifies, the client gets its protocol's success (a 200 to a
+ * CONNECT, SOCKS reply 0); when it does not, one line saying why on cordon's stderr and to the
+ * client (a 502 with X-Cordon-Error: upstream-certificate; SOCKS reply 0x05; a transparent
+ * connection is closed). 0, or -1 when no thread could take it (both fds closed). */
 int tls_terminate_start(struct tls_terminator *t, int cfd, int ufd, const char *host, unsigned port,
-                        enum tls_greeting greeting);
+                        enum tls_greeting greeting, const void *pre, size_t prelen);
 /* Connections being pumped now. */
 size_t tls_terminator_active(struct tls_terminator *t);
 /* End every connection (their sockets shut), wait for their threads, free. NULL is fine. */

@@ -144,7 +144,7 @@ static void run_one(const char *host, const char *srv_name, bool give_ca, const 
     struct server srv = {.fd = up[1], .ctx = srv_ctx};
     pthread_t th;
     CHECK(pthread_create(&th, NULL, serve, &srv) == 0);
-    CHECK(tls_terminate_start(t, cp[1], up[0], host, 443, TLS_GREET_HTTP) == 0);
+    CHECK(tls_terminate_start(t, cp[1], up[0], host, 443, TLS_GREET_HTTP, NULL, 0) == 0);
 
     int fd = cp[0];
     int fl = fcntl(fd, F_GETFL);
