@@ -331,10 +331,31 @@ void proxy_set_credentials(struct proxy *px, struct cred_set *set)
     px->creds = set;
 }
 
+/* The terminator's reports, from its connections' threads: one write(2) of a whole line each
+ * (audit_log.c), to a log the handoff's own "tls" line opened on the loop before. */
+static void on_tls_cred_use(void *ctx, const char *name, const char *host, int port)
+{
+    struct proxy *px = ctx;
+    audit_log_event(px->audit, "credential", host, (unsigned)port, true, name,
+                    "the credential's value was put in for its placeholder (TLS terminated)",
+                    px->command);
+}
+
+static void on_tls_refused(void *ctx, const char *host, unsigned port, const char *why)
+{
+    struct proxy *px = ctx;
+    audit_log_event(px->audit, "tls", host, port, false, NULL, why, px->command);
+}
+
 void proxy_set_tls(struct proxy *px, struct tls_terminator *t)
 {
     tls_terminator_free(px->tls);
     px->tls = t;
+    if (t) {
+        struct tls_term_hooks hooks = {
+            .ctx = px, .used = on_tls_cred_use, .refused = on_tls_refused};
+        tls_terminator_set_hooks(t, &hooks);
+    }
 }
 
 static void read_http_head(struct conn *c)

@@ -51,6 +51,7 @@ struct tls_terminator {
     struct tls_mint *mint;
     SSL_CTX *upstream;
     const struct cred_set *creds;
+    struct tls_term_hooks hooks;
     pthread_mutex_t lock;
     pthread_cond_t gone; /* signalled when a connection ends */
     struct term_conn *conns;
@@ -117,6 +118,17 @@ struct tls_terminator *tls_terminator_new(const char *upstream_ca, bool system_s
 fail:
     tls_terminator_free(t);
     return NULL;
+}
+
+void tls_terminator_set_hooks(struct tls_terminator *t, const struct tls_term_hooks *hooks)
+{
+    t->hooks = *hooks;
+}
+
+static void report_refusal(struct term_conn *c, const char *why)
+{
+    if (c->t->hooks.refused)
+        c->t->hooks.refused(c->t->hooks.ctx, c->host, c->port, why);
 }
 
 const char *tls_terminator_ca_pem(const struct tls_terminator *t)
@@ -332,7 +344,8 @@ static void refuse_request(struct term_conn *c, const char *why)
                      "\r\n%s",
                      strlen(body), body);
     (void)ssl_write_all(c->cs, c->cfd, msg, (size_t)n, now_ms() + 2000);
-    LOG_W("proxy", "%s", why);
+    LOG_W("proxy", "refused a request: %s", why);
+    report_refusal(c, why);
 }
 
 /* One direction of the pump. */
@@ -469,9 +482,12 @@ static void *conn_thread(void *arg)
     if (!connect_upstream(c, why, sizeof why)) {
         refuse_client(c, why);
         LOG_W("proxy", "refused %s:%u: %s", c->host, c->port, why);
+        report_refusal(c, why);
     } else if (greet_client(c) && accept_client(c)) {
         if (c->t->creds)
             c->rw = cred_rewrite_new(c->t->creds, c->host, (int)c->port);
+        if (c->rw && c->t->hooks.used)
+            cred_rewrite_on_use(c->rw, c->t->hooks.used, c->t->hooks.ctx);
         if (!c->t->creds || c->rw)
             pump(c);
     }

@@ -43,6 +43,17 @@ enum tls_greeting { TLS_GREET_HTTP, TLS_GREET_SOCKS, TLS_GREET_NONE };
  * connection is closed). 0, or -1 when no thread could take it (both fds closed). */
 int tls_terminate_start(struct tls_terminator *t, int cfd, int ufd, const char *host, unsigned port,
                         enum tls_greeting greeting, const void *pre, size_t prelen);
+/* What the connections' threads report, for the audit log: a credential put in for its
+ * placeholder (name, destination; never the value), and a refusal (a server that failed
+ * verification, a placeholder bound elsewhere) with its one-line reason. Called on those
+ * threads: both must be safe to call from any thread. */
+struct tls_term_hooks {
+    void *ctx;
+    void (*used)(void *ctx, const char *name, const char *host, int port);
+    void (*refused)(void *ctx, const char *host, unsigned port, const char *why);
+};
+/* Set before the first tls_terminate_start. */
+void tls_terminator_set_hooks(struct tls_terminator *t, const struct tls_term_hooks *hooks);
 /* Connections being pumped now. */
 size_t tls_terminator_active(struct tls_terminator *t);
 /* End every connection (their sockets shut), wait for their threads, free. NULL is fine. */

@@ -52,16 +52,21 @@ end
 
 local function seen(o) return h.read_file(o.log) or "" end
 
---- `cordon run --credential TOKEN=a --upstream-ca CA` of script as uid (nil: root), a and b allowed.
+--- `cordon run --credential TOKEN=a --upstream-ca CA` of script as uid (nil: root), a and b
+-- allowed; returns r, the audit log's text.
 local function run(uid, p, a, b, script, extra)
+    local audit_dir = h.tmpdir()
+    h.sh_ok("chmod 777 " .. h.quote(audit_dir))
+    local audit = audit_dir .. "/audit.jsonl"
     local flags = { "--credential", "TOKEN=" .. a.addr .. ":" .. a.port, "--upstream-ca", p.ca,
         "--network-allow", a.addr .. ":" .. a.port, "--network-allow", b.addr .. ":" .. b.port }
     for _, f in ipairs(extra or {}) do flags[#flags + 1] = f end
-    return h.run_sh(script, {
+    local r = h.run_sh(script, {
         flags = flags, uid = uid, workspace = h.workspace(nil, uid),
         home = uid and h.secret_home(uid) or nil,
-        env = { TOKEN = SECRET },
+        env = { TOKEN = SECRET, CORDON_AUDIT_LOG = audit },
     })
+    return r, h.read_file(audit) or ""
 end
 
 for _, uid in ipairs({ false, NOBODY }) do
@@ -92,7 +97,7 @@ for _, uid in ipairs({ false, NOBODY }) do
                     .. '/git/r.git" >/dev/null 2>&1; true',
                 'echo done',
             }, "\n")
-            local r = run(uid, p, a, b, script)
+            local r, audit = run(uid, p, a, b, script)
             h.ok(r)
             for _, want in ipairs({ "placeholder-ok", "curl-ok", "system-ok", "py-ok", "node 200", "done" }) do
                 assert.truthy(r.stdout:find(want, 1, true), want .. "\n" .. h.describe(r))
@@ -107,6 +112,9 @@ for _, uid in ipairs({ false, NOBODY }) do
             local basic = h.chomp(h.sh_ok("printf %s " .. h.quote("me:" .. SECRET) .. " | base64 -w0"))
             assert.truthy(s:find("/git/r.git/info/refs", 1, true) and s:find("Basic " .. basic, 1, true), s)
             assert.falsy(s:find("cordon_TOKEN_", 1, true), s)
+            assert.truthy(audit:find('"kind":"tls"', 1, true) and audit:find('"kind":"credential"', 1, true)
+                and audit:find('"rule":"TOKEN"', 1, true), audit)
+            assert.falsy(audit:find(SECRET, 1, true), audit)
         end)
 
         it("a host without a credential keeps end-to-end TLS", function()
@@ -126,11 +134,12 @@ for _, uid in ipairs({ false, NOBODY }) do
         it("a server whose certificate names another host is refused with one line", function()
             local p = pki()
             local a, b = origin("127.0.0.2", p.other, p.key), origin("127.0.0.3", p.cert, p.key)
-            local r = run(uid, p, a, b, CURL .. '-H "X-Key: $TOKEN" ' .. a.url .. '/wrong; echo "rc=$?"')
+            local r, audit = run(uid, p, a, b, CURL .. '-H "X-Key: $TOKEN" ' .. a.url .. '/wrong; echo "rc=$?"')
             assert.truthy(r.stdout:find("rc=56", 1, true), h.describe(r))
             local line = "cordon: refused 127.0.0.2:" .. a.port .. ": its certificate does not verify"
             assert.truthy(r.stderr:find(line, 1, true), h.describe(r))
             assert.falsy(seen(a):find("GET /wrong", 1, true), seen(a))
+            assert.truthy(audit:find('"verdict":"deny"', 1, true) and audit:find("does not verify", 1, true), audit)
         end)
 
         it("a bad --upstream-ca is one line and exit 125", function()
