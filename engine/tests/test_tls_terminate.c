@@ -123,8 +123,47 @@ struct run {
     bool client_tls;   /* the client's handshake succeeded */
 };
 
-static void run_one(const char *host, const char *srv_name, bool give_ca, const char *request,
-                    struct run *out)
+/* The client's TLS over fd, trusting only the terminator's CA: request sent, reply read. */
+struct client {
+    int fd;
+    const char *host, *request, *ca_pem;
+    struct run *out;
+};
+
+static void *client_tls(void *arg)
+{
+    struct client *cl = arg;
+    SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
+    BIO *pem = BIO_new_mem_buf(cl->ca_pem, -1);
+    X509 *ca = PEM_read_bio_X509(pem, NULL, NULL, NULL);
+    X509_STORE_add_cert(SSL_CTX_get_cert_store(cctx), ca);
+    X509_free(ca);
+    BIO_free(pem);
+    SSL_CTX_set_verify(cctx, SSL_VERIFY_PEER, NULL);
+    SSL *ssl = SSL_new(cctx);
+    SSL_set_fd(ssl, cl->fd);
+    if (strchr(cl->host, '.') && !(cl->host[0] >= '0' && cl->host[0] <= '9')) {
+        SSL_set_tlsext_host_name(ssl, cl->host);
+        SSL_set1_host(ssl, cl->host);
+    } else {
+        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), cl->host);
+    }
+    if (SSL_connect(ssl) == 1) {
+        cl->out->client_tls = true;
+        size_t w, n, len = 0;
+        SSL_write_ex(ssl, cl->request, strlen(cl->request), &w);
+        while (len < sizeof cl->out->reply - 1 &&
+               SSL_read_ex(ssl, cl->out->reply + len, sizeof cl->out->reply - 1 - len, &n))
+            len += n;
+        cl->out->reply[len] = '\0';
+    }
+    SSL_free(ssl);
+    SSL_CTX_free(cctx);
+    return NULL;
+}
+
+static void run_one_as(const char *host, const char *srv_name, bool give_ca, const char *request,
+                       enum tls_greeting greet, struct run *out)
 {
     memset(out, 0, sizeof *out);
     signal(SIGPIPE, SIG_IGN); /* the server thread may write to a client that left */
@@ -139,43 +178,44 @@ static void run_one(const char *host, const char *srv_name, bool give_ca, const 
     CHECK(t != NULL);
 
     int cp[2], up[2];
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, cp) == 0);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, cp) == 0);
     CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, up) == 0);
     struct server srv = {.fd = up[1], .ctx = srv_ctx};
-    pthread_t th;
+    pthread_t th, cth;
     CHECK(pthread_create(&th, NULL, serve, &srv) == 0);
-    CHECK(tls_terminate_start(t, cp[1], up[0], host, 443, TLS_GREET_HTTP, NULL, 0) == 0);
-
     int fd = cp[0];
-    int fl = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    read_head(fd, out->head, sizeof out->head);
-    if (strncmp(out->head, "HTTP/1.1 200", 12) == 0) {
-        SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
-        X509_STORE_add_cert(
-            SSL_CTX_get_cert_store(cctx),
-            PEM_read_bio_X509(BIO_new_mem_buf(tls_terminator_ca_pem(t), -1), NULL, NULL, NULL));
-        SSL_CTX_set_verify(cctx, SSL_VERIFY_PEER, NULL);
-        SSL *ssl = SSL_new(cctx);
-        SSL_set_fd(ssl, fd);
-        SSL_set_tlsext_host_name(ssl, host);
-        if (strchr(host, '.') && !(host[0] >= '0' && host[0] <= '9'))
-            SSL_set1_host(ssl, host);
-        else
-            X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host);
-        if (SSL_connect(ssl) == 1) {
-            out->client_tls = true;
-            size_t w, n, len = 0;
-            SSL_write_ex(ssl, request, strlen(request), &w);
-            while (len < sizeof out->reply - 1 &&
-                   SSL_read_ex(ssl, out->reply + len, sizeof out->reply - 1 - len, &n))
-                len += n;
-            out->reply[len] = '\0';
+    struct client cl = {fd, host, request, tls_terminator_ca_pem(t), out};
+    if (greet == TLS_GREET_NONE) {
+        /* a transparent client: its ClientHello is under way before the terminator starts,
+         * which gets the first 60 bytes of it read already and the rest on the socket */
+        CHECK(pthread_create(&cth, NULL, client_tls, &cl) == 0);
+        char pre[60];
+        size_t got = 0;
+        while (got < sizeof pre) {
+            ssize_t r = read(cp[1], pre + got, sizeof pre - got);
+            CHECK(r > 0);
+            got += (size_t)r;
         }
-        SSL_free(ssl);
-        SSL_CTX_free(cctx);
+        CHECK_EQ_INT(pre[0], 0x16);
+        CHECK(tls_terminate_start(t, cp[1], up[0], host, 443, greet, pre, sizeof pre) == 0);
+        pthread_join(cth, NULL);
+        snprintf(out->head, sizeof out->head, "(transparent)");
     } else {
-        read_rest(fd, out->reply, sizeof out->reply);
+        CHECK(tls_terminate_start(t, cp[1], up[0], host, 443, greet, NULL, 0) == 0);
+        bool up_ok;
+        if (greet == TLS_GREET_SOCKS) {
+            unsigned char r[10] = {0};
+            CHECK(read(fd, r, sizeof r) == (ssize_t)sizeof r);
+            snprintf(out->head, sizeof out->head, "SOCKS %u", r[1]);
+            up_ok = r[1] == 0;
+        } else {
+            read_head(fd, out->head, sizeof out->head);
+            up_ok = strncmp(out->head, "HTTP/1.1 200", 12) == 0;
+        }
+        if (up_ok)
+            client_tls(&cl);
+        else
+            read_rest(fd, out->reply, sizeof out->reply);
     }
     close(fd);
     pthread_join(th, NULL);
@@ -185,6 +225,30 @@ static void run_one(const char *host, const char *srv_name, bool give_ca, const 
     SSL_CTX_free(srv_ctx);
     tls_ca_free(sca);
     unlink(ca_path);
+}
+
+static void run_one(const char *host, const char *srv_name, bool give_ca, const char *request,
+                    struct run *out)
+{
+    run_one_as(host, srv_name, give_ca, request, TLS_GREET_HTTP, out);
+}
+
+static void test_socks_and_transparent(void)
+{
+    struct run r;
+    const char *req = "GET / HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer " PH "\r\n\r\n";
+    run_one_as("api.test", "api.test", true, req, TLS_GREET_SOCKS, &r);
+    CHECK_STR_CONTAINS(r.head, "SOCKS 0");
+    CHECK(r.client_tls);
+    CHECK_STR_CONTAINS(r.server, "Authorization: Bearer " VAL "\r\n");
+    CHECK_STR_CONTAINS(r.reply, "hello");
+    run_one_as("api.test", "other.test", true, req, TLS_GREET_SOCKS, &r);
+    CHECK_STR_CONTAINS(r.head, "SOCKS 5");
+    CHECK_EQ_INT(strlen(r.server), 0);
+    run_one_as("api.test", "api.test", true, req, TLS_GREET_NONE, &r);
+    CHECK(r.client_tls);
+    CHECK_STR_CONTAINS(r.server, "Authorization: Bearer " VAL "\r\n");
+    CHECK_STR_CONTAINS(r.reply, "hello");
 }
 
 static void test_terminated_and_rewritten(void)
@@ -261,4 +325,6 @@ static void test_bad_upstream_ca(void)
 TEST_MAIN({"terminated_and_rewritten", test_terminated_and_rewritten}, {"ip_host", test_ip_host},
           {"wrong_name_refused", test_wrong_name_refused},
           {"untrusted_ca_refused", test_untrusted_ca_refused},
-          {"rewriter_refusal", test_rewriter_refusal}, {"bad_upstream_ca", test_bad_upstream_ca})
+          {"rewriter_refusal", test_rewriter_refusal},
+          {"socks_and_transparent", test_socks_and_transparent},
+          {"bad_upstream_ca", test_bad_upstream_ca})
