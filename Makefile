@@ -143,7 +143,7 @@ clean:
 # fresh Debian 12 container and runs it (skipped, saying why, where it cannot: exit 77).
 DEB_DIR      ?= $(BUILD)/deb
 DEB_PACKAGES := debhelper dh-apparmor dpkg-dev lintian cmake gcc make pkg-config lua5.4 liblua5.4-dev \
-                libseccomp-dev libmicrohttpd-dev podman runc debootstrap
+                libseccomp-dev libmicrohttpd-dev libssl-dev podman runc debootstrap
 deb:
 	@sh build-aux/apt-need.sh $(DEB_PACKAGES)
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/cordon
