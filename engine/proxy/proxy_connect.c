@@ -204,8 +204,9 @@ static bool hand_to_tls(struct conn *c)
     size_t prelen = c->c2u.len;
     enum tls_greeting greeting = c->kind == CONN_SOCKS ? TLS_GREET_SOCKS : TLS_GREET_HTTP;
     if (c->kind == CONN_TRANSPARENT) {
-        /* a transparent client spoke first: TLS (a handshake record) or not at all yet is
-         * terminated; anything else (plain HTTP on a credential's host) is relayed */
+        /* a transparent client spoke first: TLS (a handshake record) or not at all yet (the
+         * terminator then waits for its first byte) is terminated; anything else (plain HTTP
+         * on a credential's host) is relayed here */
         pre = c->head;
         prelen = c->head_len;
         greeting = TLS_GREET_NONE;

@@ -471,6 +471,57 @@ static void conn_end(struct term_conn *c)
     free(c);
 }
 
+/* What the client sends first, peeked: its first byte, or -1 when it said nothing within
+ * wait_ms (a protocol where the server speaks first) or closed. */
+static int client_first_byte(int fd, int wait_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int r;
+    while ((r = poll(&p, 1, wait_ms)) < 0 && errno == EINTR)
+        ;
+    unsigned char b;
+    if (r <= 0 || recv(fd, &b, 1, MSG_PEEK) != 1)
+        return -1;
+    return b;
+}
+
+/* Not TLS after all (ssh through `cordon nc`, plain HTTP through a CONNECT): the bytes as they
+ * are, both ways, as a tunnel would move them. */
+static void relay_plain(struct term_conn *c)
+{
+    struct {
+        int from, to;
+        bool eof;
+    } d[2] = {{c->cfd, c->ufd, false}, {c->ufd, c->cfd, false}};
+    char buf[PUMP_CHUNK];
+    if (c->pre_len && !write_all_fd(c->ufd, c->pre, c->pre_len, now_ms() + TLS_TERM_HANDSHAKE_MS))
+        return;
+    while (!d[0].eof || !d[1].eof) {
+        struct pollfd p[2];
+        for (int i = 0; i < 2; i++)
+            p[i] = (struct pollfd){.fd = d[i].eof ? -1 : d[i].from, .events = POLLIN};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (d[i].eof || !p[i].revents)
+                continue;
+            ssize_t n = read(d[i].from, buf, sizeof buf);
+            if (n > 0) {
+                if (!write_all_fd(d[i].to, buf, (size_t)n, now_ms() + TLS_TERM_HANDSHAKE_MS))
+                    return;
+            } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                d[i].eof = true;
+                (void)shutdown(d[i].to, SHUT_WR);
+            }
+        }
+    }
+}
+
+#define CLIENT_FIRST_MS 1000 /* a client silent this long after "200" does not start TLS */
+
 static void *conn_thread(void *arg)
 {
     struct term_conn *c = arg;
@@ -479,11 +530,26 @@ static void *conn_thread(void *arg)
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, NULL);
     char why[512];
-    if (!connect_upstream(c, why, sizeof why)) {
-        refuse_client(c, why);
+    /* A CONNECT to port 443 is TLS: the server is verified before the client hears "200", so a
+     * refusal is a 502 with its reason. On any other port (a credential's "host" covers them
+     * all: ssh to it through `cordon nc` must still work), and on a transparent connection that
+     * has not spoken yet, the client's first byte says whether it starts TLS at all. */
+    bool greeted = false, tls = true;
+    if (c->greeting == TLS_GREET_NONE || c->port != 443) {
+        greeted = greet_client(c);
+        int first =
+            c->pre_len ? (unsigned char)c->pre[0] : client_first_byte(c->cfd, CLIENT_FIRST_MS);
+        tls = greeted && first == 0x16; /* a TLS handshake record */
+    }
+    if (!tls) {
+        if (greeted)
+            relay_plain(c);
+    } else if (!connect_upstream(c, why, sizeof why)) {
+        if (!greeted)
+            refuse_client(c, why);
         LOG_W("proxy", "refused %s:%u: %s", c->host, c->port, why);
         report_refusal(c, why);
-    } else if (greet_client(c) && accept_client(c)) {
+    } else if ((greeted || greet_client(c)) && accept_client(c)) {
         if (c->t->creds)
             c->rw = cred_rewrite_new(c->t->creds, c->host, (int)c->port);
         if (c->rw && c->t->hooks.used)

@@ -306,6 +306,42 @@ static void test_rewriter_refusal(void)
     CHECK(strstr(r.server, PH_OTHER) == NULL && strstr(r.server, "other_value") == NULL);
 }
 
+/* A credential's host on another port than 443, by a client that does not start TLS (ssh
+ * through `cordon nc`): relayed as it is, both ways, after the "200". */
+static void test_not_tls_relayed(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    char why[512] = "";
+    struct cred_set *set = creds();
+    struct tls_terminator *t = tls_terminator_new(NULL, false, set, why, sizeof why);
+    CHECK(t != NULL);
+    int cp[2], up[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, cp) == 0);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, up) == 0);
+    CHECK(tls_terminate_start(t, cp[1], up[0], "api.test", 22, TLS_GREET_HTTP, NULL, 0) == 0);
+    char head[256];
+    read_head(cp[0], head, sizeof head);
+    CHECK_STR_CONTAINS(head, "200 Connection established");
+    static const char hello[] = "SSH-2.0-client\r\n", banner[] = "SSH-2.0-server\r\n";
+    CHECK(write(cp[0], hello, sizeof hello - 1) == (ssize_t)(sizeof hello - 1));
+    char got[64] = "";
+    size_t n = 0;
+    while (n < sizeof hello - 1) {
+        ssize_t r = read(up[1], got + n, sizeof got - 1 - n);
+        CHECK(r > 0);
+        n += (size_t)r;
+    }
+    CHECK(memcmp(got, hello, sizeof hello - 1) == 0);
+    CHECK(write(up[1], banner, sizeof banner - 1) == (ssize_t)(sizeof banner - 1));
+    close(up[1]);
+    char back[64];
+    read_rest(cp[0], back, sizeof back);
+    CHECK(strcmp(back, banner) == 0);
+    close(cp[0]);
+    tls_terminator_free(t);
+    cred_set_free(set);
+}
+
 static void test_bad_upstream_ca(void)
 {
     char why[512] = "";
@@ -327,4 +363,4 @@ TEST_MAIN({"terminated_and_rewritten", test_terminated_and_rewritten}, {"ip_host
           {"untrusted_ca_refused", test_untrusted_ca_refused},
           {"rewriter_refusal", test_rewriter_refusal},
           {"socks_and_transparent", test_socks_and_transparent},
-          {"bad_upstream_ca", test_bad_upstream_ca})
+          {"not_tls_relayed", test_not_tls_relayed}, {"bad_upstream_ca", test_bad_upstream_ca})

