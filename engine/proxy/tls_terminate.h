@@ -3,10 +3,13 @@
  * connection goes to the real server, verified against the host's trust store plus
  * network.upstream_ca (hostname or IP checked), and the client's plaintext goes through the
  * credential rewriter (cred_rewrite.h) on its way up; the server's comes back as it is.
+ * On a port other than 443 the client's first byte decides: what does not start TLS is
+ * relayed as it is (ssh to a credential's host through `cordon nc`).
  * Each terminated connection is pumped by a thread of its own (blocking the proxy's loop on
  * handshakes is not an option, and OpenSSL's objects are simplest owned by one thread); the
- * threads touch nothing of the proxy: the two sockets, the terminator's read-only contexts, the
- * mint (locked) and the credential set (read-only). Runs in: the controller. */
+ * threads touch only the two sockets, the terminator's read-only contexts, the mint (locked),
+ * the credential set (read-only) and the hooks (the audit log: one write(2) a line). Never Lua
+ * or the loop. Runs in: the controller. */
 #ifndef CORDON_TLS_TERMINATE_H
 #define CORDON_TLS_TERMINATE_H
 #include <stdbool.h>
