@@ -24,6 +24,7 @@
 #include "cli/policy_detect.h"
 #include "policy/layer_dirs.h"
 #include "policy/lua_host.h"
+#include "proxy/cred_rewrite.h"
 #include "sandbox/sandbox_config.h"
 
 extern char **environ;
@@ -159,6 +160,114 @@ static void print_refusals(const struct lh_explanation *ex)
     print_decided_by(ex, "");
 }
 
+/* ---- the declared credentials: names, sources and hosts (never a value: none is read) ---- */
+
+/* The credentials a sandbox of these flags would have, "NAME\tFROM\tHOST,HOST": the profile's
+ * (cfg: its `credentials` key) but those a --credential flag replaces, then the flags'. */
+static struct str_list explain_creds;
+
+static void collect_credentials(const struct sandbox_config *cfg, const struct run_flags *flags)
+{
+    for (size_t i = 0; cfg && i < cfg->credentials.len; i++) {
+        const char *e = cfg->credentials.items[i];
+        size_t n = strcspn(e, "\t");
+        bool by_flag = false;
+        for (size_t k = 0; k < flags->credentials.len; k++)
+            by_flag = by_flag || (strncmp(flags->credentials.items[k], e, n) == 0 &&
+                                  flags->credentials.items[k][n] == '=');
+        if (!by_flag)
+            str_list_push(&explain_creds, e);
+    }
+    for (size_t k = 0; k < flags->credentials.len; k++) {
+        const char *s = flags->credentials.items[k], *eq = strchr(s, '=');
+        if (eq && eq > s)
+            str_list_push_owned(&explain_creds, xasprintf("%.*s\t$%.*s\t%s", (int)(eq - s), s,
+                                                          (int)(eq - s), s, eq + 1));
+    }
+}
+
+/* Entry e's three fields, borrowed into the caller's buffer. */
+static void cred_fields(const char *e, char *buf, size_t cap, const char **name, const char **from,
+                        const char **hosts)
+{
+    snprintf(buf, cap, "%s", e);
+    char *t1 = strchr(buf, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+    *name = buf;
+    *from = *hosts = "";
+    if (t2) {
+        *t1 = *t2 = 0;
+        *from = t1 + 1;
+        *hosts = t2 + 1;
+    }
+}
+
+/* Does entry e's credential go to host:port? (its host rules, as the proxy reads them) */
+static bool cred_goes_to(const char *name, const char *hosts, const char *host, int port)
+{
+    struct str_list l = {0};
+    for (const char *h = hosts; *h;) {
+        size_t n = strcspn(h, ",");
+        str_list_push_owned(&l, xasprintf("%.*s", (int)n, h));
+        h += n + (h[n] == ',');
+    }
+    struct cred_set *set = cred_set_new();
+    char why[256];
+    bool yes = set &&
+               cred_set_add(set, name, "cordon_explain_placeholder", "x",
+                            (const char *const *)l.items, l.len, why, sizeof why) == 0 &&
+               cred_set_matches_host(set, host, port);
+    cred_set_free(set);
+    str_list_free(&l);
+    return yes;
+}
+
+/* "credential NAME  from FROM  to HOST, HOST" per credential (nothing without any). With host,
+ * what becomes of each there: its value put in, or its placeholder refused. */
+static void print_credentials(const char *host, long port)
+{
+    for (size_t i = 0; i < explain_creds.len; i++) {
+        char buf[4096];
+        const char *name, *from, *hosts;
+        cred_fields(explain_creds.items[i], buf, sizeof buf, &name, &from, &hosts);
+        if (host)
+            printf("credential %s  %s\n", name,
+                   cred_goes_to(name, hosts, host, (int)port)
+                       ? "its value is put in for its placeholder here"
+                       : "its placeholder is refused here (403)");
+        else
+            printf("credential %s  from %s  to %s\n", name, from, hosts);
+    }
+}
+
+/* ,"credentials":[{"name","from","hosts":[...]}, with host also "here": "value" | "refused"] */
+static void json_credentials(const char *host, long port)
+{
+    fputs(",\"credentials\":[", stdout);
+    for (size_t i = 0; i < explain_creds.len; i++) {
+        char buf[4096];
+        const char *name, *from, *hosts;
+        cred_fields(explain_creds.items[i], buf, sizeof buf, &name, &from, &hosts);
+        fputs(i ? ",{\"name\":" : "{\"name\":", stdout);
+        json_write_string(stdout, name);
+        fputs(",\"from\":", stdout);
+        json_write_string(stdout, from);
+        fputs(",\"hosts\":[", stdout);
+        for (const char *h = hosts; *h;) {
+            size_t n = strcspn(h, ",");
+            if (h != hosts)
+                fputc(',', stdout);
+            json_write_stringn(stdout, h, n);
+            h += n + (h[n] == ',');
+        }
+        fputc(']', stdout);
+        if (host)
+            printf(",\"here\":\"%s\"",
+                   cred_goes_to(name, hosts, host, (int)port) ? "value" : "refused");
+        fputc('}', stdout);
+    }
+    fputc(']', stdout);
+}
+
 /* ---- --json: one object per explanation, the same facts as the lines above ---------------- */
 
 static void jstr(const char *key, const char *v, bool comma)
@@ -224,6 +333,7 @@ static void json_network(const struct lh_explanation *ex, const char *kind, cons
         fputc('}', stdout);
     }
     printf("],\"decision\":\"%s\"", ex->n ? net_verdict(&ex->layer[ex->n - 1]) : "deny");
+    json_credentials(host, port);
     json_tail(ex);
 }
 
@@ -268,6 +378,7 @@ static void json_profile(const struct lh_explanation *files, const struct lh_exp
         fputc('}', stdout);
     }
     fputc(']', stdout);
+    json_credentials(NULL, 0);
     const struct lh_explain_layer *d = ex->n ? &ex->layer[ex->decided] : NULL;
     if (files->n > 0 && d && ex->decided == 0 && d->outcome == LH_OK && d->changed.len == 0) {
         const char *w = files->layer[files->n - 1].where;
@@ -366,7 +477,8 @@ out:
 #define USAGE                                                                               \
     "usage: cordon policy explain [--kind http|connect|socks] HOST PORT [--allow RULE]... " \
     "[--deny RULE]... [--profile NAME] [--policy FILE] | --profile NAME [--policy FILE] | " \
-    "--input CASE.json [--profile NAME] [--policy FILE] | --help; each takes --json"
+    "--input CASE.json [--profile NAME] [--policy FILE] | --help; each takes --json, and "  \
+    "--credential NAME=HOST[,HOST...] (as cordon run) to see where credentials may go"
 
 int policy_explain_main(int argc, char **argv)
 {
@@ -400,6 +512,8 @@ int policy_explain_main(int argc, char **argv)
                 flags.policy_file = v;
             else if ((v = cli_opt_value(argc, argv, &i, "--input", &missing)))
                 input = v;
+            else if ((v = cli_opt_value(argc, argv, &i, "--credential", &missing)))
+                str_list_push(&flags.credentials, v);
             else {
                 fprintf(stderr, "cordon: policy explain: %s '%s' (" USAGE ")\n",
                         missing ? "missing value for" : "unknown option", a);
@@ -463,12 +577,21 @@ int policy_explain_main(int argc, char **argv)
     }
     struct lh_explanation ex;
     if (npos == 0) {
+        struct sandbox_config pcfg;
+        if (lh_resolve_sandbox(&flags, "/", NULL, environ, &pcfg, err, sizeof err) == LH_OK) {
+            collect_credentials(&pcfg, &flags);
+            sandbox_config_free(&pcfg);
+        } else {
+            collect_credentials(NULL, &flags); /* the explanation below says what failed */
+        }
         struct lh_explanation files;
         rc = lh_explain_profile_layers(&flags, &files, &ex) == LH_OK ? 0 : 1;
         if (json)
             json_profile(&files, &ex, flags.profile ? flags.profile : "coding");
         else
             print_profile(&files, &ex, flags.profile ? flags.profile : "coding");
+        if (!json)
+            print_credentials(NULL, 0);
         lh_explanation_free(&files);
         lh_explanation_free(&ex);
         goto out;
@@ -479,6 +602,7 @@ int policy_explain_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    collect_credentials(&cfg, &flags);
     sandbox_config_free(&cfg);
     enum lh_outcome o = lh_explain_network(kind, pos[0], (unsigned)port, &ex);
     if (json) {
@@ -487,6 +611,7 @@ int policy_explain_main(int argc, char **argv)
         printf("network %s %s:%ld (profile %s)\n", kind_s, pos[0], port,
                flags.profile ? flags.profile : "coding");
         print_network(&ex);
+        print_credentials(pos[0], port);
     }
     /* allowed only when every step succeeded: fail closed, as the proxy does */
     rc = o == LH_OK && ex.n > 0 && ex.layer[ex.n - 1].net.allow ? 0 : 1;
@@ -496,5 +621,7 @@ out:
         lh_close();
     str_list_free(&flags.network_allow);
     str_list_free(&flags.network_deny);
+    str_list_free(&flags.credentials);
+    str_list_free(&explain_creds);
     return rc;
 }

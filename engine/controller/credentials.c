@@ -33,12 +33,16 @@ char *credential_read_value(const char *name, const char *from, char *err, size_
     char *buf = NULL;
     size_t len = 0;
     if (strncmp(from, "file:", 5) == 0) {
-        int r = read_file(from + 5, 0, CRED_VALUE_MAX, &buf, &len);
-        if (r < 0) {
-            snprintf(err, errlen, "credential %s: cannot read %s: %s", name, from + 5,
-                     strerror(-r));
+        const char *path = from + 5, *home = getenv("HOME");
+        char *expanded = NULL; /* "~/x": the caller's home */
+        if (strncmp(path, "~/", 2) == 0 && home && home[0] == '/')
+            path = expanded = xasprintf("%s%s", home, path + 1);
+        int r = read_file(path, 0, CRED_VALUE_MAX, &buf, &len);
+        if (r < 0)
+            snprintf(err, errlen, "credential %s: cannot read %s: %s", name, path, strerror(-r));
+        free(expanded);
+        if (r < 0)
             return NULL;
-        }
     } else if (strncmp(from, "cmd:", 4) == 0) {
         FILE *p = popen(from + 4, "re");
         if (!p) {
@@ -143,65 +147,102 @@ static void put_placeholder(struct str_list *env, const char *name, const char *
         str_list_push_owned(env, xasprintf("%s=%s", name, placeholder));
 }
 
-int credentials_prepare(const struct str_list *specs, struct str_list *env, struct cred_set **out,
-                        char *err, size_t errlen)
+/* One credential: its value read from from, its placeholder made, added to set, put in env. */
+static int add_one(struct cred_set *set, const char *name, const char *from, const char *hosts_csv,
+                   const char *what, struct str_list *env, char *err, size_t errlen)
+{
+    struct str_list hosts = {0};
+    for (const char *h = hosts_csv; *h;) {
+        size_t n = strcspn(h, ",");
+        if (n == 0) {
+            snprintf(err, errlen, "%s: an empty host", what);
+            str_list_free(&hosts);
+            return -1;
+        }
+        str_list_push_owned(&hosts, xasprintf("%.*s", (int)n, h));
+        h += n + (h[n] == ',');
+    }
+    if (hosts.len == 0) {
+        snprintf(err, errlen, "%s: no host", what);
+        return -1;
+    }
+    char *value = credential_read_value(name, from, err, errlen);
+    if (!value) {
+        str_list_free(&hosts);
+        return -1;
+    }
+    char ph[600];
+    int r = make_placeholder(name, strlen(value), ph, sizeof ph);
+    if (r < 0)
+        snprintf(err, errlen, "credential %s: cannot make its placeholder", name);
+    else
+        r = cred_set_add(set, name, ph, value, (const char *const *)hosts.items, hosts.len, err,
+                         errlen);
+    if (r == 0)
+        put_placeholder(env, name, value, ph);
+    explicit_bzero(value, strlen(value));
+    free(value);
+    str_list_free(&hosts);
+    return r;
+}
+
+/* The flag of spec names name (spec "NAME=..."). */
+static bool spec_names(const char *spec, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(spec, name, n) == 0 && spec[n] == '=';
+}
+
+int credentials_prepare(const struct str_list *profile, const struct str_list *specs,
+                        struct str_list *env, struct cred_set **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (!specs || specs->len == 0)
+    size_t n_profile = profile ? profile->len : 0, n_specs = specs ? specs->len : 0;
+    if (n_profile + n_specs == 0)
         return 0;
     struct cred_set *set = cred_set_new();
     if (!set) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    for (size_t i = 0; i < specs->len; i++) {
-        const char *spec = specs->items[i];
-        const char *eq = strchr(spec, '=');
-        if (!eq || eq == spec || !eq[1]) {
-            snprintf(err, errlen, "--credential '%s': write NAME=HOST[,HOST...]", spec);
+    for (size_t i = 0; i < n_profile; i++) {
+        /* "NAME\tFROM\tHOST,HOST" */
+        char *line = xstrdup(profile->items[i]);
+        char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        if (!t2) {
+            snprintf(err, errlen, "credentials: a malformed entry");
+            free(line);
             goto fail;
         }
-        char name[128];
+        *t1 = *t2 = 0;
+        bool by_flag = false;
+        for (size_t k = 0; k < n_specs; k++)
+            by_flag = by_flag || spec_names(specs->items[k], line);
+        char what[200];
+        snprintf(what, sizeof what, "credentials.%s", line);
+        int r = by_flag ? 0 : add_one(set, line, t1 + 1, t2 + 1, what, env, err, errlen);
+        free(line);
+        if (r < 0)
+            goto fail;
+    }
+    for (size_t i = 0; i < n_specs; i++) {
+        const char *spec = specs->items[i];
+        const char *eq = strchr(spec, '=');
+        char what[300];
+        snprintf(what, sizeof what, "--credential '%.200s'", spec);
+        if (!eq || eq == spec || !eq[1]) {
+            snprintf(err, errlen, "%s: write NAME=HOST[,HOST...]", what);
+            goto fail;
+        }
+        char name[128], from[140];
         if ((size_t)(eq - spec) >= sizeof name) {
-            snprintf(err, errlen, "--credential '%s': the name is too long", spec);
+            snprintf(err, errlen, "%s: the name is too long", what);
             goto fail;
         }
         memcpy(name, spec, (size_t)(eq - spec));
         name[eq - spec] = 0;
-        struct str_list hosts = {0};
-        for (const char *h = eq + 1; *h;) {
-            size_t n = strcspn(h, ",");
-            if (n == 0) {
-                snprintf(err, errlen, "--credential '%s': an empty host", spec);
-                str_list_free(&hosts);
-                goto fail;
-            }
-            str_list_push_owned(&hosts, xasprintf("%.*s", (int)n, h));
-            h += n + (h[n] == ',');
-        }
-        char from[140];
         snprintf(from, sizeof from, "$%s", name);
-        char *value = credential_read_value(name, from, err, errlen);
-        if (!value) {
-            str_list_free(&hosts);
-            goto fail;
-        }
-        char ph[600];
-        if (make_placeholder(name, strlen(value), ph, sizeof ph) < 0) {
-            snprintf(err, errlen, "credential %s: cannot make its placeholder", name);
-            explicit_bzero(value, strlen(value));
-            free(value);
-            str_list_free(&hosts);
-            goto fail;
-        }
-        int r = cred_set_add(set, name, ph, value, (const char *const *)hosts.items, hosts.len, err,
-                             errlen);
-        if (r == 0)
-            put_placeholder(env, name, value, ph);
-        explicit_bzero(value, strlen(value));
-        free(value);
-        str_list_free(&hosts);
-        if (r < 0)
+        if (add_one(set, name, from, eq + 1, what, env, err, errlen) < 0)
             goto fail;
     }
     *out = set;

@@ -17,10 +17,12 @@ struct cred_set;
  * NULL with one line in err. */
 char *credential_read_value(const char *name, const char *from, char *err, size_t errlen);
 
-/* Build the set for specs ("NAME=HOST[,HOST...]", each value from the caller's variable NAME)
- * and rewrite env ("NAME=VALUE" items): NAME= the placeholder, and every other item's copy of
- * a value replaced by its placeholder. *out NULL when specs is empty. 0, or -1 with one line
- * in err. */
-int credentials_prepare(const struct str_list *specs, struct str_list *env, struct cred_set **out,
-                        char *err, size_t errlen);
+/* Build the set for the profile's credentials (profile: "NAME\tFROM\tHOST,HOST", the
+ * `credentials` key as lua_conv.c gives it) and the flags' (specs: "NAME=HOST[,HOST...]", each
+ * value from the caller's variable NAME; a flag replaces the profile's entry of its name), and
+ * rewrite env ("NAME=VALUE" items): NAME= the placeholder, and every other item's copy of a
+ * value replaced by its placeholder. *out NULL when there is none. 0, or -1 with one line in
+ * err. */
+int credentials_prepare(const struct str_list *profile, const struct str_list *specs,
+                        struct str_list *env, struct cred_set **out, char *err, size_t errlen);
 #endif

@@ -35,7 +35,17 @@ void escalate_outside_environment(const struct sandbox_config *cfg, struct str_l
         bool drop = false;
         for (size_t k = 0; k < ARRAY_LEN(dropped_outside) && !drop; k++)
             drop = strlen(dropped_outside[k]) == n && strncmp(kv, dropped_outside[k], n) == 0;
-        if (!drop)
+        if (drop)
+            continue;
+        /* NAME=cordon_NAME_...: a declared credential's placeholder (credentials.c) */
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "cordon_%.*s_", (int)n, kv);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)n, kv);
+        const char *own = n < sizeof name ? getenv(name) : NULL;
+        if (kv[n] == '=' && strncmp(kv + n + 1, prefix, strlen(prefix)) == 0 && own)
+            str_list_push_owned(env, xasprintf("%s=%s", name, own));
+        else
             str_list_push(env, kv);
     }
     str_list_push(env, "CORDON_OUTSIDE_SANDBOX=1");

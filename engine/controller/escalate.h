@@ -21,7 +21,9 @@ struct escalation_result {
 
 /* The environment of a command run again outside: the sandbox's (secrets already stripped by
  * the environment hook) minus the variables that only make sense inside (the proxy's,
- * CORDON_SANDBOX), plus CORDON_OUTSIDE_SANDBOX=1. Appended to env. */
+ * CORDON_SANDBOX), plus CORDON_OUTSIDE_SANDBOX=1. A declared credential's placeholder means
+ * nothing without the proxy: NAME gets the caller's own $NAME back when it has one.
+ * Appended to env. */
 void escalate_outside_environment(const struct sandbox_config *cfg, struct str_list *env);
 
 /* interactive: stdin and stderr are the caller's terminal. asked: the destinations the proxy

@@ -292,13 +292,13 @@ static int make_cgroup(struct sandbox_start *s)
  * environment before init gets it (credentials.h). */
 static int declare_credentials(struct sandbox_start *s)
 {
-    if (!s->flags || s->flags->credentials.len == 0)
+    if ((!s->flags || s->flags->credentials.len == 0) && s->cfg->credentials.len == 0)
         return 0;
     if (s->cfg->net_unrestricted)
-        return fail(s, "--credential needs the proxy: the profile gives the host's network "
+        return fail(s, "credentials need the proxy: the profile gives the host's network "
                        "(network.unrestricted), where a placeholder would go out as it is");
-    if (credentials_prepare(&s->flags->credentials, &s->cfg->env, &s->creds, s->err,
-                            sizeof s->err) < 0)
+    if (credentials_prepare(&s->cfg->credentials, s->flags ? &s->flags->credentials : NULL,
+                            &s->cfg->env, &s->creds, s->err, sizeof s->err) < 0)
         return -1;
     return 0;
 }
@@ -308,7 +308,8 @@ static int declare_credentials(struct sandbox_start *s)
  * the CA exists (make_terminator). */
 static int reserve_trust_bundle(struct sandbox_start *s)
 {
-    if (!s->flags || s->flags->credentials.len == 0 || s->cfg->net_unrestricted)
+    bool any = (s->flags && s->flags->credentials.len > 0) || s->cfg->credentials.len > 0;
+    if (!any || s->cfg->net_unrestricted)
         return 0;
     return trust_bundle_reserve(&s->trust, s->cfg, s->err, sizeof s->err);
 }

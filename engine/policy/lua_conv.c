@@ -326,6 +326,43 @@ static void take_grant_sockets(lua_State *L, int t, struct str_list *out)
     }
 }
 
+/* credentials: { NAME = { hosts = { HOST, ... }, from = "..." } } as "NAME\tFROM\tHOST,HOST"
+ * (from defaults to "$NAME"); profile.lua checked the shapes, these checks only keep a bad
+ * table out. */
+static void take_credentials(lua_State *L, int t, struct str_list *out)
+{
+    if (t != LUA_TTABLE && t != LUA_TNIL)
+        bad(L, "credentials", "a table");
+    if (t != LUA_TTABLE)
+        return;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) { /* [c, name, entry] */
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1))
+            bad(L, "credentials", "a table of NAME = { hosts = { ... }, from = \"...\" }");
+        const char *name = lua_tostring(L, -2);
+        int ft = raw_field(L, -1, "from"); /* [c, name, entry, from] */
+        char *from = ft == LUA_TSTRING ? xstrdup(lua_tostring(L, -1)) : xasprintf("$%s", name);
+        lua_pop(L, 1);
+        if (raw_field(L, -1, "hosts") != LUA_TTABLE) /* [c, name, entry, hosts] */
+            bad(L, "credentials", "entries with hosts = { HOST, ... }");
+        char *line = xasprintf("%s\t%s\t", name, from);
+        free(from);
+        lua_Unsigned n = lua_rawlen(L, -1);
+        for (lua_Unsigned i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i);
+            if (lua_type(L, -1) != LUA_TSTRING)
+                bad(L, "credentials", "hosts as strings");
+            char *longer = xasprintf("%s%s%s", line, i > 1 ? "," : "", lua_tostring(L, -1));
+            free(line);
+            line = longer;
+            lua_pop(L, 1);
+        }
+        str_list_push_owned(out, line);
+        lua_pop(L, 2); /* [c, name] */
+    }
+    str_list_sort(out);
+}
+
 static int lc_by_string(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -461,6 +498,9 @@ static void take_key(lua_State *L, int t, const struct profile_key *k, struct sa
         break;
     case PK_GRANTMAP:
         take_grant_sockets(L, t, field);
+        break;
+    case PK_CREDMAP:
+        take_credentials(L, t, field);
         break;
     case PK_PORTLIST:
         take_host_ports(L, t, cfg);

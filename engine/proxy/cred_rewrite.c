@@ -642,7 +642,9 @@ static int start_request(struct cred_rewrite *rw, size_t hlen, struct cred_out *
         }
     }
     rw->carry_len = 0;
-    rw->tunnel_after = req->is_connect || head_has_field(rw->head, hlen, "Upgrade");
+    /* After CONNECT, and after an Upgrade the server may accept, the stream is no longer
+     * HTTP. A forward proxy drops Upgrade (hop-by-hop): its stream stays HTTP. */
+    rw->tunnel_after = req->is_connect || (rw->host && head_has_field(rw->head, hlen, "Upgrade"));
     /* A body with a Content-Encoding is passed as it is: its bytes are not the text a
      * placeholder was written in (docs/network.md). */
     bool encoded = head_has_field(rw->head, hlen, "Content-Encoding");
@@ -911,6 +913,11 @@ int cred_rewrite_feed(struct cred_rewrite *rw, const char *in, size_t n, struct 
             wipe_free(head.p, head.cap);
             wipe_free(body.p, body.cap);
             rw->head_len = 0;
+            if (rw->head_cap > CRED_HEAD_MAX) { /* the body's room goes back */
+                wipe_free(rw->head, rw->head_cap);
+                rw->head = NULL;
+                rw->head_cap = 0;
+            }
             if (r < 0) {
                 rw->state = RW_FAILED;
                 return -1;

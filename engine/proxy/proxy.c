@@ -287,6 +287,10 @@ ssize_t proxy_client_read(struct conn *c, char *buf, size_t room)
         return read(c->cfd, buf, room);
     if (c->cred_off == c->cred_out.len) {
         c->cred_off = c->cred_out.len = 0;
+        if (c->cred_out.cap > 256 * 1024) { /* a body read whole went: give its room back */
+            free(c->cred_out.p);
+            c->cred_out = (struct cred_out){0};
+        }
         if (c->cred_eof)
             return 0;
         char raw[16384];

@@ -65,6 +65,7 @@ static void put_key(FILE *f, const struct profile_key *k, const struct sandbox_c
     case PK_INTEGER:
     case PK_STRMAP:
     case PK_GRANTMAP:
+    case PK_CREDMAP:
     case PK_DURATION:
     case PK_SIZE_OR_UNLIMITED:
     case PK_PIDS:
@@ -169,6 +170,7 @@ static bool get_key(const char *rec, const struct profile_key **last, struct san
     case PK_INTEGER:
     case PK_STRMAP:
     case PK_GRANTMAP:
+    case PK_CREDMAP:
     case PK_DURATION:
     case PK_SIZE_OR_UNLIMITED:
     case PK_PIDS:

@@ -173,6 +173,8 @@ const struct profile_key profile_keys[] = {
     KEY("root_only.visible", PK_ABSLIST, CFG(root_only.visible)),
     KEY("root_writes", PK_BOOLEAN, CFG(root_writes)), /* the controller's only */
     KEY("grants.sockets", PK_GRANTMAP, CFG(grant_sockets)), /* "NAME\tFROM" */
+    /* "NAME\tFROM\tHOST,HOST": read by the controller, never sent to init */
+    KEY("credentials", PK_CREDMAP, CFG(credentials)),
 };
 /* clang-format on */
 
@@ -199,6 +201,8 @@ const char *pk_kind_name(enum pk_kind kind)
         return "strmap";
     case PK_GRANTMAP:
         return "grantmap";
+    case PK_CREDMAP:
+        return "credmap";
     case PK_EXCEPTMAP:
         return "exceptmap";
     case PK_RLIMIT:

@@ -24,6 +24,7 @@ enum pk_kind {
     PK_ABSLIST,
     PK_STRMAP,
     PK_GRANTMAP,
+    PK_CREDMAP,
     PK_EXCEPTMAP,
     PK_RLIMIT,
     PK_DURATION,

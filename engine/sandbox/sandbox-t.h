@@ -150,6 +150,7 @@ struct sandbox_config {
     bool grant_ssh_agent;          /* grants.ssh_agent: $SSH_AUTH_SOCK */
     bool grant_gpg_agent;          /* grants.gpg_agent: gpg-agent's socket, public keyring */
     struct str_list grant_sockets; /* grants.sockets as written: "NAME\tFROM" */
+    struct str_list credentials;   /* credentials: "NAME\tFROM\tHOST,HOST" (controller only) */
     struct str_list grant_binds;   /* grants_resolve: "sTARGET\tSOURCE" (s socket, f file) */
     /* profile key root_writes: a caller of uid 0 writes in files of other owners inside the
      * writable set (sandbox/root_writes.h). Read by the controller only, never on the wire. */

@@ -33,6 +33,7 @@ static void free_key_fields(void *base, bool flags)
         case PK_ABSLIST:
         case PK_EXCEPTMAP:
         case PK_GRANTMAP:
+        case PK_CREDMAP:
             str_list_free(field);
             break;
         case PK_PORTLIST: /* a list of the flag's words; the profile's is an array */
@@ -80,6 +81,7 @@ void run_flags_free(struct run_flags *flags)
 {
     free_key_fields(flags, true);
     str_list_free(&flags->publish);
+    str_list_free(&flags->credentials);
 }
 
 /* Canonical existing path: ~ expanded, made absolute against cwd, symlinks resolved.

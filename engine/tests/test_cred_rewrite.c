@@ -197,6 +197,17 @@ static void test_bodies(void)
         CHECK_STR_CONTAINS(o, "Content-Length: 31\r\n\r\n{\"token\":\"" VAL "\"}");
         free(o);
     }
+    /* two such requests on one stream: the second is read whole as the first was */
+    char twice[2 * sizeof cl];
+    memcpy(twice, cl, sizeof cl - 1);
+    memcpy(twice + sizeof cl - 1, cl, sizeof cl - 1);
+    for (size_t step = 0; step <= 9; step += 9) {
+        char *o = run(s, NULL, 0, twice, 2 * (sizeof cl - 1), step, why, sizeof why, NULL);
+        CHECK(o);
+        char *second = strstr(o, "{\"token\":\"" VAL "\"}");
+        CHECK(second && strstr(second + 1, "Content-Length: 31\r\n\r\n{\"token\":\"" VAL "\"}"));
+        free(o);
+    }
     /* equal lengths: streamed, a placeholder split anywhere */
     const char eq[] = "PUT http://r.npm.test/p HTTP/1.1\r\nHost: r.npm.test\r\n"
                       "Content-Length: 36\r\n\r\n<" PH2 ">";
@@ -265,6 +276,12 @@ static void test_malformed_and_huge(void)
     CHECK(!run(s, NULL, 0, huge, n, 1000, why, sizeof why, NULL));
     CHECK_STR_CONTAINS(why, "request head over");
     free(huge);
+    /* an Upgrade on a forward proxy stream (the proxy drops it): the next request is still read */
+    const char up[] = "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\n"
+                      "Connection: Upgrade\r\n\r\n"
+                      "GET http://other.test/?k=" PH " HTTP/1.1\r\nHost: other.test\r\n\r\n";
+    CHECK(!run(s, NULL, 0, up, sizeof up - 1, 0, why, sizeof why, NULL));
+    CHECK_STR_CONTAINS(why, "other.test:80");
     /* CONNECT: the tunnel after it passes as it is */
     const char conn[] =
         "CONNECT other.test:443 HTTP/1.1\r\nHost: other.test:443\r\n\r\n\x16\x03\x01";

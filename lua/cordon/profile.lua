@@ -229,7 +229,7 @@ function M.merge(base, over, schema)
             end
         elseif type(kind) == "table" and type(out[k]) == "table" then
             out[k] = M.merge(out[k], v, kind)
-        elseif (kind == "strmap" or kind == "grantmap" or kind == "exceptmap")
+        elseif (kind == "strmap" or kind == "grantmap" or kind == "exceptmap" or kind == "credmap")
                 and type(out[k]) == "table" then
             for name, s in pairs(v) do out[k][name] = s end
         else
@@ -277,6 +277,42 @@ end
 -- NAME. "grantmap" is that table.
 M.GRANT_BUILTINS = { ssh_agent = true, gpg_agent = true }
 M.GRANTS_MAX = 16
+-- credentials = { NAME = { hosts = { "host", "host:port", "*.name", ... }, from = "$VAR" |
+-- "file:PATH" | "cmd:COMMAND" } }: the caller's secrets the proxy puts into requests to those
+-- hosts only (docs/network.md); from defaults to "$NAME". "credmap" is that table, merged by NAME.
+M.CREDENTIALS_MAX = 32
+checks.credmap = function(v)
+    local expect = 'expected a table of NAME = { hosts = { "host", ... }, from = "$VAR" | "file:PATH" | "cmd:..." }'
+    if type(v) ~= "table" or is_list(v) and #v > 0 then return expect end
+    local names = sorted_keys(v)
+    if #names > M.CREDENTIALS_MAX then return ("at most %d credentials"):format(M.CREDENTIALS_MAX), true end
+    for _, name in ipairs(names) do
+        local e = v[name]
+        if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+            return ("bad name %s: expected a variable name"):format(tostring(name)), true
+        end
+        if type(e) ~= "table" then
+            return "expected a table { hosts = ..., from = ... }, got " .. type_name(e), true, name
+        end
+        for k in pairs(e) do
+            if k ~= "from" and k ~= "hosts" then return ("unknown key '%s'"):format(tostring(k)), true, name end
+        end
+        if type(e.hosts) ~= "table" or #e.hosts == 0 then
+            return 'hosts: expected a list of "host" or "host:port", got ' .. type_name(e.hosts), true, name
+        end
+        for _, host in ipairs(e.hosts) do
+            if type(host) ~= "string" or host == "" or host:find("[%s,/@]") then
+                return 'hosts: expected "host" or "host:port", got ' .. tostring(host), true, name
+            end
+        end
+        local from = e.from
+        if from ~= nil and (type(from) ~= "string" or not (from:match("^%$[%a_][%w_]*$")
+                or from:match("^file:.") or from:match("^cmd:."))) then
+            return 'from: expected "$VAR", "file:PATH" or "cmd:COMMAND", got ' .. tostring(from), true, name
+        end
+    end
+end
+
 checks.grantmap = function(v)
     if type(v) ~= "table" or is_list(v) and #v > 0 then
         return 'expected a table of NAME = { from = "/path" | "~/path" | "$VAR", env = "VAR" }'

@@ -65,4 +65,5 @@ return {
     { "root_only.visible", "abslist" },
     { "root_writes", "boolean" },
     { "grants.sockets", "grantmap" },
+    { "credentials", "credmap" },
 }

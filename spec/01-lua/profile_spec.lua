@@ -171,6 +171,34 @@ describe("cordon.profile.valid_name", function()
     end
 end)
 
+describe("cordon.profile credentials", function()
+    local cases = {
+        { { credentials = { GITHUB_TOKEN = { hosts = { "api.github.com", "github.com:443" } },
+                            NPM_TOKEN = { hosts = { "*.npmjs.org" }, from = "file:/run/npm" },
+                            K = { hosts = { "h" }, from = "cmd:pass show k" },
+                            L = { hosts = { "h" }, from = "$OTHER" } } }, nil },
+        { { credentials = { "GITHUB_TOKEN" } }, "credentials", "expected a table of NAME" },
+        { { credentials = { ["1X"] = { hosts = { "h" } } } }, "credentials", "bad name 1X" },
+        { { credentials = { A = "h" } }, "credentials.A", "expected a table" },
+        { { credentials = { A = { hosts = {} } } }, "credentials.A", "hosts: expected" },
+        { { credentials = { A = { hosts = { "a b" } } } }, "credentials.A", "hosts: expected" },
+        { { credentials = { A = { hosts = { "h" }, from = "/etc/x" } } }, "credentials.A", "from: expected" },
+        { { credentials = { A = { hosts = { "h" }, to = "x" } } }, "credentials.A", "unknown key 'to'" },
+    }
+    for i, c in ipairs(cases) do
+        it("case " .. i .. (c[2] and (": " .. c[2]) or ": valid"), function()
+            local kp, msg = profile.validate(c[1])
+            assert.are.equal(c[2], kp)
+            if c[3] then assert.matches(c[3], msg, 1, true) end
+        end)
+    end
+    it("merges credentials by name, a child's entry over its parent's", function()
+        local m = profile.merge({ credentials = { A = { hosts = { "a" } } } },
+                                { credentials = { A = { hosts = { "a2" } }, B = { hosts = { "b" } } } })
+        assert.are.same({ A = { hosts = { "a2" } }, B = { hosts = { "b" } } }, m.credentials)
+    end)
+end)
+
 describe("cordon.profile grants", function()
     local cases = {
         { { grants = { ssh_agent = true, gpg_agent = false } }, nil },

@@ -6,7 +6,10 @@
 -- git (http://, a Basic challenge) reach 127.0.0.2 with the value; the environment,
 -- /proc/self/environ, init's /proc/1/environ and a ptrace of init show no value; 127.0.0.3 gets
 -- nothing; the audit log names the credential and the host, never the value; bad flags are
--- one line and exit 125. Drives the built binary ($CORDON_BIN); as root and as uid 65534.
+-- one line and exit 125. Also: keep-alive to both hosts on one connection, a placeholder split
+-- across writes, a gzip body, a 3 MB body, a malformed head, the profile key (file: and cmd:),
+-- `policy explain`, and a session's execs (root). Drives the built binary ($CORDON_BIN); as
+-- root and as uid 65534; loopback only; needs curl, git, python3.
 local h = require("spec.helpers")
 
 local NOBODY = 65534
@@ -75,6 +78,10 @@ for _, uid in ipairs({ false, NOBODY }) do
                 'grep -c "$S1$S2" /proc/self/environ || true',
                 'env | grep -c "$S1$S2" || true',
                 'cat /proc/1/environ >/dev/null 2>&1 && echo init-environ-read || echo init-environ-refused',
+                -- no process the command can see holds the value in its environment or arguments
+                -- (the pattern in a file: a grep given the value in its arguments would hold it)
+                'printf "%s%s\\n" "$S1" "$S2" > /tmp/pat',
+                'for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null; done | grep -c -f /tmp/pat || true',
                 h.python .. ' -c "import ctypes; l=ctypes.CDLL(None, use_errno=True); '
                     .. 'print(\'ptrace-init\', l.ptrace(16, 1, 0, 0), ctypes.get_errno() != 0)"',
                 'echo done',
@@ -83,7 +90,7 @@ for _, uid in ipairs({ false, NOBODY }) do
             h.ok(r)
             assert.truthy(r.stdout:find("placeholder-ok", 1, true), h.describe(r))
             assert.falsy(r.stdout:find(SECRET, 1, true), h.describe(r))
-            assert.truthy(r.stdout:find("0\n0\ninit-environ-refused\nptrace-init -1 True\ndone", 1, true), h.describe(r))
+            assert.truthy(r.stdout:find("0\n0\ninit-environ-refused\n0\nptrace-init -1 True\ndone", 1, true), h.describe(r))
             local s = seen(a)
             assert.truthy(s:find("GET /curl\n", 1, true) and s:find("Authorization: Bearer " .. SECRET, 1, true), s)
             -- base64("me:" .. SECRET) compared decoded by the origin's record: look for the header
@@ -114,6 +121,120 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.falsy(audit:find(SECRET, 1, true), audit)
         end)
 
+        it("keep-alive to two hosts on one connection, a placeholder split across writes, a gzip body", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            -- one client connection to the proxy: a request to each host, then one to a with the
+            -- placeholder written in pieces, then a gzip body (passed as it is)
+            local code = table.concat({
+                "import os, socket",
+                "t = os.environ['TOKEN']",
+                "s = socket.create_connection(('127.0.0.1', 18080))",
+                "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)",
+                "f = s.makefile('rb')",
+                "def resp():",
+                "    line = f.readline(); n = 0",
+                "    while True:",
+                "        h = f.readline()",
+                "        if h in (b'\\r\\n', b''): break",
+                "        if h.lower().startswith(b'content-length:'): n = int(h.split(b':')[1])",
+                "    body = f.read(n)",
+                "    print(line.split()[1].decode(), body.count(b'/one'), body.count(b'/two'))",
+                "A = 'http://" .. a.addr .. ":" .. a.port .. "'",
+                "B = 'http://" .. b.addr .. ":" .. b.port .. "'",
+                "s.sendall(('GET %s/one HTTP/1.1\\r\\nHost: x\\r\\nX-K: %s\\r\\n\\r\\n' % (A, t)).encode()); resp()",
+                "s.sendall(('GET %s/two HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' % B).encode()); resp()",
+                "req = ('POST %s/three HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: %d\\r\\n\\r\\nk=%s' % (A, len(t) + 2, t)).encode()",
+                "for i in range(0, len(req), 7): s.sendall(req[i:i + 7])",
+                "resp()",
+                "import gzip",
+                "g = gzip.compress(('k=' + t).encode())",
+                "s.sendall(('POST %s/four HTTP/1.1\\r\\nHost: x\\r\\nContent-Encoding: gzip\\r\\nContent-Length: %d\\r\\n\\r\\n' % (A, len(g))).encode() + g); resp()",
+            }, "\n")
+            local r = run(uid, a, b, h.python .. " -c " .. h.quote(code))
+            h.ok(r)
+            assert.truthy(r.stdout:find("200 1 0\n200 0 1\n200 0 0\n200 0 0\n", 1, true), h.describe(r))
+            local sa, sb = seen(a), seen(b)
+            assert.truthy(sa:find("X-K: " .. SECRET, 1, true), sa)
+            assert.truthy(sa:find("k=" .. SECRET, 1, true), sa)
+            assert.truthy(sb:find("GET /two", 1, true), sb)
+            assert.falsy(sb:find("cordon_TOKEN_", 1, true) or sb:find(SECRET, 1, true), sb)
+            -- the gzip body reached a as it was sent: the placeholder inside is not the value
+            assert.truthy(sa:find("POST /four", 1, true), sa)
+        end)
+
+        it("a 3 MB body is streamed with its value; a malformed request is refused and the proxy goes on", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            local base = ("http://%s:%d"):format(a.addr, a.port)
+            local script = table.concat({
+                -- 3 MB of text, the placeholder at the start and the end
+                'f=$(mktemp); { printf %s "$TOKEN"; head -c 3000000 /dev/zero | tr "\\0" x; printf %s "$TOKEN"; } > "$f"',
+                CURL .. '-o /dev/null -w "%{http_code}\\n" --data-binary @"$f" ' .. base .. '/big',
+                'printf "GARBAGE\\r\\n\\r\\n" | ' .. h.python .. ' -c "import socket,sys; s=socket.create_connection((\'127.0.0.1\', 18080)); '
+                    .. 's.sendall(sys.stdin.buffer.read()); print(s.recv(100).split(b\' \')[1].decode())"',
+                CURL .. '-o /dev/null -w "%{http_code}\\n" ' .. base .. '/after',
+            }, "\n")
+            local r = run(uid, a, b, script)
+            h.ok(r)
+            assert.truthy(r.stdout:find("^200\n403\n200\n"), h.describe(r))
+            local sa = seen(a)
+            local first = sa:find(SECRET .. "xxxxxxxx", 1, true)
+            local last = sa:find("xxxxxxxx" .. SECRET .. "\n", 1, true)
+            assert.truthy(first and last, "the big body's ends are not the value")
+            assert.are.equal(3000000 + 2 * #SECRET, last + 8 + #SECRET - first)
+            assert.truthy(sa:find("GET /after", 1, true), sa)
+        end)
+
+        it("the profile key: from a file and from a command, and a flag replaces the profile's entry", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            local home = uid and h.secret_home(uid) or h.secret_home()
+            local dir = h.tmpdir()
+            h.sh_ok("chmod 755 " .. h.quote(dir))
+            local file_value = "file_value_" .. h.token() .. h.token()
+            h.sh_ok(("printf '%%s\\n' %s > %s/tok && chmod 644 %s/tok"):format(file_value, h.quote(dir), h.quote(dir)))
+            local profile = ([[return { extends = "coding", credentials = {
+                FT = { hosts = { "%s:%d" }, from = "file:%s/tok" },
+                CT = { hosts = { "%s" }, from = "cmd:echo cmd_value_0123456789abcdef" },
+                TOKEN = { hosts = { "%s" }, from = "cmd:echo not_this_one_0123456789" } } }]]):format(
+                a.addr, a.port, dir, a.addr, b.addr)
+            h.sh_ok("mkdir -p " .. h.quote(home .. "/.config/cordon/profiles"))
+            h.write_file(home .. "/.config/cordon/profiles/credspec.lua", profile)
+            if uid then h.sh_ok(("chown -R %d:%d %s"):format(uid, uid, h.quote(home .. "/.config"))) end
+            local audit_dir = h.tmpdir()
+            h.sh_ok("chmod 777 " .. h.quote(audit_dir))
+            local r = h.run_sh(CURL .. '-H "X-F: $FT" -H "X-C: $CT" -H "X-T: $TOKEN" http://' .. a.addr .. ':' .. a.port .. '/prof >/dev/null; '
+                .. 'case "$FT$CT" in *file_value*|*cmd_value*) echo leaked;; esac', {
+                flags = { "--profile", "credspec", "--credential", "TOKEN=" .. a.addr .. ":" .. a.port,
+                    "--network-allow", a.addr .. ":" .. a.port },
+                uid = uid, workspace = h.workspace(nil, uid), home = home,
+                env = { TOKEN = SECRET, CORDON_AUDIT_LOG = audit_dir .. "/audit.jsonl" },
+            })
+            h.ok(r)
+            assert.falsy(r.stdout:find("leaked", 1, true), h.describe(r))
+            local sa = seen(a)
+            assert.truthy(sa:find("X-F: " .. file_value, 1, true), sa)
+            assert.truthy(sa:find("X-C: cmd_value_0123456789abcdef", 1, true), sa)
+            assert.truthy(sa:find("X-T: " .. SECRET, 1, true), sa)
+        end)
+
+        it("cordon policy explain says which credentials there are and where each may go", function()
+            local o = { uid = uid, env = { TOKEN = SECRET }, workspace = h.workspace(nil, uid),
+                home = uid and h.secret_home(uid) or nil }
+            local r = h.ok(h.cordon({ "policy", "explain", "--profile", "coding",
+                "--credential", "TOKEN=127.0.0.2:8080,*.example.com" }, o))
+            assert.truthy(r.stdout:find("credential TOKEN  from $TOKEN  to 127.0.0.2:8080,*.example.com\n", 1, true),
+                h.describe(r))
+            r = h.cordon({ "policy", "explain", "--kind", "http", "--allow", "api.example.com",
+                "--credential", "TOKEN=127.0.0.2:8080,*.example.com", "api.example.com", "80" }, o)
+            assert.truthy(r.stdout:find("credential TOKEN  its value is put in for its placeholder here", 1, true),
+                h.describe(r))
+            r = h.cordon({ "policy", "explain", "--json", "--kind", "http", "--allow", "other.test",
+                "--credential", "TOKEN=127.0.0.2:8080", "other.test", "80" }, o)
+            local v = require("cjson").decode(r.stdout)
+            assert.are.same({ { name = "TOKEN", from = "$TOKEN", hosts = { "127.0.0.2:8080" }, here = "refused" } },
+                v.credentials)
+            assert.falsy(r.stdout:find(SECRET, 1, true))
+        end)
+
         it("a bad --credential or a missing variable is one line and exit 125", function()
             local a, b = origin("127.0.0.2"), origin("127.0.0.3")
             local r = run(uid, a, b, "echo ran", { "--credential", "NOEQUALS" })
@@ -126,3 +247,28 @@ for _, uid in ipairs({ false, NOBODY }) do
         end)
     end)
 end
+
+describe("cordon session start --credential", function()
+    after_each(h.cleanup)
+
+    it("each exec of the session sees the placeholder; the origin the value; other hosts nothing", function()
+        local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+        local s = h.session_start("cred-" .. h.token(), {
+            env = { TOKEN = SECRET },
+            flags = { "--credential", "TOKEN=" .. a.addr .. ":" .. a.port,
+                "--network-allow", a.addr .. ":" .. a.port, "--network-allow", b.addr .. ":" .. b.port },
+        })
+        local function exec(script)
+            return h.cordon({ "exec", s.name, "--", script }, { cwd = s.cwd, env = s.env })
+        end
+        local r = exec(CURL .. '-o /dev/null -H "X-K: $TOKEN" http://' .. a.addr .. ':' .. a.port .. '/sess; '
+            .. 'printf "%s\\n" "$TOKEN" | grep -c "^cordon_TOKEN_"')
+        assert.are.equal(0, r.code, h.describe(r))
+        assert.truthy(r.stdout:find("1", 1, true), h.describe(r))
+        assert.truthy(seen(a):find("X-K: " .. SECRET, 1, true), seen(a))
+        r = exec(CURL .. '-i -H "X-K: $TOKEN" http://' .. b.addr .. ':' .. b.port .. '/leak')
+        assert.truthy(r.stdout:find("403", 1, true), h.describe(r))
+        assert.falsy(seen(b):find("/leak", 1, true), seen(b))
+        h.ok(h.cordon({ "session", "stop", s.name }, { cwd = s.cwd, env = s.env }))
+    end)
+end)
