@@ -18,7 +18,7 @@ K8S_SCHEMA ?= build-deps/k8s-schema
 # build-aux/apt-need.sh. RUN_PACKAGES: what `make build` and `make run` need, the build and the
 # programs the tour (docs/tour.sh) runs inside the sandbox; nothing that starts a daemon.
 RUN_PACKAGES  := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev libmicrohttpd-dev \
-                 git curl python3 procps
+                 libssl-dev git curl python3 procps
 # TEST_PACKAGES: what only the tests, the lint and the benchmarks need (nftables: nft(8), with
 # which a spec reads the transparent mode's rule, which init itself sends over netlink,
 # docs/network-rules.md; apparmor: the parser that checks dist/apparmor/cordon; openssh-server
@@ -143,7 +143,7 @@ clean:
 # fresh Debian 12 container and runs it (skipped, saying why, where it cannot: exit 77).
 DEB_DIR      ?= $(BUILD)/deb
 DEB_PACKAGES := debhelper dh-apparmor dpkg-dev lintian cmake gcc make pkg-config lua5.4 liblua5.4-dev \
-                libseccomp-dev libmicrohttpd-dev podman runc debootstrap
+                libseccomp-dev libmicrohttpd-dev libssl-dev podman runc debootstrap
 deb:
 	@sh build-aux/apt-need.sh $(DEB_PACKAGES)
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/cordon
@@ -186,10 +186,13 @@ FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks
                  dns:engine/proxy/dns_msg.c sni:engine/proxy/sni_parse.c \
                  cred_rewrite:engine/proxy/cred_rewrite.c,engine/base/http_parse.c \
                  json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c \
+                 tls_mint:engine/proxy/tls_mint.c,engine/proxy/tls_ca.c \
                  git_config:engine/base/git_config.c init_wire:engine/sandbox/init_wire.c,engine/base/fdpass.c \
                  record:engine/base/record.c,engine/policy/profile_cache.c,engine/policy/trust.c,engine/base/cordon_dirs.c,engine/base/util.c,engine/base/log.c,engine/base/sha256.c,engine/base/json_read.c,engine/base/json_write.c
 # The rule-language target runs lua/cordon/allowlist.lua in a plain Lua state; the kept files'
 # target reads the profile cache's table dumps into one.
+# The certificate minting target links Debian's OpenSSL.
+FUZZ_TLS_FLAGS   := -lssl -lcrypto
 FUZZ_RULES_FLAGS := -I/usr/include/lua5.4 -DCORDON_LUA_DIR=\"$(CURDIR)/lua\" -llua5.4
 
 .PHONY: fuzz
@@ -199,7 +202,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; src=$$(echo "$${t#*:}" | tr , ' '); \
 	  echo "fuzz: building fuzz_$$name"; \
-	  extra=; case $$name in rules|record) extra='$(FUZZ_RULES_FLAGS)';; esac; \
+	  extra=; case $$name in rules|record) extra='$(FUZZ_RULES_FLAGS)';; tls_mint) extra='$(FUZZ_TLS_FLAGS)';; esac; \
 	  eval $(FUZZ_CC) $(FUZZ_CFLAGS) -o $(FUZZ_BUILD)/fuzz_$$name engine/fuzz/fuzz_$$name.c $$src $$extra; \
 	done
 	@set -e; for t in $(FUZZ_TARGETS); do \

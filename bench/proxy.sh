@@ -3,7 +3,8 @@
 # three see the same machine state and the same origin; and cordon's transparent path
 # (network.transparent: a client without the proxy variables) and its DNS stub beside them.
 #
-#   bench/proxy.sh CORDON_BIN     (RUNS=7, MIB=256, REQUESTS=1000, TUNNELS=1000, CLIENTS=8)
+#   bench/proxy.sh CORDON_BIN     (RUNS=7, MIB=256, REQUESTS=1000, TUNNELS=1000, CLIENTS=8,
+#                                  HANDSHAKES=200)
 #
 # One origin on the host's 127.0.0.1: a small threaded C server compiled here from a heredoc
 # (GET /bytes/N answers N bytes, anything else 2 bytes, then closes). Against it, in RUNS rounds:
@@ -519,3 +520,74 @@ goal(ratio(tp, 3, 1) >= 0.9 and ratio(rq, 7, 2) >= 0.9 and ratio(rq, 8, 5) >= 0.
      "transparent path within 10% of the CONNECT path (throughput, new connections/s)")
 goal(dstub - dref <= 200, "DNS answers for a cached name add at most 0.2 ms")
 EOF
+
+# ---- TLS termination (issue 32): a credential's host beside a plain tunnel ----
+# Two HTTPS origins (openssl s_server -WWW serving one file of MIB MiB) on 127.0.0.2 under a CA
+# made here: one a --credential names (the proxy terminates its TLS, verifies it against
+# --upstream-ca, re-encrypts), one it does not (a tunnel, TLS end to end). Inside one cordon run
+# per round: curl downloads the file from each (MB/s), and a python client opens HANDSHAKES new
+# HTTPS connections through the proxy to each in turn, one GET each (handshakes/s: both TLS
+# handshakes and the minted certificate's cache, for the terminated one). Needs openssl.
+handshakes=${HANDSHAKES:-200}
+case $handshakes in '' | *[!0-9]*) die "HANDSHAKES must be a positive number" ;; esac
+if command -v openssl >/dev/null; then
+    mkdir -p tls && (
+        cd tls
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key \
+            -out ca.pem -days 2 -subj /CN=bench-ca
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key \
+            -out srv.csr -subj /CN=127.0.0.2
+        printf 'subjectAltName=IP:127.0.0.2\n' >ext
+        openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem \
+            -days 2 -extfile ext
+        head -c "$bytes" /dev/zero >big
+        chmod 755 . && chmod 644 ./*
+    ) 2>/dev/null
+    tls_port() {
+        local p; p=$(free_port)
+        (cd tls && exec openssl s_server -quiet -accept "127.0.0.2:$p" -cert srv.pem -key srv.key \
+            -WWW -naccept 1000000) >/dev/null 2>&1 &
+        pids+=($!)
+        for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.2/"$p") 2>/dev/null && break; sleep 0.1; done
+        echo "$p"
+    }
+    tport_cred=$(tls_port) tport_plain=$(tls_port)
+    cat >tls_client.py <<'PYEOF'
+import os, ssl, sys, time, urllib.request
+port, n, ca = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ctx = ssl.create_default_context(cadata=open(os.environ["SSL_CERT_FILE"]).read() + open(ca).read())
+opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx))
+t = time.monotonic()
+for _ in range(n):
+    opener.open("https://127.0.0.2:%s/ca.pem" % port).read()
+print("%.1f" % (n / (time.monotonic() - t)))
+PYEOF
+    : >tls.txt
+    for r in $(seq "$runs"); do
+        TOKEN=bench-token "$cordon" run --credential "TOKEN=127.0.0.2:$tport_cred" \
+            --upstream-ca tls/ca.pem --network-allow "127.0.0.2:$tport_cred" \
+            --network-allow "127.0.0.2:$tport_plain" -- bash -c "
+            cat \"\$SSL_CERT_FILE\" tls/ca.pem >/tmp/both.pem
+            dl() { curl -sS --max-time 300 --cacert /tmp/both.pem \
+                -o /dev/null -w '%{speed_download}' https://127.0.0.2:\$1/big; }
+            echo \$(dl $tport_cred) \$(dl $tport_plain) \
+                \$($py tls_client.py $tport_cred $handshakes tls/ca.pem) \
+                \$($py tls_client.py $tport_plain $handshakes tls/ca.pem)" >>tls.txt
+    done
+    $py - tls.txt <<'PYEOF'
+import statistics, sys
+rows = [[float(x) for x in line.split()] for line in open(sys.argv[1]) if len(line.split()) == 4]
+if not rows:
+    sys.exit("TLS: no round completed")
+med = lambda i: statistics.median(r[i] for r in rows)
+print()
+print("TLS to a credential's host (terminated) beside a plain tunnel, %d rounds:" % len(rows))
+print("%-34s %14s %14s" % ("", "terminated", "tunnel"))
+print("%-34s %9.0f MB/s %9.0f MB/s" % ("download (median)", med(0) / 1e6, med(1) / 1e6))
+print("%-34s %12.0f/s %12.0f/s" % ("handshakes + GET, new connection", med(2), med(3)))
+print("%-34s %.2f" % ("terminated/tunnel throughput", statistics.median(r[0] / r[1] for r in rows)))
+print("%-34s %.2f" % ("terminated/tunnel handshakes/s", statistics.median(r[2] / r[3] for r in rows)))
+PYEOF
+else
+    echo "TLS: openssl is not installed: no TLS termination figures"
+fi

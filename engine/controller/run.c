@@ -39,6 +39,7 @@
 #include "proxy/cred_rewrite.h"
 #include "proxy/port_relay.h"
 #include "proxy/proxy.h"
+#include "proxy/tls_terminate.h"
 #include "sandbox/pty.h"
 #include "controller/refusal_report.h"
 #include "controller/result_json.h"
@@ -598,6 +599,11 @@ int run_main(int argc, char **argv)
             LOG_E("run", "the proxy could not start: commands get no network");
         else
             proxy_set_credentials(c.proxy, c.st.creds);
+        if (c.proxy)
+            proxy_set_tls(c.proxy, c.st.tls);
+        else
+            tls_terminator_free(c.st.tls);
+        c.st.tls = NULL;
         c.st.creds = c.proxy ? NULL : c.st.creds;
         /* The terminal of cordon run can answer questions (a pty relay holds its input). */
         c.owner.fd = isatty(STDERR_FILENO)   ? STDERR_FILENO

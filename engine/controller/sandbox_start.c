@@ -22,6 +22,7 @@
 #include "controller/guarded_trees.h"
 #include "controller/repo_hold.h"
 #include "policy/lua_host.h"
+#include "proxy/tls_terminate.h"
 #include "sandbox/root_writes.h"
 #include "sandbox/sandbox_config.h"
 #include "sandbox/userns.h"
@@ -302,6 +303,37 @@ static int declare_credentials(struct sandbox_start *s)
     return 0;
 }
 
+/* Credentials over HTTPS need the sandbox to trust its own CA: the bundle's file is reserved
+ * and bound now, before a root caller's trees are taken (maps_after_resolve); it is filled once
+ * the CA exists (make_terminator). */
+static int reserve_trust_bundle(struct sandbox_start *s)
+{
+    bool any = (s->flags && s->flags->credentials.len > 0) || s->cfg->credentials.len > 0;
+    if (!any || s->cfg->net_unrestricted)
+        return 0;
+    return trust_bundle_reserve(&s->trust, s->cfg, s->err, sizeof s->err);
+}
+
+/* The sandbox's CA and TLS termination for the credentials' hosts (proxy/tls_terminate.h),
+ * made after every clone of init, so that no init's memory ever held the CA's key. Without a
+ * credential there is nothing to terminate, but a network.upstream_ca is still checked: a bad
+ * file fails the start as any bad key does. */
+static int make_terminator(struct sandbox_start *s)
+{
+    if (!s->creds && !s->cfg->upstream_ca)
+        return 0;
+    struct tls_terminator *t =
+        tls_terminator_new(s->cfg->upstream_ca, true, s->creds, s->err, sizeof s->err);
+    if (!t)
+        return -1;
+    if (!s->creds || !s->trust.dir[0]) {
+        tls_terminator_free(t);
+        return 0;
+    }
+    s->tls = t;
+    return trust_bundle_fill(&s->trust, tls_terminator_ca_pem(t), s->err, sizeof s->err);
+}
+
 /* init's namespaces, for the holds inside (repo_hold.h), then its configuration and a root
  * caller's maps' detached trees. */
 static int send_configuration(struct sandbox_start *s, struct root_shift *shift)
@@ -369,12 +401,14 @@ static int start_steps(struct sandbox_start *s, struct root_shift *shift)
     RETURN_ON_FAILURE(clone_init(s));
     RETURN_ON_FAILURE(begin_cgroup_ahead(s));
     RETURN_ON_FAILURE(resolve_profile(s));
+    RETURN_ON_FAILURE(reserve_trust_bundle(s));
     RETURN_ON_FAILURE(maps_after_resolve(s, shift));
     RETURN_ON_FAILURE(snapshot_repositories(s));
     RETURN_ON_FAILURE(note_absent_readonly(s));
     RETURN_ON_FAILURE(clone_again_if_needed(s, shift));
     RETURN_ON_FAILURE(make_cgroup(s));
     RETURN_ON_FAILURE(declare_credentials(s));
+    RETURN_ON_FAILURE(make_terminator(s));
     RETURN_ON_FAILURE(send_configuration(s, shift));
     RETURN_ON_FAILURE(send_filter_and_rules(s));
     RETURN_ON_FAILURE(take_handover(s));
@@ -386,6 +420,8 @@ int sandbox_start_up(struct sandbox_start *s)
     struct root_shift shift = {0};
     int r = start_steps(s, &shift);
     root_writes_shift_free(&shift);
+    /* init has bound the bundle (or failed): the bind keeps the file, nothing else needs it */
+    trust_bundle_remove(&s->trust);
     return r;
 }
 

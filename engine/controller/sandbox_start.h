@@ -8,6 +8,7 @@
  * maps), the git guards and init_handover; never serves the sandbox once it is up. */
 #ifndef CORDON_SANDBOX_START_H
 #define CORDON_SANDBOX_START_H
+#include "controller/trust_bundle.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -80,6 +81,9 @@ struct sandbox_start {
     int hold_err;                /* why there is no hold */
     struct cred_set *creds;      /* the declared credentials (credentials.h) for the proxy, or
                                   * NULL; the caller's (proxy_set_credentials takes it) */
+    struct tls_terminator *tls;  /* TLS termination for the credentials' hosts, or NULL; the
+                                  * caller's (proxy_set_tls takes it) */
+    struct trust_bundle trust;   /* the CA bundle the sandbox reads (trust_bundle.h) */
     bool *ro_absent;             /* a run's: readonly_in_workspace entries absent before init had
                                  its configuration (one bool each) */
     char err[1024];

@@ -452,7 +452,7 @@ static void put_flag(struct pc_buf *b, enum flag_state f)
  * field added to the struct changes its size, and this assertion asks for it to be keyed: a
  * key's flag already is. */
 #if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(struct run_flags) == 304,
+_Static_assert(sizeof(struct run_flags) == 312,
                "run_flags changed: key the new field in profile_cache.c's put_flags unless it "
                "is a profile key's flag, then set the new size");
 #endif

@@ -330,8 +330,37 @@ static void cred_wake_if_pending(struct conn *c, uint32_t cev)
 
 void proxy_set_credentials(struct proxy *px, struct cred_set *set)
 {
+    tls_terminator_free(px->tls); /* its threads read the set */
+    px->tls = NULL;
     cred_set_free(px->creds);
     px->creds = set;
+}
+
+/* The terminator's reports, from its connections' threads: one write(2) of a whole line each
+ * (audit_log.c), to a log the handoff's own "tls" line opened on the loop before. */
+static void on_tls_cred_use(void *ctx, const char *name, const char *host, int port)
+{
+    struct proxy *px = ctx;
+    audit_log_event(px->audit, "credential", host, (unsigned)port, true, name,
+                    "the credential's value was put in for its placeholder (TLS terminated)",
+                    px->command);
+}
+
+static void on_tls_refused(void *ctx, const char *host, unsigned port, const char *why)
+{
+    struct proxy *px = ctx;
+    audit_log_event(px->audit, "tls", host, port, false, NULL, why, px->command);
+}
+
+void proxy_set_tls(struct proxy *px, struct tls_terminator *t)
+{
+    tls_terminator_free(px->tls);
+    px->tls = t;
+    if (t) {
+        struct tls_term_hooks hooks = {
+            .ctx = px, .used = on_tls_cred_use, .refused = on_tls_refused};
+        tls_terminator_set_hooks(t, &hooks);
+    }
 }
 
 static void read_http_head(struct conn *c)
@@ -583,7 +612,8 @@ void proxy_conn_close(struct conn *c)
     ev_timer_stop(px->loop, &c->cred_wake);
     ev_io_stop(px->loop, &c->cw);
     ev_io_stop(px->loop, &c->uw);
-    close(c->cfd);
+    if (c->cfd >= 0)
+        close(c->cfd);
     if (c->ufd >= 0)
         close(c->ufd);
     if (c->job)
@@ -819,6 +849,7 @@ void proxy_free(struct proxy *px)
     resolver_free(px->resolver);
     splice_pipe_drop_spares();
     audit_log_close(px->audit);
+    tls_terminator_free(px->tls); /* first: its threads read the credentials */
     cred_set_free(px->creds);
     proxy_ask_free(px);
     str_list_free(&px->denied);

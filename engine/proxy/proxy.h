@@ -106,6 +106,13 @@ int proxy_attach_transparent(struct proxy *px, int listen_fd);
  * each refusal is one line of the audit log, with the credential's name, never its value. */
 struct cred_set;
 void proxy_set_credentials(struct proxy *px, struct cred_set *set);
+/* TLS termination (tls_terminate.h; the proxy takes t): a CONNECT, HTTP or SOCKS, or a
+ * network.transparent connection that starts TLS, to a host one of the credentials may go to
+ * (cred_set_matches_host) is handed to t once the server is connected, so that HTTPS requests
+ * get their placeholders replaced too; every other connection stays a tunnel, its TLS end to
+ * end. Call after proxy_set_credentials. */
+struct tls_terminator;
+void proxy_set_tls(struct proxy *px, struct tls_terminator *t);
 
 /* Free what closed during the last loop round; call after each ev_run_once(). */
 void proxy_after_round(struct proxy *px);

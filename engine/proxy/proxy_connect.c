@@ -191,12 +191,53 @@ static void start_connect(struct conn *c)
         proxy_connect_failed(c, errno);
 }
 
+/* A CONNECT (HTTP or SOCKS), or a network.transparent connection that speaks TLS, to a host a
+ * declared credential may go to: TLS termination takes both sockets and what the client sent
+ * already (tls_terminate.h), and this connection is done with. false: relay as a tunnel. */
+static bool hand_to_tls(struct conn *c)
+{
+    struct proxy *px = c->px;
+    if (!px->tls || !px->creds || (c->kind == CONN_HTTP && !c->is_connect) ||
+        !cred_set_matches_host(px->creds, c->host, (int)c->port))
+        return false;
+    const char *pre = c->c2u.data ? c->c2u.data + c->c2u.off : NULL;
+    size_t prelen = c->c2u.len;
+    enum tls_greeting greeting = c->kind == CONN_SOCKS ? TLS_GREET_SOCKS : TLS_GREET_HTTP;
+    if (c->kind == CONN_TRANSPARENT) {
+        /* a transparent client spoke first: TLS (a handshake record) or not at all yet (the
+         * terminator then waits for its first byte) is terminated; anything else (plain HTTP
+         * on a credential's host) is relayed here */
+        pre = c->head;
+        prelen = c->head_len;
+        greeting = TLS_GREET_NONE;
+        if (prelen && (unsigned char)pre[0] != 0x16)
+            return false;
+    }
+    audit_log_event(px->audit, "tls", c->host, c->port, true, NULL,
+                    "TLS terminated: a credential's host", px->command);
+    char host[sizeof c->host];
+    memcpy(host, c->host, sizeof host);
+    unsigned port = c->port;
+    int cfd = c->cfd, ufd = c->ufd;
+    ev_io_stop(px->loop, &c->cw);
+    ev_io_stop(px->loop, &c->uw);
+    c->cfd = c->ufd = -1; /* the terminator's now */
+    int r = tls_terminate_start(px->tls, cfd, ufd, host, port, greeting, pre, prelen);
+    proxy_conn_close(c);
+    if (r < 0)
+        LOG_W("proxy", "%s:%u: no room for one more TLS-terminated connection: refused", host,
+              port);
+    return true;
+}
+
 /* The upstream connection is up: greet the client the way its protocol expects and relay. */
 void proxy_connected(struct conn *c)
 {
     c->state = ST_RELAY;
     freeaddrinfo(c->addrs);
     c->addrs = c->next_addr = NULL;
+    if (hand_to_tls(c))
+        return;
     if (c->kind == CONN_TRANSPARENT) {
         /* what the client sent while its name was looked for goes first */
         if (c->head_len)

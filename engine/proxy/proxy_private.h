@@ -24,6 +24,7 @@
 #include "proxy/proxy.h"
 #include "proxy/socks5.h"
 #include "proxy/splice_pipe.h"
+#include "proxy/tls_terminate.h"
 
 #define RELAY_BUF (128 * 1024) /* per direction; large buffers are most of relay speed */
 #define HEAD_MAX (48 * 1024)   /* request line + headers, above the parser's own limits */
@@ -163,6 +164,7 @@ struct proxy {
     uint64_t denied_at[64];     /* the refusal count when denied.items[i] was last refused */
     uint64_t denials;           /* refusals so far */
     struct cred_set *creds;     /* the sandbox's declared credentials, NULL: none */
+    struct tls_terminator *tls; /* TLS termination of CONNECTs to their hosts, NULL: none */
 };
 
 /* ---- proxy.c, for the other parts ---- */

@@ -90,6 +90,24 @@ static int resolv_conf_build(struct mnt_err *e)
     return mnt_setattr(e, target, false, MOUNT_ATTR_RDONLY, 0);
 }
 
+/* With TLS termination the controller bound its CA bundle at SANDBOX_CA_BUNDLE (a grant's
+ * file): it covers the system's bundle read-only, after the overlays (one on /etc would cover
+ * it), so that a client reading the system's path trusts the sandbox's CA too. */
+static int ca_bundle_cover(const struct sandbox_config *cfg, struct mnt_err *e)
+{
+    bool bound = false;
+    size_t n = strlen(SANDBOX_CA_BUNDLE);
+    for (size_t i = 0; i < cfg->grant_binds.len && !bound; i++)
+        bound = strncmp(cfg->grant_binds.items[i] + 1, SANDBOX_CA_BUNDLE, n) == 0 &&
+                cfg->grant_binds.items[i][n + 1] == '\t';
+    struct stat st;
+    if (!bound || stat(SANDBOX_SYSTEM_CA_BUNDLE, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0; /* no bundle on this host: the variables name SANDBOX_CA_BUNDLE itself */
+    if (mnt_mount(e, SANDBOX_CA_BUNDLE, SANDBOX_SYSTEM_CA_BUNDLE, NULL, MS_BIND, NULL) < 0)
+        return -1;
+    return mnt_setattr(e, SANDBOX_SYSTEM_CA_BUNDLE, false, MOUNT_ATTR_RDONLY, 0);
+}
+
 /* The sandbox's /etc/ssh/ssh_config is the host's, word for word, followed by one block that
  * sends every ssh (plain ssh, git, rsync, scp) through `cordon nc`, which the proxy judges by the
  * tcp:// rules: without it ssh would connect directly, and the network namespace has no route.
@@ -528,6 +546,8 @@ int fsview_build(const struct sandbox_config *cfg, struct fsview_early *early, c
     if (!cfg->net_unrestricted && resolv_conf_build(&e) < 0)
         goto out;
     if (!cfg->net_unrestricted && self_fd >= 0 && ssh_config_build(&e) < 0)
+        goto out;
+    if (!cfg->net_unrestricted && ca_bundle_cover(cfg, &e) < 0)
         goto out;
 
     /* 6. writable trees, outermost first so a nested one is not covered by its parent */

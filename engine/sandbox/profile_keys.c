@@ -66,6 +66,12 @@ const struct profile_key profile_keys[] = {
      .flag_help = "the host's own 127.0.0.1:PORT (a database, an API) is\n"
                   "reachable inside at 127.0.0.1:PORT and localhost:PORT\n"
                   "(repeatable; not 18080 or 18081, the proxy's)"},
+    /* the controller's TLS termination for credential hosts (proxy/tls_terminate.h) */
+    {.name = "network.upstream_ca", .kind = PK_STRING, .field = CFG(upstream_ca),
+     .flag = "upstream-ca", .flag_arg = "FILE", .flag_field = FLG(upstream_ca),
+     .flag_help = "PEM certificates of authorities the proxy also trusts when\n"
+                  "it verifies the server of a --credential host over HTTPS\n"
+                  "(a team's own CA; the host's trust store always counts)"},
     /* the escalation reads these from the profile table itself */
     {.name = "escalation.ask_sandbox_off", .kind = PK_BOOLEAN, .field = PK_NO_FIELD,
      .flag = "ask-sandbox-off", .flag_field = FLG(ask_sandbox_off),

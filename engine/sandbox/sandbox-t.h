@@ -48,6 +48,7 @@ struct run_flags {
     const char *max_lifetime;        /* --max-lifetime DURATION -> session.max_lifetime */
     const char *expiry_warning;      /* --expiry-warning DURATION -> session.expiry_warning */
     enum flag_state review;          /* --review -> workspace_review */
+    const char *upstream_ca;         /* --upstream-ca FILE -> network.upstream_ca */
     struct str_list credentials;     /* --credential NAME=HOST[,HOST...] (repeatable): the
                                       * caller's variable NAME, sent only to those hosts */
 };
@@ -80,6 +81,12 @@ struct sandbox_root_only {
  * only); required (no sandbox without it). */
 enum net_transparent { NET_TRANSPARENT_OFF, NET_TRANSPARENT_ON, NET_TRANSPARENT_REQUIRED };
 
+/* TLS termination (proxy/tls_terminate.h): the bundle of the host's CAs and the sandbox's own,
+ * made by the controller (controller/trust_bundle.c), bound in as a grant's file at
+ * SANDBOX_CA_BUNDLE; init then covers the system's bundle with it (fsview.c). */
+#define SANDBOX_CA_BUNDLE "/run/cordon/ca-bundle.crt"
+#define SANDBOX_SYSTEM_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+
 /* The resolved profile as the sandbox units consume it. Every path is absolute; writable
  * paths and the workspace are canonical (realpath) and exist; hidden paths may not exist.
  * Owned by whoever filled it; freed with sandbox_config_free(). */
@@ -104,6 +111,10 @@ struct sandbox_config {
     struct str_list protected_paths;
     bool net_unrestricted; /* no network namespace at all */
     bool net_loopback;     /* commands may serve TCP on the sandbox loopback */
+    /* network.upstream_ca: a PEM file of authorities the proxy also trusts when it verifies a
+     * credential host's server (proxy/tls_terminate.h); NULL: the host's trust store only.
+     * The controller's only, never on the wire. */
+    char *upstream_ca;
     enum net_transparent
         net_transparent; /* network.transparent: TCP to any address via the policy */
     unsigned short host_ports[SANDBOX_MAX_HOST_PORTS]; /* network.host_ports: the host's

@@ -40,6 +40,7 @@
 #include "proxy/cred_rewrite.h"
 #include "proxy/port_relay.h"
 #include "proxy/proxy.h"
+#include "proxy/tls_terminate.h"
 #include "sandbox/init.h"
 #include "sandbox/sandbox_config.h"
 #include "sandbox/userns.h"
@@ -257,8 +258,12 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
             LOG_E("session", "the proxy could not start: commands get no network");
         else
             proxy_set_credentials(c->proxy, start.creds);
+        if (c->proxy)
+            proxy_set_tls(c->proxy, start.tls);
+        start.tls = c->proxy ? NULL : start.tls;
         start.creds = c->proxy ? NULL : start.creds;
     }
+    tls_terminator_free(start.tls); /* before the set its threads would read */
     cred_set_free(start.creds);
     (void)fcntl(c->ctl, F_SETFL, O_NONBLOCK);
     /* Room for several commands of up to INIT_WIRE_MAX_COMMAND bytes queued to init at once. */

@@ -18,6 +18,7 @@ return {
     { "network.allow", "list" },
     { "network.deny", "list" },
     { "network.host_ports", "portlist" },
+    { "network.upstream_ca", "string" },
     { "escalation.ask_sandbox_off", "boolean" },
     { "escalation.plan", "boolean" },
     { "escalation.permission_timeout", "duration" },

@@ -1,0 +1,156 @@
+-- spec/04-engine/run_tls_spec.lua — HTTPS to a credential's host (`cordon run --credential` with
+-- `--upstream-ca`): the proxy terminates TLS with a certificate its own CA signed, which the
+-- sandbox trusts (the system bundle's path and the usual variables), verifies the real server
+-- against the host's store plus the test's CA, and puts the value in. The spec makes a CA with
+-- openssl(1), an HTTPS origin (spec/fixtures/engine/tls_echo.py) on 127.0.0.2 with a certificate
+-- for that address: curl, Python, Node and git inside reach it and it sees the value; a host
+-- without a credential (127.0.0.3) keeps end-to-end TLS (a client trusting only the test CA
+-- connects); a server whose certificate names another host is refused with one line; a bad
+-- --upstream-ca is one line and exit 125. Drives the built binary ($CORDON_BIN); as root and as
+-- uid 65534.
+local h = require("spec.helpers")
+
+local NOBODY = 65534
+local SECRET = "cordon_tls_value_" .. h.token() .. h.token()
+local CURL = "curl -sS --max-time 20 "
+
+--- A CA and two server certificates (one for 127.0.0.2 and 127.0.0.3, one for another name),
+-- in a folder every uid can read.
+local function pki()
+    local dir = h.tmpdir()
+    h.sh_ok("chmod 755 " .. h.quote(dir))
+    local q = h.quote
+    h.sh_ok(table.concat({
+        "cd " .. q(dir),
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key"
+            .. " -out ca.pem -days 2 -subj /CN=cordon-spec-ca",
+        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key"
+            .. " -out srv.csr -subj /CN=127.0.0.2",
+        "printf 'subjectAltName=IP:127.0.0.2,IP:127.0.0.3\\n' > ip.ext",
+        "printf 'subjectAltName=DNS:elsewhere.test\\n' > other.ext",
+        "openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ip.ext",
+        "openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out other.pem -days 2 -extfile other.ext",
+        "chmod 644 *",
+    }, " && ") .. " 2>/dev/null")
+    return { dir = dir, ca = dir .. "/ca.pem", cert = dir .. "/srv.pem", other = dir .. "/other.pem",
+        key = dir .. "/srv.key" }
+end
+
+--- Starts tls_echo.py on addr with cert; returns { addr, port, log }.
+local function origin(addr, cert, key)
+    local dir = h.tmpdir()
+    h.sh_ok("chmod 755 " .. h.quote(dir))
+    local ready, log = dir .. "/ready", dir .. "/log"
+    h.spawn(h.join({ h.python, h.fixtures .. "/engine/tls_echo.py", addr, ready, log, cert, key }))
+    local port = h.wait_for(function()
+        local s = h.read_file(ready)
+        return s and tonumber(s:match("^(%d+)"))
+    end, 10)
+    assert(port, "origin on " .. addr .. " did not start")
+    return { port = port, log = log, addr = addr, url = ("https://%s:%d"):format(addr, port) }
+end
+
+local function seen(o) return h.read_file(o.log) or "" end
+
+--- `cordon run --credential TOKEN=a --upstream-ca CA` of script as uid (nil: root), a and b
+-- allowed; returns r, the audit log's text.
+local function run(uid, p, a, b, script, extra)
+    local audit_dir = h.tmpdir()
+    h.sh_ok("chmod 777 " .. h.quote(audit_dir))
+    local audit = audit_dir .. "/audit.jsonl"
+    local flags = { "--credential", "TOKEN=" .. a.addr .. ":" .. a.port, "--upstream-ca", p.ca,
+        "--network-allow", a.addr .. ":" .. a.port, "--network-allow", b.addr .. ":" .. b.port }
+    for _, f in ipairs(extra or {}) do flags[#flags + 1] = f end
+    local r = h.run_sh(script, {
+        flags = flags, uid = uid, workspace = h.workspace(nil, uid),
+        home = uid and h.secret_home(uid) or nil,
+        env = { TOKEN = SECRET, CORDON_AUDIT_LOG = audit },
+    })
+    return r, h.read_file(audit) or ""
+end
+
+for _, uid in ipairs({ false, NOBODY }) do
+    local who = uid and ("uid " .. uid) or "root"
+    uid = uid or nil
+    describe("HTTPS to a credential's host (" .. who .. ")", function()
+        lazy_setup(function()
+            assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
+        end)
+        after_each(h.cleanup)
+
+        it("curl, Python, Node and git reach the server through termination; it sees the value", function()
+            local p = pki()
+            local a, b = origin("127.0.0.2", p.cert, p.key), origin("127.0.0.3", p.cert, p.key)
+            local script = table.concat({
+                'case "$TOKEN" in cordon_TOKEN_*) echo placeholder-ok;; esac',
+                'echo "bundle=$SSL_CERT_FILE $CURL_CA_BUNDLE $REQUESTS_CA_BUNDLE $NODE_EXTRA_CA_CERTS $GIT_SSL_CAINFO"',
+                CURL .. '-H "Authorization: Bearer $TOKEN" ' .. a.url .. '/curl >/dev/null && echo curl-ok',
+                -- the system's path alone, with no variable
+                'env -u CURL_CA_BUNDLE -u SSL_CERT_FILE ' .. CURL .. '--cacert /etc/ssl/certs/ca-certificates.crt -H "X-Key: $TOKEN" '
+                    .. a.url .. '/system >/dev/null && echo system-ok',
+                h.python .. ' -c "import os,urllib.request as u; '
+                    .. 'u.urlopen(u.Request(\'' .. a.url .. '/py\', headers={\'X-Key\': os.environ[\'TOKEN\']})).read(); print(\'py-ok\')"',
+                'if command -v node >/dev/null; then node -e "require(\'https\').get(\'' .. a.url .. '/node\', '
+                    .. '{headers: {\'X-Key\': process.env.TOKEN}}, r => { console.log(\'node\', r.statusCode); r.resume(); })'
+                    .. '.on(\'error\', e => console.log(\'node-error\', e.message))"; else echo node 200; fi',
+                'git -c credential.helper= ls-remote "https://me:$TOKEN@' .. a.addr .. ':' .. a.port
+                    .. '/git/r.git" >/dev/null 2>&1; true',
+                'echo done',
+            }, "\n")
+            local r, audit = run(uid, p, a, b, script)
+            h.ok(r)
+            for _, want in ipairs({ "placeholder-ok", "curl-ok", "system-ok", "py-ok", "node 200", "done" }) do
+                assert.truthy(r.stdout:find(want, 1, true), want .. "\n" .. h.describe(r))
+            end
+            assert.falsy(r.stdout:find(SECRET, 1, true), h.describe(r))
+            local s = seen(a)
+            assert.truthy(s:find("GET /curl\n", 1, true) and s:find("Authorization: Bearer " .. SECRET, 1, true), s)
+            for _, path in ipairs({ "/system", "/py", "/node" }) do
+                assert.truthy(s:find("GET " .. path .. "\n", 1, true), path .. "\n" .. s)
+            end
+            assert.truthy(select(2, s:gsub("X%-Key: " .. SECRET:gsub("%p", "%%%0"), "")) >= 3, s)
+            local basic = h.chomp(h.sh_ok("printf %s " .. h.quote("me:" .. SECRET) .. " | base64 -w0"))
+            assert.truthy(s:find("/git/r.git/info/refs", 1, true) and s:find("Basic " .. basic, 1, true), s)
+            assert.falsy(s:find("cordon_TOKEN_", 1, true), s)
+            assert.truthy(audit:find('"kind":"tls"', 1, true) and audit:find('"kind":"credential"', 1, true)
+                and audit:find('"rule":"TOKEN"', 1, true), audit)
+            assert.falsy(audit:find(SECRET, 1, true), audit)
+        end)
+
+        it("a host without a credential keeps end-to-end TLS", function()
+            local p = pki()
+            local a, b = origin("127.0.0.2", p.cert, p.key), origin("127.0.0.3", p.cert, p.key)
+            -- a client trusting only the test CA connects: the server's own certificate came through
+            local script = CURL .. '--cacert ' .. h.quote(p.ca) .. ' ' .. b.url .. '/e2e >/dev/null && echo e2e-ok; '
+                .. CURL .. '--cacert ' .. h.quote(p.ca) .. ' ' .. a.url .. '/terminated >/dev/null 2>&1 '
+                .. '|| echo terminated-not-test-ca'
+            local r = run(uid, p, a, b, script)
+            h.ok(r)
+            assert.truthy(r.stdout:find("e2e-ok", 1, true), h.describe(r))
+            assert.truthy(r.stdout:find("terminated-not-test-ca", 1, true), h.describe(r))
+            assert.truthy(seen(b):find("GET /e2e\n", 1, true), seen(b))
+        end)
+
+        it("a server whose certificate names another host is refused with one line", function()
+            local p = pki()
+            local a, b = origin("127.0.0.2", p.other, p.key), origin("127.0.0.3", p.cert, p.key)
+            local r, audit = run(uid, p, a, b, CURL .. '-H "X-Key: $TOKEN" ' .. a.url .. '/wrong; echo "rc=$?"')
+            -- not 443: the client heard "200" before its first byte showed TLS; its handshake fails
+            assert.truthy(r.stdout:find("rc=[1-9]") and not r.stdout:find("rc=0", 1, true), h.describe(r))
+            local line = "cordon: refused 127.0.0.2:" .. a.port .. ": its certificate does not verify"
+            assert.truthy(r.stderr:find(line, 1, true), h.describe(r))
+            assert.falsy(seen(a):find("GET /wrong", 1, true), seen(a))
+            assert.truthy(audit:find('"verdict":"deny"', 1, true) and audit:find("does not verify", 1, true), audit)
+        end)
+
+        it("a bad --upstream-ca is one line and exit 125", function()
+            local p = pki()
+            local a, b = origin("127.0.0.2", p.cert, p.key), origin("127.0.0.3", p.cert, p.key)
+            local r = run(uid, p, a, b, "echo ran", { "--upstream-ca", p.key })
+            assert.are.equal(125, r.code, h.describe(r))
+            assert.truthy(r.stderr:find("network.upstream_ca: " .. p.key .. ": no PEM certificate", 1, true),
+                h.describe(r))
+            assert.falsy(r.stdout:find("ran", 1, true), h.describe(r))
+        end)
+    end)
+end
