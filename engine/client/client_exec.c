@@ -221,7 +221,8 @@ struct stream {
     bool got_exit;
     bool timed_out, stopped;
     int exit_code;
-    char *exit_line; /* --json: the exit event as it came */
+    char *exit_line;    /* --json: the exit event as it came */
+    char *ended_reason; /* the session's end closed the stream: why */
     size_t exit_len;
 };
 
@@ -300,7 +301,12 @@ static int on_line(void *ctx, const char *line, size_t len)
     case NDJSON_APPROVAL:
         print_approval(st->args->name, ev.approval);
         break;
+    case NDJSON_SESSION_ENDED:
+        free(st->ended_reason);
+        st->ended_reason = xstrdup(ev.reason);
+        break;
     case NDJSON_STARTED:
+    case NDJSON_DROPPED:
     case NDJSON_OTHER:
         break;
     }
@@ -330,6 +336,14 @@ static int run_foreground(struct chttp *h, const struct cexec_args *a, const cha
     /* A last line without '\n' counts only when the stream ended properly. */
     if (!st.got_exit && rc == 0 && ndjson_finish(&st.lines, on_line, &st) < 0)
         goto out;
+    if (st.ended_reason && (!st.got_exit || st.stopped)) { /* its end stopped the command */
+        char *why = visible_dup(st.ended_reason);
+        fprintf(stderr, "cordon: exec: session '%s' ended (%s) while the command ran\n", a->name,
+                why);
+        free(why);
+        status = CORDON_EXIT_SETUP;
+        goto out;
+    }
     if (!st.got_exit) {
         if (rc < 0)
             status = chttp_lost(h);
@@ -361,6 +375,7 @@ static int run_foreground(struct chttp *h, const struct cexec_args *a, const cha
               stderr);
     }
 out:
+    free(st.ended_reason);
     free(st.exit_line);
     ndjson_lines_free(&st.lines);
     return status;

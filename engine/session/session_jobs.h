@@ -163,6 +163,8 @@ void job_move(struct job *j, enum job_phase to);
 bool job_running(const struct job *j);
 /* A foreground job whose output goes to its client as it comes (RUNNING or DRAINING). */
 bool job_streaming(const struct job *j);
+/* The exit status the API reports for an ended job (124 after its timeout). */
+int job_exit_status(const struct job *j);
 /* One job as the API lists it (GET /v1/jobs, a stop's answer). */
 void job_json(struct json_buf *b, const struct job *j);
 /* Listed by GET /v1/jobs: every background job, foreground commands still running, and
