@@ -33,7 +33,8 @@ void cexec_usage(void)
         "  --background   start it as a job: prints its PID, log and how to stop it\n"
         "  --turn ID      tag it with a turn, for cordon cancel NAME ID\n"
         "  --json         after the output, print the exit event (or the job) as JSON\n"
-        "Options may also follow the shell string; other words after it are joined to it.\n",
+        "Options may also follow the shell string; other words after it are joined to it.\n"
+        "When the session ends while the command runs, one line says why; exit status 125.\n",
         stdout);
 }
 
