@@ -173,11 +173,17 @@ static void pump(struct log_stream *ls)
             finish(ls);
             return;
         }
-        if (ls->ndjson && (ls->pos + (uint64_t)got < ls->end || ls->follow)) {
-            /* a UTF-8 sequence cut at the chunk's end is sent whole with the next one */
+        if (ls->ndjson) {
+            /* a UTF-8 sequence cut at the chunk's end is sent whole with the next one, or with
+             * what the job writes next; as it is (base64) once nothing more can come */
             size_t cut = json_utf8_incomplete_tail((const unsigned char *)ls->buf, (size_t)got);
-            if (cut < (size_t)got)
+            bool writing = ls->follow && ls->job && job_writing(ls->job);
+            if (cut > 0 && cut < (size_t)got && (ls->pos + (uint64_t)got < ls->end || writing)) {
                 got -= (ssize_t)cut;
+            } else if (cut > 0 && writing) { /* only the cut sequence is there yet */
+                ls->waiting = true;
+                return;
+            }
         }
         send_bytes(ls, ls->buf, (size_t)got);
         ls->mid_line = ls->buf[got - 1] != '\n';

@@ -386,6 +386,12 @@ describe("GET /v1/jobs/PID/log?format=ndjson", function()
         events = events_of(r.body)
         assert.are.equal(lines(4, 5), output_of(events))
         assert.are.equal("exit", events[#events].event)
+        -- a UTF-8 character written in two pieces comes whole, as text, in one event
+        local euro = background(s, "printf '\\342\\202'; sleep 0.5; printf '\\254\\n'")
+        r = h.api(s.socket, "GET", "/v1/jobs/" .. euro .. "/log?follow=1&format=ndjson", nil, { timeout = 60 })
+        events = events_of(r.body)
+        assert.are.equal("\226\130\172\n", output_of(events), r.body)
+        for _, e in ipairs(events) do assert.is_nil(e.data_base64, r.body) end
         -- a format that is not there: 400, one line naming it; the session goes on
         r = h.api(s.socket, "GET", "/v1/jobs/" .. pid .. "/log?format=xml")
         assert.are.equal(400, r.status, h.describe_api(r))
