@@ -202,7 +202,8 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
             assert.are.equal("125\n", h.read_file(dir .. "/logs.rc"), said("logs"))
             assert.are.equal("cordon: logs: session '" .. s.name .. "' ended (lifetime) while the log was followed\n",
                 said("logs"))
-            assert.are.equal("125\n", h.read_file(dir .. "/exec.rc"), said("exec"))
+            -- the exec's status stays its command's: the TERM of the session's stop
+            assert.are.equal("143\n", h.read_file(dir .. "/exec.rc"), said("exec"))
             assert.are.equal("cordon: exec: session '" .. s.name .. "' ended (lifetime) while the command ran\n",
                 said("exec"))
             assert.are.equal("0\n", h.read_file(dir .. "/watch.rc"), said("watch"))
