@@ -87,6 +87,8 @@ export interface ApprovalEvent {
   /** who answered (or "timeout"), on "settled" */
   by: string | null;
   session: string | null;
+  /** on "expiring": why the session will end ("idle" or "lifetime") */
+  reason: string | null;
   raw: Record<string, unknown>;
 }
 
@@ -168,13 +170,29 @@ export interface ExitEvent {
   refusals: Refusal[];
   raw: Record<string, unknown>;
 }
+/** A followed log's bytes not yet sent were dropped by its cap (session.log_cap). */
+export interface DroppedEvent {
+  event: "dropped";
+  bytes: number;
+  raw: Record<string, unknown>;
+}
+/** The last line of a stream the session's end closed; the collecting calls reject with
+ * SessionEnded instead. */
+export interface SessionEndedEvent {
+  event: "session_ended";
+  session: string | null;
+  /** "idle", "lifetime", "stopped", "owner exited", ... */
+  reason: string;
+  raw: Record<string, unknown>;
+}
 /** An event this client does not know (a newer session): `name` is its "event". */
 export interface UnknownEvent {
   event: "unknown";
   name: string;
   raw: Record<string, unknown>;
 }
-export type ExecEvent = StartedEvent | OutputEvent | ApprovalAskedEvent | SettledEvent | ExitEvent | UnknownEvent;
+export type ExecEvent = StartedEvent | OutputEvent | ApprovalAskedEvent | SettledEvent | ExitEvent | DroppedEvent
+  | SessionEndedEvent | UnknownEvent;
 
 /** A foreground exec, collected. */
 export interface ExecResult {
@@ -288,6 +306,8 @@ export interface Waits {
 export interface LogOptions {
   /** only the last `tail` lines */
   tail?: number;
+  /** logs(): go on with what the job writes, resolving once it has ended */
+  follow?: boolean;
   /** aborting ends the wait, rejecting with an AbortError */
   signal?: AbortSignal;
 }
@@ -307,6 +327,14 @@ export declare class SessionNotFound extends CordonError {
   reason: string | null;
   /** when it ended (Unix seconds), or null when unknown */
   ended: number | null;
+}
+/** The session ended while this client was connected (an exec, a followed log, a watch of
+ * approvals): `reason` is why. */
+export declare class SessionEnded extends CordonError {
+  constructor(name: string, reason: string, during: string);
+  sessionName: string;
+  /** "idle", "lifetime", "stopped", "owner exited", ... */
+  reason: string;
 }
 /** The session answered a 4xx/5xx status with its one-line message (e.g. 409 for a ninth background job). */
 export declare class APIError extends CordonError {
@@ -337,6 +365,8 @@ export declare class BackgroundJob {
   readonly message: string;
   readonly command: string;
   logs(options?: LogOptions): Promise<string>;
+  /** Session.followLogs of this job. */
+  follow(options?: LogOptions): AsyncIterableIterator<ExecEvent>;
   stop(options?: Waits): Promise<Job>;
   /** this job as GET /v1/jobs lists it now (null once the session forgot it) */
   info(options?: Waits): Promise<Job | null>;
@@ -375,8 +405,13 @@ export declare class Session {
    * stop() ends it and its restarts. */
   background(command: string, options?: { turn?: string; restart?: string; backoff?: number; signal?: AbortSignal }): Promise<BackgroundJob>;
   jobs(options?: Waits): Promise<Job[]>;
-  /** A background job's log as it is now; with tail, its last `tail` lines. */
+  /** A background job's log as it is now; with tail, its last `tail` lines; with follow, and
+   * what the job writes next, resolved once it has ended (SessionEnded if the session ends first). */
   logs(pid: number, options?: LogOptions): Promise<string>;
+  /** GET /v1/jobs/PID/log?follow=1&format=ndjson: output events (stream "log") as the job writes,
+   * "dropped" where its cap dropped unsent bytes, its "exit" last; the session's end rejects
+   * with SessionEnded. Leaving the loop early closes the connection. */
+  followLogs(pid: number, options?: LogOptions): AsyncIterableIterator<ExecEvent>;
   logsBytes(pid: number, options?: LogOptions): Promise<Buffer>;
   /** Stops a job's process group (TERM, then KILL after the grace period). */
   stop(pid: number, options?: Waits): Promise<Job>;
@@ -393,7 +428,8 @@ export declare class Session {
   /** DELETE /v1/grants/ID: ends a grant now; resolves to the connections it let through that were closed. */
   revoke(id: string, options?: { signal?: AbortSignal }): Promise<number>;
   /** GET /v1/approvals?watch=1: subscribes as an approver ("subscribed" first, then each question
-   * and its outcome) until the loop is left. With no approver subscribed, questions are denied at once. */
+   * and its outcome) until the loop is left, or the session ends (SessionEnded with its reason).
+   * With no approver subscribed, questions are denied at once. */
   watchApprovals(options?: { signal?: AbortSignal }): AsyncIterableIterator<ApprovalEvent>;
   /** `await using s = await Session.start(...)`: dispose(). */
   [Symbol.asyncDispose](): Promise<void>;

@@ -185,6 +185,19 @@ export class SessionNotFound extends CordonError {
   }
 }
 
+/** The session ended while this client was connected (an exec, a followed log, a watch of
+ * approvals); `reason` is why, as the stream's last event said. */
+export class SessionEnded extends CordonError {
+  /** @param {string} name @param {string} reason @param {string} during */
+  constructor(name, reason, during) {
+    super(`session '${name}' ended (${reason}) while ${during}`);
+    this.name = "SessionEnded";
+    this.sessionName = name;
+    /** "idle", "lifetime", "stopped", "owner exited", ... */
+    this.reason = reason;
+  }
+}
+
 export class APIError extends CordonError {
   /** @param {number} status @param {string} message @param {string} [method] @param {string} [path] */
   constructor(status, message, method = "", path = "") {
@@ -344,7 +357,7 @@ function execEvent(d) {
     case "output": {
       const data = typeof d.data === "string" ? Buffer.from(d.data, "utf8")
         : Buffer.from(String(d.data_base64 ?? ""), "base64");
-      return { event: "output", stream: String(d.stream ?? ""), data, text: data.toString("utf8"), raw: d };
+      return { event: "output", stream: String(d.stream ?? "log"), data, text: data.toString("utf8"), raw: d };
     }
     case "approval":
       if (d.approval && typeof d.approval === "object") {
@@ -360,6 +373,10 @@ function execEvent(d) {
         ranOutside: Boolean(d.ran_outside),
         refusals: (Array.isArray(d.refusals) ? d.refusals : []).map((r) => refusal(obj(r))), raw: d,
       };
+    case "dropped":
+      return { event: "dropped", bytes: Number(d.bytes ?? 0), raw: d };
+    case "session_ended":
+      return { event: "session_ended", session: optStr(d.session), reason: String(d.reason ?? ""), raw: d };
     default:
       break;
   }
@@ -371,7 +388,7 @@ function approvalEvent(d) {
   const a = d.approval && typeof d.approval === "object" ? approval(obj(d.approval)) : null;
   const id = optNum(d.id) ?? (a ? a.id : null);
   return { event: String(d.event ?? ""), approval: a, id, answer: optStr(d.answer), by: optStr(d.by),
-    session: optStr(d.session), raw: d };
+    session: optStr(d.session), reason: optStr(d.reason), raw: d };
 }
 
 /**
@@ -425,6 +442,11 @@ export class BackgroundJob {
   /** @param {LogOptions} [options] */
   logs(options) {
     return this.session.logs(this.pid, options);
+  }
+
+  /** @param {LogOptions} [options] */
+  follow(options) {
+    return this.session.followLogs(this.pid, options);
   }
 
   /** @param {Waits} [options] */
@@ -663,6 +685,8 @@ export class Session {
     let pid = 0;
     /** @type {import("./index.js").ExitEvent | null} */
     let exit = null;
+    /** @type {string | null} */
+    let ended = null;
     // Aborted, the command is stopped (TERM, KILL after the grace period) as soon as its pid is
     // known (the started event comes first); its stream then ends with the exit event, and the
     // exec rejects with an AbortError.
@@ -698,6 +722,8 @@ export class Session {
           approvals.push(ev.approval);
         } else if (ev.event === "settled") {
           settled.push(ev);
+        } else if (ev.event === "session_ended") {
+          ended = ev.reason;
         }
       }
     } finally {
@@ -707,6 +733,8 @@ export class Session {
       await stopping;
       throw abortError(signal, `exec of ${JSON.stringify(command)}`);
     }
+    // the session's end stopped the command: why, rather than its signal
+    if (ended !== null && (!exit || exit.stopped)) throw new SessionEnded(this.name, ended, "the command ran");
     if (!exit) throw new CordonError(`session '${this.name}' ended the exec of ${JSON.stringify(command)} before its exit event`);
     const stdoutBytes = Buffer.concat(out);
     const stderrBytes = Buffer.concat(err);
@@ -763,7 +791,42 @@ export class Session {
 
   /** @param {number} pid @param {LogOptions} [options] @returns {Promise<string>} */
   async logs(pid, options = {}) {
-    return (await this.logsBytes(pid, options)).toString("utf8");
+    if (!options.follow) return (await this.logsBytes(pid, options)).toString("utf8");
+    /** @type {Buffer[]} */
+    const parts = [];
+    let mid = false;
+    for await (const ev of this.followLogs(pid, options)) {
+      if (ev.event === "output" && ev.data.length) {
+        parts.push(ev.data);
+        mid = ev.data[ev.data.length - 1] !== 10;
+      } else if (ev.event === "dropped") {
+        parts.push(Buffer.from(`${mid ? "\n" : ""}[cordon: ${ev.bytes} bytes of this log were dropped while it was read]\n`));
+        mid = false;
+      }
+    }
+    return Buffer.concat(parts).toString("utf8");
+  }
+
+  /**
+   * GET /v1/jobs/PID/log?follow=1&format=ndjson: the log (from its last `tail` lines, when
+   * given), then what the job writes, as output events (stream "log"); a dropped event where
+   * the log's cap dropped bytes not yet sent; the job's exit event last. The session's end
+   * rejects with SessionEnded. Leaving the loop early closes the connection.
+   * @param {number} pid @param {LogOptions} [options] @returns {AsyncGenerator<ExecEvent>}
+   */
+  async* followLogs(pid, options = {}) {
+    const tail = options.tail;
+    if (tail !== undefined && tail !== null && !(Number.isInteger(tail) && tail >= 0)) {
+      throw new TypeError(`tail must be a number of lines >= 0, not ${JSON.stringify(tail)}`);
+    }
+    let path = `/v1/jobs/${Math.trunc(pid)}/log?follow=1&format=ndjson`;
+    if (tail !== undefined && tail !== null) path += `&tail=${tail}`;
+    const res = await this._open("GET", path, undefined, options.signal);
+    for await (const line of lines(res, this.name)) {
+      const ev = execEvent(parseLine(line, this.name));
+      if (ev.event === "session_ended") throw new SessionEnded(this.name, ev.reason, "the log was followed");
+      yield ev;
+    }
   }
 
   /** @param {number} pid @param {Waits} [options] @returns {Promise<Job>} */
@@ -824,7 +887,11 @@ export class Session {
       await readAll(res, this.name);
       throw new CordonError(`session '${this.name}' cannot be watched for approvals (GET /v1/approvals?watch=1 answered ${ctype || "?"}, not a stream): its cordon is older than this client`);
     }
-    for await (const line of lines(res, this.name)) yield approvalEvent(parseLine(line, this.name));
+    for await (const line of lines(res, this.name)) {
+      const d = parseLine(line, this.name);
+      if (d.event === "session_ended") throw new SessionEnded(this.name, String(d.reason ?? ""), "approvals were watched");
+      yield approvalEvent(d);
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #define API_TURN_MAX 128             /* bytes of a turn's id (--turn, POST /v1/turns/ID/cancel) */
 #define API_COMMAND_MAX (128 * 1024) /* bytes of an exec's shell string */
 #define API_LOG_TAIL_MAX 100000000L  /* lines of GET /v1/jobs/PID/log?tail=N */
+#define API_LOG_STREAMS_MAX 32       /* GET /v1/jobs/PID/log answers in progress, per session */
 
 /* ---- POST /v1/exec: the request's fields ---- */
 #define API_EXEC_COMMAND "command"
@@ -38,6 +39,11 @@
 #define API_EVENT_QUESTION "question"     /* "session", "approval" */
 #define API_EVENT_SETTLED "settled"       /* "id", "answer", "by" */
 #define API_EVENT_EXPIRING "expiring"     /* "session", "reason", "in_seconds" */
+/* GET /v1/jobs/PID/log?format=ndjson: output events (no "stream"), then, once the job has
+ * ended, an exit event ("pid", "exit_code", "signal", "stopped") */
+#define API_EVENT_DROPPED "dropped" /* "bytes": not yet sent, dropped by the log's cap */
+/* the last line of every stream (exec, log, approvals) that the session's end closed */
+#define API_EVENT_SESSION_ENDED "session_ended" /* "session", "reason" */
 
 /* ---- the fields the clients read ---- */
 #define API_FIELD_PID "pid"
@@ -60,5 +66,7 @@
 #define API_FIELD_LAST_EXIT "last_exit"     /* the status the last run ended with */
 #define API_FIELD_NEXT_START "next_start"   /* Unix seconds, while it waits to start again */
 #define API_FIELD_CURRENT_PID "current_pid" /* the pid of the run now ("pid" is its first) */
-#define API_FIELD_ERROR "error"             /* the one line of every 4xx/5xx answer */
+#define API_FIELD_REASON "reason"
+#define API_FIELD_BYTES "bytes"
+#define API_FIELD_ERROR "error" /* the one line of every 4xx/5xx answer */
 #endif

@@ -91,6 +91,7 @@ struct watch {
     char in[256];       /* stdin's bytes not yet taken as an answer */
     size_t in_len;
     bool stdin_ended;
+    char ended[64]; /* why the session ended, when its last line said */
 };
 
 static double wall_now(void)
@@ -294,6 +295,11 @@ static int watch_line(void *ctx, const char *line, size_t len)
         }
         if (w->prompted >= 0)
             w->prompted = -1;
+    } else if (event && strcmp(event, API_EVENT_SESSION_ENDED) == 0 &&
+               reply_str(v, API_FIELD_REASON)) {
+        char *why = visible_dup(reply_str(v, API_FIELD_REASON));
+        snprintf(w->ended, sizeof w->ended, "%s", why);
+        free(why);
     }
     fflush(stdout);
 out:
@@ -331,7 +337,8 @@ int capprove_watch(const char *name)
         goto out;
     }
     (void)ndjson_finish(&w.lines, watch_line, &w);
-    printf("%scordon: session '%s' has ended\n", w.prompted >= 0 ? "\n" : "", name);
+    printf("%scordon: session '%s' has ended%s%s%s\n", w.prompted >= 0 ? "\n" : "", name,
+           w.ended[0] ? " (" : "", w.ended, w.ended[0] ? ")" : "");
     status = 0;
 out:
     fflush(stdout);

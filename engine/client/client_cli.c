@@ -97,7 +97,8 @@ static const struct command cmd_logs = {
     "logs",
     "cordon logs NAME PID [--tail N] [--follow]",
     "Print a background job's log as it is now: --tail N its last N lines; --follow goes on\n"
-    "with what the job writes until it has ended and its output is drained (or Ctrl-C).",
+    "with what the job writes until it has ended and its output is drained (exit 0), Ctrl-C\n"
+    "(130), or the session's end (one line saying why, 125).",
     {"NAME", "PID"},
     false};
 static const struct command cmd_stop = {

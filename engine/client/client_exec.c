@@ -41,7 +41,9 @@ void cexec_usage(void)
           "                 at each next one, up to 5m\n"
           "  --turn ID      tag it with a turn, for cordon cancel NAME ID\n"
           "  --json         after the output, print the exit event (or the job) as JSON\n"
-          "Options may also follow the shell string; other words after it are joined to it.\n",
+          "Options may also follow the shell string; other words after it are joined to it.\n"
+          "When the session ends while the command runs, one line says why (the exit status is\n"
+          "still the command's).\n",
           stdout);
 }
 
@@ -257,7 +259,8 @@ struct stream {
     bool got_exit;
     bool timed_out, stopped;
     int exit_code;
-    char *exit_line; /* --json: the exit event as it came */
+    char *exit_line;    /* --json: the exit event as it came */
+    char *ended_reason; /* the session's end closed the stream: why */
     size_t exit_len;
 };
 
@@ -336,7 +339,12 @@ static int on_line(void *ctx, const char *line, size_t len)
     case NDJSON_APPROVAL:
         print_approval(st->args->name, ev.approval);
         break;
+    case NDJSON_SESSION_ENDED:
+        free(st->ended_reason);
+        st->ended_reason = xstrdup(ev.reason);
+        break;
     case NDJSON_STARTED:
+    case NDJSON_DROPPED:
     case NDJSON_OTHER:
         break;
     }
@@ -366,6 +374,18 @@ static int run_foreground(struct chttp *h, const struct cexec_args *a, const cha
     /* A last line without '\n' counts only when the stream ended properly. */
     if (!st.got_exit && rc == 0 && ndjson_finish(&st.lines, on_line, &st) < 0)
         goto out;
+    /* The session's end stopped the command: say why in the line that says it was stopped;
+     * the status stays the command's own (it may have cleaned up and exited), 125 when the
+     * session ended before it could say. */
+    bool ended_it = st.ended_reason && (!st.got_exit || st.stopped);
+    if (ended_it) {
+        char *why = visible_dup(st.ended_reason);
+        fprintf(stderr, "cordon: exec: session '%s' ended (%s) while the command ran\n", a->name,
+                why);
+        free(why);
+    }
+    if (ended_it && !st.got_exit)
+        goto out;
     if (!st.got_exit) {
         if (rc < 0)
             status = chttp_lost(h);
@@ -392,11 +412,12 @@ static int run_foreground(struct chttp *h, const struct cexec_args *a, const cha
             fputs("cordon: the command timed out and was stopped\n", stderr);
         }
         status = CORDON_EXIT_TIMEOUT; /* as GNU timeout */
-    } else if (st.stopped) {
+    } else if (st.stopped && !ended_it) {
         fputs("cordon: the command was stopped (cordon stop, cordon cancel or the session's end)\n",
               stderr);
     }
 out:
+    free(st.ended_reason);
     free(st.exit_line);
     ndjson_lines_free(&st.lines);
     return status;

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/visible.h"
 #include "client/client_http.h"
+#include "client/client_ndjson.h"
 #include "client/client_output.h"
 #include "client/client_reply.h"
 #include "client/client_table.h"
@@ -199,10 +201,66 @@ static int to_stdout(void *ctx, const char *data, size_t len)
     return 0;
 }
 
+/* A followed log comes as events (format=ndjson): its bytes go to stdout as they are, and the
+ * last line says why the stream ended when the session's end closed it. */
+struct follow {
+    struct ndjson_lines lines;
+    bool mid_line;      /* the last byte written was not a newline */
+    char *ended_reason; /* the session ended: why */
+};
+
+static int follow_line(void *ctx, const char *line, size_t len)
+{
+    struct follow *f = ctx;
+    struct ndjson_event ev;
+    char err[160];
+    int rc = 0;
+    if (ndjson_decode(line, len, &ev, err, sizeof err) < 0) {
+        rc = -reply_malformed("logs", err);
+        goto out;
+    }
+    switch (ev.kind) {
+    case NDJSON_OUTPUT:
+        if (ev.len) {
+            rc = to_stdout(NULL, ev.data, ev.len);
+            f->mid_line = ev.data[ev.len - 1] != '\n';
+        }
+        break;
+    case NDJSON_DROPPED: { /* the same line as the text stream's */
+        char text[128];
+        int n = snprintf(text, sizeof text,
+                         "%s[cordon: %llu bytes of this log were dropped while it was read]\n",
+                         f->mid_line ? "\n" : "", ev.bytes);
+        f->mid_line = false;
+        rc = to_stdout(NULL, text, (size_t)n);
+        break;
+    }
+    case NDJSON_SESSION_ENDED:
+        free(f->ended_reason);
+        f->ended_reason = xstrdup(ev.reason);
+        break;
+    case NDJSON_EXIT: /* the job has ended: the stream ends after it */
+    case NDJSON_STARTED:
+    case NDJSON_APPROVAL:
+    case NDJSON_OTHER:
+        break;
+    }
+out:
+    ndjson_event_free(&ev);
+    return rc;
+}
+
+static int follow_stream(void *ctx, const char *data, size_t len)
+{
+    struct follow *f = ctx;
+    return ndjson_feed(&f->lines, data, len, follow_line, f) < 0 ? -1 : 0;
+}
+
 int cjobs_log(const char *name, long pid, const struct cjobs_log_opts *o)
 {
     struct chttp h;
-    char path[96];
+    struct follow f = {0};
+    char path[128];
     int status = CORDON_EXIT_SETUP;
     if (chttp_open(&h, "logs", name, false) != 0)
         goto out;
@@ -210,17 +268,30 @@ int cjobs_log(const char *name, long pid, const struct cjobs_log_opts *o)
     if (o->tail >= 0)
         n += snprintf(path + n, sizeof path - (size_t)n, "?tail=%ld", o->tail);
     if (o->follow) /* to its end: ended by the job's end, the session's, or a signal */
-        snprintf(path + n, sizeof path - (size_t)n, "%cfollow=1", o->tail >= 0 ? '&' : '?');
-    int rc = chttp_request(&h, "GET", path, NULL, 0, to_stdout, NULL);
+        snprintf(path + n, sizeof path - (size_t)n, "%cfollow=1&format=ndjson",
+                 o->tail >= 0 ? '&' : '?');
+    int rc = o->follow ? chttp_request(&h, "GET", path, NULL, 0, follow_stream, &f)
+                       : chttp_request(&h, "GET", path, NULL, 0, to_stdout, NULL);
     if (h.sink_stopped)
         goto out;
     if (rc < 0)
         status = chttp_lost(&h);
     else if (!chttp_ok(&h))
         status = reply_fail(&h);
+    else if (o->follow && ndjson_finish(&f.lines, follow_line, &f) < 0)
+        status = CORDON_EXIT_SETUP;
     else
         status = 0;
+    if (status == 0 && f.ended_reason) { /* the session's end, not the job's, ended it */
+        char *why = visible_dup(f.ended_reason);
+        fprintf(stderr, "cordon: logs: session '%s' ended (%s) while the log was followed\n", name,
+                why);
+        free(why);
+        status = CORDON_EXIT_SETUP;
+    }
 out:
+    free(f.ended_reason);
+    ndjson_lines_free(&f.lines);
     chttp_close(&h);
     return status;
 }

@@ -142,9 +142,11 @@ static int decode_output(struct ndjson_event *ev, char *err, size_t errlen)
 {
     const struct json_value *o = ev->tree_;
     const struct json_value *stream = json_get(o, API_FIELD_STREAM);
-    if (!stream || stream->type != JSON_STRING)
-        return bad(err, errlen, "an output event without a \"stream\" string");
-    if (strcmp(stream->str, "stdout") == 0)
+    if (stream && stream->type != JSON_STRING)
+        return bad(err, errlen, "an output event's \"stream\" is not a string");
+    if (!stream) /* a job log's bytes (GET /v1/jobs/PID/log?format=ndjson): ours to print */
+        ev->fd = 1;
+    else if (strcmp(stream->str, "stdout") == 0)
         ev->fd = 1;
     else if (strcmp(stream->str, "stderr") == 0)
         ev->fd = 2;
@@ -220,6 +222,22 @@ int ndjson_decode(const char *line, size_t len, struct ndjson_event *ev, char *e
         ev->approval = json_get(o, API_FIELD_APPROVAL);
         if (!ev->approval || ev->approval->type != JSON_OBJECT)
             return bad(err, errlen, "an approval event without an \"approval\" object");
+        return 0;
+    }
+    if (strcmp(event->str, API_EVENT_DROPPED) == 0) {
+        ev->kind = NDJSON_DROPPED;
+        const struct json_value *b = json_get(o, API_FIELD_BYTES);
+        if (!b || b->type != JSON_NUMBER || !b->is_integer || b->number < 0)
+            return bad(err, errlen, "a dropped event without a \"bytes\" count");
+        ev->bytes = (unsigned long long)b->number;
+        return 0;
+    }
+    if (strcmp(event->str, API_EVENT_SESSION_ENDED) == 0) {
+        ev->kind = NDJSON_SESSION_ENDED;
+        const struct json_value *r = json_get(o, API_FIELD_REASON);
+        if (!r || r->type != JSON_STRING)
+            return bad(err, errlen, "a session_ended event without a \"reason\" string");
+        ev->reason = r->str;
         return 0;
     }
     if (strcmp(event->str, API_EVENT_STARTED) == 0)

@@ -1,4 +1,4 @@
-/* client_ndjson.h — the exec stream's format: splitting NDJSON bytes into lines whatever way
+/* client_ndjson.h — the format of the exec and log streams: splitting NDJSON bytes into lines whatever way
  * they were cut into pieces, decoding one line into an event, and base64. Pure: no I/O, no
  * globals, so it is tested without a session (test_client_args.c).
  * Uses json_read, util. Must never: write output or exit; it only decodes. */
@@ -25,12 +25,20 @@ int ndjson_feed(struct ndjson_lines *l, const char *data, size_t len, ndjson_lin
 int ndjson_finish(struct ndjson_lines *l, ndjson_line_fn fn, void *ctx);
 void ndjson_lines_free(struct ndjson_lines *l);
 
-enum ndjson_kind { NDJSON_STARTED, NDJSON_OUTPUT, NDJSON_EXIT, NDJSON_APPROVAL, NDJSON_OTHER };
+enum ndjson_kind {
+    NDJSON_STARTED,
+    NDJSON_OUTPUT,
+    NDJSON_EXIT,
+    NDJSON_APPROVAL,
+    NDJSON_DROPPED,       /* a log's bytes not yet sent were dropped by its cap */
+    NDJSON_SESSION_ENDED, /* the stream's last line when the session's end closed it */
+    NDJSON_OTHER
+};
 
 struct ndjson_event {
     enum ndjson_kind kind;
     long long pid;    /* STARTED, EXIT */
-    int fd;           /* OUTPUT: 1 (stdout) or 2 (stderr) */
+    int fd;           /* OUTPUT: 1 (stdout, and a log's bytes) or 2 (stderr) */
     const char *data; /* OUTPUT: the bytes, `data` or decoded `data_base64` */
     size_t len;
     int exit_code; /* EXIT: 0-255, 128+N for signal N */
@@ -40,6 +48,8 @@ struct ndjson_event {
     bool ran_outside;                  /* EXIT: it ran again outside the sandbox, as approved */
     const struct json_value *refusals; /* EXIT: the array of refusals, or NULL */
     const struct json_value *approval; /* APPROVAL: the question (an object) */
+    unsigned long long bytes;          /* DROPPED */
+    const char *reason;                /* SESSION_ENDED: "idle", "lifetime", "stopped", ... */
     struct json_value *tree_;          /* owned: what data points into */
     char *decoded_;                    /* owned */
 };

@@ -1,6 +1,7 @@
 /* mcp_jobs.c — the tools about jobs (mcp_call.h): list_jobs (GET /v1/jobs), read_log (GET
- * /v1/jobs/PID/log, bounded, from an offset or its last lines, and for up to `wait` seconds
- * followed until new bytes come), stop_job and cancel_turn. */
+ * /v1/jobs/PID/log, bounded, from an offset or its last lines, and for up to `wait_seconds`
+ * followed as events until new bytes come, the job's exit or the session's end), stop_job and
+ * cancel_turn. */
 #include "mcp/mcp_call.h"
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "base/clock.h"
 #include "base/util.h"
 #include "client/client_call.h"
+#include "client/client_ndjson.h"
 #include "client/client_reply.h"
 #include "mcp/mcp_bound.h"
 
@@ -90,12 +92,55 @@ static int on_log(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-/* Following the log: stop at the first bytes after the skip. */
+/* Following the log as events (format=ndjson): stop at the first bytes after the skip, and
+ * keep how the stream ended when nothing came. */
+struct log_wait {
+    struct log_read *l;
+    struct ndjson_lines lines;
+    char ended[96]; /* "the job has ended (exit 3)", "the session ended (lifetime)" */
+};
+
+static int on_wait_line(void *ctx, const char *line, size_t len)
+{
+    struct log_wait *w = ctx;
+    struct ndjson_event ev;
+    char err[160];
+    int rc = 0;
+    if (ndjson_decode(line, len, &ev, err, sizeof err) < 0) {
+        snprintf(w->ended, sizeof w->ended, "the session sent a malformed line: %.60s", err);
+        rc = -1;
+        goto out;
+    }
+    switch (ev.kind) {
+    case NDJSON_OUTPUT:
+        on_log(w->l, ev.data, ev.len);
+        rc = w->l->fresh > 0 ? -1 : 0;
+        break;
+    case NDJSON_EXIT:
+        if (ev.signal > 0)
+            snprintf(w->ended, sizeof w->ended, "the job has ended (exit %d, signal %d)",
+                     ev.exit_code, ev.signal);
+        else
+            snprintf(w->ended, sizeof w->ended, "the job has ended (exit %d)", ev.exit_code);
+        break;
+    case NDJSON_SESSION_ENDED: /* the last word: it ended the job too */
+        snprintf(w->ended, sizeof w->ended, "the session ended (%.40s)", ev.reason);
+        break;
+    case NDJSON_STARTED:
+    case NDJSON_APPROVAL:
+    case NDJSON_DROPPED:
+    case NDJSON_OTHER:
+        break;
+    }
+out:
+    ndjson_event_free(&ev);
+    return rc;
+}
+
 static int on_log_wait(void *ctx, const char *data, size_t len)
 {
-    struct log_read *l = ctx;
-    on_log(ctx, data, len);
-    return l->fresh > 0 ? -1 : 0;
+    struct log_wait *w = ctx;
+    return ndjson_feed(&w->lines, data, len, on_wait_line, w) < 0 ? -1 : 0;
 }
 
 void mcp_read_log(const struct mcp_server *s, const struct args *a, const char *id)
@@ -114,6 +159,7 @@ void mcp_read_log(const struct mcp_server *s, const struct args *a, const char *
     snprintf(path, sizeof path, "/v1/jobs/%lld/log", a->pid);
     char *text = NULL;
     const char *waited = NULL; /* how a wait ended, when there was one */
+    char ended[96];
     if (ccall_request(&h, s->session, "GET", path, NULL, 0, on_log, &l, 0, err, sizeof err) < 0) {
         mcp_result_error(id, &res, "cordon: %s", err);
         goto out;
@@ -123,18 +169,23 @@ void mcp_read_log(const struct mcp_server *s, const struct args *a, const char *
          * the first new bytes, the job's end or the wait's */
         unsigned long long skip = (unsigned long long)a->offset; /* >= l.size: none was fresh */
         struct log_read w = {.skip = skip};
+        struct log_wait lw = {.l = &w};
         mcp_bound_init(&w.kept, 0, MCP_STREAM_MAX);
         chttp_close(&h);
-        snprintf(path, sizeof path, "/v1/jobs/%lld/log?follow=1", a->pid);
+        snprintf(path, sizeof path, "/v1/jobs/%lld/log?follow=1&format=ndjson", a->pid);
         int rc =
-            ccall_request(&h, s->session, "GET", path, NULL, 0, on_log_wait, &w,
+            ccall_request(&h, s->session, "GET", path, NULL, 0, on_log_wait, &lw,
                           clock_mono_ms() + (unsigned long long)(a->wait * 1000), err, sizeof err);
+        if (rc >= 0 && !h.timed_out && !w.fresh)
+            (void)ndjson_finish(&lw.lines, on_wait_line, &lw);
+        ndjson_lines_free(&lw.lines);
         if (rc < 0) {
             mcp_bound_free(&w.kept);
             mcp_result_error(id, &res, "cordon: %s", err);
             goto out;
         }
-        waited = w.fresh ? NULL : h.timed_out ? "none came while waiting" : "the job has ended";
+        snprintf(ended, sizeof ended, "%s", lw.ended[0] ? lw.ended : "the job has ended");
+        waited = w.fresh ? NULL : h.timed_out ? "none came while waiting" : ended;
         mcp_bound_free(&l.kept);
         l = w;
         l.size = w.fresh ? w.size : skip;

@@ -1,11 +1,13 @@
 /* mcp_main.c — `cordon mcp [--session NAME | OPTIONS]`: a Model Context Protocol server on
  * stdin/stdout (JSON-RPC 2.0, one message a line) whose tools run commands in a cordon
  * session. Owns the options, the session it starts for itself (as `cordon session start`
- * would, owned by this process, stopped when stdin ends or a TERM/INT/HUP comes), the reading
+ * would, owned by this process, stopped when stdin ends or a TERM/INT/HUP comes; when it ends
+ * by itself, by its idle timeout or lifetime, the server ends too, with one line), the reading
  * of stdin (framing, the size bound, malformed messages), the lifecycle (initialize and the
  * revision negotiated, ping) and the dispatch: each tools/call runs on a thread of its own so
  * that stdin is read on while it runs (the answer to an elicitation it waits for comes there).
- * Uses mcp_wire, mcp_tools, client_session (stopping the session), base. Must never: write
+ * Uses mcp_wire, mcp_tools, client_session (stopping the session), client_call and
+ * client_record (watching its end, and why), base. Must never: write
  * anything but protocol messages on stdout, or stop a session it did not start. */
 #include "mcp/mcp.h"
 #include "base/log.h"
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,7 +32,10 @@
 #include "base/self_path.h"
 #include "base/session_socket.h"
 #include "base/util.h"
+#include "client/client_call.h"
 #include "client/client_http.h"
+#include "client/client_record.h"
+#include "client/client_reply.h"
 #include "client/client_session.h"
 #include "mcp/mcp_tools.h"
 #include "mcp/mcp_wire.h"
@@ -59,7 +65,9 @@ static void usage(void)
         "  --session NAME  use the running session NAME (it keeps running afterwards)\n"
         "  OPTIONS         without --session: start a session of its own with these options of\n"
         "                  cordon session start (cordon session start --help lists them), in the\n"
-        "                  current directory; it ends when stdin ends or on TERM, INT or HUP\n"
+        "                  current directory; it ends when stdin ends or on TERM, INT or HUP;\n"
+        "                  when it ends by itself (--idle-timeout, --max-lifetime), so does\n"
+        "                  cordon mcp, with one line on stderr saying why\n"
         "Questions for a person (a network destination no rule allows, a re-run outside the\n"
         "sandbox) go to the client as elicitation requests; without that capability, denied.\n"
         "Diagnostics go to stderr; stdout carries only protocol messages.\n",
@@ -140,6 +148,39 @@ static int probe_session(const char *name)
 out:
     chttp_close(&h);
     return status;
+}
+
+/* A descriptor that becomes readable when session `name`'s controller ends (pidfd_open of the
+ * pid it reports), or -1 (no answer, or a kernel before 5.3): then nothing watches it. */
+static int watch_session_end(const char *name)
+{
+    struct chttp h;
+    char err[256];
+    long long pid = 0;
+    struct json_value *v = ccall_json(&h, name, "GET", "/v1/session", NULL, err, sizeof err);
+    int fd = -1;
+    if (v && reply_int(v, "pid", &pid) && pid > 0)
+        fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    if (fd < 0)
+        fprintf(stderr,
+                "cordon: mcp: cannot watch session '%s' for its end (%s): once it ends, tool "
+                "calls say so\n",
+                name, v ? strerror(errno) : err);
+    json_free(v);
+    chttp_close(&h);
+    return fd;
+}
+
+/* Our session ended by itself (idle timeout, lifetime): one line with why, from its record. */
+static void say_session_ended(const char *name)
+{
+    struct crecord r;
+    char ended[160] = "ended";
+    if (crecord_read(name, &r)) {
+        crecord_describe(&r, ended, sizeof ended);
+        crecord_free(&r);
+    }
+    fprintf(stderr, "cordon: mcp: session '%s' %s: stopping\n", name, ended);
 }
 
 /* initialize ---------------------------------------------------------------------------- */
@@ -332,16 +373,19 @@ drop:
 
 /* The read loop ------------------------------------------------------------------------- */
 
-/* Reads stdin until it ends or a signal in sfd comes. */
-static void serve(int sfd)
+/* Reads stdin until it ends, a signal in sfd comes or (end_fd >= 0) the session ends: true
+ * for the last. */
+static bool serve(int sfd, int end_fd)
 {
+    bool session_ended = false;
     size_t cap = 64 * 1024, len = 0;
     char *buf = xmalloc(cap);
     bool skipping = false; /* inside a line over the bound: dropped up to its '\n' */
     for (;;) {
-        struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
-                              {.fd = sfd, .events = POLLIN}};
-        if (poll(p, 2, -1) < 0) {
+        struct pollfd p[3] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                              {.fd = sfd, .events = POLLIN},
+                              {.fd = end_fd, .events = POLLIN}};
+        if (poll(p, end_fd >= 0 ? 3 : 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
             fprintf(stderr, "cordon: mcp: poll: %s\n", strerror(errno));
@@ -351,6 +395,10 @@ static void serve(int sfd)
             struct signalfd_siginfo si;
             if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
                 fprintf(stderr, "cordon: mcp: %s: stopping\n", strsignal((int)si.ssi_signo));
+            break;
+        }
+        if (end_fd >= 0 && p[2].revents) {
+            session_ended = true;
             break;
         }
         if (!p[0].revents)
@@ -399,6 +447,14 @@ static void serve(int sfd)
         }
     }
     free(buf);
+    return session_ended;
+}
+
+/* Give the calls in flight a moment to answer (their streams end with the session's). */
+static void wait_calls(void)
+{
+    for (int i = 0; i < 100 && atomic_load(&calls_running) > 0; i++)
+        (void)poll(NULL, 0, 50);
 }
 
 int mcp_main(int argc, char **argv, const char *version)
@@ -473,11 +529,20 @@ int mcp_main(int argc, char **argv, const char *version)
         fprintf(stderr, "cordon: mcp: serving session '%s'\n", own_name);
     }
     server.session = session ? session : own_name;
-    serve(sfd);
+    /* Our own session may end by itself (--idle-timeout, --max-lifetime): then so do we, rather
+     * than answer every later call with an error. One started by others is theirs to end. */
+    int end_fd = session ? -1 : watch_session_end(own_name);
+    bool ended = serve(sfd, end_fd);
+    if (ended) {
+        wait_calls();
+        say_session_ended(own_name);
+    }
     mcp_watch_stop();
     mcp_wire_shutdown();
-    if (!session && csess_stop(own_name) != 0)
+    if (!session && !ended && csess_stop(own_name) != 0)
         status = CORDON_EXIT_SETUP;
+    if (end_fd >= 0)
+        close(end_fd);
     mcp_wire_close();
 out:
     close(sfd);

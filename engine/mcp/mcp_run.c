@@ -139,6 +139,11 @@ static int on_line(void *ctx, const char *line, size_t len)
             stop_async(r->s, ev.pid);
         break;
     }
+    case NDJSON_SESSION_ENDED:
+        json_buf_printf(&r->notes, "cordon: the session ended (%s) while the command ran\n",
+                        ev.reason);
+        break;
+    case NDJSON_DROPPED:
     case NDJSON_OTHER:
         break;
     }

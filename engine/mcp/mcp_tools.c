@@ -84,16 +84,18 @@ static const struct tool tools[] = {
     {"read_log",
      "Read a background job's log (its stdout and stderr). offset skips that many bytes (pass "
      "the previous result's next_offset to read only what is new); tail_lines keeps only the "
-     "last N lines; wait (seconds, at most 60), when the log has nothing after offset, waits "
-     "that long for the job's next output and returns as soon as some comes or the job has "
-     "ended. At most 64 KiB come back: the first and last 32 KiB when the log is longer, as "
-     "the result says.",
+     "last N lines; wait_seconds (at most 60), when the log has nothing after offset, waits "
+     "that long for the job's next output and returns as soon as some comes, the job has "
+     "ended (with its exit status) or the session has (with the reason). At most 64 KiB come "
+     "back: the first and last 32 KiB when the log is longer, as the result says.",
      "{\"type\":\"object\",\"properties\":{"
      "\"pid\":{\"type\":\"integer\",\"minimum\":1},"
      "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"bytes to skip\"},"
      "\"tail_lines\":{\"type\":\"integer\",\"minimum\":1},"
-     "\"wait\":{\"type\":\"number\",\"minimum\":0,\"maximum\":60,\"description\":\"seconds "
-     "to wait for new output when there is none after offset\"}},"
+     "\"wait_seconds\":{\"type\":\"number\",\"minimum\":0,\"maximum\":60,\"description\":"
+     "\"seconds to wait for new output when there is none after offset\"},"
+     "\"wait\":{\"type\":\"number\",\"minimum\":0,\"maximum\":60,\"deprecated\":true,"
+     "\"description\":\"deprecated: the former name of wait_seconds\"}},"
      "\"required\":[\"pid\"],\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"integer\"},"
      "\"size\":{\"type\":\"integer\",\"description\":\"the log's bytes as read\"},"
@@ -268,9 +270,10 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
                 return -1;
             }
             a->has_offset = true;
-        } else if (strcmp(k, "wait") == 0) {
+        } else if (strcmp(k, "wait_seconds") == 0 || strcmp(k, "wait") == 0) {
+            /* "wait" is the deprecated name: the same value, under either name */
             if (v->type != JSON_NUMBER || !(v->number >= 0) || v->number > MCP_LOG_WAIT_MAX) {
-                snprintf(err, errlen, "wait must be a number of seconds from 0 to %d",
+                snprintf(err, errlen, "%s must be a number of seconds from 0 to %d", k,
                          MCP_LOG_WAIT_MAX);
                 return -1;
             }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,12 +75,15 @@ int job_log_append(struct job_log *l, const char *data, size_t n)
     if (l->fd < 0)
         return 0;
     size_t half = l->cap / 2;
-    if (n > half) { /* only the newest half of the cap of this write can stay */
+    bool cut = n > half;
+    if (cut) { /* only the newest half of the cap of this write can stay */
         l->dropped += n - half;
         data += n - half;
         n = half;
     }
-    if (l->size + n > l->cap) {
+    /* a cut write drops what came before it too, and needs the marker even when the file has
+     * room (a first write of more than half the cap) */
+    if (cut || l->size + n > l->cap) {
         uint64_t keep = half > n ? half - n : 0;
         if (keep > l->size)
             keep = l->size;

@@ -7,17 +7,24 @@
  * to send were dropped, it says how many in one line and goes on with what is there.
  * Asked for, it starts at the last N lines (tail) and goes on with what the job writes next
  * (follow) until the job has ended and its output is drained, the client leaves or the
- * session ends. */
+ * session ends.
+ * Bounded: at most API_LOG_STREAMS_MAX streams per session (the next is a 429 in one line);
+ * each holds one chunk and never more than STREAM_HIGH_WATER queued for its client, so a
+ * follower that reads slowly is sent less often, not buffered for: while it lags, what the
+ * log's cap drops is not sent to it, and it gets one line (or a dropped event) saying how much. */
 #ifndef CORDON_LOG_STREAM_H
 #define CORDON_LOG_STREAM_H
 #include <stdbool.h>
 
 #include "session/session_jobs.h"
 
-/* What a reader asked for: tail < 0 is the whole log. */
+/* What a reader asked for: tail < 0 is the whole log. ndjson: the bytes as output events,
+ * and, last, the job's exit event once it has ended and a session_ended event when the
+ * session's end closed the stream (docs/session-api.md). */
 struct log_query {
     long tail;
     bool follow;
+    bool ndjson;
 };
 
 /* Answer req with j's log (j is a background job with a log). */

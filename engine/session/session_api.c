@@ -257,7 +257,7 @@ static void route_publish(struct session *s, struct api_request *req)
     json_free(v);
 }
 
-/* GET /v1/jobs/PID/log[?tail=N][&follow=1]. */
+/* GET /v1/jobs/PID/log[?tail=N][&follow=1][&format=ndjson]. */
 static void route_log(struct session *s, struct api_request *req, long pid)
 {
     struct log_query q = {.tail = -1};
@@ -283,6 +283,14 @@ static void route_log(struct session *s, struct api_request *req, long pid)
         return;
     }
     q.follow = follow && strcmp(follow, "1") == 0;
+    const char *format = api_query(req, "format");
+    if (format && strcmp(format, "ndjson") != 0 && strcmp(format, "text") != 0) {
+        api_respond_error(req, 400,
+                          "format must be text (the log's bytes) or ndjson (events), not '%.32s'",
+                          format);
+        return;
+    }
+    q.ndjson = format && strcmp(format, "ndjson") == 0;
     session_op_log(s, req, pid, &q);
 }
 

@@ -154,10 +154,15 @@ void approvers_expiry_warning(struct session *s, const char *reason, double left
 
 void approvers_end(struct session *s)
 {
+    struct json_buf b = {0};
+    session_ended_event(s, &b); /* why the stream ends, when the session's end closes it */
     while (s->approvers) {
         struct approver *a = s->approvers;
         api_on_gone(a->req, NULL, NULL);
+        if (b.len)
+            api_stream_write(a->req, b.data, b.len);
         api_stream_end(a->req);
         unlink_approver(s, a);
     }
+    json_buf_free(&b);
 }

@@ -518,11 +518,11 @@ void session_init_gone(struct session *s)
     ev_timer_stop(s->loop, &s->guard_t);
     ev_io_stop(s->loop, &s->watch_w);
     session_guard_check(s, NULL, true); /* the last word of what ran in the background */
-    approvers_end(s);                   /* their streams end: `cordon approve --watch` returns */
     if (!s->shutting_down) {
         LOG_E("session", "the sandbox's init ended unexpectedly: the session is over");
         s->end_reason = SESSION_END_FAILED;
     }
+    approvers_end(s); /* their streams end with the reason: `cordon approve --watch` returns */
     session_expiry_stop(s);
     /* Everything in the sandbox died with init: settle every job and every waiting client. */
     double now = clock_wall_s();

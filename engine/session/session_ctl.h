@@ -91,6 +91,10 @@ const char *session_end_name(enum session_end reason);
 void session_shut_down(struct session *s, enum session_end reason, const char *why);
 /* The reason the session ended or is ending (SESSION_END_NONE while it runs). */
 enum session_end session_end_reason(const struct session *s);
+struct json_buf;
+/* Append the session_ended event line ({"event":"session_ended","session","reason"} and '\n')
+ * to b when the session is ending or has ended: the last line of a stream its end closes. */
+void session_ended_event(const struct session *s, struct json_buf *b);
 /* init exited (the controller reaped it). */
 void session_init_gone(struct session *s);
 /* Persist the job state if it changed since the last call (after each loop round). */

@@ -173,10 +173,10 @@ static void left_json(struct json_buf *b, const struct job *j)
     json_buf_lit(b, "]");
 }
 
-/* The status the API reports: 124 for a command its timeout ended, as `cordon exec` and GNU
- * timeout say (docs/exit-status.md); `signal` still names the signal that ended it. The job
- * keeps its real status for the refusal hook and supervision. */
-static int job_exit_status(const struct job *j)
+/* 124 for a command its timeout ended, as `cordon exec` and GNU timeout say
+ * (docs/exit-status.md); `signal` still names the signal that ended it. The job keeps its real
+ * status for the refusal hook and supervision. */
+int job_exit_status(const struct job *j)
 {
     return j->timed_out ? CORDON_EXIT_TIMEOUT : j->exit_code;
 }
@@ -527,7 +527,9 @@ void job_finish_stream(struct job *j)
         json_buf_cstr_or_null(&b, r->reason);
         json_buf_lit(&b, "}");
     }
-    json_buf_lit(&b, "]}");
+    json_buf_lit(&b, "]}\n");
+    session_ended_event(j->s, &b); /* the session's end stopped it: say why, last */
+    b.len--;                       /* job_stream_event adds the last newline */
     job_stream_event(j, &b);
     api_on_gone(j->req, NULL, NULL);
     api_stream_end(j->req);

@@ -187,6 +187,8 @@ bool job_running(const struct job *j);
 bool job_streaming(const struct job *j);
 /* The pid a job is known by: its first run's (its log's name), whatever pid a restart got. */
 pid_t job_shown_pid(const struct job *j);
+/* The exit status the API reports for an ended job (124 after its timeout). */
+int job_exit_status(const struct job *j);
 /* One job as the API lists it (GET /v1/jobs, a stop's answer). */
 void job_json(struct json_buf *b, const struct job *j);
 /* Listed by GET /v1/jobs: every background job, foreground commands still running, and

@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/json_write.h"
 #include "base/log.h"
+#include "base/session_protocol.h"
 #include "session/session_jobs.h"
 #include "sandbox/init_wire.h"
 #include "base/util.h"
@@ -266,6 +268,18 @@ const char *session_end_name(enum session_end reason)
 enum session_end session_end_reason(const struct session *s)
 {
     return s->end_reason;
+}
+
+void session_ended_event(const struct session *s, struct json_buf *b)
+{
+    const char *reason = session_end_name(s->end_reason);
+    if (!reason)
+        return;
+    json_buf_lit(b, "{\"" API_EVENT "\":\"" API_EVENT_SESSION_ENDED "\",\"session\":");
+    json_buf_cstr_or_null(b, s->p.name);
+    json_buf_lit(b, ",\"" API_FIELD_REASON "\":");
+    json_buf_cstr_or_null(b, reason);
+    json_buf_lit(b, "}\n");
 }
 
 void session_shut_down(struct session *s, enum session_end reason, const char *why)

@@ -314,6 +314,22 @@ static void test_events(void)
     CHECK_EQ_INT(decode("{\"event\":\"progress\",\"x\":[1]}", &ev, err, sizeof err), 0);
     CHECK(ev.kind == NDJSON_OTHER);
     ndjson_event_free(&ev);
+
+    /* a job log's events (format=ndjson): output without a stream is ours to print */
+    CHECK_EQ_INT(decode("{\"event\":\"output\",\"data\":\"line\\n\"}", &ev, err, sizeof err), 0);
+    CHECK(ev.kind == NDJSON_OUTPUT && ev.fd == 1 && ev.len == 5 &&
+          memcmp(ev.data, "line\n", 5) == 0);
+    ndjson_event_free(&ev);
+
+    CHECK_EQ_INT(decode("{\"event\":\"dropped\",\"bytes\":63488}", &ev, err, sizeof err), 0);
+    CHECK(ev.kind == NDJSON_DROPPED && ev.bytes == 63488);
+    ndjson_event_free(&ev);
+
+    CHECK_EQ_INT(decode("{\"event\":\"session_ended\",\"session\":\"web\",\"reason\":\"lifetime\"}",
+                        &ev, err, sizeof err),
+                 0);
+    CHECK(ev.kind == NDJSON_SESSION_ENDED && strcmp(ev.reason, "lifetime") == 0);
+    ndjson_event_free(&ev);
 }
 
 static void test_bad_events(void)
@@ -329,6 +345,10 @@ static void test_bad_events(void)
         "{\"event\":\"exit\",\"exit_code\":256}",
         "{\"event\":\"exit\",\"exit_code\":1.5}",
         "{\"event\":\"exit\",\"exit_code\":0,\"timed_out\":\"yes\"}",
+        "{\"event\":\"output\",\"stream\":1,\"data\":\"x\"}",
+        "{\"event\":\"dropped\"}",
+        "{\"event\":\"dropped\",\"bytes\":-1}",
+        "{\"event\":\"session_ended\",\"session\":\"web\"}",
     };
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         struct ndjson_event ev;

@@ -171,6 +171,46 @@ for _, who in ipairs({ { name = "root" }, { name = "uid 65534", uid = NOBODY } }
             assert_ended(s, "lifetime")
         end)
 
+        it("clients connected when the lifetime ends are told why, in one line", function()
+            local s = session({ "--max-lifetime", "4", "--expiry-warning", "0" })
+            local r = ok(cli(s, { "exec", s.name, "--background", "--", "while :; do echo tick; sleep 0.2; done" }))
+            local pid = assert(r.stdout:match("PID: (%d+)"), h.describe(r))
+            local dir = h.tmpdir()
+            if who.uid then h.sh_ok(("chown %d %s"):format(who.uid, h.quote(dir))) end
+            -- each client in the background: its stdout, stderr and exit status in dir
+            local function connect(tag, args, stdin)
+                local line = h.command_line(args, { env = s.opts.env, uid = s.opts.uid,
+                    home = s.opts.home, timeout = 90 })
+                h.spawn("sh -c " .. h.quote(("cd %s && %s <%s >%s/%s.out 2>%s/%s.err; echo $? >%s/%s.rc"):format(
+                    h.quote(s.opts.cwd), line, stdin, dir, tag, dir, tag, dir, tag)))
+            end
+            connect("logs", { "logs", s.name, pid, "--follow" }, "/dev/null")
+            connect("exec", { "exec", s.name, "--", "sleep 60" }, "/dev/null")
+            -- an approver's stdin stays open (its end would end it first): a fifo kept open
+            local fifo = dir .. "/stdin"
+            h.sh_ok("mkfifo -m 0666 " .. h.quote(fifo))
+            h.spawn("sh -c " .. h.quote("exec sleep 60 >" .. h.quote(fifo)))
+            connect("watch", { "approve", "--watch", s.name }, fifo)
+            assert(ended(s), "the session outlived its lifetime")
+            for _, tag in ipairs({ "logs", "exec", "watch" }) do
+                assert(h.wait_for(function() return h.read_file(dir .. "/" .. tag .. ".rc") ~= nil end, 30),
+                    tag .. " did not end with the session")
+            end
+            local function said(tag) return h.read_file(dir .. "/" .. tag .. ".err") or "" end
+            -- the follower saw lines before the end, then the reason, and 125
+            assert.matches("^tick\n", h.read_file(dir .. "/logs.out") or "")
+            assert.are.equal("125\n", h.read_file(dir .. "/logs.rc"), said("logs"))
+            assert.are.equal("cordon: logs: session '" .. s.name .. "' ended (lifetime) while the log was followed\n",
+                said("logs"))
+            -- the exec's status stays its command's: the TERM of the session's stop
+            assert.are.equal("143\n", h.read_file(dir .. "/exec.rc"), said("exec"))
+            assert.are.equal("cordon: exec: session '" .. s.name .. "' ended (lifetime) while the command ran\n",
+                said("exec"))
+            assert.are.equal("0\n", h.read_file(dir .. "/watch.rc"), said("watch"))
+            assert.matches("cordon: session '" .. s.name .. "' has ended (lifetime)\n",
+                h.read_file(dir .. "/watch.out") or "", 1, true)
+        end)
+
         it("an approver is told before the lifetime ends the session", function()
             local s = session({ "--max-lifetime", "3", "--expiry-warning", "2" })
             local dir = h.tmpdir()
@@ -227,33 +267,30 @@ end
 describe("session expiry through cordon mcp", function()
     after_each(h.cleanup)
 
-    it("cordon mcp passes --idle-timeout to its session, and its tools say why it ended", function()
+    it("cordon mcp passes --idle-timeout to its session, and ends with it saying why", function()
         local runtime, ws = h.runtime_dir(), h.workspace()
-        local line = "cd " .. h.quote(ws) .. " && exec " ..
-            h.command_line({ "mcp", "--idle-timeout", "2" }, { env = { XDG_RUNTIME_DIR = runtime }, timeout = 150 })
-        local rpc = function(id, method, params)
-            return { send_json = { jsonrpc = "2.0", id = id, method = method, params = params } }
-        end
-        local steps = {
-            rpc(1, "initialize", { protocolVersion = "2025-06-18", capabilities = { roots = {} },
-                clientInfo = { name = "expiry-spec", version = "1" } }), { expect = 1, as = "init" },
-            -- idle past the timeout and its grace, with the server still there
-            { spawn = "sleep 8", as = "pause" }, { wait_spawned = "pause" },
-            rpc(2, "tools/call", { name = "session_status", arguments = {} }), { expect = 2, as = "status" },
-            { close = true },
-        }
-        local script = h.tmpdir() .. "/script.json"
-        h.write_file(script, cjson.encode(steps))
-        local r = h.sh(h.join({ h.python, h.fixtures .. "/mcp/raw_client.py", script, "--" }) .. " " .. h.quote(line))
-        local okj, rep = pcall(cjson.decode, r.stdout)
-        assert(okj and type(rep) == "table", "raw_client.py failed\n" .. h.describe(r))
-        local status = rep.kept and rep.kept.status
-        assert(status, r.stdout)
-        local text = {}
-        for _, c in ipairs(status.result and status.result.content or {}) do text[#text + 1] = c.text or "" end
-        text = table.concat(text)
-        assert.is_true(status.result.isError, r.stdout)
-        assert.matches("is not running (it ended at ", text, 1, true)
-        assert.matches("(idle))", text, 1, true)
+        local dir = h.tmpdir()
+        -- stdin stays open (a client that is still there): only the session's end may end it
+        local fifo = dir .. "/stdin"
+        h.sh_ok("mkfifo " .. h.quote(fifo))
+        h.spawn("sh -c " .. h.quote(("exec >%s; printf '%%s\\n' %s; exec sleep 60"):format(
+            h.quote(fifo), h.quote(cjson.encode({ jsonrpc = "2.0", id = 1, method = "initialize",
+                params = { protocolVersion = "2025-06-18", capabilities = {},
+                    clientInfo = { name = "expiry-spec", version = "1" } } })))))
+        local line = ("cd %s && %s <%s >%s 2>%s; echo $? >%s"):format(
+            h.quote(ws),
+            h.command_line({ "mcp", "--idle-timeout", "2", "--expiry-warning", "0" },
+                { env = { XDG_RUNTIME_DIR = runtime }, timeout = 90 }),
+            h.quote(fifo), h.quote(dir .. "/out"), h.quote(dir .. "/err"), h.quote(dir .. "/rc"))
+        h.spawn("sh -c " .. h.quote(line))
+        assert(h.wait_for(function() return h.read_file(dir .. "/rc") ~= nil end, 50),
+            "cordon mcp outlived its idle session: " .. (h.read_file(dir .. "/err") or ""))
+        local err = h.read_file(dir .. "/err") or ""
+        assert.are.equal("0\n", h.read_file(dir .. "/rc"), err)
+        assert.matches("cordon: mcp: session 'mcp%-%d+' ended at [^\n]* %(idle%): stopping\n", err)
+        -- the initialize was answered, and nothing else came on stdout
+        local out = h.read_file(dir .. "/out") or ""
+        assert.are.equal(1, select(2, out:gsub("\n", "")), out)
+        assert.are.equal(1, cjson.decode(out).id)
     end)
 end)

@@ -11,10 +11,10 @@ Owns the package's public names (re-exported from cordon.session, cordon.aio, co
 cordon.errors) and __version__, the cordon release it belongs to (the build writes it into
 cordon/_version.py; from a checkout it is read from the engine's CMakeLists.txt). Uses only the standard library. Must never: import anything outside it.
 """
-from .errors import APIError, CordonError, SessionNotFound, StartError
+from .errors import APIError, CordonError, SessionEnded, SessionNotFound, StartError
 from .session import BackgroundJob, Session, find_cordon, socket_dir, socket_path
-from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Grant, Job, Output,
-                    Refusal, SessionInfo, Settled, Started, UnknownEvent)
+from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Dropped, Event, ExecResult, Exit, Grant, Job,
+                    Output, Refusal, SessionEndedEvent, SessionInfo, Settled, Started, UnknownEvent)
 
 from .aio import AsyncBackgroundJob, AsyncSession
 
@@ -39,7 +39,7 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = [
-    "APIError", "Answer", "AsyncBackgroundJob", "AsyncSession", "Approval", "ApprovalAsked", "ApprovalEvent", "BackgroundJob", "CordonError", "Event",
-    "ExecResult", "Exit", "Job", "Output", "Refusal", "Session", "SessionInfo", "SessionNotFound", "Settled",
+    "APIError", "Answer", "AsyncBackgroundJob", "AsyncSession", "Approval", "ApprovalAsked", "ApprovalEvent", "BackgroundJob", "CordonError", "Dropped", "Event",
+    "ExecResult", "Exit", "Job", "Output", "Refusal", "Session", "SessionEnded", "SessionEndedEvent", "SessionInfo", "SessionNotFound", "Settled",
     "StartError", "Started", "UnknownEvent", "find_cordon", "socket_dir", "socket_path",
 ]

@@ -21,11 +21,11 @@ from types import TracebackType
 from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from ._options import start_args
-from .errors import APIError, CordonError, SessionNotFound
+from .errors import APIError, CordonError, SessionEnded, SessionNotFound
 from .session import HomeMode, PathArg, _check_name, find_cordon, socket_path, start_error
 from ._http import remove_stale
-from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Grant, Job, Output,
-                    SessionInfo, Settled, Started, event_from_json)
+from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Dropped, Event, ExecResult, Exit, Grant, Job,
+                    Output, SessionEndedEvent, SessionInfo, Settled, Started, event_from_json)
 
 _MAX_HEAD = 64 * 1024
 _ANSWERS = ("once", "session", "deny")
@@ -159,8 +159,11 @@ class AsyncBackgroundJob:
     def __repr__(self) -> str:
         return "AsyncBackgroundJob(pid=%d, log=%r)" % (self.pid, self.log)
 
-    async def logs(self, tail: Optional[int] = None) -> str:
-        return await self.session.logs(self.pid, tail=tail)
+    async def logs(self, tail: Optional[int] = None, follow: bool = False) -> str:
+        return await self.session.logs(self.pid, tail=tail, follow=follow)
+
+    def follow(self, tail: Optional[int] = None) -> AsyncIterator[Event]:
+        return self.session.follow_logs(self.pid, tail=tail)
 
     async def stop(self) -> Job:
         return await self.session.stop(self.pid)
@@ -380,6 +383,7 @@ class AsyncSession:
         exit_ev: Optional[Exit] = None
         approvals: List[Approval] = []
         settled: List[Settled] = []
+        ended: Optional[str] = None
         lines = resp.lines()
         try:
             async for line in lines:
@@ -394,11 +398,15 @@ class AsyncSession:
                     approvals.append(ev.approval)
                 elif isinstance(ev, Settled):
                     settled.append(ev)
+                elif isinstance(ev, SessionEndedEvent):
+                    ended = ev.reason
         except asyncio.CancelledError:
             await self._stop_cancelled(resp, pid)
             raise
         finally:
             resp.close()
+        if ended is not None and (exit_ev is None or exit_ev.stopped):  # its end stopped the command
+            raise SessionEnded(self.name, ended, "the command ran")
         if exit_ev is None:
             raise CordonError("session '%s' ended the exec of %r before its exit event" % (self.name, command))
         return ExecResult(command=command, pid=exit_ev.pid or pid, exit_code=exit_ev.exit_code,
@@ -459,8 +467,36 @@ class AsyncSession:
         lines = data.splitlines(keepends=True)
         return b"".join(lines[-tail:])
 
-    async def logs(self, pid: int, tail: Optional[int] = None) -> str:
-        return (await self.logs_bytes(pid, tail)).decode("utf-8", "replace")
+    async def logs(self, pid: int, tail: Optional[int] = None, follow: bool = False) -> str:
+        """As Session.logs: with follow, returned once the job has ended."""
+        if not follow:
+            return (await self.logs_bytes(pid, tail)).decode("utf-8", "replace")
+        out = bytearray()
+        async for ev in self.follow_logs(pid, tail=tail):
+            if isinstance(ev, Output):
+                out += ev.data
+            elif isinstance(ev, Dropped):
+                out += b"%s[cordon: %d bytes of this log were dropped while it was read]\n" % (
+                    b"\n" if out and not out.endswith(b"\n") else b"", ev.bytes)
+        return out.decode("utf-8", "replace")
+
+    async def follow_logs(self, pid: int, tail: Optional[int] = None) -> AsyncIterator[Event]:
+        """As Session.follow_logs: Output events (stream "log"), Dropped, the job's Exit last;
+        SessionEnded when the session ends first. Leaving the loop closes the connection."""
+        if tail is not None and (not isinstance(tail, int) or tail < 0):
+            raise ValueError("tail must be a number of lines >= 0, not %r" % (tail,))
+        path = "/v1/jobs/%d/log?follow=1&format=ndjson" % int(pid)
+        if tail is not None:
+            path += "&tail=%d" % tail
+        resp = await self._open("GET", path)
+        try:
+            async for line in resp.lines():
+                ev = event_from_json(self._decode(line))
+                if isinstance(ev, SessionEndedEvent):
+                    raise SessionEnded(self.name, ev.reason, "the log was followed")
+                yield ev
+        finally:
+            resp.close()
 
     async def stop(self, pid: int) -> Job:
         return Job.from_json(await self._json("POST", "/v1/jobs/%d/stop" % int(pid)))
@@ -522,7 +558,10 @@ class AsyncSession:
                 raise CordonError("session '%s' cannot be watched for approvals (GET /v1/approvals?watch=1 answered "
                                   "%s, not a stream): its cordon is older than this client" % (self.name, ctype or "?"))
             async for line in resp.lines():
-                yield ApprovalEvent.from_json(self._decode(line))
+                d = self._decode(line)
+                if d.get("event") == "session_ended":
+                    raise SessionEnded(self.name, str(d.get("reason", "")), "approvals were watched")
+                yield ApprovalEvent.from_json(d)
         finally:
             resp.close()
 

@@ -61,6 +61,17 @@ class SessionNotFound(CordonError):
         self.ended = ended
 
 
+class SessionEnded(CordonError):
+    """The session ended while this client was connected to it (an exec, a followed log, a
+    watch of approvals): `reason` is why ("idle", "lifetime", "stopped", "owner exited", ...),
+    as the stream's last event said."""
+
+    def __init__(self, name: str, reason: str, during: str) -> None:
+        super().__init__("session '%s' ended (%s) while %s" % (name, reason, during))
+        self.name = name
+        self.reason = reason
+
+
 class APIError(CordonError):
     """The session answered a 4xx/5xx status: `status` and the API's one-line `message`.
 

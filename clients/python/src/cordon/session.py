@@ -26,9 +26,9 @@ from typing import Any, Callable, Deque, Dict, Generator, List, Mapping, Optiona
 
 from ._http import Conn, Response, Transport
 from ._options import start_args
-from .errors import APIError, CordonError, SessionNotFound, StartError
-from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Event, ExecResult, Exit, Grant, Job, Output,
-                    SessionInfo, Settled, Started, event_from_json)
+from .errors import APIError, CordonError, SessionEnded, SessionNotFound, StartError
+from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Dropped, Event, ExecResult, Exit, Grant, Job,
+                    Output, SessionEndedEvent, SessionInfo, Settled, Started, event_from_json)
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 _ANSWERS = ("once", "session", "deny")
@@ -95,8 +95,11 @@ class BackgroundJob:
     def __repr__(self) -> str:
         return "BackgroundJob(pid=%d, log=%r)" % (self.pid, self.log)
 
-    def logs(self, tail: Optional[int] = None) -> str:
-        return self.session.logs(self.pid, tail=tail)
+    def logs(self, tail: Optional[int] = None, follow: bool = False) -> str:
+        return self.session.logs(self.pid, tail=tail, follow=follow)
+
+    def follow(self, tail: Optional[int] = None) -> Generator[Event, None, None]:
+        return self.session.follow_logs(self.pid, tail=tail)
 
     def stop(self) -> Job:
         return self.session.stop(self.pid)
@@ -283,6 +286,7 @@ class Session:
         exit_ev: Optional[Exit] = None
         approvals: List[Approval] = []
         settled: List[Settled] = []
+        ended: Optional[str] = None
         for ev in self.stream(command, timeout=timeout, turn=turn):
             if isinstance(ev, Output):
                 if ev.stream == "stderr":
@@ -301,6 +305,10 @@ class Session:
                 settled.append(ev)
             elif isinstance(ev, Started):
                 pid = ev.pid
+            elif isinstance(ev, SessionEndedEvent):
+                ended = ev.reason
+        if ended is not None and (exit_ev is None or exit_ev.stopped):  # its end stopped the command
+            raise SessionEnded(self.name, ended, "the command ran")
         if exit_ev is None:
             raise CordonError("session '%s' ended the exec of %r before its exit event" % (self.name, command))
         return ExecResult(command=command, pid=exit_ev.pid or pid, exit_code=exit_ev.exit_code,
@@ -352,8 +360,37 @@ class Session:
             keep.append(partial)
         return b"".join(keep)
 
-    def logs(self, pid: int, tail: Optional[int] = None) -> str:
-        return self.logs_bytes(pid, tail).decode("utf-8", "replace")
+    def logs(self, pid: int, tail: Optional[int] = None, follow: bool = False) -> str:
+        """A background job's log as it is now (with tail, its last `tail` lines); with follow,
+        and what the job writes next, returned once the job has ended (SessionEnded when the
+        session ends first)."""
+        if not follow:
+            return self.logs_bytes(pid, tail).decode("utf-8", "replace")
+        out = bytearray()
+        for ev in self.follow_logs(pid, tail=tail):
+            if isinstance(ev, Output):
+                out += ev.data
+            elif isinstance(ev, Dropped):
+                out += b"%s[cordon: %d bytes of this log were dropped while it was read]\n" % (
+                    b"\n" if out and not out.endswith(b"\n") else b"", ev.bytes)
+        return out.decode("utf-8", "replace")
+
+    def follow_logs(self, pid: int, tail: Optional[int] = None) -> Generator[Event, None, None]:
+        """GET /v1/jobs/PID/log?follow=1&format=ndjson: the log (from its last `tail` lines, when
+        given) and then what the job writes, as Output events (stream "log") as they come; a
+        Dropped event where the log's cap dropped bytes not yet sent; the job's Exit last, once
+        it has ended. The session's end raises SessionEnded with its reason. Leaving the loop
+        early closes the connection; the job runs on."""
+        if tail is not None and (not isinstance(tail, int) or tail < 0):
+            raise ValueError("tail must be a number of lines >= 0, not %r" % (tail,))
+        path = "/v1/jobs/%d/log?follow=1&format=ndjson" % int(pid)
+        if tail is not None:
+            path += "&tail=%d" % tail
+        c, resp = self._t.open("GET", path)
+        for ev in self._events(c, resp):
+            if isinstance(ev, SessionEndedEvent):
+                raise SessionEnded(self.name, ev.reason, "the log was followed")
+            yield ev
 
     def stop(self, pid: int) -> Job:
         """Stops a job's process group (TERM, then KILL after the grace period); returns the job."""
@@ -412,8 +449,8 @@ class Session:
     def watch_approvals(self) -> Generator[ApprovalEvent, None, None]:
         """GET /v1/approvals?watch=1: subscribes as an approver. Yields "subscribed" first, then
         every question as it is asked ("question"; the ones pending then come at once) and its
-        outcome ("settled"), until the session stops or the loop is left (which closes the
-        connection and unsubscribes). With no approver subscribed, the session denies every
+        outcome ("settled"), until the loop is left (which closes the connection and
+        unsubscribes) or the session ends (SessionEnded, with its reason). With no approver subscribed, the session denies every
         question at once; answer each with answer(ev.approval.id, ...), from a person."""
         c, resp = self._t.open("GET", "/v1/approvals?watch=1")
         ctype = (resp.getheader("Content-Type") or "").split(";")[0].strip()
@@ -429,5 +466,7 @@ class Session:
                 d = json.loads(line)
             except ValueError:
                 raise CordonError("session '%s' sent a line that is not JSON: %r" % (self.name, line[:200])) from None
+            if isinstance(d, dict) and d.get("event") == "session_ended":
+                raise SessionEnded(self.name, str(d.get("reason", "")), "approvals were watched")
             if isinstance(d, dict):
                 yield ApprovalEvent.from_json(d)

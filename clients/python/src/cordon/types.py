@@ -135,6 +135,7 @@ class ApprovalEvent:
     answer: Optional[str]
     by: Optional[str]
     session: Optional[str]
+    reason: Optional[str] = None  # "expiring": why the session will end
     raw: Json = field(repr=False, default_factory=dict)
 
     @classmethod
@@ -146,7 +147,7 @@ class ApprovalEvent:
             ident = approval.id
         return cls(event=str(d.get("event", "")), approval=approval, id=ident,
                    answer=_opt_str(d.get("answer")), by=_opt_str(d.get("by")), session=_opt_str(d.get("session")),
-                   raw=d)
+                   reason=_opt_str(d.get("reason")), raw=d)
 
 
 @dataclass
@@ -216,7 +217,8 @@ class Started:
 
 @dataclass
 class Output:
-    """{"event":"output",...}: bytes the command wrote on `stream` ("stdout" or "stderr")."""
+    """{"event":"output",...}: bytes the command wrote on `stream` ("stdout" or "stderr"; "log"
+    for a followed log's bytes)."""
     stream: str
     data: bytes
     raw: Json = field(repr=False, default_factory=dict)
@@ -261,13 +263,30 @@ class Exit:
 
 
 @dataclass
+class Dropped:
+    """{"event":"dropped","bytes":N} (a followed log): N bytes not yet sent were dropped by the
+    log's cap (session.log_cap) while it was read."""
+    bytes: int
+    raw: Json = field(repr=False, default_factory=dict)
+
+
+@dataclass
+class SessionEndedEvent:
+    """{"event":"session_ended",...}: the last line of a stream the session's end closed, with
+    why (`reason`). The collecting methods raise SessionEnded with it."""
+    session: Optional[str]
+    reason: str
+    raw: Json = field(repr=False, default_factory=dict)
+
+
+@dataclass
 class UnknownEvent:
     """An event this client does not know (a newer session): kept as decoded."""
     event: str
     raw: Json = field(repr=False, default_factory=dict)
 
 
-Event = Union[Started, Output, ApprovalAsked, Settled, Exit, UnknownEvent]
+Event = Union[Started, Output, ApprovalAsked, Settled, Exit, Dropped, SessionEndedEvent, UnknownEvent]
 
 
 def event_from_json(d: Json) -> Event:
@@ -277,7 +296,7 @@ def event_from_json(d: Json) -> Event:
             data = d["data"].encode("utf-8")
         else:
             data = base64.b64decode(d.get("data_base64") or "")
-        return Output(stream=str(d.get("stream", "")), data=data, raw=d)
+        return Output(stream=str(d.get("stream", "log")), data=data, raw=d)
     if kind == "started":
         return Started(pid=int(d.get("pid") or 0), raw=d)
     if kind == "exit":
@@ -290,6 +309,10 @@ def event_from_json(d: Json) -> Event:
         return ApprovalAsked(session=_opt_str(d.get("session")), approval=Approval.from_json(d["approval"]), raw=d)
     if kind == "settled":
         return Settled(id=int(d.get("id") or 0), answer=str(d.get("answer", "")), by=_opt_str(d.get("by")), raw=d)
+    if kind == "dropped":
+        return Dropped(bytes=int(d.get("bytes") or 0), raw=d)
+    if kind == "session_ended":
+        return SessionEndedEvent(session=_opt_str(d.get("session")), reason=str(d.get("reason", "")), raw=d)
     return UnknownEvent(event=str(kind), raw=d)
 
 
