@@ -536,7 +536,7 @@ static void receive_root_trees(int ctl, struct sandbox_config *cfg, struct fsvie
         }
         if (more[i] < 0 || mnt_attach(&e, more[i], path, in_stage) < 0) {
             if (more[i] < 0)
-                snprintf(err, sizeof err, "no idmapped capture of %s", path);
+                snprintf(err, sizeof err, "no idmapped detached tree of %s", path);
             setup_failed(err, 0);
         }
         close(more[i]);
