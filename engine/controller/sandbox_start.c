@@ -173,7 +173,7 @@ static int maps_after_resolve(struct sandbox_start *s, struct root_shift *shift)
         goto out;
     int ns = root_writes_userns_of(s->init_pid);
     if (ns < 0 || root_writes_shift_prepare(ns, owner, cfg, shift, false, why, sizeof why) < 0)
-        r = fail(s, "the shifted sandbox's idmapped captures failed (%s)",
+        r = fail(s, "the shifted sandbox's idmapped detached trees failed (%s)",
                  ns < 0 ? strerror(-ns) : why);
     if (ns >= 0)
         close(ns);

@@ -935,8 +935,49 @@ static char *join_path(const char *a, const char *b)
     return b[0] ? xasprintf("%s/%s", strcmp(a, "/") ? a : "", b) : xstrdup(a);
 }
 
+/* Written as realpath writes: absolute, no empty, "." or ".." component, no trailing slash. */
+static bool written_canonically(const char *h)
+{
+    if (h[0] != '/')
+        return false;
+    if (h[1] == '\0')
+        return true;
+    for (const char *c = h + 1;; c++) {
+        const char *end = strchrnul(c, '/');
+        size_t len = (size_t)(end - c);
+        if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+            return false;
+        if (!*end)
+            return true;
+        c = end;
+    }
+}
+
+/* The common case in one lookup instead of a stat and a readlink per folder on the way: a path
+ * written canonically that the kernel resolves without meeting any link (RESOLVE_NO_SYMLINKS
+ * refuses every one, a dangling one included) either exists whole or stops at a name that does
+ * not exist at all; the walk below then finds no link either and gives the path as written.
+ * Any other answer (a link, a file on the way, no permission, a kernel without openat2) is
+ * left to the walk. */
+static bool has_no_link_on_the_way(const char *h)
+{
+    if (!written_canonically(h))
+        return false;
+    /* No O_NOFOLLOW: with it a link at the end would be opened itself, not refused. */
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, AT_FDCWD, h, &how, sizeof how);
+    if (fd >= 0) {
+        close(fd);
+        return true;
+    }
+    return errno == ENOENT;
+}
+
 char *hide_link_target(const char *h)
 {
+    if (has_no_link_on_the_way(h))
+        return NULL;
     char *cur = xstrdup(h);
     for (int hops = 0; hops < 40; hops++) {
         /* The longest prefix of cur that stat (following links) finds, made canonical. */

@@ -357,7 +357,7 @@ static int prepare(struct home_view *hv, const struct sandbox_config *cfg,
                    (hv->layer_fd = detached_tree_of(e, layer)) < 0) {
             return -1;
         } else if (hv->shared && (end_fd = fcntl(hv->layer_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
-            return mnt_fail(e, "keep a capture of the home layer", layer);
+            return mnt_fail(e, "keep a detached tree of the home layer", layer);
         }
     }
     if ((hv->home_fd = detached_tree_of(e, hv->home)) < 0 ||

@@ -24,7 +24,7 @@ enum init_wire_tag {
     INIT_WIRE_CONFIG,        /* fd: a memfd with the resolved configuration (config_wire.h) */
     INIT_WIRE_IDMAPPED,      /* fd: a writable tree, idmapped (root_writes.h) */
     INIT_WIRE_NO_IDMAP,      /* the trees go without the idmap */
-    INIT_WIRE_SHIFT_BIND,    /* fd: a capture for the shifted sandbox (root_writes.h) */
+    INIT_WIRE_SHIFT_BIND,    /* fd: a detached tree for the shifted sandbox (root_writes.h) */
     INIT_WIRE_NO_SHIFT_BIND, /* nothing for that entry */
     INIT_WIRE_FILTER,        /* payload: the seccomp filter's BPF instructions */
     INIT_WIRE_ABORT,         /* the controller failed (and says why): run nothing */

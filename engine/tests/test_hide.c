@@ -26,7 +26,7 @@ static void make_tree(void)
              "cd '%s' && mkdir -p home/dotfiles/aws home/real-config/gh srv && "
              "ln -s dotfiles/aws home/.aws && ln -s real-config home/.config && "
              "ln -s dotfiles/kube home/.kube && ln -s ../srv/vault home/.vault && "
-             "ln -s .aws home/.aws2 && ln -s loop home/loop",
+             "ln -s .aws home/.aws2 && ln -s loop home/loop && touch srv/file",
              root);
     CHECK(system(cmd) == 0);
 }
@@ -61,6 +61,10 @@ static void test_link_targets(void)
     check_target("home/.aws2", "home/dotfiles/aws"); /* a link to a link */
     check_target("home/dotfiles/aws", NULL);         /* no link: itself */
     check_target("home/nothing/here", NULL);
+    check_target("home/dotfiles/aws/new/deeper", NULL); /* missing below a real folder */
+    check_target("srv/file", NULL);                     /* a file, no link */
+    check_target("srv/file/below", NULL);               /* a file on the way */
+    check_target("home/.aws/new/deeper", "home/dotfiles/aws/new/deeper");
     char *loop = xasprintf("%s/home/loop", root);
     char *got = hide_link_target(loop); /* a loop ends; whatever it gives is not a crash */
     free(got);
