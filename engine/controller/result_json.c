@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/json_write.h"
+#include "controller/trusted_changes.h"
 #include "policy/lua_host.h"
 
 void result_json_print(FILE *out, const struct run_result *r)
@@ -37,6 +38,21 @@ void result_json_print(FILE *out, const struct run_result *r)
         json_write_string(out, f->reason);
         fputc('}', out);
     }
-    fprintf(out, "],\"ran_outside\":%s}\n", r->ran_outside ? "true" : "false");
+    fprintf(out, "],\"ran_outside\":%s,\"host_trusted_changes\":[",
+            r->ran_outside ? "true" : "false");
+    for (size_t i = 0; r->trusted && i < r->trusted->len; i++) {
+        const struct trusted_change *t = &r->trusted->items[i];
+        fputs(i ? ",{\"path\":" : "{\"path\":", out);
+        json_write_string(out, t->path);
+        fputs(",\"change\":", out);
+        json_write_string(out, t->change);
+        fputs(",\"why\":", out);
+        json_write_string(out, t->why);
+        fputc('}', out);
+    }
+    fputc(']', out);
+    if (r->trusted && r->trusted->truncated)
+        fputs(",\"host_trusted_truncated\":true", out);
+    fputs("}\n", out);
     fflush(out);
 }

@@ -1,0 +1,307 @@
+/* trusted_changes.c — see trusted_changes.h. */
+#include "controller/trusted_changes.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/util.h"
+#include "controller/host_trusted.h"
+
+/* Folders that hold what tools fetched or generated, not what a person wrote: large, and skipped
+ * (the walk's cost is one lstat per entry). */
+static const char *const skipped_dirs[] = {
+    "node_modules", "__pycache__",   ".venv",  "venv",    ".tox",
+    ".mypy_cache",  ".pytest_cache", ".cache", ".gradle", ".direnv",
+};
+/* In a .git folder, only these (objects/, refs/, logs/ are git's data, not what git runs). */
+static const char *const git_dir_kept[] = {"hooks", "info", "config", "config.worktree"};
+
+struct entry {
+    char *path;
+    mode_t mode;
+    ino_t ino;
+    off_t size;
+    struct timespec ctime;
+    char *link; /* a link's target, or NULL */
+};
+
+struct entries {
+    struct entry *items;
+    size_t len, cap;
+};
+
+struct trusted_snapshot {
+    int root; /* the workspace, O_PATH|O_DIRECTORY */
+    dev_t dev;
+    struct timespec start;
+    struct entries before;
+    bool truncated;
+};
+
+struct walk {
+    int root;
+    dev_t dev;
+    size_t visited;
+    bool truncated;
+    /* called for each non-folder entry; returns whether to keep it */
+    void (*each)(struct walk *w, const char *rel, const struct stat *st, const char *link);
+    void *ctx;
+};
+
+static bool in_list(const char *name, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, list[i]) == 0)
+            return true;
+    return false;
+}
+
+static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int depth, bool git_dir)
+{
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name;
+        if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+            continue;
+        if (git_dir && !in_list(name, git_dir_kept, ARRAY_LEN(git_dir_kept)))
+            continue;
+        if (++w->visited > TRUSTED_WALK_ENTRIES) {
+            w->truncated = true;
+            break;
+        }
+        size_t n = strlen(name);
+        if (rel_len + n + 2 > PATH_MAX)
+            continue;
+        char *p = rel + rel_len;
+        if (rel_len)
+            *p++ = '/';
+        memcpy(p, name, n + 1);
+        size_t len = (size_t)(p - rel) + n;
+        struct stat st;
+        if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (st.st_dev != w->dev || in_list(name, skipped_dirs, ARRAY_LEN(skipped_dirs)))
+                continue;
+            if (depth + 1 >= TRUSTED_WALK_DEPTH) {
+                w->truncated = true;
+                continue;
+            }
+            int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0)
+                walk_dir(w, sub, rel, len, depth + 1, strcmp(name, ".git") == 0);
+            continue;
+        }
+        char target[PATH_MAX];
+        const char *link = NULL;
+        if (S_ISLNK(st.st_mode)) {
+            ssize_t t = readlinkat(dirfd(d), name, target, sizeof target - 1);
+            if (t < 0)
+                continue;
+            target[t] = '\0';
+            link = target;
+        }
+        w->each(w, rel, &st, link);
+    }
+    rel[rel_len] = '\0';
+    closedir(d);
+}
+
+static void walk(struct walk *w)
+{
+    char rel[PATH_MAX] = "";
+    int fd = openat(w->root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0)
+        walk_dir(w, fd, rel, 0, 0, false);
+}
+
+static void entries_push(struct entries *e, const char *rel, const struct stat *st,
+                         const char *link)
+{
+    if (e->len == e->cap) {
+        e->cap = e->cap ? e->cap * 2 : 16;
+        e->items = xrealloc(e->items, e->cap * sizeof *e->items);
+    }
+    e->items[e->len++] = (struct entry){.path = xstrdup(rel),
+                                        .mode = st->st_mode,
+                                        .ino = st->st_ino,
+                                        .size = st->st_size,
+                                        .ctime = st->st_ctim,
+                                        .link = link ? xstrdup(link) : NULL};
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct entry *)a)->path, ((const struct entry *)b)->path);
+}
+
+static void entries_free(struct entries *e)
+{
+    for (size_t i = 0; i < e->len; i++) {
+        free(e->items[i].path);
+        free(e->items[i].link);
+    }
+    free(e->items);
+    *e = (struct entries){0};
+}
+
+static void collect_before(struct walk *w, const char *rel, const struct stat *st, const char *link)
+{
+    /* host_mode 0: every executable counts, so that the second walk knows which were already */
+    if (host_trusted_why(rel, st->st_mode, 0, link))
+        entries_push(w->ctx, rel, st, link);
+}
+
+struct trusted_snapshot *trusted_snapshot_take(const char *workspace)
+{
+    struct trusted_snapshot *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    struct stat st;
+    s->root = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (s->root < 0 || fstat(s->root, &st) < 0) {
+        if (s->root >= 0)
+            close(s->root);
+        free(s);
+        return NULL;
+    }
+    s->dev = st.st_dev;
+    clock_gettime(CLOCK_REALTIME_COARSE, &s->start);
+    struct walk w = {.root = s->root, .dev = s->dev, .each = collect_before, .ctx = &s->before};
+    walk(&w);
+    s->truncated = w.truncated;
+    if (s->before.len)
+        qsort(s->before.items, s->before.len, sizeof *s->before.items, entry_cmp);
+    return s;
+}
+
+struct after {
+    struct trusted_snapshot *snap;
+    struct trusted_changes *out;
+    bool *seen; /* per snapshot entry */
+};
+
+static struct entry *snapshot_find(struct trusted_snapshot *s, const char *rel, size_t *idx)
+{
+    struct entry key = {.path = (char *)rel};
+    struct entry *e = s->before.len ? bsearch(&key, s->before.items, s->before.len,
+                                              sizeof *s->before.items, entry_cmp)
+                                    : NULL;
+    if (e)
+        *idx = (size_t)(e - s->before.items);
+    return e;
+}
+
+static bool ts_before(struct timespec a, struct timespec b)
+{
+    return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+static void change_push(struct trusted_changes *c, const char *rel, const char *change,
+                        const char *why)
+{
+    c->items = xrealloc(c->items, (c->len + 1) * sizeof *c->items);
+    c->items[c->len++] =
+        (struct trusted_change){.path = xstrdup(rel), .change = change, .why = why};
+}
+
+/* Not in the snapshot, yet there before the command? (a file made executable): its birth time
+ * says, where the file system keeps one. */
+static bool born_before(int root, const char *rel, struct timespec start)
+{
+    struct statx sx;
+    if (statx(root, rel, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) < 0 || !(sx.stx_mask & STATX_BTIME))
+        return false;
+    struct timespec b = {.tv_sec = sx.stx_btime.tv_sec, .tv_nsec = sx.stx_btime.tv_nsec};
+    return ts_before(b, start);
+}
+
+static void compare_after(struct walk *w, const char *rel, const struct stat *st, const char *link)
+{
+    struct after *a = w->ctx;
+    size_t idx = 0;
+    struct entry *e = snapshot_find(a->snap, rel, &idx);
+    const char *why = host_trusted_why(rel, st->st_mode, e ? e->mode : 0, link);
+    if (e)
+        a->seen[idx] = true;
+    if (!why)
+        return;
+    if (!e) {
+        bool existed = !ts_before(st->st_ctim, a->snap->start) &&
+                       born_before(a->snap->root, rel, a->snap->start);
+        change_push(a->out, rel, existed ? "changed" : "added", why);
+        return;
+    }
+    bool same = e->ino == st->st_ino && e->size == st->st_size && e->mode == st->st_mode &&
+                e->ctime.tv_sec == st->st_ctim.tv_sec && e->ctime.tv_nsec == st->st_ctim.tv_nsec &&
+                ts_before(st->st_ctim, a->snap->start) &&
+                ((!e->link && !link) || (e->link && link && strcmp(e->link, link) == 0));
+    if (!same)
+        change_push(a->out, rel, "changed", why);
+}
+
+static int change_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct trusted_change *)a)->path,
+                  ((const struct trusted_change *)b)->path);
+}
+
+void trusted_changes_find(struct trusted_snapshot *snap, struct trusted_changes *out)
+{
+    *out = (struct trusted_changes){0};
+    if (!snap)
+        return;
+    struct after a = {.snap = snap, .out = out, .seen = calloc(snap->before.len + 1, 1)};
+    if (!a.seen)
+        die("out of memory");
+    struct walk w = {.root = snap->root, .dev = snap->dev, .each = compare_after, .ctx = &a};
+    walk(&w);
+    for (size_t i = 0; i < snap->before.len; i++) {
+        const struct entry *e = &snap->before.items[i];
+        struct stat st;
+        if (a.seen[i] || fstatat(snap->root, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            continue; /* still there (no longer counted, or past a bound) */
+        const char *why = host_trusted_why(e->path, 0, e->mode, NULL);
+        if (why)
+            change_push(out, e->path, "removed", why);
+    }
+    out->truncated = snap->truncated || w.truncated;
+    if (out->len > 1)
+        qsort(out->items, out->len, sizeof *out->items, change_cmp);
+    free(a.seen);
+    entries_free(&snap->before);
+    close(snap->root);
+    free(snap);
+}
+
+void trusted_changes_free(struct trusted_changes *c)
+{
+    for (size_t i = 0; i < c->len; i++)
+        free(c->items[i].path);
+    free(c->items);
+    *c = (struct trusted_changes){0};
+}
+
+enum { TELL_AT_MOST = 5 };
+
+void trusted_changes_tell(const struct trusted_changes *c)
+{
+    for (size_t i = 0; i < c->len && i < TELL_AT_MOST; i++)
+        fprintf(stderr, "cordon: %s what the host runs or trusts: %s (%s)\n", c->items[i].change,
+                c->items[i].path, c->items[i].why);
+    if (c->len > TELL_AT_MOST)
+        fprintf(stderr, "cordon: and %zu more host-trusted paths changed (--json lists them)\n",
+                c->len - TELL_AT_MOST);
+}

@@ -1,0 +1,44 @@
+/* trusted_changes.h — in direct mode (no --review), which host-trusted paths of the workspace a
+ * command added, changed or removed: what `cordon run --json` lists as "host_trusted_changes"
+ * and, without --json, names on stderr. host_trusted.h says which paths count and why (one source
+ * of truth); this file only finds them, twice: a snapshot before the command runs, and a second
+ * walk after it ended, compared.
+ * Bounded: a walk goes at most TRUSTED_WALK_DEPTH folders deep and looks at most
+ * TRUSTED_WALK_ENTRIES entries, stays on the workspace's file system, skips bulky folders that
+ * hold no project file (node_modules, virtualenvs, caches) and, in a .git folder, looks only at
+ * hooks/, config, config.worktree and info/attributes (never objects/).
+ * Changed: the (inode, size, ctime, mode) differ from the snapshot, or the ctime is not before
+ * the coarse real-time clock read before the snapshot (the clock the kernel stamps files with:
+ * a write within the snapshot's own clock tick is still seen).
+ * Uses: host_trusted.h. Must never: follow a link, or read a file's contents. */
+#ifndef CORDON_TRUSTED_CHANGES_H
+#define CORDON_TRUSTED_CHANGES_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TRUSTED_WALK_DEPTH 8
+#define TRUSTED_WALK_ENTRIES 50000
+
+struct trusted_snapshot;
+
+struct trusted_change {
+    char *path;         /* relative to the workspace */
+    const char *change; /* "added", "changed" or "removed" */
+    const char *why;    /* host_trusted_why's words */
+};
+
+struct trusted_changes {
+    struct trusted_change *items; /* sorted by path */
+    size_t len;
+    bool truncated; /* a walk hit a bound: there may be more */
+};
+
+/* Before the command runs: the clock, then the host-trusted paths now in workspace. NULL when the
+ * workspace cannot be opened. */
+struct trusted_snapshot *trusted_snapshot_take(const char *workspace);
+/* After the command ended: what changed since snap (which this frees). */
+void trusted_changes_find(struct trusted_snapshot *snap, struct trusted_changes *out);
+void trusted_changes_free(struct trusted_changes *c);
+/* Without --json: one stderr line per change, at most a few, then how many more. */
+void trusted_changes_tell(const struct trusted_changes *c);
+#endif
