@@ -38,10 +38,11 @@ struct entries {
 };
 
 struct trusted_snapshot {
-    int root; /* the workspace, O_PATH|O_DIRECTORY */
+    int root; /* the workspace */
     dev_t dev;
     struct timespec start;
-    struct entries before;
+    struct entries before; /* the host-trusted paths, sorted */
+    struct entries dirs;   /* every folder walked, the workspace ("") first, sorted */
     bool truncated;
 };
 
@@ -52,8 +53,20 @@ struct walk {
     bool truncated;
     /* called for each non-folder entry; returns whether to keep it */
     void (*each)(struct walk *w, const char *rel, const struct stat *st, const char *link);
+    void (*each_dir)(struct walk *w, const char *rel, const struct stat *st);
+    /* the second walk: the snapshot's folders, each looked at on its own, not from its parent */
+    const struct entries *known_dirs;
     void *ctx;
 };
+
+static int entry_cmp(const void *a, const void *b);
+
+static bool known_dir(const struct walk *w, const char *rel)
+{
+    struct entry key = {.path = (char *)rel};
+    return w->known_dirs && w->known_dirs->len &&
+           bsearch(&key, w->known_dirs->items, w->known_dirs->len, sizeof key, entry_cmp);
+}
 
 static bool in_list(const char *name, const char *const *list, size_t n)
 {
@@ -99,6 +112,10 @@ static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int dep
                 w->truncated = true;
                 continue;
             }
+            if (known_dir(w, rel))
+                continue;
+            if (w->each_dir)
+                w->each_dir(w, rel, &st);
             int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub >= 0)
                 walk_dir(w, sub, rel, len, depth + 1, strcmp(name, ".git") == 0);
@@ -157,11 +174,17 @@ static void entries_free(struct entries *e)
     *e = (struct entries){0};
 }
 
+static void collect_dir(struct walk *w, const char *rel, const struct stat *st)
+{
+    struct trusted_snapshot *s = w->ctx;
+    entries_push(&s->dirs, rel, st, NULL);
+}
+
 static void collect_before(struct walk *w, const char *rel, const struct stat *st, const char *link)
 {
     /* host_mode 0: every executable counts, so that the second walk knows which were already */
     if (host_trusted_why(rel, st->st_mode, 0, link))
-        entries_push(w->ctx, rel, st, link);
+        entries_push(&((struct trusted_snapshot *)w->ctx)->before, rel, st, link);
 }
 
 struct trusted_snapshot *trusted_snapshot_take(const char *workspace)
@@ -179,11 +202,14 @@ struct trusted_snapshot *trusted_snapshot_take(const char *workspace)
     }
     s->dev = st.st_dev;
     clock_gettime(CLOCK_REALTIME_COARSE, &s->start);
-    struct walk w = {.root = s->root, .dev = s->dev, .each = collect_before, .ctx = &s->before};
+    entries_push(&s->dirs, "", &st, NULL);
+    struct walk w = {
+        .root = s->root, .dev = s->dev, .each = collect_before, .each_dir = collect_dir, .ctx = s};
     walk(&w);
     s->truncated = w.truncated;
     if (s->before.len)
         qsort(s->before.items, s->before.len, sizeof *s->before.items, entry_cmp);
+    qsort(s->dirs.items, s->dirs.len, sizeof *s->dirs.items, entry_cmp);
     return s;
 }
 
@@ -252,6 +278,36 @@ static void compare_after(struct walk *w, const char *rel, const struct stat *st
         change_push(a->out, rel, "changed", why);
 }
 
+static bool same_stat(const struct entry *e, const struct stat *st, struct timespec start)
+{
+    return e->ino == st->st_ino && e->mode == st->st_mode &&
+           e->ctime.tv_sec == st->st_ctim.tv_sec && e->ctime.tv_nsec == st->st_ctim.tv_nsec &&
+           ts_before(st->st_ctim, start);
+}
+
+/* One folder of the snapshot after the command: its entries are looked at only when it changed
+ * (an entry added, removed or renamed changes the folder's ctime); the host-trusted paths in an
+ * unchanged one are looked at from the snapshot. */
+static void after_dir(struct walk *w, const struct entry *d, struct timespec start, char *rel)
+{
+    struct stat st;
+    int fd = d->path[0] ? openat(w->root, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                        : openat(w->root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return; /* gone: its host-trusted paths are found removed */
+    if (fstat(fd, &st) < 0 || st.st_dev != w->dev || same_stat(d, &st, start)) {
+        close(fd);
+        return;
+    }
+    size_t len = strlen(d->path);
+    memcpy(rel, d->path, len + 1);
+    int depth = len ? 1 : 0;
+    for (const char *p = d->path; *p; p++)
+        depth += *p == '/';
+    const char *base = strrchr(d->path, '/');
+    walk_dir(w, fd, rel, len, depth, strcmp(base ? base + 1 : d->path, ".git") == 0);
+}
+
 static int change_cmp(const void *a, const void *b)
 {
     return strcmp(((const struct trusted_change *)a)->path,
@@ -266,22 +322,43 @@ void trusted_changes_find(struct trusted_snapshot *snap, struct trusted_changes 
     struct after a = {.snap = snap, .out = out, .seen = calloc(snap->before.len + 1, 1)};
     if (!a.seen)
         die("out of memory");
-    struct walk w = {.root = snap->root, .dev = snap->dev, .each = compare_after, .ctx = &a};
-    walk(&w);
+    struct walk w = {.root = snap->root,
+                     .dev = snap->dev,
+                     .each = compare_after,
+                     .known_dirs = &snap->dirs,
+                     .ctx = &a};
+    char rel[PATH_MAX];
+    for (size_t i = 0; i < snap->dirs.len; i++)
+        after_dir(&w, &snap->dirs.items[i], snap->start, rel);
     for (size_t i = 0; i < snap->before.len; i++) {
         const struct entry *e = &snap->before.items[i];
         struct stat st;
-        if (a.seen[i] || fstatat(snap->root, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0)
-            continue; /* still there (no longer counted, or past a bound) */
-        const char *why = host_trusted_why(e->path, 0, e->mode, NULL);
-        if (why)
-            change_push(out, e->path, "removed", why);
+        char target[PATH_MAX];
+        if (a.seen[i])
+            continue;
+        if (fstatat(snap->root, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            const char *why = host_trusted_why(e->path, 0, e->mode, NULL);
+            if (why)
+                change_push(out, e->path, "removed", why);
+            continue;
+        }
+        /* in a folder whose entries did not change: edited in place, or not at all */
+        const char *link = NULL;
+        if (S_ISLNK(st.st_mode)) {
+            ssize_t t = readlinkat(snap->root, e->path, target, sizeof target - 1);
+            if (t < 0)
+                continue;
+            target[t] = '\0';
+            link = target;
+        }
+        compare_after(&w, e->path, &st, link);
     }
     out->truncated = snap->truncated || w.truncated;
     if (out->len > 1)
         qsort(out->items, out->len, sizeof *out->items, change_cmp);
     free(a.seen);
     entries_free(&snap->before);
+    entries_free(&snap->dirs);
     close(snap->root);
     free(snap);
 }
