@@ -116,15 +116,18 @@ static const struct row {
     {"Vagrantfile", WHY_BUILD},
 };
 
-static bool path_matches(const char *pattern, const char *path)
+/* base: path's last name. The walk of trusted_changes.c asks this for every name of a workspace:
+ * the last name is found once per path, not once per row. */
+static bool path_matches(const char *pattern, bool whole_path, const char *path, const char *base)
 {
-    if (!strchr(pattern, '/')) {
-        const char *base = strrchr(path, '/');
-        return name_glob_match(pattern, base ? base + 1 : path);
-    }
-    for (const char *p = path; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
+    if (!whole_path)
+        return name_glob_match(pattern, base);
+    for (const char *p = path; p;) {
         if (name_glob_match(pattern, p))
             return true;
+        p = strchr(p, '/');
+        p = p ? p + 1 : NULL;
+    }
     return false;
 }
 
@@ -159,8 +162,17 @@ const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, co
         return "a link out of the workspace: never applied";
     if (mode && !S_ISREG(mode) && !S_ISDIR(mode) && !S_ISLNK(mode))
         return "a device, fifo or socket: never applied";
+    /* which patterns hold a '/', found once (the same answer whoever finds it first) */
+    static bool whole_path[ARRAY_LEN(rows)], known;
+    if (!known) {
+        for (size_t i = 0; i < ARRAY_LEN(rows); i++)
+            whole_path[i] = strchr(rows[i].pattern, '/') != NULL;
+        known = true;
+    }
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
     for (size_t i = 0; i < ARRAY_LEN(rows); i++)
-        if (path_matches(rows[i].pattern, path))
+        if (path_matches(rows[i].pattern, whole_path[i], path, base))
             return rows[i].why;
     if (S_ISREG(mode) && (mode & 0111) && !(S_ISREG(host_mode) && (host_mode & 0111)))
         return "a new executable: the host may run it";

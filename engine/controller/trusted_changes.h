@@ -10,6 +10,11 @@
  * Changed: the (inode, size, ctime, mode) differ from the snapshot, or the ctime is not before
  * the coarse real-time clock read before the snapshot (the clock the kernel stamps files with:
  * a write within the snapshot's own clock tick is still seen).
+ * Cost: the first walk reads every folder but stats only folders, links and host-trusted names;
+ * the second stats the snapshot's folders and reads only those whose entries changed (an entry
+ * added, removed or renamed changes a folder's ctime). So a new executable is one created during
+ * the command (its birth time, or its ctime where the file system keeps no birth time); a file
+ * that was there and only made executable (chmod +x) is not told.
  * Uses: host_trusted.h. Must never: follow a link, or read a file's contents. */
 #ifndef CORDON_TRUSTED_CHANGES_H
 #define CORDON_TRUSTED_CHANGES_H
