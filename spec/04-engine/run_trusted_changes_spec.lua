@@ -1,0 +1,102 @@
+-- spec/04-engine/run_trusted_changes_spec.lua — direct mode (no --review) tells which host-trusted
+-- paths a command changed: `cordon run --json`'s "host_trusted_changes" lists exactly them, with
+-- why (controller/trusted_changes.c, host_trusted.c's classifier), [] when none; without --json
+-- one stderr line per path.
+-- Each case runs as root and as uid 65534. Drives the built binary ($CORDON_BIN); loopback only.
+local h = require("spec.helpers")
+local cjson = require("cjson")
+
+local USER = 65534
+
+--- A workspace with a Makefile, an ordinary file and a folder, owned by uid (nil: root).
+local function setup(uid)
+    local home = h.tmpdir()
+    local ws, parent = h.workspace()
+    h.sh_ok("cd " .. h.quote(ws) .. " && printf 'all:\\n\\ttrue\\n' > Makefile"
+        .. " && echo base > notes.txt && mkdir src && echo x > src/a.c && chmod 644 Makefile notes.txt")
+    if uid then
+        h.sh_ok(("chmod 755 %s && chown -R %d:%d %s %s"):format(h.quote(parent), uid, uid,
+            h.quote(home), h.quote(ws)))
+    end
+    return { home = home, ws = ws, uid = uid }
+end
+
+local function run(t, script, flags)
+    return h.run_sh(script, { home = t.home, workspace = t.ws, uid = t.uid, flags = flags })
+end
+
+--- The result object: stdout's last line.
+local function result(r)
+    local last = r.stdout:match("([^\n]*)\n?$")
+    return cjson.decode(last)
+end
+
+local function by_path(list)
+    local by = {}
+    for _, c in ipairs(list) do by[c.path] = c end
+    return by
+end
+
+for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER } }) do
+    describe("direct mode's host-trusted changes " .. who.name, function()
+        after_each(h.cleanup)
+
+        it("lists .envrc, a workflow, a new executable and Makefile, not an ordinary file", function()
+            local t = setup(who.uid)
+            local r = run(t, table.concat({
+                "echo 'export X=1' > .envrc",
+                "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml",
+                "printf '#!/bin/sh\\n' > src/tool.sh && chmod +x src/tool.sh",
+                "printf 'x:\\n' >> Makefile",
+                "echo more >> notes.txt && echo y > src/b.c",
+            }, " && "), { "--json" })
+            assert.are.equal(0, r.code, h.describe(r))
+            local list = result(r).host_trusted_changes
+            assert.are.equal(4, #list, h.describe(r))
+            local by = by_path(list)
+            assert.are.equal("added", by[".envrc"].change)
+            assert.truthy(by[".envrc"].why:find("direnv", 1, true))
+            assert.are.equal("added", by[".github/workflows/ci.yml"].change)
+            assert.truthy(by[".github/workflows/ci.yml"].why:find("CI", 1, true))
+            assert.are.equal("added", by["src/tool.sh"].change)
+            assert.truthy(by["src/tool.sh"].why:find("executable", 1, true))
+            assert.are.equal("changed", by["Makefile"].change)
+            assert.truthy(by["Makefile"].why:find("build", 1, true))
+            assert.is_nil(by["notes.txt"])
+            assert.is_nil(by["src/b.c"])
+            -- sorted by path
+            assert.are.same({ ".envrc", ".github/workflows/ci.yml", "Makefile", "src/tool.sh" },
+                { list[1].path, list[2].path, list[3].path, list[4].path })
+        end)
+
+        it("lists none when the command changes nothing, and a removal when it removes one", function()
+            local t = setup(who.uid)
+            local r = run(t, "cat Makefile >/dev/null && echo x >> notes.txt", { "--json" })
+            assert.are.equal(0, r.code, h.describe(r))
+            assert.are.same({}, result(r).host_trusted_changes)
+            assert.truthy(r.stdout:find('"host_trusted_changes":[]', 1, true), h.describe(r))
+            r = run(t, "rm Makefile", { "--json" })
+            local list = result(r).host_trusted_changes
+            assert.are.equal(1, #list, h.describe(r))
+            assert.are.equal("Makefile", list[1].path)
+            assert.are.equal("removed", list[1].change)
+        end)
+
+        it("tells a person on stderr, one line per path, and nothing when none", function()
+            local t = setup(who.uid)
+            local r = run(t, "echo 'export X=1' > .envrc")
+            assert.are.equal(0, r.code, h.describe(r))
+            assert.truthy(r.stderr:find("cordon: added what the host runs or trusts: .envrc (direnv",
+                1, true), h.describe(r))
+            r = run(t, "echo x >> notes.txt")
+            assert.is_nil(r.stderr:find("host runs or trusts", 1, true), h.describe(r))
+        end)
+
+        it("lists nothing in review mode, where the host's workspace does not change", function()
+            local t = setup(who.uid)
+            local r = run(t, "echo 'export X=1' > .envrc", { "--review", "--json" })
+            assert.are.equal(0, r.code, h.describe(r))
+            assert.are.same({}, result(r).host_trusted_changes)
+        end)
+    end)
+end
