@@ -370,6 +370,13 @@ void trusted_changes_find(struct trusted_snapshot *snap, struct trusted_changes 
     if (out->len > 1)
         qsort(out->items, out->len, sizeof *out->items, change_cmp);
     free(a.seen);
+    trusted_snapshot_free(snap);
+}
+
+void trusted_snapshot_free(struct trusted_snapshot *snap)
+{
+    if (!snap)
+        return;
     entries_free(&snap->before);
     entries_free(&snap->dirs);
     close(snap->root);

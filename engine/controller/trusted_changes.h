@@ -44,6 +44,8 @@ struct trusted_snapshot *trusted_snapshot_take(const char *workspace);
 /* After the command ended: what changed since snap (which this frees). */
 void trusted_changes_find(struct trusted_snapshot *snap, struct trusted_changes *out);
 void trusted_changes_free(struct trusted_changes *c);
+/* A snapshot never compared (NULL: nothing). */
+void trusted_snapshot_free(struct trusted_snapshot *snap);
 /* Without --json: one stderr line per change, at most a few, then how many more. */
 void trusted_changes_tell(const struct trusted_changes *c);
 #endif
