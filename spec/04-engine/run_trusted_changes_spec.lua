@@ -2,7 +2,9 @@
 -- paths a command changed: `cordon run --json`'s "host_trusted_changes" lists exactly them, with
 -- why (controller/trusted_changes.c, host_trusted.c's classifier), [] when none; without --json
 -- one stderr line per path.
--- Each case runs as root and as uid 65534. Drives the built binary ($CORDON_BIN); loopback only.
+-- A session exec's exit event (`cordon exec --json`) and MCP run_command say the same.
+-- The run cases run as root and as uid 65534; the session and MCP ones as root (the session
+-- helpers start sessions as root). Drives the built binary ($CORDON_BIN); loopback only.
 local h = require("spec.helpers")
 local cjson = require("cjson")
 
@@ -100,3 +102,62 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
         end)
     end)
 end
+
+describe("a session's host-trusted changes", function()
+    after_each(h.cleanup)
+
+    it("are in cordon exec --json's exit event, [] when none", function()
+        local t = setup(nil)
+        local s = h.session_start("trusted-exec", { cwd = t.ws })
+        local r = h.cordon({ "exec", s.name, "--json", "--", "/bin/bash", "-c",
+            "echo 'export X=1' > .envrc && echo y >> notes.txt" }, { cwd = t.ws, env = s.env })
+        assert.are.equal(0, r.code, h.describe(r))
+        local list = result(r).host_trusted_changes
+        assert.are.equal(1, #list, h.describe(r))
+        assert.are.equal(".envrc", list[1].path)
+        assert.are.equal("added", list[1].change)
+        r = h.cordon({ "exec", s.name, "--json", "--", "true" }, { cwd = t.ws, env = s.env })
+        assert.are.same({}, result(r).host_trusted_changes)
+    end)
+
+    it("are lines of MCP run_command's text and in its structured content", function()
+        local t = setup(nil)
+        local RAW = h.fixtures .. "/mcp/raw_client.py"
+        local runtime = h.runtime_dir()
+        local line = "cd " .. h.quote(t.ws) .. " && exec " ..
+            h.command_line({ "mcp" }, { env = { XDG_RUNTIME_DIR = runtime }, timeout = 150 })
+        local function req(id, method, params)
+            return { send_json = { jsonrpc = "2.0", id = id, method = method, params = params } }
+        end
+        local steps = {
+            req(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
+                clientInfo = { name = "spec", version = "1" } }), { expect = 1, as = "init" },
+            { send_json = { jsonrpc = "2.0", method = "notifications/initialized" } },
+            req(2, "tools/call", { name = "run_command",
+                arguments = { command = "printf 'x:\\n' >> Makefile; echo z >> notes.txt" } }),
+            { expect = 2, as = "changed" },
+            req(3, "tools/call", { name = "run_command", arguments = { command = "true" } }),
+            { expect = 3, as = "none" },
+            { close = true },
+        }
+        local script = h.tmpdir() .. "/script.json"
+        h.write_file(script, cjson.encode(steps))
+        local r = h.sh(h.join({ h.python, RAW, script, "--" }) .. " " .. h.quote(line))
+        local rep = cjson.decode(r.stdout)
+        local function text(msg)
+            local parts = {}
+            for _, c in ipairs(msg.result.content) do parts[#parts + 1] = c.text or "" end
+            return table.concat(parts)
+        end
+        local changed, none = rep.kept.changed, rep.kept.none
+        assert.truthy(changed and none, r.stdout)
+        assert.truthy(text(changed):find("cordon: changed what the host runs or trusts: Makefile (a build",
+            1, true), text(changed))
+        assert.is_nil(text(changed):find("notes.txt", 1, true))
+        local list = changed.result.structuredContent.host_trusted_changes
+        assert.are.equal(1, #list)
+        assert.are.equal("Makefile", list[1].path)
+        assert.is_nil(text(none):find("host runs or trusts", 1, true))
+        assert.are.same({}, none.result.structuredContent.host_trusted_changes)
+    end)
+end)
