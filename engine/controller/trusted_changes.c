@@ -275,10 +275,12 @@ static void compare_after(struct walk *w, const char *rel, const struct stat *st
     if (!why)
         return;
     if (!e) {
-        /* Not in the snapshot: new, unless born before it (an executable that was there, or a
-         * file made executable in place: not told, see trusted_changes.h). */
-        if (ts_before(st->st_ctim, a->snap->start) ||
-            born_before(a->snap->root, rel, a->snap->start))
+        /* Not in the snapshot: new (a host-trusted name renamed into place included), unless it
+         * counts only as an executable and was born before (one that was there, or a file made
+         * executable in place: not told, see trusted_changes.h). */
+        bool by_name = host_trusted_why(rel, st->st_mode, st->st_mode, link) != NULL;
+        if (!by_name && (ts_before(st->st_ctim, a->snap->start) ||
+                         born_before(a->snap->root, rel, a->snap->start)))
             return;
         change_push(a->out, rel, "added", why);
         return;

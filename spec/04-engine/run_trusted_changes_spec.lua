@@ -71,7 +71,7 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
                 { list[1].path, list[2].path, list[3].path, list[4].path })
         end)
 
-        it("lists none when the command changes nothing, and a removal when it removes one", function()
+        it("lists none when the command changes nothing, a removal, a rename into a trusted name", function()
             local t = setup(who.uid)
             local r = run(t, "cat Makefile >/dev/null && echo x >> notes.txt", { "--json" })
             assert.are.equal(0, r.code, h.describe(r))
@@ -82,6 +82,11 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.are.equal(1, #list, h.describe(r))
             assert.are.equal("Makefile", list[1].path)
             assert.are.equal("removed", list[1].change)
+            -- a file there before, renamed to a host-trusted name: added
+            r = run(t, "mv notes.txt .envrc", { "--json" })
+            list = result(r).host_trusted_changes
+            assert.are.equal(1, #list, h.describe(r))
+            assert.are.same({ path = ".envrc", change = "added" }, { path = list[1].path, change = list[1].change })
         end)
 
         it("tells a person on stderr, one line per path, and nothing when none", function()
