@@ -77,6 +77,15 @@ static bool in_list(const char *name, const char *const *list, size_t n)
     return false;
 }
 
+/* A hook or config the git guard neutralised (git_guard.h: renamed NAME.cordon-refused, exec bits
+ * off): cordon's own doing, which the guard's line already told; git never runs it. */
+static bool neutralised(const char *name)
+{
+    static const char suffix[] = ".cordon-refused";
+    size_t n = strlen(name);
+    return n > sizeof suffix - 1 && strcmp(name + n - (sizeof suffix - 1), suffix) == 0;
+}
+
 static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int depth, bool git_dir)
 {
     DIR *d = fdopendir(dfd);
@@ -90,6 +99,8 @@ static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int dep
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
             continue;
         if (git_dir && !in_list(name, git_dir_kept, ARRAY_LEN(git_dir_kept)))
+            continue;
+        if (neutralised(name))
             continue;
         if (++w->visited > TRUSTED_WALK_ENTRIES) {
             w->truncated = true;
