@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/visible.h"
 #include "controller/host_trusted.h"
 
 /* Folders that hold what tools fetched or generated, not what a person wrote: large, and skipped
@@ -298,30 +299,28 @@ static void compare_after(struct walk *w, const char *rel, const struct stat *st
     }
     bool same = e->ino == st->st_ino && e->size == st->st_size && e->mode == st->st_mode &&
                 e->ctime.tv_sec == st->st_ctim.tv_sec && e->ctime.tv_nsec == st->st_ctim.tv_nsec &&
-                ts_before(st->st_ctim, a->snap->start) &&
                 ((!e->link && !link) || (e->link && link && strcmp(e->link, link) == 0));
     if (!same)
         change_push(a->out, rel, "changed", why);
 }
 
-static bool same_stat(const struct entry *e, const struct stat *st, struct timespec start)
+static bool same_stat(const struct entry *e, const struct stat *st)
 {
     return e->ino == st->st_ino && e->mode == st->st_mode &&
-           e->ctime.tv_sec == st->st_ctim.tv_sec && e->ctime.tv_nsec == st->st_ctim.tv_nsec &&
-           ts_before(st->st_ctim, start);
+           e->ctime.tv_sec == st->st_ctim.tv_sec && e->ctime.tv_nsec == st->st_ctim.tv_nsec;
 }
 
 /* One folder of the snapshot after the command: its entries are looked at only when it changed
  * (an entry added, removed or renamed changes the folder's ctime); the host-trusted paths in an
  * unchanged one are looked at from the snapshot. */
-static void after_dir(struct walk *w, const struct entry *d, struct timespec start, char *rel)
+static void after_dir(struct walk *w, const struct entry *d, char *rel)
 {
     struct stat st;
     int fd = d->path[0] ? openat(w->root, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                         : openat(w->root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return; /* gone: its host-trusted paths are found removed */
-    if (fstat(fd, &st) < 0 || st.st_dev != w->dev || same_stat(d, &st, start)) {
+    if (fstat(fd, &st) < 0 || st.st_dev != w->dev || same_stat(d, &st)) {
         close(fd);
         return;
     }
@@ -355,7 +354,7 @@ void trusted_changes_find(struct trusted_snapshot *snap, struct trusted_changes 
                      .ctx = &a};
     char rel[PATH_MAX];
     for (size_t i = 0; i < snap->dirs.len; i++)
-        after_dir(&w, &snap->dirs.items[i], snap->start, rel);
+        after_dir(&w, &snap->dirs.items[i], rel);
     for (size_t i = 0; i < snap->before.len; i++) {
         const struct entry *e = &snap->before.items[i];
         struct stat st;
@@ -408,9 +407,12 @@ enum { TELL_AT_MOST = 5 };
 
 void trusted_changes_tell(const struct trusted_changes *c)
 {
-    for (size_t i = 0; i < c->len && i < TELL_AT_MOST; i++)
+    for (size_t i = 0; i < c->len && i < TELL_AT_MOST; i++) {
+        char *shown = visible_dup(c->items[i].path); /* a name cannot forge or hide a line */
         fprintf(stderr, "cordon: %s what the host runs or trusts: %s (%s)\n", c->items[i].change,
-                c->items[i].path, c->items[i].why);
+                shown, c->items[i].why);
+        free(shown);
+    }
     if (c->len > TELL_AT_MOST)
         fprintf(stderr, "cordon: and %zu more host-trusted paths changed (--json lists them)\n",
                 c->len - TELL_AT_MOST);

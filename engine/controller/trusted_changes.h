@@ -7,9 +7,12 @@
  * TRUSTED_WALK_ENTRIES entries, stays on the workspace's file system, skips bulky folders that
  * hold no project file (node_modules, virtualenvs, caches) and, in a .git folder, looks only at
  * hooks/, config, config.worktree and info/attributes (never objects/).
- * Changed: the (inode, size, ctime, mode) differ from the snapshot, or the ctime is not before
- * the coarse real-time clock read before the snapshot (the clock the kernel stamps files with:
- * a write within the snapshot's own clock tick is still seen).
+ * Changed: the (inode, size, ctime, mode, link target) differ from the snapshot: no clock in
+ * that, since a kernel with multigrain timestamps stamps a file just stat()ed finer than, and
+ * ahead of, the coarse clock (a file the last command wrote looked changed again). Without
+ * them, a rewrite to the same size within the clock tick of a write just before the snapshot
+ * keeps its ctime and is missed. New: not in the snapshot and stamped (ctime, birth time) not
+ * before the coarse real-time clock read before it, the clock files are stamped with.
  * Cost: the first walk reads every folder but stats only folders, links and host-trusted names;
  * the second stats the snapshot's folders and reads only those whose entries changed (an entry
  * added, removed or renamed changes a folder's ctime). So a new executable is one created during

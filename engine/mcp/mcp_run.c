@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/visible.h"
 #include "client/client_call.h"
 #include "client/client_exec.h"
 #include "client/client_ndjson.h"
@@ -124,9 +125,11 @@ static int on_line(void *ctx, const char *line, size_t len)
             const struct json_value *c = &ev.host_trusted->items[i];
             const char *path = reply_str(c, "path"), *change = reply_str(c, "change"),
                        *why = reply_str(c, "why");
-            if (path && change && why)
+            char *shown = path && change && why ? visible_dup(path) : NULL; /* one line each */
+            if (shown)
                 json_buf_printf(&r->notes, "cordon: %s what the host runs or trusts: %s (%s)\n",
-                                change, path, why);
+                                change, shown, why);
+            free(shown);
         }
         for (size_t i = 0; ev.refusals && i < ev.refusals->len; i++) {
             const char *reason = reply_str(&ev.refusals->items[i], "reason");
