@@ -11,6 +11,8 @@
 
 static const char WHY_HOOK[] = "a git hook: git runs it";
 static const char WHY_GIT[] = "git's configuration: git obeys it (aliases, filters, hooks' folder)";
+static const char WHY_GIT_POINTER[] = "a git pointer: git obeys the config and hooks of the "
+                                      "repository it names";
 static const char WHY_ENVRC[] = "direnv runs it when a shell enters the folder";
 static const char WHY_CI[] = "a CI definition: CI runs it with the repository's secrets";
 static const char WHY_AGENT[] = "an agent's configuration or instructions: the agent trusts it";
@@ -29,6 +31,16 @@ static const struct row {
     {".git/config", WHY_GIT},
     {".git/config.worktree", WHY_GIT},
     {".git/info/attributes", WHY_GIT},
+    /* a submodule's git dir and a linked worktree's admin folder ('*' spans folders) */
+    {".git/modules/*/hooks/*", WHY_HOOK},
+    {".git/modules/*/config", WHY_GIT},
+    {".git/modules/*/config.worktree", WHY_GIT},
+    {".git/modules/*/info/attributes", WHY_GIT},
+    {".git/worktrees/*/config.worktree", WHY_GIT},
+    {".git/commondir", WHY_GIT_POINTER},
+    {".git/modules/*/commondir", WHY_GIT_POINTER},
+    {".git/worktrees/*/commondir", WHY_GIT_POINTER},
+    {".git/worktrees/*/gitdir", WHY_GIT_POINTER},
     {".gitmodules", WHY_GIT},
     {".gitattributes", WHY_GIT},
     {".envrc", WHY_ENVRC},
@@ -159,6 +171,10 @@ const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, co
         return "a link out of the workspace: never applied";
     if (mode && !S_ISREG(mode) && !S_ISDIR(mode) && !S_ISLNK(mode))
         return "a device, fifo or socket: never applied";
+    /* a `.git` that is a file or a link (`gitdir: PATH`): git follows it; a `.git` folder is
+     * judged by what it holds */
+    if (mode && !S_ISDIR(mode) && path_matches(".git", path))
+        return WHY_GIT_POINTER;
     for (size_t i = 0; i < ARRAY_LEN(rows); i++)
         if (path_matches(rows[i].pattern, path))
             return rows[i].why;
