@@ -97,12 +97,54 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.is_truthy(by[".git/index"] or by[".git/HEAD"] or by[".git/logs/HEAD"])
         end)
 
+        it("lets git write the repository's config and hooks inside, pending and flagged", function()
+            local t = setup(who.uid)
+            local cfg = h.read_file(t.ws .. "/.git/config")
+            -- the same write in direct mode is held back (docs/git.md): the spec can fail
+            local d = h.run_sh("git config core.hooksPath .githooks",
+                { home = t.home, workspace = t.ws, env = t.env, uid = t.uid })
+            assert.are_not.equal(0, d.code, h.describe(d))
+            assert.are.equal(cfg, h.read_file(t.ws .. "/.git/config"))
+            local before = full_tree(t.ws)
+            local r = run(t, "git config user.name inside && git remote add origin https://example.com/app.git"
+                .. " && git branch side && git branch --set-upstream-to=side"
+                .. " && git config core.hooksPath .git/hooks"
+                .. " && printf '#!/bin/sh\\necho from-hook\\n' > .git/hooks/pre-commit"
+                .. " && chmod 755 .git/hooks/pre-commit"
+                .. " && git -c user.email=s@e commit -q --allow-empty -m hooked")
+            ok(r)
+            has(r, "from-hook")
+            r = run(t, "git config user.name && git config remote.origin.url && git config core.hooksPath")
+            ok(r)
+            has(r, "inside\nhttps://example.com/app.git\n.git/hooks")
+            -- the host's repository is as it was: config, hooks, refs, objects
+            assert.are.equal(before, full_tree(t.ws))
+            local by = review_json(t)
+            for _, p in ipairs({ ".git/config", ".git/hooks/pre-commit" }) do
+                assert.is_truthy(by[p], p .. " listed")
+                assert.is_true(by[p].host_trusted, p .. " flagged")
+                assert.are.equal("string", type(by[p].why), p .. " says why")
+            end
+            assert.are.equal("changed", by[".git/config"].change)
+            assert.are.equal("added", by[".git/hooks/pre-commit"].change)
+            -- apply without paths leaves them pending, and says so
+            r = cmd(t, { "apply" })
+            ok(r)
+            has(r, "pending .git/config")
+            has(r, "pending .git/hooks/pre-commit")
+            assert.are.equal(cfg, h.read_file(t.ws .. "/.git/config"))
+            assert.is_nil(h.read_file(t.ws .. "/.git/hooks/pre-commit"))
+            -- --all applies them: the host's git then reads what was written inside
+            r = cmd(t, { "apply", "--all" })
+            has(r, "applied changed .git/config")
+            has(r, "applied added .git/hooks/pre-commit")
+            assert.are.equal("inside", h.chomp(as_host(t, "git config user.name")))
+            assert.are.equal("https://example.com/app.git", h.chomp(as_host(t, "git config remote.origin.url")))
+            assert.are.equal("755", h.chomp(h.sh_ok("stat -c %a " .. h.quote(t.ws .. "/.git/hooks/pre-commit"))))
+        end)
+
         it("flags what the host will run or trust, with why, in review --json", function()
             local t = setup(who.uid)
-            -- the repository's own hooks stay read-only inside (the git guard composes with review)
-            local r0 = run(t, "echo x > .git/hooks/pre-commit")
-            assert.are_not.equal(0, r0.code, h.describe(r0))
-            assert.is_nil(h.read_file(t.ws .. "/.git/hooks/pre-commit"))
             ok(run(t, "echo 'export X=1' > .envrc && mkdir -p .github/workflows vendor/.git/hooks"
                 .. " && printf '#!/bin/sh\\n' > vendor/.git/hooks/pre-commit"
                 .. " && chmod 755 vendor/.git/hooks/pre-commit"
