@@ -143,6 +143,40 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.are.equal("755", h.chomp(h.sh_ok("stat -c %a " .. h.quote(t.ws .. "/.git/hooks/pre-commit"))))
         end)
 
+        it("keeps a core.hooksPath folder outside the git dir read-only, which review cannot flag",
+            function()
+            local t = setup(who.uid)
+            as_host(t, "mkdir .githooks && printf '#!/bin/sh\\n' > .githooks/pre-commit"
+                .. " && chmod 755 .githooks/pre-commit && git config core.hooksPath .githooks")
+            local hook = h.read_file(t.ws .. "/.githooks/pre-commit")
+            local r = run(t, "echo planted >> .githooks/pre-commit")
+            assert.are_not.equal(0, r.code, h.describe(r))
+            -- the repository's own config beside it is the command's to change, pending
+            ok(run(t, "git config user.name inside && echo edited >> notes.txt"))
+            assert.are.equal(hook, h.read_file(t.ws .. "/.githooks/pre-commit"))
+            local by = review_json(t)
+            assert.is_nil(by[".githooks/pre-commit"])
+            assert.is_true(by[".git/config"].host_trusted)
+        end)
+
+        it("lets a session's commands write git's config, pending across its commands", function()
+            local t = setup(who.uid)
+            local cfg = h.read_file(t.ws .. "/.git/config")
+            local runtime = h.runtime_dir()
+            if t.uid then h.sh_ok(("chown %d:%d %s"):format(t.uid, t.uid, h.quote(runtime))) end
+            local env = { XDG_STATE_HOME = t.env.XDG_STATE_HOME, XDG_RUNTIME_DIR = runtime }
+            local o = { home = t.home, cwd = t.ws, env = env, uid = t.uid }
+            ok(h.cordon({ "session", "start", "rg", "--detach", "--review" }, o))
+            h.defer(function() h.cordon({ "session", "stop", "rg" }, o) end)
+            ok(h.cordon({ "exec", "rg", "--", "git remote add origin https://example.com/s.git" }, o))
+            local r = h.cordon({ "exec", "rg", "--", "git config remote.origin.url" }, o)
+            ok(r)
+            has(r, "https://example.com/s.git")
+            ok(h.cordon({ "session", "stop", "rg" }, o))
+            assert.are.equal(cfg, h.read_file(t.ws .. "/.git/config"))
+            assert.is_true(review_json(t)[".git/config"].host_trusted)
+        end)
+
         it("flags what the host will run or trust, with why, in review --json", function()
             local t = setup(who.uid)
             ok(run(t, "echo 'export X=1' > .envrc && mkdir -p .github/workflows vendor/.git/hooks"
