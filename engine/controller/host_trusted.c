@@ -3,6 +3,7 @@
  * one without is matched against the last name. `*` matches any run of bytes, '/' included. */
 #include "controller/host_trusted.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -163,6 +164,35 @@ bool host_trusted_link_out(const char *path, const char *target)
             t++;
     }
     return false;
+}
+
+/* dir: path's first len bytes, asked of is_git_dir */
+static bool git_dir_at(const char *path, size_t len, bool (*is_git_dir)(void *, const char *),
+                       void *ctx)
+{
+    if (len == 0)
+        return false; /* the workspace itself: its files are judged by name */
+    char *dir = xasprintf("%.*s", (int)len, path);
+    bool yes = is_git_dir(ctx, dir);
+    free(dir);
+    return yes;
+}
+
+const char *host_trusted_git_dir_why(const char *path,
+                                     bool (*is_git_dir)(void *ctx, const char *dir), void *ctx)
+{
+    static const char *const configs[] = {"config", "config.worktree", "commondir"};
+    const char *base = strrchr(path, '/');
+    for (size_t i = 0; base && i < ARRAY_LEN(configs); i++)
+        if (strcmp(base + 1, configs[i]) == 0 &&
+            git_dir_at(path, (size_t)(base - path), is_git_dir, ctx))
+            return i == 2 ? WHY_GIT_POINTER : WHY_GIT;
+    /* a hooks folder at any depth below the git dir: git runs a hook by its name in hooks/, and
+     * a hook may run what lies beside it */
+    for (const char *h = strstr(path, "/hooks/"); h; h = strstr(h + 1, "/hooks/"))
+        if (git_dir_at(path, (size_t)(h - path), is_git_dir, ctx))
+            return WHY_HOOK;
+    return NULL;
 }
 
 const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, const char *link)

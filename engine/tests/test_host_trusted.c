@@ -88,4 +88,31 @@ static void test_link_out(void)
     CHECK(!host_trusted_link_out("x", "y//z/"));
 }
 
-TEST_MAIN({"table", test_table}, {"link_out", test_link_out})
+/* The fake knows one bare repository, srv/app.git, and one at the top, top.git. */
+static bool fake_git_dir(void *ctx, const char *dir)
+{
+    (void)ctx;
+    return strcmp(dir, "srv/app.git") == 0 || strcmp(dir, "top.git") == 0;
+}
+
+static void test_git_dir(void)
+{
+    const char *why;
+    CHECK((why = host_trusted_git_dir_why("srv/app.git/hooks/pre-receive", fake_git_dir, NULL)) &&
+          strstr(why, "git hook"));
+    CHECK((why = host_trusted_git_dir_why("srv/app.git/hooks/lib/x.sh", fake_git_dir, NULL)) &&
+          strstr(why, "git hook"));
+    CHECK((why = host_trusted_git_dir_why("top.git/config", fake_git_dir, NULL)) &&
+          strstr(why, "git's configuration"));
+    CHECK((why = host_trusted_git_dir_why("srv/app.git/commondir", fake_git_dir, NULL)) &&
+          strstr(why, "git pointer"));
+    CHECK(host_trusted_git_dir_why("srv/app.git/HEAD", fake_git_dir, NULL) == NULL);
+    CHECK(host_trusted_git_dir_why("srv/app.git/objects/ab/cd", fake_git_dir, NULL) == NULL);
+    /* a hooks folder or a config elsewhere is a project's own */
+    CHECK(host_trusted_git_dir_why("src/hooks/useThing.js", fake_git_dir, NULL) == NULL);
+    CHECK(host_trusted_git_dir_why("srv/config", fake_git_dir, NULL) == NULL);
+    CHECK(host_trusted_git_dir_why("config", fake_git_dir, NULL) == NULL);
+    CHECK(host_trusted_git_dir_why("hooks/x", fake_git_dir, NULL) == NULL);
+}
+
+TEST_MAIN({"table", test_table}, {"link_out", test_link_out}, {"git_dir", test_git_dir})

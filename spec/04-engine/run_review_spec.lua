@@ -159,6 +159,25 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.is_true(by[".git/config"].host_trusted)
         end)
 
+        it("flags the hooks and config of a bare repository made inside, and apply leaves them", function()
+            local t = setup(who.uid)
+            ok(run(t, "git init -q --bare srv/pack.git && printf '#!/bin/sh\\n' > srv/pack.git/hooks/pre-receive"
+                .. " && chmod 755 srv/pack.git/hooks/pre-receive && mkdir -p src/hooks"
+                .. " && echo 'export {}' > src/hooks/use.js"))
+            local by = review_json(t)
+            for _, p in ipairs({ "srv/pack.git/hooks/pre-receive", "srv/pack.git/config" }) do
+                assert.is_truthy(by[p], p .. " listed")
+                assert.is_true(by[p].host_trusted, p .. " flagged")
+            end
+            assert.is_false(by["srv/pack.git/HEAD"].host_trusted)
+            assert.is_false(by["src/hooks/use.js"].host_trusted)
+            local r = cmd(t, { "apply" })
+            ok(r)
+            has(r, "pending srv/pack.git/hooks/pre-receive")
+            assert.is_nil(h.read_file(t.ws .. "/srv/pack.git/hooks/pre-receive"))
+            assert.are.equal("export {}\n", h.read_file(t.ws .. "/src/hooks/use.js"))
+        end)
+
         it("lets a session's commands write git's config, pending across its commands", function()
             local t = setup(who.uid)
             local cfg = h.read_file(t.ws .. "/.git/config")
