@@ -681,12 +681,15 @@ int run_main(int argc, char **argv)
                                  .ran_outside = esc.ran_outside};
         result_json_print(stdout, &res);
     }
-    if (c.st.have_cgroup) {
-        /* init exits right after its report, having reaped everything: once it is gone the
-         * cgroup is empty and can go (last, so that init's exit overlaps with the above). */
-        if (!c.init_done)
-            (void)waitpid(c.st.init_pid, &c.init_wait_status, 0);
+    /* init exits right after its report, having reaped everything: once it is gone the cgroup
+     * is empty and can go (last, so that init's exit overlaps with the above). In review mode
+     * init holds the layer's lock until it exits: the next --review run, `cordon apply` or
+     * `cordon discard` started right after this one returns must find it free. */
+    if ((c.st.have_cgroup || cfg.review_layer) && !c.init_done) {
+        (void)waitpid(c.st.init_pid, &c.init_wait_status, 0);
         c.init_done = true;
+    }
+    if (c.st.have_cgroup) {
         int r = cgroup_remove(&c.st.cgroup.cg);
         if (r < 0)
             LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.st.cgroup.cg.dirs[0],
