@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "controller/credential_git.h"
 #include "proxy/cred_rewrite.h"
 
 #define CRED_VALUE_MAX (64 * 1024)
@@ -178,8 +179,10 @@ static int add_one(struct cred_set *set, const char *name, const char *from, con
     else
         r = cred_set_add(set, name, ph, value, (const char *const *)hosts.items, hosts.len, err,
                          errlen);
-    if (r == 0)
+    if (r == 0) {
         put_placeholder(env, name, value, ph);
+        credential_git_helpers(env, ph, &hosts);
+    }
     explicit_bzero(value, strlen(value));
     free(value);
     str_list_free(&hosts);
