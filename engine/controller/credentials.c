@@ -254,3 +254,28 @@ fail:
     cred_set_free(set);
     return -1;
 }
+
+void credentials_summary(const struct str_list *profile, const struct str_list *specs,
+                         struct str_list *out)
+{
+    size_t n_specs = specs ? specs->len : 0;
+    for (size_t i = 0; profile && i < profile->len; i++) {
+        /* "NAME\tFROM\tHOST,HOST" */
+        const char *line = profile->items[i];
+        const char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        if (!t2)
+            continue;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(t1 - line), line);
+        bool by_flag = false;
+        for (size_t k = 0; k < n_specs; k++)
+            by_flag = by_flag || spec_names(specs->items[k], name);
+        if (!by_flag)
+            str_list_push_owned(out, xasprintf("%s\t%s", name, t2 + 1));
+    }
+    for (size_t i = 0; i < n_specs; i++) {
+        const char *spec = specs->items[i], *eq = strchr(spec, '=');
+        if (eq && eq != spec)
+            str_list_push_owned(out, xasprintf("%.*s\t%s", (int)(eq - spec), spec, eq + 1));
+    }
+}
