@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "controller/capture.h"
+#include "controller/credentials.h"
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
 #include "controller/sandbox_start.h"
@@ -671,6 +672,8 @@ int run_main(int argc, char **argv)
          * sandbox wrote to stdout directly, unseen: a newline first, at worst an empty line. */
         if (c.out.mid_line || esc.ran_outside)
             fputc('\n', stdout);
+        struct str_list creds = {0};
+        credentials_summary(&cfg.credentials, &flags.credentials, &creds);
         struct run_result res = {.exit_code = code,
                                  .signal = sig,
                                  .duration_ms = clock_mono_ms_f() - start,
@@ -678,8 +681,10 @@ int run_main(int argc, char **argv)
                                  .profile = cfg.profile,
                                  .refusals = refusals,
                                  .n_refusals = n_refusals,
-                                 .ran_outside = esc.ran_outside};
+                                 .ran_outside = esc.ran_outside,
+                                 .credentials = &creds};
         result_json_print(stdout, &res);
+        str_list_free(&creds);
     }
     /* init exits right after its report, having reaped everything: once it is gone the cgroup
      * is empty and can go (last, so that init's exit overlaps with the above). In review mode
