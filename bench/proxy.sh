@@ -4,7 +4,7 @@
 # (network.transparent: a client without the proxy variables) and its DNS stub beside them.
 #
 #   bench/proxy.sh CORDON_BIN     (RUNS=7, MIB=256, REQUESTS=1000, TUNNELS=1000, CLIENTS=8,
-#                                  HANDSHAKES=200)
+#                                  HANDSHAKES=200, ONLY=substitution for that section alone)
 #
 # One origin on the host's 127.0.0.1: a small threaded C server compiled here from a heredoc
 # (GET /bytes/N answers N bytes, anything else 2 bytes, then closes). Against it, in RUNS rounds:
@@ -166,10 +166,12 @@ cat >rate.py <<'EOF'
 # rate.py MODE PROXY_PORT ORIGIN_PORT N: N sequential requests, each on a new connection.
 # MODE direct | get (absolute-form through the proxy) | connect (a new tunnel, GET inside).
 # HOST (optional, direct only): the origin's address (127.0.0.2 for the transparent path).
-import socket, sys, time
+import os, socket, sys, time
 mode, pport, oport, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 ohost = sys.argv[5] if len(sys.argv) > 5 else "127.0.0.1"
 target = "%s:%d" % (ohost, oport)
+# BENCH_AUTH (optional, get only): sent as "Authorization: Bearer $BENCH_AUTH" (the substitution case)
+auth = "Authorization: Bearer %s\r\n" % os.environ["BENCH_AUTH"] if os.environ.get("BENCH_AUTH") else ""
 def read_all(s):
     out = b""
     while True:
@@ -183,7 +185,7 @@ def one():
         s.sendall(("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % target).encode())
     elif mode == "get":
         s = socket.create_connection(("127.0.0.1", pport))
-        s.sendall(("GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (target, target)).encode())
+        s.sendall(("GET http://%s/ HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n" % (target, target, auth)).encode())
     else:
         s = socket.create_connection(("127.0.0.1", pport))
         s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
@@ -315,6 +317,50 @@ async def main():
 asyncio.run(main())
 EOF
 
+# ---- credential substitution (issue 32 item 5): a request through it beside today's proxy ----
+# The same client (rate.py get: REQUESTS sequential absolute-form GETs, each on a new connection,
+# with "Authorization: Bearer $BENCH_AUTH") in two `cordon run`s per round, in alternating
+# order: one with --credential BENCH_AUTH=the origin (inside, BENCH_AUTH is the placeholder, and
+# the proxy reads each request and puts the value in, an audit line per use), one without (a
+# token of the same length passed inside as it is: today's proxy, no rewriting). The origin is
+# the plain HTTP one on 127.0.0.1. ONLY=substitution runs this section alone.
+substitution_bench() {
+    local value dummy r sub plain
+    value=ghp_$(head -c 30 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    dummy=ghp_$(printf '%*s' 60 '' | tr ' ' x)
+    echo "substitution ..." >&2
+    : >sub.txt
+    for r in $(seq "$runs"); do
+        sub_case() {
+            BENCH_AUTH=$value "$cordon" run --credential "BENCH_AUTH=127.0.0.1:$oport" "${allow[@]}" \
+                -- $py "$work/rate.py" get 18080 "$oport" "$requests" | tail -1
+        }
+        plain_case() { in_cordon env BENCH_AUTH="$dummy" $py "$work/rate.py" get 18080 "$oport" "$requests" | tail -1; }
+        if [ $((r % 2)) -eq 1 ]; then
+            sub=$(sub_case) plain=$(plain_case)
+        else
+            plain=$(plain_case) sub=$(sub_case)
+        fi
+        [ -n "$sub" ] && [ -n "$plain" ] || die "substitution: a case gave no figure"
+        echo "$sub $plain" >>sub.txt
+    done
+    grep -q '"kind":"credential"' "$CORDON_AUDIT_LOG" || die "substitution: the proxy put no value in"
+    $py - sub.txt <<'PYEOF'
+import statistics, sys
+rows = [[float(x) for x in line.split()] for line in open(sys.argv[1]) if len(line.split()) == 2]
+med = lambda i: statistics.median(r[i] for r in rows)
+ratios = [r[0] / r[1] for r in rows]
+print()
+print("plain HTTP GET with a token, new connection each, %d rounds:" % len(rows))
+print("%-34s %14s %14s" % ("", "substitution", "today's proxy"))
+print("%-34s %12.0f/s %12.0f/s" % ("requests/s (median)", med(0), med(1)))
+print("%-34s %14.1f %14.1f" % ("us per request (median)", 1e6 / med(0), 1e6 / med(1)))
+print("%-34s %.2f  [%.2f-%.2f]" % ("substitution/today's (rate)", statistics.median(ratios), min(ratios), max(ratios)))
+print("%-8s %s" % ("met" if statistics.median(ratios) >= 0.9 else "NOT met",
+                   "a request through substitution within 10% of today's proxy"))
+PYEOF
+}
+
 curl_dl=(curl -s --noproxy '' -o /dev/null -w '%{speed_download}\n' --max-time 120)
 dl_url="http://127.0.0.1:$oport/bytes/$bytes"
 allow=(--network-allow "127.0.0.1:$oport")
@@ -365,6 +411,10 @@ rounds() {
         echo "$line"
     done
 }
+if [ "${ONLY:-}" = substitution ]; then
+    substitution_bench
+    exit 0
+fi
 echo "throughput ..." >&2
 rounds tp_direct tp_cordon tp_tiny tp_transp >tp.txt
 echo "request rate ..." >&2
@@ -591,3 +641,5 @@ PYEOF
 else
     echo "TLS: openssl is not installed: no TLS termination figures"
 fi
+
+substitution_bench

@@ -265,6 +265,12 @@ export interface StartOptions {
   maxLifetime?: number | string;
   /** announce either end this long before it comes (default 60 s) */
   expiryWarning?: number | string;
+  /** the workspace copy-on-write: writes wait for `cordon review` / `apply` (docs/review.md) */
+  review?: boolean;
+  /** "NAME=HOST[,HOST...]": NAME holds a placeholder inside; the proxy puts the value in for those hosts */
+  credential?: string[];
+  /** a PEM file of CA certificates the proxy also trusts upstream (network.upstream_ca) */
+  upstreamCa?: string;
   /** default false: the session is owned by this process and ends when it exits, however it
    * exits (SIGKILL too), or when dispose() is called; true lets it outlive this process */
   detach?: boolean;

@@ -72,6 +72,9 @@ const START_OPTIONS = [
   ["idleTimeout", "--idle-timeout", "duration"],
   ["maxLifetime", "--max-lifetime", "duration"],
   ["expiryWarning", "--expiry-warning", "duration"],
+  ["review", "--review", "bool"],
+  ["credential", "--credential", "strs"],
+  ["upstreamCa", "--upstream-ca", "str"],
 ];
 const CLIENT_KEYS = ["detach", "owner", "extraArgs", "cordonBin", "env", "timeoutMs", "signal"];
 const HOMES = ["overlay", "readonly", "tmpfs"];

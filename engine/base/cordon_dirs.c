@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sha256.h"
 #include "base/util.h"
 
 static const char *const xdg_var[] = {
@@ -63,6 +64,18 @@ char *cdir_path(enum cdir_kind kind, const char *sub)
 {
     char *p = cdir_xdg_path(kind, sub);
     return p ? p : cdir_home_path(kind, sub);
+}
+
+char *cdir_workspace_path(enum cdir_kind kind, const char *sub, const char *workspace)
+{
+    char *root = cdir_path(kind, sub);
+    if (!root)
+        return NULL;
+    char hex[SHA256_HEX_LEN + 1];
+    sha256_hex(workspace, strlen(workspace), hex);
+    char *dir = xasprintf("%s/%s", root, hex);
+    free(root);
+    return dir;
 }
 
 char *cdir_base(enum cdir_kind kind)

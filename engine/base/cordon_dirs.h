@@ -31,6 +31,9 @@ char *cdir_base(enum cdir_kind kind);
 /* cordon's folder of kind, with "/sub" appended when sub is non-NULL, newly allocated, or
  * NULL (no absolute XDG variable and no absolute HOME). */
 char *cdir_path(enum cdir_kind kind, const char *sub);
+/* A workspace's own folder under cordon's folder of kind: "sub/<sha256 of workspace>" (the
+ * home's and the review's layers), newly allocated, or NULL as cdir_path. */
+char *cdir_workspace_path(enum cdir_kind kind, const char *sub, const char *workspace);
 /* The same from one source only: the XDG variable (NULL when it is unset or relative), or
  * HOME's default place (NULL when HOME is not absolute). For the hiding of cordon's folders,
  * which lists both since the next run may be started with either. */

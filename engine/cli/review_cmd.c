@@ -267,9 +267,29 @@ static void json_entry(struct json_buf *j, const struct review_entry *e, const c
     json_buf_printf(j, "}");
 }
 
-static const char *why_of(const struct review_entry *e)
+/* Is dir a git dir among the pending changes (a HEAD file and an objects folder in it, pending):
+ * a bare repository a command made, whose hooks and config no name flags. */
+static bool pending_git_dir(void *ctx, const char *dir)
 {
-    return host_trusted_why(e->path, e->mode, e->host_mode, e->link);
+    const struct review_list *l = ctx;
+    bool head = false, objects = false;
+    size_t n = strlen(dir);
+    for (size_t i = 0; i < l->len && !(head && objects); i++) {
+        const struct review_entry *x = &l->items[i];
+        if (x->change == REVIEW_REMOVED || strncmp(x->path, dir, n) != 0 || x->path[n] != '/')
+            continue;
+        head = head || (strcmp(x->path + n + 1, "HEAD") == 0 && S_ISREG(x->mode));
+        objects = objects || (strcmp(x->path + n + 1, "objects") == 0 && S_ISDIR(x->mode));
+    }
+    return head && objects;
+}
+
+static const char *why_of(const struct review_entry *e, const struct review_list *l)
+{
+    const char *why = host_trusted_why(e->path, e->mode, e->host_mode, e->link);
+    if (!why && e->change != REVIEW_REMOVED)
+        why = host_trusted_git_dir_why(e->path, pending_git_dir, (void *)l);
+    return why;
 }
 
 /* The layer's pending changes, recorded (review_layer.h); 0, or 125 said. An absent layer is an
@@ -319,7 +339,7 @@ int review_cmd_main(int argc, char **argv)
     struct json_buf j = {0};
     for (size_t i = 0; i < l.len; i++) {
         const struct review_entry *e = &l.items[i];
-        const char *why = why_of(e);
+        const char *why = why_of(e, &l);
         flagged += why != NULL;
         if (json) {
             json_entry(&j, e, why);
@@ -588,7 +608,7 @@ int apply_cmd_main(int argc, char **argv)
         const struct review_entry *e = &l.items[i];
         if (!in_selection(&sel, e->path))
             continue;
-        const char *why = why_of(e);
+        const char *why = why_of(e, &l);
         char *shown = visible_dup(e->path);
         bool never = why && (strstr(why, "never applied") != NULL);
         if (never) {

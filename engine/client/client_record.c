@@ -67,6 +67,11 @@ bool crecord_read(const char *name, struct crecord *r)
     double since = r->ended > 0 ? r->ended : have_stat ? (double)st.st_mtime : 0;
     if (since > 0 && clock_wall_s() - since > CRECORD_KEPT_S) {
         (void)unlink(path);
+        /* its log goes with it: an ended session leaves nothing in the directory for long */
+        size_t base = strlen(path) - strlen(RECORD_SUFFIX);
+        char log[CSOCK_PATH_MAX + 64];
+        if (snprintf(log, sizeof log, "%.*s.log", (int)base, path) < (int)sizeof log)
+            (void)unlink(log);
         crecord_free(r);
         return false;
     }

@@ -1,6 +1,7 @@
 /* client_record.h — reading a session's record, NAME.record.json beside its socket (written by
  * its controller: session/session_record.h), for a session that no longer answers: when it
- * ended and why. A record is kept for a day after the end (an older one is removed when read);
+ * ended and why. A record is kept for a day after the end (an older one is removed when read,
+ * and the session's log NAME.log with it);
  * one without a reason whose session is gone is a controller that died: `controller killed`.
  * Must never: say anything of a session that answers (its controller does). */
 #ifndef CORDON_CLIENT_RECORD_H

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "controller/credential_git.h"
 #include "proxy/cred_rewrite.h"
 
 #define CRED_VALUE_MAX (64 * 1024)
@@ -178,8 +179,10 @@ static int add_one(struct cred_set *set, const char *name, const char *from, con
     else
         r = cred_set_add(set, name, ph, value, (const char *const *)hosts.items, hosts.len, err,
                          errlen);
-    if (r == 0)
+    if (r == 0) {
         put_placeholder(env, name, value, ph);
+        credential_git_helpers(env, ph, &hosts);
+    }
     explicit_bzero(value, strlen(value));
     free(value);
     str_list_free(&hosts);
@@ -250,4 +253,29 @@ int credentials_prepare(const struct str_list *profile, const struct str_list *s
 fail:
     cred_set_free(set);
     return -1;
+}
+
+void credentials_summary(const struct str_list *profile, const struct str_list *specs,
+                         struct str_list *out)
+{
+    size_t n_specs = specs ? specs->len : 0;
+    for (size_t i = 0; profile && i < profile->len; i++) {
+        /* "NAME\tFROM\tHOST,HOST" */
+        const char *line = profile->items[i];
+        const char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        if (!t2)
+            continue;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(t1 - line), line);
+        bool by_flag = false;
+        for (size_t k = 0; k < n_specs; k++)
+            by_flag = by_flag || spec_names(specs->items[k], name);
+        if (!by_flag)
+            str_list_push_owned(out, xasprintf("%s\t%s", name, t2 + 1));
+    }
+    for (size_t i = 0; i < n_specs; i++) {
+        const char *spec = specs->items[i], *eq = strchr(spec, '=');
+        if (eq && eq != spec)
+            str_list_push_owned(out, xasprintf("%.*s\t%s", (int)(eq - spec), spec, eq + 1));
+    }
 }

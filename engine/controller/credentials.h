@@ -25,4 +25,10 @@ char *credential_read_value(const char *name, const char *from, char *err, size_
  * err. */
 int credentials_prepare(const struct str_list *profile, const struct str_list *specs,
                         struct str_list *env, struct cred_set **out, char *err, size_t errlen);
+
+/* What a run's --json tells of the credentials (never a value): "NAME\tHOST,HOST" per
+ * credential into out, the profile's first and then the flags', a flag replacing the profile's
+ * entry of its name, as credentials_prepare declares them. */
+void credentials_summary(const struct str_list *profile, const struct str_list *specs,
+                         struct str_list *out);
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "controller/credential_git.h"
 #include "controller/prompt.h"
 #include "base/util.h"
 #include "base/visible.h"
@@ -37,6 +38,13 @@ void escalate_outside_environment(const struct sandbox_config *cfg, struct str_l
             drop = strlen(dropped_outside[k]) == n && strncmp(kv, dropped_outside[k], n) == 0;
         if (drop)
             continue;
+        /* outside, the credentials' git helpers would send the placeholder: the caller's count */
+        if (n == strlen("GIT_CONFIG_COUNT") && strncmp(kv, "GIT_CONFIG_COUNT", n) == 0) {
+            const char *own = credential_git_outside_count();
+            if (own)
+                str_list_push_owned(env, xasprintf("GIT_CONFIG_COUNT=%s", own));
+            continue;
+        }
         /* NAME=cordon_NAME_...: a declared credential's placeholder (credentials.c) */
         char prefix[160];
         snprintf(prefix, sizeof prefix, "cordon_%.*s_", (int)n, kv);

@@ -59,6 +59,7 @@
 #include "controller/home_create_guard.h"
 #include "controller/repo_watch.h"
 #include "sandbox/rename_notify.h"
+#include "sandbox/review_layer.h"
 #include "sandbox/sandbox-t.h"
 
 /* Linux 6.6: the listener's wake-ups switch straight to the supervisor and back, on the
@@ -892,6 +893,12 @@ struct git_publish *git_publish_start(int listener, const struct str_list *roots
             free(layers);
         }
     }
+    /* what a command writes in a workspace in review mode lands in that workspace's review
+     * layer, on the host (the folder of every workspace's layer: review_layer.h) */
+    char *reviews = review_layer_root();
+    if (reviews)
+        add_writable(g, reviews);
+    free(reviews);
     /* No rename may wait unanswered: without the thread, no sandbox (the caller's init dies
      * with this process, and the command with it). Signals stay the main thread's. */
     g->stop_fd = eventfd(0, EFD_CLOEXEC);

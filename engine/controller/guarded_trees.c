@@ -36,6 +36,48 @@ struct guarded_trees {
     struct str_list home_tools;
 };
 
+/* Review mode (docs/review.md): the workspace is an overlay whose writes wait in its review
+ * layer, so no write of a command reaches the host's repositories there before the person applies
+ * it. Their own files (a git dir's config, hooks and pointers, a `.git` file) are then part of the
+ * pending changes, which `cordon review` flags and `cordon apply` leaves pending without --all:
+ * they need no hold, and holding them only broke git inside. What a command in it does to git's
+ * files inside is its own risk, not the host's. Still held: what a repository's config points at
+ * outside its git dir (a core.hooksPath folder, a program, an included file: `cordon review` does
+ * not read configs, so it could not flag them), bare repositories (no `.git` in their path to
+ * flag), and everything in a writable path inside the workspace (the host's, as asked). */
+static bool workspace_in_review(const struct sandbox_config *cfg)
+{
+    return cfg->workspace && !cfg->workspace_readonly && cfg->review && cfg->review_layer;
+}
+
+/* Does the relative path rel pass through a component named `.git`? */
+static bool in_dot_git(const char *rel)
+{
+    for (const char *p = rel; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
+        if (strncmp(p, ".git", 4) == 0 && (p[4] == '\0' || p[4] == '/'))
+            return true;
+    return false;
+}
+
+/* Review mode: the workspace's readonly_in_workspace entries (the profile's and what its guard's
+ * walk added) that are a repository's own files dropped, but inside a writable path. */
+static void drop_repository_entries(struct sandbox_config *cfg)
+{
+    struct str_list keep = {0};
+    for (size_t i = 0; i < cfg->readonly_in_workspace.len; i++) {
+        const char *e = cfg->readonly_in_workspace.items[i];
+        char *abs = xasprintf("%s/%s", cfg->workspace, e);
+        bool host = false;
+        for (size_t j = 0; j < cfg->writable.len && !host; j++)
+            host = path_is_within(abs, cfg->writable.items[j]);
+        if (host || !in_dot_git(e))
+            str_list_push(&keep, e);
+        free(abs);
+    }
+    str_list_free(&cfg->readonly_in_workspace);
+    cfg->readonly_in_workspace = keep;
+}
+
 /* A writable path worth a guard of its own: a directory (not a link: the controller resolved
  * it) outside the workspace, not inside another writable path already guarded. */
 static bool own_tree(const struct sandbox_config *cfg, const struct str_list *roots, const char *p)
@@ -103,6 +145,8 @@ struct guarded_trees *guarded_trees_new(struct sandbox_config *cfg)
         git_guard_own_common(g, common);
         add(gs, g, cfg->workspace);
         gs->first_is_workspace = true;
+        if (workspace_in_review(cfg))
+            drop_repository_entries(cfg);
     }
     /* Outermost first, so that a writable path inside another is that one's to walk. */
     struct str_list order = {0};

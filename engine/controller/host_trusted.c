@@ -3,6 +3,7 @@
  * one without is matched against the last name. `*` matches any run of bytes, '/' included. */
 #include "controller/host_trusted.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -11,6 +12,8 @@
 
 static const char WHY_HOOK[] = "a git hook: git runs it";
 static const char WHY_GIT[] = "git's configuration: git obeys it (aliases, filters, hooks' folder)";
+static const char WHY_GIT_POINTER[] = "a git pointer: git obeys the config and hooks of the "
+                                      "repository it names";
 static const char WHY_ENVRC[] = "direnv runs it when a shell enters the folder";
 static const char WHY_CI[] = "a CI definition: CI runs it with the repository's secrets";
 static const char WHY_AGENT[] = "an agent's configuration or instructions: the agent trusts it";
@@ -29,6 +32,16 @@ static const struct row {
     {".git/config", WHY_GIT},
     {".git/config.worktree", WHY_GIT},
     {".git/info/attributes", WHY_GIT},
+    /* a submodule's git dir and a linked worktree's admin folder ('*' spans folders) */
+    {".git/modules/*/hooks/*", WHY_HOOK},
+    {".git/modules/*/config", WHY_GIT},
+    {".git/modules/*/config.worktree", WHY_GIT},
+    {".git/modules/*/info/attributes", WHY_GIT},
+    {".git/worktrees/*/config.worktree", WHY_GIT},
+    {".git/commondir", WHY_GIT_POINTER},
+    {".git/modules/*/commondir", WHY_GIT_POINTER},
+    {".git/worktrees/*/commondir", WHY_GIT_POINTER},
+    {".git/worktrees/*/gitdir", WHY_GIT_POINTER},
     {".gitmodules", WHY_GIT},
     {".gitattributes", WHY_GIT},
     {".envrc", WHY_ENVRC},
@@ -156,6 +169,35 @@ bool host_trusted_link_out(const char *path, const char *target)
     return false;
 }
 
+/* dir: path's first len bytes, asked of is_git_dir */
+static bool git_dir_at(const char *path, size_t len, bool (*is_git_dir)(void *, const char *),
+                       void *ctx)
+{
+    if (len == 0)
+        return false; /* the workspace itself: its files are judged by name */
+    char *dir = xasprintf("%.*s", (int)len, path);
+    bool yes = is_git_dir(ctx, dir);
+    free(dir);
+    return yes;
+}
+
+const char *host_trusted_git_dir_why(const char *path,
+                                     bool (*is_git_dir)(void *ctx, const char *dir), void *ctx)
+{
+    static const char *const configs[] = {"config", "config.worktree", "commondir"};
+    const char *base = strrchr(path, '/');
+    for (size_t i = 0; base && i < ARRAY_LEN(configs); i++)
+        if (strcmp(base + 1, configs[i]) == 0 &&
+            git_dir_at(path, (size_t)(base - path), is_git_dir, ctx))
+            return i == 2 ? WHY_GIT_POINTER : WHY_GIT;
+    /* a hooks folder at any depth below the git dir: git runs a hook by its name in hooks/, and
+     * a hook may run what lies beside it */
+    for (const char *h = strstr(path, "/hooks/"); h; h = strstr(h + 1, "/hooks/"))
+        if (git_dir_at(path, (size_t)(h - path), is_git_dir, ctx))
+            return WHY_HOOK;
+    return NULL;
+}
+
 const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, const char *link)
 {
     if (link && host_trusted_link_out(path, link))
@@ -171,6 +213,10 @@ const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, co
     }
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
+    /* a `.git` that is a file or a link (`gitdir: PATH`): git follows it; a `.git` folder is
+     * judged by what it holds */
+    if (mode && !S_ISDIR(mode) && path_matches(".git", false, path, base))
+        return WHY_GIT_POINTER;
     for (size_t i = 0; i < ARRAY_LEN(rows); i++)
         if (path_matches(rows[i].pattern, whole_path[i], path, base))
             return rows[i].why;

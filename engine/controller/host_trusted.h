@@ -16,6 +16,12 @@
  * pending entry's type and mode (0: removed); host_mode: the host's (0: none); link: a pending
  * link's target or NULL. */
 const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, const char *link);
+/* Why path (relative to the workspace) is a hook or a config (config, config.worktree,
+ * commondir) of a git dir whose path says nothing of git (a bare repository, `x.git/hooks/...`),
+ * or NULL. is_git_dir(ctx, dir) tells whether dir (relative) is one, from what the caller knows
+ * (cordon review: the pending changes); for a path host_trusted_why left unflagged. */
+const char *host_trusted_git_dir_why(const char *path,
+                                     bool (*is_git_dir)(void *ctx, const char *dir), void *ctx);
 /* Does the link at path (relative to the workspace) with target lead out of the workspace (an
  * absolute target, or a relative one that climbs above the workspace's root)? */
 bool host_trusted_link_out(const char *path, const char *target);

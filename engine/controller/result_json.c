@@ -2,9 +2,11 @@
 #include "controller/result_json.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/json_write.h"
+#include "base/util.h"
 #include "controller/trusted_changes.h"
 #include "policy/lua_host.h"
 
@@ -38,8 +40,28 @@ void result_json_print(FILE *out, const struct run_result *r)
         json_write_string(out, f->reason);
         fputc('}', out);
     }
-    fprintf(out, "],\"ran_outside\":%s,\"host_trusted_changes\":[",
-            r->ran_outside ? "true" : "false");
+    fprintf(out, "],\"ran_outside\":%s,\"credentials\":[", r->ran_outside ? "true" : "false");
+    for (size_t i = 0; r->credentials && i < r->credentials->len; i++) {
+        /* "NAME\tHOST,HOST" */
+        const char *item = r->credentials->items[i];
+        size_t n = strcspn(item, "\t");
+        char *name = xasprintf("%.*s", (int)n, item);
+        fputs(i ? ",{\"name\":" : "{\"name\":", out);
+        json_write_string(out, name);
+        free(name);
+        fputs(",\"hosts\":[", out);
+        for (const char *h = item[n] ? item + n + 1 : item + n; *h;) {
+            size_t k = strcspn(h, ",");
+            char *host = xasprintf("%.*s", (int)k, h);
+            if (h != item + n + 1)
+                fputc(',', out);
+            json_write_string(out, host);
+            free(host);
+            h += k + (h[k] == ',');
+        }
+        fputs("]}", out);
+    }
+    fputs("],\"host_trusted_changes\":[", out);
     for (size_t i = 0; r->trusted && i < r->trusted->len; i++) {
         const struct trusted_change *t = &r->trusted->items[i];
         fputs(i ? ",{\"path\":" : "{\"path\":", out);

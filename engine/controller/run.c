@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "controller/capture.h"
+#include "controller/credentials.h"
 #include "controller/run_options.h"
 #include "controller/controller_setup.h"
 #include "controller/sandbox_start.h"
@@ -682,6 +683,8 @@ int run_main(int argc, char **argv)
          * sandbox wrote to stdout directly, unseen: a newline first, at worst an empty line. */
         if (c.out.mid_line || esc.ran_outside)
             fputc('\n', stdout);
+        struct str_list creds = {0};
+        credentials_summary(&cfg.credentials, &flags.credentials, &creds);
         struct run_result res = {.exit_code = code,
                                  .signal = sig,
                                  .duration_ms = clock_mono_ms_f() - start,
@@ -690,15 +693,20 @@ int run_main(int argc, char **argv)
                                  .refusals = refusals,
                                  .n_refusals = n_refusals,
                                  .ran_outside = esc.ran_outside,
+                                 .credentials = &creds,
                                  .trusted = &trusted};
         result_json_print(stdout, &res);
+        str_list_free(&creds);
+    }
+    /* init exits right after its report, having reaped everything: once it is gone the cgroup
+     * is empty and can go (last, so that init's exit overlaps with the above). In review mode
+     * init holds the layer's lock until it exits: the next --review run, `cordon apply` or
+     * `cordon discard` started right after this one returns must find it free. */
+    if ((c.st.have_cgroup || cfg.review_layer) && !c.init_done) {
+        (void)waitpid(c.st.init_pid, &c.init_wait_status, 0);
+        c.init_done = true;
     }
     if (c.st.have_cgroup) {
-        /* init exits right after its report, having reaped everything: once it is gone the
-         * cgroup is empty and can go (last, so that init's exit overlaps with the above). */
-        if (!c.init_done)
-            (void)waitpid(c.st.init_pid, &c.init_wait_status, 0);
-        c.init_done = true;
         int r = cgroup_remove(&c.st.cgroup.cg);
         if (r < 0)
             LOG_W("limits", "cannot remove the sandbox's cgroup %s: %s", c.st.cgroup.cg.dirs[0],

@@ -193,7 +193,11 @@ static int protect_in_workspace(const struct sandbox_config *cfg, struct mnt_err
     struct stat st;
     char *git = xasprintf("%s/.git", cfg->workspace);
     int r = 0;
-    if (!cfg->workspace_readonly && lstat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
+    /* Review mode (docs/review.md): the workspace's own repository is part of the pending
+     * changes, which the host sees only when applied; it is not held (the controller dropped its
+     * .git entries from the list too: guarded_trees.h). */
+    bool in_review = cfg->review && cfg->review_layer;
+    if (!cfg->workspace_readonly && !in_review && lstat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
         r = mnt_mount(e, git, git, NULL, MS_BIND | MS_REC, NULL);
         /* A repository without hooks/ is left without: a run creates nothing in the workspace
          * (git runs no hook when the folder is missing, and makes none). A hooks/ a command

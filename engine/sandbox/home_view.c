@@ -28,7 +28,6 @@
 
 #include "base/cordon_dirs.h"
 #include "base/log.h"
-#include "base/sha256.h"
 #include "sandbox/hide.h"
 #include "sandbox/home_layers.h"
 #include "sandbox/home_own.h"
@@ -87,14 +86,7 @@ char *home_view_layers_root(void)
 
 char *home_view_layer_dir(const char *workspace)
 {
-    char *root = home_view_layers_root();
-    if (!root)
-        return NULL;
-    char hex[SHA256_HEX_LEN + 1];
-    sha256_hex(workspace, strlen(workspace), hex);
-    char *dir = xasprintf("%s/%s", root, hex);
-    free(root);
-    return dir;
+    return cdir_workspace_path(CDIR_STATE, "homes", workspace);
 }
 
 /* The lock is a regular file of the layer: a descriptor of it leads nowhere else (one of the

@@ -47,14 +47,7 @@ char *review_layer_root(void)
 
 char *review_layer_dir(const char *workspace)
 {
-    char *root = review_layer_root();
-    if (!root)
-        return NULL;
-    char hex[SHA256_HEX_LEN + 1];
-    sha256_hex(workspace, strlen(workspace), hex);
-    char *dir = xasprintf("%s/%s", root, hex);
-    free(root);
-    return dir;
+    return cdir_workspace_path(CDIR_STATE, "reviews", workspace);
 }
 
 bool review_layer_exists(const char *layer)

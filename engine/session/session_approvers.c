@@ -46,12 +46,34 @@ static void unlink_approver(struct session *s, struct approver *a)
     free(a);
 }
 
+/* An approver that stopped reading would keep every later line queued for it: past
+ * STREAM_HIGH_WATER its stream is ended, with one line in the session's log, and it no longer
+ * counts (the questions it was shown wait for another approver or their timeout, as questions
+ * do). Its client sees the stream end and may subscribe again. */
+static bool drop_if_stuck(struct session *s, struct approver *a)
+{
+    if (api_stream_pending(a->req) <= STREAM_HIGH_WATER)
+        return false;
+    LOG_W("session", "an approver stopped reading (%u KiB queued): its stream is ended",
+          (unsigned)(api_stream_pending(a->req) >> 10));
+    api_on_gone(a->req, NULL, NULL);
+    api_stream_end(a->req);
+    unlink_approver(s, a);
+    return true;
+}
+
 static void send_all(struct session *s, struct json_buf *b)
 {
     json_buf_lit(b, "\n");
-    for (struct approver *a = s->approvers; a; a = a->next)
+    bool dropped = false;
+    for (struct approver *a = s->approvers, *next; a; a = next) {
+        next = a->next;
         api_stream_write(a->req, b->data, b->len);
+        dropped |= drop_if_stuck(s, a);
+    }
     json_buf_free(b);
+    if (dropped && !approvers_present(s))
+        escalation_update_owner(s);
 }
 
 static void question_line(struct json_buf *b, const struct session *s, const struct approval *x)

@@ -2,9 +2,10 @@
  * from a file and a command, the placeholder (unique, as long as a long value) put into the
  * command's environment for NAME and wherever else the value was, a flag replacing the
  * profile's entry, and the one-line errors (bad spec, unset variable, missing file, failing
- * command). */
+ * command); and git's helper entries (credential_git.c) appended after the caller's own. */
 #include <stdlib.h>
 
+#include "controller/credential_git.h"
 #include "controller/credentials.h"
 #include "proxy/cred_rewrite.h"
 #include "test.h"
@@ -126,5 +127,37 @@ static void test_errors(void)
     CHECK(!set && env.len == 0);
 }
 
+/* env's NAME is want (a missing NAME fails too). */
+#define CHECK_ENV(env, name, want) \
+    CHECK(env_get(env, name) && strcmp(env_get(env, name), want) == 0)
+
+static void test_git_helpers(void)
+{
+    struct str_list env = {0}, hosts = {0};
+    str_list_push(&env, "GIT_CONFIG_COUNT=1");
+    str_list_push(&env, "GIT_CONFIG_KEY_0=user.name");
+    str_list_push(&env, "GIT_CONFIG_VALUE_0=me");
+    str_list_push(&env, "GIT_CONFIG_KEY_2=stale.key"); /* past the count: git ignores it */
+    str_list_push(&hosts, "github.com");
+    str_list_push(&hosts, "127.0.0.2:8443");
+    credential_git_helpers(&env, "cordon_GH_abc123", &hosts);
+    CHECK_ENV(&env, "GIT_CONFIG_COUNT", "3");
+    CHECK_ENV(&env, "GIT_CONFIG_KEY_0", "user.name");
+    CHECK_ENV(&env, "GIT_CONFIG_VALUE_0", "me");
+    CHECK_ENV(&env, "GIT_CONFIG_KEY_1", "credential.https://github.com.helper");
+    CHECK_ENV(&env, "GIT_CONFIG_KEY_2", "credential.https://127.0.0.2:8443.helper");
+    CHECK(env_get(&env, "GIT_CONFIG_VALUE_2"));
+    CHECK_STR_CONTAINS(env_get(&env, "GIT_CONFIG_VALUE_2"), "password=cordon_GH_abc123");
+    CHECK_EQ_INT((int)env.len, 7); /* the stale KEY_2 replaced, not doubled */
+    str_list_free(&env);
+    /* a count that is no number: left as it is, nothing added */
+    str_list_push(&env, "GIT_CONFIG_COUNT=x1");
+    credential_git_helpers(&env, "cordon_GH_abc123", &hosts);
+    CHECK_EQ_INT((int)env.len, 1);
+    CHECK_ENV(&env, "GIT_CONFIG_COUNT", "x1");
+    str_list_free(&env);
+    str_list_free(&hosts);
+}
+
 TEST_MAIN({"flag_and_env", test_flag_and_env}, {"profile_sources", test_profile_sources},
-          {"errors", test_errors})
+          {"errors", test_errors}, {"git_helpers", test_git_helpers})

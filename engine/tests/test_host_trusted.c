@@ -25,6 +25,16 @@ static const struct {
     {".git/config", REG, REG, NULL, "git's configuration"},
     {".git/index", REG, REG, NULL, NULL},
     {".git/objects/ab/cdef", REG, 0, NULL, NULL},
+    {".git/modules/lib/hooks/post-checkout", EXE, 0, NULL, "git hook"},
+    {".git/modules/lib/modules/inner/config", REG, 0, NULL, "git's configuration"},
+    {".git/modules/lib/index", REG, 0, NULL, NULL},
+    {".git/worktrees/side/config.worktree", REG, 0, NULL, "git's configuration"},
+    {".git/worktrees/side/gitdir", REG, REG, NULL, "git pointer"},
+    {".git/worktrees/side/HEAD", REG, REG, NULL, NULL},
+    {".git/commondir", REG, 0, NULL, "git pointer"},
+    {"sub/.git", REG, 0, NULL, "git pointer"}, /* a gitdir: file */
+    {"sub/.git", LNK, 0, "elsewhere", "git pointer"},
+    {"sub/.git", S_IFDIR | 0755, 0, NULL, NULL},
     {".envrc", REG, 0, NULL, "direnv"},
     {"sub/.envrc", REG, 0, NULL, "direnv"},
     {".github/workflows/ci.yml", REG, 0, NULL, "CI"},
@@ -78,4 +88,31 @@ static void test_link_out(void)
     CHECK(!host_trusted_link_out("x", "y//z/"));
 }
 
-TEST_MAIN({"table", test_table}, {"link_out", test_link_out})
+/* The fake knows one bare repository, srv/app.git, and one at the top, top.git. */
+static bool fake_git_dir(void *ctx, const char *dir)
+{
+    (void)ctx;
+    return strcmp(dir, "srv/app.git") == 0 || strcmp(dir, "top.git") == 0;
+}
+
+static void test_git_dir(void)
+{
+    const char *why;
+    CHECK((why = host_trusted_git_dir_why("srv/app.git/hooks/pre-receive", fake_git_dir, NULL)) &&
+          strstr(why, "git hook"));
+    CHECK((why = host_trusted_git_dir_why("srv/app.git/hooks/lib/x.sh", fake_git_dir, NULL)) &&
+          strstr(why, "git hook"));
+    CHECK((why = host_trusted_git_dir_why("top.git/config", fake_git_dir, NULL)) &&
+          strstr(why, "git's configuration"));
+    CHECK((why = host_trusted_git_dir_why("srv/app.git/commondir", fake_git_dir, NULL)) &&
+          strstr(why, "git pointer"));
+    CHECK(host_trusted_git_dir_why("srv/app.git/HEAD", fake_git_dir, NULL) == NULL);
+    CHECK(host_trusted_git_dir_why("srv/app.git/objects/ab/cd", fake_git_dir, NULL) == NULL);
+    /* a hooks folder or a config elsewhere is a project's own */
+    CHECK(host_trusted_git_dir_why("src/hooks/useThing.js", fake_git_dir, NULL) == NULL);
+    CHECK(host_trusted_git_dir_why("srv/config", fake_git_dir, NULL) == NULL);
+    CHECK(host_trusted_git_dir_why("config", fake_git_dir, NULL) == NULL);
+    CHECK(host_trusted_git_dir_why("hooks/x", fake_git_dir, NULL) == NULL);
+}
+
+TEST_MAIN({"table", test_table}, {"link_out", test_link_out}, {"git_dir", test_git_dir})

@@ -606,6 +606,19 @@ describe("refusal hook: ssh", function()
         assert.are.same({}, detect(case("ssh gh.test true", { "/home/dev/.ssh/known_hosts" }), { exists = {} }))
     end)
 
+    it("a destination refused to a SOCKS client names the tcp:// rule (curl's SOCKS5 line)", function()
+        local input = case("curl -x socks5h://127.0.0.1:18081 http://127.0.0.2:18090/", {},
+            "curl: (97) Can't complete SOCKS5 connection to 127.0.0.2. (2)\n")
+        input.network_denied = { "127.0.0.2:18090" }
+        local r = detect(input)
+        assert.are.same({ "network" }, kinds(r))
+        assert.truthy(r[1].reason:find("--network-allow tcp://127.0.0.2:18090 would allow it", 1, true), r[1].reason)
+        input = case("curl http://127.0.0.2:18090/", {}, "curl: (56) CONNECT tunnel failed, response 403\n")
+        input.network_denied = { "127.0.0.2:18090" }
+        r = detect(input)
+        assert.truthy(r[1].reason:find("(--network-allow 127.0.0.2:18090 would allow it)", 1, true), r[1].reason)
+    end)
+
     it("a refused tcp:// destination names the tcp:// rule when cordon nc's line shows it", function()
         local input = case("ssh -p 2222 gh.test true", {}, "cordon nc: the sandbox's network policy does not "
             .. "allow tcp://gh.test:2222 (--network-allow tcp://gh.test:2222 would allow it, unless a deny "

@@ -306,6 +306,7 @@ describe("cordon run: --json", function()
         assert.is_true(v.duration_ms >= 0)
         assert.is_number(v.detect_ms) -- the refusal hook ran on the failed command's output
         assert.is_true(v.detect_ms > 0 and v.detect_ms <= v.duration_ms, h.describe(r))
+        assert.are.same({}, v.credentials) -- none declared (run_cred_spec: the declared ones)
         assert.are.equal(1, select(2, r.stdout:gsub("out%-line", "")), h.describe(r))
         assert.truthy(r.stdout:find("out%-line\n.*{"), "command output must come first\n" .. h.describe(r))
     end)

@@ -204,7 +204,7 @@ for _, uid in ipairs({ false, NOBODY }) do
             h.sh_ok("chmod 777 " .. h.quote(audit_dir))
             local r = h.run_sh(CURL .. '-H "X-F: $FT" -H "X-C: $CT" -H "X-T: $TOKEN" http://' .. a.addr .. ':' .. a.port .. '/prof >/dev/null; '
                 .. 'case "$FT$CT" in *file_value*|*cmd_value*) echo leaked;; esac', {
-                flags = { "--profile", "credspec", "--credential", "TOKEN=" .. a.addr .. ":" .. a.port,
+                flags = { "--json", "--profile", "credspec", "--credential", "TOKEN=" .. a.addr .. ":" .. a.port,
                     "--network-allow", a.addr .. ":" .. a.port },
                 uid = uid, workspace = h.workspace(nil, uid), home = home,
                 env = { TOKEN = SECRET, CORDON_AUDIT_LOG = audit_dir .. "/audit.jsonl" },
@@ -215,6 +215,15 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.truthy(sa:find("X-F: " .. file_value, 1, true), sa)
             assert.truthy(sa:find("X-C: cmd_value_0123456789abcdef", 1, true), sa)
             assert.truthy(sa:find("X-T: " .. SECRET, 1, true), sa)
+            -- the run's --json names each credential and its hosts, the flag's TOKEN replacing the
+            -- profile's, and holds no value
+            local result = require("cjson").decode(r.stdout:match("([^\n]+)\n?$"))
+            local got = {}
+            for _, c in ipairs(result.credentials) do got[c.name] = c.hosts end
+            assert.are.same({ FT = { a.addr .. ":" .. a.port }, CT = { a.addr }, TOKEN = { a.addr .. ":" .. a.port } }, got)
+            for _, v in ipairs({ SECRET, file_value, "cmd_value_", "not_this_one" }) do
+                assert.falsy(r.stdout:find(v, 1, true), v)
+            end
         end)
 
         it("cordon policy explain says which credentials there are and where each may go", function()

@@ -97,12 +97,107 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.is_truthy(by[".git/index"] or by[".git/HEAD"] or by[".git/logs/HEAD"])
         end)
 
+        it("lets git write the repository's config and hooks inside, pending and flagged", function()
+            local t = setup(who.uid)
+            local cfg = h.read_file(t.ws .. "/.git/config")
+            -- the same write in direct mode is held back (docs/git.md): the spec can fail
+            local d = h.run_sh("git config core.hooksPath .githooks",
+                { home = t.home, workspace = t.ws, env = t.env, uid = t.uid })
+            assert.are_not.equal(0, d.code, h.describe(d))
+            assert.are.equal(cfg, h.read_file(t.ws .. "/.git/config"))
+            local before = full_tree(t.ws)
+            local r = run(t, "git config user.name inside && git remote add origin https://example.com/app.git"
+                .. " && git branch side && git branch --set-upstream-to=side"
+                .. " && git config core.hooksPath .git/hooks"
+                .. " && printf '#!/bin/sh\\necho from-hook\\n' > .git/hooks/pre-commit"
+                .. " && chmod 755 .git/hooks/pre-commit"
+                .. " && git -c user.email=s@e commit -q --allow-empty -m hooked")
+            ok(r)
+            has(r, "from-hook")
+            r = run(t, "git config user.name && git config remote.origin.url && git config core.hooksPath")
+            ok(r)
+            has(r, "inside\nhttps://example.com/app.git\n.git/hooks")
+            -- the host's repository is as it was: config, hooks, refs, objects
+            assert.are.equal(before, full_tree(t.ws))
+            local by = review_json(t)
+            for _, p in ipairs({ ".git/config", ".git/hooks/pre-commit" }) do
+                assert.is_truthy(by[p], p .. " listed")
+                assert.is_true(by[p].host_trusted, p .. " flagged")
+                assert.are.equal("string", type(by[p].why), p .. " says why")
+            end
+            assert.are.equal("changed", by[".git/config"].change)
+            assert.are.equal("added", by[".git/hooks/pre-commit"].change)
+            -- apply without paths leaves them pending, and says so
+            r = cmd(t, { "apply" })
+            ok(r)
+            has(r, "pending .git/config")
+            has(r, "pending .git/hooks/pre-commit")
+            assert.are.equal(cfg, h.read_file(t.ws .. "/.git/config"))
+            assert.is_nil(h.read_file(t.ws .. "/.git/hooks/pre-commit"))
+            -- --all applies them: the host's git then reads what was written inside
+            r = cmd(t, { "apply", "--all" })
+            has(r, "applied changed .git/config")
+            has(r, "applied added .git/hooks/pre-commit")
+            assert.are.equal("inside", h.chomp(as_host(t, "git config user.name")))
+            assert.are.equal("https://example.com/app.git", h.chomp(as_host(t, "git config remote.origin.url")))
+            assert.are.equal("755", h.chomp(h.sh_ok("stat -c %a " .. h.quote(t.ws .. "/.git/hooks/pre-commit"))))
+        end)
+
+        it("keeps a core.hooksPath folder outside the git dir read-only, which review cannot flag",
+            function()
+            local t = setup(who.uid)
+            as_host(t, "mkdir .githooks && printf '#!/bin/sh\\n' > .githooks/pre-commit"
+                .. " && chmod 755 .githooks/pre-commit && git config core.hooksPath .githooks")
+            local hook = h.read_file(t.ws .. "/.githooks/pre-commit")
+            local r = run(t, "echo planted >> .githooks/pre-commit")
+            assert.are_not.equal(0, r.code, h.describe(r))
+            -- the repository's own config beside it is the command's to change, pending
+            ok(run(t, "git config user.name inside && echo edited >> notes.txt"))
+            assert.are.equal(hook, h.read_file(t.ws .. "/.githooks/pre-commit"))
+            local by = review_json(t)
+            assert.is_nil(by[".githooks/pre-commit"])
+            assert.is_true(by[".git/config"].host_trusted)
+        end)
+
+        it("flags the hooks and config of a bare repository made inside, and apply leaves them", function()
+            local t = setup(who.uid)
+            ok(run(t, "git init -q --bare srv/pack.git && printf '#!/bin/sh\\n' > srv/pack.git/hooks/pre-receive"
+                .. " && chmod 755 srv/pack.git/hooks/pre-receive && mkdir -p src/hooks"
+                .. " && echo 'export {}' > src/hooks/use.js"))
+            local by = review_json(t)
+            for _, p in ipairs({ "srv/pack.git/hooks/pre-receive", "srv/pack.git/config" }) do
+                assert.is_truthy(by[p], p .. " listed")
+                assert.is_true(by[p].host_trusted, p .. " flagged")
+            end
+            assert.is_false(by["srv/pack.git/HEAD"].host_trusted)
+            assert.is_false(by["src/hooks/use.js"].host_trusted)
+            local r = cmd(t, { "apply" })
+            ok(r)
+            has(r, "pending srv/pack.git/hooks/pre-receive")
+            assert.is_nil(h.read_file(t.ws .. "/srv/pack.git/hooks/pre-receive"))
+            assert.are.equal("export {}\n", h.read_file(t.ws .. "/src/hooks/use.js"))
+        end)
+
+        it("lets a session's commands write git's config, pending across its commands", function()
+            local t = setup(who.uid)
+            local cfg = h.read_file(t.ws .. "/.git/config")
+            local runtime = h.runtime_dir()
+            if t.uid then h.sh_ok(("chown %d:%d %s"):format(t.uid, t.uid, h.quote(runtime))) end
+            local env = { XDG_STATE_HOME = t.env.XDG_STATE_HOME, XDG_RUNTIME_DIR = runtime }
+            local o = { home = t.home, cwd = t.ws, env = env, uid = t.uid }
+            ok(h.cordon({ "session", "start", "rg", "--detach", "--review" }, o))
+            h.defer(function() h.cordon({ "session", "stop", "rg" }, o) end)
+            ok(h.cordon({ "exec", "rg", "--", "git remote add origin https://example.com/s.git" }, o))
+            local r = h.cordon({ "exec", "rg", "--", "git config remote.origin.url" }, o)
+            ok(r)
+            has(r, "https://example.com/s.git")
+            ok(h.cordon({ "session", "stop", "rg" }, o))
+            assert.are.equal(cfg, h.read_file(t.ws .. "/.git/config"))
+            assert.is_true(review_json(t)[".git/config"].host_trusted)
+        end)
+
         it("flags what the host will run or trust, with why, in review --json", function()
             local t = setup(who.uid)
-            -- the repository's own hooks stay read-only inside (the git guard composes with review)
-            local r0 = run(t, "echo x > .git/hooks/pre-commit")
-            assert.are_not.equal(0, r0.code, h.describe(r0))
-            assert.is_nil(h.read_file(t.ws .. "/.git/hooks/pre-commit"))
             ok(run(t, "echo 'export X=1' > .envrc && mkdir -p .github/workflows vendor/.git/hooks"
                 .. " && printf '#!/bin/sh\\n' > vendor/.git/hooks/pre-commit"
                 .. " && chmod 755 vendor/.git/hooks/pre-commit"

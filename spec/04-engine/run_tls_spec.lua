@@ -36,12 +36,18 @@ local function pki()
         key = dir .. "/srv.key" }
 end
 
---- Starts tls_echo.py on addr with cert; returns { addr, port, log }.
-local function origin(addr, cert, key)
+--- Starts tls_echo.py on addr with cert; returns { addr, port, log }. With secret and repos it
+-- also serves git (from the folder repos) and an npm registry, both demanding secret.
+local function origin(addr, cert, key, secret, repos)
     local dir = h.tmpdir()
     h.sh_ok("chmod 755 " .. h.quote(dir))
     local ready, log = dir .. "/ready", dir .. "/log"
-    h.spawn(h.join({ h.python, h.fixtures .. "/engine/tls_echo.py", addr, ready, log, cert, key }))
+    local argv = { h.python, h.fixtures .. "/engine/tls_echo.py", addr, ready, log, cert, key }
+    if secret then
+        argv[#argv + 1] = secret
+        argv[#argv + 1] = repos
+    end
+    h.spawn(h.join(argv))
     local port = h.wait_for(function()
         local s = h.read_file(ready)
         return s and tonumber(s:match("^(%d+)"))
@@ -51,6 +57,21 @@ local function origin(addr, cert, key)
 end
 
 local function seen(o) return h.read_file(o.log) or "" end
+
+--- A bare repository r.git with one commit "from-origin" in a new folder; returns the folder.
+local function repos()
+    local dir = h.tmpdir()
+    local q = h.quote
+    h.sh_ok(table.concat({
+        "git init -q --bare " .. q(dir .. "/r.git"),
+        "git init -q " .. q(dir .. "/src"),
+        "git -C " .. q(dir .. "/src") .. " -c user.name=spec -c user.email=spec@spec.test"
+            .. " commit -q --allow-empty -m from-origin",
+        "git -C " .. q(dir .. "/src") .. " push -q " .. q(dir .. "/r.git") .. " HEAD:refs/heads/main",
+        "git -C " .. q(dir .. "/r.git") .. " symbolic-ref HEAD refs/heads/main",
+    }, " && "))
+    return dir
+end
 
 --- `cordon run --credential TOKEN=a --upstream-ca CA` of script as uid (nil: root), a and b
 -- allowed; returns r, the audit log's text.
@@ -115,6 +136,46 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.truthy(audit:find('"kind":"tls"', 1, true) and audit:find('"kind":"credential"', 1, true)
                 and audit:find('"rule":"TOKEN"', 1, true), audit)
             assert.falsy(audit:find(SECRET, 1, true), audit)
+        end)
+
+        it("git needs no helper and npm reads ${NPM_TOKEN} from .npmrc: the server sees the values", function()
+            local p = pki()
+            -- one origin as both: git demands Basic with SECRET, the registry Bearer with SECRET
+            local a = origin("127.0.0.2", p.cert, p.key, SECRET, repos())
+            local host = a.addr .. ":" .. a.port
+            local ws = h.workspace(nil, uid)
+            -- npm's agent checks an IP host's certificate against the proxy's name (localhost),
+            -- and the spec's origin is an IP: strict-ssl=false, the value still goes by termination
+            h.write_file(ws .. "/.npmrc", table.concat({
+                "registry=https://" .. host .. "/npm/",
+                "//" .. host .. "/npm/:_authToken=${NPM_TOKEN}",
+                "strict-ssl=false", "",
+            }, "\n"), "644")
+            local script = table.concat({
+                'git config --get-regexp "^credential\\." || echo no-caller-helper',
+                'git clone -q https://' .. host .. '/repos/r.git cl && git -C cl log --format=%s && echo clone-ok',
+                'git config user.name',
+                'npm view cordon-spec-pkg version 2>&1 | tail -2',
+            }, "\n")
+            -- two credentials of one value (a GitHub token serving as both): each its placeholder
+            local r = h.run_sh(script, {
+                flags = { "--credential", "TOKEN=" .. host, "--credential", "NPM_TOKEN=" .. host,
+                    "--upstream-ca", p.ca, "--network-allow", host },
+                uid = uid, workspace = ws, cwd = ws, home = h.secret_home(uid),
+                env = { TOKEN = SECRET, NPM_TOKEN = SECRET, GIT_CONFIG_COUNT = "1",
+                    GIT_CONFIG_KEY_0 = "user.name", GIT_CONFIG_VALUE_0 = "caller-entry" },
+            })
+            h.ok(r)
+            for _, want in ipairs({ "from-origin", "clone-ok", "caller-entry", "1.0.0" }) do
+                assert.truthy(r.stdout:find(want, 1, true), want .. "\n" .. h.describe(r))
+            end
+            assert.falsy(r.stdout:find(SECRET, 1, true), h.describe(r))
+            local s = seen(a)
+            local basic = h.chomp(h.sh_ok("printf %s " .. h.quote("x-access-token:" .. SECRET) .. " | base64 -w0"))
+            assert.truthy(s:find("POST /repos/r.git/git-upload-pack\n", 1, true) and s:find("Basic " .. basic, 1, true), s)
+            assert.truthy(s:find("GET /npm/cordon-spec-pkg", 1, true)
+                and s:lower():find(("authorization: bearer " .. SECRET):lower(), 1, true), s)
+            assert.falsy(s:find("cordon_TOKEN_", 1, true) or s:find("cordon_NPM_TOKEN_", 1, true), s)
         end)
 
         it("a host without a credential keeps end-to-end TLS", function()

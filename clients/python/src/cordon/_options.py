@@ -44,6 +44,9 @@ START_OPTIONS: Tuple[Tuple[str, str, str], ...] = (
     ("idle_timeout", "--idle-timeout", "duration"),
     ("max_lifetime", "--max-lifetime", "duration"),
     ("expiry_warning", "--expiry-warning", "duration"),
+    ("review", "--review", "bool"),
+    ("credential", "--credential", "strs"),
+    ("upstream_ca", "--upstream-ca", "path"),
 )
 KEYWORDS = frozenset(k for k, _, _ in START_OPTIONS)
 _HOMES = ("overlay", "readonly", "tmpfs")

@@ -202,6 +202,8 @@ class AsyncSession:
                     idle_timeout: Optional[Union[float, str]] = None,
                     max_lifetime: Optional[Union[float, str]] = None,
                     expiry_warning: Optional[Union[float, str]] = None,
+                    review: Optional[bool] = None, credential: Optional[Sequence[str]] = None,
+                    upstream_ca: Optional[PathArg] = None,
                     detach: bool = False, owner: Optional[int] = None, extra_args: Sequence[str] = (),
                     cordon_bin: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
                     timeout: Optional[float] = 60) -> "AsyncSession":
@@ -215,7 +217,8 @@ class AsyncSession:
                        permission_timeout=permission_timeout, policy=policy, home=home, session_exec=session_exec,
                        allow_ssh_agent=allow_ssh_agent, allow_gpg_agent=allow_gpg_agent,
                        idle_timeout=idle_timeout, max_lifetime=max_lifetime,
-                       expiry_warning=expiry_warning)
+                       expiry_warning=expiry_warning, review=review, credential=credential,
+                       upstream_ca=upstream_ca)
         args = start_args(find_cordon(cordon_bin), name, options, detach, owner, extra_args)
         path = socket_path(name, env)
         # stderr to a file, not a pipe: the controller keeps it (see Session.start)

@@ -147,6 +147,8 @@ class Session:
               idle_timeout: Optional[Union[float, str]] = None,
               max_lifetime: Optional[Union[float, str]] = None,
               expiry_warning: Optional[Union[float, str]] = None,
+              review: Optional[bool] = None, credential: Optional[Sequence[str]] = None,
+              upstream_ca: Optional[PathArg] = None,
               detach: bool = False, owner: Optional[int] = None, extra_args: Sequence[str] = (),
               cordon_bin: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
               timeout: Optional[float] = 60) -> "Session":
@@ -164,7 +166,9 @@ class Session:
         plan, permission_timeout (seconds or "30s"), policy, home ("overlay", "readonly",
         "tmpfs"), session_exec, allow_ssh_agent, allow_gpg_agent, idle_timeout, max_lifetime,
         expiry_warning (seconds or "5m": the session ends by itself when idle, or that long
-        after its start; then a call fails with the reason). None leaves the profile's
+        after its start; then a call fails with the reason), review (the workspace
+        copy-on-write: docs/review.md), credential ("NAME=HOST[,HOST...]": docs/network.md),
+        upstream_ca. None leaves the profile's
         value; False turns a boolean off. extra_args go to `session start` as they are (for a
         flag newer than this client). env replaces the environment of `cordon` (and decides the
         socket's directory through XDG_RUNTIME_DIR)."""
@@ -177,7 +181,8 @@ class Session:
                        permission_timeout=permission_timeout, policy=policy, home=home, session_exec=session_exec,
                        allow_ssh_agent=allow_ssh_agent, allow_gpg_agent=allow_gpg_agent,
                        idle_timeout=idle_timeout, max_lifetime=max_lifetime,
-                       expiry_warning=expiry_warning)
+                       expiry_warning=expiry_warning, review=review, credential=credential,
+                       upstream_ca=upstream_ca)
         args = start_args(find_cordon(cordon_bin), name, options, detach, owner, extra_args)
         path = socket_path(name, env)
         # stderr to a file, not a pipe: the controller `session start` leaves running keeps
