@@ -198,6 +198,11 @@ const char *host_trusted_git_dir_why(const char *path,
     return NULL;
 }
 
+const char *host_trusted_pattern(size_t i)
+{
+    return i < ARRAY_LEN(rows) ? rows[i].pattern : NULL;
+}
+
 const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, const char *link)
 {
     if (link && host_trusted_link_out(path, link))

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +13,16 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/name_glob.h"
 #include "base/visible.h"
 #include "controller/host_trusted.h"
 
-/* Folders that hold what tools fetched or generated, not what a person wrote: large, and skipped
- * (the walk's cost is one lstat per entry). */
-static const char *const skipped_dirs[] = {
-    "node_modules", "__pycache__",   ".venv",  "venv",    ".tox",
-    ".mypy_cache",  ".pytest_cache", ".cache", ".gradle", ".direnv",
-};
-/* In a .git folder, only these (objects/, refs/, logs/ are git's data, not what git runs). */
-static const char *const git_dir_kept[] = {"hooks", "info", "config", "config.worktree"};
+/* Where a new executable or a link out is looked for besides the workspace's top: the
+ * conventional folders of a project's own tools (host_trusted.c's table names the rest). */
+static const char *const tool_dirs[] = {"bin", "scripts", "tools"};
+/* How many folders below where a pattern's trailing `*` starts are looked at (`.claude/` then `*`:
+ * `.claude/commands/x.md` and `.claude/a/b/x.md`, not deeper). */
+enum { STAR_FOLDERS = 2 };
 
 struct entry {
     char *path;
@@ -78,6 +78,56 @@ static bool in_list(const char *name, const char *const *list, size_t n)
     return false;
 }
 
+/* Does the folder rel (relative to the workspace, not "") lie where pattern (one of host_trusted.c's
+ * with a '/') names a path: its names match the pattern's leading folder names one for one (a `*`
+ * there stands for one name), or it lies at most STAR_FOLDERS folders below where the pattern's
+ * last name, a glob, starts (`.git/hooks/` then `*`:
+ * `.git`, `.git/hooks`, `.git/hooks/x`, `.git/hooks/x/y`)? */
+static bool pattern_reaches(const char *pattern, const char *rel)
+{
+    char pc[NAME_MAX + 1], rc[NAME_MAX + 1];
+    const char *p = pattern, *r = rel;
+    for (;;) {
+        const char *pe = strchr(p, '/');
+        if (!pe) {
+            if (!strchr(p, '*'))
+                return false; /* a fixed file name: no folder below it */
+            size_t below = 1;
+            for (const char *q = r; *q; q++)
+                below += *q == '/';
+            return below <= STAR_FOLDERS;
+        }
+        const char *re = strchr(r, '/');
+        size_t pn = (size_t)(pe - p), rn = re ? (size_t)(re - r) : strlen(r);
+        if (pn > NAME_MAX || rn > NAME_MAX)
+            return false;
+        memcpy(pc, p, pn);
+        pc[pn] = '\0';
+        memcpy(rc, r, rn);
+        rc[rn] = '\0';
+        if (!name_glob_match(pc, rc))
+            return false;
+        if (!re)
+            return true;
+        p = pe + 1;
+        r = re + 1;
+    }
+}
+
+/* Is the folder rel one the walks look into? The workspace's top is; below it, only the folders
+ * host_trusted.c's table names (derived from its patterns, not a second list) and tool_dirs.
+ * Nothing else: a deeper look is `cordon review`'s (trusted_changes.h). */
+static bool in_scope(const char *rel)
+{
+    if (!strchr(rel, '/') && in_list(rel, tool_dirs, ARRAY_LEN(tool_dirs)))
+        return true;
+    const char *pattern;
+    for (size_t i = 0; (pattern = host_trusted_pattern(i)); i++)
+        if (strchr(pattern, '/') && pattern_reaches(pattern, rel))
+            return true;
+    return false;
+}
+
 /* A hook or config the git guard neutralised (git_guard.h: renamed NAME.cordon-refused, exec bits
  * off): cordon's own doing, which the guard's line already told; git never runs it. */
 static bool neutralised(const char *name)
@@ -87,7 +137,7 @@ static bool neutralised(const char *name)
     return n > sizeof suffix - 1 && strcmp(name + n - (sizeof suffix - 1), suffix) == 0;
 }
 
-static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int depth, bool git_dir)
+static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int depth)
 {
     DIR *d = fdopendir(dfd);
     if (!d) {
@@ -98,8 +148,6 @@ static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int dep
     while ((de = readdir(d))) {
         const char *name = de->d_name;
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
-            continue;
-        if (git_dir && !in_list(name, git_dir_kept, ARRAY_LEN(git_dir_kept)))
             continue;
         if (neutralised(name))
             continue;
@@ -115,6 +163,9 @@ static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int dep
             *p++ = '/';
         memcpy(p, name, n + 1);
         size_t len = (size_t)(p - rel) + n;
+        /* a folder out of scope costs nothing: its type is in the entry (no stat) */
+        if (de->d_type == DT_DIR && !in_scope(rel))
+            continue;
         /* The first walk stats a regular file only when its name is a host-trusted one (the
          * cost of a walk is its stats): which files are new executables, the second tells. */
         if (w->names_only && de->d_type == DT_REG &&
@@ -124,7 +175,7 @@ static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int dep
         if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue;
         if (S_ISDIR(st.st_mode)) {
-            if (st.st_dev != w->dev || in_list(name, skipped_dirs, ARRAY_LEN(skipped_dirs)))
+            if (st.st_dev != w->dev || (de->d_type != DT_DIR && !in_scope(rel)))
                 continue;
             if (depth + 1 >= TRUSTED_WALK_DEPTH) {
                 w->truncated = true;
@@ -136,7 +187,7 @@ static void walk_dir(struct walk *w, int dfd, char *rel, size_t rel_len, int dep
                 w->each_dir(w, rel, &st);
             int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub >= 0)
-                walk_dir(w, sub, rel, len, depth + 1, strcmp(name, ".git") == 0);
+                walk_dir(w, sub, rel, len, depth + 1);
             continue;
         }
         char target[PATH_MAX];
@@ -159,7 +210,7 @@ static void walk(struct walk *w)
     char rel[PATH_MAX] = "";
     int fd = openat(w->root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0)
-        walk_dir(w, fd, rel, 0, 0, false);
+        walk_dir(w, fd, rel, 0, 0);
 }
 
 static void entries_push(struct entries *e, const char *rel, const struct stat *st,
@@ -329,8 +380,7 @@ static void after_dir(struct walk *w, const struct entry *d, char *rel)
     int depth = len ? 1 : 0;
     for (const char *p = d->path; *p; p++)
         depth += *p == '/';
-    const char *base = strrchr(d->path, '/');
-    walk_dir(w, fd, rel, len, depth, strcmp(base ? base + 1 : d->path, ".git") == 0);
+    walk_dir(w, fd, rel, len, depth);
 }
 
 static int change_cmp(const void *a, const void *b)

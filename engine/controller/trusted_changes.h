@@ -3,18 +3,20 @@
  * and, without --json, names on stderr. host_trusted.h says which paths count and why (one source
  * of truth); this file only finds them, twice: a snapshot before the command runs, and a second
  * walk after it ended, compared.
- * Bounded: a walk goes at most TRUSTED_WALK_DEPTH folders deep and looks at most
- * TRUSTED_WALK_ENTRIES entries, stays on the workspace's file system, skips bulky folders that
- * hold no project file (node_modules, virtualenvs, caches) and, in a .git folder, looks only at
- * hooks/, config, config.worktree and info/attributes (never objects/).
+ * Cheap (a command's start-up pays for it), so it looks only where the names are: the workspace's
+ * top folder; the folders host_trusted.c's patterns name at the top (derived from its table: its
+ * leading folder names, and up to two folders below a trailing `*`); bin/, scripts/ and tools/,
+ * their own entries. Nothing deeper or elsewhere (a new executable in src/, a nested repository's
+ * hooks): that is `cordon review`'s job (docs/cli-json.md says so). At most TRUSTED_WALK_ENTRIES
+ * entries are read; the look stays on the workspace's file system.
  * Changed: the (inode, size, ctime, mode, link target) differ from the snapshot: no clock in
  * that, since a kernel with multigrain timestamps stamps a file just stat()ed finer than, and
  * ahead of, the coarse clock (a file the last command wrote looked changed again). Without
  * them, a rewrite to the same size within the clock tick of a write just before the snapshot
  * keeps its ctime and is missed. New: not in the snapshot and stamped (ctime, birth time) not
  * before the coarse real-time clock read before it, the clock files are stamped with.
- * Cost: the first walk reads every folder but stats only folders, links and host-trusted names;
- * the second stats the snapshot's folders and reads only those whose entries changed (an entry
+ * Cost: the first look reads those folders but stats only folders in scope, links and host-trusted
+ * names; the second stats the snapshot's folders and reads only those whose entries changed (an entry
  * added, removed or renamed changes a folder's ctime). So a new executable is one created during
  * the command (its birth time, or its ctime where the file system keeps no birth time); a file
  * that was there and only made executable (chmod +x) is not told.
