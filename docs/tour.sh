@@ -48,6 +48,16 @@ step cordon run -- sh -c 'git config --global user.name "Tour Agent"; git config
 step cordon home
 git init -q "$WS" && git -C "$WS" -c user.name=tour -c user.email=tour@example.com commit -q --allow-empty -m start
 step cordon run -- sh -c 'git config user.email agent@example.com && git config user.email; git config core.hooksPath .hooks'
+# Review mode: the workspace copy-on-write; writes wait for `cordon apply`, what the host would
+# run or trust (.envrc) stays pending until applied by name or with --all.
+step cordon run --review -- sh -c 'echo draft > plan.md; echo "echo hi" > .envrc; ls plan.md .envrc'
+step cordon review
+step cordon apply
+step cordon discard
+# A declared credential: inside, only a placeholder; the proxy puts the value back in requests
+# to the credential's host alone.
+export TOUR_TOKEN=tour-secret-value-0123456789
+step cordon run --credential TOUR_TOKEN=api.example.com -- sh -c 'echo "inside: $TOUR_TOKEN"'
 step cordon run --json -- sh -c 'echo building...; exit 3'
 step cordon run --profile strict -- python3 -c 'import socket; socket.socket(socket.AF_UNIX)'
 step cordon run --profile nosuch -- true
@@ -65,6 +75,6 @@ step cordon jobs tour-$$
 step cordon session stop tour-$$
 echo
 echo "tour done: writes outside the workspace, hidden files, a blocked destination, the private"
-echo "copy-on-write home, a git setting kept and one that would run code refused, other profiles'"
-echo "refusals and a"
-echo "session (shared /tmp, no leaking cd or variables, a background job, a timeout) are shown above."
+echo "copy-on-write home, a git setting kept and one that would run code refused, review mode"
+echo "(writes held until applied), a credential that stays outside, other profiles' refusals and"
+echo "a session (shared /tmp, no leaking cd or variables, a background job, a timeout) are shown above."
