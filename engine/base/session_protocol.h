@@ -57,6 +57,7 @@
 #define API_FIELD_DURATION_MS "duration_ms"
 #define API_FIELD_RAN_OUTSIDE "ran_outside"
 #define API_FIELD_REFUSALS "refusals"
+#define API_FIELD_HOST_TRUSTED_CHANGES "host_trusted_changes"
 #define API_FIELD_APPROVAL "approval"
 #define API_FIELD_ID "id"
 #define API_FIELD_QUESTION "question"

@@ -302,6 +302,31 @@ static void print_refusals(const struct json_value *refusals, bool ran_outside)
     }
 }
 
+/* Without --json, as `cordon run` says them (trusted_changes_tell): a line per path, a few. */
+static void print_trusted(const struct json_value *changes)
+{
+    enum { AT_MOST = 5 };
+    size_t n = changes ? changes->len : 0;
+    for (size_t i = 0; i < n && i < AT_MOST; i++) {
+        const char *path = reply_str(&changes->items[i], "path");
+        const char *change = reply_str(&changes->items[i], "change");
+        const char *why = reply_str(&changes->items[i], "why");
+        if (!path || !change || !why)
+            continue;
+        char *shown = visible_dup(path), *shown_why = visible_dup(why);
+        fprintf(stderr, "cordon: %s what the host runs or trusts: %s (%s)\n",
+                strcmp(change, "removed") == 0 ? "removed"
+                : strcmp(change, "added") == 0 ? "added"
+                                               : "changed",
+                shown, shown_why);
+        free(shown);
+        free(shown_why);
+    }
+    if (n > AT_MOST)
+        fprintf(stderr, "cordon: and %zu more host-trusted paths changed (--json lists them)\n",
+                n - AT_MOST);
+}
+
 static int on_line(void *ctx, const char *line, size_t len)
 {
     struct stream *st = ctx;
@@ -329,6 +354,8 @@ static int on_line(void *ctx, const char *line, size_t len)
         st->timed_out = ev.timed_out;
         st->stopped = ev.stopped;
         print_refusals(ev.refusals, ev.ran_outside);
+        if (!st->args->json)
+            print_trusted(ev.host_trusted);
         if (st->args->json) {
             st->exit_line = xmalloc(len + 1);
             memcpy(st->exit_line, line, len);

@@ -192,6 +192,10 @@ static int decode_exit(struct ndjson_event *ev, char *err, size_t errlen)
     if (r && r->type != JSON_ARRAY)
         return bad(err, errlen, "an exit event's \"refusals\" is not an array");
     ev->refusals = r;
+    const struct json_value *t = json_get(o, API_FIELD_HOST_TRUSTED_CHANGES);
+    if (t && t->type != JSON_ARRAY)
+        return bad(err, errlen, "an exit event's \"host_trusted_changes\" is not an array");
+    ev->host_trusted = t;
     return 0;
 }
 

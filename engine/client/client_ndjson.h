@@ -45,13 +45,14 @@ struct ndjson_event {
     int signal;
     bool timed_out, stopped;
     double duration_ms;
-    bool ran_outside;                  /* EXIT: it ran again outside the sandbox, as approved */
-    const struct json_value *refusals; /* EXIT: the array of refusals, or NULL */
-    const struct json_value *approval; /* APPROVAL: the question (an object) */
-    unsigned long long bytes;          /* DROPPED */
-    const char *reason;                /* SESSION_ENDED: "idle", "lifetime", "stopped", ... */
-    struct json_value *tree_;          /* owned: what data points into */
-    char *decoded_;                    /* owned */
+    bool ran_outside;                      /* EXIT: it ran again outside the sandbox, as approved */
+    const struct json_value *refusals;     /* EXIT: the array of refusals, or NULL */
+    const struct json_value *host_trusted; /* EXIT: host_trusted_changes, or NULL */
+    const struct json_value *approval;     /* APPROVAL: the question (an object) */
+    unsigned long long bytes;              /* DROPPED */
+    const char *reason;                    /* SESSION_ENDED: "idle", "lifetime", "stopped", ... */
+    struct json_value *tree_;              /* owned: what data points into */
+    char *decoded_;                        /* owned */
 };
 
 /* Decode one line. 0, or -1 with the reason in err (malformed JSON, a member missing or of

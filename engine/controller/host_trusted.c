@@ -129,15 +129,18 @@ static const struct row {
     {"Vagrantfile", WHY_BUILD},
 };
 
-static bool path_matches(const char *pattern, const char *path)
+/* base: path's last name. The walk of trusted_changes.c asks this for every name of a workspace:
+ * the last name is found once per path, not once per row. */
+static bool path_matches(const char *pattern, bool whole_path, const char *path, const char *base)
 {
-    if (!strchr(pattern, '/')) {
-        const char *base = strrchr(path, '/');
-        return name_glob_match(pattern, base ? base + 1 : path);
-    }
-    for (const char *p = path; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
+    if (!whole_path)
+        return name_glob_match(pattern, base);
+    for (const char *p = path; p;) {
         if (name_glob_match(pattern, p))
             return true;
+        p = strchr(p, '/');
+        p = p ? p + 1 : NULL;
+    }
     return false;
 }
 
@@ -195,18 +198,32 @@ const char *host_trusted_git_dir_why(const char *path,
     return NULL;
 }
 
+const char *host_trusted_pattern(size_t i)
+{
+    return i < ARRAY_LEN(rows) ? rows[i].pattern : NULL;
+}
+
 const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, const char *link)
 {
     if (link && host_trusted_link_out(path, link))
         return "a link out of the workspace: never applied";
     if (mode && !S_ISREG(mode) && !S_ISDIR(mode) && !S_ISLNK(mode))
         return "a device, fifo or socket: never applied";
+    /* which patterns hold a '/', found once (the same answer whoever finds it first) */
+    static bool whole_path[ARRAY_LEN(rows)], known;
+    if (!known) {
+        for (size_t i = 0; i < ARRAY_LEN(rows); i++)
+            whole_path[i] = strchr(rows[i].pattern, '/') != NULL;
+        known = true;
+    }
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
     /* a `.git` that is a file or a link (`gitdir: PATH`): git follows it; a `.git` folder is
      * judged by what it holds */
-    if (mode && !S_ISDIR(mode) && path_matches(".git", path))
+    if (mode && !S_ISDIR(mode) && path_matches(".git", false, path, base))
         return WHY_GIT_POINTER;
     for (size_t i = 0; i < ARRAY_LEN(rows); i++)
-        if (path_matches(rows[i].pattern, path))
+        if (path_matches(rows[i].pattern, whole_path[i], path, base))
             return rows[i].why;
     if (S_ISREG(mode) && (mode & 0111) && !(S_ISREG(host_mode) && (host_mode & 0111)))
         return "a new executable: the host may run it";

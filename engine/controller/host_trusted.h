@@ -10,6 +10,7 @@
 #ifndef CORDON_HOST_TRUSTED_H
 #define CORDON_HOST_TRUSTED_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Why path (relative to the workspace) is one the host will run or trust, or NULL. mode: the
@@ -22,6 +23,9 @@ const char *host_trusted_why(const char *path, mode_t mode, mode_t host_mode, co
  * (cordon review: the pending changes); for a path host_trusted_why left unflagged. */
 const char *host_trusted_git_dir_why(const char *path,
                                      bool (*is_git_dir)(void *ctx, const char *dir), void *ctx);
+/* The table's i-th name pattern (see host_trusted.c), NULL past its end: for a caller that looks
+ * only where the table names (trusted_changes.c derives its candidate folders from it). */
+const char *host_trusted_pattern(size_t i);
 /* Does the link at path (relative to the workspace) with target lead out of the workspace (an
  * absolute target, or a relative one that climbs above the workspace's root)? */
 bool host_trusted_link_out(const char *path, const char *target);

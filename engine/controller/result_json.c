@@ -7,6 +7,7 @@
 
 #include "base/json_write.h"
 #include "base/util.h"
+#include "controller/trusted_changes.h"
 #include "policy/lua_host.h"
 
 void result_json_print(FILE *out, const struct run_result *r)
@@ -60,6 +61,20 @@ void result_json_print(FILE *out, const struct run_result *r)
         }
         fputs("]}", out);
     }
-    fputs("]}\n", out);
+    fputs("],\"host_trusted_changes\":[", out);
+    for (size_t i = 0; r->trusted && i < r->trusted->len; i++) {
+        const struct trusted_change *t = &r->trusted->items[i];
+        fputs(i ? ",{\"path\":" : "{\"path\":", out);
+        json_write_string(out, t->path);
+        fputs(",\"change\":", out);
+        json_write_string(out, t->change);
+        fputs(",\"why\":", out);
+        json_write_string(out, t->why);
+        fputc('}', out);
+    }
+    fputc(']', out);
+    if (r->trusted && r->trusted->truncated)
+        fputs(",\"host_trusted_truncated\":true", out);
+    fputs("}\n", out);
     fflush(out);
 }

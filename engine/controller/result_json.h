@@ -8,6 +8,7 @@
 
 struct lh_refusal;
 struct str_list;
+struct trusted_changes;
 
 struct run_result {
     int exit_code;
@@ -20,12 +21,16 @@ struct run_result {
     bool ran_outside; /* the command was re-run outside the sandbox, as approved */
     /* the declared credentials, "NAME\tHOST,HOST" each (credentials_summary); NULL: none */
     const struct str_list *credentials;
+    const struct trusted_changes *trusted; /* host-trusted paths changed, or NULL (none) */
 };
 
 /* One line: {"exit_code":N,"signal":null|"SIGTERM","duration_ms":F,"detect_ms":F,
  * "profile":"coding","refusals":[{"kind":"write","path":"/etc/x","line":"...","reason":"..."}],
- * "ran_outside":false,"credentials":[{"name":"GH_TOKEN","hosts":["github.com"]}]}: a credential's
- * name and hosts, never its value. Times are milliseconds (floats): duration_ms the whole run, detect_ms
+ * "ran_outside":false,"credentials":[{"name":"GH_TOKEN","hosts":["github.com"]}],
+ * "host_trusted_changes":[{"path":".envrc","change":"added","why":"..."}]}: a credential's name
+ * and hosts, never its value; host_trusted_changes always there, [] when none
+ * ("host_trusted_truncated":true after it when a walk hit a bound). Times are milliseconds
+ * (floats): duration_ms the whole run, detect_ms
  * the part spent judging the output for refusals (bench/output.sh reads it). */
 void result_json_print(FILE *out, const struct run_result *r);
 #endif

@@ -44,6 +44,7 @@
 #include "sandbox/pty.h"
 #include "controller/refusal_report.h"
 #include "controller/result_json.h"
+#include "controller/trusted_changes.h"
 #include "sandbox/root_writes.h"
 #include "base/shell_quote.h"
 #include "base/visible.h"
@@ -170,7 +171,8 @@ struct controller {
     struct output_stream out, err; /* the command's stdout and stderr without a pty */
     struct terminal_owner owner;   /* questions about network destinations, with a pty */
     struct ev_timer guard_t;
-    struct ev_io watch_w; /* the repositories' watcher found one (guarded_trees_fd) */
+    struct ev_io watch_w;             /* the repositories' watcher found one (guarded_trees_fd) */
+    struct trusted_snapshot *trusted; /* the host-trusted paths before the command, or NULL */
 };
 
 /* Undo what the command changed in the workspace's repositories that would make the host's git
@@ -472,6 +474,10 @@ static void init_output_streams(void *ctx, const struct sandbox_config *cfg)
     struct controller *c = ctx;
     output_stream_init(&c->out, c->out.fd, STDOUT_FILENO, cfg);
     output_stream_init(&c->err, c->err.fd, STDERR_FILENO, cfg);
+    /* Before the command runs (init builds its view meanwhile): in direct mode, the host-trusted
+     * paths as they are, to tell afterwards which the command changed. */
+    if (!cfg->review && !cfg->workspace_readonly && cfg->workspace)
+        c->trusted = trusted_snapshot_take(cfg->workspace);
 }
 
 /* A person allowed a blocked destination (escalate.c): the same `cordon run`, in a fresh sandbox,
@@ -660,6 +666,11 @@ int run_main(int argc, char **argv)
         }
         free(line);
     }
+    struct trusted_changes trusted = {0};
+    trusted_changes_find(c.trusted, &trusted); /* nothing in the sandbox writes any more */
+    c.trusted = NULL;
+    if (!cfg.json)
+        trusted_changes_tell(&trusted);
     git_publish_stop(c.git); /* init reaped every process that could rename */
     c.git = NULL;
     proxy_free(c.proxy);
@@ -682,7 +693,8 @@ int run_main(int argc, char **argv)
                                  .refusals = refusals,
                                  .n_refusals = n_refusals,
                                  .ran_outside = esc.ran_outside,
-                                 .credentials = &creds};
+                                 .credentials = &creds,
+                                 .trusted = &trusted};
         result_json_print(stdout, &res);
         str_list_free(&creds);
     }
@@ -707,6 +719,7 @@ int run_main(int argc, char **argv)
      * it frees every object one by one, a measurable part of a short command's run, for memory
      * the kernel takes back at once. */
     sc_program_free(&prog);
+    trusted_changes_free(&trusted);
     capture_free(&c.out.cap);
     capture_free(&c.err.cap);
     sandbox_config_free(&cfg);

@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/visible.h"
 #include "client/client_call.h"
 #include "client/client_exec.h"
 #include "client/client_ndjson.h"
@@ -88,6 +89,7 @@ struct run {
     bool got_exit, timed_out, stopped, ran_outside;
     int exit_code;
     struct json_buf refusals; /* the exit event's array, as JSON */
+    struct json_buf trusted;  /* its host_trusted_changes, as JSON */
     struct json_buf notes;    /* refusal and question lines for the text */
     char failure[256];        /* a malformed stream */
 };
@@ -116,6 +118,19 @@ static int on_line(void *ctx, const char *line, size_t len)
         r->ran_outside = ev.ran_outside;
         if (ev.refusals)
             mcp_write_value(&r->refusals, ev.refusals);
+        if (ev.host_trusted)
+            mcp_write_value(&r->trusted, ev.host_trusted);
+        /* one line per host-trusted path changed, for the agent to show the person */
+        for (size_t i = 0; ev.host_trusted && i < ev.host_trusted->len; i++) {
+            const struct json_value *c = &ev.host_trusted->items[i];
+            const char *path = reply_str(c, "path"), *change = reply_str(c, "change"),
+                       *why = reply_str(c, "why");
+            char *shown = path && change && why ? visible_dup(path) : NULL; /* one line each */
+            if (shown)
+                json_buf_printf(&r->notes, "cordon: %s what the host runs or trusts: %s (%s)\n",
+                                change, shown, why);
+            free(shown);
+        }
         for (size_t i = 0; ev.refusals && i < ev.refusals->len; i++) {
             const char *reason = reply_str(&ev.refusals->items[i], "reason");
             if (reason)
@@ -229,9 +244,11 @@ void mcp_run_command(const struct mcp_server *s, const struct args *a, const cha
             json_buf_raw(&res.text, r.notes.data, r.notes.len);
         json_buf_printf(&res.structured,
                         "{\"exit_code\":%d,\"timed_out\":%s,\"stopped\":%s,\"ran_outside\":%s,"
-                        "\"refusals\":%s,\"stdout_truncated\":%s,\"stderr_truncated\":%s}",
+                        "\"refusals\":%s,\"host_trusted_changes\":%s,\"stdout_truncated\":%s,"
+                        "\"stderr_truncated\":%s}",
                         r.exit_code, r.timed_out ? "true" : "false", r.stopped ? "true" : "false",
                         r.ran_outside ? "true" : "false", r.refusals.len ? r.refusals.data : "[]",
+                        r.trusted.len ? r.trusted.data : "[]",
                         mcp_bound_dropped(&r.out) ? "true" : "false",
                         mcp_bound_dropped(&r.errs) ? "true" : "false");
     }
@@ -256,6 +273,7 @@ void mcp_run_command(const struct mcp_server *s, const struct args *a, const cha
     mcp_bound_free(&r.errs);
     ndjson_lines_free(&r.lines);
     json_buf_free(&r.refusals);
+    json_buf_free(&r.trusted);
     json_buf_free(&r.notes);
 }
 

@@ -55,6 +55,10 @@ static const struct tool tools[] = {
      "user approved\"},"
      "\"refusals\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
      "\"kind\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}}}},"
+     "\"host_trusted_changes\":{\"type\":\"array\",\"description\":\"paths of the workspace "
+     "the host will run or trust that the command changed (direct mode)\",\"items\":{\"type\":"
+     "\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"change\":{\"type\":"
+     "\"string\"},\"why\":{\"type\":\"string\"}}}},"
      "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"}},"
      "\"required\":[\"exit_code\",\"timed_out\",\"refusals\",\"stdout_truncated\","
      "\"stderr_truncated\"]}"},

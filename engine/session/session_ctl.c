@@ -21,6 +21,7 @@
 #include "base/log.h"
 #include "base/session_protocol.h"
 #include "controller/guarded_trees.h"
+#include "controller/trusted_changes.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
 #include "proxy/port_relay.h"
@@ -452,6 +453,9 @@ void session_op_exec(struct session *s, struct api_request *req, const struct ex
         r = job_pipe_open(j, &j->err, "stderr", &w[1]);
     if (r == 0) {
         session_guard_check(s, NULL, false); /* what a background job planted is undone */
+        const struct sandbox_config *cfg = s->p.cfg;
+        if (!e->background && !cfg->review && !cfg->workspace_readonly && cfg->workspace)
+            j->trusted = trusted_snapshot_take(cfg->workspace);
         if (w[1] < 0)
             w[1] = w[0]; /* a background job logs both streams to one file */
         struct init_wire_msg m = {.tag = INIT_WIRE_SPAWN,

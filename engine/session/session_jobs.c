@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/session_protocol.h"
 #include "controller/guarded_trees.h"
+#include "controller/trusted_changes.h"
 #include "session/log_stream.h"
 #include "policy/lua_host.h"
 #include "session/session_jobs.h"
@@ -433,6 +434,7 @@ void job_unlink_free(struct session *s, struct job *j)
     capture_free(&j->cap_out);
     capture_free(&j->cap_err);
     str_list_free(&j->net_once);
+    trusted_snapshot_free(j->trusted); /* never finished: nothing to compare */
     free(j->command);
     free(j->turn);
     free(j);
@@ -505,8 +507,15 @@ void job_finish_stream(struct job *j)
 {
     escalation_job_done(j);
     session_guard_check(j->s, j, true); /* before the client (if still there) has the result */
-    if (!j->req)
+    /* What the host will run or trust that changed meanwhile (a background job's writes
+     * included: the workspace is shared) */
+    struct trusted_changes trusted = {0};
+    trusted_changes_find(j->trusted, &trusted);
+    j->trusted = NULL;
+    if (!j->req) {
+        trusted_changes_free(&trusted);
         return;
+    }
     struct json_buf b = {0};
     json_buf_printf(&b,
                     "{\"event\":\"" API_EVENT_EXIT
@@ -527,7 +536,21 @@ void job_finish_stream(struct job *j)
         json_buf_cstr_or_null(&b, r->reason);
         json_buf_lit(&b, "}");
     }
-    json_buf_lit(&b, "]}\n");
+    json_buf_lit(&b, "],\"host_trusted_changes\":[");
+    for (size_t i = 0; i < trusted.len; i++) {
+        json_buf_printf(&b, "%s{\"path\":", i ? "," : "");
+        json_buf_cstr_or_null(&b, trusted.items[i].path);
+        json_buf_lit(&b, ",\"change\":");
+        json_buf_cstr_or_null(&b, trusted.items[i].change);
+        json_buf_lit(&b, ",\"why\":");
+        json_buf_cstr_or_null(&b, trusted.items[i].why);
+        json_buf_lit(&b, "}");
+    }
+    if (trusted.truncated)
+        json_buf_lit(&b, "],\"host_trusted_truncated\":true}\n");
+    else
+        json_buf_lit(&b, "]}\n");
+    trusted_changes_free(&trusted);
     session_ended_event(j->s, &b); /* the session's end stopped it: say why, last */
     b.len--;                       /* job_stream_event adds the last newline */
     job_stream_event(j, &b);

@@ -132,7 +132,9 @@ struct job {
     /* judging a finished foreground command (session_escalation.c) */
     struct capture cap_out, cap_err; /* head and tail of each stream, for the refusal hook */
     struct lh_refusal refusals[8];
-    size_t n_refusals, asked_refusal;     /* asked_refusal: the one a re-run was asked about */
+    size_t n_refusals, asked_refusal; /* asked_refusal: the one a re-run was asked about */
+    /* a foreground command in direct mode: the host-trusted paths before it (trusted_changes.h) */
+    struct trusted_snapshot *trusted;
     struct approval *approval;            /* the pending question about running it outside */
     struct rerun *rerun;                  /* it runs again outside the sandbox, as approved */
     struct job_pipe rerun_out, rerun_err; /* stream names and UTF-8 carry of the re-run */
