@@ -35,17 +35,19 @@ local function seen(o) return h.read_file(o.log) or "" end
 
 --- `cordon run --credential TOKEN=127.0.0.2:PORT` of script as uid (nil: root), both origins
 -- allowed; returns r, the audit log's text.
-local function run(uid, a, b, script, extra)
+local function run(uid, a, b, script, extra, more_env)
     local audit_dir = h.tmpdir()
     h.sh_ok("chmod 777 " .. h.quote(audit_dir))
     local audit = audit_dir .. "/audit.jsonl"
     local flags = { "--credential", "TOKEN=" .. a.addr .. ":" .. a.port,
         "--network-allow", a.addr .. ":" .. a.port, "--network-allow", b.addr .. ":" .. b.port }
     for _, f in ipairs(extra or {}) do flags[#flags + 1] = f end
+    local env = { TOKEN = SECRET, CORDON_AUDIT_LOG = audit }
+    for k, v in pairs(more_env or {}) do env[k] = v end
     local r = h.run_sh(script, {
         flags = flags, uid = uid, workspace = h.workspace(nil, uid),
         home = uid and h.secret_home(uid) or nil,
-        env = { TOKEN = SECRET, CORDON_AUDIT_LOG = audit },
+        env = env,
     })
     return r, h.read_file(audit) or ""
 end
@@ -160,6 +162,24 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.equal(3, denials, audit)
             assert.truthy(audit:find(line, 1, true), audit)
             assert.falsy(audit:find(SECRET, 1, true), audit)
+        end)
+
+        it("plain HTTP in a CONNECT to a credential's host: its own placeholder passes, another's is refused", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            local url = "http://" .. a.addr .. ":" .. a.port
+            local via = CURL .. '-f -p -x "$http_proxy" -o /dev/null -w "%{http_code} " '
+            local script = via .. '-H "X-Other: $OTHER" ' .. url .. '/other-leak; echo "rc=$?"\n'
+                .. via .. '-H "X-Own: $TOKEN" ' .. url .. '/own; echo "rc=$?"'
+            local r, audit = run(uid, a, b, script, { "--credential", "OTHER=" .. b.addr .. ":" .. b.port },
+                { OTHER = "other_value_" .. h.token() })
+            assert.truthy(r.stdout:find("403 rc=22\n200 rc=0\n", 1, true), h.describe(r))
+            assert.truthy(r.stderr:find("the placeholder of credential OTHER went to 127.0.0.2:" .. a.port, 1, true),
+                h.describe(r))
+            local s = seen(a)
+            assert.falsy(s:find("/other-leak", 1, true) or s:find("cordon_OTHER_", 1, true), s)
+            -- a tunnel, not a request the rewriter read: its own placeholder passes as it is
+            assert.truthy(s:find("GET /own\n", 1, true) and s:find("X-Own: cordon_TOKEN_", 1, true), s)
+            assert.truthy(audit:find("credential OTHER went to", 1, true), audit)
         end)
 
         it("a placeholder split across writes in a tunnel of another protocol closes it; nothing reaches the host", function()
