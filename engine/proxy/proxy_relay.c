@@ -1,9 +1,10 @@
 /* proxy_relay.c — moving a connection's bytes: the two bounded buffers of a connection, the
  * tunnel's relay both ways (buffered bytes first, then splice through a pipe, half-closes passed
  * on; with declared credentials the client's side is read and looked through for their
- * placeholders instead of spliced, cred_scan.h), and one HTTP exchange (http_exchange.c) with the client's connection back to HEAD for
- * its next request when both ends allow it. Must never: free a connection (it is closed through
- * proxy_conn_close, freed after the loop's round). */
+ * placeholders instead of spliced, cred_scan.h), and one HTTP exchange (http_exchange.c) with
+ * the client's connection back to HEAD for its next request when both ends allow it. Must
+ * never: free a connection (it is closed through proxy_conn_close, freed after the loop's
+ * round). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
