@@ -64,10 +64,10 @@ void proxy_buf_release(struct relay_buf *b)
 /* ---- relaying ---- */
 
 /* A placeholder of credential k in the client's side of a tunnel to a destination it may not
- * reach: one line in the log and the audit log, then both sides close at once (the bytes
- * holding its end are never sent). When the client began an HTTP request and the server has
- * said nothing yet, the client is first answered 403 with the same line (it reads it as the
- * answer to its request, as from the HTTP listener). */
+ * reach: one line in the log and the audit log, then both sides close at once with a reset (the
+ * bytes holding its end are never sent). When the client began an HTTP request and the server
+ * has said nothing yet, the client is answered 403 with the same line instead of a reset (it
+ * reads it as the answer to its request, as from the HTTP listener). */
 static void scan_refused(struct conn *c, long k)
 {
     char why[400];
@@ -75,16 +75,16 @@ static void scan_refused(struct conn *c, long k)
     LOG_W("proxy", "refused a connection: %s", why);
     audit_log_event(c->px->audit, "credential", c->host, c->port, false, NULL, why, c->px->command);
     proxy_buf_release(&c->c2u);
+    struct linger lg = {.l_onoff = 1, .l_linger = 0}; /* at once: a reset, nothing more sent */
+    if (c->ufd >= 0)
+        (void)setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
     if (cred_scan_began_http(c->scan) && !c->u_spoke) {
         char body[512];
         snprintf(body, sizeof body, "cordon: %s\n", why);
         proxy_http_error(c, 403, "X-Cordon-Error: credential-refused\r\n", body);
         return;
     }
-    struct linger lg = {.l_onoff = 1, .l_linger = 0}; /* at once: a reset, nothing more sent */
     (void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-    if (c->ufd >= 0)
-        (void)setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
     proxy_conn_close(c);
 }
 

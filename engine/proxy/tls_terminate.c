@@ -495,6 +495,8 @@ static void refuse_plain(struct term_conn *c, const struct cred_scan *scan, long
     cred_scan_refusal(c->t->creds, k, c->host, (int)c->port, why, sizeof why);
     LOG_W("proxy", "refused a connection: %s", why);
     report_refusal(c, why);
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
     if (cred_scan_began_http(scan) && !u_spoke) {
         char body[512], msg[1024];
         snprintf(body, sizeof body, "cordon: %s\n", why);
@@ -506,9 +508,7 @@ static void refuse_plain(struct term_conn *c, const struct cred_scan *scan, long
         (void)write_all_fd(c->cfd, msg, (size_t)n, now_ms() + 2000);
         return;
     }
-    struct linger lg = {.l_onoff = 1, .l_linger = 0};
     (void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-    (void)setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
 }
 
 /* relay_plain's loop: *k set when a placeholder was found (nothing of that read sent), *u_spoke
