@@ -185,6 +185,7 @@ FUZZ_CFLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
 FUZZ_TARGETS  := http_request:engine/base/http_parse.c socks5:engine/proxy/socks5.c rules: \
                  dns:engine/proxy/dns_msg.c sni:engine/proxy/sni_parse.c \
                  cred_rewrite:engine/proxy/cred_rewrite.c,engine/base/http_parse.c \
+                 cred_scan:engine/proxy/cred_scan.c,engine/proxy/cred_rewrite.c,engine/base/http_parse.c \
                  json_read:engine/base/json_read.c,engine/base/json_write.c,engine/base/log.c \
                  tls_mint:engine/proxy/tls_mint.c,engine/proxy/tls_ca.c \
                  git_config:engine/base/git_config.c init_wire:engine/sandbox/init_wire.c,engine/base/fdpass.c \

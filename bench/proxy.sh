@@ -4,7 +4,8 @@
 # (network.transparent: a client without the proxy variables) and its DNS stub beside them.
 #
 #   bench/proxy.sh CORDON_BIN     (RUNS=7, MIB=256, REQUESTS=1000, TUNNELS=1000, CLIENTS=8,
-#                                  HANDSHAKES=200, ONLY=substitution for that section alone)
+#                                  HANDSHAKES=200, ONLY=substitution or ONLY=tunnel_scan for that
+#                                  section alone)
 #
 # One origin on the host's 127.0.0.1: a small threaded C server compiled here from a heredoc
 # (GET /bytes/N answers N bytes, anything else 2 bytes, then closes). Against it, in RUNS rounds:
@@ -28,6 +29,8 @@
 #                stub (127.0.0.53) and on the host to a minimal responder on 127.0.0.1 answering
 #                one fixed reply (the floor of any local caching resolver; the host's own resolver
 #                is used instead when BENCH_DNS_SERVER names one that answers BENCH_DNS_NAME)
+#   tunnel scan  upload and download MB/s of a CONNECT tunnel with a --credential declared (the
+#                client's side looked through for its placeholder) and without (spliced)
 # then prints the medians, the ratios and the issue's goals as met / NOT met. Each round runs
 # every case once, in an order that rotates, and a ratio is the median of the rounds' ratios:
 # the machine's load moves a lot between seconds (on a shared 2-core machine tinyproxy's rate
@@ -361,6 +364,81 @@ print("%-8s %s" % ("met" if statistics.median(ratios) >= 0.9 else "NOT met",
 PYEOF
 }
 
+# ---- a tunnel with declared credentials (issue 32 item 2) beside one without ----
+# With a --credential declared (here for another host, 127.0.0.2), the client's side of a CONNECT
+# tunnel is read and looked through for its placeholder instead of spliced (docs/network.md);
+# downloads stay spliced. In two `cordon run`s per round, in alternating order, one with the
+# credential and one without: a python client sends MIB MiB through a CONNECT tunnel to a sink
+# on 127.0.0.1 that reads all and answers "done" (upload MB/s), and curl downloads MIB MiB
+# through one from the origin (download MB/s). ONLY=tunnel_scan runs this section alone.
+tunnel_scan_bench() {
+    local sport r with without
+    cat >sink.py <<'PYEOF'
+import socket, sys, threading
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(64)
+def serve(c):
+    while c.recv(1 << 20):
+        pass
+    c.sendall(b"done")
+    c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PYEOF
+    cat >upload.py <<'PYEOF'
+# upload.py SINK_PORT MIB: MIB MiB through a CONNECT tunnel of the proxy; prints bytes/s.
+import socket, sys, time
+port, mib = int(sys.argv[1]), int(sys.argv[2])
+s = socket.create_connection(("127.0.0.1", 18080))
+s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: x\r\n\r\n" % port)
+if b" 200 " not in s.recv(200):
+    sys.exit("tunnel refused")
+buf = b"x" * (1 << 20)
+t = time.monotonic()
+for _ in range(mib):
+    s.sendall(buf)
+s.shutdown(socket.SHUT_WR)
+if s.recv(10) != b"done":
+    sys.exit("the sink did not answer")
+print("%.0f" % (mib * (1 << 20) / (time.monotonic() - t)))
+PYEOF
+    sport=$(free_port)
+    $py sink.py "$sport" & pids+=($!)
+    wait_port "$sport"
+    echo "tunnel with credentials ..." >&2
+    : >scan.txt
+    scan_case() { # [CRED]: "UPLOAD DOWNLOAD" bytes/s
+        BENCH_TOKEN=bench-token-0123456789abcdef "$cordon" run ${1:+--credential BENCH_TOKEN=127.0.0.2} \
+            "${allow[@]}" --network-allow "127.0.0.1:$sport" -- bash -c "
+            echo \$($py $work/upload.py $sport $mib) \$(curl -s --noproxy '' -o /dev/null \
+                -w '%{speed_download}' --max-time 120 -p -x http://127.0.0.1:18080 $dl_url)" | tail -1
+    }
+    for r in $(seq "$runs"); do
+        if [ $((r % 2)) -eq 1 ]; then
+            with=$(scan_case cred) without=$(scan_case)
+        else
+            without=$(scan_case) with=$(scan_case cred)
+        fi
+        [ -n "$with" ] && [ -n "$without" ] || die "tunnel with credentials: a case gave no figure"
+        echo "$with $without" >>scan.txt
+    done
+    $py - scan.txt <<'PYEOF'
+import statistics, sys
+rows = [[float(x) for x in line.split()] for line in open(sys.argv[1]) if len(line.split()) == 4]
+med = lambda i: statistics.median(r[i] for r in rows)
+print()
+print("CONNECT tunnel, a credential declared (looked through) or none (spliced), %d rounds:" % len(rows))
+print("%-34s %14s %14s" % ("", "credential", "none"))
+print("%-34s %9.0f MB/s %9.0f MB/s" % ("upload (median)", med(0) / 1e6, med(2) / 1e6))
+print("%-34s %9.0f MB/s %9.0f MB/s" % ("download (median)", med(1) / 1e6, med(3) / 1e6))
+print("%-34s %.2f" % ("credential/none upload", statistics.median(r[0] / r[2] for r in rows)))
+print("%-34s %.2f" % ("credential/none download", statistics.median(r[1] / r[3] for r in rows)))
+PYEOF
+}
+
 curl_dl=(curl -s --noproxy '' -o /dev/null -w '%{speed_download}\n' --max-time 120)
 dl_url="http://127.0.0.1:$oport/bytes/$bytes"
 allow=(--network-allow "127.0.0.1:$oport")
@@ -413,6 +491,10 @@ rounds() {
 }
 if [ "${ONLY:-}" = substitution ]; then
     substitution_bench
+    exit 0
+fi
+if [ "${ONLY:-}" = tunnel_scan ]; then
+    tunnel_scan_bench
     exit 0
 fi
 echo "throughput ..." >&2
@@ -643,3 +725,4 @@ else
 fi
 
 substitution_bench
+tunnel_scan_bench

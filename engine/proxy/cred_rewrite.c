@@ -320,6 +320,21 @@ static bool cred_allows(const struct cred *c, const char *host, int port)
     return false;
 }
 
+const char *cred_set_name(const struct cred_set *set, size_t i)
+{
+    return set->v[i].name;
+}
+
+const char *cred_set_placeholder(const struct cred_set *set, size_t i)
+{
+    return set->v[i].placeholder;
+}
+
+bool cred_set_allows(const struct cred_set *set, size_t i, const char *host, int port)
+{
+    return host && cred_allows(&set->v[i], host, port);
+}
+
 bool cred_set_matches_host(const struct cred_set *set, const char *host, int port)
 {
     if (!set || !host)

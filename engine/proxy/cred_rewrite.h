@@ -39,6 +39,12 @@ int cred_set_add(struct cred_set *set, const char *name, const char *placeholder
 size_t cred_set_count(const struct cred_set *set);
 void cred_set_free(struct cred_set *set); /* wipes the values before freeing them */
 
+/* The i-th credential's name and placeholder (i < cred_set_count), and whether it may go to
+ * host:port. */
+const char *cred_set_name(const struct cred_set *set, size_t i);
+const char *cred_set_placeholder(const struct cred_set *set, size_t i);
+bool cred_set_allows(const struct cred_set *set, size_t i, const char *host, int port);
+
 /* Is host:port one a credential of set may go to (so TLS to it is worth terminating)? */
 bool cred_set_matches_host(const struct cred_set *set, const char *host, int port);
 

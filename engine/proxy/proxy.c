@@ -822,6 +822,7 @@ void proxy_after_round(struct proxy *px)
         free(c->spec_d);
         hx_free(&c->hx);
         cred_rewrite_free(c->cred);
+        cred_scan_free(c->scan);
         free(c->cred_out.p);
         proxy_buf_release(&c->c2u);
         proxy_buf_release(&c->u2c);

@@ -257,6 +257,8 @@ void proxy_connected(struct conn *c)
         proxy_conn_update(c);
         return;
     }
+    if (!proxy_relay_scan_start(c))
+        return; /* a placeholder in what the client sent already: refused */
     proxy_relay(c,
                 0); /* the greeting (and bytes sent with the head) go out now, not a round later */
 }

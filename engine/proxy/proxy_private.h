@@ -20,6 +20,7 @@
 #include "base/util.h"
 #include "policy/lua_host.h"
 #include "proxy/cred_rewrite.h"
+#include "proxy/cred_scan.h"
 #include "proxy/http_exchange.h"
 #include "proxy/proxy.h"
 #include "proxy/socks5.h"
@@ -83,6 +84,11 @@ struct conn {
     struct relay_buf c2u, u2c;
     struct splice_pipe c2u_pipe, u2c_pipe; /* RELAY: the bytes after the buffered ones */
     struct http_exchange hx;               /* HTTP state */
+    /* RELAY with declared credentials, not TLS-terminated: the client's bytes are read, looked
+     * through for a placeholder (cred_scan.h) and sent, not spliced; u_spoke: a byte of the
+     * server's reached the relay (a refusal can no longer be answered with a 403). */
+    struct cred_scan *scan;
+    bool u_spoke;
     /* CONN_HTTP with declared credentials: every client byte goes through the rewriter
      * (cred_rewrite.h) before the proxy reads it; cred_out holds what it gave and the proxy has
      * not taken yet (from cred_off), cred_wake brings the proxy back to take it. */
@@ -208,6 +214,10 @@ enum { DIR_C2U = 1, DIR_U2C = 2 };
 unsigned proxy_client_dirs(uint32_t ev);
 unsigned proxy_upstream_dirs(uint32_t ev);
 void proxy_relay(struct conn *c, unsigned dirs);
+/* The relay of c is about to start (ST_RELAY, not TLS-terminated): with declared credentials,
+ * look through the client's side for their placeholders from now on, beginning with what is
+ * buffered. false: a placeholder was there already and c was refused (closed). */
+bool proxy_relay_scan_start(struct conn *c);
 void proxy_http_exchange(struct conn *c);
 
 /* ---- proxy_redirected.c ---- */

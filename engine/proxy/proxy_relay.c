@@ -1,8 +1,10 @@
 /* proxy_relay.c — moving a connection's bytes: the two bounded buffers of a connection, the
  * tunnel's relay both ways (buffered bytes first, then splice through a pipe, half-closes passed
- * on), and one HTTP exchange (http_exchange.c) with the client's connection back to HEAD for
- * its next request when both ends allow it. Must never: free a connection (it is closed through
- * proxy_conn_close, freed after the loop's round). */
+ * on; with declared credentials the client's side is read and looked through for their
+ * placeholders instead of spliced, cred_scan.h), and one HTTP exchange (http_exchange.c) with
+ * the client's connection back to HEAD for its next request when both ends allow it. Must
+ * never: free a connection (it is closed through proxy_conn_close, freed after the loop's
+ * round). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,8 @@
 
 #include "base/clock.h"
 #include "base/http_parse.h"
+#include "base/log.h"
+#include "proxy/audit_log.h"
 #include "proxy/proxy_private.h"
 
 /* ---- buffers ---- */
@@ -59,6 +63,86 @@ void proxy_buf_release(struct relay_buf *b)
 
 /* ---- relaying ---- */
 
+/* A placeholder of credential k in the client's side of a tunnel to a destination it may not
+ * reach: one line in the log and the audit log, then both sides close at once with a reset (the
+ * bytes holding its end are never sent). When the client began an HTTP request and the server
+ * has said nothing yet, the client is answered 403 with the same line instead of a reset (it
+ * reads it as the answer to its request, as from the HTTP listener). */
+static void scan_refused(struct conn *c, long k)
+{
+    char why[400];
+    cred_scan_refusal(c->px->creds, k, c->host, c->port, why, sizeof why);
+    LOG_W("proxy", "refused a connection: %s", why);
+    audit_log_event(c->px->audit, "credential", c->host, c->port, false, NULL, why, c->px->command);
+    proxy_buf_release(&c->c2u);
+    struct linger lg = {.l_onoff = 1, .l_linger = 0}; /* at once: a reset, nothing more sent */
+    if (c->ufd >= 0)
+        (void)setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    if (cred_scan_began_http(c->scan) && !c->u_spoke) {
+        char body[512];
+        snprintf(body, sizeof body, "cordon: %s\n", why);
+        proxy_http_error(c, 403, "X-Cordon-Error: credential-refused\r\n", body);
+        return;
+    }
+    (void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    proxy_conn_close(c);
+}
+
+bool proxy_relay_scan_start(struct conn *c)
+{
+    const struct cred_set *set = c->px->creds;
+    size_t n = set ? cred_set_count(set) : 0, looked_for = 0;
+    for (size_t i = 0; i < n; i++)
+        looked_for += !cred_set_allows(set, i, c->host, (int)c->port);
+    if (looked_for == 0)
+        return true; /* no credential, or all may go there: spliced as without credentials */
+    c->scan = cred_scan_new(set, c->host, (int)c->port);
+    if (!c->scan) {
+        LOG_W("proxy", "%s:%u: out of memory: refused", c->host, (unsigned)c->port);
+        proxy_conn_close(c);
+        return false;
+    }
+    long k = c->c2u.len ? cred_scan_feed(c->scan, c->c2u.data + c->c2u.off, c->c2u.len) : -1;
+    if (k >= 0) {
+        scan_refused(c, k);
+        return false;
+    }
+    return true;
+}
+
+/* The client -> upstream direction of a tunnel looked through (c->scan): what is buffered
+ * first (looked through already), then one read, looked through before any of it is sent.
+ * 1: refused (c is closing), else as pump. */
+static int pump_scanned(struct conn *c, bool woken)
+{
+    struct relay_buf *b = &c->c2u;
+    if (b->len > 0) {
+        ssize_t w = proxy_buf_flush(b, c->ufd);
+        if (w < 0 && w != -EAGAIN)
+            return (int)w;
+        if (b->len > 0)
+            return 0;
+    }
+    if (!woken || c->c_eof)
+        return 0;
+    if (!b->data)
+        b->data = xmalloc(RELAY_BUF);
+    b->off = 0;
+    ssize_t n = read(c->cfd, b->data, RELAY_BUF);
+    if (n == 0)
+        c->c_eof = true;
+    if (n <= 0)
+        return n == 0 || errno == EAGAIN || errno == EINTR ? 0 : -errno;
+    long k = cred_scan_feed(c->scan, b->data, (size_t)n);
+    if (k >= 0) {
+        scan_refused(c, k);
+        return 1;
+    }
+    b->len = (size_t)n;
+    ssize_t w = proxy_buf_flush(b, c->ufd);
+    return w < 0 && w != -EAGAIN ? (int)w : 0;
+}
+
 /* One tunnel direction: first what is buffered (a greeting, bytes sent with the head), then
  * src -> pipe -> dst with splice. woken: an event of this direction came (src readable or dst
  * writable); without one only the buffer is flushed, so no splice is tried (and no pipe opened)
@@ -99,10 +183,17 @@ unsigned proxy_upstream_dirs(uint32_t ev)
 
 void proxy_relay(struct conn *c, unsigned dirs)
 {
-    if (pump(&c->c2u, &c->c2u_pipe, c->cfd, &c->c_eof, c->ufd, dirs & DIR_C2U) < 0 ||
-        pump(&c->u2c, &c->u2c_pipe, c->ufd, &c->u_eof, c->cfd, dirs & DIR_U2C) < 0) {
+    int up = c->scan ? pump_scanned(c, dirs & DIR_C2U)
+                     : pump(&c->c2u, &c->c2u_pipe, c->cfd, &c->c_eof, c->ufd, dirs & DIR_C2U);
+    if (up > 0)
+        return; /* a placeholder: refused */
+    if (up < 0 || pump(&c->u2c, &c->u2c_pipe, c->ufd, &c->u_eof, c->cfd, dirs & DIR_U2C) < 0) {
         proxy_conn_close(c);
         return;
+    }
+    if (c->u2c_pipe.took) {
+        c->u_spoke = true;
+        c->u2c_pipe.took = false;
     }
     /* Half-close: once one side ended and its bytes are through, tell the other. */
     if (c->c_eof && proxy_direction_drained(&c->c2u, &c->c2u_pipe) && !c->u_shut) {

@@ -20,12 +20,14 @@ void splice_pipe_init(struct splice_pipe *p)
     p->r = p->w = -1;
     p->len = 0;
     p->cap = 0;
+    p->took = false;
 }
 
 static int splice_pipe_open(struct splice_pipe *p)
 {
     if (n_spare > 0) {
         *p = spare[--n_spare];
+        p->took = false;
         return 0;
     }
     int fds[2];
@@ -52,9 +54,10 @@ int splice_pump(struct splice_pipe *p, int src, bool *src_eof, int dst)
             splice(src, NULL, p->w, NULL, p->cap - p->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (n == 0)
             *src_eof = true;
-        else if (n > 0)
+        else if (n > 0) {
             p->len += (size_t)n;
-        else if (errno != EAGAIN && errno != EINTR)
+            p->took = true;
+        } else if (errno != EAGAIN && errno != EINTR)
             return -errno;
     }
     while (p->len > 0) {

@@ -12,6 +12,7 @@ struct splice_pipe {
     int r, w;   /* -1 until the first byte */
     size_t len; /* bytes in the pipe, not yet written to dst */
     size_t cap; /* the pipe's capacity */
+    bool took;  /* a byte came from src since the pipe was taken (the caller reads and clears it) */
 };
 
 void splice_pipe_init(struct splice_pipe *p);

@@ -25,6 +25,7 @@
 
 #include "base/log.h"
 #include "proxy/cred_rewrite.h"
+#include "proxy/cred_scan.h"
 #include "proxy/socks5.h"
 #include "proxy/tls_mint.h"
 
@@ -485,9 +486,34 @@ static int client_first_byte(int fd, int wait_ms)
     return b;
 }
 
-/* Not TLS after all (ssh through `cordon nc`, plain HTTP through a CONNECT): the bytes as they
- * are, both ways, as a tunnel would move them. */
-static void relay_plain(struct term_conn *c)
+/* A placeholder of credential k in a plain relay's client side (another credential's: this
+ * host is one of the set's): one line, a 403 with it when the client began an HTTP request and
+ * the server said nothing yet, else both sides reset (proxy_relay.c does the same). */
+static void refuse_plain(struct term_conn *c, const struct cred_scan *scan, long k, bool u_spoke)
+{
+    char why[400];
+    cred_scan_refusal(c->t->creds, k, c->host, (int)c->port, why, sizeof why);
+    LOG_W("proxy", "refused a connection: %s", why);
+    report_refusal(c, why);
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    if (cred_scan_began_http(scan) && !u_spoke) {
+        char body[512], msg[1024];
+        snprintf(body, sizeof body, "cordon: %s\n", why);
+        int n = snprintf(msg, sizeof msg,
+                         "HTTP/1.1 403 Forbidden\r\nX-Cordon-Error: credential-refused\r\n"
+                         "Content-Type: text/plain\r\nContent-Length: %zu\r\n"
+                         "Connection: close\r\n\r\n%s",
+                         strlen(body), body);
+        (void)write_all_fd(c->cfd, msg, (size_t)n, now_ms() + 2000);
+        return;
+    }
+    (void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+}
+
+/* relay_plain's loop: *k set when a placeholder was found (nothing of that read sent), *u_spoke
+ * once the server sent a byte. */
+static void relay_plain_scanned(struct term_conn *c, struct cred_scan *scan, long *k, bool *u_spoke)
 {
     struct {
         int from, to;
@@ -509,6 +535,10 @@ static void relay_plain(struct term_conn *c)
             if (d[i].eof || !p[i].revents)
                 continue;
             ssize_t n = read(d[i].from, buf, sizeof buf);
+            if (n > 0 && i == 0 && scan && (*k = cred_scan_feed(scan, buf, (size_t)n)) >= 0)
+                return;
+            if (n > 0 && i == 1)
+                *u_spoke = true;
             if (n > 0) {
                 if (!write_all_fd(d[i].to, buf, (size_t)n, now_ms() + TLS_TERM_HANDSHAKE_MS))
                     return;
@@ -518,6 +548,23 @@ static void relay_plain(struct term_conn *c)
             }
         }
     }
+}
+
+/* Not TLS after all (ssh through `cordon nc`, plain HTTP through a CONNECT): the bytes as they
+ * are, both ways, as a tunnel would move them; the client's side looked through for another
+ * credential's placeholder (cred_scan.h) before it is sent. */
+static void relay_plain(struct term_conn *c)
+{
+    struct cred_scan *scan = c->t->creds ? cred_scan_new(c->t->creds, c->host, (int)c->port) : NULL;
+    if (c->t->creds && !scan)
+        return; /* out of memory: closed, not relayed unseen */
+    long k = scan && c->pre_len ? cred_scan_feed(scan, c->pre, c->pre_len) : -1;
+    bool u_spoke = false;
+    if (k < 0)
+        relay_plain_scanned(c, scan, &k, &u_spoke);
+    if (k >= 0)
+        refuse_plain(c, scan, k, u_spoke);
+    cred_scan_free(scan);
 }
 
 #define CLIENT_FIRST_MS 1000 /* a client silent this long after "200" does not start TLS */

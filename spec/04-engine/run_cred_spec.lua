@@ -35,17 +35,19 @@ local function seen(o) return h.read_file(o.log) or "" end
 
 --- `cordon run --credential TOKEN=127.0.0.2:PORT` of script as uid (nil: root), both origins
 -- allowed; returns r, the audit log's text.
-local function run(uid, a, b, script, extra)
+local function run(uid, a, b, script, extra, more_env)
     local audit_dir = h.tmpdir()
     h.sh_ok("chmod 777 " .. h.quote(audit_dir))
     local audit = audit_dir .. "/audit.jsonl"
     local flags = { "--credential", "TOKEN=" .. a.addr .. ":" .. a.port,
         "--network-allow", a.addr .. ":" .. a.port, "--network-allow", b.addr .. ":" .. b.port }
     for _, f in ipairs(extra or {}) do flags[#flags + 1] = f end
+    local env = { TOKEN = SECRET, CORDON_AUDIT_LOG = audit }
+    for k, v in pairs(more_env or {}) do env[k] = v end
     local r = h.run_sh(script, {
         flags = flags, uid = uid, workspace = h.workspace(nil, uid),
         home = uid and h.secret_home(uid) or nil,
-        env = { TOKEN = SECRET, CORDON_AUDIT_LOG = audit },
+        env = env,
     })
     return r, h.read_file(audit) or ""
 end
@@ -120,6 +122,90 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.falsy(s:find("cordon_TOKEN_", 1, true) or s:find(SECRET, 1, true), s)
             assert.truthy(audit:find('"verdict":"deny"', 1, true) and audit:find("credential TOKEN", 1, true), audit)
             assert.falsy(audit:find(SECRET, 1, true), audit)
+        end)
+
+        it("the placeholder through a CONNECT or SOCKS tunnel or a redirected connection to another host is refused", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            local url = "http://" .. b.addr .. ":" .. b.port
+            local key = ' -H "X-Key: $TOKEN" '
+            local paths = {
+                connect = CURL .. '-f -p -x "$http_proxy" ',
+                socks = CURL .. '-f -x "$CORDON_SOCKS_PROXY" ',
+                transparent = "curl -sS -f --noproxy '*' --max-time 20 ",
+            }
+            local lines = {}
+            for _, via in ipairs({ "connect", "socks", "transparent" }) do
+                lines[#lines + 1] = paths[via] .. '-o /dev/null -w "' .. via .. '-leak=%{http_code} "' .. key
+                    .. url .. "/leak-" .. via .. '; echo "rc=$?"'
+                lines[#lines + 1] = paths[via] .. '-o /dev/null -w "' .. via .. '-plain=%{http_code} " '
+                    .. url .. "/plain-" .. via .. '; echo "rc=$?"'
+            end
+            local r, audit = run(uid, a, b, table.concat(lines, "\n"),
+                { "--network-allow", "tcp://" .. b.addr .. ":" .. b.port })
+            -- a placeholder begun as an HTTP request before the server spoke: 403 and the line;
+            -- curl -f fails
+            for _, via in ipairs({ "connect", "socks", "transparent" }) do
+                assert.truthy(r.stdout:find(via .. "-leak=403 rc=22\n", 1, true), h.describe(r))
+                assert.truthy(r.stdout:find(via .. "-plain=200 rc=0\n", 1, true), h.describe(r))
+            end
+            local line = "the placeholder of credential TOKEN went to 127.0.0.3:" .. b.port
+            local _, n = r.stderr:gsub(line:gsub("%p", "%%%0"), "")
+            assert.equal(3, n, h.describe(r))
+            local s = seen(b)
+            assert.falsy(s:find("/leak", 1, true), s)
+            assert.falsy(s:find("cordon_TOKEN_", 1, true) or s:find(SECRET, 1, true), s)
+            for _, via in ipairs({ "connect", "socks", "transparent" }) do
+                assert.truthy(s:find("GET /plain-" .. via .. "\n", 1, true), s)
+            end
+            local _, denials = audit:gsub('"kind":"credential","host":"127.0.0.3","port":' .. b.port
+                .. ',"verdict":"deny"', "")
+            assert.equal(3, denials, audit)
+            assert.truthy(audit:find(line, 1, true), audit)
+            assert.falsy(audit:find(SECRET, 1, true), audit)
+        end)
+
+        it("plain HTTP in a CONNECT to a credential's host: its own placeholder passes, another's is refused", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            local url = "http://" .. a.addr .. ":" .. a.port
+            local via = CURL .. '-f -p -x "$http_proxy" -o /dev/null -w "%{http_code} " '
+            local script = via .. '-H "X-Other: $OTHER" ' .. url .. '/other-leak; echo "rc=$?"\n'
+                .. via .. '-H "X-Own: $TOKEN" ' .. url .. '/own; echo "rc=$?"'
+            local r, audit = run(uid, a, b, script, { "--credential", "OTHER=" .. b.addr .. ":" .. b.port },
+                { OTHER = "other_value_" .. h.token() })
+            assert.truthy(r.stdout:find("403 rc=22\n200 rc=0\n", 1, true), h.describe(r))
+            assert.truthy(r.stderr:find("the placeholder of credential OTHER went to 127.0.0.2:" .. a.port, 1, true),
+                h.describe(r))
+            local s = seen(a)
+            assert.falsy(s:find("/other-leak", 1, true) or s:find("cordon_OTHER_", 1, true), s)
+            -- a tunnel, not a request the rewriter read: its own placeholder passes as it is
+            assert.truthy(s:find("GET /own\n", 1, true) and s:find("X-Own: cordon_TOKEN_", 1, true), s)
+            assert.truthy(audit:find("credential OTHER went to", 1, true), audit)
+        end)
+
+        it("a placeholder split across writes in a tunnel of another protocol closes it; nothing reaches the host", function()
+            local a, b = origin("127.0.0.2"), origin("127.0.0.3")
+            -- not HTTP: the tunnel is closed (no 403), what came before the placeholder went
+            local code = table.concat({
+                "import os, socket, time",
+                "t = os.environ['TOKEN'].encode()",
+                "s = socket.create_connection(('127.0.0.1', 18080))",
+                "s.sendall(b'CONNECT " .. b.addr .. ":" .. b.port .. " HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')",
+                "print(s.recv(100).split(b' ')[1].decode())",
+                "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)",
+                "s.sendall(b'\\x00binary ' + t[:5]); time.sleep(0.2); s.sendall(t[5:] + b' more')",
+                "try:",
+                "    print('read', s.recv(100))",
+                "except ConnectionResetError:",
+                "    print('reset')",
+            }, "\n")
+            local r, audit = run(uid, a, b, h.python .. " -c " .. h.quote(code))
+            h.ok(r)
+            assert.truthy(r.stdout:find("200\n", 1, true), h.describe(r))
+            assert.truthy(r.stdout:find("reset\n", 1, true) or r.stdout:find("read b''\n", 1, true), h.describe(r))
+            assert.truthy(r.stderr:find("the placeholder of credential TOKEN went to 127.0.0.3:" .. b.port, 1, true),
+                h.describe(r))
+            assert.equal("", seen(b))
+            assert.truthy(audit:find('"verdict":"deny"', 1, true), audit)
         end)
 
         it("keep-alive to two hosts on one connection, a placeholder split across writes, a gzip body", function()
