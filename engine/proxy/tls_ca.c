@@ -42,11 +42,11 @@ int tls_random_serial(X509 *cert)
     return ok ? 0 : -1;
 }
 
-static int add_ext(X509 *cert, int nid, const char *value)
+int tls_add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
 {
     X509V3_CTX v3;
     X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, cert, cert, NULL, NULL, 0);
+    X509V3_set_ctx(&v3, issuer, cert, NULL, NULL, 0);
     X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
     if (!ext)
         return -1;
@@ -92,10 +92,10 @@ static int build(struct tls_ca *ca, const char *label, int valid_days)
         !X509_gmtime_adj(X509_getm_notAfter(ca->cert), (long)valid_days * 86400L) ||
         X509_set_pubkey(ca->cert, ca->key) != 1)
         return -1;
-    if (add_ext(ca->cert, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") < 0 ||
-        add_ext(ca->cert, NID_key_usage, "critical,keyCertSign,cRLSign") < 0 ||
-        add_ext(ca->cert, NID_subject_key_identifier, "hash") < 0 ||
-        add_ext(ca->cert, NID_authority_key_identifier, "keyid:always") < 0)
+    if (tls_add_ext(ca->cert, ca->cert, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") < 0 ||
+        tls_add_ext(ca->cert, ca->cert, NID_key_usage, "critical,keyCertSign,cRLSign") < 0 ||
+        tls_add_ext(ca->cert, ca->cert, NID_subject_key_identifier, "hash") < 0 ||
+        tls_add_ext(ca->cert, ca->cert, NID_authority_key_identifier, "keyid:always") < 0)
         return -1;
     if (X509_sign(ca->cert, ca->key, EVP_sha256()) <= 0)
         return -1;

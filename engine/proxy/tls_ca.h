@@ -23,6 +23,9 @@ void tls_ca_free(struct tls_ca *ca);
 
 /* Set a random positive 128-bit serial number on cert: 0, or -1. */
 int tls_random_serial(X509 *cert);
+/* Add extension nid (its value in OpenSSL's config syntax, e.g. "critical,CA:TRUE") to cert,
+ * as issued by issuer (cert itself for the CA). 0, or -1 with OpenSSL's error queue set. */
+int tls_add_ext(X509 *cert, X509 *issuer, int nid, const char *value);
 /* The newest OpenSSL error as one line ("" when none), clearing the queue. */
 const char *tls_error_line(char *buf, size_t n);
 #endif

@@ -126,19 +126,6 @@ fail:;
     return NULL;
 }
 
-static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
-{
-    X509V3_CTX v3;
-    X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, issuer, cert, NULL, NULL, 0);
-    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
-    if (!ext)
-        return -1;
-    int ok = X509_add_ext(cert, ext, -1);
-    X509_EXTENSION_free(ext);
-    return ok ? 0 : -1;
-}
-
 static int add_san(X509 *cert, enum tls_name_kind kind, const unsigned char *norm, size_t len)
 {
     GENERAL_NAMES *names = GENERAL_NAMES_new();
@@ -190,10 +177,10 @@ static X509 *sign_leaf(struct tls_mint *m, enum tls_name_kind kind, const unsign
         !X509_gmtime_adj(X509_getm_notAfter(cert), LEAF_DAYS * 86400L) ||
         X509_set_pubkey(cert, m->leaf_key) != 1)
         goto fail;
-    if (add_ext(cert, ca_cert, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
-        add_ext(cert, ca_cert, NID_key_usage, "critical,digitalSignature") < 0 ||
-        add_ext(cert, ca_cert, NID_ext_key_usage, "serverAuth") < 0 ||
-        add_ext(cert, ca_cert, NID_authority_key_identifier, "keyid:always") < 0 ||
+    if (tls_add_ext(cert, ca_cert, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+        tls_add_ext(cert, ca_cert, NID_key_usage, "critical,digitalSignature") < 0 ||
+        tls_add_ext(cert, ca_cert, NID_ext_key_usage, "serverAuth") < 0 ||
+        tls_add_ext(cert, ca_cert, NID_authority_key_identifier, "keyid:always") < 0 ||
         add_san(cert, kind, norm, len) < 0)
         goto fail;
     if (X509_sign(cert, tls_ca_key(m->ca), EVP_sha256()) <= 0)
