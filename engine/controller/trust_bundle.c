@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "controller/trust_java.h"
 
 /* The variables the usual clients read a CA bundle from: OpenSSL (and Go, Python's ssl, Ruby),
  * curl, Python's requests and pip, Node (added to its own store), git. */
@@ -30,6 +31,30 @@ static void env_put(struct str_list *env, const char *name, const char *value)
     str_list_push_owned(env, xasprintf("%s=%s", name, value));
 }
 
+/* An empty file at path, mode 0644 (certificates: readable by whoever init is, in whatever
+ * user namespace). 0, or -1 with one line in err. */
+static int make_empty(const char *path, const char *what, char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot make the sandbox's %s %s: %s", what, path, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* Java's store is made only where the host has a Java store for it to cover. */
+static bool host_has_java_store(void)
+{
+    static const char *const stores[] = {SANDBOX_JAVA_STORE_DEBIAN, SANDBOX_JAVA_STORE_RHEL};
+    struct stat st;
+    for (size_t i = 0; i < ARRAY_LEN(stores); i++)
+        if (stat(stores[i], &st) == 0 && S_ISREG(st.st_mode))
+            return true;
+    return false;
+}
+
 int trust_bundle_reserve(struct trust_bundle *b, struct sandbox_config *cfg, char *err,
                          size_t errlen)
 {
@@ -47,14 +72,19 @@ int trust_bundle_reserve(struct trust_bundle *b, struct sandbox_config *cfg, cha
     /* certificates only: readable by whoever init is, in whatever user namespace */
     (void)chmod(b->dir, 0755);
     snprintf(b->file, sizeof b->file, "%s/ca-bundle.crt", b->dir);
-    int fd = open(b->file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot make the sandbox's CA bundle %s: %s", b->file,
-                 strerror(errno));
+    if (make_empty(b->file, "CA bundle", err, errlen) < 0) {
         trust_bundle_remove(b);
         return -1;
     }
-    close(fd);
+    if (host_has_java_store()) {
+        snprintf(b->java, sizeof b->java, "%s/java-cacerts", b->dir);
+        if (make_empty(b->java, "Java trust store", err, errlen) < 0) {
+            b->java[0] = '\0';
+            trust_bundle_remove(b);
+            return -1;
+        }
+        str_list_push_owned(&cfg->grant_binds, xasprintf("f%s\t%s", SANDBOX_JAVA_CACERTS, b->java));
+    }
     struct stat st;
     b->target = stat(SANDBOX_SYSTEM_CA_BUNDLE, &st) == 0 && S_ISREG(st.st_mode)
                     ? SANDBOX_SYSTEM_CA_BUNDLE
@@ -92,7 +122,21 @@ int trust_bundle_fill(struct trust_bundle *b, const char *ca_pem, char *err, siz
         snprintf(err, errlen, "cannot write the sandbox's CA bundle %s: %s", b->file, strerror(-r));
         return -1;
     }
-    return 0;
+    if (!b->java[0])
+        return 0;
+    fd = open(b->java, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write the sandbox's Java trust store %s: %s", b->java,
+                 strerror(errno));
+        return -1;
+    }
+    r = trust_java_write(fd, ca_pem, err, errlen);
+    if (close(fd) < 0 && r == 0) {
+        snprintf(err, errlen, "cannot write the sandbox's Java trust store %s: %s", b->java,
+                 strerror(errno));
+        r = -1;
+    }
+    return r;
 }
 
 void trust_bundle_remove(struct trust_bundle *b)
@@ -101,6 +145,8 @@ void trust_bundle_remove(struct trust_bundle *b)
         return;
     if (b->file[0])
         (void)unlink(b->file);
+    if (b->java[0])
+        (void)unlink(b->java);
     (void)rmdir(b->dir);
-    b->dir[0] = b->file[0] = '\0';
+    b->dir[0] = b->file[0] = b->java[0] = '\0';
 }

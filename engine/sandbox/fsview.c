@@ -90,22 +90,46 @@ static int resolv_conf_build(struct mnt_err *e)
     return mnt_setattr(e, target, false, MOUNT_ATTR_RDONLY, 0);
 }
 
+/* Whether the controller bound a grant's file at path (grants.h: "KIND TARGET\tSOURCE"). */
+static bool grant_file_bound(const struct sandbox_config *cfg, const char *path)
+{
+    size_t n = strlen(path);
+    for (size_t i = 0; i < cfg->grant_binds.len; i++)
+        if (strncmp(cfg->grant_binds.items[i] + 1, path, n) == 0 &&
+            cfg->grant_binds.items[i][n + 1] == '\t')
+            return true;
+    return false;
+}
+
+/* Cover target, when it is a regular file (a link's target), read-only with the bound file. */
+static int cover_file(const char *bound, const char *target, struct mnt_err *e)
+{
+    struct stat st;
+    if (stat(target, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0;
+    if (mnt_mount(e, bound, target, NULL, MS_BIND, NULL) < 0)
+        return -1;
+    return mnt_setattr(e, target, false, MOUNT_ATTR_RDONLY, 0);
+}
+
 /* With TLS termination the controller bound its CA bundle at SANDBOX_CA_BUNDLE (a grant's
  * file): it covers the system's bundle read-only, after the overlays (one on /etc would cover
- * it), so that a client reading the system's path trusts the sandbox's CA too. */
+ * it), so that a client reading the system's path trusts the sandbox's CA too. Java's store,
+ * when the controller made one, covers each of the host's Java stores that exists the same
+ * way (every JDK's lib/security/cacerts that links there with them). With no bundle on the
+ * host the variables name SANDBOX_CA_BUNDLE itself. */
 static int ca_bundle_cover(const struct sandbox_config *cfg, struct mnt_err *e)
 {
-    bool bound = false;
-    size_t n = strlen(SANDBOX_CA_BUNDLE);
-    for (size_t i = 0; i < cfg->grant_binds.len && !bound; i++)
-        bound = strncmp(cfg->grant_binds.items[i] + 1, SANDBOX_CA_BUNDLE, n) == 0 &&
-                cfg->grant_binds.items[i][n + 1] == '\t';
-    struct stat st;
-    if (!bound || stat(SANDBOX_SYSTEM_CA_BUNDLE, &st) < 0 || !S_ISREG(st.st_mode))
-        return 0; /* no bundle on this host: the variables name SANDBOX_CA_BUNDLE itself */
-    if (mnt_mount(e, SANDBOX_CA_BUNDLE, SANDBOX_SYSTEM_CA_BUNDLE, NULL, MS_BIND, NULL) < 0)
+    if (grant_file_bound(cfg, SANDBOX_CA_BUNDLE) &&
+        cover_file(SANDBOX_CA_BUNDLE, SANDBOX_SYSTEM_CA_BUNDLE, e) < 0)
         return -1;
-    return mnt_setattr(e, SANDBOX_SYSTEM_CA_BUNDLE, false, MOUNT_ATTR_RDONLY, 0);
+    if (!grant_file_bound(cfg, SANDBOX_JAVA_CACERTS))
+        return 0;
+    static const char *const stores[] = {SANDBOX_JAVA_STORE_DEBIAN, SANDBOX_JAVA_STORE_RHEL};
+    for (size_t i = 0; i < ARRAY_LEN(stores); i++)
+        if (cover_file(SANDBOX_JAVA_CACERTS, stores[i], e) < 0)
+            return -1;
+    return 0;
 }
 
 /* The sandbox's /etc/ssh/ssh_config is the host's, word for word, followed by one block that

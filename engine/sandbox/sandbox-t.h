@@ -86,6 +86,12 @@ enum net_transparent { NET_TRANSPARENT_OFF, NET_TRANSPARENT_ON, NET_TRANSPARENT_
  * SANDBOX_CA_BUNDLE; init then covers the system's bundle with it (fsview.c). */
 #define SANDBOX_CA_BUNDLE "/run/cordon/ca-bundle.crt"
 #define SANDBOX_SYSTEM_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+/* Java's own trust store: a PKCS#12 store of the host's Java CAs and the sandbox's
+ * (controller/trust_java.c), bound at SANDBOX_JAVA_CACERTS; init covers each of the host's
+ * stores that exists with it (Debian's ca-certificates-java, RHEL's update-ca-trust). */
+#define SANDBOX_JAVA_CACERTS "/run/cordon/java-cacerts"
+#define SANDBOX_JAVA_STORE_DEBIAN "/etc/ssl/certs/java/cacerts"
+#define SANDBOX_JAVA_STORE_RHEL "/etc/pki/ca-trust/extracted/java/cacerts"
 
 /* The resolved profile as the sandbox units consume it. Every path is absolute; writable
  * paths and the workspace are canonical (realpath) and exist; hidden paths may not exist.
