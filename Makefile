@@ -25,9 +25,12 @@ RUN_PACKAGES  := cmake gcc make pkg-config lua5.4 liblua5.4-dev libseccomp-dev l
 # and tinyproxy: the specs start their own, apt-need.sh keeps apt from starting the services).
 # Node's npm is checked as a command (it may come from elsewhere than Debian's npm package).
 # mypy: a spec type-checks the Python client (py.typed) and a program using its options.
+# golang-go and default-jdk-headless: a Go and a Java client reach a credential's host through TLS
+# termination (spec/04-engine/run_tls_spec.lua; the JDK brings ca-certificates-java's store).
 TEST_PACKAGES := lua-cjson lua-busted lua-check iproute2 util-linux bubblewrap hyperfine sudo \
                  openssh-client openssh-server openssl tinyproxy nftables ccache python3-venv \
-                 podman runc debootstrap gnupg gpg-agent apparmor zsh mypy
+                 podman runc debootstrap gnupg gpg-agent apparmor zsh mypy golang-go \
+                 default-jdk-headless
 # BUILD_TESTING for CMake (the C units and the specs, which need busted at configure time):
 # ON where busted is installed, so `make build` works with RUN_PACKAGES alone; `make test`
 # passes ON.

@@ -6,8 +6,13 @@
 -- for that address: curl, Python, Node and git inside reach it and it sees the value; a host
 -- without a credential (127.0.0.3) keeps end-to-end TLS (a client trusting only the test CA
 -- connects); a server whose certificate names another host is refused with one line; a bad
--- --upstream-ca is one line and exit 125. Drives the built binary ($CORDON_BIN); as root and as
--- uid 65534.
+-- --upstream-ca is one line and exit 125. A Go program (spec/fixtures/engine/cred_client.go, built
+-- on the host with golang-go) and a Java one (spec/fixtures/engine/CredClient.java, run as source
+-- by the JDK) reach the origin by a name (creds.test, from the resolver's test hosts file) with
+-- no flag or setting: Go by HTTPS_PROXY and SSL_CERT_FILE (or directly, through
+-- network.transparent, without the variable), Java through network.transparent and the Java
+-- trust store init binds over the host's. Drives the built binary ($CORDON_BIN); as root and as
+-- uid 65534. Needs go and java: missing, the rows fail.
 local h = require("spec.helpers")
 
 local NOBODY = 65534
@@ -26,7 +31,7 @@ local function pki()
             .. " -out ca.pem -days 2 -subj /CN=cordon-spec-ca",
         "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key"
             .. " -out srv.csr -subj /CN=127.0.0.2",
-        "printf 'subjectAltName=IP:127.0.0.2,IP:127.0.0.3\\n' > ip.ext",
+        "printf 'subjectAltName=IP:127.0.0.2,IP:127.0.0.3,DNS:creds.test\\n' > ip.ext",
         "printf 'subjectAltName=DNS:elsewhere.test\\n' > other.ext",
         "openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ip.ext",
         "openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out other.pem -days 2 -extfile other.ext",
@@ -215,3 +220,86 @@ for _, uid in ipairs({ false, NOBODY }) do
         end)
     end)
 end
+
+--- The Go client, built once from spec/fixtures/engine/cred_client.go into dir (static, so that
+-- nothing of the host's linker matters inside); its path.
+local function build_go_client(dir)
+    assert(h.sh("command -v go").code == 0, "go is missing: `make deps` installs golang-go")
+    local bin = dir .. "/cred_client"
+    h.sh_ok(("cd %s && env GOCACHE=%s/cache GOPATH=%s/gopath GO111MODULE=off CGO_ENABLED=0 "
+        .. "go build -o %s %s && rm -rf %s/cache %s/gopath && chmod -R a+rX %s"):format(
+        h.quote(dir), h.quote(dir), h.quote(dir), h.quote(bin),
+        h.quote(h.fixtures .. "/engine/cred_client.go"), h.quote(dir), h.quote(dir), h.quote(dir)))
+    return bin
+end
+
+describe("Go and Java clients through TLS termination", function()
+    local go_dir, go_client
+    lazy_setup(function()
+        assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
+        assert(h.sh("command -v java").code == 0, "java is missing: `make deps` installs default-jdk-headless")
+        go_dir = h.chomp(h.sh_ok("mktemp -d /var/tmp/cordon-spec-go.XXXXXX"))
+        go_client = build_go_client(go_dir)
+    end)
+    lazy_teardown(function()
+        if go_dir then os.execute("rm -rf " .. h.quote(go_dir)) end
+    end)
+    after_each(h.cleanup)
+
+    for _, uid in ipairs({ false, NOBODY }) do
+        local who = uid and ("uid " .. uid) or "root"
+        uid = uid or nil
+        it("reach a credential's host by name unchanged; the server sees the value (" .. who .. ")", function()
+            local p = pki()
+            local a = origin("127.0.0.2", p.cert, p.key)
+            local hosts_dir = h.tmpdir()
+            h.sh_ok("chmod 755 " .. h.quote(hosts_dir))
+            h.write_file(hosts_dir .. "/hosts", "127.0.0.2 creds.test\n", "644")
+            local host = "creds.test:" .. a.port
+            local url = "https://" .. host
+            local java = h.fixtures .. "/engine/CredClient.java"
+            local script = table.concat({
+                'case "$TOKEN" in cordon_TOKEN_*) echo placeholder-ok;; esac',
+                -- net/http's defaults: HTTPS_PROXY for a name, SSL_CERT_FILE
+                h.quote(go_client) .. ' ' .. url .. '/go',
+                -- they are what it used: a proxy that is not there fails it
+                'HTTPS_PROXY=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 ' .. h.quote(go_client)
+                    .. ' ' .. url .. '/go-dead-proxy 2>&1 | grep -q go-error && echo go-read-proxy',
+                -- no variable at all: directly, through network.transparent, the system's bundle
+                'env -u HTTPS_PROXY -u https_proxy -u SSL_CERT_FILE ' .. h.quote(go_client) .. ' '
+                    .. url .. '/go-direct | sed s/^go/go-direct/',
+                -- Java: no proxy property, its own trust store (the one init bound)
+                'keytool -list -cacerts -storepass changeit 2>/dev/null | grep -c "^cordon-sandbox-ca,"',
+                'java ' .. h.quote(java) .. ' ' .. url .. ' 2>&1',
+                'echo done',
+            }, "\n")
+            local audit_dir = h.tmpdir()
+            h.sh_ok("chmod 777 " .. h.quote(audit_dir))
+            local audit = audit_dir .. "/audit.jsonl"
+            local r = h.run_sh(script, {
+                flags = { "--credential", "TOKEN=" .. host, "--upstream-ca", p.ca,
+                    "--network-allow", host, "--network-allow", "127.0.0.2:" .. a.port },
+                uid = uid, workspace = h.workspace(nil, uid), home = h.secret_home(uid),
+                env = { TOKEN = SECRET, CORDON_HOSTS_FILE = hosts_dir .. "/hosts", CORDON_AUDIT_LOG = audit },
+            })
+            h.ok(r)
+            for _, want in ipairs({ "placeholder-ok", "go 200", "go-read-proxy", "go-direct 200",
+                "\n1\n", "java-httpclient 200", "java-urlconnection 200", "done" }) do
+                assert.truthy(r.stdout:find(want, 1, true), want .. "\n" .. h.describe(r))
+            end
+            assert.falsy(r.stdout:find(SECRET, 1, true), h.describe(r))
+            local s = seen(a)
+            for _, path in ipairs({ "/go", "/go-direct", "/java-httpclient", "/java-urlconnection" }) do
+                local at = s:find("GET " .. path .. "\n", 1, true)
+                assert.truthy(at, path .. "\n" .. s)
+                local request = s:sub(at):match("^(.-)\n\n") or s:sub(at)
+                assert.truthy(request:find("Authorization: Bearer " .. SECRET, 1, true), path .. "\n" .. s)
+            end
+            assert.falsy(s:find("cordon_TOKEN_", 1, true), s)
+            assert.falsy(s:find("/go-dead-proxy", 1, true), s)
+            local log = h.read_file(audit) or ""
+            assert.truthy(log:find('"rule":"TOKEN"', 1, true), log)
+            assert.falsy(log:find(SECRET, 1, true), log)
+        end)
+    end
+end)
