@@ -8,7 +8,7 @@
 # kernel is not ok (or a kernel did not boot), 0 otherwise. Every guest boot is bounded by
 # boot.sh's timeout (CORDON_KERNEL_TIMEOUT, here 600 s unless set).
 # Owns: a staging directory under /var/tmp (removed at the end).
-# Uses: boot.sh, smoke.sh, cmake --install, setpriv. Must run as root. SMOKE_ONLY and
+# Uses: boot.sh, smoke.sh, pki.sh (openssl), cmake --install, setpriv. Must run as root. SMOKE_ONLY and
 # SMOKE_FLAGS (see smoke.sh) are passed to every run of the suite, the guests' too.
 # Never: counts an unfinished pass as green; changes anything in BUILD_DIR but the
 #   install_manifest.txt cmake --install writes there.
@@ -26,7 +26,9 @@ stage=$(mktemp -d /var/tmp/cordon-kmx.XXXXXX)
 trap 'rm -rf "$stage"' EXIT INT TERM
 # What the guest gets besides the install: the suite and the clients, under /kmx.
 mkdir -p "$stage/add/kmx/clients/python" "$stage/add/kmx/clients/typescript"
-cp "$here/smoke.sh" "$stage/add/kmx/"
+cp "$here/smoke.sh" "$here/pki.sh" "$stage/add/kmx/"
+# the TLS row's certificates, made here: the guests have no openssl
+sh "$here/pki.sh" "$stage/add/kmx/pki"
 cp -R "$src/clients/python/src" "$stage/add/kmx/clients/python/"
 cp "$src/clients/typescript/index.js" "$src/clients/typescript/package.json" "$stage/add/kmx/clients/typescript/"
 chmod -R a+rX "$stage"
@@ -85,14 +87,14 @@ for k in "$@"; do
         chmod -R a+rX "$stage/host"
         {
             CORDON=$stage/host/usr/local/bin/cordon SMOKE_CLIENTS=$stage/add/kmx/clients \
-                sh "$here/smoke.sh" 2>&1
+                SMOKE_PKI=$stage/add/kmx/pki sh "$here/smoke.sh" 2>&1
             echo end
         } | sed "s/^/root| /" >"$out"
         {
             # the staged copy: the checkout may lie in a folder only root may enter
             setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR \
                 CORDON="$stage/host/usr/local/bin/cordon" SMOKE_CLIENTS="$stage/add/kmx/clients" \
-                sh "$stage/add/kmx/smoke.sh" 2>&1
+                SMOKE_PKI="$stage/add/kmx/pki" sh "$stage/add/kmx/smoke.sh" 2>&1
             echo end
         } | sed "s/^/user| /" >>"$out"
         title="host ($(uname -r))"

@@ -5,7 +5,9 @@
 # Environment: CORDON (the binary, default: cordon on PATH), SMOKE_TMP (where the scratch
 #   home, workspace and servers' files go; default /var/tmp: a disk file system, as a
 #   person's home is), SMOKE_CLIENTS (a copy of clients/: python/src and typescript/;
-#   default /kmx/clients, the guest's), SMOKE_ONLY (space-separated row names to run),
+#   default /kmx/clients, the guest's), SMOKE_PKI (the TLS row's CA and server certificate,
+#   pki.sh's; default /kmx/pki, the guest's; made with pki.sh when missing and openssl is
+#   there), SMOKE_ONLY (space-separated row names to run),
 #   SMOKE_FLAGS (options added to every run, session start and mcp, to look past one
 #   failure, e.g. "--home readonly"; the matrix never sets it).
 # Prints one line per row: "ok NAME", "ok NAME (refused with one line: ...)" where the kernel
@@ -15,12 +17,15 @@
 # Owns: a scratch directory under SMOKE_TMP and, as root, one under /srv (removed at the
 #   end), the servers it starts on 127.0.0.2 / 127.0.0.1 (stopped by pid) and the sessions
 #   it starts (stopped by name).
-# Uses: cordon, python3, curl, git, unshare, node (TypeScript client row only), timeout.
+# Uses: cordon, python3, curl, git, unshare, node (TypeScript client row only), timeout,
+#   pki.sh beside it (openssl; only without SMOKE_PKI).
 # Never: touches the caller's real home; binds anything but loopback; waits unbounded.
 set -u
 CORDON=${CORDON:-$(command -v cordon || echo /usr/local/bin/cordon)}
 SMOKE_TMP=${SMOKE_TMP:-/var/tmp}
 SMOKE_CLIENTS=${SMOKE_CLIENTS:-/kmx/clients}
+SMOKE_PKI=${SMOKE_PKI:-/kmx/pki}
+HERE=$(cd "$(dirname "$0")" && pwd)
 ME=$(id -u)
 T=$(mktemp -d "$SMOKE_TMP/cordon-smoke.XXXXXX") || { echo "not ok setup: no scratch dir in $SMOKE_TMP"; exit 1; }
 chmod 755 "$T"
@@ -111,6 +116,63 @@ ss[0].serve_forever()' "$T/srv" "$T/out/ports" >/dev/null 2>&1 &
     set -- "$1" $SERVERS
     case $1 in 1) PORT=${2:-} ;; 2) PORT=${3:-} ;; 3) PORT=${4:-} ;; esac
     [ -n "$PORT" ]
+}
+
+CRED_SERVERS=
+cred_serve() { # cred_serve: an HTTP and an HTTPS origin on 127.0.0.2 that log each request's
+    # path and Authorization to $T/cred.log; their ports in $CPORT and $SPORT (2: no certificates)
+    if [ -z "$CRED_SERVERS" ]; then
+        pki=$SMOKE_PKI
+        if [ ! -f "$pki/ca.pem" ]; then
+            command -v openssl >/dev/null || { echo "no openssl and no SMOKE_PKI ($pki)"; return 2; }
+            pki=$T/pki
+            sh "$HERE/pki.sh" "$pki" || { echo "pki.sh failed"; return 1; }
+        fi
+        CA=$pki/ca.pem
+        python3 -c 'import http.server,ssl,sys,os,threading
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open(sys.argv[2], "a") as f:
+            f.write("%s %s\n" % (self.path, self.headers.get("Authorization", "-")))
+        b = b"seen\n"
+        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers()
+        self.wfile.write(b)
+    def log_message(self, *a): pass
+p = http.server.ThreadingHTTPServer(("127.0.0.2", 0), H)
+s = http.server.ThreadingHTTPServer(("127.0.0.2", 0), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[3] + "/srv.pem", sys.argv[3] + "/srv.key")
+s.socket = ctx.wrap_socket(s.socket, server_side=True)
+open(sys.argv[1] + ".tmp", "w").write("%d %d" % (p.server_address[1], s.server_address[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+threading.Thread(target=s.serve_forever, daemon=True).start()
+p.serve_forever()' "$T/out/cports" "$T/cred.log" "$pki" >/dev/null 2>&1 &
+        PIDS="$PIDS $!"
+        i=0
+        while [ ! -s "$T/out/cports" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+        CRED_SERVERS=$(cat "$T/out/cports" 2>/dev/null)
+    fi
+    CPORT=${CRED_SERVERS% *}
+    SPORT=${CRED_SERVERS#* }
+    [ -n "$CRED_SERVERS" ] || { echo "no credential origins on 127.0.0.2"; return 1; }
+}
+CRED_VALUE=cordon-smoke-value-$$
+
+# cred_check URL PATH [FLAGS...]: curl URL with "Authorization: Bearer $TOKEN" inside, TOKEN
+# declared for 127.0.0.2:PORT; the origin saw the value under PATH, the command the placeholder.
+cred_check() {
+    url=$1 path=$2
+    shift 2
+    hp=${url#*://}
+    hp=${hp%%/*}
+    TOKEN=$CRED_VALUE c run --credential "TOKEN=$hp" --network-allow "$hp" "$@" -- sh -c \
+        "echo \"token=\$TOKEN\"; curl -sS --max-time 30 -H \"Authorization: Bearer \$TOKEN\" $url"
+    rc=$?
+    [ $rc = 0 ] && grep -q '^seen$' "$T/out/o" || { why $rc "$url not reached"; return 1; }
+    grep -q '^token=cordon_TOKEN_' "$T/out/o" || { echo "TOKEN inside is not a placeholder"; return 1; }
+    ! grep -q "$CRED_VALUE" "$T/out/o" || { echo "the value reached the command"; return 1; }
+    grep -q "^$path Bearer $CRED_VALUE\$" "$T/cred.log" ||
+        { echo "the origin did not see the value under $path: $(grep "^$path " "$T/cred.log" | head -c 200)"; return 1; }
 }
 
 # ---- the rows: each prints nothing and returns 0 when it holds, else prints the reason
@@ -455,8 +517,45 @@ t_refusal_line() {
         { why $rc "no refusal line naming $T/ro/a"; return 1; }
 }
 
+t_cred_http() {
+    cred_serve || return $?
+    cred_check "http://127.0.0.2:$CPORT/plain" /plain
+}
+
+t_cred_tls() {
+    cred_serve || return $?
+    cred_check "https://127.0.0.2:$SPORT/tls" /tls --upstream-ca "$CA"
+}
+
+t_review() {
+    # Review mode (overlayfs in a user namespace, 5.11): the write waits in the pending layer, the
+    # host's copy is unchanged, `cordon review` lists it; before 5.11 one line naming the kernel.
+    R=$T/review-ws
+    mkdir -p "$R"
+    c run --workspace "$R" --review -- sh -c 'echo pending >r.txt && echo wrote'
+    rc=$?
+    if [ $rc = 125 ]; then
+        # the refusal's line, once (before it, a warning said once per machine may come: the
+        # home's own overlay line on the same kernels)
+        n=$(grep -c '^cordon: review mode' "$T/out/e")
+        l=$(grep -m1 '^cordon: review mode' "$T/out/e")
+        if [ "$n" = 1 ] && echo "$l" | grep -q 'Linux [0-9]' && ! grep -q wrote "$T/out/o"; then
+            echo "$l"
+            return 3
+        fi
+        why $rc "refused, but not with one line naming the kernel that has it"
+        return 1
+    fi
+    [ $rc = 0 ] && grep -q '^wrote$' "$T/out/o" || { why $rc "the write in review mode failed"; return 1; }
+    [ ! -e "$R/r.txt" ] || { echo "the write reached the host's workspace"; return 1; }
+    c review "$R" || { why $? "cordon review failed"; return 1; }
+    grep -q 'r\.txt' "$T/out/o" || { echo "cordon review does not list r.txt: $(head -c 200 "$T/out/o")"; return 1; }
+    c discard "$R" || { why $? "cordon discard failed"; return 1; }
+}
+
 ROWS="run_exit home_cow hidden root_protect seccomp landlock loopback_off session approval mcp client_python
-client_typescript proxy proxy_deny transparent resolver host_port publish git_guard git_remove refusal_line"
+client_typescript proxy proxy_deny transparent resolver host_port publish git_guard git_remove refusal_line
+cred_http cred_tls review"
 landlock_note() { # the Landlock ABI this kernel offers (landlock_create_ruleset's version query)
     abi=$(python3 -c 'import ctypes
 libc=ctypes.CDLL(None,use_errno=True)
