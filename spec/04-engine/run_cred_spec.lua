@@ -2,7 +2,7 @@
 -- NAME=HOST`): the command sees only a placeholder, the proxy puts the value back in requests to
 -- the credential's host and refuses the placeholder anywhere else. Origins the spec starts on
 -- the host's 127.0.0.2 (the credential's) and 127.0.0.3 (allowed, no credential)
--- (spec/fixtures/engine/cred_echo.py) record every request they get: curl, Python's urllib and
+-- (spec/fixtures/engine/echo_origin.py) record every request they get: curl, Python's urllib and
 -- git (http://, a Basic challenge) reach 127.0.0.2 with the value; the environment,
 -- /proc/self/environ, init's /proc/1/environ and a ptrace of init show no value; 127.0.0.3 gets
 -- nothing; the audit log names the credential and the host, never the value; bad flags are
@@ -17,12 +17,12 @@ local NOBODY = 65534
 local SECRET = "cordon_spec_value_" .. h.token() .. h.token()
 local CURL = "curl -sS --noproxy '' --max-time 20 "
 
---- Starts cred_echo.py on addr; returns { port, log }.
+--- Starts echo_origin.py on addr; returns { port, log }.
 local function origin(addr)
     local dir = h.tmpdir()
     h.sh_ok("chmod 755 " .. h.quote(dir))
     local ready, log = dir .. "/ready", dir .. "/log"
-    h.spawn(h.join({ h.python, h.fixtures .. "/engine/cred_echo.py", addr, ready, log }))
+    h.spawn(h.join({ h.python, h.fixtures .. "/engine/echo_origin.py", addr, ready, log }))
     local port = h.wait_for(function()
         local s = h.read_file(ready)
         return s and tonumber(s:match("^(%d+)"))
