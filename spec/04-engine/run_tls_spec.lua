@@ -178,6 +178,19 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.falsy(s:find("cordon_TOKEN_", 1, true) or s:find("cordon_NPM_TOKEN_", 1, true), s)
         end)
 
+        it("a SOCKS client to the credential's host is terminated and gets the value in too", function()
+            local p = pki()
+            local a, b = origin("127.0.0.2", p.cert, p.key), origin("127.0.0.3", p.cert, p.key)
+            local socks = CURL .. "--noproxy '' --socks5-hostname 127.0.0.1:18081 "
+            local script = socks .. '-H "X-Key: $TOKEN" ' .. a.url .. '/socks && echo socks-ok'
+            local r = run(uid, p, a, b, script, { "--network-allow", "tcp://" .. a.addr .. ":" .. a.port })
+            h.ok(r)
+            assert.truthy(r.stdout:find("socks-ok", 1, true), h.describe(r))
+            local s = seen(a)
+            assert.truthy(s:find("GET /socks\n", 1, true) and s:find("X-Key: " .. SECRET, 1, true), s)
+            assert.falsy(s:find("cordon_TOKEN_", 1, true), s)
+        end)
+
         it("a host without a credential keeps end-to-end TLS", function()
             local p = pki()
             local a, b = origin("127.0.0.2", p.cert, p.key), origin("127.0.0.3", p.cert, p.key)
