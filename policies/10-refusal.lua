@@ -479,9 +479,12 @@ local function detect(input)
                     .. "rule '%s' names it (--network-deny or the profile's network.deny; "
                     .. "only removing that rule allows it)"):format(dest, deny_rule))
             else
-                -- a SOCKS client's line (cordon nc's, ssh's through it, curl's "SOCKS5
-                -- connection") says it went through SOCKS, which only tcp:// rules allow
-                local socks = shown:find("tcp://" .. dest, 1, true) or shown:lower():find("socks", 1, true)
+                -- a SOCKS client (cordon nc, ssh through it, curl -x socks5h://) is
+                -- allowed only by a tcp:// rule: the proxy says how it was asked; a recorded
+                -- case without that field is told by the client's line
+                local via = (input.network_denied_via or {})[dest]
+                local socks = via == "socks" or shown:find("tcp://" .. dest, 1, true)
+                    or shown:lower():find("socks", 1, true)
                 local rule = socks and "tcp://" .. dest or dest
                 add("network", dest, shown, ("the sandbox's network policy blocked %s "
                     .. "(--network-allow %s would allow it)"):format(dest, rule))

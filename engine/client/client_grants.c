@@ -199,8 +199,8 @@ int cgrants_list_main(int argc, char **argv)
         goto out;
     if (!(v = reply_request_json(&h, "GET", "/v1/grants", NULL, 0, &status)))
         goto out;
-    const struct json_value *list = json_get(v, "grants");
-    if (!list || list->type != JSON_ARRAY) {
+    const struct json_value *list = reply_array(v, "grants");
+    if (!list) {
         status = reply_malformed("grants", "the answer has no \"grants\" list");
         goto out;
     }

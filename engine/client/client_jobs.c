@@ -155,8 +155,8 @@ int cjobs_list(const char *name, bool json)
         goto out;
     if (!(v = reply_request_json(&h, "GET", "/v1/jobs", NULL, 0, &status)))
         goto out;
-    const struct json_value *jobs = json_get(v, "jobs");
-    if (!jobs || jobs->type != JSON_ARRAY) {
+    const struct json_value *jobs = reply_array(v, "jobs");
+    if (!jobs) {
         status = reply_malformed("jobs", "the answer has no \"jobs\" array");
         goto out;
     }
@@ -335,8 +335,8 @@ int cjobs_cancel(const char *name, const char *turn, bool json)
     path = xasprintf("/v1/turns/%s/cancel", escaped);
     if (!(v = reply_request_json(&h, "POST", path, NULL, 0, &status)))
         goto out;
-    const struct json_value *stopped = json_get(v, "stopped");
-    if (!stopped || stopped->type != JSON_ARRAY) {
+    const struct json_value *stopped = reply_array(v, "stopped");
+    if (!stopped) {
         status = reply_malformed("cancel", "the answer has no \"stopped\" array");
         goto out;
     }

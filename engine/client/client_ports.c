@@ -179,16 +179,16 @@ out:
 
 void cports_print_status(const struct json_value *session)
 {
-    const struct json_value *hp = json_get(session, "host_ports");
-    if (hp && hp->type == JSON_ARRAY && hp->len > 0) {
+    const struct json_value *hp = reply_array(session, "host_ports");
+    if (hp && hp->len > 0) {
         fputs("host_ports:", stdout);
         for (size_t i = 0; i < hp->len; i++)
             if (hp->items[i].type == JSON_NUMBER)
                 printf(" %.0f", hp->items[i].number);
         putchar('\n');
     }
-    const struct json_value *ports = json_get(session, "ports");
-    if (!ports || ports->type != JSON_ARRAY)
+    const struct json_value *ports = reply_array(session, "ports");
+    if (!ports)
         return;
     if (ports->len == 0) {
         puts("published: none");

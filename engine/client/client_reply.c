@@ -55,6 +55,12 @@ const char *reply_str(const struct json_value *obj, const char *key)
     return m && m->type == JSON_STRING ? m->str : NULL;
 }
 
+const struct json_value *reply_array(const struct json_value *obj, const char *key)
+{
+    const struct json_value *m = json_get(obj, key);
+    return m && m->type == JSON_ARRAY ? m : NULL;
+}
+
 bool reply_num(const struct json_value *obj, const char *key, double *out)
 {
     const struct json_value *m = json_get(obj, key);

@@ -24,6 +24,7 @@ int reply_malformed(const char *cmd, const char *what);
 
 /* obj's member key when it has that type; NULL / false otherwise. */
 const char *reply_str(const struct json_value *obj, const char *key);
+const struct json_value *reply_array(const struct json_value *obj, const char *key);
 bool reply_int(const struct json_value *obj, const char *key, long long *out);
 bool reply_num(const struct json_value *obj, const char *key, double *out);
 

@@ -52,10 +52,10 @@ void mcp_list_jobs(const struct mcp_server *s, const char *id)
     struct chttp h;
     char err[512];
     struct json_value *v = ccall_json(&h, s->session, "GET", "/v1/jobs", NULL, err, sizeof err);
-    const struct json_value *jobs = json_get(v, "jobs");
+    const struct json_value *jobs = reply_array(v, "jobs");
     if (!v) {
         mcp_result_error(id, &res, "cordon: %s", err);
-    } else if (!jobs || jobs->type != JSON_ARRAY) {
+    } else if (!jobs) {
         mcp_result_error(id, &res, "cordon: the session's answer has no jobs array");
     } else {
         for (size_t i = 0; i < jobs->len; i++)
@@ -257,14 +257,14 @@ void mcp_cancel_turn(const struct mcp_server *s, const struct args *a, const cha
     char *turn = chttp_escape(a->turn);
     char *path = xasprintf("/v1/turns/%s/cancel", turn);
     struct json_value *v = ccall_json(&h, s->session, "POST", path, NULL, err, sizeof err);
-    const struct json_value *stopped = json_get(v, "stopped");
+    const struct json_value *stopped = reply_array(v, "stopped");
     if (!v) {
         mcp_result_error(id, &res, "cordon: %s", err);
     } else {
         json_buf_printf(&res.text, "turn %s: stopped", a->turn);
-        for (size_t i = 0; stopped && stopped->type == JSON_ARRAY && i < stopped->len; i++)
+        for (size_t i = 0; stopped && i < stopped->len; i++)
             json_buf_printf(&res.text, " %lld", (long long)stopped->items[i].number);
-        if (!stopped || stopped->type != JSON_ARRAY || stopped->len == 0)
+        if (!stopped || stopped->len == 0)
             json_buf_lit(&res.text, " nothing (no running command of this turn)");
         json_buf_lit(&res.text, "\n");
         mcp_result_object(&res, v);

@@ -756,32 +756,45 @@ static void push_list_or_empty(lua_State *L, const struct str_list *l)
         lua_newtable(L);
 }
 
-/* The proxy's refused destinations: "host:port", or "host:port\tRULE" when a deny rule (not
- * the lack of an allow rule) refused it. Sets network_denied (the destinations) and
- * network_denied_rules (destination -> the deny rule as written) on the table at the top. */
+/* The proxy's refused destinations: "host:port" (a name the resolver refused: "NAME"), or
+ * "host:port\tRULE\tVIA" where RULE is the deny rule that refused it (empty when it was the lack
+ * of an allow rule) and VIA "socks" when a SOCKS client asked (else empty). Sets network_denied
+ * (the destinations), network_denied_rules (destination -> the deny rule as written) and
+ * network_denied_via (destination -> "socks") on the table at the top. */
 static void push_network_denied(lua_State *L, const struct str_list *l)
 {
     size_t n = l ? l->len : 0;
-    lua_createtable(L, (int)n, 0);
-    lua_createtable(L, 0, 0);
+    lua_createtable(L, (int)n, 0); /* network_denied */
+    lua_createtable(L, 0, 0);      /* network_denied_rules */
+    lua_createtable(L, 0, 0);      /* network_denied_via */
     for (size_t i = 0; i < n; i++) {
         const char *item = l->items[i], *tab = strchr(item, '\t');
         size_t len = tab ? (size_t)(tab - item) : strlen(item);
         lua_pushlstring(L, item, len);
-        lua_rawseti(L, -3, (lua_Integer)i + 1);
-        if (tab) {
+        lua_rawseti(L, -4, (lua_Integer)i + 1);
+        if (!tab)
+            continue;
+        const char *rule = tab + 1, *tab2 = strchr(rule, '\t');
+        size_t rule_len = tab2 ? (size_t)(tab2 - rule) : strlen(rule);
+        if (rule_len > 0) {
             lua_pushlstring(L, item, len);
-            lua_pushstring(L, tab + 1);
+            lua_pushlstring(L, rule, rule_len);
+            lua_rawset(L, -4);
+        }
+        if (tab2 && tab2[1]) {
+            lua_pushlstring(L, item, len);
+            lua_pushstring(L, tab2 + 1);
             lua_rawset(L, -3);
         }
     }
+    lua_setfield(L, -4, "network_denied_via");
     lua_setfield(L, -3, "network_denied_rules");
     lua_setfield(L, -2, "network_denied");
 }
 
 void lc_push_command_result(lua_State *L, const struct lh_command_result *in)
 {
-    lua_createtable(L, 0, 19); /* [t] */
+    lua_createtable(L, 0, 20); /* [t] */
     lua_pushstring(L, in->command ? in->command : "");
     lua_setfield(L, -2, "command");
     lua_pushinteger(L, in->exit_code);

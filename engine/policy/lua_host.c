@@ -559,7 +559,9 @@ void lh_add_layer(lua_State *L, const char *path)
     lua_pushvalue(L, -4);
     lua_pushvalue(L, -3);
     lua_pushstring(L, path); /* [reg, ud, layer, add, reg, layer, path] */
-    lua_call(L, 3, 0);       /* [reg, ud, layer] */
+    size_t n = H.project_dir ? strlen(H.project_dir) : 0;
+    lua_pushboolean(L, n && strncmp(path, H.project_dir, n) == 0 && path[n] == '/');
+    lua_call(L, 4, 0); /* [reg, ud, layer] */
     lua_pop(L, 2);           /* [reg] */
 }
 

@@ -129,11 +129,12 @@ void proxy_conn_refuse(struct conn *c, const struct net_decision *d)
     bool v6 = strchr(c->host, ':') != NULL; /* an IPv6 address: in brackets, as a rule writes it */
     snprintf(where, sizeof where, "%s%s%s:%u", v6 ? "[" : "", c->host, v6 ? "]" : "",
              (unsigned)c->port);
-    /* A deny rule refused it (no flag would allow it): the refusal line names the rule. */
-    if (d->rule[0] && !d->suggest[0] && !d->ask)
-        snprintf(noted, sizeof noted, "%s\t%s", where, d->rule);
-    else
-        snprintf(noted, sizeof noted, "%s", where);
+    /* "where\tRULE\tVIA": RULE when a deny rule refused it (no flag would allow it, the
+     * refusal line names the rule), VIA "socks" when a SOCKS client asked (only a tcp:// rule
+     * allows that, so the suggestion must name one); either may be empty. */
+    bool deny_rule = d->rule[0] && !d->suggest[0] && !d->ask;
+    snprintf(noted, sizeof noted, "%s\t%s\t%s", where, deny_rule ? d->rule : "",
+             c->kind == CONN_SOCKS ? "socks" : "");
     note_denied(c->px, noted);
     if (c->kind == CONN_TRANSPARENT) {
         LOG_I("proxy", "refused a transparent connection to %s (%s): %s", where, c->orig_ip,

@@ -16,8 +16,47 @@ function M.new_registry()
     return reg
 end
 
--- Add one layer (what a policy file returned) on top of reg. path names the file in errors.
-function M.add_layer(reg, layer, path)
+-- A canonical text of v (tables with their keys sorted), to tell whether two values hold the
+-- same; depth-bounded, so a table that holds itself ends in "...".
+local function canonical(v, depth)
+    if type(v) ~= "table" then return type(v) .. ":" .. tostring(v) end
+    if depth > 8 then return "..." end
+    local keys, parts = {}, {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return canonical(a, 9) < canonical(b, 9) end)
+    for _, k in ipairs(keys) do
+        parts[#parts + 1] = canonical(k, depth + 1) .. "=" .. canonical(v[k], depth + 1)
+    end
+    return "{" .. table.concat(parts, ",") .. "}"
+end
+
+-- A project's profile hook may choose and shape the profile, but not its credentials: which of
+-- the user's secrets leave the machine, for which hosts, is the user's to declare (their own
+-- profiles and policy, --credential), as a project's profile file may not declare them either.
+-- The wrapped hook's result must carry the credentials the layers below it resolved, unchanged
+-- (read as they were when next returned, so a change made in place is seen too).
+local function keep_credentials(fn, path)
+    return function(input, next)
+        local below, called = nil, false
+        local res = fn(input, function(i)
+            local r = next(i)
+            called = true
+            below = canonical(type(r) == "table" and r.credentials or nil, 0)
+            return r
+        end)
+        local got = canonical(type(res) == "table" and res.credentials or nil, 0)
+        if got ~= (called and below or canonical(nil, 0)) then
+            error(("%s: hook 'profile': a project's policy may not add or change credentials "
+                .. "(declare them in your own profile under ~/.config/cordon/profiles or with "
+                .. "--credential)"):format(path), 0)
+        end
+        return res
+    end
+end
+
+-- Add one layer (what a policy file returned) on top of reg. path names the file in errors;
+-- project says it is a project's .cordon/policy.lua (its profile hook keeps the credentials).
+function M.add_layer(reg, layer, path, project)
     if type(layer) ~= "table" then
         error(("%s: a policy must return a table of hooks { profile = function(input, next) ... end }, got %s")
             :format(path, type(layer)), 0)
@@ -33,7 +72,9 @@ function M.add_layer(reg, layer, path)
         end
     end
     for _, n in ipairs(M.names) do
-        if layer[n] then table.insert(reg[n], layer[n]) end
+        local fn = layer[n]
+        if fn and n == "profile" and project then fn = keep_credentials(fn, path) end
+        if fn then table.insert(reg[n], fn) end
     end
     if layer.refusal then
         local markers = layer[M.MARKERS_KEY]

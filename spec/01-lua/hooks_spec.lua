@@ -22,6 +22,47 @@ describe("cordon.hooks", function()
     it("has no chain for a hook nobody defines", function()
         assert.is_nil(hooks.chain(hooks.new_registry().network))
     end)
+    describe("a project's profile hook keeps the credentials the layers below resolved", function()
+        local function resolve(top)
+            local reg = hooks.new_registry()
+            hooks.add_layer(reg, { profile = function()
+                return { name = "coding", credentials = { T = { hosts = { "a.test" } } } }
+            end }, "user.lua")
+            hooks.add_layer(reg, { profile = top }, "/ws/.cordon/policy.lua", true)
+            return pcall(hooks.chain(reg.profile), { name = "coding" })
+        end
+        it("passes them through, with any other change", function()
+            local ok, p = resolve(function(input, next)
+                local p = next(input)
+                p.network = { allow = { "b.test" } }
+                return p
+            end)
+            assert.is_true(ok, p)
+            assert.are.same({ T = { hosts = { "a.test" } } }, p.credentials)
+        end)
+        for name, top in pairs({
+            ["an added one"] = function(input, next)
+                local p = next(input); p.credentials.U = { hosts = { "c.test" } }; return p
+            end,
+            ["a widened host, changed in place"] = function(input, next)
+                local p = next(input); p.credentials.T.hosts[2] = "c.test"; return p
+            end,
+            ["a profile of its own, not calling next"] = function()
+                return { name = "x", credentials = { T = { hosts = { "a.test" } } } }
+            end,
+        }) do
+            it("refuses " .. name .. ", naming the file", function()
+                local ok, err = resolve(top)
+                assert.is_false(ok)
+                assert.matches("^/ws/.cordon/policy.lua: hook 'profile': a project's policy may not add or change credentials", err)
+            end)
+        end
+        it("leaves a layer that is not the project's alone", function()
+            local reg = hooks.new_registry()
+            hooks.add_layer(reg, { profile = function() return { credentials = { U = {} } } end }, "mine.lua")
+            assert.are.same({ U = {} }, hooks.chain(reg.profile)({}).credentials)
+        end)
+    end)
     local bad = {
         { 42, "must return a table" },
         { { netwrok = function() end }, "unknown hook 'netwrok'" },

@@ -619,6 +619,18 @@ describe("refusal hook: ssh", function()
         assert.truthy(r[1].reason:find("(--network-allow 127.0.0.2:18090 would allow it)", 1, true), r[1].reason)
     end)
 
+    it("a destination the proxy says a SOCKS client asked for names the tcp:// rule, whatever the line", function()
+        -- a client that prints nothing about SOCKS (a library, a quiet tool)
+        local input = case("python3 fetch.py", {}, "error: connection refused\n")
+        input.network_denied = { "127.0.0.2:18090", "127.0.0.3:80" }
+        input.network_denied_via = { ["127.0.0.2:18090"] = "socks" }
+        local r = detect(input)
+        assert.are.same({ "network", "network" }, kinds(r))
+        local reasons = r[1].reason .. "\n" .. r[2].reason
+        assert.truthy(reasons:find("--network-allow tcp://127.0.0.2:18090 would allow it", 1, true), reasons)
+        assert.truthy(reasons:find("(--network-allow 127.0.0.3:80 would allow it)", 1, true), reasons)
+    end)
+
     it("a refused tcp:// destination names the tcp:// rule when cordon nc's line shows it", function()
         local input = case("ssh -p 2222 gh.test true", {}, "cordon nc: the sandbox's network policy does not "
             .. "allow tcp://gh.test:2222 (--network-allow tcp://gh.test:2222 would allow it, unless a deny "

@@ -216,6 +216,15 @@ describe("egress: SOCKS5", function()
         assert.are.equal(0, conns(o))
     end)
 
+    it("a quiet SOCKS client's refused destination is told with the tcp:// rule", function()
+        -- curl -s prints nothing: the refusal line knows it was SOCKS from the proxy alone
+        local o = origin("http")
+        local r = run("curl -s --noproxy '' --max-time 20 --socks5-hostname 127.0.0.1:18081 " .. h.quote(url(o, "/q")),
+            { "--network-allow", allow(o) })
+        assert.are.equal(97, r.code, h.describe(r))
+        has(r, "--network-allow tcp://127.0.0.1:" .. o.port .. " would allow it")
+    end)
+
     it("a domain name is resolved on the host side", function()
         -- Nothing listens on the sandbox's own localhost:PORT: success means the controller
         -- resolved "localhost" in the host's namespace. The loopback address a name resolves

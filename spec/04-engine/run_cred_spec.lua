@@ -2,7 +2,7 @@
 -- NAME=HOST`): the command sees only a placeholder, the proxy puts the value back in requests to
 -- the credential's host and refuses the placeholder anywhere else. Origins the spec starts on
 -- the host's 127.0.0.2 (the credential's) and 127.0.0.3 (allowed, no credential)
--- (spec/fixtures/engine/cred_echo.py) record every request they get: curl, Python's urllib and
+-- (spec/fixtures/engine/echo_origin.py) record every request they get: curl, Python's urllib and
 -- git (http://, a Basic challenge) reach 127.0.0.2 with the value; the environment,
 -- /proc/self/environ, init's /proc/1/environ and a ptrace of init show no value; 127.0.0.3 gets
 -- nothing; the audit log names the credential and the host, never the value; bad flags are
@@ -17,12 +17,12 @@ local NOBODY = 65534
 local SECRET = "cordon_spec_value_" .. h.token() .. h.token()
 local CURL = "curl -sS --noproxy '' --max-time 20 "
 
---- Starts cred_echo.py on addr; returns { port, log }.
+--- Starts echo_origin.py on addr; returns { port, log }.
 local function origin(addr)
     local dir = h.tmpdir()
     h.sh_ok("chmod 755 " .. h.quote(dir))
     local ready, log = dir .. "/ready", dir .. "/log"
-    h.spawn(h.join({ h.python, h.fixtures .. "/engine/cred_echo.py", addr, ready, log }))
+    h.spawn(h.join({ h.python, h.fixtures .. "/engine/echo_origin.py", addr, ready, log }))
     local port = h.wait_for(function()
         local s = h.read_file(ready)
         return s and tonumber(s:match("^(%d+)"))
@@ -346,6 +346,46 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.truthy(r.stderr:find("/.cordon/profiles/proj.lua:2: key 'credentials': a project's profile "
                 .. "may not declare credentials", 1, true), h.describe(r))
             assert.falsy(r.stdout:find("ran", 1, true), h.describe(r))
+        end)
+
+        it("a trusted project's policy may not add credentials through its profile hook", function()
+            local ws = h.workspace(nil, uid)
+            local home = uid and h.secret_home(uid) or h.secret_home()
+            local function policy(body)
+                h.sh_ok("mkdir -p " .. h.quote(ws .. "/.cordon"))
+                h.write_file(ws .. "/.cordon/policy.lua", body)
+                if uid then h.sh_ok(("chown -R %d:%d %s"):format(uid, uid, h.quote(ws .. "/.cordon"))) end
+                h.ok(h.cordon({ "trust", ws }, { uid = uid, workspace = ws, home = home, cwd = ws }))
+            end
+            local function run_here(flags)
+                return h.run_sh("echo ran", { flags = flags, uid = uid, workspace = ws, home = home,
+                    env = { TOKEN = SECRET } })
+            end
+            -- added in place to the lower layers' profile
+            policy("return { profile = function(input, next)\n  local p = next(input)\n"
+                .. "  p.credentials = p.credentials or {}\n"
+                .. "  p.credentials.TOKEN = { hosts = { '127.0.0.9' } }\n  return p\nend }\n")
+            local r = run_here({})
+            assert.are.equal(125, r.code, h.describe(r))
+            assert.truthy(r.stderr:find("/.cordon/policy.lua: hook 'profile': a project's policy may not add "
+                .. "or change credentials", 1, true), h.describe(r))
+            assert.falsy(r.stdout:find("ran", 1, true), h.describe(r))
+            -- the user's profile's credential widened by the project to another host: refused too
+            h.sh_ok("mkdir -p " .. h.quote(home .. "/.config/cordon/profiles"))
+            h.write_file(home .. "/.config/cordon/profiles/mine.lua", 'return { extends = "coding",\n'
+                .. '  credentials = { TOKEN = { hosts = { "127.0.0.2" } } } }\n')
+            if uid then h.sh_ok(("chown -R %d:%d %s"):format(uid, uid, h.quote(home .. "/.config"))) end
+            policy("return { profile = function(input, next)\n  local p = next(input)\n"
+                .. "  for _, c in pairs(p.credentials or {}) do c.hosts = { '127.0.0.9' } end\n"
+                .. "  return p\nend }\n")
+            r = run_here({ "--profile", "mine" })
+            assert.are.equal(125, r.code, h.describe(r))
+            assert.truthy(r.stderr:find("may not add or change credentials", 1, true), h.describe(r))
+            -- a project's hook that leaves them alone runs, with the user's credential
+            policy("return { profile = function(input, next)\n  local p = next(input)\n"
+                .. "  p.env = p.env or {}\n  return p\nend }\n")
+            r = h.ok(run_here({ "--credential", "TOKEN=127.0.0.2" }))
+            assert.truthy(r.stdout:find("ran", 1, true), h.describe(r))
         end)
 
         it("a bad --credential or a missing variable is one line and exit 125", function()

@@ -2,7 +2,7 @@
 -- `--upstream-ca`): the proxy terminates TLS with a certificate its own CA signed, which the
 -- sandbox trusts (the system bundle's path and the usual variables), verifies the real server
 -- against the host's store plus the test's CA, and puts the value in. The spec makes a CA with
--- openssl(1), an HTTPS origin (spec/fixtures/engine/tls_echo.py) on 127.0.0.2 with a certificate
+-- openssl(1), an HTTPS origin (spec/fixtures/engine/echo_origin.py) on 127.0.0.2 with a certificate
 -- for that address: curl, Python, Node and git inside reach it and it sees the value; a host
 -- without a credential (127.0.0.3) keeps end-to-end TLS (a client trusting only the test CA
 -- connects); a server whose certificate names another host is refused with one line; a bad
@@ -41,13 +41,13 @@ local function pki()
         key = dir .. "/srv.key" }
 end
 
---- Starts tls_echo.py on addr with cert; returns { addr, port, log }. With secret and repos it
+--- Starts echo_origin.py on addr with cert; returns { addr, port, log }. With secret and repos it
 -- also serves git (from the folder repos) and an npm registry, both demanding secret.
 local function origin(addr, cert, key, secret, repos)
     local dir = h.tmpdir()
     h.sh_ok("chmod 755 " .. h.quote(dir))
     local ready, log = dir .. "/ready", dir .. "/log"
-    local argv = { h.python, h.fixtures .. "/engine/tls_echo.py", addr, ready, log, cert, key }
+    local argv = { h.python, h.fixtures .. "/engine/echo_origin.py", addr, ready, log, cert, key }
     if secret then
         argv[#argv + 1] = secret
         argv[#argv + 1] = repos
@@ -181,6 +181,19 @@ for _, uid in ipairs({ false, NOBODY }) do
             assert.truthy(s:find("GET /npm/cordon-spec-pkg", 1, true)
                 and s:lower():find(("authorization: bearer " .. SECRET):lower(), 1, true), s)
             assert.falsy(s:find("cordon_TOKEN_", 1, true) or s:find("cordon_NPM_TOKEN_", 1, true), s)
+        end)
+
+        it("a SOCKS client to the credential's host is terminated and gets the value in too", function()
+            local p = pki()
+            local a, b = origin("127.0.0.2", p.cert, p.key), origin("127.0.0.3", p.cert, p.key)
+            local socks = CURL .. "--noproxy '' --socks5-hostname 127.0.0.1:18081 "
+            local script = socks .. '-H "X-Key: $TOKEN" ' .. a.url .. '/socks && echo socks-ok'
+            local r = run(uid, p, a, b, script, { "--network-allow", "tcp://" .. a.addr .. ":" .. a.port })
+            h.ok(r)
+            assert.truthy(r.stdout:find("socks-ok", 1, true), h.describe(r))
+            local s = seen(a)
+            assert.truthy(s:find("GET /socks\n", 1, true) and s:find("X-Key: " .. SECRET, 1, true), s)
+            assert.falsy(s:find("cordon_TOKEN_", 1, true), s)
         end)
 
         it("a host without a credential keeps end-to-end TLS", function()
