@@ -316,3 +316,57 @@ describe("Go and Java clients through TLS termination", function()
         end)
     end
 end)
+
+describe("pip and npm through TLS termination, with their default TLS settings", function()
+    local venv_dir
+    lazy_setup(function()
+        assert(h.have_binary(), "CORDON_BIN is not an executable: " .. h.bin)
+        assert(h.sh("command -v npm").code == 0, "npm is missing: `make deps` checks for it")
+        venv_dir = h.chomp(h.sh_ok("mktemp -d /var/tmp/cordon-spec-pip.XXXXXX"))
+        h.sh_ok(h.python .. " -m venv " .. h.quote(venv_dir .. "/v") .. " && chmod -R a+rX " .. h.quote(venv_dir))
+    end)
+    lazy_teardown(function()
+        if venv_dir then os.execute("rm -rf " .. h.quote(venv_dir)) end
+    end)
+    after_each(h.cleanup)
+
+    for _, uid in ipairs({ false, NOBODY }) do
+        local who = uid and ("uid " .. uid) or "root"
+        uid = uid or nil
+        it("a token in pip's index URL and in npm's .npmrc reaches the server, TLS verified (" .. who .. ")", function()
+            local p = pki()
+            local a = origin("127.0.0.2", p.cert, p.key, SECRET, repos())
+            local hosts_dir = h.tmpdir()
+            h.sh_ok("chmod 755 " .. h.quote(hosts_dir))
+            h.write_file(hosts_dir .. "/hosts", "127.0.0.2 creds.test\n", "644")
+            local host = "creds.test:" .. a.port
+            local ws = h.workspace(nil, uid)
+            -- no strict-ssl=false, no cafile: npm trusts what the sandbox's variables name
+            h.write_file(ws .. "/.npmrc", "registry=https://" .. host .. "/npm/\n//" .. host
+                .. "/npm/:_authToken=${NPM_TOKEN}\n", "644")
+            local script = table.concat({
+                -- the echo origin serves no package: pip fails after asking, with the value in
+                h.quote(venv_dir .. "/v/bin/pip") .. " download --no-deps --disable-pip-version-check -q -d dl"
+                    .. ' --index-url "https://__token__:$TOKEN@' .. host .. '/simple/" cordon-spec-pkg'
+                    .. ' >pip.out 2>&1; grep -ci "certificate verify failed" pip.out || true',
+                'npm view cordon-spec-pkg version 2>&1 | tail -1',
+            }, "\n")
+            local r = h.run_sh(script, {
+                flags = { "--credential", "TOKEN=" .. host, "--credential", "NPM_TOKEN=" .. host,
+                    "--upstream-ca", p.ca, "--network-allow", host, "--network-allow", "127.0.0.2:" .. a.port },
+                uid = uid, workspace = ws, cwd = ws, home = h.secret_home(uid),
+                env = { TOKEN = SECRET, NPM_TOKEN = SECRET, CORDON_HOSTS_FILE = hosts_dir .. "/hosts" },
+            })
+            h.ok(r)
+            assert.truthy(r.stdout:find("^0\n") and r.stdout:find("1.0.0", 1, true), h.describe(r))
+            assert.falsy(r.stdout:find(SECRET, 1, true), h.describe(r))
+            local s = seen(a)
+            local basic = h.chomp(h.sh_ok("printf %s " .. h.quote("__token__:" .. SECRET) .. " | base64 -w0"))
+            local at = s:find("GET /simple/cordon-spec-pkg/", 1, true)
+            assert.truthy(at and s:sub(at):find("Basic " .. basic, 1, true), s)
+            assert.truthy(s:find("GET /npm/cordon-spec-pkg", 1, true)
+                and s:lower():find(("authorization: bearer " .. SECRET):lower(), 1, true), s)
+            assert.falsy(s:find("cordon_TOKEN_", 1, true) or s:find("cordon_NPM_TOKEN_", 1, true), s)
+        end)
+    end
+end)
