@@ -6,7 +6,7 @@
  * (upper/, seen/, an empty work/), asks init to put an overlay of it in place of the workspace's
  * (INIT_WIRE_REVIEW_SWAP, review_view.h), then exchanges the folders' names (renameat2
  * RENAME_EXCHANGE) so `cordon review` and `apply` read the new upper, and removes the old one.
- * Who still holds the old view: the sandbox's processes (those of init's pid namespace) whose
+ * Who still holds the old view: the sandbox's processes (init's descendants) whose
  * cwd, root, executable or an open file lies on a mount of the old tree (mount ids from init),
  * at most HOLDERS_SCAN processes and HOLDER_FDS descriptors each. */
 #include <dirent.h>
@@ -383,31 +383,82 @@ static long pid_inside(const char *pid)
     return v;
 }
 
+struct proc_link {
+    long pid, ppid;
+};
+
+static int by_pid(const void *a, const void *b)
+{
+    long x = ((const struct proc_link *)a)->pid, y = ((const struct proc_link *)b)->pid;
+    return x < y ? -1 : x > y;
+}
+
+/* Every process of the host with its parent (from /proc/PID/stat, which anyone may read: the
+ * sandbox's init is not dumpable, so its ns/ links are not the controller's to read), sorted. */
+static size_t proc_links(struct proc_link **out)
+{
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    for (int k = 0; d && k < HOLDERS_SCAN && (de = readdir(d)); k++) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        char p[320], *text = NULL;
+        size_t len;
+        snprintf(p, sizeof p, "/proc/%s/stat", de->d_name);
+        if (read_file(p, 0, 4096, &text, &len) < 0)
+            continue;
+        char *close_paren = strrchr(text, ')');
+        long ppid = -1;
+        if (close_paren && sscanf(close_paren + 1, " %*c %ld", &ppid) == 1) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 256;
+                *out = xrealloc(*out, cap * sizeof **out);
+            }
+            (*out)[n++] = (struct proc_link){atol(de->d_name), ppid};
+        }
+        free(text);
+    }
+    if (d)
+        closedir(d);
+    if (n > 1)
+        qsort(*out, n, sizeof **out, by_pid);
+    return n;
+}
+
+/* Is pid below init (its descendant: every process of the sandbox is, PID 1 reaping orphans)? */
+static bool below(const struct proc_link *all, size_t n, long pid, long init)
+{
+    for (int depth = 0; depth < 256 && pid > 1; depth++) {
+        struct proc_link key = {pid, 0};
+        const struct proc_link *at = bsearch(&key, all, n, sizeof *all, by_pid);
+        if (!at)
+            return false;
+        if (at->ppid == init)
+            return true;
+        pid = at->ppid;
+    }
+    return false;
+}
+
 /* {"pid":N,"comm":"..."} of each holder into b, the one line into line. */
 static void find_holders(struct session *s, const unsigned *ids, size_t n, struct json_buf *b,
                          struct json_buf *line)
 {
-    char p[320];
-    struct stat init_ns, ns;
-    snprintf(p, sizeof p, "/proc/%d/ns/pid", (int)s->p.init_pid);
-    json_buf_raw(b, "[", 1);
-    if (stat(p, &init_ns) < 0) {
-        json_buf_raw(b, "]", 1);
-        return;
-    }
-    DIR *d = opendir("/proc");
-    struct dirent *de;
+    struct proc_link *all;
+    size_t n_all = proc_links(&all);
     size_t found = 0;
-    for (int k = 0; d && k < HOLDERS_SCAN && (de = readdir(d)); k++) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9' || atol(de->d_name) == s->p.init_pid)
+    json_buf_raw(b, "[", 1);
+    for (size_t i = 0; i < n_all; i++) {
+        if (!below(all, n_all, all[i].pid, (long)s->p.init_pid))
             continue;
-        snprintf(p, sizeof p, "/proc/%s/ns/pid", de->d_name);
-        if (stat(p, &ns) < 0 || ns.st_ino != init_ns.st_ino || ns.st_dev != init_ns.st_dev)
-            continue;
-        if (!holds(de->d_name, ids, n))
+        char pid[24], p[320];
+        snprintf(pid, sizeof pid, "%ld", all[i].pid);
+        if (!holds(pid, ids, n))
             continue;
         char comm[64] = "?";
-        snprintf(p, sizeof p, "/proc/%s/comm", de->d_name);
+        snprintf(p, sizeof p, "/proc/%s/comm", pid);
         char *text = NULL;
         size_t len;
         if (read_file(p, 0, 64, &text, &len) == 0) {
@@ -418,7 +469,7 @@ static void find_holders(struct session *s, const unsigned *ids, size_t n, struc
             snprintf(comm, sizeof comm, "%s", text);
         }
         free(text);
-        long inside = pid_inside(de->d_name);
+        long inside = pid_inside(pid);
         json_buf_printf(b, "%s{\"pid\":%ld,\"comm\":", found ? "," : "", inside);
         json_buf_string(b, comm, strlen(comm));
         json_buf_raw(b, "}", 1);
@@ -428,19 +479,18 @@ static void find_holders(struct session *s, const unsigned *ids, size_t n, struc
             json_buf_raw(line, ", ...", 5);
         found++;
     }
-    if (d)
-        closedir(d);
+    free(all);
     json_buf_raw(b, "]", 1);
     if (found) {
         char head[96];
         snprintf(head, sizeof head, "%zu process%s still hold%s the old workspace open: ", found,
                  found == 1 ? "" : "es", found == 1 ? "s" : "");
-        struct json_buf all = {0};
-        json_buf_raw(&all, head, strlen(head));
-        json_buf_raw(&all, line->data, line->len);
-        json_buf_raw(&all, "; restart them to see the rollback", 34);
+        struct json_buf whole = {0};
+        json_buf_raw(&whole, head, strlen(head));
+        json_buf_raw(&whole, line->data, line->len);
+        json_buf_raw(&whole, "; restart them to see the rollback", 34);
         json_buf_free(line);
-        *line = all;
+        *line = whole;
     }
 }
 
