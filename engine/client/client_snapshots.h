@@ -5,8 +5,8 @@
 #ifndef CORDON_CLIENT_SNAPSHOTS_H
 #define CORDON_CLIENT_SNAPSHOTS_H
 
-/* argv[0] is "snapshot" / "rollback": the whole command. The exit status: 0, 2 (usage), or 125
- * (a bad label, the session refused, the connection was lost). */
+/* argv[0] is "snapshot" / "rollback": the whole command. The exit status: 0, or 125 (usage,
+ * a bad label, the session refused, the connection was lost). */
 int csnap_snapshot_main(int argc, char **argv);
 int csnap_rollback_main(int argc, char **argv);
 #endif
