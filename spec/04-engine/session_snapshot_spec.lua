@@ -207,3 +207,50 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
         end)
     end)
 end
+
+describe("cordon snapshot and rollback from the clients", function()
+    after_each(h.cleanup)
+
+    it("takes, lists and rolls back with the Python and TypeScript clients", function()
+        local t = start(nil)
+        ok(exec(t, "echo one > one.txt"))
+        local py = [[
+import json, sys
+from cordon import Session, APIError
+s = Session.attach(sys.argv[1])
+a = s.snapshot("A")
+n = s.snapshot()
+listed = [x.label for x in s.snapshots()]
+rb = s.rollback("A")
+try:
+    s.rollback("nope")
+    missing = None
+except APIError as e:
+    missing = e.status
+print(json.dumps({"a": a.label, "entries": a.entries, "n": n.label, "listed": listed,
+                  "rb": rb.label, "holders": rb.holders, "missing": missing}))
+]]
+        local r = h.sh(("XDG_RUNTIME_DIR=%s PYTHONPATH=%s %s -c %s %s"):format(h.quote(t.env.XDG_RUNTIME_DIR),
+            h.quote(h.source_dir .. "/clients/python/src"), h.python, h.quote(py), t.name))
+        assert.are.equal(0, r.code, h.describe(r))
+        local v = cjson.decode(r.stdout)
+        assert.are.same({ "A", 1, "s1", { "A", "s1" }, "A", 404 },
+            { v.a, v.entries, v.n, v.listed, v.rb, v.missing })
+        local js = ([[
+import { Session } from %s;
+const s = await Session.attach(process.argv[2]);
+const b = await s.snapshot("B");
+const all = (await s.snapshots()).map((x) => x.label);
+const rb = await s.rollback("B");
+console.log(JSON.stringify({ b: b.label, all, rb: rb.label, holders: rb.holders.length, message: rb.message }));
+]]):format(cjson.encode("file://" .. h.source_dir .. "/clients/typescript/index.js"))
+        local file = h.tmpdir() .. "/snap.mjs"
+        h.write_file(file, js)
+        r = h.sh(("XDG_RUNTIME_DIR=%s node %s %s"):format(h.quote(t.env.XDG_RUNTIME_DIR), h.quote(file), t.name))
+        assert.are.equal(0, r.code, h.describe(r))
+        v = cjson.decode(r.stdout)
+        assert.are.same({ "B", { "A", "s1", "B" }, "B", 0 }, { v.b, v.all, v.rb, v.holders })
+        assert.are.equal(cjson.null, v.message)
+        has(ok(exec(t, "cat one.txt")), "one")
+    end)
+end)
