@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,15 @@ static int build(void *arg)
     struct mnt_err e = {s->err, sizeof s->err};
     struct overlay_stage sg = {.saved_ns = -1};
     s->mnt_fd = -1;
+    /* A rollback's staging comes once the view may be shared (a session whose execs each get a
+     * fresh sandbox, session.exec_per_command): a copy of init's namespace would then share its
+     * mounts, and the staging would show in init's and every fresh sandbox's. A private copy of
+     * its own first (this thread ends with it). */
+    if (strcmp(s->dir, ".") != 0 &&
+        (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)) {
+        mnt_fail(&e, "make a private namespace to stage", "the workspace");
+        return 0;
+    }
     if (overlay_stage_begin(&sg, s->tmpfs_fd, true, &e) == 0 &&
         overlay_stage_attach(s->tmpfs_fd, s->ws_fd, STAGE_LOWER, &e) == 0 &&
         overlay_stage_attach(s->tmpfs_fd, s->layer_fd, STAGE_LAYER, &e) == 0) {

@@ -119,6 +119,32 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.are.equal(host, full_tree(t.ws))
         end)
 
+        it("keeps the read-only covers after a rollback, and stages nothing a command sees", function()
+            for _, flags in ipairs({ { "--review" }, { "--review", "--session-exec=false" } }) do
+                local t = start(who.uid, flags)
+                h.sh_ok("mkdir " .. h.quote(t.ws .. "/.cordon") .. " && echo p > " .. h.quote(t.ws .. "/.cordon/p")
+                    .. (who.uid and (" && chown -R %d:%d %s"):format(who.uid, who.uid, h.quote(t.ws .. "/.cordon")) or ""))
+                -- a session started before .cordon existed binds it read-only before the next command
+                local r = exec(t, "echo x > .cordon/x")
+                assert.are_not.equal(0, r.code, h.describe(r))
+                ok(exec(t, "echo one > one.txt"))
+                ok(cli(t, { "snapshot", t.name, "A" }))
+                ok(exec(t, "echo two > two.txt"))
+                ok(cli(t, { "rollback", t.name, "A" }))
+                r = exec(t, "echo x > .cordon/x")
+                assert.are_not.equal(0, r.code, h.describe(r))
+                has(r, "Read-only file system")
+                r = exec(t, "test ! -e two.txt && cat one.txt && cat /proc/self/mountinfo")
+                ok(r)
+                has(r, "one\n")
+                -- the rollback's staging (the workspace's tree and the layer) shows nowhere inside
+                assert.is_nil(r.stdout:find(" /ws ", 1, true), h.describe(r))
+                assert.is_nil(r.stdout:find(" /rl ", 1, true), h.describe(r))
+                assert.is_nil(r.stdout:find("cordon-review-", 1, true), h.describe(r))
+                ok(cli(t, { "session", "stop", t.name }))
+            end
+        end)
+
         it("names a background job whose folder is the old workspace, in one line", function()
             local t = start(who.uid)
             ok(exec(t, "echo one > one.txt"))
