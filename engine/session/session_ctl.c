@@ -589,6 +589,7 @@ void session_free(struct session *s)
     }
     approvers_end(s);
     escalation_free(s);
+    session_snapshots_free(s);
     session_expiry_stop(s);
     ev_io_stop(s->loop, &s->ctl_w);
     ev_timer_stop(s->loop, &s->shutdown_t);

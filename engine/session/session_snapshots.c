@@ -563,3 +563,13 @@ out:
     free(rb->label);
     free(rb);
 }
+
+void session_snapshots_free(struct session *s)
+{
+    struct rollback *rb = s->rollback;
+    if (!rb)
+        return;
+    s->rollback = NULL;
+    free(rb->label);
+    free(rb);
+}

@@ -25,4 +25,7 @@ void session_op_rollback(struct session *s, struct api_request *req, const char 
 /* Init's INIT_WIRE_REVIEW_SWAPPED: the rollback under way is answered. */
 void session_review_swapped(struct session *s, const struct init_wire_msg *m, const void *payload,
                             size_t len);
+/* The session goes: a rollback still waiting for init is dropped (its client has gone with the
+ * API server). */
+void session_snapshots_free(struct session *s);
 #endif
