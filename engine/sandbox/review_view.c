@@ -299,7 +299,7 @@ static int place_child(int old, int ov, dev_t old_dev, const struct mount_row *c
         return errno == ENOENT || errno == ELOOP || errno == EXDEV ? 0
                                                                    : mnt_fail(e, "open", c->point);
     int src = open_tree(old, rel, OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
-    int copy = -1, r = -1;
+    int copy = -1, dead = -1, r = -1;
     if (src < 0) {
         mnt_fail(e, "open_tree", c->point);
         goto out;
@@ -312,16 +312,34 @@ static int place_child(int old, int ov, dev_t old_dev, const struct mount_row *c
             copy = -1;
         }
     } else {
-        copy = open_tree(old, rel,
-                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+        /* A hidden folder's cover, a folder removed once mounted (hide.c), is made again the
+         * same way: a copy of it could not be mounted (its root is gone). */
+        struct stat sst;
+        if (fstat(src, &sst) == 0 && S_ISDIR(sst.st_mode) && sst.st_nlink == 0)
+            dead = mnt_detached_tmpfs(e, "0755");
+        else
+            copy = open_tree(
+                old, rel, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+        if (dead >= 0 && mkdirat(dead, "dir", 0555) == 0)
+            copy = open_tree(dead, "dir", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     }
-    if (copy < 0 ||
-        move_mount(copy, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+    if (copy < 0) {
+        mnt_fail(e, "copy the mount at", c->point);
+        goto out;
+    }
+    if (move_mount(copy, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
         mnt_fail(e, "place again", c->point);
+        goto out;
+    }
+    /* the cover's folder removed now it is mounted: nothing can be looked up or made in it */
+    if (dead >= 0 && unlinkat(dead, "dir", AT_REMOVEDIR) < 0) {
+        mnt_fail(e, "remove the cover of", c->point);
         goto out;
     }
     r = 1;
 out:
+    if (dead >= 0)
+        close(dead);
     if (copy >= 0)
         close(copy);
     if (src >= 0)
@@ -383,11 +401,12 @@ int review_view_swap(const char *workspace, const char *dir, unsigned **ids, siz
         const struct mount_row *c = &rows[i];
         if (c->parent != old_id || strncmp(c->point, workspace, wlen) != 0 || c->point[wlen] != '/')
             continue;
-        got[n_got++] = c->id;
-        if (place_child(old, ov, ost.st_dev, c, c->point + wlen + 1, e) < 0) {
+        int placed = place_child(old, ov, ost.st_dev, c, c->point + wlen + 1, e);
+        if (placed < 0) {
             free(got);
             goto out;
         }
+        got[n_got++] = c->id;
     }
     /* Mounts below the children are in the old tree too: their ids, for the holders. */
     for (size_t k = 1; k < n_got; k++)
