@@ -18,6 +18,7 @@
 #include "client/client_cli.h"
 #include "client/client_exec.h"
 #include "client/client_grants.h"
+#include "client/client_snapshots.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
 #include "client/client_ports.h"
@@ -395,6 +396,10 @@ static int dispatch(int argc, char **argv)
         return cgrants_list_main(argc, argv);
     if (strcmp(cmd, "revoke") == 0)
         return cgrants_revoke_main(argc, argv);
+    if (strcmp(cmd, "snapshot") == 0)
+        return csnap_snapshot_main(argc, argv);
+    if (strcmp(cmd, "rollback") == 0)
+        return csnap_rollback_main(argc, argv);
     return cli_usage_error(cmd, "unknown command (cordon --help lists them)");
 }
 
@@ -402,7 +407,7 @@ int client_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve, publish, "
-              "unpublish, grant, grants, revoke)\n",
+              "unpublish, grant, grants, revoke, snapshot, rollback)\n",
               stderr);
         return CORDON_EXIT_SETUP;
     }

@@ -184,6 +184,32 @@ static void test_short(void)
 }
 
 /* Every tag has its row: a name, and a message of it as its row allows passes. */
+/* A packet of tag with len payload bytes, as init_wire_parse sees it. */
+static long parse_packet(unsigned tag, size_t len, int nfds)
+{
+    static char packet[sizeof(struct init_wire_msg) + 256];
+    struct init_wire_msg head = {.tag = (uint8_t)tag, .nfds = (uint8_t)nfds, .len = (uint32_t)len};
+    CHECK(len <= 256);
+    memcpy(packet, &head, sizeof head);
+    memset(packet + sizeof head, 'a', len);
+    struct init_wire_msg m;
+    return init_wire_parse(packet, sizeof head + len, nfds, 0, &m);
+}
+
+/* A rollback's swap names a folder of 1 to 64 bytes and carries no descriptor; its answer is a
+ * payload (mount ids or the line why) and no descriptor either. */
+static void test_review_swap(void)
+{
+    CHECK_EQ_INT(parse_packet(INIT_WIRE_REVIEW_SWAP, 12, 0), 12);
+    CHECK_EQ_INT(parse_packet(INIT_WIRE_REVIEW_SWAP, 64, 0), 64);
+    CHECK(init_wire_refused(parse_packet(INIT_WIRE_REVIEW_SWAP, 0, 0)));
+    CHECK(init_wire_refused(parse_packet(INIT_WIRE_REVIEW_SWAP, 65, 0)));
+    CHECK(init_wire_refused(parse_packet(INIT_WIRE_REVIEW_SWAP, 12, 1)));
+    CHECK_EQ_INT(parse_packet(INIT_WIRE_REVIEW_SWAPPED, 0, 0), 0);
+    CHECK_EQ_INT(parse_packet(INIT_WIRE_REVIEW_SWAPPED, 8, 0), 8);
+    CHECK(init_wire_refused(parse_packet(INIT_WIRE_REVIEW_SWAPPED, 8, 1)));
+}
+
 static void test_every_tag_named(void)
 {
     for (unsigned t = 1; t < INIT_WIRE_TAG_END; t++)
@@ -191,4 +217,4 @@ static void test_every_tag_named(void)
 }
 
 TEST_MAIN({"round_trip", test_round_trip}, {"refused", test_refused}, {"short", test_short},
-          {"every_tag_named", test_every_tag_named})
+          {"every_tag_named", test_every_tag_named}, {"review_swap", test_review_swap})
