@@ -20,6 +20,7 @@
 #include "client/client_grants.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
+#include "client/client_fork.h"
 #include "client/client_ports.h"
 #include "client/client_session.h"
 #include "base/session_socket.h"
@@ -387,6 +388,8 @@ static int dispatch(int argc, char **argv)
         return run_session(argc, argv);
     if (strcmp(cmd, "publish") == 0)
         return cports_publish_main(argc, argv);
+    if (strcmp(cmd, "fork") == 0)
+        return cfork_main(argc, argv);
     if (strcmp(cmd, "unpublish") == 0)
         return cports_unpublish_main(argc, argv);
     if (strcmp(cmd, "grant") == 0)
@@ -402,7 +405,7 @@ int client_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve, publish, "
-              "unpublish, grant, grants, revoke)\n",
+              "unpublish, grant, grants, revoke, fork)\n",
               stderr);
         return CORDON_EXIT_SETUP;
     }
