@@ -531,6 +531,12 @@ static int remove_tree(int dfd, const char *name, int depth)
         return 0;
     if ((errno != EISDIR && errno != EPERM) || depth > REVIEW_MAX_DEPTH)
         return -errno;
+    /* A folder without rwx for its owner (overlayfs's work/work is 0000, a command may chmod
+     * one) is opened up first: it is being removed. Never through a link (lstat says folder). */
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+        (st.st_mode & 0700) != 0700 && st.st_uid == geteuid())
+        (void)fchmodat(dfd, name, 0700, 0);
     int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0)
         return -errno;
