@@ -18,6 +18,7 @@
 #include "base/session_socket.h"
 #include "base/util.h"
 #include "controller/review_report.h"
+#include "sandbox/review_copy.h"
 #include "sandbox/review_layer.h"
 #include "sandbox/sandbox_config.h"
 #include "session/session_ctl.h"
@@ -33,39 +34,6 @@ struct fork_start {
     int pidfd, out; /* the child's exit; its stdout and stderr (non-blocking) */
     struct ev_io w;
 };
-
-/* The copy of a layer's pending changes into a fork's (upper/ and seen/, keeping whiteouts,
- * opaque folders' xattrs, modes, owners, times and links): cp -a, each folder's contents into the
- * fork's empty one. 0, or -1 with one line in err. */
-static int copy_pending(const char *src_layer, const char *dst, char *err, size_t errlen)
-{
-    static const char *const subs[] = {"upper", "seen"};
-    for (size_t i = 0; i < ARRAY_LEN(subs); i++) {
-        char *from = xasprintf("%s/%s/.", src_layer, subs[i]);
-        char *to = xasprintf("%s/%s/", dst, subs[i]);
-        pid_t pid = fork();
-        if (pid == 0) {
-            int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-            if (null >= 0)
-                dup2(null, STDOUT_FILENO);
-            execlp("cp", "cp", "-a", "--", from, to, (char *)NULL);
-            _exit(127);
-        }
-        int st = -1;
-        if (pid > 0)
-            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-            }
-        bool ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-        if (!ok)
-            snprintf(err, errlen, "cannot copy the pending changes (%s) into the fork's layer %s",
-                     subs[i], dst);
-        free(from);
-        free(to);
-        if (!ok)
-            return -1;
-    }
-    return 0;
-}
 
 static void fork_start_free(struct fork_start *f)
 {
@@ -298,7 +266,8 @@ void session_op_fork(struct session *s, struct api_request *req, const char *nam
     /* What this session has pending is the fork's start; without review mode the host's
      * workspace is its base and its layer starts empty. */
     if (cfg->review && cfg->review_layer) {
-        if (copy_pending(cfg->review_layer, f->layer, err, sizeof err) < 0) {
+        /* review_copy.h: what is pending only, as it is now (a write in flight may land after) */
+        if (review_layer_copy(cfg->review_layer, f->layer, err, sizeof err) < 0) {
             drop_layer(f->layer);
             api_respond_error(req, 500, "%s", err);
             fork_start_free(f);
