@@ -261,7 +261,8 @@ static void review_usage(void)
         "--diff shows text diffs (binary files named as such); --json prints\n"
         "{\"workspace\", \"changes\": [{\"path\", \"change\", \"host_trusted\", \"why\", \"kind\",\n"
         "\"mode\", \"host_mode\", \"link\"}]}. cordon apply writes them to the host, cordon\n"
-        "discard drops them.\n",
+        "discard drops them. --fork NAME: the pending changes of fork NAME (cordon fork),\n"
+        "kept in a layer of its own.\n",
         stdout);
 }
 
@@ -387,7 +388,9 @@ static void apply_usage(void)
           "sandbox first saw it is a conflict: not applied, one line names it (--diff shows\n"
           "both sides). A link out of the workspace, a device, fifo or socket is never applied.\n"
           "Refused while a review sandbox of the workspace runs. Exit 0 when everything chosen\n"
-          "was applied (or left pending as flagged), 1 when something was kept back.\n",
+          "was applied (or left pending as flagged), 1 when something was kept back.\n"
+          "--fork NAME: fork NAME's changes (cordon fork), its own records of the host's\n"
+          "copies deciding the conflicts; refused while session NAME runs.\n",
           stdout);
 }
 
@@ -693,7 +696,8 @@ static void discard_usage(void)
           "sandbox's view of each path goes back to the host's copy. DIR: the workspace\n"
           "(default: the current folder); PATH: a pending path relative to it, and what is\n"
           "pending below it (default: everything). Refused while a review sandbox of the\n"
-          "workspace runs.\n",
+          "workspace runs. --fork NAME: fork NAME's changes (cordon fork); without PATH its\n"
+          "layer is removed too, once nothing is pending there.\n",
           stdout);
 }
 

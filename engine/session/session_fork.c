@@ -35,6 +35,35 @@ struct fork_start {
     struct ev_io w;
 };
 
+/* The fork begins where this session's layer is: every pending path recorded first (the host's
+ * copy as the sandbox that wrote it may have seen it: review_layer.h), so the copy carries the
+ * records apply judges conflicts by, and the fork's `started` is this layer's, so a path written
+ * meanwhile and recorded by the fork's start is judged against the same start. 0, or -1 with
+ * one line in err. */
+static int copy_from(const char *layer, const char *ws, const char *dst, char *err, size_t errlen)
+{
+    struct review_list pending = {0};
+    if (review_layer_list(layer, ws, &pending, err, errlen) < 0)
+        return -1;
+    review_layer_record(layer, ws, &pending);
+    review_list_free(&pending);
+    /* review_copy.h: what is pending only, as it is now */
+    if (review_layer_copy(layer, dst, err, errlen) < 0)
+        return -1;
+    char *from = xasprintf("%s/started", layer), *to = xasprintf("%s/started", dst);
+    struct stat st;
+    int fd =
+        stat(from, &st) == 0 ? open(to, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    if (fd >= 0) {
+        struct timespec times[2] = {st.st_atim, st.st_mtim};
+        (void)futimens(fd, times);
+        close(fd);
+    }
+    free(from);
+    free(to);
+    return 0;
+}
+
 static void fork_start_free(struct fork_start *f)
 {
     if (f->pidfd >= 0) {
@@ -266,8 +295,7 @@ void session_op_fork(struct session *s, struct api_request *req, const char *nam
     /* What this session has pending is the fork's start; without review mode the host's
      * workspace is its base and its layer starts empty. */
     if (cfg->review && cfg->review_layer) {
-        /* review_copy.h: what is pending only, as it is now (a write in flight may land after) */
-        if (review_layer_copy(cfg->review_layer, f->layer, err, sizeof err) < 0) {
+        if (copy_from(cfg->review_layer, cfg->workspace, f->layer, err, sizeof err) < 0) {
             drop_layer(f->layer);
             api_respond_error(req, 500, "%s", err);
             fork_start_free(f);
