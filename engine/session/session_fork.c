@@ -105,7 +105,8 @@ static void on_started(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     (void)events;
     struct fork_start *f = w->data;
     int st = 0;
-    if (waitpid(f->pid, &st, WNOHANG) == 0)
+    pid_t w_pid = waitpid(f->pid, &st, WNOHANG);
+    if (w_pid == 0)
         return;
     char said[1024];
     ssize_t n = read(f->out, said, sizeof said - 1);
@@ -118,7 +119,11 @@ static void on_started(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     line = line ? line + 1 : said;
     if (strncmp(line, "cordon: ", 8) == 0)
         line += 8;
-    bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    char sock_path[PATH_MAX];
+    bool ok = w_pid == f->pid ? WIFEXITED(st) && WEXITSTATUS(st) == 0
+                              /* reaped elsewhere: the fork started when its socket answers */
+                              : csock_path(f->name, sock_path, sizeof sock_path) == 0 &&
+                                    csock_probe(sock_path) > 0;
     if (!ok) {
         LOG_W("session", "the fork '%s' did not start: %s", f->name,
               line[0] ? line : "(no reason)");
