@@ -13,6 +13,7 @@
  * a pending change that was not applied or asked to be discarded. */
 #include "cli/review_cmd.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -309,6 +310,38 @@ static int load(const char *cmd, const struct target *t, struct review_list *l)
     return 0;
 }
 
+/* The workspace's forks whose layers are still there (each holds its own pending changes, or
+ * is empty until discarded), one line: a person reviewing the workspace should not miss them. */
+static void say_forks(const char *layer)
+{
+    char *forks = xasprintf("%s/forks", layer);
+    DIR *d = opendir(forks);
+    struct str_list names = {0};
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *dir = review_fork_dir(layer, de->d_name);
+        if (review_layer_exists(dir))
+            str_list_push(&names, de->d_name);
+        free(dir);
+    }
+    if (d)
+        closedir(d);
+    if (names.len) {
+        str_list_sort(&names);
+        printf("forks with layers of their own:");
+        for (size_t i = 0; i < names.len; i++) {
+            char *shown = visible_dup(names.items[i]);
+            printf("%s %s", i ? "," : "", shown);
+            free(shown);
+        }
+        printf(" (cordon review --fork NAME)\n");
+    }
+    str_list_free(&names);
+    free(forks);
+}
+
 int review_cmd_main(int argc, char **argv)
 {
     bool diff = false, json = false;
@@ -368,6 +401,8 @@ int review_cmd_main(int argc, char **argv)
                "without --all)\n",
                l.len, l.len == 1 ? "" : "s", flagged);
     }
+    if (!json && !t.fork)
+        say_forks(t.layer);
     json_buf_free(&j);
     review_list_free(&l);
     target_free(&t);

@@ -101,6 +101,8 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.are.equal(before, full_tree(t.ws))
             assert.are.same({ "base.txt", "x.txt", "y.txt" }, review_paths(t, { "--fork", "B" }))
             assert.are.same({ "base.txt", "x.txt", "z.txt" }, review_paths(t))
+            -- the workspace's review names the forks whose layers are there
+            has(ok(cmd(t, { "review" })), "forks with layers of their own: B (cordon review --fork NAME)")
             -- the fork's layer is its own: apply waits for its session's end
             local busy = cmd(t, { "apply", "--fork", "B" })
             assert.are.equal(125, busy.code, h.describe(busy))
