@@ -5,7 +5,7 @@
 -- work on the fork's layer alone; a fork while NAME runs a background job; a fork of an unknown
 -- session and to a running name are refused with one line (exit 125); a fork of a session not
 -- in review mode starts empty; the MCP tools fork_session and review_changes through `cordon
--- mcp`; the Python client's fork() and review().
+-- mcp`; the Python and TypeScript clients' fork() and review().
 -- Each case runs as root and as uid 65534, with a home, a state and a runtime folder of its own.
 -- Drives the built binary ($CORDON_BIN); loopback only; waits are bounded, nothing is timed.
 local h = require("spec.helpers")
@@ -289,6 +289,36 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             for k, v in pairs(env) do parts[#parts + 1] = h.quote(k .. "=" .. v) end
             local r = h.sh("cd " .. h.quote(t.ws) .. " && " .. pre .. "env HOME=" .. h.quote(t.home) .. " "
                 .. table.concat(parts, " ") .. " " .. h.python .. " " .. h.quote(file))
+            ok(r)
+            has(r, "client ok")
+        end)
+
+        it("lets the TypeScript client fork() and review()", function()
+            if h.sh("command -v node").code ~= 0 then h.skip("node is not installed") end
+            local t = setup(who.uid)
+            start(t, "J", { "--review" })
+            reap_later(t, "J2")
+            local code = table.concat({
+                "import { Session } from " .. cjson.encode(h.source_dir .. "/clients/typescript/index.js") .. ";",
+                "const s = await Session.attach('J');",
+                "if ((await s.exec('echo j > j.txt')).exitCode !== 0) throw new Error('exec');",
+                "const f = await s.fork('J2');",
+                "const r = await f.exec('cat j.txt && echo k > k.txt');",
+                "if (f.name !== 'J2' || r.stdout !== 'j\\n') throw new Error(JSON.stringify(r));",
+                "const paths = (await f.review()).changes.map((c) => c.path).sort().join(',');",
+                "if (paths !== 'j.txt,k.txt') throw new Error(paths);",
+                "let refused = 0;",
+                "try { await s.fork('J2'); } catch (e) { refused = e.status; }",
+                "if (refused !== 409) throw new Error('a second fork to J2: ' + refused);",
+                "s.close(); f.close();",
+                "console.log('client ok');",
+            }, "\n")
+            local file = h.tmpdir() .. "/client.mjs"
+            h.write_file(file, code, "644")
+            h.sh_ok("chmod 755 " .. h.quote(file:match("^(.*)/[^/]+$")))
+            local pre = t.uid and ("setpriv --reuid=%d --regid=%d --clear-groups "):format(t.uid, t.uid) or ""
+            local r = h.sh("cd " .. h.quote(t.ws) .. " && " .. pre .. "env HOME=" .. h.quote(t.home)
+                .. " XDG_RUNTIME_DIR=" .. h.quote(t.runtime) .. " node " .. h.quote(file))
             ok(r)
             has(r, "client ok")
         end)
