@@ -61,6 +61,23 @@ export interface Answer {
 
 /** A grant in force (GET /v1/grants): kind "network" (id "gN", host, port, open connections) or
  * "rerun" (id "rN", command); scope "session", "timed" (ends at expires, Unix seconds) or "command". */
+/** A review session's snapshot (POST/GET /v1/snapshots): changes and entries are -1 when unknown. */
+export interface Snapshot {
+  label: string;
+  taken: number;
+  changes: number;
+  entries: number;
+  raw: Record<string, unknown>;
+}
+
+/** POST /v1/rollback's answer: the processes still holding the old workspace, and the line naming them. */
+export interface Rollback {
+  label: string;
+  holders: { pid: number; comm: string }[];
+  message: string | null;
+  raw: Record<string, unknown>;
+}
+
 export interface Grant {
   id: string;
   kind: string;
@@ -427,6 +444,12 @@ export declare class Session {
   /** Answers a pending question; `by` (1 to 200 bytes) names who answered, for the settled events. */
   /** forSeconds (with "session"): the allow ends that many seconds from now. */
   answer(id: number, answer: ApprovalAnswer, options?: { by?: string; forSeconds?: number; signal?: AbortSignal }): Promise<Answer>;
+  /** POST /v1/snapshots: a --review session's pending changes recorded under label (or s1, s2, ...). */
+  snapshot(label?: string, options?: { signal?: AbortSignal }): Promise<Snapshot>;
+  /** GET /v1/snapshots: the session's snapshots, oldest first. */
+  snapshots(options?: { signal?: AbortSignal }): Promise<Snapshot[]>;
+  /** POST /v1/rollback: the session's workspace back to a snapshot; holders still see the old one. */
+  rollback(label: string, options?: { signal?: AbortSignal }): Promise<Rollback>;
   /** GET /v1/grants: destinations a person allowed (gN) and commands allowed outside for the session (rN). */
   grants(options?: { signal?: AbortSignal }): Promise<Grant[]>;
   /** POST /v1/grants: allow "HOST:PORT" ahead of any question, for forSeconds or the session. */

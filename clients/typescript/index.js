@@ -26,6 +26,8 @@ import path from "node:path";
 /** @typedef {import("./index.js").ApprovalEvent} ApprovalEvent */
 /** @typedef {import("./index.js").Answer} Answer */
 /** @typedef {import("./index.js").Grant} Grant */
+/** @typedef {import("./index.js").Snapshot} Snapshot */
+/** @typedef {import("./index.js").Rollback} Rollback */
 /** @typedef {import("./index.js").ApprovalAnswer} ApprovalAnswer */
 /** @typedef {import("./index.js").Refusal} Refusal */
 /** @typedef {import("./index.js").ExecEvent} ExecEvent */
@@ -307,6 +309,12 @@ const grant = (d) => ({
   host: optStr(d.host), port: typeof d.port === "number" ? d.port : null, command: optStr(d.command),
   open: typeof d.open === "number" ? d.open : null, by: String(d.by ?? ""), granted: Number(d.granted ?? 0),
   expires: typeof d.expires === "number" ? d.expires : null, raw: d,
+});
+/** @param {Json} d @returns {Snapshot} */
+const snapshotOf = (d) => ({
+  label: String(d.label ?? ""), taken: Number(d.taken ?? 0),
+  changes: typeof d.changes === "number" ? d.changes : -1, entries: typeof d.entries === "number" ? d.entries : -1,
+  raw: d,
 });
 /** @param {unknown} v @returns {Json} */
 const obj = (v) => (v !== null && typeof v === "object" && !Array.isArray(v) ? /** @type {Json} */ (v) : {});
@@ -859,6 +867,27 @@ export class Session {
     if (options.forSeconds !== undefined) body.for = options.forSeconds;
     const d = await this._json("POST", `/v1/approvals/${Math.trunc(id)}`, body, options.signal);
     return { id: Number(d.id ?? id), answer: String(d.answer ?? answer), message: String(d.message ?? ""), raw: d };
+  }
+
+  /** @param {string | undefined} [label] @param {Waits} [options] @returns {Promise<Snapshot>} */
+  async snapshot(label, options = {}) {
+    return snapshotOf(await this._json("POST", "/v1/snapshots", label === undefined ? {} : { label }, options.signal));
+  }
+
+  /** @param {Waits} [options] @returns {Promise<Snapshot[]>} */
+  async snapshots(options = {}) {
+    const d = await this._json("GET", "/v1/snapshots", undefined, options.signal);
+    return (Array.isArray(d.snapshots) ? d.snapshots : []).map((x) => snapshotOf(obj(x)));
+  }
+
+  /** @param {string} label @param {Waits} [options] @returns {Promise<Rollback>} */
+  async rollback(label, options = {}) {
+    const d = await this._json("POST", "/v1/rollback", { label }, options.signal);
+    const holders = (Array.isArray(d.holders) ? d.holders : []).map((x) => {
+      const o = obj(x);
+      return { pid: Number(o.pid ?? 0), comm: String(o.comm ?? "") };
+    });
+    return { label: String(d.label ?? label), holders, message: optStr(d.message), raw: d };
   }
 
   /** @param {Waits} [options] @returns {Promise<Grant[]>} */

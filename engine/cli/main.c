@@ -169,6 +169,8 @@ static const struct {
      session_command},
     {"grants", "list a session's grants in force: scope, author, expiry", session_command},
     {"revoke", "end a session's grant now (its open connections close)", session_command},
+    {"snapshot", "record, --list or --drop a --review session's pending changes", session_command},
+    {"rollback", "return a --review session's workspace to a snapshot", session_command},
     {"policy", "check, explain and test the policy (check, net, detect, explain, test)",
      policy_command},
     {"trust", "trust a project's .cordon policy files, or --revoke the trust", trust_command},

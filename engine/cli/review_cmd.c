@@ -749,6 +749,16 @@ static int remove_fork(const struct target *t)
         return 1;
     }
     review_list_free(&left);
+    /* the fork's snapshots (cordon snapshot) go with it: the person discarded the fork */
+    char *snaps = xasprintf("%s/snapshots", t->layer);
+    size_t n_snaps = 0;
+    DIR *sd = opendir(snaps);
+    struct dirent *de;
+    while (sd && (de = readdir(sd)))
+        n_snaps += de->d_name[0] != '.';
+    if (sd)
+        closedir(sd);
+    free(snaps);
     char *forks = xasprintf("%s", t->layer);
     *strrchr(forks, '/') = '\0'; /* <workspace's layer>/forks */
     int dfd = open(forks, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -760,7 +770,11 @@ static int remove_fork(const struct target *t)
         printf("the fork '%s' keeps its layer: %s\n", t->fork, strerror(-r));
         return 1;
     }
-    printf("removed the fork '%s' of %s\n", t->fork, t->ws);
+    if (n_snaps)
+        printf("removed the fork '%s' of %s, with its %zu snapshot%s\n", t->fork, t->ws, n_snaps,
+               n_snaps == 1 ? "" : "s");
+    else
+        printf("removed the fork '%s' of %s\n", t->fork, t->ws);
     return 0;
 }
 

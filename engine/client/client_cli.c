@@ -18,6 +18,7 @@
 #include "client/client_cli.h"
 #include "client/client_exec.h"
 #include "client/client_grants.h"
+#include "client/client_snapshots.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
 #include "client/client_fork.h"
@@ -398,6 +399,10 @@ static int dispatch(int argc, char **argv)
         return cgrants_list_main(argc, argv);
     if (strcmp(cmd, "revoke") == 0)
         return cgrants_revoke_main(argc, argv);
+    if (strcmp(cmd, "snapshot") == 0)
+        return csnap_snapshot_main(argc, argv);
+    if (strcmp(cmd, "rollback") == 0)
+        return csnap_rollback_main(argc, argv);
     return cli_usage_error(cmd, "unknown command (cordon --help lists them)");
 }
 
@@ -405,7 +410,7 @@ int client_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve, publish, "
-              "unpublish, grant, grants, revoke, fork)\n",
+              "unpublish, grant, grants, revoke, snapshot, rollback, fork)\n",
               stderr);
         return CORDON_EXIT_SETUP;
     }

@@ -56,6 +56,8 @@ static const struct tag_row rows[INIT_WIRE_TAG_END] = {
     ROW(INIT_WIRE_SIGNALED, 0, 0, 0, 0, 0),
     ROW(INIT_WIRE_EXITED, 0, 0, 0, 0, 0),
     ROW(INIT_WIRE_GONE, 0, 0, 0, 0, 0),
+    ROW(INIT_WIRE_REVIEW_SWAP, 1, 64, 0, 0, 0),
+    ROW(INIT_WIRE_REVIEW_SWAPPED, 0, INIT_WIRE_MAX_SWAPPED, 0, 0, 0),
 };
 #undef ROW
 

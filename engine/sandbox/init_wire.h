@@ -55,13 +55,18 @@ enum init_wire_tag {
     INIT_WIRE_SIGNALED, /* id: seq; pid: the group; value: 0 / -ESRCH / -EINVAL */
     INIT_WIRE_EXITED,   /* pid: a command's bash; value: its wait status */
     INIT_WIRE_GONE,     /* pid: a fresh sandbox (INIT_WIRE_FRESH) ended */
-    INIT_WIRE_TAG_END   /* not a tag: one past the last */
+    /* a review session's rollback (review_view.h) */
+    INIT_WIRE_REVIEW_SWAP,    /* controller: payload: the layer's folder of the new upper, work */
+    INIT_WIRE_REVIEW_SWAPPED, /* init: value 0, payload: the old tree's mount ids (uint32); or
+                               * value -errno, payload: the line saying why */
+    INIT_WIRE_TAG_END         /* not a tag: one past the last */
 };
 
 /* INIT_WIRE_SPAWN's flags (no other message has any). */
 #define INIT_WIRE_BACKGROUND 1u /* log to $TMPDIR/cordon/processes/PID.log (not on a restart) */
 #define INIT_WIRE_FRESH 2u      /* in a sandbox of its own (session/fresh_sandbox.h) */
 #define INIT_WIRE_MAX_COMMAND (128 * 1024) /* bytes of a session's shell string */
+#define INIT_WIRE_MAX_SWAPPED 16384        /* bytes of INIT_WIRE_REVIEW_SWAPPED's payload */
 
 struct init_wire_msg {
     uint8_t tag;   /* enum init_wire_tag */

@@ -82,8 +82,10 @@ static int copy_xattrs(int in, int out)
  * a chown clears set-id bits, and every change but the times moves the ctime only. */
 static int copy_attrs(int in, int out, const struct stat *st)
 {
-    struct stat now;
-    if (fstat(out, &now) < 0)
+    /* What this process makes is its own, but for a set-gid folder's group: a look first only
+     * when the source is another's (most of a layer is the caller's own). */
+    struct stat now = {.st_uid = geteuid(), .st_gid = getegid()};
+    if ((now.st_uid != st->st_uid || now.st_gid != st->st_gid) && fstat(out, &now) < 0)
         return -errno;
     if ((now.st_uid != st->st_uid || now.st_gid != st->st_gid) &&
         fchown(out, st->st_uid, st->st_gid) < 0 && errno != EPERM && errno != EINVAL)
@@ -97,14 +99,18 @@ static int copy_attrs(int in, int out, const struct stat *st)
     return futimens(out, times) < 0 ? -errno : 0;
 }
 
-/* The bytes of in into out: a clone where the file system shares extents, else the kernel's copy,
- * else read and write. */
-static int copy_bytes(int in, int out)
+/* The bytes of in (size bytes when it was looked at) into out: a clone where the file system
+ * shares extents, else the kernel's copy, else read and write. */
+static int copy_bytes(int in, int out, off_t size)
 {
     if (ioctl(out, FICLONE, in) == 0)
         return 0;
     bool plain = false;
+    off_t done = 0;
     for (;;) {
+        /* the size seen is the copy's (a command may be writing): no last call to find the end */
+        if (!plain && done >= size && size > 0)
+            return 0;
         ssize_t n;
         if (!plain) {
             n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
@@ -123,6 +129,8 @@ static int copy_bytes(int in, int out)
             return 0;
         if (n < 0 && errno != EINTR)
             return -errno;
+        if (n > 0)
+            done += n;
     }
 }
 
@@ -158,7 +166,7 @@ static int copy_file(struct copy *c, int src, int dst, const char *name, const c
         fail(c, "create", rel, errno);
         goto out;
     }
-    int e = copy_bytes(in, out);
+    int e = copy_bytes(in, out, st->st_size);
     if (e < 0) {
         fail(c, "copy", rel, -e);
         goto out;

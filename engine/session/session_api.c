@@ -15,6 +15,7 @@
 #include "session/session_ctl.h"
 #include "session/session_fork.h"
 #include "session/session_grants.h"
+#include "session/session_snapshots.h"
 
 /* "for": a number of seconds, more than 0 and at most GRANT_FOR_MAX_S (null: none). */
 static bool for_ok(const struct json_value *x, double *for_s)
@@ -292,6 +293,57 @@ static void route_fork(struct session *s, struct api_request *req)
     json_free(v);
 }
 
+/* The "label" of POST /v1/snapshots (optional) and /v1/rollback (required) bodies; NULL after
+ * answering 400, or when it may be missing and is (*missing set then). */
+static const char *label_of(struct api_request *req, struct json_value *v, bool required,
+                            bool *missing)
+{
+    const char *problem = NULL;
+    const char *label = NULL;
+    static char msg[200];
+    *missing = false;
+    if (v->type != JSON_OBJECT)
+        problem = "the body must be a JSON object";
+    for (size_t i = 0; !problem && i < v->len; i++) {
+        const struct json_value *x = &v->items[i];
+        if (strcmp(v->keys[i], "label") != 0) {
+            snprintf(msg, sizeof msg, "unknown field \"%.60s\" (known: label)", v->keys[i]);
+            problem = msg;
+        } else if (x->type == JSON_NULL && !required) {
+            continue;
+        } else if (x->type != JSON_STRING || strlen(x->str) != x->len ||
+                   !snapshot_label_valid(x->str)) {
+            problem = "\"label\" must be a plain name: letters, digits, '.', '_' and '-', 1 to 64 "
+                      "bytes, not starting with '.'";
+        } else {
+            label = x->str;
+        }
+    }
+    if (!problem && !label && required)
+        problem = "\"label\" is missing";
+    if (problem) {
+        api_respond_error(req, 400, "%s", problem);
+        return NULL;
+    }
+    *missing = !label;
+    return label;
+}
+
+/* POST /v1/snapshots {"label": L?} and POST /v1/rollback {"label": L}. */
+static void route_snapshot(struct session *s, struct api_request *req, bool rollback)
+{
+    struct json_value *v = body_json(req);
+    if (!v)
+        return;
+    bool missing;
+    const char *label = label_of(req, v, rollback, &missing);
+    if (label && rollback)
+        session_op_rollback(s, req, label);
+    else if (label || missing)
+        session_op_snapshot(s, req, label);
+    json_free(v);
+}
+
 /* GET /v1/jobs/PID/log[?tail=N][&follow=1][&format=ndjson]. */
 static void route_log(struct session *s, struct api_request *req, long pid)
 {
@@ -420,6 +472,24 @@ void session_handle_request(void *ctx, struct api_request *req)
         if (del)
             return session_op_revoke(s, req, path + 11);
         want = "DELETE";
+    } else if (strcmp(path, "/v1/snapshots") == 0) {
+        if (get)
+            return session_op_snapshots(s, req);
+        if (post)
+            return route_snapshot(s, req, false);
+        want = "GET or POST";
+    } else if (strncmp(path, "/v1/snapshots/", 14) == 0 && !strchr(path + 14, '/')) {
+        if (del && !snapshot_label_valid(path + 14)) {
+            api_respond_error(req, 400, "not a snapshot's label: %.80s", path + 14);
+            return;
+        }
+        if (del)
+            return session_op_drop_snapshot(s, req, path + 14);
+        want = "DELETE";
+    } else if (strcmp(path, "/v1/rollback") == 0) {
+        if (post)
+            return route_snapshot(s, req, true);
+        want = "POST";
     } else if (strncmp(path, "/v1/turns/", 10) == 0) {
         /* libmicrohttpd has already decoded %XX in the path; a turn may contain '/'. */
         const char *rest = path + 10;

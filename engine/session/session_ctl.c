@@ -7,6 +7,7 @@
  * appended to its capped log (session_jobs.c). Stopping jobs, turns and the session is
  * session_stop.c's; judging a finished foreground command is session_escalation.c's. */
 #include "session/session_ctl.h"
+#include "session/session_snapshots.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -32,7 +33,8 @@
 #include "base/util.h"
 
 /* What the API takes, init must take. */
-_Static_assert(API_COMMAND_MAX <= INIT_WIRE_MAX_COMMAND, "a command the API takes is too long for init");
+_Static_assert(API_COMMAND_MAX <= INIT_WIRE_MAX_COMMAND,
+               "a command the API takes is too long for init");
 
 /* ---- init's reports ----------------------------------------------------------------------- */
 
@@ -221,7 +223,8 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
     for (int rounds = 0; rounds < 4096; rounds++) {
         struct init_wire_msg m;
         int fds[2];
-        long n = init_wire_recv(s->p.ctl, &m, NULL, 0, fds, MSG_DONTWAIT);
+        static unsigned char payload[INIT_WIRE_MAX_SWAPPED];
+        long n = init_wire_recv(s->p.ctl, &m, payload, sizeof payload, fds, MSG_DONTWAIT);
         if (n == -EAGAIN)
             return;
         if (n < 0) {
@@ -241,6 +244,9 @@ static void on_ctl(struct ev_loop *loop, struct ev_io *w, uint32_t events)
             break;
         case INIT_WIRE_GONE:
             on_gone(s, m.pid);
+            break;
+        case INIT_WIRE_REVIEW_SWAPPED:
+            session_review_swapped(s, &m, payload, (size_t)n);
             break;
         case INIT_WIRE_CONNECTED:
             if (s->p.ports) {

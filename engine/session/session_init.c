@@ -27,6 +27,7 @@
 
 #include "sandbox/command.h"
 #include "sandbox/mount_ops.h"
+#include "sandbox/review_view.h"
 #include "sandbox/spawner.h"
 #include "session/fresh_sandbox.h"
 #include "base/clock.h"
@@ -150,6 +151,41 @@ static int late_ro_apply(const struct sandbox_config *cfg, struct late_ro *l)
             return -1;
     }
     return 0;
+}
+
+/* After a rollback (review_view_swap) the view is new: bind each path again before the next
+ * command (one still bound from the old view gets a second read-only bind, which changes
+ * nothing; one the old view lacked and the new one has gets its first). */
+static void late_ro_reset(const struct sandbox_config *cfg, struct late_ro *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        l->done[i] = cfg->workspace_readonly;
+}
+
+/* INIT_WIRE_REVIEW_SWAP: the workspace's overlay rebuilt from the layer's folder dir. */
+static void review_swap(int ctl, const struct sandbox_config *cfg, struct late_ro *late,
+                        const char *dir)
+{
+    char err[512] = "";
+    struct mnt_err e = {err, sizeof err};
+    unsigned *ids = NULL;
+    size_t n = 0;
+    struct init_wire_msg reply = {.tag = INIT_WIRE_REVIEW_SWAPPED};
+    int r = -1;
+    if (!dir[0] || strchr(dir, '/') || dir[0] == '.')
+        snprintf(err, sizeof err, "a rollback's folder must be a plain name");
+    else
+        r = review_view_swap(cfg->workspace, dir, &ids, &n, &e);
+    if (r == 0) {
+        late_ro_reset(cfg, late);
+        if (n > INIT_WIRE_MAX_SWAPPED / sizeof *ids)
+            n = INIT_WIRE_MAX_SWAPPED / sizeof *ids;
+        (void)init_wire_send(ctl, &reply, ids, n * sizeof *ids, NULL, 0);
+    } else {
+        reply.value = -EIO;
+        (void)init_wire_send(ctl, &reply, err, strlen(err), NULL, 0);
+    }
+    free(ids);
 }
 
 /* ---- starting a command ----------------------------------------------------------------- */
@@ -277,6 +313,7 @@ void session_init_main(const struct init_params *p)
     struct init_ready ready;
     /* Nothing in a session's init sets a disposition to SIG_IGN either (see init_main). */
     command_note_ignored_signals();
+    review_view_keep_for_swap(); /* a rollback builds the workspace's overlay again */
     init_prepare(p, &ready);
     /* Confined once: each command then starts without attaching the filter again. If the thread
      * cannot be confined, each command is confined itself (and says why it cannot be). */
@@ -331,6 +368,10 @@ void session_init_main(const struct init_params *p)
             break;
         case INIT_WIRE_CONNECT:
             init_answer_connect(p->ctl_sock, &m, 0); /* a published port's connection */
+            break;
+        case INIT_WIRE_REVIEW_SWAP:
+            command[len] = '\0';
+            review_swap(p->ctl_sock, &ready.cfg, &late, command);
             break;
         default:
             break;

@@ -176,6 +176,7 @@ struct session {
     struct str_list guard_said;      /* lines of a check no command was there to hear */
     struct session_expiry expiry;    /* idle timeout and maximum lifetime (session_expiry.c) */
     enum session_end end_reason;     /* why it ended or is ending */
+    struct rollback *rollback;       /* a rollback waiting for init (session_snapshots.c) */
 };
 
 /* session_jobs.c */

@@ -14,6 +14,7 @@ cordon/_version.py; from a checkout it is read from the engine's CMakeLists.txt)
 from .errors import APIError, CordonError, SessionEnded, SessionNotFound, StartError
 from .session import BackgroundJob, Session, find_cordon, socket_dir, socket_path
 from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Dropped, Event, ExecResult, Exit, Grant, Job,
+                    Rollback, Snapshot,
                     Output, Refusal, SessionEndedEvent, SessionInfo, Settled, Started, UnknownEvent)
 
 from .aio import AsyncBackgroundJob, AsyncSession
@@ -40,6 +41,6 @@ __version__ = _version()
 
 __all__ = [
     "APIError", "Answer", "AsyncBackgroundJob", "AsyncSession", "Approval", "ApprovalAsked", "ApprovalEvent", "BackgroundJob", "CordonError", "Dropped", "Event",
-    "ExecResult", "Exit", "Job", "Output", "Refusal", "Session", "SessionEnded", "SessionEndedEvent", "SessionInfo", "SessionNotFound", "Settled",
-    "StartError", "Started", "UnknownEvent", "find_cordon", "socket_dir", "socket_path",
+    "ExecResult", "Exit", "Job", "Output", "Refusal", "Rollback", "Session", "SessionEnded", "SessionEndedEvent", "SessionInfo", "SessionNotFound", "Settled",
+    "Snapshot", "StartError", "Started", "UnknownEvent", "find_cordon", "socket_dir", "socket_path",
 ]

@@ -25,6 +25,7 @@ from .errors import APIError, CordonError, SessionEnded, SessionNotFound
 from .session import HomeMode, PathArg, _check_name, find_cordon, socket_path, start_error
 from ._http import remove_stale
 from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Dropped, Event, ExecResult, Exit, Grant, Job,
+                    Rollback, Snapshot,
                     Output, SessionEndedEvent, SessionInfo, Settled, Started, event_from_json)
 
 _MAX_HEAD = 64 * 1024
@@ -526,6 +527,25 @@ class AsyncSession:
         d = await self._json("POST", "/v1/approvals/%d" % int(approval_id), body)
         return Answer(id=int(d.get("id") or approval_id), answer=str(d.get("answer", answer)),
                       message=str(d.get("message", "")), raw=d)
+
+    # snapshots (review mode) -------------------------------------------------------------------
+
+    async def snapshot(self, label: Optional[str] = None) -> Snapshot:
+        """Records the pending changes of a --review session as they are, under label (a plain
+        name) or the next of s1, s2, ...; 409 APIError when the session is not in review mode or
+        the label is taken, 400 for a bad label."""
+        body: Dict[str, Any] = {} if label is None else {"label": label}
+        return Snapshot.from_json(await self._json("POST", "/v1/snapshots", body))
+
+    async def snapshots(self) -> List[Snapshot]:
+        """The session's snapshots, oldest first."""
+        d = await self._json("GET", "/v1/snapshots")
+        return [Snapshot.from_json(x) for x in d.get("snapshots") or [] if isinstance(x, dict)]
+
+    async def rollback(self, label: str) -> Rollback:
+        """Returns the session's workspace to snapshot label (404 APIError when there is none);
+        the processes still holding the old workspace open are in the answer's holders."""
+        return Rollback.from_json(await self._json("POST", "/v1/rollback", {"label": label}))
 
     # grants -----------------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from ._http import Conn, Response, Transport
 from ._options import start_args
 from .errors import APIError, CordonError, SessionEnded, SessionNotFound, StartError
 from .types import (Answer, Approval, ApprovalAsked, ApprovalEvent, Dropped, Event, ExecResult, Exit, Grant, Job,
+                    Rollback, Snapshot,
                     Output, SessionEndedEvent, SessionInfo, Settled, Started, event_from_json)
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
@@ -426,6 +427,25 @@ class Session:
         d = self._t.json("POST", "/v1/approvals/%d" % int(approval_id), body)
         return Answer(id=int(d.get("id") or approval_id), answer=str(d.get("answer", answer)),
                       message=str(d.get("message", "")), raw=d)
+
+    # snapshots (review mode) -------------------------------------------------------------------
+
+    def snapshot(self, label: Optional[str] = None) -> Snapshot:
+        """Records the pending changes of a --review session as they are, under label (a plain
+        name) or the next of s1, s2, ...; 409 APIError when the session is not in review mode or
+        the label is taken, 400 for a bad label."""
+        body: Dict[str, Any] = {} if label is None else {"label": label}
+        return Snapshot.from_json(self._t.json("POST", "/v1/snapshots", body))
+
+    def snapshots(self) -> List[Snapshot]:
+        """The session's snapshots, oldest first."""
+        d = self._t.json("GET", "/v1/snapshots")
+        return [Snapshot.from_json(x) for x in d.get("snapshots") or [] if isinstance(x, dict)]
+
+    def rollback(self, label: str) -> Rollback:
+        """Returns the session's workspace to snapshot label (404 APIError when there is none);
+        the processes still holding the old workspace open are in the answer's holders."""
+        return Rollback.from_json(self._t.json("POST", "/v1/rollback", {"label": label}))
 
     # grants -----------------------------------------------------------------------------------
 

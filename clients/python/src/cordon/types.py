@@ -89,6 +89,41 @@ class Approval:
 
 
 @dataclass
+class Snapshot:
+    """A review session's snapshot (POST/GET /v1/snapshots): its `label`, when `taken` (Unix
+    seconds), the pending `changes` it held then and the `entries` copied (-1 when unknown)."""
+    label: str
+    taken: float
+    changes: int
+    entries: int
+    raw: Json = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Json) -> "Snapshot":
+        return cls(label=str(d.get("label", "")), taken=float(d.get("taken") or 0),
+                   changes=int(d.get("changes") if d.get("changes") is not None else -1),
+                   entries=int(d.get("entries") if d.get("entries") is not None else -1), raw=d)
+
+
+@dataclass
+class Rollback:
+    """POST /v1/rollback's answer: the `label` returned to, the processes that still hold the old
+    workspace open (`holders`: {"pid", "comm"}, pids as the sandbox sees them) and the one line
+    naming them (`message`, None when none)."""
+    label: str
+    holders: List[Dict[str, Any]]
+    message: Optional[str]
+    raw: Json = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Json) -> "Rollback":
+        hs = d.get("holders")
+        return cls(label=str(d.get("label", "")),
+                   holders=[x for x in hs if isinstance(x, dict)] if isinstance(hs, list) else [],
+                   message=_opt_str(d.get("message")), raw=d)
+
+
+@dataclass
 class Grant:
     """A grant in force (GET /v1/grants): `kind` "network" (id "gN", host, port, open
     connections) or "rerun" (id "rN", command); `scope` "session", "timed" (ends at `expires`,
