@@ -95,7 +95,7 @@ _cordon() {
     --restart)
         COMPREPLY=($(compgen -W "on-failure always" -- "$cur"))
         return ;;
-    --session)
+    --session | --fork)
         COMPREPLY=($(compgen -W "$(_cordon_sessions "$bin")" -- "$cur"))
         return ;;
     --workspace | --policy | --allow-write | --hide | --input | --upstream-ca)
@@ -120,7 +120,7 @@ _cordon() {
     # The first word of the session commands is a session's NAME.
     case "$cmd $sub" in
     "exec " | "jobs " | "logs " | "stop " | "cancel " | "approve " | "publish " | "unpublish " | \
-        "grant " | "grants " | "revoke " | "snapshot " | "rollback " | \
+        "grant " | "grants " | "revoke " | "snapshot " | "rollback " | "fork " | \
         "session status" | "session stop")
         [ "$npos" -eq 0 ] && COMPREPLY=($(compgen -W "$(_cordon_sessions "$bin")" -- "$cur"))
         return ;;

@@ -456,6 +456,14 @@ export declare class Session {
   grantNetwork(target: string, options?: { forSeconds?: number; by?: string; signal?: AbortSignal }): Promise<Grant>;
   /** DELETE /v1/grants/ID: ends a grant now; resolves to the connections it let through that were closed. */
   revoke(id: string, options?: { signal?: AbortSignal }): Promise<number>;
+  /** GET /v1/review: the pending changes of a session in review mode, as `cordon review --json`
+   * prints them ({workspace, changes: [{path, change, host_trusted, why, kind, mode, host_mode,
+   * link}]}); a 409 APIError when the session is not in review mode. */
+  review(options?: Waits): Promise<Record<string, unknown>>;
+  /** POST /v1/fork: starts session newName over this one's workspace, its pending changes
+   * included, in review mode with a layer of its own (`cordon review --fork newName`), with this
+   * session's start options and owner; resolves to it, owned as this one is. */
+  fork(newName: string, options?: Waits): Promise<Session>;
   /** GET /v1/approvals?watch=1: subscribes as an approver ("subscribed" first, then each question
    * and its outcome) until the loop is left, or the session ends (SessionEnded with its reason).
    * With no approver subscribed, questions are denied at once. */

@@ -911,6 +911,19 @@ export class Session {
     return Number(d.closed ?? 0);
   }
 
+  /** @param {Waits} [options] @returns {Promise<Json>} */
+  async review(options = {}) {
+    return await this._json("GET", "/v1/review", undefined, options.signal);
+  }
+
+  /** @param {string} newName @param {Waits} [options] @returns {Promise<Session>} */
+  async fork(newName, options = {}) {
+    checkName(newName);
+    const d = await this._json("POST", "/v1/fork", { name: newName }, options.signal);
+    const sock = typeof d.socket === "string" ? d.socket : undefined;
+    return new Session(String(d.name ?? newName), sock, { owned: this.owned });
+  }
+
   /** @param {{ signal?: AbortSignal }} [options] @returns {AsyncGenerator<ApprovalEvent>} */
   async* watchApprovals(options = {}) {
     const res = await this._open("GET", "/v1/approvals?watch=1", undefined, options.signal);

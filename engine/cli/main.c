@@ -179,6 +179,8 @@ static const struct {
      review_command},
     {"apply", "write a --review workspace's pending changes to the host", apply_command},
     {"discard", "drop a --review workspace's pending changes", discard_command},
+    {"fork", "start a session from another's workspace and pending changes (best-of-N)",
+     session_command},
     {"mcp", "serve a session's sandbox to an agent as an MCP server on stdio", mcp_command},
     {"doctor", "what this machine's kernel offers: each capability full, fallback or off",
      doctor_command},

@@ -13,6 +13,7 @@
  * a pending change that was not applied or asked to be discarded. */
 #include "cli/review_cmd.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,12 +31,13 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "base/visible.h"
-#include "controller/host_trusted.h"
+#include "base/session_socket.h"
+#include "controller/review_report.h"
 #include "sandbox/review_layer.h"
 
-#define REVIEW_SYNOPSIS "cordon review [DIR] [--diff] [--json]"
-#define APPLY_SYNOPSIS "cordon apply [DIR] [PATH...] [--all] [--diff]"
-#define DISCARD_SYNOPSIS "cordon discard [DIR] [PATH...]"
+#define REVIEW_SYNOPSIS "cordon review [DIR] [--fork NAME] [--diff] [--json]"
+#define APPLY_SYNOPSIS "cordon apply [DIR] [--fork NAME] [PATH...] [--all] [--diff]"
+#define DISCARD_SYNOPSIS "cordon discard [DIR] [--fork NAME] [PATH...]"
 #define MAX_WORDS 4096
 
 static const char *const change_name[] = {
@@ -44,11 +46,56 @@ static const char *const change_name[] = {
 /* The workspace and its layer, from the words; *first: the first PATH word. 0, or 125 said. */
 struct target {
     char *ws, *layer;
+    const char *fork; /* --fork NAME: the fork's layer (review_fork_dir), else NULL */
     const char **paths;
     int n_paths;
 };
 
-static int resolve(const char *cmd, const char **words, int n, struct target *t)
+/* --fork NAME (or --fork=NAME) before any "--", taken out of argv: 0, or 125 said. */
+static int take_fork(const char *cmd, int *argc, char **argv, const char **fork)
+{
+    *fork = NULL;
+    int o = 0;
+    bool rest = false;
+    for (int i = 0; i < *argc; i++) {
+        const char *a = argv[i];
+        if (!rest && strcmp(a, "--") == 0)
+            rest = true;
+        if (!rest && (strcmp(a, "--fork") == 0 || strncmp(a, "--fork=", 7) == 0)) {
+            const char *v = a[6] == '=' ? a + 7 : i + 1 < *argc ? argv[++i] : NULL;
+            if (!v || !csock_name_valid(v))
+                return cli_usage_error(cmd,
+                                       "--fork takes the name of a fork (the session "
+                                       "cordon fork started), not '%s'",
+                                       v ? v : "");
+            *fork = v;
+            continue;
+        }
+        argv[o++] = argv[i];
+    }
+    *argc = o;
+    return 0;
+}
+
+/* The fork's layer in place of the workspace's: 0, or 125 said (no such fork). */
+static int select_fork(const char *cmd, struct target *t, const char *fork)
+{
+    if (!fork)
+        return 0;
+    char *dir = review_fork_dir(t->layer, fork);
+    free(t->layer);
+    t->layer = dir;
+    t->fork = fork;
+    if (review_layer_exists(dir))
+        return 0;
+    fprintf(stderr,
+            "cordon: %s: %s has no fork named '%s' (cordon fork NAME %s starts one; applied or "
+            "discarded forks are gone)\n",
+            cmd, t->ws, fork, fork);
+    return CORDON_EXIT_SETUP;
+}
+
+static int resolve(const char *cmd, const char **words, int n, const char *fork, struct target *t)
 {
     *t = (struct target){0};
     int first = 0;
@@ -89,7 +136,7 @@ static int resolve(const char *cmd, const char **words, int n, struct target *t)
     }
     t->paths = words + first;
     t->n_paths = n - first;
-    return 0;
+    return select_fork(cmd, t, fork);
 }
 
 static void target_free(struct target *t)
@@ -132,11 +179,6 @@ static bool selected_by(const char *path, const char *sel)
 {
     size_t n = strlen(sel);
     return n == 0 || (strncmp(path, sel, n) == 0 && (path[n] == '\0' || path[n] == '/'));
-}
-
-static const char *kind_of(mode_t m)
-{
-    return S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "link" : S_ISREG(m) ? "file" : m ? "special" : "none";
 }
 
 /* ---- diff ------------------------------------------------------------------------------- */
@@ -220,7 +262,8 @@ static void review_usage(void)
         "--diff shows text diffs (binary files named as such); --json prints\n"
         "{\"workspace\", \"changes\": [{\"path\", \"change\", \"host_trusted\", \"why\", \"kind\",\n"
         "\"mode\", \"host_mode\", \"link\"}]}. cordon apply writes them to the host, cordon\n"
-        "discard drops them.\n",
+        "discard drops them. --fork NAME: the pending changes of fork NAME (cordon fork),\n"
+        "kept in a layer of its own.\n",
         stdout);
 }
 
@@ -246,50 +289,9 @@ static void print_entry(const struct review_entry *e, const char *why)
     free(shown);
 }
 
-static void json_entry(struct json_buf *j, const struct review_entry *e, const char *why)
-{
-    json_buf_printf(j, "%s{\"path\":", j->len ? "," : "");
-    json_buf_string(j, e->path, strlen(e->path));
-    json_buf_printf(j, ",\"change\":\"%s\",\"host_trusted\":%s,\"why\":", change_name[e->change],
-                    why ? "true" : "false");
-    json_buf_cstr_or_null(j, why);
-    json_buf_printf(j, ",\"kind\":\"%s\"", kind_of(e->mode ? e->mode : e->host_mode));
-    if (e->mode)
-        json_buf_printf(j, ",\"mode\":\"%04o\"", (unsigned)(e->mode & 07777));
-    else
-        json_buf_printf(j, ",\"mode\":null");
-    if (e->host_mode)
-        json_buf_printf(j, ",\"host_mode\":\"%04o\"", (unsigned)(e->host_mode & 07777));
-    else
-        json_buf_printf(j, ",\"host_mode\":null");
-    json_buf_printf(j, ",\"link\":");
-    json_buf_cstr_or_null(j, e->link);
-    json_buf_printf(j, "}");
-}
-
-/* Is dir a git dir among the pending changes (a HEAD file and an objects folder in it, pending):
- * a bare repository a command made, whose hooks and config no name flags. */
-static bool pending_git_dir(void *ctx, const char *dir)
-{
-    const struct review_list *l = ctx;
-    bool head = false, objects = false;
-    size_t n = strlen(dir);
-    for (size_t i = 0; i < l->len && !(head && objects); i++) {
-        const struct review_entry *x = &l->items[i];
-        if (x->change == REVIEW_REMOVED || strncmp(x->path, dir, n) != 0 || x->path[n] != '/')
-            continue;
-        head = head || (strcmp(x->path + n + 1, "HEAD") == 0 && S_ISREG(x->mode));
-        objects = objects || (strcmp(x->path + n + 1, "objects") == 0 && S_ISDIR(x->mode));
-    }
-    return head && objects;
-}
-
 static const char *why_of(const struct review_entry *e, const struct review_list *l)
 {
-    const char *why = host_trusted_why(e->path, e->mode, e->host_mode, e->link);
-    if (!why && e->change != REVIEW_REMOVED)
-        why = host_trusted_git_dir_why(e->path, pending_git_dir, (void *)l);
-    return why;
+    return review_why(e, l);
 }
 
 /* The layer's pending changes, recorded (review_layer.h); 0, or 125 said. An absent layer is an
@@ -308,6 +310,38 @@ static int load(const char *cmd, const struct target *t, struct review_list *l)
     return 0;
 }
 
+/* The workspace's forks whose layers are still there (each holds its own pending changes, or
+ * is empty until discarded), one line: a person reviewing the workspace should not miss them. */
+static void say_forks(const char *layer)
+{
+    char *forks = xasprintf("%s/forks", layer);
+    DIR *d = opendir(forks);
+    struct str_list names = {0};
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *dir = review_fork_dir(layer, de->d_name);
+        if (review_layer_exists(dir))
+            str_list_push(&names, de->d_name);
+        free(dir);
+    }
+    if (d)
+        closedir(d);
+    if (names.len) {
+        str_list_sort(&names);
+        printf("forks with layers of their own:");
+        for (size_t i = 0; i < names.len; i++) {
+            char *shown = visible_dup(names.items[i]);
+            printf("%s %s", i ? "," : "", shown);
+            free(shown);
+        }
+        printf(" (cordon review --fork NAME)\n");
+    }
+    str_list_free(&names);
+    free(forks);
+}
+
 int review_cmd_main(int argc, char **argv)
 {
     bool diff = false, json = false;
@@ -317,14 +351,19 @@ int review_cmd_main(int argc, char **argv)
         review_usage();
         return 0;
     }
+    const char *fork;
+    if ((status = take_fork("review", &argc, argv, &fork)) != 0)
+        return status;
     const struct cli_flag flags[] = {{"--diff", &diff}, {"--json", &json}};
     if ((status = cli_read_words(argc, argv, "review", REVIEW_SYNOPSIS, flags, ARRAY_LEN(flags),
                                  words, 1, &n)) >= 0)
         return status;
     struct target t;
     struct review_list l;
-    if ((status = resolve("review", words, n, &t)) != 0)
+    if ((status = resolve("review", words, n, fork, &t)) != 0) {
+        target_free(&t);
         return status;
+    }
     if (t.n_paths > 0) {
         fprintf(stderr, "cordon: review: %s is not a folder with pending changes (usage: %s)\n",
                 t.paths[0], REVIEW_SYNOPSIS);
@@ -342,7 +381,7 @@ int review_cmd_main(int argc, char **argv)
         const char *why = why_of(e, &l);
         flagged += why != NULL;
         if (json) {
-            json_entry(&j, e, why);
+            review_json_entry(&j, e, why);
             continue;
         }
         print_entry(e, why);
@@ -362,6 +401,8 @@ int review_cmd_main(int argc, char **argv)
                "without --all)\n",
                l.len, l.len == 1 ? "" : "s", flagged);
     }
+    if (!json && !t.fork)
+        say_forks(t.layer);
     json_buf_free(&j);
     review_list_free(&l);
     target_free(&t);
@@ -382,7 +423,9 @@ static void apply_usage(void)
           "sandbox first saw it is a conflict: not applied, one line names it (--diff shows\n"
           "both sides). A link out of the workspace, a device, fifo or socket is never applied.\n"
           "Refused while a review sandbox of the workspace runs. Exit 0 when everything chosen\n"
-          "was applied (or left pending as flagged), 1 when something was kept back.\n",
+          "was applied (or left pending as flagged), 1 when something was kept back.\n"
+          "--fork NAME: fork NAME's changes (cordon fork), its own records of the host's\n"
+          "copies deciding the conflicts; refused while session NAME runs.\n",
           stdout);
 }
 
@@ -575,13 +618,18 @@ int apply_cmd_main(int argc, char **argv)
         free(words);
         return 0;
     }
+    const char *fork;
+    if ((status = take_fork("apply", &argc, argv, &fork)) != 0) {
+        free(words);
+        return status;
+    }
     const struct cli_flag flags[] = {{"--all", &all}, {"--diff", &diff}};
     if ((status = cli_read_words(argc, argv, "apply", APPLY_SYNOPSIS, flags, ARRAY_LEN(flags),
                                  words, MAX_WORDS, &n)) >= 0) {
         free(words);
         return status;
     }
-    if ((status = resolve("apply", words, n, &t)) != 0 ||
+    if ((status = resolve("apply", words, n, fork, &t)) != 0 ||
         (status = read_selection("apply", &t, &sel)) != 0)
         goto out;
     if (!review_layer_exists(t.layer)) {
@@ -683,8 +731,51 @@ static void discard_usage(void)
           "sandbox's view of each path goes back to the host's copy. DIR: the workspace\n"
           "(default: the current folder); PATH: a pending path relative to it, and what is\n"
           "pending below it (default: everything). Refused while a review sandbox of the\n"
-          "workspace runs.\n",
+          "workspace runs. --fork NAME: fork NAME's changes (cordon fork); without PATH its\n"
+          "layer is removed too, once nothing is pending there.\n",
           stdout);
+}
+
+/* discard --fork NAME without PATH: the fork's layer goes as a whole once nothing is pending in
+ * it (the caller holds its lock). 0, or 1 said. */
+static int remove_fork(const struct target *t)
+{
+    struct review_list left = {0};
+    char err[512];
+    if (review_layer_list(t->layer, t->ws, &left, err, sizeof err) < 0 || left.len > 0) {
+        printf("the fork '%s' keeps its layer: %s\n", t->fork,
+               left.len ? "something is still pending there" : err);
+        review_list_free(&left);
+        return 1;
+    }
+    review_list_free(&left);
+    /* the fork's snapshots (cordon snapshot) go with it: the person discarded the fork */
+    char *snaps = xasprintf("%s/snapshots", t->layer);
+    size_t n_snaps = 0;
+    DIR *sd = opendir(snaps);
+    struct dirent *de;
+    while (sd && (de = readdir(sd)))
+        n_snaps += de->d_name[0] != '.';
+    if (sd)
+        closedir(sd);
+    free(snaps);
+    char *forks = xasprintf("%s", t->layer);
+    *strrchr(forks, '/') = '\0'; /* <workspace's layer>/forks */
+    int dfd = open(forks, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int r = dfd < 0 ? -errno : review_remove_tree(dfd, t->fork);
+    if (dfd >= 0)
+        close(dfd);
+    free(forks);
+    if (r < 0) {
+        printf("the fork '%s' keeps its layer: %s\n", t->fork, strerror(-r));
+        return 1;
+    }
+    if (n_snaps)
+        printf("removed the fork '%s' of %s, with its %zu snapshot%s\n", t->fork, t->ws, n_snaps,
+               n_snaps == 1 ? "" : "s");
+    else
+        printf("removed the fork '%s' of %s\n", t->fork, t->ws);
+    return 0;
 }
 
 int discard_cmd_main(int argc, char **argv)
@@ -699,12 +790,17 @@ int discard_cmd_main(int argc, char **argv)
         free(words);
         return 0;
     }
+    const char *fork;
+    if ((status = take_fork("discard", &argc, argv, &fork)) != 0) {
+        free(words);
+        return status;
+    }
     if ((status = cli_read_words(argc, argv, "discard", DISCARD_SYNOPSIS, NULL, 0, words, MAX_WORDS,
                                  &n)) >= 0) {
         free(words);
         return status;
     }
-    if ((status = resolve("discard", words, n, &t)) != 0 ||
+    if ((status = resolve("discard", words, n, fork, &t)) != 0 ||
         (status = read_selection("discard", &t, &sel)) != 0)
         goto out;
     if (!review_layer_exists(t.layer)) {
@@ -732,6 +828,8 @@ int discard_cmd_main(int argc, char **argv)
     }
     if (dropped == 0 && status == 0)
         printf("%s: no pending changes\n", t.ws);
+    if (t.fork && t.n_paths == 0 && status == 0)
+        status = remove_fork(&t);
 out:
     if (lock >= 0)
         close(lock);

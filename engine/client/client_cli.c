@@ -21,6 +21,7 @@
 #include "client/client_snapshots.h"
 #include "client/client_http.h"
 #include "client/client_jobs.h"
+#include "client/client_fork.h"
 #include "client/client_ports.h"
 #include "client/client_session.h"
 #include "base/session_socket.h"
@@ -388,6 +389,8 @@ static int dispatch(int argc, char **argv)
         return run_session(argc, argv);
     if (strcmp(cmd, "publish") == 0)
         return cports_publish_main(argc, argv);
+    if (strcmp(cmd, "fork") == 0)
+        return cfork_main(argc, argv);
     if (strcmp(cmd, "unpublish") == 0)
         return cports_unpublish_main(argc, argv);
     if (strcmp(cmd, "grant") == 0)
@@ -407,7 +410,7 @@ int client_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs("cordon: missing command (exec, jobs, logs, stop, cancel, session, approve, publish, "
-              "unpublish, grant, grants, revoke, snapshot, rollback)\n",
+              "unpublish, grant, grants, revoke, snapshot, rollback, fork)\n",
               stderr);
         return CORDON_EXIT_SETUP;
     }

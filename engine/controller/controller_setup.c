@@ -381,12 +381,21 @@ out:
  * among them) are recorded before this start is marked (review_layer.h). A kernel that mounts no
  * overlayfs in a user namespace refuses review mode with one line: there is no fallback that
  * keeps the host's workspace unchanged. */
-static int prepare_review(struct sandbox_config *cfg, char *err, size_t errlen)
+static int prepare_review(struct sandbox_config *cfg, const char *fork, char *err, size_t errlen)
 {
     char *root = review_layer_root();
     if (root && !str_list_contains(&cfg->hidden, root))
         str_list_push(&cfg->hidden, root);
     free(root);
+    if (fork && (!cfg->review || cfg->workspace_readonly)) {
+        snprintf(err, errlen,
+                 "--review-fork %.60s needs review mode of a writable workspace (--review)", fork);
+        return -1;
+    }
+    if (fork && !csock_name_valid(fork)) {
+        snprintf(err, errlen, "--review-fork: invalid fork name '%.60s' (a session's name)", fork);
+        return -1;
+    }
     if (!cfg->review || cfg->workspace_readonly) /* a read-only workspace has nothing pending */
         return 0;
     if (kernel_lacks_forced("overlay_userns") || kernel_older_than(5, 11)) {
@@ -399,7 +408,9 @@ static int prepare_review(struct sandbox_config *cfg, char *err, size_t errlen)
         return -1;
     }
     char *layer = NULL;
-    if (review_layer_make(cfg->workspace, &layer, err, errlen) < 0)
+    /* A fork (cordon fork) has a layer of its own under the workspace's (review_layer.h). */
+    if ((fork ? review_fork_make(cfg->workspace, fork, &layer, err, errlen)
+              : review_layer_make(cfg->workspace, &layer, err, errlen)) < 0)
         return -1;
     struct review_list pending;
     char why[256];
@@ -588,7 +599,7 @@ int controller_resolve(const struct sandbox_start *want, struct sandbox_config *
     add_linked_common(cfg);
     if (check_home_workspace(cfg, err, errlen) < 0 || protect_own_dirs(cfg, err, errlen) < 0 ||
         prepare_home(cfg, err, errlen) < 0 ||
-        prepare_review(cfg, err, errlen) < 0)
+        prepare_review(cfg, flags->review_fork, err, errlen) < 0)
         goto fail;
     int r = hide_root_only(cfg, ahead, want->expect_root_shift, err, errlen);
     ahead = NULL;

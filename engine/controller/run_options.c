@@ -1,6 +1,6 @@
 /* run_options.c — see run_options.h. Options are long-only (-h aside), as in the design;
  * "--name=value" and "--name value" are both accepted. Every flag but --profile, --policy,
- * --publish, --detach and --owner is a profile key's, read from its row of the table of profile
+ * --publish, --detach, --owner and --review-fork is a profile key's, read from its row of the table of profile
  * keys (sandbox/profile_keys.c), with its help. */
 #include "controller/run_options.h"
 
@@ -13,7 +13,15 @@
 
 /* The options that are no profile key; every other option is the flag of a profile key
  * (sandbox/profile_keys.c, where its help is too). */
-enum opt_id { OPT_PROFILE, OPT_PUBLISH, OPT_POLICY, OPT_DETACH, OPT_OWNER, OPT_CREDENTIAL };
+enum opt_id {
+    OPT_PROFILE,
+    OPT_PUBLISH,
+    OPT_POLICY,
+    OPT_DETACH,
+    OPT_OWNER,
+    OPT_CREDENTIAL,
+    OPT_REVIEW_FORK
+};
 
 struct opt_def {
     const char *name;
@@ -44,6 +52,9 @@ static const struct opt_def options[] = {
     {"owner", OPT_OWNER, "PID", "", true,
      "end the session when process PID exits (one of yours),\n"
      "instead of the process that ran session start"},
+    {"review-fork", OPT_REVIEW_FORK, "FORK", "", true,
+     "review mode in the workspace's fork layer FORK (made by\n"
+     "cordon fork; cordon review --fork FORK lists it)"},
 };
 
 /* One option found on the command line: a profile key's flag, or one of options[]. */
@@ -263,6 +274,9 @@ static int parse_options(int argc, char **argv, int *i_io, bool session, struct 
             break;
         case OPT_CREDENTIAL:
             str_list_push(&out->credentials, value);
+            break;
+        case OPT_REVIEW_FORK:
+            out->review_fork = value;
             break;
         }
     }

@@ -14,6 +14,7 @@
 
 #include "base/restart_policy.h"
 #include "base/session_protocol.h"
+#include "base/session_socket.h"
 #include "base/util.h"
 #include "mcp/mcp_call.h"
 #include "mcp/mcp_wire.h"
@@ -164,6 +165,32 @@ static const struct tool tools[] = {
      "\"required\":[\"port\"],\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"port\":{\"type\":\"integer\"},"
      "\"unpublished\":{\"type\":\"boolean\"}},\"required\":[\"port\",\"unpublished\"]}"},
+    {"review_changes",
+     "List the pending changes of a session in review mode: what its commands added, changed "
+     "or removed in the workspace, kept off the host until the user applies them. Each path "
+     "the host will later run or trust (git hooks and config, .envrc, CI definitions, agents' "
+     "and editors' configs, build entry points, new executables, links out of the workspace) "
+     "is flagged host_trusted, with why. Only the user applies or discards changes.",
+     "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"workspace\":{\"type\":\"string\"},"
+     "\"changes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+     "\"path\":{\"type\":\"string\"},\"change\":{\"type\":\"string\",\"enum\":[\"added\","
+     "\"changed\",\"removed\"]},\"host_trusted\":{\"type\":\"boolean\"},"
+     "\"why\":{\"type\":[\"string\",\"null\"]}}}}},\"required\":[\"workspace\","
+     "\"changes\"]}"},
+    {"fork_session",
+     "Start a new session from this one's workspace, its pending changes included, for trying "
+     "several approaches side by side (best-of-N): the fork runs in review mode with a layer "
+     "of its own, so what it writes stays apart from this session and from the host; it gets "
+     "this session's options (profile, network rules). The user reviews, applies or discards "
+     "each fork on its own (cordon review --fork NAME).",
+     "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"minLength\":1,"
+     "\"maxLength\":64,\"description\":\"the new session's name (letters, digits, '_', '.', "
+     "'-')\"}},\"required\":[\"name\"],\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+     "\"socket\":{\"type\":\"string\"},\"workspace\":{\"type\":\"string\"},"
+     "\"layer\":{\"type\":\"string\"},\"pending_copied\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"name\"]}"},
 };
 
 void mcp_tools_list(struct json_buf *b)
@@ -310,6 +337,15 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
                 return -1;
             }
             a->host_addr = v->str;
+        } else if (strcmp(k, "name") == 0) {
+            if (v->type != JSON_STRING || strlen(v->str) != v->len || !csock_name_valid(v->str)) {
+                snprintf(err, errlen,
+                         "name must be a session name (letters, digits, '_', '.', '-'; at "
+                         "most %d; not starting with '.' or '-')",
+                         CSOCK_NAME_MAX);
+                return -1;
+            }
+            a->name = v->str;
         }
     }
     const char *need = strstr(tools[tool].input_schema, "\"required\":[\"");
@@ -359,6 +395,10 @@ void mcp_tools_call(const struct mcp_server *s, int tool, const struct json_valu
         mcp_publish_port(s, &a, id);
     else if (strcmp(name, "unpublish_port") == 0)
         mcp_unpublish_port(s, &a, id);
+    else if (strcmp(name, "review_changes") == 0)
+        mcp_review_changes(s, id);
+    else if (strcmp(name, "fork_session") == 0)
+        mcp_fork_session(s, &a, id);
     else
         mcp_session_status(s, id);
 }

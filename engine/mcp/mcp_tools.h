@@ -1,9 +1,11 @@
 /* mcp_tools.h — the tools `cordon mcp` offers (run_command, start_background, list_jobs,
- * read_log, stop_job, cancel_turn, session_status, publish_port, unpublish_port): their list with schemas and descriptions,
+ * read_log, stop_job, cancel_turn, session_status, publish_port, unpublish_port, review_changes, fork_session):
+ * their list with schemas and descriptions,
  * checking a call's arguments, and running a call against the session's API, whose answer
  * becomes the call's result (text, structuredContent, isError). Also the questions for a
  * person that a running command raises (mcp_ask.c).
- * The tools themselves are mcp_run.c's, mcp_jobs.c's and mcp_ports.c's (mcp_call.h).
+ * The tools themselves are mcp_run.c's, mcp_jobs.c's, mcp_ports.c's and mcp_review.c's
+ * (mcp_call.h).
  * Uses the client library (client_call: requests and answers; client_exec: the exec request;
  * client_ndjson: the exec stream; client_reply: an answer's members), mcp_wire, mcp_bound.
  * Must never: run anything itself (every command runs in the session's sandbox), answer a

@@ -452,7 +452,7 @@ static void put_flag(struct pc_buf *b, enum flag_state f)
  * field added to the struct changes its size, and this assertion asks for it to be keyed: a
  * key's flag already is. */
 #if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(struct run_flags) == 312,
+_Static_assert(sizeof(struct run_flags) == 320,
                "run_flags changed: key the new field in profile_cache.c's put_flags unless it "
                "is a profile key's flag, then set the new size");
 #endif
@@ -476,6 +476,7 @@ static void put_flags(struct pc_buf *b, const struct run_flags *f)
     put_u8(b, f->detach);
     put_opt(b, f->owner);
     put_list(b, &f->credentials);
+    put_opt(b, f->review_fork);
 }
 
 int pc_key(const struct run_flags *flags, const char *cwd, const char *home,

@@ -74,6 +74,22 @@ static int own_folder(const char *path)
     return 0;
 }
 
+/* Make layer's folder (when mk_layer) and its upper/, work/ and seen/, each a folder of the
+ * caller's. 0, or -errno with *at naming what failed. */
+static int make_layer_folders(const char *layer, const char **at)
+{
+    const char *const subs[] = {"", "/upper", "/work", "/seen"};
+    int m = 0;
+    for (size_t i = 0; m == 0 && i < ARRAY_LEN(subs); i++) {
+        char *p = xasprintf("%s%s", layer, subs[i]);
+        m = own_folder(p);
+        if (m < 0)
+            *at = i == 0 ? layer : subs[i] + 1;
+        free(p);
+    }
+    return m;
+}
+
 int review_layer_make(const char *workspace, char **out, char *err, size_t errlen)
 {
     char *root = review_layer_root(), *layer = review_layer_dir(workspace);
@@ -88,14 +104,8 @@ int review_layer_make(const char *workspace, char **out, char *err, size_t errle
     const char *at = root;
     if (m == 0)
         m = own_folder(root);
-    const char *const subs[] = {"", "/upper", "/work", "/seen"};
-    for (size_t i = 0; m == 0 && i < ARRAY_LEN(subs); i++) {
-        char *p = xasprintf("%s%s", layer, subs[i]);
-        m = own_folder(p);
-        if (m < 0)
-            at = i == 0 ? layer : subs[i] + 1;
-        free(p);
-    }
+    if (m == 0)
+        m = make_layer_folders(layer, &at);
     if (m < 0) {
         snprintf(err, errlen, "cannot make the review layer %s (%s): %s", layer, at, strerror(-m));
         goto out;
@@ -111,6 +121,37 @@ out:
     free(root);
     free(layer);
     return r;
+}
+
+char *review_fork_dir(const char *layer, const char *fork)
+{
+    return xasprintf("%s/forks/%s", layer, fork);
+}
+
+int review_fork_make(const char *workspace, const char *fork, char **out, char *err, size_t errlen)
+{
+    char *layer = NULL;
+    if (review_layer_make(workspace, &layer, err, errlen) < 0)
+        return -1;
+    char *forks = xasprintf("%s/forks", layer), *dir = review_fork_dir(layer, fork);
+    const char *at = forks;
+    int m = own_folder(forks);
+    if (m == 0)
+        m = make_layer_folders(dir, &at);
+    if (m < 0) {
+        snprintf(err, errlen, "cannot make the fork's review layer %s (%s): %s", dir, at,
+                 strerror(-m));
+        free(dir);
+    } else {
+        char *note = xasprintf("%s/workspace", dir), *text = xasprintf("%s\n", workspace);
+        (void)write_private_file(note, text, strlen(text));
+        free(note);
+        free(text);
+        *out = dir;
+    }
+    free(forks);
+    free(layer);
+    return m < 0 ? -1 : 0;
 }
 
 int review_layer_lock(const char *layer)
@@ -490,6 +531,12 @@ static int remove_tree(int dfd, const char *name, int depth)
         return 0;
     if ((errno != EISDIR && errno != EPERM) || depth > REVIEW_MAX_DEPTH)
         return -errno;
+    /* A folder without rwx for its owner (overlayfs's work/work is 0000, a command may chmod
+     * one) is opened up first: it is being removed. Never through a link (lstat says folder). */
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+        (st.st_mode & 0700) != 0700 && st.st_uid == geteuid())
+        (void)fchmodat(dfd, name, 0700, 0);
     int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0)
         return -errno;

@@ -43,6 +43,14 @@ char *review_layer_dir(const char *workspace);
 /* Make the layer folder (0700 up from the reviews folder) with upper/, work/ and seen/. The folder
  * in *out. 0, or -1 with one line in err. */
 int review_layer_make(const char *workspace, char **out, char *err, size_t errlen);
+/* A fork's layer (cordon fork, docs/review.md "Forks for best-of-N"): <layer>/forks/<fork>/, a
+ * full layer of its own (upper/ work/ seen/ lock started workspace) over the same workspace.
+ * Forks are named by their session and kept flat under the workspace's layer, a fork of a fork
+ * too, so `cordon review --fork NAME` finds each. Newly allocated. */
+char *review_fork_dir(const char *layer, const char *fork);
+/* Make the workspace's layer (as review_layer_make) and the fork's in it; the fork's folder in
+ * *out. An existing fork layer is kept as it is. 0, or -1 with one line in err. */
+int review_fork_make(const char *workspace, const char *fork, char **out, char *err, size_t errlen);
 /* Does the layer exist (a review sandbox ever ran there)? */
 bool review_layer_exists(const char *layer);
 

@@ -51,6 +51,9 @@ struct run_flags {
     const char *upstream_ca;         /* --upstream-ca FILE -> network.upstream_ca */
     struct str_list credentials;     /* --credential NAME=HOST[,HOST...] (repeatable): the
                                       * caller's variable NAME, sent only to those hosts */
+    const char *review_fork;         /* session start --review-fork FORK: review mode in the
+                                      * workspace's fork layer FORK (cordon fork); no profile key:
+                                      * a fork is the session's, not the profile's */
 };
 
 /* One resource limit from the profile's `rlimits` table. */

@@ -9,9 +9,11 @@
 #include "base/grant_words.h"
 #include "base/json_read.h"
 #include "base/restart_policy.h"
+#include "base/session_socket.h"
 #include "base/session_protocol.h"
 #include "session/log_stream.h"
 #include "session/session_ctl.h"
+#include "session/session_fork.h"
 #include "session/session_grants.h"
 #include "session/session_snapshots.h"
 
@@ -258,6 +260,39 @@ static void route_publish(struct session *s, struct api_request *req)
     json_free(v);
 }
 
+/* POST /v1/fork {"name": NEW} */
+static void route_fork(struct session *s, struct api_request *req)
+{
+    struct json_value *v = body_json(req);
+    if (!v)
+        return;
+    const char *problem = NULL, *name = NULL;
+    if (v->type != JSON_OBJECT)
+        problem = "the body must be a JSON object";
+    for (size_t i = 0; !problem && i < v->len; i++) {
+        const char *k = v->keys[i];
+        const struct json_value *x = &v->items[i];
+        if (strcmp(k, "name") == 0) {
+            if (x->type != JSON_STRING || strlen(x->str) != x->len || !csock_name_valid(x->str))
+                problem = "\"name\" must be the new session's name (letters, digits, '_', '.', "
+                          "'-'; not starting with '.' or '-')";
+            else
+                name = x->str;
+        } else {
+            static char msg[160];
+            snprintf(msg, sizeof msg, "unknown field \"%.60s\" (known: name)", k);
+            problem = msg;
+        }
+    }
+    if (!problem && !name)
+        problem = "\"name\" is missing";
+    if (problem)
+        api_respond_error(req, 400, "%s", problem);
+    else
+        session_op_fork(s, req, name);
+    json_free(v);
+}
+
 /* The "label" of POST /v1/snapshots (optional) and /v1/rollback (required) bodies; NULL after
  * answering 400, or when it may be missing and is (*missing set then). */
 static const char *label_of(struct api_request *req, struct json_value *v, bool required,
@@ -389,6 +424,14 @@ void session_handle_request(void *ctx, struct api_request *req)
                 return session_op_stop_job(s, req, pid);
             want = "POST";
         }
+    } else if (strcmp(path, "/v1/fork") == 0) {
+        if (post)
+            return route_fork(s, req);
+        want = "POST";
+    } else if (strcmp(path, "/v1/review") == 0) {
+        if (get)
+            return session_op_review(s, req);
+        want = "GET";
     } else if (strcmp(path, "/v1/ports") == 0) {
         if (post)
             return route_publish(s, req);

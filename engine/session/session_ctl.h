@@ -35,6 +35,10 @@ struct session_params {
     void *ctx;
     struct guarded_trees *guard; /* the writable trees' repositories (guarded_trees.h), or NULL */
     const struct cgroup *cgroup; /* the session's cgroup (its limit counters), or NULL */
+    char **start_argv;           /* the options session start was given, NULL-terminated: all
+                                  * but NAME, --detach, --owner and --review-fork (a fork repeats
+                                  * them: session_fork.h); in record.json as "argv" */
+    const char *start_cwd;       /* the folder session start ran in */
 };
 
 struct session *session_new(struct ev_loop *loop, const struct session_params *p);

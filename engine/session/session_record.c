@@ -32,6 +32,14 @@ void session_record_write(struct session *s)
         json_buf_lit(&b, "null");
     json_buf_lit(&b, ",\"reason\":");
     json_buf_cstr_or_null(&b, reason);
+    json_buf_lit(&b, ",\"argv\":[");
+    for (size_t i = 0; s->p.start_argv && s->p.start_argv[i]; i++) {
+        if (i)
+            json_buf_lit(&b, ",");
+        json_buf_cstr_or_null(&b, s->p.start_argv[i]);
+    }
+    json_buf_lit(&b, "],\"review_layer\":");
+    json_buf_cstr_or_null(&b, s->p.cfg->review ? s->p.cfg->review_layer : NULL);
     json_buf_lit(&b, "}\n");
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -172,9 +172,30 @@ static void remove_cgroup(const struct sandbox_config *cfg, struct cgroup *cg, p
         LOG_W("limits", "cannot remove the session's cgroup %s: %s", cg->dirs[0], strerror(-r));
 }
 
+/* The options session start was given, to repeat in a fork (session_fork.h): every word but
+ * NAME, --detach, --owner PID and --review-fork FORK (each also as --opt=value). Newly
+ * allocated, NULL-terminated; the strings borrowed from argv. */
+static char **start_options(int argc, char **argv, const char *name)
+{
+    char **out = xcalloc((size_t)argc + 1, sizeof *out);
+    size_t k = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (a == name || strcmp(a, "--detach") == 0 || strncmp(a, "--detach=", 9) == 0 ||
+            strncmp(a, "--owner=", 8) == 0 || strncmp(a, "--review-fork=", 14) == 0)
+            continue;
+        if (strcmp(a, "--owner") == 0 || strcmp(a, "--review-fork") == 0) {
+            i++;
+            continue;
+        }
+        out[k++] = argv[i];
+    }
+    return out;
+}
+
 /* The controller, in the forked child. Returns the exit status of the controller process. */
 static int controller_main(struct controller *c, struct run_flags *flags, const char *cwd,
-                           int ready_fd, pid_t owner)
+                           int ready_fd, pid_t owner, char **start_argv)
 {
     char err[1024];
     struct sandbox_config cfg = {0};
@@ -281,6 +302,8 @@ static int controller_main(struct controller *c, struct run_flags *flags, const 
                                  .proxy = c->proxy,
                                  .ports = c->ports,
                                  .on_ended = on_session_ended,
+                                 .start_argv = start_argv,
+                                 .start_cwd = cwd,
                                  .ctx = c};
     c->session = session_new(&c->loop, &sp_);
     c->api =
@@ -502,7 +525,9 @@ int session_start_main(int argc, char **argv)
             dup2(null, STDOUT_FILENO);
             close(null);
         }
-        int code = controller_main(&c, &flags, cwd, ready[1], owner);
+        char **start_argv = start_options(argc, argv, name);
+        int code = controller_main(&c, &flags, cwd, ready[1], owner, start_argv);
+        free(start_argv);
         run_flags_free(&flags);
         _exit(code);
     }

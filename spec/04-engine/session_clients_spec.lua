@@ -858,8 +858,10 @@ describe("session clients", function()
         local flags = {}
         for flag in help.stdout:gmatch("\n  (%-%-[a-z][a-z-]*)") do
             -- --json: what session start prints, which no client reads; --detach and --owner:
-            -- the clients' detach and owner (ownership, checked above)
-            if flag ~= "--json" and flag ~= "--detach" and flag ~= "--owner" and flag ~= "--help" then
+            -- the clients' detach and owner (ownership, checked above); --review-fork: what
+            -- POST /v1/fork starts a fork with, the clients' fork()
+            if flag ~= "--json" and flag ~= "--detach" and flag ~= "--owner" and flag ~= "--help"
+                and flag ~= "--review-fork" then
                 flags[#flags + 1] = flag
             end
         end

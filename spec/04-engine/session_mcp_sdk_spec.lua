@@ -46,7 +46,8 @@ describe("cordon mcp: with the MCP TypeScript SDK's client", function()
             assert.is_true(t.hasOutputSchema, t.name)
         end
         assert.are.same({ "run_command", "start_background", "list_jobs", "read_log", "stop_job",
-            "cancel_turn", "session_status", "publish_port", "unpublish_port" }, names)
+            "cancel_turn", "session_status", "publish_port", "unpublish_port", "review_changes",
+            "fork_session" }, names)
 
         assert.are.equal(3, out.echo.structuredContent.exit_code, why)
         assert.is_false(out.echo.isError)

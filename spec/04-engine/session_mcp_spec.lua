@@ -113,7 +113,8 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
             assert.truthy(#t.description > 40, t.name)
         end
         assert.are.same({ "run_command", "start_background", "list_jobs", "read_log", "stop_job",
-            "cancel_turn", "session_status", "publish_port", "unpublish_port" }, names)
+            "cancel_turn", "session_status", "publish_port", "unpublish_port", "review_changes",
+            "fork_session" }, names)
         local publish = k.tools.result.tools[8]
         assert.truthy(publish.description:find("127.0.0.1", 1, true), publish.description)
         assert.truthy(publish.description:find("dev server", 1, true), publish.description)

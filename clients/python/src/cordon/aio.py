@@ -571,6 +571,19 @@ class AsyncSession:
         d = await self._json("DELETE", "/v1/grants/%s" % urllib.parse.quote(grant_id, safe=""))
         return int(d.get("closed") or 0)
 
+    async def review(self) -> Dict[str, Any]:
+        """As Session.review: GET /v1/review, the pending changes as `cordon review --json`."""
+        return await self._json("GET", "/v1/review")
+
+    async def fork(self, new_name: str) -> "AsyncSession":
+        """As Session.fork: POST /v1/fork, a new session from this one's workspace and pending
+        changes, owned as this one is."""
+        _check_name(new_name)
+        d = await self._json("POST", "/v1/fork", {"name": new_name})
+        sock = d.get("socket")
+        return AsyncSession(str(d.get("name") or new_name), sock if isinstance(sock, str) else None,
+                            owned=self.owned)
+
     async def watch_approvals(self) -> AsyncIterator[ApprovalEvent]:
         """As Session.watch_approvals: "subscribed", then each question and its outcome, until
         the loop is left or the task cancelled (which unsubscribes)."""

@@ -471,6 +471,26 @@ class Session:
         d = self._t.json("DELETE", "/v1/grants/%s" % urllib.parse.quote(grant_id, safe=""))
         return int(d.get("closed") or 0)
 
+    # review mode and forks (docs/review.md) ---------------------------------------------------
+
+    def review(self) -> Dict[str, Any]:
+        """GET /v1/review: the session's pending changes, as `cordon review --json` prints them:
+        {"workspace", "changes": [{"path", "change", "host_trusted", "why", "kind", "mode",
+        "host_mode", "link"}]}. 409 APIError when the session is not in review mode. Applying
+        and discarding stay the person's (`cordon apply`, `cordon discard`)."""
+        return self._t.json("GET", "/v1/review")
+
+    def fork(self, new_name: str) -> "Session":
+        """POST /v1/fork: starts session new_name over this session's workspace, its pending
+        changes included, in review mode with a layer of its own (`cordon review --fork
+        new_name`), with this session's start options and owner. Returns the new session, owned
+        as this one is. 409 APIError when new_name is running or its fork layer still holds
+        pending changes."""
+        _check_name(new_name)
+        d = self._t.json("POST", "/v1/fork", {"name": new_name})
+        sock = d.get("socket")
+        return Session(str(d.get("name") or new_name), sock if isinstance(sock, str) else None, owned=self.owned)
+
     def watch_approvals(self) -> Generator[ApprovalEvent, None, None]:
         """GET /v1/approvals?watch=1: subscribes as an approver. Yields "subscribed" first, then
         every question as it is asked ("question"; the ones pending then come at once) and its
