@@ -100,9 +100,10 @@ class Snapshot:
 
     @classmethod
     def from_json(cls, d: Json) -> "Snapshot":
+        changes, entries = d.get("changes"), d.get("entries")
         return cls(label=str(d.get("label", "")), taken=float(d.get("taken") or 0),
-                   changes=int(d.get("changes") if d.get("changes") is not None else -1),
-                   entries=int(d.get("entries") if d.get("entries") is not None else -1), raw=d)
+                   changes=int(changes) if changes is not None else -1,
+                   entries=int(entries) if entries is not None else -1, raw=d)
 
 
 @dataclass
