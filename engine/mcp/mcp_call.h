@@ -2,7 +2,7 @@
  * its checked arguments, the result being built and how it is sent, and the tools themselves:
  * mcp_run.c (run_command, start_background, a cancelled call), mcp_jobs.c (list_jobs,
  * read_log, stop_job, cancel_turn), mcp_ports.c (publish_port, unpublish_port,
- * session_status), mcp_review.c (review_changes, fork_session). Every tool runs on its call's thread and reaches the session through
+ * session_status), mcp_review.c (review_changes, fork_session, snapshot_workspace, rollback_workspace). Every tool runs on its call's thread and reaches the session through
  * client_call.h. */
 #ifndef CORDON_MCP_CALL_H
 #define CORDON_MCP_CALL_H
@@ -27,7 +27,8 @@ struct args {
     const char *restart; /* start_background: the restart policy (checked), or NULL */
     double backoff;      /* its backoff in seconds, when has_backoff */
     bool has_backoff;
-    const char *name; /* fork_session: the new session's name (checked) */
+    const char *name;  /* fork_session: the new session's name (checked) */
+    const char *label; /* snapshot_workspace, rollback_workspace: a snapshot's label */
 };
 
 /* A call's result being built: its text, and its structuredContent as JSON text (none when
@@ -57,4 +58,6 @@ void mcp_unpublish_port(const struct mcp_server *s, const struct args *a, const 
 void mcp_session_status(const struct mcp_server *s, const char *id);
 void mcp_review_changes(const struct mcp_server *s, const char *id);
 void mcp_fork_session(const struct mcp_server *s, const struct args *a, const char *id);
+void mcp_snapshot_workspace(const struct mcp_server *s, const struct args *a, const char *id);
+void mcp_rollback_workspace(const struct mcp_server *s, const struct args *a, const char *id);
 #endif

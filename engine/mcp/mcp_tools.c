@@ -191,6 +191,29 @@ static const struct tool tools[] = {
      "\"socket\":{\"type\":\"string\"},\"workspace\":{\"type\":\"string\"},"
      "\"layer\":{\"type\":\"string\"},\"pending_copied\":{\"type\":\"boolean\"}},"
      "\"required\":[\"name\"]}"},
+    {"snapshot_workspace",
+     "Record the pending changes of a session in review mode as they are now, under a label, "
+     "so that rollback_workspace can return the workspace to them later (before a risky "
+     "change, between attempts). Cheap: unchanged files are not copied.",
+     "{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\",\"minLength\":1,"
+     "\"maxLength\":64,\"description\":\"the snapshot's name (letters, digits, '_', '.', "
+     "'-'; not starting with '.'); default: the next of s1, s2, ...\"}},"
+     "\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},"
+     "\"changes\":{\"type\":\"integer\",\"description\":\"pending changes it holds\"},"
+     "\"entries\":{\"type\":\"integer\"}},\"required\":[\"label\"]}"},
+    {"rollback_workspace",
+     "Return the workspace of a session in review mode to a snapshot (snapshot_workspace): "
+     "what was written since is gone from the session's view, what was removed is back. The "
+     "host's workspace is not touched. Processes that still hold the old workspace open keep "
+     "seeing it and are named: restart them.",
+     "{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\",\"minLength\":1,"
+     "\"maxLength\":64,\"description\":\"the snapshot to return to\"}},"
+     "\"required\":[\"label\"],\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\"},"
+     "\"holders\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+     "\"pid\":{\"type\":\"integer\"},\"comm\":{\"type\":\"string\"}}}},"
+     "\"message\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"label\"]}"},
 };
 
 void mcp_tools_list(struct json_buf *b)
@@ -346,6 +369,15 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
                 return -1;
             }
             a->name = v->str;
+        } else if (strcmp(k, "label") == 0) {
+            /* the session checks the characters and answers with one line */
+            if (v->type != JSON_STRING || v->len == 0 || v->len > 64 || strlen(v->str) != v->len) {
+                snprintf(err, errlen,
+                         "label must be a snapshot's name (letters, digits, '_', '.', '-'; "
+                         "at most 64)");
+                return -1;
+            }
+            a->label = v->str;
         }
     }
     const char *need = strstr(tools[tool].input_schema, "\"required\":[\"");
@@ -399,6 +431,10 @@ void mcp_tools_call(const struct mcp_server *s, int tool, const struct json_valu
         mcp_review_changes(s, id);
     else if (strcmp(name, "fork_session") == 0)
         mcp_fork_session(s, &a, id);
+    else if (strcmp(name, "snapshot_workspace") == 0)
+        mcp_snapshot_workspace(s, &a, id);
+    else if (strcmp(name, "rollback_workspace") == 0)
+        mcp_rollback_workspace(s, &a, id);
     else
         mcp_session_status(s, id);
 }

@@ -47,7 +47,7 @@ describe("cordon mcp: with the MCP TypeScript SDK's client", function()
         end
         assert.are.same({ "run_command", "start_background", "list_jobs", "read_log", "stop_job",
             "cancel_turn", "session_status", "publish_port", "unpublish_port", "review_changes",
-            "fork_session" }, names)
+            "fork_session", "snapshot_workspace", "rollback_workspace" }, names)
 
         assert.are.equal(3, out.echo.structuredContent.exit_code, why)
         assert.is_false(out.echo.isError)

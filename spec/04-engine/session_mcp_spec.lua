@@ -114,7 +114,7 @@ describe("cordon mcp: raw JSON-RPC on stdio", function()
         end
         assert.are.same({ "run_command", "start_background", "list_jobs", "read_log", "stop_job",
             "cancel_turn", "session_status", "publish_port", "unpublish_port", "review_changes",
-            "fork_session" }, names)
+            "fork_session", "snapshot_workspace", "rollback_workspace" }, names)
         local publish = k.tools.result.tools[8]
         assert.truthy(publish.description:find("127.0.0.1", 1, true), publish.description)
         assert.truthy(publish.description:find("dev server", 1, true), publish.description)

@@ -264,6 +264,62 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
     end)
 end
 
+describe("snapshot_workspace and rollback_workspace through cordon mcp", function()
+    after_each(h.cleanup)
+
+    for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER } }) do
+        it("an agent snapshots, breaks things and rolls back " .. who.name, function()
+            local t = start(who.uid)
+            local RAW = h.fixtures .. "/mcp/raw_client.py"
+            local function req(id, method, params)
+                return { send_json = { jsonrpc = "2.0", id = id, method = method, params = params } }
+            end
+            local function call(id, tool, arguments)
+                return req(id, "tools/call", { name = tool, arguments = arguments or {} })
+            end
+            local steps = {
+                req(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
+                    clientInfo = { name = "snapshot-spec", version = "1" } }), { expect = 1, as = "init" },
+                { send_json = { jsonrpc = "2.0", method = "notifications/initialized" } },
+                call(2, "run_command", { command = "echo a > a.txt" }), { expect = 2, as = "write" },
+                call(3, "snapshot_workspace", { label = "good" }), { expect = 3, as = "snap" },
+                call(4, "run_command", { command = "rm a.txt keep.txt && echo b > b.txt" }), { expect = 4, as = "break" },
+                call(5, "rollback_workspace", { label = "good" }), { expect = 5, as = "back" },
+                call(6, "run_command", { command = "ls" }), { expect = 6, as = "ls" },
+                call(7, "rollback_workspace", { label = "nope" }), { expect = 7, as = "unknown" },
+                call(8, "snapshot_workspace", { label = "../up" }), { expect = 8, as = "bad" },
+                call(9, "rollback_workspace", {}), { expect = 9, as = "missing" },
+                call(10, "snapshot_workspace"), { expect = 10, as = "auto" },
+                { close = true },
+            }
+            local line = "cd " .. h.quote(t.ws) .. " && exec " .. h.command_line({ "mcp", "--session", t.name },
+                { home = t.home, env = t.env, uid = t.uid, timeout = 150 })
+            local script = h.tmpdir() .. "/script.json"
+            h.write_file(script, cjson.encode(steps), "644")
+            local r = h.sh(h.join({ h.python, RAW, script, "--" }) .. " " .. h.quote(line))
+            local okj, rep = pcall(cjson.decode, r.stdout)
+            assert(okj and type(rep) == "table", "raw_client.py failed\n" .. h.describe(r))
+            local k = rep.kept
+            local why = r.stdout:sub(1, 3000)
+            assert.is_false(k.snap.result.isError, why)
+            assert.are.equal("good", k.snap.result.structuredContent.label, why)
+            assert.is_false(k.back.result.isError, why)
+            assert.are.equal("good", k.back.result.structuredContent.label, why)
+            local listed = k.ls.result.content[1].text
+            assert.truthy(listed:find("a.txt", 1, true) and listed:find("keep.txt", 1, true), why)
+            assert.falsy(listed:find("b.txt", 1, true), why)
+            for _, bad in ipairs({ k.unknown, k.bad, k.missing }) do
+                assert.truthy(bad.error or bad.result.isError, why)
+            end
+            assert.truthy(k.unknown.result.content[1].text:find("nope", 1, true), why)
+            assert.are.equal("s1", k.auto.result.structuredContent.label, why)
+            -- the host's workspace never saw any of it
+            assert.is_nil(h.read_file(t.ws .. "/a.txt"))
+            assert.are.equal("base\n", h.read_file(t.ws .. "/keep.txt"))
+        end)
+    end
+end)
+
 describe("cordon snapshot and rollback from the clients", function()
     after_each(h.cleanup)
 
