@@ -61,7 +61,8 @@ int home_view_layer_lock(const char *layer);
  * its own) and the view takes the layer, and its lock, from there. Borrowed; before home_view_prepare. */
 void home_view_use_layer(const char *path);
 /* Start the overlay's builder thread before the configuration is known (init waits for it
- * then): it makes its tmpfs and waits for home_view_prepare. Optional; once, before it. */
+ * then): it makes its tmpfs, stages it in its own copy of init's mount namespace
+ * (overlay_stage.h) and waits for home_view_prepare. Optional; once, before it. */
 void home_view_start_early(void);
 /* Before the view changes (the detached trees need the host's read-write tree): take the hidden paths
  * under the home out of cfg->hidden into the view's whiteouts (the rest are appended to
@@ -86,6 +87,8 @@ void home_view_free(struct home_view *hv);
 void home_view_close_later(int fd);
 /* Let go of the layer's lock, once nothing in the sandbox can write any more (init has killed
  * and reaped everything): the next sandbox of the workspace need not wait for this init's exit.
- * First waits for the builder's tidy of the layer, which only the lock's holder may do. */
+ * First waits for the builder's tidy of the layer, which only the lock's holder may do, not for
+ * the builder's end: its way back from its staging namespace and its last closes (each may wait
+ * for an RCU grace period) go on while init reports, and end with init's exit. */
 void home_view_release(void);
 #endif
