@@ -196,7 +196,7 @@ static char *join_rel(const char *rel, const char *name)
     return rel[0] ? xasprintf("%s/%s", rel, name) : xstrdup(name);
 }
 
-static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth);
+static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth, bool host_none);
 
 /* Everything the host has in rel's folder that the upper folder up_fd lacks: removed (an opaque
  * folder hides them all). */
@@ -233,15 +233,18 @@ static bool is_opaque(int dfd)
     return n == 1 && v[0] == 'y';
 }
 
-/* One entry name of upper folder up_fd, rel its path. */
-static int walk_entry(struct walk *w, int up_fd, const char *rel, const char *name, int depth)
+/* One entry name of upper folder up_fd, rel its path; host_none: the host has no folder rel (so
+ * nothing in it: a folder added in the sandbox, thousands of files below it, each looked up on
+ * the host for nothing). */
+static int walk_entry(struct walk *w, int up_fd, const char *rel, const char *name, int depth,
+                      bool host_none)
 {
     struct stat st, hs;
     if (fstatat(up_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return 0;
     char *path = join_rel(rel, name);
     bool host = false;
-    int hdir = review_open_beneath(w->ws_fd, rel, O_PATH | O_DIRECTORY, 0);
+    int hdir = host_none ? -1 : review_open_beneath(w->ws_fd, rel, O_PATH | O_DIRECTORY, 0);
     if (hdir >= 0) {
         host = fstatat(hdir, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
         if (!host)
@@ -263,7 +266,7 @@ static int walk_entry(struct walk *w, int up_fd, const char *rel, const char *na
         if (sub >= 0) {
             if (host_dir && is_opaque(sub))
                 host_removed(w, sub, path);
-            r = walk_dir(w, sub, path, depth + 1);
+            r = walk_dir(w, sub, path, depth + 1, !host_dir);
             close(sub);
         }
     } else if (S_ISLNK(st.st_mode)) {
@@ -306,7 +309,7 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth)
+static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth, bool host_none)
 {
     if (depth > REVIEW_MAX_DEPTH) {
         snprintf(w->err, w->errlen, "the review layer's folders go deeper than %d at %s",
@@ -332,7 +335,7 @@ static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth)
         qsort(names.items, names.len, sizeof *names.items, by_name);
     int r = 0;
     for (size_t i = 0; r == 0 && i < names.len; i++)
-        r = walk_entry(w, up_fd, rel, names.items[i], depth);
+        r = walk_entry(w, up_fd, rel, names.items[i], depth, host_none);
     str_list_free(&names);
     return r;
 }
@@ -352,7 +355,7 @@ int review_layer_list(const char *layer, const char *workspace, struct review_li
     struct walk w = {out, ws, err, errlen};
     if (is_opaque(up))
         host_removed(&w, up, "");
-    r = walk_dir(&w, up, "", 0);
+    r = walk_dir(&w, up, "", 0, false);
 out:
     if (up >= 0)
         close(up);
