@@ -535,7 +535,8 @@ bool review_layer_conflict(const char *layer, const char *workspace, const char 
         char *now = host_state(ws, rel, NULL);
         conflict = strcmp(text, "changed") == 0 || strcmp(text, now) != 0;
         free(now);
-    } else if (ws >= 0 && ancestor_absent(layer, rel)) {
+    } else if (ws >= 0 && access(seen, F_OK) < 0 && errno == ENOENT &&
+               ancestor_absent(layer, rel)) {
         /* below a folder added in the sandbox: its record stands for rel's (review_layer_record) */
         char *now = host_state(ws, rel, NULL);
         conflict = strcmp(now, "absent") != 0;
