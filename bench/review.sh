@@ -171,7 +171,7 @@ EOF
 
 # ---- one timed step --------------------------------------------------------------------------
 
-declare -A times # "workload mode step" -> space-separated ms, one per round
+declare -A took # "workload mode step" -> space-separated ms, one per round
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) * 1000 }'; }
 # step WORKLOAD MODE STEP WS COMMAND...: run COMMAND in WS the MODE's way, record its wall time.
 step() {
@@ -186,7 +186,7 @@ step() {
     (cd "$ws" && "${run[@]}") </dev/null >"$work/out" 2>&1 || rc=$?
     t1=$EPOCHREALTIME
     [ "$rc" = 0 ] || die "$wl, $mode: $name failed (exit $rc):"$'\n'"$(tail -20 "$work/out")"
-    times["$wl $mode $name"]+="$(ms "$t0" "$t1") "
+    took["$wl $mode $name"]+="$(ms "$t0" "$t1") "
 }
 # reset MODE WS WHAT...: the state before a round: review's layer discarded, the rest removed.
 reset() {
@@ -237,7 +237,7 @@ echo "== review mode against direct mode and the floor: ${wls[*]}, $rounds round
 for m in "${modes[@]}"; do
     for wl in "${wls[@]}"; do "${wl}_round" "$m"; done
 done
-times=()
+took=()
 for ((r = 0; r < rounds; r++)); do
     for ((k = 0; k < 3; k++)); do
         m=${modes[$(((r + k) % 3))]}
@@ -253,8 +253,11 @@ sums() {
     local wl=$1 mode=$2 s
     local -a acc=()
     for s in "${steps[@]}"; do
-        local -a v=(${times["$wl $mode $s"]})
-        for i in "${!v[@]}"; do acc[i]=$(awk -v a="${acc[i]:-0}" -v b="${v[i]}" 'BEGIN { print a + b }'); done
+        local -a vals
+        read -ra vals <<<"${took["$wl $mode $s"]}"
+        for i in "${!vals[@]}"; do
+            acc[i]=$(awk -v a="${acc[i]:-0}" -v b="${vals[i]}" 'BEGIN { print a + b }')
+        done
     done
     printf '%s\n' "${acc[@]}"
 }
@@ -269,8 +272,8 @@ for wl in "${wls[@]}"; do
         true) steps=("true") ;;
     esac
     for s in "${steps[@]}"; do
-        f=$(median ${times["$wl floor $s"]}) d=$(median ${times["$wl direct $s"]})
-        v=$(median ${times["$wl review $s"]})
+        f=$(median ${took["$wl floor $s"]}) d=$(median ${took["$wl direct $s"]})
+        v=$(median ${took["$wl review $s"]})
         printf '%-8s %-20s %10.1f %10.1f %10.1f %14s %12s\n' "$wl" "$s" "$f" "$d" "$v" \
             "$(ratio "$v" "$d")" "$(ratio "$d" "$f")"
     done
@@ -283,6 +286,7 @@ for wl in "${wls[@]}"; do
         c) steps=("make -j2" "./prog") ;;
         true) steps=("true") ;;
     esac
+    # shellcheck disable=SC2046 # sums prints one number a line: each is one word
     f=$(median $(sums "$wl" floor)) d=$(median $(sums "$wl" direct)) v=$(median $(sums "$wl" review))
     x=$(ratio "$v" "$d")
     verdict=$(awk -v x="$x" 'BEGIN { print x <= 1.1 ? "met" : "NOT met" }')
