@@ -183,7 +183,7 @@ step() {
         review) run=("$cordon" run --review --workspace "$ws" -- "$@") ;;
     esac
     t0=$EPOCHREALTIME
-    (cd "$ws" && "${run[@]}") </dev/null >"$work/out" 2>&1 || rc=$?
+    (cd "$ws" && exec "${run[@]}") </dev/null >"$work/out" 2>&1 || rc=$? # exec: never a builtin
     t1=$EPOCHREALTIME
     [ "$rc" = 0 ] || die "$wl, $mode: $name failed (exit $rc):"$'\n'"$(tail -20 "$work/out")"
     took["$wl $mode $name"]+="$(ms "$t0" "$t1") "
