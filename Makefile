@@ -129,6 +129,7 @@ bench: deps build
 	bash bench/home_beside.sh $(BUILD)/cordon
 	bash bench/remove.sh $(BUILD)/cordon
 	bash bench/create.sh $(BUILD)/cordon
+	bash bench/review.sh $(BUILD)/cordon
 
 # The tree the Debian package has too: PREFIX/bin/cordon, PREFIX/libexec/cordon/cordon-session,
 # PREFIX/share/cordon/{policies,profiles} (where the installed cordon finds them, not in this

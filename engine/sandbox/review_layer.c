@@ -237,7 +237,7 @@ static char *join_rel(const char *rel, const char *name)
     return rel[0] ? xasprintf("%s/%s", rel, name) : xstrdup(name);
 }
 
-static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth);
+static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth, bool host_none);
 
 /* Everything the host has in rel's folder that the upper folder up_fd lacks: removed (an opaque
  * folder hides them all). */
@@ -274,15 +274,18 @@ static bool is_opaque(int dfd)
     return n == 1 && v[0] == 'y';
 }
 
-/* One entry name of upper folder up_fd, rel its path. */
-static int walk_entry(struct walk *w, int up_fd, const char *rel, const char *name, int depth)
+/* One entry name of upper folder up_fd, rel its path; host_none: the host has no folder rel (so
+ * nothing in it: a folder added in the sandbox, thousands of files below it, each looked up on
+ * the host for nothing). */
+static int walk_entry(struct walk *w, int up_fd, const char *rel, const char *name, int depth,
+                      bool host_none)
 {
     struct stat st, hs;
     if (fstatat(up_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return 0;
     char *path = join_rel(rel, name);
     bool host = false;
-    int hdir = review_open_beneath(w->ws_fd, rel, O_PATH | O_DIRECTORY, 0);
+    int hdir = host_none ? -1 : review_open_beneath(w->ws_fd, rel, O_PATH | O_DIRECTORY, 0);
     if (hdir >= 0) {
         host = fstatat(hdir, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
         if (!host)
@@ -304,7 +307,7 @@ static int walk_entry(struct walk *w, int up_fd, const char *rel, const char *na
         if (sub >= 0) {
             if (host_dir && is_opaque(sub))
                 host_removed(w, sub, path);
-            r = walk_dir(w, sub, path, depth + 1);
+            r = walk_dir(w, sub, path, depth + 1, !host_dir);
             close(sub);
         }
     } else if (S_ISLNK(st.st_mode)) {
@@ -347,7 +350,7 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth)
+static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth, bool host_none)
 {
     if (depth > REVIEW_MAX_DEPTH) {
         snprintf(w->err, w->errlen, "the review layer's folders go deeper than %d at %s",
@@ -373,7 +376,7 @@ static int walk_dir(struct walk *w, int up_fd, const char *rel, int depth)
         qsort(names.items, names.len, sizeof *names.items, by_name);
     int r = 0;
     for (size_t i = 0; r == 0 && i < names.len; i++)
-        r = walk_entry(w, up_fd, rel, names.items[i], depth);
+        r = walk_entry(w, up_fd, rel, names.items[i], depth, host_none);
     str_list_free(&names);
     return r;
 }
@@ -393,7 +396,7 @@ int review_layer_list(const char *layer, const char *workspace, struct review_li
     struct walk w = {out, ws, err, errlen};
     if (is_opaque(up))
         host_removed(&w, up, "");
-    r = walk_dir(&w, up, "", 0);
+    r = walk_dir(&w, up, "", 0, false);
 out:
     if (up >= 0)
         close(up);
@@ -450,6 +453,66 @@ static struct timespec started_at(const char *layer)
     return t;
 }
 
+/* Is rel below the folder path (of length len)? */
+static bool below(const char *rel, const char *path, size_t len)
+{
+    return path && strncmp(rel, path, len) == 0 && rel[len] == '/';
+}
+
+/* Does the record at seen say the host had nothing there? false when there is none. */
+static bool record_absent(const char *seen)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (read_file(seen, O_NOFOLLOW, 4096 + 64, &text, &len) < 0)
+        return false;
+    bool absent = strncmp(text, "absent\n", 7) == 0;
+    free(text);
+    return absent;
+}
+
+/* The record of rel's nearest ancestor that has one says "absent": the host had nothing there, so
+ * nothing below it either, when that ancestor was first seen. */
+static bool ancestor_absent(const char *layer, const char *rel)
+{
+    char *dir = xstrdup(rel), *slash;
+    bool absent = false;
+    while ((slash = strrchr(dir, '/'))) {
+        *slash = '\0';
+        char *seen = seen_path(layer, dir);
+        bool found = access(seen, F_OK) == 0;
+        absent = found && record_absent(seen);
+        free(seen);
+        if (found)
+            break;
+    }
+    free(dir);
+    return absent;
+}
+
+/* Record rel's host copy at seen unless it has a record. Does its record say "absent"? */
+static bool record_one(const char *layer, int ws, struct timespec since, const char *rel,
+                       const char *seen, bool want_absent)
+{
+    if (access(seen, F_OK) == 0)
+        return want_absent && record_absent(seen);
+    /* Seen first below a folder that was added then and is not now (applied, or made on the host
+     * since): its record then was that folder's "absent" (review_layer_record), kept as such. */
+    struct stat st = {0};
+    char *state = ancestor_absent(layer, rel) ? xstrdup("absent") : host_state(ws, rel, &st);
+    bool absent = strcmp(state, "absent") == 0;
+    /* Changed on the host since the sandbox that wrote it started: the sandbox may have seen
+     * either copy, so the record says "changed" and apply refuses it. */
+    bool after =
+        !absent && (st.st_ctim.tv_sec > since.tv_sec ||
+                    (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec > since.tv_nsec));
+    char *text = xasprintf("%s\n%s\n", after ? "changed" : state, rel);
+    (void)write_private_file(seen, text, strlen(text));
+    free(text);
+    free(state);
+    return absent;
+}
+
 void review_layer_record(const char *layer, const char *workspace, const struct review_list *l)
 {
     int ws = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -457,25 +520,22 @@ void review_layer_record(const char *layer, const char *workspace, const struct 
         return;
     struct timespec since = started_at(layer);
     struct str_list keep = {0};
+    /* The folder pending as added, recorded "absent", that the entries at hand are in (the list
+     * has a folder before what it holds): its record stands for all of them (ancestor_absent), so
+     * a new tree of thousands of files (node_modules, a build's output) costs one record, not one
+     * file each. */
+    const char *added = NULL;
+    size_t added_len = 0;
     for (size_t i = 0; i < l->len; i++) {
-        const char *rel = l->items[i].path;
-        char *seen = seen_path(layer, rel);
-        str_list_push(&keep, strrchr(seen, '/') + 1);
-        struct stat st;
-        if (access(seen, F_OK) == 0) {
-            free(seen);
+        const struct review_entry *e = &l->items[i];
+        if (below(e->path, added, added_len))
             continue;
-        }
-        char *state = host_state(ws, rel, &st);
-        /* Changed on the host since the sandbox that wrote it started: the sandbox may have seen
-         * either copy, so the record says "changed" and apply refuses it. */
-        bool after = strcmp(state, "absent") != 0 &&
-                     (st.st_ctim.tv_sec > since.tv_sec ||
-                      (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec > since.tv_nsec));
-        char *text = xasprintf("%s\n%s\n", after ? "changed" : state, rel);
-        (void)write_private_file(seen, text, strlen(text));
-        free(text);
-        free(state);
+        bool added_dir = e->change == REVIEW_ADDED && S_ISDIR(e->mode);
+        char *seen = seen_path(layer, e->path);
+        str_list_push(&keep, strrchr(seen, '/') + 1);
+        bool absent = record_one(layer, ws, since, e->path, seen, added_dir);
+        added = added_dir && absent ? e->path : NULL;
+        added_len = added ? strlen(added) : 0;
         free(seen);
     }
     /* Records of paths no longer pending go (applied, discarded, or written back the same). */
@@ -515,6 +575,12 @@ bool review_layer_conflict(const char *layer, const char *workspace, const char 
             *nl = '\0';
         char *now = host_state(ws, rel, NULL);
         conflict = strcmp(text, "changed") == 0 || strcmp(text, now) != 0;
+        free(now);
+    } else if (ws >= 0 && access(seen, F_OK) < 0 && errno == ENOENT &&
+               ancestor_absent(layer, rel)) {
+        /* below a folder added in the sandbox: its record stands for rel's (review_layer_record) */
+        char *now = host_state(ws, rel, NULL);
+        conflict = strcmp(now, "absent") != 0;
         free(now);
     }
     if (ws >= 0)

@@ -10,7 +10,10 @@
  * A pending path is recorded on the first look after the sandbox that wrote it started (that
  * sandbox's controller, the next start, or review/apply/discard): when the host's copy changed
  * since that start (ctime), the record says so, and apply treats it as a conflict (the safe side:
- * the sandbox may have seen either copy).
+ * the sandbox may have seen either copy). A folder pending as added is recorded "absent", and that
+ * record stands for everything below it (the host had nothing there either), so a new tree of
+ * thousands of files costs one record; a path below it seen first once the folder is no longer
+ * added (applied) gets the folder's "absent" as its own.
  * Uses: cordon_dirs.h, sha256.h. Must never: follow a link inside the layer or the workspace
  * (every name is opened beneath its folder, openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS). */
 #ifndef CORDON_REVIEW_LAYER_H

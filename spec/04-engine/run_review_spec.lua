@@ -271,6 +271,22 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.are.equal("inner\n", h.read_file(t.ws .. "/sub/in.txt"))
         end)
 
+        it("refuses a file in a new folder that the host made since the sandbox saw it", function()
+            local t = setup(who.uid)
+            ok(run(t, "mkdir -p newdir/deep && echo a > newdir/deep/a && echo b > newdir/b"))
+            ok(cmd(t, { "review" })) -- the first look: the new folder is seen with nothing on the host
+            as_host(t, "mkdir newdir && echo host > newdir/b")
+            local r = cmd(t, { "apply" })
+            assert.are.equal(1, r.code, h.describe(r))
+            has(r, "conflict: newdir/b")
+            has(r, "applied added newdir/deep/a")
+            assert.are.equal("host\n", h.read_file(t.ws .. "/newdir/b"))
+            assert.are.equal("a\n", h.read_file(t.ws .. "/newdir/deep/a"))
+            local by = review_json(t)
+            assert.is_truthy(by["newdir/b"])
+            assert.is_nil(by["newdir/deep/a"])
+        end)
+
         it("discards a path, then everything", function()
             local t = setup(who.uid)
             local before = full_tree(t.ws)
