@@ -33,26 +33,16 @@ static void fork_usage(void)
 int cfork_main(int argc, char **argv)
 {
     const char *pos[2] = {0};
-    int npos = 0;
-    bool options = true, json = false;
+    int npos = 0, status;
+    bool json = false;
     if (cli_wants_help(argc - 1, argv + 1)) {
         fork_usage();
         return 0;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && strcmp(a, "--") == 0)
-            options = false;
-        else if (options && strcmp(a, "--json") == 0)
-            json = true;
-        else if (options && a[0] == '-' && a[1])
-            return cli_usage_error("fork", "unknown option '%s' (usage: " FORK_SYNOPSIS ")", a);
-        else if (npos < 2)
-            pos[npos++] = a;
-        else
-            return cli_usage_error("fork", "unexpected argument '%s' (usage: " FORK_SYNOPSIS ")",
-                                   a);
-    }
+    const struct cli_flag flags[] = {{"--json", &json}};
+    if ((status = cli_read_words(argc - 1, argv + 1, "fork", FORK_SYNOPSIS, flags, ARRAY_LEN(flags),
+                                 pos, 2, &npos)) >= 0)
+        return status;
     if (npos < 2)
         return cli_usage_error("fork", "missing %s (usage: " FORK_SYNOPSIS ")",
                                npos ? "NEW" : "NAME");
@@ -64,7 +54,7 @@ int cfork_main(int argc, char **argv)
                                    pos[i], CSOCK_NAME_MAX);
     struct chttp h;
     struct json_value *v = NULL;
-    int status = CORDON_EXIT_SETUP;
+    status = CORDON_EXIT_SETUP;
     struct json_buf body = {0};
     if (chttp_open(&h, "fork", pos[0], false) != 0)
         goto out;

@@ -223,27 +223,16 @@ out:
 int csnap_rollback_main(int argc, char **argv)
 {
     const char *pos[2] = {NULL, NULL};
-    bool json = false, options = true;
-    int n = 0;
+    bool json = false;
+    int n = 0, status;
     if (cli_wants_help(argc - 1, argv + 1)) {
         rollback_usage();
         return 0;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && strcmp(a, "--") == 0)
-            options = false;
-        else if (options && strcmp(a, "--json") == 0)
-            json = true;
-        else if (options && a[0] == '-' && a[1])
-            return cli_usage_error("rollback", "unknown option '%s' (usage: " ROLLBACK_SYNOPSIS ")",
-                                   a);
-        else if (n < 2)
-            pos[n++] = a;
-        else
-            return cli_usage_error("rollback",
-                                   "unexpected argument '%s' (usage: " ROLLBACK_SYNOPSIS ")", a);
-    }
+    const struct cli_flag flags[] = {{"--json", &json}};
+    if ((status = cli_read_words(argc - 1, argv + 1, "rollback", ROLLBACK_SYNOPSIS, flags,
+                                 ARRAY_LEN(flags), pos, 2, &n)) >= 0)
+        return status;
     if (n < 2)
         return cli_usage_error("rollback", "missing %s (usage: " ROLLBACK_SYNOPSIS ")",
                                n ? "LABEL" : "NAME");
@@ -253,7 +242,7 @@ int csnap_rollback_main(int argc, char **argv)
         return bad_label("rollback", pos[1]);
     struct chttp h;
     struct json_value *v = NULL;
-    int status = CORDON_EXIT_SETUP;
+    status = CORDON_EXIT_SETUP;
     char *body = xasprintf("{\"label\":\"%s\"}", pos[1]);
     if (chttp_open(&h, "rollback", pos[0], false) != 0)
         goto out;
