@@ -668,7 +668,10 @@ static int startup(lua_State *L)
         lua_getfield(L, -1, lh_hook_names[h]); /* [reg, layers] */
         lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
         if (n > 0) {
-            lua_rawgeti(L, -1, n);
+            /* the top layer's own function (not a wrapper of it), for lh_hook_where */
+            lh_push_module_field(L, "cordon.hooks", "origin");
+            lua_rawgeti(L, -2, n);
+            lua_call(L, 1, 1);
             H.ref_top[h] = luaL_ref(L, LUA_REGISTRYINDEX);
             lh_push_module_field(L, "cordon.hooks", "chain");
             lua_pushvalue(L, -2);

@@ -30,13 +30,23 @@ local function canonical(v, depth)
     return "{" .. table.concat(parts, ",") .. "}"
 end
 
+-- The function a layer defined, for each wrapper made of one: the host names the file and line
+-- of the top layer's own function in an error without a position (M.origin).
+local origins = setmetatable({}, { __mode = "k" })
+
+-- The function fn wraps (a layer's own), or fn itself.
+function M.origin(fn)
+    return origins[fn] or fn
+end
+
 -- A project's profile hook may choose and shape the profile, but not its credentials: which of
 -- the user's secrets leave the machine, for which hosts, is the user's to declare (their own
 -- profiles and policy, --credential), as a project's profile file may not declare them either.
 -- The wrapped hook's result must carry the credentials the layers below it resolved, unchanged
 -- (read as they were when next returned, so a change made in place is seen too).
 local function keep_credentials(fn, path)
-    return function(input, next)
+    local wrapper
+    wrapper = function(input, next)
         local below, called = nil, false
         local res = fn(input, function(i)
             local r = next(i)
@@ -52,6 +62,8 @@ local function keep_credentials(fn, path)
         end
         return res
     end
+    origins[wrapper] = fn
+    return wrapper
 end
 
 -- Add one layer (what a policy file returned) on top of reg. path names the file in errors;
