@@ -21,6 +21,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/kernel_lacks.h"
 #include "base/util.h"
 #include "sandbox/overlay_stage.h"
 #include "sandbox/review_layer.h"
@@ -348,11 +349,227 @@ out:
     return r;
 }
 
+/* ---- a rollback on Linux before 6.5: the new view stacked on the old ----------------------- */
+
+/* Rollbacks a session may stack (each old view stays mounted beneath the new one). */
+#define STACKED_MAX 16
+#define STAGE_VIEW "view"
+
+/* Whether move_mount beneath works here: 0 not tried yet, 1 yes, -1 no (the kernel's EINVAL,
+ * or the test switch): asked once, then every rollback of the session goes the same way. */
+static int beneath_works;
+static unsigned stacked_count;
+
+/* How one child mount of the old view is made again on the staged new one. */
+enum child_kind {
+    CHILD_SELF, /* a bind of the overlay itself (a read-only cover): the same bind of the new */
+    CHILD_DEAD, /* a hidden folder's cover whose folder is gone: a fresh one */
+    CHILD_COPY, /* anything else (a writable path, a hidden file's cover): a copy of it */
+};
+
+struct child_plan {
+    const char *rel, *point; /* below the workspace; the whole path, for messages */
+    enum child_kind kind;
+    unsigned long long attrs; /* CHILD_SELF: the mount attributes it had */
+    int copy;                 /* CHILD_COPY: a detached copy, made in init's namespace */
+};
+
+struct staged_stack {
+    int tmpfs_fd, ov;
+    struct child_plan *plan;
+    size_t n_plan;
+    int tree; /* out: a detached copy of the staged view with every child on it */
+    char err[512];
+};
+
+/* The plan's child p placed on the staged view (folder fd view) at p->rel. 1, 0 skipped (its
+ * place is gone in the new view), -1 with e set. */
+static int stage_child(struct staged_stack *s, int view, const struct child_plan *p, size_t i,
+                       struct mnt_err *e)
+{
+    int target = review_open_beneath(view, p->rel, O_PATH, 0);
+    if (target < 0)
+        return errno == ENOENT || errno == ELOOP || errno == EXDEV ? 0
+                                                                   : mnt_fail(e, "open", p->point);
+    int copy = -1, r = -1;
+    char dead[32] = "";
+    if (p->kind == CHILD_SELF) {
+        copy = open_tree(view, p->rel, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+        struct mount_attr attr = {.attr_set = p->attrs};
+        if (copy >= 0 && mount_setattr(copy, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+            close(copy);
+            copy = -1;
+        }
+    } else if (p->kind == CHILD_DEAD) {
+        /* A fresh tmpfs attached in the staging (a detached one is not cloned before 6.15),
+         * a folder of it bound, then removed once mounted, as hide.c makes it. */
+        snprintf(dead, sizeof dead, "dead%zu", i);
+        int t = mnt_detached_tmpfs(e, "0755");
+        if (t < 0 || overlay_stage_attach(s->tmpfs_fd, t, dead, e) < 0) {
+            if (t >= 0)
+                close(t);
+            close(target);
+            return -1;
+        }
+        close(t);
+        char *d = xasprintf("%s/dir", dead);
+        if (mkdirat(s->tmpfs_fd, d, 0555) == 0)
+            copy = open_tree(s->tmpfs_fd, d, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        free(d);
+    } else {
+        copy = p->copy;
+    }
+    if (copy < 0) {
+        mnt_fail(e, "copy the mount at", p->point);
+        goto out;
+    }
+    if (move_mount(copy, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+        mnt_fail(e, "place again", p->point);
+        goto out;
+    }
+    if (dead[0]) {
+        char *d = xasprintf("%s/dir", dead);
+        int u = unlinkat(s->tmpfs_fd, d, AT_REMOVEDIR);
+        free(d);
+        if (u < 0) {
+            mnt_fail(e, "remove the cover of", p->point);
+            goto out;
+        }
+    }
+    r = 1;
+out:
+    if (copy >= 0 && copy != p->copy)
+        close(copy);
+    close(target);
+    return r;
+}
+
+/* On a staging thread: the new overlay attached on a folder of a private tmpfs in a mount
+ * namespace of the thread's own (a private copy of init's: no command is in it, and init is not
+ * dumpable, so none reaches it by /proc/PID/root either), every child placed on it there, then a
+ * detached copy of the whole tree taken for init to attach in one step. */
+static int build_stack(void *arg)
+{
+    struct staged_stack *s = arg;
+    struct mnt_err e = {s->err, sizeof s->err};
+    struct overlay_stage sg = {.saved_ns = -1};
+    int view = -1;
+    s->tree = -1;
+    if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+        mnt_fail(&e, "make a private namespace to stage", "the workspace");
+        return 0;
+    }
+    if (overlay_stage_begin(&sg, s->tmpfs_fd, true, &e) < 0 ||
+        overlay_stage_attach(s->tmpfs_fd, s->ov, STAGE_VIEW, &e) < 0)
+        goto out;
+    if ((view = openat(s->tmpfs_fd, STAGE_VIEW, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        mnt_fail(&e, "open the staged view of", "the workspace");
+        goto out;
+    }
+    for (size_t i = 0; i < s->n_plan; i++)
+        if (stage_child(s, view, &s->plan[i], i, &e) < 0)
+            goto out;
+    s->tree =
+        open_tree(view, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+    if (s->tree < 0)
+        mnt_fail(&e, "copy the staged view of", "the workspace");
+out:
+    if (view >= 0)
+        close(view);
+    overlay_stage_end(&sg);
+    return 0;
+}
+
+static bool beneath_refused(void)
+{
+    return kernel_lacks_forced("move_mount_beneath");
+}
+
+/* The fallback: the new overlay ov made whole (every child of old on it) in a staging nobody
+ * else sees, then attached on workspace in one step, on top of the old one, which stays mounted
+ * beneath it (it cannot be detached without what is on it). rows: init's mounts. The old tree's
+ * ids into got (as many as n + 1). 0 or -1 with e set (nothing changed then). */
+static int stack_swap(const char *workspace, int old, unsigned old_id, dev_t old_dev, int ov,
+                      const struct mount_row *rows, size_t n, unsigned *got, size_t *n_got,
+                      struct mnt_err *e)
+{
+    if (stacked_count >= STACKED_MAX) {
+        snprintf(e->buf, e->len,
+                 "this session has rolled back %u times on a kernel before Linux 6.5, where each "
+                 "old view stays mounted beneath the new one; stop the session and start it again "
+                 "to roll back further (cordon review shows the pending changes)",
+                 stacked_count);
+        return -1;
+    }
+    struct child_plan *plan = xcalloc(n + 1, sizeof *plan);
+    size_t n_plan = 0, wlen = strlen(workspace);
+    int r = -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct mount_row *c = &rows[i];
+        if (c->parent != old_id || strncmp(c->point, workspace, wlen) != 0 || c->point[wlen] != '/')
+            continue;
+        struct child_plan *p = &plan[n_plan++];
+        *p = (struct child_plan){.rel = c->point + wlen + 1, .point = c->point, .copy = -1};
+        got[(*n_got)++] = c->id;
+        int src = open_tree(old, p->rel, OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+        struct stat sst;
+        if (src < 0) {
+            mnt_fail(e, "open_tree", c->point);
+            goto out;
+        }
+        if (c->dev == old_dev) {
+            p->kind = CHILD_SELF;
+            p->attrs = attrs_of(src);
+        } else if (fstat(src, &sst) == 0 && S_ISDIR(sst.st_mode) && sst.st_nlink == 0) {
+            p->kind = CHILD_DEAD;
+        } else {
+            /* copied here, in init's namespace: the staging's own could not clone it */
+            p->kind = CHILD_COPY;
+            p->copy =
+                open_tree(old, p->rel,
+                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+            if (p->copy < 0) {
+                mnt_fail(e, "copy the mount at", c->point);
+                close(src);
+                goto out;
+            }
+        }
+        close(src);
+    }
+    struct staged_stack s = {.ov = ov, .plan = plan, .n_plan = n_plan, .tree = -1};
+    if ((s.tmpfs_fd = mnt_detached_tmpfs(e, "0700")) < 0)
+        goto out;
+    int t = overlay_stage_run(build_stack, &s);
+    close(s.tmpfs_fd);
+    if (t < 0) {
+        errno = -t;
+        mnt_fail(e, "start the rollback's builder for", workspace);
+        goto out;
+    }
+    if (s.tree < 0) {
+        snprintf(e->buf, e->len, "rollback: cannot build the new view of %s: %s", workspace, s.err);
+        goto out;
+    }
+    /* One step: commands see the old view whole until here, the new one whole after. */
+    if (move_mount(s.tree, "", AT_FDCWD, workspace, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        mnt_fail(e, "attach the new view on", workspace);
+    else
+        r = 0, stacked_count++;
+    close(s.tree);
+out:
+    for (size_t i = 0; i < n_plan; i++)
+        if (plan[i].copy >= 0)
+            close(plan[i].copy);
+    free(plan);
+    return r;
+}
+
 int review_view_swap(const char *workspace, const char *dir, unsigned **ids, size_t *n_ids,
-                     struct mnt_err *e)
+                     bool *stacked, struct mnt_err *e)
 {
     *ids = NULL;
     *n_ids = 0;
+    *stacked = false;
     if (kept_ws < 0 || kept_layer < 0) {
         snprintf(e->buf, e->len, "this sandbox's workspace is not a review overlay");
         return -1;
@@ -380,22 +597,31 @@ int review_view_swap(const char *workspace, const char *dir, unsigned **ids, siz
         close(layer);
     if (ov < 0)
         goto out;
+    if (beneath_works == 0 && beneath_refused())
+        beneath_works = -1;
     /* The new overlay goes beneath the old one: the commands see the old view until the old is
      * detached, then the new one whole, with every cover already on it. */
-    if (move_mount(ov, "", AT_FDCWD, workspace, MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_BENEATH) < 0) {
-        if (errno == EINVAL)
-            snprintf(e->buf, e->len,
-                     "rollback replaces the workspace's mount beneath the old one, which Linux "
-                     "6.5 and later can (move_mount beneath); stop the session and start it "
-                     "again to see the snapshot's files (cordon review shows them)");
-        else
+    if (beneath_works >= 0 &&
+        move_mount(ov, "", AT_FDCWD, workspace, MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_BENEATH) < 0) {
+        if (errno != EINVAL || beneath_works > 0) {
             mnt_fail(e, "move_mount beneath", workspace);
-        goto out;
+            goto out;
+        }
+        beneath_works = -1; /* Linux before 6.5: the new view is stacked on the old instead */
     }
     n = read_mounts(&rows);
     unsigned *got = xcalloc(n + 1, sizeof *got);
     size_t n_got = 0;
     got[n_got++] = old_id;
+    if (beneath_works < 0) {
+        if (stack_swap(workspace, old, old_id, ost.st_dev, ov, rows, n, got, &n_got, e) < 0) {
+            free(got);
+            goto out;
+        }
+        *stacked = true;
+        goto below;
+    }
+    beneath_works = 1;
     size_t wlen = strlen(workspace);
     for (size_t i = 0; i < n; i++) {
         const struct mount_row *c = &rows[i];
@@ -408,12 +634,13 @@ int review_view_swap(const char *workspace, const char *dir, unsigned **ids, siz
         }
         got[n_got++] = c->id;
     }
+below:
     /* Mounts below the children are in the old tree too: their ids, for the holders. */
     for (size_t k = 1; k < n_got; k++)
         for (size_t i = 0; i < n; i++)
             if (rows[i].parent == got[k] && n_got < n + 1)
                 got[n_got++] = rows[i].id;
-    if (umount2(workspace, MNT_DETACH) < 0) {
+    if (!*stacked && umount2(workspace, MNT_DETACH) < 0) {
         free(got);
         mnt_fail(e, "detach the old overlay of", workspace);
         goto out;
