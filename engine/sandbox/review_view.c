@@ -32,9 +32,12 @@
 
 /* Where init attached a shifted root caller's layer folder, or NULL. */
 static const char *staged_layer;
-/* Kept from the view's overlay for a session's rollback (review_view_swap): the detached
- * workspace tree (the lower) and the layer folder's tree; -1 until then. */
-static int kept_ws = -1, kept_layer = -1;
+/* Kept from the view's overlay for a session's rollback (review_view_swap): the workspace tree
+ * (the lower) and the layer folder's tree, attached in a mount namespace of their own (kept_ns,
+ * made by a thread of init's, never entered by a command), where they can be cloned again on
+ * every kernel (Linux before 6.15 clones no detached tree another namespace made; a mount is
+ * cloned only in its own namespace); folders of them there, or -1 until then. */
+static int kept_ns = -1, kept_ws = -1, kept_layer = -1;
 static bool keep_for_swap; /* a session's init: review_view_keep_for_swap */
 
 void review_view_keep_for_swap(void)
@@ -153,53 +156,101 @@ static int overlay_of(const char *workspace, int layer_fd, const char *dir, int 
     return s.mnt_fd;
 }
 
-/* A detached copy of the detached tree fd (a staging attaches, and so uses up, the one it is
- * given), or -1. */
-static int clone_of(int fd)
+/* The keeper's work, on a thread of init's: its own namespace (a private copy of init's), a
+ * tmpfs on its "/", the workspace's and the layer's detached trees attached on folders of it
+ * (taken from in_ws, in_layer), a copy of each for the overlay now (out_ws, out_layer), and the
+ * namespace kept open by kept_ns so that it outlives the thread. */
+struct keeper {
+    int in_ws, in_layer, out_ws, out_layer;
+    char err[256];
+};
+
+static int clone_at(int dir)
 {
-    return open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+    return open_tree(dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 }
 
-/* Copies of ws_fd kept for a rollback and for the overlay now (*now), from a tree another
- * process detached (a root caller's idmapped workspace, the controller's): the kernel clones
- * only a detached tree this namespace made, so it is attached on a fresh folder of the sandbox's
- * /tmp (no command runs yet), cloned twice and detached again. 0 or -1 with errno. */
-static int keep_foreign(int ws_fd, int *now)
+static int keep(void *arg)
 {
-    char dir[] = "/tmp/.cordon-review-XXXXXX";
-    if (!mkdtemp(dir))
-        return -1;
-    int r = move_mount(ws_fd, "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH);
-    if (r == 0) {
-        kept_ws = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-        *now = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-        int e = errno;
-        (void)umount2(dir, MNT_DETACH);
-        errno = e;
-        r = kept_ws >= 0 && *now >= 0 ? 0 : -1;
+    struct keeper *k = arg;
+    struct mnt_err e = {k->err, sizeof k->err};
+    int t = -1;
+    if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+        mnt_fail(&e, "make a namespace to keep", "the workspace's tree");
+        return 0;
     }
-    int e = errno;
-    (void)rmdir(dir);
-    errno = e;
-    return r;
+    /* the namespace's handle before anything is mounted on its "/" */
+    if ((kept_ns = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC)) < 0) {
+        mnt_fail(&e, "open", "/proc/thread-self/ns/mnt");
+        return 0;
+    }
+    if ((t = mnt_detached_tmpfs(&e, "0700")) < 0)
+        return 0;
+    if (move_mount(t, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
+        overlay_stage_attach(t, k->in_ws, STAGE_LOWER, &e) < 0 ||
+        overlay_stage_attach(t, k->in_layer, STAGE_LAYER, &e) < 0) {
+        mnt_fail(&e, "keep", "the workspace's tree");
+        close(t);
+        return 0;
+    }
+    kept_ws = openat(t, STAGE_LOWER, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    kept_layer = openat(t, STAGE_LAYER, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    close(t);
+    if (kept_ws >= 0 && kept_layer >= 0 && kept_ns >= 0) {
+        k->out_ws = clone_at(kept_ws);
+        k->out_layer = clone_at(kept_layer);
+    }
+    if (k->out_ws < 0 || k->out_layer < 0)
+        mnt_fail(&e, "copy the kept trees of", "the workspace");
+    return 0;
+}
+
+/* Copies of the kept trees, cloned in their namespace on a thread of init's. */
+struct kept_copy {
+    int ws, layer, err;
+};
+
+static int copy_kept(void *arg)
+{
+    struct kept_copy *c = arg;
+    /* the thread's own fs first (setns refuses a mount namespace to a thread sharing it) */
+    if (unshare(CLONE_NEWNS) < 0 || setns(kept_ns, CLONE_NEWNS) < 0) {
+        c->err = errno;
+        return 0;
+    }
+    c->ws = clone_at(kept_ws);
+    c->layer = clone_at(kept_layer);
+    if (c->ws < 0 || c->layer < 0)
+        c->err = errno;
+    return 0;
 }
 
 int review_view_mount(const struct sandbox_config *cfg, struct review_view *rv, int ws_fd,
                       struct mnt_err *e)
 {
     /* A session may roll back (review_view_swap): it builds the overlay again from copies of
-     * these, taken before the staging below uses them up. Without them, no rollback. */
-    int now = -1;
-    if (keep_for_swap && kept_ws < 0) {
-        kept_layer = clone_of(rv->layer_fd);
-        kept_ws = clone_of(ws_fd);
-        if (kept_ws < 0 && errno == EINVAL && keep_foreign(ws_fd, &now) < 0)
-            return mnt_fail(e, "keep a copy of the workspace's tree of", cfg->workspace);
+     * these, kept attached in a namespace of their own, and the overlay now is built from a
+     * copy too. Without them, no rollback. */
+    if (keep_for_swap && kept_ns < 0) {
+        struct keeper k = {.in_ws = ws_fd, .in_layer = rv->layer_fd, .out_ws = -1, .out_layer = -1};
+        int r = overlay_stage_run(keep, &k);
+        if (r < 0 || k.out_ws < 0 || k.out_layer < 0) {
+            if (k.out_ws >= 0)
+                close(k.out_ws);
+            if (k.out_layer >= 0)
+                close(k.out_layer);
+            snprintf(e->buf, e->len, "review mode: cannot keep the trees of %s for a rollback: %s",
+                     cfg->workspace, r < 0 ? strerror(-r) : k.err);
+            return -1;
+        }
+        /* the originals are attached in the keeper now: the copies take their place */
+        close(rv->layer_fd);
+        rv->layer_fd = k.out_layer;
+        int ov = overlay_of(cfg->workspace, rv->layer_fd, ".", k.out_ws, e);
+        close(k.out_ws);
+        return ov;
     }
-    int ov = overlay_of(cfg->workspace, rv->layer_fd, ".", now >= 0 ? now : ws_fd, e);
-    if (now >= 0)
-        close(now);
-    return ov;
+    return overlay_of(cfg->workspace, rv->layer_fd, ".", ws_fd, e);
 }
 
 void review_view_release(struct review_view *rv)
@@ -547,7 +598,7 @@ static int stack_swap(const char *workspace, int old, unsigned old_id, dev_t old
         goto out;
     }
     if (s.tree < 0) {
-        snprintf(e->buf, e->len, "rollback: cannot build the new view of %s: %s", workspace, s.err);
+        snprintf(e->buf, e->len, "cannot build the new view of %s: %s", workspace, s.err);
         goto out;
     }
     /* One step: commands see the old view whole until here, the new one whole after. */
@@ -570,7 +621,7 @@ int review_view_swap(const char *workspace, const char *dir, unsigned **ids, siz
     *ids = NULL;
     *n_ids = 0;
     *stacked = false;
-    if (kept_ws < 0 || kept_layer < 0) {
+    if (kept_ns < 0) {
         snprintf(e->buf, e->len, "this sandbox's workspace is not a review overlay");
         return -1;
     }
@@ -586,11 +637,15 @@ int review_view_swap(const char *workspace, const char *dir, unsigned **ids, siz
         mnt_fail(e, "statx", workspace);
         goto out;
     }
-    int ws = clone_of(kept_ws), layer = clone_of(kept_layer);
-    if (ws < 0 || layer < 0)
-        mnt_fail(e, "copy the detached trees of", workspace);
-    else
+    struct kept_copy kc = {.ws = -1, .layer = -1};
+    int t = overlay_stage_run(copy_kept, &kc);
+    int ws = kc.ws, layer = kc.layer;
+    if (t < 0 || ws < 0 || layer < 0) {
+        errno = t < 0 ? -t : kc.err;
+        mnt_fail(e, "copy the kept trees of", workspace);
+    } else {
         ov = overlay_of(workspace, layer, dir, ws, e);
+    }
     if (ws >= 0)
         close(ws);
     if (layer >= 0)
