@@ -29,8 +29,9 @@ int review_view_mount(const struct sandbox_config *cfg, struct review_view *rv, 
 /* A shifted root caller's init reaches the layer folder only where it attached the controller's
  * idmapped tree of it (init.c): path, used by review_view_take instead of cfg->review_layer. */
 void review_view_use_layer(const char *path);
-/* A session's init, before the view is built: keep copies of the workspace's and the layer's
- * detached trees for review_view_swap (a run's init takes none). */
+/* A session's init, before the view is built: keep the workspace's and the layer's trees for
+ * review_view_swap, attached in a mount namespace of their own where they can be cloned on
+ * every kernel (a run's init takes none). */
 void review_view_keep_for_swap(void);
 /* A session's rollback (init's main thread, INIT_WIRE_REVIEW_SWAP): a new overlay of the workspace
  * with dir/upper and dir/work of the layer (kept from review_view_mount) takes the place of the
