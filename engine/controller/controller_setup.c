@@ -418,6 +418,7 @@ static int prepare_review(struct sandbox_config *cfg, const char *fork, char *er
         review_layer_record(layer, cfg->workspace, &pending);
         review_list_free(&pending);
     }
+    review_layer_drop_old(layer);
     review_layer_mark_start(layer);
     cfg->review_layer = layer;
     return 0;

@@ -57,8 +57,9 @@ enum init_wire_tag {
     INIT_WIRE_GONE,     /* pid: a fresh sandbox (INIT_WIRE_FRESH) ended */
     /* a review session's rollback (review_view.h) */
     INIT_WIRE_REVIEW_SWAP,    /* controller: payload: the layer's folder of the new upper, work */
-    INIT_WIRE_REVIEW_SWAPPED, /* init: value 0, payload: the old tree's mount ids (uint32); or
-                               * value -errno, payload: the line saying why */
+    INIT_WIRE_REVIEW_SWAPPED, /* init: value 0 (or INIT_WIRE_SWAP_STACKED), payload: the old
+                               * tree's mount ids (uint32); or value -errno, payload: the line
+                               * saying why */
     INIT_WIRE_TAG_END         /* not a tag: one past the last */
 };
 
@@ -67,6 +68,8 @@ enum init_wire_tag {
 #define INIT_WIRE_FRESH 2u      /* in a sandbox of its own (session/fresh_sandbox.h) */
 #define INIT_WIRE_MAX_COMMAND (128 * 1024) /* bytes of a session's shell string */
 #define INIT_WIRE_MAX_SWAPPED 16384        /* bytes of INIT_WIRE_REVIEW_SWAPPED's payload */
+/* INIT_WIRE_REVIEW_SWAPPED's value when the old view stays mounted beneath (Linux before 6.5) */
+#define INIT_WIRE_SWAP_STACKED 1
 
 struct init_wire_msg {
     uint8_t tag;   /* enum init_wire_tag */

@@ -154,6 +154,19 @@ int review_fork_make(const char *workspace, const char *fork, char **out, char *
     return m < 0 ? -1 : 0;
 }
 
+void review_layer_drop_old(const char *layer)
+{
+    int lock = review_layer_lock(layer);
+    if (lock < 0)
+        return; /* a sandbox has the layer: its old views may be mounted; the next start */
+    int lfd = open(layer, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lfd >= 0) {
+        (void)review_remove_tree(lfd, REVIEW_OLD_DIR);
+        close(lfd);
+    }
+    close(lock);
+}
+
 int review_layer_lock(const char *layer)
 {
     char *path = xasprintf("%s/lock", layer);

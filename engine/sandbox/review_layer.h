@@ -77,6 +77,13 @@ int review_layer_drop(const char *layer, const char *rel);
  * -errno (ENOENT is no error). */
 int review_remove_tree(int dfd, const char *name);
 
+/* The layer's folder of the old views a session stacked its rollbacks on (Linux before 6.5): each
+ * stays mounted until the session's init ends, so its upper stays on disk until then. */
+#define REVIEW_OLD_DIR "old"
+/* At a start of the layer: remove old/ when no sandbox holds the layer's lock (none mounts
+ * what is in it then). */
+void review_layer_drop_old(const char *layer);
+
 /* The layer's lock, taken exclusively without waiting: the fd, or -1 (errno EWOULDBLOCK: a
  * sandbox holds it). */
 int review_layer_lock(const char *layer);

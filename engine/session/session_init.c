@@ -171,12 +171,14 @@ static void review_swap(int ctl, const struct sandbox_config *cfg, struct late_r
     unsigned *ids = NULL;
     size_t n = 0;
     struct init_wire_msg reply = {.tag = INIT_WIRE_REVIEW_SWAPPED};
+    bool stacked = false;
     int r = -1;
     if (!dir[0] || strchr(dir, '/') || dir[0] == '.')
         snprintf(err, sizeof err, "a rollback's folder must be a plain name");
     else
-        r = review_view_swap(cfg->workspace, dir, &ids, &n, &e);
+        r = review_view_swap(cfg->workspace, dir, &ids, &n, &stacked, &e);
     if (r == 0) {
+        reply.value = stacked ? INIT_WIRE_SWAP_STACKED : 0;
         late_ro_reset(cfg, late);
         if (n > INIT_WIRE_MAX_SWAPPED / sizeof *ids)
             n = INIT_WIRE_MAX_SWAPPED / sizeof *ids;

@@ -5,7 +5,8 @@
  * snapshot is always whole. A rollback copies a snapshot into a fresh folder of the layer
  * (upper/, seen/, an empty work/), asks init to put an overlay of it in place of the workspace's
  * (INIT_WIRE_REVIEW_SWAP, review_view.h), then exchanges the folders' names (renameat2
- * RENAME_EXCHANGE) so `cordon review` and `apply` read the new upper, and removes the old one.
+ * RENAME_EXCHANGE) so `cordon review` and `apply` read the new upper, and removes the old one
+ * (before Linux 6.5 the old view stays mounted beneath the new: its folder goes to old/).
  * Who still holds the old view: the sandbox's processes (init's descendants) whose
  * cwd, root, executable or an open file lies on a mount of the old tree (mount ids from init),
  * at most HOLDERS_SCAN processes and HOLDER_FDS descriptors each. */
@@ -506,6 +507,17 @@ static int exchange(int lfd, const char *folder, const char *what)
     return r;
 }
 
+/* The layer's folder (the old upper, work, seen of a stacked view) moved to old/folder. */
+static int keep_old(int lfd, const char *folder)
+{
+    char *to = xasprintf(REVIEW_OLD_DIR "/%s", folder);
+    int r = mkdirat(lfd, REVIEW_OLD_DIR, 0700) < 0 && errno != EEXIST
+                ? -1
+                : renameat(lfd, folder, lfd, to);
+    free(to);
+    return r;
+}
+
 void session_review_swapped(struct session *s, const struct init_wire_msg *m, const void *payload,
                             size_t len)
 {
@@ -532,8 +544,12 @@ void session_review_swapped(struct session *s, const struct init_wire_msg *m, co
     struct json_buf holders = {0}, line = {0};
     find_holders(s, payload, len / sizeof(unsigned), &holders, &line);
     /* The old upper is no one's now: the detached overlay of a holder keeps its own view of the
-     * files it has open, and the next rollback or a session's end has no use for it. */
-    if (r == 0 && lfd >= 0)
+     * files it has open, and the next rollback or a session's end has no use for it. Stacked
+     * (Linux before 6.5), the old overlay is still mounted beneath the new one: its folders stay
+     * on disk in old/ until the layer's next start (review_layer_drop_old). */
+    if (r == 0 && lfd >= 0 && m->value == INIT_WIRE_SWAP_STACKED)
+        (void)keep_old(lfd, rb->folder);
+    else if (r == 0 && lfd >= 0)
         (void)review_remove_tree(lfd, rb->folder);
     if (lfd >= 0)
         close(lfd);

@@ -21,18 +21,21 @@ local function full_tree(dir)
 end
 
 --- A workspace with a few files, owned by uid (nil: root), and a session of it (--review unless
--- flags say otherwise).
-local function start(uid, flags)
+-- flags say otherwise), with more_env added to its environment and the shell code setup run in the
+-- workspace before it starts.
+local function start(uid, flags, more_env, setup)
     local home = h.tmpdir()
     local ws, parent = h.workspace()
     h.sh_ok("cd " .. h.quote(ws) .. " && echo base > keep.txt && echo old > gone.txt"
-        .. " && mkdir sub && echo in > sub/in.txt && chmod 644 keep.txt gone.txt")
+        .. " && mkdir sub && echo in > sub/in.txt && chmod 644 keep.txt gone.txt"
+        .. (setup and (" && " .. setup) or ""))
     local runtime = h.runtime_dir()
     if uid then
         h.sh_ok(("chmod 755 %s && chown -R %d:%d %s %s %s"):format(h.quote(parent), uid, uid,
             h.quote(home), h.quote(ws), h.quote(runtime)))
     end
     local env = { XDG_STATE_HOME = home .. "/state", XDG_RUNTIME_DIR = runtime }
+    for k, v in pairs(more_env or {}) do env[k] = v end
     local t = { home = home, ws = ws, uid = uid, env = env, name = "sn" .. h.token():sub(1, 8) }
     t.o = { home = home, cwd = ws, env = env, uid = uid }
     local args = { "session", "start", t.name, "--detach" }
@@ -143,6 +146,59 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
                 assert.is_nil(r.stdout:find("cordon-review-", 1, true), h.describe(r))
                 ok(cli(t, { "session", "stop", t.name }))
             end
+        end)
+
+        it("never shows the workspace without its read-only covers while it rolls back", function()
+            -- the move beneath (Linux 6.5) and the stacked view older kernels get, on this kernel
+            for _, lacks in ipairs({ "", "move_mount_beneath" }) do
+                local t = start(who.uid, nil, { CORDON_TEST_KERNEL_LACKS = lacks }, "mkdir .cordon && echo p > .cordon/p")
+                ok(exec(t, "echo one > one.txt"))
+                ok(cli(t, { "snapshot", t.name, "A" }))
+                -- a job writing .cordon by its absolute path (the top view) all through the rollbacks
+                local r = cli(t, { "exec", t.name, "--background", "--", "ws=$PWD; while :; do "
+                    .. "if echo x 2>/dev/null > \"$ws/.cordon/pwn\"; then echo WROTE >> /tmp/wrote; fi; done" })
+                ok(r)
+                for i = 1, 6 do
+                    ok(exec(t, "echo " .. i .. " > n" .. i .. ".txt"))
+                    ok(cli(t, { "rollback", t.name, "A" }))
+                end
+                r = exec(t, "test ! -e .cordon/pwn && test ! -e /tmp/wrote && test ! -e n6.txt && cat one.txt")
+                ok(r)
+                has(r, "one\n")
+                ok(cli(t, { "session", "stop", t.name }))
+                local rv = ok(h.cordon({ "review", "--json" }, t.o))
+                for _, c in ipairs(cjson.decode(rv.stdout).changes) do
+                    assert.is_nil(c.path:find("^%.cordon"), rv.stdout)
+                end
+            end
+        end)
+
+        it("stacks at most 16 rollbacks on a kernel before 6.5, and frees the old views at the next start", function()
+            local lacks = { CORDON_TEST_KERNEL_LACKS = "move_mount_beneath" }
+            local t = start(who.uid, nil, lacks)
+            ok(exec(t, "echo one > one.txt"))
+            ok(cli(t, { "snapshot", t.name, "A" }))
+            for i = 1, 16 do
+                ok(exec(t, "echo " .. i .. " > n.txt"))
+                ok(cli(t, { "rollback", t.name, "A" }))
+            end
+            local r = cli(t, { "rollback", t.name, "A" })
+            assert.are.equal(125, r.code, h.describe(r))
+            has(r, "rolled back 16 times on a kernel before Linux 6.5")
+            -- the view is still the 16th rollback's, and works
+            r = exec(t, "test ! -e n.txt && cat one.txt && echo w > w.txt")
+            ok(r)
+            local reviews = h.quote(t.home .. "/state/cordon/reviews")
+            -- each old view's folders stay on disk while it is mounted beneath
+            r = h.sh("ls -d " .. reviews .. "/*/old/rollback-* | wc -l")
+            assert.are.equal("16", r.stdout:match("%d+"), h.describe(r))
+            ok(cli(t, { "session", "stop", t.name }))
+            local t2 = { name = t.name .. "b", o = t.o }
+            ok(h.cordon({ "session", "start", t2.name, "--detach", "--review" }, t.o))
+            h.defer(function() h.cordon({ "session", "stop", t2.name }, t.o) end)
+            r = h.sh("ls -d " .. reviews .. "/*/old 2>/dev/null | wc -l")
+            assert.are.equal("0", r.stdout:match("%d+"), h.describe(r))
+            has(ok(exec(t2, "cat w.txt one.txt")), "w\none\n")
         end)
 
         it("keeps hidden paths inside the workspace hidden after a rollback", function()
