@@ -270,7 +270,11 @@ describe("Go and Java clients through TLS termination", function()
             h.write_file(hosts_dir .. "/hosts", "127.0.0.2 creds.test\n", "644")
             local host = "creds.test:" .. a.port
             local url = "https://" .. host
-            local java = h.fixtures .. "/engine/CredClient.java"
+            -- a copy every uid reads: the checkout may sit in a folder only its owner enters (or
+            -- in root's home, which the sandbox does not show whole)
+            local java = go_dir .. "/CredClient.java"
+            h.sh_ok("cp " .. h.quote(h.fixtures .. "/engine/CredClient.java") .. " " .. h.quote(java)
+                .. " && chmod 644 " .. h.quote(java))
             local script = table.concat({
                 'case "$TOKEN" in cordon_TOKEN_*) echo placeholder-ok;; esac',
                 -- net/http's defaults: HTTPS_PROXY for a name, SSL_CERT_FILE
