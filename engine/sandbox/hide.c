@@ -639,6 +639,38 @@ out:
  * fails with ENOENT, and nothing can be created in it; only stat of the directory itself
  * succeeds. */
 #define HIDDEN_FILE_TARGET "/proc/self/fd/-1"
+/* The covers are made on a tmpfs attached on this folder of the sandbox's fresh /run, which goes
+ * once they are placed: Linux before 6.15 clones no mount of a detached tree (open_tree of an
+ * fsmount's folder: EINVAL), so a detached tmpfs cannot give them there. */
+#define COVER_STAGE "/run/.cordon-covers"
+
+/* The covers' tmpfs, attached on COVER_STAGE, holding "file" (a dangling link) and "dir": an fd
+ * of its root, or -1 with one line in e. */
+static int cover_stage_open(struct mnt_err *e)
+{
+    if (mkdir(COVER_STAGE, 0700) < 0)
+        return mnt_fail(e, "mkdir", COVER_STAGE);
+    if (mnt_mount(e, "cordon-covers", COVER_STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+        return -1;
+    int fd = open(COVER_STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return mnt_fail(e, "open", COVER_STAGE);
+    if (symlinkat(HIDDEN_FILE_TARGET, fd, "file") < 0 || mkdirat(fd, "dir", 0555) < 0) {
+        close(fd);
+        return mnt_fail(e, "create cover in", COVER_STAGE);
+    }
+    return fd;
+}
+
+/* The stage gone from the view: the covers placed keep its tmpfs alive, nothing else. */
+static void cover_stage_close(int fd)
+{
+    close(fd);
+    if (umount2(COVER_STAGE, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+        LOG_W("hide", "cannot detach %s: %s", COVER_STAGE, strerror(errno));
+    if (rmdir(COVER_STAGE) < 0 && errno != ENOENT)
+        LOG_W("hide", "cannot remove %s: %s", COVER_STAGE, strerror(errno));
+}
 
 int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
 {
@@ -652,15 +684,8 @@ int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
             mnt_fail(e, "look up hidden path", h); /* not knowing is no reason to show it */
             goto out;
         }
-        if (tmpfs_fd < 0) {
-            if ((tmpfs_fd = mnt_detached_tmpfs(e, "0755")) < 0)
-                goto out;
-            if (symlinkat(HIDDEN_FILE_TARGET, tmpfs_fd, "file") < 0 ||
-                mkdirat(tmpfs_fd, "dir", 0555) < 0) {
-                mnt_fail(e, "create cover for", h);
-                goto out;
-            }
-        }
+        if (tmpfs_fd < 0 && (tmpfs_fd = cover_stage_open(e)) < 0)
+            goto out;
         bool dir = S_ISDIR(st.st_mode);
         int cover = open_tree(tmpfs_fd, dir ? "dir" : "file",
                               OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
@@ -682,7 +707,7 @@ int hide_apply_in_writable(struct hide_plan *plan, struct mnt_err *e)
     r = 0;
 out:
     if (tmpfs_fd >= 0)
-        close(tmpfs_fd);
+        cover_stage_close(tmpfs_fd);
     return r;
 }
 

@@ -212,6 +212,19 @@ t_hidden() {
     ! grep -q read-shadow "$T/out/o" || { echo "/etc/shadow is readable inside"; return 1; }
 }
 
+t_hidden_in_ws() { # --hide of a file and a folder inside the writable workspace: covered, not shown
+    echo ws-secret >"$W/.env.smoke"
+    mkdir -p "$W/keys.smoke" && echo ws-key >"$W/keys.smoke/k"
+    c run --hide "$W/.env.smoke" --hide "$W/keys.smoke" -- sh -c 'cat .env.smoke keys.smoke/k 2>&1
+echo w >.env.smoke 2>/dev/null && echo wrote; ls -A /run | grep -c cordon-covers; echo done'
+    rc=$?
+    rm -rf "$W/.env.smoke" "$W/keys.smoke"
+    [ $rc = 0 ] && grep -q '^done$' "$T/out/o" || { why $rc "the command did not run"; return 1; }
+    ! grep -q 'ws-secret\|ws-key' "$T/out/o" || { echo "a hidden path in the workspace is readable inside"; return 1; }
+    ! grep -q '^wrote$' "$T/out/o" || { echo "a hidden file in the workspace was written"; return 1; }
+    grep -q '^0$' "$T/out/o" || { echo "the covers' staging folder is left in /run"; return 1; }
+}
+
 t_root_protect() {
     [ "$ME" = 0 ] || { echo "a root caller's row"; return 2; }
     # Under /srv: one of the host's folders the sandbox shows (not the workspace, the home,
@@ -590,7 +603,7 @@ t_rollback() {
     c discard "$R" || { why $? "cordon discard failed"; return 1; }
 }
 
-ROWS="run_exit home_cow hidden root_protect seccomp landlock loopback_off session approval mcp client_python
+ROWS="run_exit home_cow hidden hidden_in_ws root_protect seccomp landlock loopback_off session approval mcp client_python
 client_typescript proxy proxy_deny transparent resolver host_port publish git_guard git_remove refusal_line
 cred_http cred_tls review rollback"
 landlock_note() { # the Landlock ABI this kernel offers (landlock_create_ruleset's version query)
