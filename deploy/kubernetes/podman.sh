@@ -89,6 +89,11 @@ up() {
 down() {
     [ -f "$copy" ] || copy=$yaml
     podman kube down "$copy" >/dev/null 2>&1 || true
+    # kube down can leave the pod itself behind (seen under load: a pod "Created" with no
+    # container); removing it is what down means
+    if podman pod exists "$pod" 2>/dev/null; then
+        podman pod rm -f "$pod" >/dev/null 2>&1 || true
+    fi
     left=$(podman ps -a --filter "pod=$pod" --format '{{.Names}}' 2>/dev/null || true)
     [ -z "$left" ] || die "containers of pod $pod are left: $left"
     ! podman pod exists "$pod" 2>/dev/null || die "pod $pod is left"
