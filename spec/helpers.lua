@@ -506,6 +506,29 @@ function h.session_socket(runtime, name)
     return runtime .. "/cordon/" .. name .. ".sock"
 end
 
+--- One raw JSON-RPC request for spec/fixtures/mcp/raw_client.py's steps.
+function h.mcp_req(id, method, params)
+    return { send_json = { jsonrpc = "2.0", id = id, method = method, params = params } }
+end
+
+--- One tools/call request of tool with arguments (none: {}).
+function h.mcp_call(id, tool, arguments)
+    return h.mcp_req(id, "tools/call", { name = tool, arguments = arguments or {} })
+end
+
+--- Runs spec/fixtures/mcp/raw_client.py with steps against line (a shell command running
+-- `cordon mcp ...`); returns its decoded report and the start of its output, for assertion
+-- messages.
+function h.mcp_raw(steps, line)
+    local cjson = require("cjson")
+    local script = h.tmpdir() .. "/script.json"
+    h.write_file(script, cjson.encode(steps), "644")
+    local r = h.sh(h.join({ h.python, h.fixtures .. "/mcp/raw_client.py", script, "--" }) .. " " .. h.quote(line))
+    local ok, rep = pcall(cjson.decode, r.stdout)
+    assert(ok and type(rep) == "table", "raw_client.py failed\n" .. h.describe(r))
+    return rep, r.stdout:sub(1, 3000)
+end
+
 --- One HTTP request to a session's control socket with curl.
 -- opts.uid: run curl as this uid/gid (setpriv, no supplementary groups).
 -- Returns { status = number (0 when curl failed), body = string, json = table|nil, cmd }.

@@ -133,13 +133,10 @@ describe("a session's host-trusted changes", function()
 
     it("are lines of MCP run_command's text and in its structured content", function()
         local t = setup(nil)
-        local RAW = h.fixtures .. "/mcp/raw_client.py"
         local runtime = h.runtime_dir()
         local line = "cd " .. h.quote(t.ws) .. " && exec " ..
             h.command_line({ "mcp" }, { env = { XDG_RUNTIME_DIR = runtime }, timeout = 150 })
-        local function req(id, method, params)
-            return { send_json = { jsonrpc = "2.0", id = id, method = method, params = params } }
-        end
+        local req = h.mcp_req
         local steps = {
             req(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
                 clientInfo = { name = "spec", version = "1" } }), { expect = 1, as = "init" },
@@ -151,17 +148,14 @@ describe("a session's host-trusted changes", function()
             { expect = 3, as = "none" },
             { close = true },
         }
-        local script = h.tmpdir() .. "/script.json"
-        h.write_file(script, cjson.encode(steps))
-        local r = h.sh(h.join({ h.python, RAW, script, "--" }) .. " " .. h.quote(line))
-        local rep = cjson.decode(r.stdout)
+        local rep, why = h.mcp_raw(steps, line)
         local function text(msg)
             local parts = {}
             for _, c in ipairs(msg.result.content) do parts[#parts + 1] = c.text or "" end
             return table.concat(parts)
         end
         local changed, none = rep.kept.changed, rep.kept.none
-        assert.truthy(changed and none, r.stdout)
+        assert.truthy(changed and none, why)
         assert.truthy(text(changed):find("cordon: changed what the host runs or trusts: Makefile (a build",
             1, true), text(changed))
         assert.is_nil(text(changed):find("notes.txt", 1, true))

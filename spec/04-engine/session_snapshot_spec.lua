@@ -326,13 +326,7 @@ describe("snapshot_workspace and rollback_workspace through cordon mcp", functio
     for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER } }) do
         it("an agent snapshots, breaks things and rolls back " .. who.name, function()
             local t = start(who.uid)
-            local RAW = h.fixtures .. "/mcp/raw_client.py"
-            local function req(id, method, params)
-                return { send_json = { jsonrpc = "2.0", id = id, method = method, params = params } }
-            end
-            local function call(id, tool, arguments)
-                return req(id, "tools/call", { name = tool, arguments = arguments or {} })
-            end
+            local req, call = h.mcp_req, h.mcp_call
             local steps = {
                 req(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
                     clientInfo = { name = "snapshot-spec", version = "1" } }), { expect = 1, as = "init" },
@@ -350,13 +344,8 @@ describe("snapshot_workspace and rollback_workspace through cordon mcp", functio
             }
             local line = "cd " .. h.quote(t.ws) .. " && exec " .. h.command_line({ "mcp", "--session", t.name },
                 { home = t.home, env = t.env, uid = t.uid, timeout = 150 })
-            local script = h.tmpdir() .. "/script.json"
-            h.write_file(script, cjson.encode(steps), "644")
-            local r = h.sh(h.join({ h.python, RAW, script, "--" }) .. " " .. h.quote(line))
-            local okj, rep = pcall(cjson.decode, r.stdout)
-            assert(okj and type(rep) == "table", "raw_client.py failed\n" .. h.describe(r))
+            local rep, why = h.mcp_raw(steps, line)
             local k = rep.kept
-            local why = r.stdout:sub(1, 3000)
             assert.is_false(k.snap.result.isError, why)
             assert.are.equal("good", k.snap.result.structuredContent.label, why)
             assert.is_false(k.back.result.isError, why)
