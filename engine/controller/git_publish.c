@@ -499,6 +499,19 @@ static const char *refusal(const struct git_publish *g, size_t root, const struc
     return "cannot be judged";
 }
 
+/* Mediated writes against the guard's check: see git_publish_writes_pause. */
+static pthread_mutex_t writes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void git_publish_writes_pause(void)
+{
+    pthread_mutex_lock(&writes_lock);
+}
+
+void git_publish_writes_resume(void)
+{
+    pthread_mutex_unlock(&writes_lock);
+}
+
 /* Step 4: rel is the config's path, for the lines; git_dir its directory as the sandbox and the
  * host both name it; root the mediated tree holding it. */
 static void mediate(const struct git_publish *g, size_t root, int host_dir, const char *base,
@@ -518,22 +531,13 @@ static void mediate(const struct git_publish *g, size_t root, int host_dir, cons
     }
     if (target) {
         r = read_host_file(host_dir, base, O_RDWR, target, &cfg_fd, &old_text, &old_len);
+        if (r < 0) {
+            add_line(v, "cordon: refused writing %s: cannot open it on the host: %s", rel,
+                     strerror(-r));
+            goto out;
+        }
     } else {
-        /* a config git creates (config.worktree, a new repository's): judged against nothing,
-         * made here, never by the kernel's rename of a text nobody read */
-        struct open_how how = {.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                               .mode = source->st_mode & 0666,
-                               .resolve =
-                                   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-        long fd = syscall(SYS_openat2, host_dir, base, &how, sizeof how);
-        r = fd < 0 ? -errno : 0;
-        cfg_fd = (int)fd;
-        old_text = xstrdup("");
-    }
-    if (r < 0) {
-        add_line(v, "cordon: refused writing %s: cannot open it on the host: %s", rel,
-                 strerror(-r));
-        goto out;
+        old_text = xstrdup(""); /* a config git creates: judged against nothing */
     }
     if (git_config_parse(new_text, new_len, &new_cfg, err, sizeof err) < 0) {
         add_line(v, "cordon: refused writing %s: its new text is not git config (%s)", rel, err);
@@ -568,17 +572,31 @@ static void mediate(const struct git_publish *g, size_t root, int host_dir, cons
         free(word);
         free(file);
     }
-    if (refused) {
-        if (!target)
-            (void)unlinkat(host_dir, base, 0); /* made empty just now: no trace of the write */
+    if (refused)
         goto out;
+    /* A config git creates (config.worktree, a new repository's) is made here once its text
+     * is judged, never by the kernel's rename of a text nobody read, and never before: an
+     * empty file the guard's walk saw for a moment would be put back as "removed". */
+    if (!target) {
+        struct open_how how = {.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                               .mode = source->st_mode & 0666,
+                               .resolve =
+                                   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        cfg_fd = (int)syscall(SYS_openat2, host_dir, base, &how, sizeof how);
+        if (cfg_fd < 0) {
+            add_line(v, "cordon: refused writing %s: cannot make it on the host: %s", rel,
+                     strerror(errno));
+            goto out;
+        }
     }
     /* In place: the sandbox's read-only bind is of this inode; a rename on the host would
      * leave the sandbox reading the old file. Room first (a full disk fails before any byte
-     * changes, where the file system can say), written, then cut: a reader in between sees
-     * the new text followed by the old one's tail at worst, for a moment. A write that fails
-     * half-way puts the old text back. */
-    int fr = new_len > old_len && fallocate(cfg_fd, 0, 0, (off_t)new_len) < 0 ? errno : 0;
+     * changes, where the file system can say; the size kept, so no reader sees a tail of
+     * zeros), written, then cut: a reader in between sees the new text followed by the old
+     * one's tail at worst, for a moment. A write that fails half-way puts the old text back. */
+    int fr = new_len > old_len && fallocate(cfg_fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)new_len) < 0
+                 ? errno
+                 : 0;
     if (fr != 0 && fr != EOPNOTSUPP && fr != ENOSYS) {
         add_line(v, "cordon: refused writing %s: no room for it on the host: %s", rel,
                  strerror(fr));
@@ -587,8 +605,9 @@ static void mediate(const struct git_publish *g, size_t root, int host_dir, cons
     ssize_t n = new_len ? pwrite(cfg_fd, new_text, new_len, 0) : 0;
     if (n != (ssize_t)new_len || ftruncate(cfg_fd, (off_t)new_len) < 0) {
         int e = n >= 0 && n != (ssize_t)new_len ? ENOSPC : errno;
-        bool restored = pwrite(cfg_fd, old_text, old_len, 0) == (ssize_t)old_len &&
-                        ftruncate(cfg_fd, (off_t)old_len) == 0;
+        bool restored = target ? pwrite(cfg_fd, old_text, old_len, 0) == (ssize_t)old_len &&
+                                     ftruncate(cfg_fd, (off_t)old_len) == 0
+                               : unlinkat(host_dir, base, 0) == 0;
         add_line(v, "cordon: refused writing %s: writing it on the host failed: %s%s", rel,
                  strerror(e),
                  restored ? "" : " (and putting the old text back failed: look at it)");
@@ -664,8 +683,10 @@ static void judge(struct git_publish *g, pid_t pid, int from_dirfd, const char *
         add_line(v, "cordon: refused writing %s: its lock file is gone: %s", shown,
                  strerror(errno));
     } else {
+        pthread_mutex_lock(&writes_lock);
         mediate(g, best, host_dir, base, lock, creating ? NULL : &st_target, &st_source, shown,
                 to_abs, v);
+        pthread_mutex_unlock(&writes_lock);
     }
     free(shown);
 out:

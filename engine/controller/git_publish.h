@@ -30,6 +30,13 @@ struct sandbox_config;
 struct git_publish *git_publish_start(int listener, const struct str_list *roots,
                                       const struct sandbox_config *cfg);
 
+/* The guard's check (guarded_trees.c) holds this while it reads and undoes: a config this
+ * thread is writing is then never seen half written (made empty, or grown with zeros before
+ * its bytes land), which the check would take for the command's change and put back. A write
+ * judged meanwhile waits for the check's end. Process-wide; any thread. */
+void git_publish_writes_pause(void);
+void git_publish_writes_resume(void);
+
 /* Stop the thread and close the listener (renames still waiting then fail with ENOSYS: call it
  * once the sandbox is gone). NULL is fine. */
 void git_publish_stop(struct git_publish *g);

@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/sha256.h"
 #include "controller/git_guard.h"
+#include "controller/git_publish.h"
 #include "controller/repo_hold.h"
 #include "controller/repo_watch.h"
 #include "sandbox/git_worktree.h"
@@ -261,10 +262,12 @@ static int each(struct guarded_trees *gs, struct str_list *lines, bool tick, boo
     take_found(gs, lines);
     for (size_t i = 0; i < gs->roots.len; i++) {
         struct str_list mine = {0};
+        git_publish_writes_pause();
         int r = gs->watch && tick ? git_guard_tick(gs->guard[i], &mine, false)
                 : gs->watch       ? git_guard_check_known(gs->guard[i], &mine)
                 : tick            ? git_guard_tick(gs->guard[i], &mine, may_walk)
                                   : git_guard_check(gs->guard[i], &mine);
+        git_publish_writes_resume();
         if (gs->hold)
             hold_new(gs, i, false);
         if (r < 0 && !first_err)
