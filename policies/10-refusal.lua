@@ -473,11 +473,18 @@ local function detect(input)
                 end
             end
             local deny_rule = (input.network_denied_rules or {})[dest]
+            local allow_flag = (input.network_denied_allow or {})[dest]
             if deny_rule then
                 -- a deny rule refused it: no --network-allow changes that, the rule must go
                 add("network", dest, shown, ("the sandbox's network policy blocked %s: the deny "
                     .. "rule '%s' names it (--network-deny or the profile's network.deny; "
                     .. "only removing that rule allows it)"):format(dest, deny_rule))
+            elseif allow_flag and not allow_flag:find(dest, 1, true) then
+                -- the proxy's own flag names another destination: the name's answer is a
+                -- special address (loopback, private), which a rule for the name does not reach
+                add("network", dest, shown, ("the sandbox's network policy blocked %s: its address "
+                    .. "is a loopback, link-local or private one, which needs a rule of its own "
+                    .. "(%s would allow it)"):format(dest, allow_flag))
             else
                 -- a SOCKS client (cordon nc, ssh through it, curl -x socks5h://) is
                 -- allowed only by a tcp:// rule: the proxy says how it was asked; a recorded

@@ -757,36 +757,37 @@ static void push_list_or_empty(lua_State *L, const struct str_list *l)
 }
 
 /* The proxy's refused destinations: "host:port" (a name the resolver refused: "NAME"), or
- * "host:port\tRULE\tVIA" where RULE is the deny rule that refused it (empty when it was the lack
- * of an allow rule) and VIA "socks" when a SOCKS client asked (else empty). Sets network_denied
- * (the destinations), network_denied_rules (destination -> the deny rule as written) and
- * network_denied_via (destination -> "socks") on the table at the top. */
+ * "host:port\tRULE\tVIA[\tFLAG]" where RULE is the deny rule that refused it (empty when it
+ * was the lack of an allow rule), VIA "socks" when a SOCKS client asked (else empty) and FLAG
+ * the flag that would allow it, as the proxy's decision named it (else empty). Sets
+ * network_denied (the destinations), network_denied_rules (destination -> the deny rule as
+ * written), network_denied_via (destination -> "socks") and network_denied_allow (destination
+ * -> the flag) on the table at the top. */
 static void push_network_denied(lua_State *L, const struct str_list *l)
 {
     size_t n = l ? l->len : 0;
     lua_createtable(L, (int)n, 0); /* network_denied */
     lua_createtable(L, 0, 0);      /* network_denied_rules */
     lua_createtable(L, 0, 0);      /* network_denied_via */
+    lua_createtable(L, 0, 0);      /* network_denied_allow */
     for (size_t i = 0; i < n; i++) {
-        const char *item = l->items[i], *tab = strchr(item, '\t');
-        size_t len = tab ? (size_t)(tab - item) : strlen(item);
+        const char *item = l->items[i], *field = strchr(item, '\t');
+        size_t len = field ? (size_t)(field - item) : strlen(item);
         lua_pushlstring(L, item, len);
-        lua_rawseti(L, -4, (lua_Integer)i + 1);
-        if (!tab)
-            continue;
-        const char *rule = tab + 1, *tab2 = strchr(rule, '\t');
-        size_t rule_len = tab2 ? (size_t)(tab2 - rule) : strlen(rule);
-        if (rule_len > 0) {
-            lua_pushlstring(L, item, len);
-            lua_pushlstring(L, rule, rule_len);
-            lua_rawset(L, -4);
-        }
-        if (tab2 && tab2[1]) {
-            lua_pushlstring(L, item, len);
-            lua_pushstring(L, tab2 + 1);
-            lua_rawset(L, -3);
+        lua_rawseti(L, -5, (lua_Integer)i + 1);
+        /* each later field, non-empty, into its table: rules (-3), via (-2), allow (-1) */
+        for (int t = -3; field && t <= -1; t++) {
+            const char *text = field + 1, *next = strchr(text, '\t');
+            size_t text_len = next ? (size_t)(next - text) : strlen(text);
+            if (text_len > 0) {
+                lua_pushlstring(L, item, len);
+                lua_pushlstring(L, text, text_len);
+                lua_rawset(L, t - 2);
+            }
+            field = next;
         }
     }
+    lua_setfield(L, -5, "network_denied_allow");
     lua_setfield(L, -4, "network_denied_via");
     lua_setfield(L, -3, "network_denied_rules");
     lua_setfield(L, -2, "network_denied");

@@ -125,16 +125,18 @@ void proxy_transparent_reset(struct conn *c)
 
 void proxy_conn_refuse(struct conn *c, const struct net_decision *d)
 {
-    char where[300], noted[600];
+    char where[300], noted[sizeof where + sizeof d->rule + sizeof d->suggest + 16];
     bool v6 = strchr(c->host, ':') != NULL; /* an IPv6 address: in brackets, as a rule writes it */
     snprintf(where, sizeof where, "%s%s%s:%u", v6 ? "[" : "", c->host, v6 ? "]" : "",
              (unsigned)c->port);
-    /* "where\tRULE\tVIA": RULE when a deny rule refused it (no flag would allow it, the
-     * refusal line names the rule), VIA "socks" when a SOCKS client asked (only a tcp:// rule
-     * allows that, so the suggestion must name one); either may be empty. */
+    /* "where\tRULE\tVIA\tFLAG": RULE when a deny rule refused it (no flag would allow it,
+     * the refusal line names the rule), VIA "socks" when a SOCKS client asked (only a tcp://
+     * rule allows that, so the suggestion must name one), FLAG the one that would allow it
+     * when the decision named one (for a name whose answer is a special address, a rule for
+     * that address: one for the name is there already); any may be empty. */
     bool deny_rule = d->rule[0] && !d->suggest[0] && !d->ask;
-    snprintf(noted, sizeof noted, "%s\t%s\t%s", where, deny_rule ? d->rule : "",
-             c->kind == CONN_SOCKS ? "socks" : "");
+    snprintf(noted, sizeof noted, "%s\t%s\t%s\t%s", where, deny_rule ? d->rule : "",
+             c->kind == CONN_SOCKS ? "socks" : "", deny_rule ? "" : d->suggest);
     note_denied(c->px, noted);
     if (c->kind == CONN_TRANSPARENT) {
         LOG_I("proxy", "refused a transparent connection to %s (%s): %s", where, c->orig_ip,

@@ -631,6 +631,21 @@ describe("refusal hook: ssh", function()
         assert.truthy(reasons:find("(--network-allow 127.0.0.3:80 would allow it)", 1, true), reasons)
     end)
 
+    it("a name whose answer is a special address names the proxy's flag for that address", function()
+        local input = case("curl http://web.test:8080/", {}, "curl: (56) CONNECT tunnel failed, response 403\n")
+        input.network_denied = { "web.test:8080", "other.test:443" }
+        input.network_denied_allow = { ["web.test:8080"] = "--network-allow 10.1.2.3:8080",
+            ["other.test:443"] = "--network-allow other.test:443" }
+        local r = detect(input)
+        assert.are.same({ "network", "network" }, kinds(r))
+        local reasons = r[1].reason .. "\n" .. r[2].reason
+        assert.truthy(reasons:find("blocked web.test:8080: its address is a loopback, link-local or private "
+            .. "one, which needs a rule of its own (--network-allow 10.1.2.3:8080 would allow it)", 1, true), reasons)
+        -- the proxy's flag for the destination itself: the usual line
+        assert.truthy(reasons:find("blocked other.test:443 (--network-allow other.test:443 would allow it)", 1, true),
+            reasons)
+    end)
+
     it("a refused tcp:// destination names the tcp:// rule when cordon nc's line shows it", function()
         local input = case("ssh -p 2222 gh.test true", {}, "cordon nc: the sandbox's network policy does not "
             .. "allow tcp://gh.test:2222 (--network-allow tcp://gh.test:2222 would allow it, unless a deny "

@@ -108,6 +108,24 @@ describe("egress: curl through the HTTP proxy", function()
         assert.falsy(r.stderr:find("--network-allow", 1, true), h.describe(r))
     end)
 
+    it("a name whose answer is a loopback address is refused with the flag for that address", function()
+        local o = origin("http")
+        local hosts = h.tmpdir() .. "/hosts"
+        h.write_file(hosts, "127.0.0.1 web.test\n", "644")
+        local env = { env = { CORDON_HOSTS_FILE = hosts } }
+        local target = h.quote(("http://web.test:%d/named"):format(o.port))
+        -- a rule for the name is there: the line must not suggest it again
+        local r = run(CURL .. "-f " .. target, { "--network-allow", "web.test:" .. o.port }, env)
+        assert.are_not.equal(0, r.code, h.describe(r))
+        has(r, ("cordon: the sandbox's network policy blocked web.test:%d: its address is a loopback, "
+            .. "link-local or private one, which needs a rule of its own (--network-allow 127.0.0.1:%d "
+            .. "would allow it)"):format(o.port, o.port))
+        assert.are.equal(0, conns(o))
+        -- and that flag is the one that allows it
+        r = ok(run(CURL .. target, { "--network-allow", "web.test:" .. o.port, "--network-allow", allow(o) }, env))
+        assert.are.equal(o.marker .. " /named\n", r.stdout)
+    end)
+
     it("HTTPS through CONNECT to a local TLS origin works when allowed", function()
         local cert, key = self_signed()
         local o = origin("http", cert, key)
