@@ -77,6 +77,26 @@ static int take_fork(const char *cmd, int *argc, char **argv, const char **fork)
     return 0;
 }
 
+/* --layer DIR (not in the usage: `cordon mcp`'s review_changes names the session's layer as
+ * the session answered, whatever this process's state folder): taken out of argv like --fork.
+ * 0, or 125 said. */
+static int take_layer(int *argc, char **argv, const char **layer)
+{
+    *layer = NULL;
+    int o = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (strcmp(argv[i], "--layer") == 0) {
+            if (i + 1 >= *argc || argv[i + 1][0] != '/')
+                return cli_usage_error("review", "--layer takes an absolute path");
+            *layer = argv[++i];
+            continue;
+        }
+        argv[o++] = argv[i];
+    }
+    *argc = o;
+    return 0;
+}
+
 /* The fork's layer in place of the workspace's: 0, or 125 said (no such fork). */
 static int select_fork(const char *cmd, struct target *t, const char *fork)
 {
@@ -246,6 +266,22 @@ static void show_diff(const struct target *t, const char *rel, const char *a_lab
         close(b);
 }
 
+/* The workspace DIR (words[0], required) with the layer --layer named, which must be one. */
+static int given_layer(const char **words, int n, const char *layer, struct target *t)
+{
+    *t = (struct target){0};
+    t->ws = n > 0 ? realpath(words[0], NULL) : NULL;
+    if (!t->ws || !review_layer_exists(layer)) {
+        fprintf(stderr, "cordon: review: --layer %s needs the workspace and a review layer\n",
+                layer);
+        return CORDON_EXIT_SETUP;
+    }
+    t->layer = xstrdup(layer);
+    t->paths = words + 1;
+    t->n_paths = n - 1;
+    return 0;
+}
+
 /* ---- review ------------------------------------------------------------------------------ */
 
 static void review_usage(void)
@@ -351,8 +387,9 @@ int review_cmd_main(int argc, char **argv)
         review_usage();
         return 0;
     }
-    const char *fork;
-    if ((status = take_fork("review", &argc, argv, &fork)) != 0)
+    const char *fork, *layer;
+    if ((status = take_fork("review", &argc, argv, &fork)) != 0 ||
+        (status = take_layer(&argc, argv, &layer)) != 0)
         return status;
     const struct cli_flag flags[] = {{"--diff", &diff}, {"--json", &json}};
     if ((status = cli_read_words(argc, argv, "review", REVIEW_SYNOPSIS, flags, ARRAY_LEN(flags),
@@ -360,7 +397,8 @@ int review_cmd_main(int argc, char **argv)
         return status;
     struct target t;
     struct review_list l;
-    if ((status = resolve("review", words, n, fork, &t)) != 0) {
+    if ((status = layer ? given_layer(words, n, layer, &t)
+                        : resolve("review", words, n, fork, &t)) != 0) {
         target_free(&t);
         return status;
     }

@@ -65,8 +65,8 @@ void review_json_entry(struct json_buf *j, const struct review_entry *e, const c
     json_buf_printf(j, "}");
 }
 
-int review_report_json(const char *ws, const char *layer, struct json_buf *out, char *err,
-                       size_t errlen)
+int review_report_json(const char *ws, const char *layer, const char *fork, struct json_buf *out,
+                       char *err, size_t errlen)
 {
     struct review_list l = {0};
     if (review_layer_exists(layer)) {
@@ -79,6 +79,10 @@ int review_report_json(const char *ws, const char *layer, struct json_buf *out, 
         review_json_entry(&j, &l.items[i], review_why(&l.items[i], &l));
     json_buf_lit(out, "{\"workspace\":");
     json_buf_string(out, ws, strlen(ws));
+    json_buf_lit(out, ",\"layer\":");
+    json_buf_string(out, layer, strlen(layer));
+    json_buf_lit(out, ",\"fork\":");
+    json_buf_cstr_or_null(out, fork);
     json_buf_lit(out, ",\"changes\":[");
     json_buf_raw(out, j.data ? j.data : "", j.len);
     json_buf_lit(out, "]}");

@@ -15,8 +15,9 @@ const char *review_change_name(enum review_change c);
 const char *review_why(const struct review_entry *e, const struct review_list *l);
 /* One change as an object of the "changes" array (a ',' first when j holds something). */
 void review_json_entry(struct json_buf *j, const struct review_entry *e, const char *why);
-/* {"workspace": ws, "changes": [...]} of layer over ws, its paths recorded first (an absent
- * layer has no changes). 0, or -1 with one line in err. */
-int review_report_json(const char *ws, const char *layer, struct json_buf *out, char *err,
-                       size_t errlen);
+/* {"workspace": ws, "layer": layer, "fork": NAME|null, "changes": [...]} of layer over ws, its
+ * paths recorded first (an absent layer has no changes); fork: the layer is that fork's (cordon review --fork
+ * NAME reads it), NULL the workspace's own. 0, or -1 with one line in err. */
+int review_report_json(const char *ws, const char *layer, const char *fork, struct json_buf *out,
+                       char *err, size_t errlen);
 #endif

@@ -29,6 +29,7 @@ struct args {
     bool has_backoff;
     const char *name;  /* fork_session: the new session's name (checked) */
     const char *label; /* snapshot_workspace, rollback_workspace: a snapshot's label */
+    bool diff;         /* review_changes: text diffs too */
 };
 
 /* A call's result being built: its text, and its structuredContent as JSON text (none when
@@ -56,7 +57,7 @@ void mcp_cancel_turn(const struct mcp_server *s, const struct args *a, const cha
 void mcp_publish_port(const struct mcp_server *s, const struct args *a, const char *id);
 void mcp_unpublish_port(const struct mcp_server *s, const struct args *a, const char *id);
 void mcp_session_status(const struct mcp_server *s, const char *id);
-void mcp_review_changes(const struct mcp_server *s, const char *id);
+void mcp_review_changes(const struct mcp_server *s, const struct args *a, const char *id);
 void mcp_fork_session(const struct mcp_server *s, const struct args *a, const char *id);
 void mcp_snapshot_workspace(const struct mcp_server *s, const struct args *a, const char *id);
 void mcp_rollback_workspace(const struct mcp_server *s, const struct args *a, const char *id);

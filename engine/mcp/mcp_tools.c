@@ -171,8 +171,12 @@ static const struct tool tools[] = {
      "the host will later run or trust (git hooks and config, .envrc, CI definitions, agents' "
      "and editors' configs, build entry points, new executables, links out of the workspace) "
      "is flagged host_trusted, with why. Only the user applies or discards changes.",
-     "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"diff\":{\"type\":\"boolean\",\"description\":"
+     "\"true: the text also shows each change as a unified diff against the host's copy "
+     "(binary files named as such), as cordon review --diff prints it\"}},"
+     "\"additionalProperties\":false}",
      "{\"type\":\"object\",\"properties\":{\"workspace\":{\"type\":\"string\"},"
+     "\"layer\":{\"type\":\"string\"},\"fork\":{\"type\":[\"string\",\"null\"]},"
      "\"changes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
      "\"path\":{\"type\":\"string\"},\"change\":{\"type\":\"string\",\"enum\":[\"added\","
      "\"changed\",\"removed\"]},\"host_trusted\":{\"type\":\"boolean\"},"
@@ -369,6 +373,12 @@ static int check_args(int tool, const struct json_value *args, struct args *a, c
                 return -1;
             }
             a->name = v->str;
+        } else if (strcmp(k, "diff") == 0) {
+            if (v->type != JSON_BOOL) {
+                snprintf(err, errlen, "diff must be true or false");
+                return -1;
+            }
+            a->diff = v->boolean;
         } else if (strcmp(k, "label") == 0) {
             /* the session checks the characters and answers with one line */
             if (v->type != JSON_STRING || v->len == 0 || v->len > 64 || strlen(v->str) != v->len) {
@@ -428,7 +438,7 @@ void mcp_tools_call(const struct mcp_server *s, int tool, const struct json_valu
     else if (strcmp(name, "unpublish_port") == 0)
         mcp_unpublish_port(s, &a, id);
     else if (strcmp(name, "review_changes") == 0)
-        mcp_review_changes(s, id);
+        mcp_review_changes(s, &a, id);
     else if (strcmp(name, "fork_session") == 0)
         mcp_fork_session(s, &a, id);
     else if (strcmp(name, "snapshot_workspace") == 0)

@@ -329,11 +329,19 @@ void session_op_review(struct session *s, struct api_request *req)
                           s->p.name);
         return;
     }
+    /* a fork's layer is <the workspace's layer>/forks/NAME (review_fork_dir) */
+    char *main_layer = review_layer_dir(cfg->workspace);
+    const char *fork = NULL;
+    size_t n = main_layer ? strlen(main_layer) : 0;
+    if (n && strncmp(cfg->review_layer, main_layer, n) == 0 &&
+        strncmp(cfg->review_layer + n, "/forks/", 7) == 0)
+        fork = cfg->review_layer + n + 7;
     struct json_buf b = {0};
     char err[512];
-    if (review_report_json(cfg->workspace, cfg->review_layer, &b, err, sizeof err) < 0)
+    if (review_report_json(cfg->workspace, cfg->review_layer, fork, &b, err, sizeof err) < 0)
         api_respond_error(req, 500, "%s", err);
     else
         api_respond(req, 200, NULL, b.data, b.len);
     json_buf_free(&b);
+    free(main_layer);
 }

@@ -231,6 +231,8 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
                 call(3, "review_changes"), { expect = 3, as = "review" },
                 call(4, "fork_session", { name = "mfork" }), { expect = 4, as = "fork" },
                 call(5, "fork_session", { name = "-bad" }), { expect = 5, as = "bad" },
+                call(6, "review_changes", { diff = true }), { expect = 6, as = "diff" },
+                call(7, "review_changes", { diff = "yes" }), { expect = 7, as = "bad_diff" },
                 { spawn = h.command_line({ "exec", "mfork", "--", "cat m.txt" },
                     { home = t.home, env = t.env, uid = t.uid }), as = "inside" },
                 { wait_spawned = "inside" },
@@ -250,6 +252,13 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
             assert.are.equal("mfork", k.fork.result.structuredContent.name, why)
             assert.is_true(k.fork.result.structuredContent.pending_copied, why)
             assert.truthy(k.bad.error or k.bad.result.isError, why)
+            -- with diff, the text is cordon review --diff's: the change and its lines
+            assert.is_false(k.diff.result.isError, why)
+            local text = k.diff.result.content[1].text
+            assert.truthy(text:find("added   m.txt\n--- /dev/null\n+++ b/m.txt\n", 1, true), text)
+            assert.truthy(text:find("\n+m\n", 1, true), text)
+            assert.are.equal(t.ws, k.diff.result.structuredContent.workspace, why)
+            assert.truthy(k.bad_diff.error or k.bad_diff.result.isError, why)
             assert.are.equal(0, k.inside.returncode, why)
             has(k.inside.output, "m")
             assert.is_nil(h.read_file(t.ws .. "/m.txt"))
@@ -270,6 +279,7 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
                 "paths = sorted(c['path'] for c in f.review()['changes'])",
                 "assert paths == ['p.txt', 'q.txt'], paths",
                 "assert [c['path'] for c in s.review()['changes']] == ['p.txt']",
+                "assert f.review()['fork'] == 'P2' and s.review()['fork'] is None",
                 "try:",
                 "    s.fork('P2')",
                 "    raise SystemExit('a second fork to P2 was not refused')",
