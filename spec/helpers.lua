@@ -516,6 +516,18 @@ function h.mcp_call(id, tool, arguments)
     return h.mcp_req(id, "tools/call", { name = tool, arguments = arguments or {} })
 end
 
+--- steps after MCP's opening (initialize as client, its answer kept as "init", then
+-- notifications/initialized), as one list for h.mcp_raw.
+function h.mcp_opened(client, steps)
+    local all = {
+        h.mcp_req(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
+            clientInfo = { name = client, version = "1" } }), { expect = 1, as = "init" },
+        { send_json = { jsonrpc = "2.0", method = "notifications/initialized" } },
+    }
+    for _, step in ipairs(steps) do all[#all + 1] = step end
+    return all
+end
+
 --- Runs spec/fixtures/mcp/raw_client.py with steps against line (a shell command running
 -- `cordon mcp ...`); returns its decoded report and the start of its output, for assertion
 -- messages.

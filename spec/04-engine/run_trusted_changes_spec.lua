@@ -137,17 +137,14 @@ describe("a session's host-trusted changes", function()
         local line = "cd " .. h.quote(t.ws) .. " && exec " ..
             h.command_line({ "mcp" }, { env = { XDG_RUNTIME_DIR = runtime }, timeout = 150 })
         local req = h.mcp_req
-        local steps = {
-            req(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
-                clientInfo = { name = "spec", version = "1" } }), { expect = 1, as = "init" },
-            { send_json = { jsonrpc = "2.0", method = "notifications/initialized" } },
+        local steps = h.mcp_opened("spec", {
             req(2, "tools/call", { name = "run_command",
                 arguments = { command = "printf 'x:\\n' >> Makefile; echo z >> notes.txt" } }),
             { expect = 2, as = "changed" },
             req(3, "tools/call", { name = "run_command", arguments = { command = "true" } }),
             { expect = 3, as = "none" },
             { close = true },
-        }
+        })
         local rep, why = h.mcp_raw(steps, line)
         local function text(msg)
             local parts = {}

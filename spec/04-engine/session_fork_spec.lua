@@ -222,11 +222,8 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
 
         it("serves fork_session and review_changes through cordon mcp", function()
             local t = setup(who.uid)
-            local req, call = h.mcp_req, h.mcp_call
-            local steps = {
-                req(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
-                    clientInfo = { name = "fork-spec", version = "1" } }), { expect = 1, as = "init" },
-                { send_json = { jsonrpc = "2.0", method = "notifications/initialized" } },
+            local call = h.mcp_call
+            local steps = h.mcp_opened("fork-spec", {
                 call(2, "run_command", { command = "echo m > m.txt" }), { expect = 2, as = "write" },
                 call(3, "review_changes"), { expect = 3, as = "review" },
                 call(4, "fork_session", { name = "mfork" }), { expect = 4, as = "fork" },
@@ -237,7 +234,7 @@ for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER
                     { home = t.home, env = t.env, uid = t.uid }), as = "inside" },
                 { wait_spawned = "inside" },
                 { close = true },
-            }
+            })
             reap_later(t, "mfork")
             local line = "cd " .. h.quote(t.ws) .. " && exec " .. h.command_line({ "mcp", "--review" },
                 { home = t.home, env = t.env, uid = t.uid, timeout = 150 })

@@ -326,11 +326,8 @@ describe("snapshot_workspace and rollback_workspace through cordon mcp", functio
     for _, who in ipairs({ { name = "as root" }, { name = "as uid 65534", uid = USER } }) do
         it("an agent snapshots, breaks things and rolls back " .. who.name, function()
             local t = start(who.uid)
-            local req, call = h.mcp_req, h.mcp_call
-            local steps = {
-                req(1, "initialize", { protocolVersion = "2025-06-18", capabilities = {},
-                    clientInfo = { name = "snapshot-spec", version = "1" } }), { expect = 1, as = "init" },
-                { send_json = { jsonrpc = "2.0", method = "notifications/initialized" } },
+            local call = h.mcp_call
+            local steps = h.mcp_opened("snapshot-spec", {
                 call(2, "run_command", { command = "echo a > a.txt" }), { expect = 2, as = "write" },
                 call(3, "snapshot_workspace", { label = "good" }), { expect = 3, as = "snap" },
                 call(4, "run_command", { command = "rm a.txt keep.txt && echo b > b.txt" }), { expect = 4, as = "break" },
@@ -341,7 +338,7 @@ describe("snapshot_workspace and rollback_workspace through cordon mcp", functio
                 call(9, "rollback_workspace", {}), { expect = 9, as = "missing" },
                 call(10, "snapshot_workspace"), { expect = 10, as = "auto" },
                 { close = true },
-            }
+            })
             local line = "cd " .. h.quote(t.ws) .. " && exec " .. h.command_line({ "mcp", "--session", t.name },
                 { home = t.home, env = t.env, uid = t.uid, timeout = 150 })
             local rep, why = h.mcp_raw(steps, line)
